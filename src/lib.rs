@@ -1,0 +1,15 @@
+//! muxlab: a laboratory for TCP server concurrency models.
+//!
+//! Layers, each using only those above it: [`sys`] (syscall wrappers, all `unsafe`),
+//! [`proto`] (sans-I/O sessions), [`server`] (what models share), [`models`] (one file per
+//! architecture), `load` (the load generator), `bench` and `report`, and [`cli`].
+
+pub mod sys;
+pub mod units;
+
+pub mod proto;
+pub mod server;
+
+pub mod models;
+
+pub mod cli;

@@ -1,0 +1,31 @@
+//! # iterative — one connection at a time
+//!
+//! **Mechanism.** One process, one thread: block in `accept()`, serve that connection until it
+//! closes, then accept the next. Everything else waits in the listen backlog.
+//!
+//! **Product.** None in production; it is the textbook baseline every other model improves on.
+//!
+//! **Trade-offs.** No concurrency cost at all (no context switches, no locks), so with
+//! one-request connections it is fast; a single slow or keep-alive client blocks everyone, and
+//! clients beyond the backlog time out.
+//!
+//! **Seed.** 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
+
+use crate::server::{blocking, io_err, Ctx, Error, Family, Model, Workers};
+
+pub const MODEL: Model = Model {
+    name: "iterative",
+    family: Family::Blocking,
+    mechanism: "one thread: blocking accept, serve the connection to its end, repeat",
+    product: "- (textbook baseline)",
+    seed: "000",
+    workers: Workers::None,
+    one_conn_per_worker: true,
+    default_max_conns: None,
+    run,
+};
+
+fn run(ctx: &Ctx) -> Result<(), Error> {
+    blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
+    blocking::accept_and_serve(ctx, 0)
+}

@@ -1,0 +1,34 @@
+//! `models`: one file per server architecture, each readable top to bottom.
+//!
+//! Every file starts with a header comment (mechanism, product, trade-offs, seed), then its
+//! [`Model`] descriptor, then `run`. Shared plumbing lives in `server/`; a file holds only what
+//! makes its architecture different. A model added to [`ALL`] is covered by the conformance
+//! suite in `tests/` without touching it.
+
+pub mod epoll;
+pub mod fork;
+pub mod iterative;
+pub mod poll;
+pub mod prefork;
+pub mod prethread;
+pub mod select;
+pub mod thread;
+
+use crate::server::Model;
+
+/// Every registered model, in catalogue order.
+pub static ALL: &[&Model] = &[
+    &iterative::MODEL,
+    &fork::MODEL,
+    &thread::MODEL,
+    &prefork::MODEL,
+    &prethread::MODEL,
+    &select::MODEL,
+    &poll::MODEL,
+    &epoll::MODEL,
+];
+
+/// Looks a model up by its `--model` name.
+pub fn find(name: &str) -> Option<&'static Model> {
+    ALL.iter().copied().find(|m| m.name == name)
+}

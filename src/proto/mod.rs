@@ -1,0 +1,93 @@
+//! `proto`: sans-I/O protocol sessions. Bytes in, bytes out, and whether to keep the connection.
+//!
+//! No sockets here. Every model drives the same [`Session`], so two models differ only in how
+//! they wait for and dispatch I/O, and comparing them is fair.
+
+pub mod echo;
+pub mod http;
+pub mod packet;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which protocol a server speaks (the `--proto` flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Http,
+    Echo,
+    /// Fixed-size frames of this many bytes.
+    Packet(usize),
+}
+
+impl Proto {
+    /// Parses `http`, `echo` or `packet`, the latter with its frame size.
+    pub fn parse(name: &str, packet_size: usize) -> Result<Proto, String> {
+        match name {
+            "http" => Ok(Proto::Http),
+            "echo" => Ok(Proto::Echo),
+            "packet" if packet_size == 0 => Err("--packet-size must be at least 1 byte".into()),
+            "packet" => Ok(Proto::Packet(packet_size)),
+            other => Err(format!(
+                "unknown protocol '{other}': use http, echo or packet"
+            )),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Proto::Http => "http",
+            Proto::Echo => "echo",
+            Proto::Packet(_) => "packet",
+        }
+    }
+}
+
+impl FromStr for Proto {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Proto::parse(s, 100)
+    }
+}
+
+impl fmt::Display for Proto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What one call to [`Session::feed`] produced besides output bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fed {
+    /// Requests (HTTP requests, echo reads, packet frames) answered by this call.
+    pub requests: u64,
+    /// The connection must be closed once the output is written.
+    pub close: bool,
+}
+
+/// One connection's protocol state.
+#[derive(Debug)]
+pub enum Session {
+    Http(http::HttpSession),
+    Echo(echo::EchoSession),
+    Packet(packet::PacketSession),
+}
+
+impl Session {
+    pub fn new(proto: Proto) -> Session {
+        match proto {
+            Proto::Http => Session::Http(http::HttpSession::default()),
+            Proto::Echo => Session::Echo(echo::EchoSession),
+            Proto::Packet(size) => Session::Packet(packet::PacketSession::new(size)),
+        }
+    }
+
+    /// Consumes `input` (any split of the stream), appends the responses to `out`.
+    #[inline]
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
+        match self {
+            Session::Http(s) => s.feed(input, out),
+            Session::Echo(s) => s.feed(input, out),
+            Session::Packet(s) => s.feed(input, out),
+        }
+    }
+}

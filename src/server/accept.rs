@@ -1,0 +1,132 @@
+//! Accepting connections, shared by every model: `--max-conns`, EMFILE without spinning,
+//! and counting lost accept races.
+//!
+//! On EMFILE the listener stays readable, so a naive event loop spins at 100 % CPU. Like
+//! libev and nginx, each acceptor keeps a spare descriptor: on EMFILE it closes the spare,
+//! accepts the pending connection into the freed slot, closes it (counted as rejected) and
+//! reopens the spare. If even that fails it sleeps one millisecond-scale pause, never spins.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+
+use super::{Counter, Counters, Ctx};
+use crate::sys;
+
+/// What one accept attempt gave.
+pub enum Accepted {
+    /// A connection, admitted under `--max-conns`.
+    Conn(OwnedFd),
+    /// A connection arrived but was refused (limit, EMFILE); the listener may have more.
+    Refused,
+    /// Nothing pending (EAGAIN, a blocking timeout, EINTR, an aborted connection).
+    Empty,
+}
+
+/// One worker's accept state.
+pub struct Acceptor {
+    /// Given up on EMFILE to drain one pending connection.
+    spare: Option<OwnedFd>,
+    /// Hand out non-blocking connections.
+    nonblocking: bool,
+    /// Refuse descriptors at or above this number (select's FD_SETSIZE).
+    fd_ceiling: Option<usize>,
+}
+
+impl Acceptor {
+    pub fn new(nonblocking: bool) -> Self {
+        Acceptor {
+            spare: sys::fd::open_spare().ok(),
+            nonblocking,
+            fd_ceiling: None,
+        }
+    }
+
+    /// Refuses (closes and counts) connections whose descriptor is `ceiling` or more.
+    pub fn refuse_fds_from(mut self, ceiling: usize) -> Self {
+        self.fd_ceiling = Some(ceiling);
+        self
+    }
+
+    /// Accepts one connection from `listener`.
+    pub fn accept_one(&mut self, ctx: &Ctx, listener: &impl AsRawFd, c: Counters) -> Accepted {
+        match sys::socket::accept(listener, self.nonblocking) {
+            Ok(fd)
+                if self
+                    .fd_ceiling
+                    .is_some_and(|max| fd.as_raw_fd() as usize >= max) =>
+            {
+                c.add(Counter::RejectedFdSetSize, 1);
+                drop(fd);
+                Accepted::Refused
+            }
+            Ok(fd) => match ctx.admit(c, fd) {
+                Some(fd) => Accepted::Conn(fd),
+                None => Accepted::Refused,
+            },
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS)
+                | Some(libc::ENOMEM) => {
+                    self.shed(listener, c);
+                    Accepted::Refused
+                }
+                Some(libc::EAGAIN)
+                | Some(libc::EINTR)
+                | Some(libc::ECONNABORTED)
+                | Some(libc::EPROTO) => Accepted::Empty,
+                // EINVAL: the listener was shut down; anything else: back off a little.
+                _ => {
+                    if e.kind() != io::ErrorKind::InvalidInput {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Accepted::Empty
+                }
+            },
+        }
+    }
+
+    /// Out of descriptors: drain one pending connection through the spare slot.
+    fn shed(&mut self, listener: &impl AsRawFd, c: Counters) {
+        c.add(Counter::RejectedEmfile, 1);
+        if self.spare.take().is_some() {
+            // The spare is closed: its slot takes the pending connection, which we close.
+            drop(sys::socket::accept(listener, true));
+            self.spare = sys::fd::open_spare().ok();
+        }
+        if self.spare.is_none() {
+            // Another thread took the slot: pause instead of spinning, try again later.
+            std::thread::sleep(Duration::from_millis(10));
+            self.spare = sys::fd::open_spare().ok();
+        }
+    }
+
+    /// After a readiness event on a non-blocking listener: accepts one connection, or all
+    /// pending ones when `until_eagain`, handing each to `on_conn`. Counts a lost race when
+    /// the first attempt finds nothing, and returns whether anything arrived.
+    pub fn accept_ready(
+        &mut self,
+        ctx: &Ctx,
+        listener: &impl AsRawFd,
+        c: Counters,
+        until_eagain: bool,
+        mut on_conn: impl FnMut(OwnedFd),
+    ) -> bool {
+        let mut any = false;
+        loop {
+            match self.accept_one(ctx, listener, c) {
+                Accepted::Conn(fd) => on_conn(fd),
+                Accepted::Refused => {}
+                Accepted::Empty => {
+                    if !any {
+                        c.add(Counter::AcceptLost, 1);
+                    }
+                    return any;
+                }
+            }
+            any = true;
+            if !until_eagain {
+                return true;
+            }
+        }
+    }
+}

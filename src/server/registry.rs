@@ -1,0 +1,56 @@
+//! The model descriptor every file in `models/` exports; the list itself is `models::ALL`.
+
+use super::{Ctx, Error};
+
+/// The four families of `muxlab models`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// One connection per process or thread, blocking calls.
+    Blocking,
+    /// One thread waits on many descriptors (select, poll, epoll).
+    Multiplexing,
+    /// Production epoll designs with several threads or processes.
+    EpollArchitecture,
+    /// Completion-based I/O (io_uring) and runtimes.
+    Completion,
+}
+
+impl Family {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::Blocking => "blocking",
+            Family::Multiplexing => "multiplexing",
+            Family::EpollArchitecture => "epoll architecture",
+            Family::Completion => "completion",
+        }
+    }
+}
+
+/// What `--workers` means for a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workers {
+    /// The model has no workers; `--workers` is refused.
+    None,
+    Threads,
+    Processes,
+}
+
+/// A registered model: its description and its entry point.
+pub struct Model {
+    /// The `--model` value.
+    pub name: &'static str,
+    pub family: Family,
+    /// One line: how it waits and dispatches.
+    pub mechanism: &'static str,
+    /// A real product built this way.
+    pub product: &'static str,
+    /// The seed article that measured it.
+    pub seed: &'static str,
+    pub workers: Workers,
+    /// Serves one connection at a time per worker (the backlog holds the rest).
+    pub one_conn_per_worker: bool,
+    /// Default `--max-conns` when the fd-limit-based default is too high for the model.
+    pub default_max_conns: Option<usize>,
+    /// Runs until the stop flag is set; returns once every worker has stopped.
+    pub run: fn(&Ctx) -> Result<(), Error>,
+}

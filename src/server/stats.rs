@@ -1,0 +1,154 @@
+//! Shared-memory counters: one cache-line-aligned block per worker, in one `MAP_SHARED`
+//! mapping made before any fork, so threads and forked processes count the same way.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{json, Map, Value};
+
+/// One counter of a worker block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Counter {
+    /// Connections accepted and kept.
+    Accepted,
+    /// Connections closed (kept ones only).
+    Closed,
+    /// Refused: `--max-conns` reached.
+    RejectedLimit,
+    /// Refused: the descriptor does not fit in select's FD_SETSIZE.
+    RejectedFdSetSize,
+    /// Refused: out of descriptors (EMFILE / ENFILE) or threads.
+    RejectedEmfile,
+    /// Requests answered (HTTP requests, echo reads, packet frames).
+    Requests,
+    BytesIn,
+    BytesOut,
+    /// Returns from the waiting call (epoll_wait, poll, select, a blocking accept / read).
+    Loops,
+    /// Events those returns delivered.
+    Events,
+    /// Events that found work to do (bytes moved, a connection accepted).
+    Useful,
+    /// Accept attempts after a wake-up that found nothing (another worker won the race).
+    AcceptLost,
+    /// System calls issued by the model (counted by `sys`).
+    Syscalls,
+    /// Worker processes restarted after dying.
+    Restarts,
+}
+
+const NAMES: [&str; 14] = [
+    "accepted",
+    "closed",
+    "rejected_limit",
+    "rejected_fdsetsize",
+    "rejected_emfile",
+    "requests",
+    "bytes_in",
+    "bytes_out",
+    "loop_iterations",
+    "events",
+    "useful_events",
+    "accept_lost",
+    "syscalls",
+    "restarts",
+];
+
+/// Words per block: 16 x 8 bytes = two cache lines, so neighbours never share a line.
+const BLOCK: usize = 16;
+
+/// One worker's counters.
+#[derive(Clone, Copy)]
+pub struct Counters {
+    block: &'static [AtomicU64],
+}
+
+impl Counters {
+    #[inline]
+    pub fn add(&self, c: Counter, n: u64) {
+        self.block[c as usize].fetch_add(n, Ordering::Relaxed);
+    }
+    #[inline]
+    pub fn get(&self, c: Counter) -> u64 {
+        self.block[c as usize].load(Ordering::Relaxed)
+    }
+    /// Adds the syscalls this thread issued since the last flush.
+    #[inline]
+    pub fn flush_syscalls(&self) {
+        self.add(Counter::Syscalls, crate::sys::take_syscalls());
+    }
+    fn json(&self) -> Map<String, Value> {
+        NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), json!(self.block[i].load(Ordering::Relaxed))))
+            .collect()
+    }
+}
+
+/// The whole region: block 0 holds process-wide words, blocks 1..=workers the workers.
+pub struct Stats {
+    words: &'static [AtomicU64],
+    workers: usize,
+}
+
+/// Word 0 of block 0: connections open right now, across all workers.
+const LIVE: usize = 0;
+/// Word 1 of block 0: the stop flag (set by SIGTERM / SIGINT).
+const STOP: usize = 1;
+/// Word 2 of block 0: the accept mutex of `procs-accept --accept mutex` (0 free, else holder pid).
+const ACCEPT_MUTEX: usize = 2;
+
+impl Stats {
+    /// Maps a region for `workers` workers (at least one).
+    pub fn new(workers: usize) -> io::Result<Stats> {
+        let workers = workers.max(1);
+        let words = crate::sys::shm::shared_words((workers + 1) * BLOCK)?;
+        Ok(Stats { words, workers })
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Worker `i`'s block (`i` wraps around the number of workers).
+    pub fn worker(&self, i: usize) -> Counters {
+        let b = 1 + i % self.workers;
+        Counters {
+            block: &self.words[b * BLOCK..(b + 1) * BLOCK],
+        }
+    }
+
+    pub fn live(&self) -> &'static AtomicU64 {
+        &self.words[LIVE]
+    }
+
+    pub fn stop_flag(&self) -> &'static AtomicU64 {
+        &self.words[STOP]
+    }
+
+    pub fn accept_mutex(&self) -> &'static AtomicU64 {
+        &self.words[ACCEPT_MUTEX]
+    }
+
+    /// Sum of one counter over all workers.
+    pub fn total(&self, c: Counter) -> u64 {
+        (0..self.workers).map(|i| self.worker(i).get(c)).sum()
+    }
+
+    /// The `stats` JSON line's counters: totals and one object per worker.
+    pub fn to_json(&self) -> (Value, Value) {
+        let mut totals = Map::new();
+        for (i, n) in NAMES.iter().enumerate() {
+            let sum: u64 = (0..self.workers)
+                .map(|w| self.worker(w).block[i].load(Ordering::Relaxed))
+                .sum();
+            totals.insert(n.to_string(), json!(sum));
+        }
+        let per: Vec<Value> = (0..self.workers)
+            .map(|w| Value::Object(self.worker(w).json()))
+            .collect();
+        (Value::Object(totals), Value::Array(per))
+    }
+}

@@ -1,0 +1,132 @@
+//! Starting, supervising and stopping worker threads and worker processes.
+//!
+//! A worker is `fn(&Ctx, index)`: it runs until the stop flag is set. A worker that fails sets
+//! the flag, so the others stop too; the caller returns once every worker has ended.
+
+use std::io;
+use std::thread;
+
+use super::{io_err, Counter, Ctx, Error};
+use crate::sys;
+use crate::sys::process::{Exit, Fork};
+
+/// The body of a worker: runs until the server stops.
+pub type WorkerFn = fn(&Ctx, usize) -> Result<(), Error>;
+
+/// Runs `work` on `ctx.workers` threads and joins them all.
+pub fn threads(ctx: &Ctx, work: WorkerFn) -> Result<(), Error> {
+    thread::scope(|s| {
+        let mut handles = Vec::new();
+        for i in 0..ctx.workers {
+            let spawned = thread::Builder::new()
+                .name(format!("worker-{i}"))
+                .spawn_scoped(s, move || {
+                    let r = work(ctx, i);
+                    if r.is_err() {
+                        ctx.request_stop();
+                    }
+                    r
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    ctx.request_stop();
+                    return Err(io_err(format!("starting worker thread {i}"))(e));
+                }
+            }
+        }
+        let mut result = Ok(());
+        for h in handles {
+            let r = h.join().unwrap_or_else(|_| {
+                Err(Error::Io {
+                    what: "a worker thread".into(),
+                    source: io::Error::other("panicked"),
+                })
+            });
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result
+    })
+}
+
+/// Forks a worker process running `work(ctx, i)`; it exits when the work returns.
+pub fn spawn_process(ctx: &Ctx, i: usize, work: WorkerFn) -> Result<i32, Error> {
+    match sys::process::fork().map_err(io_err(format!("forking worker process {i}")))? {
+        Fork::Parent(pid) => Ok(pid),
+        Fork::Child => {
+            let _ = sys::signal::worker_defaults();
+            sys::process::die_with_parent(sys::signal::SIGTERM);
+            let code = match work(ctx, i) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("muxlab: worker {i}: {e}");
+                    1
+                }
+            };
+            ctx.stats.worker(i).flush_syscalls();
+            sys::process::exit_now(code)
+        }
+    }
+}
+
+/// Forks `ctx.workers` worker processes and supervises them until the server stops: a worker
+/// that dies is replaced when `restart` (counted in `restarts`), otherwise the server stops.
+/// Returns after every worker has been reaped.
+pub fn processes(ctx: &Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> {
+    let mut pids: Vec<Option<i32>> = vec![None; ctx.workers];
+    let mut result = Ok(());
+    for (i, slot) in pids.iter_mut().enumerate() {
+        match spawn_process(ctx, i, work) {
+            Ok(pid) => *slot = Some(pid),
+            Err(e) => {
+                ctx.request_stop();
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    while !ctx.stopping() {
+        // Blocks until a worker ends; SIGTERM interrupts it (the master has one thread).
+        let (pid, exit) = match sys::process::wait(-1, false) {
+            Ok(Some(ended)) => ended,
+            Ok(None) => break,
+            Err(_) => continue,
+        };
+        let Some(i) = pids.iter().position(|p| *p == Some(pid)) else {
+            continue;
+        };
+        pids[i] = None;
+        if ctx.stopping() {
+            break;
+        }
+        let how = match exit {
+            Exit::Code(c) => format!("exited with code {c}"),
+            Exit::Signal(s) => format!("was killed by signal {s}"),
+        };
+        if restart {
+            eprintln!("muxlab: worker {i} (pid {pid}) {how}; starting a replacement");
+            ctx.stats.worker(i).add(Counter::Restarts, 1);
+            match spawn_process(ctx, i, work) {
+                Ok(p) => pids[i] = Some(p),
+                Err(e) => {
+                    ctx.request_stop();
+                    result = Err(e);
+                }
+            }
+        } else {
+            eprintln!("muxlab: worker {i} (pid {pid}) {how}; stopping the server");
+            ctx.request_stop();
+        }
+    }
+    // Stopping: every worker sees the shared flag within a tick and exits.
+    loop {
+        match sys::process::wait(-1, false) {
+            Ok(Some(_)) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            _ => break,
+        }
+    }
+    result
+}

@@ -1,0 +1,107 @@
+//! epoll: one selector, the four calls of its API, and the event buffer.
+//!
+//! A registration carries a `u64` token chosen by the caller (models use the fd number).
+//! Level-triggered by default; add [`ET`] for edge-triggered, [`ONESHOT`] to disarm after one
+//! event (re-arm with [`Epoll::modify`]), [`EXCLUSIVE`] (add only) to wake one waiter of many.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::cvt;
+
+pub const IN: u32 = libc::EPOLLIN as u32;
+pub const OUT: u32 = libc::EPOLLOUT as u32;
+pub const ERR: u32 = libc::EPOLLERR as u32;
+pub const HUP: u32 = libc::EPOLLHUP as u32;
+pub const RDHUP: u32 = libc::EPOLLRDHUP as u32;
+pub const ET: u32 = libc::EPOLLET as u32;
+pub const ONESHOT: u32 = libc::EPOLLONESHOT as u32;
+pub const EXCLUSIVE: u32 = libc::EPOLLEXCLUSIVE as u32;
+
+/// An epoll instance.
+pub struct Epoll {
+    fd: OwnedFd,
+}
+
+/// The buffer `epoll_wait` fills.
+pub struct Events {
+    buf: Vec<libc::epoll_event>,
+    len: usize,
+}
+
+impl Events {
+    pub fn with_capacity(n: usize) -> Self {
+        Events {
+            buf: vec![libc::epoll_event { events: 0, u64: 0 }; n.max(1)],
+            len: 0,
+        }
+    }
+    /// The events of the last wait as `(token, flags)`.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.buf[..self.len].iter().map(|e| (e.u64, e.events))
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Epoll {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: plain flag argument.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: fd was just created and is owned by nobody else.
+        Ok(Epoll {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn ctl(&self, op: libc::c_int, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: flags,
+            u64: token,
+        };
+        // SAFETY: ev is valid for the call.
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd.as_raw_fd(), &mut ev) })?;
+        Ok(())
+    }
+
+    pub fn add(&self, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd, token, flags)
+    }
+
+    pub fn modify(&self, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, token, flags)
+    }
+
+    pub fn delete(&self, fd: &impl AsRawFd) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_DEL, fd, 0, 0)
+    }
+
+    /// Waits up to `timeout_ms` (-1: forever). EINTR is reported as zero events.
+    pub fn wait(&self, events: &mut Events, timeout_ms: i32) -> io::Result<usize> {
+        // SAFETY: buf has room for buf.len() events.
+        let r = unsafe {
+            libc::epoll_wait(
+                self.fd.as_raw_fd(),
+                events.buf.as_mut_ptr(),
+                events.buf.len() as libc::c_int,
+                timeout_ms,
+            )
+        };
+        match cvt(r) {
+            Ok(n) => events.len = n as usize,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => events.len = 0,
+            Err(e) => return Err(e),
+        }
+        Ok(events.len)
+    }
+}
+
+impl AsRawFd for Epoll {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}

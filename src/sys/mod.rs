@@ -1,0 +1,57 @@
+//! `sys`: thin safe wrappers over the system calls the models are about.
+//!
+//! Every `unsafe` block of the crate lives in this layer, each with a `// SAFETY:` line.
+//! Each wrapper counts itself in a per-thread syscall counter ([`take_syscalls`]), so the
+//! server can report "syscalls issued by the model" without the models counting by hand.
+
+pub mod affinity;
+pub mod epoll;
+pub mod eventfd;
+pub mod fd;
+pub mod poll;
+pub mod process;
+pub mod procfs;
+pub mod rlimit;
+pub mod select;
+pub mod shm;
+pub mod signal;
+pub mod socket;
+
+use std::cell::Cell;
+use std::io;
+
+thread_local! {
+    static SYSCALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Returns the number of syscalls this thread issued through `sys` since the last call, and resets it.
+pub fn take_syscalls() -> u64 {
+    SYSCALLS.with(|c| c.replace(0))
+}
+
+#[inline]
+fn count() {
+    SYSCALLS.with(|c| c.set(c.get() + 1));
+}
+
+/// Counts one syscall and turns a `-1` return into the thread's `errno`.
+#[inline]
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    count();
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Same as [`cvt`] for calls returning `ssize_t`.
+#[inline]
+fn cvt_size(ret: libc::ssize_t) -> io::Result<usize> {
+    count();
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}

@@ -1,0 +1,32 @@
+//! poll(): the kernel scans every descriptor of the array on every call.
+
+use std::io;
+use std::os::fd::RawFd;
+
+pub use libc::pollfd as PollFd;
+
+pub const IN: i16 = libc::POLLIN;
+pub const OUT: i16 = libc::POLLOUT;
+pub const ERR: i16 = libc::POLLERR;
+pub const HUP: i16 = libc::POLLHUP;
+pub const NVAL: i16 = libc::POLLNVAL;
+
+/// An entry asking for `events` on `fd`.
+pub fn entry(fd: RawFd, events: i16) -> PollFd {
+    PollFd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// Waits up to `timeout_ms`; returns how many entries have `revents` set (EINTR: 0).
+pub fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
+    // SAFETY: fds is a valid array of fds.len() pollfd structs.
+    match super::cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) })
+    {
+        Ok(n) => Ok(n as usize),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+        Err(e) => Err(e),
+    }
+}

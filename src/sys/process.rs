@@ -1,0 +1,75 @@
+//! fork, wait, kill, exit: process control for the process-based models.
+
+use std::io;
+
+use super::cvt;
+
+/// Which side of a fork we are on.
+pub enum Fork {
+    Child,
+    Parent(i32),
+}
+
+/// fork(). Call it only while the process has one thread (the models fork before spawning any).
+pub fn fork() -> io::Result<Fork> {
+    // SAFETY: the callers fork from a single-threaded process, so the child's copy of the heap
+    // and locks is consistent.
+    let pid = cvt(unsafe { libc::fork() })?;
+    Ok(if pid == 0 {
+        Fork::Child
+    } else {
+        Fork::Parent(pid)
+    })
+}
+
+/// Ends this process at once, without running destructors or flushing stdio (a forked child).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and touches no Rust state.
+    unsafe { libc::_exit(code) }
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// Reaps one child: any child when `pid` is -1. `Ok(None)` when `nohang` and none has ended,
+/// or when there are no children left.
+pub fn wait(pid: i32, nohang: bool) -> io::Result<Option<(i32, Exit)>> {
+    let mut status: libc::c_int = 0;
+    let flags = if nohang { libc::WNOHANG } else { 0 };
+    // SAFETY: status is valid for writes.
+    match cvt(unsafe { libc::waitpid(pid, &mut status, flags) }) {
+        Ok(0) => Ok(None),
+        Ok(p) => {
+            let exit = if libc::WIFSIGNALED(status) {
+                Exit::Signal(libc::WTERMSIG(status))
+            } else {
+                Exit::Code(libc::WEXITSTATUS(status))
+            };
+            Ok(Some((p, exit)))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ECHILD) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends `sig` to `pid`.
+pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: plain integers.
+    cvt(unsafe { libc::kill(pid, sig) })?;
+    Ok(())
+}
+
+/// Asks the kernel to send `sig` to this process when its parent dies, so a killed master
+/// leaves no orphan workers.
+pub fn die_with_parent(sig: i32) {
+    // SAFETY: PR_SET_PDEATHSIG takes an integer signal number.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong) };
+}
+
+pub fn pid() -> i32 {
+    std::process::id() as i32
+}

@@ -1,0 +1,114 @@
+//! /proc sampling: CPU time, threads and resident memory of a process and its children.
+
+use std::fs;
+use std::io;
+use std::time::Duration;
+
+/// One reading of /proc/PID/stat and status.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcSample {
+    /// User CPU time.
+    pub utime: Duration,
+    /// System CPU time.
+    pub stime: Duration,
+    pub threads: u64,
+    /// Resident set size in bytes.
+    pub rss: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+fn ticks() -> f64 {
+    // SAFETY: sysconf takes a plain integer.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// Reads one process.
+pub fn sample(pid: i32) -> io::Result<ProcSample> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+    // rest[0] is field 3 (state): utime is field 14, stime 15, threads 20, rss 24.
+    let hz = ticks();
+    let mut s = ProcSample {
+        utime: Duration::from_secs_f64(num(11) as f64 / hz),
+        stime: Duration::from_secs_f64(num(12) as f64 / hz),
+        threads: num(17),
+        rss: num(21) * 4096,
+        ..Default::default()
+    };
+    if let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) {
+        for line in status.lines() {
+            let v = |l: &str| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|x| x.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            if line.starts_with("voluntary_ctxt_switches") {
+                s.voluntary_switches = v(line);
+            } else if line.starts_with("nonvoluntary_ctxt_switches") {
+                s.involuntary_switches = v(line);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The direct children of `pid` (all its threads' children).
+pub fn children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|x| x.parse::<i32>().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// `pid` and all its descendants.
+pub fn tree(pid: i32) -> Vec<i32> {
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        let kids = children(all[i]);
+        all.extend(kids);
+        i += 1;
+    }
+    all
+}
+
+/// The sum over a process tree (CPU times and RSS add up; threads too).
+pub fn sample_tree(pid: i32) -> io::Result<ProcSample> {
+    let mut total = sample(pid)?;
+    for p in tree(pid).into_iter().skip(1) {
+        if let Ok(s) = sample(p) {
+            total.utime += s.utime;
+            total.stime += s.stime;
+            total.threads += s.threads;
+            total.rss += s.rss;
+            total.voluntary_switches += s.voluntary_switches;
+            total.involuntary_switches += s.involuntary_switches;
+        }
+    }
+    Ok(total)
+}
+
+/// CPU time (user, system) of the calling process, all threads, from getrusage.
+pub fn self_cpu() -> (Duration, Duration) {
+    // SAFETY: rusage is plain data; zeroed is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is valid for writes.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let d = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
+    (d(ru.ru_utime), d(ru.ru_stime))
+}

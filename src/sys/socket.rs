@@ -1,0 +1,278 @@
+//! TCP socket setup: listen (backlog, SO_REUSEPORT), accept4, timeouts, addresses.
+
+use std::io;
+use std::mem;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+use super::cvt;
+
+fn to_raw(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe {
+                (&mut storage as *mut libc::sockaddr_storage)
+                    .cast::<libc::sockaddr_in>()
+                    .write(sin)
+            };
+            mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe {
+                (&mut storage as *mut libc::sockaddr_storage)
+                    .cast::<libc::sockaddr_in6>()
+                    .write(sin6)
+            };
+            mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+fn from_raw(storage: &libc::sockaddr_storage) -> io::Result<SocketAddr> {
+    match storage.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let sin =
+                unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Ok(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let sin6 = unsafe {
+                &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+            };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Ok(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        f => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unexpected address family {f}"),
+        )),
+    }
+}
+
+fn setsockopt_int(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: value lives for the call and its size is passed.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// A new TCP socket for `addr`'s family, close-on-exec, optionally non-blocking.
+pub fn tcp_socket(addr: &SocketAddr, nonblocking: bool) -> io::Result<OwnedFd> {
+    let family = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    let mut ty = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
+    if nonblocking {
+        ty |= libc::SOCK_NONBLOCK;
+    }
+    // SAFETY: socket() takes plain integers.
+    let fd = cvt(unsafe { libc::socket(family, ty, 0) })?;
+    // SAFETY: fd was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Binds and listens: SO_REUSEADDR always, SO_REUSEPORT when asked (one listener per worker).
+pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<OwnedFd> {
+    let fd = tcp_socket(&addr, false)?;
+    setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    if reuseport {
+        setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    }
+    let (storage, len) = to_raw(&addr);
+    // SAFETY: storage holds a valid sockaddr of length len.
+    cvt(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
+    // SAFETY: listen() takes plain integers.
+    cvt(unsafe { libc::listen(fd.as_raw_fd(), backlog) })?;
+    Ok(fd)
+}
+
+/// Connects `fd` to `addr`; on a non-blocking socket this returns `EINPROGRESS`.
+pub fn connect(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
+    let (storage, len) = to_raw(addr);
+    // SAFETY: storage holds a valid sockaddr of length len.
+    cvt(unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
+    Ok(())
+}
+
+/// Binds a client socket to a source address (port 0: any).
+pub fn bind(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
+    let (storage, len) = to_raw(addr);
+    // SAFETY: storage holds a valid sockaddr of length len.
+    cvt(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
+    Ok(())
+}
+
+/// Accepts one connection (accept4), close-on-exec, non-blocking when asked.
+pub fn accept(listener: &impl AsRawFd, nonblocking: bool) -> io::Result<OwnedFd> {
+    let mut flags = libc::SOCK_CLOEXEC;
+    if nonblocking {
+        flags |= libc::SOCK_NONBLOCK;
+    }
+    // SAFETY: null address pointers are allowed by accept4.
+    let fd = cvt(unsafe {
+        libc::accept4(
+            listener.as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            flags,
+        )
+    })?;
+    // SAFETY: fd was just returned by accept4 and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The address a socket is bound to.
+pub fn local_addr(fd: &impl AsRawFd) -> io::Result<SocketAddr> {
+    // SAFETY: zeroed sockaddr_storage is valid; len is its size.
+    let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
+    let mut len = mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: storage and len are valid for writes.
+    cvt(unsafe {
+        libc::getsockname(
+            fd.as_raw_fd(),
+            (&mut storage as *mut libc::sockaddr_storage).cast(),
+            &mut len,
+        )
+    })?;
+    from_raw(&storage)
+}
+
+/// Sets SO_RCVTIMEO and SO_SNDTIMEO: a blocking accept / read / write returns EAGAIN after `d`,
+/// which is how blocking models notice shutdown and idle timeouts without signals.
+pub fn set_timeouts(fd: &impl AsRawFd, d: Duration) -> io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_usec: d.subsec_micros() as libc::suseconds_t,
+    };
+    for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+        // SAFETY: tv lives for the call and its size is passed.
+        cvt(unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&tv as *const libc::timeval).cast(),
+                mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Disables Nagle's algorithm.
+pub fn set_nodelay(fd: &impl AsRawFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+}
+
+/// SO_LINGER with a zero timeout: close() sends RST (a client simulating a reset).
+pub fn set_linger_reset(fd: &impl AsRawFd) -> io::Result<()> {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: l lives for the call and its size is passed.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// The pending error of a socket (SO_ERROR), used to finish a non-blocking connect.
+pub fn take_error(fd: &impl AsRawFd) -> io::Result<Option<io::Error>> {
+    let mut v: libc::c_int = 0;
+    let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: v and len are valid for writes.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(if v == 0 {
+        None
+    } else {
+        Some(io::Error::from_raw_os_error(v))
+    })
+}
+
+/// shutdown(SHUT_RDWR): wakes threads blocked in accept() on a listener (Linux).
+pub fn shutdown(fd: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: plain integers.
+    cvt(unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) })?;
+    Ok(())
+}

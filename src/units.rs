@@ -1,0 +1,122 @@
+//! Parsing of the units users type: durations (`200us`, `1.5s`), CPU lists (`0,2-3`),
+//! address ranges (`127.0.0.2-127.0.0.20`).
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+/// Parses `10us`, `5ms`, `1.5s`, `2m`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m"))?;
+    let secs = match unit {
+        "ns" => v / 1e9,
+        "us" | "µs" => v / 1e6,
+        "ms" => v / 1e3,
+        "" | "s" => v,
+        "m" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => {
+            return Err(format!(
+                "'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+        return Err(format!("'{s}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Formats a duration the way [`parse_duration`] reads it, compactly.
+pub fn format_duration(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    let trim = |v: f64| {
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    };
+    if us < 1000.0 {
+        format!("{}us", trim(us))
+    } else if us < 1e6 {
+        format!("{}ms", trim(us / 1e3))
+    } else {
+        format!("{}s", trim(us / 1e6))
+    }
+}
+
+/// Parses a CPU list: `0`, `0,2`, `1-3`, `0,4-5`.
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3");
+        if let Some((a, b)) = part.split_once('-') {
+            let (a, b): (usize, usize) =
+                (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{s}' names no CPU"));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20`.
+pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, String> {
+    let bad = || format!("'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20");
+    let (a, b) = match s.split_once('-') {
+        Some((a, b)) => (
+            a.trim().parse::<Ipv4Addr>().map_err(|_| bad())?,
+            b.trim().parse::<Ipv4Addr>().map_err(|_| bad())?,
+        ),
+        None => {
+            let a = s.trim().parse::<Ipv4Addr>().map_err(|_| bad())?;
+            (a, a)
+        }
+    };
+    let (x, y) = (u32::from(a), u32::from(b));
+    if x > y || y - x > 65_535 {
+        return Err(bad());
+    }
+    Ok((x..=y).map(Ipv4Addr::from).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("200us").unwrap(), Duration::from_micros(200));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert_eq!(format_duration(Duration::from_micros(200)), "200us");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_micros(2500)), "2.5ms");
+    }
+
+    #[test]
+    fn cpus_and_ranges() {
+        assert_eq!(parse_cpus("0,2-3").unwrap(), vec![0, 2, 3]);
+        assert!(parse_cpus("3-1").is_err());
+        assert_eq!(parse_ipv4_range("127.0.0.2-127.0.0.4").unwrap().len(), 3);
+        assert!(parse_ipv4_range("127.0.0.9-127.0.0.4").is_err());
+    }
+}
