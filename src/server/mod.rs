@@ -155,7 +155,7 @@ pub fn serve(
     }
     let nofile = apply_nofile(&cfg)?;
     // Leave room for listeners, epoll, spares and the process's own files.
-    let fd_default = (nofile as usize).saturating_sub(64).max(1) * 9 / 10;
+    let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
     let max_conns = match cfg.max_conns {
         Some(0) => return Err(Error::Usage("--max-conns must be at least 1".into())),
         Some(n) => n,

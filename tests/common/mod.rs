@@ -1,0 +1,284 @@
+//! Test harness shared by the integration suites: start `muxlab serve` as a real process,
+//! talk to it with plain blocking sockets, stop it with SIGTERM and check it left nothing behind.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use muxlab::sys;
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_muxlab");
+pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running `muxlab serve`.
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub model: String,
+    stdout: BufReader<ChildStdout>,
+}
+
+/// What a stopped server reported.
+pub struct Stopped {
+    pub stats: Value,
+    pub stderr: String,
+}
+
+impl Stopped {
+    pub fn total(&self, name: &str) -> u64 {
+        self.stats["totals"][name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("stats has no totals.{name}: {}", self.stats))
+    }
+}
+
+impl Server {
+    /// Starts `model` with `args` on a free port and waits for its listening line.
+    pub fn start(model: &str, args: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--model", model, "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muxlab serve");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("{model}: no listening line ({e}): stdout {line:?}, stderr {err:?}")
+        });
+        assert_eq!(v["event"], "listening", "{model}: {v}");
+        assert_eq!(v["model"], model);
+        assert!(v["pid"].as_u64().unwrap() > 0 && v["workers"].as_u64().unwrap() >= 1);
+        let addr = v["addr"].as_str().unwrap().parse().unwrap();
+        Server {
+            child,
+            addr,
+            model: model.to_string(),
+            stdout,
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr)
+            .unwrap_or_else(|e| panic!("{}: connect: {e}", self.model));
+        s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        s.set_nodelay(true).unwrap();
+        s
+    }
+
+    /// SIGTERM, then checks the contract: exit 0, a stats line, no process of the server's tree
+    /// left running, nothing listening on its port.
+    pub fn stop(mut self) -> Stopped {
+        let tree = sys::procfs::tree(self.pid());
+        sys::process::kill(self.pid(), sys::signal::SIGTERM).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: did not exit within 20 s of SIGTERM",
+                self.model
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).unwrap();
+        let mut stderr = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(
+            status.success(),
+            "{}: exit status {status} after SIGTERM; stderr: {stderr}",
+            self.model
+        );
+        let stats: Value = rest
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["event"] == "stats")
+            .unwrap_or_else(|| panic!("{}: no stats line in {rest:?}", self.model));
+        assert_eq!(stats["ok"], true, "{}: {stats}", self.model);
+        for pid in tree.into_iter().skip(1) {
+            assert!(
+                !alive(pid),
+                "{}: process {pid} outlived the server",
+                self.model
+            );
+        }
+        assert!(
+            TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_err(),
+            "{}: still listening",
+            self.model
+        );
+        Stopped { stats, stderr }
+    }
+}
+
+/// `true` if `pid` exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// One parsed HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+/// Reads one response (head + Content-Length body; `head_only` for a reply to HEAD).
+/// `None` at a clean EOF before any byte.
+pub fn read_response_to(
+    r: &mut impl Read,
+    pending: &mut Vec<u8>,
+    head_only: bool,
+) -> std::io::Result<Option<Response>> {
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = find(pending, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&pending[..end]).to_string();
+            let status = head
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            let len: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            let want = end + 4 + if head_only { 0 } else { len };
+            while pending.len() < want {
+                let n = r.read(&mut buf)?;
+                if n == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "EOF in body",
+                    ));
+                }
+                pending.extend_from_slice(&buf[..n]);
+            }
+            let body = pending[end + 4..want].to_vec();
+            pending.drain(..want);
+            return Ok(Some(Response { status, head, body }));
+        }
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            return if pending.is_empty() {
+                Ok(None)
+            } else {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "EOF in head",
+                ))
+            };
+        }
+        pending.extend_from_slice(&buf[..n]);
+    }
+}
+
+pub fn read_response(
+    r: &mut impl Read,
+    pending: &mut Vec<u8>,
+) -> std::io::Result<Option<Response>> {
+    read_response_to(r, pending, false)
+}
+
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Sends one request and reads one response on a keep-alive connection.
+pub fn get(s: &mut TcpStream, pending: &mut Vec<u8>) -> Response {
+    s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    read_response(s, pending).unwrap().expect("a response")
+}
+
+/// Reads until EOF; returns what arrived (an error such as a reset ends it too).
+pub fn read_to_end_lossy(s: &mut TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+/// Every registered model, with the arguments to run it with two workers where it has workers.
+pub fn models() -> Vec<(&'static str, Vec<&'static str>)> {
+    muxlab::models::ALL
+        .iter()
+        .map(|m| {
+            (
+                m.name,
+                if m.workers == muxlab::server::Workers::None {
+                    vec![]
+                } else {
+                    vec!["--workers", "2"]
+                },
+            )
+        })
+        .collect()
+}
+
+/// Runs `f` for every model, all models in parallel threads, and reports every failure by model.
+pub fn for_each_model(f: impl Fn(&str, &[&str]) + Sync) {
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = models()
+            .into_iter()
+            .map(|(name, args)| {
+                let f = &f;
+                (name, s.spawn(move || f(name, &args)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|(name, h)| {
+                h.join().err().map(|e| {
+                    let msg = e
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                    format!("{name}: {}", msg.unwrap_or_default())
+                })
+            })
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "failed for {} model(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

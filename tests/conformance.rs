@@ -1,0 +1,265 @@
+//! The conformance suite: every registered model (`muxlab::models::ALL`) must pass every test
+//! here, unchanged. A model added to the registry is covered without touching this file.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::*;
+
+const HELLO: &[u8] = b"<html>hello</html>";
+
+#[test]
+fn http10_request_gets_hello_and_close() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let all = read_to_end_lossy(&mut s);
+        let text = String::from_utf8_lossy(&all);
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.contains("Connection: close"), "{text}");
+        assert!(all.ends_with(HELLO), "{text}");
+        let st = srv.stop();
+        assert_eq!(st.total("requests"), 1);
+        assert_eq!(st.total("accepted"), 1);
+        assert_eq!(st.total("closed"), 1);
+    });
+}
+
+#[test]
+fn http11_keep_alive_serves_1000_requests_on_one_connection() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        let mut pending = Vec::new();
+        for i in 0..1000 {
+            let r = get(&mut s, &mut pending);
+            assert_eq!(r.status, 200, "request {i}");
+            assert_eq!(r.body, HELLO);
+        }
+        s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let r = read_response_to(&mut s, &mut pending, true)
+            .unwrap()
+            .unwrap();
+        assert!(r.head.contains("Content-Length: 18") && r.body.is_empty());
+        assert!(
+            read_to_end_lossy(&mut s).is_empty(),
+            "nothing after the close response"
+        );
+        let st = srv.stop();
+        assert_eq!(st.total("requests"), 1001);
+        assert_eq!(st.total("accepted"), 1);
+    });
+}
+
+#[test]
+fn sixteen_pipelined_requests_in_one_write() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        let batch = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n".repeat(16);
+        s.write_all(&batch).unwrap();
+        let mut pending = Vec::new();
+        for i in 0..16 {
+            let r = read_response(&mut s, &mut pending)
+                .unwrap()
+                .unwrap_or_else(|| panic!("response {i}"));
+            assert_eq!((r.status, r.body.as_slice()), (200, HELLO));
+        }
+        drop(s);
+        assert_eq!(srv.stop().total("requests"), 16);
+    });
+}
+
+#[test]
+fn request_delivered_one_byte_at_a_time() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        for b in b"GET /x HTTP/1.1\r\nHost: t\r\nUser-Agent: slow\r\n\r\n" {
+            s.write_all(&[*b]).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut pending = Vec::new();
+        let r = read_response(&mut s, &mut pending).unwrap().unwrap();
+        assert_eq!((r.status, r.body.as_slice()), (200, HELLO));
+        drop(s);
+        assert_eq!(srv.stop().total("requests"), 1);
+    });
+}
+
+#[test]
+fn malformed_gets_400_oversized_gets_431_then_close() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let cases: [(Vec<u8>, &str); 4] = [
+            (b"NOT HTTP AT ALL\x00\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+            (
+                b"GET / HTTP/1.1\r\nContent-Length: -3\r\n\r\n".to_vec(),
+                "HTTP/1.1 400",
+            ),
+            (
+                format!("GET / HTTP/1.1\r\nX-Big: {}\r\n\r\n", "b".repeat(10_000)).into_bytes(),
+                "HTTP/1.1 431",
+            ),
+            (
+                b"DELETE / HTTP/1.1\r\nConnection: close\r\n\r\n".to_vec(),
+                "HTTP/1.1 405",
+            ),
+        ];
+        for (req, want) in cases {
+            let mut s = srv.connect();
+            s.write_all(&req).unwrap();
+            let all = read_to_end_lossy(&mut s);
+            let text = String::from_utf8_lossy(&all);
+            assert!(
+                text.starts_with(want),
+                "sent {:?}..., got {text:?}",
+                String::from_utf8_lossy(&req[..20])
+            );
+        }
+        // The server is still fine.
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        drop(s);
+        srv.stop();
+    });
+}
+
+/// A deterministic pseudo-random byte stream (xorshift).
+fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn echo_returns_16_mib_of_random_bytes_exactly() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, &[args, &["--proto", "echo"]].concat());
+        let data = random_bytes(16 << 20, 0x5eed);
+        let mut s = srv.connect();
+        let mut w = s.try_clone().unwrap();
+        let got = std::thread::scope(|sc| {
+            let writer = sc.spawn(|| {
+                // Uneven write sizes, so the server sees arbitrary boundaries.
+                let mut off = 0;
+                let mut step = 1;
+                while off < data.len() {
+                    let end = (off + step).min(data.len());
+                    w.write_all(&data[off..end]).unwrap();
+                    off = end;
+                    step = step * 7 % 100_003 + 1;
+                }
+            });
+            let mut got = vec![0u8; data.len()];
+            s.read_exact(&mut got).unwrap();
+            writer.join().unwrap();
+            got
+        });
+        assert!(got == data, "echoed bytes differ from the sent ones");
+        drop(s);
+        let st = srv.stop();
+        assert_eq!(st.total("bytes_in"), 16 << 20);
+        assert_eq!(st.total("bytes_out"), 16 << 20);
+    });
+}
+
+#[test]
+fn packet_frames_split_and_merged_are_answered_only_when_whole() {
+    for_each_model(|model, args| {
+        let srv = Server::start(
+            model,
+            &[args, &["--proto", "packet", "--packet-size", "100"]].concat(),
+        );
+        let data = random_bytes(400, 7);
+        let mut s = srv.connect();
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        // One and a half frames: exactly one frame comes back.
+        s.write_all(&data[..150]).unwrap();
+        let mut got = vec![0u8; 100];
+        s.read_exact(&mut got).unwrap();
+        assert_eq!(got, data[..100]);
+        let mut extra = [0u8; 1];
+        assert!(
+            s.read(&mut extra).is_err(),
+            "half a frame must not be answered"
+        );
+        // The second half plus two whole frames in one write: three frames come back.
+        s.write_all(&data[150..400]).unwrap();
+        s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        let mut got = vec![0u8; 300];
+        s.read_exact(&mut got).unwrap();
+        assert_eq!(got, data[100..400]);
+        drop(s);
+        assert_eq!(srv.stop().total("requests"), 4);
+    });
+}
+
+#[test]
+fn two_hundred_connections_each_doing_fifty_requests_are_all_counted() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        std::thread::scope(|sc| {
+            for _ in 0..200 {
+                sc.spawn(|| {
+                    let mut s = srv.connect();
+                    let mut pending = Vec::new();
+                    for _ in 0..50 {
+                        let r = get(&mut s, &mut pending);
+                        assert_eq!((r.status, r.body.as_slice()), (200, HELLO));
+                    }
+                });
+            }
+        });
+        let st = srv.stop();
+        assert_eq!(
+            st.total("requests"),
+            200 * 50,
+            "requests counted = requests sent"
+        );
+        assert_eq!(st.total("accepted"), 200);
+        assert_eq!(st.total("closed"), 200);
+        assert_eq!(
+            st.total("rejected_limit")
+                + st.total("rejected_emfile")
+                + st.total("rejected_fdsetsize"),
+            0
+        );
+        assert_eq!(st.total("bytes_out"), 200 * 50 * 122);
+        assert!(st.total("useful_events") <= st.total("events"));
+        assert!(
+            st.total("syscalls") >= 200 * 50 * 2,
+            "at least a read and a write per request"
+        );
+        let per_worker = st.stats["per_worker"].as_array().unwrap();
+        let sum: u64 = per_worker
+            .iter()
+            .map(|w| w["requests"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, 200 * 50, "per-worker blocks add up to the totals");
+    });
+}
+
+#[test]
+fn sigterm_with_open_idle_connections_closes_them_and_exits_cleanly() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        // Keep the connection open: shutdown must close it, not wait for it.
+        let st = srv.stop();
+        assert_eq!(st.total("accepted"), st.total("closed"));
+        assert!(read_to_end_lossy(&mut s).is_empty());
+    });
+}

@@ -1,0 +1,293 @@
+//! Bad input and limits, for every registered model where the limit applies: idle timeout,
+//! resets, `--max-conns`, EMFILE, select's FD_SETSIZE, and command-line errors.
+
+mod common;
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use muxlab::server::Workers;
+
+fn model(name: &str) -> &'static muxlab::server::Model {
+    muxlab::models::find(name).unwrap()
+}
+
+#[test]
+fn half_a_request_then_silence_is_closed_after_the_idle_timeout() {
+    for_each_model(|name, args| {
+        let srv = Server::start(name, &[args, &["--idle-timeout", "300ms"]].concat());
+        let mut s = srv.connect();
+        s.write_all(b"GET / HTTP/1.1\r\nHost").unwrap();
+        let t = Instant::now();
+        assert!(
+            read_to_end_lossy(&mut s).is_empty(),
+            "no response to half a request"
+        );
+        assert!(
+            t.elapsed() < IO_TIMEOUT,
+            "closed by the server, not by the client's timeout"
+        );
+        let st = srv.stop();
+        assert_eq!(st.total("requests"), 0);
+        assert_eq!(st.total("closed"), 1);
+    });
+}
+
+#[test]
+fn a_client_resetting_mid_request_does_not_take_the_server_down() {
+    for_each_model(|name, args| {
+        let srv = Server::start(name, args);
+        for _ in 0..20 {
+            let mut s = srv.connect();
+            s.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
+            muxlab::sys::socket::set_linger_reset(&s).unwrap();
+            drop(s); // RST
+        }
+        // Reset while the server is writing a large echo back.
+        let srv2 = Server::start(name, &[args, &["--proto", "echo"]].concat());
+        let mut s = srv2.connect();
+        s.write_all(&vec![7u8; 4 << 20]).unwrap_or(());
+        muxlab::sys::socket::set_linger_reset(&s).unwrap();
+        drop(s);
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        drop(s);
+        let st = srv.stop();
+        assert_eq!(st.total("accepted"), 21);
+        assert_eq!(st.total("closed"), 21);
+        let mut s = srv2.connect();
+        s.write_all(b"ping").unwrap();
+        let mut b = [0u8; 4];
+        std::io::Read::read_exact(&mut s, &mut b).unwrap();
+        assert_eq!(&b, b"ping");
+        drop(s);
+        srv2.stop();
+    });
+}
+
+/// Opens `n` connections, sends a request on each, and counts how many were answered.
+fn answered(srv: &Server, n: usize) -> (usize, Vec<TcpStream>) {
+    let mut conns: Vec<TcpStream> = (0..n).map(|_| srv.connect()).collect();
+    let mut ok = 0;
+    for s in &mut conns {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+            if let Ok(Some(r)) = read_response(s, &mut Vec::new()) {
+                ok += usize::from(r.status == 200);
+            }
+        }
+    }
+    (ok, conns)
+}
+
+#[test]
+fn max_conns_refuses_the_excess_and_the_server_stays_up() {
+    for_each_model(|name, args| {
+        let m = model(name);
+        if m.one_conn_per_worker && m.workers == Workers::None {
+            eprintln!("{name}: skipped, serves one connection at a time, so --max-conns cannot be exceeded");
+            return;
+        }
+        let workers: &[&str] = if m.workers == Workers::None {
+            &[]
+        } else {
+            &["--workers", "4"]
+        };
+        let _ = args;
+        let srv = Server::start(name, &[workers, &["--max-conns", "3"]].concat());
+        let (ok, conns) = answered(&srv, 6);
+        assert_eq!(ok, 3, "exactly --max-conns connections are served");
+        drop(conns);
+        // Once they are gone, new connections are served again.
+        std::thread::sleep(Duration::from_millis(300));
+        let (ok, conns) = answered(&srv, 2);
+        assert_eq!(ok, 2);
+        drop(conns);
+        let st = srv.stop();
+        assert_eq!(st.total("rejected_limit"), 3);
+        assert_eq!(st.total("accepted"), 5);
+    });
+}
+
+#[test]
+fn running_out_of_descriptors_neither_spins_nor_sticks() {
+    for_each_model(|name, args| {
+        let m = model(name);
+        if m.one_conn_per_worker {
+            eprintln!("{name}: skipped, holds one connection per worker, so it cannot run out of descriptors");
+            return;
+        }
+        let srv = Server::start(
+            name,
+            &[args, &["--nofile", "48", "--max-conns", "10000"]].concat(),
+        );
+        let (ok, conns) = answered(&srv, 100);
+        // Hold them: a server that spins on EMFILE would loop millions of times meanwhile.
+        std::thread::sleep(Duration::from_secs(1));
+        drop(conns);
+        std::thread::sleep(Duration::from_millis(300));
+        let (ok_after, conns) = answered(&srv, 5);
+        assert_eq!(ok_after, 5, "the server recovers when descriptors free up");
+        drop(conns);
+        let st = srv.stop();
+        let refused = st.total("rejected_emfile") as usize;
+        assert!(
+            ok + refused >= 100,
+            "every connection was either served ({ok}) or refused ({refused})"
+        );
+        if m.workers != Workers::Processes && name != "fork" {
+            assert!(refused > 0, "48 descriptors cannot hold 100 connections");
+        }
+        let loops = st.total("loop_iterations");
+        assert!(
+            loops < 20_000,
+            "{loops} loop iterations in ~2 s: the accept loop spins on EMFILE"
+        );
+    });
+}
+
+#[test]
+fn select_refuses_descriptors_past_fd_setsize_and_keeps_serving_the_rest() {
+    let srv = Server::start("select", &[]);
+    let mut conns: Vec<TcpStream> = (0..1100).map(|_| srv.connect()).collect();
+    // Serve every connection; those the server had to refuse read EOF or a reset.
+    let mut ok = 0;
+    for s in &mut conns {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+            if let Ok(Some(r)) = read_response(s, &mut Vec::new()) {
+                ok += usize::from(r.status == 200);
+            }
+        }
+    }
+    assert!(
+        ok >= 1000,
+        "the first ~1,000 connections work ({ok} answered)"
+    );
+    assert!(
+        ok < 1100,
+        "connections past FD_SETSIZE cannot all be served"
+    );
+    // The accepted ones still work after the refusals.
+    let mut pending = Vec::new();
+    let still = conns
+        .iter_mut()
+        .take(50)
+        .map(|s| get_opt(s, &mut pending))
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(
+        still, 50,
+        "the first connections keep working after refusals"
+    );
+    drop(conns);
+    let st = srv.stop();
+    assert_eq!(st.total("rejected_fdsetsize") as usize + ok, 1100);
+}
+
+fn get_opt(s: &mut TcpStream, pending: &mut Vec<u8>) -> bool {
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok()
+        && matches!(read_response(s, pending), Ok(Some(r)) if r.status == 200)
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn a_port_in_use_is_one_clear_line_and_exit_code_2() {
+    let srv = Server::start("epoll", &[]);
+    let port = srv.addr.port().to_string();
+    let (code, err) = run(&["serve", "--model", "epoll", "--port", &port]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("already in use") && err.contains("--port 0"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    srv.stop();
+}
+
+#[test]
+fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
+    for (args, hint) in [
+        (&["serve", "--model", "nosuch"][..], "possible values"),
+        (
+            &["serve", "--model", "epoll", "--work", "gpu:1s"][..],
+            "cpu:200us",
+        ),
+        (
+            &["serve", "--model", "epoll", "--idle-timeout", "soon"][..],
+            "duration",
+        ),
+        (
+            &["serve", "--model", "epoll", "--workers", "4"][..],
+            "has no workers",
+        ),
+        (
+            &["serve", "--model", "prefork", "--workers", "0"][..],
+            "at least 1",
+        ),
+        (
+            &["serve", "--model", "epoll", "--max-conns", "0"][..],
+            "at least 1",
+        ),
+        (
+            &[
+                "serve",
+                "--model",
+                "epoll",
+                "--addr",
+                "10.255.255.1",
+                "--port",
+                "0",
+            ][..],
+            "not an address of this machine",
+        ),
+        (
+            &[
+                "serve",
+                "--model",
+                "epoll",
+                "--proto",
+                "packet",
+                "--packet-size",
+                "0",
+            ][..],
+            "at least 1 byte",
+        ),
+    ] {
+        let (code, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn models_lists_every_registered_model() {
+    let out = Command::new(BIN)
+        .args(["models", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let registered: Vec<&str> = muxlab::models::ALL.iter().map(|m| m.name).collect();
+    assert_eq!(names, registered);
+    for m in v.as_array().unwrap() {
+        for key in ["family", "mechanism", "product", "seed"] {
+            assert!(!m[key].as_str().unwrap().is_empty(), "{m}");
+        }
+    }
+}

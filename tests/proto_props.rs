@@ -1,0 +1,112 @@
+//! Property tests of the sans-I/O sessions: the output never depends on how the input was split.
+
+use muxlab::proto::{Proto, Session};
+use proptest::prelude::*;
+
+/// Feeds `input` cut at `cuts` (positions, any order) and returns all output and the request count.
+fn feed_split(proto: Proto, input: &[u8], cuts: &[usize]) -> (Vec<u8>, u64, bool) {
+    let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+    points.push(0);
+    points.push(input.len());
+    points.sort_unstable();
+    let mut s = Session::new(proto);
+    let mut out = Vec::new();
+    let (mut requests, mut close) = (0, false);
+    for w in points.windows(2) {
+        let fed = s.feed(&input[w[0]..w[1]], &mut out);
+        requests += fed.requests;
+        close |= fed.close;
+    }
+    (out, requests, close)
+}
+
+fn request() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop_oneof![Just("GET"), Just("HEAD"), Just("POST"), Just("PUT")],
+        "/[a-z0-9/]{0,20}",
+        prop_oneof![Just("HTTP/1.1"), Just("HTTP/1.0")],
+        prop::collection::vec(("[A-Za-z][A-Za-z-]{0,15}", "[ -~]{0,40}"), 0..6),
+        prop_oneof![
+            Just(""),
+            Just("Connection: keep-alive\r\n"),
+            Just("Connection: close\r\n")
+        ],
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..40)),
+    )
+        .prop_map(|(method, path, version, headers, conn, body)| {
+            let mut r = format!("{method} {path} {version}\r\n");
+            for (k, v) in headers {
+                if !k.eq_ignore_ascii_case("content-length")
+                    && !k.eq_ignore_ascii_case("connection")
+                    && !k.eq_ignore_ascii_case("transfer-encoding")
+                {
+                    r.push_str(&format!("{k}: {}\r\n", v.trim()));
+                }
+            }
+            r.push_str(conn);
+            let mut bytes = match &body {
+                Some(b) => format!("{r}Content-Length: {}\r\n\r\n", b.len()).into_bytes(),
+                None => format!("{r}\r\n").into_bytes(),
+            };
+            bytes.extend(body.unwrap_or_default());
+            bytes
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn any_split_of_a_request_stream_gives_the_same_responses(
+        reqs in prop::collection::vec(request(), 1..8),
+        cuts in prop::collection::vec(any::<usize>(), 0..30),
+    ) {
+        let stream = reqs.concat();
+        let whole = feed_split(Proto::Http, &stream, &[]);
+        let split = feed_split(Proto::Http, &stream, &cuts);
+        prop_assert_eq!(&whole, &split);
+        // Every request up to the first that closes is answered.
+        prop_assert!(whole.1 >= 1);
+    }
+
+    #[test]
+    fn any_split_of_garbage_gives_the_same_answer(
+        junk in prop::collection::vec(any::<u8>(), 0..300),
+        cuts in prop::collection::vec(any::<usize>(), 0..20),
+    ) {
+        prop_assert_eq!(feed_split(Proto::Http, &junk, &[]), feed_split(Proto::Http, &junk, &cuts));
+    }
+
+    #[test]
+    fn echo_returns_exactly_the_input_whatever_the_chunking(
+        data in prop::collection::vec(any::<u8>(), 0..5000),
+        cuts in prop::collection::vec(any::<usize>(), 0..50),
+    ) {
+        let (out, _, close) = feed_split(Proto::Echo, &data, &cuts);
+        prop_assert_eq!(out, data);
+        prop_assert!(!close);
+    }
+
+    #[test]
+    fn packet_frames_are_answered_only_when_whole(
+        size in 1usize..300,
+        data in prop::collection::vec(any::<u8>(), 0..3000),
+        cuts in prop::collection::vec(any::<usize>(), 0..50),
+    ) {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+        points.push(0);
+        points.push(data.len());
+        points.sort_unstable();
+        let mut s = Session::new(Proto::Packet(size));
+        let mut out = Vec::new();
+        let mut frames = 0;
+        for w in points.windows(2) {
+            frames += s.feed(&data[w[0]..w[1]], &mut out).requests;
+            // After any prefix, exactly the whole frames in it have been answered, in order.
+            let whole = w[1] / size * size;
+            prop_assert_eq!(out.len(), whole);
+            prop_assert_eq!(&out[..], &data[..whole]);
+        }
+        prop_assert_eq!(frames as usize, data.len() / size);
+    }
+}
