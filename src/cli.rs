@@ -88,8 +88,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub nofile: Option<u64>,
     /// Pin the server to these CPUs, e.g. 0 or 0,2-3.
-    #[arg(long, value_parser = units::parse_cpus)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long)]
+    pub cpus: Option<units::CpuList>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -114,7 +114,7 @@ impl ServeArgs {
         cfg.trigger = self.trigger;
         cfg.accept = self.accept;
         cfg.nofile = self.nofile;
-        cfg.cpus = self.cpus.clone();
+        cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
         Ok(cfg)
     }
 }

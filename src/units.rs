@@ -51,6 +51,24 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A set of CPUs, as typed on the command line (`0,2-3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+impl std::str::FromStr for CpuList {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_cpus(s).map(CpuList)
+    }
+}
+
+impl std::fmt::Display for CpuList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|c| c.to_string()).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
 /// Parses a CPU list: `0`, `0,2`, `1-3`, `0,4-5`.
 pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();

@@ -291,3 +291,46 @@ fn models_lists_every_registered_model() {
         }
     }
 }
+
+#[test]
+fn serve_accepts_every_flag_it_documents() {
+    let srv = Server::start(
+        "epoll",
+        &[
+            "--addr",
+            "127.0.0.1",
+            "--backlog",
+            "64",
+            "--max-conns",
+            "100",
+            "--idle-timeout",
+            "5s",
+            "--work",
+            "cpu:10us",
+            "--trigger",
+            "edge",
+            "--accept",
+            "mutex",
+            "--nofile",
+            "1000",
+            "--cpus",
+            "0",
+            "--proto",
+            "http",
+        ],
+    );
+    let mut s = srv.connect();
+    assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+    drop(s);
+    srv.stop();
+    let srv = Server::start(
+        "prefork",
+        &["--workers", "3", "--proto", "packet", "--packet-size", "10"],
+    );
+    let mut s = srv.connect();
+    s.write_all(b"0123456789").unwrap();
+    let mut b = [0u8; 10];
+    std::io::Read::read_exact(&mut s, &mut b).unwrap();
+    drop(s);
+    srv.stop();
+}
