@@ -12,4 +12,6 @@ pub mod server;
 
 pub mod models;
 
+pub mod load;
+
 pub mod cli;

@@ -80,6 +80,51 @@ impl Epoll {
         self.ctl(libc::EPOLL_CTL_DEL, fd, 0, 0)
     }
 
+    /// Waits up to `timeout` with nanosecond precision (epoll_pwait2, Linux 5.11+), falling
+    /// back to millisecond epoll_wait (rounded up) where the kernel lacks it. EINTR: 0 events.
+    pub fn wait_precise(
+        &self,
+        events: &mut Events,
+        timeout: std::time::Duration,
+    ) -> io::Result<usize> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
+        if !NO_PWAIT2.load(Ordering::Relaxed) {
+            let ts = libc::timespec {
+                tv_sec: timeout.as_secs() as libc::time_t,
+                tv_nsec: timeout.subsec_nanos() as libc::c_long,
+            };
+            // SAFETY: buf has room for buf.len() events; ts is valid; a null sigmask is allowed.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    self.fd.as_raw_fd(),
+                    events.buf.as_mut_ptr(),
+                    events.buf.len() as libc::c_int,
+                    &ts as *const libc::timespec,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
+            };
+            match cvt(r as libc::c_int) {
+                Ok(n) => {
+                    events.len = n as usize;
+                    return Ok(events.len);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    events.len = 0;
+                    return Ok(0);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    NO_PWAIT2.store(true, Ordering::Relaxed)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
+        self.wait(events, ms)
+    }
+
     /// Waits up to `timeout_ms` (-1: forever). EINTR is reported as zero events.
     pub fn wait(&self, events: &mut Events, timeout_ms: i32) -> io::Result<usize> {
         // SAFETY: buf has room for buf.len() events.

@@ -112,3 +112,76 @@ pub fn self_cpu() -> (Duration, Duration) {
     let d = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
     (d(ru.ru_utime), d(ru.ru_stime))
 }
+
+/// The process listening on TCP `port` (IPv4 or IPv6), found through /proc/net/tcp and the
+/// descriptors of every process; `None` if not found or not visible to this user.
+pub fn listening_pid(port: u16) -> Option<i32> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, inode is field 9.
+            let local_port = f
+                .get(1)
+                .and_then(|a| a.rsplit_once(':'))
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) && f.get(3) == Some(&"0A") {
+                if let Some(inode) = f.get(9) {
+                    inodes.push(format!("socket:[{inode}]"));
+                }
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return None;
+    }
+    let mut pids: Vec<i32> = fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    for pid in pids {
+        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(link) = fs::read_link(fd.path()) {
+                if inodes.iter().any(|i| link.as_os_str() == i.as_str()) {
+                    return Some(pid);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `Cpus_allowed_list` of a process, e.g. "0" or "0-1".
+pub fn cpus_allowed(pid: i32) -> Option<String> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| {
+        l.strip_prefix("Cpus_allowed_list:")
+            .map(|v| v.trim().to_string())
+    })
+}
+
+/// Kernel release and CPU model name.
+pub fn machine() -> (String, String) {
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown".into());
+    (kernel, cpu)
+}

@@ -225,6 +225,12 @@ pub fn set_timeouts(fd: &impl AsRawFd, d: Duration) -> io::Result<()> {
     Ok(())
 }
 
+/// IP_BIND_ADDRESS_NO_PORT: a client bound to a source address gets its port at connect()
+/// time, per destination, so many source addresses multiply the ports available.
+pub fn set_bind_no_port(fd: &impl AsRawFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
+}
+
 /// Disables Nagle's algorithm.
 pub fn set_nodelay(fd: &impl AsRawFd) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)

@@ -1,0 +1,262 @@
+//! Results of a load run: the summary a wrk or ab user reads at a glance, and the
+//! self-describing JSON document of DESIGN.md.
+
+use serde_json::{json, Value};
+
+use super::pacing::Pacing;
+use super::{LoadConfig, Outcome};
+use crate::sys;
+
+/// When the client used more than this share of its threads' CPU, it may have been the bottleneck.
+const SATURATED: f64 = 0.90;
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Microseconds, shown in the most readable unit.
+pub fn fmt_us(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0}us")
+    } else if us < 1e6 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// The machine, and where client and server may run.
+pub fn environment(cfg: &LoadConfig) -> Value {
+    let (kernel, cpu) = sys::procfs::machine();
+    let server_pid = sys::procfs::listening_pid(cfg.target.addr.port())
+        .filter(|_| cfg.target.addr.ip().is_loopback());
+    json!({
+        "kernel": kernel,
+        "cpu_model": cpu,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "client_cpus": sys::procfs::cpus_allowed(sys::process::pid()),
+        "server_pid": server_pid,
+        "server_cpus": server_pid.and_then(sys::procfs::cpus_allowed),
+    })
+}
+
+/// Client CPU use as a share of the time its threads had.
+fn utilization(o: &Outcome) -> f64 {
+    let secs = o.elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        return 0.0;
+    }
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    o.client_cpu.as_secs_f64() / (secs * (o.threads * o.shards).min(cores) as f64)
+}
+
+/// The JSON document of `--json`.
+pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
+    let t = &o.tally;
+    let secs = o.elapsed.as_secs_f64();
+    let rps = if secs > 0.0 {
+        t.requests as f64 / secs
+    } else {
+        0.0
+    };
+    let util = utilization(o);
+    let rate_mode = matches!(cfg.pacing, Pacing::Rate(_));
+    let mut doc = json!({
+        "tool": "muxlab load",
+        "version": env!("CARGO_PKG_VERSION"),
+        "target": cfg.target.url,
+        "config": {
+            "kind": cfg.target.kind.name(), "connections": cfg.connections, "threads": o.threads, "shards": o.shards,
+            "duration_s": cfg.duration.map(|d| d.as_secs_f64()), "requests": cfg.requests,
+            "warmup_s": cfg.warmup.as_secs_f64(), "pacing": cfg.pacing.describe(),
+            "rate": if let Pacing::Rate(r) = cfg.pacing { Some(r) } else { None },
+            "think_s": if let Pacing::Think(d) = cfg.pacing { Some(d.as_secs_f64()) } else { None },
+            "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
+            "timeout_s": cfg.timeout.as_secs_f64(), "connect_rate": cfg.connect_rate,
+            "bind": cfg.bind.iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
+            "method": cfg.method, "headers": cfg.headers,
+        },
+        "environment": environment(cfg),
+        "requests": t.requests,
+        "sent": t.sent,
+        "errors": t.errors_json(),
+        "error_total": t.error_total(),
+        "duration_s": secs,
+        "throughput_rps": rps,
+        "latency_us": t.latency.summary_us(),
+        "connect_latency_us": t.connect.summary_us(),
+        "connections": {"requested": cfg.connections, "established": t.connects, "never_connected": t.never_connected},
+        "per_second": t.per_second,
+        "fairness": {"jain": t.jain(), "connections": t.per_conn.len(), "starved": t.starved(),
+            "min": t.per_conn.iter().min(), "max": t.per_conn.iter().max()},
+        "bytes_in": t.bytes_in,
+        "bytes_out": t.bytes_out,
+        "client_cpu_s": o.client_cpu.as_secs_f64(),
+        "client_cpu_per_request_us": if t.requests > 0 { o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64 } else { 0.0 },
+        "client_cpu_utilization": util,
+        "client_saturated": util > SATURATED,
+        "interrupted": o.interrupted,
+    });
+    if rate_mode {
+        let offered = if let Pacing::Rate(r) = cfg.pacing {
+            r
+        } else {
+            0.0
+        };
+        doc["uncorrected_latency_us"] = t.uncorrected.summary_us();
+        doc["send_lag_us"] = t.send_lag.summary_us();
+        doc["offered_rps"] = json!(offered);
+        doc["achieved_rps"] = json!(rps);
+    }
+    doc
+}
+
+/// The human summary.
+pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
+    let t = &o.tally;
+    let secs = o.elapsed.as_secs_f64();
+    let rps = if secs > 0.0 {
+        t.requests as f64 / secs
+    } else {
+        0.0
+    };
+    let mode = if cfg.close {
+        "one request per connection".to_string()
+    } else if cfg.target.kind == super::Kind::Http {
+        format!(
+            "keep-alive{}",
+            if cfg.pipeline > 1 {
+                format!(", pipeline {}", cfg.pipeline)
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        format!(
+            "{} B messages{}",
+            cfg.size,
+            if cfg.pipeline > 1 {
+                format!(", pipeline {}", cfg.pipeline)
+            } else {
+                String::new()
+            }
+        )
+    };
+    let length = match (cfg.duration, cfg.requests) {
+        (Some(d), _) => crate::units::format_duration(d),
+        (None, Some(n)) => format!("{} requests", thousands(n)),
+        _ => String::new(),
+    };
+    let mut s = format!(
+        "muxlab load {}\n  {} connections, {} threads{}, {}, {}, {}\n",
+        cfg.target.url,
+        thousands(cfg.connections as u64),
+        o.threads * o.shards,
+        if o.shards > 1 {
+            format!(" in {} processes", o.shards)
+        } else {
+            String::new()
+        },
+        length,
+        cfg.pacing.describe(),
+        mode
+    );
+    if o.interrupted {
+        s.push_str("  (interrupted: the figures cover the part that ran)\n");
+    }
+    s.push_str(&format!(
+        "  requests     {} in {:.2}s = {} req/s\n",
+        thousands(t.requests),
+        secs,
+        thousands(rps.round() as u64)
+    ));
+    let lat = |name: &str, h: &super::histogram::Hist| {
+        if h.count() == 0 {
+            return format!("  {name:<12} -\n");
+        }
+        let q = |p: f64| fmt_us(h.0.value_at_quantile(p) as f64 / 1000.0);
+        format!(
+            "  {name:<12} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
+            q(0.5),
+            q(0.9),
+            q(0.99),
+            q(0.999),
+            fmt_us(h.0.max() as f64 / 1000.0)
+        )
+    };
+    s.push_str(&lat("latency", &t.latency));
+    if let Pacing::Rate(r) = cfg.pacing {
+        s.push_str(&lat("uncorrected", &t.uncorrected));
+        s.push_str(&format!(
+            "  rate         offered {} req/s, achieved {} req/s, send lag p99 {}\n",
+            thousands(r as u64),
+            thousands(rps as u64),
+            fmt_us(t.send_lag.0.value_at_quantile(0.99) as f64 / 1000.0)
+        ));
+    }
+    s.push_str(&lat("connect", &t.connect));
+    let established = cfg.connections as u64 - t.never_connected;
+    s.push_str(&format!(
+        "  connections  {} of {} established",
+        thousands(established),
+        thousands(cfg.connections as u64)
+    ));
+    if t.never_connected > 0 {
+        s.push_str(&format!(
+            " -- {} could not connect",
+            thousands(t.never_connected)
+        ));
+    }
+    s.push_str(&format!(
+        ", {} connects in the window\n",
+        thousands(t.connects)
+    ));
+    s.push_str(&format!(
+        "  fairness     Jain {:.3} over {} connections, {} starved\n",
+        t.jain(),
+        thousands(t.per_conn.len() as u64),
+        t.starved()
+    ));
+    s.push_str(&format!(
+        "  transfer     {:.1} MB in, {:.1} MB out\n",
+        t.bytes_in as f64 / 1e6,
+        t.bytes_out as f64 / 1e6
+    ));
+    let util = utilization(o);
+    s.push_str(&format!(
+        "  client CPU   {:.2}s, {:.0}% of its {} threads, {} per request\n",
+        o.client_cpu.as_secs_f64(),
+        util * 100.0,
+        o.threads * o.shards,
+        if t.requests > 0 {
+            fmt_us(o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64)
+        } else {
+            "-".into()
+        }
+    ));
+    if util > SATURATED {
+        s.push_str("  WARNING      the client was saturated: the server may be faster than this shows (add CPUs or threads to the client)\n");
+    }
+    if t.error_total() == 0 {
+        s.push_str("  errors       none\n");
+    } else {
+        let list: Vec<String> = super::tally::ERROR_CLASSES
+            .iter()
+            .filter(|(c, _)| t.errors[*c as usize] > 0)
+            .map(|(c, n)| format!("{n} {}", thousands(t.errors[*c as usize])))
+            .collect();
+        s.push_str(&format!("  errors       {}\n", list.join(", ")));
+    }
+    s
+}

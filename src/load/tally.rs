@@ -1,0 +1,229 @@
+//! What one engine thread counted: requests, errors by class, latency histograms, a
+//! per-second series and per-connection counts. Tallies add up losslessly.
+
+use serde_json::{json, Map, Value};
+
+use super::histogram::Hist;
+
+/// Error classes: every failure is counted in exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum ErrorClass {
+    /// Connection refused (nothing listening, or the backlog overflowed).
+    Refused,
+    /// A connect or a response took longer than `--timeout`.
+    Timeout,
+    /// Connection reset by the peer.
+    Reset,
+    /// The server closed with a request outstanding.
+    UnexpectedClose,
+    /// Not a response this client can parse.
+    BadResponse,
+    /// An HTTP status of 400 or more.
+    HttpStatus,
+    /// Echoed bytes differ from those sent.
+    EchoMismatch,
+    /// No local port or address left (EADDRNOTAVAIL / EADDRINUSE on connect).
+    PortExhaustion,
+    /// Out of local descriptors (EMFILE / ENFILE).
+    LocalLimit,
+    /// Any other socket error.
+    Other,
+}
+
+pub const ERROR_CLASSES: [(ErrorClass, &str); 10] = [
+    (ErrorClass::Refused, "refused"),
+    (ErrorClass::Timeout, "timeout"),
+    (ErrorClass::Reset, "reset"),
+    (ErrorClass::UnexpectedClose, "unexpected_close"),
+    (ErrorClass::BadResponse, "bad_response"),
+    (ErrorClass::HttpStatus, "http_status"),
+    (ErrorClass::EchoMismatch, "echo_mismatch"),
+    (ErrorClass::PortExhaustion, "port_exhaustion"),
+    (ErrorClass::LocalLimit, "local_fd_limit"),
+    (ErrorClass::Other, "other"),
+];
+
+impl ErrorClass {
+    /// Classifies a socket error.
+    pub fn of(e: &std::io::Error) -> ErrorClass {
+        match e.raw_os_error() {
+            Some(libc::ECONNREFUSED) => ErrorClass::Refused,
+            Some(libc::ETIMEDOUT) => ErrorClass::Timeout,
+            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => {
+                ErrorClass::Reset
+            }
+            Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE) => ErrorClass::PortExhaustion,
+            Some(libc::EMFILE) | Some(libc::ENFILE) => ErrorClass::LocalLimit,
+            _ => ErrorClass::Other,
+        }
+    }
+}
+
+/// Counts of one thread (or, merged, of a whole run).
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    /// Requests completed inside the measured window.
+    pub requests: u64,
+    pub errors: [u64; 10],
+    /// Latency from the intended send time (coordinated-omission corrected).
+    pub latency: Hist,
+    /// Latency from the actual send time.
+    pub uncorrected: Hist,
+    /// Time to establish a connection.
+    pub connect: Hist,
+    /// How late requests were sent after their intended time (rate mode).
+    pub send_lag: Hist,
+    /// Completions per second of the measured window.
+    pub per_second: Vec<u64>,
+    /// Completions per connection slot (fairness).
+    pub per_conn: Vec<u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Connections established.
+    pub connects: u64,
+    /// Slots that never got a connection established.
+    pub never_connected: u64,
+    /// Requests sent in the measured window.
+    pub sent: u64,
+}
+
+impl Tally {
+    #[inline]
+    pub fn error(&mut self, class: ErrorClass) {
+        self.errors[class as usize] += 1;
+    }
+
+    pub fn error_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    pub fn errors_json(&self) -> Value {
+        let m: Map<String, Value> = ERROR_CLASSES
+            .iter()
+            .filter(|(c, _)| self.errors[*c as usize] > 0)
+            .map(|(c, n)| (n.to_string(), json!(self.errors[*c as usize])))
+            .collect();
+        Value::Object(m)
+    }
+
+    /// Adds `other` into `self` (connection slots are appended).
+    pub fn merge(&mut self, other: &Tally) {
+        self.requests += other.requests;
+        for (a, b) in self.errors.iter_mut().zip(other.errors.iter()) {
+            *a += b;
+        }
+        self.latency.merge(&other.latency);
+        self.uncorrected.merge(&other.uncorrected);
+        self.connect.merge(&other.connect);
+        self.send_lag.merge(&other.send_lag);
+        if self.per_second.len() < other.per_second.len() {
+            self.per_second.resize(other.per_second.len(), 0);
+        }
+        for (a, b) in self.per_second.iter_mut().zip(other.per_second.iter()) {
+            *a += b;
+        }
+        self.per_conn.extend_from_slice(&other.per_conn);
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.connects += other.connects;
+        self.never_connected += other.never_connected;
+        self.sent += other.sent;
+    }
+
+    /// Jain's fairness index over connection slots: 1 = perfectly even, 1/n = one took all.
+    pub fn jain(&self) -> f64 {
+        jain(&self.per_conn)
+    }
+
+    /// Connection slots that completed no request.
+    pub fn starved(&self) -> usize {
+        self.per_conn.iter().filter(|&&c| c == 0).count()
+    }
+
+    /// Everything, for shipping from a shard process to its parent.
+    pub fn to_wire(&self) -> Value {
+        json!({"requests": self.requests, "errors": self.errors.to_vec(), "latency": self.latency.to_pairs(),
+            "uncorrected": self.uncorrected.to_pairs(), "connect": self.connect.to_pairs(),
+            "send_lag": self.send_lag.to_pairs(), "per_second": self.per_second, "per_conn": self.per_conn,
+            "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
+            "never_connected": self.never_connected, "sent": self.sent})
+    }
+
+    pub fn from_wire(v: &Value) -> Tally {
+        let u = |k: &str| v[k].as_u64().unwrap_or(0);
+        let list = |k: &str| -> Vec<u64> {
+            v[k].as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+                .collect()
+        };
+        let mut errors = [0u64; 10];
+        for (i, e) in list("errors").into_iter().take(10).enumerate() {
+            errors[i] = e;
+        }
+        Tally {
+            requests: u("requests"),
+            errors,
+            latency: Hist::from_pairs(&v["latency"]),
+            uncorrected: Hist::from_pairs(&v["uncorrected"]),
+            connect: Hist::from_pairs(&v["connect"]),
+            send_lag: Hist::from_pairs(&v["send_lag"]),
+            per_second: list("per_second"),
+            per_conn: list("per_conn"),
+            bytes_in: u("bytes_in"),
+            bytes_out: u("bytes_out"),
+            connects: u("connects"),
+            never_connected: u("never_connected"),
+            sent: u("sent"),
+        }
+    }
+}
+
+/// Jain's index of `xs`: (sum x)^2 / (n * sum x^2); 1.0 for an empty or all-zero list.
+pub fn jain(xs: &[u64]) -> f64 {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().map(|&x| x as f64).sum();
+    let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    if n == 0.0 || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n * sq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[10, 0, 0, 0]) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tallies_round_trip_and_merge_losslessly() {
+        let mut a = Tally::default();
+        for v in [1_000u64, 2_000, 3_000, 1_000_000] {
+            a.latency.record_ns(v);
+        }
+        a.requests = 4;
+        a.error(ErrorClass::Reset);
+        a.per_conn = vec![3, 1];
+        a.per_second = vec![4];
+        let b = Tally::from_wire(&a.to_wire());
+        assert_eq!(b.latency.0, a.latency.0);
+        assert_eq!(
+            (b.requests, b.errors, b.per_conn.clone()),
+            (4, a.errors, vec![3, 1])
+        );
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.latency.count(), 8);
+        assert_eq!(m.per_conn, vec![3, 1, 3, 1]);
+        assert_eq!(m.per_second, vec![8]);
+        assert_eq!(m.error_total(), 2);
+    }
+}

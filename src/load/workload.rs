@@ -1,0 +1,364 @@
+//! What the load generator sends and how it checks what comes back: HTTP requests and
+//! responses, and echo / packet messages whose every byte is verified.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// A target URL: `http://host:port/path`, `echo://host:port`, `packet://host:port`.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub url: String,
+    pub addr: SocketAddr,
+    pub host: String,
+    pub kind: Kind,
+    pub path: String,
+}
+
+/// The protocol spoken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Http,
+    Echo,
+    Packet,
+}
+
+impl Kind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Http => "http",
+            Kind::Echo => "echo",
+            Kind::Packet => "packet",
+        }
+    }
+}
+
+impl Target {
+    /// Parses and resolves a target URL.
+    pub fn parse(url: &str) -> Result<Target, String> {
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT"))?;
+        let kind = match scheme {
+            "http" => Kind::Http,
+            "echo" => Kind::Echo,
+            "packet" => Kind::Packet,
+            "https" => {
+                return Err("https is not supported: muxlab measures plain TCP servers".into())
+            }
+            s => {
+                return Err(format!(
+                    "unknown scheme '{s}': use http://, echo:// or packet://"
+                ))
+            }
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() {
+            return Err(format!("'{url}' has no host"));
+        }
+        let with_port = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty())
+            && !authority.ends_with(']')
+        {
+            authority.to_string()
+        } else if kind == Kind::Http {
+            format!("{authority}:80")
+        } else {
+            return Err(format!("'{url}' needs a port: {scheme}://HOST:PORT"));
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve '{authority}': {e}"))?
+            .next()
+            .ok_or_else(|| format!("'{authority}' resolved to no address"))?;
+        if kind != Kind::Http && path != "/" {
+            return Err(format!("'{url}': {scheme} targets have no path"));
+        }
+        Ok(Target {
+            url: url.to_string(),
+            addr,
+            host: authority.to_string(),
+            kind,
+            path: path.to_string(),
+        })
+    }
+}
+
+/// The bytes of one HTTP request.
+pub fn http_request(method: &str, target: &Target, headers: &[String], close: bool) -> Vec<u8> {
+    let mut r = format!(
+        "{method} {} HTTP/1.1\r\nHost: {}\r\n",
+        target.path, target.host
+    );
+    for h in headers {
+        r.push_str(h);
+        r.push_str("\r\n");
+    }
+    if close {
+        r.push_str("Connection: close\r\n");
+    }
+    r.push_str("\r\n");
+    r.into_bytes()
+}
+
+/// What reading a response produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// A whole response; `close`: the server will close after it.
+    Done { status: u16, close: bool },
+    /// Not complete yet.
+    More,
+    /// Not HTTP, or not something this client can frame.
+    Bad,
+}
+
+/// Incremental HTTP/1.1 response reader (head by `httparse`, body by Content-Length).
+#[derive(Debug, Default)]
+pub struct HttpReader {
+    buf: Vec<u8>,
+    /// Body bytes still expected for the response being read.
+    body_left: usize,
+    /// Head of the response being read, once parsed.
+    head: Option<(u16, bool)>,
+    /// The request was HEAD: responses have no body.
+    pub head_only: bool,
+}
+
+/// The largest response head accepted.
+const MAX_RESPONSE_HEAD: usize = 64 * 1024;
+
+impl HttpReader {
+    pub fn new(head_only: bool) -> Self {
+        HttpReader {
+            head_only,
+            ..Default::default()
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.body_left = 0;
+        self.head = None;
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Takes the next complete response out of the buffered bytes.
+    pub fn next_response(&mut self) -> Read {
+        if self.head.is_none() {
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut resp = httparse::Response::new(&mut headers);
+            match resp.parse(&self.buf) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let status = resp.code.unwrap_or(0);
+                    let mut len = None;
+                    let mut close = resp.version == Some(0);
+                    for h in resp.headers.iter() {
+                        if h.name.eq_ignore_ascii_case("content-length") {
+                            len = std::str::from_utf8(h.value)
+                                .ok()
+                                .and_then(|v| v.trim().parse::<usize>().ok());
+                            if len.is_none() {
+                                return Read::Bad;
+                            }
+                        } else if h.name.eq_ignore_ascii_case("connection") {
+                            let v = h.value.to_ascii_lowercase();
+                            close = v.windows(5).any(|w| w == b"close")
+                                || (close && !v.windows(10).any(|w| w == b"keep-alive"));
+                        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                            return Read::Bad;
+                        }
+                    }
+                    let no_body = self.head_only
+                        || status == 204
+                        || status == 304
+                        || (100..200).contains(&status);
+                    self.body_left = if no_body {
+                        0
+                    } else {
+                        match len {
+                            Some(l) => l,
+                            None => return Read::Bad,
+                        }
+                    };
+                    self.buf.drain(..n);
+                    self.head = Some((status, close));
+                }
+                Ok(httparse::Status::Partial) => {
+                    return if self.buf.len() > MAX_RESPONSE_HEAD {
+                        Read::Bad
+                    } else {
+                        Read::More
+                    };
+                }
+                Err(_) => return Read::Bad,
+            }
+        }
+        let take = self.body_left.min(self.buf.len());
+        self.buf.drain(..take);
+        self.body_left -= take;
+        if self.body_left > 0 {
+            return Read::More;
+        }
+        let (status, close) = self.head.take().expect("head parsed above");
+        Read::Done { status, close }
+    }
+
+    /// `true` when bytes of an unfinished response are buffered.
+    pub fn mid_response(&self) -> bool {
+        !self.buf.is_empty() || self.head.is_some()
+    }
+}
+
+/// Fills `out` with bytes `start..start + out.len()` of message `seq` of connection `conn`.
+/// The pattern depends on all three, so a flipped, lost, duplicated or reordered byte is caught.
+pub fn pattern(conn: u64, seq: u64, start: usize, out: &mut [u8]) {
+    let base = conn.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seq.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    for (i, b) in out.iter_mut().enumerate() {
+        let k = (start + i) as u64;
+        let mut x = base ^ (k / 8).wrapping_mul(0x1656_67B1_9E37_79F9);
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x ^= x >> 32;
+        *b = (x >> ((k % 8) * 8)) as u8;
+    }
+}
+
+/// Echoed bytes differ from the bytes sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mismatch;
+
+/// Verifies echoed bytes against the messages sent, whatever the read boundaries.
+#[derive(Debug, Default)]
+pub struct EchoReader {
+    /// Message size.
+    pub size: usize,
+    /// Message being received and offset in it.
+    seq: u64,
+    off: usize,
+    scratch: Vec<u8>,
+}
+
+impl EchoReader {
+    pub fn new(size: usize) -> Self {
+        EchoReader {
+            size,
+            ..Default::default()
+        }
+    }
+
+    pub fn reset(&mut self, next_seq: u64) {
+        self.seq = next_seq;
+        self.off = 0;
+    }
+
+    /// Checks `data`; returns how many whole messages it completed, or `Err(Mismatch)`.
+    pub fn push(&mut self, conn: u64, mut data: &[u8]) -> Result<u64, Mismatch> {
+        let mut done = 0;
+        while !data.is_empty() {
+            let n = (self.size - self.off).min(data.len());
+            self.scratch.resize(n, 0);
+            pattern(conn, self.seq, self.off, &mut self.scratch);
+            if self.scratch[..] != data[..n] {
+                return Err(Mismatch);
+            }
+            data = &data[n..];
+            self.off += n;
+            if self.off == self.size {
+                self.off = 0;
+                self.seq += 1;
+                done += 1;
+            }
+        }
+        Ok(done)
+    }
+
+    pub fn mid_message(&self) -> bool {
+        self.off != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_bad_ones_explain() {
+        let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
+        assert_eq!(
+            (t.kind, t.addr.port(), t.path.as_str()),
+            (Kind::Http, 8080, "/x?y")
+        );
+        assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
+        assert_eq!(
+            Target::parse("echo://127.0.0.1:9000").unwrap().kind,
+            Kind::Echo
+        );
+        assert!(Target::parse("echo://127.0.0.1")
+            .unwrap_err()
+            .contains("needs a port"));
+        assert!(Target::parse("127.0.0.1:80")
+            .unwrap_err()
+            .contains("not a target URL"));
+        assert!(Target::parse("ftp://x:1")
+            .unwrap_err()
+            .contains("unknown scheme"));
+        assert!(Target::parse("http://no-such-host.invalid:80/")
+            .unwrap_err()
+            .contains("cannot resolve"));
+    }
+
+    #[test]
+    fn http_reader_frames_split_and_pipelined_responses() {
+        let one = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let stream = [
+            &one[..],
+            &one[..],
+            b"HTTP/1.1 404 No\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ]
+        .concat();
+        for cut in 0..stream.len() {
+            let mut r = HttpReader::new(false);
+            let mut got = Vec::new();
+            for part in [&stream[..cut], &stream[cut..]] {
+                r.push(part);
+                while let Read::Done { status, close } = r.next_response() {
+                    got.push((status, close));
+                }
+            }
+            assert_eq!(
+                got,
+                vec![(200, false), (200, false), (404, true)],
+                "cut at {cut}"
+            );
+        }
+        let mut r = HttpReader::new(false);
+        r.push(b"SSH-2.0-OpenSSH\r\n\r\n");
+        assert_eq!(r.next_response(), Read::Bad);
+    }
+
+    #[test]
+    fn echo_reader_catches_one_flipped_byte_at_any_boundary() {
+        let size = 128;
+        let mut msgs = vec![0u8; size * 3];
+        for s in 0..3 {
+            pattern(7, s as u64, 0, &mut msgs[s * size..(s + 1) * size]);
+        }
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &msgs[..100]), Ok(0));
+        assert_eq!(r.push(7, &msgs[100..300]), Ok(2));
+        assert_eq!(r.push(7, &msgs[300..]), Ok(1));
+        let mut bad = msgs.clone();
+        bad[200] ^= 1;
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &bad), Err(Mismatch));
+        // Another connection's bytes do not pass either.
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(8, &msgs[..size]), Err(Mismatch));
+    }
+}

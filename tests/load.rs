@@ -1,0 +1,476 @@
+//! The load generator against small servers written here (byte flippers, stallers, liars) and
+//! against muxlab's own models: integrity, split reads, coordinated omission, error classes,
+//! exact request counts, sharding past the descriptor limit, and flag errors.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// Runs `muxlab load ARGS --json`; returns (exit code, document, stderr).
+fn load(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(BIN)
+        .arg("load")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from load {args:?} ({e}): {}\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc, stderr)
+}
+
+/// A tiny server: a thread per connection running `handle`. Stops when the test ends.
+fn spawn_server(handle: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let handle = Arc::new(handle);
+    thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let h = handle.clone();
+            thread::spawn(move || h(s));
+        }
+    });
+    addr
+}
+
+/// Echo server that writes back in the given chunk pattern; flips byte `flip` of the first
+/// connection that gets that far (once per server).
+fn echo_server(flip: Option<usize>, chunks: &'static [usize]) -> String {
+    let flipped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    spawn_server(move |mut s| {
+        let mut total = 0usize;
+        let mut buf = [0u8; 4096];
+        let mut pending = Vec::new();
+        let mut k = 0;
+        loop {
+            let n = match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            for &b in &buf[..n] {
+                let flip_now =
+                    Some(total) == flip && !flipped.swap(true, std::sync::atomic::Ordering::SeqCst);
+                let b = if flip_now { b ^ 0x20 } else { b };
+                pending.push(b);
+                total += 1;
+            }
+            // Write back in odd-sized pieces, holding some bytes to merge with the next read.
+            while pending.len() >= chunks[k % chunks.len()] {
+                let c = chunks[k % chunks.len()];
+                if s.write_all(&pending[..c]).is_err() {
+                    return;
+                }
+                pending.drain(..c);
+                k += 1;
+            }
+            if !pending.is_empty() && s.write_all(&pending).is_ok() {
+                pending.clear();
+            }
+        }
+    })
+}
+
+#[test]
+fn echo_integrity_check_catches_one_flipped_byte() {
+    let addr = echo_server(Some(5000), &[1000]);
+    let (code, doc, _) = load(&[
+        &format!("echo://{addr}"),
+        "-c",
+        "4",
+        "-d",
+        "1s",
+        "--size",
+        "128",
+    ]);
+    assert_eq!(code, 1, "errors make the exit code 1");
+    assert_eq!(doc["errors"]["echo_mismatch"], 1, "{}", doc["errors"]);
+}
+
+#[test]
+fn echo_verifies_every_byte_across_split_and_merged_reads() {
+    let addr = echo_server(None, &[1, 7, 300, 64, 2]);
+    let (code, doc, err) = load(&[
+        &format!("echo://{addr}"),
+        "-c",
+        "8",
+        "-d",
+        "1s",
+        "--size",
+        "100",
+        "--pipeline",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err} {}", doc["errors"]);
+    assert!(doc["requests"].as_u64().unwrap() > 100);
+    assert!(doc["errors"].as_object().unwrap().is_empty());
+}
+
+#[test]
+fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
+    let start = Instant::now();
+    let addr = spawn_server(move |mut s| {
+        let mut pending = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            pending.extend_from_slice(&buf[..n]);
+            while let Some(end) = find(&pending, b"\r\n\r\n") {
+                pending.drain(..end + 4);
+                // Between 1.5 s and 2.5 s after start, every response waits for the stall to end.
+                let t = start.elapsed();
+                if t > Duration::from_millis(1500) && t < Duration::from_millis(2500) {
+                    thread::sleep(Duration::from_millis(2500) - t);
+                }
+                if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    let (code, doc, err) = load(&[
+        &format!("http://{addr}/"),
+        "-c",
+        "10",
+        "-d",
+        "4s",
+        "--rate",
+        "1000",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let corrected = doc["latency_us"]["p99"].as_f64().unwrap();
+    let uncorrected = doc["uncorrected_latency_us"]["p99"].as_f64().unwrap();
+    assert!(
+        corrected > 500_000.0,
+        "corrected p99 {corrected} us should reflect the 1 s stall"
+    );
+    assert!(
+        uncorrected < 100_000.0,
+        "uncorrected p99 {uncorrected} us hides it"
+    );
+    assert!(doc["offered_rps"].as_f64().unwrap() == 1000.0);
+    assert!(
+        doc["send_lag_us"]["max"].as_f64().unwrap() > 500_000.0,
+        "requests waited for a free connection"
+    );
+}
+
+#[test]
+fn refused_target_is_counted_and_the_run_ends_on_time() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let t = Instant::now();
+    let (code, doc, _) = load(&[&format!("http://127.0.0.1:{port}/"), "-c", "5", "-d", "1s"]);
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "finishes within duration plus timeout"
+    );
+    assert_eq!(code, 1);
+    assert!(
+        doc["errors"]["refused"].as_u64().unwrap() >= 5,
+        "{}",
+        doc["errors"]
+    );
+    assert_eq!(doc["requests"], 0);
+    assert_eq!(doc["connections"]["never_connected"], 5);
+}
+
+#[test]
+fn refused_target_with_a_request_count_still_ends() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, doc, _) = load(&[
+        &format!("http://127.0.0.1:{port}/"),
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--close",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        doc["errors"]["refused"], 20,
+        "each of the 20 attempts failed once"
+    );
+}
+
+#[test]
+fn a_server_closing_mid_response_is_an_unexpected_close() {
+    let addr = spawn_server(|mut s| {
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part");
+    });
+    let (code, doc, _) = load(&[&format!("http://{addr}/"), "-c", "2", "-d", "500ms"]);
+    assert_eq!(code, 1);
+    assert!(
+        doc["errors"]["unexpected_close"].as_u64().unwrap() > 0,
+        "{}",
+        doc["errors"]
+    );
+}
+
+#[test]
+fn garbage_is_a_bad_response_and_a_silent_server_a_timeout() {
+    let addr = spawn_server(|mut s| {
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"SSH-2.0-OpenSSH_9.2\r\n\r\n");
+        thread::sleep(Duration::from_millis(200));
+    });
+    let (_, doc, _) = load(&[&format!("http://{addr}/"), "-c", "2", "-d", "500ms"]);
+    assert!(
+        doc["errors"]["bad_response"].as_u64().unwrap() > 0,
+        "{}",
+        doc["errors"]
+    );
+
+    let addr = spawn_server(|s| {
+        thread::sleep(Duration::from_secs(5));
+        drop(s);
+    });
+    let t = Instant::now();
+    let (code, doc, _) = load(&[
+        &format!("http://{addr}/"),
+        "-c",
+        "3",
+        "-d",
+        "1500ms",
+        "--timeout",
+        "300ms",
+    ]);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, 1);
+    assert!(
+        doc["errors"]["timeout"].as_u64().unwrap() >= 3,
+        "{}",
+        doc["errors"]
+    );
+}
+
+#[test]
+fn connections_that_cannot_be_established_are_reported() {
+    // A listener that never accepts, with a backlog of 1: most connects never complete.
+    let l = muxlab::sys::socket::listen("127.0.0.1:0".parse().unwrap(), 1, false).unwrap();
+    let port = muxlab::sys::socket::local_addr(&l).unwrap().port();
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            &format!("http://127.0.0.1:{port}/"),
+            "-c",
+            "20",
+            "-d",
+            "1s",
+            "--timeout",
+            "300ms",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("could not connect"), "{text}");
+    drop(l);
+}
+
+#[test]
+fn request_counts_are_exact_in_every_mode_and_match_the_server() {
+    for (args, conns_expected) in [
+        (vec!["-c", "7", "-n", "1000"], Some(7u64)),
+        (vec!["-c", "10", "-n", "2000", "--close"], Some(2000)),
+        (vec!["-c", "4", "-n", "4000", "--pipeline", "8"], Some(4)),
+        (
+            vec!["-c", "5", "-n", "1000", "--requests-per-conn", "10"],
+            Some(100),
+        ),
+        (vec!["-c", "5", "-n", "500", "--rate", "2000"], Some(5)),
+    ] {
+        let srv = Server::start("epoll", &[]);
+        let url = format!("http://{}/", srv.addr);
+        let mut full = vec![url.as_str()];
+        full.extend(args.iter().copied());
+        let (code, doc, err) = load(&full);
+        assert_eq!(code, 0, "{args:?}: {err} {}", doc["errors"]);
+        let n: u64 = args[args.iter().position(|a| *a == "-n").unwrap() + 1]
+            .parse()
+            .unwrap();
+        assert_eq!(doc["requests"], n, "{args:?}");
+        assert_eq!(
+            doc["connections"]["established"],
+            conns_expected.unwrap(),
+            "{args:?}"
+        );
+        let st = srv.stop();
+        assert_eq!(
+            st.total("requests"),
+            n,
+            "{args:?}: the server counted what the client sent"
+        );
+        assert_eq!(st.total("accepted"), conns_expected.unwrap(), "{args:?}");
+    }
+}
+
+#[test]
+fn json_document_has_the_keys_scripts_rely_on_and_hgrm_is_written() {
+    let srv = Server::start("epoll", &[]);
+    let dir = std::env::temp_dir().join(format!("muxlab-hgrm-{}", std::process::id()));
+    let hgrm = dir.with_extension("hgrm");
+    let (code, doc, _) = load(&[
+        &format!("http://{}/", srv.addr),
+        "-c",
+        "4",
+        "-d",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--hgrm",
+        hgrm.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    for key in [
+        "requests",
+        "errors",
+        "duration_s",
+        "throughput_rps",
+        "client_cpu_s",
+        "config",
+        "environment",
+        "per_second",
+        "fairness",
+    ] {
+        assert!(!doc[key].is_null(), "missing {key}");
+    }
+    for p in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(
+            doc["latency_us"][p].as_f64().unwrap() > 0.0,
+            "latency_us.{p}"
+        );
+    }
+    assert!(doc["errors"].as_object().unwrap().is_empty());
+    assert!(
+        (doc["duration_s"].as_f64().unwrap() - 1.0).abs() < 0.2,
+        "warm-up excluded from the window"
+    );
+    assert!(doc["fairness"]["jain"].as_f64().unwrap() > 0.5);
+    assert_eq!(
+        doc["environment"]["server_pid"].as_i64().unwrap(),
+        srv.pid() as i64
+    );
+    let text = std::fs::read_to_string(&hgrm).unwrap();
+    assert!(
+        text.contains("Percentile") && text.contains("#[Max"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(hgrm);
+    srv.stop();
+}
+
+#[test]
+fn connections_past_the_descriptor_limit_are_sharded_over_processes() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: prlimit (util-linux) is not installed");
+        return;
+    }
+    let srv = Server::start("epoll", &[]);
+    let out = Command::new("prlimit")
+        .args([
+            "--nofile=160:160",
+            BIN,
+            "load",
+            &format!("http://{}/", srv.addr),
+            "-c",
+            "300",
+            "-d",
+            "1s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{}", doc["errors"]);
+    assert!(
+        doc["config"]["shards"].as_u64().unwrap() >= 5,
+        "160 descriptors hold at most 60 connections each"
+    );
+    assert_eq!(doc["connections"]["established"], 300);
+    assert_eq!(doc["fairness"]["connections"], 300);
+    assert_eq!(doc["fairness"]["starved"], 0);
+    let st = srv.stop();
+    assert_eq!(st.total("accepted"), 300);
+}
+
+#[test]
+fn source_addresses_can_be_spread_with_bind() {
+    let srv = Server::start("epoll", &[]);
+    let (code, doc, err) = load(&[
+        &format!("http://{}/", srv.addr),
+        "-c",
+        "6",
+        "-n",
+        "600",
+        "--bind",
+        "127.0.0.2-127.0.0.4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["requests"], 600);
+    srv.stop();
+}
+
+#[test]
+fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
+    for (args, hint) in [
+        (
+            &["http://127.0.0.1:1/", "-n", "10", "-d", "1s"][..],
+            "not both",
+        ),
+        (
+            &["http://127.0.0.1:1/", "--rate", "10", "--think", "1ms"][..],
+            "exclude each other",
+        ),
+        (
+            &["http://127.0.0.1:1/", "--close", "--pipeline", "4"][..],
+            "drop --close",
+        ),
+        (&["http://127.0.0.1:1/", "-c", "0"][..], "at least 1"),
+        (&["http://127.0.0.1:1/", "--rate=-5"][..], "positive"),
+        (&["echo://127.0.0.1:1", "--close"][..], "http://"),
+        (&["http://127.0.0.1:1/", "--size", "64"][..], "echo://"),
+        (&["127.0.0.1:8080"][..], "not a target URL"),
+        (&["http://no-such-host.invalid/"][..], "cannot resolve"),
+        (
+            &["http://127.0.0.1:1/", "--bind", "127.0.0.9-127.0.0.1"][..],
+            "range",
+        ),
+        (&["http://127.0.0.1:1/", "-d", "ten"][..], "duration"),
+    ] {
+        let out = Command::new(BIN).arg("load").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+}
