@@ -39,8 +39,8 @@ def cpu(pid):
     return total
 
 
-def start_muxlab(model, workers):
-    args = [BIN, "serve", "--model", model, "--port", "0", "--cpus", "0"]
+def start_muxlab(model, workers, extra=()):
+    args = [BIN, "serve", "--model", model, "--port", "0", "--cpus", "0", *extra]
     if workers:
         args += ["--workers", str(workers)]
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -387,14 +387,16 @@ impl<'a> Engine<'a> {
 
     fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
         if self.conns[i].state == State::Connecting {
-            let err = match self.conns[i].fd.as_ref().map(sys::socket::take_error) {
-                Some(Ok(None)) if flags & (OUT | ERR | HUP) != 0 => None,
-                Some(Ok(None)) => return,
-                Some(Ok(Some(e))) | Some(Err(e)) => Some(e),
-                None => return,
-            };
-            if let Some(e) = err {
+            if flags & (ERR | HUP) != 0 {
+                // The connect failed: SO_ERROR says why.
+                let e = match self.conns[i].fd.as_ref().map(sys::socket::take_error) {
+                    Some(Ok(Some(e))) | Some(Err(e)) => e,
+                    _ => io::Error::from(io::ErrorKind::ConnectionRefused),
+                };
                 return self.fail(i, ErrorClass::of(&e), now);
+            }
+            if flags & OUT == 0 {
+                return;
             }
             self.on_connected(i, now);
         }
@@ -405,7 +407,9 @@ impl<'a> Engine<'a> {
             return;
         }
         if flags & (IN | RDHUP | HUP | ERR) != 0 {
-            self.on_readable(i, now);
+            // With a hang-up pending, read to the end; otherwise a short read means drained
+            // (each new arrival raises a new edge), which saves the read that returns EAGAIN.
+            self.on_readable(i, now, flags & (RDHUP | HUP | ERR) != 0);
         }
     }
 
@@ -414,8 +418,11 @@ impl<'a> Engine<'a> {
         c.state = State::Up;
         c.connected_once = true;
         c.backoff = BACKOFF_MIN;
-        if let Some(fd) = &c.fd {
-            let _ = sys::socket::set_nodelay(fd);
+        // Nagle only delays a second small write: keep-alive and pipelined sockets need it off.
+        if !self.cfg.close {
+            if let Some(fd) = &c.fd {
+                let _ = sys::socket::set_nodelay(fd);
+            }
         }
         if now >= self.measure_from {
             self.tally
@@ -539,7 +546,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn on_readable(&mut self, i: usize, now: Instant) {
+    fn on_readable(&mut self, i: usize, now: Instant, to_eof: bool) {
         loop {
             let r = match self.conns[i].fd.as_ref() {
                 Some(fd) => sys::fd::read(fd, &mut self.buf),
@@ -549,7 +556,7 @@ impl<'a> Engine<'a> {
                 Ok(0) => return self.on_eof(i, now),
                 Ok(n) => {
                     self.tally.bytes_in += n as u64;
-                    if !self.consume(i, n, now) {
+                    if !self.consume(i, n, now) || (n < self.buf.len() && !to_eof) {
                         return;
                     }
                 }
@@ -562,17 +569,17 @@ impl<'a> Engine<'a> {
 
     /// Handles `n` bytes in `self.buf`; `false` when the connection was closed meanwhile.
     fn consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
-        let done = match self.cfg.target.kind {
+        match self.cfg.target.kind {
             Kind::Http => {
-                let c = &mut self.conns[i];
-                c.http.push(&self.buf[..n]);
-                let mut done = Vec::new();
+                self.conns[i].http.push(&self.buf[..n]);
                 loop {
                     match self.conns[i].http.next_response() {
                         Read::Done { status, close } => {
-                            done.push(status);
                             if close {
                                 self.conns[i].server_closing = true;
+                            }
+                            if !self.complete(i, status, now) {
+                                return false;
                             }
                         }
                         Read::More => break,
@@ -582,22 +589,22 @@ impl<'a> Engine<'a> {
                         }
                     }
                 }
-                done
             }
             Kind::Echo | Kind::Packet => {
                 let c = &mut self.conns[i];
                 match c.echo.push(c.slot, &self.buf[..n]) {
-                    Ok(k) => vec![200u16; k as usize],
+                    Ok(k) => {
+                        for _ in 0..k {
+                            if !self.complete(i, 200, now) {
+                                return false;
+                            }
+                        }
+                    }
                     Err(_) => {
                         self.fail(i, ErrorClass::EchoMismatch, now);
                         return false;
                     }
                 }
-            }
-        };
-        for status in done {
-            if !self.complete(i, status, now) {
-                return false;
             }
         }
         self.after_responses(i, now)
@@ -621,8 +628,11 @@ impl<'a> Engine<'a> {
             t.per_second[sec] += 1;
             t.latency
                 .record_ns(now.duration_since(intended).as_nanos() as u64);
-            t.uncorrected
-                .record_ns(now.duration_since(sent).as_nanos() as u64);
+            // In closed loop intended == sent: a second histogram would be a copy.
+            if self.interval.is_some() {
+                t.uncorrected
+                    .record_ns(now.duration_since(sent).as_nanos() as u64);
+            }
             if status >= 400 {
                 t.error(ErrorClass::HttpStatus);
             }
