@@ -53,8 +53,14 @@ pub enum Command {
     /// Exit code: 0 when no error occurred, 1 when any request failed, 2 for bad flags.
     #[command(verbatim_doc_comment)]
     Load(Box<LoadArgs>),
-    /// Run a benchmark scenario (starts servers, drives load, prints a comparison).
+    /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
+    /// print a table as cells finish, write results/<scenario>-<time>/ (JSON, CSV, HTML report).
     Bench(BenchArgs),
+    /// Rebuild report.html from a results directory.
+    Report {
+        /// A directory written by muxlab bench (holding results.json).
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -168,12 +174,27 @@ pub struct ServeArgs {
     /// Pin the server to these CPUs, e.g. 0 or 0,2-3.
     #[arg(long)]
     pub cpus: Option<units::CpuList>,
+    /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
+    #[arg(long, hide = true)]
+    pub crash_after_requests: Option<u64>,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Scenario name or TOML file [default: quick].
+    /// Scenario name (see --list) or a TOML file [default: quick].
     pub scenario: Option<String>,
+    /// List the built-in scenarios.
+    #[arg(long)]
+    pub list: bool,
+    /// Benchmark this external server (HOST:PORT) with the scenario's workloads instead of its models.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Where results directories are written.
+    #[arg(long, default_value = "results")]
+    pub out: std::path::PathBuf,
+    /// Runs of every cell (overrides the scenario's repeats).
+    #[arg(long)]
+    pub repeats: Option<usize>,
 }
 
 fn model_names() -> clap::builder::PossibleValuesParser {
@@ -193,6 +214,7 @@ impl ServeArgs {
         cfg.accept = self.accept;
         cfg.nofile = self.nofile;
         cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
+        cfg.crash_after_requests = self.crash_after_requests;
         Ok(cfg)
     }
 }
@@ -218,8 +240,7 @@ pub fn main(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Serve(args) => {
-            let model = models::find(&args.model)
-                .ok_or_else(|| usage(format!("unknown model '{}'", args.model)))?;
+            let model = models::find(&args.model).ok_or_else(|| usage(format!("unknown model '{}'", args.model)))?;
             let cfg = args.config().map_err(usage)?;
             let mut out = std::io::stdout();
             server::serve(model, cfg, args.workers, &mut out).map_err(|e| Failure {
@@ -228,7 +249,12 @@ pub fn main(cli: Cli) -> Result<(), Failure> {
             })
         }
         Command::Load(args) => run_load(&args),
-        Command::Bench(args) => bench_placeholder(args),
+        Command::Bench(args) => run_bench(&args),
+        Command::Report { dir } => {
+            let out = crate::report::rebuild(&dir).map_err(usage)?;
+            println!("{}", out.display());
+            Ok(())
+        }
     }
 }
 
@@ -241,11 +267,7 @@ impl LoadArgs {
             (d, _) => d,
         };
         let pacing = match (self.rate, self.think) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "--rate (open loop) and --think (closed loop) exclude each other".into(),
-                )
-            }
+            (Some(_), Some(_)) => return Err("--rate (open loop) and --think (closed loop) exclude each other".into()),
             (Some(r), None) => Pacing::Rate(r),
             (None, Some(t)) => Pacing::Think(t),
             (None, None) => Pacing::Closed,
@@ -279,8 +301,7 @@ impl LoadArgs {
             Some(s) => {
                 let bad = || format!("--shard '{s}' must be I/K");
                 let (i, k) = s.split_once('/').ok_or_else(bad)?;
-                let (i, k): (usize, usize) =
-                    (i.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?);
+                let (i, k): (usize, usize) = (i.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?);
                 if k == 0 || i >= k {
                     return Err(bad());
                 }
@@ -295,13 +316,9 @@ impl LoadArgs {
 fn run_load(args: &LoadArgs) -> Result<(), Failure> {
     let cfg = args.config().map_err(usage)?;
     if let Some(path) = &args.hgrm {
-        std::fs::write(path, "")
-            .map_err(|e| usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
+        std::fs::write(path, "").map_err(|e| usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
-    let fail = |m: String| Failure {
-        code: 1,
-        message: m,
-    };
+    let fail = |m: String| Failure { code: 1, message: m };
     if cfg.shard.is_some() {
         let o = load::run(&cfg, false).map_err(fail)?;
         println!("{}", load::shard::to_wire(&o));
@@ -374,7 +391,38 @@ fn print_models(json: bool) {
     }
 }
 
-fn bench_placeholder(args: BenchArgs) -> Result<(), Failure> {
-    let _ = args;
-    Err(usage("bench is not built yet"))
+fn run_bench(args: &BenchArgs) -> Result<(), Failure> {
+    if args.list {
+        print!("{}", crate::bench::list());
+        return Ok(());
+    }
+    let target = match &args.target {
+        None => None,
+        Some(t) => Some(
+            std::net::ToSocketAddrs::to_socket_addrs(t.as_str())
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(|| usage(format!("--target '{t}' is not HOST:PORT")))?,
+        ),
+    };
+    let opts = crate::bench::Options {
+        scenario: args.scenario.clone().unwrap_or_else(|| "quick".into()),
+        target,
+        out: args.out.clone(),
+        repeats: args.repeats,
+    };
+    let done = crate::bench::run(&opts).map_err(usage)?;
+    if done.interrupted {
+        return Err(Failure {
+            code: 130,
+            message: format!("interrupted; finished cells are in {}", done.dir.display()),
+        });
+    }
+    if done.failed > 0 {
+        return Err(Failure {
+            code: 1,
+            message: format!("{} cells failed; see {}", done.failed, done.dir.display()),
+        });
+    }
+    Ok(())
 }

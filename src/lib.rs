@@ -14,4 +14,7 @@ pub mod models;
 
 pub mod load;
 
+pub mod bench;
+pub mod report;
+
 pub mod cli;

@@ -7,9 +7,7 @@ use std::time::Duration;
 /// Parses `10us`, `5ms`, `1.5s`, `2m`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let v: f64 = num
         .parse()
@@ -21,11 +19,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "" | "s" => v,
         "m" => v * 60.0,
         "h" => v * 3600.0,
-        _ => {
-            return Err(format!(
-                "'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h"
-            ))
-        }
+        _ => return Err(format!("'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h")),
     };
     if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
         return Err(format!("'{s}' is out of range"));
@@ -75,8 +69,7 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || format!("'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3");
         if let Some((a, b)) = part.split_once('-') {
-            let (a, b): (usize, usize) =
-                (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
             if a > b {
                 return Err(bad());
             }

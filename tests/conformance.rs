@@ -39,16 +39,10 @@ fn http11_keep_alive_serves_1000_requests_on_one_connection() {
             assert_eq!(r.status, 200, "request {i}");
             assert_eq!(r.body, HELLO);
         }
-        s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let r = read_response_to(&mut s, &mut pending, true)
-            .unwrap()
-            .unwrap();
+        s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+        let r = read_response_to(&mut s, &mut pending, true).unwrap().unwrap();
         assert!(r.head.contains("Content-Length: 18") && r.body.is_empty());
-        assert!(
-            read_to_end_lossy(&mut s).is_empty(),
-            "nothing after the close response"
-        );
+        assert!(read_to_end_lossy(&mut s).is_empty(), "nothing after the close response");
         let st = srv.stop();
         assert_eq!(st.total("requests"), 1001);
         assert_eq!(st.total("accepted"), 1);
@@ -97,10 +91,7 @@ fn malformed_gets_400_oversized_gets_431_then_close() {
         let srv = Server::start(model, args);
         let cases: [(Vec<u8>, &str); 4] = [
             (b"NOT HTTP AT ALL\x00\r\n\r\n".to_vec(), "HTTP/1.1 400"),
-            (
-                b"GET / HTTP/1.1\r\nContent-Length: -3\r\n\r\n".to_vec(),
-                "HTTP/1.1 400",
-            ),
+            (b"GET / HTTP/1.1\r\nContent-Length: -3\r\n\r\n".to_vec(), "HTTP/1.1 400"),
             (
                 format!("GET / HTTP/1.1\r\nX-Big: {}\r\n\r\n", "b".repeat(10_000)).into_bytes(),
                 "HTTP/1.1 431",
@@ -177,24 +168,17 @@ fn echo_returns_16_mib_of_random_bytes_exactly() {
 #[test]
 fn packet_frames_split_and_merged_are_answered_only_when_whole() {
     for_each_model(|model, args| {
-        let srv = Server::start(
-            model,
-            &[args, &["--proto", "packet", "--packet-size", "100"]].concat(),
-        );
+        let srv = Server::start(model, &[args, &["--proto", "packet", "--packet-size", "100"]].concat());
         let data = random_bytes(400, 7);
         let mut s = srv.connect();
-        s.set_read_timeout(Some(Duration::from_millis(300)))
-            .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
         // One and a half frames: exactly one frame comes back.
         s.write_all(&data[..150]).unwrap();
         let mut got = vec![0u8; 100];
         s.read_exact(&mut got).unwrap();
         assert_eq!(got, data[..100]);
         let mut extra = [0u8; 1];
-        assert!(
-            s.read(&mut extra).is_err(),
-            "half a frame must not be answered"
-        );
+        assert!(s.read(&mut extra).is_err(), "half a frame must not be answered");
         // The second half plus two whole frames in one write: three frames come back.
         s.write_all(&data[150..400]).unwrap();
         s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
@@ -223,17 +207,11 @@ fn two_hundred_connections_each_doing_fifty_requests_are_all_counted() {
             }
         });
         let st = srv.stop();
-        assert_eq!(
-            st.total("requests"),
-            200 * 50,
-            "requests counted = requests sent"
-        );
+        assert_eq!(st.total("requests"), 200 * 50, "requests counted = requests sent");
         assert_eq!(st.total("accepted"), 200);
         assert_eq!(st.total("closed"), 200);
         assert_eq!(
-            st.total("rejected_limit")
-                + st.total("rejected_emfile")
-                + st.total("rejected_fdsetsize"),
+            st.total("rejected_limit") + st.total("rejected_emfile") + st.total("rejected_fdsetsize"),
             0
         );
         assert_eq!(st.total("bytes_out"), 200 * 50 * 122);
@@ -243,10 +221,7 @@ fn two_hundred_connections_each_doing_fifty_requests_are_all_counted() {
             "at least a read and a write per request"
         );
         let per_worker = st.stats["per_worker"].as_array().unwrap();
-        let sum: u64 = per_worker
-            .iter()
-            .map(|w| w["requests"].as_u64().unwrap())
-            .sum();
+        let sum: u64 = per_worker.iter().map(|w| w["requests"].as_u64().unwrap()).sum();
         assert_eq!(sum, 200 * 50, "per-worker blocks add up to the totals");
     });
 }

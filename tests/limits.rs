@@ -22,10 +22,7 @@ fn half_a_request_then_silence_is_closed_after_the_idle_timeout() {
         let mut s = srv.connect();
         s.write_all(b"GET / HTTP/1.1\r\nHost").unwrap();
         let t = Instant::now();
-        assert!(
-            read_to_end_lossy(&mut s).is_empty(),
-            "no response to half a request"
-        );
+        assert!(read_to_end_lossy(&mut s).is_empty(), "no response to half a request");
         assert!(
             t.elapsed() < IO_TIMEOUT,
             "closed by the server, not by the client's timeout"
@@ -120,10 +117,7 @@ fn running_out_of_descriptors_neither_spins_nor_sticks() {
             eprintln!("{name}: skipped, holds one connection per worker, so it cannot run out of descriptors");
             return;
         }
-        let srv = Server::start(
-            name,
-            &[args, &["--nofile", "48", "--max-conns", "10000"]].concat(),
-        );
+        let srv = Server::start(name, &[args, &["--nofile", "48", "--max-conns", "10000"]].concat());
         let (ok, conns) = answered(&srv, 100);
         // Hold them: a server that spins on EMFILE would loop millions of times meanwhile.
         std::thread::sleep(Duration::from_secs(1));
@@ -163,14 +157,8 @@ fn select_refuses_descriptors_past_fd_setsize_and_keeps_serving_the_rest() {
             }
         }
     }
-    assert!(
-        ok >= 1000,
-        "the first ~1,000 connections work ({ok} answered)"
-    );
-    assert!(
-        ok < 1100,
-        "connections past FD_SETSIZE cannot all be served"
-    );
+    assert!(ok >= 1000, "the first ~1,000 connections work ({ok} answered)");
+    assert!(ok < 1100, "connections past FD_SETSIZE cannot all be served");
     // The accepted ones still work after the refusals.
     let mut pending = Vec::new();
     let still = conns
@@ -179,10 +167,7 @@ fn select_refuses_descriptors_past_fd_setsize_and_keeps_serving_the_rest() {
         .map(|s| get_opt(s, &mut pending))
         .filter(|ok| *ok)
         .count();
-    assert_eq!(
-        still, 50,
-        "the first connections keep working after refusals"
-    );
+    assert_eq!(still, 50, "the first connections keep working after refusals");
     drop(conns);
     let st = srv.stop();
     assert_eq!(st.total("rejected_fdsetsize") as usize + ok, 1100);
@@ -207,10 +192,7 @@ fn a_port_in_use_is_one_clear_line_and_exit_code_2() {
     let port = srv.addr.port().to_string();
     let (code, err) = run(&["serve", "--model", "epoll", "--port", &port]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("already in use") && err.contains("--port 0"),
-        "{err}"
-    );
+    assert!(err.contains("already in use") && err.contains("--port 0"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     srv.stop();
 }
@@ -219,48 +201,17 @@ fn a_port_in_use_is_one_clear_line_and_exit_code_2() {
 fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
     for (args, hint) in [
         (&["serve", "--model", "nosuch"][..], "possible values"),
+        (&["serve", "--model", "epoll", "--work", "gpu:1s"][..], "cpu:200us"),
+        (&["serve", "--model", "epoll", "--idle-timeout", "soon"][..], "duration"),
+        (&["serve", "--model", "epoll", "--workers", "4"][..], "has no workers"),
+        (&["serve", "--model", "prefork", "--workers", "0"][..], "at least 1"),
+        (&["serve", "--model", "epoll", "--max-conns", "0"][..], "at least 1"),
         (
-            &["serve", "--model", "epoll", "--work", "gpu:1s"][..],
-            "cpu:200us",
-        ),
-        (
-            &["serve", "--model", "epoll", "--idle-timeout", "soon"][..],
-            "duration",
-        ),
-        (
-            &["serve", "--model", "epoll", "--workers", "4"][..],
-            "has no workers",
-        ),
-        (
-            &["serve", "--model", "prefork", "--workers", "0"][..],
-            "at least 1",
-        ),
-        (
-            &["serve", "--model", "epoll", "--max-conns", "0"][..],
-            "at least 1",
-        ),
-        (
-            &[
-                "serve",
-                "--model",
-                "epoll",
-                "--addr",
-                "10.255.255.1",
-                "--port",
-                "0",
-            ][..],
+            &["serve", "--model", "epoll", "--addr", "10.255.255.1", "--port", "0"][..],
             "not an address of this machine",
         ),
         (
-            &[
-                "serve",
-                "--model",
-                "epoll",
-                "--proto",
-                "packet",
-                "--packet-size",
-                "0",
-            ][..],
+            &["serve", "--model", "epoll", "--proto", "packet", "--packet-size", "0"][..],
             "at least 1 byte",
         ),
     ] {
@@ -272,10 +223,7 @@ fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
 
 #[test]
 fn models_lists_every_registered_model() {
-    let out = Command::new(BIN)
-        .args(["models", "--json"])
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).args(["models", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = v
         .as_array()

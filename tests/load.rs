@@ -16,12 +16,7 @@ use serde_json::Value;
 
 /// Runs `muxlab load ARGS --json`; returns (exit code, document, stderr).
 fn load(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(BIN)
-        .arg("load")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -61,8 +56,7 @@ fn echo_server(flip: Option<usize>, chunks: &'static [usize]) -> String {
                 Ok(n) => n,
             };
             for &b in &buf[..n] {
-                let flip_now =
-                    Some(total) == flip && !flipped.swap(true, std::sync::atomic::Ordering::SeqCst);
+                let flip_now = Some(total) == flip && !flipped.swap(true, std::sync::atomic::Ordering::SeqCst);
                 let b = if flip_now { b ^ 0x20 } else { b };
                 pending.push(b);
                 total += 1;
@@ -86,15 +80,7 @@ fn echo_server(flip: Option<usize>, chunks: &'static [usize]) -> String {
 #[test]
 fn echo_integrity_check_catches_one_flipped_byte() {
     let addr = echo_server(Some(5000), &[1000]);
-    let (code, doc, _) = load(&[
-        &format!("echo://{addr}"),
-        "-c",
-        "4",
-        "-d",
-        "1s",
-        "--size",
-        "128",
-    ]);
+    let (code, doc, _) = load(&[&format!("echo://{addr}"), "-c", "4", "-d", "1s", "--size", "128"]);
     assert_eq!(code, 1, "errors make the exit code 1");
     assert_eq!(doc["errors"]["echo_mismatch"], 1, "{}", doc["errors"]);
 }
@@ -137,9 +123,7 @@ fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
                 if t > Duration::from_millis(1500) && t < Duration::from_millis(2500) {
                     thread::sleep(Duration::from_millis(2500) - t);
                 }
-                if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                    .is_err()
-                {
+                if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_err() {
                     return;
                 }
             }
@@ -163,10 +147,7 @@ fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
         corrected > 500_000.0,
         "corrected p99 {corrected} us should reflect the 1 s stall"
     );
-    assert!(
-        uncorrected < 100_000.0,
-        "uncorrected p99 {uncorrected} us hides it"
-    );
+    assert!(uncorrected < 100_000.0, "uncorrected p99 {uncorrected} us hides it");
     assert!(doc["offered_rps"].as_f64().unwrap() == 1000.0);
     assert!(
         doc["send_lag_us"]["max"].as_f64().unwrap() > 500_000.0,
@@ -176,11 +157,7 @@ fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
 
 #[test]
 fn refused_target_is_counted_and_the_run_ends_on_time() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let t = Instant::now();
     let (code, doc, _) = load(&[&format!("http://127.0.0.1:{port}/"), "-c", "5", "-d", "1s"]);
     assert!(
@@ -188,35 +165,17 @@ fn refused_target_is_counted_and_the_run_ends_on_time() {
         "finishes within duration plus timeout"
     );
     assert_eq!(code, 1);
-    assert!(
-        doc["errors"]["refused"].as_u64().unwrap() >= 5,
-        "{}",
-        doc["errors"]
-    );
+    assert!(doc["errors"]["refused"].as_u64().unwrap() >= 5, "{}", doc["errors"]);
     assert_eq!(doc["requests"], 0);
     assert_eq!(doc["connections"]["never_connected"], 5);
 }
 
 #[test]
 fn refused_target_with_a_request_count_still_ends() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let (code, doc, _) = load(&[
-        &format!("http://127.0.0.1:{port}/"),
-        "-c",
-        "2",
-        "-n",
-        "20",
-        "--close",
-    ]);
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (code, doc, _) = load(&[&format!("http://127.0.0.1:{port}/"), "-c", "2", "-n", "20", "--close"]);
     assert_eq!(code, 1);
-    assert_eq!(
-        doc["errors"]["refused"], 20,
-        "each of the 20 attempts failed once"
-    );
+    assert_eq!(doc["errors"]["refused"], 20, "each of the 20 attempts failed once");
 }
 
 #[test]
@@ -244,11 +203,7 @@ fn garbage_is_a_bad_response_and_a_silent_server_a_timeout() {
         thread::sleep(Duration::from_millis(200));
     });
     let (_, doc, _) = load(&[&format!("http://{addr}/"), "-c", "2", "-d", "500ms"]);
-    assert!(
-        doc["errors"]["bad_response"].as_u64().unwrap() > 0,
-        "{}",
-        doc["errors"]
-    );
+    assert!(doc["errors"]["bad_response"].as_u64().unwrap() > 0, "{}", doc["errors"]);
 
     let addr = spawn_server(|s| {
         thread::sleep(Duration::from_secs(5));
@@ -266,11 +221,7 @@ fn garbage_is_a_bad_response_and_a_silent_server_a_timeout() {
     ]);
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(code, 1);
-    assert!(
-        doc["errors"]["timeout"].as_u64().unwrap() >= 3,
-        "{}",
-        doc["errors"]
-    );
+    assert!(doc["errors"]["timeout"].as_u64().unwrap() >= 3, "{}", doc["errors"]);
 }
 
 #[test]
@@ -303,10 +254,7 @@ fn request_counts_are_exact_in_every_mode_and_match_the_server() {
         (vec!["-c", "7", "-n", "1000"], Some(7u64)),
         (vec!["-c", "10", "-n", "2000", "--close"], Some(2000)),
         (vec!["-c", "4", "-n", "4000", "--pipeline", "8"], Some(4)),
-        (
-            vec!["-c", "5", "-n", "1000", "--requests-per-conn", "10"],
-            Some(100),
-        ),
+        (vec!["-c", "5", "-n", "1000", "--requests-per-conn", "10"], Some(100)),
         (vec!["-c", "5", "-n", "500", "--rate", "2000"], Some(5)),
     ] {
         let srv = Server::start("epoll", &[]);
@@ -315,15 +263,9 @@ fn request_counts_are_exact_in_every_mode_and_match_the_server() {
         full.extend(args.iter().copied());
         let (code, doc, err) = load(&full);
         assert_eq!(code, 0, "{args:?}: {err} {}", doc["errors"]);
-        let n: u64 = args[args.iter().position(|a| *a == "-n").unwrap() + 1]
-            .parse()
-            .unwrap();
+        let n: u64 = args[args.iter().position(|a| *a == "-n").unwrap() + 1].parse().unwrap();
         assert_eq!(doc["requests"], n, "{args:?}");
-        assert_eq!(
-            doc["connections"]["established"],
-            conns_expected.unwrap(),
-            "{args:?}"
-        );
+        assert_eq!(doc["connections"]["established"], conns_expected.unwrap(), "{args:?}");
         let st = srv.stop();
         assert_eq!(
             st.total("requests"),
@@ -365,10 +307,7 @@ fn json_document_has_the_keys_scripts_rely_on_and_hgrm_is_written() {
         assert!(!doc[key].is_null(), "missing {key}");
     }
     for p in ["p50", "p90", "p99", "p999", "max"] {
-        assert!(
-            doc["latency_us"][p].as_f64().unwrap() > 0.0,
-            "latency_us.{p}"
-        );
+        assert!(doc["latency_us"][p].as_f64().unwrap() > 0.0, "latency_us.{p}");
     }
     assert!(doc["errors"].as_object().unwrap().is_empty());
     assert!(
@@ -376,15 +315,9 @@ fn json_document_has_the_keys_scripts_rely_on_and_hgrm_is_written() {
         "warm-up excluded from the window"
     );
     assert!(doc["fairness"]["jain"].as_f64().unwrap() > 0.5);
-    assert_eq!(
-        doc["environment"]["server_pid"].as_i64().unwrap(),
-        srv.pid() as i64
-    );
+    assert_eq!(doc["environment"]["server_pid"].as_i64().unwrap(), srv.pid() as i64);
     let text = std::fs::read_to_string(&hgrm).unwrap();
-    assert!(
-        text.contains("Percentile") && text.contains("#[Max"),
-        "{text}"
-    );
+    assert!(text.contains("Percentile") && text.contains("#[Max"), "{text}");
     let _ = std::fs::remove_file(hgrm);
     srv.stop();
 }
@@ -410,8 +343,8 @@ fn connections_past_the_descriptor_limit_are_sharded_over_processes() {
         ])
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let doc: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{}", doc["errors"]);
     assert!(
         doc["config"]["shards"].as_u64().unwrap() >= 5,
@@ -444,10 +377,7 @@ fn source_addresses_can_be_spread_with_bind() {
 #[test]
 fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
     for (args, hint) in [
-        (
-            &["http://127.0.0.1:1/", "-n", "10", "-d", "1s"][..],
-            "not both",
-        ),
+        (&["http://127.0.0.1:1/", "-n", "10", "-d", "1s"][..], "not both"),
         (
             &["http://127.0.0.1:1/", "--rate", "10", "--think", "1ms"][..],
             "exclude each other",
@@ -462,10 +392,7 @@ fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
         (&["http://127.0.0.1:1/", "--size", "64"][..], "echo://"),
         (&["127.0.0.1:8080"][..], "not a target URL"),
         (&["http://no-such-host.invalid/"][..], "cannot resolve"),
-        (
-            &["http://127.0.0.1:1/", "--bind", "127.0.0.9-127.0.0.1"][..],
-            "range",
-        ),
+        (&["http://127.0.0.1:1/", "--bind", "127.0.0.9-127.0.0.1"][..], "range"),
         (&["http://127.0.0.1:1/", "-d", "ten"][..], "duration"),
     ] {
         let out = Command::new(BIN).arg("load").args(args).output().unwrap();

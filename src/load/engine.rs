@@ -161,12 +161,7 @@ impl<'a> Engine<'a> {
             tally,
             timers: BinaryHeap::new(),
             buf: vec![0u8; 256 * 1024],
-            request: super::workload::http_request(
-                &cfg.method,
-                &cfg.target,
-                &cfg.headers,
-                cfg.close,
-            ),
+            request: super::workload::http_request(&cfg.method, &cfg.target, &cfg.headers, cfg.close),
             measure_from,
             end,
             issued: 0,
@@ -213,9 +208,7 @@ impl<'a> Engine<'a> {
                 self.scan_timeouts(now);
                 next_scan = now + SCAN;
             }
-            let wait = self
-                .next_deadline(next_scan)
-                .saturating_duration_since(Instant::now());
+            let wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
             let n = match self.ep.wait_precise(&mut events, wait) {
                 Ok(n) => n,
                 Err(_) => break,
@@ -225,12 +218,8 @@ impl<'a> Engine<'a> {
             for (token, flags) in events.iter() {
                 self.on_event(token as usize, flags, now);
             }
-            progress
-                .requests
-                .store(self.tally.requests, Ordering::Relaxed);
-            progress
-                .errors
-                .store(self.tally.error_total(), Ordering::Relaxed);
+            progress.requests.store(self.tally.requests, Ordering::Relaxed);
+            progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
         }
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
         self.tally
@@ -241,12 +230,7 @@ impl<'a> Engine<'a> {
             return now >= end;
         }
         match self.plan.quota {
-            Some(q) => {
-                self.issued >= q
-                    && self.inflight == 0
-                    && self.reserved == 0
-                    && self.backlog.is_empty()
-            }
+            Some(q) => self.issued >= q && self.inflight == 0 && self.reserved == 0 && self.backlog.is_empty(),
             None => false,
         }
     }
@@ -307,11 +291,7 @@ impl<'a> Engine<'a> {
 
     fn mark_free(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if self.interval.is_some()
-            && !c.in_free
-            && c.state == State::Up
-            && c.inflight.len() < self.cfg.pipeline
-        {
+        if self.interval.is_some() && !c.in_free && c.state == State::Up && c.inflight.len() < self.cfg.pipeline {
             c.in_free = true;
             self.free.push_back(i);
         }
@@ -626,12 +606,10 @@ impl<'a> Engine<'a> {
                 t.per_second.resize(sec + 1, 0);
             }
             t.per_second[sec] += 1;
-            t.latency
-                .record_ns(now.duration_since(intended).as_nanos() as u64);
+            t.latency.record_ns(now.duration_since(intended).as_nanos() as u64);
             // In closed loop intended == sent: a second histogram would be a copy.
             if self.interval.is_some() {
-                t.uncorrected
-                    .record_ns(now.duration_since(sent).as_nanos() as u64);
+                t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
             }
             if status >= 400 {
                 t.error(ErrorClass::HttpStatus);
@@ -654,9 +632,7 @@ impl<'a> Engine<'a> {
             return true;
         }
         match self.cfg.pacing {
-            Pacing::Think(d) if c.inflight.is_empty() && c.wake.is_none() => {
-                self.set_timer(i, now + d)
-            }
+            Pacing::Think(d) if c.inflight.is_empty() && c.wake.is_none() => self.set_timer(i, now + d),
             Pacing::Think(_) => {}
             Pacing::Closed => self.fill(i, now),
             Pacing::Rate(_) => {

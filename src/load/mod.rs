@@ -111,23 +111,16 @@ impl LoadConfig {
             return Err("--close applies to http:// targets".into());
         }
         if self.close && self.requests_per_conn.is_some() {
-            return Err(
-                "--close already means one request per connection: drop --requests-per-conn".into(),
-            );
+            return Err("--close already means one request per connection: drop --requests-per-conn".into());
         }
         if self.requests_per_conn == Some(0) {
             return Err("--requests-per-conn must be at least 1".into());
         }
         match self.pacing {
-            Pacing::Rate(r) if !(r > 0.0 && r.is_finite()) => {
-                return Err("--rate must be a positive number".into())
-            }
+            Pacing::Rate(r) if !(r > 0.0 && r.is_finite()) => return Err("--rate must be a positive number".into()),
             _ => {}
         }
-        if self
-            .connect_rate
-            .is_some_and(|r| !(r > 0.0 && r.is_finite()))
-        {
+        if self.connect_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
             return Err("--connect-rate must be a positive number".into());
         }
         if !http && self.size == 0 {
@@ -147,9 +140,7 @@ impl LoadConfig {
         let (i, k) = self.shard.unwrap_or((0, 1));
         let (conns, first) = split(self.connections, k, i);
         let part = |total: f64| total * conns as f64 / self.connections as f64;
-        let quota = self
-            .requests
-            .map(|n| split_weighted(n, self.connections, first, conns));
+        let quota = self.requests.map(|n| split_weighted(n, self.connections, first, conns));
         let rate = match self.pacing {
             Pacing::Rate(r) => Some(part(r)),
             _ => None,
@@ -200,8 +191,7 @@ static STOP: AtomicU64 = AtomicU64::new(0);
 pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
     cfg.validate()?;
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(cpus)
-            .map_err(|e| format!("cannot pin the client to CPUs {cpus:?}: {e}"))?;
+        sys::affinity::set(cpus).map_err(|e| format!("cannot pin the client to CPUs {cpus:?}: {e}"))?;
     }
     let (_, hard) = sys::rlimit::nofile().map_err(|e| e.to_string())?;
     let _ = sys::rlimit::set_nofile(hard);
@@ -209,7 +199,7 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
     let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
     let threads = cfg.threads.min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
-    let cpu0 = sys::procfs::self_cpu();
+    let mut cpu0 = sys::procfs::self_cpu();
     let t0 = Instant::now();
     let tallies: Vec<Result<Tally, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -225,21 +215,23 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
                 };
                 let p = &progress[t];
                 s.spawn(move || -> Result<Tally, String> {
-                    let engine = Engine::new(cfg, plan)
-                        .map_err(|e| format!("starting an engine thread: {e}"))?;
+                    let engine = Engine::new(cfg, plan).map_err(|e| format!("starting an engine thread: {e}"))?;
                     Ok(engine.run(p, &STOP))
                 })
             })
             .collect();
+        // The client's CPU is counted over the measured window only: from the warm-up's end.
+        let measure_from = t0 + cfg.warmup;
+        while Instant::now() < measure_from && !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        cpu0 = sys::procfs::self_cpu();
         if show_progress {
             show_progress_until_done(cfg, &handles, &progress, t0);
         }
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("an engine thread panicked".into()))
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err("an engine thread panicked".into())))
             .collect()
     });
     let end = Instant::now();
@@ -278,20 +270,10 @@ fn show_progress_until_done<T>(
         if now.duration_since(last.0) < Duration::from_secs(1) {
             continue;
         }
-        let done: u64 = progress
-            .iter()
-            .map(|p| p.requests.load(Ordering::Relaxed))
-            .sum();
-        let errors: u64 = progress
-            .iter()
-            .map(|p| p.errors.load(Ordering::Relaxed))
-            .sum();
+        let done: u64 = progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum();
+        let errors: u64 = progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum();
         let rps = (done - last.1) as f64 / now.duration_since(last.0).as_secs_f64();
-        let phase = if now < t0 + cfg.warmup {
-            " (warm-up)"
-        } else {
-            ""
-        };
+        let phase = if now < t0 + cfg.warmup { " (warm-up)" } else { "" };
         let _ = write!(
             err,
             "\r\x1b[2K[{:>4.0}s] {:>12} req/s  total {:>12}  errors {}{phase}",
@@ -314,9 +296,7 @@ mod tests {
     fn splits_cover_everything_once() {
         let parts: Vec<_> = (0..3).map(|i| split(10, 3, i)).collect();
         assert_eq!(parts, vec![(4, 0), (3, 4), (3, 7)]);
-        let q: u64 = (0..3)
-            .map(|i| split_weighted(1001, 10, parts[i].1, parts[i].0))
-            .sum();
+        let q: u64 = (0..3).map(|i| split_weighted(1001, 10, parts[i].1, parts[i].0)).sum();
         assert_eq!(q, 1001);
     }
 }

@@ -18,10 +18,7 @@ impl Pacing {
     pub fn describe(&self) -> String {
         match self {
             Pacing::Closed => "closed loop".into(),
-            Pacing::Think(d) => format!(
-                "closed loop, {} think time",
-                crate::units::format_duration(*d)
-            ),
+            Pacing::Think(d) => format!("closed loop, {} think time", crate::units::format_duration(*d)),
             Pacing::Rate(r) => format!("open loop at {r} req/s"),
         }
     }

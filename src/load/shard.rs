@@ -45,8 +45,7 @@ fn from_wire(v: &Value) -> Outcome {
 
 /// Runs `k` shards of the command line `args` (without the program name) and merges them.
 pub fn run(args: &[OsString], k: usize) -> Result<Outcome, String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find this program to start shards: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start shards: {e}"))?;
     let mut children = Vec::new();
     for i in 0..k {
         let child = Command::new(&exe)

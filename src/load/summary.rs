@@ -37,8 +37,7 @@ pub fn fmt_us(us: f64) -> String {
 /// The machine, and where client and server may run.
 pub fn environment(cfg: &LoadConfig) -> Value {
     let (kernel, cpu) = sys::procfs::machine();
-    let server_pid = sys::procfs::listening_pid(cfg.target.addr.port())
-        .filter(|_| cfg.target.addr.ip().is_loopback());
+    let server_pid = sys::procfs::listening_pid(cfg.target.addr.port()).filter(|_| cfg.target.addr.ip().is_loopback());
     json!({
         "kernel": kernel,
         "cpu_model": cpu,
@@ -55,9 +54,7 @@ fn utilization(o: &Outcome) -> f64 {
     if secs <= 0.0 {
         return 0.0;
     }
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     o.client_cpu.as_secs_f64() / (secs * (o.threads * o.shards).min(cores) as f64)
 }
 
@@ -65,11 +62,7 @@ fn utilization(o: &Outcome) -> f64 {
 pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
     let t = &o.tally;
     let secs = o.elapsed.as_secs_f64();
-    let rps = if secs > 0.0 {
-        t.requests as f64 / secs
-    } else {
-        0.0
-    };
+    let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
     let util = utilization(o);
     let rate_mode = matches!(cfg.pacing, Pacing::Rate(_));
     let mut doc = json!({
@@ -109,11 +102,7 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
         "interrupted": o.interrupted,
     });
     if rate_mode {
-        let offered = if let Pacing::Rate(r) = cfg.pacing {
-            r
-        } else {
-            0.0
-        };
+        let offered = if let Pacing::Rate(r) = cfg.pacing { r } else { 0.0 };
         doc["uncorrected_latency_us"] = t.uncorrected.summary_us();
         doc["send_lag_us"] = t.send_lag.summary_us();
         doc["offered_rps"] = json!(offered);
@@ -126,11 +115,7 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
 pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
     let t = &o.tally;
     let secs = o.elapsed.as_secs_f64();
-    let rps = if secs > 0.0 {
-        t.requests as f64 / secs
-    } else {
-        0.0
-    };
+    let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
     let mode = if cfg.close {
         "one request per connection".to_string()
     } else if cfg.target.kind == super::Kind::Http {
@@ -213,15 +198,9 @@ pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
         thousands(cfg.connections as u64)
     ));
     if t.never_connected > 0 {
-        s.push_str(&format!(
-            " -- {} could not connect",
-            thousands(t.never_connected)
-        ));
+        s.push_str(&format!(" -- {} could not connect", thousands(t.never_connected)));
     }
-    s.push_str(&format!(
-        ", {} connects in the window\n",
-        thousands(t.connects)
-    ));
+    s.push_str(&format!(", {} connects in the window\n", thousands(t.connects)));
     s.push_str(&format!(
         "  fairness     Jain {:.3} over {} connections, {} starved\n",
         t.jain(),

@@ -50,9 +50,7 @@ impl ErrorClass {
         match e.raw_os_error() {
             Some(libc::ECONNREFUSED) => ErrorClass::Refused,
             Some(libc::ETIMEDOUT) => ErrorClass::Timeout,
-            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => {
-                ErrorClass::Reset
-            }
+            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => ErrorClass::Reset,
             Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE) => ErrorClass::PortExhaustion,
             Some(libc::EMFILE) | Some(libc::ENFILE) => ErrorClass::LocalLimit,
             _ => ErrorClass::Other,
@@ -215,10 +213,7 @@ mod tests {
         a.per_second = vec![4];
         let b = Tally::from_wire(&a.to_wire());
         assert_eq!(b.latency.0, a.latency.0);
-        assert_eq!(
-            (b.requests, b.errors, b.per_conn.clone()),
-            (4, a.errors, vec![3, 1])
-        );
+        assert_eq!((b.requests, b.errors, b.per_conn.clone()), (4, a.errors, vec![3, 1]));
         let mut m = a.clone();
         m.merge(&b);
         assert_eq!(m.latency.count(), 8);

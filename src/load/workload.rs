@@ -34,21 +34,15 @@ impl Kind {
 impl Target {
     /// Parses and resolves a target URL.
     pub fn parse(url: &str) -> Result<Target, String> {
-        let (scheme, rest) = url
-            .split_once("://")
-            .ok_or_else(|| format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT"))?;
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
+        })?;
         let kind = match scheme {
             "http" => Kind::Http,
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
-            "https" => {
-                return Err("https is not supported: muxlab measures plain TCP servers".into())
-            }
-            s => {
-                return Err(format!(
-                    "unknown scheme '{s}': use http://, echo:// or packet://"
-                ))
-            }
+            "https" => return Err("https is not supported: muxlab measures plain TCP servers".into()),
+            s => return Err(format!("unknown scheme '{s}': use http://, echo:// or packet://")),
         };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -88,10 +82,7 @@ impl Target {
 
 /// The bytes of one HTTP request.
 pub fn http_request(method: &str, target: &Target, headers: &[String], close: bool) -> Vec<u8> {
-    let mut r = format!(
-        "{method} {} HTTP/1.1\r\nHost: {}\r\n",
-        target.path, target.host
-    );
+    let mut r = format!("{method} {} HTTP/1.1\r\nHost: {}\r\n", target.path, target.host);
     for h in headers {
         r.push_str(h);
         r.push_str("\r\n");
@@ -174,10 +165,7 @@ impl HttpReader {
                             return Read::Bad;
                         }
                     }
-                    let no_body = self.head_only
-                        || status == 204
-                        || status == 304
-                        || (100..200).contains(&status);
+                    let no_body = self.head_only || status == 204 || status == 304 || (100..200).contains(&status);
                     self.body_left = if no_body {
                         0
                     } else {
@@ -299,24 +287,12 @@ mod tests {
     #[test]
     fn targets_parse_and_bad_ones_explain() {
         let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
-        assert_eq!(
-            (t.kind, t.addr.port(), t.path.as_str()),
-            (Kind::Http, 8080, "/x?y")
-        );
+        assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));
         assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
-        assert_eq!(
-            Target::parse("echo://127.0.0.1:9000").unwrap().kind,
-            Kind::Echo
-        );
-        assert!(Target::parse("echo://127.0.0.1")
-            .unwrap_err()
-            .contains("needs a port"));
-        assert!(Target::parse("127.0.0.1:80")
-            .unwrap_err()
-            .contains("not a target URL"));
-        assert!(Target::parse("ftp://x:1")
-            .unwrap_err()
-            .contains("unknown scheme"));
+        assert_eq!(Target::parse("echo://127.0.0.1:9000").unwrap().kind, Kind::Echo);
+        assert!(Target::parse("echo://127.0.0.1").unwrap_err().contains("needs a port"));
+        assert!(Target::parse("127.0.0.1:80").unwrap_err().contains("not a target URL"));
+        assert!(Target::parse("ftp://x:1").unwrap_err().contains("unknown scheme"));
         assert!(Target::parse("http://no-such-host.invalid:80/")
             .unwrap_err()
             .contains("cannot resolve"));
@@ -340,11 +316,7 @@ mod tests {
                     got.push((status, close));
                 }
             }
-            assert_eq!(
-                got,
-                vec![(200, false), (200, false), (404, true)],
-                "cut at {cut}"
-            );
+            assert_eq!(got, vec![(200, false), (200, false), (404, true)], "cut at {cut}");
         }
         let mut r = HttpReader::new(false);
         r.push(b"SSH-2.0-OpenSSH\r\n\r\n");

@@ -18,9 +18,7 @@
 use std::os::fd::{AsRawFd, RawFd};
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::{
-    accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Trigger, Workers, READ_BUF, TICK,
-};
+use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Trigger, Workers, READ_BUF, TICK};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ET, IN, OUT, RDHUP};
 

@@ -14,9 +14,7 @@
 
 use std::os::fd::AsRawFd;
 
-use crate::server::{
-    accept::Acceptor, blocking, io_err, Counter, Ctx, Error, Family, Model, Workers,
-};
+use crate::server::{accept::Acceptor, blocking, io_err, Counter, Ctx, Error, Family, Model, Workers};
 use crate::sys;
 use crate::sys::process::Fork;
 

@@ -14,9 +14,7 @@
 //! **Seed.** 003: 20,000 conns, 1 s think: poll 6,665 ops/s at 65 % CPU vs epoll 6,871 at 8.6 %.
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::{
-    accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK,
-};
+use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK};
 use crate::sys;
 use crate::sys::poll::{entry, PollFd, IN, OUT};
 use std::os::fd::AsRawFd;

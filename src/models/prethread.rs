@@ -15,8 +15,7 @@ use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Worker
 pub const MODEL: Model = Model {
     name: "prethread",
     family: Family::Blocking,
-    mechanism:
-        "N threads each block in accept() on the shared socket, serve one connection at a time",
+    mechanism: "N threads each block in accept() on the shared socket, serve one connection at a time",
     product: "blocking thread pools (Tomcat BIO)",
     seed: "muduo table",
     workers: Workers::Threads,

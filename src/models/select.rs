@@ -16,9 +16,7 @@
 use std::os::fd::AsRawFd;
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::{
-    accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK,
-};
+use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK};
 use crate::sys;
 use crate::sys::select::{FdSet, FD_SETSIZE};
 
@@ -66,10 +64,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         {
             c.add(Counter::Useful, 1);
         }
-        let ready: Vec<i32> = conns
-            .fds()
-            .filter(|&fd| rd.contains(fd) || wr.contains(fd))
-            .collect();
+        let ready: Vec<i32> = conns.fds().filter(|&fd| rd.contains(fd) || wr.contains(fd)).collect();
         for fd in ready {
             let conn = conns.get_mut(fd).expect("ready fd is in the table");
             if conn.drive(ctx, c, &mut buf, false) == Want::Close {

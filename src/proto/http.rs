@@ -15,8 +15,7 @@ const MAX_HEADERS: usize = 64;
 /// The body every 200 carries (seed 000's).
 pub const BODY: &[u8] = b"<html>hello</html>";
 
-const OK_HEAD: &[u8] =
-    b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/html\r\nContent-Length: 18\r\n";
+const OK_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/html\r\nContent-Length: 18\r\n";
 const KEEP: &[u8] = b"Connection: keep-alive\r\n";
 const CLOSE: &[u8] = b"Connection: close\r\n";
 const BAD_REQUEST: &[u8] =
@@ -227,8 +226,7 @@ mod tests {
     fn http11_keeps_alive_unless_close() {
         let (_, fed) = run(&[b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"]);
         assert!(!fed.close);
-        let (out, fed) =
-            run(&[b"GET / HTTP/1.1\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\n"]);
+        let (out, fed) = run(&[b"GET / HTTP/1.1\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\n\r\n"]);
         assert!(
             fed.close && fed.requests == 1,
             "nothing after a close is answered: {out}"
@@ -239,8 +237,7 @@ mod tests {
     fn head_has_no_body_and_other_methods_get_405() {
         let (out, _) = run(&[b"HEAD / HTTP/1.1\r\n\r\n"]);
         assert!(out.contains("Content-Length: 18") && !out.contains("<html>"));
-        let (out, fed) =
-            run(&[b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\n\r\n"]);
+        let (out, fed) = run(&[b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\n\r\n"]);
         assert!(out.starts_with("HTTP/1.1 405") && out.contains("Allow: GET, HEAD"));
         assert_eq!(
             fed.requests, 2,

@@ -27,9 +27,7 @@ impl Proto {
             "echo" => Ok(Proto::Echo),
             "packet" if packet_size == 0 => Err("--packet-size must be at least 1 byte".into()),
             "packet" => Ok(Proto::Packet(packet_size)),
-            other => Err(format!(
-                "unknown protocol '{other}': use http, echo or packet"
-            )),
+            other => Err(format!("unknown protocol '{other}': use http, echo or packet")),
         }
     }
 

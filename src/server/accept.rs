@@ -51,11 +51,7 @@ impl Acceptor {
     /// Accepts one connection from `listener`.
     pub fn accept_one(&mut self, ctx: &Ctx, listener: &impl AsRawFd, c: Counters) -> Accepted {
         match sys::socket::accept(listener, self.nonblocking) {
-            Ok(fd)
-                if self
-                    .fd_ceiling
-                    .is_some_and(|max| fd.as_raw_fd() as usize >= max) =>
-            {
+            Ok(fd) if self.fd_ceiling.is_some_and(|max| fd.as_raw_fd() as usize >= max) => {
                 c.add(Counter::RejectedFdSetSize, 1);
                 drop(fd);
                 Accepted::Refused
@@ -65,15 +61,13 @@ impl Acceptor {
                 None => Accepted::Refused,
             },
             Err(e) => match e.raw_os_error() {
-                Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS)
-                | Some(libc::ENOMEM) => {
+                Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM) => {
                     self.shed(listener, c);
                     Accepted::Refused
                 }
-                Some(libc::EAGAIN)
-                | Some(libc::EINTR)
-                | Some(libc::ECONNABORTED)
-                | Some(libc::EPROTO) => Accepted::Empty,
+                Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED) | Some(libc::EPROTO) => {
+                    Accepted::Empty
+                }
                 // EINVAL: the listener was shut down; anything else: back off a little.
                 _ => {
                     if e.kind() != io::ErrorKind::InvalidInput {

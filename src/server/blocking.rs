@@ -21,12 +21,7 @@ pub fn prepare_listener(listener: &impl AsRawFd) -> io::Result<()> {
 }
 
 /// Blocks until a connection is admitted; `None` once the server is stopping.
-pub fn accept(
-    ctx: &Ctx,
-    acceptor: &mut Acceptor,
-    listener: &impl AsRawFd,
-    c: Counters,
-) -> Option<OwnedFd> {
+pub fn accept(ctx: &Ctx, acceptor: &mut Acceptor, listener: &impl AsRawFd, c: Counters) -> Option<OwnedFd> {
     while !ctx.stopping() {
         let got = acceptor.accept_one(ctx, listener, c);
         c.add(Counter::Loops, 1);
@@ -81,10 +76,7 @@ pub fn serve(ctx: &Ctx, c: Counters, fd: OwnedFd) {
                     }
                     out.clear();
                 }
-                Err(e)
-                    if e.kind() == io::ErrorKind::WouldBlock
-                        || e.kind() == io::ErrorKind::Interrupted =>
-                {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                     if ctx.idle_expired(last, Instant::now()) {
                         break;
                     }
@@ -107,10 +99,7 @@ fn write_all(ctx: &Ctx, c: Counters, fd: &OwnedFd, mut data: &[u8]) -> io::Resul
                 c.add(Counter::BytesOut, n as u64);
                 data = &data[n..];
             }
-            Err(e)
-                if e.kind() == io::ErrorKind::WouldBlock
-                    || e.kind() == io::ErrorKind::Interrupted =>
-            {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                 if ctx.stopping() {
                     return Err(e);
                 }

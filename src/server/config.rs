@@ -30,6 +30,8 @@ pub struct Config {
     pub nofile: Option<u64>,
     /// Pin the server to these CPUs.
     pub cpus: Option<Vec<usize>>,
+    /// Fault injection: abort once this many requests were served (tests of the bench harness).
+    pub crash_after_requests: Option<u64>,
 }
 
 impl Config {
@@ -47,6 +49,7 @@ impl Config {
             accept: AcceptGuard::Exclusive,
             nofile: None,
             cpus: None,
+            crash_after_requests: None,
         }
     }
 }
@@ -89,9 +92,7 @@ impl FromStr for Work {
             None if s == "none" => Ok(Work::None),
             Some(("cpu", d)) => Ok(Work::Cpu(parse_duration(d)?)),
             Some(("sleep", d)) => Ok(Work::Sleep(parse_duration(d)?)),
-            _ => Err(format!(
-                "'{s}' is not a work spec: write cpu:200us, sleep:1ms or none"
-            )),
+            _ => Err(format!("'{s}' is not a work spec: write cpu:200us, sleep:1ms or none")),
         }
     }
 }
@@ -142,9 +143,6 @@ mod tests {
         );
         assert_eq!("none".parse::<Work>().unwrap(), Work::None);
         assert!("gpu:1s".parse::<Work>().is_err());
-        assert_eq!(
-            Work::Cpu(Duration::from_micros(200)).to_string(),
-            "cpu:200us"
-        );
+        assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
     }
 }

@@ -69,14 +69,7 @@ impl Conn {
         want
     }
 
-    fn drive_inner(
-        &mut self,
-        ctx: &Ctx,
-        c: Counters,
-        buf: &mut [u8],
-        until_eagain: bool,
-        moved: &mut bool,
-    ) -> Want {
+    fn drive_inner(&mut self, ctx: &Ctx, c: Counters, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
         match self.flush(c, moved) {
             Ok(true) => {}
             Ok(false) => return Want::Write,

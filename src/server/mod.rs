@@ -106,9 +106,7 @@ impl Ctx {
     /// `true` when a connection last active at `last` has been idle too long.
     #[inline]
     pub fn idle_expired(&self, last: Instant, now: Instant) -> bool {
-        self.cfg
-            .idle_timeout
-            .is_some_and(|t| now.duration_since(last) >= t)
+        self.cfg.idle_timeout.is_some_and(|t| now.duration_since(last) >= t)
     }
 }
 
@@ -150,8 +148,7 @@ pub fn serve(
         return Err(Error::Usage("--backlog must be at least 1".into()));
     }
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(cpus)
-            .map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(cpus).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
     let nofile = apply_nofile(&cfg)?;
     // Leave room for listeners, epoll, spares and the process's own files.
@@ -159,31 +156,26 @@ pub fn serve(
     let max_conns = match cfg.max_conns {
         Some(0) => return Err(Error::Usage("--max-conns must be at least 1".into())),
         Some(n) => n,
-        None => model
-            .default_max_conns
-            .map_or(fd_default, |d| d.min(fd_default)),
+        None => model.default_max_conns.map_or(fd_default, |d| d.min(fd_default)),
     };
     let stats = Stats::new(workers).map_err(io_err("mapping the shared counters"))?;
-    sys::signal::install_stop_handler(stats.stop_flag())
-        .map_err(io_err("installing signal handlers"))?;
-    let listener =
-        sys::socket::listen(cfg.addr, cfg.backlog, false).map_err(|e| match e.raw_os_error() {
-            Some(libc::EADDRINUSE) => Error::AddrInUse { addr: cfg.addr },
-            Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
-                "{} is not an address of this machine: pick another with --addr",
-                cfg.addr.ip()
-            )),
-            Some(libc::EACCES) => Error::Usage(format!(
-                "port {} needs privileges: use a port above 1023 or --port 0",
-                cfg.addr.port()
-            )),
-            _ => Error::Io {
-                what: format!("listening on {}", cfg.addr),
-                source: e,
-            },
-        })?;
-    let addr =
-        sys::socket::local_addr(&listener).map_err(io_err("reading the listening address"))?;
+    sys::signal::install_stop_handler(stats.stop_flag()).map_err(io_err("installing signal handlers"))?;
+    let listener = sys::socket::listen(cfg.addr, cfg.backlog, false).map_err(|e| match e.raw_os_error() {
+        Some(libc::EADDRINUSE) => Error::AddrInUse { addr: cfg.addr },
+        Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
+            "{} is not an address of this machine: pick another with --addr",
+            cfg.addr.ip()
+        )),
+        Some(libc::EACCES) => Error::Usage(format!(
+            "port {} needs privileges: use a port above 1023 or --port 0",
+            cfg.addr.port()
+        )),
+        _ => Error::Io {
+            what: format!("listening on {}", cfg.addr),
+            source: e,
+        },
+    })?;
+    let addr = sys::socket::local_addr(&listener).map_err(io_err("reading the listening address"))?;
     let ctx = Ctx {
         cfg,
         model,
@@ -201,6 +193,18 @@ pub fn serve(
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 
+    if let Some(n) = ctx.cfg.crash_after_requests {
+        // Fault injection (tests of the bench harness): a watcher thread aborts the process
+        // once enough requests were served; forked workers follow through PR_SET_PDEATHSIG.
+        let stats = ctx.stats;
+        std::thread::spawn(move || loop {
+            if stats.total(Counter::Requests) >= n {
+                eprintln!("muxlab: --crash-after-requests {n} reached: aborting");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        });
+    }
     let result = (model.run)(&ctx);
 
     let (totals, per_worker) = ctx.stats.to_json();

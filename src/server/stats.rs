@@ -88,6 +88,7 @@ impl Counters {
 }
 
 /// The whole region: block 0 holds process-wide words, blocks 1..=workers the workers.
+#[derive(Clone, Copy)]
 pub struct Stats {
     words: &'static [AtomicU64],
     workers: usize,

@@ -7,9 +7,7 @@ pub fn get() -> io::Result<Vec<usize>> {
     // SAFETY: cpu_set_t is plain bits; zeroed is the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: set is valid for writes and its size is passed.
-    super::cvt(unsafe {
-        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set)
-    })?;
+    super::cvt(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) })?;
     // SAFETY: CPU_ISSET reads within the set for i < CPU_SETSIZE.
     Ok((0..libc::CPU_SETSIZE as usize)
         .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
@@ -31,8 +29,6 @@ pub fn set(cpus: &[usize]) -> io::Result<()> {
         unsafe { libc::CPU_SET(c, &mut set) };
     }
     // SAFETY: set is valid and its size is passed.
-    super::cvt(unsafe {
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    })?;
+    super::cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
     Ok(())
 }

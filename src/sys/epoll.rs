@@ -82,11 +82,7 @@ impl Epoll {
 
     /// Waits up to `timeout` with nanosecond precision (epoll_pwait2, Linux 5.11+), falling
     /// back to millisecond epoll_wait (rounded up) where the kernel lacks it. EINTR: 0 events.
-    pub fn wait_precise(
-        &self,
-        events: &mut Events,
-        timeout: std::time::Duration,
-    ) -> io::Result<usize> {
+    pub fn wait_precise(&self, events: &mut Events, timeout: std::time::Duration) -> io::Result<usize> {
         use std::sync::atomic::{AtomicBool, Ordering};
         static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
         if !NO_PWAIT2.load(Ordering::Relaxed) {
@@ -115,9 +111,7 @@ impl Epoll {
                     events.len = 0;
                     return Ok(0);
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                    NO_PWAIT2.store(true, Ordering::Relaxed)
-                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => NO_PWAIT2.store(true, Ordering::Relaxed),
                 Err(e) => return Err(e),
             }
         }

@@ -24,9 +24,7 @@ impl EventFd {
     pub fn notify(&self) -> io::Result<()> {
         let one: u64 = 1;
         // SAFETY: one is 8 readable bytes.
-        super::cvt_size(unsafe {
-            libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8)
-        })?;
+        super::cvt_size(unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) })?;
         Ok(())
     }
 
@@ -34,9 +32,7 @@ impl EventFd {
     pub fn drain(&self) -> io::Result<u64> {
         let mut v: u64 = 0;
         // SAFETY: v is 8 writable bytes.
-        match super::cvt_size(unsafe {
-            libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8)
-        }) {
+        match super::cvt_size(unsafe { libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) }) {
             Ok(_) => Ok(v),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
             Err(e) => Err(e),

@@ -12,14 +12,7 @@ pub fn read(fd: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
 /// Writes from `buf`, returning how many bytes the kernel took. Never raises SIGPIPE.
 pub fn write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
-    super::cvt_size(unsafe {
-        libc::send(
-            fd.as_raw_fd(),
-            buf.as_ptr().cast(),
-            buf.len(),
-            libc::MSG_NOSIGNAL,
-        )
-    })
+    super::cvt_size(unsafe { libc::send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) })
 }
 
 /// Switches `O_NONBLOCK` on or off.
@@ -39,8 +32,7 @@ pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
 /// Opens `/dev/null`: the spare descriptor an accept loop gives up to drain a connection on EMFILE.
 pub fn open_spare() -> io::Result<OwnedFd> {
     // SAFETY: the path is a NUL-terminated literal; the returned fd is owned by us alone.
-    let fd =
-        super::cvt(unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
+    let fd = super::cvt(unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?;
     // SAFETY: fd was just returned by open and is not owned elsewhere.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -13,18 +13,13 @@ pub const NVAL: i16 = libc::POLLNVAL;
 
 /// An entry asking for `events` on `fd`.
 pub fn entry(fd: RawFd, events: i16) -> PollFd {
-    PollFd {
-        fd,
-        events,
-        revents: 0,
-    }
+    PollFd { fd, events, revents: 0 }
 }
 
 /// Waits up to `timeout_ms`; returns how many entries have `revents` set (EINTR: 0).
 pub fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
     // SAFETY: fds is a valid array of fds.len() pollfd structs.
-    match super::cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) })
-    {
+    match super::cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }) {
         Ok(n) => Ok(n as usize),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
         Err(e) => Err(e),

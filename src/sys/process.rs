@@ -15,11 +15,7 @@ pub fn fork() -> io::Result<Fork> {
     // SAFETY: the callers fork from a single-threaded process, so the child's copy of the heap
     // and locks is consistent.
     let pid = cvt(unsafe { libc::fork() })?;
-    Ok(if pid == 0 {
-        Fork::Child
-    } else {
-        Fork::Parent(pid)
-    })
+    Ok(if pid == 0 { Fork::Child } else { Fork::Parent(pid) })
 }
 
 /// Ends this process at once, without running destructors or flushing stdio (a forked child).

@@ -16,6 +16,15 @@ pub struct ProcSample {
     pub rss: u64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// CPU time of children already reaped (cutime + cstime): forked workers that exited.
+    pub reaped_children: Duration,
+}
+
+impl ProcSample {
+    /// All CPU time: user, system and that of reaped children.
+    pub fn cpu(&self) -> Duration {
+        self.utime + self.stime + self.reaped_children
+    }
 }
 
 fn ticks() -> f64 {
@@ -42,6 +51,7 @@ pub fn sample(pid: i32) -> io::Result<ProcSample> {
         stime: Duration::from_secs_f64(num(12) as f64 / hz),
         threads: num(17),
         rss: num(21) * 4096,
+        reaped_children: Duration::from_secs_f64((num(13) + num(14)) as f64 / hz),
         ..Default::default()
     };
     if let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) {
@@ -94,6 +104,7 @@ pub fn sample_tree(pid: i32) -> io::Result<ProcSample> {
         if let Ok(s) = sample(p) {
             total.utime += s.utime;
             total.stime += s.stime;
+            total.reaped_children += s.reaped_children;
             total.threads += s.threads;
             total.rss += s.rss;
             total.voluntary_switches += s.voluntary_switches;
@@ -162,10 +173,9 @@ pub fn listening_pid(port: u16) -> Option<i32> {
 /// `Cpus_allowed_list` of a process, e.g. "0" or "0-1".
 pub fn cpus_allowed(pid: i32) -> Option<String> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| {
-        l.strip_prefix("Cpus_allowed_list:")
-            .map(|v| v.trim().to_string())
-    })
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:").map(|v| v.trim().to_string()))
 }
 
 /// Kernel release and CPU model name.

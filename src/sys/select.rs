@@ -53,27 +53,14 @@ impl FdSet {
 
 /// Waits until a descriptor of `read` or `write` is ready (both are overwritten with the ready
 /// ones); `nfds` is the highest descriptor plus one. EINTR: 0.
-pub fn select(
-    nfds: RawFd,
-    read: &mut FdSet,
-    write: &mut FdSet,
-    timeout: Duration,
-) -> io::Result<usize> {
+pub fn select(nfds: RawFd, read: &mut FdSet, write: &mut FdSet, timeout: Duration) -> io::Result<usize> {
     let mut tv = libc::timeval {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_usec: timeout.subsec_micros() as libc::suseconds_t,
     };
     // SAFETY: the sets and tv are valid for the call; nfds <= FD_SETSIZE because only
     // descriptors below FD_SETSIZE can be in the sets.
-    let r = unsafe {
-        libc::select(
-            nfds,
-            &mut read.set,
-            &mut write.set,
-            std::ptr::null_mut(),
-            &mut tv,
-        )
-    };
+    let r = unsafe { libc::select(nfds, &mut read.set, &mut write.set, std::ptr::null_mut(), &mut tv) };
     match super::cvt(r) {
         Ok(n) => Ok(n as usize),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),

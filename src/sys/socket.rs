@@ -55,19 +55,13 @@ fn from_raw(storage: &libc::sockaddr_storage) -> io::Result<SocketAddr> {
     match storage.ss_family as libc::c_int {
         libc::AF_INET => {
             // SAFETY: the family says the storage holds a sockaddr_in.
-            let sin =
-                unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let sin = unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
             let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
-            Ok(SocketAddr::V4(SocketAddrV4::new(
-                ip,
-                u16::from_be(sin.sin_port),
-            )))
+            Ok(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
         }
         libc::AF_INET6 => {
             // SAFETY: the family says the storage holds a sockaddr_in6.
-            let sin6 = unsafe {
-                &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
-            };
+            let sin6 = unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
             let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
             Ok(SocketAddr::V6(SocketAddrV6::new(
                 ip,
@@ -83,12 +77,7 @@ fn from_raw(storage: &libc::sockaddr_storage) -> io::Result<SocketAddr> {
     }
 }
 
-fn setsockopt_int(
-    fd: &impl AsRawFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: libc::c_int,
-) -> io::Result<()> {
+fn setsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: value lives for the call and its size is passed.
     cvt(unsafe {
         libc::setsockopt(
@@ -104,11 +93,7 @@ fn setsockopt_int(
 
 /// A new TCP socket for `addr`'s family, close-on-exec, optionally non-blocking.
 pub fn tcp_socket(addr: &SocketAddr, nonblocking: bool) -> io::Result<OwnedFd> {
-    let family = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
+    let family = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
     let mut ty = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
     if nonblocking {
         ty |= libc::SOCK_NONBLOCK;
@@ -128,13 +113,7 @@ pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<Own
     }
     let (storage, len) = to_raw(&addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    })?;
+    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
     // SAFETY: listen() takes plain integers.
     cvt(unsafe { libc::listen(fd.as_raw_fd(), backlog) })?;
     Ok(fd)
@@ -144,13 +123,7 @@ pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<Own
 pub fn connect(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
     let (storage, len) = to_raw(addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    })?;
+    cvt(unsafe { libc::connect(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
     Ok(())
 }
 
@@ -158,13 +131,7 @@ pub fn connect(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
 pub fn bind(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
     let (storage, len) = to_raw(addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    })?;
+    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
     Ok(())
 }
 
@@ -175,14 +142,7 @@ pub fn accept(listener: &impl AsRawFd, nonblocking: bool) -> io::Result<OwnedFd>
         flags |= libc::SOCK_NONBLOCK;
     }
     // SAFETY: null address pointers are allowed by accept4.
-    let fd = cvt(unsafe {
-        libc::accept4(
-            listener.as_raw_fd(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            flags,
-        )
-    })?;
+    let fd = cvt(unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), flags) })?;
     // SAFETY: fd was just returned by accept4 and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -47,9 +47,7 @@ impl Server {
             .expect("start muxlab serve");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .expect("read the listening line");
+        stdout.read_line(&mut line).expect("read the listening line");
         let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
             let mut err = String::new();
             let _ = child.stderr.take().unwrap().read_to_string(&mut err);
@@ -72,8 +70,7 @@ impl Server {
     }
 
     pub fn connect(&self) -> TcpStream {
-        let s = TcpStream::connect(self.addr)
-            .unwrap_or_else(|e| panic!("{}: connect: {e}", self.model));
+        let s = TcpStream::connect(self.addr).unwrap_or_else(|e| panic!("{}: connect: {e}", self.model));
         s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         s.set_nodelay(true).unwrap();
@@ -100,12 +97,7 @@ impl Server {
         let mut rest = String::new();
         self.stdout.read_to_string(&mut rest).unwrap();
         let mut stderr = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        self.child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
         assert!(
             status.success(),
             "{}: exit status {status} after SIGTERM; stderr: {stderr}",
@@ -118,11 +110,7 @@ impl Server {
             .unwrap_or_else(|| panic!("{}: no stats line in {rest:?}", self.model));
         assert_eq!(stats["ok"], true, "{}: {stats}", self.model);
         for pid in tree.into_iter().skip(1) {
-            assert!(
-                !alive(pid),
-                "{}: process {pid} outlived the server",
-                self.model
-            );
+            assert!(!alive(pid), "{}: process {pid} outlived the server", self.model);
         }
         assert!(
             TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_err(),
@@ -136,9 +124,7 @@ impl Server {
 /// `true` if `pid` exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+        Ok(s) => !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -162,11 +148,7 @@ pub fn read_response_to(
     loop {
         if let Some(end) = find(pending, b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&pending[..end]).to_string();
-            let status = head
-                .split(' ')
-                .nth(1)
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
+            let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
             let len: usize = head
                 .lines()
                 .find_map(|l| {
@@ -179,10 +161,7 @@ pub fn read_response_to(
             while pending.len() < want {
                 let n = r.read(&mut buf)?;
                 if n == 0 {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "EOF in body",
-                    ));
+                    return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "EOF in body"));
                 }
                 pending.extend_from_slice(&buf[..n]);
             }
@@ -195,20 +174,14 @@ pub fn read_response_to(
             return if pending.is_empty() {
                 Ok(None)
             } else {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "EOF in head",
-                ))
+                Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "EOF in head"))
             };
         }
         pending.extend_from_slice(&buf[..n]);
     }
 }
 
-pub fn read_response(
-    r: &mut impl Read,
-    pending: &mut Vec<u8>,
-) -> std::io::Result<Option<Response>> {
+pub fn read_response(r: &mut impl Read, pending: &mut Vec<u8>) -> std::io::Result<Option<Response>> {
     read_response_to(r, pending, false)
 }
 

@@ -1,0 +1,243 @@
+//! `bench`: runs a scenario's matrix of cells, shows progress, prints a table as cells finish,
+//! and writes `results/<scenario>-<timestamp>/` (`results.json`, `results.csv`, `report.html`).
+
+pub mod results;
+pub mod runner;
+pub mod scenario;
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use results::Cell;
+use runner::{Placement, Target};
+use scenario::{Experiment, Scenario};
+
+use crate::report;
+use crate::sys;
+
+/// What `muxlab bench` was asked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub scenario: String,
+    /// Benchmark this external server instead of the scenario's models.
+    pub target: Option<SocketAddr>,
+    /// Parent of the results directory.
+    pub out: PathBuf,
+    pub repeats: Option<usize>,
+}
+
+/// How a run ended.
+pub struct Finished {
+    pub dir: PathBuf,
+    pub failed: usize,
+    pub interrupted: bool,
+}
+
+/// `muxlab bench --list`.
+pub fn list() -> String {
+    let mut s = String::new();
+    for (name, text) in scenario::BUILTIN {
+        let sc = scenario::parse(text, name).expect("built-in scenarios parse (tested)");
+        let cells: usize = sc
+            .experiments
+            .iter()
+            .map(|x| (x.models.len() + x.peers.len()) * x.connections.len())
+            .sum();
+        s.push_str(&format!("{name:<26} {cells:>3} cells  {}\n", sc.description));
+    }
+    s.push_str("\nmuxlab bench NAME runs one; muxlab bench path/to/file.toml runs your own (see scenarios/).\n");
+    s
+}
+
+static STOP: AtomicU64 = AtomicU64::new(0);
+
+fn placement(sc: &Scenario) -> Placement {
+    let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
+    let (s, c) = match cpus.as_slice() {
+        [a, b, ..] => (a.to_string(), b.to_string()),
+        [a] => (a.to_string(), a.to_string()),
+        [] => ("0".into(), "0".into()),
+    };
+    Placement {
+        server_cpus: sc.server_cpus.clone().unwrap_or(s),
+        client_cpus: sc.client_cpus.clone().unwrap_or(c),
+        client_threads: sc.client_threads.unwrap_or(1),
+    }
+}
+
+/// The targets of an experiment.
+fn targets(x: &Experiment, external: Option<SocketAddr>) -> Vec<Target> {
+    match external {
+        Some(a) => vec![Target::External(a)],
+        None => x
+            .models
+            .iter()
+            .map(|m| Target::Model(m.clone()))
+            .chain(x.peers.iter().map(|p| Target::Peer(p.clone())))
+            .collect(),
+    }
+}
+
+/// A guess of a cell's length, for the ETA before any cell finished.
+fn guess(x: &Experiment) -> Duration {
+    x.duration().unwrap_or(Duration::from_secs(5)) + x.warmup() + Duration::from_millis(700)
+}
+
+fn environment(place: &Placement) -> Value {
+    let (kernel, cpu) = sys::procfs::machine();
+    let git = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    json!({"kernel": kernel, "cpu_model": cpu,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "server_cpus": place.server_cpus, "client_cpus": place.client_cpus, "client_threads": place.client_threads,
+        "muxlab_version": env!("CARGO_PKG_VERSION"), "git_revision": git})
+}
+
+/// Writes `results.json` and `results.csv` (after every cell, so nothing finished is lost).
+fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), String> {
+    let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "cells": cells});
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("results.json"), text).map_err(|e| format!("writing results.json: {e}"))?;
+    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(|e| format!("writing results.csv: {e}"))
+}
+
+/// Runs the scenario; prints the table to stdout and progress to stderr.
+pub fn run(opts: &Options) -> Result<Finished, String> {
+    let mut sc = scenario::load(&opts.scenario)?;
+    if let Some(r) = opts.repeats {
+        if r == 0 {
+            return Err("--repeats must be at least 1".into());
+        }
+        sc.repeats = r;
+    }
+    let place = placement(&sc);
+    let _ = sys::signal::install_stop_handler(&STOP);
+    let plan: Vec<(usize, Target, usize, usize)> = sc
+        .experiments
+        .iter()
+        .enumerate()
+        .flat_map(|(xi, x)| {
+            let ts = targets(x, opts.target);
+            let reps = sc.repeats;
+            x.connections.iter().flat_map(move |&c| {
+                let ts = ts.clone();
+                (0..reps).flat_map(move |r| ts.clone().into_iter().map(move |t| (xi, t, c, r)))
+            })
+        })
+        .collect();
+    let dir = results::new_dir(&opts.out, &sc.name).map_err(|e| format!("creating {}: {e}", opts.out.display()))?;
+    let env = environment(&place);
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "muxlab bench {}: {}\n{} cells, server on CPU {}, client on CPU {} ({} thread{}); results in {}\n",
+        sc.name,
+        sc.description,
+        plan.len(),
+        place.server_cpus,
+        place.client_cpus,
+        place.client_threads,
+        if place.client_threads == 1 { "" } else { "s" },
+        dir.display()
+    );
+    if place.server_cpus == place.client_cpus {
+        let _ = writeln!(
+            out,
+            "note: only one CPU is available, so server and client share it; compare ratios only\n"
+        );
+    }
+    let mut cells: Vec<Cell> = Vec::new();
+    let started = Instant::now();
+    let mut current_x = usize::MAX;
+    let progress = std::io::stderr().is_terminal();
+    for (k, (xi, target, conns, repeat)) in plan.iter().enumerate() {
+        if STOP.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+        let x = &sc.experiments[*xi];
+        if *xi != current_x {
+            current_x = *xi;
+            let _ = writeln!(out, "{}", report::table::header(x));
+        }
+        if progress {
+            let done = started.elapsed();
+            let left: Duration = if k == 0 {
+                plan[k..].iter().map(|(xi, ..)| guess(&sc.experiments[*xi])).sum()
+            } else {
+                done / k as u32 * (plan.len() - k) as u32
+            };
+            eprint!(
+                "\r\x1b[2K[{}/{}] {} {} c={}  elapsed {}  ETA {}",
+                k + 1,
+                plan.len(),
+                x.name,
+                target.label(),
+                conns,
+                clock(done),
+                clock(left)
+            );
+        }
+        let cell = runner::run_cell(x, target, *conns, *repeat, &place, &STOP);
+        if progress {
+            eprint!("\r\x1b[2K");
+        }
+        let _ = writeln!(out, "{}", report::table::row(&cell));
+        let _ = out.flush();
+        cells.push(cell);
+        save(&dir, &sc, &env, &cells, false)?;
+    }
+    let interrupted = STOP.load(Ordering::Relaxed) != 0;
+    save(&dir, &sc, &env, &cells, interrupted)?;
+    let html = report::html::render(&report::Data {
+        scenario: sc.clone(),
+        environment: env,
+        cells: cells.clone(),
+        interrupted,
+    });
+    std::fs::write(dir.join("report.html"), html).map_err(|e| format!("writing report.html: {e}"))?;
+    let failed = cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
+    let skipped = cells.iter().filter(|c| c.skipped()).count();
+    let _ = writeln!(
+        out,
+        "\n{} of {} cells done in {}{}{}{}.\nreport: {}",
+        cells.len(),
+        plan.len(),
+        clock(started.elapsed()),
+        if failed > 0 {
+            format!(", {failed} failed (see the notes)")
+        } else {
+            String::new()
+        },
+        if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        },
+        if interrupted {
+            ", interrupted by Ctrl-C: what finished is saved"
+        } else {
+            ""
+        },
+        dir.join("report.html").display()
+    );
+    Ok(Finished {
+        dir,
+        failed,
+        interrupted,
+    })
+}
+
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}", s / 60, s % 60)
+}

@@ -1,0 +1,216 @@
+//! Results of a bench run: one record per cell, derived figures, medians over repeats, and the
+//! files (`results.json`, `results.csv`) in `results/<scenario>-<timestamp>/`.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The figures of one cell (one target at one connection count, one repeat).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Figures {
+    pub throughput_rps: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    /// Server CPU (whole process tree) per request, in microseconds.
+    pub server_cpu_us_per_req: f64,
+    /// Server CPU use over the window, in cores (1.0 = one core busy).
+    pub server_cpu_cores: f64,
+    /// Client CPU use as a share of its threads.
+    pub client_cpu_util: f64,
+    /// The client was saturated: the throughput may understate the server.
+    pub client_bound: bool,
+    /// Growth of the server's resident memory while loaded, per connection, in KiB.
+    pub mem_per_conn_kib: f64,
+    pub peak_rss_mib: f64,
+    pub peak_threads: u64,
+    pub context_switches: u64,
+    /// Jain's index over the server's workers (requests) and over the client's connections.
+    pub jain_workers: Option<f64>,
+    pub jain_conns: f64,
+    pub starved_conns: u64,
+    /// Seed 003's effective loop ratio: useful events / events examined.
+    pub useful_ratio: Option<f64>,
+    pub syscalls_per_req: Option<f64>,
+    /// Accept attempts that found nothing, per accepted connection.
+    pub lost_races_per_accept: Option<f64>,
+    pub established: u64,
+}
+
+/// One cell's record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    pub experiment: String,
+    /// The model entry (`epoll --trigger edge`) or the peer (`nginx`).
+    pub target: String,
+    pub connections: usize,
+    pub repeat: usize,
+    /// `ok`, or why the cell failed.
+    pub status: String,
+    pub seconds: f64,
+    pub figures: Figures,
+    /// The load generator's JSON document and the server's stats line, as they were.
+    pub load: Value,
+    pub server_stats: Value,
+}
+
+impl Cell {
+    pub fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+    /// Not run, for a stated reason (a peer that is missing or cannot speak the protocol).
+    pub fn skipped(&self) -> bool {
+        self.status.starts_with("skipped")
+    }
+}
+
+/// The median of `xs` (NaN when empty).
+pub fn median(mut xs: Vec<f64>) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Merges the repeats of one (experiment, target, connections): the median cell, with the
+/// throughput spread (min, max) over repeats.
+pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
+    let mut keys: Vec<(String, String, usize)> = Vec::new();
+    for c in cells {
+        let k = (c.experiment.clone(), c.target.clone(), c.connections);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(e, t, n)| {
+            let group: Vec<&Cell> = cells
+                .iter()
+                .filter(|c| c.experiment == e && c.target == t && c.connections == n)
+                .collect();
+            let ok: Vec<&&Cell> = group.iter().filter(|c| c.ok()).collect();
+            if ok.is_empty() {
+                return ((*group[0]).clone(), f64::NAN, f64::NAN);
+            }
+            let tps: Vec<f64> = ok.iter().map(|c| c.figures.throughput_rps).collect();
+            let med = median(tps.clone());
+            let pick = ok
+                .iter()
+                .min_by(|a, b| {
+                    (a.figures.throughput_rps - med)
+                        .abs()
+                        .total_cmp(&(b.figures.throughput_rps - med).abs())
+                })
+                .unwrap();
+            let lo = tps.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = tps.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            ((**pick).clone(), lo, hi)
+        })
+        .collect()
+}
+
+/// `YYYYmmdd-HHMMSS` in UTC.
+pub fn timestamp() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A new results directory for `scenario` under `base`.
+pub fn new_dir(base: &Path, scenario: &str) -> std::io::Result<PathBuf> {
+    let dir = base.join(format!("{scenario}-{}", timestamp()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// One CSV row per cell.
+pub fn csv(cells: &[Cell]) -> String {
+    let mut s = String::from(
+        "experiment,target,connections,repeat,status,throughput_rps,requests,errors,p50_us,p99_us,p999_us,\
+         server_cpu_us_per_req,server_cpu_cores,client_cpu_util,client_bound,mem_per_conn_kib,peak_rss_mib,\
+         peak_threads,context_switches,jain_workers,jain_conns,starved_conns,useful_ratio,syscalls_per_req,\
+         lost_races_per_accept\n",
+    );
+    let opt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+    for c in cells {
+        let f = &c.figures;
+        let q = |t: &str| {
+            if t.contains(',') || t.contains('"') {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t.to_string()
+            }
+        };
+        s.push_str(&format!(
+            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{:.2},{:.3},{:.3},{},{:.2},{:.1},{},{},{},{:.4},{},{},{},{}\n",
+            q(&c.experiment),
+            q(&c.target),
+            c.connections,
+            c.repeat,
+            q(&c.status),
+            f.throughput_rps,
+            f.requests,
+            f.errors,
+            f.p50_us,
+            f.p99_us,
+            f.p999_us,
+            f.server_cpu_us_per_req,
+            f.server_cpu_cores,
+            f.client_cpu_util,
+            f.client_bound,
+            f.mem_per_conn_kib,
+            f.peak_rss_mib,
+            f.peak_threads,
+            f.context_switches,
+            opt(f.jain_workers),
+            f.jain_conns,
+            f.starved_conns,
+            opt(f.useful_ratio),
+            opt(f.syscalls_per_req),
+            opt(f.lost_races_per_accept),
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_timestamps() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let t = timestamp();
+        assert_eq!(t.len(), 15);
+        assert!(t.starts_with("20"));
+    }
+}

@@ -1,0 +1,283 @@
+//! Scenarios: TOML files, one matrix per `[[experiment]]`: models (with serve flags) and peers
+//! × connection counts × repeats, under one workload. Built-in ones are compiled in.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::parse_duration;
+
+/// The built-in scenarios: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("quick", include_str!("../../scenarios/quick.toml")),
+    ("seed-short-conn", include_str!("../../scenarios/seed-short-conn.toml")),
+    (
+        "seed-thread-per-conn",
+        include_str!("../../scenarios/seed-thread-per-conn.toml"),
+    ),
+    (
+        "seed-poll-vs-epoll",
+        include_str!("../../scenarios/seed-poll-vs-epoll.toml"),
+    ),
+];
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The seed article this reproduces (000..003), if any.
+    #[serde(default)]
+    pub seed: Option<String>,
+    /// Runs of every cell; results give the median and the spread.
+    #[serde(default = "one")]
+    pub repeats: usize,
+    /// CPUs for the server and for the client (default: 0 and 1 on a machine with 2+ CPUs).
+    #[serde(default)]
+    pub server_cpus: Option<String>,
+    #[serde(default)]
+    pub client_cpus: Option<String>,
+    /// Client engine threads (default: 1).
+    #[serde(default)]
+    pub client_threads: Option<usize>,
+    #[serde(rename = "experiment")]
+    pub experiments: Vec<Experiment>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One matrix: every target × every connection count.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// `http`, `echo` or `packet`.
+    pub proto: String,
+    /// Models, each optionally followed by serve flags: `"epoll --trigger edge"`.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// Production servers to compare with: `"nginx"`.
+    #[serde(default)]
+    pub peers: Vec<String>,
+    pub connections: Vec<usize>,
+    /// Measure for this long (after `warmup`)...
+    #[serde(default)]
+    pub duration: Option<String>,
+    /// ...or send this many requests.
+    #[serde(default)]
+    pub requests: Option<u64>,
+    #[serde(default)]
+    pub warmup: Option<String>,
+    #[serde(default)]
+    pub pipeline: Option<usize>,
+    /// One request per connection (ab-style).
+    #[serde(default)]
+    pub close: bool,
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub think: Option<String>,
+    /// Message size for echo / packet.
+    #[serde(default)]
+    pub size: Option<usize>,
+    /// Per-request work on the server: `cpu:100us`.
+    #[serde(default)]
+    pub work: Option<String>,
+    /// `--workers` for models that have workers.
+    #[serde(default)]
+    pub workers: Option<usize>,
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// Client source addresses (`127.0.0.2-127.0.0.20`), for many connections.
+    #[serde(default)]
+    pub bind: Option<String>,
+    /// Published numbers of the seed, shown beside the measured ones.
+    #[serde(default)]
+    pub published: Vec<Published>,
+    /// What the seed found, in a sentence (shown in the report).
+    #[serde(default)]
+    pub seed_note: Option<String>,
+}
+
+/// One number a seed article published.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    pub model: String,
+    pub connections: usize,
+    /// Requests (or messages) per second.
+    pub rps: f64,
+}
+
+impl Experiment {
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    pub fn warmup(&self) -> Duration {
+        self.warmup
+            .as_deref()
+            .and_then(|d| parse_duration(d).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// The model name of a model entry (`"epoll --trigger edge"` -> `epoll`).
+pub fn model_name(entry: &str) -> &str {
+    entry.split_whitespace().next().unwrap_or("")
+}
+
+/// Loads a built-in scenario by name, or a TOML file by path.
+pub fn load(name_or_path: &str) -> Result<Scenario, String> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        return parse(text, &format!("built-in scenario '{name_or_path}'"));
+    }
+    let path = Path::new(name_or_path);
+    if path.extension().is_some_and(|e| e == "toml") || path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return parse(&text, &path.display().to_string());
+    }
+    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(format!(
+        "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
+        names.join(", ")
+    ))
+}
+
+/// 1-based line of the first occurrence of `needle` in `text`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle).map_or(0, |i| text[..i].lines().count().max(1))
+}
+
+/// Parses and checks a scenario; errors name `origin`, the line and the field.
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, String> {
+    let s: Scenario = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|sp| text[..sp.start].lines().count().max(1));
+        let msg = e.message().trim().to_string();
+        match line {
+            Some(l) => format!("{origin}, line {l}: {msg}"),
+            None => format!("{origin}: {msg}"),
+        }
+    })?;
+    let err = |needle: &str, field: &str, msg: String| {
+        let l = line_of(text, needle);
+        if l > 0 {
+            format!("{origin}, line {l}, field '{field}': {msg}")
+        } else {
+            format!("{origin}, field '{field}': {msg}")
+        }
+    };
+    if s.experiments.is_empty() {
+        return Err(format!("{origin}: no [[experiment]] tables"));
+    }
+    if s.repeats == 0 {
+        return Err(err("repeats", "repeats", "must be at least 1".into()));
+    }
+    for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
+        crate::units::parse_cpus(cpus).map_err(|e| err(cpus, "server_cpus / client_cpus", e))?;
+    }
+    for x in &s.experiments {
+        let at = format!("name = \"{}\"", x.name);
+        let field_err = |field: &str, msg: String| err(&at, field, format!("experiment '{}': {msg}", x.name));
+        if !["http", "echo", "packet"].contains(&x.proto.as_str()) {
+            return Err(err(
+                &format!("\"{}\"", x.proto),
+                "proto",
+                format!("'{}' is not http, echo or packet", x.proto),
+            ));
+        }
+        if x.models.is_empty() && x.peers.is_empty() {
+            return Err(field_err("models", "lists no models and no peers".into()));
+        }
+        for m in &x.models {
+            let name = model_name(m);
+            if crate::models::find(name).is_none() {
+                return Err(err(
+                    &format!("\"{m}\""),
+                    "models",
+                    format!("unknown model '{name}' (see muxlab models)"),
+                ));
+            }
+        }
+        for p in &x.peers {
+            if p != "nginx" {
+                return Err(err(
+                    &format!("\"{p}\""),
+                    "peers",
+                    format!("unknown peer '{p}': the peers are nginx"),
+                ));
+            }
+        }
+        if x.connections.is_empty() || x.connections.contains(&0) {
+            return Err(field_err(
+                "connections",
+                "needs one or more counts, each at least 1".into(),
+            ));
+        }
+        match (&x.duration, x.requests) {
+            (Some(_), Some(_)) => return Err(field_err("duration", "give duration or requests, not both".into())),
+            (None, None) => {
+                return Err(field_err(
+                    "duration",
+                    "give a duration (\"3s\") or a number of requests".into(),
+                ))
+            }
+            _ => {}
+        }
+        for (field, v) in [
+            ("duration", &x.duration),
+            ("warmup", &x.warmup),
+            ("think", &x.think),
+            ("timeout", &x.timeout),
+        ] {
+            if let Some(v) = v {
+                parse_duration(v).map_err(|e| err(&format!("\"{v}\""), field, e))?;
+            }
+        }
+        if let Some(w) = &x.work {
+            w.parse::<crate::server::Work>()
+                .map_err(|e| err(&format!("\"{w}\""), "work", e))?;
+        }
+        if x.close && x.proto != "http" {
+            return Err(field_err("close", "applies to http only".into()));
+        }
+        if let Some(b) = &x.bind {
+            crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e))?;
+        }
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_scenario_parses() {
+        for (name, text) in BUILTIN {
+            let s = parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&s.name, name);
+        }
+    }
+
+    #[test]
+    fn bad_files_name_the_line_and_field() {
+        let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
+        let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml").unwrap_err();
+        assert!(
+            e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
+            "{e}"
+        );
+        let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml").unwrap_err();
+        assert!(e.contains("line 9") && e.contains("conections"), "{e}");
+        let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml").unwrap_err();
+        assert!(e.contains("line 9, field 'work'"), "{e}");
+        let e = parse("name = \"x\"\ndescription = 3\n", "f.toml").unwrap_err();
+        assert!(e.contains("line 2"), "{e}");
+    }
+}

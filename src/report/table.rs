@@ -1,0 +1,72 @@
+//! The terminal table `muxlab bench` prints as cells finish.
+
+use crate::bench::results::Cell;
+use crate::bench::scenario::Experiment;
+use crate::load::summary::{fmt_us, thousands};
+
+/// The heading of an experiment's table.
+pub fn header(x: &Experiment) -> String {
+    format!(
+        "== {} ({}){}\n{:<28} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8}  {}",
+        x.name,
+        x.proto,
+        if x.description.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", x.description)
+        },
+        "target",
+        "conns",
+        "req/s",
+        "p50",
+        "p99",
+        "srv us/rq",
+        "srv CPU",
+        "client",
+        "KiB/conn",
+        "notes"
+    )
+}
+
+/// One finished cell.
+pub fn row(c: &Cell) -> String {
+    let f = &c.figures;
+    let mut notes = Vec::new();
+    if !c.ok() {
+        notes.push(c.status.clone());
+    }
+    if f.errors > 0 {
+        notes.push(format!("{} errors", thousands(f.errors)));
+    }
+    if f.client_bound {
+        notes.push("client-bound".into());
+    }
+    if f.starved_conns > 0 {
+        notes.push(format!("{} starved", thousands(f.starved_conns)));
+    }
+    if let Some(u) = f.useful_ratio.filter(|u| *u < 0.5) {
+        notes.push(format!("useful {:.2}%", u * 100.0));
+    }
+    if c.figures.requests == 0 && c.load.is_null() {
+        return format!(
+            "{:<28} {:>6} {:>10}  {}",
+            c.target,
+            c.connections,
+            "-",
+            notes.join("; ")
+        );
+    }
+    format!(
+        "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9.1} {:>6.0}% {:>6.0}% {:>8.1}  {}",
+        c.target,
+        c.connections,
+        thousands(f.throughput_rps.round() as u64),
+        fmt_us(f.p50_us),
+        fmt_us(f.p99_us),
+        f.server_cpu_us_per_req,
+        f.server_cpu_cores * 100.0,
+        f.client_cpu_util * 100.0,
+        f.mem_per_conn_kib,
+        notes.join("; ")
+    )
+}
