@@ -61,6 +61,9 @@ pub fn render(d: &Data) -> String {
     h
 }
 
+/// What a chart plots for one cell.
+type Metric = Box<dyn Fn(&Cell) -> Option<f64>>;
+
 fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     let mut h = format!(
         "<h2>{} <small>({})</small></h2><p>{}</p>\n",
@@ -144,7 +147,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             })
             .collect()
     };
-    let charts: [(&str, &str, Box<dyn Fn(&Cell) -> Option<f64>>); 4] = [
+    let charts: [(&str, &str, Metric); 4] = [
         (
             "Throughput vs connections",
             "requests / s",

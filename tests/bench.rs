@@ -1,0 +1,236 @@
+//! `muxlab bench` and `muxlab report` as a user runs them: scenario errors, a model crashing
+//! mid-cell, Ctrl-C, an external target, and the report rendering in headless Chromium.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("muxlab-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scenario(dir: &Path, body: &str) -> PathBuf {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, format!("name = \"t\"\ndescription = \"test scenario\"\n{body}")).unwrap();
+    p
+}
+
+/// The single results directory under `out`.
+fn results_dir(out: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
+fn bench(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).arg("bench").args(args).output().unwrap()
+}
+
+#[test]
+fn list_shows_every_builtin_scenario() {
+    let out = bench(&["--list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (name, _) in muxlab::bench::scenario::BUILTIN {
+        assert!(text.contains(name), "{text}");
+    }
+}
+
+#[test]
+fn a_bad_scenario_file_is_one_line_naming_file_line_and_field() {
+    let d = tmpdir("bad");
+    let p = scenario(&d, "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\", \"nosuch\"]\nconnections = [1]\nduration = \"1s\"\n");
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.toml, line 6, field 'models'") && err.contains("nosuch"),
+        "{err}"
+    );
+    let out = bench(&["no-such-scenario"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--list"));
+}
+
+#[test]
+fn a_model_crashing_mid_cell_is_recorded_and_the_matrix_goes_on() {
+    let d = tmpdir("crash");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll --crash-after-requests 500\", \"poll\"]\nconnections = [4]\nduration = \"1s\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "a failed cell makes the exit code 1");
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    let crashed = &cells[0];
+    assert!(
+        crashed["status"].as_str().unwrap().contains("died during the cell"),
+        "{}",
+        crashed["status"]
+    );
+    assert_eq!(cells[1]["status"], "ok");
+    assert!(cells[1]["figures"]["requests"].as_u64().unwrap() > 0);
+    assert!(results_dir(&d).join("report.html").exists());
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
+    let d = tmpdir("sigint");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\", \"poll\", \"select\"]\nconnections = [2]\nduration = \"2s\"\n",
+    );
+    let mut child = Command::new(BIN)
+        .args(["bench", p.to_str().unwrap(), "--out", d.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first cell is saved, then interrupt during the second.
+    let t = Instant::now();
+    loop {
+        let done = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .any(|e| {
+                std::fs::read_to_string(e.path().join("results.json")).is_ok_and(|s| s.contains("\"status\": \"ok\""))
+            });
+        if done {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "the first cell never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let servers_before: Vec<i32> = muxlab::sys::procfs::tree(child.id() as i32);
+    std::thread::sleep(Duration::from_millis(700));
+    muxlab::sys::process::kill(child.id() as i32, muxlab::sys::signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let r = results(&results_dir(&d));
+    assert_eq!(r["interrupted"], true);
+    let cells = r["cells"].as_array().unwrap();
+    assert!(!cells.is_empty() && cells.len() < 3, "{} cells", cells.len());
+    assert_eq!(cells[0]["status"], "ok");
+    std::thread::sleep(Duration::from_millis(300));
+    let tree_now: Vec<i32> = servers_before.into_iter().skip(1).filter(|p| alive(*p)).collect();
+    assert!(tree_now.is_empty(), "processes left behind: {tree_now:?}");
+    assert!(results_dir(&d).join("report.html").exists());
+}
+
+#[test]
+fn an_external_target_is_benchmarked_with_the_scenario_workload() {
+    let srv = Server::start("epoll", &[]);
+    let d = tmpdir("target");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"poll\", \"select\"]\nconnections = [1, 3]\nduration = \"500ms\"\n",
+    );
+    let out = bench(&[
+        p.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+        "--target",
+        &srv.addr.to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let cells = results(&results_dir(&d))["cells"].as_array().unwrap().clone();
+    assert_eq!(cells.len(), 2, "one cell per connection count, for the target only");
+    let st = srv.stop();
+    let served: u64 = cells.iter().map(|c| c["figures"]["requests"].as_u64().unwrap()).sum();
+    assert!(st.total("requests") >= served, "the external server served the load");
+}
+
+fn chromium() -> Option<&'static str> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+}
+
+#[test]
+fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
+    let d = tmpdir("report");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\", \"poll\"]\nconnections = [1, 4]\nduration = \"300ms\"\n\
+         published = [ { model = \"epoll\", connections = 1, rps = 1000 }, { model = \"poll\", connections = 1, rps = 900 } ]\n\
+         seed_note = \"a seed\"\n[[experiment]]\nname = \"echo\"\nproto = \"echo\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"300ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = results_dir(&d);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("measured / seed") && html.contains("a seed") && html.matches("<svg").count() == 8);
+    for loader in ["src=", "href=", "<link", "@import", "url("] {
+        assert!(
+            !html.contains(loader),
+            "self-contained: nothing is loaded from elsewhere ({loader})"
+        );
+    }
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let out = Command::new(BIN)
+        .args(["report", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("report.html"))
+            .unwrap()
+            .matches("<svg")
+            .count(),
+        8
+    );
+    let Some(chrome) = chromium() else {
+        eprintln!("skipped the browser check: chromium is not installed (apt-get install chromium; .ci/run does)");
+        return;
+    };
+    let profile = d.join("profile");
+    let out = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", dir.join("report.html").display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("data-charts-total=\"8\""),
+        "{}",
+        &dom[..dom.len().min(400)]
+    );
+    assert!(
+        dom.contains("data-charts-rendered=\"8\""),
+        "every chart has a size and drawn elements"
+    );
+}
