@@ -15,15 +15,10 @@
 //! **Seed.** 000 (ET, accept until EAGAIN: 13,380 / 16,692 / 16,044 / 14,087 rps at
 //! c = 1 / 10 / 100 / 1,000), 003 (poll vs epoll).
 
-use std::os::fd::{AsRawFd, RawFd};
-
-use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Trigger, Workers, READ_BUF, TICK};
+use crate::server::evloop::{EventLoop, LISTENER};
+use crate::server::{accept::Acceptor, io_err, Ctx, Error, Family, Model, Trigger, Workers};
 use crate::sys;
-use crate::sys::epoll::{Epoll, Events, ET, IN, OUT, RDHUP};
-
-/// The listener's token; connections use their fd number.
-const LISTENER: u64 = u64::MAX;
+use crate::sys::epoll::{ET, IN};
 
 pub const MODEL: Model = Model {
     name: "epoll",
@@ -34,68 +29,16 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: false,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 
 fn run(ctx: &Ctx) -> Result<(), Error> {
     let edge = ctx.cfg.trigger == Trigger::Edge;
-    let listener = &ctx.listener;
-    sys::fd::set_nonblocking(listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let ep = Epoll::new().map_err(io_err("epoll_create"))?;
-    let (listen_flags, conn_flags) = if edge {
-        (IN | ET, IN | OUT | RDHUP | ET)
-    } else {
-        (IN, IN)
-    };
-    ep.add(listener, LISTENER, listen_flags)
-        .map_err(io_err("registering the listener"))?;
-    let c = ctx.stats.worker(0);
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    let mut ev = EventLoop::new(ctx, 0, edge)?;
+    ev.watch(&ctx.listener, LISTENER, if edge { IN | ET } else { IN })?;
     let mut acceptor = Acceptor::new(true);
-    let mut conns = ConnTable::new();
-    let mut events = Events::with_capacity(1024);
-    let mut buf = vec![0u8; READ_BUF];
-    let mut ticker = Ticker::default();
-    while !ctx.stopping() {
-        let n = ep
-            .wait(&mut events, TICK.as_millis() as i32)
-            .map_err(io_err("epoll_wait"))?;
-        c.add(Counter::Loops, 1);
-        c.add(Counter::Events, n as u64);
-        for (token, _flags) in events.iter() {
-            if token == LISTENER {
-                if acceptor.accept_ready(ctx, listener, c, edge, |fd| {
-                    if ep.add(&fd, fd.as_raw_fd() as u64, conn_flags).is_ok() {
-                        conns.insert(Conn::new(ctx, fd));
-                    } else {
-                        ctx.release(c);
-                    }
-                }) {
-                    c.add(Counter::Useful, 1);
-                }
-                continue;
-            }
-            let fd = token as RawFd;
-            let Some(conn) = conns.get_mut(fd) else {
-                continue;
-            };
-            let before = conn.want();
-            match conn.drive(ctx, c, &mut buf, edge) {
-                Want::Close => conns.close(ctx, c, fd),
-                // Level-triggered: watch for what the connection now waits for.
-                want if !edge && want != before => {
-                    let flags = if want == Want::Write { OUT } else { IN };
-                    if ep.modify(&conn.fd, token, flags).is_err() {
-                        conns.close(ctx, c, fd);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if ticker.due() {
-            conns.close_idle(ctx, c);
-        }
-        c.flush_syscalls();
-    }
-    conns.close_all(ctx, c);
-    Ok(())
+    let per_event = if edge { usize::MAX } else { 1 };
+    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, per_event))
 }

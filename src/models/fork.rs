@@ -27,6 +27,7 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: false,
     default_max_conns: Some(1000),
+    reuseport: false,
     run,
 };
 

@@ -22,6 +22,7 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: true,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 

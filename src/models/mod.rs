@@ -5,14 +5,21 @@
 //! makes its architecture different. A model added to [`ALL`] is covered by the conformance
 //! suite in `tests/` without touching it.
 
+pub mod dispatch;
 pub mod epoll;
 pub mod fork;
 pub mod iterative;
 pub mod poll;
 pub mod prefork;
 pub mod prethread;
+pub mod procs_accept;
+pub mod queue_pool;
+pub mod reactor;
+pub mod reactors;
+pub mod reuseport;
 pub mod select;
 pub mod thread;
+pub mod threads_accept;
 
 use crate::server::Model;
 
@@ -26,6 +33,13 @@ pub static ALL: &[&Model] = &[
     &select::MODEL,
     &poll::MODEL,
     &epoll::MODEL,
+    &reactor::MODEL,
+    &queue_pool::MODEL,
+    &dispatch::MODEL,
+    &procs_accept::MODEL,
+    &threads_accept::MODEL,
+    &reuseport::MODEL,
+    &reactors::MODEL,
 ];
 
 /// Looks a model up by its `--model` name.

@@ -28,6 +28,7 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: false,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 
@@ -61,7 +62,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
             }
         }
         if fds[0].revents != 0
-            && acceptor.accept_ready(ctx, listener, c, false, |fd| {
+            && acceptor.accept_ready(ctx, listener, c, 1, |fd| {
                 conns.insert(Conn::new(ctx, fd));
             })
         {

@@ -24,6 +24,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Processes,
     one_conn_per_worker: true,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 

@@ -21,6 +21,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     one_conn_per_worker: true,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 

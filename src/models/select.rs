@@ -29,6 +29,7 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: false,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 
@@ -58,7 +59,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         // The loop examines every watched descriptor, ready or not.
         c.add(Counter::Events, conns.len() as u64 + 1);
         if rd.contains(lfd)
-            && acceptor.accept_ready(ctx, listener, c, false, |fd| {
+            && acceptor.accept_ready(ctx, listener, c, 1, |fd| {
                 conns.insert(Conn::new(ctx, fd));
             })
         {

@@ -29,6 +29,7 @@ pub const MODEL: Model = Model {
     workers: Workers::None,
     one_conn_per_worker: false,
     default_max_conns: None,
+    reuseport: false,
     run,
 };
 

@@ -94,18 +94,19 @@ impl Acceptor {
         }
     }
 
-    /// After a readiness event on a non-blocking listener: accepts one connection, or all
-    /// pending ones when `until_eagain`, handing each to `on_conn`. Counts a lost race when
-    /// the first attempt finds nothing, and returns whether anything arrived.
+    /// After a readiness event on a non-blocking listener: accepts up to `max` connections
+    /// (1: one per event; `usize::MAX`: until EAGAIN), handing each to `on_conn`. Counts a lost
+    /// race when the first attempt finds nothing, and returns whether anything arrived.
     pub fn accept_ready(
         &mut self,
         ctx: &Ctx,
         listener: &impl AsRawFd,
         c: Counters,
-        until_eagain: bool,
+        max: usize,
         mut on_conn: impl FnMut(OwnedFd),
     ) -> bool {
         let mut any = false;
+        let mut n = 0;
         loop {
             match self.accept_one(ctx, listener, c) {
                 Accepted::Conn(fd) => on_conn(fd),
@@ -118,7 +119,8 @@ impl Acceptor {
                 }
             }
             any = true;
-            if !until_eagain {
+            n += 1;
+            if n >= max {
                 return true;
             }
         }

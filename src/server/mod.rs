@@ -5,6 +5,8 @@ pub mod accept;
 pub mod blocking;
 pub mod config;
 pub mod conn;
+pub mod evloop;
+pub mod handoff;
 pub mod registry;
 pub mod stats;
 pub mod workers;
@@ -160,7 +162,7 @@ pub fn serve(
     };
     let stats = Stats::new(workers).map_err(io_err("mapping the shared counters"))?;
     sys::signal::install_stop_handler(stats.stop_flag()).map_err(io_err("installing signal handlers"))?;
-    let listener = sys::socket::listen(cfg.addr, cfg.backlog, false).map_err(|e| match e.raw_os_error() {
+    let listener = sys::socket::listen(cfg.addr, cfg.backlog, model.reuseport).map_err(|e| match e.raw_os_error() {
         Some(libc::EADDRINUSE) => Error::AddrInUse { addr: cfg.addr },
         Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
             "{} is not an address of this machine: pick another with --addr",

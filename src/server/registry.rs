@@ -51,6 +51,8 @@ pub struct Model {
     pub one_conn_per_worker: bool,
     /// Default `--max-conns` when the fd-limit-based default is too high for the model.
     pub default_max_conns: Option<usize>,
+    /// The listener is bound with SO_REUSEPORT, so workers can bind their own on the same port.
+    pub reuseport: bool,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&Ctx) -> Result<(), Error>,
 }

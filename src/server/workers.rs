@@ -4,6 +4,7 @@
 //! the flag, so the others stop too; the caller returns once every worker has ended.
 
 use std::io;
+use std::sync::atomic::Ordering;
 use std::thread;
 
 use super::{io_err, Counter, Ctx, Error};
@@ -14,7 +15,23 @@ use crate::sys::process::{Exit, Fork};
 pub type WorkerFn = fn(&Ctx, usize) -> Result<(), Error>;
 
 /// Runs `work` on `ctx.workers` threads and joins them all.
-pub fn threads(ctx: &Ctx, work: WorkerFn) -> Result<(), Error> {
+pub fn threads(ctx: &Ctx, work: impl Fn(&Ctx, usize) -> Result<(), Error> + Sync) -> Result<(), Error> {
+    threads_and(ctx, work, || {
+        while !ctx.stopping() {
+            thread::sleep(super::TICK);
+        }
+        Ok(())
+    })
+}
+
+/// Runs `work` on `ctx.workers` threads and `main` (an acceptor, say) on the calling thread;
+/// when `main` returns or anything fails, every thread is stopped and joined.
+pub fn threads_and(
+    ctx: &Ctx,
+    work: impl Fn(&Ctx, usize) -> Result<(), Error> + Sync,
+    main: impl FnOnce() -> Result<(), Error>,
+) -> Result<(), Error> {
+    let work = &work;
     thread::scope(|s| {
         let mut handles = Vec::new();
         for i in 0..ctx.workers {
@@ -35,7 +52,8 @@ pub fn threads(ctx: &Ctx, work: WorkerFn) -> Result<(), Error> {
                 }
             }
         }
-        let mut result = Ok(());
+        let mut result = main();
+        ctx.request_stop();
         for h in handles {
             let r = h.join().unwrap_or_else(|_| {
                 Err(Error::Io {
@@ -98,6 +116,12 @@ pub fn processes(ctx: &Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> 
             continue;
         };
         pids[i] = None;
+        // A worker that died holding the accept mutex must not block the others (nginx does
+        // the same: ngx_shmtx_force_unlock).
+        let _ = ctx
+            .stats
+            .accept_mutex()
+            .compare_exchange(pid as u64, 0, Ordering::SeqCst, Ordering::SeqCst);
         if ctx.stopping() {
             break;
         }

@@ -29,6 +29,16 @@ pub struct Events {
     len: usize,
 }
 
+/// An empty buffer (a placeholder; allocates nothing).
+impl Default for Events {
+    fn default() -> Self {
+        Events {
+            buf: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
 impl Events {
     pub fn with_capacity(n: usize) -> Self {
         Events {

@@ -1,0 +1,96 @@
+//! # procs-accept — master + N worker processes, each its own epoll on the shared socket (nginx)
+//!
+//! **Mechanism.** The master binds, forks `--workers` processes and supervises them (a worker
+//! that dies is replaced). Each worker runs its own epoll loop and accepts from the inherited
+//! listener. `--accept` picks how they share it:
+//! - `all`: every worker watches the listener; each connection wakes them all (thundering herd,
+//!   visible as `accept_lost`).
+//! - `exclusive`: EPOLLEXCLUSIVE; the kernel wakes one waiter per connection.
+//! - `mutex`: nginx's accept_mutex, a lock in shared memory. Only its holder watches the
+//!   listener; a worker with more than 7/8 of its share of connections skips trying for a while
+//!   (`ngx_accept_disabled`).
+//!
+//! **Product.** nginx (master / worker processes; accept_mutex, then EPOLLEXCLUSIVE, then reuseport).
+//!
+//! **Trade-offs.** Processes isolate crashes (one dead worker loses only its connections); the
+//! herd or the lock costs wake-ups and skews the spread of connections.
+//!
+//! **Seed.** 002 #4 (described, not measured).
+
+use std::sync::atomic::Ordering;
+
+use crate::server::evloop::{EventLoop, LISTENER};
+use crate::server::{accept::Acceptor, io_err, workers, AcceptGuard, Ctx, Error, Family, Model, Workers};
+use crate::sys;
+use crate::sys::epoll::{EXCLUSIVE, IN};
+
+pub const MODEL: Model = Model {
+    name: "procs-accept",
+    family: Family::EpollArchitecture,
+    mechanism: "master forks N workers, each epoll + accept on the shared socket; --accept all|exclusive|mutex",
+    product: "nginx",
+    seed: "002 #4",
+    workers: Workers::Processes,
+    one_conn_per_worker: false,
+    default_max_conns: None,
+    reuseport: false,
+    run,
+};
+
+fn run(ctx: &Ctx) -> Result<(), Error> {
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    workers::processes(ctx, worker, true)
+}
+
+/// One worker process.
+fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
+    let mut ev = EventLoop::new(ctx, i, false)?;
+    let mut acceptor = Acceptor::new(true);
+    let accept = |ev: &mut EventLoop, _listener: u64| ev.accept_from(&mut acceptor, &ctx.listener, 1);
+    match ctx.cfg.accept {
+        AcceptGuard::All => {
+            ev.watch(&ctx.listener, LISTENER, IN)?;
+            ev.run(accept)
+        }
+        AcceptGuard::Exclusive => {
+            ev.watch(&ctx.listener, LISTENER, IN | EXCLUSIVE)?;
+            ev.run(accept)
+        }
+        AcceptGuard::Mutex => with_accept_mutex(ctx, &mut ev, accept),
+    }
+}
+
+/// nginx's accept_mutex: try the lock before each wait; only the holder watches the listener.
+fn with_accept_mutex(ctx: &Ctx, ev: &mut EventLoop, mut accept: impl FnMut(&mut EventLoop, u64)) -> Result<(), Error> {
+    let lock = ctx.stats.accept_mutex();
+    let me = sys::process::pid() as u64;
+    let share = (ctx.max_conns / ctx.workers).max(8) as i64;
+    let mut watching = false;
+    let mut disabled: i64 = 0;
+    while !ctx.stopping() {
+        if disabled > 0 {
+            disabled -= 1;
+        } else if lock
+            .compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            if !watching {
+                ev.watch(&ctx.listener, LISTENER, IN)?;
+                watching = true;
+            }
+        } else if watching {
+            ev.ep.delete(&ctx.listener).map_err(io_err("epoll_ctl DEL"))?;
+            watching = false;
+        }
+        let before = ev.connections();
+        ev.turn(&mut accept)?;
+        let _ = lock.compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+        if ev.connections() > before {
+            // Recomputed on accept, as nginx does: connection_n / 8 - free_connection_n.
+            disabled = share / 8 - (share - ev.connections() as i64);
+        }
+    }
+    let _ = lock.compare_exchange(me, 0, Ordering::AcqRel, Ordering::Relaxed);
+    ev.close_all();
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! # queue-pool — 1 epoll thread, ONE locked queue, N worker threads (thrift)
+//!
+//! **Mechanism.** The main thread owns epoll and the listener. Connections are registered
+//! EPOLLIN | EPOLLONESHOT; when one is ready the main thread takes it out of the shared table
+//! and pushes it onto a single mutex-protected queue; `--workers` threads pop from it, do the
+//! read, the handling and the write, put the connection back and re-arm it with EPOLL_CTL_MOD
+//! (ONESHOT guarantees one thread at a time per connection).
+//!
+//! **Product.** Thrift's TNonblockingServer with a thread manager (THsHaServer).
+//!
+//! **Trade-offs.** Slow handlers (`--work`) run in parallel and do not stall the loop; every
+//! request pays two hand-offs, a lock on one shared queue (contention grows with workers), a
+//! condition-variable wake-up and an epoll_ctl.
+//!
+//! **Seed.** 002 #2: acceptor + 1 locked queue + N workers, 60k QPS, below the single reactor.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Condvar, Mutex};
+
+use crate::server::conn::{Conn, Ticker, Want};
+use crate::server::{
+    accept::Acceptor, io_err, workers, Counter, Counters, Ctx, Error, Family, Model, Workers, READ_BUF, TICK,
+};
+use crate::sys;
+use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
+
+const LISTENER: u64 = u64::MAX;
+
+pub const MODEL: Model = Model {
+    name: "queue-pool",
+    family: Family::EpollArchitecture,
+    mechanism: "1 epoll thread accepts and detects readiness; one locked queue; N workers do I/O (ONESHOT)",
+    product: "Thrift nonblocking server",
+    seed: "002 #2",
+    workers: Workers::Threads,
+    one_conn_per_worker: false,
+    default_max_conns: None,
+    reuseport: false,
+    run,
+};
+
+/// What the epoll thread and the workers share.
+struct Shared {
+    ep: Epoll,
+    /// Connections not being processed, by fd.
+    idle: Mutex<Vec<Option<Conn>>>,
+    /// The one queue of ready connections.
+    ready: Mutex<VecDeque<Conn>>,
+    wake: Condvar,
+}
+
+fn run(ctx: &Ctx) -> Result<(), Error> {
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    let shared = Shared {
+        ep: Epoll::new().map_err(io_err("epoll_create"))?,
+        idle: Mutex::new(Vec::new()),
+        ready: Mutex::new(VecDeque::new()),
+        wake: Condvar::new(),
+    };
+    shared
+        .ep
+        .add(&ctx.listener, LISTENER, IN)
+        .map_err(io_err("registering the listener"))?;
+    let result = workers::threads_and(
+        ctx,
+        |ctx, i| worker(ctx, ctx.stats.worker(i), &shared),
+        || poller(ctx, &shared),
+    );
+    // Every thread has stopped: close what is left, parked or queued.
+    let c = ctx.stats.worker(0);
+    let left = lock(&shared.idle).iter_mut().filter_map(Option::take).count() + lock(&shared.ready).drain(..).count();
+    for _ in 0..left {
+        ctx.release(c);
+    }
+    result
+}
+
+/// The epoll thread: accepts, and moves ready connections onto the queue.
+fn poller(ctx: &Ctx, sh: &Shared) -> Result<(), Error> {
+    let c = ctx.stats.worker(0);
+    let mut acceptor = Acceptor::new(true);
+    let mut events = Events::with_capacity(1024);
+    let mut ticker = Ticker::default();
+    while !ctx.stopping() {
+        let n = sh
+            .ep
+            .wait(&mut events, TICK.as_millis() as i32)
+            .map_err(io_err("epoll_wait"))?;
+        c.add(Counter::Loops, 1);
+        c.add(Counter::Events, n as u64);
+        for (token, _) in events.iter() {
+            if token == LISTENER {
+                let mut fresh = Vec::new();
+                if acceptor.accept_ready(ctx, &ctx.listener, c, 1, |fd| fresh.push(fd)) {
+                    c.add(Counter::Useful, 1);
+                }
+                let mut idle = lock(&sh.idle);
+                for fd in fresh {
+                    let raw = fd.as_raw_fd();
+                    if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
+                        put(&mut idle, Conn::new(ctx, fd));
+                    } else {
+                        ctx.release(c);
+                    }
+                }
+                continue;
+            }
+            let conn = lock(&sh.idle).get_mut(token as usize).and_then(Option::take);
+            if let Some(conn) = conn {
+                lock(&sh.ready).push_back(conn);
+                sh.wake.notify_one();
+            }
+        }
+        if ticker.due() && ctx.cfg.idle_timeout.is_some() {
+            let now = std::time::Instant::now();
+            let mut idle = lock(&sh.idle);
+            for slot in idle.iter_mut() {
+                if slot
+                    .as_ref()
+                    .is_some_and(|conn| ctx.idle_expired(conn.last_active, now))
+                {
+                    slot.take();
+                    ctx.release(c);
+                }
+            }
+        }
+        c.flush_syscalls();
+    }
+    sh.wake.notify_all();
+    Ok(())
+}
+
+/// A pool thread: pop a ready connection, drive it, put it back and re-arm it.
+fn worker(ctx: &Ctx, c: Counters, sh: &Shared) -> Result<(), Error> {
+    let mut buf = vec![0u8; READ_BUF];
+    loop {
+        let mut conn = {
+            let mut q = lock(&sh.ready);
+            loop {
+                if let Some(conn) = q.pop_front() {
+                    break conn;
+                }
+                if ctx.stopping() {
+                    return Ok(());
+                }
+                q = sh
+                    .wake
+                    .wait_timeout(q, TICK)
+                    .map(|(q, _)| q)
+                    .unwrap_or_else(|e| e.into_inner().0);
+            }
+        };
+        let fd: RawFd = conn.fd.as_raw_fd();
+        match conn.drive(ctx, c, &mut buf, false) {
+            Want::Close => {
+                drop(conn);
+                ctx.release(c);
+            }
+            want => {
+                let flags = if want == Want::Write { OUT } else { IN };
+                // Back in the table before re-arming: the next event may fire at once.
+                let mut idle = lock(&sh.idle);
+                put(&mut idle, conn);
+                let parked = idle[fd as usize].as_ref().expect("just put back");
+                if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
+                    idle[fd as usize] = None;
+                    ctx.release(c);
+                }
+            }
+        }
+        c.flush_syscalls();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn put(table: &mut Vec<Option<Conn>>, conn: Conn) {
+    let i = conn.fd.as_raw_fd() as usize;
+    if table.len() <= i {
+        table.resize_with(i + 1, || None);
+    }
+    table[i] = Some(conn);
+}

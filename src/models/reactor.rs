@@ -1,0 +1,42 @@
+//! # reactor — one epoll loop does accept, I/O and handling (redis)
+//!
+//! **Mechanism.** A single thread runs one event loop: the listener and every connection are
+//! in one epoll set; a listener event accepts up to 1,000 connections (redis's
+//! MAX_ACCEPTS_PER_CALL), a connection event reads, runs the handler and writes, all inline.
+//!
+//! **Product.** redis (ae.c + ae_epoll.c), and any single-threaded libevent / libuv server.
+//!
+//! **Trade-offs.** No locks, no hand-offs, no context switches: the cheapest design per request,
+//! and it cannot use a second core. One slow request (`--work cpu:1ms`) stalls every other
+//! connection: compare with `queue-pool` and `dispatch`.
+//!
+//! **Seed.** 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
+
+use crate::server::evloop::{EventLoop, LISTENER};
+use crate::server::{accept::Acceptor, io_err, Ctx, Error, Family, Model, Workers};
+use crate::sys;
+use crate::sys::epoll::IN;
+
+/// Connections accepted per listener event at most (redis: MAX_ACCEPTS_PER_CALL).
+const MAX_ACCEPTS_PER_CALL: usize = 1000;
+
+pub const MODEL: Model = Model {
+    name: "reactor",
+    family: Family::EpollArchitecture,
+    mechanism: "one thread, one epoll loop: accept (up to 1000 per event), read, handle, write",
+    product: "redis",
+    seed: "002 #1",
+    workers: Workers::None,
+    one_conn_per_worker: false,
+    default_max_conns: None,
+    reuseport: false,
+    run,
+};
+
+fn run(ctx: &Ctx) -> Result<(), Error> {
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    let mut ev = EventLoop::new(ctx, 0, false)?;
+    ev.watch(&ctx.listener, LISTENER, IN)?;
+    let mut acceptor = Acceptor::new(true);
+    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, MAX_ACCEPTS_PER_CALL))
+}

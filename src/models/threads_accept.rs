@@ -1,0 +1,41 @@
+//! # threads-accept — N threads, each its own epoll, all accepting on one socket
+//!
+//! **Mechanism.** `--workers` threads each run their own event loop with the shared listener
+//! registered (level-triggered, no EPOLLEXCLUSIVE). A new connection wakes every idle thread;
+//! one wins the accept, the others find EAGAIN (counted as `accept_lost`): the thundering herd.
+//!
+//! **Product.** The naive multi-threaded epoll server; what EPOLLEXCLUSIVE and SO_REUSEPORT
+//! were added to the kernel to fix.
+//!
+//! **Trade-offs.** Uses every core with no hand-off; every connection costs N wake-ups, and
+//! connections spread unevenly (whoever wakes first wins).
+//!
+//! **Seed.** 002 #5 (described, not measured).
+
+use crate::server::evloop::{EventLoop, LISTENER};
+use crate::server::{accept::Acceptor, io_err, workers, Ctx, Error, Family, Model, Workers};
+use crate::sys;
+use crate::sys::epoll::IN;
+
+pub const MODEL: Model = Model {
+    name: "threads-accept",
+    family: Family::EpollArchitecture,
+    mechanism: "N threads, each with its own epoll, all watching and accepting the shared listener",
+    product: "naive multi-threaded epoll servers",
+    seed: "002 #5",
+    workers: Workers::Threads,
+    one_conn_per_worker: false,
+    default_max_conns: None,
+    reuseport: false,
+    run,
+};
+
+fn run(ctx: &Ctx) -> Result<(), Error> {
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    workers::threads(ctx, |ctx, i| {
+        let mut ev = EventLoop::new(ctx, i, false)?;
+        ev.watch(&ctx.listener, LISTENER, IN)?;
+        let mut acceptor = Acceptor::new(true);
+        ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, 1))
+    })
+}

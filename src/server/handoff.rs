@@ -1,0 +1,56 @@
+//! Handing connections from an acceptor thread to a worker's loop: a locked queue per worker
+//! and an eventfd that wakes the worker's epoll.
+
+use std::os::fd::OwnedFd;
+use std::sync::Mutex;
+
+use super::evloop::{EventLoop, WAKE};
+use super::{io_err, Ctx, Error};
+use crate::sys::epoll::IN;
+use crate::sys::eventfd::EventFd;
+
+/// One worker's inbox of new connections.
+pub struct Mailbox {
+    queue: Mutex<Vec<OwnedFd>>,
+    wake: EventFd,
+}
+
+impl Mailbox {
+    pub fn new() -> Result<Mailbox, Error> {
+        Ok(Mailbox {
+            queue: Mutex::new(Vec::new()),
+            wake: EventFd::new().map_err(io_err("eventfd"))?,
+        })
+    }
+
+    /// Posts a connection. `wake_always`: one eventfd write per connection (memcached's pipe
+    /// byte per item); otherwise only when the queue was empty (muduo's queueInLoop batching).
+    pub fn post(&self, fd: OwnedFd, wake_always: bool) {
+        let was_empty = {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let empty = q.is_empty();
+            q.push(fd);
+            empty
+        };
+        if wake_always || was_empty {
+            let _ = self.wake.notify();
+        }
+    }
+
+    /// Takes every queued connection (after a wake-up).
+    pub fn take(&self) -> Vec<OwnedFd> {
+        let _ = self.wake.drain();
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The life of a worker fed by a mailbox: its own loop, its own connections, for good.
+pub fn mailbox_worker(ctx: &Ctx, i: usize, mailbox: &Mailbox) -> Result<(), Error> {
+    let mut ev = EventLoop::new(ctx, i, false)?;
+    ev.watch(&mailbox.wake, WAKE, IN)?;
+    ev.run(|ev, _wake| {
+        for fd in mailbox.take() {
+            ev.add(fd);
+        }
+    })
+}
