@@ -216,10 +216,14 @@ fn two_hundred_connections_each_doing_fifty_requests_are_all_counted() {
         );
         assert_eq!(st.total("bytes_out"), 200 * 50 * 122);
         assert!(st.total("useful_events") <= st.total("events"));
-        assert!(
-            st.total("syscalls") >= 200 * 50 * 2,
-            "at least a read and a write per request"
-        );
+        // Readiness models make at least a read and a write per request; completion models
+        // (io_uring, tokio) batch or do their I/O outside `sys`.
+        if muxlab::models::find(model).unwrap().family != muxlab::server::Family::Completion {
+            assert!(
+                st.total("syscalls") >= 200 * 50 * 2,
+                "at least a read and a write per request"
+            );
+        }
         let per_worker = st.stats["per_worker"].as_array().unwrap();
         let sum: u64 = per_worker.iter().map(|w| w["requests"].as_u64().unwrap()).sum();
         assert_eq!(sum, 200 * 50, "per-worker blocks add up to the totals");

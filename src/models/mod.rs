@@ -20,6 +20,7 @@ pub mod reuseport;
 pub mod select;
 pub mod thread;
 pub mod threads_accept;
+pub mod tokio;
 
 use crate::server::Model;
 
@@ -40,6 +41,7 @@ pub static ALL: &[&Model] = &[
     &threads_accept::MODEL,
     &reuseport::MODEL,
     &reactors::MODEL,
+    &tokio::MODEL,
 ];
 
 /// Looks a model up by its `--model` name.

@@ -62,8 +62,11 @@ impl Acceptor {
             },
             Err(e) => match e.raw_os_error() {
                 Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM) => {
-                    self.shed(listener, c);
-                    Accepted::Refused
+                    if self.shed(listener, c) {
+                        Accepted::Refused
+                    } else {
+                        Accepted::Empty
+                    }
                 }
                 Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED) | Some(libc::EPROTO) => {
                     Accepted::Empty
@@ -79,19 +82,25 @@ impl Acceptor {
         }
     }
 
-    /// Out of descriptors: drain one pending connection through the spare slot.
-    fn shed(&mut self, listener: &impl AsRawFd, c: Counters) {
-        c.add(Counter::RejectedEmfile, 1);
+    /// Out of descriptors: drain one pending connection through the spare slot (counted as
+    /// `rejected_emfile`), or pause briefly when no spare is left. Returns whether a connection
+    /// was drained: at the limit Linux fails accept() with EMFILE even when nothing is pending.
+    pub fn shed(&mut self, listener: &impl AsRawFd, c: Counters) -> bool {
+        let mut drained = false;
         if self.spare.take().is_some() {
             // The spare is closed: its slot takes the pending connection, which we close.
-            drop(sys::socket::accept(listener, true));
+            drained = sys::socket::accept(listener, true).is_ok();
             self.spare = sys::fd::open_spare().ok();
+        }
+        if drained {
+            c.add(Counter::RejectedEmfile, 1);
         }
         if self.spare.is_none() {
             // Another thread took the slot: pause instead of spinning, try again later.
             std::thread::sleep(Duration::from_millis(10));
             self.spare = sys::fd::open_spare().ok();
         }
+        drained
     }
 
     /// After a readiness event on a non-blocking listener: accepts up to `max` connections

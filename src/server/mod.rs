@@ -88,21 +88,12 @@ impl Ctx {
     /// Applies `--max-conns` to a freshly accepted connection: counts it and returns it, or
     /// closes it and counts a rejection.
     pub fn admit(&self, c: Counters, fd: OwnedFd) -> Option<OwnedFd> {
-        let live = self.stats.live().fetch_add(1, Ordering::AcqRel);
-        if live as usize >= self.max_conns {
-            self.stats.live().fetch_sub(1, Ordering::AcqRel);
-            c.add(Counter::RejectedLimit, 1);
-            drop(fd);
-            return None;
-        }
-        c.add(Counter::Accepted, 1);
-        Some(fd)
+        self.stats.admit(c, self.max_conns).then_some(fd)
     }
 
     /// Records that an admitted connection was closed.
     pub fn release(&self, c: Counters) {
-        self.stats.live().fetch_sub(1, Ordering::AcqRel);
-        c.add(Counter::Closed, 1);
+        self.stats.release(c);
     }
 
     /// `true` when a connection last active at `last` has been idle too long.

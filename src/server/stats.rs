@@ -133,6 +133,25 @@ impl Stats {
         &self.words[ACCEPT_MUTEX]
     }
 
+    /// Applies a connection limit: counts the connection as accepted in `c` and returns `true`,
+    /// or counts a rejection and returns `false` when `max` are already open.
+    pub fn admit(&self, c: Counters, max: usize) -> bool {
+        let live = self.live().fetch_add(1, Ordering::AcqRel);
+        if live as usize >= max {
+            self.live().fetch_sub(1, Ordering::AcqRel);
+            c.add(Counter::RejectedLimit, 1);
+            return false;
+        }
+        c.add(Counter::Accepted, 1);
+        true
+    }
+
+    /// Records that an admitted connection was closed.
+    pub fn release(&self, c: Counters) {
+        self.live().fetch_sub(1, Ordering::AcqRel);
+        c.add(Counter::Closed, 1);
+    }
+
     /// Sum of one counter over all workers.
     pub fn total(&self, c: Counter) -> u64 {
         (0..self.workers).map(|i| self.worker(i).get(c)).sum()

@@ -1,0 +1,97 @@
+//! Behaviour specific to the epoll architectures: worker processes that die are replaced,
+//! herds are visible in the counters, and per-worker counters add up.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use muxlab::sys;
+
+#[test]
+fn killing_one_procs_accept_worker_loses_only_its_connections_and_it_is_replaced() {
+    let srv = Server::start("procs-accept", &["--workers", "3"]);
+    // Wait for the three workers.
+    let t = Instant::now();
+    let workers = loop {
+        let kids = sys::procfs::children(srv.pid());
+        if kids.len() == 3 {
+            break kids;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "workers did not start: {kids:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Open connections and see which worker holds each (its /proc fd links).
+    let mut conns: Vec<_> = (0..12).map(|_| srv.connect()).collect();
+    let mut pending: Vec<Vec<u8>> = vec![Vec::new(); conns.len()];
+    for (s, p) in conns.iter_mut().zip(pending.iter_mut()) {
+        assert_eq!(get(s, p).status, 200);
+    }
+    let victim = workers[0];
+    let victim_conns = std::fs::read_dir(format!("/proc/{victim}/fd"))
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:")))
+        .count();
+    sys::process::kill(victim, sys::signal::SIGKILL).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Connections of the dead worker fail; every other one still answers.
+    let mut alive_conns = 0;
+    for (s, p) in conns.iter_mut().zip(pending.iter_mut()) {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if std::io::Write::write_all(s, b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+            if let Ok(Some(r)) = read_response(s, p) {
+                alive_conns += usize::from(r.status == 200);
+            }
+        }
+    }
+    // The victim held its listener copy, epoll and spare too, so it held at most that many connections.
+    assert!(
+        alive_conns >= 12 - victim_conns && alive_conns < 12,
+        "{alive_conns} of 12 survived; the victim held {victim_conns} sockets"
+    );
+    // A replacement was started, and new connections are served.
+    let t = Instant::now();
+    loop {
+        let kids = sys::procfs::children(srv.pid());
+        if kids.len() == 3 && !kids.contains(&victim) {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "no replacement worker: {kids:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..10 {
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+    }
+    drop(conns);
+    let st = srv.stop();
+    assert_eq!(st.total("restarts"), 1);
+}
+
+#[test]
+fn accept_guards_show_in_lost_races() {
+    // Without a guard every idle worker is woken for each connection; the losers count.
+    let mut lost = Vec::new();
+    for guard in ["all", "exclusive", "mutex"] {
+        let srv = Server::start("procs-accept", &["--workers", "4", "--accept", guard]);
+        std::thread::sleep(Duration::from_millis(200));
+        for _ in 0..300 {
+            let mut s = srv.connect();
+            assert_eq!(get(&mut s, &mut Vec::new()).status, 200, "{guard}");
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        let st = srv.stop();
+        assert_eq!(st.total("accepted"), 300, "{guard}");
+        lost.push((guard, st.total("accept_lost")));
+    }
+    let get = |g: &str| lost.iter().find(|(n, _)| *n == g).unwrap().1;
+    assert!(
+        get("all") > get("exclusive"),
+        "the herd loses more races than EPOLLEXCLUSIVE: {lost:?}"
+    );
+    assert!(
+        get("all") > get("mutex"),
+        "the herd loses more races than the accept mutex: {lost:?}"
+    );
+}
