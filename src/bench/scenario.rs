@@ -151,13 +151,13 @@ pub fn load(name_or_path: &str) -> Result<Scenario, String> {
 
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> usize {
-    text.find(needle).map_or(0, |i| text[..i].lines().count().max(1))
+    text.find(needle).map_or(0, |i| text[..i].matches('\n').count() + 1)
 }
 
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, String> {
     let s: Scenario = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|sp| text[..sp.start].lines().count().max(1));
+        let line = e.span().map(|sp| text[..sp.start].matches('\n').count() + 1);
         let msg = e.message().trim().to_string();
         match line {
             Some(l) => format!("{origin}, line {l}: {msg}"),

@@ -21,6 +21,7 @@ pub mod select;
 pub mod thread;
 pub mod threads_accept;
 pub mod tokio;
+pub mod uring;
 
 use crate::server::Model;
 
@@ -41,6 +42,7 @@ pub static ALL: &[&Model] = &[
     &threads_accept::MODEL,
     &reuseport::MODEL,
     &reactors::MODEL,
+    &uring::MODEL,
     &tokio::MODEL,
 ];
 

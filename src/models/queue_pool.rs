@@ -19,9 +19,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 
 use crate::server::conn::{Conn, Ticker, Want};
-use crate::server::{
-    accept::Acceptor, io_err, workers, Counter, Counters, Ctx, Error, Family, Model, Workers, READ_BUF, TICK,
-};
+use crate::server::{accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
 
@@ -62,11 +60,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         .ep
         .add(&ctx.listener, LISTENER, IN)
         .map_err(io_err("registering the listener"))?;
-    let result = workers::threads_and(
-        ctx,
-        |ctx, i| worker(ctx, ctx.stats.worker(i), &shared),
-        || poller(ctx, &shared),
-    );
+    let result = workers::threads_and(ctx, |ctx, i| worker(ctx, i, &shared), || poller(ctx, &shared));
     // Every thread has stopped: close what is left, parked or queued.
     let c = ctx.stats.worker(0);
     let left = lock(&shared.idle).iter_mut().filter_map(Option::take).count() + lock(&shared.ready).drain(..).count();
@@ -132,8 +126,10 @@ fn poller(ctx: &Ctx, sh: &Shared) -> Result<(), Error> {
 }
 
 /// A pool thread: pop a ready connection, drive it, put it back and re-arm it.
-fn worker(ctx: &Ctx, c: Counters, sh: &Shared) -> Result<(), Error> {
+fn worker(ctx: &Ctx, i: usize, sh: &Shared) -> Result<(), Error> {
+    let c = ctx.stats.worker(i);
     let mut buf = vec![0u8; READ_BUF];
+    ctx.worker_ready(i);
     loop {
         let mut conn = {
             let mut q = lock(&sh.ready);

@@ -43,6 +43,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         let mut ev = EventLoop::new(ctx, i, false)?;
         ev.watch(listener, LISTENER, IN)?;
         let mut acceptor = Acceptor::new(true);
+        ctx.worker_ready(i);
         ev.run(|ev, _listener| ev.accept_from(&mut acceptor, listener, 1))
     })
 }

@@ -36,6 +36,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         let mut ev = EventLoop::new(ctx, i, false)?;
         ev.watch(&ctx.listener, LISTENER, IN)?;
         let mut acceptor = Acceptor::new(true);
+        ctx.worker_ready(i);
         ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, 1))
     })
 }

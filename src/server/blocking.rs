@@ -44,6 +44,7 @@ pub fn accept(ctx: &Ctx, acceptor: &mut Acceptor, listener: &impl AsRawFd, c: Co
 pub fn accept_and_serve(ctx: &Ctx, i: usize) -> Result<(), super::Error> {
     let c = ctx.stats.worker(i);
     let mut acceptor = Acceptor::new(false);
+    ctx.worker_ready(i);
     while let Some(fd) = accept(ctx, &mut acceptor, &ctx.listener, c) {
         serve(ctx, c, fd);
     }

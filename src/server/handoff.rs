@@ -48,6 +48,7 @@ impl Mailbox {
 pub fn mailbox_worker(ctx: &Ctx, i: usize, mailbox: &Mailbox) -> Result<(), Error> {
     let mut ev = EventLoop::new(ctx, i, false)?;
     ev.watch(&mailbox.wake, WAKE, IN)?;
+    ctx.worker_ready(i);
     ev.run(|ev, _wake| {
         for fd in mailbox.take() {
             ev.add(fd);

@@ -72,6 +72,8 @@ pub struct Ctx {
     /// Connections allowed open at once.
     pub max_conns: usize,
     pub stats: Stats,
+    /// Where worker threads meet before accepting (see [`workers::Gate`]).
+    pub gate: workers::Gate,
 }
 
 impl Ctx {
@@ -94,6 +96,12 @@ impl Ctx {
     /// Records that an admitted connection was closed.
     pub fn release(&self, c: Counters) {
         self.stats.release(c);
+    }
+
+    /// A worker thread has set up (its epoll instance, ring, ...): waits until every worker has,
+    /// so no one accepts while another could still run out of descriptors setting up.
+    pub fn worker_ready(&self, i: usize) {
+        self.gate.arrive_and_wait(i, &|| self.stopping());
     }
 
     /// `true` when a connection last active at `last` has been idle too long.
@@ -169,6 +177,11 @@ pub fn serve(
         },
     })?;
     let addr = sys::socket::local_addr(&listener).map_err(io_err("reading the listening address"))?;
+    let gate = workers::Gate::new(if model.workers == Workers::Threads {
+        workers + 1
+    } else {
+        0
+    });
     let ctx = Ctx {
         cfg,
         model,
@@ -177,6 +190,7 @@ pub fn serve(
         workers,
         max_conns,
         stats,
+        gate,
     };
 
     let started = Instant::now();

@@ -5,11 +5,57 @@
 
 use std::io;
 use std::sync::atomic::Ordering;
+use std::sync::{Condvar, Mutex};
 use std::thread;
 
 use super::{io_err, Counter, Ctx, Error};
 use crate::sys;
 use crate::sys::process::{Exit, Fork};
+
+/// Where the threads of a threaded model meet before any of them accepts: a worker that sets up
+/// its epoll instance or ring after another started accepting could find every descriptor taken
+/// (EMFILE) and fail. Process models need none: each process has its own descriptor table.
+pub struct Gate {
+    /// Per party (workers, then the main thread): arrived yet?
+    arrived: Mutex<Vec<bool>>,
+    all_in: Condvar,
+}
+
+impl Gate {
+    /// A gate for `parties` threads; 0 makes every call a no-op.
+    pub fn new(parties: usize) -> Gate {
+        Gate {
+            arrived: Mutex::new(vec![false; parties]),
+            all_in: Condvar::new(),
+        }
+    }
+
+    /// Party `i` is ready; waits until every party is (or the server stops).
+    pub fn arrive_and_wait(&self, i: usize, stop: &dyn Fn() -> bool) {
+        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        if i >= a.len() {
+            return;
+        }
+        a[i] = true;
+        self.all_in.notify_all();
+        while !a.iter().all(|x| *x) && !stop() {
+            a = self
+                .all_in
+                .wait_timeout(a, super::TICK)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    /// Party `i` will not come (it ended): nobody waits for it.
+    fn leave(&self, i: usize) {
+        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = a.get_mut(i) {
+            *x = true;
+        }
+        self.all_in.notify_all();
+    }
+}
 
 /// The body of a worker: runs until the server stops.
 pub type WorkerFn = fn(&Ctx, usize) -> Result<(), Error>;
@@ -39,6 +85,7 @@ pub fn threads_and(
                 .name(format!("worker-{i}"))
                 .spawn_scoped(s, move || {
                     let r = work(ctx, i);
+                    ctx.gate.leave(i);
                     if r.is_err() {
                         ctx.request_stop();
                     }
@@ -52,6 +99,8 @@ pub fn threads_and(
                 }
             }
         }
+        // The main thread (an acceptor, say) starts once every worker has set up.
+        ctx.gate.arrive_and_wait(ctx.workers, &|| ctx.stopping());
         let mut result = main();
         ctx.request_stop();
         for h in handles {

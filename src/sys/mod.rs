@@ -16,6 +16,7 @@ pub mod select;
 pub mod shm;
 pub mod signal;
 pub mod socket;
+pub mod uring;
 
 use std::cell::Cell;
 use std::io;

@@ -70,7 +70,14 @@ impl Server {
     }
 
     pub fn connect(&self) -> TcpStream {
-        let s = TcpStream::connect(self.addr).unwrap_or_else(|e| panic!("{}: connect: {e}", self.model));
+        let s = TcpStream::connect(self.addr).unwrap_or_else(|e| {
+            let alive = alive(self.pid());
+            let status = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
+            panic!(
+                "{}: connect to {}: {e} (server process alive: {alive}; {status})",
+                self.model, self.addr
+            )
+        });
         s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         s.set_nodelay(true).unwrap();
