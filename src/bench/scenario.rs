@@ -17,6 +17,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("seed-poll-vs-epoll", include_str!("../../scenarios/seed-poll-vs-epoll.toml")),
     ("accept-herd", include_str!("../../scenarios/accept-herd.toml")),
     ("readiness-vs-completion", include_str!("../../scenarios/readiness-vs-completion.toml")),
+    ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
 ];
 
 /// A whole scenario file.
