@@ -12,11 +12,23 @@ use crate::units::parse_duration;
 pub const BUILTIN: &[(&str, &str)] = &[
     ("quick", include_str!("../../scenarios/quick.toml")),
     ("seed-short-conn", include_str!("../../scenarios/seed-short-conn.toml")),
-    ("seed-thread-per-conn", include_str!("../../scenarios/seed-thread-per-conn.toml")),
-    ("seed-epoll-architectures", include_str!("../../scenarios/seed-epoll-architectures.toml")),
-    ("seed-poll-vs-epoll", include_str!("../../scenarios/seed-poll-vs-epoll.toml")),
+    (
+        "seed-thread-per-conn",
+        include_str!("../../scenarios/seed-thread-per-conn.toml"),
+    ),
+    (
+        "seed-epoll-architectures",
+        include_str!("../../scenarios/seed-epoll-architectures.toml"),
+    ),
+    (
+        "seed-poll-vs-epoll",
+        include_str!("../../scenarios/seed-poll-vs-epoll.toml"),
+    ),
     ("accept-herd", include_str!("../../scenarios/accept-herd.toml")),
-    ("readiness-vs-completion", include_str!("../../scenarios/readiness-vs-completion.toml")),
+    (
+        "readiness-vs-completion",
+        include_str!("../../scenarios/readiness-vs-completion.toml"),
+    ),
     ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
 ];
 

@@ -57,7 +57,12 @@ impl Acceptor {
                 Accepted::Refused
             }
             Ok(fd) => match ctx.admit(c, fd) {
-                Some(fd) => Accepted::Conn(fd),
+                Some(fd) => {
+                    // Replies are small and go out at once: Nagle would hold one back while an
+                    // earlier one is unacknowledged (40 ms with delayed ACKs).
+                    let _ = sys::socket::set_nodelay(&fd);
+                    Accepted::Conn(fd)
+                }
                 None => Accepted::Refused,
             },
             Err(e) => match e.raw_os_error() {

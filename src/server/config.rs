@@ -3,7 +3,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::proto::Proto;
 use crate::units::{format_duration, parse_duration};
@@ -59,7 +59,7 @@ impl Config {
 pub enum Work {
     #[default]
     None,
-    /// Spin the CPU this long.
+    /// Use this much CPU time (spinning on the thread's CPU clock).
     Cpu(Duration),
     /// Block the thread this long.
     Sleep(Duration),
@@ -75,8 +75,10 @@ impl Work {
         match *self {
             Work::None => {}
             Work::Cpu(d) => {
-                let until = Instant::now() + d * requests as u32;
-                while Instant::now() < until {
+                // CPU time, not wall time: a thread preempted while spinning must not be
+                // credited with time another thread used.
+                let until = crate::sys::process::thread_cpu_time() + d * requests as u32;
+                while crate::sys::process::thread_cpu_time() < until {
                     std::hint::spin_loop();
                 }
             }

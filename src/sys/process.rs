@@ -69,3 +69,12 @@ pub fn die_with_parent(sig: i32) {
 pub fn pid() -> i32 {
     std::process::id() as i32
 }
+
+/// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID). Not counted as a model
+/// syscall: it measures work, it is not part of a model's mechanism.
+pub fn thread_cpu_time() -> std::time::Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is valid for writes.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

@@ -124,9 +124,16 @@ impl Ring {
     /// of two count). Fails with a clear message where the kernel lacks what the model needs.
     pub fn new(entries: u32, buffers: u16, size: usize) -> io::Result<Ring> {
         let lacks = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
-        let ring = IoUring::new(entries).map_err(|e| {
-            lacks("io_uring_setup failed (is io_uring disabled, kernel.io_uring_disabled, or is this kernel older than 5.1?)", e)
-        })?;
+        // One thread submits and reaps (SINGLE_ISSUER), and completions' task work runs when it
+        // waits rather than interrupting it (DEFER_TASKRUN, Linux 6.1+); plain ring otherwise.
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+            .or_else(|_| IoUring::new(entries))
+            .map_err(|e| {
+                lacks("io_uring_setup failed (is io_uring disabled, kernel.io_uring_disabled, or is this kernel older than 5.1?)", e)
+            })?;
         super::count();
         let mut probe = Probe::new();
         ring.submitter()
