@@ -406,6 +406,10 @@ fn run_load(
     let t0 = Instant::now();
     let warm_end = t0 + x.warmup();
     let mut begin = if x.warmup().is_zero() { Some(sample()) } else { None };
+    // The window ends when the duration does, not when the load generator has finished
+    // closing its connections (which can take long with thousands of them).
+    let window_end = x.duration().map(|d| warm_end + d);
+    let mut end: Option<ProcSample> = None;
     let mut signalled = false;
     loop {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
@@ -417,12 +421,15 @@ fn run_load(
         if begin.is_none() && Instant::now() >= warm_end {
             begin = Some(s);
         }
+        if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
+            end = Some(s);
+        }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
             signalled = true;
         }
     }
-    let end = sample();
+    let end = end.unwrap_or_else(sample);
     let begin = begin.unwrap_or(end);
     let text: String = out.try_iter().collect::<Vec<_>>().join("\n");
     let doc: Value = serde_json::from_str(&text).map_err(|_| {
