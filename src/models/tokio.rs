@@ -22,7 +22,8 @@ use tokio::time::timeout;
 
 use crate::proto::Session;
 use crate::server::{
-    accept::Acceptor, io_err, Config, Counter, Counters, Ctx, Error, Family, Model, Stats, Workers, READ_BUF, TICK,
+    accept::Acceptor, io_err, on_input, Config, Counter, Counters, Ctx, Error, Family, Model, Stats, Workers, READ_BUF,
+    TICK,
 };
 use crate::sys;
 
@@ -123,11 +124,8 @@ async fn serve(sh: Arc<Shared>, c: Counters, mut stream: tokio::net::TcpStream) 
             Ok(Ok(n)) => n,
         };
         c.add(Counter::Useful, 1);
-        c.add(Counter::BytesIn, n as u64);
         last = Instant::now();
-        let fed = session.feed(&buf[..n], &mut out);
-        sh.cfg.work.apply(fed.requests);
-        c.add(Counter::Requests, fed.requests);
+        let fed = on_input(sh.cfg.work, c, &mut session, &buf[..n], &mut out);
         if stream.write_all(&out).await.is_err() {
             break;
         }

@@ -21,7 +21,7 @@ use std::time::Instant;
 use crate::proto::Session;
 use crate::server::accept::Acceptor;
 use crate::server::conn::Ticker;
-use crate::server::{io_err, workers, Counter, Counters, Ctx, Error, Family, Model, Workers, TICK};
+use crate::server::{io_err, on_input, workers, Counter, Counters, Ctx, Error, Family, Model, Workers, TICK};
 use crate::sys;
 use crate::sys::uring::{adopt_accepted, Completion, Ring};
 
@@ -229,12 +229,9 @@ fn on_recv(ctx: &Ctx, c: Counters, ring: &mut Ring, slots: &mut Slots, cqe: &Com
         let bid = cqe.buffer.expect("a receive with data names its buffer");
         let n = cqe.result as usize;
         c.add(Counter::Useful, 1);
-        c.add(Counter::BytesIn, n as u64);
         conn.last = Instant::now();
-        let fed = conn.session.feed(ring.buffer(bid, n), &mut conn.out);
+        let fed = on_input(ctx.cfg.work, c, &mut conn.session, ring.buffer(bid, n), &mut conn.out);
         ring.recycle(bid);
-        ctx.cfg.work.apply(fed.requests);
-        c.add(Counter::Requests, fed.requests);
         conn.closing |= fed.close;
         flush(ring, slot, conn);
         if conn.closing && !conn.sending && conn.out.is_empty() {

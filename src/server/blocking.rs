@@ -67,11 +67,8 @@ pub fn serve(ctx: &Ctx, c: Counters, fd: OwnedFd) {
                 Ok(0) => break,
                 Ok(n) => {
                     c.add(Counter::Useful, 1);
-                    c.add(Counter::BytesIn, n as u64);
                     last = Instant::now();
-                    let fed = session.feed(&buf[..n], &mut out);
-                    ctx.cfg.work.apply(fed.requests);
-                    c.add(Counter::Requests, fed.requests);
+                    let fed = super::on_input(ctx.cfg.work, c, &mut session, &buf[..n], &mut out);
                     if write_all(ctx, c, &fd, &out).is_err() || fed.close {
                         break;
                     }

@@ -84,10 +84,7 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     self.last_active = Instant::now();
-                    c.add(Counter::BytesIn, n as u64);
-                    let fed = self.session.feed(&buf[..n], &mut self.out);
-                    ctx.cfg.work.apply(fed.requests);
-                    c.add(Counter::Requests, fed.requests);
+                    let fed = super::on_input(ctx.cfg.work, c, &mut self.session, &buf[..n], &mut self.out);
                     self.closing |= fed.close;
                     match self.flush(c, moved) {
                         Ok(true) => {}

@@ -111,6 +111,24 @@ impl Ctx {
     }
 }
 
+/// What every model does with bytes that arrived: count them, feed them to the connection's
+/// protocol session (replies are appended to `out`), do the `--work` for each request
+/// answered, and count the requests. One function, so every model handles input alike.
+#[inline]
+pub fn on_input(
+    work: Work,
+    c: Counters,
+    session: &mut crate::proto::Session,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> crate::proto::Fed {
+    c.add(Counter::BytesIn, data.len() as u64);
+    let fed = session.feed(data, out);
+    work.apply(fed.requests);
+    c.add(Counter::Requests, fed.requests);
+    fed
+}
+
 /// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.
 fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
     let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
