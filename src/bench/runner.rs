@@ -431,12 +431,33 @@ fn run_load(
     }
     let end = end.unwrap_or_else(sample);
     let begin = begin.unwrap_or(end);
-    let text: String = out.try_iter().collect::<Vec<_>>().join("\n");
+    let text = drain(&out).join("\n");
     let doc: Value = serde_json::from_str(&text).map_err(|_| {
-        let e: Vec<String> = err.try_iter().collect();
-        format!("the load generator failed: {}", e.join(" ").trim())
+        let e = drain(&err);
+        format!(
+            "the load generator failed ({}): {}",
+            status_of(&mut child),
+            e.join(" ").trim()
+        )
     })?;
     Ok((doc, begin, end))
+}
+
+/// Every line a reader thread delivers until its pipe closes (bounded: 5 s).
+fn drain(rx: &Receiver<String>) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut lines = Vec::new();
+    while let Ok(l) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        lines.push(l);
+    }
+    lines
+}
+
+fn status_of(child: &mut Child) -> String {
+    match child.try_wait() {
+        Ok(Some(st)) => st.to_string(),
+        _ => "still running".into(),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
