@@ -1,6 +1,6 @@
 //! muxlab: a laboratory for TCP server concurrency models.
 //!
-//! Layers, each using only those above it: [`sys`] (syscall wrappers, all `unsafe`),
+//! Layers, each using only those above it: [`sys`] (syscall wrappers: the only layer with unchecked code),
 //! [`proto`] (sans-I/O sessions), [`server`] (what models share), [`models`] (one file per
 //! architecture), `load` (the load generator), `bench` and `report`, and [`cli`].
 

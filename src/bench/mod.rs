@@ -1,6 +1,7 @@
 //! `bench`: runs a scenario's matrix of cells, shows progress, prints a table as cells finish,
 //! and writes `results/<scenario>-<timestamp>/` (`results.json`, `results.csv`, `report.html`).
 
+pub mod process;
 pub mod results;
 pub mod runner;
 pub mod scenario;

@@ -12,23 +12,22 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
-use std::net::{IpAddr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::pacing::Pacing;
 use super::tally::{ErrorClass, Tally};
-use super::workload::{pattern, EchoReader, HttpReader, Kind, Read};
+use super::workload::{EchoReader, HttpReader, Kind, Read};
 use super::LoadConfig;
 use crate::sys;
-use crate::sys::epoll::{Epoll, Events, ERR, ET, HUP, IN, OUT, RDHUP};
+use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 
 /// How often in-flight requests are checked against `--timeout`.
 const SCAN: Duration = Duration::from_millis(50);
 /// First and largest pause before reconnecting after a failure.
-const BACKOFF_MIN: Duration = Duration::from_millis(10);
-const BACKOFF_MAX: Duration = Duration::from_millis(500);
+pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(10);
+pub(super) const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
 /// One thread's share of the run.
 #[derive(Debug, Clone)]
@@ -56,69 +55,69 @@ pub struct Progress {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Down,
     Connecting,
     Up,
 }
 
-struct Conn {
+pub(super) struct Conn {
     /// Global slot number.
-    slot: u64,
-    fd: Option<OwnedFd>,
-    state: State,
+    pub(super) slot: u64,
+    pub(super) fd: Option<OwnedFd>,
+    pub(super) state: State,
     /// When the current connect began.
-    started: Instant,
+    pub(super) started: Instant,
     /// (intended, actual) send times of requests awaiting responses, oldest first.
-    inflight: VecDeque<(Instant, Instant)>,
+    pub(super) inflight: VecDeque<(Instant, Instant)>,
     /// Requests sent on the current socket.
-    on_socket: u64,
-    out: Vec<u8>,
-    out_pos: usize,
-    http: HttpReader,
-    echo: EchoReader,
+    pub(super) on_socket: u64,
+    pub(super) out: Vec<u8>,
+    pub(super) out_pos: usize,
+    pub(super) http: HttpReader,
+    pub(super) echo: EchoReader,
     /// Echo messages sent on this slot (the pattern's sequence number).
-    send_seq: u64,
+    pub(super) send_seq: u64,
     /// A timer (think time or reconnect back-off) is set for this instant.
-    wake: Option<Instant>,
-    backoff: Duration,
-    connected_once: bool,
+    pub(super) wake: Option<Instant>,
+    pub(super) backoff: Duration,
+    pub(super) connected_once: bool,
     /// The server announced it will close after the last response.
-    server_closing: bool,
+    pub(super) server_closing: bool,
     /// Queued in the free list of rate mode.
-    in_free: bool,
+    pub(super) in_free: bool,
     /// Requests reserved (and counted) for this socket when it was opened, with a per-socket
     /// limit (`--close`, `--requests-per-conn`), so no socket opens for nothing at the end.
-    tickets: u64,
+    pub(super) tickets: u64,
     /// How many of `tickets` were counted against the quota (reserved inside the window).
-    counted: u64,
+    pub(super) counted: u64,
 }
 
 /// One engine thread.
 pub struct Engine<'a> {
-    cfg: &'a LoadConfig,
-    plan: ThreadPlan,
-    ep: Epoll,
-    conns: Vec<Conn>,
-    tally: Tally,
-    timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    buf: Vec<u8>,
-    request: Vec<u8>,
-    measure_from: Instant,
-    end: Option<Instant>,
+    pub(super) cfg: &'a LoadConfig,
+    pub(super) plan: ThreadPlan,
+    pub(super) ep: Epoll,
+    pub(super) conns: Vec<Conn>,
+    pub(super) tally: Tally,
+    pub(super) timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    pub(super) buf: Vec<u8>,
+    pub(super) request: Vec<u8>,
+    pub(super) measure_from: Instant,
+    pub(super) end: Option<Instant>,
     /// Requests sent (or attempts failed) counted against the quota.
-    issued: u64,
-    inflight: usize,
+    pub(super) issued: u64,
+    pub(super) inflight: usize,
     /// Requests reserved by sockets and not yet sent (sum of `tickets`).
-    reserved: u64,
+    pub(super) reserved: u64,
     /// Rate mode: the next scheduled send, the interval, scheduled sends waiting, free conns.
-    next_intended: Instant,
-    interval: Option<Duration>,
-    backlog: VecDeque<Instant>,
-    free: VecDeque<usize>,
-    next_connect: Instant,
-    connect_interval: Option<Duration>,
-    bind_next: usize,
+    pub(super) next_intended: Instant,
+    pub(super) interval: Option<Duration>,
+    pub(super) backlog: VecDeque<Instant>,
+    pub(super) free: VecDeque<usize>,
+    pub(super) next_connect: Instant,
+    pub(super) connect_interval: Option<Duration>,
+    pub(super) bind_next: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -235,17 +234,6 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// `true` if one more request may be committed at `now`.
-    fn may_issue(&self, now: Instant) -> bool {
-        if self.end.is_some_and(|e| now >= e) {
-            return false;
-        }
-        match self.plan.quota {
-            Some(q) if now >= self.measure_from => self.issued + (self.backlog.len() as u64) < q,
-            _ => true,
-        }
-    }
-
     fn next_deadline(&self, next_scan: Instant) -> Instant {
         let mut d = next_scan;
         if let Some(&Reverse((t, _))) = self.timers.peek() {
@@ -260,7 +248,7 @@ impl<'a> Engine<'a> {
         d
     }
 
-    fn set_timer(&mut self, i: usize, at: Instant) {
+    pub(super) fn set_timer(&mut self, i: usize, at: Instant) {
         self.conns[i].wake = Some(at);
         self.timers.push(Reverse((at, i)));
     }
@@ -270,98 +258,6 @@ impl<'a> Engine<'a> {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),
             State::Connecting => {}
-        }
-    }
-
-    /// Rate mode: moves sends whose time has come into the backlog, then hands them out.
-    fn schedule(&mut self, now: Instant) {
-        let interval = self.interval.expect("rate mode");
-        while self.next_intended <= now && self.may_issue(self.next_intended) {
-            self.backlog.push_back(self.next_intended);
-            self.next_intended += interval;
-        }
-        while !self.backlog.is_empty() {
-            let Some(i) = self.free.pop_front() else {
-                break;
-            };
-            self.conns[i].in_free = false;
-            self.fill(i, now);
-        }
-    }
-
-    fn mark_free(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if self.interval.is_some() && !c.in_free && c.state == State::Up && c.inflight.len() < self.cfg.pipeline {
-            c.in_free = true;
-            self.free.push_back(i);
-        }
-    }
-
-    /// Requests one socket may carry: 1 with `--close`, K with `--requests-per-conn K`.
-    fn per_socket(&self) -> Option<u64> {
-        if self.cfg.close {
-            Some(1)
-        } else {
-            self.cfg.requests_per_conn
-        }
-    }
-
-    fn start_connect(&mut self, i: usize, now: Instant) {
-        if !self.may_issue(now) && self.interval.is_none() {
-            return;
-        }
-        if let (Some(k), None) = (self.per_socket(), self.interval) {
-            if self.conns[i].tickets == 0 {
-                let left = match self.plan.quota {
-                    Some(q) if now >= self.measure_from => q.saturating_sub(self.issued),
-                    _ => k,
-                };
-                let r = k.min(left);
-                if r == 0 {
-                    return;
-                }
-                let counted = if now >= self.measure_from { r } else { 0 };
-                self.issued += counted;
-                self.reserved += r;
-                let c = &mut self.conns[i];
-                c.tickets = r;
-                c.counted = counted;
-            }
-        }
-        if let Some(iv) = self.connect_interval {
-            if now < self.next_connect {
-                let at = self.next_connect;
-                self.next_connect += iv;
-                self.set_timer(i, at);
-                return;
-            }
-            self.next_connect = now.max(self.next_connect) + iv;
-        }
-        let target = self.cfg.target.addr;
-        let result = (|| -> io::Result<OwnedFd> {
-            let fd = sys::socket::tcp_socket(&target, true)?;
-            if !self.cfg.bind.is_empty() {
-                let src = self.cfg.bind[self.bind_next % self.cfg.bind.len()];
-                self.bind_next += 1;
-                sys::socket::set_bind_no_port(&fd)?;
-                sys::socket::bind(&fd, &SocketAddr::new(IpAddr::V4(src), 0))?;
-            }
-            match sys::socket::connect(&fd, &target) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-                Err(e) => return Err(e),
-            }
-            self.ep.add(&fd, i as u64, IN | OUT | RDHUP | ET)?;
-            Ok(fd)
-        })();
-        match result {
-            Ok(fd) => {
-                let c = &mut self.conns[i];
-                c.fd = Some(fd);
-                c.state = State::Connecting;
-                c.started = now;
-            }
-            Err(e) => self.fail(i, ErrorClass::of(&e), now),
         }
     }
 
@@ -393,116 +289,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn on_connected(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        c.state = State::Up;
-        c.connected_once = true;
-        c.backoff = BACKOFF_MIN;
-        // Nagle only delays a second small write: keep-alive and pipelined sockets need it off.
-        if !self.cfg.close {
-            if let Some(fd) = &c.fd {
-                let _ = sys::socket::set_nodelay(fd);
-            }
-        }
-        if now >= self.measure_from {
-            self.tally
-                .connect
-                .record_ns(now.duration_since(c.started).as_nanos() as u64);
-            self.tally.connects += 1;
-        }
-        if self.interval.is_some() {
-            self.mark_free(i);
-            self.schedule(now);
-        } else {
-            self.fill(i, now);
-        }
-    }
-
-    /// Sends as many requests as the pacing allows on connection `i`.
-    fn fill(&mut self, i: usize, now: Instant) {
-        loop {
-            let c = &self.conns[i];
-            if c.state != State::Up || c.server_closing || c.inflight.len() >= self.cfg.pipeline {
-                break;
-            }
-            let intended = if self.interval.is_some() {
-                if self.per_socket().is_some_and(|k| c.on_socket >= k) {
-                    break;
-                }
-                match self.backlog.pop_front() {
-                    Some(t) => t,
-                    None => break,
-                }
-            } else if c.tickets > 0 {
-                // ab-style: with --close the request's clock starts at connect.
-                if self.cfg.close {
-                    c.started
-                } else {
-                    now
-                }
-            } else if self.per_socket().is_none() && self.may_issue(now) {
-                now
-            } else {
-                break;
-            };
-            self.enqueue(i, intended, now);
-        }
-        if self.flush(i).is_ok() {
-            self.mark_free(i);
-        }
-    }
-
-    /// Counts one request against the quota (and as sent, inside the window).
-    fn count_issue(&mut self, now: Instant) {
-        if now >= self.measure_from {
-            self.issued += 1;
-            self.tally.sent += 1;
-        }
-    }
-
-    fn enqueue(&mut self, i: usize, intended: Instant, now: Instant) {
-        let sent = if self.cfg.close && self.interval.is_none() {
-            intended
-        } else {
-            now
-        };
-        let c = &mut self.conns[i];
-        if c.tickets > 0 {
-            c.tickets -= 1;
-            self.reserved -= 1;
-            if c.counted > 0 {
-                // Counted against the quota when the socket reserved it.
-                c.counted -= 1;
-                if now >= self.measure_from {
-                    self.tally.sent += 1;
-                }
-            } else {
-                self.count_issue(now);
-            }
-        } else {
-            self.count_issue(now);
-        }
-        if self.interval.is_some() && now >= self.measure_from {
-            self.tally
-                .send_lag
-                .record_ns(now.saturating_duration_since(intended).as_nanos() as u64);
-        }
-        let c = &mut self.conns[i];
-        match self.cfg.target.kind {
-            Kind::Http => c.out.extend_from_slice(&self.request),
-            Kind::Echo | Kind::Packet => {
-                let start = c.out.len();
-                c.out.resize(start + self.cfg.size, 0);
-                pattern(c.slot, c.send_seq, 0, &mut c.out[start..]);
-                c.send_seq += 1;
-            }
-        }
-        c.inflight.push_back((intended, sent));
-        c.on_socket += 1;
-        self.inflight += 1;
-    }
-
-    fn flush(&mut self, i: usize) -> Result<(), ()> {
+    pub(super) fn flush(&mut self, i: usize) -> Result<(), ()> {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else {
             return Err(());
@@ -650,66 +437,6 @@ impl<'a> Engine<'a> {
         } else {
             // The server closed an idle keep-alive connection: open a new one.
             self.recycle(i, now);
-        }
-    }
-
-    /// Closes the socket of slot `i` and resets its per-socket state.
-    fn close_socket(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        c.fd = None;
-        c.state = State::Down;
-        self.inflight -= c.inflight.len();
-        c.inflight.clear();
-        c.on_socket = 0;
-        c.out.clear();
-        c.out_pos = 0;
-        c.http.reset();
-        c.echo.reset(c.send_seq);
-        c.server_closing = false;
-    }
-
-    /// A finished connection: close it and open the next one at once.
-    fn recycle(&mut self, i: usize, now: Instant) {
-        self.close_socket(i);
-        self.start_connect(i, now);
-    }
-
-    /// A failure: count it, close, and reconnect after a growing back-off.
-    fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
-        self.tally.error(class);
-        // Requests the socket reserved but never sent go back to the pool.
-        let c = &mut self.conns[i];
-        self.issued -= c.counted;
-        self.reserved -= c.tickets;
-        c.tickets = 0;
-        c.counted = 0;
-        let c = &self.conns[i];
-        if c.inflight.is_empty() && now >= self.measure_from && self.plan.quota.is_some() {
-            // A failed attempt with nothing in flight still uses up a request, so -n ends.
-            self.issued += 1;
-        }
-        self.close_socket(i);
-        let c = &mut self.conns[i];
-        let at = now + c.backoff;
-        c.backoff = (c.backoff * 2).min(BACKOFF_MAX);
-        self.set_timer(i, at);
-    }
-
-    fn scan_timeouts(&mut self, now: Instant) {
-        let limit = self.cfg.timeout;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            let late = match c.state {
-                State::Connecting => now.duration_since(c.started) > limit,
-                State::Up => c
-                    .inflight
-                    .front()
-                    .is_some_and(|&(_, sent)| now.duration_since(sent) > limit),
-                State::Down => false,
-            };
-            if late {
-                self.fail(i, ErrorClass::Timeout, now);
-            }
         }
     }
 }

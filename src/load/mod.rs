@@ -6,6 +6,7 @@
 //! merges the threads' [`tally::Tally`]s. Runs needing more descriptors than one process may
 //! open are split over child processes by [`shard`]; their tallies merge the same way.
 
+pub mod connect;
 pub mod engine;
 pub mod histogram;
 pub mod pacing;
