@@ -1,7 +1,8 @@
 //! # uring — io_uring: completions instead of readiness
 //!
-//! **Mechanism.** Each of `--workers` threads owns a ring. One multishot accept on the shared
-//! listener yields a completion per new connection; one multishot receive per connection yields
+//! **Mechanism.** Each of `--workers` threads owns a ring and its own SO_REUSEPORT listener (one
+//! multishot accept on a shared listener would take every connection into one ring). The
+//! multishot accept yields a completion per new connection; one multishot receive per connection yields
 //! a completion per arrival, the bytes already in a buffer the kernel took from a provided-buffer
 //! ring (given back after the session consumed them); replies go out as send operations whose
 //! buffers the ring holds until they complete. One `io_uring_enter` submits everything queued
@@ -34,7 +35,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     one_conn_per_worker: false,
     default_max_conns: None,
-    reuseport: false,
+    reuseport: true,
     run,
 };
 
@@ -116,7 +117,15 @@ fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
         what: "the uring model cannot run on this kernel (use --model epoll)".into(),
         source: e,
     })?;
-    let listener = ctx.listener.as_raw_fd();
+    // Worker 0 uses the server's listener (bound with SO_REUSEPORT); the others join its group,
+    // so the kernel spreads new connections over the rings.
+    let own = match i {
+        0 => None,
+        _ => Some(sys::socket::listen(ctx.addr, ctx.cfg.backlog, true).map_err(io_err(format!("worker {i}: listen")))?),
+    };
+    let lst = own.as_ref().unwrap_or(&ctx.listener);
+    sys::fd::set_nonblocking(lst, true).map_err(io_err("making a listener non-blocking"))?;
+    let listener = lst.as_raw_fd();
     let mut spare = Acceptor::new(true);
     ctx.worker_ready(i);
     ring.accept_multi(listener, ud(ACCEPT, 0, 0))
@@ -143,7 +152,7 @@ fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
         c.add(Counter::Events, cqes.len() as u64);
         for cqe in &cqes {
             match cqe.user_data >> 56 {
-                ACCEPT if !on_accept(ctx, c, &mut ring, &mut slots, &mut spare, cqe)? => {
+                ACCEPT if !on_accept(ctx, c, lst, &mut ring, &mut slots, &mut spare, cqe)? => {
                     rearm_accept_at = Some(Instant::now() + TICK / 10);
                 }
                 ACCEPT => {}
@@ -168,14 +177,20 @@ fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
     for slot in 0..slots.conns.len() {
         slots.close(ctx, c, slot);
     }
+    // The ring is torn down asynchronously and its accept holds the listener: stop it now.
+    if let Some(own) = &own {
+        let _ = sys::socket::shutdown(own);
+    }
     Ok(())
 }
 
 /// Handles an accept completion; returns `false` when accepting must pause (out of descriptors
 /// with nothing pending to drain: the kernel would fail the next accept at once).
+#[allow(clippy::too_many_arguments)]
 fn on_accept(
     ctx: &Ctx,
     c: Counters,
+    listener: &OwnedFd,
     ring: &mut Ring,
     slots: &mut Slots,
     spare: &mut Acceptor,
@@ -205,14 +220,14 @@ fn on_accept(
         }
     } else if matches!(-cqe.result, libc::EMFILE | libc::ENFILE) {
         // Out of descriptors: drain a pending connection through the spare slot.
-        if !spare.shed(&ctx.listener, c) && !cqe.more {
+        if !spare.shed(listener, c) && !cqe.more {
             return Ok(false);
         }
     } else {
         c.add(Counter::AcceptLost, 1);
     }
     if !cqe.more && !ctx.stopping() {
-        ring.accept_multi(ctx.listener.as_raw_fd(), ud(ACCEPT, 0, 0))
+        ring.accept_multi(listener.as_raw_fd(), ud(ACCEPT, 0, 0))
             .map_err(io_err("io_uring accept"))?;
     }
     Ok(true)
