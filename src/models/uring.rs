@@ -29,7 +29,8 @@ use crate::sys::uring::{adopt_accepted, Completion, Ring};
 pub const MODEL: Model = Model {
     name: "uring",
     family: Family::Completion,
-    mechanism: "io_uring per worker, own SO_REUSEPORT listener: multishot accept, multishot recv into a buffer ring, send",
+    mechanism:
+        "io_uring per worker, own SO_REUSEPORT listener: multishot accept, multishot recv into a buffer ring, send",
     product: "liburing examples, tokio-uring, glommio",
     seed: "-",
     workers: Workers::Threads,
