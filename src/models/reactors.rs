@@ -53,7 +53,7 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
                         next = (next + 1) % mailboxes.len();
                     }
                     Accepted::Refused => {}
-                    Accepted::Empty => break,
+                    Accepted::Empty | Accepted::OutOfFds => break,
                 }
             })
         },

@@ -201,7 +201,6 @@ fn on_accept(
         let fd = adopt_accepted(cqe.result);
         if let Some(fd) = ctx.admit(c, fd) {
             c.add(Counter::Useful, 1);
-            let _ = sys::socket::set_nodelay(&fd);
             slots.gen = slots.gen.wrapping_add(1);
             let conn = UConn {
                 fd,

@@ -21,6 +21,8 @@ pub enum Accepted {
     Refused,
     /// Nothing pending (EAGAIN, a blocking timeout, EINTR, an aborted connection).
     Empty,
+    /// Out of descriptors and nothing could be drained: stop accepting for now. Not a lost race.
+    OutOfFds,
 }
 
 /// One worker's accept state.
@@ -57,12 +59,7 @@ impl Acceptor {
                 Accepted::Refused
             }
             Ok(fd) => match ctx.admit(c, fd) {
-                Some(fd) => {
-                    // Replies are small and go out at once: Nagle would hold one back while an
-                    // earlier one is unacknowledged (40 ms with delayed ACKs).
-                    let _ = sys::socket::set_nodelay(&fd);
-                    Accepted::Conn(fd)
-                }
+                Some(fd) => Accepted::Conn(fd),
                 None => Accepted::Refused,
             },
             Err(e) => match e.raw_os_error() {
@@ -70,7 +67,7 @@ impl Acceptor {
                     if self.shed(listener, c) {
                         Accepted::Refused
                     } else {
-                        Accepted::Empty
+                        Accepted::OutOfFds
                     }
                 }
                 Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED) | Some(libc::EPROTO) => {
@@ -131,6 +128,7 @@ impl Acceptor {
                     }
                     return any;
                 }
+                Accepted::OutOfFds => return any,
             }
             any = true;
             n += 1;

@@ -33,7 +33,7 @@ pub fn accept(ctx: &Ctx, acceptor: &mut Acceptor, listener: &impl AsRawFd, c: Co
                 return Some(fd);
             }
             Accepted::Refused => c.add(Counter::Useful, 1),
-            Accepted::Empty => {}
+            Accepted::Empty | Accepted::OutOfFds => {}
         }
     }
     None

@@ -70,13 +70,8 @@ impl Conn {
     }
 
     fn drive_inner(&mut self, ctx: &Ctx, c: Counters, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
-        match self.flush(c, moved) {
-            Ok(true) => {}
-            Ok(false) => return Want::Write,
-            Err(_) => return Want::Close,
-        }
-        if self.closing {
-            return Want::Close;
+        if let Some(stop) = self.settle(c, moved) {
+            return stop;
         }
         loop {
             match sys::fd::read(&self.fd, buf) {
@@ -86,13 +81,8 @@ impl Conn {
                     self.last_active = Instant::now();
                     let fed = super::on_input(ctx.cfg.work, c, &mut self.session, &buf[..n], &mut self.out);
                     self.closing |= fed.close;
-                    match self.flush(c, moved) {
-                        Ok(true) => {}
-                        Ok(false) => return Want::Write,
-                        Err(_) => return Want::Close,
-                    }
-                    if self.closing {
-                        return Want::Close;
+                    if let Some(stop) = self.settle(c, moved) {
+                        return stop;
                     }
                     if !until_eagain {
                         return Want::Read;
@@ -102,6 +92,17 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Want::Close,
             }
+        }
+    }
+
+    /// Flushes pending output; `Some(want)` when the connection must stop reading: output is
+    /// still pending (back-pressure), the write failed, or the session asked to close.
+    fn settle(&mut self, c: Counters, moved: &mut bool) -> Option<Want> {
+        match self.flush(c, moved) {
+            Ok(true) if self.closing => Some(Want::Close),
+            Ok(true) => None,
+            Ok(false) => Some(Want::Write),
+            Err(_) => Some(Want::Close),
         }
     }
 
