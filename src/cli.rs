@@ -10,7 +10,7 @@ use crate::load::{self, Kind, LoadConfig, Pacing, Target};
 use crate::models;
 use crate::proto::Proto;
 use crate::server::{self, AcceptGuard, Config, Trigger, Work};
-use crate::units;
+use crate::units::{self, BadValue};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -162,12 +162,12 @@ pub struct ServeArgs {
     /// Work per request: cpu:<dur> spins, sleep:<dur> blocks the handling thread.
     #[arg(long, default_value = "none")]
     pub work: Work,
-    /// epoll trigger mode (model epoll).
-    #[arg(long, value_enum, default_value = "level")]
-    pub trigger: Trigger,
-    /// Accept guard (model procs-accept).
-    #[arg(long, value_enum, default_value = "exclusive")]
-    pub accept: AcceptGuard,
+    /// epoll trigger mode, model epoll only [default: level].
+    #[arg(long, value_enum)]
+    pub trigger: Option<Trigger>,
+    /// Accept guard, model procs-accept only [default: exclusive].
+    #[arg(long, value_enum)]
+    pub accept: Option<AcceptGuard>,
     /// Lower the open-file limit to this many descriptors (to reproduce EMFILE).
     #[arg(long)]
     pub nofile: Option<u64>,
@@ -203,9 +203,10 @@ fn model_names() -> clap::builder::PossibleValuesParser {
 
 impl ServeArgs {
     /// The server configuration these flags describe.
-    pub fn config(&self) -> Result<Config, String> {
+    pub fn config(&self) -> Result<Config, BadValue> {
         let proto = Proto::parse(&self.proto, self.packet_size)?;
         let mut cfg = Config::new(proto, SocketAddr::new(self.addr, self.port));
+        cfg.workers = self.workers;
         cfg.backlog = self.backlog;
         cfg.max_conns = self.max_conns;
         cfg.idle_timeout = (!self.idle_timeout.is_zero()).then_some(self.idle_timeout);
@@ -241,9 +242,9 @@ pub fn main(cli: Cli) -> Result<(), Failure> {
         }
         Command::Serve(args) => {
             let model = models::find(&args.model).ok_or_else(|| usage(format!("unknown model '{}'", args.model)))?;
-            let cfg = args.config().map_err(usage)?;
+            let cfg = args.config().map_err(|e| usage(e.to_string()))?;
             let mut out = std::io::stdout();
-            server::serve(model, cfg, args.workers, &mut out).map_err(|e| Failure {
+            server::serve(model, cfg, &mut out).map_err(|e| Failure {
                 code: if e.is_usage() { 2 } else { 1 },
                 message: e.to_string(),
             })
@@ -292,7 +293,7 @@ impl LoadArgs {
         cfg.timeout = self.timeout;
         cfg.connect_rate = self.connect_rate;
         cfg.bind = match &self.bind {
-            Some(b) => units::parse_ipv4_range(b)?,
+            Some(b) => units::parse_ipv4_range(b).map_err(|e| e.to_string())?,
             None => Vec::new(),
         };
         cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
@@ -367,7 +368,8 @@ fn print_models(json: bool) {
             .iter()
             .map(|m| {
                 serde_json::json!({"name": m.name, "family": m.family.name(), "mechanism": m.mechanism,
-                    "product": m.product, "seed": m.seed})
+                    "product": m.product, "seed": m.seed, "one_conn_per_worker": m.one_conn_per_worker,
+                    "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>()})
             })
             .collect();
         let _ = writeln!(out, "{}", serde_json::Value::Array(list));
@@ -379,9 +381,18 @@ fn print_models(json: bool) {
         "MODEL", "FAMILY", "PRODUCT", "SEED"
     );
     for m in models::ALL {
+        let mut notes: Vec<String> = m.flags.iter().map(|f| format!("{} honoured", f.name())).collect();
+        if m.one_conn_per_worker {
+            notes.push("one connection at a time per worker".into());
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join("; "))
+        };
         let _ = writeln!(
             out,
-            "{:<15} {:<19} {:<40} {:<12} {}",
+            "{:<15} {:<19} {:<40} {:<12} {}{notes}",
             m.name,
             m.family.name(),
             m.product,

@@ -4,14 +4,25 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+/// A value the user typed that does not parse; the message says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+impl From<&str> for BadValue {
+    fn from(s: &str) -> Self {
+        BadValue(s.to_string())
+    }
+}
+
 /// Parses `10us`, `5ms`, `1.5s`, `2m`, or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     let s = s.trim();
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m"))?;
+        .map_err(|_| BadValue(format!("'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m")))?;
     let secs = match unit {
         "ns" => v / 1e9,
         "us" | "µs" => v / 1e6,
@@ -19,10 +30,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "" | "s" => v,
         "m" => v * 60.0,
         "h" => v * 3600.0,
-        _ => return Err(format!("'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h")),
+        _ => {
+            return Err(BadValue(format!(
+                "'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h"
+            )))
+        }
     };
     if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("'{s}' is out of range"));
+        return Err(BadValue(format!("'{s}' is out of range")));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -50,8 +65,8 @@ pub fn format_duration(d: Duration) -> String {
 pub struct CpuList(pub Vec<usize>);
 
 impl std::str::FromStr for CpuList {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
         parse_cpus(s).map(CpuList)
     }
 }
@@ -64,10 +79,10 @@ impl std::fmt::Display for CpuList {
 }
 
 /// Parses a CPU list: `0`, `0,2`, `1-3`, `0,4-5`.
-pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, BadValue> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3");
+        let bad = || BadValue(format!("'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3"));
         if let Some((a, b)) = part.split_once('-') {
             let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
             if a > b {
@@ -79,7 +94,7 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!("'{s}' names no CPU"));
+        return Err(BadValue(format!("'{s}' names no CPU")));
     }
     out.sort_unstable();
     out.dedup();
@@ -87,8 +102,12 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
 }
 
 /// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20`.
-pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, String> {
-    let bad = || format!("'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20");
+pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
+    let bad = || {
+        BadValue(format!(
+            "'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20"
+        ))
+    };
     let (a, b) = match s.split_once('-') {
         Some((a, b)) => (
             a.trim().parse::<Ipv4Addr>().map_err(|_| bad())?,

@@ -216,6 +216,23 @@ fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
         (&["serve", "--model", "epoll", "--workers", "4"][..], "has no workers"),
         (&["serve", "--model", "prefork", "--workers", "0"][..], "at least 1"),
         (&["serve", "--model", "epoll", "--max-conns", "0"][..], "at least 1"),
+        // A flag the model does not honour is refused, not silently ignored.
+        (
+            &["serve", "--model", "poll", "--trigger", "edge"][..],
+            "has no --trigger",
+        ),
+        (
+            &["serve", "--model", "reactor", "--trigger", "edge"][..],
+            "has no --trigger",
+        ),
+        (
+            &["serve", "--model", "epoll", "--accept", "mutex"][..],
+            "has no --accept",
+        ),
+        (
+            &["serve", "--model", "threads-accept", "--accept", "all"][..],
+            "has no --accept",
+        ),
         (
             &["serve", "--model", "epoll", "--addr", "10.255.255.1", "--port", "0"][..],
             "not an address of this machine",
@@ -267,8 +284,6 @@ fn serve_accepts_every_flag_it_documents() {
             "cpu:10us",
             "--trigger",
             "edge",
-            "--accept",
-            "mutex",
             "--nofile",
             "1000",
             "--cpus",

@@ -189,7 +189,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, String> {
         return Err(err("repeats", "repeats", "must be at least 1".into()));
     }
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
-        crate::units::parse_cpus(cpus).map_err(|e| err(cpus, "server_cpus / client_cpus", e))?;
+        crate::units::parse_cpus(cpus).map_err(|e| err(cpus, "server_cpus / client_cpus", e.to_string()))?;
     }
     for x in &s.experiments {
         let at = format!("name = \"{}\"", x.name);
@@ -246,18 +246,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, String> {
             ("timeout", &x.timeout),
         ] {
             if let Some(v) = v {
-                parse_duration(v).map_err(|e| err(&format!("\"{v}\""), field, e))?;
+                parse_duration(v).map_err(|e| err(&format!("\"{v}\""), field, e.to_string()))?;
             }
         }
         if let Some(w) = &x.work {
             w.parse::<crate::server::Work>()
-                .map_err(|e| err(&format!("\"{w}\""), "work", e))?;
+                .map_err(|e| err(&format!("\"{w}\""), "work", e.to_string()))?;
         }
         if x.close && x.proto != "http" {
             return Err(field_err("close", "applies to http only".into()));
         }
         if let Some(b) = &x.bind {
-            crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e))?;
+            crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;
         }
     }
     Ok(s)

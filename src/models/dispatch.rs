@@ -22,24 +22,25 @@ pub const MODEL: Model = Model {
     product: "memcached",
     seed: "002 #3",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
     let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
     let mailboxes = &mailboxes;
     workers::threads_and(
         ctx,
-        |ctx, i| mailbox_worker(ctx, i, &mailboxes[i]),
+        |w| mailbox_worker(w, &mailboxes[w.index]),
         || {
             let mut acceptor = Acceptor::new(true);
             let mut next = 0;
             // Counted in the block of the worker the connection goes to.
-            while let Some(fd) = blocking::accept(ctx, &mut acceptor, &ctx.listener, ctx.stats.worker(next)) {
+            while let Some(fd) = blocking::accept(ctx.worker(next), &mut acceptor, &ctx.listener) {
                 mailboxes[next].post(fd, true);
                 next = (next + 1) % mailboxes.len();
             }

@@ -15,10 +15,9 @@
 //! **Seed.** 000 (ET, accept until EAGAIN: 13,380 / 16,692 / 16,044 / 14,087 rps at
 //! c = 1 / 10 / 100 / 1,000), 003 (poll vs epoll).
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::{accept::Acceptor, io_err, Ctx, Error, Family, Model, Trigger, Workers};
-use crate::sys;
-use crate::sys::epoll::{ET, IN};
+use crate::server::evloop::accept_loop;
+use crate::server::poller::Epoll;
+use crate::server::{Ctx, Error, Family, Flag, Model, Trigger, Workers};
 
 pub const MODEL: Model = Model {
     name: "epoll",
@@ -27,18 +26,16 @@ pub const MODEL: Model = Model {
     product: "nginx, redis, libevent, libuv",
     seed: "000, 003",
     workers: Workers::None,
+    flags: &[Flag::Trigger],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    let edge = ctx.cfg.trigger == Trigger::Edge;
-    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let mut ev = EventLoop::new(ctx, 0, edge)?;
-    ev.watch(&ctx.listener, LISTENER, if edge { IN | ET } else { IN })?;
-    let mut acceptor = Acceptor::new(true);
-    let per_event = if edge { usize::MAX } else { 1 };
-    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, per_event))
+/// The shared event loop over the epoll backend: one accept per listener event when
+/// level-triggered, until EAGAIN when edge-triggered.
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    let trigger = ctx.cfg.trigger.unwrap_or(Trigger::Level);
+    accept_loop(ctx.worker(0), Epoll::new(trigger)?, &ctx.listener, 1)
 }

@@ -12,11 +12,8 @@
 //!
 //! **Seed.** 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
-use std::os::fd::AsRawFd;
-
-use crate::server::{accept::Acceptor, blocking, io_err, Counter, Ctx, Error, Family, Model, Workers};
+use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model, Workers};
 use crate::sys;
-use crate::sys::process::Fork;
 
 pub const MODEL: Model = Model {
     name: "fork",
@@ -25,30 +22,32 @@ pub const MODEL: Model = Model {
     product: "inetd, CGI",
     seed: "000",
     workers: Workers::None,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: Some(1000),
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    let c = ctx.stats.worker(0);
+    let w = ctx.worker(0);
     let mut acceptor = Acceptor::new(false);
     let mut children = 0usize;
-    while let Some(fd) = blocking::accept(ctx, &mut acceptor, &ctx.listener, c) {
-        match sys::process::fork() {
-            Ok(Fork::Child) => {
-                let _ = sys::signal::worker_defaults();
-                sys::process::die_with_parent(sys::signal::SIGTERM);
-                sys::fd::close_inherited(ctx.listener.as_raw_fd());
-                blocking::serve(ctx, c, fd);
-                sys::process::exit_now(0);
-            }
-            Ok(Fork::Parent(_)) => children += 1,
+    while let Some(fd) = blocking::accept(w, &mut acceptor, &ctx.listener) {
+        // The child serves the connection; the parent's copy of it is closed when the closure
+        // is dropped here.
+        let forked = workers::fork_child("a connection's child", || {
+            // The child must not hold the listener: it stops listening with the master.
+            sys::fd::replace_with_null(&ctx.listener).map_err(io_err("closing the inherited listener"))?;
+            blocking::serve(w, fd);
+            Ok(())
+        });
+        match forked {
+            Ok(_) => children += 1,
             Err(_) => {
-                c.add(Counter::RejectedEmfile, 1);
-                ctx.release(c);
+                w.count(Counter::SpawnFailed, 1);
+                w.release();
             }
         }
         // Reap whoever has finished, without blocking.

@@ -20,13 +20,14 @@ pub const MODEL: Model = Model {
     product: "- (textbook baseline)",
     seed: "000",
     workers: Workers::None,
+    flags: &[],
     one_conn_per_worker: true,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    blocking::accept_and_serve(ctx, 0)
+    blocking::accept_and_serve(ctx.worker(0))
 }

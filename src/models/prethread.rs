@@ -19,13 +19,14 @@ pub const MODEL: Model = Model {
     product: "blocking thread pools (Tomcat BIO)",
     seed: "muduo table",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: true,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
     workers::threads(ctx, blocking::accept_and_serve)
 }

@@ -17,12 +17,14 @@
 //!
 //! **Seed.** 002 #4 (described, not measured).
 
+use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::{accept::Acceptor, io_err, workers, AcceptGuard, Ctx, Error, Family, Model, Workers};
+use crate::server::accept::Acceptor;
+use crate::server::evloop::{serve_listener, EventLoop, LISTENER};
+use crate::server::poller::Epoll;
+use crate::server::{io_err, workers, AcceptGuard, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::sys;
-use crate::sys::epoll::{EXCLUSIVE, IN};
 
 pub const MODEL: Model = Model {
     name: "procs-accept",
@@ -31,40 +33,41 @@ pub const MODEL: Model = Model {
     product: "nginx",
     seed: "002 #4",
     workers: Workers::Processes,
+    flags: &[Flag::Accept],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     workers::processes(ctx, worker, true)
 }
 
-/// One worker process.
-fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
-    let mut ev = EventLoop::new(ctx, i, false)?;
-    let mut acceptor = Acceptor::new(true);
-    let accept = |ev: &mut EventLoop, _listener: u64| ev.accept_from(&mut acceptor, &ctx.listener, 1);
-    match ctx.cfg.accept {
-        AcceptGuard::All => {
-            ev.watch(&ctx.listener, LISTENER, IN)?;
-            ev.run(accept)
-        }
-        AcceptGuard::Exclusive => {
-            ev.watch(&ctx.listener, LISTENER, IN | EXCLUSIVE)?;
-            ev.run(accept)
-        }
-        AcceptGuard::Mutex => with_accept_mutex(ctx, &mut ev, accept),
+/// One worker process: the shared event loop, watching the listener as `--accept` says.
+fn worker(w: Worker<'static>) -> Result<(), Error> {
+    let listener = &w.ctx.listener;
+    let mut ev = EventLoop::new(w, Epoll::level()?);
+    match w.ctx.cfg.accept.unwrap_or(AcceptGuard::Exclusive) {
+        AcceptGuard::All => ev.watch(listener, LISTENER)?,
+        AcceptGuard::Exclusive => ev
+            .poller
+            .register_exclusive(listener.as_fd(), LISTENER)
+            .map_err(io_err("watching the listener (EPOLLEXCLUSIVE)"))?,
+        AcceptGuard::Mutex => return with_accept_mutex(ev),
     }
+    serve_listener(ev, listener, 1)
 }
 
 /// nginx's accept_mutex: try the lock before each wait; only the holder watches the listener.
-fn with_accept_mutex(ctx: &Ctx, ev: &mut EventLoop, mut accept: impl FnMut(&mut EventLoop, u64)) -> Result<(), Error> {
+fn with_accept_mutex(mut ev: EventLoop<'_, Epoll>) -> Result<(), Error> {
+    let ctx = ev.w.ctx;
     let lock = ctx.stats.accept_mutex();
     let me = sys::process::pid() as u64;
     let share = (ctx.max_conns / ctx.workers).max(8) as i64;
+    let mut acceptor = Acceptor::new(true);
+    let mut accept = |ev: &mut EventLoop<Epoll>, _listener: u64| ev.accept_from(&mut acceptor, &ctx.listener, 1);
     let mut watching = false;
     let mut disabled: i64 = 0;
     while !ctx.stopping() {
@@ -75,11 +78,11 @@ fn with_accept_mutex(ctx: &Ctx, ev: &mut EventLoop, mut accept: impl FnMut(&mut 
             .is_ok()
         {
             if !watching {
-                ev.watch(&ctx.listener, LISTENER, IN)?;
+                ev.watch(&ctx.listener, LISTENER)?;
                 watching = true;
             }
         } else if watching {
-            ev.ep.delete(&ctx.listener).map_err(io_err("epoll_ctl DEL"))?;
+            ev.unwatch(&ctx.listener)?;
             watching = false;
         }
         let before = ev.connections();

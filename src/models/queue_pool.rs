@@ -19,7 +19,9 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 
 use crate::server::conn::{Conn, Ticker, Want};
-use crate::server::{accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK};
+use crate::server::{
+    accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
+};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
 
@@ -32,6 +34,7 @@ pub const MODEL: Model = Model {
     product: "Thrift nonblocking server",
     seed: "002 #2",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
@@ -48,7 +51,7 @@ struct Shared {
     wake: Condvar,
 }
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     let shared = Shared {
         ep: Epoll::new().map_err(io_err("epoll_create"))?,
@@ -60,19 +63,18 @@ fn run(ctx: &Ctx) -> Result<(), Error> {
         .ep
         .add(&ctx.listener, LISTENER, IN)
         .map_err(io_err("registering the listener"))?;
-    let result = workers::threads_and(ctx, |ctx, i| worker(ctx, i, &shared), || poller(ctx, &shared));
+    let result = workers::threads_and(ctx, |w| worker(w, &shared), || poller(ctx.worker(0), &shared));
     // Every thread has stopped: close what is left, parked or queued.
-    let c = ctx.stats.worker(0);
     let left = lock(&shared.idle).iter_mut().filter_map(Option::take).count() + lock(&shared.ready).drain(..).count();
     for _ in 0..left {
-        ctx.release(c);
+        ctx.worker(0).release();
     }
     result
 }
 
 /// The epoll thread: accepts, and moves ready connections onto the queue.
-fn poller(ctx: &Ctx, sh: &Shared) -> Result<(), Error> {
-    let c = ctx.stats.worker(0);
+fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
+    let ctx = w.ctx;
     let mut acceptor = Acceptor::new(true);
     let mut events = Events::with_capacity(1024);
     let mut ticker = Ticker::default();
@@ -81,21 +83,21 @@ fn poller(ctx: &Ctx, sh: &Shared) -> Result<(), Error> {
             .ep
             .wait(&mut events, TICK.as_millis() as i32)
             .map_err(io_err("epoll_wait"))?;
-        c.add(Counter::Loops, 1);
-        c.add(Counter::Events, n as u64);
+        w.count(Counter::Loops, 1);
+        w.count(Counter::Events, n as u64);
         for (token, _) in events.iter() {
             if token == LISTENER {
                 let mut fresh = Vec::new();
-                if acceptor.accept_ready(ctx, &ctx.listener, c, 1, |fd| fresh.push(fd)) {
-                    c.add(Counter::Useful, 1);
+                if acceptor.accept_ready(w, &ctx.listener, 1, |fd| fresh.push(fd)) {
+                    w.count(Counter::Useful, 1);
                 }
                 let mut idle = lock(&sh.idle);
                 for fd in fresh {
                     let raw = fd.as_raw_fd();
                     if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
-                        put(&mut idle, Conn::new(ctx, fd));
+                        put(&mut idle, Conn::new(ctx.cfg.proto, fd));
                     } else {
-                        ctx.release(c);
+                        w.release();
                     }
                 }
                 continue;
@@ -110,26 +112,22 @@ fn poller(ctx: &Ctx, sh: &Shared) -> Result<(), Error> {
             let now = std::time::Instant::now();
             let mut idle = lock(&sh.idle);
             for slot in idle.iter_mut() {
-                if slot
-                    .as_ref()
-                    .is_some_and(|conn| ctx.idle_expired(conn.last_active, now))
-                {
+                if slot.as_ref().is_some_and(|conn| w.idle_expired(conn.last_active, now)) {
                     slot.take();
-                    ctx.release(c);
+                    w.release();
                 }
             }
         }
-        c.flush_syscalls();
+        w.flush_syscalls();
     }
     sh.wake.notify_all();
     Ok(())
 }
 
 /// A pool thread: pop a ready connection, drive it, put it back and re-arm it.
-fn worker(ctx: &Ctx, i: usize, sh: &Shared) -> Result<(), Error> {
-    let c = ctx.stats.worker(i);
+fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
     let mut buf = vec![0u8; READ_BUF];
-    ctx.worker_ready(i);
+    w.ready();
     loop {
         let mut conn = {
             let mut q = lock(&sh.ready);
@@ -137,7 +135,7 @@ fn worker(ctx: &Ctx, i: usize, sh: &Shared) -> Result<(), Error> {
                 if let Some(conn) = q.pop_front() {
                     break conn;
                 }
-                if ctx.stopping() {
+                if w.stopping() {
                     return Ok(());
                 }
                 q = sh
@@ -148,10 +146,10 @@ fn worker(ctx: &Ctx, i: usize, sh: &Shared) -> Result<(), Error> {
             }
         };
         let fd: RawFd = conn.fd.as_raw_fd();
-        match conn.drive(ctx, c, &mut buf, false) {
+        match conn.drive(w, &mut buf, false) {
             Want::Close => {
                 drop(conn);
-                ctx.release(c);
+                w.release();
             }
             want => {
                 let flags = if want == Want::Write { OUT } else { IN };
@@ -161,11 +159,11 @@ fn worker(ctx: &Ctx, i: usize, sh: &Shared) -> Result<(), Error> {
                 let parked = idle[fd as usize].as_ref().expect("just put back");
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
                     idle[fd as usize] = None;
-                    ctx.release(c);
+                    w.release();
                 }
             }
         }
-        c.flush_syscalls();
+        w.flush_syscalls();
     }
 }
 

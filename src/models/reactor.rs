@@ -12,10 +12,9 @@
 //!
 //! **Seed.** 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::{accept::Acceptor, io_err, Ctx, Error, Family, Model, Workers};
-use crate::sys;
-use crate::sys::epoll::IN;
+use crate::server::evloop::accept_loop;
+use crate::server::poller::Epoll;
+use crate::server::{Ctx, Error, Family, Model, Workers};
 
 /// Connections accepted per listener event at most (redis: MAX_ACCEPTS_PER_CALL).
 const MAX_ACCEPTS_PER_CALL: usize = 1000;
@@ -27,16 +26,13 @@ pub const MODEL: Model = Model {
     product: "redis",
     seed: "002 #1",
     workers: Workers::None,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let mut ev = EventLoop::new(ctx, 0, false)?;
-    ev.watch(&ctx.listener, LISTENER, IN)?;
-    let mut acceptor = Acceptor::new(true);
-    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, MAX_ACCEPTS_PER_CALL))
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    accept_loop(ctx.worker(0), Epoll::level()?, &ctx.listener, MAX_ACCEPTS_PER_CALL)
 }

@@ -14,9 +14,9 @@
 
 use crate::server::evloop::{EventLoop, LISTENER};
 use crate::server::handoff::{mailbox_worker, Mailbox};
+use crate::server::poller::Epoll;
 use crate::server::{accept::Accepted, accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Workers};
 use crate::sys;
-use crate::sys::epoll::IN;
 
 pub const MODEL: Model = Model {
     name: "reactors",
@@ -25,30 +25,31 @@ pub const MODEL: Model = Model {
     product: "muduo, netty",
     seed: "002 #6",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
     let mailboxes = &mailboxes;
     workers::threads_and(
         ctx,
-        |ctx, i| mailbox_worker(ctx, i, &mailboxes[i]),
+        |w| mailbox_worker(w, &mailboxes[w.index]),
         || {
             // The base loop: the listener only. Its wake-ups count in worker 0's block.
-            let mut base = EventLoop::new(ctx, 0, false)?;
-            base.watch(&ctx.listener, LISTENER, IN)?;
+            let mut base = EventLoop::new(ctx.worker(0), Epoll::level()?);
+            base.watch(&ctx.listener, LISTENER)?;
             let mut acceptor = Acceptor::new(true);
             let mut next = 0;
             base.run(|_, _listener| loop {
-                let target = ctx.stats.worker(next);
-                match acceptor.accept_one(ctx, &ctx.listener, target) {
+                let target = ctx.worker(next);
+                match acceptor.accept_one(target, &ctx.listener) {
                     Accepted::Conn(fd) => {
-                        target.add(Counter::Useful, 1);
+                        target.count(Counter::Useful, 1);
                         mailboxes[next].post(fd, false);
                         next = (next + 1) % mailboxes.len();
                     }

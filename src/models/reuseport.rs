@@ -11,10 +11,10 @@
 //!
 //! **Seed.** Not in the seeds; the modern answer to seed 002's accept designs.
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::{accept::Acceptor, io_err, workers, Ctx, Error, Family, Model, Workers};
-use crate::sys;
-use crate::sys::epoll::IN;
+use crate::server::accept::own_listener;
+use crate::server::evloop::accept_loop;
+use crate::server::poller::Epoll;
+use crate::server::{workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
     name: "reuseport",
@@ -23,27 +23,16 @@ pub const MODEL: Model = Model {
     product: "nginx reuseport, envoy",
     seed: "-",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: true,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    workers::threads(ctx, |ctx, i| {
-        // Worker 0 uses the server's listener (bound with SO_REUSEPORT); the others join its group.
-        let own = match i {
-            0 => None,
-            _ => Some(
-                sys::socket::listen(ctx.addr, ctx.cfg.backlog, true).map_err(io_err(format!("worker {i}: listen")))?,
-            ),
-        };
-        let listener = own.as_ref().unwrap_or(&ctx.listener);
-        sys::fd::set_nonblocking(listener, true).map_err(io_err("making a listener non-blocking"))?;
-        let mut ev = EventLoop::new(ctx, i, false)?;
-        ev.watch(listener, LISTENER, IN)?;
-        let mut acceptor = Acceptor::new(true);
-        ctx.worker_ready(i);
-        ev.run(|ev, _listener| ev.accept_from(&mut acceptor, listener, 1))
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    workers::threads(ctx, |w| {
+        let own = own_listener(w)?;
+        accept_loop(w, Epoll::level()?, own.as_ref().unwrap_or(&ctx.listener), 1)
     })
 }

@@ -13,12 +13,9 @@
 //!
 //! **Seed.** 000 (select is the ancestor of its epoll server).
 
-use std::os::fd::AsRawFd;
-
-use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers, READ_BUF, TICK};
-use crate::sys;
-use crate::sys::select::{FdSet, FD_SETSIZE};
+use crate::server::evloop::accept_loop;
+use crate::server::poller::Select;
+use crate::server::{Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
     name: "select",
@@ -27,56 +24,15 @@ pub const MODEL: Model = Model {
     product: "early single-process servers",
     seed: "000",
     workers: Workers::None,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    let listener = &ctx.listener;
-    sys::fd::set_nonblocking(listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let lfd = listener.as_raw_fd();
-    let c = ctx.stats.worker(0);
-    let mut acceptor = Acceptor::new(true).refuse_fds_from(FD_SETSIZE);
-    let mut conns = ConnTable::new();
-    let mut buf = vec![0u8; READ_BUF];
-    let mut ticker = Ticker::default();
-    while !ctx.stopping() {
-        let (mut rd, mut wr) = (FdSet::new(), FdSet::new());
-        rd.insert(lfd);
-        let mut max_fd = lfd;
-        for (fd, conn) in conns.iter() {
-            if conn.want() == Want::Write {
-                wr.insert(fd)
-            } else {
-                rd.insert(fd)
-            };
-            max_fd = max_fd.max(fd);
-        }
-        sys::select::select(max_fd + 1, &mut rd, &mut wr, TICK).map_err(io_err("select"))?;
-        c.add(Counter::Loops, 1);
-        // The loop examines every watched descriptor, ready or not.
-        c.add(Counter::Events, conns.len() as u64 + 1);
-        if rd.contains(lfd)
-            && acceptor.accept_ready(ctx, listener, c, 1, |fd| {
-                conns.insert(Conn::new(ctx, fd));
-            })
-        {
-            c.add(Counter::Useful, 1);
-        }
-        let ready: Vec<i32> = conns.fds().filter(|&fd| rd.contains(fd) || wr.contains(fd)).collect();
-        for fd in ready {
-            let conn = conns.get_mut(fd).expect("ready fd is in the table");
-            if conn.drive(ctx, c, &mut buf, false) == Want::Close {
-                conns.close(ctx, c, fd);
-            }
-        }
-        if ticker.due() {
-            conns.close_idle(ctx, c);
-        }
-        c.flush_syscalls();
-    }
-    conns.close_all(ctx, c);
-    Ok(())
+/// The shared event loop over the select backend; the acceptor refuses descriptors past
+/// FD_SETSIZE because the backend says it cannot watch them.
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    accept_loop(ctx.worker(0), Select::new(), &ctx.listener, 1)
 }

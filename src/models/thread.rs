@@ -27,26 +27,27 @@ pub const MODEL: Model = Model {
     product: "Thrift TThreadPoolServer, classic Java servers",
     seed: "000, 001",
     workers: Workers::None,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    let c = ctx.stats.worker(0);
+    let w = ctx.worker(0);
     let mut acceptor = Acceptor::new(false);
     // The scope joins every connection thread before run returns.
     thread::scope(|s| {
-        while let Some(fd) = blocking::accept(ctx, &mut acceptor, &ctx.listener, c) {
+        while let Some(fd) = blocking::accept(w, &mut acceptor, &ctx.listener) {
             let spawned = thread::Builder::new()
                 .stack_size(STACK)
-                .spawn_scoped(s, move || blocking::serve(ctx, c, fd));
+                .spawn_scoped(s, move || blocking::serve(w, fd));
             if spawned.is_err() {
                 // Out of threads: the closure (and the connection) was dropped.
-                c.add(Counter::RejectedEmfile, 1);
-                ctx.release(c);
+                w.count(Counter::SpawnFailed, 1);
+                w.release();
             }
         }
     });

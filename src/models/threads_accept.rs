@@ -12,10 +12,9 @@
 //!
 //! **Seed.** 002 #5 (described, not measured).
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::{accept::Acceptor, io_err, workers, Ctx, Error, Family, Model, Workers};
-use crate::sys;
-use crate::sys::epoll::IN;
+use crate::server::evloop::accept_loop;
+use crate::server::poller::Epoll;
+use crate::server::{workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
     name: "threads-accept",
@@ -24,19 +23,13 @@ pub const MODEL: Model = Model {
     product: "naive multi-threaded epoll servers",
     seed: "002 #5",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: false,
     run,
 };
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    workers::threads(ctx, |ctx, i| {
-        let mut ev = EventLoop::new(ctx, i, false)?;
-        ev.watch(&ctx.listener, LISTENER, IN)?;
-        let mut acceptor = Acceptor::new(true);
-        ctx.worker_ready(i);
-        ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, 1))
-    })
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    workers::threads(ctx, |w| accept_loop(w, Epoll::level()?, &ctx.listener, 1))
 }

@@ -16,15 +16,15 @@
 //!
 //! **Seed.** Not in the seeds.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use crate::proto::Session;
-use crate::server::accept::Acceptor;
+use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
-use crate::server::{io_err, on_input, workers, Counter, Counters, Ctx, Error, Family, Model, Workers, TICK};
+use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, TICK};
 use crate::sys;
-use crate::sys::uring::{adopt_accepted, Completion, Ring};
+use crate::sys::uring::{Completion, RecvBuf, Ring};
 
 pub const MODEL: Model = Model {
     name: "uring",
@@ -34,19 +34,16 @@ pub const MODEL: Model = Model {
     product: "liburing examples, tokio-uring, glommio",
     seed: "-",
     workers: Workers::Threads,
+    flags: &[],
     one_conn_per_worker: false,
     default_max_conns: None,
     reuseport: true,
     run,
 };
 
-/// Operation kinds, in the top byte of user_data; then a generation and the slot.
-const ACCEPT: u64 = 1;
-const RECV: u64 = 2;
-const SEND: u64 = 3;
-
-fn ud(op: u64, slot: usize, gen: u32) -> u64 {
-    op << 56 | (gen as u64 & 0xFF_FFFF) << 32 | slot as u64
+fn run(ctx: &'static Ctx) -> Result<(), Error> {
+    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
+    workers::threads(ctx, worker)
 }
 
 /// One connection of a ring.
@@ -60,28 +57,34 @@ struct UConn {
     /// Close once the output is sent.
     closing: bool,
     last: Instant,
+    /// Tells this connection from an earlier one in the same slot.
     gen: u32,
 }
 
-fn run(ctx: &Ctx) -> Result<(), Error> {
-    sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let result = workers::threads(ctx, worker);
-    // A multishot accept holds a reference to the listener and rings are torn down
-    // asynchronously after exit: stop listening now, so nothing is accepted after the stats line.
-    let _ = sys::socket::shutdown(&ctx.listener);
-    result
-}
-
-/// A worker's connections, by slot.
+/// A worker's connections, by slot; a connection's tag on the ring is its slot and generation.
+#[derive(Default)]
 struct Slots {
     conns: Vec<Option<UConn>>,
     free: Vec<usize>,
     gen: u32,
+    /// Tags of connections whose replies could not be queued (the submission queue was full
+    /// and the kernel refused more): retried every turn, their bytes kept.
+    retry: Vec<u64>,
 }
 
 impl Slots {
-    fn insert(&mut self, conn: UConn) -> usize {
-        match self.free.pop() {
+    fn insert(&mut self, fd: OwnedFd, proto: crate::proto::Proto) -> (usize, u64) {
+        self.gen = self.gen.wrapping_add(1);
+        let conn = UConn {
+            fd,
+            session: Session::new(proto),
+            out: Vec::new(),
+            sending: false,
+            closing: false,
+            last: Instant::now(),
+            gen: self.gen,
+        };
+        let slot = match self.free.pop() {
             Some(i) => {
                 self.conns[i] = Some(conn);
                 i
@@ -90,93 +93,91 @@ impl Slots {
                 self.conns.push(Some(conn));
                 self.conns.len() - 1
             }
-        }
+        };
+        (slot, tag(slot, self.gen))
     }
-    fn get(&mut self, user_data: u64) -> Option<(usize, &mut UConn)> {
-        let slot = (user_data & 0xFFFF_FFFF) as usize;
-        let gen = ((user_data >> 32) & 0xFF_FFFF) as u32;
+
+    fn get(&mut self, tag: u64) -> Option<(usize, &mut UConn)> {
+        let (slot, gen) = (tag as u32 as usize, (tag >> 32) as u32);
         match self.conns.get_mut(slot) {
-            Some(Some(c)) if c.gen & 0xFF_FFFF == gen => Some((slot, c)),
+            Some(Some(c)) if c.gen == gen => Some((slot, c)),
             _ => None,
         }
     }
+
     /// Closes a connection: shutdown first, so its armed multishot receive ends and the kernel
     /// drops its reference to the socket.
-    fn close(&mut self, ctx: &Ctx, c: Counters, slot: usize) {
+    fn close(&mut self, w: Worker<'_>, slot: usize) {
         if let Some(conn) = self.conns[slot].take() {
             let _ = sys::socket::shutdown(&conn.fd);
             drop(conn);
             self.free.push(slot);
-            ctx.release(c);
+            w.release();
         }
     }
 }
 
-fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
-    let c = ctx.stats.worker(i);
+fn tag(slot: usize, gen: u32) -> u64 {
+    slot as u64 | (gen as u64) << 32
+}
+
+fn worker(w: Worker<'_>) -> Result<(), Error> {
     let mut ring = Ring::new(4096, 512, 16 * 1024).map_err(|e| Error::Io {
         what: "the uring model cannot run on this kernel (use --model epoll)".into(),
         source: e,
     })?;
-    // Worker 0 uses the server's listener (bound with SO_REUSEPORT); the others join its group,
-    // so the kernel spreads new connections over the rings.
-    let own = match i {
-        0 => None,
-        _ => Some(sys::socket::listen(ctx.addr, ctx.cfg.backlog, true).map_err(io_err(format!("worker {i}: listen")))?),
-    };
-    let lst = own.as_ref().unwrap_or(&ctx.listener);
-    sys::fd::set_nonblocking(lst, true).map_err(io_err("making a listener non-blocking"))?;
-    let listener = lst.as_raw_fd();
+    // Each ring accepts from its own listener in the server's SO_REUSEPORT group: one multishot
+    // accept on a shared listener would take every connection into one ring.
+    let own = own_listener(w)?;
+    let listener = own.as_ref().unwrap_or(&w.ctx.listener);
     let mut spare = Acceptor::new(true);
-    ctx.worker_ready(i);
-    ring.accept_multi(listener, ud(ACCEPT, 0, 0))
-        .map_err(io_err("io_uring accept"))?;
-    let mut slots = Slots {
-        conns: Vec::new(),
-        free: Vec::new(),
-        gen: 0,
-    };
+    w.ready();
+    ring.accept_multi(listener.as_fd()).map_err(io_err("io_uring accept"))?;
+    let mut slots = Slots::default();
     let mut cqes: Vec<Completion> = Vec::new();
     let mut ticker = Ticker::default();
     // Set when accepting must pause (out of descriptors with nothing to drain).
     let mut rearm_accept_at: Option<Instant> = None;
-    while !ctx.stopping() {
+    while !w.stopping() {
         if rearm_accept_at.is_some_and(|t| Instant::now() >= t) {
             rearm_accept_at = None;
-            ring.accept_multi(listener, ud(ACCEPT, 0, 0))
-                .map_err(io_err("io_uring accept"))?;
+            ring.accept_multi(listener.as_fd()).map_err(io_err("io_uring accept"))?;
         }
         ring.wait(if rearm_accept_at.is_some() { TICK / 10 } else { TICK })
             .map_err(io_err("io_uring_enter"))?;
         ring.completions(&mut cqes);
-        c.add(Counter::Loops, 1);
-        c.add(Counter::Events, cqes.len() as u64);
-        for cqe in &cqes {
-            match cqe.user_data >> 56 {
-                ACCEPT if !on_accept(ctx, c, lst, &mut ring, &mut slots, &mut spare, cqe)? => {
-                    rearm_accept_at = Some(Instant::now() + TICK / 10);
+        w.count(Counter::Loops, 1);
+        w.count(Counter::Events, cqes.len() as u64);
+        for cqe in cqes.drain(..) {
+            match cqe {
+                Completion::Accept { conn, more } => {
+                    if !on_accept(w, listener, &mut ring, &mut slots, &mut spare, conn, more)? {
+                        rearm_accept_at = Some(Instant::now() + TICK / 10);
+                    }
                 }
-                ACCEPT => {}
-                RECV => on_recv(ctx, c, &mut ring, &mut slots, cqe),
-                SEND => on_send(ctx, c, &mut ring, &mut slots, cqe),
-                _ => {}
+                Completion::Recv { tag, data, more } => on_recv(w, &mut ring, &mut slots, tag, data, more),
+                Completion::Send { tag, sent, buf } => on_send(w, &mut ring, &mut slots, tag, sent, buf),
             }
         }
-        if ticker.due() && ctx.cfg.idle_timeout.is_some() {
+        for tag in std::mem::take(&mut slots.retry) {
+            if let Some((_, conn)) = slots.get(tag) {
+                if !flush(&mut ring, conn, tag) {
+                    slots.retry.push(tag);
+                }
+            }
+        }
+        if ticker.due() && w.ctx.cfg.idle_timeout.is_some() {
             let now = Instant::now();
             for slot in 0..slots.conns.len() {
-                if slots.conns[slot]
-                    .as_ref()
-                    .is_some_and(|u| ctx.idle_expired(u.last, now))
-                {
-                    slots.close(ctx, c, slot);
+                if slots.conns[slot].as_ref().is_some_and(|u| w.idle_expired(u.last, now)) {
+                    slots.close(w, slot);
                 }
             }
         }
-        c.flush_syscalls();
+        w.flush_syscalls();
     }
     for slot in 0..slots.conns.len() {
-        slots.close(ctx, c, slot);
+        slots.close(w, slot);
     }
     // The ring is torn down asynchronously and its accept holds the listener: stop it now.
     if let Some(own) = &own {
@@ -187,103 +188,99 @@ fn worker(ctx: &Ctx, i: usize) -> Result<(), Error> {
 
 /// Handles an accept completion; returns `false` when accepting must pause (out of descriptors
 /// with nothing pending to drain: the kernel would fail the next accept at once).
-#[allow(clippy::too_many_arguments)]
 fn on_accept(
-    ctx: &Ctx,
-    c: Counters,
+    w: Worker<'_>,
     listener: &OwnedFd,
     ring: &mut Ring,
     slots: &mut Slots,
     spare: &mut Acceptor,
-    cqe: &Completion,
+    conn: std::io::Result<OwnedFd>,
+    more: bool,
 ) -> Result<bool, Error> {
-    if cqe.result >= 0 {
-        let fd = adopt_accepted(cqe.result);
-        if let Some(fd) = ctx.admit(c, fd) {
-            c.add(Counter::Useful, 1);
-            slots.gen = slots.gen.wrapping_add(1);
-            let conn = UConn {
-                fd,
-                session: Session::new(ctx.cfg.proto),
-                out: Vec::new(),
-                sending: false,
-                closing: false,
-                last: Instant::now(),
-                gen: slots.gen,
-            };
-            let raw = conn.fd.as_raw_fd();
-            let gen = conn.gen;
-            let slot = slots.insert(conn);
-            if ring.recv_multi(raw, ud(RECV, slot, gen)).is_err() {
-                slots.close(ctx, c, slot);
+    match conn {
+        Ok(fd) => {
+            if let Some(fd) = w.admit(fd) {
+                w.count(Counter::Useful, 1);
+                let (slot, tag) = slots.insert(fd, w.ctx.cfg.proto);
+                let fd = slots.conns[slot].as_ref().expect("just inserted").fd.as_fd();
+                if ring.recv_multi(fd, tag).is_err() {
+                    slots.close(w, slot);
+                }
             }
         }
-    } else if matches!(-cqe.result, libc::EMFILE | libc::ENFILE) {
-        // Out of descriptors: drain a pending connection through the spare slot.
-        if !spare.shed(listener, c) && !cqe.more {
-            return Ok(false);
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+            // Out of descriptors: drain a pending connection through the spare slot.
+            if !spare.shed(listener, w) && !more {
+                return Ok(false);
+            }
         }
-    } else {
-        c.add(Counter::AcceptLost, 1);
+        Err(_) => w.count(Counter::AcceptLost, 1),
     }
-    if !cqe.more && !ctx.stopping() {
-        ring.accept_multi(listener.as_raw_fd(), ud(ACCEPT, 0, 0))
-            .map_err(io_err("io_uring accept"))?;
+    if !more && !w.stopping() {
+        ring.accept_multi(listener.as_fd()).map_err(io_err("io_uring accept"))?;
     }
     Ok(true)
 }
 
-fn on_recv(ctx: &Ctx, c: Counters, ring: &mut Ring, slots: &mut Slots, cqe: &Completion) {
-    let Some((slot, conn)) = slots.get(cqe.user_data) else {
-        if let Some(bid) = cqe.buffer {
-            ring.recycle(bid);
+fn on_recv(
+    w: Worker<'_>,
+    ring: &mut Ring,
+    slots: &mut Slots,
+    tag: u64,
+    data: std::io::Result<Option<RecvBuf>>,
+    more: bool,
+) {
+    let Some((slot, conn)) = slots.get(tag) else {
+        if let Ok(Some(buf)) = data {
+            ring.recycle(buf);
         }
         return;
     };
-    if cqe.result > 0 {
-        let bid = cqe.buffer.expect("a receive with data names its buffer");
-        let n = cqe.result as usize;
-        c.add(Counter::Useful, 1);
-        conn.last = Instant::now();
-        let fed = on_input(ctx.cfg.work, c, &mut conn.session, ring.buffer(bid, n), &mut conn.out);
-        ring.recycle(bid);
-        conn.closing |= fed.close;
-        flush(ring, slot, conn);
-        if conn.closing && !conn.sending && conn.out.is_empty() {
-            return slots.close(ctx, c, slot);
-        }
-        if !cqe.more {
-            let (raw, gen) = (conn.fd.as_raw_fd(), conn.gen);
-            if ring.recv_multi(raw, ud(RECV, slot, gen)).is_err() {
-                slots.close(ctx, c, slot);
+    match data {
+        Ok(Some(buf)) => {
+            w.count(Counter::Useful, 1);
+            conn.last = Instant::now();
+            let fed = w.on_input(&mut conn.session, ring.buffer(&buf), &mut conn.out);
+            ring.recycle(buf);
+            conn.closing |= fed.close;
+            let queued = flush(ring, conn, tag);
+            let done = conn.closing && !conn.sending && conn.out.is_empty();
+            let rearm_failed = !done && !more && ring.recv_multi(conn.fd.as_fd(), tag).is_err();
+            if !queued {
+                slots.retry.push(tag);
+            }
+            if done || rearm_failed {
+                slots.close(w, slot);
             }
         }
-    } else if cqe.result == -libc::ENOBUFS {
-        // Every provided buffer was in use: arm the receive again.
-        let (raw, gen) = (conn.fd.as_raw_fd(), conn.gen);
-        if !cqe.more && ring.recv_multi(raw, ud(RECV, slot, gen)).is_err() {
-            slots.close(ctx, c, slot);
+        Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+            // Every provided buffer was in use: arm the receive again.
+            if !more && ring.recv_multi(conn.fd.as_fd(), tag).is_err() {
+                slots.close(w, slot);
+            }
         }
-    } else if conn.sending && cqe.result == 0 {
         // The peer finished sending; let the last replies go out, then close.
-        conn.closing = true;
-    } else {
-        slots.close(ctx, c, slot);
+        Ok(None) if conn.sending => conn.closing = true,
+        _ => slots.close(w, slot),
     }
 }
 
-fn on_send(ctx: &Ctx, c: Counters, ring: &mut Ring, slots: &mut Slots, cqe: &Completion) {
-    let sent = ring.take_sent(cqe.user_data);
-    let Some((slot, conn)) = slots.get(cqe.user_data) else {
+fn on_send(
+    w: Worker<'_>,
+    ring: &mut Ring,
+    slots: &mut Slots,
+    tag: u64,
+    sent: std::io::Result<usize>,
+    mut buf: Vec<u8>,
+) {
+    let Some((slot, conn)) = slots.get(tag) else {
         return;
     };
     conn.sending = false;
-    let Some(mut buf) = sent else { return };
-    if cqe.result < 0 {
-        return slots.close(ctx, c, slot);
-    }
-    let n = cqe.result as usize;
-    c.add(Counter::BytesOut, n as u64);
+    let Ok(n) = sent else {
+        return slots.close(w, slot);
+    };
+    w.count(Counter::BytesOut, n as u64);
     if n < buf.len() {
         // A short send: the rest goes first, ahead of newer replies.
         buf.drain(..n);
@@ -294,19 +291,28 @@ fn on_send(ctx: &Ctx, c: Counters, ring: &mut Ring, slots: &mut Slots, cqe: &Com
         buf.clear();
         conn.out = buf;
     }
-    flush(ring, slot, conn);
-    if conn.closing && !conn.sending && conn.out.is_empty() {
-        slots.close(ctx, c, slot);
+    if !flush(ring, conn, tag) {
+        slots.retry.push(tag);
+    } else if conn.closing && !conn.sending && conn.out.is_empty() {
+        slots.close(w, slot);
     }
 }
 
-/// Starts a send of the pending replies unless one is in flight.
-fn flush(ring: &mut Ring, slot: usize, conn: &mut UConn) {
+/// Starts a send of the pending replies unless one is in flight. `false` when the send could
+/// not be queued: the replies stay in `out`, to be retried.
+fn flush(ring: &mut Ring, conn: &mut UConn, tag: u64) -> bool {
     if conn.sending || conn.out.is_empty() {
-        return;
+        return true;
     }
     let data = std::mem::take(&mut conn.out);
-    if ring.send(conn.fd.as_raw_fd(), data, ud(SEND, slot, conn.gen)).is_ok() {
-        conn.sending = true;
+    match ring.send(conn.fd.as_fd(), data, tag) {
+        Ok(()) => {
+            conn.sending = true;
+            true
+        }
+        Err((_, data)) => {
+            conn.out = data;
+            false
+        }
     }
 }

@@ -10,6 +10,8 @@ pub mod packet;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::units::BadValue;
+
 /// Which protocol a server speaks (the `--proto` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Proto {
@@ -21,13 +23,15 @@ pub enum Proto {
 
 impl Proto {
     /// Parses `http`, `echo` or `packet`, the latter with its frame size.
-    pub fn parse(name: &str, packet_size: usize) -> Result<Proto, String> {
+    pub fn parse(name: &str, packet_size: usize) -> Result<Proto, BadValue> {
         match name {
             "http" => Ok(Proto::Http),
             "echo" => Ok(Proto::Echo),
             "packet" if packet_size == 0 => Err("--packet-size must be at least 1 byte".into()),
             "packet" => Ok(Proto::Packet(packet_size)),
-            other => Err(format!("unknown protocol '{other}': use http, echo or packet")),
+            other => Err(BadValue(format!(
+                "unknown protocol '{other}': use http, echo or packet"
+            ))),
         }
     }
 
@@ -41,8 +45,8 @@ impl Proto {
 }
 
 impl FromStr for Proto {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
         Proto::parse(s, 100)
     }
 }

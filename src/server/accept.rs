@@ -10,7 +10,8 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
-use super::{Counter, Counters, Ctx};
+use super::ctx::{io_err, Error, Worker};
+use super::stats::Counter;
 use crate::sys;
 
 /// What one accept attempt gave.
@@ -51,20 +52,20 @@ impl Acceptor {
     }
 
     /// Accepts one connection from `listener`.
-    pub fn accept_one(&mut self, ctx: &Ctx, listener: &impl AsRawFd, c: Counters) -> Accepted {
+    pub fn accept_one(&mut self, w: Worker<'_>, listener: &impl AsRawFd) -> Accepted {
         match sys::socket::accept(listener, self.nonblocking) {
             Ok(fd) if self.fd_ceiling.is_some_and(|max| fd.as_raw_fd() as usize >= max) => {
-                c.add(Counter::RejectedFdSetSize, 1);
+                w.count(Counter::RejectedFdSetSize, 1);
                 drop(fd);
                 Accepted::Refused
             }
-            Ok(fd) => match ctx.admit(c, fd) {
+            Ok(fd) => match w.admit(fd) {
                 Some(fd) => Accepted::Conn(fd),
                 None => Accepted::Refused,
             },
             Err(e) => match e.raw_os_error() {
                 Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM) => {
-                    if self.shed(listener, c) {
+                    if self.shed(listener, w) {
                         Accepted::Refused
                     } else {
                         Accepted::OutOfFds
@@ -87,7 +88,7 @@ impl Acceptor {
     /// Out of descriptors: drain one pending connection through the spare slot (counted as
     /// `rejected_emfile`), or pause briefly when no spare is left. Returns whether a connection
     /// was drained: at the limit Linux fails accept() with EMFILE even when nothing is pending.
-    pub fn shed(&mut self, listener: &impl AsRawFd, c: Counters) -> bool {
+    pub fn shed(&mut self, listener: &impl AsRawFd, w: Worker<'_>) -> bool {
         let mut drained = false;
         if self.spare.take().is_some() {
             // The spare is closed: its slot takes the pending connection, which we close.
@@ -95,7 +96,7 @@ impl Acceptor {
             self.spare = sys::fd::open_spare().ok();
         }
         if drained {
-            c.add(Counter::RejectedEmfile, 1);
+            w.count(Counter::RejectedEmfile, 1);
         }
         if self.spare.is_none() {
             // Another thread took the slot: pause instead of spinning, try again later.
@@ -110,21 +111,20 @@ impl Acceptor {
     /// race when the first attempt finds nothing, and returns whether anything arrived.
     pub fn accept_ready(
         &mut self,
-        ctx: &Ctx,
+        w: Worker<'_>,
         listener: &impl AsRawFd,
-        c: Counters,
         max: usize,
         mut on_conn: impl FnMut(OwnedFd),
     ) -> bool {
         let mut any = false;
         let mut n = 0;
         loop {
-            match self.accept_one(ctx, listener, c) {
+            match self.accept_one(w, listener) {
                 Accepted::Conn(fd) => on_conn(fd),
                 Accepted::Refused => {}
                 Accepted::Empty => {
                     if !any {
-                        c.add(Counter::AcceptLost, 1);
+                        w.count(Counter::AcceptLost, 1);
                     }
                     return any;
                 }
@@ -137,4 +137,17 @@ impl Acceptor {
             }
         }
     }
+}
+
+/// The listener of a worker in a SO_REUSEPORT group: worker 0 uses the server's listener (bound
+/// with SO_REUSEPORT), the others bind their own on the same address, so the kernel spreads new
+/// connections over them. `None` for worker 0.
+pub fn own_listener(w: Worker<'_>) -> Result<Option<OwnedFd>, Error> {
+    if w.index == 0 {
+        return Ok(None);
+    }
+    let fd = sys::socket::listen(w.ctx.addr, w.ctx.cfg.backlog, true)
+        .map_err(io_err(format!("worker {}: listen", w.index)))?;
+    sys::fd::set_nonblocking(&fd, true).map_err(io_err("making a listener non-blocking"))?;
+    Ok(Some(fd))
 }

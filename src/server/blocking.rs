@@ -11,7 +11,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
 
 use super::accept::{Accepted, Acceptor};
-use super::{Counter, Counters, Ctx, READ_BUF, TICK};
+use super::ctx::{Error, Worker, READ_BUF, TICK};
+use super::stats::Counter;
 use crate::proto::Session;
 use crate::sys;
 
@@ -21,18 +22,18 @@ pub fn prepare_listener(listener: &impl AsRawFd) -> io::Result<()> {
 }
 
 /// Blocks until a connection is admitted; `None` once the server is stopping.
-pub fn accept(ctx: &Ctx, acceptor: &mut Acceptor, listener: &impl AsRawFd, c: Counters) -> Option<OwnedFd> {
-    while !ctx.stopping() {
-        let got = acceptor.accept_one(ctx, listener, c);
-        c.add(Counter::Loops, 1);
-        c.add(Counter::Events, 1);
-        c.flush_syscalls();
+pub fn accept(w: Worker<'_>, acceptor: &mut Acceptor, listener: &impl AsRawFd) -> Option<OwnedFd> {
+    while !w.stopping() {
+        let got = acceptor.accept_one(w, listener);
+        w.count(Counter::Loops, 1);
+        w.count(Counter::Events, 1);
+        w.flush_syscalls();
         match got {
             Accepted::Conn(fd) => {
-                c.add(Counter::Useful, 1);
+                w.count(Counter::Useful, 1);
                 return Some(fd);
             }
-            Accepted::Refused => c.add(Counter::Useful, 1),
+            Accepted::Refused => w.count(Counter::Useful, 1),
             Accepted::Empty | Accepted::OutOfFds => {}
         }
     }
@@ -40,65 +41,64 @@ pub fn accept(ctx: &Ctx, acceptor: &mut Acceptor, listener: &impl AsRawFd, c: Co
 }
 
 /// The whole life of a blocking worker: accept a connection, serve it to its end, repeat,
-/// until the server stops. Worker `i` counts into block `i`.
-pub fn accept_and_serve(ctx: &Ctx, i: usize) -> Result<(), super::Error> {
-    let c = ctx.stats.worker(i);
+/// until the server stops.
+pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
     let mut acceptor = Acceptor::new(false);
-    ctx.worker_ready(i);
-    while let Some(fd) = accept(ctx, &mut acceptor, &ctx.listener, c) {
-        serve(ctx, c, fd);
+    w.ready();
+    while let Some(fd) = accept(w, &mut acceptor, &w.ctx.listener) {
+        serve(w, fd);
     }
     Ok(())
 }
 
 /// Serves one connection to its end with blocking reads and writes, then closes it and
 /// counts the close. Returns early (closing) when the server stops or the peer is idle too long.
-pub fn serve(ctx: &Ctx, c: Counters, fd: OwnedFd) {
+pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
-    let mut session = Session::new(ctx.cfg.proto);
+    let mut session = Session::new(w.ctx.cfg.proto);
     let mut last = Instant::now();
     if sys::socket::set_timeouts(&fd, TICK).is_ok() {
-        while !ctx.stopping() {
+        while !w.stopping() {
             let r = sys::fd::read(&fd, &mut buf);
-            c.add(Counter::Loops, 1);
-            c.add(Counter::Events, 1);
+            w.count(Counter::Loops, 1);
+            w.count(Counter::Events, 1);
             match r {
                 Ok(0) => break,
                 Ok(n) => {
-                    c.add(Counter::Useful, 1);
+                    w.count(Counter::Useful, 1);
                     last = Instant::now();
-                    let fed = super::on_input(ctx.cfg.work, c, &mut session, &buf[..n], &mut out);
-                    if write_all(ctx, c, &fd, &out).is_err() || fed.close {
+                    let fed = w.on_input(&mut session, &buf[..n], &mut out);
+                    if write_all(w, &fd, &out).is_err() || fed.close {
                         break;
                     }
                     out.clear();
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    if ctx.idle_expired(last, Instant::now()) {
+                    if w.idle_expired(last, Instant::now()) {
                         break;
                     }
                 }
                 Err(_) => break,
             }
-            c.flush_syscalls();
+            w.flush_syscalls();
         }
     }
     drop(fd);
-    c.flush_syscalls();
-    ctx.release(c);
+    w.flush_syscalls();
+    w.release();
 }
 
 /// Writes all of `data`, retrying on send timeouts until the server stops.
-fn write_all(ctx: &Ctx, c: Counters, fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
+fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
     while !data.is_empty() {
         match sys::fd::write(fd, data) {
             Ok(n) => {
-                c.add(Counter::BytesOut, n as u64);
+                w.count(Counter::BytesOut, n as u64);
                 data = &data[n..];
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                if ctx.stopping() {
+                if w.stopping() {
                     return Err(e);
                 }
             }

@@ -5,16 +5,17 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::ctx::Error;
 use crate::proto::Proto;
-use crate::units::{format_duration, parse_duration};
+use crate::units::{format_duration, parse_duration, BadValue};
 
-/// Everything a model needs to know; built by the CLI, validated by [`super::serve`].
+/// Everything a model needs to know; built by the CLI, checked by [`Config::validate`].
 #[derive(Debug, Clone)]
 pub struct Config {
     pub proto: Proto,
     pub addr: SocketAddr,
-    /// Worker threads or processes (models with workers).
-    pub workers: usize,
+    /// `--workers`: worker threads or processes; `None`: one per CPU this process may use.
+    pub workers: Option<usize>,
     pub backlog: i32,
     /// Most connections open at once; `None`: the model's default.
     pub max_conns: Option<usize>,
@@ -22,10 +23,10 @@ pub struct Config {
     pub idle_timeout: Option<Duration>,
     /// Extra work done per request.
     pub work: Work,
-    /// epoll trigger mode (`epoll` model).
-    pub trigger: Trigger,
-    /// Accept guard (`procs-accept` model).
-    pub accept: AcceptGuard,
+    /// `--trigger`: epoll trigger mode, for models that honour [`Flag::Trigger`].
+    pub trigger: Option<Trigger>,
+    /// `--accept`: accept guard, for models that honour [`Flag::Accept`].
+    pub accept: Option<AcceptGuard>,
     /// Lower RLIMIT_NOFILE to this (to reproduce EMFILE).
     pub nofile: Option<u64>,
     /// Pin the server to these CPUs.
@@ -40,16 +41,82 @@ impl Config {
         Config {
             proto,
             addr,
-            workers: 1,
+            workers: None,
             backlog: 1024,
             max_conns: None,
             idle_timeout: Some(Duration::from_secs(60)),
             work: Work::None,
-            trigger: Trigger::Level,
-            accept: AcceptGuard::Exclusive,
+            trigger: None,
+            accept: None,
             nofile: None,
             cpus: None,
             crash_after_requests: None,
+        }
+    }
+
+    /// Checks the flags against the model they are for: a flag the model does not honour, or a
+    /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
+    pub fn validate(&self, model: &str, workers: Workers, flags: &[Flag]) -> Result<(), Error> {
+        let refuse = |flag: &str, why: &str| {
+            Err(Error::Usage(format!(
+                "model '{model}' has no {flag} ({why}); drop it, or see `muxlab models` for the models that do"
+            )))
+        };
+        match (workers, self.workers) {
+            (Workers::None, Some(n)) if n != 1 => {
+                return Err(Error::Usage(format!(
+                    "model '{model}' has no workers; drop --workers (or pick a model with workers: see `muxlab models`)"
+                )))
+            }
+            (_, Some(0)) => return Err(Error::Usage("--workers must be at least 1".into())),
+            (_, Some(n)) if n > 1024 => return Err(Error::Usage(format!("--workers {n} is more than 1024"))),
+            _ => {}
+        }
+        if self.trigger.is_some() && !flags.contains(&Flag::Trigger) {
+            return refuse("--trigger", "it does not use epoll's trigger modes");
+        }
+        if self.accept.is_some() && !flags.contains(&Flag::Accept) {
+            return refuse("--accept", "its workers do not share one listener through epoll");
+        }
+        if self.backlog < 1 {
+            return Err(Error::Usage("--backlog must be at least 1".into()));
+        }
+        if self.max_conns == Some(0) {
+            return Err(Error::Usage("--max-conns must be at least 1".into()));
+        }
+        if let Some(n) = self.nofile.filter(|&n| n < 16) {
+            return Err(Error::Usage(format!(
+                "--nofile {n} is too low: the server needs at least 16 descriptors"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What `--workers` means for a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workers {
+    /// The model has no workers; `--workers` is refused.
+    None,
+    Threads,
+    Processes,
+}
+
+/// A model-specific flag; a model declares the ones it honours and the others are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// `--trigger level|edge`.
+    Trigger,
+    /// `--accept all|exclusive|mutex`.
+    Accept,
+}
+
+impl Flag {
+    /// The flag as typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::Trigger => "--trigger",
+            Flag::Accept => "--accept",
         }
     }
 }
@@ -88,13 +155,15 @@ impl Work {
 }
 
 impl FromStr for Work {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
         match s.split_once(':') {
             None if s == "none" => Ok(Work::None),
             Some(("cpu", d)) => Ok(Work::Cpu(parse_duration(d)?)),
             Some(("sleep", d)) => Ok(Work::Sleep(parse_duration(d)?)),
-            _ => Err(format!("'{s}' is not a work spec: write cpu:200us, sleep:1ms or none")),
+            _ => Err(BadValue(format!(
+                "'{s}' is not a work spec: write cpu:200us, sleep:1ms or none"
+            ))),
         }
     }
 }

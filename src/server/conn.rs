@@ -1,5 +1,5 @@
 //! A non-blocking connection driven by readiness, and the fd-indexed table of them that the
-//! single-threaded event loops (select, poll, epoll, ...) share.
+//! event loops share.
 //!
 //! `drive` does everything after a readiness event: flush pending output, read (once, or
 //! until EAGAIN for edge-triggered loops), feed the protocol session, do the `--work`, write.
@@ -9,8 +9,9 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use super::{Counter, Counters, Ctx};
-use crate::proto::Session;
+use super::ctx::Worker;
+use super::stats::Counter;
+use crate::proto::{Proto, Session};
 use crate::sys;
 
 /// What the connection waits for next.
@@ -39,10 +40,10 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(ctx: &Ctx, fd: OwnedFd) -> Conn {
+    pub fn new(proto: Proto, fd: OwnedFd) -> Conn {
         Conn {
             fd,
-            session: Session::new(ctx.cfg.proto),
+            session: Session::new(proto),
             out: Vec::new(),
             sent: 0,
             closing: false,
@@ -59,18 +60,18 @@ impl Conn {
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the
     /// socket is drained (edge-triggered), otherwise one read per event (level-triggered).
     /// Counts bytes, requests and, when anything moved, one useful event.
-    pub fn drive(&mut self, ctx: &Ctx, c: Counters, buf: &mut [u8], until_eagain: bool) -> Want {
+    pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool) -> Want {
         let mut moved = false;
-        let want = self.drive_inner(ctx, c, buf, until_eagain, &mut moved);
+        let want = self.drive_inner(w, buf, until_eagain, &mut moved);
         if moved {
-            c.add(Counter::Useful, 1);
+            w.count(Counter::Useful, 1);
         }
         self.want = want;
         want
     }
 
-    fn drive_inner(&mut self, ctx: &Ctx, c: Counters, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
-        if let Some(stop) = self.settle(c, moved) {
+    fn drive_inner(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
+        if let Some(stop) = self.settle(w, moved) {
             return stop;
         }
         loop {
@@ -79,9 +80,9 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     self.last_active = Instant::now();
-                    let fed = super::on_input(ctx.cfg.work, c, &mut self.session, &buf[..n], &mut self.out);
+                    let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out);
                     self.closing |= fed.close;
-                    if let Some(stop) = self.settle(c, moved) {
+                    if let Some(stop) = self.settle(w, moved) {
                         return stop;
                     }
                     if !until_eagain {
@@ -97,8 +98,8 @@ impl Conn {
 
     /// Flushes pending output; `Some(want)` when the connection must stop reading: output is
     /// still pending (back-pressure), the write failed, or the session asked to close.
-    fn settle(&mut self, c: Counters, moved: &mut bool) -> Option<Want> {
-        match self.flush(c, moved) {
+    fn settle(&mut self, w: Worker<'_>, moved: &mut bool) -> Option<Want> {
+        match self.flush(w, moved) {
             Ok(true) if self.closing => Some(Want::Close),
             Ok(true) => None,
             Ok(false) => Some(Want::Write),
@@ -107,13 +108,13 @@ impl Conn {
     }
 
     /// Writes pending output; `Ok(true)` when all of it went out.
-    fn flush(&mut self, c: Counters, moved: &mut bool) -> io::Result<bool> {
+    fn flush(&mut self, w: Worker<'_>, moved: &mut bool) -> io::Result<bool> {
         while self.sent < self.out.len() {
             match sys::fd::write(&self.fd, &self.out[self.sent..]) {
                 Ok(n) => {
                     *moved = true;
                     self.sent += n;
-                    c.add(Counter::BytesOut, n as u64);
+                    w.count(Counter::BytesOut, n as u64);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -177,44 +178,24 @@ impl ConnTable {
             .filter_map(|(i, s)| s.as_ref().map(|c| (i as RawFd, c)))
     }
 
-    /// Closes one connection (the kernel drops it from any epoll set) and counts it.
-    pub fn close(&mut self, ctx: &Ctx, c: Counters, fd: RawFd) {
-        if let Some(slot) = self.slots.get_mut(fd as usize) {
-            if slot.take().is_some() {
-                self.len -= 1;
-                ctx.release(c);
-            }
+    /// Takes a connection out of the table (the caller closes it).
+    pub fn take(&mut self, fd: RawFd) -> Option<Conn> {
+        let conn = self.slots.get_mut(fd as usize).and_then(Option::take);
+        if conn.is_some() {
+            self.len -= 1;
         }
+        conn
     }
 
-    /// Closes connections idle past `--idle-timeout`; returns how many.
-    pub fn close_idle(&mut self, ctx: &Ctx, c: Counters) -> usize {
-        if ctx.cfg.idle_timeout.is_none() || self.len == 0 {
-            return 0;
+    /// Descriptors of connections idle past `--idle-timeout`.
+    pub fn idle(&self, w: Worker<'_>, now: Instant) -> Vec<RawFd> {
+        if w.ctx.cfg.idle_timeout.is_none() {
+            return Vec::new();
         }
-        let now = Instant::now();
-        let idle: Vec<RawFd> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                s.as_ref()
-                    .filter(|conn| ctx.idle_expired(conn.last_active, now))
-                    .map(|_| i as RawFd)
-            })
-            .collect();
-        for &fd in &idle {
-            self.close(ctx, c, fd);
-        }
-        idle.len()
-    }
-
-    /// Closes everything (shutdown).
-    pub fn close_all(&mut self, ctx: &Ctx, c: Counters) {
-        let fds: Vec<RawFd> = self.fds().collect();
-        for fd in fds {
-            self.close(ctx, c, fd);
-        }
+        self.iter()
+            .filter(|(_, conn)| w.idle_expired(conn.last_active, now))
+            .map(|(fd, _)| fd)
+            .collect()
     }
 }
 

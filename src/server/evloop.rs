@@ -1,16 +1,20 @@
-//! One worker's epoll loop: its epoll instance, its connections, its read buffer and its
-//! counters. The epoll architectures differ in who accepts and how connections reach a loop;
-//! what happens to a connection once it is in a loop is this file, the same for all of them.
+//! One worker's event loop over any [`Poller`]: its connections, its read buffer, its counters.
+//! select, poll and epoll, and every epoll architecture, run this loop; they differ in the
+//! backend they pick, who accepts and how connections reach a loop. What happens to a
+//! connection once it is in a loop is this file, the same for all of them.
 //!
 //! Connections use their fd number as token; the model registers its own descriptors
 //! (listener, wake-up eventfd) with [`LISTENER`] / [`WAKE`] and handles them in `on_token`.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::time::Instant;
 
 use super::accept::Acceptor;
 use super::conn::{Conn, ConnTable, Ticker, Want};
-use super::{io_err, Counter, Counters, Ctx, Error, READ_BUF, TICK};
-use crate::sys::epoll::{Epoll, Events, ET, IN, OUT, RDHUP};
+use super::ctx::{io_err, Error, Worker, READ_BUF, TICK};
+use super::poller::{Interest, Poller};
+use super::stats::Counter;
+use crate::sys;
 
 /// Token of a listening socket.
 pub const LISTENER: u64 = u64::MAX;
@@ -18,46 +22,63 @@ pub const LISTENER: u64 = u64::MAX;
 pub const WAKE: u64 = u64::MAX - 1;
 
 /// A worker's event loop.
-pub struct EventLoop<'a> {
-    pub ctx: &'a Ctx,
-    /// This worker's counters.
-    pub c: Counters,
-    pub ep: Epoll,
+pub struct EventLoop<'a, P: Poller> {
+    /// The worker running it.
+    pub w: Worker<'a>,
+    /// How it waits.
+    pub poller: P,
+    /// Its connections, by descriptor.
     conns: ConnTable,
-    events: Events,
+    /// Tokens of the last wait.
+    ready: Vec<u64>,
+    /// The worker's read buffer.
     buf: Vec<u8>,
+    /// When to sweep idle connections next.
     ticker: Ticker,
-    /// Edge-triggered: connections registered once for IN | OUT | ET, read until EAGAIN.
-    edge: bool,
 }
 
-impl<'a> EventLoop<'a> {
-    /// A loop counting into worker `worker`'s block.
-    pub fn new(ctx: &'a Ctx, worker: usize, edge: bool) -> Result<Self, Error> {
-        Ok(EventLoop {
-            ctx,
-            c: ctx.stats.worker(worker),
-            ep: Epoll::new().map_err(io_err("epoll_create"))?,
+impl<'a, P: Poller> EventLoop<'a, P> {
+    pub fn new(w: Worker<'a>, poller: P) -> Self {
+        EventLoop {
+            w,
+            poller,
             conns: ConnTable::new(),
-            events: Events::with_capacity(1024),
+            ready: Vec::with_capacity(1024),
             buf: vec![0u8; READ_BUF],
             ticker: Ticker::default(),
-            edge,
-        })
+        }
     }
 
     /// Registers a descriptor of the model's own (listener, eventfd) under `token`.
-    pub fn watch(&self, fd: &impl AsRawFd, token: u64, flags: u32) -> Result<(), Error> {
-        self.ep.add(fd, token, flags).map_err(io_err("epoll_ctl ADD"))
+    pub fn watch(&mut self, fd: &impl AsFd, token: u64) -> Result<(), Error> {
+        self.poller
+            .register(fd.as_fd(), token, Interest::READ)
+            .map_err(io_err("watching a descriptor"))
     }
 
-    /// Takes a new connection into this loop.
+    /// Stops watching a descriptor of the model's own.
+    pub fn unwatch(&mut self, fd: &impl AsFd) -> Result<(), Error> {
+        self.poller
+            .deregister(fd.as_fd())
+            .map_err(io_err("unwatching a descriptor"))
+    }
+
+    /// Takes a new connection into this loop. Edge-triggered: registered once for both
+    /// directions; otherwise for reading, switched to writing while output is pending.
     pub fn add(&mut self, fd: OwnedFd) {
-        let flags = if self.edge { IN | OUT | RDHUP | ET } else { IN };
-        if self.ep.add(&fd, fd.as_raw_fd() as u64, flags).is_ok() {
-            self.conns.insert(Conn::new(self.ctx, fd));
+        let interest = if self.poller.edge() {
+            Interest::BOTH
         } else {
-            self.ctx.release(self.c);
+            Interest::READ
+        };
+        if self
+            .poller
+            .register(fd.as_fd(), fd.as_raw_fd() as u64, interest)
+            .is_ok()
+        {
+            self.conns.insert(Conn::new(self.w.ctx.cfg.proto, fd));
+        } else {
+            self.w.release();
         }
     }
 
@@ -68,31 +89,33 @@ impl<'a> EventLoop<'a> {
     /// One iteration: wait (up to a tick), hand the model's own tokens to `on_token`, drive the
     /// ready connections, sweep idle ones once per tick.
     pub fn turn(&mut self, on_token: &mut impl FnMut(&mut Self, u64)) -> Result<(), Error> {
-        let mut events = std::mem::take(&mut self.events);
-        let n = self
-            .ep
-            .wait(&mut events, TICK.as_millis() as i32)
-            .map_err(io_err("epoll_wait"))?;
-        self.c.add(Counter::Loops, 1);
-        self.c.add(Counter::Events, n as u64);
-        for (token, _flags) in events.iter() {
+        let mut ready = std::mem::take(&mut self.ready);
+        let examined = self
+            .poller
+            .wait(&mut ready, TICK)
+            .map_err(io_err("waiting for events"))?;
+        self.w.count(Counter::Loops, 1);
+        self.w.count(Counter::Events, examined as u64);
+        for &token in &ready {
             if token >= WAKE {
                 on_token(self, token);
             } else {
                 self.drive(token as RawFd);
             }
         }
-        self.events = events;
+        self.ready = ready;
         if self.ticker.due() {
-            self.conns.close_idle(self.ctx, self.c);
+            for fd in self.conns.idle(self.w, Instant::now()) {
+                self.close(fd);
+            }
         }
-        self.c.flush_syscalls();
+        self.w.flush_syscalls();
         Ok(())
     }
 
     /// Turns until the server stops, then closes every connection.
     pub fn run(&mut self, mut on_token: impl FnMut(&mut Self, u64)) -> Result<(), Error> {
-        while !self.ctx.stopping() {
+        while !self.w.stopping() {
             self.turn(&mut on_token)?;
         }
         self.close_all();
@@ -101,15 +124,17 @@ impl<'a> EventLoop<'a> {
 
     /// Closes every connection (shutdown).
     pub fn close_all(&mut self) {
-        self.conns.close_all(self.ctx, self.c);
+        let fds: Vec<RawFd> = self.conns.fds().collect();
+        for fd in fds {
+            self.close(fd);
+        }
     }
 
     /// Accepts up to `max` connections from `listener` into this loop (a listener event).
     pub fn accept_from(&mut self, acceptor: &mut Acceptor, listener: &impl AsRawFd, max: usize) {
-        let (ctx, c) = (self.ctx, self.c);
         let mut fresh = Vec::new();
-        if acceptor.accept_ready(ctx, listener, c, max, |fd| fresh.push(fd)) {
-            c.add(Counter::Useful, 1);
+        if acceptor.accept_ready(self.w, listener, max, |fd| fresh.push(fd)) {
+            self.w.count(Counter::Useful, 1);
         }
         for fd in fresh {
             self.add(fd);
@@ -119,16 +144,52 @@ impl<'a> EventLoop<'a> {
     fn drive(&mut self, fd: RawFd) {
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
-        match conn.drive(self.ctx, self.c, &mut self.buf, self.edge) {
-            Want::Close => self.conns.close(self.ctx, self.c, fd),
+        let edge = self.poller.edge();
+        match conn.drive(self.w, &mut self.buf, edge) {
+            Want::Close => self.close(fd),
             // Level-triggered: watch for what the connection now waits for.
-            want if !self.edge && want != before => {
-                let flags = if want == Want::Write { OUT } else { IN };
-                if self.ep.modify(&conn.fd, fd as u64, flags).is_err() {
-                    self.conns.close(self.ctx, self.c, fd);
+            want if !edge && want != before => {
+                let interest = if want == Want::Write {
+                    Interest::WRITE
+                } else {
+                    Interest::READ
+                };
+                if self.poller.modify(conn.fd.as_fd(), fd as u64, interest).is_err() {
+                    self.close(fd);
                 }
             }
             _ => {}
         }
     }
+
+    /// Closes one connection and counts it.
+    fn close(&mut self, fd: RawFd) {
+        if let Some(conn) = self.conns.take(fd) {
+            self.poller.closing(conn.fd.as_fd());
+            drop(conn);
+            self.w.release();
+        }
+    }
+}
+
+/// The whole life of a worker that accepts from `listener` itself: one loop watching the
+/// listener and its connections, accepting up to `per_event` connections per listener event
+/// (until EAGAIN when edge-triggered). select, poll, epoll, reactor, threads-accept, reuseport
+/// and procs-accept (`--accept all`) are this function with different arguments.
+pub fn accept_loop<P: Poller>(w: Worker<'_>, poller: P, listener: &OwnedFd, per_event: usize) -> Result<(), Error> {
+    let mut ev = EventLoop::new(w, poller);
+    ev.watch(listener, LISTENER)?;
+    serve_listener(ev, listener, per_event)
+}
+
+/// Runs `ev`, whose poller already watches `listener` under [`LISTENER`], accepting from it.
+pub fn serve_listener<P: Poller>(mut ev: EventLoop<'_, P>, listener: &OwnedFd, per_event: usize) -> Result<(), Error> {
+    sys::fd::set_nonblocking(listener, true).map_err(io_err("making the listener non-blocking"))?;
+    let mut acceptor = Acceptor::new(true);
+    if let Some(limit) = ev.poller.fd_limit() {
+        acceptor = acceptor.refuse_fds_from(limit);
+    }
+    let per_event = if ev.poller.edge() { usize::MAX } else { per_event };
+    ev.w.ready();
+    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, listener, per_event))
 }

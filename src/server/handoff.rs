@@ -4,9 +4,9 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
+use super::ctx::{io_err, Error, Worker};
 use super::evloop::{EventLoop, WAKE};
-use super::{io_err, Ctx, Error};
-use crate::sys::epoll::IN;
+use super::poller::Epoll;
 use crate::sys::eventfd::EventFd;
 
 /// One worker's inbox of new connections.
@@ -45,10 +45,10 @@ impl Mailbox {
 }
 
 /// The life of a worker fed by a mailbox: its own loop, its own connections, for good.
-pub fn mailbox_worker(ctx: &Ctx, i: usize, mailbox: &Mailbox) -> Result<(), Error> {
-    let mut ev = EventLoop::new(ctx, i, false)?;
-    ev.watch(&mailbox.wake, WAKE, IN)?;
-    ctx.worker_ready(i);
+pub fn mailbox_worker(w: Worker<'_>, mailbox: &Mailbox) -> Result<(), Error> {
+    let mut ev = EventLoop::new(w, Epoll::level()?);
+    ev.watch(&mailbox.wake, WAKE)?;
+    w.ready();
     ev.run(|ev, _wake| {
         for fd in mailbox.take() {
             ev.add(fd);

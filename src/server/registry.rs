@@ -1,6 +1,7 @@
 //! The model descriptor every file in `models/` exports; the list itself is `models::ALL`.
 
-use super::{Ctx, Error};
+use super::config::{Flag, Workers};
+use super::ctx::{Ctx, Error};
 
 /// The four families of `muxlab models`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,15 +27,6 @@ impl Family {
     }
 }
 
-/// What `--workers` means for a model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workers {
-    /// The model has no workers; `--workers` is refused.
-    None,
-    Threads,
-    Processes,
-}
-
 /// A registered model: its description and its entry point.
 pub struct Model {
     /// The `--model` value.
@@ -46,13 +38,17 @@ pub struct Model {
     pub product: &'static str,
     /// The seed article that measured it.
     pub seed: &'static str,
+    /// What `--workers` means for it.
     pub workers: Workers,
-    /// Serves one connection at a time per worker (the backlog holds the rest).
+    /// The model-specific flags it honours; the others are refused.
+    pub flags: &'static [Flag],
+    /// Serves one connection at a time per worker (the backlog holds the rest): its concurrency
+    /// is its number of workers (`muxlab models` says so).
     pub one_conn_per_worker: bool,
     /// Default `--max-conns` when the fd-limit-based default is too high for the model.
     pub default_max_conns: Option<usize>,
     /// The listener is bound with SO_REUSEPORT, so workers can bind their own on the same port.
     pub reuseport: bool,
     /// Runs until the stop flag is set; returns once every worker has stopped.
-    pub run: fn(&Ctx) -> Result<(), Error>,
+    pub run: fn(&'static Ctx) -> Result<(), Error>,
 }

@@ -6,57 +6,66 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
 
-/// One counter of a worker block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(usize)]
-pub enum Counter {
-    /// Connections accepted and kept.
-    Accepted,
-    /// Connections closed (kept ones only).
-    Closed,
-    /// Refused: `--max-conns` reached.
-    RejectedLimit,
-    /// Refused: the descriptor does not fit in select's FD_SETSIZE.
-    RejectedFdSetSize,
-    /// Refused: out of descriptors (EMFILE / ENFILE) or threads.
-    RejectedEmfile,
-    /// Requests answered (HTTP requests, echo reads, packet frames).
-    Requests,
-    BytesIn,
-    BytesOut,
-    /// Returns from the waiting call (epoll_wait, poll, select, a blocking accept / read).
-    Loops,
-    /// Events those returns delivered.
-    Events,
-    /// Events that found work to do (bytes moved, a connection accepted).
-    Useful,
-    /// Accept attempts after a wake-up that found nothing (another worker won the race).
-    AcceptLost,
-    /// System calls issued by the model (counted by `sys`).
-    Syscalls,
-    /// Worker processes restarted after dying.
-    Restarts,
+/// Declares [`Counter`] and its JSON names together, so the two cannot drift apart.
+macro_rules! counters {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// One counter of a worker block.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum Counter {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Counter {
+            /// Every counter, in block order.
+            pub const ALL: &'static [Counter] = &[$(Counter::$variant,)*];
+
+            /// The counter's key in the `stats` line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Counter::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-const NAMES: [&str; 14] = [
-    "accepted",
-    "closed",
-    "rejected_limit",
-    "rejected_fdsetsize",
-    "rejected_emfile",
-    "requests",
-    "bytes_in",
-    "bytes_out",
-    "loop_iterations",
-    "events",
-    "useful_events",
-    "accept_lost",
-    "syscalls",
-    "restarts",
-];
+counters! {
+    /// Connections accepted and kept.
+    Accepted => "accepted",
+    /// Connections closed (kept ones only).
+    Closed => "closed",
+    /// Refused: `--max-conns` reached.
+    RejectedLimit => "rejected_limit",
+    /// Refused: the descriptor does not fit in select's FD_SETSIZE.
+    RejectedFdSetSize => "rejected_fdsetsize",
+    /// Refused: out of descriptors (EMFILE / ENFILE).
+    RejectedEmfile => "rejected_emfile",
+    /// Requests answered (HTTP requests, echo reads, packet frames).
+    Requests => "requests",
+    /// Bytes read from connections.
+    BytesIn => "bytes_in",
+    /// Bytes written to connections.
+    BytesOut => "bytes_out",
+    /// Returns from the waiting call (epoll_wait, poll, select, a blocking accept / read).
+    Loops => "loop_iterations",
+    /// Events those returns delivered (for select and poll: descriptors examined).
+    Events => "events",
+    /// Events that found work to do (bytes moved, a connection accepted).
+    Useful => "useful_events",
+    /// Accept attempts after a wake-up that found nothing (another worker won the race).
+    AcceptLost => "accept_lost",
+    /// System calls issued by the model (counted by `sys`).
+    Syscalls => "syscalls",
+    /// Worker processes restarted after dying.
+    Restarts => "restarts",
+    /// A fork() or thread spawn failed (the connection it was for was closed).
+    SpawnFailed => "spawn_failed",
+}
 
 /// Words per block: 16 x 8 bytes = two cache lines, so neighbours never share a line.
 const BLOCK: usize = 16;
+const _: () = assert!(Counter::ALL.len() <= BLOCK);
 
 /// One worker's counters.
 #[derive(Clone, Copy)]
@@ -79,10 +88,9 @@ impl Counters {
         self.add(Counter::Syscalls, crate::sys::take_syscalls());
     }
     fn json(&self) -> Map<String, Value> {
-        NAMES
+        Counter::ALL
             .iter()
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), json!(self.block[i].load(Ordering::Relaxed))))
+            .map(|&c| (c.name().to_string(), json!(self.get(c))))
             .collect()
     }
 }
@@ -113,9 +121,13 @@ impl Stats {
         self.workers
     }
 
-    /// Worker `i`'s block (`i` wraps around the number of workers).
+    /// Worker `i`'s block.
+    ///
+    /// # Panics
+    /// When `i` is not below the number of workers the region was made for.
     pub fn worker(&self, i: usize) -> Counters {
-        let b = 1 + i % self.workers;
+        assert!(i < self.workers, "worker {i} of {}", self.workers);
+        let b = 1 + i;
         Counters {
             block: &self.words[b * BLOCK..(b + 1) * BLOCK],
         }
@@ -159,13 +171,10 @@ impl Stats {
 
     /// The `stats` JSON line's counters: totals and one object per worker.
     pub fn to_json(&self) -> (Value, Value) {
-        let mut totals = Map::new();
-        for (i, n) in NAMES.iter().enumerate() {
-            let sum: u64 = (0..self.workers)
-                .map(|w| self.worker(w).block[i].load(Ordering::Relaxed))
-                .sum();
-            totals.insert(n.to_string(), json!(sum));
-        }
+        let totals: Map<String, Value> = Counter::ALL
+            .iter()
+            .map(|&c| (c.name().to_string(), json!(self.total(c))))
+            .collect();
         let per: Vec<Value> = (0..self.workers)
             .map(|w| Value::Object(self.worker(w).json()))
             .collect();

@@ -1,67 +1,23 @@
 //! Starting, supervising and stopping worker threads and worker processes.
 //!
-//! A worker is `fn(&Ctx, index)`: it runs until the stop flag is set. A worker that fails sets
-//! the flag, so the others stop too; the caller returns once every worker has ended.
+//! A worker is a function of its [`Worker`] handle: it runs until the stop flag is set. A worker
+//! that fails sets the flag, so the others stop too; the caller returns once every worker has
+//! ended.
 
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::{Condvar, Mutex};
 use std::thread;
 
-use super::{io_err, Counter, Ctx, Error};
+use super::ctx::{io_err, Ctx, Error, Worker};
+use super::stats::Counter;
 use crate::sys;
 use crate::sys::process::{Exit, Fork};
 
-/// Where the threads of a threaded model meet before any of them accepts: a worker that sets up
-/// its epoll instance or ring after another started accepting could find every descriptor taken
-/// (EMFILE) and fail. Process models need none: each process has its own descriptor table.
-pub struct Gate {
-    /// Per party (workers, then the main thread): arrived yet?
-    arrived: Mutex<Vec<bool>>,
-    all_in: Condvar,
-}
-
-impl Gate {
-    /// A gate for `parties` threads; 0 makes every call a no-op.
-    pub fn new(parties: usize) -> Gate {
-        Gate {
-            arrived: Mutex::new(vec![false; parties]),
-            all_in: Condvar::new(),
-        }
-    }
-
-    /// Party `i` is ready; waits until every party is (or the server stops).
-    pub fn arrive_and_wait(&self, i: usize, stop: &dyn Fn() -> bool) {
-        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        if i >= a.len() {
-            return;
-        }
-        a[i] = true;
-        self.all_in.notify_all();
-        while !a.iter().all(|x| *x) && !stop() {
-            a = self
-                .all_in
-                .wait_timeout(a, super::TICK)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
-        }
-    }
-
-    /// Party `i` will not come (it ended): nobody waits for it.
-    fn leave(&self, i: usize) {
-        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(x) = a.get_mut(i) {
-            *x = true;
-        }
-        self.all_in.notify_all();
-    }
-}
-
 /// The body of a worker: runs until the server stops.
-pub type WorkerFn = fn(&Ctx, usize) -> Result<(), Error>;
+pub type WorkerFn = fn(Worker<'static>) -> Result<(), Error>;
 
 /// Runs `work` on `ctx.workers` threads and joins them all.
-pub fn threads(ctx: &Ctx, work: impl Fn(&Ctx, usize) -> Result<(), Error> + Sync) -> Result<(), Error> {
+pub fn threads(ctx: &Ctx, work: impl Fn(Worker<'_>) -> Result<(), Error> + Sync) -> Result<(), Error> {
     threads_and(ctx, work, || {
         while !ctx.stopping() {
             thread::sleep(super::TICK);
@@ -74,7 +30,7 @@ pub fn threads(ctx: &Ctx, work: impl Fn(&Ctx, usize) -> Result<(), Error> + Sync
 /// when `main` returns or anything fails, every thread is stopped and joined.
 pub fn threads_and(
     ctx: &Ctx,
-    work: impl Fn(&Ctx, usize) -> Result<(), Error> + Sync,
+    work: impl Fn(Worker<'_>) -> Result<(), Error> + Sync,
     main: impl FnOnce() -> Result<(), Error>,
 ) -> Result<(), Error> {
     let work = &work;
@@ -84,7 +40,7 @@ pub fn threads_and(
             let spawned = thread::Builder::new()
                 .name(format!("worker-{i}"))
                 .spawn_scoped(s, move || {
-                    let r = work(ctx, i);
+                    let r = work(ctx.worker(i));
                     ctx.gate.leave(i);
                     if r.is_err() {
                         ctx.request_stop();
@@ -94,6 +50,7 @@ pub fn threads_and(
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
+                    ctx.worker(i).count(Counter::SpawnFailed, 1);
                     ctx.request_stop();
                     return Err(io_err(format!("starting worker thread {i}"))(e));
                 }
@@ -118,30 +75,42 @@ pub fn threads_and(
     })
 }
 
-/// Forks a worker process running `work(ctx, i)`; it exits when the work returns.
-pub fn spawn_process(ctx: &Ctx, i: usize, work: WorkerFn) -> Result<i32, Error> {
-    match sys::process::fork().map_err(io_err(format!("forking worker process {i}")))? {
+/// Forks a process: the child runs `child` and exits with its result (0 or 1), never returning;
+/// the parent gets the child's pid. The child ends with its parent (PR_SET_PDEATHSIG) and has
+/// the default signal dispositions, so the shared stop flag is what ends it.
+pub fn fork_child(what: &str, child: impl FnOnce() -> Result<(), Error>) -> Result<i32, Error> {
+    match sys::process::fork().map_err(io_err(format!("forking {what}")))? {
         Fork::Parent(pid) => Ok(pid),
         Fork::Child => {
             let _ = sys::signal::worker_defaults();
             sys::process::die_with_parent(sys::signal::SIGTERM);
-            let code = match work(ctx, i) {
+            let code = match child() {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("muxlab: worker {i}: {e}");
+                    eprintln!("muxlab: {what}: {e}");
                     1
                 }
             };
-            ctx.stats.worker(i).flush_syscalls();
             sys::process::exit_now(code)
         }
     }
 }
 
+/// Forks worker process `i` running `work`.
+fn spawn_process(ctx: &'static Ctx, i: usize, work: WorkerFn) -> Result<i32, Error> {
+    fork_child(&format!("worker process {i}"), || {
+        let w = ctx.worker(i);
+        let r = work(w);
+        w.flush_syscalls();
+        r
+    })
+    .inspect_err(|_| ctx.worker(i).count(Counter::SpawnFailed, 1))
+}
+
 /// Forks `ctx.workers` worker processes and supervises them until the server stops: a worker
 /// that dies is replaced when `restart` (counted in `restarts`), otherwise the server stops.
 /// Returns after every worker has been reaped.
-pub fn processes(ctx: &Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> {
+pub fn processes(ctx: &'static Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> {
     let mut pids: Vec<Option<i32>> = vec![None; ctx.workers];
     let mut result = Ok(());
     for (i, slot) in pids.iter_mut().enumerate() {
@@ -180,7 +149,7 @@ pub fn processes(ctx: &Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> 
         };
         if restart {
             eprintln!("muxlab: worker {i} (pid {pid}) {how}; starting a replacement");
-            ctx.stats.worker(i).add(Counter::Restarts, 1);
+            ctx.worker(i).count(Counter::Restarts, 1);
             match spawn_process(ctx, i, work) {
                 Ok(p) => pids[i] = Some(p),
                 Err(e) => {

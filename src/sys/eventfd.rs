@@ -45,3 +45,9 @@ impl AsRawFd for EventFd {
         self.fd.as_raw_fd()
     }
 }
+
+impl std::os::fd::AsFd for EventFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}

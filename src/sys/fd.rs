@@ -1,7 +1,7 @@
 //! Owned descriptors and plain read / write.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// Reads into `buf`; `Ok(0)` is end of stream.
 pub fn read(fd: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
@@ -37,10 +37,13 @@ pub fn open_spare() -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Closes a descriptor this process inherited but does not own as an `OwnedFd` (a forked child
-/// closing the parent's listener). The caller must never use `fd` again.
-pub fn close_inherited(fd: RawFd) {
-    // SAFETY: closing an int has no memory effects; the caller promises not to reuse it.
-    unsafe { libc::close(fd) };
-    super::count();
+/// Makes `fd` refer to `/dev/null` in this process: whatever it referred to (a listening
+/// socket a forked child inherited, say) is released here, while `fd` stays a valid descriptor
+/// its owner may keep using and close. dup2 replaces it atomically.
+pub fn replace_with_null(fd: &OwnedFd) -> io::Result<()> {
+    let null = open_spare()?;
+    // SAFETY: both descriptors are open and owned (borrowed for the call); dup2 makes
+    // fd.as_raw_fd() a copy of null, which leaves fd owned by its OwnedFd and open.
+    super::cvt(unsafe { libc::dup2(null.as_raw_fd(), fd.as_raw_fd()) })?;
+    Ok(())
 }

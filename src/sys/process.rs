@@ -10,10 +10,21 @@ pub enum Fork {
     Parent(i32),
 }
 
-/// fork(). Call it only while the process has one thread (the models fork before spawning any).
+/// fork(), only from a process with one thread: with more, the child could inherit a lock
+/// (the allocator's, stdout's) held by a thread that does not exist in it. Refused with an
+/// error, and nothing forked, when the process has more threads (or they cannot be counted).
 pub fn fork() -> io::Result<Fork> {
-    // SAFETY: the callers fork from a single-threaded process, so the child's copy of the heap
-    // and locks is consistent.
+    match threads() {
+        Some(1) => {}
+        n => {
+            return Err(io::Error::other(format!(
+                "fork refused: the process runs {} threads, and a forked child could inherit a held lock",
+                n.map_or("an unknown number of".to_string(), |n| n.to_string())
+            )))
+        }
+    }
+    // SAFETY: the process has one thread (checked above, and only this thread could start
+    // another), so the child's copy of the heap and of every lock is consistent.
     let pid = cvt(unsafe { libc::fork() })?;
     Ok(if pid == 0 { Fork::Child } else { Fork::Parent(pid) })
 }
@@ -77,4 +88,12 @@ pub fn thread_cpu_time() -> std::time::Duration {
     // SAFETY: ts is valid for writes.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Threads of this process (field 20 of /proc/self/stat).
+pub fn threads() -> Option<usize> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(17)?.parse().ok()
 }

@@ -11,10 +11,14 @@ use std::time::Duration;
 /// The most descriptors (and the highest fd + 1) select() can watch.
 pub const FD_SETSIZE: usize = libc::FD_SETSIZE;
 
-/// A descriptor set; copyable, because select() overwrites its arguments.
+/// A descriptor set; copyable, because select() overwrites its arguments. It remembers the
+/// highest descriptor inserted, so [`select`] computes `nfds` itself and never lets the kernel
+/// look past the set.
 #[derive(Clone, Copy)]
 pub struct FdSet {
     set: libc::fd_set,
+    /// Highest descriptor inserted plus one (0: empty); always <= FD_SETSIZE.
+    end: usize,
 }
 
 impl Default for FdSet {
@@ -29,7 +33,7 @@ impl FdSet {
         let mut set: libc::fd_set = unsafe { mem::zeroed() };
         // SAFETY: set is a valid fd_set.
         unsafe { libc::FD_ZERO(&mut set) };
-        FdSet { set }
+        FdSet { set, end: 0 }
     }
 
     /// Adds `fd`; returns `false` (and changes nothing) when `fd` does not fit.
@@ -39,6 +43,7 @@ impl FdSet {
         }
         // SAFETY: 0 <= fd < FD_SETSIZE, checked above.
         unsafe { libc::FD_SET(fd, &mut self.set) };
+        self.end = self.end.max(fd as usize + 1);
         true
     }
 
@@ -52,14 +57,16 @@ impl FdSet {
 }
 
 /// Waits until a descriptor of `read` or `write` is ready (both are overwritten with the ready
-/// ones); `nfds` is the highest descriptor plus one. EINTR: 0.
-pub fn select(nfds: RawFd, read: &mut FdSet, write: &mut FdSet, timeout: Duration) -> io::Result<usize> {
+/// ones). EINTR: 0.
+pub fn select(read: &mut FdSet, write: &mut FdSet, timeout: Duration) -> io::Result<usize> {
     let mut tv = libc::timeval {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_usec: timeout.subsec_micros() as libc::suseconds_t,
     };
-    // SAFETY: the sets and tv are valid for the call; nfds <= FD_SETSIZE because only
-    // descriptors below FD_SETSIZE can be in the sets.
+    // Only descriptors below FD_SETSIZE can be inserted, so nfds <= FD_SETSIZE.
+    let nfds = read.end.max(write.end) as libc::c_int;
+    // SAFETY: the sets and tv are valid for the call, and the kernel reads and writes only the
+    // first nfds <= FD_SETSIZE bits of each set (see above).
     let r = unsafe { libc::select(nfds, &mut read.set, &mut write.set, std::ptr::null_mut(), &mut tv) };
     match super::cvt(r) {
         Ok(n) => Ok(n as usize),

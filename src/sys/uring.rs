@@ -1,34 +1,43 @@
 //! io_uring: one ring, a provided-buffer ring for multishot receives, and sends whose buffers
-//! the ring keeps alive until their completion. A safe API over the `io-uring` crate:
+//! the ring keeps alive until their completion. A safe API over the `io-uring` crate, sound for
+//! every caller:
 //!
-//! - [`Ring::accept_multi`]: one submission, a completion per accepted connection (5.19+).
+//! - The ring picks every operation's `user_data` itself (a slot in its table of operations and
+//!   that slot's generation), so no two operations in flight can be confused. The caller tags
+//!   receives and sends with a `u64` of its own (a connection's id), handed back on completion.
+//! - [`Ring::accept_multi`]: one submission, a completion per accepted connection (5.19+),
+//!   each an [`OwnedFd`].
 //! - [`Ring::recv_multi`]: one submission per connection, a completion per arrival, the data in
-//!   a buffer the kernel picked from the provided-buffer ring (6.0+); give it back with
-//!   [`Ring::recycle`].
-//! - [`Ring::send`]: the ring owns the bytes until the send completes, then returns them.
+//!   a buffer the kernel picked from the provided-buffer ring (6.0+). The completion lends it as
+//!   a [`RecvBuf`]; read it with [`Ring::buffer`], give it back with [`Ring::recycle`].
+//! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
+//!   send that cannot be queued hands them back at once.
 //! - [`Ring::wait`]: submit everything queued and wait for a completion or a timeout (one
 //!   io_uring_enter, counted as one syscall).
 
-use std::collections::HashMap;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use io_uring::types::{BufRingEntry, SubmitArgs, Timespec};
+use io_uring::types::{BufRingEntry, CancelBuilder, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
 /// Buffer group id of the provided-buffer ring.
 const BGID: u16 = 0;
 
 /// The provided-buffer ring: `entries` descriptors in a page-aligned mapping shared with the
-/// kernel, pointing into one allocation of `entries * size` bytes.
+/// kernel, pointing into one heap block of `entries * size` bytes that the kernel writes into.
 struct BufRing {
     ring: *mut BufRingEntry,
     ring_len: usize,
     entries: u16,
     size: usize,
-    data: Box<[u8]>,
+    /// The buffers, as a raw block: the kernel writes into the parts it owns while we read the
+    /// parts lent to us, so no Rust reference ever covers the whole block.
+    data: *mut u8,
     tail: u16,
+    /// Which buffers are lent to the caller (delivered, not yet recycled).
+    lent: Vec<bool>,
 }
 
 impl BufRing {
@@ -49,13 +58,15 @@ impl BufRing {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
+        let data = Box::into_raw(vec![0u8; entries as usize * size].into_boxed_slice()).cast::<u8>();
         let mut br = BufRing {
             ring: p.cast(),
             ring_len,
             entries,
             size,
-            data: vec![0u8; entries as usize * size].into_boxed_slice(),
+            data,
             tail: 0,
+            lent: vec![true; entries as usize],
         };
         for bid in 0..entries {
             br.push(bid);
@@ -64,13 +75,17 @@ impl BufRing {
         Ok(br)
     }
 
-    /// Queues buffer `bid` at the tail (visible to the kernel after `publish`).
+    /// Hands buffer `bid` to the kernel at the tail (visible after `publish`).
     fn push(&mut self, bid: u16) {
+        assert!(
+            std::mem::replace(&mut self.lent[bid as usize], false),
+            "buffer {bid} given back twice"
+        );
         let slot = (self.tail & (self.entries - 1)) as usize;
-        // SAFETY: slot < entries, inside the mapping; `data` outlives the ring registration
-        // (both are dropped with the Ring, after the io_uring instance).
+        // SAFETY: slot < entries, inside the mapping.
         let e = unsafe { &mut *self.ring.add(slot) };
-        e.set_addr(self.data[bid as usize * self.size..].as_ptr() as u64);
+        // SAFETY: bid < entries, so the offset stays inside the block of entries * size bytes.
+        e.set_addr(unsafe { self.data.add(bid as usize * self.size) } as u64);
         e.set_len(self.size as u32);
         e.set_bid(bid);
         self.tail = self.tail.wrapping_add(1);
@@ -86,37 +101,81 @@ impl BufRing {
         }
     }
 
-    fn buffer(&self, bid: u16, len: usize) -> &[u8] {
-        let start = bid as usize * self.size;
-        &self.data[start..start + len.min(self.size)]
+    /// Marks buffer `bid` as delivered to us by a completion.
+    fn lend(&mut self, bid: u16, len: usize) -> RecvBuf {
+        assert!(
+            !std::mem::replace(&mut self.lent[bid as usize], true),
+            "buffer {bid} delivered twice"
+        );
+        RecvBuf {
+            bid,
+            len: len.min(self.size),
+        }
+    }
+
+    fn bytes(&self, buf: &RecvBuf) -> &[u8] {
+        assert!(self.lent[buf.bid as usize], "buffer {} is not lent", buf.bid);
+        // SAFETY: the buffer is lent to us (the kernel does not write it until it is pushed
+        // back, which needs `&mut self`), lies inside the block, and len <= size.
+        unsafe { std::slice::from_raw_parts(self.data.add(buf.bid as usize * self.size), buf.len) }
     }
 }
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: the mapping was made in new() with this length and is not used after drop.
-        unsafe { libc::munmap(self.ring.cast(), self.ring_len) };
+        // SAFETY: the mapping and the block were made in new() with these sizes; the Ring drops
+        // a BufRing only when no operation can still write into it (see Ring's Drop).
+        unsafe {
+            libc::munmap(self.ring.cast(), self.ring_len);
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.data,
+                self.entries as usize * self.size,
+            )));
+        }
     }
 }
 
-/// One completion.
-#[derive(Debug, Clone, Copy)]
-pub struct Completion {
-    pub user_data: u64,
-    /// The result: a new fd (accept), bytes (recv, send), or `-errno`.
-    pub result: i32,
-    /// A multishot request stays armed.
-    pub more: bool,
-    /// The provided buffer holding received data.
-    pub buffer: Option<u16>,
+/// Received bytes in a provided buffer, lent to the caller until [`Ring::recycle`].
+#[derive(Debug)]
+pub struct RecvBuf {
+    bid: u16,
+    len: usize,
 }
 
-/// An io_uring instance with its buffer ring and in-flight send buffers.
+/// What an operation in flight is, recorded when it was queued.
+enum Op {
+    Accept,
+    Recv { tag: u64 },
+    Send { tag: u64, buf: Vec<u8> },
+}
+
+/// One completion, decoded with what the ring recorded for its operation.
+#[derive(Debug)]
+pub enum Completion {
+    /// A multishot accept produced a connection, or failed (EMFILE, ...). `more`: still armed.
+    Accept { conn: io::Result<OwnedFd>, more: bool },
+    /// A multishot receive for `tag` delivered bytes (`Ok(Some)`), reached end of stream
+    /// (`Ok(None)`) or failed (ENOBUFS: every provided buffer was in use). `more`: still armed.
+    Recv {
+        tag: u64,
+        data: io::Result<Option<RecvBuf>>,
+        more: bool,
+    },
+    /// A send for `tag` finished: how many bytes went out (or the error), and the bytes back.
+    Send {
+        tag: u64,
+        sent: io::Result<usize>,
+        buf: Vec<u8>,
+    },
+}
+
+/// An io_uring instance with its buffer ring and its table of operations in flight.
 pub struct Ring {
     ring: IoUring,
     bufs: BufRing,
-    /// Bytes of in-flight sends, by user_data, kept alive until their completion.
-    sending: HashMap<u64, Vec<u8>>,
+    /// Operations in flight, by slot; `user_data` is slot | generation << 32.
+    ops: Vec<(u32, Option<Op>)>,
+    free: Vec<u32>,
 }
 
 impl Ring {
@@ -153,7 +212,7 @@ impl Ring {
         }
         let bufs = BufRing::new(buffers.next_power_of_two(), size)?;
         // SAFETY: bufs.ring is a page-aligned mapping of `entries` BufRingEntry, valid until the
-        // Ring (and so the io_uring instance, dropped first) is dropped.
+        // Ring is dropped, and the Ring's Drop ends every operation before freeing it.
         unsafe {
             ring.submitter()
                 .register_buf_ring_with_flags(bufs.ring as u64, bufs.entries, BGID, 0)
@@ -163,51 +222,66 @@ impl Ring {
         Ok(Ring {
             ring,
             bufs,
-            sending: HashMap::new(),
+            ops: Vec::new(),
+            free: Vec::new(),
         })
     }
 
-    fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
+    /// Records `op` and queues `sqe` for it; on failure the op is handed back.
+    fn push(&mut self, sqe: squeue::Entry, op: Op) -> Result<(), (io::Error, Op)> {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.ops.push((0, None));
+                self.ops.len() as u32 - 1
+            }
+        };
+        let entry = &mut self.ops[slot as usize];
+        entry.0 = entry.0.wrapping_add(1);
+        entry.1 = Some(op);
+        let sqe = sqe.user_data(slot as u64 | (entry.0 as u64) << 32);
         loop {
-            // SAFETY: every entry built here references only memory the Ring keeps alive until
-            // the operation completes (send buffers in `sending`, recv buffers in `bufs`).
+            // SAFETY: the entry references only memory the Ring keeps alive until the operation
+            // completes: send bytes in `ops`, receive buffers in `bufs`; descriptors are only
+            // numbers to the kernel, which holds its own reference once the operation is issued.
             if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
                 return Ok(());
             }
             // The submission queue is full: hand it to the kernel and retry.
-            self.ring.submit()?;
             super::count();
+            if let Err(e) = self.ring.submit() {
+                let op = self.ops[slot as usize].1.take().expect("just recorded");
+                self.free.push(slot);
+                return Err((e, op));
+            }
         }
     }
 
     /// Arms a multishot accept on `listener`.
-    pub fn accept_multi(&mut self, listener: RawFd, user_data: u64) -> io::Result<()> {
-        let sqe = opcode::AcceptMulti::new(types::Fd(listener))
+    pub fn accept_multi(&mut self, listener: BorrowedFd<'_>) -> io::Result<()> {
+        let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
             .flags(libc::SOCK_CLOEXEC)
-            .build()
-            .user_data(user_data);
-        self.push(sqe)
+            .build();
+        self.push(sqe, Op::Accept).map_err(|(e, _)| e)
     }
 
-    /// Arms a multishot receive on `fd` into the provided buffers.
-    pub fn recv_multi(&mut self, fd: RawFd, user_data: u64) -> io::Result<()> {
-        self.push(opcode::RecvMulti::new(types::Fd(fd), BGID).build().user_data(user_data))
+    /// Arms a multishot receive on `fd` into the provided buffers; completions carry `tag`.
+    pub fn recv_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<()> {
+        let sqe = opcode::RecvMulti::new(types::Fd(fd.as_raw_fd()), BGID).build();
+        self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
     }
 
-    /// Sends `data` on `fd`; the ring keeps it until the completion, whose `take_sent` returns it.
-    pub fn send(&mut self, fd: RawFd, data: Vec<u8>, user_data: u64) -> io::Result<()> {
-        let sqe = opcode::Send::new(types::Fd(fd), data.as_ptr(), data.len() as u32)
+    /// Sends `data` on `fd`; the ring keeps the bytes until the completion, which hands them
+    /// back with `tag`. When the send cannot be queued, the bytes come back with the error.
+    pub fn send(&mut self, fd: BorrowedFd<'_>, data: Vec<u8>, tag: u64) -> Result<(), (io::Error, Vec<u8>)> {
+        // The Vec's heap block does not move when the Vec is moved into the table.
+        let sqe = opcode::Send::new(types::Fd(fd.as_raw_fd()), data.as_ptr(), data.len() as u32)
             .flags(libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(user_data);
-        // The Vec's heap block does not move when the Vec is moved into the map.
-        self.sending.insert(user_data, data);
-        self.push(sqe)
-    }
-
-    /// The bytes of a completed send.
-    pub fn take_sent(&mut self, user_data: u64) -> Option<Vec<u8>> {
-        self.sending.remove(&user_data)
+            .build();
+        self.push(sqe, Op::Send { tag, buf: data }).map_err(|(e, op)| match op {
+            Op::Send { buf, .. } => (e, buf),
+            _ => unreachable!("a send records a send"),
+        })
     }
 
     /// Submits what is queued and waits for at least one completion or `timeout`.
@@ -229,36 +303,121 @@ impl Ring {
         }
     }
 
-    /// Takes every completion available.
+    /// Takes every completion available, decoded.
     pub fn completions(&mut self, out: &mut Vec<Completion>) {
         out.clear();
-        for cqe in self.ring.completion() {
-            out.push(Completion {
-                user_data: cqe.user_data(),
-                result: cqe.result(),
-                more: cqueue::more(cqe.flags()),
-                buffer: cqueue::buffer_select(cqe.flags()),
-            });
+        let raw: Vec<(u64, i32, u32)> = self
+            .ring
+            .completion()
+            .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
+            .collect();
+        for (user_data, result, flags) in raw {
+            if let Some(c) = self.decode(user_data, result, flags) {
+                out.push(c);
+            }
         }
     }
 
+    fn decode(&mut self, user_data: u64, result: i32, flags: u32) -> Option<Completion> {
+        let (slot, gen) = (user_data as u32, (user_data >> 32) as u32);
+        let more = cqueue::more(flags);
+        let entry = self.ops.get_mut(slot as usize).filter(|e| e.0 == gen)?;
+        let op = if more {
+            // A multishot operation stays armed: keep its record.
+            match entry.1.as_ref()? {
+                Op::Accept => Op::Accept,
+                Op::Recv { tag } => Op::Recv { tag: *tag },
+                Op::Send { .. } => unreachable!("sends are not multishot"),
+            }
+        } else {
+            let op = entry.1.take()?;
+            self.free.push(slot);
+            op
+        };
+        let err = || io::Error::from_raw_os_error(-result);
+        Some(match op {
+            Op::Accept => Completion::Accept {
+                // SAFETY: a non-negative result of an accept this ring queued is a descriptor
+                // the kernel just made for this process; nothing else owns it.
+                conn: if result >= 0 {
+                    Ok(unsafe { OwnedFd::from_raw_fd(result) })
+                } else {
+                    Err(err())
+                },
+                more,
+            },
+            Op::Recv { tag } => Completion::Recv {
+                tag,
+                data: match cqueue::buffer_select(flags) {
+                    Some(bid) if result > 0 => Ok(Some(self.bufs.lend(bid, result as usize))),
+                    Some(bid) => {
+                        // A buffer with no bytes: give it straight back.
+                        self.bufs.lend(bid, 0);
+                        self.recycle(RecvBuf { bid, len: 0 });
+                        Ok(None)
+                    }
+                    None if result >= 0 => Ok(None),
+                    None => Err(err()),
+                },
+                more,
+            },
+            Op::Send { tag, buf } => Completion::Send {
+                tag,
+                sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
+                buf,
+            },
+        })
+    }
+
     /// The bytes a receive completion delivered.
-    pub fn buffer(&self, bid: u16, len: usize) -> &[u8] {
-        self.bufs.buffer(bid, len)
+    pub fn buffer(&self, buf: &RecvBuf) -> &[u8] {
+        self.bufs.bytes(buf)
     }
 
     /// Gives a provided buffer back to the kernel.
-    pub fn recycle(&mut self, bid: u16) {
-        self.bufs.push(bid);
+    pub fn recycle(&mut self, buf: RecvBuf) {
+        self.bufs.push(buf.bid);
         self.bufs.publish();
+    }
+
+    fn in_flight(&self) -> bool {
+        self.ops.iter().any(|(_, op)| op.is_some())
     }
 }
 
-/// Takes ownership of the descriptor an accept completion returned (`result >= 0`). Only pass
-/// the result of an accept completion: the kernel made that descriptor for this process and
-/// nothing else owns it.
-pub fn adopt_accepted(result: i32) -> std::os::fd::OwnedFd {
-    assert!(result >= 0, "not a descriptor: {result}");
-    // SAFETY: a non-negative accept result is a new descriptor owned by nobody else.
-    unsafe { std::os::fd::FromRawFd::from_raw_fd(result) }
+impl Drop for Ring {
+    /// Ends every operation before the memory they use is freed: cancel them all, reap their
+    /// completions (closing any connection an accept still delivered). Should some operation
+    /// not end within a second, its memory is leaked rather than freed under the kernel.
+    fn drop(&mut self) {
+        let _ = self.ring.submit();
+        let _ = self
+            .ring
+            .submitter()
+            .register_sync_cancel(Some(Timespec::new().sec(1)), CancelBuilder::any());
+        let mut done = Vec::new();
+        for _ in 0..100 {
+            if !self.in_flight() {
+                break;
+            }
+            let _ = self.wait(Duration::from_millis(10));
+            self.completions(&mut done);
+            for c in done.drain(..) {
+                if let Completion::Recv {
+                    data: Ok(Some(buf)), ..
+                } = c
+                {
+                    self.recycle(buf);
+                }
+            }
+        }
+        if self.in_flight() {
+            let ops = std::mem::take(&mut self.ops);
+            std::mem::forget(ops);
+            // Replace the buffer ring by an empty one and leak the real one.
+            if let Ok(empty) = BufRing::new(1, 1) {
+                std::mem::forget(std::mem::replace(&mut self.bufs, empty));
+            }
+        }
+    }
 }

@@ -1,0 +1,179 @@
+//! The bottom of `server`: the context a running model shares with its workers, the [`Worker`]
+//! handle each worker holds, and the errors. Everything else in `server/` builds on this file;
+//! it imports only `config`, `stats` and `sys`.
+//!
+//! Contract: one server per process. [`super::serve`] builds one `Ctx` and leaks it, so it is
+//! `'static`: threads, forked workers and tokio tasks all hold plain `&'static Ctx` references.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::config::Config;
+use super::gate::Gate;
+use super::stats::{Counter, Counters, Stats};
+use crate::proto::{Fed, Session};
+use crate::sys;
+
+/// How often a waiting model wakes to check the stop flag and idle connections.
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// Bytes one read may bring in.
+pub const READ_BUF: usize = 64 * 1024;
+
+/// What can go wrong starting or running a server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user asked for something impossible; the message says what to do instead.
+    #[error("{0}")]
+    Usage(String),
+    #[error("{addr} is already in use: pick another port with --port, or use --port 0 for any free port")]
+    AddrInUse { addr: SocketAddr },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// Errors the user caused (exit code 2) rather than the system.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Error::Usage(_) | Error::AddrInUse { .. })
+    }
+}
+
+/// Wraps an `io::Error` with what was being done.
+pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
+    let what = what.into();
+    move |source| Error::Io { what, source }
+}
+
+/// Everything a running model shares with its workers.
+pub struct Ctx {
+    /// The validated configuration.
+    pub cfg: Config,
+    /// The listening socket (models with per-worker listeners make their own too).
+    pub listener: OwnedFd,
+    /// The address actually bound (`--port 0` resolved).
+    pub addr: SocketAddr,
+    /// Workers to run (1 for models without workers).
+    pub workers: usize,
+    /// Connections allowed open at once, across all workers.
+    pub max_conns: usize,
+    /// The shared-memory counters, stop flag and accept mutex.
+    pub stats: Stats,
+    /// Where worker threads meet before accepting (see [`Gate`]).
+    pub gate: Gate,
+}
+
+impl Ctx {
+    /// `true` once SIGTERM / SIGINT arrived (or [`Ctx::request_stop`] was called).
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.stats.stop_flag().load(Ordering::Relaxed) != 0
+    }
+
+    /// Sets the stop flag: every worker ends within a tick.
+    pub fn request_stop(&self) {
+        self.stats.stop_flag().store(1, Ordering::SeqCst);
+    }
+
+    /// The handle of worker `i` (`i < workers`).
+    pub fn worker(&self, i: usize) -> Worker<'_> {
+        Worker {
+            ctx: self,
+            c: self.stats.worker(i),
+            index: i,
+        }
+    }
+}
+
+/// A worker's handle on the server: the shared context and the worker's own counters. Cheap to
+/// copy; every step a model takes with a connection goes through one.
+#[derive(Clone, Copy)]
+pub struct Worker<'a> {
+    /// The server this worker belongs to.
+    pub ctx: &'a Ctx,
+    /// This worker's block of counters.
+    pub c: Counters,
+    /// Its index: counter block and slot at the start gate.
+    pub index: usize,
+}
+
+impl<'a> Worker<'a> {
+    /// See [`Ctx::stopping`].
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.ctx.stopping()
+    }
+
+    /// Adds `n` to one of this worker's counters.
+    #[inline]
+    pub fn count(&self, counter: Counter, n: u64) {
+        self.c.add(counter, n);
+    }
+
+    /// Applies `--max-conns` to a freshly accepted connection: counts it and returns it, or
+    /// closes it and counts a rejection.
+    /// Every admitted connection gets TCP_NODELAY: replies are small and go out at once, and
+    /// Nagle would hold one back while an earlier one is unacknowledged (40 ms with delayed ACKs).
+    pub fn admit<S: AsFd>(&self, conn: S) -> Option<S> {
+        if !self.ctx.stats.admit(self.c, self.ctx.max_conns) {
+            return None;
+        }
+        let _ = sys::socket::set_nodelay(&conn.as_fd());
+        Some(conn)
+    }
+
+    /// Records that an admitted connection was closed.
+    pub fn release(&self) {
+        self.ctx.stats.release(self.c);
+    }
+
+    /// This worker has set up (its epoll instance, ring, ...): waits until every worker thread
+    /// has, so no one accepts while another could still run out of descriptors setting up.
+    pub fn ready(&self) {
+        self.ctx.gate.arrive_and_wait(self.index, &|| self.ctx.stopping());
+    }
+
+    /// `true` when a connection last active at `last` has been idle too long.
+    #[inline]
+    pub fn idle_expired(&self, last: Instant, now: Instant) -> bool {
+        self.ctx.cfg.idle_timeout.is_some_and(|t| now.duration_since(last) >= t)
+    }
+
+    /// What every model does with bytes that arrived: count them, feed them to the connection's
+    /// protocol session (replies are appended to `out`), do the `--work` for each request
+    /// answered, and count the requests. One function, so every model handles input alike.
+    #[inline]
+    pub fn on_input(&self, session: &mut Session, data: &[u8], out: &mut Vec<u8>) -> Fed {
+        self.c.add(Counter::BytesIn, data.len() as u64);
+        let fed = session.feed(data, out);
+        self.ctx.cfg.work.apply(fed.requests);
+        self.c.add(Counter::Requests, fed.requests);
+        if let Some(n) = self.ctx.cfg.crash_after_requests {
+            crash_if_reached(&self.ctx.stats, n);
+        }
+        fed
+    }
+
+    /// Adds the syscalls this thread issued since the last flush to this worker's counters.
+    #[inline]
+    pub fn flush_syscalls(&self) {
+        self.c.flush_syscalls();
+    }
+}
+
+/// Fault injection (`--crash-after-requests`, for tests of the bench harness): aborts the
+/// process once the server has answered `n` requests.
+#[cold]
+fn crash_if_reached(stats: &Stats, n: u64) {
+    if stats.total(Counter::Requests) >= n {
+        eprintln!("muxlab: --crash-after-requests {n} reached: aborting");
+        std::process::abort();
+    }
+}

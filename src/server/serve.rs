@@ -1,0 +1,104 @@
+//! The top of `server`: `muxlab serve` from flags to exit. Validates the configuration against
+//! the model, sets up the process (CPUs, descriptor limit, signals, counters, listener), prints
+//! the `listening` line, runs the model and prints the `stats` line.
+
+use std::io::Write;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::config::{Config, Workers};
+use super::ctx::{io_err, Ctx, Error};
+use super::gate::Gate;
+use super::registry::Model;
+use super::stats::Stats;
+use crate::sys;
+
+/// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.
+fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
+    let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
+    let want = cfg.nofile.unwrap_or(hard).min(hard);
+    sys::rlimit::set_nofile(want).map_err(io_err("setting RLIMIT_NOFILE"))?;
+    Ok(want)
+}
+
+/// Binds the listener, turning the usual failures into what the user should do.
+fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> {
+    sys::socket::listen(cfg.addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
+        Some(libc::EADDRINUSE) => Error::AddrInUse { addr: cfg.addr },
+        Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
+            "{} is not an address of this machine: pick another with --addr",
+            cfg.addr.ip()
+        )),
+        Some(libc::EACCES) => Error::Usage(format!(
+            "port {} needs privileges: use a port above 1023 or --port 0",
+            cfg.addr.port()
+        )),
+        _ => Error::Io {
+            what: format!("listening on {}", cfg.addr),
+            source: e,
+        },
+    })
+}
+
+/// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept
+/// and the `stats` line when every worker has stopped. Call it once per process: the context
+/// it builds lives until the process exits.
+pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<(), Error> {
+    cfg.validate(model.name, model.workers, model.flags)?;
+    let workers = match (model.workers, cfg.workers) {
+        (Workers::None, _) => 1,
+        (_, Some(n)) => n,
+        (_, None) => sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
+    };
+    if let Some(cpus) = &cfg.cpus {
+        sys::affinity::set(cpus).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
+    }
+    let nofile = apply_nofile(&cfg)?;
+    // Leave room for listeners, epoll, spares and the process's own files.
+    let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
+    let max_conns = cfg
+        .max_conns
+        .unwrap_or_else(|| model.default_max_conns.map_or(fd_default, |d| d.min(fd_default)));
+    let stats = Stats::new(workers).map_err(io_err("mapping the shared counters"))?;
+    sys::signal::install_stop_handler(stats.stop_flag()).map_err(io_err("installing signal handlers"))?;
+    let listener = listen(&cfg, model.reuseport)?;
+    let addr = sys::socket::local_addr(&listener).map_err(io_err("reading the listening address"))?;
+    let gate = Gate::new(if model.workers == Workers::Threads {
+        workers + 1
+    } else {
+        0
+    });
+    // One server per process: the context lives as long as the process, so every worker
+    // (thread, forked process or tokio task) can hold `&'static Ctx`.
+    let ctx: &'static Ctx = Box::leak(Box::new(Ctx {
+        cfg,
+        listener,
+        addr,
+        workers,
+        max_conns,
+        stats,
+        gate,
+    }));
+
+    let started = Instant::now();
+    let line = json!({"event": "listening", "addr": addr.to_string(), "pid": sys::process::pid(),
+        "model": model.name, "proto": ctx.cfg.proto.name(), "workers": workers, "max_conns": max_conns});
+    writeln!(out, "{line}")
+        .and_then(|_| out.flush())
+        .map_err(io_err("writing the listening line"))?;
+
+    let result = (model.run)(ctx);
+    // Stop listening before the stats line: nothing is accepted after it (an io_uring accept
+    // can outlive its ring's owner for a moment).
+    let _ = sys::socket::shutdown(&ctx.listener);
+
+    let (totals, per_worker) = ctx.stats.to_json();
+    let line = json!({"event": "stats", "model": model.name, "pid": sys::process::pid(), "workers": workers,
+        "uptime_s": started.elapsed().as_secs_f64(), "ok": result.is_ok(),
+        "error": result.as_ref().err().map(|e| e.to_string()), "totals": totals, "per_worker": per_worker});
+    writeln!(out, "{line}")
+        .and_then(|_| out.flush())
+        .map_err(io_err("writing the stats line"))?;
+    result
+}
