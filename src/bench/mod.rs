@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use results::Cell;
-use runner::{Placement, Target};
+use process::Placement;
+use runner::Target;
 use scenario::{Experiment, Scenario};
 
 use crate::report;

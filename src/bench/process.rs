@@ -11,9 +11,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::runner::Placement;
 use super::scenario::{model_name, Experiment};
 use crate::sys;
+
+
+/// Where cells run.
+pub struct Placement {
+    pub server_cpus: String,
+    pub client_cpus: String,
+    pub client_threads: usize,
+}
 
 /// A started server.
 pub(super) struct Server {

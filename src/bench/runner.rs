@@ -10,19 +10,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::process::{exe, line_reader, start_model, start_nginx, stop, Server};
+use super::process::{exe, Placement, line_reader, start_model, start_nginx, stop, Server};
 use super::results::{Cell, Figures};
 use super::scenario::Experiment;
 use crate::load::tally::jain;
 use crate::sys;
 use crate::sys::procfs::{sample_tree, ProcSample};
-
-/// Where cells run.
-pub struct Placement {
-    pub server_cpus: String,
-    pub client_cpus: String,
-    pub client_threads: usize,
-}
 
 /// What a cell targets.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@
 pub mod connect;
 pub mod engine;
 pub mod histogram;
+pub mod issue;
 pub mod pacing;
 pub mod shard;
 pub mod summary;

@@ -10,7 +10,8 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
-use super::ctx::{io_err, Error, Worker};
+use super::ctx::Worker;
+use super::error::{io_err, Error};
 use super::stats::Counter;
 use crate::sys;
 

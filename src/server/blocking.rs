@@ -11,7 +11,9 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Instant;
 
 use super::accept::{Accepted, Acceptor};
-use super::ctx::{Error, Worker, READ_BUF, TICK};
+use super::config::{READ_BUF, TICK};
+use super::ctx::Worker;
+use super::error::Error;
 use super::stats::Counter;
 use crate::proto::Session;
 use crate::sys;

@@ -5,9 +5,15 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::ctx::Error;
+use super::error::Error;
 use crate::proto::Proto;
 use crate::units::{format_duration, parse_duration, BadValue};
+
+/// How often a waiting model wakes to check the stop flag and idle connections.
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// Bytes one read may bring in.
+pub const READ_BUF: usize = 64 * 1024;
 
 /// Everything a model needs to know; built by the CLI, checked by [`Config::validate`].
 #[derive(Debug, Clone)]

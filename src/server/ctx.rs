@@ -1,56 +1,20 @@
 //! The bottom of `server`: the context a running model shares with its workers, the [`Worker`]
-//! handle each worker holds, and the errors. Everything else in `server/` builds on this file;
-//! it imports only `config`, `stats` and `sys`.
+//! handle each worker holds. The plumbing in `server/` builds on this file; it imports only
+//! `config`, `error`, `gate` and `stats`.
 //!
-//! Contract: one server per process. [`super::serve`] builds one `Ctx` and leaks it, so it is
+//! Contract: one server per process. `serve` builds one `Ctx` and leaks it, so it is
 //! `'static`: threads, forked workers and tokio tasks all hold plain `&'static Ctx` references.
 
-use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::config::Config;
 use super::gate::Gate;
 use super::stats::{Counter, Counters, Stats};
 use crate::proto::{Fed, Session};
 use crate::sys;
-
-/// How often a waiting model wakes to check the stop flag and idle connections.
-pub const TICK: Duration = Duration::from_millis(100);
-
-/// Bytes one read may bring in.
-pub const READ_BUF: usize = 64 * 1024;
-
-/// What can go wrong starting or running a server.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The user asked for something impossible; the message says what to do instead.
-    #[error("{0}")]
-    Usage(String),
-    #[error("{addr} is already in use: pick another port with --port, or use --port 0 for any free port")]
-    AddrInUse { addr: SocketAddr },
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
-}
-
-impl Error {
-    /// Errors the user caused (exit code 2) rather than the system.
-    pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Usage(_) | Error::AddrInUse { .. })
-    }
-}
-
-/// Wraps an `io::Error` with what was being done.
-pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
-    let what = what.into();
-    move |source| Error::Io { what, source }
-}
 
 /// Everything a running model shares with its workers.
 pub struct Ctx {

@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use super::accept::Acceptor;
 use super::conn::{Conn, ConnTable, Ticker, Want};
-use super::ctx::{io_err, Error, Worker, READ_BUF, TICK};
+use super::config::{READ_BUF, TICK};
+use super::ctx::Worker;
+use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
 use super::stats::Counter;
 use crate::sys;

@@ -2,7 +2,7 @@
 
 use std::sync::{Condvar, Mutex};
 
-use super::ctx::TICK;
+use super::config::TICK;
 
 /// Where the threads of a threaded model meet before any of them accepts: a worker that sets up
 /// its epoll instance or ring after another started accepting could find every descriptor taken

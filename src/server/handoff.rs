@@ -4,7 +4,8 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use super::ctx::{io_err, Error, Worker};
+use super::ctx::Worker;
+use super::error::{io_err, Error};
 use super::evloop::{EventLoop, WAKE};
 use super::poller::Epoll;
 use crate::sys::eventfd::EventFd;

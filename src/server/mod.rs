@@ -1,5 +1,5 @@
-//! `server`: what every model shares. From the bottom up: `ctx` (the context, the [`Worker`]
-//! handle, errors), `config` and `stats`; the plumbing models are built from (`accept`, `conn`,
+//! `server`: what every model shares. From the bottom up: `error`, `config`, `stats`, `gate`
+//! and `ctx` (the context and the [`Worker`] handle); the plumbing models are built from (`accept`, `conn`,
 //! `blocking`, `poller` + `evloop`, `handoff`, `gate`, `workers`); `registry` (the model
 //! descriptor); and `serve` at the top.
 
@@ -8,6 +8,7 @@ pub mod blocking;
 pub mod config;
 pub mod conn;
 pub mod ctx;
+pub mod error;
 pub mod evloop;
 pub mod gate;
 pub mod handoff;
@@ -18,7 +19,9 @@ pub mod stats;
 pub mod workers;
 
 pub use config::{AcceptGuard, Config, Flag, Trigger, Work, Workers};
-pub use ctx::{io_err, Ctx, Error, Worker, READ_BUF, TICK};
+pub use config::{READ_BUF, TICK};
+pub use ctx::{Ctx, Worker};
+pub use error::{io_err, Error};
 pub use registry::{Family, Model};
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};

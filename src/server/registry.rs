@@ -1,7 +1,8 @@
 //! The model descriptor every file in `models/` exports; the list itself is `models::ALL`.
 
 use super::config::{Flag, Workers};
-use super::ctx::{Ctx, Error};
+use super::ctx::Ctx;
+use super::error::Error;
 
 /// The four families of `muxlab models`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::config::{Config, Workers};
-use super::ctx::{io_err, Ctx, Error};
+use super::ctx::Ctx;
+use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
 use super::stats::Stats;

@@ -8,7 +8,8 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::thread;
 
-use super::ctx::{io_err, Ctx, Error, Worker};
+use super::ctx::{Ctx, Worker};
+use super::error::{io_err, Error};
 use super::stats::Counter;
 use crate::sys;
 use crate::sys::process::{Exit, Fork};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{Interest, Poller};
 use crate::server::config::Trigger;
-use crate::server::ctx::{io_err, Error};
+use crate::server::error::{io_err, Error};
 use crate::sys::epoll::{self as sys_epoll, Events, ET, EXCLUSIVE, IN, OUT, RDHUP};
 
 /// The epoll backend.

@@ -1,6 +1,6 @@
 //! The poller: how an event loop waits for many descriptors at once. One small trait, one
 //! backend per mechanism (`select`, `poll`, `epoll`), each with the same functions, the way
-//! redis keeps `ae_select.c`, `ae_poll.c`... beside one `ae.c`. [`super::evloop::EventLoop`]
+//! redis keeps `ae_select.c`, `ae_epoll.c`... beside one `ae.c`. The event loop (`evloop.rs`)
 //! drives connections the same way over any of them; a model picks its backend.
 //!
 //! Contract: a descriptor is registered at most once, under a token of the caller's choosing;
