@@ -197,8 +197,17 @@ pub struct BenchArgs {
     pub repeats: Option<usize>,
 }
 
+/// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).
 fn model_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(models::ALL.iter().map(|m| m.name))
+    let old = models::ALIASES
+        .iter()
+        .map(|(old, _)| clap::builder::PossibleValue::new(old).hide(true));
+    clap::builder::PossibleValuesParser::new(
+        models::ALL
+            .iter()
+            .map(|m| clap::builder::PossibleValue::new(m.name))
+            .chain(old),
+    )
 }
 
 impl ServeArgs {
@@ -220,48 +229,57 @@ impl ServeArgs {
     }
 }
 
-/// An error with the exit code it should produce (2: the user's input, 1: the system).
+/// An outcome that ends the program with `code` (1: the run found errors, 130: interrupted).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct Failure {
     pub code: i32,
     pub message: String,
 }
 
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
-        code: 2,
-        message: message.into(),
+/// The exit code for an error `main` returned: 2 for what the user typed, the code a
+/// [`Failure`] carries, 1 for everything else.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    if let Some(f) = e.downcast_ref::<Failure>() {
+        f.code
+    } else if e.downcast_ref::<BadValue>().is_some()
+        || e.downcast_ref::<server::Error>().is_some_and(server::Error::is_usage)
+        || e.downcast_ref::<load::Error>().is_some_and(load::Error::is_usage)
+        || e.downcast_ref::<crate::bench::Error>()
+            .is_some_and(crate::bench::Error::is_usage)
+    {
+        2
+    } else {
+        1
     }
 }
 
-/// Runs the command line; returns the failure to report, if any.
-pub fn main(cli: Cli) -> Result<(), Failure> {
+/// Runs the command line.
+pub fn main(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Models { json } => {
-            print_models(json);
-            Ok(())
-        }
+        Command::Models { json } => print_models(json),
         Command::Serve(args) => {
-            let model = models::find(&args.model).ok_or_else(|| usage(format!("unknown model '{}'", args.model)))?;
-            let cfg = args.config().map_err(|e| usage(e.to_string()))?;
-            let mut out = std::io::stdout();
-            server::serve(model, cfg, &mut out).map_err(|e| Failure {
-                code: if e.is_usage() { 2 } else { 1 },
-                message: e.to_string(),
-            })
+            // clap has checked the name against the registry already.
+            let model = models::find(&args.model).expect("clap checks model names");
+            if model.name != args.model {
+                eprintln!(
+                    "muxlab: model '{}' is now called '{}'; the old name goes in a later release",
+                    args.model, model.name
+                );
+            }
+            let cfg = args.config()?;
+            server::serve(model, cfg, &mut std::io::stdout())?;
         }
-        Command::Load(args) => run_load(&args),
-        Command::Bench(args) => run_bench(&args),
-        Command::Report { dir } => {
-            let out = crate::report::rebuild(&dir).map_err(usage)?;
-            println!("{}", out.display());
-            Ok(())
-        }
+        Command::Load(args) => run_load(&args)?,
+        Command::Bench(args) => run_bench(&args)?,
+        Command::Report { dir } => println!("{}", crate::report::rebuild(&dir)?.display()),
     }
+    Ok(())
 }
 
 impl LoadArgs {
     /// The load configuration these flags describe.
-    pub fn config(&self) -> Result<LoadConfig, String> {
+    pub fn config(&self) -> Result<LoadConfig, load::Error> {
         let target = Target::parse(&self.url)?;
         let duration = match (self.duration, self.requests) {
             (None, None) => Some(Duration::from_secs(10)),
@@ -293,7 +311,7 @@ impl LoadArgs {
         cfg.timeout = self.timeout;
         cfg.connect_rate = self.connect_rate;
         cfg.bind = match &self.bind {
-            Some(b) => units::parse_ipv4_range(b).map_err(|e| e.to_string())?,
+            Some(b) => units::parse_ipv4_range(b)?,
             None => Vec::new(),
         };
         cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
@@ -304,7 +322,7 @@ impl LoadArgs {
                 let (i, k) = s.split_once('/').ok_or_else(bad)?;
                 let (i, k): (usize, usize) = (i.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?);
                 if k == 0 || i >= k {
-                    return Err(bad());
+                    return Err(bad().into());
                 }
                 Some((i, k))
             }
@@ -314,14 +332,14 @@ impl LoadArgs {
     }
 }
 
-fn run_load(args: &LoadArgs) -> Result<(), Failure> {
-    let cfg = args.config().map_err(usage)?;
+fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
+    let cfg = args.config()?;
     if let Some(path) = &args.hgrm {
-        std::fs::write(path, "").map_err(|e| usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
+        std::fs::write(path, "")
+            .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
-    let fail = |m: String| Failure { code: 1, message: m };
     if cfg.shard.is_some() {
-        let o = load::run(&cfg, false).map_err(fail)?;
+        let o = load::run(&cfg, false)?;
         println!("{}", load::shard::to_wire(&o));
         return Ok(());
     }
@@ -335,9 +353,9 @@ fn run_load(args: &LoadArgs) -> Result<(), Failure> {
             );
         }
         let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-        load::shard::run(&argv, shards).map_err(fail)?
+        load::shard::run(&argv, shards)?
     } else {
-        load::run(&cfg, !args.json).map_err(fail)?
+        load::run(&cfg, !args.json)?
     };
     if args.json {
         println!("{}", load::summary::to_json(&cfg, &outcome));
@@ -346,7 +364,7 @@ fn run_load(args: &LoadArgs) -> Result<(), Failure> {
     }
     if let Some(path) = &args.hgrm {
         std::fs::write(path, outcome.tally.latency.hgrm())
-            .map_err(|e| fail(format!("writing {}: {e}", path.display())))?;
+            .map_err(load::io_err(format!("writing {}", path.display())))?;
     }
     if outcome.tally.error_total() > 0 || outcome.tally.requests == 0 {
         return Err(Failure {
@@ -356,7 +374,8 @@ fn run_load(args: &LoadArgs) -> Result<(), Failure> {
                 outcome.tally.error_total(),
                 outcome.tally.requests
             ),
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -402,7 +421,7 @@ fn print_models(json: bool) {
     }
 }
 
-fn run_bench(args: &BenchArgs) -> Result<(), Failure> {
+fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     if args.list {
         print!("{}", crate::bench::list());
         return Ok(());
@@ -413,7 +432,7 @@ fn run_bench(args: &BenchArgs) -> Result<(), Failure> {
             std::net::ToSocketAddrs::to_socket_addrs(t.as_str())
                 .ok()
                 .and_then(|mut a| a.next())
-                .ok_or_else(|| usage(format!("--target '{t}' is not HOST:PORT")))?,
+                .ok_or_else(|| crate::bench::Error::Usage(format!("--target '{t}' is not HOST:PORT")))?,
         ),
     };
     let opts = crate::bench::Options {
@@ -422,18 +441,29 @@ fn run_bench(args: &BenchArgs) -> Result<(), Failure> {
         out: args.out.clone(),
         repeats: args.repeats,
     };
-    let done = crate::bench::run(&opts).map_err(usage)?;
+    let mut out = std::io::stdout();
+    let done = crate::bench::run(&opts, &mut |event| {
+        let _ = match event {
+            crate::bench::Event::Experiment(x) => writeln!(out, "{}", crate::report::table::header(x)),
+            crate::bench::Event::Cell(cell) => writeln!(out, "{}", crate::report::table::row(cell)),
+        };
+        let _ = out.flush();
+    })?;
+    let html = crate::report::write_html(&done.dir, &done.results)?;
+    println!("report: {}", html.display());
     if done.interrupted {
         return Err(Failure {
             code: 130,
             message: format!("interrupted; finished cells are in {}", done.dir.display()),
-        });
+        }
+        .into());
     }
     if done.failed > 0 {
         return Err(Failure {
             code: 1,
             message: format!("{} cells failed; see {}", done.failed, done.dir.display()),
-        });
+        }
+        .into());
     }
     Ok(())
 }

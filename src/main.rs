@@ -2,8 +2,8 @@ use clap::Parser;
 
 fn main() {
     let cli = muxlab::cli::Cli::parse();
-    if let Err(f) = muxlab::cli::main(cli) {
-        eprintln!("muxlab: {}", f.message);
-        std::process::exit(f.code);
+    if let Err(e) = muxlab::cli::main(cli) {
+        eprintln!("muxlab: {e}");
+        std::process::exit(muxlab::cli::exit_code(&e));
     }
 }

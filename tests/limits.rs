@@ -307,3 +307,27 @@ fn serve_accepts_every_flag_it_documents() {
     drop(s);
     srv.stop();
 }
+
+#[test]
+fn an_old_model_name_still_serves_and_says_the_new_one() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--model", "reactors", "--port", "0", "--workers", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep reading stdout to the end: the stats line comes at the stop.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["model"], "multi-reactor", "{line}");
+    muxlab::sys::process::kill(child.id() as i32, libc::SIGTERM).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert!(rest.contains("\"event\":\"stats\""), "{rest}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("now called 'multi-reactor'"), "{err}");
+}

@@ -1,6 +1,9 @@
-//! `bench`: runs a scenario's matrix of cells, shows progress, prints a table as cells finish,
-//! and writes `results/<scenario>-<timestamp>/` (`results.json`, `results.csv`, `report.html`).
+//! `bench`: runs a scenario's matrix of cells, shows progress, reports each finished cell to
+//! its caller (the CLI prints it as a table row), and writes `results/<scenario>-<timestamp>/`
+//! (`results.json`, `results.csv`). It returns the results; rendering them (`report.html`) is
+//! the report layer's job, above this one.
 
+pub mod error;
 pub mod process;
 pub mod results;
 pub mod runner;
@@ -14,12 +17,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use results::Cell;
 use process::Placement;
+use results::Cell;
 use runner::Target;
 use scenario::{Experiment, Scenario};
 
-use crate::report;
+pub use error::Error;
+use results::Results;
+
 use crate::sys;
 
 /// What `muxlab bench` was asked.
@@ -35,9 +40,20 @@ pub struct Options {
 
 /// How a run ended.
 pub struct Finished {
+    /// The results directory.
     pub dir: PathBuf,
+    /// What was measured (the contents of `results.json`).
+    pub results: Results,
     pub failed: usize,
     pub interrupted: bool,
+}
+
+/// What a run tells its caller as it goes.
+pub enum Event<'a> {
+    /// The cells of this experiment come next.
+    Experiment(&'a Experiment),
+    /// A cell finished.
+    Cell(&'a Cell),
 }
 
 /// `muxlab bench --list`.
@@ -106,19 +122,20 @@ fn environment(place: &Placement) -> Value {
 }
 
 /// Writes `results.json` and `results.csv` (after every cell, so nothing finished is lost).
-fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), String> {
+fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), Error> {
     let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "cells": cells});
-    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("results.json"), text).map_err(|e| format!("writing results.json: {e}"))?;
-    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(|e| format!("writing results.csv: {e}"))
+    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+    std::fs::write(dir.join("results.json"), text).map_err(error::io_err("writing results.json"))?;
+    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(error::io_err("writing results.csv"))
 }
 
-/// Runs the scenario; prints the table to stdout and progress to stderr.
-pub fn run(opts: &Options) -> Result<Finished, String> {
+/// Runs the scenario: prints what runs where to stdout and progress to stderr, and hands each
+/// experiment and finished cell to `on_event`.
+pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, Error> {
     let mut sc = scenario::load(&opts.scenario)?;
     if let Some(r) = opts.repeats {
         if r == 0 {
-            return Err("--repeats must be at least 1".into());
+            return Err(Error::Usage("--repeats must be at least 1".into()));
         }
         sc.repeats = r;
     }
@@ -137,7 +154,8 @@ pub fn run(opts: &Options) -> Result<Finished, String> {
             })
         })
         .collect();
-    let dir = results::new_dir(&opts.out, &sc.name).map_err(|e| format!("creating {}: {e}", opts.out.display()))?;
+    let dir =
+        results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     let env = environment(&place);
     let mut out = std::io::stdout();
     let _ = writeln!(
@@ -169,7 +187,7 @@ pub fn run(opts: &Options) -> Result<Finished, String> {
         let x = &sc.experiments[*xi];
         if *xi != current_x {
             current_x = *xi;
-            let _ = writeln!(out, "{}", report::table::header(x));
+            on_event(Event::Experiment(x));
         }
         if progress {
             let done = started.elapsed();
@@ -193,25 +211,17 @@ pub fn run(opts: &Options) -> Result<Finished, String> {
         if progress {
             eprint!("\r\x1b[2K");
         }
-        let _ = writeln!(out, "{}", report::table::row(&cell));
-        let _ = out.flush();
+        on_event(Event::Cell(&cell));
         cells.push(cell);
         save(&dir, &sc, &env, &cells, false)?;
     }
     let interrupted = STOP.load(Ordering::Relaxed) != 0;
     save(&dir, &sc, &env, &cells, interrupted)?;
-    let html = report::html::render(&report::Data {
-        scenario: sc.clone(),
-        environment: env,
-        cells: cells.clone(),
-        interrupted,
-    });
-    std::fs::write(dir.join("report.html"), html).map_err(|e| format!("writing report.html: {e}"))?;
     let failed = cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
     let skipped = cells.iter().filter(|c| c.skipped()).count();
     let _ = writeln!(
         out,
-        "\n{} of {} cells done in {}{}{}{}.\nreport: {}",
+        "\n{} of {} cells done in {}{}{}{}.",
         cells.len(),
         plan.len(),
         clock(started.elapsed()),
@@ -229,11 +239,16 @@ pub fn run(opts: &Options) -> Result<Finished, String> {
             ", interrupted by Ctrl-C: what finished is saved"
         } else {
             ""
-        },
-        dir.join("report.html").display()
+        }
     );
     Ok(Finished {
         dir,
+        results: Results {
+            scenario: sc,
+            environment: env,
+            cells,
+            interrupted,
+        },
         failed,
         interrupted,
     })

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::error::Error;
 use super::scenario::{model_name, Experiment};
 use crate::sys;
-
 
 /// Where cells run.
 pub struct Placement {
@@ -32,8 +32,8 @@ pub(super) struct Server {
     pub(super) dir: Option<PathBuf>,
 }
 
-pub(super) fn exe() -> Result<PathBuf, String> {
-    std::env::current_exe().map_err(|e| format!("cannot find the muxlab binary: {e}"))
+pub(super) fn exe() -> Result<PathBuf, Error> {
+    std::env::current_exe().map_err(|e| Error::Cell(format!("cannot find the muxlab binary: {e}")))
 }
 
 /// Reads `out` line by line on a thread, so the caller can wait with a timeout.
@@ -49,7 +49,7 @@ pub(super) fn line_reader(out: impl Read + Send + 'static) -> Receiver<String> {
     rx
 }
 
-pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, String> {
+pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
     let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
     args.extend(entry.split_whitespace().skip(1).map(String::from));
     args.extend([
@@ -91,7 +91,7 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
             let _ = e.read_to_string(&mut err);
         }
         let _ = child.wait();
-        return Err(format!("server did not start: {}", err.trim()));
+        return Err(Error::Cell(format!("server did not start: {}", err.trim())));
     }
     let addr = v["addr"]
         .as_str()
@@ -106,15 +106,18 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
     })
 }
 
-pub(super) fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, Error> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
 /// nginx with one worker, pinned like the models, answering the same body.
-pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, String> {
+pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, Error> {
     if x.proto != "http" {
-        return Err(format!("skipped: the nginx peer speaks http, not {}", x.proto));
+        return Err(Error::Cell(format!(
+            "skipped: the nginx peer speaks http, not {}",
+            x.proto
+        )));
     }
     let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
         .into_iter()
@@ -147,7 +150,10 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, S
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(addr).is_err() {
         if Instant::now() > deadline {
-            return Err(format!("nginx did not start; see {}/error.log", dir.display()));
+            return Err(Error::Cell(format!(
+                "nginx did not start; see {}/error.log",
+                dir.display()
+            )));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -161,7 +167,7 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, S
 }
 
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
-pub(super) fn stop(mut s: Server) -> (Value, Result<(), String>) {
+pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     let tree = sys::procfs::tree(s.pid);
     let Some(mut child) = s.child.take() else {
         return (Value::Null, Ok(()));
@@ -169,7 +175,10 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), String>) {
     let is_peer = s.dir.is_some();
     // Already gone? Then it crashed during the cell.
     if let Ok(Some(st)) = child.try_wait() {
-        return (Value::Null, Err(format!("the server died during the cell ({st})")));
+        return (
+            Value::Null,
+            Err(Error::Cell(format!("the server died during the cell ({st})"))),
+        );
     }
     let _ = sys::process::kill(s.pid, if is_peer { libc::SIGQUIT } else { sys::signal::SIGTERM });
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -203,9 +212,11 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), String>) {
         .filter(|p| sys::procfs::sample(*p).is_ok_and(|_| is_running(*p)))
         .collect();
     let verdict = match status {
-        None => Err("the server did not stop within 20 s of SIGTERM (killed)".to_string()),
-        Some(st) if !st.success() && !is_peer => Err(format!("the server exited with {st}")),
-        Some(_) if !leftovers.is_empty() => Err(format!("processes left behind: {leftovers:?}")),
+        None => Err(Error::Cell(
+            "the server did not stop within 20 s of SIGTERM (killed)".into(),
+        )),
+        Some(st) if !st.success() && !is_peer => Err(Error::Cell(format!("the server exited with {st}"))),
+        Some(_) if !leftovers.is_empty() => Err(Error::Cell(format!("processes left behind: {leftovers:?}"))),
         Some(_) if !is_peer && stats.is_null() => Err("no stats line".into()),
         Some(_) => Ok(()),
     };

@@ -7,6 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error::Error;
+use super::scenario::Scenario;
+
 /// The figures of one cell (one target at one connection count, one repeat).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Figures {
@@ -213,4 +216,31 @@ mod tests {
         assert_eq!(t.len(), 15);
         assert!(t.starts_with("20"));
     }
+}
+
+/// Everything a results directory holds (the contents of `results.json`).
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub scenario: Scenario,
+    pub environment: Value,
+    pub cells: Vec<Cell>,
+    pub interrupted: bool,
+}
+
+/// Reads `DIR/results.json`.
+pub fn read(dir: &Path) -> Result<Results, Error> {
+    let path = dir.join("results.json");
+    let bad = |what: String| Error::Usage(format!("{}: {what}", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| bad(format!("{e} (is {} a bench results directory?)", dir.display())))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let scenario: Scenario =
+        serde_json::from_value(v["scenario"].clone()).map_err(|e| bad(format!("scenario: {e}")))?;
+    let cells: Vec<Cell> = serde_json::from_value(v["cells"].clone()).map_err(|e| bad(format!("cells: {e}")))?;
+    Ok(Results {
+        scenario,
+        environment: v["environment"].clone(),
+        cells,
+        interrupted: v["interrupted"].as_bool().unwrap_or(false),
+    })
 }

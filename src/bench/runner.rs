@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::process::{exe, Placement, line_reader, start_model, start_nginx, stop, Server};
+use super::error::Error;
+use super::process::{exe, line_reader, start_model, start_nginx, stop, Placement, Server};
 use super::results::{Cell, Figures};
 use super::scenario::Experiment;
 use crate::load::tally::jain;
@@ -117,7 +118,7 @@ pub fn run_cell(
     let server = match server {
         Ok(s) => s,
         Err(e) => {
-            cell.status = e;
+            cell.status = e.to_string();
             return cell;
         }
     };
@@ -148,7 +149,7 @@ pub fn run_cell(
     let (doc, begin, end) = match measured {
         Ok(m) => m,
         Err(e) => {
-            cell.status = e;
+            cell.status = e.to_string();
             return cell;
         }
     };
@@ -156,7 +157,7 @@ pub fn run_cell(
     if stop_flag.load(Ordering::Relaxed) != 0 {
         cell.status = "interrupted".into();
     } else if let Err(e) = verdict {
-        cell.status = e;
+        cell.status = e.to_string();
     }
     cell.figures = figures(
         &cell.load,
@@ -171,7 +172,7 @@ pub fn run_cell(
     cell
 }
 
-type Measured = Result<(Value, ProcSample, ProcSample), String>;
+type Measured = Result<(Value, ProcSample, ProcSample), Error>;
 
 /// Runs the load child, sampling the server tree every 50 ms; the CPU window starts when the
 /// warm-up ends.

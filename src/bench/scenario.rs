@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::Error;
 use crate::units::parse_duration;
 
 /// The built-in scenarios: (name, TOML text).
@@ -143,20 +144,20 @@ pub fn model_name(entry: &str) -> &str {
 }
 
 /// Loads a built-in scenario by name, or a TOML file by path.
-pub fn load(name_or_path: &str) -> Result<Scenario, String> {
+pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
     if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
         return parse(text, &format!("built-in scenario '{name_or_path}'"));
     }
     let path = Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))?;
         return parse(&text, &path.display().to_string());
     }
     let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-    Err(format!(
+    Err(Error::Scenario(format!(
         "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
         names.join(", ")
-    ))
+    )))
 }
 
 /// 1-based line of the first occurrence of `needle` in `text`.
@@ -165,25 +166,25 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
-pub fn parse(text: &str, origin: &str) -> Result<Scenario, String> {
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     let s: Scenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|sp| text[..sp.start].matches('\n').count() + 1);
         let msg = e.message().trim().to_string();
-        match line {
+        Error::Scenario(match line {
             Some(l) => format!("{origin}, line {l}: {msg}"),
             None => format!("{origin}: {msg}"),
-        }
+        })
     })?;
     let err = |needle: &str, field: &str, msg: String| {
         let l = line_of(text, needle);
-        if l > 0 {
+        Error::Scenario(if l > 0 {
             format!("{origin}, line {l}, field '{field}': {msg}")
         } else {
             format!("{origin}, field '{field}': {msg}")
-        }
+        })
     };
     if s.experiments.is_empty() {
-        return Err(format!("{origin}: no [[experiment]] tables"));
+        return Err(Error::Scenario(format!("{origin}: no [[experiment]] tables")));
     }
     if s.repeats == 0 {
         return Err(err("repeats", "repeats", "must be at least 1".into()));
@@ -278,16 +279,24 @@ mod tests {
     #[test]
     fn bad_files_name_the_line_and_field() {
         let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
-        let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml").unwrap_err();
+        let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
             "{e}"
         );
-        let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml").unwrap_err();
+        let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 9") && e.contains("conections"), "{e}");
-        let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml").unwrap_err();
+        let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 9, field 'work'"), "{e}");
-        let e = parse("name = \"x\"\ndescription = 3\n", "f.toml").unwrap_err();
+        let e = parse("name = \"x\"\ndescription = 3\n", "f.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2"), "{e}");
     }
 }

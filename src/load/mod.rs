@@ -8,6 +8,7 @@
 
 pub mod connect;
 pub mod engine;
+pub mod error;
 pub mod histogram;
 pub mod issue;
 pub mod pacing;
@@ -22,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use engine::{Engine, Progress, ThreadPlan};
+pub use error::{io_err, Error};
 pub use pacing::Pacing;
 use tally::Tally;
 pub use workload::{Kind, Target};
@@ -89,7 +91,7 @@ impl LoadConfig {
     }
 
     /// Checks flag combinations; the error is one line saying what to change.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
         let http = self.target.kind == Kind::Http;
         if self.connections == 0 {
             return Err("-c must be at least 1".into());
@@ -190,12 +192,12 @@ pub struct Outcome {
 static STOP: AtomicU64 = AtomicU64::new(0);
 
 /// Runs this process's share of `cfg` on its engine threads.
-pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
+pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
     cfg.validate()?;
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(cpus).map_err(|e| format!("cannot pin the client to CPUs {cpus:?}: {e}"))?;
+        sys::affinity::set(cpus).map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
     }
-    let (_, hard) = sys::rlimit::nofile().map_err(|e| e.to_string())?;
+    let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
     let _ = sys::rlimit::set_nofile(hard);
     let _ = sys::signal::install_stop_handler(&STOP);
     let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
@@ -203,7 +205,7 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     let mut cpu0 = sys::procfs::self_cpu();
     let t0 = Instant::now();
-    let tallies: Vec<Result<Tally, String>> = std::thread::scope(|s| {
+    let tallies: Vec<Result<Tally, Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (n, off) = split(conns, threads, t);
@@ -216,8 +218,8 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
                     t0,
                 };
                 let p = &progress[t];
-                s.spawn(move || -> Result<Tally, String> {
-                    let engine = Engine::new(cfg, plan).map_err(|e| format!("starting an engine thread: {e}"))?;
+                s.spawn(move || -> Result<Tally, Error> {
+                    let engine = Engine::new(cfg, plan).map_err(io_err("starting an engine thread"))?;
                     Ok(engine.run(p, &STOP))
                 })
             })
@@ -233,7 +235,10 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, String> {
         }
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("an engine thread panicked".into())))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Failed("an engine thread panicked".into())))
+            })
             .collect()
     });
     let end = Instant::now();

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::error::{io_err, Error};
 use super::tally::Tally;
 use super::Outcome;
 use crate::sys;
@@ -44,8 +45,8 @@ fn from_wire(v: &Value) -> Outcome {
 }
 
 /// Runs `k` shards of the command line `args` (without the program name) and merges them.
-pub fn run(args: &[OsString], k: usize) -> Result<Outcome, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start shards: {e}"))?;
+pub fn run(args: &[OsString], k: usize) -> Result<Outcome, Error> {
+    let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
     let mut children = Vec::new();
     for i in 0..k {
         let child = Command::new(&exe)
@@ -55,7 +56,7 @@ pub fn run(args: &[OsString], k: usize) -> Result<Outcome, String> {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| format!("starting shard {i}: {e}"))?;
+            .map_err(io_err(format!("starting shard {i}")))?;
         children.push(child);
     }
     let mut merged: Option<Outcome> = None;
@@ -63,7 +64,7 @@ pub fn run(args: &[OsString], k: usize) -> Result<Outcome, String> {
     for (i, mut child) in children.into_iter().enumerate() {
         let mut out = String::new();
         let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
-        let status = child.wait().map_err(|e| e.to_string())?;
+        let status = child.wait().map_err(io_err("waiting for a shard"))?;
         let report = out
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -87,7 +88,7 @@ pub fn run(args: &[OsString], k: usize) -> Result<Outcome, String> {
         }
     }
     if !failures.is_empty() {
-        return Err(failures.join("; "));
+        return Err(Error::Failed(failures.join("; ")));
     }
     let mut o = merged.ok_or("no shard ran")?;
     o.shards = k;

@@ -33,7 +33,7 @@ impl Kind {
 
 impl Target {
     /// Parses and resolves a target URL.
-    pub fn parse(url: &str) -> Result<Target, String> {
+    pub fn parse(url: &str) -> Result<Target, super::error::Error> {
         let (scheme, rest) = url.split_once("://").ok_or_else(|| {
             format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
         })?;
@@ -42,14 +42,14 @@ impl Target {
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
             "https" => return Err("https is not supported: muxlab measures plain TCP servers".into()),
-            s => return Err(format!("unknown scheme '{s}': use http://, echo:// or packet://")),
+            s => return Err(format!("unknown scheme '{s}': use http://, echo:// or packet://").into()),
         };
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
         };
         if authority.is_empty() {
-            return Err(format!("'{url}' has no host"));
+            return Err(format!("'{url}' has no host").into());
         }
         let with_port = if authority
             .rsplit_once(':')
@@ -60,7 +60,7 @@ impl Target {
         } else if kind == Kind::Http {
             format!("{authority}:80")
         } else {
-            return Err(format!("'{url}' needs a port: {scheme}://HOST:PORT"));
+            return Err(format!("'{url}' needs a port: {scheme}://HOST:PORT").into());
         };
         let addr = with_port
             .to_socket_addrs()
@@ -68,7 +68,7 @@ impl Target {
             .next()
             .ok_or_else(|| format!("'{authority}' resolved to no address"))?;
         if kind != Kind::Http && path != "/" {
-            return Err(format!("'{url}': {scheme} targets have no path"));
+            return Err(format!("'{url}': {scheme} targets have no path").into());
         }
         Ok(Target {
             url: url.to_string(),
@@ -290,11 +290,21 @@ mod tests {
         assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));
         assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
         assert_eq!(Target::parse("echo://127.0.0.1:9000").unwrap().kind, Kind::Echo);
-        assert!(Target::parse("echo://127.0.0.1").unwrap_err().contains("needs a port"));
-        assert!(Target::parse("127.0.0.1:80").unwrap_err().contains("not a target URL"));
-        assert!(Target::parse("ftp://x:1").unwrap_err().contains("unknown scheme"));
+        assert!(Target::parse("echo://127.0.0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("needs a port"));
+        assert!(Target::parse("127.0.0.1:80")
+            .unwrap_err()
+            .to_string()
+            .contains("not a target URL"));
+        assert!(Target::parse("ftp://x:1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown scheme"));
         assert!(Target::parse("http://no-such-host.invalid:80/")
             .unwrap_err()
+            .to_string()
             .contains("cannot resolve"));
     }
 

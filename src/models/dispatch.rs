@@ -7,7 +7,7 @@
 //!
 //! **Product.** memcached (thread.c: dispatch_conn_new, one CQ and notify pipe per worker).
 //!
-//! **Trade-offs.** Like `reactors`, with one wake-up per connection instead of batching and a
+//! **Trade-offs.** Like `multi-reactor`, with one wake-up per connection instead of batching and a
 //! blocking accept thread; a slow request stalls only its worker.
 //!
 //! **Seed.** 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.

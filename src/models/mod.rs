@@ -9,13 +9,13 @@ pub mod dispatch;
 pub mod epoll;
 pub mod fork;
 pub mod iterative;
+pub mod multi_reactor;
 pub mod poll;
 pub mod prefork;
 pub mod prethread;
 pub mod procs_accept;
 pub mod queue_pool;
 pub mod reactor;
-pub mod reactors;
 pub mod reuseport;
 pub mod select;
 pub mod thread;
@@ -41,12 +41,19 @@ pub static ALL: &[&Model] = &[
     &procs_accept::MODEL,
     &threads_accept::MODEL,
     &reuseport::MODEL,
-    &reactors::MODEL,
+    &multi_reactor::MODEL,
     &uring::MODEL,
     &tokio::MODEL,
 ];
 
-/// Looks a model up by its `--model` name.
+/// Old names still accepted for one release: `(old, new)`.
+pub const ALIASES: &[(&str, &str)] = &[("reactors", "multi-reactor")];
+
+/// Looks a model up by its `--model` name (or an old name in [`ALIASES`]).
 pub fn find(name: &str) -> Option<&'static Model> {
+    let name = ALIASES
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map_or(name, |(_, new)| new);
     ALL.iter().copied().find(|m| m.name == name)
 }

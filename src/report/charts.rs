@@ -8,8 +8,17 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
 }
 
+/// plotters could not draw a chart.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChartError(String);
+
+fn chart_err(e: impl std::fmt::Display) -> ChartError {
+    ChartError(e.to_string())
+}
+
 /// A chart over the categories `x` (connection counts), as an SVG string.
-pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) -> Result<String, String> {
+pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) -> Result<String, ChartError> {
     let mut svg = String::new();
     let ymax = series
         .iter()
@@ -20,14 +29,14 @@ pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) ->
     let n = x.len().max(1);
     {
         let root = SVGBackend::with_string(&mut svg, (720, 380)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(chart_err)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(42)
             .y_label_area_size(72)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
-            .map_err(|e| e.to_string())?;
+            .map_err(chart_err)?;
         let labels: Vec<String> = x.iter().map(|c| c.to_string()).collect();
         let fmt_x = |v: &f64| {
             let i = v.round();
@@ -45,7 +54,7 @@ pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) ->
             .y_desc(y_label)
             .disable_x_mesh()
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(chart_err)?;
         for (i, s) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let pts: Vec<(f64, f64)> = s
@@ -56,12 +65,12 @@ pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) ->
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
+                .map_err(chart_err)?
                 .label(s.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| e.to_string())?;
+                .map_err(chart_err)?;
         }
         chart
             .configure_series_labels()
@@ -69,8 +78,8 @@ pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) ->
             .border_style(BLACK.mix(0.3))
             .background_style(WHITE.mix(0.85))
             .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
     }
     Ok(svg)
 }

@@ -3,7 +3,7 @@
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 
 use super::charts::{line_chart, Series};
-use super::Data;
+use crate::bench::results::Results;
 use crate::bench::results::{summarize, Cell};
 use crate::bench::scenario::{model_name, Experiment};
 use crate::load::summary::{fmt_us, thousands};
@@ -21,7 +21,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#b00}.note{background
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}h2{border-bottom:2px solid #444;margin-top:2em}";
 
 /// Renders the whole page.
-pub fn render(d: &Data) -> String {
+pub fn render(d: &Results) -> String {
     let mut h = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>muxlab bench: {}</title><style>{STYLE}</style></head><body>\n\
          <h1>muxlab bench: {}</h1><p>{}</p>\n",
@@ -172,7 +172,10 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     for (title, y, metric) in charts.iter() {
         match line_chart(title, y, &conns, &series(metric.as_ref())) {
             Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
-            Err(e) => h.push_str(&format!("<p class=\"bad\">chart '{title}' failed: {}</p>\n", esc(&e))),
+            Err(e) => h.push_str(&format!(
+                "<p class=\"bad\">chart '{title}' failed: {}</p>\n",
+                esc(&e.to_string())
+            )),
         }
     }
     h.push_str("</div>\n");

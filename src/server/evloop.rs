@@ -10,8 +10,8 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use super::accept::Acceptor;
-use super::conn::{Conn, ConnTable, Ticker, Want};
 use super::config::{READ_BUF, TICK};
+use super::conn::{Conn, ConnTable, Ticker, Want};
 use super::ctx::Worker;
 use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};

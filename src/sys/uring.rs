@@ -421,3 +421,89 @@ impl Drop for Ring {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+
+    fn reap(ring: &mut Ring, n: usize) -> Vec<Completion> {
+        let mut all = Vec::new();
+        let mut some = Vec::new();
+        for _ in 0..200 {
+            if all.len() >= n {
+                break;
+            }
+            ring.wait(Duration::from_millis(10)).unwrap();
+            ring.completions(&mut some);
+            all.append(&mut some);
+        }
+        all
+    }
+
+    #[test]
+    fn sends_with_the_same_tag_each_get_their_own_id_and_bytes_back() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        let (a, mut b) = UnixStream::pair().unwrap();
+        ring.send(a.as_fd(), b"first".to_vec(), 42).unwrap();
+        ring.send(a.as_fd(), b"second".to_vec(), 42).unwrap();
+        let done = reap(&mut ring, 2);
+        let mut back: Vec<Vec<u8>> = done
+            .into_iter()
+            .map(|c| match c {
+                Completion::Send { tag: 42, sent, buf } => {
+                    assert_eq!(sent.unwrap(), buf.len());
+                    buf
+                }
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        back.sort();
+        assert_eq!(back, vec![b"first".to_vec(), b"second".to_vec()]);
+        let mut got = [0u8; 11];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"firstsecond");
+    }
+
+    #[test]
+    fn a_receive_lends_its_buffer_until_it_is_recycled() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        let (a, b) = UnixStream::pair().unwrap();
+        ring.recv_multi(a.as_fd(), 7).unwrap();
+        std::io::Write::write_all(&mut &b, b"hello").unwrap();
+        let done = reap(&mut ring, 1);
+        let Some(Completion::Recv {
+            tag: 7,
+            data: Ok(Some(buf)),
+            ..
+        }) = done.into_iter().next()
+        else {
+            panic!("no receive completion");
+        };
+        assert_eq!(ring.buffer(&buf), b"hello");
+        ring.recycle(buf);
+        drop(b);
+        // End of stream ends the multishot receive.
+        let done = reap(&mut ring, 1);
+        assert!(
+            matches!(
+                done.first(),
+                Some(Completion::Recv {
+                    tag: 7,
+                    data: Ok(None),
+                    ..
+                })
+            ),
+            "{done:?}"
+        );
+    }
+}

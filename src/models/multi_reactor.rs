@@ -1,4 +1,4 @@
-//! # reactors — one acceptor loop, N reactor threads (muduo, netty)
+//! # multi-reactor — one acceptor loop, N reactor threads (muduo, netty)
 //!
 //! **Mechanism.** The main thread runs an epoll loop holding only the listener; it accepts and
 //! hands each connection round-robin to one of `--workers` reactor threads through that
@@ -19,7 +19,7 @@ use crate::server::{accept::Accepted, accept::Acceptor, io_err, workers, Counter
 use crate::sys;
 
 pub const MODEL: Model = Model {
-    name: "reactors",
+    name: "multi-reactor",
     family: Family::EpollArchitecture,
     mechanism: "acceptor loop hands connections round-robin to N reactor threads (queue + eventfd)",
     product: "muduo, netty",
