@@ -204,20 +204,6 @@ pub fn csv(cells: &[Cell]) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn medians_and_timestamps() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
-        let t = timestamp();
-        assert_eq!(t.len(), 15);
-        assert!(t.starts_with("20"));
-    }
-}
-
 /// Everything a results directory holds (the contents of `results.json`).
 #[derive(Debug, Clone)]
 pub struct Results {

@@ -169,7 +169,7 @@ pub fn split(total: usize, parts: usize, i: usize) -> (usize, usize) {
 }
 
 /// The share of `n` requests belonging to connection slots `first..first + count` of `conns`.
-fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
+pub fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
     let upto = |k: usize| (n as u128 * k as u128 / conns as u128) as u64;
     upto(first + count) - upto(first)
 }
@@ -293,17 +293,4 @@ fn show_progress_until_done<T>(
         last = (now, done);
     }
     let _ = write!(err, "\r\x1b[2K");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_cover_everything_once() {
-        let parts: Vec<_> = (0..3).map(|i| split(10, 3, i)).collect();
-        assert_eq!(parts, vec![(4, 0), (3, 4), (3, 7)]);
-        let q: u64 = (0..3).map(|i| split_weighted(1001, 10, parts[i].1, parts[i].0)).sum();
-        assert_eq!(q, 1001);
-    }
 }

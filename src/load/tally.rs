@@ -190,35 +190,3 @@ pub fn jain(xs: &[u64]) -> f64 {
         sum * sum / (n * sq)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jain_index() {
-        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
-        assert!((jain(&[10, 0, 0, 0]) - 0.25).abs() < 1e-12);
-    }
-
-    #[test]
-    fn tallies_round_trip_and_merge_losslessly() {
-        let mut a = Tally::default();
-        for v in [1_000u64, 2_000, 3_000, 1_000_000] {
-            a.latency.record_ns(v);
-        }
-        a.requests = 4;
-        a.error(ErrorClass::Reset);
-        a.per_conn = vec![3, 1];
-        a.per_second = vec![4];
-        let b = Tally::from_wire(&a.to_wire());
-        assert_eq!(b.latency.0, a.latency.0);
-        assert_eq!((b.requests, b.errors, b.per_conn.clone()), (4, a.errors, vec![3, 1]));
-        let mut m = a.clone();
-        m.merge(&b);
-        assert_eq!(m.latency.count(), 8);
-        assert_eq!(m.per_conn, vec![3, 1, 3, 1]);
-        assert_eq!(m.per_second, vec![8]);
-        assert_eq!(m.error_total(), 2);
-    }
-}

@@ -22,11 +22,8 @@ pub const MODEL: Model = Model {
     product: "memcached",
     seed: "002 #3",
     workers: Workers::Threads,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

@@ -17,7 +17,7 @@
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
-use crate::server::{Ctx, Error, Family, Flag, Model, Trigger, Workers};
+use crate::server::{Ctx, Error, Family, Flag, Model, Trigger};
 
 pub const MODEL: Model = Model {
     name: "epoll",
@@ -25,12 +25,9 @@ pub const MODEL: Model = Model {
     mechanism: "one thread, epoll_wait returns only ready fds; --trigger level|edge",
     product: "nginx, redis, libevent, libuv",
     seed: "000, 003",
-    workers: Workers::None,
     flags: &[Flag::Trigger],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 /// The shared event loop over the epoll backend: one accept per listener event when

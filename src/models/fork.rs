@@ -12,7 +12,7 @@
 //!
 //! **Seed.** 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
-use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model, Workers};
+use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;
 
 pub const MODEL: Model = Model {
@@ -21,12 +21,9 @@ pub const MODEL: Model = Model {
     mechanism: "blocking accept, fork() a child process to serve each connection",
     product: "inetd, CGI",
     seed: "000",
-    workers: Workers::None,
-    flags: &[],
-    one_conn_per_worker: false,
     default_max_conns: Some(1000),
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

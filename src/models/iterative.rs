@@ -11,7 +11,7 @@
 //!
 //! **Seed.** 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
 
-use crate::server::{blocking, io_err, Ctx, Error, Family, Model, Workers};
+use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
     name: "iterative",
@@ -19,12 +19,9 @@ pub const MODEL: Model = Model {
     mechanism: "one thread: blocking accept, serve the connection to its end, repeat",
     product: "- (textbook baseline)",
     seed: "000",
-    workers: Workers::None,
-    flags: &[],
     one_conn_per_worker: true,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

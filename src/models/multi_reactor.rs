@@ -25,11 +25,8 @@ pub const MODEL: Model = Model {
     product: "muduo, netty",
     seed: "002 #6",
     workers: Workers::Threads,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

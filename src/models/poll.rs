@@ -15,7 +15,7 @@
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Poll;
-use crate::server::{Ctx, Error, Family, Model, Workers};
+use crate::server::{Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
     name: "poll",
@@ -23,12 +23,8 @@ pub const MODEL: Model = Model {
     mechanism: "one thread, poll() over an array of every descriptor, scanned for revents",
     product: "portable pre-epoll servers",
     seed: "003",
-    workers: Workers::None,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 /// The shared event loop over the poll backend.

@@ -22,11 +22,9 @@ pub const MODEL: Model = Model {
     product: "Apache prefork, gunicorn sync",
     seed: "muduo table",
     workers: Workers::Processes,
-    flags: &[],
     one_conn_per_worker: true,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

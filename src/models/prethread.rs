@@ -19,11 +19,9 @@ pub const MODEL: Model = Model {
     product: "blocking thread pools (Tomcat BIO)",
     seed: "muduo table",
     workers: Workers::Threads,
-    flags: &[],
     one_conn_per_worker: true,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

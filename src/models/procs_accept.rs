@@ -34,10 +34,8 @@ pub const MODEL: Model = Model {
     seed: "002 #4",
     workers: Workers::Processes,
     flags: &[Flag::Accept],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 
-use crate::server::conn::{Conn, Ticker, Want};
+use crate::server::conn::{Conn, ConnTable, Ticker, Want};
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
 };
@@ -34,18 +34,15 @@ pub const MODEL: Model = Model {
     product: "Thrift nonblocking server",
     seed: "002 #2",
     workers: Workers::Threads,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 /// What the epoll thread and the workers share.
 struct Shared {
     ep: Epoll,
     /// Connections not being processed, by fd.
-    idle: Mutex<Vec<Option<Conn>>>,
+    idle: Mutex<ConnTable>,
     /// The one queue of ready connections.
     ready: Mutex<VecDeque<Conn>>,
     wake: Condvar,
@@ -55,7 +52,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     let shared = Shared {
         ep: Epoll::new().map_err(io_err("epoll_create"))?,
-        idle: Mutex::new(Vec::new()),
+        idle: Mutex::new(ConnTable::new()),
         ready: Mutex::new(VecDeque::new()),
         wake: Condvar::new(),
     };
@@ -65,7 +62,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         .map_err(io_err("registering the listener"))?;
     let result = workers::threads_and(ctx, |w| worker(w, &shared), || poller(ctx.worker(0), &shared));
     // Every thread has stopped: close what is left, parked or queued.
-    let left = lock(&shared.idle).iter_mut().filter_map(Option::take).count() + lock(&shared.ready).drain(..).count();
+    let left = lock(&shared.idle).len() + lock(&shared.ready).len();
     for _ in 0..left {
         ctx.worker(0).release();
     }
@@ -95,27 +92,24 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 for fd in fresh {
                     let raw = fd.as_raw_fd();
                     if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
-                        put(&mut idle, Conn::new(ctx.cfg.proto, fd));
+                        idle.insert(Conn::new(ctx.cfg.proto, fd));
                     } else {
                         w.release();
                     }
                 }
                 continue;
             }
-            let conn = lock(&sh.idle).get_mut(token as usize).and_then(Option::take);
+            let conn = lock(&sh.idle).take(token as RawFd);
             if let Some(conn) = conn {
                 lock(&sh.ready).push_back(conn);
                 sh.wake.notify_one();
             }
         }
-        if ticker.due() && ctx.cfg.idle_timeout.is_some() {
-            let now = std::time::Instant::now();
+        if ticker.due() {
             let mut idle = lock(&sh.idle);
-            for slot in idle.iter_mut() {
-                if slot.as_ref().is_some_and(|conn| w.idle_expired(conn.last_active, now)) {
-                    slot.take();
-                    w.release();
-                }
+            for fd in idle.idle(w, std::time::Instant::now()) {
+                idle.take(fd);
+                w.release();
             }
         }
         w.flush_syscalls();
@@ -155,10 +149,10 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 let flags = if want == Want::Write { OUT } else { IN };
                 // Back in the table before re-arming: the next event may fire at once.
                 let mut idle = lock(&sh.idle);
-                put(&mut idle, conn);
-                let parked = idle[fd as usize].as_ref().expect("just put back");
+                idle.insert(conn);
+                let parked = idle.get_mut(fd).expect("just put back");
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
-                    idle[fd as usize] = None;
+                    idle.take(fd);
                     w.release();
                 }
             }
@@ -169,12 +163,4 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn put(table: &mut Vec<Option<Conn>>, conn: Conn) {
-    let i = conn.fd.as_raw_fd() as usize;
-    if table.len() <= i {
-        table.resize_with(i + 1, || None);
-    }
-    table[i] = Some(conn);
 }

@@ -14,7 +14,7 @@
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
-use crate::server::{Ctx, Error, Family, Model, Workers};
+use crate::server::{Ctx, Error, Family, Model};
 
 /// Connections accepted per listener event at most (redis: MAX_ACCEPTS_PER_CALL).
 const MAX_ACCEPTS_PER_CALL: usize = 1000;
@@ -25,12 +25,8 @@ pub const MODEL: Model = Model {
     mechanism: "one thread, one epoll loop: accept (up to 1000 per event), read, handle, write",
     product: "redis",
     seed: "002 #1",
-    workers: Workers::None,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

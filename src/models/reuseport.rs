@@ -23,11 +23,9 @@ pub const MODEL: Model = Model {
     product: "nginx reuseport, envoy",
     seed: "-",
     workers: Workers::Threads,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
     reuseport: true,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

@@ -15,7 +15,7 @@
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Select;
-use crate::server::{Ctx, Error, Family, Model, Workers};
+use crate::server::{Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
     name: "select",
@@ -23,12 +23,8 @@ pub const MODEL: Model = Model {
     mechanism: "one thread, select() over bit sets rebuilt every call; fds >= 1024 refused",
     product: "early single-process servers",
     seed: "000",
-    workers: Workers::None,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 /// The shared event loop over the select backend; the acceptor refuses descriptors past

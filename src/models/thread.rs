@@ -15,7 +15,7 @@
 use std::thread;
 
 use crate::server::{accept::Acceptor, Counter};
-use crate::server::{blocking, io_err, Ctx, Error, Family, Model, Workers};
+use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 
 /// Stack of a connection thread: the read buffer is on the heap, so this is plenty.
 const STACK: usize = 256 * 1024;
@@ -26,12 +26,8 @@ pub const MODEL: Model = Model {
     mechanism: "blocking accept in the main thread, a new thread serves each connection",
     product: "Thrift TThreadPoolServer, classic Java servers",
     seed: "000, 001",
-    workers: Workers::None,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

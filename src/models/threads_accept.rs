@@ -23,11 +23,8 @@ pub const MODEL: Model = Model {
     product: "naive multi-threaded epoll servers",
     seed: "002 #5",
     workers: Workers::Threads,
-    flags: &[],
-    one_conn_per_worker: false,
-    default_max_conns: None,
-    reuseport: false,
     run,
+    ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {

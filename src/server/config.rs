@@ -203,23 +203,3 @@ pub enum AcceptGuard {
     /// An accept mutex in shared memory (nginx's accept_mutex).
     Mutex,
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn work_specs() {
-        assert_eq!(
-            "cpu:200us".parse::<Work>().unwrap(),
-            Work::Cpu(Duration::from_micros(200))
-        );
-        assert_eq!(
-            "sleep:1ms".parse::<Work>().unwrap(),
-            Work::Sleep(Duration::from_millis(1))
-        );
-        assert_eq!("none".parse::<Work>().unwrap(), Work::None);
-        assert!("gpu:1s".parse::<Work>().is_err());
-        assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
-    }
-}

@@ -53,3 +53,21 @@ pub struct Model {
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
+
+impl Model {
+    /// The defaults a descriptor starts from (`..Model::BASE`): no workers, no model-specific
+    /// flags, many connections per worker, the fd-limit-based `--max-conns`, a plain listener.
+    pub const BASE: Model = Model {
+        name: "",
+        family: Family::Multiplexing,
+        mechanism: "",
+        product: "",
+        seed: "-",
+        workers: Workers::None,
+        flags: &[],
+        one_conn_per_worker: false,
+        default_max_conns: None,
+        reuseport: false,
+        run: |_| Ok(()),
+    };
+}

@@ -1,0 +1,126 @@
+//! Unit tests of scenarios, results, charts and the units users type.
+
+mod bench_results {
+    use muxlab::bench::results::*;
+
+    #[test]
+    fn medians_and_timestamps() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let t = timestamp();
+        assert_eq!(t.len(), 15);
+        assert!(t.starts_with("20"));
+    }
+}
+
+mod bench_scenario {
+    use muxlab::bench::scenario::*;
+
+    #[test]
+    fn every_builtin_scenario_parses() {
+        for (name, text) in BUILTIN {
+            let s = parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&s.name, name);
+        }
+    }
+
+    #[test]
+    fn bad_files_name_the_line_and_field() {
+        let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
+        let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
+            "{e}"
+        );
+        let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 9") && e.contains("conections"), "{e}");
+        let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 9, field 'work'"), "{e}");
+        let e = parse("name = \"x\"\ndescription = 3\n", "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+}
+
+mod report_charts {
+    use muxlab::report::charts::*;
+
+    #[test]
+    fn renders_an_svg_with_every_series() {
+        let s = line_chart(
+            "throughput",
+            "req/s",
+            &[1, 100, 1000],
+            &[
+                Series {
+                    name: "epoll".into(),
+                    values: vec![Some(1.0), Some(5.0), None],
+                },
+                Series {
+                    name: "poll".into(),
+                    values: vec![Some(2.0), Some(4.0), Some(3.0)],
+                },
+            ],
+        )
+        .unwrap();
+        assert!(
+            s.starts_with("<svg") && s.contains("epoll") && s.contains("poll") && s.contains("1000"),
+            "{s}"
+        );
+    }
+}
+
+mod units {
+    use std::time::Duration;
+
+    use muxlab::units::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("200us").unwrap(), Duration::from_micros(200));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert_eq!(format_duration(Duration::from_micros(200)), "200us");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_micros(2500)), "2.5ms");
+    }
+
+    #[test]
+    fn cpus_and_ranges() {
+        assert_eq!(parse_cpus("0,2-3").unwrap(), vec![0, 2, 3]);
+        assert!(parse_cpus("3-1").is_err());
+        assert_eq!(parse_ipv4_range("127.0.0.2-127.0.0.4").unwrap().len(), 3);
+        assert!(parse_ipv4_range("127.0.0.9-127.0.0.4").is_err());
+    }
+}
+
+mod server_config {
+    use std::time::Duration;
+
+    use muxlab::server::config::*;
+
+    #[test]
+    fn work_specs() {
+        assert_eq!(
+            "cpu:200us".parse::<Work>().unwrap(),
+            Work::Cpu(Duration::from_micros(200))
+        );
+        assert_eq!(
+            "sleep:1ms".parse::<Work>().unwrap(),
+            Work::Sleep(Duration::from_millis(1))
+        );
+        assert_eq!("none".parse::<Work>().unwrap(), Work::None);
+        assert!("gpu:1s".parse::<Work>().is_err());
+        assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
+    }
+}

@@ -1,0 +1,117 @@
+//! Unit tests of the load generator's parts: targets, readers, tallies, splitting.
+
+mod load_workload {
+    use muxlab::load::workload::*;
+
+    #[test]
+    fn targets_parse_and_bad_ones_explain() {
+        let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
+        assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));
+        assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
+        assert_eq!(Target::parse("echo://127.0.0.1:9000").unwrap().kind, Kind::Echo);
+        assert!(Target::parse("echo://127.0.0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("needs a port"));
+        assert!(Target::parse("127.0.0.1:80")
+            .unwrap_err()
+            .to_string()
+            .contains("not a target URL"));
+        assert!(Target::parse("ftp://x:1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown scheme"));
+        assert!(Target::parse("http://no-such-host.invalid:80/")
+            .unwrap_err()
+            .to_string()
+            .contains("cannot resolve"));
+    }
+
+    #[test]
+    fn http_reader_frames_split_and_pipelined_responses() {
+        let one = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let stream = [
+            &one[..],
+            &one[..],
+            b"HTTP/1.1 404 No\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ]
+        .concat();
+        for cut in 0..stream.len() {
+            let mut r = HttpReader::new(false);
+            let mut got = Vec::new();
+            for part in [&stream[..cut], &stream[cut..]] {
+                r.push(part);
+                while let Read::Done { status, close } = r.next_response() {
+                    got.push((status, close));
+                }
+            }
+            assert_eq!(got, vec![(200, false), (200, false), (404, true)], "cut at {cut}");
+        }
+        let mut r = HttpReader::new(false);
+        r.push(b"SSH-2.0-OpenSSH\r\n\r\n");
+        assert_eq!(r.next_response(), Read::Bad);
+    }
+
+    #[test]
+    fn echo_reader_catches_one_flipped_byte_at_any_boundary() {
+        let size = 128;
+        let mut msgs = vec![0u8; size * 3];
+        for s in 0..3 {
+            pattern(7, s as u64, 0, &mut msgs[s * size..(s + 1) * size]);
+        }
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &msgs[..100]), Ok(0));
+        assert_eq!(r.push(7, &msgs[100..300]), Ok(2));
+        assert_eq!(r.push(7, &msgs[300..]), Ok(1));
+        let mut bad = msgs.clone();
+        bad[200] ^= 1;
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &bad), Err(Mismatch));
+        // Another connection's bytes do not pass either.
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(8, &msgs[..size]), Err(Mismatch));
+    }
+}
+
+mod load_tally {
+    use muxlab::load::tally::*;
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[10, 0, 0, 0]) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tallies_round_trip_and_merge_losslessly() {
+        let mut a = Tally::default();
+        for v in [1_000u64, 2_000, 3_000, 1_000_000] {
+            a.latency.record_ns(v);
+        }
+        a.requests = 4;
+        a.error(ErrorClass::Reset);
+        a.per_conn = vec![3, 1];
+        a.per_second = vec![4];
+        let b = Tally::from_wire(&a.to_wire());
+        assert_eq!(b.latency.0, a.latency.0);
+        assert_eq!((b.requests, b.errors, b.per_conn.clone()), (4, a.errors, vec![3, 1]));
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.latency.count(), 8);
+        assert_eq!(m.per_conn, vec![3, 1, 3, 1]);
+        assert_eq!(m.per_second, vec![8]);
+        assert_eq!(m.error_total(), 2);
+    }
+}
+
+mod load {
+    use muxlab::load::*;
+
+    #[test]
+    fn splits_cover_everything_once() {
+        let parts: Vec<_> = (0..3).map(|i| split(10, 3, i)).collect();
+        assert_eq!(parts, vec![(4, 0), (3, 4), (3, 7)]);
+        let q: u64 = (0..3).map(|i| split_weighted(1001, 10, parts[i].1, parts[i].0)).sum();
+        assert_eq!(q, 1001);
+    }
+}

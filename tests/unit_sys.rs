@@ -1,0 +1,183 @@
+//! Unit tests of `sys` and the pollers: the contracts of the safe wrappers.
+
+mod sys_select {
+    use std::os::fd::RawFd;
+    use std::time::Duration;
+
+    use muxlab::sys::select::*;
+
+    #[test]
+    fn a_set_knows_its_end_and_refuses_past_fd_setsize() {
+        let mut s = FdSet::new();
+        assert_eq!(s.end(), 0);
+        assert!(s.insert(3));
+        assert!(s.insert(FD_SETSIZE as RawFd - 1));
+        assert_eq!(s.end(), FD_SETSIZE);
+        assert!(!s.insert(FD_SETSIZE as RawFd));
+        assert!(!s.insert(-1));
+        assert_eq!(s.end(), FD_SETSIZE, "a refused descriptor does not move the end");
+        assert!(s.contains(3) && !s.contains(4) && !s.contains(FD_SETSIZE as RawFd));
+        // select with empty sets computes nfds = 0 and just waits.
+        let (mut r, mut w) = (FdSet::new(), FdSet::new());
+        assert_eq!(select(&mut r, &mut w, Duration::from_millis(1)).unwrap(), 0);
+    }
+}
+
+mod sys_process {
+    use muxlab::sys::process::*;
+
+    #[test]
+    fn fork_is_refused_while_other_threads_run() {
+        // The test harness runs this on a thread of its own: the process has several.
+        let t = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(500)));
+        assert!(threads().unwrap() > 1);
+        let e = fork().err().expect("fork refused");
+        assert!(e.to_string().contains("fork refused"), "{e}");
+        t.join().unwrap();
+    }
+}
+
+mod sys_uring {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    use std::os::unix::net::UnixStream;
+
+    use std::time::Duration;
+
+    use muxlab::sys::uring::*;
+
+    fn reap(ring: &mut Ring, n: usize) -> Vec<Completion> {
+        let mut all = Vec::new();
+        let mut some = Vec::new();
+        for _ in 0..200 {
+            if all.len() >= n {
+                break;
+            }
+            ring.wait(Duration::from_millis(10)).unwrap();
+            ring.completions(&mut some);
+            all.append(&mut some);
+        }
+        all
+    }
+
+    #[test]
+    fn sends_with_the_same_tag_each_get_their_own_id_and_bytes_back() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        let (a, mut b) = UnixStream::pair().unwrap();
+        ring.send(a.as_fd(), b"first".to_vec(), 42).unwrap();
+        ring.send(a.as_fd(), b"second".to_vec(), 42).unwrap();
+        let done = reap(&mut ring, 2);
+        let mut back: Vec<Vec<u8>> = done
+            .into_iter()
+            .map(|c| match c {
+                Completion::Send { tag: 42, sent, buf } => {
+                    assert_eq!(sent.unwrap(), buf.len());
+                    buf
+                }
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        back.sort();
+        assert_eq!(back, vec![b"first".to_vec(), b"second".to_vec()]);
+        let mut got = [0u8; 11];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"firstsecond");
+    }
+
+    #[test]
+    fn a_receive_lends_its_buffer_until_it_is_recycled() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        let (a, b) = UnixStream::pair().unwrap();
+        ring.recv_multi(a.as_fd(), 7).unwrap();
+        std::io::Write::write_all(&mut &b, b"hello").unwrap();
+        let done = reap(&mut ring, 1);
+        let Some(Completion::Recv {
+            tag: 7,
+            data: Ok(Some(buf)),
+            ..
+        }) = done.into_iter().next()
+        else {
+            panic!("no receive completion");
+        };
+        assert_eq!(ring.buffer(&buf), b"hello");
+        ring.recycle(buf);
+        drop(b);
+        // End of stream ends the multishot receive.
+        let done = reap(&mut ring, 1);
+        assert!(
+            matches!(
+                done.first(),
+                Some(Completion::Recv {
+                    tag: 7,
+                    data: Ok(None),
+                    ..
+                })
+            ),
+            "{done:?}"
+        );
+    }
+}
+
+mod server_poller {
+    use std::io::Write;
+    use std::os::fd::AsFd;
+    use std::os::unix::net::UnixStream;
+
+    use muxlab::server::config::Trigger;
+    use std::time::Duration;
+
+    use muxlab::server::poller::*;
+
+    /// The contract every backend keeps: a token is reported once its descriptor is ready for
+    /// what it is watched for, not before, and not after it is deregistered.
+    fn contract(p: &mut impl Poller) {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let (c, _d) = UnixStream::pair().unwrap();
+        let mut ready = Vec::new();
+        p.register(a.as_fd(), 7, Interest::READ).unwrap();
+        p.register(c.as_fd(), 9, Interest::READ).unwrap();
+        p.wait(&mut ready, Duration::from_millis(10)).unwrap();
+        assert!(ready.is_empty(), "nothing written yet: {ready:?}");
+        b.write_all(b"x").unwrap();
+        let examined = p.wait(&mut ready, Duration::from_millis(1000)).unwrap();
+        assert_eq!(ready, vec![7]);
+        assert!(examined >= 1);
+        // A socket is writable at once.
+        p.modify(c.as_fd(), 9, Interest::WRITE).unwrap();
+        p.deregister(a.as_fd()).unwrap();
+        p.wait(&mut ready, Duration::from_millis(1000)).unwrap();
+        assert_eq!(ready, vec![9]);
+        p.deregister(c.as_fd()).unwrap();
+        p.wait(&mut ready, Duration::from_millis(10)).unwrap();
+        assert!(ready.is_empty());
+    }
+
+    #[test]
+    fn select_keeps_the_contract() {
+        contract(&mut Select::new());
+    }
+
+    #[test]
+    fn poll_keeps_the_contract() {
+        contract(&mut Poll::new());
+    }
+
+    #[test]
+    fn epoll_keeps_the_contract() {
+        contract(&mut Epoll::new(Trigger::Level).unwrap());
+    }
+
+    #[test]
+    fn select_refuses_what_it_cannot_watch() {
+        let p = Select::new();
+        assert_eq!(p.fd_limit(), Some(muxlab::sys::select::FD_SETSIZE));
+        assert!(!p.edge());
+        assert!(Epoll::new(Trigger::Edge).unwrap().edge());
+    }
+}
