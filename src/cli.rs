@@ -1,15 +1,13 @@
 //! Command-line definitions (clap) and their dispatch; `main.rs` only calls [`main`].
 
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
 use crate::load::{self, Kind, LoadConfig, Pacing, Target};
 use crate::models;
-use crate::proto::Proto;
-use crate::server::{self, AcceptGuard, Config, Trigger, Work};
+use crate::server::{self, Config};
 use crate::units::{self, BadValue};
 
 #[derive(Parser, Debug)]
@@ -134,49 +132,8 @@ pub struct ServeArgs {
     /// Server model (see `muxlab models`).
     #[arg(long, short = 'm', value_parser = model_names())]
     pub model: String,
-    /// Protocol: http, echo or packet.
-    #[arg(long, short = 'P', default_value = "http", value_parser = ["http", "echo", "packet"])]
-    pub proto: String,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub addr: IpAddr,
-    /// Port to listen on; 0 picks any free port (the listening line says which).
-    #[arg(long, short = 'p', default_value_t = 8080)]
-    pub port: u16,
-    /// Worker threads or processes, for models that have workers [default: CPUs available].
-    #[arg(long, short = 'w')]
-    pub workers: Option<usize>,
-    /// listen() backlog.
-    #[arg(long, default_value_t = 1024)]
-    pub backlog: i32,
-    /// Most connections open at once; more are accepted and closed at once (counted as
-    /// rejected) [default: 90 % of the descriptor limit; 1,000 for fork].
-    #[arg(long)]
-    pub max_conns: Option<usize>,
-    /// Close connections silent for this long; 0 disables.
-    #[arg(long, default_value = "60s", value_parser = units::parse_duration)]
-    pub idle_timeout: Duration,
-    /// Frame size of the packet protocol, in bytes.
-    #[arg(long, default_value_t = 100)]
-    pub packet_size: usize,
-    /// Work per request: cpu:<dur> spins, sleep:<dur> blocks the handling thread.
-    #[arg(long, default_value = "none")]
-    pub work: Work,
-    /// epoll trigger mode, model epoll only [default: level].
-    #[arg(long, value_enum)]
-    pub trigger: Option<Trigger>,
-    /// Accept guard, model procs-accept only [default: exclusive].
-    #[arg(long, value_enum)]
-    pub accept: Option<AcceptGuard>,
-    /// Lower the open-file limit to this many descriptors (to reproduce EMFILE).
-    #[arg(long)]
-    pub nofile: Option<u64>,
-    /// Pin the server to these CPUs, e.g. 0 or 0,2-3.
-    #[arg(long)]
-    pub cpus: Option<units::CpuList>,
-    /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
-    #[arg(long, hide = true)]
-    pub crash_after_requests: Option<u64>,
+    #[command(flatten)]
+    pub config: Config,
 }
 
 #[derive(clap::Args, Debug)]
@@ -208,25 +165,6 @@ fn model_names() -> clap::builder::PossibleValuesParser {
             .map(|m| clap::builder::PossibleValue::new(m.name))
             .chain(old),
     )
-}
-
-impl ServeArgs {
-    /// The server configuration these flags describe.
-    pub fn config(&self) -> Result<Config, BadValue> {
-        let proto = Proto::parse(&self.proto, self.packet_size)?;
-        let mut cfg = Config::new(proto, SocketAddr::new(self.addr, self.port));
-        cfg.workers = self.workers;
-        cfg.backlog = self.backlog;
-        cfg.max_conns = self.max_conns;
-        cfg.idle_timeout = (!self.idle_timeout.is_zero()).then_some(self.idle_timeout);
-        cfg.work = self.work;
-        cfg.trigger = self.trigger;
-        cfg.accept = self.accept;
-        cfg.nofile = self.nofile;
-        cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
-        cfg.crash_after_requests = self.crash_after_requests;
-        Ok(cfg)
-    }
 }
 
 /// An outcome that ends the program with `code` (1: the run found errors, 130: interrupted).
@@ -267,8 +205,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
                     args.model, model.name
                 );
             }
-            let cfg = args.config()?;
-            server::serve(model, cfg, &mut std::io::stdout())?;
+            server::serve(model, args.config, &mut std::io::stdout())?;
         }
         Command::Load(args) => run_load(&args)?,
         Command::Bench(args) => run_bench(&args)?,

@@ -175,7 +175,7 @@ impl RingLoop<'_> {
             for tag in std::mem::take(&mut self.retry) {
                 self.flush(tag);
             }
-            if ticker.due() && w.ctx.cfg.idle_timeout.is_some() {
+            if ticker.due() && w.ctx.cfg.idle().is_some() {
                 let now = Instant::now();
                 for tag in self.slots.tags() {
                     if self.slots.get(tag).is_some_and(|c| w.idle_expired(c.last, now)) {

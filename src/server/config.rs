@@ -1,13 +1,13 @@
 //! What `muxlab serve` was asked to do.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::time::Duration;
 
 use super::error::Error;
 use crate::proto::Proto;
-use crate::units::{format_duration, parse_duration, BadValue};
+use crate::units::{format_duration, parse_duration, BadValue, CpuList};
 
 /// How often a waiting model wakes to check the stop flag and idle connections.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -15,54 +15,70 @@ pub const TICK: Duration = Duration::from_millis(100);
 /// Bytes one read may bring in.
 pub const READ_BUF: usize = 64 * 1024;
 
-/// Everything a model needs to know; built by the CLI, checked by [`Config::validate`].
-#[derive(Debug, Clone)]
+/// What `muxlab serve` was asked: its flags (clap reads them into this struct), checked against
+/// the model by [`Config::validate`].
+#[derive(clap::Args, Debug, Clone)]
 pub struct Config {
+    /// Protocol: http, echo or packet.
+    #[arg(long, short = 'P', default_value = "http")]
     pub proto: Proto,
-    pub addr: SocketAddr,
-    /// `--workers`: worker threads or processes; `None`: one per CPU this process may use.
+    /// Frame size of the packet protocol, in bytes.
+    #[arg(long, default_value_t = 100)]
+    pub packet_size: usize,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub addr: IpAddr,
+    /// Port to listen on; 0 picks any free port (the listening line says which).
+    #[arg(long, short = 'p', default_value_t = 8080)]
+    pub port: u16,
+    /// Worker threads or processes, for models that have workers [default: CPUs available].
+    #[arg(long, short = 'w')]
     pub workers: Option<usize>,
+    /// listen() backlog.
+    #[arg(long, default_value_t = 1024)]
     pub backlog: i32,
-    /// Most connections open at once; `None`: the model's default.
+    /// Most connections open at once; more are accepted and closed at once (counted as
+    /// rejected) [default: 90 % of the descriptor limit; 1,000 for fork].
+    #[arg(long)]
     pub max_conns: Option<usize>,
-    /// Close a connection silent for this long; `None`: never.
-    pub idle_timeout: Option<Duration>,
-    /// Extra work done per request.
+    /// Close connections silent for this long; 0 disables.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// Work per request: cpu:<dur> spins, sleep:<dur> blocks the handling thread.
+    #[arg(long, default_value = "none")]
     pub work: Work,
-    /// `--trigger`: epoll trigger mode, for models that honour [`Flag::Trigger`].
+    /// epoll trigger mode, model epoll only [default: level].
+    #[arg(long, value_enum)]
     pub trigger: Option<Trigger>,
-    /// `--accept`: accept guard, for models that honour [`Flag::Accept`].
+    /// Accept guard, model procs-accept only [default: exclusive].
+    #[arg(long, value_enum)]
     pub accept: Option<AcceptGuard>,
-    /// Lower RLIMIT_NOFILE to this (to reproduce EMFILE).
+    /// Lower the open-file limit to this many descriptors (to reproduce EMFILE).
+    #[arg(long)]
     pub nofile: Option<u64>,
-    /// Pin the server to these CPUs.
-    pub cpus: Option<Vec<usize>>,
-    /// Fault injection: abort once this many requests were served (tests of the bench harness).
+    /// Pin the server to these CPUs, e.g. 0 or 0,2-3.
+    #[arg(long)]
+    pub cpus: Option<CpuList>,
+    /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
+    #[arg(long, hide = true)]
     pub crash_after_requests: Option<u64>,
 }
 
 impl Config {
-    /// Defaults for `proto` on `addr`, as the CLI would build them.
-    pub fn new(proto: Proto, addr: SocketAddr) -> Self {
-        Config {
-            proto,
-            addr,
-            workers: None,
-            backlog: 1024,
-            max_conns: None,
-            idle_timeout: Some(Duration::from_secs(60)),
-            work: Work::None,
-            trigger: None,
-            accept: None,
-            nofile: None,
-            cpus: None,
-            crash_after_requests: None,
-        }
+    /// The address to listen on.
+    pub fn listen_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.addr, self.port)
+    }
+
+    /// The idle timeout; `None`: never.
+    pub fn idle(&self) -> Option<Duration> {
+        (!self.idle_timeout.is_zero()).then_some(self.idle_timeout)
     }
 
     /// Checks the flags against the model they are for: a flag the model does not honour, or a
     /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
-    pub fn validate(&self, model: &str, workers: Workers, flags: &[Flag]) -> Result<(), Error> {
+    /// Returns the configuration to run (the packet protocol with its `--packet-size`).
+    pub fn validate(mut self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
         let refuse = |flag: &str, why: &str| {
             Err(Error::Usage(format!(
                 "model '{model}' has no {flag} ({why}); drop it, or see `muxlab models` for the models that do"
@@ -95,7 +111,10 @@ impl Config {
                 "--nofile {n} is too low: the server needs at least 16 descriptors"
             )));
         }
-        Ok(())
+        if let Proto::Packet(_) = self.proto {
+            self.proto = Proto::parse("packet", self.packet_size).map_err(|e| Error::Usage(e.0))?;
+        }
+        Ok(self)
     }
 }
 

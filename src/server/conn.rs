@@ -189,7 +189,7 @@ impl ConnTable {
 
     /// Descriptors of connections idle past `--idle-timeout`.
     pub fn idle(&self, w: Worker<'_>, now: Instant) -> Vec<RawFd> {
-        if w.ctx.cfg.idle_timeout.is_none() {
+        if w.ctx.cfg.idle().is_none() {
             return Vec::new();
         }
         self.iter()

@@ -107,7 +107,7 @@ impl<'a> Worker<'a> {
     /// `true` when a connection last active at `last` has been idle too long.
     #[inline]
     pub fn idle_expired(&self, last: Instant, now: Instant) -> bool {
-        self.ctx.cfg.idle_timeout.is_some_and(|t| now.duration_since(last) >= t)
+        self.ctx.cfg.idle().is_some_and(|t| now.duration_since(last) >= t)
     }
 
     /// What every model does with bytes that arrived: count them, feed them to the connection's

@@ -25,18 +25,19 @@ fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
 
 /// Binds the listener, turning the usual failures into what the user should do.
 fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> {
-    sys::socket::listen(cfg.addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
-        Some(libc::EADDRINUSE) => Error::AddrInUse { addr: cfg.addr },
+    let addr = cfg.listen_addr();
+    sys::socket::listen(addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
+        Some(libc::EADDRINUSE) => Error::AddrInUse { addr },
         Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
             "{} is not an address of this machine: pick another with --addr",
-            cfg.addr.ip()
+            cfg.addr
         )),
         Some(libc::EACCES) => Error::Usage(format!(
             "port {} needs privileges: use a port above 1023 or --port 0",
-            cfg.addr.port()
+            cfg.port
         )),
         _ => Error::Io {
-            what: format!("listening on {}", cfg.addr),
+            what: format!("listening on {addr}"),
             source: e,
         },
     })
@@ -46,14 +47,14 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
 /// and the `stats` line when every worker has stopped. Call it once per process: the context
 /// it builds lives until the process exits.
 pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<(), Error> {
-    cfg.validate(model.name, model.workers, model.flags)?;
+    let cfg = cfg.validate(model.name, model.workers, model.flags)?;
     let workers = match (model.workers, cfg.workers) {
         (Workers::None, _) => 1,
         (_, Some(n)) => n,
         (_, None) => sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
     };
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(cpus).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
     let nofile = apply_nofile(&cfg)?;
     // Leave room for listeners, epoll, spares and the process's own files.
