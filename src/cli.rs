@@ -1,14 +1,13 @@
 //! Command-line definitions (clap) and their dispatch; `main.rs` only calls [`main`].
 
 use std::io::Write;
-use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::load::{self, Kind, LoadConfig, Pacing, Target};
+use crate::load::{self, LoadConfig};
 use crate::models;
 use crate::server::{self, Config};
-use crate::units::{self, BadValue};
+use crate::units::BadValue;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -63,68 +62,14 @@ pub enum Command {
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
-    /// Target: http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT.
-    pub url: String,
-    /// Connections to keep open (or, with --close, concurrent requests).
-    #[arg(short = 'c', long, default_value_t = 10)]
-    pub connections: usize,
-    /// Engine threads [default: the CPUs this process may run on].
-    #[arg(short = 't', long)]
-    pub threads: Option<usize>,
-    /// Measure for this long, after the warm-up [default: 10s unless -n is given].
-    #[arg(short = 'd', long, value_parser = units::parse_duration)]
-    pub duration: Option<Duration>,
-    /// Send this many requests in all.
-    #[arg(short = 'n', long)]
-    pub requests: Option<u64>,
-    /// Run this long before measuring; nothing from it is counted.
-    #[arg(long, default_value = "0s", value_parser = units::parse_duration)]
-    pub warmup: Duration,
-    /// Open loop: this many requests per second overall, latency corrected for coordinated omission.
-    #[arg(long)]
-    pub rate: Option<f64>,
-    /// Closed loop with a pause after each response, per connection.
-    #[arg(long, value_parser = units::parse_duration)]
-    pub think: Option<Duration>,
-    /// Requests in flight per connection.
-    #[arg(long, default_value_t = 1)]
-    pub pipeline: usize,
-    /// One request per connection, like ab (latency includes the connect).
-    #[arg(long)]
-    pub close: bool,
-    /// Open a new connection after this many requests.
-    #[arg(long)]
-    pub requests_per_conn: Option<u64>,
-    /// Message size in bytes for echo and packet targets.
-    #[arg(long, default_value_t = 128)]
-    pub size: usize,
-    /// HTTP method.
-    #[arg(short = 'm', long, default_value = "GET")]
-    pub method: String,
-    /// Extra HTTP header, e.g. -H 'Accept: */*' (repeatable).
-    #[arg(short = 'H', long = "header")]
-    pub headers: Vec<String>,
-    /// Give up on a connect or a response after this long (counted as a timeout).
-    #[arg(long, default_value = "5s", value_parser = units::parse_duration)]
-    pub timeout: Duration,
-    /// Open at most this many new connections per second.
-    #[arg(long)]
-    pub connect_rate: Option<f64>,
-    /// Source addresses, e.g. 127.0.0.2-127.0.0.20, to get past one address's ephemeral ports.
-    #[arg(long)]
-    pub bind: Option<String>,
-    /// Pin the client to these CPUs, e.g. 1.
-    #[arg(long)]
-    pub cpus: Option<units::CpuList>,
+    #[command(flatten)]
+    pub config: LoadConfig,
     /// Print the JSON document instead of the summary.
     #[arg(long)]
     pub json: bool,
     /// Write the HDR latency distribution (corrected, in ms) to this file.
     #[arg(long)]
     pub hgrm: Option<std::path::PathBuf>,
-    /// Internal: run shard I of K (set by the parent process when sharding).
-    #[arg(long, hide = true)]
-    pub shard: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -214,63 +159,8 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-impl LoadArgs {
-    /// The load configuration these flags describe.
-    pub fn config(&self) -> Result<LoadConfig, load::Error> {
-        let target = Target::parse(&self.url)?;
-        let duration = match (self.duration, self.requests) {
-            (None, None) => Some(Duration::from_secs(10)),
-            (d, _) => d,
-        };
-        let pacing = match (self.rate, self.think) {
-            (Some(_), Some(_)) => return Err("--rate (open loop) and --think (closed loop) exclude each other".into()),
-            (Some(r), None) => Pacing::Rate(r),
-            (None, Some(t)) => Pacing::Think(t),
-            (None, None) => Pacing::Closed,
-        };
-        if target.kind == Kind::Http && self.size != 128 {
-            return Err("--size applies to echo:// and packet:// targets".into());
-        }
-        let mut cfg = LoadConfig::new(target, self.connections, duration.unwrap_or_default());
-        cfg.duration = duration;
-        cfg.requests = self.requests;
-        if let Some(t) = self.threads {
-            cfg.threads = t;
-        }
-        cfg.warmup = self.warmup;
-        cfg.pacing = pacing;
-        cfg.pipeline = self.pipeline;
-        cfg.close = self.close;
-        cfg.requests_per_conn = self.requests_per_conn;
-        cfg.size = self.size;
-        cfg.method = self.method.to_ascii_uppercase();
-        cfg.headers = self.headers.clone();
-        cfg.timeout = self.timeout;
-        cfg.connect_rate = self.connect_rate;
-        cfg.bind = match &self.bind {
-            Some(b) => units::parse_ipv4_range(b)?,
-            None => Vec::new(),
-        };
-        cfg.cpus = self.cpus.as_ref().map(|c| c.0.clone());
-        cfg.shard = match &self.shard {
-            None => None,
-            Some(s) => {
-                let bad = || format!("--shard '{s}' must be I/K");
-                let (i, k) = s.split_once('/').ok_or_else(bad)?;
-                let (i, k): (usize, usize) = (i.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?);
-                if k == 0 || i >= k {
-                    return Err(bad().into());
-                }
-                Some((i, k))
-            }
-        };
-        cfg.validate()?;
-        Ok(cfg)
-    }
-}
-
 fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
-    let cfg = args.config()?;
+    let cfg = args.config.clone().resolve()?;
     if let Some(path) = &args.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;

@@ -101,6 +101,17 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, BadValue> {
     Ok(out)
 }
 
+/// Source addresses as typed on the command line (`127.0.0.2-127.0.0.20`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddrRange(pub Vec<Ipv4Addr>);
+
+impl std::str::FromStr for AddrRange {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        parse_ipv4_range(s).map(AddrRange)
+    }
+}
+
 /// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20`.
 pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
     let bad = || {

@@ -47,8 +47,9 @@ impl Engine<'_> {
         let target = self.cfg.target.addr;
         let result = (|| -> io::Result<OwnedFd> {
             let fd = sys::socket::tcp_socket(&target, true)?;
-            if !self.cfg.bind.is_empty() {
-                let src = self.cfg.bind[self.bind_next % self.cfg.bind.len()];
+            let sources = self.cfg.sources();
+            if !sources.is_empty() {
+                let src = sources[self.bind_next % sources.len()];
                 self.bind_next += 1;
                 sys::socket::set_bind_no_port(&fd)?;
                 sys::socket::bind(&fd, &SocketAddr::new(IpAddr::V4(src), 0))?;

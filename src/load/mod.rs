@@ -28,66 +28,122 @@ pub use pacing::Pacing;
 use tally::Tally;
 pub use workload::{Kind, Target};
 
+use crate::units::{parse_duration, AddrRange, CpuList};
+
 use crate::sys;
 
-/// A complete description of a load run (what `muxlab load` was asked).
-#[derive(Debug, Clone)]
+/// A complete description of a load run: the flags of `muxlab load` (clap reads them into this
+/// struct), completed by [`LoadConfig::resolve`].
+#[derive(clap::Args, Debug, Clone)]
 pub struct LoadConfig {
+    /// Target: http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT.
+    #[arg(value_parser = Target::parse)]
     pub target: Target,
-    /// Connections (`-c`).
+    /// Connections to keep open (or, with --close, concurrent requests).
+    #[arg(short = 'c', long, default_value_t = 10)]
     pub connections: usize,
-    /// Engine threads (`-t`).
-    pub threads: usize,
-    /// Measure for this long (`-d`), after the warm-up.
+    /// Engine threads [default: the CPUs this process may run on].
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// Measure for this long, after the warm-up [default: 10s unless -n is given].
+    #[arg(short = 'd', long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// Or send this many requests (`-n`).
+    /// Send this many requests in all.
+    #[arg(short = 'n', long)]
     pub requests: Option<u64>,
+    /// Run this long before measuring; nothing from it is counted.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub warmup: Duration,
+    /// Open loop: this many requests per second overall, latency corrected for coordinated omission.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Closed loop with a pause after each response, per connection.
+    #[arg(long, value_parser = parse_duration)]
+    pub think: Option<Duration>,
+    /// The pacing `--rate` and `--think` describe (set by `resolve`).
+    #[arg(skip = Pacing::Closed)]
     pub pacing: Pacing,
     /// Requests in flight per connection.
+    #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
-    /// One request per connection (ab).
+    /// One request per connection, like ab (latency includes the connect).
+    #[arg(long)]
     pub close: bool,
-    /// Reconnect after this many requests.
+    /// Open a new connection after this many requests.
+    #[arg(long)]
     pub requests_per_conn: Option<u64>,
+    /// Give up on a connect or a response after this long (counted as a timeout).
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: Duration,
-    /// New connections per second, overall.
+    /// Open at most this many new connections per second.
+    #[arg(long)]
     pub connect_rate: Option<f64>,
-    /// Source addresses to spread connections over.
-    pub bind: Vec<Ipv4Addr>,
-    /// Message size (echo, packet).
+    /// Source addresses, e.g. 127.0.0.2-127.0.0.20, to get past one address's ephemeral ports.
+    #[arg(long)]
+    pub bind: Option<AddrRange>,
+    /// Message size in bytes for echo and packet targets.
+    #[arg(long, default_value_t = 128)]
     pub size: usize,
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,
+    /// Extra HTTP header, e.g. -H 'Accept: */*' (repeatable).
+    #[arg(short = 'H', long = "header")]
     pub headers: Vec<String>,
-    /// Pin the client to these CPUs.
-    pub cpus: Option<Vec<usize>>,
-    /// This process runs shard `i` of `k`.
-    pub shard: Option<(usize, usize)>,
+    /// Pin the client to these CPUs, e.g. 1.
+    #[arg(long)]
+    pub cpus: Option<CpuList>,
+    /// Internal: run shard I of K (set by the parent process when sharding).
+    #[arg(long, hide = true)]
+    pub shard: Option<Shard>,
+}
+
+/// `--shard I/K`: this process runs share `I` of `K`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard(pub usize, pub usize);
+
+impl std::str::FromStr for Shard {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Shard, Error> {
+        let bad = || Error::Usage(format!("--shard '{s}' must be I/K"));
+        let (i, k) = s.split_once('/').ok_or_else(bad)?;
+        match (i.parse(), k.parse()) {
+            (Ok(i), Ok(k)) if i < k => Ok(Shard(i, k)),
+            _ => Err(bad()),
+        }
+    }
 }
 
 impl LoadConfig {
-    /// A closed-loop run of `connections` for `duration`, with defaults for everything else.
-    pub fn new(target: Target, connections: usize, duration: Duration) -> LoadConfig {
-        LoadConfig {
-            target,
-            connections,
-            threads: sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
-            duration: Some(duration),
-            requests: None,
-            warmup: Duration::ZERO,
-            pacing: Pacing::Closed,
-            pipeline: 1,
-            close: false,
-            requests_per_conn: None,
-            timeout: Duration::from_secs(5),
-            connect_rate: None,
-            bind: Vec::new(),
-            size: 128,
-            method: "GET".into(),
-            headers: Vec::new(),
-            cpus: None,
-            shard: None,
+    /// Completes the flags (pacing, the default duration and threads, the method's case) and
+    /// checks them: the error is one line saying what to change.
+    pub fn resolve(mut self) -> Result<LoadConfig, Error> {
+        if self.duration.is_none() && self.requests.is_none() {
+            self.duration = Some(Duration::from_secs(10));
         }
+        self.pacing = match (self.rate, self.think) {
+            (Some(_), Some(_)) => return Err("--rate (open loop) and --think (closed loop) exclude each other".into()),
+            (Some(r), None) => Pacing::Rate(r),
+            (None, Some(t)) => Pacing::Think(t),
+            (None, None) => Pacing::Closed,
+        };
+        if self.target.kind == Kind::Http && self.size != 128 {
+            return Err("--size applies to echo:// and packet:// targets".into());
+        }
+        self.method = self.method.to_ascii_uppercase();
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Engine threads: `-t`, or one per CPU this process may run on.
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1))
+    }
+
+    /// The source addresses of `--bind` (none: the kernel picks).
+    pub fn sources(&self) -> &[Ipv4Addr] {
+        self.bind.as_ref().map_or(&[], |b| &b.0)
     }
 
     /// Checks flag combinations; the error is one line saying what to change.
@@ -96,7 +152,7 @@ impl LoadConfig {
         if self.connections == 0 {
             return Err("-c must be at least 1".into());
         }
-        if self.threads == 0 {
+        if self.threads == Some(0) {
             return Err("-t must be at least 1".into());
         }
         if self.duration.is_some() && self.requests.is_some() {
@@ -130,7 +186,7 @@ impl LoadConfig {
         if !http && self.size == 0 {
             return Err("--size must be at least 1 byte".into());
         }
-        if !self.bind.is_empty() && !self.target.addr.is_ipv4() {
+        if !self.sources().is_empty() && !self.target.addr.is_ipv4() {
             return Err("--bind takes IPv4 addresses, the target is IPv6".into());
         }
         if self.timeout.is_zero() {
@@ -141,7 +197,7 @@ impl LoadConfig {
 
     /// This process's share: (connections, first slot, quota, rate, connect rate).
     fn share(&self) -> (usize, u64, Option<u64>, Option<f64>, Option<f64>) {
-        let (i, k) = self.shard.unwrap_or((0, 1));
+        let Shard(i, k) = self.shard.unwrap_or(Shard(0, 1));
         let (conns, first) = split(self.connections, k, i);
         let part = |total: f64| total * conns as f64 / self.connections as f64;
         let quota = self.requests.map(|n| split_weighted(n, self.connections, first, conns));
@@ -195,13 +251,14 @@ static STOP: AtomicU64 = AtomicU64::new(0);
 pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
     cfg.validate()?;
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(cpus).map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(&cpus.0)
+            .map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
     }
     let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
     let _ = sys::rlimit::set_nofile(hard);
     let _ = sys::signal::install_stop_handler(&STOP);
     let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
-    let threads = cfg.threads.min(conns).max(1);
+    let threads = cfg.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     let mut cpu0 = sys::procfs::self_cpu();
     let t0 = Instant::now();

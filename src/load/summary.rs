@@ -77,7 +77,7 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
             "think_s": if let Pacing::Think(d) = cfg.pacing { Some(d.as_secs_f64()) } else { None },
             "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
             "timeout_s": cfg.timeout.as_secs_f64(), "connect_rate": cfg.connect_rate,
-            "bind": cfg.bind.iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
+            "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
             "method": cfg.method, "headers": cfg.headers,
         },
         "environment": environment(cfg),
