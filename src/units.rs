@@ -42,6 +42,28 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses a byte count: `100000`, `64KiB` / `64k`, `1MiB` / `1m`, `1GiB` / `1g`.
+pub fn parse_size(s: &str) -> Result<usize, BadValue> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale: usize = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        _ => {
+            return Err(BadValue(format!(
+                "'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB"
+            )))
+        }
+    };
+    num.parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| BadValue(format!("'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB")))
+}
+
 /// Formats a duration the way [`parse_duration`] reads it, compactly.
 pub fn format_duration(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;

@@ -47,7 +47,7 @@ fn killing_one_procs_accept_worker_loses_only_its_connections_and_it_is_replaced
     let mut alive_conns = 0;
     for (s, p) in conns.iter_mut().zip(pending.iter_mut()) {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        if std::io::Write::write_all(s, b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+        if std::io::Write::write_all(s, b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").is_ok() {
             if let Ok(Some(r)) = read_response(s, p) {
                 alive_conns += usize::from(r.status == 200);
             }

@@ -39,7 +39,8 @@ fn http11_keep_alive_serves_1000_requests_on_one_connection() {
             assert_eq!(r.status, 200, "request {i}");
             assert_eq!(r.body, HELLO);
         }
-        s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+        s.write_all(b"HEAD / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
         let r = read_response_to(&mut s, &mut pending, true).unwrap().unwrap();
         assert!(r.head.contains("Content-Length: 18") && r.body.is_empty());
         assert!(read_to_end_lossy(&mut s).is_empty(), "nothing after the close response");
@@ -97,7 +98,7 @@ fn malformed_gets_400_oversized_gets_431_then_close() {
                 "HTTP/1.1 431",
             ),
             (
-                b"DELETE / HTTP/1.1\r\nConnection: close\r\n\r\n".to_vec(),
+                b"DELETE / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".to_vec(),
                 "HTTP/1.1 405",
             ),
         ];
@@ -117,6 +118,118 @@ fn malformed_gets_400_oversized_gets_431_then_close() {
         assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
         drop(s);
         srv.stop();
+    });
+}
+
+/// RFC 9112's message framing rules: each refusal ends the connection with its status, and the
+/// server goes on serving others.
+#[test]
+fn framing_rules_of_rfc_9112_are_kept() {
+    let big_ext = format!(
+        "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n1;x={}\r\na\r\n0\r\n\r\n",
+        "e".repeat(5000)
+    );
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"GET / HTTP/1.1\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n".to_vec(), "HTTP/1.1 400"),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n".to_vec(),
+            "HTTP/1.1 400",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec(),
+            "HTTP/1.1 501",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1, 2\r\n\r\nab".to_vec(),
+            "HTTP/1.1 400",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n".to_vec(),
+            "HTTP/1.1 400",
+        ),
+        (big_ext.into_bytes(), "HTTP/1.1 400"),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY".to_vec(),
+            "HTTP/1.1 400",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nExpect: magic\r\nContent-Length: 1\r\n\r\nx".to_vec(),
+            "HTTP/1.1 417",
+        ),
+        (
+            b"PUT / HTTP/1.1\r\nHost: t\r\nContent-Length: 2000\r\n\r\n".to_vec(),
+            "HTTP/1.1 413",
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n7d1\r\n".to_vec(),
+            "HTTP/1.1 413",
+        ),
+    ];
+    for_each_model(|model, args| {
+        let srv = Server::start(model, &[args, &["--max-body", "1KiB"]].concat());
+        for (req, want) in &cases {
+            let mut s = srv.connect();
+            s.write_all(req).unwrap();
+            let text = String::from_utf8_lossy(&read_to_end_lossy(&mut s)).to_string();
+            assert!(
+                text.starts_with(want) && text.contains("Connection: close"),
+                "sent {:?}, got {text:?}",
+                String::from_utf8_lossy(&req[..req.len().min(90)])
+            );
+        }
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        drop(s);
+        srv.stop();
+    });
+}
+
+/// POST and PUT echo their body, framed by Content-Length or chunked coding with trailers, and
+/// `Expect: 100-continue` gets `100 Continue` before the body is sent.
+#[test]
+fn request_bodies_are_echoed_and_the_connection_goes_on() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let mut s = srv.connect();
+        let body = random_bytes(3000, 7);
+        let mut req = format!("POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        req.extend_from_slice(&body);
+        req.extend_from_slice(b"PUT / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n");
+        s.write_all(&req).unwrap();
+        let mut pending = Vec::new();
+        let r = read_response(&mut s, &mut pending)
+            .unwrap()
+            .expect("a response to the POST");
+        assert_eq!(
+            (r.status, &r.body[..]),
+            (200, &body[..]),
+            "{model}: POST echoes its body"
+        );
+        let r = read_response(&mut s, &mut pending)
+            .unwrap()
+            .expect("a response to the PUT");
+        assert_eq!(
+            (r.status, &r.body[..]),
+            (200, &b"hello world"[..]),
+            "{model}: chunked PUT echoed"
+        );
+        // 100-continue: the interim response comes before the body is sent.
+        s.write_all(b"POST / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            .unwrap();
+        let mut interim = vec![0u8; b"HTTP/1.1 100 Continue\r\n\r\n".len()];
+        s.read_exact(&mut interim).unwrap();
+        assert_eq!(&interim[..], b"HTTP/1.1 100 Continue\r\n\r\n");
+        s.write_all(b"ping").unwrap();
+        let r = read_response(&mut s, &mut pending)
+            .unwrap()
+            .expect("a response after the body");
+        assert_eq!((r.status, &r.body[..]), (200, &b"ping"[..]));
+        assert_eq!(get(&mut s, &mut pending).status, 200, "{model}: the connection goes on");
+        drop(s);
+        let st = srv.stop();
+        assert_eq!(st.total("requests"), 4, "{model}");
     });
 }
 

@@ -71,7 +71,7 @@ fn answered(srv: &Server, n: usize) -> (usize, Vec<TcpStream>) {
     let mut ok = 0;
     for s in &mut conns {
         s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        if s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+        if s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").is_ok() {
             if let Ok(Some(r)) = read_response(s, &mut Vec::new()) {
                 ok += usize::from(r.status == 200);
             }
@@ -161,7 +161,7 @@ fn select_refuses_descriptors_past_fd_setsize_and_keeps_serving_the_rest() {
     let mut ok = 0;
     for s in &mut conns {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        if s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok() {
+        if s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").is_ok() {
             if let Ok(Some(r)) = read_response(s, &mut Vec::new()) {
                 ok += usize::from(r.status == 200);
             }
@@ -184,7 +184,7 @@ fn select_refuses_descriptors_past_fd_setsize_and_keeps_serving_the_rest() {
 }
 
 fn get_opt(s: &mut TcpStream, pending: &mut Vec<u8>) -> bool {
-    s.write_all(b"GET / HTTP/1.1\r\n\r\n").is_ok()
+    s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").is_ok()
         && matches!(read_response(s, pending), Ok(Some(r)) if r.status == 200)
 }
 

@@ -32,23 +32,50 @@ fn request() -> impl Strategy<Value = Vec<u8>> {
             Just("Connection: close\r\n")
         ],
         prop::option::of(prop::collection::vec(any::<u8>(), 0..40)),
+        // Host: mostly one; sometimes none or two (refused in HTTP/1.1).
+        prop_oneof![8 => Just(1usize), 1 => Just(0usize), 1 => Just(2usize)],
+        // The body's framing: Content-Length, or chunked in pieces of these sizes with a trailer.
+        prop::option::of(prop::collection::vec(1usize..9, 0..4)),
+        prop::bool::weighted(0.2),
     )
-        .prop_map(|(method, path, version, headers, conn, body)| {
+        .prop_map(|(method, path, version, headers, conn, body, hosts, chunks, expect)| {
             let mut r = format!("{method} {path} {version}\r\n");
+            for _ in 0..hosts {
+                r.push_str("Host: example.com:80\r\n");
+            }
             for (k, v) in headers {
-                if !k.eq_ignore_ascii_case("content-length")
-                    && !k.eq_ignore_ascii_case("connection")
-                    && !k.eq_ignore_ascii_case("transfer-encoding")
+                if !["content-length", "connection", "transfer-encoding", "host", "expect"]
+                    .iter()
+                    .any(|h| k.eq_ignore_ascii_case(h))
                 {
                     r.push_str(&format!("{k}: {}\r\n", v.trim()));
                 }
             }
             r.push_str(conn);
-            let mut bytes = match &body {
-                Some(b) => format!("{r}Content-Length: {}\r\n\r\n", b.len()).into_bytes(),
-                None => format!("{r}\r\n").into_bytes(),
+            if expect {
+                r.push_str("Expect: 100-continue\r\n");
+            }
+            let body = body.unwrap_or_default();
+            let mut bytes = match chunks {
+                Some(sizes) if !body.is_empty() => {
+                    let mut b = format!("{r}Transfer-Encoding: chunked\r\n\r\n").into_bytes();
+                    let mut rest = &body[..];
+                    for size in sizes.into_iter().chain(std::iter::once(usize::MAX)) {
+                        let piece = &rest[..size.min(rest.len())];
+                        if piece.is_empty() {
+                            break;
+                        }
+                        b.extend(format!("{:x};n=v\r\n", piece.len()).into_bytes());
+                        b.extend(piece);
+                        b.extend(b"\r\n");
+                        rest = &rest[piece.len()..];
+                    }
+                    b.extend(b"0\r\nX-Sum: 1\r\n\r\n");
+                    return b;
+                }
+                _ => format!("{r}Content-Length: {}\r\n\r\n", body.len()).into_bytes(),
             };
-            bytes.extend(body.unwrap_or_default());
+            bytes.extend(body);
             bytes
         })
 }

@@ -92,7 +92,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 for fd in fresh {
                     let raw = fd.as_raw_fd();
                     if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
-                        idle.insert(Conn::new(ctx.cfg.proto, fd));
+                        idle.insert(Conn::new(w.session(), fd));
                     } else {
                         w.release();
                     }

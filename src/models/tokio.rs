@@ -19,7 +19,6 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
-use crate::proto::Session;
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -84,7 +83,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
 
 /// One connection's task.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
-    let mut session = Session::new(w.ctx.cfg.proto);
+    let mut session = w.session();
     let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
     let mut last = Instant::now();

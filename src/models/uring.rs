@@ -201,7 +201,7 @@ impl RingLoop<'_> {
             Ok(fd) => {
                 if let Some(fd) = w.admit(fd) {
                     w.count(Counter::Useful, 1);
-                    let (tag, conn) = self.slots.insert(fd, Session::new(w.ctx.cfg.proto));
+                    let (tag, conn) = self.slots.insert(fd, w.session());
                     if self.ring.recv_multi(conn.fd.as_fd(), tag).is_err() {
                         self.slots.close(w, tag);
                     }

@@ -1,194 +1,504 @@
-//! http: the seed's "hello" server as a sans-I/O HTTP/1.x session.
+//! http: the seed's "hello" server as a sans-I/O HTTP/1.1 session (RFC 9112 framing).
 //!
-//! GET / HEAD -> 200 `<html>hello</html>`. HTTP/1.0 closes unless `Connection: keep-alive`;
-//! HTTP/1.1 keeps alive unless `Connection: close`. Pipelined requests are answered in order;
-//! requests may arrive split at any byte. Malformed -> 400 and close; a header section over
-//! 8 KiB (or too many headers) -> 431 and close; other methods -> 405. Parsing is `httparse`.
+//! GET / HEAD -> 200 `<html>hello</html>`. POST / PUT -> 200 with the request body echoed; the
+//! body is framed by `Content-Length` (echoed as it arrives) or chunked coding with trailers
+//! (collected, then answered with a `Content-Length`). HTTP/1.0 closes unless
+//! `Connection: keep-alive`; HTTP/1.1 keeps alive unless `Connection: close`. Pipelined
+//! requests are answered in order; requests may arrive split at any byte.
+//!
+//! Refused, each with its status and `Connection: close`: malformed syntax, an HTTP/1.1 request
+//! without exactly one valid `Host`, `Transfer-Encoding` with `Content-Length`, an unusable
+//! `Content-Length`, bad chunk framing or a chunk extension over 4 KiB -> 400; a head over
+//! 8 KiB or too many headers -> 431; a body over `max_body` -> 413; a `Transfer-Encoding` other
+//! than `chunked` -> 501; an `Expect` other than `100-continue` -> 417. `Expect: 100-continue`
+//! gets `100 Continue` before the body. Other methods -> 405 (their body, if any, is skipped).
+//! Parsing of heads is `httparse`.
 
 use super::Fed;
 
-/// The largest request head (request line + headers) accepted.
+/// The largest request head (request line + headers) accepted, and of a trailer section.
 pub const MAX_HEAD: usize = 8 * 1024;
 /// The most headers one request may carry.
 const MAX_HEADERS: usize = 64;
+/// The longest chunk-size line (size, extensions) accepted.
+const MAX_CHUNK_LINE: usize = 4 * 1024;
+/// The default largest request body (`--max-body`).
+pub const MAX_BODY: usize = 1024 * 1024;
 
-/// The body every 200 carries (seed 000's).
+/// The body every 200 to GET carries (seed 000's).
 pub const BODY: &[u8] = b"<html>hello</html>";
 
 const OK_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/html\r\nContent-Length: 18\r\n";
+const ECHO_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: application/octet-stream\r\n";
 const KEEP: &[u8] = b"Connection: keep-alive\r\n";
 const CLOSE: &[u8] = b"Connection: close\r\n";
-const BAD_REQUEST: &[u8] =
-    b"HTTP/1.1 400 Bad Request\r\nServer: muxlab\r\nContent-Length: 12\r\nConnection: close\r\n\r\nbad request\n";
-const TOO_LARGE: &[u8] = b"HTTP/1.1 431 Request Header Fields Too Large\r\nServer: muxlab\r\nContent-Length: 24\r\nConnection: close\r\n\r\nrequest head over 8 KiB\n";
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 const NOT_ALLOWED_HEAD: &[u8] =
-    b"HTTP/1.1 405 Method Not Allowed\r\nServer: muxlab\r\nAllow: GET, HEAD\r\nContent-Length: 19\r\n";
+    b"HTTP/1.1 405 Method Not Allowed\r\nServer: muxlab\r\nAllow: GET, HEAD, POST, PUT\r\nContent-Length: 19\r\n";
 const NOT_ALLOWED_BODY: &[u8] = b"method not allowed\n";
 
-/// One connection's HTTP state.
-#[derive(Debug, Default)]
-pub struct HttpSession {
-    /// Bytes of a request not yet complete.
-    buf: Vec<u8>,
-    /// Body bytes still to skip (a request with Content-Length).
-    skip: usize,
-    /// A response said `Connection: close`; everything after is ignored.
-    closed: bool,
+/// A refusal: the status line and a one-line body; the connection closes after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    BadRequest,
+    ExpectationFailed,
+    TooLarge,
+    HeadTooLarge,
+    NotImplemented,
 }
 
-/// What the parser decided about the bytes it was given.
-struct Parsed {
-    consumed: usize,
-    requests: u64,
-    close: bool,
+impl Refusal {
+    fn write(self, out: &mut Vec<u8>) {
+        let (status, body) = match self {
+            Refusal::BadRequest => ("400 Bad Request", "bad request\n"),
+            Refusal::ExpectationFailed => ("417 Expectation Failed", "only 100-continue is expected\n"),
+            Refusal::TooLarge => ("413 Content Too Large", "request body over the limit\n"),
+            Refusal::HeadTooLarge => ("431 Request Header Fields Too Large", "request head over 8 KiB\n"),
+            Refusal::NotImplemented => ("501 Not Implemented", "only chunked transfer coding is supported\n"),
+        };
+        out.extend_from_slice(
+            format!(
+                "HTTP/1.1 {status}\r\nServer: muxlab\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    }
+}
+
+/// Where the session is in the request stream.
+#[derive(Debug, Default)]
+enum State {
+    /// Waiting for (the rest of) a request head.
+    #[default]
+    Head,
+    /// Inside a `Content-Length` body: `left` bytes to go; echoed or skipped. `announce`: the
+    /// echo's head (for a body of that length) goes out with the first body byte.
+    Body {
+        left: usize,
+        echo: bool,
+        keep: bool,
+        announce: Option<usize>,
+    },
+    /// Inside a chunked body.
+    Chunked(Chunked),
+    /// A response said `Connection: close`; everything after is ignored.
+    Closed,
+}
+
+/// A chunked body being decoded.
+#[derive(Debug)]
+struct Chunked {
+    phase: Phase,
+    /// The body so far, when it is to be echoed (POST / PUT); `None`: skipped.
+    body: Option<Vec<u8>>,
+    /// Body bytes received so far (against `max_body`).
+    size: usize,
+    keep: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// A chunk-size line.
+    Size,
+    /// Chunk data, `left` bytes to go.
+    Data { left: usize },
+    /// The CRLF after chunk data.
+    DataEnd,
+    /// Trailer lines, up to an empty line; `seen` bytes of them so far.
+    Trailers { seen: usize },
+    /// The last chunk and the trailers are in: the body is complete.
+    Done,
+}
+
+/// One connection's HTTP state.
+#[derive(Debug)]
+pub struct HttpSession {
+    /// Bytes not yet consumed (an incomplete head, chunk-size line or trailer line).
+    buf: Vec<u8>,
+    state: State,
+    /// The largest request body accepted.
+    max_body: usize,
+}
+
+impl Default for HttpSession {
+    fn default() -> Self {
+        HttpSession::new(MAX_BODY)
+    }
+}
+
+/// What one step over the input did.
+enum Step {
+    /// Used this many bytes; go on.
+    Used(usize),
+    /// Needs more input than there is.
+    More,
+    /// A request head is next.
+    Head,
 }
 
 impl HttpSession {
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
-        if self.closed {
-            return Fed {
-                requests: 0,
-                close: true,
-            };
+    /// A session accepting request bodies up to `max_body` bytes.
+    pub fn new(max_body: usize) -> HttpSession {
+        HttpSession {
+            buf: Vec::new(),
+            state: State::Head,
+            max_body,
         }
-        let p = if self.buf.is_empty() {
-            // Fast path: parse straight from the read buffer, keep only an incomplete tail.
-            let p = parse_all(input, &mut self.skip, out);
-            self.buf.extend_from_slice(&input[p.consumed..]);
-            p
+    }
+
+    /// Bytes of an unfinished request are buffered (the head or a framing line is incomplete).
+    pub fn mid_request(&self) -> bool {
+        !self.buf.is_empty() || !matches!(self.state, State::Head | State::Closed)
+    }
+
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
+        let mut fed = Fed::default();
+        if matches!(self.state, State::Closed) {
+            fed.close = true;
+            return fed;
+        }
+        if self.buf.is_empty() {
+            // Fast path: work straight from the read buffer, keep only an incomplete tail.
+            let used = self.run(input, out, &mut fed);
+            self.buf.extend_from_slice(&input[used..]);
         } else {
-            self.buf.extend_from_slice(input);
-            let p = parse_all(&self.buf, &mut self.skip, out);
-            self.buf.drain(..p.consumed);
-            p
-        };
-        if p.close {
-            self.closed = true;
+            let mut data = std::mem::take(&mut self.buf);
+            data.extend_from_slice(input);
+            let used = self.run(&data, out, &mut fed);
+            data.drain(..used);
+            self.buf = data;
+        }
+        if fed.close {
+            self.state = State::Closed;
             self.buf = Vec::new();
         }
-        Fed {
-            requests: p.requests,
-            close: p.close,
+        fed
+    }
+
+    /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
+    fn run(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> usize {
+        let mut pos = 0;
+        while !fed.close {
+            let step = match &mut self.state {
+                State::Head if pos == data.len() => Step::More,
+                State::Head => Step::Head,
+                State::Body {
+                    left,
+                    echo,
+                    keep,
+                    announce,
+                } => {
+                    let n = (*left).min(data.len() - pos);
+                    if *echo && n > 0 {
+                        if let Some(len) = announce.take() {
+                            echo_head(len, *keep, out);
+                        }
+                        out.extend_from_slice(&data[pos..pos + n]);
+                    }
+                    *left -= n;
+                    if *left == 0 {
+                        finish(*keep, fed);
+                        self.state = State::Head;
+                    }
+                    if n == 0 && pos == data.len() {
+                        Step::More
+                    } else {
+                        Step::Used(n)
+                    }
+                }
+                State::Chunked(c) => match c.step(&data[pos..], self.max_body) {
+                    Ok(Some(used)) => Step::Used(used),
+                    Ok(None) => Step::More,
+                    Err(r) => refuse(r, out, fed),
+                },
+                State::Closed => Step::More,
+            };
+            if let State::Chunked(c) = &self.state {
+                if c.complete() {
+                    let State::Chunked(c) = std::mem::take(&mut self.state) else {
+                        unreachable!()
+                    };
+                    if let Some(body) = c.body {
+                        echo_head(body.len(), c.keep, out);
+                        out.extend_from_slice(&body);
+                    }
+                    finish(c.keep, fed);
+                }
+            }
+            match step {
+                Step::Head => match self.head(&data[pos..], out, fed) {
+                    Step::Used(n) => pos += n,
+                    _ => break,
+                },
+                Step::Used(n) => pos += n,
+                Step::More => break,
+            }
+        }
+        if fed.close {
+            data.len()
+        } else {
+            pos
         }
     }
-}
 
-/// Answers every complete request in `data`; returns how much of it was used.
-fn parse_all(data: &[u8], skip: &mut usize, out: &mut Vec<u8>) -> Parsed {
-    let mut pos = 0;
-    let mut requests = 0;
-    loop {
-        if *skip > 0 {
-            let n = (*skip).min(data.len() - pos);
-            *skip -= n;
-            pos += n;
-        }
-        if pos == data.len() {
-            return Parsed {
-                consumed: pos,
-                requests,
-                close: false,
-            };
-        }
+    /// Parses a request head at the start of `data` and answers or starts its body.
+    fn head(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Step {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
-        let close = match req.parse(&data[pos..]) {
-            Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => {
-                out.extend_from_slice(TOO_LARGE);
-                true
-            }
-            Ok(httparse::Status::Complete(n)) => match respond(&req, out) {
-                Some((keep, body_len)) => {
-                    pos += n;
-                    *skip = body_len;
-                    requests += 1;
-                    if keep {
-                        continue;
-                    }
-                    return Parsed {
-                        consumed: pos,
-                        requests,
-                        close: true,
-                    };
-                }
-                None => {
-                    out.extend_from_slice(BAD_REQUEST);
-                    true
-                }
-            },
-            Ok(httparse::Status::Partial) if data.len() - pos > MAX_HEAD => {
-                out.extend_from_slice(TOO_LARGE);
-                true
-            }
-            Ok(httparse::Status::Partial) => {
-                return Parsed {
-                    consumed: pos,
-                    requests,
-                    close: false,
+        let n = match req.parse(data) {
+            Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => return refuse(Refusal::HeadTooLarge, out, fed),
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if data.len() > MAX_HEAD => return refuse(Refusal::HeadTooLarge, out, fed),
+            Ok(httparse::Status::Partial) => return Step::More,
+            Err(httparse::Error::TooManyHeaders) => return refuse(Refusal::HeadTooLarge, out, fed),
+            Err(_) => return refuse(Refusal::BadRequest, out, fed),
+        };
+        let h = match Head::read(&req) {
+            Ok(h) => h,
+            Err(r) => return refuse(r, out, fed),
+        };
+        let method = req.method.unwrap_or("");
+        let echo = matches!(method, "POST" | "PUT");
+        if h.content_length.is_some_and(|n| n > self.max_body) {
+            return refuse(Refusal::TooLarge, out, fed);
+        }
+        if h.continue_expected && (h.chunked || h.content_length.is_some_and(|n| n > 0)) {
+            out.extend_from_slice(CONTINUE);
+        }
+        let conn_line = if h.keep { KEEP } else { CLOSE };
+        match method {
+            "GET" | "HEAD" => {
+                out.extend_from_slice(OK_HEAD);
+                out.extend_from_slice(conn_line);
+                out.extend_from_slice(b"\r\n");
+                if method == "GET" {
+                    out.extend_from_slice(BODY);
                 }
             }
-            Err(httparse::Error::TooManyHeaders) => {
-                out.extend_from_slice(TOO_LARGE);
-                true
+            // The echo's head goes out with the first body byte (or now, for an empty body).
+            "POST" | "PUT" if !h.chunked && h.content_length.unwrap_or(0) == 0 => echo_head(0, h.keep, out),
+            "POST" | "PUT" => {}
+            _ => {
+                out.extend_from_slice(NOT_ALLOWED_HEAD);
+                out.extend_from_slice(conn_line);
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(NOT_ALLOWED_BODY);
             }
-            Err(_) => {
-                out.extend_from_slice(BAD_REQUEST);
-                true
+        }
+        self.state = if h.chunked {
+            State::Chunked(Chunked {
+                phase: Phase::Size,
+                body: echo.then(Vec::new),
+                size: 0,
+                keep: h.keep,
+            })
+        } else {
+            match h.content_length.unwrap_or(0) {
+                0 => {
+                    finish(h.keep, fed);
+                    State::Head
+                }
+                left => State::Body {
+                    left,
+                    echo,
+                    keep: h.keep,
+                    announce: Some(left),
+                },
             }
         };
-        // An error response: it is a request answered, and the connection ends here.
-        return Parsed {
-            consumed: data.len(),
-            requests: requests + 1,
-            close,
-        };
+        Step::Used(n)
     }
 }
 
-/// Writes the response to a complete request head. Returns `(keep_alive, body_bytes_to_skip)`,
-/// or `None` when the head is malformed (bad Content-Length).
-fn respond(req: &httparse::Request<'_, '_>, out: &mut Vec<u8>) -> Option<(bool, usize)> {
-    let http10 = req.version == Some(0);
-    let mut keep = !http10;
-    let mut body_len = 0usize;
-    let mut chunked = false;
-    for h in req.headers.iter() {
-        if h.name.eq_ignore_ascii_case("connection") {
-            for token in h.value.split(|&b| b == b',') {
-                let t = token.trim_ascii();
-                if t.eq_ignore_ascii_case(b"close") {
-                    keep = false;
-                } else if t.eq_ignore_ascii_case(b"keep-alive") && http10 {
-                    keep = true;
+/// What a request head says about the connection and the body.
+struct Head {
+    keep: bool,
+    content_length: Option<usize>,
+    chunked: bool,
+    continue_expected: bool,
+}
+
+impl Head {
+    /// Applies RFC 9112's rules on `Host`, `Content-Length`, `Transfer-Encoding` and `Expect`.
+    fn read(req: &httparse::Request<'_, '_>) -> Result<Head, Refusal> {
+        let http10 = req.version == Some(0);
+        let mut h = Head {
+            keep: !http10,
+            content_length: None,
+            chunked: false,
+            continue_expected: false,
+        };
+        let (mut hosts, mut te) = (0, false);
+        for header in req.headers.iter() {
+            let (name, value) = (header.name, header.value.trim_ascii());
+            if name.eq_ignore_ascii_case("connection") {
+                for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+                    if token.eq_ignore_ascii_case(b"close") {
+                        h.keep = false;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                        h.keep = true;
+                    }
                 }
+            } else if name.eq_ignore_ascii_case("host") {
+                hosts += 1;
+                if !value
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:[]%".contains(&b))
+                {
+                    return Err(Refusal::BadRequest);
+                }
+            } else if name.eq_ignore_ascii_case("content-length") {
+                // Digits only (no sign, no list); repeated values must agree.
+                if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+                    return Err(Refusal::BadRequest);
+                }
+                let n = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                let n = n.ok_or(Refusal::TooLarge)?;
+                if h.content_length.is_some_and(|m| m != n) {
+                    return Err(Refusal::BadRequest);
+                }
+                h.content_length = Some(n);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                if te || !value.eq_ignore_ascii_case(b"chunked") {
+                    // One coding we can decode, and nothing layered on it.
+                    let known = value
+                        .split(|&b| b == b',')
+                        .all(|c| c.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+                    return Err(if known {
+                        Refusal::BadRequest
+                    } else {
+                        Refusal::NotImplemented
+                    });
+                }
+                te = true;
+            } else if name.eq_ignore_ascii_case("expect") {
+                if !value.eq_ignore_ascii_case(b"100-continue") {
+                    return Err(Refusal::ExpectationFailed);
+                }
+                h.continue_expected = !http10;
             }
-        } else if h.name.eq_ignore_ascii_case("content-length") {
-            body_len = std::str::from_utf8(h.value).ok()?.trim().parse().ok()?;
-        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = true;
         }
+        // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (at most one in 1.0); §6.1: a message with
+        // both Transfer-Encoding and Content-Length, or Transfer-Encoding in HTTP/1.0, is faulty.
+        if (!http10 && hosts != 1) || hosts > 1 || (te && (h.content_length.is_some() || http10)) {
+            return Err(Refusal::BadRequest);
+        }
+        h.chunked = te;
+        Ok(h)
     }
-    // A body we cannot frame (chunked) means we cannot find the next request: close after.
-    if chunked {
-        keep = false;
+}
+
+impl Chunked {
+    fn complete(&self) -> bool {
+        self.phase == Phase::Done
     }
-    let method = req.method.unwrap_or("");
-    let conn_line = if keep { KEEP } else { CLOSE };
-    match method {
-        "GET" | "HEAD" => {
-            out.extend_from_slice(OK_HEAD);
-            out.extend_from_slice(conn_line);
-            out.extend_from_slice(b"\r\n");
-            if method == "GET" {
-                out.extend_from_slice(BODY);
+
+    /// Decodes what it can of `data`: `Some(bytes used)`, or `None` when a framing line is
+    /// incomplete.
+    fn step(&mut self, data: &[u8], max_body: usize) -> Result<Option<usize>, Refusal> {
+        match self.phase {
+            Phase::Size => {
+                let Some(end) = line_end(data) else {
+                    return if data.len() > MAX_CHUNK_LINE + 18 {
+                        Err(Refusal::BadRequest)
+                    } else {
+                        Ok(None)
+                    };
+                };
+                let line = &data[..end];
+                let (size, ext) = match line.iter().position(|&b| b == b';') {
+                    Some(i) => (&line[..i], &line[i..]),
+                    None => (line, &line[line.len()..]),
+                };
+                let size = size.trim_ascii_end();
+                if size.is_empty()
+                    || size.len() > 16
+                    || !size.iter().all(u8::is_ascii_hexdigit)
+                    || ext.len() > MAX_CHUNK_LINE
+                {
+                    return Err(Refusal::BadRequest);
+                }
+                let n = usize::from_str_radix(std::str::from_utf8(size).expect("hex digits"), 16)
+                    .map_err(|_| Refusal::BadRequest)?;
+                if self.size.saturating_add(n) > max_body {
+                    return Err(Refusal::TooLarge);
+                }
+                self.phase = if n == 0 {
+                    Phase::Trailers { seen: 0 }
+                } else {
+                    Phase::Data { left: n }
+                };
+                Ok(Some(end + 2))
             }
-        }
-        _ => {
-            out.extend_from_slice(NOT_ALLOWED_HEAD);
-            out.extend_from_slice(conn_line);
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(NOT_ALLOWED_BODY);
+            Phase::Data { left } => {
+                if data.is_empty() {
+                    return Ok(None);
+                }
+                let n = left.min(data.len());
+                if let Some(body) = &mut self.body {
+                    body.extend_from_slice(&data[..n]);
+                }
+                self.size += n;
+                self.phase = if n == left {
+                    Phase::DataEnd
+                } else {
+                    Phase::Data { left: left - n }
+                };
+                Ok(Some(n))
+            }
+            Phase::DataEnd => match data {
+                [b'\r', b'\n', ..] => {
+                    self.phase = Phase::Size;
+                    Ok(Some(2))
+                }
+                [] | [b'\r'] => Ok(None),
+                _ => Err(Refusal::BadRequest),
+            },
+            Phase::Trailers { seen } => {
+                let Some(end) = line_end(data) else {
+                    return if seen + data.len() > MAX_HEAD {
+                        Err(Refusal::HeadTooLarge)
+                    } else {
+                        Ok(None)
+                    };
+                };
+                if end == 0 {
+                    self.phase = Phase::Done;
+                } else if !data[..end].contains(&b':') {
+                    return Err(Refusal::BadRequest);
+                } else {
+                    self.phase = Phase::Trailers { seen: seen + end + 2 };
+                }
+                Ok(Some(end + 2))
+            }
+            Phase::Done => Ok(None),
         }
     }
-    Some((keep, body_len))
+}
+
+/// The index of the CRLF ending the first line of `data`, if it is there.
+fn line_end(data: &[u8]) -> Option<usize> {
+    data.windows(2).position(|w| w == b"\r\n")
+}
+
+/// Writes the head of a 200 echoing a body of `len` bytes.
+fn echo_head(len: usize, keep: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(ECHO_HEAD);
+    out.extend_from_slice(format!("Content-Length: {len}\r\n").as_bytes());
+    out.extend_from_slice(if keep { KEEP } else { CLOSE });
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A request is answered: count it; end the connection after it unless kept alive.
+fn finish(keep: bool, fed: &mut Fed) {
+    fed.requests += 1;
+    fed.close |= !keep;
+}
+
+/// Answers with a refusal; it counts as a request answered, and the connection ends here.
+fn refuse(r: Refusal, out: &mut Vec<u8>, fed: &mut Fed) -> Step {
+    r.write(out);
+    finish(false, fed);
+    Step::More
 }

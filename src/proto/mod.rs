@@ -76,8 +76,13 @@ pub enum Session {
 
 impl Session {
     pub fn new(proto: Proto) -> Session {
+        Session::with_max_body(proto, http::MAX_BODY)
+    }
+
+    /// A session whose HTTP requests may carry bodies up to `max_body` bytes.
+    pub fn with_max_body(proto: Proto, max_body: usize) -> Session {
         match proto {
-            Proto::Http => Session::Http(http::HttpSession::default()),
+            Proto::Http => Session::Http(http::HttpSession::new(max_body)),
             Proto::Echo => Session::Echo(echo::EchoSession),
             Proto::Packet(size) => Session::Packet(packet::PacketSession::new(size)),
         }

@@ -15,7 +15,6 @@ use super::config::{READ_BUF, TICK};
 use super::ctx::Worker;
 use super::error::Error;
 use super::stats::Counter;
-use crate::proto::Session;
 use crate::sys;
 
 /// Makes blocking calls on `listener` return every tick.
@@ -58,7 +57,7 @@ pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
 pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
-    let mut session = Session::new(w.ctx.cfg.proto);
+    let mut session = w.session();
     let mut last = Instant::now();
     if sys::socket::set_timeouts(&fd, TICK).is_ok() {
         while !w.stopping() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::error::Error;
 use crate::proto::Proto;
-use crate::units::{format_duration, parse_duration, BadValue, CpuList};
+use crate::units::{format_duration, parse_duration, parse_size, BadValue, CpuList};
 
 /// How often a waiting model wakes to check the stop flag and idle connections.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -41,6 +41,9 @@ pub struct Config {
     /// rejected) [default: 90 % of the descriptor limit; 1,000 for fork].
     #[arg(long)]
     pub max_conns: Option<usize>,
+    /// The largest HTTP request body accepted (larger: 413), e.g. 1MiB, 64KiB, 100000.
+    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+    pub max_body: usize,
     /// Close connections silent for this long; 0 disables.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub idle_timeout: Duration,

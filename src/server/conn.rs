@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::ctx::Worker;
 use super::stats::Counter;
-use crate::proto::{Proto, Session};
+use crate::proto::Session;
 use crate::sys;
 
 /// What the connection waits for next.
@@ -40,10 +40,10 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(proto: Proto, fd: OwnedFd) -> Conn {
+    pub fn new(session: Session, fd: OwnedFd) -> Conn {
         Conn {
             fd,
-            session: Session::new(proto),
+            session,
             out: Vec::new(),
             sent: 0,
             closing: false,

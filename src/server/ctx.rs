@@ -110,6 +110,11 @@ impl<'a> Worker<'a> {
         self.ctx.cfg.idle().is_some_and(|t| now.duration_since(last) >= t)
     }
 
+    /// A new connection's protocol session, with the server's limits.
+    pub fn session(&self) -> Session {
+        Session::with_max_body(self.ctx.cfg.proto, self.ctx.cfg.max_body)
+    }
+
     /// What every model does with bytes that arrived: count them, feed them to the connection's
     /// protocol session (replies are appended to `out`), do the `--work` for each request
     /// answered, and count the requests. One function, so every model handles input alike.

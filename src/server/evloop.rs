@@ -78,7 +78,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             .register(fd.as_fd(), fd.as_raw_fd() as u64, interest)
             .is_ok()
         {
-            self.conns.insert(Conn::new(self.w.ctx.cfg.proto, fd));
+            self.conns.insert(Conn::new(self.w.session(), fd));
         } else {
             self.w.release();
         }
