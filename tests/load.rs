@@ -394,10 +394,119 @@ fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
         (&["http://no-such-host.invalid/"][..], "cannot resolve"),
         (&["http://127.0.0.1:1/", "--bind", "127.0.0.9-127.0.0.1"][..], "range"),
         (&["http://127.0.0.1:1/", "-d", "ten"][..], "duration"),
+        (
+            &["http://127.0.0.1:1/", "--body", "x", "--body-size", "1"][..],
+            "not both",
+        ),
+        (
+            &["http://127.0.0.1:1/", "--body", "@/no/such/file"][..],
+            "cannot read --body @/no/such/file",
+        ),
+        (&["http://127.0.0.1:1/", "--chunked"][..], "give --body or --body-size"),
+        (&["echo://127.0.0.1:1", "--body-size", "10"][..], "http://"),
+        (&["http://127.0.0.1:1/", "--body-size", "lots"][..], "not a size"),
     ] {
         let out = Command::new(BIN).arg("load").args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(hint), "{args:?}: {err}");
     }
+}
+
+/// An HTTP server that echoes POST bodies (Content-Length framing only), flipping one byte of the
+/// `flip_in`-th body it echoes.
+fn body_echo_server(flip_in: usize) -> String {
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    spawn_server(move |mut s| {
+        let mut pending = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            let head_end = loop {
+                if let Some(i) = find(&pending, b"\r\n\r\n") {
+                    break i + 4;
+                }
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => pending.extend_from_slice(&buf[..n]),
+                }
+            };
+            let head = String::from_utf8_lossy(&pending[..head_end]).to_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                .unwrap_or(0);
+            while pending.len() < head_end + len {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => pending.extend_from_slice(&buf[..n]),
+                }
+            }
+            let mut body = pending[head_end..head_end + len].to_vec();
+            pending.drain(..head_end + len);
+            if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == flip_in && !body.is_empty() {
+                body[len / 2] ^= 1;
+            }
+            let mut resp = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").into_bytes();
+            resp.extend_from_slice(&body);
+            if s.write_all(&resp).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn uploaded_bodies_are_verified_byte_for_byte() {
+    // One flipped byte in the 5th echoed body: exactly one mismatch, and the run says so.
+    let addr = body_echo_server(4);
+    let (code, doc, _) = load(&[
+        &format!("http://{addr}/"),
+        "--body-size",
+        "10000",
+        "-c",
+        "1",
+        "-n",
+        "20",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["errors"]["echo_mismatch"], 1, "{}", doc["errors"]);
+    assert_eq!(doc["config"]["method"], "POST", "a body makes POST the default method");
+    // An honest echo: every body verified, nothing wrong.
+    let addr = body_echo_server(usize::MAX);
+    let (code, doc, _) = load(&[
+        &format!("http://{addr}/"),
+        "--body-size",
+        "64KiB",
+        "-c",
+        "2",
+        "-n",
+        "40",
+    ]);
+    assert_eq!((code, doc["requests"].as_u64()), (0, Some(40)), "{}", doc["errors"]);
+}
+
+#[test]
+fn uploads_against_every_framing_are_echoed_by_muxlab() {
+    let srv = Server::start("epoll", &[]);
+    let url = format!("http://{}/", srv.addr);
+    let file = std::env::temp_dir().join(format!("muxlab-body-{}", std::process::id()));
+    std::fs::write(&file, b"a body from a file").unwrap();
+    for args in [
+        &["--body-size", "100000", "-n", "30"][..],
+        &["--body-size", "100000", "--chunked", "-n", "30"][..],
+        &["--body-size", "0", "-n", "30"][..],
+        &["--body", &format!("@{}", file.display()), "-m", "put", "-n", "30"][..],
+    ] {
+        let (code, doc, err) = load(&[&[url.as_str(), "-c", "3"][..], args].concat());
+        assert_eq!(
+            (code, doc["requests"].as_u64()),
+            (0, Some(30)),
+            "{args:?}: {} {err}",
+            doc["errors"]
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+    let st = srv.stop();
+    assert_eq!(st.total("requests"), 120);
+    assert!(st.total("bytes_in") > 2 * 30 * 100_000, "the bodies reached the server");
 }

@@ -62,6 +62,7 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
         ("--think", &x.think),
         ("--timeout", &x.timeout),
         ("--bind", &x.bind),
+        ("--body-size", &x.body_size),
     ] {
         if let Some(v) = v {
             a.extend([flag.into(), v.clone()]);
@@ -72,6 +73,9 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     }
     if x.close {
         a.push("--close".into());
+    }
+    if x.chunked {
+        a.push("--chunked".into());
     }
     if let Some(r) = x.rate {
         a.extend(["--rate".into(), r.to_string()]);

@@ -31,6 +31,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../scenarios/readiness-vs-completion.toml"),
     ),
     ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
+    ("uploads", include_str!("../../scenarios/uploads.toml")),
 ];
 
 /// A whole scenario file.
@@ -97,6 +98,12 @@ pub struct Experiment {
     /// Message size for echo / packet.
     #[serde(default)]
     pub size: Option<usize>,
+    /// HTTP only: a generated request body of this size (`"64KiB"`), POSTed and verified.
+    #[serde(default)]
+    pub body_size: Option<String>,
+    /// HTTP only: send the body with chunked coding.
+    #[serde(default)]
+    pub chunked: bool,
     /// Per-request work on the server: `cpu:100us`.
     #[serde(default)]
     pub work: Option<String>,
@@ -256,6 +263,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
         if x.close && x.proto != "http" {
             return Err(field_err("close", "applies to http only".into()));
+        }
+        if let Some(b) = &x.body_size {
+            if x.proto != "http" {
+                return Err(field_err("body_size", "applies to http only".into()));
+            }
+            crate::units::parse_size(b).map_err(|e| err(b, "body_size", e.to_string()))?;
+        }
+        if x.chunked && x.body_size.is_none() {
+            return Err(field_err("chunked", "sends a body: give body_size too".into()));
         }
         if let Some(b) = &x.bind {
             crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;

@@ -108,7 +108,7 @@ impl Engine<'_> {
         c.on_socket = 0;
         c.out.clear();
         c.out_pos = 0;
-        c.http.reset();
+        c.http.reset(c.send_seq);
         c.echo.reset(c.send_seq);
         c.server_closing = false;
     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::pacing::Pacing;
 use super::tally::{ErrorClass, Tally};
-use super::workload::{EchoReader, HttpReader, Kind, Read};
+use super::workload::{EchoReader, HttpReader, Kind, Payload, Read};
 use super::LoadConfig;
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
@@ -135,7 +135,10 @@ impl<'a> Engine<'a> {
                 on_socket: 0,
                 out: Vec::new(),
                 out_pos: 0,
-                http: HttpReader::new(head_only),
+                http: match cfg.payload {
+                    Payload::Generated(size) => HttpReader::new(head_only).verifying(plan.first_slot + i as u64, size),
+                    _ => HttpReader::new(head_only),
+                },
                 echo: EchoReader::new(cfg.size),
                 send_seq: 0,
                 wake: None,
@@ -160,7 +163,14 @@ impl<'a> Engine<'a> {
             tally,
             timers: BinaryHeap::new(),
             buf: vec![0u8; 256 * 1024],
-            request: super::workload::http_request(&cfg.method, &cfg.target, &cfg.headers, cfg.close),
+            request: super::workload::http_request(
+                &cfg.method,
+                &cfg.target,
+                &cfg.headers,
+                cfg.close,
+                &cfg.payload,
+                cfg.chunked,
+            ),
             measure_from,
             end,
             issued: 0,
@@ -352,6 +362,10 @@ impl<'a> Engine<'a> {
                         Read::More => break,
                         Read::Bad => {
                             self.fail(i, ErrorClass::BadResponse, now);
+                            return false;
+                        }
+                        Read::Mismatch => {
+                            self.fail(i, ErrorClass::EchoMismatch, now);
                             return false;
                         }
                     }

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::engine::{Engine, State};
-use super::workload::{pattern, Kind};
+use super::workload::{append_body, pattern, Kind, Payload};
 
 /// Issuing requests: which connection sends what, and when.
 impl Engine<'_> {
@@ -122,7 +122,16 @@ impl Engine<'_> {
         }
         let c = &mut self.conns[i];
         match self.cfg.target.kind {
-            Kind::Http => c.out.extend_from_slice(&self.request),
+            Kind::Http => {
+                c.out.extend_from_slice(&self.request);
+                if let Payload::Generated(size) = self.cfg.payload {
+                    let (slot, seq) = (c.slot, c.send_seq);
+                    append_body(&mut c.out, size, self.cfg.chunked, |off, piece| {
+                        pattern(slot, seq, off, piece)
+                    });
+                }
+                c.send_seq += 1;
+            }
             Kind::Echo | Kind::Packet => {
                 let start = c.out.len();
                 c.out.resize(start + self.cfg.size, 0);

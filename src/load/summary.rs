@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::pacing::Pacing;
-use super::{LoadConfig, Outcome};
+use super::{LoadConfig, Outcome, Payload};
 use crate::sys;
 
 /// When the client used more than this share of its threads' CPU, it may have been the bottleneck.
@@ -78,7 +78,8 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
             "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
             "timeout_s": cfg.timeout.as_secs_f64(), "connect_rate": cfg.connect_rate,
             "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
-            "method": cfg.method, "headers": cfg.headers,
+            "method": cfg.method, "headers": cfg.headers, "body_bytes": cfg.payload.len(),
+            "body_generated": matches!(cfg.payload, Payload::Generated(_)), "chunked": cfg.chunked,
         },
         "environment": environment(cfg),
         "requests": t.requests,

@@ -80,8 +80,43 @@ impl Target {
     }
 }
 
-/// The bytes of one HTTP request.
-pub fn http_request(method: &str, target: &Target, headers: &[String], close: bool) -> Vec<u8> {
+/// What an HTTP request carries after its head.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Payload {
+    #[default]
+    None,
+    /// The same bytes in every request (`--body STRING` or `--body @FILE`).
+    Fixed(Vec<u8>),
+    /// A body of this many bytes made for each request from the connection and the request's
+    /// sequence number (`--body-size`), so an echoed body can be verified byte for byte.
+    Generated(usize),
+}
+
+impl Payload {
+    /// Body bytes per request.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::None => 0,
+            Payload::Fixed(b) => b.len(),
+            Payload::Generated(n) => *n,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The bytes of one HTTP request's head, followed by the body when it is [`Payload::Fixed`]
+/// (a generated body is appended per request with [`append_body`]).
+pub fn http_request(
+    method: &str,
+    target: &Target,
+    headers: &[String],
+    close: bool,
+    payload: &Payload,
+    chunked: bool,
+) -> Vec<u8> {
     let mut r = format!("{method} {} HTTP/1.1\r\nHost: {}\r\n", target.path, target.host);
     for h in headers {
         r.push_str(h);
@@ -90,8 +125,41 @@ pub fn http_request(method: &str, target: &Target, headers: &[String], close: bo
     if close {
         r.push_str("Connection: close\r\n");
     }
+    match payload {
+        Payload::None => {}
+        _ if chunked => r.push_str("Transfer-Encoding: chunked\r\n"),
+        p => r.push_str(&format!("Content-Length: {}\r\n", p.len())),
+    }
     r.push_str("\r\n");
-    r.into_bytes()
+    let mut r = r.into_bytes();
+    if let Payload::Fixed(body) = payload {
+        append_body(&mut r, body.len(), chunked, |off, out| {
+            out.copy_from_slice(&body[off..off + out.len()])
+        });
+    }
+    r
+}
+
+/// Appends a body of `len` bytes, made by `fill(offset, piece)`, as it is or in 16 KiB chunks.
+pub fn append_body(out: &mut Vec<u8>, len: usize, chunked: bool, mut fill: impl FnMut(usize, &mut [u8])) {
+    const CHUNK: usize = 16 * 1024;
+    let mut off = 0;
+    while off < len {
+        let n = if chunked { CHUNK.min(len - off) } else { len - off };
+        if chunked {
+            out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+        }
+        let start = out.len();
+        out.resize(start + n, 0);
+        fill(off, &mut out[start..]);
+        if chunked {
+            out.extend_from_slice(b"\r\n");
+        }
+        off += n;
+    }
+    if chunked {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
 }
 
 /// What reading a response produced.
@@ -103,6 +171,8 @@ pub enum Read {
     More,
     /// Not HTTP, or not something this client can frame.
     Bad,
+    /// A 200's body is not the generated body the request carried.
+    Mismatch,
 }
 
 /// Incremental HTTP/1.1 response reader (head by `httparse`, body by Content-Length).
@@ -115,6 +185,12 @@ pub struct HttpReader {
     head: Option<(u16, bool)>,
     /// The request was HEAD: responses have no body.
     pub head_only: bool,
+    /// Verify 200 bodies: (connection slot, body size) of `--body-size` requests.
+    verify: Option<(u64, usize)>,
+    /// Sequence number of the request the response being read answers.
+    seq: u64,
+    /// Body bytes of the response being read so far.
+    body_off: usize,
 }
 
 /// The largest response head accepted.
@@ -128,10 +204,19 @@ impl HttpReader {
         }
     }
 
-    pub fn reset(&mut self) {
+    /// Verifies every 200 body against the body generated for connection `slot`'s requests.
+    pub fn verifying(mut self, slot: u64, size: usize) -> Self {
+        self.verify = Some((slot, size));
+        self
+    }
+
+    /// A new socket: the next response answers request `next_seq`.
+    pub fn reset(&mut self, next_seq: u64) {
         self.buf.clear();
         self.body_left = 0;
         self.head = None;
+        self.seq = next_seq;
+        self.body_off = 0;
     }
 
     /// Appends received bytes.
@@ -174,8 +259,15 @@ impl HttpReader {
                             None => return Read::Bad,
                         }
                     };
+                    if self
+                        .verify
+                        .is_some_and(|(_, size)| status == 200 && self.body_left != size)
+                    {
+                        return Read::Mismatch;
+                    }
                     self.buf.drain(..n);
                     self.head = Some((status, close));
+                    self.body_off = 0;
                 }
                 Ok(httparse::Status::Partial) => {
                     return if self.buf.len() > MAX_RESPONSE_HEAD {
@@ -188,11 +280,20 @@ impl HttpReader {
             }
         }
         let take = self.body_left.min(self.buf.len());
+        if let (Some((slot, _)), Some((200, _))) = (self.verify, self.head) {
+            let mut want = vec![0u8; take];
+            pattern(slot, self.seq, self.body_off, &mut want);
+            if want[..] != self.buf[..take] {
+                return Read::Mismatch;
+            }
+        }
         self.buf.drain(..take);
         self.body_left -= take;
+        self.body_off += take;
         if self.body_left > 0 {
             return Read::More;
         }
+        self.seq += 1;
         let (status, close) = self.head.take().expect("head parsed above");
         Read::Done { status, close }
     }
