@@ -355,3 +355,175 @@ fn sigterm_with_open_idle_connections_closes_them_and_exits_cleanly() {
         assert!(read_to_end_lossy(&mut s).is_empty());
     });
 }
+
+/// Proportional set size (KiB) of a process tree: shared pages (a forked child's copy of its
+/// parent) are divided among the processes sharing them, so the sum is what the tree costs.
+fn tree_pss_kib(pid: i32) -> u64 {
+    muxlab::sys::procfs::tree(pid)
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .sum()
+}
+
+/// Clients that send and never read cost the server a bounded amount of memory (it stops
+/// reading them), and everybody else is still served — by a blocking model once the stalled
+/// writes have timed out (`--idle-timeout`).
+#[test]
+fn clients_that_never_read_cost_bounded_memory_and_others_are_served() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, &[args, &["--idle-timeout", "2s"]].concat());
+        // Warm up the allocator with one ordinary request.
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        drop(s);
+        let before = tree_pss_kib(srv.pid());
+        let stalled: Vec<_> = (0..4)
+            .map(|_| {
+                let mut c = srv.connect();
+                c.set_write_timeout(Some(Duration::from_secs(3))).unwrap();
+                std::thread::spawn(move || {
+                    let burst = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n".repeat(4096);
+                    for _ in 0..64 {
+                        if c.write_all(&burst).is_err() {
+                            break;
+                        }
+                    }
+                    c
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(3));
+        let grown = tree_pss_kib(srv.pid()).saturating_sub(before);
+        assert!(
+            grown <= 16 * 1024,
+            "{model}: the server grew by {grown} KiB for 4 clients that never read"
+        );
+        // Someone else is served (within the send timeout plus a margin).
+        let t0 = std::time::Instant::now();
+        let served = loop {
+            let mut s = srv.connect();
+            s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+            let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            if matches!(read_response(&mut s, &mut Vec::new()), Ok(Some(r)) if r.status == 200) {
+                break true;
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                break false;
+            }
+        };
+        assert!(served, "{model}: nobody else was served while 4 clients never read");
+        let clients: Vec<_> = stalled.into_iter().map(|h| h.join().unwrap()).collect();
+        drop(clients);
+        let st = srv.stop();
+        assert!(
+            st.total("output_paused") + st.total("closed_send_timeout") > 0,
+            "{model}: back-pressure was counted"
+        );
+    });
+}
+
+/// A client that reads slowly, but reads, gets every reply, complete and in order.
+#[test]
+fn slow_readers_receive_every_reply_in_order() {
+    const N: usize = 20_000;
+    for_each_model(|model, args| {
+        let srv = Server::start(model, args);
+        let s = srv.connect();
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut reqs = Vec::new();
+            for i in 0..N {
+                // Alternate GET and a small POST, so the replies differ and their order shows.
+                if i % 2 == 0 {
+                    reqs.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+                } else {
+                    reqs.extend_from_slice(
+                        format!(
+                            "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n{:06}",
+                            i % 1_000_000
+                        )
+                        .as_bytes(),
+                    );
+                }
+            }
+            w.write_all(&reqs).unwrap();
+        });
+        let r = s;
+        r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut pending = Vec::new();
+        let mut reader = SlowReader { inner: r, reads: 0 };
+        for i in 0..N {
+            let resp = read_response(&mut reader, &mut pending).unwrap().expect("a reply");
+            assert_eq!(resp.status, 200, "{model}: reply {i}");
+            let want: Vec<u8> = if i % 2 == 0 {
+                HELLO.to_vec()
+            } else {
+                format!("{:06}", i % 1_000_000).into_bytes()
+            };
+            assert_eq!(resp.body, want, "{model}: reply {i} out of order or damaged");
+        }
+        writer.join().unwrap();
+        drop(reader);
+        srv.stop();
+    });
+}
+
+/// Reads at most 4 KiB at a time, pausing a millisecond every 8 reads: a slow client.
+struct SlowReader {
+    inner: std::net::TcpStream,
+    reads: u64,
+}
+
+impl Read for SlowReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.reads += 1;
+        if self.reads.is_multiple_of(8) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let n = buf.len().min(4096);
+        self.inner.read(&mut buf[..n])
+    }
+}
+
+/// A client that dribbles a request head one byte every 200 ms is answered 408 and closed once
+/// `--header-timeout` has passed since its first byte, however often bytes arrive.
+#[test]
+fn a_dribbled_request_head_gets_408_after_the_header_timeout() {
+    for_each_model(|model, args| {
+        let srv = Server::start(
+            model,
+            &[args, &["--header-timeout", "1s", "--idle-timeout", "30s"]].concat(),
+        );
+        let mut s = srv.connect();
+        let mut r = s.try_clone().unwrap();
+        let t0 = std::time::Instant::now();
+        let dribble = std::thread::spawn(move || {
+            for b in b"GET / HTTP/1.1\r\nHost: t\r\nX-Slow: "
+                .iter()
+                .chain(std::iter::repeat(&b'a'))
+            {
+                if s.write_all(&[*b]).is_err() || t0.elapsed() > Duration::from_secs(8) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        r.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+        let text = String::from_utf8_lossy(&read_to_end_lossy(&mut r)).to_string();
+        let took = t0.elapsed();
+        assert!(text.starts_with("HTTP/1.1 408"), "{model}: got {text:?} after {took:?}");
+        assert!(took < Duration::from_secs(4), "{model}: 408 came after {took:?}");
+        dribble.join().unwrap();
+        // Others were served meanwhile, and the server is fine.
+        let mut s = srv.connect();
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
+        drop(s);
+        let st = srv.stop();
+        assert_eq!(st.total("closed_header_timeout"), 1, "{model}");
+    });
+}

@@ -265,7 +265,16 @@ fn request_counts_are_exact_in_every_mode_and_match_the_server() {
         assert_eq!(code, 0, "{args:?}: {err} {}", doc["errors"]);
         let n: u64 = args[args.iter().position(|a| *a == "-n").unwrap() + 1].parse().unwrap();
         assert_eq!(doc["requests"], n, "{args:?}");
-        assert_eq!(doc["connections"]["established"], conns_expected.unwrap(), "{args:?}");
+        assert_eq!(
+            doc["connections"]["connects_in_window"],
+            conns_expected.unwrap(),
+            "{args:?}"
+        );
+        let c: u64 = args[1].parse().unwrap();
+        assert_eq!(
+            doc["connections"]["established"], c,
+            "{args:?}: every requested connection was open"
+        );
         let st = srv.stop();
         assert_eq!(
             st.total("requests"),
@@ -509,4 +518,31 @@ fn uploads_against_every_framing_are_echoed_by_muxlab() {
     let st = srv.stop();
     assert_eq!(st.total("requests"), 120);
     assert!(st.total("bytes_in") > 2 * 30 * 100_000, "the bodies reached the server");
+}
+
+#[test]
+fn connections_opened_during_the_warmup_count_as_established() {
+    let srv = Server::start("epoll", &[]);
+    let url = format!("http://{}/", srv.addr);
+    let (code, doc, _) = load(&[&url, "-c", "20", "--warmup", "300ms", "-d", "300ms"]);
+    assert_eq!(code, 0);
+    let c = &doc["connections"];
+    assert_eq!(
+        (c["requested"].as_u64(), c["established"].as_u64()),
+        (Some(20), Some(20)),
+        "{c}"
+    );
+    assert_eq!(c["connects_in_window"], 0, "all 20 connected during the warm-up: {c}");
+    assert_eq!(c["never_connected"], 0);
+    // The human summary says the same.
+    let out = Command::new(BIN)
+        .args(["load", &url, "-c", "20", "--warmup", "300ms", "-d", "300ms"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("20 of 20 established, 0 connects in the window"),
+        "{text}"
+    );
+    srv.stop();
 }

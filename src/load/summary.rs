@@ -90,7 +90,9 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
         "throughput_rps": rps,
         "latency_us": t.latency.summary_us(),
         "connect_latency_us": t.connect.summary_us(),
-        "connections": {"requested": cfg.connections, "established": t.connects, "never_connected": t.never_connected},
+        // established: open at some point (warm-up included), as the summary line says.
+        "connections": {"requested": cfg.connections, "established": cfg.connections as u64 - t.never_connected,
+            "connects_in_window": t.connects, "never_connected": t.never_connected},
         "per_second": t.per_second,
         "fairness": {"jain": t.jain(), "connections": t.per_conn.len(), "starved": t.starved(),
             "min": t.per_conn.iter().min(), "max": t.per_conn.iter().max()},

@@ -78,7 +78,7 @@ pub struct Tally {
     pub per_conn: Vec<u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
-    /// Connections established.
+    /// Connections established inside the measured window.
     pub connects: u64,
     /// Slots that never got a connection established.
     pub never_connected: u64,

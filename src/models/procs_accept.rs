@@ -46,16 +46,16 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
 /// One worker process: the shared event loop, watching the listener as `--accept` says.
 fn worker(w: Worker<'static>) -> Result<(), Error> {
     let listener = &w.ctx.listener;
-    let mut ev = EventLoop::new(w, Epoll::level()?);
+    let ev = EventLoop::new(w, Epoll::level()?);
     match w.ctx.cfg.accept.unwrap_or(AcceptGuard::Exclusive) {
-        AcceptGuard::All => ev.watch(listener, LISTENER)?,
-        AcceptGuard::Exclusive => ev
-            .poller
-            .register_exclusive(listener.as_fd(), LISTENER)
-            .map_err(io_err("watching the listener (EPOLLEXCLUSIVE)"))?,
-        AcceptGuard::Mutex => return with_accept_mutex(ev),
+        AcceptGuard::All => serve_listener(ev, listener, 1, |ev| ev.watch(listener, LISTENER)),
+        AcceptGuard::Exclusive => serve_listener(ev, listener, 1, |ev| {
+            ev.poller
+                .register_exclusive(listener.as_fd(), LISTENER)
+                .map_err(io_err("watching the listener (EPOLLEXCLUSIVE)"))
+        }),
+        AcceptGuard::Mutex => with_accept_mutex(ev),
     }
-    serve_listener(ev, listener, 1)
 }
 
 /// nginx's accept_mutex: try the lock before each wait; only the holder watches the listener.
@@ -69,8 +69,14 @@ fn with_accept_mutex(mut ev: EventLoop<'_, Epoll>) -> Result<(), Error> {
     let mut watching = false;
     let mut disabled: i64 = 0;
     while !ctx.stopping() {
-        if disabled > 0 {
-            disabled -= 1;
+        let busy = disabled > 0 || ev.connections() >= ctx.process_conns;
+        disabled = (disabled - 1).max(0);
+        if busy {
+            // Too busy, or holding this process's share of connections: leave the lock.
+            if watching {
+                ev.unwatch(&ctx.listener)?;
+                watching = false;
+            }
         } else if lock
             .compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()

@@ -19,6 +19,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
+use crate::server::deadline::Expired;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
 };
@@ -107,8 +108,13 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         }
         if ticker.due() {
             let mut idle = lock(&sh.idle);
-            for fd in idle.idle(w, std::time::Instant::now()) {
-                idle.take(fd);
+            for (fd, why) in idle.expired(w, std::time::Instant::now()) {
+                if let Some(conn) = idle.take(fd) {
+                    if why == Expired::Header {
+                        conn.last_word();
+                    }
+                }
+                w.count(why.counter(), 1);
                 w.release();
             }
         }

@@ -19,6 +19,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
+use crate::server::deadline::{Deadlines, Expired};
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -81,27 +82,42 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     })
 }
 
-/// One connection's task.
+/// One connection's task: read, answer, write, under the same deadlines as every model.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut session = w.session();
     let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
-    let mut last = Instant::now();
+    let mut deadlines = Deadlines::new(Instant::now());
     while !w.stopping() {
         let r = timeout(TICK, stream.read(&mut buf)).await;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         let n = match r {
-            Err(_) if w.idle_expired(last, Instant::now()) => break,
-            Err(_) => continue,
+            Err(_) => match deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
+                Some(why) => {
+                    if why == Expired::Header {
+                        let _ = stream.try_write(session.timeout_response());
+                    }
+                    w.count(why.counter(), 1);
+                    break;
+                }
+                None => continue,
+            },
             Ok(Ok(0)) | Ok(Err(_)) => break,
             Ok(Ok(n)) => n,
         };
         w.count(Counter::Useful, 1);
-        last = Instant::now();
         let fed = w.on_input(&mut session, &buf[..n], &mut out);
-        if stream.write_all(&out).await.is_err() {
-            break;
+        deadlines.input(&session, Instant::now());
+        // A client that takes nothing for --idle-timeout loses its connection (send timeout).
+        let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
+        match timeout(limit, stream.write_all(&out)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => break,
+            Err(_) => {
+                w.count(Counter::ClosedSendTimeout, 1);
+                break;
+            }
         }
         w.count(Counter::BytesOut, out.len() as u64);
         out.clear();

@@ -36,6 +36,9 @@ const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 const NOT_ALLOWED_HEAD: &[u8] =
     b"HTTP/1.1 405 Method Not Allowed\r\nServer: muxlab\r\nAllow: GET, HEAD, POST, PUT\r\nContent-Length: 19\r\n";
 const NOT_ALLOWED_BODY: &[u8] = b"method not allowed\n";
+/// The answer to a request head that did not complete in time (`--header-timeout`).
+pub const REQUEST_TIMEOUT: &[u8] =
+    b"HTTP/1.1 408 Request Timeout\r\nServer: muxlab\r\nContent-Length: 23\r\nConnection: close\r\n\r\nrequest head timed out\n";
 
 /// A refusal: the status line and a one-line body; the connection closes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,9 +150,9 @@ impl HttpSession {
         }
     }
 
-    /// Bytes of an unfinished request are buffered (the head or a framing line is incomplete).
-    pub fn mid_request(&self) -> bool {
-        !self.buf.is_empty() || !matches!(self.state, State::Head | State::Closed)
+    /// Part of a request head has arrived, not all of it.
+    pub fn head_pending(&self) -> bool {
+        matches!(self.state, State::Head) && !self.buf.is_empty()
     }
 
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {

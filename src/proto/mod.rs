@@ -88,6 +88,19 @@ impl Session {
         }
     }
 
+    /// Inside an HTTP request head that is not complete yet (what `--header-timeout` limits).
+    pub fn head_pending(&self) -> bool {
+        matches!(self, Session::Http(s) if s.head_pending())
+    }
+
+    /// What to send a client whose request head timed out, before closing (HTTP's 408).
+    pub fn timeout_response(&self) -> &'static [u8] {
+        match self {
+            Session::Http(_) => http::REQUEST_TIMEOUT,
+            _ => b"",
+        }
+    }
+
     /// Consumes `input` (any split of the stream), appends the responses to `out`.
     #[inline]
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {

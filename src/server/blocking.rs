@@ -13,6 +13,7 @@ use std::time::Instant;
 use super::accept::{Accepted, Acceptor};
 use super::config::{READ_BUF, TICK};
 use super::ctx::Worker;
+use super::deadline::{Deadlines, Expired};
 use super::error::Error;
 use super::stats::Counter;
 use crate::sys;
@@ -53,12 +54,13 @@ pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
 }
 
 /// Serves one connection to its end with blocking reads and writes, then closes it and
-/// counts the close. Returns early (closing) when the server stops or the peer is idle too long.
+/// counts the close. Returns early (closing) when the server stops or a deadline passes: silence
+/// or a stalled write for `--idle-timeout`, a request head longer than `--header-timeout` (408).
 pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
     let mut session = w.session();
-    let mut last = Instant::now();
+    let mut deadlines = Deadlines::new(Instant::now());
     if sys::socket::set_timeouts(&fd, TICK).is_ok() {
         while !w.stopping() {
             let r = sys::fd::read(&fd, &mut buf);
@@ -68,15 +70,19 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                 Ok(0) => break,
                 Ok(n) => {
                     w.count(Counter::Useful, 1);
-                    last = Instant::now();
                     let fed = w.on_input(&mut session, &buf[..n], &mut out);
-                    if write_all(w, &fd, &out).is_err() || fed.close {
+                    deadlines.input(&session, Instant::now());
+                    if write_all(w, &fd, &out, &mut deadlines).is_err() || fed.close {
                         break;
                     }
                     out.clear();
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    if w.idle_expired(last, Instant::now()) {
+                    if let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
+                        if why == Expired::Header {
+                            let _ = sys::fd::try_write(&fd, session.timeout_response());
+                        }
+                        w.count(why.counter(), 1);
                         break;
                     }
                 }
@@ -90,16 +96,23 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     w.release();
 }
 
-/// Writes all of `data`, retrying on send timeouts until the server stops.
-fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
+/// Writes all of `data`, retrying on send timeouts until the server stops, or until the client
+/// has taken nothing for `--idle-timeout` (counted as `closed_send_timeout`): a client that
+/// never reads must not hold a blocking worker for ever.
+fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8], deadlines: &mut Deadlines) -> io::Result<()> {
     while !data.is_empty() {
         match sys::fd::write(fd, data) {
             Ok(n) => {
                 w.count(Counter::BytesOut, n as u64);
                 data = &data[n..];
+                deadlines.output(Instant::now());
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                 if w.stopping() {
+                    return Err(e);
+                }
+                if deadlines.expired(&w.ctx.cfg, true, Instant::now()) == Some(Expired::Send) {
+                    w.count(Counter::ClosedSendTimeout, 1);
                     return Err(e);
                 }
             }

@@ -44,9 +44,17 @@ pub struct Config {
     /// The largest HTTP request body accepted (larger: 413), e.g. 1MiB, 64KiB, 100000.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub max_body: usize,
-    /// Close connections silent for this long; 0 disables.
+    /// Close connections silent for this long, or whose output makes no progress for this long
+    /// (a client that stops reading); 0 disables.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub idle_timeout: Duration,
+    /// Answer 408 and close when a request head is not complete this long after its first byte
+    /// (HTTP); 0 disables.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub header_timeout: Duration,
+    /// Stop reading a connection while this much of its output is unsent, e.g. 256KiB.
+    #[arg(long, default_value = "256KiB", value_parser = parse_size)]
+    pub max_output: usize,
     /// Work per request: cpu:<dur> spins, sleep:<dur> blocks the handling thread.
     #[arg(long, default_value = "none")]
     pub work: Work,
@@ -73,9 +81,14 @@ impl Config {
         SocketAddr::new(self.addr, self.port)
     }
 
-    /// The idle timeout; `None`: never.
+    /// The idle (and send) timeout; `None`: never.
     pub fn idle(&self) -> Option<Duration> {
         (!self.idle_timeout.is_zero()).then_some(self.idle_timeout)
+    }
+
+    /// The header timeout; `None`: never.
+    pub fn header_deadline(&self) -> Option<Duration> {
+        (!self.header_timeout.is_zero()).then_some(self.header_timeout)
     }
 
     /// Checks the flags against the model they are for: a flag the model does not honour, or a

@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use super::ctx::Worker;
+use super::deadline::{Deadlines, Expired};
 use super::stats::Counter;
 use crate::proto::Session;
 use crate::sys;
@@ -33,8 +34,8 @@ pub struct Conn {
     sent: usize,
     /// The session asked to close once `out` is written.
     closing: bool,
-    /// Last time bytes arrived (idle timeout).
-    pub last_active: Instant,
+    /// Idle, send and header deadlines.
+    deadlines: Deadlines,
     /// What the last `drive` asked for.
     want: Want,
 }
@@ -47,7 +48,7 @@ impl Conn {
             out: Vec::new(),
             sent: 0,
             closing: false,
-            last_active: Instant::now(),
+            deadlines: Deadlines::new(Instant::now()),
             want: Want::Read,
         }
     }
@@ -55,6 +56,16 @@ impl Conn {
     /// What the connection waits for (the interest a select / poll loop should register).
     pub fn want(&self) -> Want {
         self.want
+    }
+
+    /// What has expired for this connection at `now`, if anything.
+    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
+        self.deadlines.expired(&w.ctx.cfg, self.sent < self.out.len(), now)
+    }
+
+    /// Closing on a header timeout: a last 408, if the socket takes it now.
+    pub fn last_word(&self) {
+        let _ = sys::fd::try_write(&self.fd, self.session.timeout_response());
     }
 
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the
@@ -65,6 +76,10 @@ impl Conn {
         let want = self.drive_inner(w, buf, until_eagain, &mut moved);
         if moved {
             w.count(Counter::Useful, 1);
+        }
+        if want == Want::Write && self.want != Want::Write {
+            // Back-pressure: no more reading until the client takes its replies.
+            w.count(Counter::OutputPaused, 1);
         }
         self.want = want;
         want
@@ -79,8 +94,8 @@ impl Conn {
                 Ok(0) => return Want::Close,
                 Ok(n) => {
                     *moved = true;
-                    self.last_active = Instant::now();
                     let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out);
+                    self.deadlines.input(&self.session, Instant::now());
                     self.closing |= fed.close;
                     if let Some(stop) = self.settle(w, moved) {
                         return stop;
@@ -114,6 +129,7 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     self.sent += n;
+                    self.deadlines.output(Instant::now());
                     w.count(Counter::BytesOut, n as u64);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -187,14 +203,10 @@ impl ConnTable {
         conn
     }
 
-    /// Descriptors of connections idle past `--idle-timeout`.
-    pub fn idle(&self, w: Worker<'_>, now: Instant) -> Vec<RawFd> {
-        if w.ctx.cfg.idle().is_none() {
-            return Vec::new();
-        }
+    /// Connections past a deadline (idle, send, header), with which.
+    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Vec<(RawFd, Expired)> {
         self.iter()
-            .filter(|(_, conn)| w.idle_expired(conn.last_active, now))
-            .map(|(fd, _)| fd)
+            .filter_map(|(fd, conn)| conn.expired(w, now).map(|e| (fd, e)))
             .collect()
     }
 }

@@ -28,6 +28,9 @@ pub struct Ctx {
     pub workers: usize,
     /// Connections allowed open at once, across all workers.
     pub max_conns: usize,
+    /// Connections one process may hold: its own descriptor table's share. A loop that holds
+    /// this many stops accepting until it is below 7/8 of it.
+    pub process_conns: usize,
     /// The shared-memory counters, stop flag and accept mutex.
     pub stats: Stats,
     /// Where worker threads meet before accepting (see [`Gate`]).

@@ -13,6 +13,7 @@ use super::accept::Acceptor;
 use super::config::{READ_BUF, TICK};
 use super::conn::{Conn, ConnTable, Ticker, Want};
 use super::ctx::Worker;
+use super::deadline::Expired;
 use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
 use super::stats::Counter;
@@ -107,7 +108,13 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
         self.ready = ready;
         if self.ticker.due() {
-            for fd in self.conns.idle(self.w, Instant::now()) {
+            for (fd, why) in self.conns.expired(self.w, Instant::now()) {
+                if why == Expired::Header {
+                    if let Some(conn) = self.conns.get_mut(fd) {
+                        conn.last_word();
+                    }
+                }
+                self.w.count(why.counter(), 1);
                 self.close(fd);
             }
         }
@@ -179,19 +186,48 @@ impl<'a, P: Poller> EventLoop<'a, P> {
 /// (until EAGAIN when edge-triggered). select, poll, epoll, reactor, threads-accept, reuseport
 /// and procs-accept (`--accept all`) are this function with different arguments.
 pub fn accept_loop<P: Poller>(w: Worker<'_>, poller: P, listener: &OwnedFd, per_event: usize) -> Result<(), Error> {
-    let mut ev = EventLoop::new(w, poller);
-    ev.watch(listener, LISTENER)?;
-    serve_listener(ev, listener, per_event)
+    serve_listener(EventLoop::new(w, poller), listener, per_event, |ev| {
+        ev.watch(listener, LISTENER)
+    })
 }
 
-/// Runs `ev`, whose poller already watches `listener` under [`LISTENER`], accepting from it.
-pub fn serve_listener<P: Poller>(mut ev: EventLoop<'_, P>, listener: &OwnedFd, per_event: usize) -> Result<(), Error> {
+/// Runs `ev`, accepting from `listener`, which `watch` registers under [`LISTENER`]. A loop that
+/// holds its process's share of connections stops watching the listener, leaving new
+/// connections to its siblings, until it is below 7/8 of it (nginx's `ngx_accept_disabled`):
+/// it never accepts only to shed.
+pub fn serve_listener<'a, P: Poller>(
+    mut ev: EventLoop<'a, P>,
+    listener: &OwnedFd,
+    per_event: usize,
+    mut watch: impl FnMut(&mut EventLoop<'a, P>) -> Result<(), Error>,
+) -> Result<(), Error> {
     sys::fd::set_nonblocking(listener, true).map_err(io_err("making the listener non-blocking"))?;
     let mut acceptor = Acceptor::new(true);
     if let Some(limit) = ev.poller.fd_limit() {
         acceptor = acceptor.refuse_fds_from(limit);
     }
     let per_event = if ev.poller.edge() { usize::MAX } else { per_event };
+    let cap = ev.w.ctx.process_conns;
+    watch(&mut ev)?;
+    let mut watching = true;
     ev.w.ready();
-    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, listener, per_event))
+    let mut accept = |ev: &mut EventLoop<'a, P>, _listener: u64| {
+        let room = cap.saturating_sub(ev.connections());
+        if room > 0 {
+            ev.accept_from(&mut acceptor, listener, per_event.min(room));
+        }
+    };
+    while !ev.w.stopping() {
+        if watching && ev.connections() >= cap {
+            ev.unwatch(listener)?;
+            watching = false;
+            ev.w.count(Counter::AcceptPaused, 1);
+        } else if !watching && ev.connections() < cap - cap / 8 {
+            watch(&mut ev)?;
+            watching = true;
+        }
+        ev.turn(&mut accept)?;
+    }
+    ev.close_all();
+    Ok(())
 }

@@ -8,6 +8,7 @@ pub mod blocking;
 pub mod config;
 pub mod conn;
 pub mod ctx;
+pub mod deadline;
 pub mod error;
 pub mod evloop;
 pub mod gate;

@@ -59,9 +59,18 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
     let nofile = apply_nofile(&cfg)?;
     // Leave room for listeners, epoll, spares and the process's own files.
     let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
-    let max_conns = cfg
-        .max_conns
-        .unwrap_or_else(|| model.default_max_conns.map_or(fd_default, |d| d.min(fd_default)));
+    // Each process has its own descriptor table: the server as a whole holds one share per
+    // worker process.
+    let processes = if model.workers == Workers::Processes {
+        workers
+    } else {
+        1
+    };
+    let max_conns = cfg.max_conns.unwrap_or_else(|| {
+        model
+            .default_max_conns
+            .map_or(fd_default * processes, |d| d.min(fd_default))
+    });
     let stats = Stats::new(workers).map_err(io_err("mapping the shared counters"))?;
     sys::signal::install_stop_handler(stats.stop_flag()).map_err(io_err("installing signal handlers"))?;
     let listener = listen(&cfg, model.reuseport)?;
@@ -79,6 +88,7 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
         addr,
         workers,
         max_conns,
+        process_conns: fd_default,
         stats,
         gate,
     }));

@@ -61,10 +61,20 @@ counters! {
     Restarts => "restarts",
     /// A fork() or thread spawn failed (the connection it was for was closed).
     SpawnFailed => "spawn_failed",
+    /// Reading a connection paused because its unsent output reached `--max-output`.
+    OutputPaused => "output_paused",
+    /// Closed: silent between requests for `--idle-timeout`.
+    ClosedIdle => "closed_idle",
+    /// Closed: its output made no progress for `--idle-timeout` (nginx's send_timeout).
+    ClosedSendTimeout => "closed_send_timeout",
+    /// Closed with 408: a request head not complete within `--header-timeout`.
+    ClosedHeaderTimeout => "closed_header_timeout",
+    /// A loop stopped accepting: it held its process's share of connections.
+    AcceptPaused => "accept_paused",
 }
 
-/// Words per block: 16 x 8 bytes = two cache lines, so neighbours never share a line.
-const BLOCK: usize = 16;
+/// Words per block: 24 x 8 bytes = three cache lines, so neighbours never share a line.
+const BLOCK: usize = 24;
 const _: () = assert!(Counter::ALL.len() <= BLOCK);
 
 /// One worker's counters.

@@ -15,6 +15,20 @@ pub fn write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
     super::cvt_size(unsafe { libc::send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) })
 }
 
+/// Writes what the socket takes now without blocking, even on a blocking socket
+/// (MSG_DONTWAIT); a last word before closing. Never raises SIGPIPE.
+pub fn try_write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
+    super::cvt_size(unsafe {
+        libc::send(
+            fd.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+        )
+    })
+}
+
 /// Switches `O_NONBLOCK` on or off.
 pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
     // SAFETY: fcntl with F_GETFL / F_SETFL only reads and writes the descriptor's flags.

@@ -7,9 +7,10 @@
 //!   receives and sends with a `u64` of its own (a connection's id), handed back on completion.
 //! - [`Ring::accept_multi`]: one submission, a completion per accepted connection (5.19+),
 //!   each an [`OwnedFd`].
-//! - [`Ring::recv_multi`]: one submission per connection, a completion per arrival, the data in
-//!   a buffer the kernel picked from the provided-buffer ring (6.0+). The completion lends it as
-//!   a [`RecvBuf`]; read it with [`Ring::buffer`], give it back with [`Ring::recycle`].
+//! - [`Ring::recv`] (one buffer's worth) and [`Ring::recv_multi`] (a completion per arrival
+//!   until the socket ends): the data in a buffer the kernel picked from the provided-buffer ring
+//!   (6.0+). The completion lends it as a [`RecvBuf`]; read it with [`Ring::buffer`], give it
+//!   back with [`Ring::recycle`].
 //! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
 //!   send that cannot be queued hands them back at once.
 //! - [`Ring::wait`]: submit everything queued and wait for a completion or a timeout (one
@@ -58,7 +59,11 @@ impl BufRing {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let data = Box::into_raw(vec![0u8; entries as usize * size].into_boxed_slice()).cast::<u8>();
+        // Touched now, page by page: the buffers are a fixed cost of the ring, paid at start,
+        // not memory that grows as connections send.
+        let mut block = vec![0u8; entries as usize * size].into_boxed_slice();
+        block.iter_mut().step_by(4096).for_each(|b| *b = 1);
+        let data = Box::into_raw(block).cast::<u8>();
         let mut br = BufRing {
             ring: p.cast(),
             ring_len,
@@ -149,6 +154,10 @@ enum Op {
     Send { tag: u64, buf: Vec<u8> },
 }
 
+/// An operation in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpId(u64);
+
 /// One completion, decoded with what the ring recorded for its operation.
 #[derive(Debug)]
 pub enum Completion {
@@ -228,7 +237,7 @@ impl Ring {
     }
 
     /// Records `op` and queues `sqe` for it; on failure the op is handed back.
-    fn push(&mut self, sqe: squeue::Entry, op: Op) -> Result<(), (io::Error, Op)> {
+    fn push(&mut self, sqe: squeue::Entry, op: Op) -> Result<OpId, (io::Error, Op)> {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -239,13 +248,14 @@ impl Ring {
         let entry = &mut self.ops[slot as usize];
         entry.0 = entry.0.wrapping_add(1);
         entry.1 = Some(op);
-        let sqe = sqe.user_data(slot as u64 | (entry.0 as u64) << 32);
+        let user_data = slot as u64 | (entry.0 as u64) << 32;
+        let sqe = sqe.user_data(user_data);
         loop {
             // SAFETY: the entry references only memory the Ring keeps alive until the operation
             // completes: send bytes in `ops`, receive buffers in `bufs`; descriptors are only
             // numbers to the kernel, which holds its own reference once the operation is issued.
             if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
-                return Ok(());
+                return Ok(OpId(user_data));
             }
             // The submission queue is full: hand it to the kernel and retry.
             super::count();
@@ -262,12 +272,23 @@ impl Ring {
         let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
             .flags(libc::SOCK_CLOEXEC)
             .build();
-        self.push(sqe, Op::Accept).map_err(|(e, _)| e)
+        self.push(sqe, Op::Accept).map(drop).map_err(|(e, _)| e)
     }
 
     /// Arms a multishot receive on `fd` into the provided buffers; completions carry `tag`.
-    pub fn recv_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<()> {
+    pub fn recv_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<OpId> {
         let sqe = opcode::RecvMulti::new(types::Fd(fd.as_raw_fd()), BGID).build();
+        self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
+    }
+
+    /// Arms one receive on `fd` into a provided buffer; its completion carries `tag`. Unlike a
+    /// multishot receive, it takes at most one buffer of data from the socket: the caller decides
+    /// when to take more (back-pressure).
+    pub fn recv(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<OpId> {
+        let sqe = opcode::Recv::new(types::Fd(fd.as_raw_fd()), std::ptr::null_mut(), self.bufs.size as u32)
+            .buf_group(BGID)
+            .build()
+            .flags(squeue::Flags::BUFFER_SELECT);
         self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
     }
 
@@ -278,10 +299,12 @@ impl Ring {
         let sqe = opcode::Send::new(types::Fd(fd.as_raw_fd()), data.as_ptr(), data.len() as u32)
             .flags(libc::MSG_NOSIGNAL)
             .build();
-        self.push(sqe, Op::Send { tag, buf: data }).map_err(|(e, op)| match op {
-            Op::Send { buf, .. } => (e, buf),
-            _ => unreachable!("a send records a send"),
-        })
+        self.push(sqe, Op::Send { tag, buf: data })
+            .map(drop)
+            .map_err(|(e, op)| match op {
+                Op::Send { buf, .. } => (e, buf),
+                _ => unreachable!("a send records a send"),
+            })
     }
 
     /// Submits what is queued and waits for at least one completion or `timeout`.

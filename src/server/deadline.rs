@@ -1,0 +1,77 @@
+//! A connection's deadlines: silence between requests (`--idle-timeout`), output that makes no
+//! progress (the same timeout, nginx's `send_timeout`), and a request head that takes too long
+//! (`--header-timeout`: a dribbling client must not hold a connection for ever). Every model
+//! keeps one per connection, tells it when input arrives and output moves, and asks it once a
+//! tick whether the connection must go.
+
+use std::time::Instant;
+
+use super::config::Config;
+use super::stats::Counter;
+use crate::proto::Session;
+
+/// When a connection last moved, and since when it has been inside a request head.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// Last time input arrived or output made progress.
+    last: Instant,
+    /// When the request head being received began; `None` between requests.
+    head_since: Option<Instant>,
+}
+
+/// Why a connection must be closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expired {
+    /// Silent between requests.
+    Idle,
+    /// Its output made no progress.
+    Send,
+    /// Its request head did not complete in time: answer 408, then close.
+    Header,
+}
+
+impl Expired {
+    /// The counter of connections closed this way.
+    pub fn counter(self) -> Counter {
+        match self {
+            Expired::Idle => Counter::ClosedIdle,
+            Expired::Send => Counter::ClosedSendTimeout,
+            Expired::Header => Counter::ClosedHeaderTimeout,
+        }
+    }
+}
+
+impl Deadlines {
+    pub fn new(now: Instant) -> Deadlines {
+        Deadlines {
+            last: now,
+            head_since: None,
+        }
+    }
+
+    /// Input arrived and was fed to `session`.
+    pub fn input(&mut self, session: &Session, now: Instant) {
+        self.last = now;
+        self.head_since = if session.head_pending() {
+            Some(self.head_since.unwrap_or(now))
+        } else {
+            None
+        };
+    }
+
+    /// Output made progress.
+    pub fn output(&mut self, now: Instant) {
+        self.last = now;
+    }
+
+    /// What has expired at `now` for a connection that has `pending` unsent output, if anything.
+    pub fn expired(&self, cfg: &Config, pending: bool, now: Instant) -> Option<Expired> {
+        if let (Some(t), Some(since)) = (cfg.header_deadline(), self.head_since) {
+            if now.duration_since(since) >= t {
+                return Some(Expired::Header);
+            }
+        }
+        let idle = cfg.idle()?;
+        (now.duration_since(self.last) >= idle).then_some(if pending { Expired::Send } else { Expired::Idle })
+    }
+}
