@@ -69,7 +69,7 @@ fn with_accept_mutex(mut ev: EventLoop<'_, Epoll>) -> Result<(), Error> {
     let mut watching = false;
     let mut disabled: i64 = 0;
     while !ctx.stopping() {
-        let busy = disabled > 0 || ev.connections() >= ctx.process_conns;
+        let busy = disabled > 0 || ctx.share_full(ev.connections());
         disabled = (disabled - 1).max(0);
         if busy {
             // Too busy, or holding this process's share of connections: leave the lock.

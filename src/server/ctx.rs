@@ -28,8 +28,9 @@ pub struct Ctx {
     pub workers: usize,
     /// Connections allowed open at once, across all workers.
     pub max_conns: usize,
-    /// Connections one process may hold: its own descriptor table's share. A loop that holds
-    /// this many stops accepting until it is below 7/8 of it.
+    /// Connections one worker process may hold: its own descriptor table's share. A loop that
+    /// holds this many stops accepting, while its siblings have room, until it is below 7/8 of
+    /// it. `usize::MAX` in a single process (the descriptor limit and EMFILE shedding apply).
     pub process_conns: usize,
     /// The shared-memory counters, stop flag and accept mutex.
     pub stats: Stats,
@@ -47,6 +48,13 @@ impl Ctx {
     /// Sets the stop flag: every worker ends within a tick.
     pub fn request_stop(&self) {
         self.stats.stop_flag().store(1, Ordering::SeqCst);
+    }
+
+    /// A loop holding `held` connections should leave new ones to its siblings: it holds its
+    /// process's share and the server as a whole still has room (when it has none, accepting
+    /// gives a counted refusal instead).
+    pub fn share_full(&self, held: usize) -> bool {
+        held >= self.process_conns && (self.stats.live().load(Ordering::Relaxed) as usize) < self.max_conns
     }
 
     /// The handle of worker `i` (`i < workers`).

@@ -207,22 +207,22 @@ pub fn serve_listener<'a, P: Poller>(
         acceptor = acceptor.refuse_fds_from(limit);
     }
     let per_event = if ev.poller.edge() { usize::MAX } else { per_event };
-    let cap = ev.w.ctx.process_conns;
+    let ctx = ev.w.ctx;
     watch(&mut ev)?;
     let mut watching = true;
     ev.w.ready();
     let mut accept = |ev: &mut EventLoop<'a, P>, _listener: u64| {
-        let room = cap.saturating_sub(ev.connections());
-        if room > 0 {
-            ev.accept_from(&mut acceptor, listener, per_event.min(room));
+        if !ctx.share_full(ev.connections()) {
+            ev.accept_from(&mut acceptor, listener, per_event);
         }
     };
     while !ev.w.stopping() {
-        if watching && ev.connections() >= cap {
+        let held = ev.connections();
+        if watching && ctx.share_full(held) {
             ev.unwatch(listener)?;
             watching = false;
             ev.w.count(Counter::AcceptPaused, 1);
-        } else if !watching && ev.connections() < cap - cap / 8 {
+        } else if !watching && !ctx.share_full(held + ctx.process_conns / 8) {
             watch(&mut ev)?;
             watching = true;
         }

@@ -88,7 +88,7 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
         addr,
         workers,
         max_conns,
-        process_conns: fd_default,
+        process_conns: if processes > 1 { fd_default } else { usize::MAX },
         stats,
         gate,
     }));
