@@ -546,3 +546,39 @@ fn connections_opened_during_the_warmup_count_as_established() {
     );
     srv.stop();
 }
+
+#[test]
+fn a_connect_ramp_opens_every_connection() {
+    let srv = Server::start("epoll", &[]);
+    let url = format!("http://{}/", srv.addr);
+    // 60 connections at 300 a second over 2 engine threads: every slot gets its turn.
+    let (code, doc, err) = load(&[&url, "-c", "60", "-t", "2", "--connect-rate", "300", "-d", "1s"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["connections"]["established"], 60, "{}", doc["connections"]);
+    assert_eq!(doc["connections"]["never_connected"], 0);
+    assert_eq!(doc["fairness"]["starved"], 0, "{}", doc["fairness"]);
+    srv.stop();
+}
+
+#[test]
+fn connect_first_holds_requests_until_every_connection_is_up() {
+    let srv = Server::start("thread", &[]);
+    let url = format!("http://{}/", srv.addr);
+    let (code, doc, err) = load(&[
+        &url,
+        "-c",
+        "40",
+        "--connect-rate",
+        "400",
+        "--connect-first",
+        "-n",
+        "400",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["requests"], 400);
+    assert_eq!(doc["connections"]["established"], 40);
+    assert_eq!(doc["config"]["connect_first"], true);
+    // Nothing was sent before all 40 were up, so every one of them carried requests.
+    assert_eq!(doc["fairness"]["starved"], 0, "{}", doc["fairness"]);
+    srv.stop();
+}

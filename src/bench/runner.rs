@@ -16,7 +16,7 @@ use super::results::{Cell, Figures};
 use super::scenario::Experiment;
 use crate::load::tally::jain;
 use crate::sys;
-use crate::sys::procfs::{sample_tree, ProcSample};
+use crate::sys::procfs::{sample_tree, sample_tree_all_threads, ProcSample};
 
 /// What a cell targets.
 #[derive(Debug, Clone)]
@@ -77,8 +77,14 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     if x.chunked {
         a.push("--chunked".into());
     }
+    if x.connect_first {
+        a.push("--connect-first".into());
+    }
     if let Some(r) = x.rate {
         a.extend(["--rate".into(), r.to_string()]);
+    }
+    if let Some(r) = x.connect_rate {
+        a.extend(["--connect-rate".into(), r.to_string()]);
     }
     if x.proto != "http" {
         a.extend(["--size".into(), x.size.unwrap_or(128).to_string()]);
@@ -150,7 +156,7 @@ pub fn run_cell(
     let (stats, verdict) = stop(server);
     cell.server_stats = stats;
     cell.seconds = started.elapsed().as_secs_f64();
-    let (doc, begin, end) = match measured {
+    let (doc, begin, end, span) = match measured {
         Ok(m) => m,
         Err(e) => {
             cell.status = e.to_string();
@@ -171,12 +177,17 @@ pub fn run_cell(
         &peak,
         &begin,
         &end,
+        span,
         watched,
     );
     cell
 }
 
-type Measured = Result<(Value, ProcSample, ProcSample), Error>;
+/// The load's document, the server samples at the window's ends, and the time between them.
+type Measured = Result<(Value, ProcSample, ProcSample, Duration), Error>;
+
+/// How long before the window closes its end is sampled (a quarter of the window at most).
+const END_EARLY: Duration = Duration::from_millis(300);
 
 /// Runs the load child, sampling the server tree every 50 ms; the CPU window starts when the
 /// warm-up ends.
@@ -204,13 +215,28 @@ fn run_load(
             ProcSample::default()
         }
     };
+    // The window's ends also count every thread's context switches.
+    let sample_all = || {
+        if pid > 0 {
+            sample_tree_all_threads(pid).unwrap_or_default()
+        } else {
+            ProcSample::default()
+        }
+    };
     let t0 = Instant::now();
     let warm_end = t0 + x.warmup();
-    let mut begin = if x.warmup().is_zero() { Some(sample()) } else { None };
+    // Each end of the window: a sample with every thread's context switches, and when it was
+    // taken. The end is sampled just before the window closes, while the connections (and
+    // their threads) are still there; the CPU time is scaled to the window by the samples' span.
+    let mut begin = if x.warmup().is_zero() {
+        Some((sample_all(), Instant::now()))
+    } else {
+        None
+    };
     // The window ends when the duration does, not when the load generator has finished
     // closing its connections (which can take long with thousands of them).
-    let window_end = x.duration().map(|d| warm_end + d);
-    let mut end: Option<ProcSample> = None;
+    let window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
+    let mut end: Option<(ProcSample, Instant)> = None;
     let mut signalled = false;
     loop {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
@@ -220,17 +246,17 @@ fn run_load(
         let s = sample();
         on_sample(&s);
         if begin.is_none() && Instant::now() >= warm_end {
-            begin = Some(s);
+            begin = Some((sample_all(), Instant::now()));
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some(s);
+            end = Some((sample_all(), Instant::now()));
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
             signalled = true;
         }
     }
-    let end = end.unwrap_or_else(sample);
+    let end = end.unwrap_or_else(|| (sample_all(), Instant::now()));
     let begin = begin.unwrap_or(end);
     let text = drain(&out).join("\n");
     let doc: Value = serde_json::from_str(&text).map_err(|_| {
@@ -241,7 +267,8 @@ fn run_load(
             e.join(" ").trim()
         )
     })?;
-    Ok((doc, begin, end))
+    let span = end.1.saturating_duration_since(begin.1);
+    Ok((doc, begin.0, end.0, span))
 }
 
 /// Every line a reader thread delivers until its pipe closes (bounded: 5 s).
@@ -270,12 +297,20 @@ fn figures(
     peak: &ProcSample,
     begin: &ProcSample,
     end: &ProcSample,
+    span: Duration,
     watched: bool,
 ) -> Figures {
     let f64_at = |v: &Value| v.as_f64().unwrap_or(0.0);
     let requests = load["requests"].as_u64().unwrap_or(0);
     let window = f64_at(&load["duration_s"]).max(1e-9);
-    let cpu = end.cpu().saturating_sub(begin.cpu()).as_secs_f64();
+    // The server's CPU time over the window: the samples' difference, scaled from their span to
+    // the window's length.
+    let scale = if span.is_zero() {
+        1.0
+    } else {
+        window / span.as_secs_f64()
+    };
+    let cpu = end.cpu().saturating_sub(begin.cpu()).as_secs_f64() * scale;
     let t = &stats["totals"];
     let total = |k: &str| t[k].as_u64();
     let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -304,8 +339,9 @@ fn figures(
         mem_per_conn_kib: peak.rss.saturating_sub(base.rss) as f64 / 1024.0 / conns.max(1) as f64,
         peak_rss_mib: peak.rss as f64 / (1 << 20) as f64,
         peak_threads: peak.threads,
-        context_switches: (end.voluntary_switches + end.involuntary_switches)
-            .saturating_sub(begin.voluntary_switches + begin.involuntary_switches),
+        context_switches: ((end.voluntary_switches + end.involuntary_switches)
+            .saturating_sub(begin.voluntary_switches + begin.involuntary_switches) as f64
+            * scale) as u64,
         jain_workers: (per_worker.len() > 1).then(|| jain(&per_worker)),
         jain_conns: load["fairness"]["jain"].as_f64().unwrap_or(1.0),
         starved_conns: load["fairness"]["starved"].as_u64().unwrap_or(0),

@@ -112,6 +112,12 @@ pub struct Experiment {
     pub workers: Option<usize>,
     #[serde(default)]
     pub timeout: Option<String>,
+    /// New connections per second, overall (a connect ramp for many connections).
+    #[serde(default)]
+    pub connect_rate: Option<f64>,
+    /// Send nothing until every connection is up (`muxlab load --connect-first`).
+    #[serde(default)]
+    pub connect_first: bool,
     /// Client source addresses (`127.0.0.2-127.0.0.20`), for many connections.
     #[serde(default)]
     pub bind: Option<String>,

@@ -35,14 +35,19 @@ impl Engine<'_> {
                 c.counted = counted;
             }
         }
+        // --connect-rate: take the next free connect time; a slot woken at the time it took
+        // connects then (others have moved the next free time on meanwhile).
         if let Some(iv) = self.connect_interval {
-            if now < self.next_connect {
-                let at = self.next_connect;
-                self.next_connect += iv;
-                self.set_timer(i, at);
-                return;
+            if !std::mem::take(&mut self.conns[i].connect_booked) {
+                if now < self.next_connect {
+                    let at = self.next_connect;
+                    self.next_connect += iv;
+                    self.conns[i].connect_booked = true;
+                    self.set_timer(i, at);
+                    return;
+                }
+                self.next_connect = now.max(self.next_connect) + iv;
             }
-            self.next_connect = now.max(self.next_connect) + iv;
         }
         let target = self.cfg.target.addr;
         let result = (|| -> io::Result<OwnedFd> {
@@ -73,6 +78,23 @@ impl Engine<'_> {
         }
     }
 
+    /// Opens the gate of `--connect-first`: every connection that is up starts sending.
+    pub(super) fn start_sending(&mut self, now: Instant) {
+        self.sending = true;
+        for i in 0..self.conns.len() {
+            if self.conns[i].state == State::Up {
+                if self.interval.is_some() {
+                    self.mark_free(i);
+                } else {
+                    self.fill(i, now);
+                }
+            }
+        }
+        if self.interval.is_some() {
+            self.schedule(now);
+        }
+    }
+
     pub(super) fn on_connected(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         c.state = State::Up;
@@ -89,6 +111,14 @@ impl Engine<'_> {
                 .connect
                 .record_ns(now.duration_since(c.started).as_nanos() as u64);
             self.tally.connects += 1;
+        }
+        if !self.sending {
+            // --connect-first: the first requests wait until every connection is up.
+            self.up_first += usize::from(!std::mem::replace(&mut self.conns[i].counted_up, true));
+            if self.up_first >= self.conns.len() {
+                self.start_sending(now);
+            }
+            return;
         }
         if self.interval.is_some() {
             self.mark_free(i);

@@ -80,6 +80,10 @@ pub(super) struct Conn {
     pub(super) send_seq: u64,
     /// A timer (think time or reconnect back-off) is set for this instant.
     pub(super) wake: Option<Instant>,
+    /// A connect time under `--connect-rate` is booked for this slot (its timer is set).
+    pub(super) connect_booked: bool,
+    /// Counted among the connections up before sending started (`--connect-first`).
+    pub(super) counted_up: bool,
     pub(super) backoff: Duration,
     pub(super) connected_once: bool,
     /// The server announced it will close after the last response.
@@ -117,6 +121,11 @@ pub struct Engine<'a> {
     pub(super) free: VecDeque<usize>,
     pub(super) next_connect: Instant,
     pub(super) connect_interval: Option<Duration>,
+    /// Requests may be sent (`--connect-first` holds them until every connection is up, or the
+    /// connect timeout has passed).
+    pub(super) sending: bool,
+    /// Connections up while `sending` was held.
+    pub(super) up_first: usize,
     pub(super) bind_next: usize,
 }
 
@@ -142,6 +151,8 @@ impl<'a> Engine<'a> {
                 echo: EchoReader::new(cfg.size),
                 send_seq: 0,
                 wake: None,
+                connect_booked: false,
+                counted_up: false,
                 backoff: BACKOFF_MIN,
                 connected_once: false,
                 server_closing: false,
@@ -182,6 +193,8 @@ impl<'a> Engine<'a> {
             free: VecDeque::new(),
             next_connect: plan.t0,
             connect_interval,
+            sending: !cfg.connect_first,
+            up_first: 0,
             bind_next: plan.first_slot as usize,
             plan,
         })
@@ -210,7 +223,11 @@ impl<'a> Engine<'a> {
                     self.on_timer(i, now);
                 }
             }
-            if self.interval.is_some() {
+            if !self.sending && now >= self.plan.t0 + self.cfg.timeout {
+                // Some never connected: go with those that did.
+                self.start_sending(now);
+            }
+            if self.interval.is_some() && self.sending {
                 self.schedule(now);
             }
             if now >= next_scan {

@@ -78,6 +78,11 @@ pub struct LoadConfig {
     /// Open at most this many new connections per second.
     #[arg(long)]
     pub connect_rate: Option<f64>,
+    /// Send nothing until every connection is up (or --timeout has passed): the server accepts
+    /// all of them before it serves any (tcpkali's way; a thread-per-connection server on few
+    /// cores cannot accept while thousands of its threads are busy).
+    #[arg(long)]
+    pub connect_first: bool,
     /// Source addresses, e.g. 127.0.0.2-127.0.0.20, to get past one address's ephemeral ports.
     #[arg(long)]
     pub bind: Option<AddrRange>,

@@ -80,6 +80,7 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
             "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
             "method": cfg.method, "headers": cfg.headers, "body_bytes": cfg.payload.len(),
             "body_generated": matches!(cfg.payload, Payload::Generated(_)), "chunked": cfg.chunked,
+            "connect_rate": cfg.connect_rate, "connect_first": cfg.connect_first,
         },
         "environment": environment(cfg),
         "requests": t.requests,

@@ -18,7 +18,7 @@ use crate::server::{accept::Acceptor, Counter};
 use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 
 /// Stack of a connection thread: the read buffer is on the heap, so this is plenty.
-const STACK: usize = 256 * 1024;
+const STACK: usize = 128 * 1024;
 
 pub const MODEL: Model = Model {
     name: "thread",
