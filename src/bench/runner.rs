@@ -215,27 +215,26 @@ fn run_load(
             ProcSample::default()
         }
     };
-    // The window's ends also count every thread's context switches.
+    // The window's ends also count every thread's context switches (a file per thread: with
+    // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
     let sample_all = || {
-        if pid > 0 {
+        let at = Instant::now();
+        let s = if pid > 0 {
             sample_tree_all_threads(pid).unwrap_or_default()
         } else {
             ProcSample::default()
-        }
+        };
+        (s, at)
     };
     let t0 = Instant::now();
     let warm_end = t0 + x.warmup();
     // Each end of the window: a sample with every thread's context switches, and when it was
     // taken. The end is sampled just before the window closes, while the connections (and
     // their threads) are still there; the CPU time is scaled to the window by the samples' span.
-    let mut begin = if x.warmup().is_zero() {
-        Some((sample_all(), Instant::now()))
-    } else {
-        None
-    };
+    let mut begin = if x.warmup().is_zero() { Some(sample_all()) } else { None };
     // The window ends when the duration does, not when the load generator has finished
     // closing its connections (which can take long with thousands of them).
-    let window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
+    let mut window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
     let mut end: Option<(ProcSample, Instant)> = None;
     let mut signalled = false;
     loop {
@@ -246,17 +245,24 @@ fn run_load(
         let s = sample();
         on_sample(&s);
         if begin.is_none() && Instant::now() >= warm_end {
-            begin = Some((sample_all(), Instant::now()));
+            let b = sample_all();
+            // The end's scan must finish before the connections close: start it earlier by
+            // twice what this one took (a quarter of the window at most).
+            let cost = b.1.elapsed() * 2;
+            if let (Some(w), Some(d)) = (window_end.as_mut(), x.duration()) {
+                *w = (*w).min(warm_end + d.saturating_sub(cost.min(d / 4)));
+            }
+            begin = Some(b);
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some((sample_all(), Instant::now()));
+            end = Some(sample_all());
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
             signalled = true;
         }
     }
-    let end = end.unwrap_or_else(|| (sample_all(), Instant::now()));
+    let end = end.unwrap_or_else(sample_all);
     let begin = begin.unwrap_or(end);
     let text = drain(&out).join("\n");
     let doc: Value = serde_json::from_str(&text).map_err(|_| {
