@@ -17,4 +17,6 @@ pub mod load;
 pub mod bench;
 pub mod report;
 
+pub mod fuzz;
+
 pub mod cli;

@@ -1,0 +1,87 @@
+//! Entry points of the fuzz targets (`fuzz/`, `cargo +nightly fuzz run NAME`): the parsers that
+//! face the network or the user. Each checks the properties that must hold for any input and
+//! panics when one does not. A stable `cargo test` (tests/fuzz_corpus.rs) replays the committed
+//! corpus through the same functions, so a regression fails CI without nightly.
+
+use crate::load::workload::{HttpReader, Read};
+use crate::proto::{Proto, Session};
+
+/// Feeds `data` to a fresh session whole, then split at `cut`, and returns both outputs.
+fn whole_and_split(proto: Proto, data: &[u8], cut: usize) -> [(Vec<u8>, u64, bool); 2] {
+    let run = |pieces: &[&[u8]]| {
+        let mut s = Session::with_max_body(proto, 4096);
+        let (mut out, mut requests, mut close) = (Vec::new(), 0, false);
+        for p in pieces {
+            let fed = s.feed(p, &mut out);
+            requests += fed.requests;
+            close |= fed.close;
+        }
+        (out, requests, close)
+    };
+    let cut = cut.min(data.len());
+    [run(&[data]), run(&[&data[..cut], &data[cut..]])]
+}
+
+/// The HTTP session: any request stream, split anywhere, gives the same responses; every
+/// response is a well-formed HTTP/1.1 status line; nothing panics.
+pub fn http_session(data: &[u8]) {
+    let Some((&c, rest)) = data.split_first() else { return };
+    let [whole, split] = whole_and_split(Proto::Http, rest, c as usize * rest.len() / 255);
+    assert_eq!(whole, split, "the responses depend on how the stream was split");
+    if !whole.0.is_empty() {
+        assert!(whole.0.starts_with(b"HTTP/1.1 "), "a response that is not HTTP/1.1");
+    }
+}
+
+/// Packet framing: every whole frame is answered, once, in order; the split does not matter.
+pub fn packet_framing(data: &[u8]) {
+    let [a, b, rest @ ..] = data else { return };
+    let size = (*a as usize % 64) + 1;
+    let [whole, split] = whole_and_split(Proto::Packet(size), rest, *b as usize * rest.len() / 255);
+    assert_eq!(whole, split, "the frames depend on how the stream was split");
+    let frames = rest.len() / size;
+    assert_eq!(whole.1 as usize, frames);
+    assert_eq!(whole.0, rest[..frames * size], "frames answered other than sent");
+}
+
+/// The load generator's HTTP response reader: any byte stream, split anywhere, reads as the
+/// same sequence of responses; it never panics and never loops.
+pub fn http_response(data: &[u8]) {
+    let Some((&c, rest)) = data.split_first() else { return };
+    let cut = (c as usize * rest.len() / 255).min(rest.len());
+    let read = |pieces: &[&[u8]]| {
+        let mut r = HttpReader::new(false);
+        let mut seen = Vec::new();
+        'feed: for p in pieces {
+            r.push(p);
+            loop {
+                match r.next_response() {
+                    Read::More => break,
+                    done @ Read::Done { .. } => seen.push(done),
+                    end => {
+                        seen.push(end);
+                        break 'feed;
+                    }
+                }
+                assert!(seen.len() <= data.len(), "more responses than bytes");
+            }
+        }
+        seen
+    };
+    assert_eq!(
+        read(&[rest]),
+        read(&[&rest[..cut], &rest[cut..]]),
+        "the responses depend on the split"
+    );
+}
+
+/// The scenario TOML loader: any text gives a scenario or an error naming where, never a panic.
+pub fn scenario_toml(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Err(e) = crate::bench::scenario::parse(text, "fuzz.toml") {
+        assert!(
+            e.to_string().starts_with("fuzz.toml"),
+            "an error that does not say where: {e}"
+        );
+    }
+}
