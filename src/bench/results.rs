@@ -29,6 +29,10 @@ pub struct Figures {
     pub client_bound: bool,
     /// Growth of the server's resident memory while loaded, per connection, in KiB.
     pub mem_per_conn_kib: f64,
+    /// Growth of the kernel's TCP memory (/proc/net/sockstat: both ends on loopback, and every
+    /// socket of the machine) while loaded, per connection, in KiB.
+    #[serde(default)]
+    pub kernel_tcp_kib_per_conn: f64,
     pub peak_rss_mib: f64,
     pub peak_threads: u64,
     pub context_switches: u64,
@@ -158,7 +162,7 @@ pub fn new_dir(base: &Path, scenario: &str) -> std::io::Result<PathBuf> {
 pub fn csv(cells: &[Cell]) -> String {
     let mut s = String::from(
         "experiment,target,connections,repeat,status,throughput_rps,requests,errors,p50_us,p99_us,p999_us,\
-         server_cpu_us_per_req,server_cpu_cores,client_cpu_util,client_bound,mem_per_conn_kib,peak_rss_mib,\
+         server_cpu_us_per_req,server_cpu_cores,client_cpu_util,client_bound,mem_per_conn_kib,kernel_tcp_kib_per_conn,peak_rss_mib,\
          peak_threads,context_switches,jain_workers,jain_conns,starved_conns,useful_ratio,syscalls_per_req,\
          lost_races_per_accept\n",
     );
@@ -173,7 +177,7 @@ pub fn csv(cells: &[Cell]) -> String {
             }
         };
         s.push_str(&format!(
-            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{:.2},{:.3},{:.3},{},{:.2},{:.1},{},{},{},{:.4},{},{},{},{}\n",
+            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{:.2},{:.3},{:.3},{},{:.2},{:.2},{:.1},{},{},{},{:.4},{},{},{},{}\n",
             q(&c.experiment),
             q(&c.target),
             c.connections,
@@ -190,6 +194,7 @@ pub fn csv(cells: &[Cell]) -> String {
             f.client_cpu_util,
             f.client_bound,
             f.mem_per_conn_kib,
+            f.kernel_tcp_kib_per_conn,
             f.peak_rss_mib,
             f.peak_threads,
             f.context_switches,

@@ -141,6 +141,8 @@ pub fn run_cell(
         ProcSample::default()
     };
     let mut peak = base;
+    let tcp_base = sys::procfs::tcp_mem_pages().unwrap_or(0);
+    let mut tcp_peak = tcp_base;
     let measured = run_load(
         x,
         server.addr,
@@ -150,6 +152,7 @@ pub fn run_cell(
         |s: &ProcSample| {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
+            tcp_peak = tcp_peak.max(sys::procfs::tcp_mem_pages().unwrap_or(0));
         },
         if watched { server.pid } else { 0 },
     );
@@ -180,6 +183,7 @@ pub fn run_cell(
         span,
         watched,
     );
+    cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
     cell
 }
 
@@ -343,6 +347,7 @@ fn figures(
         client_cpu_util: f64_at(&load["client_cpu_utilization"]),
         client_bound: load["client_saturated"].as_bool().unwrap_or(false),
         mem_per_conn_kib: peak.rss.saturating_sub(base.rss) as f64 / 1024.0 / conns.max(1) as f64,
+        kernel_tcp_kib_per_conn: 0.0,
         peak_rss_mib: peak.rss as f64 / (1 << 20) as f64,
         peak_threads: peak.threads,
         context_switches: ((end.voluntary_switches + end.involuntary_switches)

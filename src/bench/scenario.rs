@@ -32,6 +32,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
     ("uploads", include_str!("../../scenarios/uploads.toml")),
+    ("c100k", include_str!("../../scenarios/c100k.toml")),
 ];
 
 /// A whole scenario file.

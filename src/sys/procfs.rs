@@ -234,3 +234,17 @@ pub fn machine() -> (String, String) {
         .unwrap_or_else(|| "unknown".into());
     (kernel, cpu)
 }
+
+/// The kernel's TCP memory in pages (`mem` of the `TCP:` line of /proc/net/sockstat): the
+/// buffers of every TCP socket of the machine (of this network namespace).
+pub fn tcp_mem_pages() -> Option<u64> {
+    let text = fs::read_to_string("/proc/net/sockstat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("TCP:"))?;
+    let mut words = line.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "mem" {
+            return words.next()?.parse().ok();
+        }
+    }
+    None
+}
