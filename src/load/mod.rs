@@ -12,6 +12,7 @@ pub mod error;
 pub mod histogram;
 pub mod issue;
 pub mod pacing;
+pub mod receive;
 pub mod shard;
 pub mod summary;
 pub mod tally;

@@ -14,14 +14,13 @@
 //! gets `100 Continue` before the body. Other methods -> 405 (their body, if any, is skipped).
 //! Parsing of heads is `httparse`.
 
+use super::chunked::{ChunkError, Chunked, Phase};
 use super::Fed;
 
 /// The largest request head (request line + headers) accepted, and of a trailer section.
 pub const MAX_HEAD: usize = 8 * 1024;
 /// The most headers one request may carry.
 const MAX_HEADERS: usize = 64;
-/// The longest chunk-size line (size, extensions) accepted.
-const MAX_CHUNK_LINE: usize = 4 * 1024;
 /// The default largest request body (`--max-body`).
 pub const MAX_BODY: usize = 1024 * 1024;
 
@@ -87,31 +86,6 @@ enum State {
     Chunked(Chunked),
     /// A response said `Connection: close`; everything after is ignored.
     Closed,
-}
-
-/// A chunked body being decoded.
-#[derive(Debug)]
-struct Chunked {
-    phase: Phase,
-    /// The body so far, when it is to be echoed (POST / PUT); `None`: skipped.
-    body: Option<Vec<u8>>,
-    /// Body bytes received so far (against `max_body`).
-    size: usize,
-    keep: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// A chunk-size line.
-    Size,
-    /// Chunk data, `left` bytes to go.
-    Data { left: usize },
-    /// The CRLF after chunk data.
-    DataEnd,
-    /// Trailer lines, up to an empty line; `seen` bytes of them so far.
-    Trailers { seen: usize },
-    /// The last chunk and the trailers are in: the body is complete.
-    Done,
 }
 
 /// One connection's HTTP state.
@@ -213,7 +187,15 @@ impl HttpSession {
                 State::Chunked(c) => match c.step(&data[pos..], self.max_body) {
                     Ok(Some(used)) => Step::Used(used),
                     Ok(None) => Step::More,
-                    Err(r) => refuse(r, out, fed),
+                    Err(e) => refuse(
+                        match e {
+                            ChunkError::Malformed => Refusal::BadRequest,
+                            ChunkError::TooLarge => Refusal::TooLarge,
+                            ChunkError::TrailersTooLarge => Refusal::HeadTooLarge,
+                        },
+                        out,
+                        fed,
+                    ),
                 },
                 State::Closed => Step::More,
             };
@@ -390,99 +372,6 @@ impl Head {
         h.chunked = te;
         Ok(h)
     }
-}
-
-impl Chunked {
-    fn complete(&self) -> bool {
-        self.phase == Phase::Done
-    }
-
-    /// Decodes what it can of `data`: `Some(bytes used)`, or `None` when a framing line is
-    /// incomplete.
-    fn step(&mut self, data: &[u8], max_body: usize) -> Result<Option<usize>, Refusal> {
-        match self.phase {
-            Phase::Size => {
-                let Some(end) = line_end(data) else {
-                    return if data.len() > MAX_CHUNK_LINE + 18 {
-                        Err(Refusal::BadRequest)
-                    } else {
-                        Ok(None)
-                    };
-                };
-                let line = &data[..end];
-                let (size, ext) = match line.iter().position(|&b| b == b';') {
-                    Some(i) => (&line[..i], &line[i..]),
-                    None => (line, &line[line.len()..]),
-                };
-                let size = size.trim_ascii_end();
-                if size.is_empty()
-                    || size.len() > 16
-                    || !size.iter().all(u8::is_ascii_hexdigit)
-                    || ext.len() > MAX_CHUNK_LINE
-                {
-                    return Err(Refusal::BadRequest);
-                }
-                let n = usize::from_str_radix(std::str::from_utf8(size).expect("hex digits"), 16)
-                    .map_err(|_| Refusal::BadRequest)?;
-                if self.size.saturating_add(n) > max_body {
-                    return Err(Refusal::TooLarge);
-                }
-                self.phase = if n == 0 {
-                    Phase::Trailers { seen: 0 }
-                } else {
-                    Phase::Data { left: n }
-                };
-                Ok(Some(end + 2))
-            }
-            Phase::Data { left } => {
-                if data.is_empty() {
-                    return Ok(None);
-                }
-                let n = left.min(data.len());
-                if let Some(body) = &mut self.body {
-                    body.extend_from_slice(&data[..n]);
-                }
-                self.size += n;
-                self.phase = if n == left {
-                    Phase::DataEnd
-                } else {
-                    Phase::Data { left: left - n }
-                };
-                Ok(Some(n))
-            }
-            Phase::DataEnd => match data {
-                [b'\r', b'\n', ..] => {
-                    self.phase = Phase::Size;
-                    Ok(Some(2))
-                }
-                [] | [b'\r'] => Ok(None),
-                _ => Err(Refusal::BadRequest),
-            },
-            Phase::Trailers { seen } => {
-                let Some(end) = line_end(data) else {
-                    return if seen + data.len() > MAX_HEAD {
-                        Err(Refusal::HeadTooLarge)
-                    } else {
-                        Ok(None)
-                    };
-                };
-                if end == 0 {
-                    self.phase = Phase::Done;
-                } else if !data[..end].contains(&b':') {
-                    return Err(Refusal::BadRequest);
-                } else {
-                    self.phase = Phase::Trailers { seen: seen + end + 2 };
-                }
-                Ok(Some(end + 2))
-            }
-            Phase::Done => Ok(None),
-        }
-    }
-}
-
-/// The index of the CRLF ending the first line of `data`, if it is there.
-fn line_end(data: &[u8]) -> Option<usize> {
-    data.windows(2).position(|w| w == b"\r\n")
 }
 
 /// Writes the head of a 200 echoing a body of `len` bytes.

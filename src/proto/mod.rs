@@ -3,6 +3,7 @@
 //! No sockets here. Every model drives the same [`Session`], so two models differ only in how
 //! they wait for and dispatch I/O, and comparing them is fair.
 
+pub mod chunked;
 pub mod echo;
 pub mod http;
 pub mod packet;

@@ -1,0 +1,145 @@
+//! Receiving: reading a connection's bytes, framing responses (HTTP) or verifying echoed bytes
+//! (echo, packet), and recording each completed request.
+
+use std::io;
+use std::time::Instant;
+
+use super::engine::Engine;
+use super::pacing::Pacing;
+use super::tally::ErrorClass;
+use super::workload::{Kind, Read};
+use crate::sys;
+
+/// Receiving responses.
+impl Engine<'_> {
+    pub(super) fn on_readable(&mut self, i: usize, now: Instant, to_eof: bool) {
+        loop {
+            let r = match self.conns[i].fd.as_ref() {
+                Some(fd) => sys::fd::read(fd, &mut self.buf),
+                None => return,
+            };
+            match r {
+                Ok(0) => return self.on_eof(i, now),
+                Ok(n) => {
+                    self.tally.bytes_in += n as u64;
+                    if !self.consume(i, n, now) || (n < self.buf.len() && !to_eof) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.fail(i, ErrorClass::of(&e), now),
+            }
+        }
+    }
+
+    /// Handles `n` bytes in `self.buf`; `false` when the connection was closed meanwhile.
+    pub(super) fn consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
+        match self.cfg.target.kind {
+            Kind::Http => {
+                self.conns[i].http.push(&self.buf[..n]);
+                loop {
+                    match self.conns[i].http.next_response() {
+                        Read::Done { status, close } => {
+                            if close {
+                                self.conns[i].server_closing = true;
+                            }
+                            if !self.complete(i, status, now) {
+                                return false;
+                            }
+                        }
+                        Read::More => break,
+                        Read::Bad => {
+                            self.fail(i, ErrorClass::BadResponse, now);
+                            return false;
+                        }
+                        Read::Mismatch => {
+                            self.fail(i, ErrorClass::EchoMismatch, now);
+                            return false;
+                        }
+                    }
+                }
+            }
+            Kind::Echo | Kind::Packet => {
+                let c = &mut self.conns[i];
+                match c.echo.push(c.slot, &self.buf[..n]) {
+                    Ok(k) => {
+                        for _ in 0..k {
+                            if !self.complete(i, 200, now) {
+                                return false;
+                            }
+                        }
+                    }
+                    Err(_) => {
+                        self.fail(i, ErrorClass::EchoMismatch, now);
+                        return false;
+                    }
+                }
+            }
+        }
+        self.after_responses(i, now)
+    }
+
+    /// Records one response; `false` if it was unsolicited (the connection is then closed).
+    pub(super) fn complete(&mut self, i: usize, status: u16, now: Instant) -> bool {
+        let Some((intended, sent)) = self.conns[i].inflight.pop_front() else {
+            self.fail(i, ErrorClass::BadResponse, now);
+            return false;
+        };
+        self.inflight -= 1;
+        if now >= self.measure_from && self.end.is_none_or(|e| now <= e) {
+            let t = &mut self.tally;
+            t.requests += 1;
+            t.per_conn[i] += 1;
+            let sec = now.duration_since(self.measure_from).as_secs() as usize;
+            if t.per_second.len() <= sec {
+                t.per_second.resize(sec + 1, 0);
+            }
+            t.per_second[sec] += 1;
+            t.latency.record_ns(now.duration_since(intended).as_nanos() as u64);
+            // In closed loop intended == sent: a second histogram would be a copy.
+            if self.interval.is_some() {
+                t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
+            }
+            if status >= 400 {
+                t.error(ErrorClass::HttpStatus);
+            }
+        }
+        true
+    }
+
+    /// Decides what a connection does once its responses are processed.
+    pub(super) fn after_responses(&mut self, i: usize, now: Instant) -> bool {
+        let c = &self.conns[i];
+        let socket_done = c.server_closing
+            || self.per_socket().is_some_and(|k| c.on_socket >= k)
+            || (self.per_socket().is_some() && c.tickets == 0 && self.interval.is_none());
+        if socket_done {
+            if c.inflight.is_empty() {
+                self.recycle(i, now);
+                return false;
+            }
+            return true;
+        }
+        match self.cfg.pacing {
+            Pacing::Think(d) if c.inflight.is_empty() && c.wake.is_none() => self.set_timer(i, now + d),
+            Pacing::Think(_) => {}
+            Pacing::Closed => self.fill(i, now),
+            Pacing::Rate(_) => {
+                self.mark_free(i);
+                self.schedule(now);
+            }
+        }
+        true
+    }
+
+    pub(super) fn on_eof(&mut self, i: usize, now: Instant) {
+        let c = &self.conns[i];
+        if !c.inflight.is_empty() || c.http.mid_response() || c.echo.mid_message() {
+            self.fail(i, ErrorClass::UnexpectedClose, now);
+        } else {
+            // The server closed an idle keep-alive connection: open a new one.
+            self.recycle(i, now);
+        }
+    }
+}
