@@ -4,6 +4,7 @@
 //! [`proto`] (sans-I/O sessions), [`server`] (what models share), [`models`] (one file per
 //! architecture), `load` (the load generator), `bench` and `report`, and [`cli`].
 
+pub mod error;
 pub mod sys;
 pub mod units;
 

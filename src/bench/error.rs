@@ -1,6 +1,6 @@
 //! What can go wrong in `muxlab bench`.
 
-use std::io;
+pub use crate::error::{io_err, IoError};
 
 /// A bench run's error. Every message says what happened and what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -12,12 +12,8 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// Writing results failed.
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// Why one cell failed (or was skipped). Recorded in the cell's status; the matrix goes on.
     #[error("{0}")]
     Cell(String),
@@ -40,10 +36,4 @@ impl From<&str> for Error {
     fn from(s: &str) -> Self {
         Error::Cell(s.to_string())
     }
-}
-
-/// Wraps an `io::Error` with what was being done.
-pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
-    let what = what.into();
-    move |source| Error::Io { what, source }
 }

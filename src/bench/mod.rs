@@ -126,7 +126,8 @@ fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], inter
     let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "cells": cells});
     let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     std::fs::write(dir.join("results.json"), text).map_err(error::io_err("writing results.json"))?;
-    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(error::io_err("writing results.csv"))
+    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(error::io_err("writing results.csv"))?;
+    Ok(())
 }
 
 /// Runs the scenario: prints what runs where to stdout and progress to stderr, and hands each

@@ -1,6 +1,6 @@
 //! What can go wrong in `muxlab load`.
 
-use std::io;
+pub use crate::error::{io_err, IoError};
 
 /// A load run's error. Every message says what happened and, where the user can act, what to do.
 #[derive(Debug, thiserror::Error)]
@@ -9,12 +9,8 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// A system call the run needs failed.
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// An engine thread or a shard process failed.
     #[error("{0}")]
     Failed(String),
@@ -43,10 +39,4 @@ impl From<crate::units::BadValue> for Error {
     fn from(e: crate::units::BadValue) -> Self {
         Error::Usage(e.0)
     }
-}
-
-/// Wraps an `io::Error` with what was being done.
-pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
-    let what = what.into();
-    move |source| Error::Io { what, source }
 }

@@ -46,10 +46,8 @@ pub const MODEL: Model = Model {
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     workers::threads(ctx, |w| {
-        let ring = Ring::new(4096, 256, 16 * 1024).map_err(|e| Error::Io {
-            what: "the uring model cannot run on this kernel (use --model epoll)".into(),
-            source: e,
-        })?;
+        let ring = Ring::new(4096, 256, 16 * 1024)
+            .map_err(io_err("the uring model cannot run on this kernel (use --model epoll)"))?;
         // Each ring accepts from its own listener in the server's SO_REUSEPORT group: one
         // multishot accept on a shared listener would take every connection into one ring.
         let own = own_listener(w)?;

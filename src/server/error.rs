@@ -4,6 +4,8 @@
 use std::io;
 use std::net::SocketAddr;
 
+pub use crate::error::IoError;
+
 /// What can go wrong starting or running a server.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -12,12 +14,9 @@ pub enum Error {
     Usage(String),
     #[error("{addr} is already in use: pick another port with --port, or use --port 0 for any free port")]
     AddrInUse { addr: SocketAddr },
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
+    /// A system call failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
 }
 
 impl Error {
@@ -27,8 +26,8 @@ impl Error {
     }
 }
 
-/// Wraps an `io::Error` with what was being done.
+/// Wraps an `io::Error` with what was being done, as a server error.
 pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
-    let what = what.into();
-    move |source| Error::Io { what, source }
+    let wrap = crate::error::io_err(what);
+    move |source| Error::Io(wrap(source))
 }

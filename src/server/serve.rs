@@ -36,10 +36,7 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
             "port {} needs privileges: use a port above 1023 or --port 0",
             cfg.port
         )),
-        _ => Error::Io {
-            what: format!("listening on {addr}"),
-            source: e,
-        },
+        _ => io_err(format!("listening on {addr}"))(e),
     })
 }
 

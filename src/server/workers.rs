@@ -62,12 +62,9 @@ pub fn threads_and(
         let mut result = main();
         ctx.request_stop();
         for h in handles {
-            let r = h.join().unwrap_or_else(|_| {
-                Err(Error::Io {
-                    what: "a worker thread".into(),
-                    source: io::Error::other("panicked"),
-                })
-            });
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(io_err("a worker thread")(io::Error::other("panicked"))));
             if result.is_ok() {
                 result = r;
             }
