@@ -43,13 +43,15 @@ def tree(pid):
     return out
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="Pss:"):
+    """A field of /proc/PID/smaps_rollup summed over the tree: Pss (shared pages divided among
+    the processes sharing them) or Anonymous (heap and stacks: what a leak grows)."""
     total = 0
     for p in tree(pid):
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:
-                    if line.startswith("Pss:"):
+                    if line.startswith(field):
                         total += int(line.split()[1])
         except OSError:
             pass
@@ -125,6 +127,7 @@ def soak(model, minutes):
     host, port = listening["addr"].rsplit(":", 1)
     addr = (host, int(port))
     url = f"http://{listening['addr']}/"
+    time.sleep(1)  # workers set up their loops, rings and listeners
     fd_base = fds(srv.pid)
     secs = int(minutes * 60)
     common = ["--cpus", "1", "-t", "1", "--json", "-d", f"{secs}s"]
@@ -141,14 +144,16 @@ def soak(model, minutes):
     threads += [threading.Thread(target=resetter, args=(addr, stop, counts)) for _ in range(2)]
     for t in threads:
         t.start()
-    warmup = min(60, secs // 4)
+    warmup = min(90, secs // 3)
     time.sleep(warmup)
-    rss_warm = rss_kib(srv.pid)
-    samples = []
+    rss_warm, anon_warm = rss_kib(srv.pid), rss_kib(srv.pid, "Anonymous:")
+    samples, anon = [], []
     while any(p.poll() is None for p in procs.values()):
         time.sleep(5)
         samples.append(rss_kib(srv.pid))
+        anon.append(rss_kib(srv.pid, "Anonymous:"))
     rss_end = samples[-1] if samples else rss_kib(srv.pid)
+    anon_end = anon[-1] if anon else rss_kib(srv.pid, "Anonymous:")
     stop.set()
     for t in threads:
         t.join()
@@ -163,11 +168,15 @@ def soak(model, minutes):
     out, _ = srv.communicate(timeout=30)
     stats = json.loads(out.strip().splitlines()[-1])["totals"]
     growth = 100.0 * (rss_end - rss_warm) / max(rss_warm, 1)
+    anon_growth = 100.0 * (anon_end - anon_warm) / max(anon_warm, 1)
     ok = growth < 1.0 and fd_after == fd_base and not errors and all(not r["errors"] for r in results.values())
     print(json.dumps({
         "model": model, "minutes": minutes, "ok": ok,
         "rss_kib_after_warmup": rss_warm, "rss_kib_end": rss_end, "rss_growth_pct": round(growth, 3),
         "rss_kib_max": max(samples) if samples else rss_end,
+        "rss_kib_every_20s": samples[::4],
+        "anon_kib_after_warmup": anon_warm, "anon_kib_end": anon_end, "anon_growth_pct": round(anon_growth, 3),
+        "anon_kib_every_20s": anon[::4],
         "fds_before": fd_base, "fds_after": fd_after,
         "clients": results, "slow_reader_errors": errors[:5], "counts": counts,
         "server": {k: stats[k] for k in ["accepted", "closed", "requests", "closed_header_timeout",
