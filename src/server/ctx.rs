@@ -8,7 +8,6 @@
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use super::config::Config;
 use super::gate::Gate;
@@ -113,12 +112,6 @@ impl<'a> Worker<'a> {
     /// has, so no one accepts while another could still run out of descriptors setting up.
     pub fn ready(&self) {
         self.ctx.gate.arrive_and_wait(self.index, &|| self.ctx.stopping());
-    }
-
-    /// `true` when a connection last active at `last` has been idle too long.
-    #[inline]
-    pub fn idle_expired(&self, last: Instant, now: Instant) -> bool {
-        self.ctx.cfg.idle().is_some_and(|t| now.duration_since(last) >= t)
     }
 
     /// A new connection's protocol session, with the server's limits.
