@@ -148,10 +148,17 @@ def soak(model, minutes):
     time.sleep(warmup)
     rss_warm, anon_warm = rss_kib(srv.pid), rss_kib(srv.pid, "Anonymous:")
     samples, anon = [], []
-    while any(p.poll() is None for p in procs.values()):
+    # Samples while every client still runs: the clients run the same binary, so when they
+    # exit the server's proportional share of the shared text pages (its PSS) rises.
+    while all(p.poll() is None for p in procs.values()):
+        pss, a = rss_kib(srv.pid), rss_kib(srv.pid, "Anonymous:")
+        if any(p.poll() is not None for p in procs.values()):
+            break
+        samples.append(pss)
+        anon.append(a)
         time.sleep(5)
-        samples.append(rss_kib(srv.pid))
-        anon.append(rss_kib(srv.pid, "Anonymous:"))
+    for p in procs.values():
+        p.wait()
     rss_end = samples[-1] if samples else rss_kib(srv.pid)
     anon_end = anon[-1] if anon else rss_kib(srv.pid, "Anonymous:")
     stop.set()
@@ -169,7 +176,7 @@ def soak(model, minutes):
     stats = json.loads(out.strip().splitlines()[-1])["totals"]
     growth = 100.0 * (rss_end - rss_warm) / max(rss_warm, 1)
     anon_growth = 100.0 * (anon_end - anon_warm) / max(anon_warm, 1)
-    ok = growth < 1.0 and fd_after == fd_base and not errors and all(not r["errors"] for r in results.values())
+    ok = growth < 1.0 and anon_growth < 1.0 and fd_after == fd_base and not errors and all(not r["errors"] for r in results.values())
     print(json.dumps({
         "model": model, "minutes": minutes, "ok": ok,
         "rss_kib_after_warmup": rss_warm, "rss_kib_end": rss_end, "rss_growth_pct": round(growth, 3),
