@@ -157,8 +157,6 @@ def soak(model, minutes):
         samples.append(pss)
         anon.append(a)
         time.sleep(5)
-    for p in procs.values():
-        p.wait()
     rss_end = samples[-1] if samples else rss_kib(srv.pid)
     anon_end = anon[-1] if anon else rss_kib(srv.pid, "Anonymous:")
     stop.set()
