@@ -144,7 +144,7 @@ def soak(model, minutes):
     threads += [threading.Thread(target=resetter, args=(addr, stop, counts)) for _ in range(2)]
     for t in threads:
         t.start()
-    warmup = min(90, secs // 3)
+    warmup = min(120, secs // 2)
     time.sleep(warmup)
     rss_warm, anon_warm = rss_kib(srv.pid), rss_kib(srv.pid, "Anonymous:")
     samples, anon = [], []
