@@ -2,7 +2,7 @@
 //! (iterative, fork, thread, prefork, prethread).
 //!
 //! Blocking calls carry SO_RCVTIMEO / SO_SNDTIMEO: a blocked accept returns every tick (100 ms),
-//! a blocked read or write on a connection every [`CONN_TICK`] (1 s), so a worker notices
+//! a blocked read or write on a connection every [`conn_tick`] (1 s by default), so a worker notices
 //! shutdown and its deadlines without signals reaching the right thread. A connection's tick is
 //! longer because there may be 15,000 of them (seed 001): ten wake-ups a second each would cost
 //! more than serving them. Each return counts as a loop iteration; one that brought bytes or a
@@ -20,8 +20,17 @@ use super::error::Error;
 use super::stats::Counter;
 use crate::sys;
 
-/// How often a connection blocked in read or write wakes to check the stop flag and deadlines.
-pub const CONN_TICK: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often a connection blocked in read or write wakes to check the stop flag and deadlines:
+/// once a second, or often enough to see a short `--idle-timeout` / `--header-timeout` pass
+/// (a quarter of it).
+pub fn conn_tick(cfg: &super::config::Config) -> std::time::Duration {
+    [cfg.idle(), cfg.header_deadline()]
+        .into_iter()
+        .flatten()
+        .map(|t| t / 4)
+        .fold(std::time::Duration::from_secs(1), std::cmp::min)
+        .max(TICK / 10)
+}
 
 /// Makes blocking calls on `listener` return every tick.
 pub fn prepare_listener(listener: &impl AsRawFd) -> io::Result<()> {
@@ -66,7 +75,7 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     let mut out = Vec::new();
     let mut session = w.session();
     let mut deadlines = Deadlines::new(Instant::now());
-    if sys::socket::set_timeouts(&fd, CONN_TICK).is_ok() {
+    if sys::socket::set_timeouts(&fd, conn_tick(&w.ctx.cfg)).is_ok() {
         while !w.stopping() {
             let r = sys::fd::read(&fd, &mut buf);
             w.count(Counter::Loops, 1);
@@ -81,13 +90,13 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                         break;
                     }
                     out.clear();
+                    // A head dribbled byte by byte never lets a read time out: check here too.
+                    if expire(w, &fd, &session, &deadlines) {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    if let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
-                        if why == Expired::Header {
-                            let _ = sys::fd::try_write(&fd, session.timeout_response());
-                        }
-                        w.count(why.counter(), 1);
+                    if expire(w, &fd, &session, &deadlines) {
                         break;
                     }
                 }
@@ -99,6 +108,18 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     drop(fd);
     w.flush_syscalls();
     w.release();
+}
+
+/// `true` (counted, and a 408 sent for a header timeout) when a deadline has passed.
+fn expire(w: Worker<'_>, fd: &OwnedFd, session: &crate::proto::Session, deadlines: &Deadlines) -> bool {
+    let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) else {
+        return false;
+    };
+    if why == Expired::Header {
+        let _ = sys::fd::try_write(fd, session.timeout_response());
+    }
+    w.count(why.counter(), 1);
+    true
 }
 
 /// Writes all of `data`, retrying on send timeouts until the server stops, or until the client
