@@ -12,8 +12,8 @@
 //!
 //! **Seed.** 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
 
-use crate::server::handoff::{mailbox_worker, Mailbox};
-use crate::server::{accept::Acceptor, blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
+use crate::server::handoff::with_mailbox_workers;
+use crate::server::{accept::Acceptor, blocking, io_err, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
     name: "dispatch",
@@ -28,20 +28,14 @@ pub const MODEL: Model = Model {
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
-    let mailboxes = &mailboxes;
-    workers::threads_and(
-        ctx,
-        |w| mailbox_worker(w, &mailboxes[w.index]),
-        || {
-            let mut acceptor = Acceptor::new(true);
-            let mut next = 0;
-            // Counted in the block of the worker the connection goes to.
-            while let Some(fd) = blocking::accept(ctx.worker(next), &mut acceptor, &ctx.listener) {
-                mailboxes[next].post(fd, true);
-                next = (next + 1) % mailboxes.len();
-            }
-            Ok(())
-        },
-    )
+    with_mailbox_workers(ctx, |mailboxes| {
+        let mut acceptor = Acceptor::new(true);
+        let mut next = 0;
+        // Counted in the block of the worker the connection goes to.
+        while let Some(fd) = blocking::accept(ctx.worker(next), &mut acceptor, &ctx.listener) {
+            mailboxes[next].post(fd, true);
+            next = (next + 1) % mailboxes.len();
+        }
+        Ok(())
+    })
 }

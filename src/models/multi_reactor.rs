@@ -13,9 +13,9 @@
 //! **Seed.** 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
 use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::handoff::{mailbox_worker, Mailbox};
+use crate::server::handoff::with_mailbox_workers;
 use crate::server::poller::Epoll;
-use crate::server::{accept::Accepted, accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Workers};
+use crate::server::{accept::Accepted, accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers};
 use crate::sys;
 
 pub const MODEL: Model = Model {
@@ -31,29 +31,23 @@ pub const MODEL: Model = Model {
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
-    let mailboxes = &mailboxes;
-    workers::threads_and(
-        ctx,
-        |w| mailbox_worker(w, &mailboxes[w.index]),
-        || {
-            // The base loop: the listener only. Its wake-ups count in worker 0's block.
-            let mut base = EventLoop::new(ctx.worker(0), Epoll::level()?);
-            base.watch(&ctx.listener, LISTENER)?;
-            let mut acceptor = Acceptor::new(true);
-            let mut next = 0;
-            base.run(|_, _listener| loop {
-                let target = ctx.worker(next);
-                match acceptor.accept_one(target, &ctx.listener) {
-                    Accepted::Conn(fd) => {
-                        target.count(Counter::Useful, 1);
-                        mailboxes[next].post(fd, false);
-                        next = (next + 1) % mailboxes.len();
-                    }
-                    Accepted::Refused => {}
-                    Accepted::Empty | Accepted::OutOfFds => break,
+    with_mailbox_workers(ctx, |mailboxes| {
+        // The base loop: the listener only. Its wake-ups count in worker 0's block.
+        let mut base = EventLoop::new(ctx.worker(0), Epoll::level()?);
+        base.watch(&ctx.listener, LISTENER)?;
+        let mut acceptor = Acceptor::new(true);
+        let mut next = 0;
+        base.run(|_, _listener| loop {
+            let target = ctx.worker(next);
+            match acceptor.accept_one(target, &ctx.listener) {
+                Accepted::Conn(fd) => {
+                    target.count(Counter::Useful, 1);
+                    mailboxes[next].post(fd, false);
+                    next = (next + 1) % mailboxes.len();
                 }
-            })
-        },
-    )
+                Accepted::Refused => {}
+                Accepted::Empty | Accepted::OutOfFds => break,
+            }
+        })
+    })
 }

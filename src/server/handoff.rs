@@ -4,10 +4,11 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use super::ctx::Worker;
+use super::ctx::{Ctx, Worker};
 use super::error::{io_err, Error};
 use super::evloop::{EventLoop, WAKE};
 use super::poller::Epoll;
+use super::workers;
 use crate::sys::eventfd::EventFd;
 
 /// One worker's inbox of new connections.
@@ -55,4 +56,12 @@ pub fn mailbox_worker(w: Worker<'_>, mailbox: &Mailbox) -> Result<(), Error> {
             ev.add(fd);
         }
     })
+}
+
+/// Runs `ctx.workers` threads, each a loop fed by its own mailbox, and `acceptor` on the calling
+/// thread with the mailboxes; returns when all have stopped (dispatch and multi-reactor).
+pub fn with_mailbox_workers(ctx: &Ctx, acceptor: impl FnOnce(&[Mailbox]) -> Result<(), Error>) -> Result<(), Error> {
+    let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
+    let mailboxes = &mailboxes;
+    workers::threads_and(ctx, |w| mailbox_worker(w, &mailboxes[w.index]), || acceptor(mailboxes))
 }
