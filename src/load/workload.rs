@@ -1,6 +1,7 @@
 //! What the load generator sends and how it checks what comes back: HTTP requests and
 //! responses, and echo / packet messages whose every byte is verified.
 
+use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A target URL: `http://host:port/path`, `echo://host:port`, `packet://host:port`.
@@ -147,7 +148,7 @@ pub fn append_body(out: &mut Vec<u8>, len: usize, chunked: bool, mut fill: impl 
     while off < len {
         let n = if chunked { CHUNK.min(len - off) } else { len - off };
         if chunked {
-            out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+            let _ = write!(out, "{n:x}\r\n");
         }
         let start = out.len();
         out.resize(start + n, 0);
@@ -191,6 +192,8 @@ pub struct HttpReader {
     seq: u64,
     /// Body bytes of the response being read so far.
     body_off: usize,
+    /// The expected bytes of a verified body, reused from read to read.
+    scratch: Vec<u8>,
 }
 
 /// The largest response head accepted.
@@ -281,9 +284,9 @@ impl HttpReader {
         }
         let take = self.body_left.min(self.buf.len());
         if let (Some((slot, _)), Some((200, _))) = (self.verify, self.head) {
-            let mut want = vec![0u8; take];
-            pattern(slot, self.seq, self.body_off, &mut want);
-            if want[..] != self.buf[..take] {
+            self.scratch.resize(take, 0);
+            pattern(slot, self.seq, self.body_off, &mut self.scratch);
+            if self.scratch[..] != self.buf[..take] {
                 return Read::Mismatch;
             }
         }

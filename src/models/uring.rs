@@ -132,9 +132,10 @@ impl Slots {
         }
     }
 
-    fn tags(&self) -> Vec<u64> {
+    /// Tags of the connections `keep` selects.
+    fn tags(&self, keep: impl Fn(&UConn) -> bool) -> Vec<u64> {
         let tags = self.conns.iter().enumerate();
-        tags.filter_map(|(i, c)| c.as_ref().map(|c| i as u64 | (c.gen as u64) << 32))
+        tags.filter_map(|(i, c)| c.as_ref().filter(|c| keep(c)).map(|c| i as u64 | (c.gen as u64) << 32))
             .collect()
     }
 }
@@ -185,21 +186,20 @@ impl RingLoop<'_> {
             }
             if ticker.due() {
                 let now = Instant::now();
-                for tag in self.slots.tags() {
+                let expired = |c: &UConn| c.deadlines.expired(&w.ctx.cfg, c.sending > 0 || !c.out.is_empty(), now);
+                for tag in self.slots.tags(|c| expired(c).is_some()) {
                     let Some(conn) = self.slots.get(tag) else { continue };
-                    let pending = conn.sending > 0 || !conn.out.is_empty();
-                    if let Some(why) = conn.deadlines.expired(&w.ctx.cfg, pending, now) {
-                        if why == Expired::Header {
-                            let _ = sys::fd::try_write(&conn.fd, conn.session.timeout_response());
-                        }
-                        w.count(why.counter(), 1);
-                        self.slots.close(w, tag);
+                    let why = expired(conn).expect("selected as expired");
+                    if why == Expired::Header {
+                        let _ = sys::fd::try_write(&conn.fd, conn.session.timeout_response());
                     }
+                    w.count(why.counter(), 1);
+                    self.slots.close(w, tag);
                 }
             }
             w.flush_syscalls();
         }
-        for tag in self.slots.tags() {
+        for tag in self.slots.tags(|_| true) {
             self.slots.close(w, tag);
         }
         // The ring is torn down asynchronously and its accept holds the listener: stop it now.

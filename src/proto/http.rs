@@ -14,6 +14,8 @@
 //! gets `100 Continue` before the body. Other methods -> 405 (their body, if any, is skipped).
 //! Parsing of heads is `httparse`.
 
+use std::io::Write;
+
 use super::chunked::{ChunkError, Chunked, Phase};
 use super::Fed;
 
@@ -377,7 +379,7 @@ impl Head {
 /// Writes the head of a 200 echoing a body of `len` bytes.
 fn echo_head(len: usize, keep: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(ECHO_HEAD);
-    out.extend_from_slice(format!("Content-Length: {len}\r\n").as_bytes());
+    let _ = write!(out, "Content-Length: {len}\r\n");
     out.extend_from_slice(if keep { KEEP } else { CLOSE });
     out.extend_from_slice(b"\r\n");
 }

@@ -36,6 +36,8 @@ pub struct Conn {
     closing: bool,
     /// Idle, send and header deadlines.
     deadlines: Deadlines,
+    /// Input arrived during the current `drive`.
+    got_input: bool,
     /// What the last `drive` asked for.
     want: Want,
 }
@@ -49,6 +51,7 @@ impl Conn {
             sent: 0,
             closing: false,
             deadlines: Deadlines::new(Instant::now()),
+            got_input: false,
             want: Want::Read,
         }
     }
@@ -75,6 +78,14 @@ impl Conn {
         let mut moved = false;
         let want = self.drive_inner(w, buf, until_eagain, &mut moved);
         if moved {
+            // One clock reading per event, whatever moved: input (which also tells the header
+            // deadline where the session stands) or output.
+            let now = Instant::now();
+            if std::mem::take(&mut self.got_input) {
+                self.deadlines.input(&self.session, now);
+            } else {
+                self.deadlines.output(now);
+            }
             w.count(Counter::Useful, 1);
         }
         if want == Want::Write && self.want != Want::Write {
@@ -95,7 +106,7 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out);
-                    self.deadlines.input(&self.session, Instant::now());
+                    self.got_input = true;
                     self.closing |= fed.close;
                     if let Some(stop) = self.settle(w, moved) {
                         return stop;
@@ -129,7 +140,6 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     self.sent += n;
-                    self.deadlines.output(Instant::now());
                     w.count(Counter::BytesOut, n as u64);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),

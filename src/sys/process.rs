@@ -14,7 +14,7 @@ pub enum Fork {
 /// (the allocator's, stdout's) held by a thread that does not exist in it. Refused with an
 /// error, and nothing forked, when the process has more threads (or they cannot be counted).
 pub fn fork() -> io::Result<Fork> {
-    match threads() {
+    match super::procfs::threads(pid()) {
         Some(1) => {}
         n => {
             return Err(io::Error::other(format!(
@@ -88,12 +88,4 @@ pub fn thread_cpu_time() -> std::time::Duration {
     // SAFETY: ts is valid for writes.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// Threads of this process (field 20 of /proc/self/stat).
-pub fn threads() -> Option<usize> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split(' ').nth(17)?.parse().ok()
 }

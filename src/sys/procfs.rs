@@ -37,13 +37,23 @@ fn ticks() -> f64 {
     }
 }
 
+/// The numeric fields of /proc/PID/stat after the command name (which is in parentheses and
+/// may hold spaces): index 0 is field 3 (state).
+fn stat_fields(pid: i32) -> io::Result<Vec<u64>> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    Ok(rest.split_whitespace().map(|s| s.parse::<u64>().unwrap_or(0)).collect())
+}
+
+/// Threads of process `pid` (field 20 of /proc/PID/stat).
+pub fn threads(pid: i32) -> Option<usize> {
+    stat_fields(pid).ok()?.get(17).map(|&n| n as usize)
+}
+
 /// Reads one process.
 pub fn sample(pid: i32) -> io::Result<ProcSample> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let num = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+    let f = stat_fields(pid)?;
+    let num = |i: usize| f.get(i).copied().unwrap_or(0);
     // rest[0] is field 3 (state): utime is field 14, stime 15, threads 20, rss 24.
     let hz = ticks();
     let mut s = ProcSample {
