@@ -53,6 +53,29 @@ pub enum Command {
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
     /// print a table as cells finish, write results/<scenario>-<time>/ (JSON, CSV, HTML report).
     Bench(BenchArgs),
+    /// Add up `muxlab load --json` documents (shares of one run, or separate runs) into one,
+    /// losslessly: counts and histograms add, per-second series align by wall-clock second.
+    ///
+    /// Example, a run split in four anywhere (other hosts, a Kubernetes Indexed Job):
+    ///   for i in 0 1 2 3; do muxlab load http://10.0.0.1:8080/ -c 400 -n 1000000 --shard $i/4 --json > part$i.json & done; wait
+    ///   muxlab merge part*.json > run.json
+    #[command(verbatim_doc_comment)]
+    Merge {
+        /// Documents written by muxlab load --json (or by merge).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Print the summary a person reads instead of the JSON document.
+        #[arg(long)]
+        human: bool,
+    },
+    /// Internal (used over ssh): run a command, stop it when this program's stdin closes or
+    /// stays silent too long (the controlling muxlab writes a heartbeat), then remove --remove.
+    #[command(hide = true)]
+    Guard(crate::remote::guard::GuardArgs),
+    /// Internal (used over ssh by bench): answer questions about this host and a process tree,
+    /// one line per question read from stdin ("machine", "tree PID", "all PID", "leftovers PID").
+    #[command(hide = true)]
+    Sample,
     /// Rebuild report.html from a results directory.
     Report {
         /// A directory written by muxlab bench (holding results.json).
@@ -70,6 +93,11 @@ pub struct LoadArgs {
     /// Write the HDR latency distribution (corrected, in ms) to this file.
     #[arg(long)]
     pub hgrm: Option<std::path::PathBuf>,
+    /// Internal: progress as JSON lines on stdout (what --hosts reads from each host).
+    #[arg(long, hide = true)]
+    pub progress_json: bool,
+    #[command(flatten)]
+    pub remote: crate::remote::RemoteArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -97,6 +125,12 @@ pub struct BenchArgs {
     /// Runs of every cell (overrides the scenario's repeats).
     #[arg(long)]
     pub repeats: Option<usize>,
+    /// ssh configuration for the scenario's server_host and client_hosts (passed as -F FILE).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<std::path::PathBuf>,
+    /// Copy this muxlab binary to the scenario's hosts for the run (removed after).
+    #[arg(long)]
+    pub push: bool,
 }
 
 /// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).
@@ -153,6 +187,9 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
             server::serve(model, args.config, &mut std::io::stdout())?;
         }
         Command::Load(args) => run_load(&args)?,
+        Command::Merge { files, human } => run_merge(&files, human)?,
+        Command::Guard(args) => std::process::exit(crate::remote::guard::run(&args)?),
+        Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,
         Command::Report { dir } => println!("{}", crate::report::rebuild(&dir)?.display()),
     }
@@ -165,34 +202,49 @@ fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
-    if cfg.shard.is_some() {
-        let o = load::run(&cfg, false)?;
-        println!("{}", load::shard::to_wire(&o));
+    if cfg.subshard.is_some() {
+        // A part started by the parent below: it reads the document.
+        let o = load::run(&cfg, load::Show::Nothing)?;
+        println!("{}", load::summary::to_json(&cfg, &o));
         return Ok(());
     }
-    let shards = load::shard::needed(cfg.connections);
+    let show = match (args.progress_json, args.json) {
+        (true, _) => load::Show::JsonLines,
+        (false, true) => load::Show::Nothing,
+        (false, false) => load::Show::Terminal,
+    };
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if !args.remote.hosts.is_empty() {
+        let fanned = crate::remote::fanout::run(&cfg, &args.remote, &argv, show)?;
+        if args.json {
+            println!("{}", fanned.doc);
+        } else {
+            print!("{}", load::summary::human(&cfg, &fanned.merged));
+            print!("{}", crate::remote::fanout::host_lines(&fanned));
+        }
+        write_hgrm(args, &fanned.merged)?;
+        return fanned.verdict().map_err(|message| Failure { code: 1, message }.into());
+    }
+    let shards = load::shard::needed(cfg.share_connections());
     let outcome = if shards > 1 {
         if !args.json {
             eprintln!(
                 "muxlab: {} connections need more descriptors than one process may open ({}): running {shards} processes",
-                cfg.connections,
+                cfg.share_connections(),
                 load::shard::per_process()
             );
         }
-        let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let argv = load::shard::strip_flags(&argv, &[("--progress-json", false)]);
         load::shard::run(&argv, shards)?
     } else {
-        load::run(&cfg, !args.json)?
+        load::run(&cfg, show)?
     };
     if args.json {
         println!("{}", load::summary::to_json(&cfg, &outcome));
     } else {
         print!("{}", load::summary::human(&cfg, &outcome));
     }
-    if let Some(path) = &args.hgrm {
-        std::fs::write(path, outcome.tally.latency.hgrm())
-            .map_err(load::io_err(format!("writing {}", path.display())))?;
-    }
+    write_hgrm(args, &outcome)?;
     if outcome.tally.error_total() > 0 || outcome.tally.requests == 0 {
         return Err(Failure {
             code: 1,
@@ -203,6 +255,33 @@ fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
             ),
         }
         .into());
+    }
+    Ok(())
+}
+
+fn write_hgrm(args: &LoadArgs, o: &load::Outcome) -> Result<(), load::Error> {
+    if let Some(path) = &args.hgrm {
+        std::fs::write(path, o.tally.latency.hgrm()).map_err(load::io_err(format!("writing {}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `muxlab merge FILE...`.
+fn run_merge(files: &[std::path::PathBuf], human: bool) -> Result<(), anyhow::Error> {
+    let mut docs = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| load::Error::Usage(format!("cannot read {name}: {e}")))?;
+        let doc: serde_json::Value = serde_json::from_str(text.trim())
+            .map_err(|_| load::Error::Usage(format!("{name}: not a muxlab load result (not a JSON document)")))?;
+        docs.push((name, doc));
+    }
+    let merged = load::merge::documents(&docs)?;
+    if human {
+        let o = load::merge::read_document("the merged document", &merged)?;
+        print!("{}", load::summary::human_of_document(&merged, &o));
+    } else {
+        println!("{merged}");
     }
     Ok(())
 }
@@ -267,6 +346,8 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         target,
         out: args.out.clone(),
         repeats: args.repeats,
+        ssh_config: args.ssh_config.clone(),
+        push: args.push,
     };
     let mut out = std::io::stdout();
     let done = crate::bench::run(&opts, &mut |event| {

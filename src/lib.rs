@@ -2,7 +2,8 @@
 //!
 //! Layers, each using only those above it: [`sys`] (syscall wrappers: the only layer with unchecked code),
 //! [`proto`] (sans-I/O sessions), [`server`] (what models share), [`models`] (one file per
-//! architecture), `load` (the load generator), `bench` and `report`, and [`cli`].
+//! architecture), `load` (the load generator), `remote` (running it on other hosts over ssh),
+//! `bench` and `report`, and [`cli`].
 
 pub mod error;
 pub mod sys;
@@ -14,6 +15,7 @@ pub mod server;
 pub mod models;
 
 pub mod load;
+pub mod remote;
 
 pub mod bench;
 pub mod report;

@@ -92,7 +92,7 @@ mod load_tally {
         a.error(ErrorClass::Reset);
         a.per_conn = vec![3, 1];
         a.per_second = vec![4];
-        let b = Tally::from_wire(&a.to_wire());
+        let b = Tally::from_wire(&a.to_wire()).expect("own wire form reads back");
         assert_eq!(b.latency.0, a.latency.0);
         assert_eq!((b.requests, b.errors, b.per_conn.clone()), (4, a.errors, vec![3, 1]));
         let mut m = a.clone();

@@ -4,6 +4,7 @@
 //! the report layer's job, above this one.
 
 pub mod error;
+pub mod hosts;
 pub mod process;
 pub mod results;
 pub mod runner;
@@ -36,6 +37,10 @@ pub struct Options {
     /// Parent of the results directory.
     pub out: PathBuf,
     pub repeats: Option<usize>,
+    /// ssh configuration for the scenario's hosts (`-F FILE`).
+    pub ssh_config: Option<PathBuf>,
+    /// Copy this binary to the scenario's hosts for the run.
+    pub push: bool,
 }
 
 /// How a run ended.
@@ -74,17 +79,45 @@ pub fn list() -> String {
 
 static STOP: AtomicU64 = AtomicU64::new(0);
 
-fn placement(sc: &Scenario) -> Placement {
+/// Where the server and the client run. On this machine: the server on `server_cpus`, the
+/// client on `client_cpus` with `client_threads` engine threads; by default, on 2 cores, CPU 0
+/// and CPU 1 with one thread, and on more cores the first half for the server and the rest for
+/// the client, a thread per CPU. On a server host the server may use all its CPUs.
+fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
     let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
-    let (s, c) = match cpus.as_slice() {
-        [a, b, ..] => (a.to_string(), b.to_string()),
-        [a] => (a.to_string(), a.to_string()),
-        [] => ("0".into(), "0".into()),
+    let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let (s, c) = match cpus.len() {
+        0 => ("0".to_string(), "0".to_string()),
+        1 => (list(&cpus), list(&cpus)),
+        2 => (cpus[0].to_string(), cpus[1].to_string()),
+        n => (list(&cpus[..n / 2]), list(&cpus[n / 2..])),
     };
+    let client_cpus = sc.client_cpus.clone().unwrap_or(c);
+    let default_threads = if cpus.len() > 2 {
+        crate::units::parse_cpus(&client_cpus).map_or(1, |c| c.len().max(1))
+    } else {
+        1
+    };
+    let remote_server = hosts.as_ref().and_then(|h| h.server.as_ref().map(|_| h));
+    let server_cpus = match (&sc.server_cpus, remote_server) {
+        (Some(s), _) => s.clone(),
+        (None, Some(h)) => {
+            let cores = h.machines.first().and_then(|m| m["cores"].as_u64()).unwrap_or(1);
+            format!("0-{}", cores.saturating_sub(1))
+        }
+        (None, None) => s,
+    };
+    let server_addr = sc
+        .server_addr
+        .clone()
+        .or_else(|| remote_server.and_then(|h| h.server_addr.clone()))
+        .unwrap_or_else(|| "127.0.0.1".into());
     Placement {
-        server_cpus: sc.server_cpus.clone().unwrap_or(s),
-        client_cpus: sc.client_cpus.clone().unwrap_or(c),
-        client_threads: sc.client_threads.unwrap_or(1),
+        server_cpus,
+        client_cpus,
+        client_threads: sc.client_threads.unwrap_or(default_threads),
+        server_addr,
+        hosts,
     }
 }
 
@@ -118,6 +151,9 @@ fn environment(place: &Placement) -> Value {
     json!({"kernel": kernel, "cpu_model": cpu,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "server_cpus": place.server_cpus, "client_cpus": place.client_cpus, "client_threads": place.client_threads,
+        "server_addr": place.server_addr,
+        "hosts": place.hosts.as_ref().map(|h| json!({"server": h.server.as_ref().map(|p| &p.host),
+            "clients": h.clients, "machines": h.machines})),
         "muxlab_version": env!("CARGO_PKG_VERSION"), "git_revision": git})
 }
 
@@ -140,7 +176,8 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         }
         sc.repeats = r;
     }
-    let place = placement(&sc);
+    let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push)?;
+    let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
     let plan: Vec<(usize, Target, usize, usize)> = sc
         .experiments
@@ -159,19 +196,31 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     let env = environment(&place);
     let mut out = std::io::stdout();
+    let server_where = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
+        Some(p) => format!(
+            "server on {} ({}) CPUs {}",
+            p.host, place.server_addr, place.server_cpus
+        ),
+        None => format!("server on CPU {}", place.server_cpus),
+    };
+    let client_where = match place.hosts.as_ref().filter(|h| !h.clients.is_empty()) {
+        Some(h) => format!("client on {} (every CPU there)", h.clients.join(", ")),
+        None => format!(
+            "client on CPU {} ({} thread{})",
+            place.client_cpus,
+            place.client_threads,
+            if place.client_threads == 1 { "" } else { "s" }
+        ),
+    };
     let _ = writeln!(
         out,
-        "muxlab bench {}: {}\n{} cells, server on CPU {}, client on CPU {} ({} thread{}); results in {}\n",
+        "muxlab bench {}: {}\n{} cells, {server_where}, {client_where}; results in {}\n",
         sc.name,
         sc.description,
         plan.len(),
-        place.server_cpus,
-        place.client_cpus,
-        place.client_threads,
-        if place.client_threads == 1 { "" } else { "s" },
         dir.display()
     );
-    if place.server_cpus == place.client_cpus {
+    if place.server_cpus == place.client_cpus && place.hosts.is_none() {
         let _ = writeln!(
             out,
             "note: only one CPU is available, so server and client share it; compare ratios only\n"
@@ -217,6 +266,9 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         save(&dir, &sc, &env, &cells, false)?;
     }
     let interrupted = STOP.load(Ordering::Relaxed) != 0;
+    if let Some(h) = &place.hosts {
+        h.finish();
+    }
     save(&dir, &sc, &env, &cells, interrupted)?;
     let failed = cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
     let skipped = cells.iter().filter(|c| c.skipped()).count();

@@ -2,11 +2,11 @@
 //! generated config) and wait until it accepts; stop it (SIGTERM / SIGQUIT), read its stats line
 //! and check that it exited cleanly and left no process behind.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -20,6 +20,17 @@ pub struct Placement {
     pub server_cpus: String,
     pub client_cpus: String,
     pub client_threads: usize,
+    /// The address servers listen on and clients connect to.
+    pub server_addr: String,
+    /// Other hosts the scenario names (none: everything runs here).
+    pub hosts: Option<super::hosts::Hosts>,
+}
+
+impl Placement {
+    /// Whether the server runs on another host.
+    pub fn remote_server(&self) -> bool {
+        self.hosts.as_ref().is_some_and(|h| h.server.is_some())
+    }
 }
 
 /// A started server.
@@ -30,24 +41,15 @@ pub(super) struct Server {
     pub(super) lines: Option<Receiver<String>>,
     /// Temporary directory (nginx's config and pid file).
     pub(super) dir: Option<PathBuf>,
+    /// The ssh session of a server on another host.
+    pub(super) session: Option<crate::remote::ssh::Session>,
 }
 
 pub(super) fn exe() -> Result<PathBuf, Error> {
     std::env::current_exe().map_err(|e| Error::Cell(format!("cannot find the muxlab binary: {e}")))
 }
 
-/// Reads `out` line by line on a thread, so the caller can wait with a timeout.
-pub(super) fn line_reader(out: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
+pub(super) use crate::remote::ssh::lines_of as line_reader;
 
 pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
     let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
@@ -57,6 +59,8 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
         x.proto.clone(),
         "--port".into(),
         "0".into(),
+        "--addr".into(),
+        place.server_addr.clone(),
         "--cpus".into(),
         place.server_cpus.clone(),
     ]);
@@ -71,6 +75,9 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
     }
     if x.proto == "packet" {
         args.extend(["--packet-size".into(), x.size.unwrap_or(100).to_string()]);
+    }
+    if let Some(h) = place.hosts.as_ref().filter(|h| h.server.is_some()) {
+        return start_remote(h, &args);
     }
     let mut child = Command::new(exe()?)
         .args(&args)
@@ -103,7 +110,76 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
         addr,
         lines: Some(lines),
         dir: None,
+        session: None,
     })
+}
+
+/// Starts a model on the server host; its listening line comes back through ssh.
+fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, Error> {
+    let mut session = hosts.start_server(args)?;
+    let listening = session.lines.recv_timeout(Duration::from_secs(20)).ok();
+    let v: Value = listening
+        .as_deref()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    let (Some(addr), Some(pid)) = (v["addr"].as_str().and_then(|a| a.parse().ok()), v["pid"].as_i64()) else {
+        session.close();
+        session.wait(Duration::from_secs(5));
+        let err: Vec<String> = session.errors.try_iter().collect();
+        return Err(Error::Cell(format!(
+            "server did not start on {}: {}",
+            session.host,
+            err.join(" ").trim()
+        )));
+    };
+    Ok(Server {
+        child: None,
+        pid: pid as i32,
+        addr,
+        lines: None,
+        dir: None,
+        session: Some(session),
+    })
+}
+
+/// Stops a server on another host: `stop` to its guard, which sends SIGTERM; the stats line
+/// comes back through ssh, and the guard names anything the server left behind.
+fn stop_remote(mut session: crate::remote::ssh::Session) -> (Value, Result<(), Error>) {
+    if let Ok(Some(st)) = session.child.try_wait() {
+        return (
+            Value::Null,
+            Err(Error::Cell(format!(
+                "the server on {} died during the cell ({st})",
+                session.host
+            ))),
+        );
+    }
+    let _ = session.send("stop\n");
+    let ended = session.wait(Duration::from_secs(25));
+    let stats = session
+        .lines
+        .try_iter()
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|v| v["event"] == "stats")
+        .unwrap_or(Value::Null);
+    let errors: Vec<String> = session.errors.try_iter().collect();
+    let verdict = if !ended {
+        Err(Error::Cell(format!(
+            "the server on {} did not stop within 25 s",
+            session.host
+        )))
+    } else if let Some(l) = errors.iter().find(|l| l.contains("left behind")) {
+        Err(Error::Cell(format!("on {}: {l}", session.host)))
+    } else if stats.is_null() {
+        Err(Error::Cell(format!(
+            "no stats line from the server on {}: {}",
+            session.host,
+            errors.join(" ")
+        )))
+    } else {
+        Ok(())
+    };
+    (stats, verdict)
 }
 
 pub(super) fn free_port() -> Result<u16, Error> {
@@ -113,6 +189,9 @@ pub(super) fn free_port() -> Result<u16, Error> {
 
 /// nginx with one worker, pinned like the models, answering the same body.
 pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, Error> {
+    if place.remote_server() {
+        return Err("skipped: the nginx peer runs on this machine only".into());
+    }
     if x.proto != "http" {
         return Err(Error::Cell(format!(
             "skipped: the nginx peer speaks http, not {}",
@@ -133,8 +212,9 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, E
          worker_rlimit_nofile 20000;\n\
          events {{ worker_connections 19000; }}\n\
          http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 60s;\n\
-           server {{ listen 127.0.0.1:{port} backlog=1024 reuseport; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
-        d = dir.display()
+           server {{ listen {a}:{port} backlog=1024 reuseport; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
+        d = dir.display(),
+        a = place.server_addr
     );
     std::fs::write(dir.join("nginx.conf"), conf).map_err(|e| e.to_string())?;
     let child = Command::new("taskset")
@@ -146,7 +226,9 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, E
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("starting nginx: {e}"))?;
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("valid");
+    let addr: SocketAddr = format!("{}:{port}", place.server_addr)
+        .parse()
+        .map_err(|_| format!("server_addr '{}' is not an address", place.server_addr))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(addr).is_err() {
         if Instant::now() > deadline {
@@ -163,11 +245,15 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, E
         addr,
         lines: None,
         dir: Some(dir),
+        session: None,
     })
 }
 
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
 pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
+    if let Some(session) = s.session.take() {
+        return stop_remote(session);
+    }
     let tree = sys::procfs::tree(s.pid);
     let Some(mut child) = s.child.take() else {
         return (Value::Null, Ok(()));
@@ -209,7 +295,7 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     let leftovers: Vec<i32> = tree
         .into_iter()
         .skip(1)
-        .filter(|p| sys::procfs::sample(*p).is_ok_and(|_| is_running(*p)))
+        .filter(|p| sys::procfs::is_running(*p))
         .collect();
     let verdict = match status {
         None => Err(Error::Cell(
@@ -221,9 +307,4 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
         Some(_) => Ok(()),
     };
     (stats, verdict)
-}
-
-pub(super) fn is_running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
 }

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::error::Error;
+use super::hosts::Sampler;
 use super::process::{exe, line_reader, start_model, start_nginx, stop, Placement, Server};
 use super::results::{Cell, Figures};
 use super::scenario::Experiment;
 use crate::load::tally::jain;
 use crate::sys;
-use crate::sys::procfs::{sample_tree, sample_tree_all_threads, ProcSample};
+use crate::sys::procfs::ProcSample;
 
 /// What a cell targets.
 #[derive(Debug, Clone)]
@@ -45,13 +46,24 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
         "http" => format!("http://{addr}/"),
         p => format!("{p}://{addr}"),
     };
-    let mut a: Vec<String> = vec!["load".into(), url, "-c".into(), conns.to_string(), "--json".into()];
-    a.extend([
-        "-t".into(),
-        place.client_threads.to_string(),
-        "--cpus".into(),
-        place.client_cpus.clone(),
-    ]);
+    let mut a: Vec<String> = vec![
+        "load".into(),
+        url,
+        "-c".into(),
+        conns.to_string(),
+        "--json".into(),
+        "--progress-json".into(),
+    ];
+    match place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty()) {
+        // On client hosts the load uses every CPU there, a thread each.
+        Some(flags) => a.extend(flags),
+        None => a.extend([
+            "-t".into(),
+            place.client_threads.to_string(),
+            "--cpus".into(),
+            place.client_cpus.clone(),
+        ]),
+    }
     match (&x.duration, x.requests) {
         (Some(d), _) => a.extend(["-d".into(), d.clone()]),
         (None, Some(n)) => a.extend(["-n".into(), n.to_string()]),
@@ -123,39 +135,30 @@ pub fn run_cell(
             addr: *a,
             lines: None,
             dir: None,
+            session: None,
         }),
     };
-    let server = match server {
+    let sampler = server.and_then(|s| Sampler::new(s.pid, place.hosts.as_ref()).map(|sampler| (s, sampler)));
+    let (server, mut sampler) = match sampler {
         Ok(s) => s,
         Err(e) => {
             cell.status = e.to_string();
             return cell;
         }
     };
-    let watched = server.pid > 0;
+    let watched = sampler.watched();
     // Let workers finish starting, so their memory is in the baseline, not in the per-connection cost.
     std::thread::sleep(Duration::from_millis(200));
-    let base = if watched {
-        sample_tree(server.pid).unwrap_or_default()
-    } else {
-        ProcSample::default()
-    };
+    let base = sampler.tree();
     let mut peak = base;
-    let tcp_base = sys::procfs::tcp_mem_pages().unwrap_or(0);
+    let tcp_base = sampler.tcp_pages().unwrap_or(0);
     let mut tcp_peak = tcp_base;
-    let measured = run_load(
-        x,
-        server.addr,
-        conns,
-        place,
-        stop_flag,
-        |s: &ProcSample| {
-            peak.rss = peak.rss.max(s.rss);
-            peak.threads = peak.threads.max(s.threads);
-            tcp_peak = tcp_peak.max(sys::procfs::tcp_mem_pages().unwrap_or(0));
-        },
-        if watched { server.pid } else { 0 },
-    );
+    let measured = run_load(x, server.addr, conns, place, stop_flag, &mut sampler, |s, tcp| {
+        peak.rss = peak.rss.max(s.rss);
+        peak.threads = peak.threads.max(s.threads);
+        tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
+    });
+    drop(sampler);
     let (stats, verdict) = stop(server);
     cell.server_stats = stats;
     cell.seconds = started.elapsed().as_secs_f64();
@@ -201,8 +204,8 @@ fn run_load(
     conns: usize,
     place: &Placement,
     stop_flag: &AtomicU64,
-    mut on_sample: impl FnMut(&ProcSample),
-    pid: i32,
+    sampler: &mut Sampler,
+    mut on_sample: impl FnMut(&ProcSample, Option<u64>),
 ) -> Measured {
     let mut child = Command::new(exe()?)
         .args(load_args(x, addr, conns, place))
@@ -212,30 +215,37 @@ fn run_load(
         .map_err(|e| format!("starting the load generator: {e}"))?;
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
-    let sample = || {
-        if pid > 0 {
-            sample_tree(pid).unwrap_or_default()
-        } else {
-            ProcSample::default()
-        }
-    };
     // The window's ends also count every thread's context switches (a file per thread: with
     // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
-    let sample_all = || {
+    let sample_all = |sampler: &mut Sampler| {
         let at = Instant::now();
-        let s = if pid > 0 {
-            sample_tree_all_threads(pid).unwrap_or_default()
-        } else {
-            ProcSample::default()
-        };
-        (s, at)
+        (sampler.all(), at)
     };
+    // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
+    let mut lines = Vec::new();
+    loop {
+        match out.recv_timeout(Duration::from_millis(50)) {
+            Ok(l) if l.contains("\"event\":\"started\"") => break,
+            Ok(l) if l.contains("\"event\":\"progress\"") => {}
+            Ok(l) => lines.push(l),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(_) => break,
+        }
+        on_sample(&sampler.tree(), sampler.tcp_pages());
+        if stop_flag.load(Ordering::Relaxed) != 0 {
+            let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
+        }
+    }
     let t0 = Instant::now();
     let warm_end = t0 + x.warmup();
     // Each end of the window: a sample with every thread's context switches, and when it was
     // taken. The end is sampled just before the window closes, while the connections (and
     // their threads) are still there; the CPU time is scaled to the window by the samples' span.
-    let mut begin = if x.warmup().is_zero() { Some(sample_all()) } else { None };
+    let mut begin = if x.warmup().is_zero() {
+        Some(sample_all(sampler))
+    } else {
+        None
+    };
     // The window ends when the duration does, not when the load generator has finished
     // closing its connections (which can take long with thousands of them).
     let mut window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
@@ -246,10 +256,10 @@ fn run_load(
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
-        let s = sample();
-        on_sample(&s);
+        let s = sampler.tree();
+        on_sample(&s, sampler.tcp_pages());
         if begin.is_none() && Instant::now() >= warm_end {
-            let b = sample_all();
+            let b = sample_all(sampler);
             // The end's scan must finish before the connections close: start it earlier by
             // twice what this one took (a quarter of the window at most).
             let cost = b.1.elapsed() * 2;
@@ -259,16 +269,21 @@ fn run_load(
             begin = Some(b);
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some(sample_all());
+            end = Some(sample_all(sampler));
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
             signalled = true;
         }
     }
-    let end = end.unwrap_or_else(sample_all);
+    let end = end.unwrap_or_else(|| sample_all(sampler));
     let begin = begin.unwrap_or(end);
-    let text = drain(&out).join("\n");
+    lines.extend(
+        drain(&out)
+            .into_iter()
+            .filter(|l| !l.contains("\"event\":\"progress\"")),
+    );
+    let text = lines.join("\n");
     let doc: Value = serde_json::from_str(&text).map_err(|_| {
         let e = drain(&err);
         format!(

@@ -52,9 +52,19 @@ pub struct Scenario {
     pub server_cpus: Option<String>,
     #[serde(default)]
     pub client_cpus: Option<String>,
-    /// Client engine threads (default: 1).
+    /// Client engine threads (default: 1 on a 2-core machine, else one per client CPU).
     #[serde(default)]
     pub client_threads: Option<usize>,
+    /// Run the servers on this host, over ssh (as ssh names it; `--ssh-config` applies).
+    #[serde(default)]
+    pub server_host: Option<String>,
+    /// Run the load from these hosts, over ssh (`muxlab load --hosts`).
+    #[serde(default)]
+    pub client_hosts: Vec<String>,
+    /// The address the server listens on and the clients connect to (default: 127.0.0.1, or
+    /// `server_host`'s address as ssh reaches it).
+    #[serde(default)]
+    pub server_addr: Option<String>,
     #[serde(rename = "experiment")]
     pub experiments: Vec<Experiment>,
 }
@@ -199,6 +209,19 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     };
     if s.experiments.is_empty() {
         return Err(Error::Scenario(format!("{origin}: no [[experiment]] tables")));
+    }
+    if let Some(a) = &s.server_addr {
+        a.parse::<std::net::IpAddr>()
+            .map_err(|_| err(a, "server_addr", format!("'{a}' is not an IP address")))?;
+    }
+    if !s.client_hosts.is_empty() && s.server_host.is_none() && s.server_addr.is_none() {
+        return Err(err(
+            "client_hosts",
+            "client_hosts",
+            "the client hosts cannot reach a server on 127.0.0.1: give server_host, or server_addr \
+             (this machine's address as they reach it)"
+                .into(),
+        ));
     }
     if s.repeats == 0 {
         return Err(err("repeats", "repeats", "must be at least 1".into()));

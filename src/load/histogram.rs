@@ -1,5 +1,5 @@
-//! Latency histograms: HDR histograms in nanoseconds, merged losslessly across threads and
-//! shard processes (shards send their non-empty buckets as `[value, count]` pairs).
+//! Latency histograms: HDR histograms in nanoseconds, merged losslessly across threads, shard
+//! processes and hosts (which ship them as HdrHistogram V2, compressed, base64).
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
@@ -39,24 +39,30 @@ impl Hist {
             "stdev": self.0.stdev() / 1000.0})
     }
 
-    /// Non-empty buckets, for shipping between processes.
-    pub fn to_pairs(&self) -> Value {
-        Value::Array(
-            self.0
-                .iter_recorded()
-                .map(|v| json!([v.value_iterated_to(), v.count_at_value()]))
-                .collect(),
-        )
+    /// The lossless interchange form: HdrHistogram's V2 encoding, deflate-compressed, in
+    /// base64 (what `HistogramLogWriter` and the other HdrHistogram libraries read).
+    pub fn to_v2_base64(&self) -> String {
+        use base64::Engine;
+        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.0, &mut bytes)
+            .expect("serialising into memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
-    pub fn from_pairs(v: &Value) -> Hist {
-        let mut h = Hist::default();
-        for p in v.as_array().into_iter().flatten() {
-            if let (Some(value), Some(count)) = (p[0].as_u64(), p[1].as_u64()) {
-                h.0.saturating_record_n(value, count);
-            }
-        }
-        h
+    /// Reads [`Hist::to_v2_base64`]'s form (compressed or not); the error says what is wrong.
+    pub fn from_v2_base64(text: &str) -> Result<Hist, String> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| format!("not base64: {e}"))?;
+        let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))?;
+        let mut out = Hist::default();
+        out.0.add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
+        Ok(out)
     }
 
     /// The HdrHistogram percentile distribution text (values in milliseconds), as wrk2 prints.

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod histogram;
 pub mod issue;
+pub mod merge;
 pub mod pacing;
 pub mod receive;
 pub mod shard;
@@ -112,19 +113,29 @@ pub struct LoadConfig {
     /// Pin the client to these CPUs, e.g. 1.
     #[arg(long)]
     pub cpus: Option<CpuList>,
-    /// Internal: run shard I of K (set by the parent process when sharding).
-    #[arg(long, hide = true)]
+    /// Run share I of N (counting from 0) of the connections, requests and rates; run every
+    /// share (anywhere: other hosts, a Kubernetes Indexed Job) with --json and add the
+    /// documents up with `muxlab merge`. Shares are exact: their totals are the flags' totals.
+    #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Internal: the part of this process's share it runs when the share needs more
+    /// descriptors than one process may open (set by the parent process).
+    #[arg(long, hide = true)]
+    pub subshard: Option<Shard>,
+    /// Internal: start the run at this wall-clock instant, in milliseconds since the Unix
+    /// epoch (set by `--hosts`, so that every host starts together).
+    #[arg(long, hide = true)]
+    pub start_at: Option<u64>,
 }
 
-/// `--shard I/K`: this process runs share `I` of `K`.
+/// `--shard I/N`: this process runs share `I` of `N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard(pub usize, pub usize);
 
 impl std::str::FromStr for Shard {
     type Err = Error;
     fn from_str(s: &str) -> Result<Shard, Error> {
-        let bad = || Error::Usage(format!("--shard '{s}' must be I/K"));
+        let bad = || Error::Usage(format!("--shard '{s}' must be I/N with 0 <= I < N, e.g. 0/4"));
         let (i, k) = s.split_once('/').ok_or_else(bad)?;
         match (i.parse(), k.parse()) {
             (Ok(i), Ok(k)) if i < k => Ok(Shard(i, k)),
@@ -232,13 +243,29 @@ impl LoadConfig {
         if self.timeout.is_zero() {
             return Err("--timeout must be more than zero".into());
         }
+        if let Some(Shard(_, n)) = self.shard {
+            if n > self.connections {
+                return Err(Error::Usage(format!(
+                    "-c {} cannot be split into {n} shares: every share needs a connection",
+                    self.connections
+                )));
+            }
+        }
         Ok(())
     }
 
-    /// This process's share: (connections, first slot, quota, rate, connect rate).
+    /// This process's share: (connections, first slot, quota, rate, connect rate). `--shard`
+    /// picks a piece of the run, `--subshard` a piece of that piece.
     fn share(&self) -> (usize, u64, Option<u64>, Option<f64>, Option<f64>) {
-        let Shard(i, k) = self.shard.unwrap_or(Shard(0, 1));
-        let (conns, first) = split(self.connections, k, i);
+        let mut conns = self.connections;
+        let mut first = 0;
+        let mut ways = 1;
+        for Shard(i, k) in [self.shard, self.subshard].into_iter().flatten() {
+            let (n, off) = split(conns, k, i);
+            conns = n;
+            first += off;
+            ways *= k;
+        }
         let part = |total: f64| total * conns as f64 / self.connections as f64;
         let quota = self.requests.map(|n| split_weighted(n, self.connections, first, conns));
         let rate = match self.pacing {
@@ -250,8 +277,13 @@ impl LoadConfig {
             first as u64,
             quota,
             rate,
-            self.connect_rate.map(|r| r / k as f64),
+            self.connect_rate.map(|r| r / ways as f64),
         )
+    }
+
+    /// Connections of this process's share.
+    pub fn share_connections(&self) -> usize {
+        self.share().0
     }
 }
 
@@ -270,14 +302,23 @@ pub fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
     upto(first + count) - upto(first)
 }
 
-/// What one process measured.
+/// What one process measured (or, merged, a whole run: see [`merge`]).
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub tally: Tally,
+    /// Connection slots this outcome covers (its share of `-c`).
+    pub connections: usize,
+    /// The open-loop rate this share was asked for (`--rate`).
+    pub offered_rps: Option<f64>,
+    /// When the measured window began, in milliseconds since the Unix epoch (aligns the
+    /// per-second series of pieces run by different processes or hosts).
+    pub window_start_ms: u64,
     /// Length of the measured window.
     pub elapsed: Duration,
     /// CPU time (user + system) the client used.
     pub client_cpu: Duration,
+    /// CPUs the client's threads could use at once (threads, at most the cores).
+    pub cpu_slots: usize,
     pub threads: usize,
     pub shards: usize,
     /// Set when the run was cut short by Ctrl-C.
@@ -287,8 +328,20 @@ pub struct Outcome {
 /// Set by SIGINT / SIGTERM: engines stop and the summary covers what finished.
 static STOP: AtomicU64 = AtomicU64::new(0);
 
+/// How a run shows its progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    Nothing,
+    /// A line rewritten each second on stderr, when it is a terminal.
+    Terminal,
+    /// A JSON line each second on stdout (`{"event":"progress",...}`), also while waiting for
+    /// `--start-at`, and `{"event":"started"}` when the run starts: what `--hosts` reads from
+    /// each host (and how it knows the host is alive), and what bench reads to place its window.
+    JsonLines,
+}
+
 /// Runs this process's share of `cfg` on its engine threads.
-pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
+pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
     cfg.validate()?;
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0)
@@ -300,8 +353,15 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
     let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
     let threads = cfg.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+    if let Some(at) = cfg.start_at {
+        wait_until(at, show);
+    }
+    if show == Show::JsonLines {
+        println!("{{\"event\":\"started\"}}");
+    }
     let mut cpu0 = sys::procfs::self_cpu();
     let t0 = Instant::now();
+    let wall0 = unix_ms();
     let tallies: Vec<Result<Tally, Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -323,13 +383,20 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
             .collect();
         // The client's CPU is counted over the measured window only: from the warm-up's end.
         let measure_from = t0 + cfg.warmup;
-        while Instant::now() < measure_from && !handles.iter().all(|h| h.is_finished()) {
+        let mut ticker = Ticker::new(cfg, show, t0);
+        let mut counting = false;
+        while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
+            if !counting && Instant::now() >= measure_from {
+                cpu0 = sys::procfs::self_cpu();
+                counting = true;
+            }
+            ticker.tick(&progress);
         }
-        cpu0 = sys::procfs::self_cpu();
-        if show_progress {
-            show_progress_until_done(cfg, &handles, &progress, t0);
+        if !counting {
+            cpu0 = sys::procfs::self_cpu();
         }
+        ticker.finish();
         handles
             .into_iter()
             .map(|h| {
@@ -346,48 +413,102 @@ pub fn run(cfg: &LoadConfig, show_progress: bool) -> Result<Outcome, Error> {
     }
     let measure_from = t0 + cfg.warmup;
     let window_end = cfg.duration.map_or(end, |d| end.min(measure_from + d));
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     Ok(Outcome {
         tally,
+        connections: conns,
+        offered_rps: rate,
+        window_start_ms: wall0 + cfg.warmup.as_millis() as u64,
         elapsed: window_end.saturating_duration_since(measure_from),
         client_cpu: (cpu1.0 + cpu1.1).saturating_sub(cpu0.0 + cpu0.1),
+        cpu_slots: threads.min(cores),
         threads,
         shards: 1,
         interrupted: STOP.load(Ordering::Relaxed) != 0,
     })
 }
 
-/// Prints `[ 3s] 12,345 req/s  total 37,000  errors 0` to stderr each second until the threads end.
-fn show_progress_until_done<T>(
-    cfg: &LoadConfig,
-    handles: &[std::thread::ScopedJoinHandle<'_, T>],
-    progress: &[Progress],
-    t0: Instant,
-) {
-    let mut err = std::io::stderr();
-    if !err.is_terminal() {
-        return;
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Sleeps until the wall clock reads `at` (ms since the epoch), saying so each second on the
+/// JSON progress stream; Ctrl-C ends the wait.
+fn wait_until(at: u64, show: Show) {
+    loop {
+        let now = unix_ms();
+        if now >= at || STOP.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        if show == Show::JsonLines {
+            println!(
+                "{{\"event\":\"progress\",\"phase\":\"waiting\",\"starts_in_ms\":{}}}",
+                at - now
+            );
+        }
+        std::thread::sleep(Duration::from_millis((at - now).min(1000)));
     }
-    let mut last = (t0, 0u64);
-    while !handles.iter().all(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(100));
+}
+
+/// Progress each second: `[ 3s] 12,345 req/s  total 37,000  errors 0` rewritten on a
+/// terminal's stderr, or a JSON line on stdout.
+struct Ticker {
+    show: Show,
+    t0: Instant,
+    warm_end: Instant,
+    last: (Instant, u64),
+}
+
+impl Ticker {
+    fn new(cfg: &LoadConfig, show: Show, t0: Instant) -> Ticker {
+        let show = match show {
+            Show::Terminal if !std::io::stderr().is_terminal() => Show::Nothing,
+            s => s,
+        };
+        Ticker {
+            show,
+            t0,
+            warm_end: t0 + cfg.warmup,
+            last: (t0, 0),
+        }
+    }
+
+    fn tick(&mut self, progress: &[Progress]) {
         let now = Instant::now();
-        if now.duration_since(last.0) < Duration::from_secs(1) {
-            continue;
+        if self.show == Show::Nothing || now.duration_since(self.last.0) < Duration::from_secs(1) {
+            return;
         }
         let done: u64 = progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum();
         let errors: u64 = progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum();
-        let rps = (done - last.1) as f64 / now.duration_since(last.0).as_secs_f64();
-        let phase = if now < t0 + cfg.warmup { " (warm-up)" } else { "" };
-        let _ = write!(
-            err,
-            "\r\x1b[2K[{:>4.0}s] {:>12} req/s  total {:>12}  errors {}{phase}",
-            now.duration_since(t0).as_secs_f64(),
-            summary::thousands(rps as u64),
-            summary::thousands(done),
-            errors
-        );
-        let _ = err.flush();
-        last = (now, done);
+        let rps = done.saturating_sub(self.last.1) as f64 / now.duration_since(self.last.0).as_secs_f64();
+        let warm = now < self.warm_end;
+        let secs = now.duration_since(self.t0).as_secs_f64();
+        if self.show == Show::JsonLines {
+            println!(
+                "{}",
+                serde_json::json!({"event": "progress", "phase": if warm { "warm-up" } else { "running" },
+                    "t": secs, "requests": done, "errors": errors, "rps": rps})
+            );
+        } else {
+            let phase = if warm { " (warm-up)" } else { "" };
+            let mut err = std::io::stderr();
+            let _ = write!(
+                err,
+                "\r\x1b[2K[{secs:>4.0}s] {:>12} req/s  total {:>12}  errors {errors}{phase}",
+                summary::thousands(rps as u64),
+                summary::thousands(done),
+            );
+            let _ = err.flush();
+        }
+        self.last = (now, done);
     }
-    let _ = write!(err, "\r\x1b[2K");
+
+    fn finish(&self) {
+        if self.show == Show::Terminal {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
 }

@@ -1,16 +1,15 @@
 //! Runs past the descriptor limit: the connections are split over child processes (this same
-//! program with `--shard i/k`), each printing its tally; the parent merges them losslessly.
+//! program with `--subshard i/k --json`), each printing its document; the parent merges them
+//! losslessly (see `merge`).
 
 use std::ffi::OsString;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::error::{io_err, Error};
-use super::tally::Tally;
-use super::Outcome;
+use super::{merge, Outcome};
 use crate::sys;
 
 /// Descriptors kept free in each process for epoll, stdio and the like.
@@ -27,70 +26,59 @@ pub fn needed(connections: usize) -> usize {
     connections.div_ceil(per_process()).max(1)
 }
 
-/// What a shard prints on stdout.
-pub fn to_wire(o: &Outcome) -> Value {
-    json!({"event": "shard", "tally": o.tally.to_wire(), "elapsed_s": o.elapsed.as_secs_f64(),
-        "client_cpu_s": o.client_cpu.as_secs_f64(), "threads": o.threads, "interrupted": o.interrupted})
-}
-
-fn from_wire(v: &Value) -> Outcome {
-    Outcome {
-        tally: Tally::from_wire(&v["tally"]),
-        elapsed: Duration::from_secs_f64(v["elapsed_s"].as_f64().unwrap_or(0.0)),
-        client_cpu: Duration::from_secs_f64(v["client_cpu_s"].as_f64().unwrap_or(0.0)),
-        threads: v["threads"].as_u64().unwrap_or(1) as usize,
-        shards: 1,
-        interrupted: v["interrupted"].as_bool().unwrap_or(false),
+/// Removes flags (and, where `takes_value`, their values) from a command line, in both the
+/// `--flag VALUE` and `--flag=VALUE` forms.
+pub fn strip_flags(args: &[OsString], flags: &[(&str, bool)]) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut skip_value = false;
+    for a in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let text = a.to_string_lossy();
+        let hit = flags
+            .iter()
+            .find(|(f, takes)| text == *f || (*takes && text.strip_prefix(f).is_some_and(|r| r.starts_with('='))));
+        match hit {
+            Some((f, true)) if text == *f => skip_value = true,
+            Some(_) => {}
+            None => out.push(a.clone()),
+        }
     }
+    out
 }
 
-/// Runs `k` shards of the command line `args` (without the program name) and merges them.
+/// Runs `k` processes, each a part of this command line's share (`args`, without the program
+/// name), and merges their documents.
 pub fn run(args: &[OsString], k: usize) -> Result<Outcome, Error> {
     let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
+    let args = strip_flags(args, &[("--json", false), ("--hgrm", true), ("--subshard", true)]);
     let mut children = Vec::new();
     for i in 0..k {
         let child = Command::new(&exe)
-            .args(args)
-            .arg("--shard")
-            .arg(format!("{i}/{k}"))
+            .args(&args)
+            .args(["--json", "--subshard", &format!("{i}/{k}")])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(io_err(format!("starting shard {i}")))?;
         children.push(child);
     }
-    let mut merged: Option<Outcome> = None;
+    let mut parts = Vec::new();
     let mut failures = Vec::new();
     for (i, mut child) in children.into_iter().enumerate() {
         let mut out = String::new();
         let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
         let status = child.wait().map_err(io_err("waiting for a shard"))?;
-        let report = out
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|v| v["event"] == "shard");
-        match report {
-            Some(v) => {
-                let o = from_wire(&v);
-                merged = Some(match merged {
-                    None => o,
-                    Some(mut m) => {
-                        m.tally.merge(&o.tally);
-                        m.elapsed = m.elapsed.max(o.elapsed);
-                        m.client_cpu += o.client_cpu;
-                        m.threads = m.threads.max(o.threads);
-                        m.interrupted |= o.interrupted;
-                        m
-                    }
-                });
-            }
+        let doc = out.lines().rev().find_map(|l| serde_json::from_str::<Value>(l).ok());
+        match doc.map(|d| merge::read_document(&format!("shard {i}"), &d)) {
+            Some(Ok(o)) => parts.push(o),
+            Some(Err(e)) => failures.push(e.to_string()),
             None => failures.push(format!("shard {i} reported nothing ({status})")),
         }
     }
     if !failures.is_empty() {
         return Err(Error::Failed(failures.join("; ")));
     }
-    let mut o = merged.ok_or("no shard ran")?;
-    o.shards = k;
-    Ok(o)
+    merge::outcomes(&parts, merge::Machines::Same).ok_or_else(|| Error::Failed("no shard ran".into()))
 }

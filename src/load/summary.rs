@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::pacing::Pacing;
-use super::{LoadConfig, Outcome, Payload};
+use super::{LoadConfig, Outcome, Payload, Shard};
 use crate::sys;
 
 /// When the client used more than this share of its threads' CPU, it may have been the bottleneck.
@@ -49,40 +49,61 @@ pub fn environment(cfg: &LoadConfig) -> Value {
 }
 
 /// Client CPU use as a share of the time its threads had.
-fn utilization(o: &Outcome) -> f64 {
+pub fn utilization(o: &Outcome) -> f64 {
     let secs = o.elapsed.as_secs_f64();
-    if secs <= 0.0 {
+    if secs <= 0.0 || o.cpu_slots == 0 {
         return 0.0;
     }
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    o.client_cpu.as_secs_f64() / (secs * (o.threads * o.shards).min(cores) as f64)
+    o.client_cpu.as_secs_f64() / (secs * o.cpu_slots as f64)
+}
+
+/// Whether the client may have been the bottleneck.
+pub fn saturated(o: &Outcome) -> bool {
+    utilization(o) > SATURATED
+}
+
+/// The flags of the run, as the JSON document records them.
+fn config_json(cfg: &LoadConfig, o: &Outcome) -> Value {
+    json!({
+        "kind": cfg.target.kind.name(), "connections": cfg.connections, "threads": o.threads, "shards": o.shards,
+        "shard": cfg.shard.map(|Shard(i, n)| format!("{i}/{n}")),
+        "duration_s": cfg.duration.map(|d| d.as_secs_f64()), "requests": cfg.requests,
+        "warmup_s": cfg.warmup.as_secs_f64(), "pacing": cfg.pacing.describe(),
+        "rate": if let Pacing::Rate(r) = cfg.pacing { Some(r) } else { None },
+        "think_s": if let Pacing::Think(d) = cfg.pacing { Some(d.as_secs_f64()) } else { None },
+        "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
+        "timeout_s": cfg.timeout.as_secs_f64(),
+        "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
+        "method": cfg.method, "headers": cfg.headers, "body_bytes": cfg.payload.len(),
+        "body_generated": matches!(cfg.payload, Payload::Generated(_)), "chunked": cfg.chunked,
+        "connect_rate": cfg.connect_rate, "connect_first": cfg.connect_first,
+    })
 }
 
 /// The JSON document of `--json`.
 pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
+    let mut doc = json!({
+        "tool": TOOL,
+        "version": env!("CARGO_PKG_VERSION"),
+        "target": cfg.target.url,
+        "config": config_json(cfg, o),
+        "environment": environment(cfg),
+    });
+    results_into(&mut doc, o);
+    doc
+}
+
+/// What the document's `tool` key says.
+pub const TOOL: &str = "muxlab load";
+
+/// Writes the result keys of `o` into `doc` (replacing any there): everything but the
+/// flags and the environment, ending with the lossless `interchange` form `merge` reads.
+pub fn results_into(doc: &mut Value, o: &Outcome) {
     let t = &o.tally;
     let secs = o.elapsed.as_secs_f64();
     let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
     let util = utilization(o);
-    let rate_mode = matches!(cfg.pacing, Pacing::Rate(_));
-    let mut doc = json!({
-        "tool": "muxlab load",
-        "version": env!("CARGO_PKG_VERSION"),
-        "target": cfg.target.url,
-        "config": {
-            "kind": cfg.target.kind.name(), "connections": cfg.connections, "threads": o.threads, "shards": o.shards,
-            "duration_s": cfg.duration.map(|d| d.as_secs_f64()), "requests": cfg.requests,
-            "warmup_s": cfg.warmup.as_secs_f64(), "pacing": cfg.pacing.describe(),
-            "rate": if let Pacing::Rate(r) = cfg.pacing { Some(r) } else { None },
-            "think_s": if let Pacing::Think(d) = cfg.pacing { Some(d.as_secs_f64()) } else { None },
-            "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
-            "timeout_s": cfg.timeout.as_secs_f64(), "connect_rate": cfg.connect_rate,
-            "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
-            "method": cfg.method, "headers": cfg.headers, "body_bytes": cfg.payload.len(),
-            "body_generated": matches!(cfg.payload, Payload::Generated(_)), "chunked": cfg.chunked,
-            "connect_rate": cfg.connect_rate, "connect_first": cfg.connect_first,
-        },
-        "environment": environment(cfg),
+    let results = json!({
         "requests": t.requests,
         "sent": t.sent,
         "errors": t.errors_json(),
@@ -92,7 +113,7 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
         "latency_us": t.latency.summary_us(),
         "connect_latency_us": t.connect.summary_us(),
         // established: open at some point (warm-up included), as the summary line says.
-        "connections": {"requested": cfg.connections, "established": cfg.connections as u64 - t.never_connected,
+        "connections": {"requested": o.connections, "established": o.connections as u64 - t.never_connected,
             "connects_in_window": t.connects, "never_connected": t.never_connected},
         "per_second": t.per_second,
         "fairness": {"jain": t.jain(), "connections": t.per_conn.len(), "starved": t.starved(),
@@ -105,61 +126,107 @@ pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
         "client_saturated": util > SATURATED,
         "interrupted": o.interrupted,
     });
-    if rate_mode {
-        let offered = if let Pacing::Rate(r) = cfg.pacing { r } else { 0.0 };
-        doc["uncorrected_latency_us"] = t.uncorrected.summary_us();
-        doc["send_lag_us"] = t.send_lag.summary_us();
-        doc["offered_rps"] = json!(offered);
-        doc["achieved_rps"] = json!(rps);
+    let map = doc.as_object_mut().expect("a load document is an object");
+    for k in ["uncorrected_latency_us", "send_lag_us", "offered_rps", "achieved_rps"] {
+        map.remove(k);
     }
-    doc
+    map.extend(results.as_object().expect("object").clone());
+    if let Some(offered) = o.offered_rps {
+        map.insert("uncorrected_latency_us".into(), t.uncorrected.summary_us());
+        map.insert("send_lag_us".into(), t.send_lag.summary_us());
+        map.insert("offered_rps".into(), json!(offered));
+        map.insert("achieved_rps".into(), json!(rps));
+    }
+    map.insert("interchange".into(), super::merge::to_value(o));
+}
+
+/// What the summary's first two lines say about the run's flags.
+struct Heading {
+    url: String,
+    length: String,
+    pacing: String,
+    mode: String,
+}
+
+impl Heading {
+    fn of(cfg: &LoadConfig) -> Heading {
+        let length = match (cfg.duration, cfg.requests) {
+            (Some(d), _) => crate::units::format_duration(d),
+            (None, Some(n)) => format!("{} requests", thousands(n)),
+            _ => String::new(),
+        };
+        Heading {
+            url: cfg.target.url.clone(),
+            length,
+            pacing: cfg.pacing.describe(),
+            mode: mode(cfg.close, cfg.target.kind.name(), cfg.pipeline as u64, cfg.size as u64),
+        }
+    }
+
+    /// The same from a document's `config` (what `muxlab merge --human` has).
+    fn of_document(doc: &Value) -> Heading {
+        let c = &doc["config"];
+        let length = match (c["duration_s"].as_f64(), c["requests"].as_u64()) {
+            (Some(d), _) => crate::units::format_duration(std::time::Duration::from_secs_f64(d)),
+            (None, Some(n)) => format!("{} requests", thousands(n)),
+            _ => String::new(),
+        };
+        Heading {
+            url: doc["target"].as_str().unwrap_or("?").into(),
+            length,
+            pacing: c["pacing"].as_str().unwrap_or("?").into(),
+            mode: mode(
+                c["close"].as_bool().unwrap_or(false),
+                c["kind"].as_str().unwrap_or("http"),
+                c["pipeline"].as_u64().unwrap_or(1),
+                c["size"].as_u64().unwrap_or(0),
+            ),
+        }
+    }
+}
+
+fn mode(close: bool, kind: &str, pipeline: u64, size: u64) -> String {
+    let pipe = if pipeline > 1 {
+        format!(", pipeline {pipeline}")
+    } else {
+        String::new()
+    };
+    if close {
+        "one request per connection".to_string()
+    } else if kind == "http" {
+        format!("keep-alive{pipe}")
+    } else {
+        format!("{size} B messages{pipe}")
+    }
 }
 
 /// The human summary.
 pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
+    summary_text(&Heading::of(cfg), o)
+}
+
+/// The human summary of a (merged) document.
+pub fn human_of_document(doc: &Value, o: &Outcome) -> String {
+    summary_text(&Heading::of_document(doc), o)
+}
+
+fn summary_text(h: &Heading, o: &Outcome) -> String {
     let t = &o.tally;
     let secs = o.elapsed.as_secs_f64();
     let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
-    let mode = if cfg.close {
-        "one request per connection".to_string()
-    } else if cfg.target.kind == super::Kind::Http {
-        format!(
-            "keep-alive{}",
-            if cfg.pipeline > 1 {
-                format!(", pipeline {}", cfg.pipeline)
-            } else {
-                String::new()
-            }
-        )
-    } else {
-        format!(
-            "{} B messages{}",
-            cfg.size,
-            if cfg.pipeline > 1 {
-                format!(", pipeline {}", cfg.pipeline)
-            } else {
-                String::new()
-            }
-        )
-    };
-    let length = match (cfg.duration, cfg.requests) {
-        (Some(d), _) => crate::units::format_duration(d),
-        (None, Some(n)) => format!("{} requests", thousands(n)),
-        _ => String::new(),
-    };
     let mut s = format!(
         "muxlab load {}\n  {} connections, {} threads{}, {}, {}, {}\n",
-        cfg.target.url,
-        thousands(cfg.connections as u64),
+        h.url,
+        thousands(o.connections as u64),
         o.threads * o.shards,
         if o.shards > 1 {
             format!(" in {} processes", o.shards)
         } else {
             String::new()
         },
-        length,
-        cfg.pacing.describe(),
-        mode
+        h.length,
+        h.pacing,
+        h.mode
     );
     if o.interrupted {
         s.push_str("  (interrupted: the figures cover the part that ran)\n");
@@ -185,7 +252,7 @@ pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
         )
     };
     s.push_str(&lat("latency", &t.latency));
-    if let Pacing::Rate(r) = cfg.pacing {
+    if let Some(r) = o.offered_rps {
         s.push_str(&lat("uncorrected", &t.uncorrected));
         s.push_str(&format!(
             "  rate         offered {} req/s, achieved {} req/s, send lag p99 {}\n",
@@ -195,11 +262,11 @@ pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
         ));
     }
     s.push_str(&lat("connect", &t.connect));
-    let established = cfg.connections as u64 - t.never_connected;
+    let established = o.connections as u64 - t.never_connected;
     s.push_str(&format!(
         "  connections  {} of {} established",
         thousands(established),
-        thousands(cfg.connections as u64)
+        thousands(o.connections as u64)
     ));
     if t.never_connected > 0 {
         s.push_str(&format!(" -- {} could not connect", thousands(t.never_connected)));

@@ -139,43 +139,53 @@ impl Tally {
         self.per_conn.iter().filter(|&&c| c == 0).count()
     }
 
-    /// Everything, for shipping from a shard process to its parent.
+    /// Everything, losslessly: what a shard process or a host ships, and what `merge` reads.
     pub fn to_wire(&self) -> Value {
-        json!({"requests": self.requests, "errors": self.errors.to_vec(), "latency": self.latency.to_pairs(),
-            "uncorrected": self.uncorrected.to_pairs(), "connect": self.connect.to_pairs(),
-            "send_lag": self.send_lag.to_pairs(), "per_second": self.per_second, "per_conn": self.per_conn,
+        let h = |h: &Hist| Value::String(h.to_v2_base64());
+        json!({"requests": self.requests, "errors": self.errors_json(), "latency": h(&self.latency),
+            "uncorrected": h(&self.uncorrected), "connect": h(&self.connect),
+            "send_lag": h(&self.send_lag), "per_second": self.per_second, "per_conn": self.per_conn,
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
             "never_connected": self.never_connected, "sent": self.sent})
     }
 
-    pub fn from_wire(v: &Value) -> Tally {
-        let u = |k: &str| v[k].as_u64().unwrap_or(0);
-        let list = |k: &str| -> Vec<u64> {
-            v[k].as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_u64)
+    /// Reads [`Tally::to_wire`]'s form; the error names the part that is missing or wrong.
+    pub fn from_wire(v: &Value) -> Result<Tally, String> {
+        let u = |k: &str| v[k].as_u64().ok_or_else(|| format!("'{k}' is not a count"));
+        let list = |k: &str| -> Result<Vec<u64>, String> {
+            let a = v[k].as_array().ok_or_else(|| format!("'{k}' is not a list"))?;
+            a.iter()
+                .map(|x| x.as_u64().ok_or_else(|| format!("'{k}' holds a non-count")))
                 .collect()
         };
+        let hist = |k: &str| -> Result<Hist, String> {
+            let text = v[k].as_str().ok_or_else(|| format!("histogram '{k}' is missing"))?;
+            Hist::from_v2_base64(text).map_err(|e| format!("histogram '{k}': {e}"))
+        };
         let mut errors = [0u64; 10];
-        for (i, e) in list("errors").into_iter().take(10).enumerate() {
-            errors[i] = e;
+        let named = v["errors"].as_object().ok_or("'errors' is not an object")?;
+        for (k, n) in named {
+            let (class, _) = ERROR_CLASSES
+                .iter()
+                .find(|(_, name)| name == k)
+                .ok_or_else(|| format!("unknown error class '{k}'"))?;
+            errors[*class as usize] = n.as_u64().ok_or_else(|| format!("error count '{k}' is not a count"))?;
         }
-        Tally {
-            requests: u("requests"),
+        Ok(Tally {
+            requests: u("requests")?,
             errors,
-            latency: Hist::from_pairs(&v["latency"]),
-            uncorrected: Hist::from_pairs(&v["uncorrected"]),
-            connect: Hist::from_pairs(&v["connect"]),
-            send_lag: Hist::from_pairs(&v["send_lag"]),
-            per_second: list("per_second"),
-            per_conn: list("per_conn"),
-            bytes_in: u("bytes_in"),
-            bytes_out: u("bytes_out"),
-            connects: u("connects"),
-            never_connected: u("never_connected"),
-            sent: u("sent"),
-        }
+            latency: hist("latency")?,
+            uncorrected: hist("uncorrected")?,
+            connect: hist("connect")?,
+            send_lag: hist("send_lag")?,
+            per_second: list("per_second")?,
+            per_conn: list("per_conn")?,
+            bytes_in: u("bytes_in")?,
+            bytes_out: u("bytes_out")?,
+            connects: u("connects")?,
+            never_connected: u("never_connected")?,
+            sent: u("sent")?,
+        })
     }
 }
 

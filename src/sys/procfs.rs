@@ -258,3 +258,9 @@ pub fn tcp_mem_pages() -> Option<u64> {
     }
     None
 }
+
+/// Whether `pid` exists and is not a zombie.
+pub fn is_running(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
+}

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use muxlab::sys;
 use serde_json::Value;
 
+pub mod lab;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_muxlab");
 pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -38,7 +40,21 @@ impl Stopped {
 impl Server {
     /// Starts `model` with `args` on a free port and waits for its listening line.
     pub fn start(model: &str, args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
+        Server::start_under(&[], model, args)
+    }
+
+    /// The same, run through `prefix` (e.g. `ip netns exec NS`, which execs: the pid is the
+    /// server's).
+    pub fn start_under(prefix: &[&str], model: &str, args: &[&str]) -> Server {
+        let mut cmd = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
+        let mut child = cmd
             .args(["serve", "--model", model, "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())

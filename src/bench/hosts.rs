@@ -1,0 +1,187 @@
+//! Cells across hosts. With `server_host`, the server is started there over ssh under the
+//! guard (which stops it, and anything it leaves, when the session ends), pinned there, and
+//! its process tree is sampled there by `muxlab sample`. With `client_hosts`, the load runs
+//! from those hosts (`muxlab load --hosts`). Locally, the same questions go to /proc directly.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::Error;
+use super::scenario::Scenario;
+use crate::remote::sample::sample_from;
+use crate::remote::ssh::{self, Prepared, Session, Ssh};
+use crate::sys::{self, procfs::ProcSample};
+
+/// The hosts of a run, ready to use.
+pub struct Hosts {
+    pub ssh: Ssh,
+    pub ssh_config: Option<PathBuf>,
+    pub push: bool,
+    /// The server's host, its muxlab checked (or pushed) once for the whole run.
+    pub server: Option<Prepared>,
+    pub clients: Vec<String>,
+    /// What each host is (kernel, CPU model, cores), for the environment.
+    pub machines: Vec<Value>,
+    /// The server's address as ssh reached it.
+    pub server_addr: Option<String>,
+}
+
+impl Hosts {
+    /// Checks the scenario's hosts (reachable, the same muxlab) and describes them. None when
+    /// the scenario names no host.
+    pub fn prepare(sc: &Scenario, ssh_config: Option<PathBuf>, push: bool) -> Result<Option<Hosts>, Error> {
+        if sc.server_host.is_none() && sc.client_hosts.is_empty() {
+            return Ok(None);
+        }
+        if let Some(f) = &ssh_config {
+            if !f.is_file() {
+                return Err(Error::Usage(format!("--ssh-config {}: no such file", f.display())));
+            }
+        }
+        let ssh = Ssh {
+            config: ssh_config.clone(),
+            connect_timeout: Duration::from_secs(5),
+        };
+        let mut machines = Vec::new();
+        let mut server_addr = None;
+        for h in sc.server_host.iter().chain(&sc.client_hosts) {
+            let m = ssh::machine(&ssh, h).map_err(|e| Error::Usage(format!("host {h}: cannot reach it: {e}")))?;
+            if Some(h) == sc.server_host.as_ref() {
+                server_addr = m["address"].as_str().map(String::from);
+            }
+            machines.push(m);
+        }
+        let server = match &sc.server_host {
+            Some(h) => Some(ssh::prepare(&ssh, h, "muxlab", push).map_err(|e| match e {
+                ssh::PrepError::Version(e) => Error::Usage(format!("host {h}: {e}")),
+                ssh::PrepError::Unreachable(e) => Error::Cell(format!("host {h}: {e}")),
+            })?),
+            None => None,
+        };
+        Ok(Some(Hosts {
+            ssh,
+            ssh_config,
+            push,
+            server,
+            clients: sc.client_hosts.clone(),
+            machines,
+            server_addr,
+        }))
+    }
+
+    /// The flags that send a cell's load to the client hosts.
+    pub fn load_flags(&self) -> Vec<String> {
+        if self.clients.is_empty() {
+            return Vec::new();
+        }
+        let mut a = vec!["--hosts".to_string(), self.clients.join(",")];
+        if let Some(f) = &self.ssh_config {
+            a.extend(["--ssh-config".into(), f.display().to_string()]);
+        }
+        if self.push {
+            a.push("--push".into());
+        }
+        a
+    }
+
+    /// Starts `serve_args` (muxlab's arguments) on the server host under the guard.
+    pub fn start_server(&self, serve_args: &[String]) -> Result<Session, Error> {
+        let p = self.server.as_ref().expect("a server host");
+        let mut words = vec![
+            p.bin.clone(),
+            "guard".into(),
+            "--silence".into(),
+            "10s".into(),
+            "--".into(),
+        ];
+        words.push(p.bin.clone());
+        words.extend(serve_args.iter().cloned());
+        Session::start(&self.ssh, &p.host, &words, true).map_err(|e| Error::Cell(format!("host {}: {e}", p.host)))
+    }
+
+    /// A sampler on the server host.
+    fn sampler(&self, pid: i32) -> Result<Sampler, Error> {
+        let p = self.server.as_ref().expect("a server host");
+        let words = vec![p.bin.clone(), "sample".into()];
+        let s = Session::start(&self.ssh, &p.host, &words, false).map_err(Error::Cell)?;
+        Ok(Sampler::Remote {
+            session: s,
+            pid,
+            tcp: None,
+        })
+    }
+
+    /// Removes what `--push` put on the server host.
+    pub fn finish(&self) {
+        if let Some(p) = &self.server {
+            if let Some(d) = &p.pushed_dir {
+                ssh::remove(&self.ssh, &p.host, d);
+            }
+        }
+    }
+}
+
+/// Samples a server's process tree where it runs.
+pub enum Sampler {
+    /// Nothing to sample (a server somebody else runs).
+    Nothing,
+    Local(i32),
+    Remote {
+        session: Session,
+        pid: i32,
+        /// The host's kernel TCP memory in the last answer.
+        tcp: Option<u64>,
+    },
+}
+
+impl Sampler {
+    /// The sampler for a server with `pid` (0: none), on `hosts`' server host if there is one.
+    pub fn new(pid: i32, hosts: Option<&Hosts>) -> Result<Sampler, Error> {
+        match hosts {
+            _ if pid <= 0 => Ok(Sampler::Nothing),
+            Some(h) if h.server.is_some() => h.sampler(pid),
+            _ => Ok(Sampler::Local(pid)),
+        }
+    }
+
+    pub fn watched(&self) -> bool {
+        !matches!(self, Sampler::Nothing)
+    }
+
+    fn ask(&mut self, question: &str) -> ProcSample {
+        match self {
+            Sampler::Nothing => ProcSample::default(),
+            Sampler::Local(pid) if question == "all" => sys::procfs::sample_tree_all_threads(*pid).unwrap_or_default(),
+            Sampler::Local(pid) => sys::procfs::sample_tree(*pid).unwrap_or_default(),
+            Sampler::Remote { session, pid, tcp } => {
+                if session.send(&format!("{question} {pid}\n")).is_err() {
+                    return ProcSample::default();
+                }
+                let answer = session.lines.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+                let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+                *tcp = v["tcp_pages"].as_u64();
+                sample_from(&v)
+            }
+        }
+    }
+
+    /// The tree's CPU time, memory and threads.
+    pub fn tree(&mut self) -> ProcSample {
+        self.ask("tree")
+    }
+
+    /// The same with every thread's context switches (slower: for the window's ends).
+    pub fn all(&mut self) -> ProcSample {
+        self.ask("all")
+    }
+
+    /// The kernel's TCP memory in pages on the server's host.
+    pub fn tcp_pages(&mut self) -> Option<u64> {
+        match self {
+            Sampler::Remote { tcp, .. } => *tcp,
+            _ => sys::procfs::tcp_mem_pages(),
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! `muxlab guard -- COMMAND...`: what `--hosts` and remote bench runs start on the far side of
+//! ssh. It runs COMMAND in a process group of its own and stops it (SIGTERM to COMMAND, or to
+//! the whole group with `--group`, as a terminal's Ctrl-C does; SIGKILL to the group after a
+//! grace period) when the controlling muxlab closes the session, says `stop`, or goes silent
+//! for `--silence` (it writes a newline twice a second; a lost network stops them, and sshd may
+//! not notice for hours). When COMMAND has ended, whatever is left of its group is killed and
+//! named on stderr (`muxlab guard: left behind ...`), `--remove` (a pushed binary's directory)
+//! is removed, and the guard exits with COMMAND's status. Nothing is left on the host.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::sys;
+use crate::units::parse_duration;
+
+/// How long a stopped command has to finish (print its result) before SIGKILL.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// How often the controlling side writes its heartbeat.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct GuardArgs {
+    /// Stop the command when stdin has been silent this long.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub silence: Duration,
+    /// Remove this directory when the command has ended.
+    #[arg(long)]
+    pub remove: Option<std::path::PathBuf>,
+    /// Stop the command's whole process group, not only the command.
+    #[arg(long)]
+    pub group: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// Runs the guard; returns the exit code to leave with.
+pub fn run(args: &GuardArgs) -> Result<i32, crate::load::Error> {
+    let mut c = Command::new(&args.command[0]);
+    c.args(&args.command[1..]).stdin(Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let spawned = c.spawn();
+    let code = match spawned {
+        Err(e) => {
+            eprintln!("muxlab guard: cannot start {}: {e}", args.command[0]);
+            127
+        }
+        Ok(mut child) => watch(&mut child, args),
+    };
+    if let Some(d) = &args.remove {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    Ok(code)
+}
+
+/// Waits for `child`, stopping its group when stdin closes, says `stop` or stays silent.
+fn watch(child: &mut std::process::Child, args: &GuardArgs) -> i32 {
+    let group = child.id() as i32;
+    let target = if args.group { -group } else { group };
+    let stdin = std::io::stdin();
+    let mut heard = Instant::now();
+    let mut stopped: Option<Instant> = None;
+    let mut open = true;
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            // Whatever is left of the group outlived its command: name it and end it.
+            if sys::process::kill(-group, 0).is_ok() {
+                eprintln!(
+                    "muxlab guard: left behind processes of '{}': killed",
+                    args.command.join(" ")
+                );
+                let _ = sys::process::kill(-group, libc::SIGKILL);
+            }
+            return status.code().unwrap_or_else(|| {
+                use std::os::unix::process::ExitStatusExt;
+                128 + status.signal().unwrap_or(0)
+            });
+        }
+        let mut why = None;
+        if open {
+            let mut fds = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(&stdin), sys::poll::IN)];
+            let ready = sys::poll::poll(&mut fds, 100).unwrap_or(0);
+            if ready > 0 {
+                match sys::fd::read(&stdin, &mut buf) {
+                    Ok(0) | Err(_) => {
+                        open = false;
+                        why = Some("the session closed");
+                    }
+                    Ok(n) => {
+                        heard = Instant::now();
+                        if buf[..n].windows(4).any(|w| w == b"stop") {
+                            why = Some("asked to stop");
+                        }
+                    }
+                }
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if heard.elapsed() > args.silence {
+            why = why.or(Some("the controlling muxlab went silent"));
+        }
+        match (why, stopped) {
+            (Some(_), None) => {
+                let _ = sys::process::kill(target, libc::SIGTERM);
+                stopped = Some(Instant::now());
+            }
+            (_, Some(at)) if at.elapsed() > GRACE => {
+                let _ = sys::process::kill(-group, libc::SIGKILL);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! One ssh invocation: `ssh -o BatchMode=yes [-F FILE] HOST -- COMMAND`, with the command
+//! quoted for the remote shell; preparing a host (`--push`, the version check).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// How to reach the hosts.
+#[derive(Debug, Clone)]
+pub struct Ssh {
+    /// `-F FILE`.
+    pub config: Option<PathBuf>,
+    /// Give up on connecting after this long (ssh's ConnectTimeout).
+    pub connect_timeout: Duration,
+}
+
+/// What `muxlab --version` prints.
+pub fn local_version() -> String {
+    format!("muxlab {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `word` quoted for a POSIX shell.
+pub fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+impl Ssh {
+    /// The ssh command that runs `words` (quoted) on `host`. Its own process group, so that a
+    /// Ctrl-C at the terminal reaches muxlab alone, which then stops the hosts in order.
+    pub fn command(&self, host: &str, words: &[String]) -> Command {
+        let mut c = Command::new("ssh");
+        c.args(["-o", "BatchMode=yes", "-o"])
+            .arg(format!("ConnectTimeout={}", self.connect_timeout.as_secs().max(1)))
+            .args(["-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3", "-T"]);
+        if let Some(f) = &self.config {
+            c.arg("-F").arg(f);
+        }
+        let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
+        c.arg(host).arg(line.join(" "));
+        std::os::unix::process::CommandExt::process_group(&mut c, 0);
+        c
+    }
+
+    /// Runs `words` on `host` to completion, feeding it `input`; its stdout, or why it failed
+    /// (ssh's or the command's last words).
+    pub fn output(&self, host: &str, words: &[String], input: &[u8]) -> Result<String, String> {
+        let mut child = self
+            .command(host, words)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = input.to_vec();
+        let feeder = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let mut err = String::new();
+        let mut out = String::new();
+        let mut stderr = child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let _ = stderr.read_to_string(&mut err);
+            err
+        });
+        let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+        let status = child.wait().map_err(|e| format!("waiting for ssh: {e}"))?;
+        let _ = feeder.join();
+        let err = reader.join().unwrap_or_default();
+        if status.success() {
+            Ok(out)
+        } else {
+            Err(reason(&err, status.code()))
+        }
+    }
+}
+
+/// A failed ssh session's reason: the last thing it said, or its exit status.
+pub fn reason(stderr: &str, code: Option<i32>) -> String {
+    let last = stderr
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"));
+    match (last, code) {
+        (Some(l), _) => l.to_string(),
+        (None, Some(255)) => "ssh could not connect (exit 255)".into(),
+        (None, Some(c)) => format!("exited with status {c}"),
+        (None, None) => "killed by a signal".into(),
+    }
+}
+
+/// A host made ready: the muxlab to run there and, with `--push`, the directory to remove.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub host: String,
+    pub bin: String,
+    pub pushed_dir: Option<String>,
+}
+
+/// Why a host could not be prepared.
+#[derive(Debug, Clone)]
+pub enum PrepError {
+    /// The host runs another muxlab version, or none (the user can fix it: exit 2).
+    Version(String),
+    /// The host could not be reached or the command failed (exit 1).
+    Unreachable(String),
+}
+
+/// Pushes this binary (with `push`) and checks the version on `host`.
+pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Prepared, PrepError> {
+    let (bin, dir, words, input) = if push {
+        let me =
+            std::env::current_exe().map_err(|e| PrepError::Unreachable(format!("cannot find this program: {e}")))?;
+        let bytes =
+            std::fs::read(&me).map_err(|e| PrepError::Unreachable(format!("cannot read {}: {e}", me.display())))?;
+        let dir = format!("/tmp/muxlab-push-{}-{}", std::process::id(), crate::load::unix_ms());
+        let bin = format!("{dir}/muxlab");
+        let script = format!(
+            "umask 077 && mkdir {d} && cat > {b} && chmod 700 {b} && {b} --version",
+            d = quote(&dir),
+            b = quote(&bin)
+        );
+        (bin, Some(dir), vec!["sh".into(), "-c".into(), script], bytes)
+    } else {
+        let words = vec![remote_bin.to_string(), "--version".into()];
+        (remote_bin.to_string(), None, words, Vec::new())
+    };
+    let out = ssh.output(host, &words, &input).map_err(|e| {
+        if e.contains("not found") || e.contains("No such file") {
+            PrepError::Version(format!(
+                "cannot run '{bin}' there ({e}): put muxlab on its PATH, give --remote-bin, or use --push"
+            ))
+        } else {
+            PrepError::Unreachable(e)
+        }
+    })?;
+    let theirs = out.lines().next().unwrap_or("").trim();
+    if theirs != local_version() {
+        if let Some(d) = &dir {
+            remove(ssh, host, d);
+        }
+        return Err(PrepError::Version(format!(
+            "'{bin}' there is {}, this is {}: install the same version or use --push",
+            if theirs.starts_with("muxlab ") {
+                theirs.to_string()
+            } else {
+                format!("not muxlab (its --version says '{theirs}')")
+            },
+            local_version()
+        )));
+    }
+    Ok(Prepared {
+        host: host.to_string(),
+        bin,
+        pushed_dir: dir,
+    })
+}
+
+/// Removes a pushed directory (best effort: an unreachable host keeps it until its /tmp is
+/// cleaned; the guard normally removes it itself).
+pub fn remove(ssh: &Ssh, host: &str, dir: &str) {
+    let _ = ssh.output(host, &["rm".into(), "-rf".into(), dir.to_string()], &[]);
+}
+
+/// A long-lived command on a host: its stdout and stderr as lines, and its stdin kept alive
+/// with a heartbeat (a newline every [`HEARTBEAT`](super::guard::HEARTBEAT)) for a guard on the
+/// far side; [`Session::send`] adds words of its own (`stop`, a question).
+pub struct Session {
+    pub host: String,
+    pub child: std::process::Child,
+    stdin: std::sync::Arc<std::sync::Mutex<Option<std::process::ChildStdin>>>,
+    pub lines: std::sync::mpsc::Receiver<String>,
+    pub errors: std::sync::mpsc::Receiver<String>,
+}
+
+impl Session {
+    /// Starts `words` on `host`; with `heartbeat`, a thread writes the guard's heartbeat.
+    pub fn start(ssh: &Ssh, host: &str, words: &[String], heartbeat: bool) -> Result<Session, String> {
+        let mut child = ssh
+            .command(host, words)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))?;
+        let stdin = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take()));
+        if heartbeat {
+            let beat = stdin.clone();
+            std::thread::spawn(move || loop {
+                std::thread::sleep(super::guard::HEARTBEAT);
+                let mut s = beat.lock().unwrap_or_else(|e| e.into_inner());
+                let alive = s
+                    .as_mut()
+                    .is_some_and(|w| w.write_all(b"\n").and_then(|_| w.flush()).is_ok());
+                if !alive {
+                    return;
+                }
+            });
+        }
+        Ok(Session {
+            host: host.to_string(),
+            lines: lines_of(child.stdout.take().expect("piped")),
+            errors: lines_of(child.stderr.take().expect("piped")),
+            child,
+            stdin,
+        })
+    }
+
+    /// Writes `text` to the command's stdin.
+    pub fn send(&self, text: &str) -> std::io::Result<()> {
+        let mut s = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        match s.as_mut() {
+            Some(w) => w.write_all(text.as_bytes()).and_then(|_| w.flush()),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Closes the command's stdin (a guard stops its command; a sampler ends).
+    pub fn close(&self) {
+        *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Waits up to `limit` for the session to end; kills ssh after that. Returns whether it
+    /// ended by itself.
+    pub fn wait(&mut self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        false
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Reads `out` line by line on a thread.
+pub fn lines_of(out: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// What `host` is: kernel, CPU model, cores (read with the shell: no muxlab needed there).
+pub fn machine(ssh: &Ssh, host: &str) -> Result<serde_json::Value, String> {
+    let script = "uname -r; nproc; grep -m1 'model name' /proc/cpuinfo | cut -d: -f2; echo \"$SSH_CONNECTION\"";
+    let out = ssh.output(host, &["sh".into(), "-c".into(), script.into()], &[])?;
+    let l: Vec<&str> = out.lines().map(str::trim).collect();
+    let at = |i: usize| l.get(i).copied().unwrap_or("");
+    Ok(
+        serde_json::json!({"host": host, "kernel": at(0), "cores": at(1).parse::<u64>().ok(),
+        "cpu_model": at(2), "address": at(3).split_whitespace().nth(2)}),
+    )
+}
