@@ -46,6 +46,41 @@ mod bench_scenario {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 2"), "{e}");
+        let e = parse(
+            &format!("client_hosts = [\"a\"]\n{base}models = [\"epoll\"]\n"),
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("field 'client_hosts'") && e.contains("server_addr"), "{e}");
+        let e = parse(
+            &format!("server_addr = \"nowhere\"\n{base}models = [\"epoll\"]\n"),
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("field 'server_addr'"), "{e}");
+    }
+
+    #[test]
+    fn placement_splits_bigger_machines_and_keeps_two_cores_as_they_were() {
+        let base = "name = \"x\"\ndescription = \"d\"\n";
+        let exp = "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
+        let sc = parse(&format!("{base}{exp}"), "f").unwrap();
+        let split = muxlab::bench::default_split;
+        assert_eq!(split(&[0, 1], &sc), ("0".into(), "1".into(), 1));
+        assert_eq!(split(&[0], &sc), ("0".into(), "0".into(), 1));
+        let cpus: Vec<usize> = (0..16).collect();
+        assert_eq!(
+            split(&cpus, &sc),
+            ("0,1,2,3,4,5,6,7".into(), "8,9,10,11,12,13,14,15".into(), 8)
+        );
+        let set = parse(
+            &format!("{base}server_cpus = \"0-3\"\nclient_cpus = \"4,5\"\n{exp}"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(split(&cpus, &set), ("0-3".into(), "4,5".into(), 2));
     }
 }
 

@@ -85,27 +85,14 @@ static STOP: AtomicU64 = AtomicU64::new(0);
 /// the client, a thread per CPU. On a server host the server may use all its CPUs.
 fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
     let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
-    let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-    let (s, c) = match cpus.len() {
-        0 => ("0".to_string(), "0".to_string()),
-        1 => (list(&cpus), list(&cpus)),
-        2 => (cpus[0].to_string(), cpus[1].to_string()),
-        n => (list(&cpus[..n / 2]), list(&cpus[n / 2..])),
-    };
-    let client_cpus = sc.client_cpus.clone().unwrap_or(c);
-    let default_threads = if cpus.len() > 2 {
-        crate::units::parse_cpus(&client_cpus).map_or(1, |c| c.len().max(1))
-    } else {
-        1
-    };
+    let (s, client_cpus, client_threads) = default_split(&cpus, sc);
     let remote_server = hosts.as_ref().and_then(|h| h.server.as_ref().map(|_| h));
     let server_cpus = match (&sc.server_cpus, remote_server) {
-        (Some(s), _) => s.clone(),
+        (Some(_), _) | (None, None) => s,
         (None, Some(h)) => {
             let cores = h.machines.first().and_then(|m| m["cores"].as_u64()).unwrap_or(1);
             format!("0-{}", cores.saturating_sub(1))
         }
-        (None, None) => s,
     };
     let server_addr = sc
         .server_addr
@@ -115,10 +102,35 @@ fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
     Placement {
         server_cpus,
         client_cpus,
-        client_threads: sc.client_threads.unwrap_or(default_threads),
+        client_threads,
         server_addr,
         hosts,
     }
+}
+
+/// The CPUs this machine gives the server and the client, and the client's threads: the
+/// scenario's `server_cpus`, `client_cpus`, `client_threads` where it sets them; otherwise on
+/// 2 CPUs one each and one client thread (as the seeds' comparisons assume), on more the first
+/// half for the server and the rest for the client, one engine thread per client CPU.
+pub fn default_split(cpus: &[usize], sc: &Scenario) -> (String, String, usize) {
+    let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let (s, c) = match cpus.len() {
+        0 => ("0".to_string(), "0".to_string()),
+        1 => (list(cpus), list(cpus)),
+        2 => (cpus[0].to_string(), cpus[1].to_string()),
+        n => (list(&cpus[..n / 2]), list(&cpus[n / 2..])),
+    };
+    let client_cpus = sc.client_cpus.clone().unwrap_or(c);
+    let threads = if cpus.len() > 2 {
+        crate::units::parse_cpus(&client_cpus).map_or(1, |c| c.len().max(1))
+    } else {
+        1
+    };
+    (
+        sc.server_cpus.clone().unwrap_or(s),
+        client_cpus,
+        sc.client_threads.unwrap_or(threads),
+    )
 }
 
 /// The targets of an experiment.

@@ -122,9 +122,10 @@ pub struct LoadConfig {
     /// descriptors than one process may open (set by the parent process).
     #[arg(long, hide = true)]
     pub subshard: Option<Shard>,
-    /// Internal: start the run at this wall-clock instant, in milliseconds since the Unix
-    /// epoch (set by `--hosts`, so that every host starts together).
-    #[arg(long, hide = true)]
+    /// Start at this wall-clock instant, in milliseconds since the Unix epoch (e.g.
+    /// $(date -d '+20 sec' +%s%3N)), so that pieces started apart (--shard by a scheduler)
+    /// measure the same window; --hosts sets it itself.
+    #[arg(long, value_name = "UNIX_MS")]
     pub start_at: Option<u64>,
 }
 
@@ -242,6 +243,14 @@ impl LoadConfig {
         }
         if self.timeout.is_zero() {
             return Err("--timeout must be more than zero".into());
+        }
+        if let Some(at) = self.start_at {
+            let ahead = at.saturating_sub(unix_ms()) / 1000;
+            if ahead > 3600 {
+                return Err(Error::Usage(format!(
+                    "--start-at {at} is {ahead} s away (more than an hour): give milliseconds since the epoch, e.g. $(date -d '+20 sec' +%s%3N)"
+                )));
+            }
         }
         if let Some(Shard(_, n)) = self.shard {
             if n > self.connections {
