@@ -33,6 +33,18 @@ fn server_in_h1(lab: &Lab) -> Server {
     )
 }
 
+/// `muxlab load URL ARGS... --hosts h2,h3 --ssh-config LAB --remote-bin BIN --json` at a
+/// server in host 1.
+fn load_from_h2_h3(lab: &Lab, server: &Server, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("load").arg(format!("http://{}/", server.addr)).args(args);
+    c.args(["--hosts", &format!("{},{}", lab.host(2), lab.host(3))]);
+    c.arg("--ssh-config")
+        .arg(&lab.ssh_config)
+        .args(["--remote-bin", BIN, "--json"]);
+    c
+}
+
 fn muxlab(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run muxlab")
 }
@@ -50,24 +62,9 @@ fn json_of(out: &Output) -> Value {
 fn fan_out_splits_exactly_and_the_server_counts_every_request() {
     let lab = lab_or_skip!(3);
     let server = server_in_h1(&lab);
-    let url = format!("http://{}/", server.addr);
-    let cfg = lab.ssh_config.display().to_string();
-    let hosts = format!("{},{}", lab.host(2), lab.host(3));
-    let out = muxlab(&[
-        "load",
-        &url,
-        "-c",
-        "7",
-        "-n",
-        "10007",
-        "--hosts",
-        &hosts,
-        "--ssh-config",
-        &cfg,
-        "--remote-bin",
-        BIN,
-        "--json",
-    ]);
+    let out = load_from_h2_h3(&lab, &server, &["-c", "7", "-n", "10007"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doc = json_of(&out);
     assert_eq!(doc["requests"], 10007, "{doc}");
@@ -96,26 +93,9 @@ fn fan_out_splits_exactly_and_the_server_counts_every_request() {
 fn open_loop_rate_splits_exactly_and_the_hosts_start_together() {
     let lab = lab_or_skip!(3);
     let server = server_in_h1(&lab);
-    let url = format!("http://{}/", server.addr);
-    let cfg = lab.ssh_config.display().to_string();
-    let hosts = format!("{},{}", lab.host(2), lab.host(3));
-    let out = muxlab(&[
-        "load",
-        &url,
-        "-c",
-        "5",
-        "-d",
-        "2s",
-        "--rate",
-        "3001",
-        "--hosts",
-        &hosts,
-        "--ssh-config",
-        &cfg,
-        "--remote-bin",
-        BIN,
-        "--json",
-    ]);
+    let out = load_from_h2_h3(&lab, &server, &["-c", "5", "-d", "2s", "--rate", "3001"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doc = json_of(&out);
     assert!(
@@ -188,25 +168,7 @@ fn merge_adds_shares_up_losslessly() {
 fn a_host_that_loses_its_link_is_named_and_leaves_nothing_behind() {
     let lab = lab_or_skip!(3);
     let server = server_in_h1(&lab);
-    let url = format!("http://{}/", server.addr);
-    let cfg = lab.ssh_config.display().to_string();
-    let hosts = format!("{},{}", lab.host(2), lab.host(3));
-    let child = Command::new(BIN)
-        .args([
-            "load",
-            &url,
-            "-c",
-            "4",
-            "-d",
-            "8s",
-            "--timeout",
-            "2s",
-            "--hosts",
-            &hosts,
-            "--ssh-config",
-            &cfg,
-        ])
-        .args(["--remote-bin", BIN, "--json"])
+    let child = load_from_h2_h3(&lab, &server, &["-c", "4", "-d", "8s", "--timeout", "2s"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -264,13 +264,7 @@ fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_a
         "--json".into(),
         "--progress-json".into(),
     ]);
-    let mut child = ssh
-        .command(&p.host, &words)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run ssh: {e}"))?;
+    let mut child = ssh.spawn(&p.host, &words)?;
     let (tx, rx) = channel();
     let out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");

@@ -50,16 +50,20 @@ impl Ssh {
         c
     }
 
-    /// Runs `words` on `host` to completion, feeding it `input`; its stdout, or why it failed
-    /// (ssh's or the command's last words).
-    pub fn output(&self, host: &str, words: &[String], input: &[u8]) -> Result<String, String> {
-        let mut child = self
-            .command(host, words)
+    /// Starts `words` on `host` with every stdio piped.
+    pub fn spawn(&self, host: &str, words: &[String]) -> Result<std::process::Child, String> {
+        self.command(host, words)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))?;
+            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))
+    }
+
+    /// Runs `words` on `host` to completion, feeding it `input`; its stdout, or why it failed
+    /// (ssh's or the command's last words).
+    pub fn output(&self, host: &str, words: &[String], input: &[u8]) -> Result<String, String> {
+        let mut child = self.spawn(host, words)?;
         let mut stdin = child.stdin.take().expect("piped");
         let input = input.to_vec();
         let feeder = std::thread::spawn(move || {
@@ -185,13 +189,7 @@ pub struct Session {
 impl Session {
     /// Starts `words` on `host`; with `heartbeat`, a thread writes the guard's heartbeat.
     pub fn start(ssh: &Ssh, host: &str, words: &[String], heartbeat: bool) -> Result<Session, String> {
-        let mut child = ssh
-            .command(host, words)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))?;
+        let mut child = ssh.spawn(host, words)?;
         let stdin = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take()));
         if heartbeat {
             let beat = stdin.clone();
