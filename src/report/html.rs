@@ -37,7 +37,25 @@ pub fn render(d: &Results) -> String {
     h.push_str("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
     if let Some(env) = d.environment.as_object() {
         for (k, v) in env {
-            let v = v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+            let v = match (k.as_str(), v["machines"].as_array()) {
+                // Every host of a run across hosts, one line each.
+                ("hosts", Some(ms)) => ms
+                    .iter()
+                    .map(|m| {
+                        let role = if v["server"] == m["host"] { "server" } else { "client" };
+                        format!(
+                            "{} ({role}, {}): kernel {}, {}, {} cores",
+                            m["host"].as_str().unwrap_or("?"),
+                            m["address"].as_str().unwrap_or("?"),
+                            m["kernel"].as_str().unwrap_or("?"),
+                            m["cpu_model"].as_str().unwrap_or("?"),
+                            m["cores"]
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                _ => v.as_str().map(String::from).unwrap_or_else(|| v.to_string()),
+            };
             h.push_str(&format!(
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
                 esc(k),
