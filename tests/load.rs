@@ -414,6 +414,12 @@ fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
         (&["http://127.0.0.1:1/", "--chunked"][..], "give --body or --body-size"),
         (&["echo://127.0.0.1:1", "--body-size", "10"][..], "http://"),
         (&["http://127.0.0.1:1/", "--body-size", "lots"][..], "not a size"),
+        (&["http://127.0.0.1:1/", "--insecure"][..], "https://"),
+        (
+            &["https://127.0.0.1:1/", "--cacert", "/no/such.pem"][..],
+            "--cacert /no/such.pem",
+        ),
+        (&["ftp://127.0.0.1:1/"][..], "unknown scheme"),
     ] {
         let out = Command::new(BIN).arg("load").args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -349,7 +349,8 @@ fn figures(
     Figures {
         throughput_rps: f64_at(&load["throughput_rps"]),
         requests,
-        errors: load["error_total"].as_u64().unwrap_or(0),
+        // A server that answers 4xx / 5xx is not serving: those count as errors here.
+        errors: load["error_total"].as_u64().unwrap_or(0) + load["non_2xx_3xx"].as_u64().unwrap_or(0),
         p50_us: f64_at(&load["latency_us"]["p50"]),
         p99_us: f64_at(&load["latency_us"]["p99"]),
         p999_us: f64_at(&load["latency_us"]["p999"]),

@@ -100,8 +100,9 @@ impl Engine<'_> {
         c.state = State::Up;
         c.connected_once = true;
         c.backoff = BACKOFF_MIN;
-        // Nagle only delays a second small write: keep-alive and pipelined sockets need it off.
-        if !self.cfg.close {
+        // Nagle only delays a second small write: keep-alive and pipelined sockets need it off,
+        // and so does a TLS handshake (several small writes each way).
+        if !self.cfg.close || self.cfg.tls.is_some() {
             if let Some(fd) = &c.fd {
                 let _ = sys::socket::set_nodelay(fd);
             }
@@ -112,6 +113,15 @@ impl Engine<'_> {
                 .record_ns(now.duration_since(c.started).as_nanos() as u64);
             self.tally.connects += 1;
         }
+        if self.cfg.tls.is_some() {
+            // https: the handshake comes first (see `tls`), then `when_up`.
+            return self.start_tls(i, now);
+        }
+        self.when_up(i, now);
+    }
+
+    /// The connection can carry requests: send, or wait for the others (`--connect-first`).
+    pub(super) fn when_up(&mut self, i: usize, now: Instant) {
         if !self.sending {
             // --connect-first: the first requests wait until every connection is up.
             self.up_first += usize::from(!std::mem::replace(&mut self.conns[i].counted_up, true));
@@ -131,6 +141,7 @@ impl Engine<'_> {
     /// Closes the socket of slot `i` and resets its per-socket state.
     pub(super) fn close_socket(&mut self, i: usize) {
         let c = &mut self.conns[i];
+        c.tls = None;
         c.fd = None;
         c.state = State::Down;
         self.inflight -= c.inflight.len();
@@ -176,6 +187,7 @@ impl Engine<'_> {
             let c = &self.conns[i];
             let late = match c.state {
                 State::Connecting => now.duration_since(c.started) > limit,
+                State::Handshaking => now.duration_since(c.tls_started) > limit,
                 State::Up => c
                     .inflight
                     .front()

@@ -57,6 +57,8 @@ pub struct Progress {
 pub(super) enum State {
     Down,
     Connecting,
+    /// TCP is up, the TLS handshake is not done (https targets).
+    Handshaking,
     Up,
 }
 
@@ -64,6 +66,10 @@ pub(super) struct Conn {
     /// Global slot number.
     pub(super) slot: u64,
     pub(super) fd: Option<OwnedFd>,
+    /// The TLS connection over `fd` (https targets).
+    pub(super) tls: Option<Box<rustls::ClientConnection>>,
+    /// When the TLS handshake began.
+    pub(super) tls_started: Instant,
     pub(super) state: State,
     /// When the current connect began.
     pub(super) started: Instant,
@@ -137,6 +143,8 @@ impl<'a> Engine<'a> {
             .map(|i| Conn {
                 slot: plan.first_slot + i as u64,
                 fd: None,
+                tls: None,
+                tls_started: plan.t0,
                 state: State::Down,
                 started: plan.t0,
                 inflight: VecDeque::new(),
@@ -283,7 +291,7 @@ impl<'a> Engine<'a> {
         match self.conns[i].state {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),
-            State::Connecting => {}
+            State::Connecting | State::Handshaking => {}
         }
     }
 
@@ -301,6 +309,11 @@ impl<'a> Engine<'a> {
                 return;
             }
             self.on_connected(i, now);
+            if self.conns[i].state == State::Handshaking {
+                return;
+            }
+        } else if self.conns[i].state == State::Handshaking {
+            return self.drive_handshake(i, now);
         }
         if self.conns[i].state != State::Up {
             return;
@@ -316,6 +329,9 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn flush(&mut self, i: usize) -> Result<(), ()> {
+        if self.conns[i].tls.is_some() {
+            return self.tls_flush(i);
+        }
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else {
             return Err(());

@@ -17,6 +17,7 @@ pub mod receive;
 pub mod shard;
 pub mod summary;
 pub mod tally;
+pub mod tls;
 pub mod workload;
 
 use std::io::{IsTerminal, Write};
@@ -110,6 +111,19 @@ pub struct LoadConfig {
     /// Extra HTTP header, e.g. -H 'Accept: */*' (repeatable).
     #[arg(short = 'H', long = "header")]
     pub headers: Vec<String>,
+    /// https: accept any server certificate (a self-signed test server).
+    #[arg(long, short = 'k')]
+    pub insecure: bool,
+    /// https: trust the CA certificates in this PEM file (instead of the system's).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<std::path::PathBuf>,
+    /// https: resume TLS sessions on new connections (off by default: every connection makes a
+    /// full handshake, as a new visitor does).
+    #[arg(long)]
+    pub tls_resume: bool,
+    /// The TLS client configuration (set by `resolve` for https targets).
+    #[arg(skip)]
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Pin the client to these CPUs, e.g. 1.
     #[arg(long)]
     pub cpus: Option<CpuList>,
@@ -184,6 +198,15 @@ impl LoadConfig {
             m => m.to_ascii_uppercase(),
         };
         self.validate()?;
+        if self.target.tls {
+            self.tls = Some(tls::client_config(
+                self.insecure,
+                self.cacert.as_deref(),
+                self.tls_resume,
+            )?);
+        } else if self.insecure || self.cacert.is_some() || self.tls_resume {
+            return Err("--insecure, --cacert and --tls-resume apply to https:// targets".into());
+        }
         Ok(self)
     }
 

@@ -13,6 +13,9 @@ use crate::sys;
 /// Receiving responses.
 impl Engine<'_> {
     pub(super) fn on_readable(&mut self, i: usize, now: Instant, to_eof: bool) {
+        if self.conns[i].tls.is_some() {
+            return self.tls_readable(i, now);
+        }
         loop {
             let r = match self.conns[i].fd.as_ref() {
                 Some(fd) => sys::fd::read(fd, &mut self.buf),
@@ -101,8 +104,11 @@ impl Engine<'_> {
             if self.interval.is_some() {
                 t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
             }
-            if status >= 400 {
-                t.error(ErrorClass::HttpStatus);
+            if self.cfg.target.kind == Kind::Http {
+                match status {
+                    100..=599 => t.status[status as usize / 100 - 1] += 1,
+                    _ => t.error(ErrorClass::BadResponse),
+                }
             }
         }
         true
@@ -134,6 +140,13 @@ impl Engine<'_> {
     }
 
     pub(super) fn on_eof(&mut self, i: usize, now: Instant) {
+        // A response delimited by the close (HTTP/1.0, or no length) is complete now.
+        if let Some(Read::Done { status, .. }) = self.conns[i].http.at_close() {
+            self.conns[i].server_closing = true;
+            if !self.complete(i, status, now) {
+                return;
+            }
+        }
         let c = &self.conns[i];
         if !c.inflight.is_empty() || c.http.mid_response() || c.echo.mid_message() {
             self.fail(i, ErrorClass::UnexpectedClose, now);

@@ -108,10 +108,13 @@ pub fn results_into(doc: &mut Value, o: &Outcome) {
         "sent": t.sent,
         "errors": t.errors_json(),
         "error_total": t.error_total(),
+        "status_classes": t.status_json(),
+        "non_2xx_3xx": t.non_2xx_3xx(),
         "duration_s": secs,
         "throughput_rps": rps,
         "latency_us": t.latency.summary_us(),
         "connect_latency_us": t.connect.summary_us(),
+        "tls_handshake_us": t.tls_handshake.summary_us(),
         // established: open at some point (warm-up included), as the summary line says.
         "connections": {"requested": o.connections, "established": o.connections as u64 - t.never_connected,
             "connects_in_window": t.connects, "never_connected": t.never_connected},
@@ -262,6 +265,9 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
         ));
     }
     s.push_str(&lat("connect", &t.connect));
+    if t.tls_handshake.count() > 0 {
+        s.push_str(&lat("tls handshake", &t.tls_handshake));
+    }
     let established = o.connections as u64 - t.never_connected;
     s.push_str(&format!(
         "  connections  {} of {} established",
@@ -297,6 +303,22 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
     ));
     if util > SATURATED {
         s.push_str("  WARNING      the client was saturated: the server may be faster than this shows (add CPUs or threads to the client)\n");
+    }
+    if t.status.iter().sum::<u64>() > 0 {
+        let classes: Vec<String> = t
+            .status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| format!("{}xx {}", i + 1, thousands(*n)))
+            .collect();
+        s.push_str(&format!("  status       {}\n", classes.join(", ")));
+        if t.non_2xx_3xx() > 0 {
+            s.push_str(&format!(
+                "  WARNING      {} responses were not 2xx or 3xx (counted in the figures above)\n",
+                thousands(t.non_2xx_3xx())
+            ));
+        }
     }
     if t.error_total() == 0 {
         s.push_str("  errors       none\n");

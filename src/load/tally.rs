@@ -19,8 +19,8 @@ pub enum ErrorClass {
     UnexpectedClose,
     /// Not a response this client can parse.
     BadResponse,
-    /// An HTTP status of 400 or more.
-    HttpStatus,
+    /// The TLS handshake or a TLS record failed (an untrusted certificate, a protocol error).
+    Tls,
     /// Echoed bytes differ from those sent.
     EchoMismatch,
     /// No local port or address left (EADDRNOTAVAIL / EADDRINUSE on connect).
@@ -37,7 +37,7 @@ pub const ERROR_CLASSES: [(ErrorClass, &str); 10] = [
     (ErrorClass::Reset, "reset"),
     (ErrorClass::UnexpectedClose, "unexpected_close"),
     (ErrorClass::BadResponse, "bad_response"),
-    (ErrorClass::HttpStatus, "http_status"),
+    (ErrorClass::Tls, "tls"),
     (ErrorClass::EchoMismatch, "echo_mismatch"),
     (ErrorClass::PortExhaustion, "port_exhaustion"),
     (ErrorClass::LocalLimit, "local_fd_limit"),
@@ -64,12 +64,16 @@ pub struct Tally {
     /// Requests completed inside the measured window.
     pub requests: u64,
     pub errors: [u64; 10],
+    /// HTTP responses by status class: 1xx (101 only: others are interim), 2xx .. 5xx.
+    pub status: [u64; 5],
     /// Latency from the intended send time (coordinated-omission corrected).
     pub latency: Hist,
     /// Latency from the actual send time.
     pub uncorrected: Hist,
-    /// Time to establish a connection.
+    /// Time to establish a connection (TCP).
     pub connect: Hist,
+    /// Time of the TLS handshake after the connect (https targets).
+    pub tls_handshake: Hist,
     /// How late requests were sent after their intended time (rate mode).
     pub send_lag: Hist,
     /// Completions per second of the measured window.
@@ -96,6 +100,22 @@ impl Tally {
         self.errors.iter().sum()
     }
 
+    /// `{"2xx": n, "3xx": n, "4xx": n, "5xx": n}` (and `1xx` when a 101 was counted).
+    pub fn status_json(&self) -> Value {
+        let mut m = Map::new();
+        for (i, n) in self.status.iter().enumerate() {
+            if i > 0 || *n > 0 {
+                m.insert(format!("{}xx", i + 1), json!(n));
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// Responses that were neither 2xx nor 3xx (wrk's "Non-2xx or 3xx responses").
+    pub fn non_2xx_3xx(&self) -> u64 {
+        self.status[0] + self.status[3] + self.status[4]
+    }
+
     pub fn errors_json(&self) -> Value {
         let m: Map<String, Value> = ERROR_CLASSES
             .iter()
@@ -111,9 +131,13 @@ impl Tally {
         for (a, b) in self.errors.iter_mut().zip(other.errors.iter()) {
             *a += b;
         }
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
         self.latency.merge(&other.latency);
         self.uncorrected.merge(&other.uncorrected);
         self.connect.merge(&other.connect);
+        self.tls_handshake.merge(&other.tls_handshake);
         self.send_lag.merge(&other.send_lag);
         if self.per_second.len() < other.per_second.len() {
             self.per_second.resize(other.per_second.len(), 0);
@@ -142,8 +166,8 @@ impl Tally {
     /// Everything, losslessly: what a shard process or a host ships, and what `merge` reads.
     pub fn to_wire(&self) -> Value {
         let h = |h: &Hist| Value::String(h.to_v2_base64());
-        json!({"requests": self.requests, "errors": self.errors_json(), "latency": h(&self.latency),
-            "uncorrected": h(&self.uncorrected), "connect": h(&self.connect),
+        json!({"requests": self.requests, "errors": self.errors_json(), "status": self.status.to_vec(), "latency": h(&self.latency),
+            "uncorrected": h(&self.uncorrected), "connect": h(&self.connect), "tls_handshake": h(&self.tls_handshake),
             "send_lag": h(&self.send_lag), "per_second": self.per_second, "per_conn": self.per_conn,
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
             "never_connected": self.never_connected, "sent": self.sent})
@@ -162,6 +186,10 @@ impl Tally {
             let text = v[k].as_str().ok_or_else(|| format!("histogram '{k}' is missing"))?;
             Hist::from_v2_base64(text).map_err(|e| format!("histogram '{k}': {e}"))
         };
+        let mut status = [0u64; 5];
+        for (i, n) in list("status")?.into_iter().take(5).enumerate() {
+            status[i] = n;
+        }
         let mut errors = [0u64; 10];
         let named = v["errors"].as_object().ok_or("'errors' is not an object")?;
         for (k, n) in named {
@@ -174,9 +202,11 @@ impl Tally {
         Ok(Tally {
             requests: u("requests")?,
             errors,
+            status,
             latency: hist("latency")?,
             uncorrected: hist("uncorrected")?,
             connect: hist("connect")?,
+            tls_handshake: hist("tls_handshake")?,
             send_lag: hist("send_lag")?,
             per_second: list("per_second")?,
             per_conn: list("per_conn")?,

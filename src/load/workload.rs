@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 
+use crate::proto::chunked::{Chunked, Phase};
+
 /// A target URL: `http://host:port/path`, `echo://host:port`, `packet://host:port`.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -12,6 +14,8 @@ pub struct Target {
     pub host: String,
     pub kind: Kind,
     pub path: String,
+    /// `https://`: HTTP over TLS.
+    pub tls: bool,
 }
 
 /// The protocol spoken.
@@ -33,18 +37,28 @@ impl Kind {
 }
 
 impl Target {
+    /// The host name without its port (and without an IPv6 literal's brackets): what TLS's SNI
+    /// and certificate check use.
+    pub fn host_name(&self) -> &str {
+        let h = match self.host.rsplit_once(':') {
+            Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !self.host.ends_with(']') => h,
+            _ => &self.host,
+        };
+        h.trim_start_matches('[').trim_end_matches(']')
+    }
+
     /// Parses and resolves a target URL.
     pub fn parse(url: &str) -> Result<Target, super::error::Error> {
         let (scheme, rest) = url.split_once("://").ok_or_else(|| {
             format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
         })?;
         let kind = match scheme {
-            "http" => Kind::Http,
+            "http" | "https" => Kind::Http,
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
-            "https" => return Err("https is not supported: muxlab measures plain TCP servers".into()),
-            s => return Err(format!("unknown scheme '{s}': use http://, echo:// or packet://").into()),
+            s => return Err(format!("unknown scheme '{s}': use http://, https://, echo:// or packet://").into()),
         };
+        let tls = scheme == "https";
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
@@ -58,6 +72,8 @@ impl Target {
             && !authority.ends_with(']')
         {
             authority.to_string()
+        } else if tls {
+            format!("{authority}:443")
         } else if kind == Kind::Http {
             format!("{authority}:80")
         } else {
@@ -77,6 +93,7 @@ impl Target {
             host: authority.to_string(),
             kind,
             path: path.to_string(),
+            tls,
         })
     }
 }
@@ -176,12 +193,35 @@ pub enum Read {
     Mismatch,
 }
 
-/// Incremental HTTP/1.1 response reader (head by `httparse`, body by Content-Length).
+/// What parsing a head found.
+enum Head {
+    /// A final response's head.
+    Parsed,
+    /// An interim (1xx) response, dropped: the final one follows.
+    Skipped,
+    /// Not all of it yet.
+    Partial,
+}
+
+/// How the body of the response being read is delimited (RFC 9112 §6.3).
+#[derive(Debug)]
+enum Body {
+    /// By Content-Length (or none): bytes still expected.
+    Length(usize),
+    /// By chunked transfer coding, trailers included.
+    Chunked(Chunked),
+    /// By the server closing the connection (HTTP/1.0, or no length given).
+    UntilClose,
+}
+
+/// Incremental HTTP/1.1 response reader: the head by `httparse`; the body by Content-Length,
+/// chunked coding (trailers included) or the connection's close; 1xx interim responses are
+/// skipped, HEAD responses have no body.
 #[derive(Debug, Default)]
 pub struct HttpReader {
     buf: Vec<u8>,
-    /// Body bytes still expected for the response being read.
-    body_left: usize,
+    /// How the body of the response being read ends (`None`: no head parsed yet).
+    body: Option<Body>,
     /// Head of the response being read, once parsed.
     head: Option<(u16, bool)>,
     /// The request was HEAD: responses have no body.
@@ -216,7 +256,7 @@ impl HttpReader {
     /// A new socket: the next response answers request `next_seq`.
     pub fn reset(&mut self, next_seq: u64) {
         self.buf.clear();
-        self.body_left = 0;
+        self.body = None;
         self.head = None;
         self.seq = next_seq;
         self.body_off = 0;
@@ -227,78 +267,172 @@ impl HttpReader {
         self.buf.extend_from_slice(data);
     }
 
+    /// Parses a response head at the start of the buffer.
+    fn parse_head(&mut self) -> Result<Head, Read> {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut resp = httparse::Response::new(&mut headers);
+        let n = match resp.parse(&self.buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if self.buf.len() > MAX_RESPONSE_HEAD => return Err(Read::Bad),
+            Ok(httparse::Status::Partial) => return Ok(Head::Partial),
+            Err(_) => return Err(Read::Bad),
+        };
+        let status = resp.code.unwrap_or(0);
+        if (100..200).contains(&status) && status != 101 {
+            // An interim response (100 Continue, 103 Early Hints): the real one follows.
+            self.buf.drain(..n);
+            return Ok(Head::Skipped);
+        }
+        let mut len = None;
+        let mut coding: Option<&[u8]> = None;
+        let mut close = resp.version == Some(0);
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let l = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok());
+                if l.is_none() || (len.is_some() && len != l) {
+                    return Err(Read::Bad);
+                }
+                len = l;
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                let v = h.value.to_ascii_lowercase();
+                close = v.windows(5).any(|w| w == b"close") || (close && !v.windows(10).any(|w| w == b"keep-alive"));
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                coding = Some(h.value);
+            }
+        }
+        let no_body = self.head_only || status == 204 || status == 304;
+        let body = if no_body {
+            Body::Length(0)
+        } else if let Some(te) = coding {
+            // The final coding decides: chunked, or the body runs to the close.
+            let last = te.rsplit(|&b| b == b',').next().unwrap_or(b"").trim_ascii();
+            if last.eq_ignore_ascii_case(b"chunked") {
+                Body::Chunked(Chunked {
+                    phase: Phase::Size,
+                    body: self.verify.filter(|_| status == 200).map(|_| Vec::new()),
+                    size: 0,
+                    keep: true,
+                })
+            } else {
+                close = true;
+                Body::UntilClose
+            }
+        } else {
+            match len {
+                Some(l) => Body::Length(l),
+                None => {
+                    close = true;
+                    Body::UntilClose
+                }
+            }
+        };
+        if let (Some((_, size)), 200, Body::Length(l)) = (self.verify, status, &body) {
+            if *l != size {
+                return Err(Read::Mismatch);
+            }
+        }
+        self.buf.drain(..n);
+        self.head = Some((status, close));
+        self.body = Some(body);
+        self.body_off = 0;
+        Ok(Head::Parsed)
+    }
+
+    /// Checks `data`, the next body bytes of a 200 being verified.
+    fn verify_bytes(&mut self, data_len: usize, from_chunks: bool) -> bool {
+        let Some((slot, _)) = self.verify else { return true };
+        if self.head.map(|h| h.0) != Some(200) {
+            return true;
+        }
+        self.scratch.resize(data_len, 0);
+        pattern(slot, self.seq, self.body_off, &mut self.scratch);
+        let ok = if from_chunks {
+            match &self.body {
+                Some(Body::Chunked(c)) => c.body.as_deref() == Some(&self.scratch[..]),
+                _ => false,
+            }
+        } else {
+            self.scratch[..] == self.buf[..data_len]
+        };
+        self.body_off += data_len;
+        ok
+    }
+
     /// Takes the next complete response out of the buffered bytes.
     pub fn next_response(&mut self) -> Read {
-        if self.head.is_none() {
-            let mut headers = [httparse::EMPTY_HEADER; 32];
-            let mut resp = httparse::Response::new(&mut headers);
-            match resp.parse(&self.buf) {
-                Ok(httparse::Status::Complete(n)) => {
-                    let status = resp.code.unwrap_or(0);
-                    let mut len = None;
-                    let mut close = resp.version == Some(0);
-                    for h in resp.headers.iter() {
-                        if h.name.eq_ignore_ascii_case("content-length") {
-                            len = std::str::from_utf8(h.value)
-                                .ok()
-                                .and_then(|v| v.trim().parse::<usize>().ok());
-                            if len.is_none() {
-                                return Read::Bad;
-                            }
-                        } else if h.name.eq_ignore_ascii_case("connection") {
-                            let v = h.value.to_ascii_lowercase();
-                            close = v.windows(5).any(|w| w == b"close")
-                                || (close && !v.windows(10).any(|w| w == b"keep-alive"));
-                        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                            return Read::Bad;
-                        }
-                    }
-                    let no_body = self.head_only || status == 204 || status == 304 || (100..200).contains(&status);
-                    self.body_left = if no_body {
-                        0
-                    } else {
-                        match len {
-                            Some(l) => l,
-                            None => return Read::Bad,
-                        }
-                    };
-                    if self
-                        .verify
-                        .is_some_and(|(_, size)| status == 200 && self.body_left != size)
-                    {
-                        return Read::Mismatch;
-                    }
-                    self.buf.drain(..n);
-                    self.head = Some((status, close));
-                    self.body_off = 0;
-                }
-                Ok(httparse::Status::Partial) => {
-                    return if self.buf.len() > MAX_RESPONSE_HEAD {
-                        Read::Bad
-                    } else {
-                        Read::More
-                    };
-                }
-                Err(_) => return Read::Bad,
+        while self.head.is_none() {
+            match self.parse_head() {
+                Ok(Head::Parsed) | Ok(Head::Skipped) => {}
+                Ok(Head::Partial) => return Read::More,
+                Err(r) => return r,
             }
         }
-        let take = self.body_left.min(self.buf.len());
-        if let (Some((slot, _)), Some((200, _))) = (self.verify, self.head) {
-            self.scratch.resize(take, 0);
-            pattern(slot, self.seq, self.body_off, &mut self.scratch);
-            if self.scratch[..] != self.buf[..take] {
-                return Read::Mismatch;
+        match self.body.as_mut().expect("a head has its body") {
+            Body::Length(left) => {
+                let take = (*left).min(self.buf.len());
+                *left -= take;
+                let done = *left == 0;
+                if !self.verify_bytes(take, false) {
+                    return Read::Mismatch;
+                }
+                self.buf.drain(..take);
+                if !done {
+                    return Read::More;
+                }
             }
-        }
-        self.buf.drain(..take);
-        self.body_left -= take;
-        self.body_off += take;
-        if self.body_left > 0 {
-            return Read::More;
+            Body::Chunked(c) => {
+                let mut used = 0;
+                loop {
+                    match c.step(&self.buf[used..], usize::MAX) {
+                        Ok(Some(n)) => used += n,
+                        Ok(None) => break,
+                        Err(_) => return Read::Bad,
+                    }
+                    if c.complete() {
+                        break;
+                    }
+                }
+                let complete = c.complete();
+                self.buf.drain(..used);
+                if !complete {
+                    return Read::More;
+                }
+                let got = match &self.body {
+                    Some(Body::Chunked(c)) => c.body.as_ref().map_or(0, Vec::len),
+                    _ => 0,
+                };
+                if self
+                    .verify
+                    .is_some_and(|(_, size)| got != size && self.head.map(|h| h.0) == Some(200))
+                    || !self.verify_bytes(got, true)
+                {
+                    return Read::Mismatch;
+                }
+            }
+            Body::UntilClose => {
+                self.body_off += self.buf.len();
+                self.buf.clear();
+                return Read::More;
+            }
         }
         self.seq += 1;
+        self.body = None;
         let (status, close) = self.head.take().expect("head parsed above");
         Read::Done { status, close }
+    }
+
+    /// The connection closed: a response delimited by the close is complete; anything else
+    /// unfinished is not (`None`).
+    pub fn at_close(&mut self) -> Option<Read> {
+        if !matches!(self.body, Some(Body::UntilClose)) {
+            return None;
+        }
+        self.body = None;
+        self.seq += 1;
+        let (status, _) = self.head.take()?;
+        Some(Read::Done { status, close: true })
     }
 
     /// `true` when bytes of an unfinished response are buffered.
