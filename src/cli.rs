@@ -358,6 +358,12 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         let _ = out.flush();
     })?;
     let html = crate::report::write_html(&done.dir, &done.results)?;
+    if !done.results.verdicts.is_empty() {
+        println!("\nVerdicts:");
+        for v in &done.results.verdicts {
+            println!("  {}", v.text);
+        }
+    }
     println!("report: {}", html.display());
     if done.interrupted {
         return Err(Failure {

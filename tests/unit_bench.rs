@@ -159,3 +159,94 @@ mod server_config {
         assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
     }
 }
+
+mod verdicts {
+    use muxlab::bench::results::{Cell, Figures};
+    use muxlab::bench::scenario::parse;
+    use muxlab::bench::verdict::verdict;
+
+    fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls: f64, bound: bool) -> Cell {
+        Cell {
+            experiment: "e".into(),
+            target: target.into(),
+            connections: conns,
+            repeat,
+            status: "ok".into(),
+            seconds: 1.0,
+            figures: Figures {
+                throughput_rps: rps,
+                requests: 1000,
+                p99_us: 1e6 / rps,
+                server_cpu_us_per_req: cpu,
+                syscalls_per_req: Some(syscalls),
+                client_bound: bound,
+                ..Figures::default()
+            },
+            load: serde_json::Value::Null,
+            server_stats: serde_json::Value::Null,
+        }
+    }
+
+    fn experiment() -> muxlab::bench::scenario::Experiment {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"epoll\", \"poll\", \"thread\"]\nconnections = [10, 100]\nduration = \"1s\"\n";
+        parse(text, "t").unwrap().experiments.remove(0)
+    }
+
+    #[test]
+    fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            let j = r as f64;
+            for n in [10, 100] {
+                cells.push(cell("epoll", n, r, 100_000.0 + j * 1000.0, 5.0 + j * 0.1, 2.0, false));
+                cells.push(cell("poll", n, r, 80_000.0 + j * 1000.0, 6.5 + j * 0.1, 3.0, false));
+                cells.push(cell("thread", n, r, 50_000.0 + j * 1000.0, 11.0, 2.0, true));
+            }
+        }
+        let v = verdict(&experiment(), &cells, 3);
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert_eq!(
+            (cpu.best.as_str(), cpu.runner_up.as_str(), cpu.clear),
+            ("epoll", "poll", true)
+        );
+        assert!((cpu.ratio - 6.6 / 5.1).abs() < 0.01, "{}", cpu.ratio);
+        assert!(
+            v.text.contains("Server CPU per request: epoll is best, 1.29× poll"),
+            "{}",
+            v.text
+        );
+        assert!(v.text.contains("last is thread"), "{}", v.text);
+        assert!(
+            v.text
+                .contains("Why: epoll has 2.00 syscalls per request against 3.00 (poll)"),
+            "{}",
+            v.text
+        );
+        assert!(v.text.contains("client was saturated in 6 of 18 cells"), "{}", v.text);
+    }
+
+    #[test]
+    fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
+        let mut cells = Vec::new();
+        for (r, (a, b)) in [(100_000.0, 99_000.0), (90_000.0, 101_000.0), (95_000.0, 94_000.0)]
+            .into_iter()
+            .enumerate()
+        {
+            for n in [10, 100] {
+                cells.push(cell("epoll", n, r, a, 5.0, 2.0, false));
+                cells.push(cell("poll", n, r, b, 5.0, 2.0, false));
+            }
+        }
+        let v = verdict(&experiment(), &cells, 3);
+        assert!(v.text.contains("Throughput: no clear difference between"), "{}", v.text);
+        assert!(v.text.contains("inside the spread of 3 runs"), "{}", v.text);
+        let only: Vec<Cell> = cells.into_iter().filter(|c| c.target == "epoll").collect();
+        assert!(verdict(&experiment(), &only, 3).text.contains("only epoll finished"));
+        assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
+    }
+}

@@ -9,6 +9,7 @@ pub mod process;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod verdict;
 
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -171,7 +172,9 @@ fn environment(place: &Placement) -> Value {
 
 /// Writes `results.json` and `results.csv` (after every cell, so nothing finished is lost).
 fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), Error> {
-    let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "cells": cells});
+    let verdicts = verdict::all(&sc.experiments, cells, sc.repeats);
+    let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "verdicts": verdicts,
+        "cells": cells});
     let text = serde_json::to_string_pretty(&doc).expect("results serialise");
     std::fs::write(dir.join("results.json"), text).map_err(error::io_err("writing results.json"))?;
     std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(error::io_err("writing results.csv"))?;
@@ -309,6 +312,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     Ok(Finished {
         dir,
         results: Results {
+            verdicts: verdict::all(&sc.experiments, &cells, sc.repeats),
             scenario: sc,
             environment: env,
             cells,

@@ -216,6 +216,8 @@ pub struct Results {
     pub environment: Value,
     pub cells: Vec<Cell>,
     pub interrupted: bool,
+    /// One per experiment, worked out from the cells (see `verdict`).
+    pub verdicts: Vec<super::verdict::Verdict>,
 }
 
 /// Reads `DIR/results.json`.
@@ -228,10 +230,13 @@ pub fn read(dir: &Path) -> Result<Results, Error> {
     let scenario: Scenario =
         serde_json::from_value(v["scenario"].clone()).map_err(|e| bad(format!("scenario: {e}")))?;
     let cells: Vec<Cell> = serde_json::from_value(v["cells"].clone()).map_err(|e| bad(format!("cells: {e}")))?;
+    // Worked out again: results written before verdicts existed get them too.
+    let verdicts = super::verdict::all(&scenario.experiments, &cells, scenario.repeats);
     Ok(Results {
         scenario,
         environment: v["environment"].clone(),
         cells,
         interrupted: v["interrupted"].as_bool().unwrap_or(false),
+        verdicts,
     })
 }

@@ -20,6 +20,23 @@ table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px soli
 th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#b00}.note{background:#fff8e0;padding:.5em 1em;border-left:4px solid #e0b000}\
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}h2{border-bottom:2px solid #444;margin-top:2em}";
 
+/// The answers first: one verdict per experiment, worked out from the results.
+fn verdicts(d: &Results) -> String {
+    let mut h = String::from("<section class=\"verdicts\"><h2>Verdicts</h2>\n<ul>\n");
+    for v in &d.verdicts {
+        h.push_str(&format!("<li class=\"verdict\">{}</li>\n", esc(&v.text)));
+    }
+    h.push_str(
+        "</ul><p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
+         runner-up on the geometric mean of their ratios over the connection counts both ran; \
+         \"no clear difference\" means the gap lies inside the spread of the repeats (or, with one run, \
+         under 10%). When the client was saturated (marked client-bound, drawn hollow), throughput and \
+         latency say as much about the client as about the server; server CPU per request still \
+         compares servers. The reasons come from the servers' own counters.</p></section>\n",
+    );
+    h
+}
+
 /// Renders the whole page.
 pub fn render(d: &Results) -> String {
     let mut h = format!(
@@ -34,6 +51,7 @@ pub fn render(d: &Results) -> String {
             "<p class=\"note\">This run was interrupted (Ctrl-C): only the cells that finished are shown.</p>\n",
         );
     }
+    h.push_str(&verdicts(d));
     h.push_str("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
     if let Some(env) = d.environment.as_object() {
         for (k, v) in env {

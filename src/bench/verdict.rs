@@ -1,0 +1,381 @@
+//! Verdicts: for each experiment, which target did best and by how much, worked out from the
+//! results (never written by hand). For throughput, p99 latency, server CPU per request and
+//! memory per connection: the best target and the runner-up, the ratio between them (the
+//! geometric mean over the connection counts both ran), whether the gap is larger than the
+//! spread of the repeats, the client-bound caveat where it applies, and a sentence of *why*
+//! taken from the counters that differ most between the two (syscalls, useful events, context
+//! switches, lost accept races, starved connections).
+
+use serde::{Deserialize, Serialize};
+
+use super::results::{median, Cell};
+use super::scenario::Experiment;
+use crate::load::summary::{fmt_us, thousands};
+
+/// With one run per cell the noise is unknown: a gap smaller than this is not called.
+const SINGLE_RUN_NOISE: f64 = 0.10;
+
+/// A counter must differ by this factor to be offered as a reason.
+const REASON_FACTOR: f64 = 1.25;
+
+/// One metric's finding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    pub metric: String,
+    pub best: String,
+    pub runner_up: String,
+    /// How many times better the best is (≥ 1), geometric mean over the shared counts.
+    pub ratio: f64,
+    /// The gap is larger than the spread of the repeats (or, with one run, than 10%).
+    pub clear: bool,
+    /// The two medians at the largest shared connection count, and that count.
+    pub best_value: f64,
+    pub runner_up_value: f64,
+    pub connections: usize,
+    /// Cells of the two targets (shared counts) where the client was saturated.
+    pub client_bound_cells: usize,
+    /// The last of the ranking and how many times worse than the best it is (when more than
+    /// two targets ran).
+    pub last: Option<(String, f64)>,
+}
+
+/// An experiment's verdict: the findings and the sentence a person reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub experiment: String,
+    pub text: String,
+    pub findings: Vec<Finding>,
+    /// The counters behind the *why*: (name, best's value, runner-up's value).
+    pub reasons: Vec<(String, f64, f64)>,
+}
+
+/// A metric: its name, how to read it from a cell, whether higher is better, and its unit.
+struct Metric {
+    name: &'static str,
+    get: fn(&Cell) -> Option<f64>,
+    higher_is_better: bool,
+    show: fn(f64) -> String,
+}
+
+const METRICS: [Metric; 4] = [
+    Metric {
+        name: "throughput",
+        get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
+        higher_is_better: true,
+        show: |v| format!("{} req/s", human(v)),
+    },
+    Metric {
+        name: "p99 latency",
+        get: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0),
+        higher_is_better: false,
+        show: fmt_us,
+    },
+    Metric {
+        name: "server CPU per request",
+        get: |c| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0),
+        higher_is_better: false,
+        show: |v| format!("{v:.1} µs"),
+    },
+    Metric {
+        name: "memory per connection",
+        get: |c| Some(c.figures.mem_per_conn_kib).filter(|v| *v > 0.05),
+        higher_is_better: false,
+        show: |v| format!("{v:.1} KiB"),
+    },
+];
+
+/// `94200` -> `94.2k`.
+pub fn human(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        thousands(v.round() as u64)
+    }
+}
+
+/// The medians and spreads of one metric: per target, per connection count, (median, lo, hi).
+type Table = Vec<(String, Vec<(usize, f64, f64, f64)>)>;
+
+fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
+    targets
+        .iter()
+        .map(|t| {
+            let mut counts: Vec<usize> = cells.iter().filter(|c| &c.target == t).map(|c| c.connections).collect();
+            counts.sort_unstable();
+            counts.dedup();
+            let rows = counts
+                .into_iter()
+                .filter_map(|n| {
+                    let xs: Vec<f64> = cells
+                        .iter()
+                        .filter(|c| &c.target == t && c.connections == n)
+                        .filter_map(|c| (m.get)(c))
+                        .collect();
+                    if xs.is_empty() {
+                        return None;
+                    }
+                    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+                    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    Some((n, median(xs), lo, hi))
+                })
+                .collect();
+            (t.clone(), rows)
+        })
+        .filter(|(_, rows): &(String, Vec<_>)| !rows.is_empty())
+        .collect()
+}
+
+/// How much better `a` is than `b` (≥ 1 means a is better).
+fn better(m: &Metric, a: f64, b: f64) -> f64 {
+    if m.higher_is_better {
+        a / b
+    } else {
+        b / a
+    }
+}
+
+fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> Option<Finding> {
+    let t = table(cells, targets, m);
+    if t.len() < 2 {
+        return None;
+    }
+    // Score each target by how far it is from the best at each count it shares with all others.
+    let shared: Vec<usize> = t[0]
+        .1
+        .iter()
+        .map(|r| r.0)
+        .filter(|n| t.iter().all(|(_, rows)| rows.iter().any(|r| r.0 == *n)))
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let at = |rows: &[(usize, f64, f64, f64)], n: usize| *rows.iter().find(|r| r.0 == n).expect("shared count");
+    let score = |rows: &[(usize, f64, f64, f64)]| {
+        let logs: f64 = shared
+            .iter()
+            .map(|&n| {
+                let best = t
+                    .iter()
+                    .map(|(_, r)| at(r, n).1)
+                    .fold(None, |acc: Option<f64>, v| match acc {
+                        None => Some(v),
+                        Some(a) => Some(if better(m, v, a) > 1.0 { v } else { a }),
+                    })
+                    .expect("two targets");
+                better(m, best, at(rows, n).1).ln()
+            })
+            .sum();
+        logs / shared.len() as f64
+    };
+    let mut ranked: Vec<(f64, &(String, Vec<(usize, f64, f64, f64)>))> = t.iter().map(|e| (score(&e.1), e)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (best, second) = (ranked[0].1, ranked[1].1);
+    let ratio = (shared
+        .iter()
+        .map(|&n| better(m, at(&best.1, n).1, at(&second.1, n).1).ln())
+        .sum::<f64>()
+        / shared.len() as f64)
+        .exp();
+    let separated = shared
+        .iter()
+        .filter(|&&n| {
+            let (b, s) = (at(&best.1, n), at(&second.1, n));
+            if m.higher_is_better {
+                b.2 > s.3
+            } else {
+                b.3 < s.2
+            }
+        })
+        .count();
+    let clear = if repeats > 1 {
+        separated * 2 > shared.len()
+    } else {
+        ratio > 1.0 + SINGLE_RUN_NOISE
+    };
+    let worst = ranked
+        .last()
+        .filter(|_| ranked.len() > 2)
+        .map(|(score, e)| (e.0.clone(), (score - ranked[0].0).exp()));
+    let last = *shared.last().expect("not empty");
+    let client_bound_cells = cells
+        .iter()
+        .filter(|c| (c.target == best.0 || c.target == second.0) && shared.contains(&c.connections))
+        .filter(|c| c.figures.client_bound)
+        .count();
+    Some(Finding {
+        metric: m.name.into(),
+        best: best.0.clone(),
+        runner_up: second.0.clone(),
+        ratio,
+        clear,
+        best_value: at(&best.1, last).1,
+        runner_up_value: at(&second.1, last).1,
+        connections: last,
+        client_bound_cells,
+        last: worst,
+    })
+}
+
+/// Counters that explain a gap: (name, per-cell value).
+fn counters() -> [(&'static str, fn(&Cell) -> Option<f64>); 5] {
+    [
+        ("syscalls per request", |c| c.figures.syscalls_per_req),
+        ("useful events per event examined", |c| c.figures.useful_ratio),
+        ("context switches per request", |c| {
+            (c.figures.requests > 0).then(|| c.figures.context_switches as f64 / c.figures.requests as f64)
+        }),
+        ("lost accept races per connection", |c| c.figures.lost_races_per_accept),
+        ("starved connections", |c| Some(c.figures.starved_conns as f64)),
+    ]
+}
+
+/// The counters where `a` and `b` differ by more than [`REASON_FACTOR`], largest first (two).
+fn reasons(cells: &[&Cell], a: &str, b: &str) -> Vec<(String, f64, f64)> {
+    let med = |t: &str, f: fn(&Cell) -> Option<f64>| {
+        let xs: Vec<f64> = cells.iter().filter(|c| c.target == t).filter_map(|c| f(c)).collect();
+        (!xs.is_empty()).then(|| median(xs))
+    };
+    let mut found: Vec<(f64, String, f64, f64)> = counters()
+        .into_iter()
+        .filter_map(|(name, f)| {
+            let (x, y) = (med(a, f)?, med(b, f)?);
+            let (hi, lo) = (x.max(y), x.min(y));
+            let factor = if lo <= 0.0 {
+                if hi >= 1.0 {
+                    f64::INFINITY
+                } else {
+                    1.0
+                }
+            } else {
+                hi / lo
+            };
+            (factor > REASON_FACTOR).then(|| (factor, name.to_string(), x, y))
+        })
+        .collect();
+    found.sort_by(|p, q| q.0.total_cmp(&p.0));
+    found.into_iter().take(2).map(|(_, n, x, y)| (n, x, y)).collect()
+}
+
+fn counter_value(name: &str, v: f64) -> String {
+    if name == "starved connections" {
+        thousands(v as u64)
+    } else if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The verdict of one experiment.
+pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
+    let ok: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && c.ok()).collect();
+    let mut targets: Vec<String> = Vec::new();
+    for c in &ok {
+        if !targets.contains(&c.target) {
+            targets.push(c.target.clone());
+        }
+    }
+    let mut v = Verdict {
+        experiment: x.name.clone(),
+        text: String::new(),
+        findings: Vec::new(),
+        reasons: Vec::new(),
+    };
+    if targets.len() < 2 {
+        v.text = match targets.first() {
+            None => format!("{}: no cell finished, so there is nothing to compare.", x.name),
+            Some(t) => format!("{}: only {t} finished, so there is nothing to compare it with.", x.name),
+        };
+        return v;
+    }
+    v.findings = METRICS
+        .iter()
+        .filter_map(|m| finding(&ok, &targets, m, repeats))
+        .collect();
+    let mut parts = Vec::new();
+    for (f, m) in v
+        .findings
+        .iter()
+        .map(|f| (f, METRICS.iter().find(|m| m.name == f.metric).expect("known")))
+    {
+        let at = format!("at {} connections", thousands(f.connections as u64));
+        let mut s = if f.clear {
+            format!(
+                "{}: {} is best, {:.2}× {} ({} against {} {at})",
+                cap(&f.metric),
+                f.best,
+                f.ratio,
+                f.runner_up,
+                (m.show)(f.best_value),
+                (m.show)(f.runner_up_value)
+            )
+        } else {
+            format!(
+                "{}: no clear difference between {} and {} ({:.2}×, {})",
+                cap(&f.metric),
+                f.best,
+                f.runner_up,
+                f.ratio,
+                if repeats > 1 {
+                    format!("inside the spread of {repeats} runs")
+                } else {
+                    "one run each, and under 10%".to_string()
+                }
+            )
+        };
+        if let Some((t, r)) = &f.last {
+            s.push_str(&format!("; last is {t} at {r:.2}× the best"));
+        }
+        parts.push(s + ".");
+    }
+    // Why: the counters that set the CPU leader (or else the throughput leader) apart.
+    let lead = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request" && f.clear)
+        .or_else(|| v.findings.iter().find(|f| f.clear));
+    if let Some(f) = lead {
+        v.reasons = reasons(&ok, &f.best, &f.runner_up);
+        if !v.reasons.is_empty() {
+            let said: Vec<String> = v
+                .reasons
+                .iter()
+                .map(|(n, a, b)| format!("{} {n} against {}", counter_value(n, *a), counter_value(n, *b)))
+                .collect();
+            parts.push(format!(
+                "Why: {} has {} ({}).",
+                f.best,
+                said.join(", and "),
+                f.runner_up
+            ));
+        }
+    }
+    let bound = ok.iter().filter(|c| c.figures.client_bound).count();
+    if bound > 0 {
+        parts.push(format!(
+            "The client was saturated in {bound} of {} cells: there, throughput and latency say as much about the \
+             client as about the servers, while CPU per request still compares them.",
+            ok.len()
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("No figure was measured for two targets at the same connection count.".into());
+    }
+    v.text = format!("{}: {}", x.name, parts.join(" "));
+    v
+}
+
+fn cap(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Every experiment's verdict.
+pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize) -> Vec<Verdict> {
+    experiments.iter().map(|x| verdict(x, cells, repeats)).collect()
+}
