@@ -95,8 +95,14 @@ pub fn human(v: f64) -> String {
     }
 }
 
-/// The medians and spreads of one metric: per target, per connection count, (median, lo, hi).
-type Table = Vec<(String, Vec<(usize, f64, f64, f64)>)>;
+/// One connection count of one target: (connections, median, lowest, highest over repeats).
+type Row = (usize, f64, f64, f64);
+
+/// The medians and spreads of one metric: per target, its rows.
+type Table = Vec<(String, Vec<Row>)>;
+
+/// A counter that explains a gap, read from a cell.
+type Counter = (&'static str, fn(&Cell) -> Option<f64>);
 
 fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
     targets
@@ -151,8 +157,8 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
     if shared.is_empty() {
         return None;
     }
-    let at = |rows: &[(usize, f64, f64, f64)], n: usize| *rows.iter().find(|r| r.0 == n).expect("shared count");
-    let score = |rows: &[(usize, f64, f64, f64)]| {
+    let at = |rows: &[Row], n: usize| *rows.iter().find(|r| r.0 == n).expect("shared count");
+    let score = |rows: &[Row]| {
         let logs: f64 = shared
             .iter()
             .map(|&n| {
@@ -169,7 +175,7 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
             .sum();
         logs / shared.len() as f64
     };
-    let mut ranked: Vec<(f64, &(String, Vec<(usize, f64, f64, f64)>))> = t.iter().map(|e| (score(&e.1), e)).collect();
+    let mut ranked: Vec<(f64, &(String, Vec<Row>))> = t.iter().map(|e| (score(&e.1), e)).collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (best, second) = (ranked[0].1, ranked[1].1);
     let ratio = (shared
@@ -219,7 +225,7 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
 }
 
 /// Counters that explain a gap: (name, per-cell value).
-fn counters() -> [(&'static str, fn(&Cell) -> Option<f64>); 5] {
+fn counters() -> [Counter; 5] {
     [
         ("syscalls per request", |c| c.figures.syscalls_per_req),
         ("useful events per event examined", |c| c.figures.useful_ratio),
