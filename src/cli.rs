@@ -76,10 +76,17 @@ pub enum Command {
     /// one line per question read from stdin ("machine", "tree PID", "all PID", "leftovers PID").
     #[command(hide = true)]
     Sample,
-    /// Rebuild report.html from a results directory.
+    /// Rebuild report.html from a results directory; with two, compare them.
+    ///
+    /// muxlab report DIR       rebuilds DIR/report.html
+    /// muxlab report A B       B against A: a terminal table and B/compare.html with the ratios
+    ///                         of throughput, p99 and CPU per request per cell, their spreads,
+    ///                         and the changes that go beyond the noise
+    #[command(verbatim_doc_comment)]
     Report {
-        /// A directory written by muxlab bench (holding results.json).
-        dir: std::path::PathBuf,
+        /// Directories written by muxlab bench (holding results.json): one, or A and B.
+        #[arg(required = true, num_args = 1..=2)]
+        dirs: Vec<std::path::PathBuf>,
     },
 }
 
@@ -191,7 +198,15 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         Command::Guard(args) => std::process::exit(crate::remote::guard::run(&args)?),
         Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,
-        Command::Report { dir } => println!("{}", crate::report::rebuild(&dir)?.display()),
+        Command::Report { dirs } => match dirs.as_slice() {
+            [dir] => println!("{}", crate::report::rebuild(dir)?.display()),
+            [a, b] => {
+                let (page, table) = crate::report::compare(a, b)?;
+                print!("{table}");
+                println!("compare: {}", page.display());
+            }
+            _ => unreachable!("clap takes one or two"),
+        },
     }
     Ok(())
 }

@@ -250,3 +250,66 @@ mod verdicts {
         assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
     }
 }
+
+mod compare {
+    use muxlab::bench::results::{Cell, Figures, Results};
+    use muxlab::bench::scenario::parse;
+    use muxlab::report::compare::{html, rows, table};
+
+    fn results(rps: &[(&str, f64)]) -> Results {
+        let text = "name = \"x\"\ndescription = \"d\"\nrepeats = 2\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"epoll\", \"poll\"]\nconnections = [10]\nduration = \"1s\"\n";
+        let scenario = parse(text, "t").unwrap();
+        let cells = rps
+            .iter()
+            .enumerate()
+            .map(|(i, (t, v))| Cell {
+                experiment: "e".into(),
+                target: t.to_string(),
+                connections: 10,
+                repeat: i,
+                status: "ok".into(),
+                seconds: 1.0,
+                figures: Figures {
+                    throughput_rps: *v,
+                    p99_us: 100.0,
+                    server_cpu_us_per_req: 1e6 / v,
+                    ..Figures::default()
+                },
+                load: serde_json::Value::Null,
+                server_stats: serde_json::Value::Null,
+            })
+            .collect();
+        Results {
+            scenario,
+            environment: serde_json::Value::Null,
+            cells,
+            interrupted: false,
+            verdicts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
+        let a = results(&[("epoll", 100.0), ("epoll", 104.0), ("poll", 100.0), ("poll", 110.0)]);
+        let b = results(&[("epoll", 120.0), ("epoll", 124.0), ("poll", 105.0), ("poll", 95.0)]);
+        let r = rows(&a, &b);
+        assert_eq!(r.len(), 2);
+        let epoll = &r[0].changes[0].as_ref().unwrap();
+        assert!((epoll.ratio - 122.0 / 102.0).abs() < 1e-9);
+        assert_eq!(epoll.verdict, Some(true), "throughput up beyond the spread is better");
+        assert_eq!(
+            r[0].changes[2].as_ref().unwrap().verdict,
+            Some(true),
+            "less CPU is better"
+        );
+        assert_eq!(
+            r[1].changes[0].as_ref().unwrap().verdict,
+            None,
+            "overlapping ranges are noise"
+        );
+        let t = table("A", "B", &r);
+        assert!(t.contains("better") && t.contains("1 better and 0 worse"), "{t}");
+        assert!(html("A", "B", &r).contains("class=\"better\""));
+    }
+}

@@ -1,6 +1,7 @@
 //! `report`: terminal tables, and the self-contained HTML report with SVG charts.
 
 pub mod charts;
+pub mod compare;
 pub mod html;
 pub mod table;
 
@@ -19,4 +20,22 @@ pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {
 /// `muxlab report DIR`: rebuilds `DIR/report.html` from `DIR/results.json`.
 pub fn rebuild(dir: &Path) -> Result<PathBuf, Error> {
     write_html(dir, &read(dir)?)
+}
+
+/// `muxlab report A B`: writes `B/compare.html` (B against A) and returns it with the terminal
+/// table.
+pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
+    let (ra, rb) = (read(a)?, read(b)?);
+    let rows = compare::rows(&ra, &rb);
+    if rows.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} and {} share no finished cell (same experiment, target and connections)",
+            a.display(),
+            b.display()
+        )));
+    }
+    let (an, bn) = (a.display().to_string(), b.display().to_string());
+    let out = b.join("compare.html");
+    std::fs::write(&out, compare::html(&an, &bn, &rows)).map_err(io_err(format!("writing {}", out.display())))?;
+    Ok((out, compare::table(&an, &bn, &rows)))
 }

@@ -1,0 +1,204 @@
+//! `muxlab report A B`: B against A, cell by cell (experiment, target, connections present in
+//! both): the ratios B/A of throughput, p99 latency and server CPU per request, each with the
+//! spread of both sides' repeats, and whether the change goes beyond the noise (the ranges of
+//! the repeats do not overlap; with one run each, it is over 10%). The before/after view
+//! around a change: a terminal table and `B/compare.html`.
+
+use crate::bench::results::{median, Cell, Results};
+
+/// With one run per cell the noise is unknown: changes smaller than this are not called.
+const SINGLE_RUN_NOISE: f64 = 0.10;
+
+/// One metric of one cell, on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// B's median / A's median.
+    pub ratio: f64,
+    /// The lowest and highest B/A the repeats allow (B's range over A's).
+    pub spread: (f64, f64),
+    /// `Some(true)`: better beyond the noise, `Some(false)`: worse, `None`: within it.
+    pub verdict: Option<bool>,
+}
+
+/// A cell present in both runs.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub experiment: String,
+    pub target: String,
+    pub connections: usize,
+    /// Throughput, p99, CPU per request (a metric missing on either side is `None`).
+    pub changes: [Option<Change>; 3],
+}
+
+/// The metrics compared: name, reader, higher is better.
+type Metric = (&'static str, fn(&Cell) -> f64, bool);
+
+const METRICS: [Metric; 3] = [
+    ("throughput", |c| c.figures.throughput_rps, true),
+    ("p99", |c| c.figures.p99_us, false),
+    ("CPU/request", |c| c.figures.server_cpu_us_per_req, false),
+];
+
+fn stats(cells: &[&Cell], get: fn(&Cell) -> f64) -> Option<(f64, f64, f64, usize)> {
+    let xs: Vec<f64> = cells.iter().map(|c| get(c)).filter(|v| *v > 0.0).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let n = xs.len();
+    Some((median(xs), lo, hi, n))
+}
+
+fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {
+    let (am, alo, ahi, an) = stats(a, *get)?;
+    let (bm, blo, bhi, bn) = stats(b, *get)?;
+    let ratio = bm / am;
+    let beyond = if an > 1 && bn > 1 {
+        blo > ahi || bhi < alo
+    } else {
+        (ratio - 1.0).abs() > SINGLE_RUN_NOISE
+    };
+    let up = ratio > 1.0;
+    Some(Change {
+        ratio,
+        spread: (blo / ahi, bhi / alo),
+        verdict: beyond.then_some(up == *higher),
+    })
+}
+
+/// The cells of B that A also has, compared.
+pub fn rows(a: &Results, b: &Results) -> Vec<Row> {
+    let ok = |r: &Results| -> Vec<Cell> { r.cells.iter().filter(|c| c.ok()).cloned().collect() };
+    let (ca, cb) = (ok(a), ok(b));
+    let mut keys: Vec<(String, String, usize)> = Vec::new();
+    for c in &cb {
+        let k = (c.experiment.clone(), c.target.clone(), c.connections);
+        if !keys.contains(&k)
+            && ca
+                .iter()
+                .any(|x| (&x.experiment, &x.target, x.connections) == (&k.0, &k.1, k.2))
+        {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(e, t, n)| {
+            let pick = |cells: &[Cell]| -> Vec<Cell> {
+                cells
+                    .iter()
+                    .filter(|c| c.experiment == e && c.target == t && c.connections == n)
+                    .cloned()
+                    .collect()
+            };
+            let (pa, pb) = (pick(&ca), pick(&cb));
+            let (ra, rb): (Vec<&Cell>, Vec<&Cell>) = (pa.iter().collect(), pb.iter().collect());
+            Row {
+                experiment: e,
+                target: t,
+                connections: n,
+                changes: [0, 1, 2].map(|i| change(&ra, &rb, &METRICS[i])),
+            }
+        })
+        .collect()
+}
+
+fn cell_text(c: &Option<Change>) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) => format!(
+            "{:.2}× [{:.2}–{:.2}]{}",
+            c.ratio,
+            c.spread.0,
+            c.spread.1,
+            match c.verdict {
+                Some(true) => " better",
+                Some(false) => " WORSE",
+                None => "",
+            }
+        ),
+    }
+}
+
+/// The terminal table.
+pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
+    let mut s = format!(
+        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow]; better / WORSE when beyond the noise\n\n{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
+        "experiment", "target", "conns", "throughput", "p99", "CPU/request"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
+            r.experiment,
+            r.target,
+            r.connections,
+            cell_text(&r.changes[0]),
+            cell_text(&r.changes[1]),
+            cell_text(&r.changes[2])
+        ));
+    }
+    s.push_str(&summary(rows));
+    s
+}
+
+/// Per metric: geometric mean of the ratios and the count of changes beyond the noise.
+fn summary(rows: &[Row]) -> String {
+    let mut s = String::new();
+    for (i, (name, _, _)) in METRICS.iter().enumerate() {
+        let cs: Vec<&Change> = rows.iter().filter_map(|r| r.changes[i].as_ref()).collect();
+        if cs.is_empty() {
+            continue;
+        }
+        let geo = (cs.iter().map(|c| c.ratio.ln()).sum::<f64>() / cs.len() as f64).exp();
+        let better = cs.iter().filter(|c| c.verdict == Some(true)).count();
+        let worse = cs.iter().filter(|c| c.verdict == Some(false)).count();
+        s.push_str(&format!(
+            "{name}: geometric mean B/A {geo:.3} over {} cells; {better} better and {worse} worse beyond the noise\n",
+            cs.len()
+        ));
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `compare.html`: the same table, self-contained.
+pub fn html(a_name: &str, b_name: &str, rows: &[Row]) -> String {
+    let mut h = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>muxlab: B against A</title><style>\
+         body{{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}\
+         table{{border-collapse:collapse;font-size:14px}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
+         th{{background:#f3f3f3;position:sticky;top:0}}td.l,th.l{{text-align:left}}\
+         .better{{background:#e3f6e3}}.worse{{background:#fbe3e3;font-weight:bold}}</style></head><body>\
+         <h1>B against A</h1><p>A: {}<br>B: {}</p>\
+         <p>Each cell: the ratio of B's median to A's, and in brackets the lowest and highest ratio the repeats \
+         allow. Green: better beyond the noise; red: worse beyond it (the repeats' ranges do not overlap; with one \
+         run each, a change over 10%). Throughput: higher is better; p99 and server CPU per request: lower.</p>\
+         <p>{}</p><table><tr><th class=\"l\">experiment</th><th class=\"l\">target</th><th>conns</th>\
+         <th>throughput B/A</th><th>p99 B/A</th><th>CPU/request B/A</th></tr>\n",
+        esc(a_name),
+        esc(b_name),
+        esc(&summary(rows)).replace('\n', "<br>")
+    );
+    for r in rows {
+        h.push_str(&format!(
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>",
+            esc(&r.experiment),
+            esc(&r.target),
+            r.connections
+        ));
+        for c in &r.changes {
+            let class = match c.as_ref().and_then(|c| c.verdict) {
+                Some(true) => " class=\"better\"",
+                Some(false) => " class=\"worse\"",
+                None => "",
+            };
+            h.push_str(&format!("<td{class}>{}</td>", esc(&cell_text(c))));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table></body></html>\n");
+    h
+}
