@@ -183,12 +183,54 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     let dir = results_dir(&d);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("measured / seed") && html.contains("a seed") && html.matches("<svg").count() == 8);
+    assert!(
+        html.contains("seed: epoll"),
+        "the seed's numbers are drawn as a reference series"
+    );
+    assert!(html.contains("class=\"verdict\"") && html.contains("How to read this"));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let verdicts = results["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2, "one verdict per experiment");
+    for v in verdicts {
+        let text = v["text"].as_str().unwrap();
+        let escaped = text
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
+        assert!(
+            html.contains(&escaped),
+            "the verdict in results.json is in the report: {text}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(text),
+            "and at the end of the terminal output"
+        );
+    }
     for loader in ["src=", "href=", "<link", "@import", "url("] {
         assert!(
             !html.contains(loader),
             "self-contained: nothing is loaded from elsewhere ({loader})"
         );
     }
+    // A run against itself: every ratio 1.00, nothing beyond the noise, a compare page.
+    let out = Command::new(BIN)
+        .args(["report", dir.to_str().unwrap(), dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        table.contains("1.00×") && table.contains("0 better and 0 worse"),
+        "{table}"
+    );
+    assert!(dir.join("compare.html").exists());
+    let out = Command::new(BIN)
+        .args(["report", dir.to_str().unwrap(), "/nonexistent"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::remove_file(dir.join("report.html")).unwrap();
     let out = Command::new(BIN)
         .args(["report", dir.to_str().unwrap()])
@@ -217,6 +259,7 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            "--window-size=1280,900",
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -232,5 +275,9 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     assert!(
         dom.contains("data-charts-rendered=\"8\""),
         "every chart has a size and drawn elements"
+    );
+    assert!(
+        dom.contains("data-overflow-x=\"no\""),
+        "nothing overflows sideways at 1,280 px"
     );
 }

@@ -1,4 +1,7 @@
-//! Line charts as inline SVG (plotters' SVG backend): one line per target over connection counts.
+//! Line charts as inline SVG (plotters' SVG backend): one line per target over connection
+//! counts, on a logarithmic axis when the counts span more than a factor of ten; values in human
+//! units (k, M; µs, ms); client-bound points drawn hollow; reference series (a seed's published
+//! numbers) dashed.
 
 use plotters::prelude::*;
 
@@ -6,6 +9,53 @@ use plotters::prelude::*;
 pub struct Series {
     pub name: String,
     pub values: Vec<Option<f64>>,
+    /// Points measured while the client was saturated (drawn hollow); may be empty.
+    pub hollow: Vec<bool>,
+    /// A reference (a seed's published numbers), drawn dashed.
+    pub reference: bool,
+}
+
+impl Series {
+    /// A measured series with no hollow point.
+    pub fn new(name: impl Into<String>, values: Vec<Option<f64>>) -> Series {
+        Series {
+            name: name.into(),
+            values,
+            hollow: Vec::new(),
+            reference: false,
+        }
+    }
+}
+
+/// How the y values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Counts: 12k, 1.5M.
+    Count,
+    /// Microseconds: 850 µs, 1.2 ms, 2.5 s.
+    Micros,
+    /// A plain number (an index, a ratio).
+    Plain,
+}
+
+/// `v` in `unit`, short, for an axis label.
+pub fn label(v: f64, unit: Unit) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    match unit {
+        Unit::Count if v.abs() >= 1e6 => format!("{}M", trim(format!("{:.2}", v / 1e6))),
+        Unit::Count if v.abs() >= 1e3 => format!("{}k", trim(format!("{:.1}", v / 1e3))),
+        Unit::Count => trim(format!("{v:.1}")),
+        Unit::Micros if v.abs() >= 1e6 => format!("{} s", trim(format!("{:.2}", v / 1e6))),
+        Unit::Micros if v.abs() >= 1e3 => format!("{} ms", trim(format!("{:.2}", v / 1e3))),
+        Unit::Micros => format!("{} µs", trim(format!("{v:.1}"))),
+        Unit::Plain => trim(format!("{v:.3}")),
+    }
 }
 
 /// plotters could not draw a chart.
@@ -17,8 +67,14 @@ fn chart_err(e: impl std::fmt::Display) -> ChartError {
     ChartError(e.to_string())
 }
 
-/// A chart over the categories `x` (connection counts), as an SVG string.
-pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) -> Result<String, ChartError> {
+/// A chart of `series` over the connection counts `x`, as an SVG string.
+pub fn line_chart(
+    title: &str,
+    y_label: &str,
+    unit: Unit,
+    x: &[usize],
+    series: &[Series],
+) -> Result<String, ChartError> {
     let mut svg = String::new();
     let ymax = series
         .iter()
@@ -26,59 +82,102 @@ pub fn line_chart(title: &str, y_label: &str, x: &[usize], series: &[Series]) ->
         .cloned()
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
-    let n = x.len().max(1);
+    let lo = x.iter().copied().min().unwrap_or(1).max(1) as f64;
+    let hi = x.iter().copied().max().unwrap_or(1).max(1) as f64;
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 380)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(title, ("sans-serif", 17))
             .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(72)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
-            .map_err(chart_err)?;
-        let labels: Vec<String> = x.iter().map(|c| c.to_string()).collect();
-        let fmt_x = |v: &f64| {
-            let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&fmt_x)
-            .x_desc("connections")
-            .y_desc(y_label)
-            .disable_x_mesh()
-            .draw()
-            .map_err(chart_err)?;
-        for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let pts: Vec<(f64, f64)> = s
-                .values
+            .x_label_area_size(40)
+            .y_label_area_size(64);
+        let fmt_y = |v: &f64| label(*v, unit);
+        let points = |s: &Series| -> Vec<(f64, f64, bool)> {
+            s.values
                 .iter()
                 .enumerate()
-                .filter_map(|(k, v)| v.map(|v| (k as f64, v)))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(chart_err)?
-                .label(s.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(chart_err)?;
+                .filter_map(|(k, v)| v.map(|v| (x[k] as f64, v, s.hollow.get(k).copied().unwrap_or(false))))
+                .collect()
+        };
+        // Connection counts spanning more than ten times: a logarithmic axis.
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc("connections")
+                    .y_desc(y_label)
+                    .y_label_formatter(&fmt_y)
+                    // Whole connection counts only (a linear axis also ticks between them).
+                    .x_label_formatter(&|v: &f64| {
+                        if (v - v.round()).abs() < 1e-9 {
+                            label(*v, Unit::Count)
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .draw()
+                    .map_err(chart_err)?;
+                for (i, s) in series.iter().enumerate() {
+                    let color = if s.reference {
+                        BLACK.mix(0.55)
+                    } else {
+                        Palette99::pick(i).to_rgba()
+                    };
+                    let pts = points(s);
+                    let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+                    if s.reference {
+                        chart
+                            .draw_series(DashedLineSeries::new(line, 6, 4, color.stroke_width(2)))
+                            .map_err(chart_err)?
+                            .label(s.name.clone())
+                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
+                        chart
+                            .draw_series(
+                                pts.iter()
+                                    .map(|p| Cross::new((p.0, p.1), 4, color.stroke_width(2))),
+                            )
+                            .map_err(chart_err)?;
+                    } else {
+                        chart
+                            .draw_series(LineSeries::new(line, color.stroke_width(2)))
+                            .map_err(chart_err)?
+                            .label(s.name.clone())
+                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                        chart
+                            .draw_series(pts.iter().map(|p| {
+                                // Hollow: the client was saturated there.
+                                let style = if p.2 {
+                                    color.stroke_width(2)
+                                } else {
+                                    color.filled()
+                                };
+                                Circle::new((p.0, p.1), 4, style)
+                            }))
+                            .map_err(chart_err)?;
+                    }
+                }
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::UpperRight)
+                    .border_style(BLACK.mix(0.3))
+                    .background_style(WHITE.mix(0.85))
+                    .draw()
+                    .map_err(chart_err)?;
+            }};
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK.mix(0.3))
-            .background_style(WHITE.mix(0.85))
-            .draw()
-            .map_err(chart_err)?;
+        if hi / lo > 10.0 {
+            draw!(builder
+                .build_cartesian_2d((lo / 1.5..hi * 1.5).log_scale(), 0f64..ymax)
+                .map_err(chart_err)?);
+        } else {
+            let pad = ((hi - lo) * 0.1).max(lo * 0.5).max(0.5);
+            draw!(builder
+                .build_cartesian_2d((lo - pad).max(0.0)..hi + pad, 0f64..ymax)
+                .map_err(chart_err)?);
+        }
         root.present().map_err(chart_err)?;
     }
     Ok(svg)

@@ -2,10 +2,11 @@
 //! charts (throughput, p99 latency, server CPU per request, fairness vs connections), and for seed
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 
-use super::charts::{line_chart, Series};
+use super::charts::{line_chart, Series, Unit};
 use crate::bench::results::Results;
 use crate::bench::results::{summarize, Cell};
 use crate::bench::scenario::{model_name, Experiment};
+use crate::bench::verdict::human;
 use crate::load::summary::{fmt_us, thousands};
 
 fn esc(s: &str) -> String {
@@ -15,10 +16,15 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
-table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-th{background:#f3f3f3}td.l,th.l{text-align:left}.bad{color:#b00}.note{background:#fff8e0;padding:.5em 1em;border-left:4px solid #e0b000}\
-.charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}h2{border-bottom:2px solid #444;margin-top:2em}";
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1220px;margin:2em auto;padding:0 1em;color:#222}\
+.tw{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:12.5px}\
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap}\
+th{background:#f3f3f3;position:sticky;top:0;z-index:1}tr.groups th{background:#e6e9ef}td.l,th.l{text-align:left}\
+td.best{font-weight:bold;background:#e3f6e3}tr.bound td{font-style:italic;color:#555}\
+.bad{color:#b00}.note{background:#fff8e0;padding:.5em 1em;border-left:4px solid #e0b000}\
+.verdicts li{margin:.4em 0}.how{font-size:13px;color:#444}\
+.charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}.chart svg{max-width:100%;height:auto}\
+h2{border-bottom:2px solid #444;margin-top:2em}";
 
 /// The answers first: one verdict per experiment, worked out from the results.
 fn verdicts(d: &Results) -> String {
@@ -54,7 +60,7 @@ pub fn render(d: &Results) -> String {
     h.push_str(&verdicts(d));
     h.push_str("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
     if let Some(env) = d.environment.as_object() {
-        for (k, v) in env {
+        for (k, v) in env.iter().filter(|(_, v)| !v.is_null()) {
             let v = match (k.as_str(), v["machines"].as_array()) {
                 // Every host of a run across hosts, one line each.
                 ("hosts", Some(ms)) => ms
@@ -91,9 +97,112 @@ pub fn render(d: &Results) -> String {
     h.push_str(
         "<script>(function(){var s=document.querySelectorAll('svg.chart-svg, .chart svg');var ok=0;\
          s.forEach(function(e){var b=e.getBBox?e.getBBox():null;if(b&&b.width>0&&b.height>0&&e.querySelectorAll('path,polyline,circle,line').length>0)ok++;});\
-         document.body.setAttribute('data-charts-total',s.length);document.body.setAttribute('data-charts-rendered',ok);})();</script>\n",
+         document.body.setAttribute('data-charts-total',s.length);document.body.setAttribute('data-charts-rendered',ok);\
+         document.body.setAttribute('data-overflow-x',document.documentElement.scrollWidth>window.innerWidth?'yes':'no');})();</script>\n",
     );
     h.push_str("</body></html>\n");
+    h
+}
+
+/// The experiment's table: columns grouped, the header sticky, the best value of each column
+/// at each connection count in bold, client-bound rows in italics.
+fn table(summary: &[(Cell, f64, f64)]) -> String {
+    // (reader, higher is better) of the columns that get a best mark, by column index.
+    type Best = (usize, fn(&Cell) -> Option<f64>, bool);
+    let marked: [Best; 8] = [
+        (2, |c| Some(c.figures.throughput_rps), true),
+        (3, |c| Some(c.figures.p50_us), false),
+        (4, |c| Some(c.figures.p99_us), false),
+        (5, |c| Some(c.figures.p999_us), false),
+        (6, |c| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0), false),
+        (
+            8,
+            |c| Some(c.figures.mem_per_conn_kib).filter(|_| c.figures.server_cpu_us_per_req > 0.0),
+            false,
+        ),
+        (10, |c| Some(c.figures.jain_conns), true),
+        (13, |c| c.figures.syscalls_per_req, false),
+    ];
+    let best_at = |n: usize, col: &Best| -> Option<f64> {
+        let vals = summary
+            .iter()
+            .filter(|(c, ..)| c.connections == n && c.ok())
+            .filter_map(|(c, ..)| (col.1)(c));
+        if col.2 {
+            vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
+        } else {
+            vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
+        }
+    };
+    let several = |n: usize| summary.iter().filter(|(c, ..)| c.connections == n && c.ok()).count() > 1;
+    let mut h = String::from(
+        "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
+         <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
+         <th colspan=\"3\">counters</th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
+         <th title=\"median of the repeats; below: their range\">req/s</th><th>p50</th><th>p99</th><th>p99.9</th>\
+         <th title=\"server CPU per request\">µs/req</th><th>CPU</th><th>KiB/conn</th><th>CPU</th>\
+         <th>conns</th><th>workers</th><th title=\"useful events / events examined\">useful</th><th>syscalls/req</th>\
+         <th title=\"lost accept races per accepted connection\">lost races</th><th class=\"l\">notes</th></tr>\n",
+    );
+    let opt = |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into());
+    for (c, lo, hi) in summary {
+        let f = &c.figures;
+        let mut notes: Vec<String> = Vec::new();
+        if !c.ok() {
+            notes.push(c.status.clone());
+        }
+        if f.client_bound {
+            notes.push("client-bound".into());
+        }
+        if f.errors > 0 {
+            notes.push(format!("{} errors", thousands(f.errors)));
+        }
+        let spread = if lo.is_finite() && hi > lo {
+            format!("<br><small>{}–{}</small>", human(*lo), human(*hi))
+        } else {
+            String::new()
+        };
+        let cols: [String; 15] = [
+            esc(&c.target),
+            c.connections.to_string(),
+            format!("{}{spread}", thousands(f.throughput_rps.round() as u64)),
+            fmt_us(f.p50_us),
+            fmt_us(f.p99_us),
+            fmt_us(f.p999_us),
+            format!("{:.1}", f.server_cpu_us_per_req),
+            format!("{:.0}%", f.server_cpu_cores * 100.0),
+            format!("{:.1}", f.mem_per_conn_kib),
+            format!("{:.0}%", f.client_cpu_util * 100.0),
+            format!("{:.3}", f.jain_conns),
+            opt(f.jain_workers, 3),
+            f.useful_ratio
+                .map(|u| format!("{:.2}%", u * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            opt(f.syscalls_per_req, 1),
+            opt(f.lost_races_per_accept, 3),
+        ];
+        h.push_str(if f.client_bound { "<tr class=\"bound\">" } else { "<tr>" });
+        for (i, text) in cols.iter().enumerate() {
+            let best = c.ok()
+                && several(c.connections)
+                && marked
+                    .iter()
+                    .find(|m| m.0 == i)
+                    .is_some_and(|m| (m.1)(c).is_some() && (m.1)(c) == best_at(c.connections, m));
+            let class = match (i, best) {
+                (0, _) => " class=\"l\"",
+                (_, true) => " class=\"best\"",
+                _ => "",
+            };
+            h.push_str(&format!("<td{class}>{text}</td>"));
+        }
+        h.push_str(&format!(
+            "<td class=\"l{}\">{}</td></tr>\n",
+            if c.ok() { "" } else { " bad" },
+            esc(&notes.join(", "))
+        ));
+    }
+    h.push_str("</table></div>\n");
     h
 }
 
@@ -115,48 +224,8 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     if !x.published.is_empty() || x.seed_note.is_some() {
         h.push_str(&seed_comparison(x, &summary));
     }
-    h.push_str("<table><tr><th class=\"l\">target</th><th>conns</th><th>req/s (median)</th><th>spread</th><th>p50</th><th>p99</th><th>p99.9</th>\
-        <th>server µs/req</th><th>server CPU</th><th>client CPU</th><th>KiB/conn</th><th>Jain conns</th><th>Jain workers</th>\
-        <th>useful events</th><th>syscalls/req</th><th>lost races/accept</th><th class=\"l\">status</th></tr>\n");
-    let opt = |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into());
-    for (c, lo, hi) in &summary {
-        let f = &c.figures;
-        let mut status = if c.ok() { String::from("ok") } else { c.status.clone() };
-        if f.client_bound {
-            status.push_str(", client-bound");
-        }
-        if f.errors > 0 {
-            status.push_str(&format!(", {} errors", thousands(f.errors)));
-        }
-        let spread = if lo.is_finite() && hi > lo {
-            format!("{}–{}", thousands(*lo as u64), thousands(*hi as u64))
-        } else {
-            "-".into()
-        };
-        h.push_str(&format!(
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}%</td><td>{:.0}%</td>\
-             <td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l{}\">{}</td></tr>\n",
-            esc(&c.target),
-            c.connections,
-            thousands(f.throughput_rps.round() as u64),
-            spread,
-            fmt_us(f.p50_us),
-            fmt_us(f.p99_us),
-            fmt_us(f.p999_us),
-            f.server_cpu_us_per_req,
-            f.server_cpu_cores * 100.0,
-            f.client_cpu_util * 100.0,
-            f.mem_per_conn_kib,
-            f.jain_conns,
-            opt(f.jain_workers, 3),
-            f.useful_ratio.map(|u| format!("{:.2}%", u * 100.0)).unwrap_or_else(|| "-".into()),
-            opt(f.syscalls_per_req, 1),
-            opt(f.lost_races_per_accept, 3),
-            if c.ok() { "" } else { " bad" },
-            esc(&status)
-        ));
-    }
-    h.push_str("</table>\n<div class=\"charts\">\n");
+    h.push_str(&table(&summary));
+    h.push_str("<div class=\"charts\">\n");
     let mut conns: Vec<usize> = summary.iter().map(|(c, ..)| c.connections).collect();
     conns.sort_unstable();
     conns.dedup();
@@ -169,44 +238,83 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     let series = |metric: &dyn Fn(&Cell) -> Option<f64>| -> Vec<Series> {
         targets
             .iter()
-            .map(|t| Series {
-                name: t.clone(),
-                values: conns
-                    .iter()
-                    .map(|n| {
-                        summary
-                            .iter()
-                            .find(|(c, ..)| &c.target == t && c.connections == *n && c.ok())
-                            .and_then(|(c, ..)| metric(c))
-                    })
-                    .collect(),
+            .map(|t| {
+                let cell = |n: &usize| {
+                    summary
+                        .iter()
+                        .find(|(c, ..)| &c.target == t && c.connections == *n && c.ok())
+                        .map(|(c, ..)| c)
+                };
+                Series {
+                    name: t.clone(),
+                    values: conns.iter().map(|n| cell(n).and_then(metric)).collect(),
+                    hollow: conns
+                        .iter()
+                        .map(|n| cell(n).is_some_and(|c| c.figures.client_bound))
+                        .collect(),
+                    reference: false,
+                }
             })
             .collect()
     };
-    let charts: [(&str, &str, Metric); 4] = [
+    // The seed's published numbers, as dashed reference lines on the throughput chart.
+    let mut published: Vec<String> = x.published.iter().map(|p| p.model.clone()).collect();
+    published.dedup();
+    let references: Vec<Series> = published
+        .iter()
+        .map(|m| Series {
+            name: format!("seed: {m}"),
+            values: conns
+                .iter()
+                .map(|n| {
+                    x.published
+                        .iter()
+                        .find(|p| &p.model == m && p.connections == *n)
+                        .map(|p| p.rps)
+                })
+                .collect(),
+            hollow: Vec::new(),
+            reference: true,
+        })
+        .filter(|s| s.values.iter().any(Option::is_some))
+        .collect();
+    let charts: [(&str, &str, Unit, Metric); 4] = [
         (
             "Throughput vs connections",
             "requests / s",
+            Unit::Count,
             Box::new(|c: &Cell| Some(c.figures.throughput_rps)),
         ),
         (
             "p99 latency vs connections",
-            "p99 latency (ms)",
-            Box::new(|c: &Cell| Some(c.figures.p99_us / 1000.0)),
+            "p99 latency",
+            Unit::Micros,
+            Box::new(|c: &Cell| Some(c.figures.p99_us)),
         ),
         (
             "Server CPU per request",
-            "server CPU (µs / request)",
+            "server CPU per request",
+            Unit::Micros,
             Box::new(|c: &Cell| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0)),
         ),
         (
             "Fairness across connections",
             "Jain's index",
+            Unit::Plain,
             Box::new(|c: &Cell| Some(c.figures.jain_conns)),
         ),
     ];
-    for (title, y, metric) in charts.iter() {
-        match line_chart(title, y, &conns, &series(metric.as_ref())) {
+    for (k, (title, y, unit, metric)) in charts.iter().enumerate() {
+        let mut lines = series(metric.as_ref());
+        if k == 0 {
+            lines.extend(references.iter().map(|r| Series {
+                name: r.name.clone(),
+                values: r.values.clone(),
+                hollow: Vec::new(),
+                reference: true,
+            }));
+        }
+        match line_chart(title, y, *unit, &conns, &lines) {
             Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
             Err(e) => h.push_str(&format!(
                 "<p class=\"bad\">chart '{title}' failed: {}</p>\n",
