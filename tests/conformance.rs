@@ -1,5 +1,6 @@
 //! The conformance suite: every registered model (`muxlab::models::ALL`) must pass every test
-//! here, unchanged. A model added to the registry is covered without touching this file.
+//! here, unchanged. A model added to the registry is covered without touching this file. The
+//! HTTP cases run twice: in plain TCP, and behind TLS (`serve --tls self-signed`).
 
 mod common;
 
@@ -12,9 +13,9 @@ const HELLO: &[u8] = b"<html>hello</html>";
 
 #[test]
 fn http10_request_gets_hello_and_close() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
         let all = read_to_end_lossy(&mut s);
         let text = String::from_utf8_lossy(&all);
@@ -30,9 +31,9 @@ fn http10_request_gets_hello_and_close() {
 
 #[test]
 fn http11_keep_alive_serves_1000_requests_on_one_connection() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         let mut pending = Vec::new();
         for i in 0..1000 {
             let r = get(&mut s, &mut pending);
@@ -52,9 +53,9 @@ fn http11_keep_alive_serves_1000_requests_on_one_connection() {
 
 #[test]
 fn sixteen_pipelined_requests_in_one_write() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         let batch = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n".repeat(16);
         s.write_all(&batch).unwrap();
         let mut pending = Vec::new();
@@ -71,9 +72,9 @@ fn sixteen_pipelined_requests_in_one_write() {
 
 #[test]
 fn request_delivered_one_byte_at_a_time() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         for b in b"GET /x HTTP/1.1\r\nHost: t\r\nUser-Agent: slow\r\n\r\n" {
             s.write_all(&[*b]).unwrap();
             std::thread::sleep(Duration::from_millis(1));
@@ -88,7 +89,7 @@ fn request_delivered_one_byte_at_a_time() {
 
 #[test]
 fn malformed_gets_400_oversized_gets_431_then_close() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
         let cases: [(Vec<u8>, &str); 4] = [
             (b"NOT HTTP AT ALL\x00\r\n\r\n".to_vec(), "HTTP/1.1 400"),
@@ -103,7 +104,7 @@ fn malformed_gets_400_oversized_gets_431_then_close() {
             ),
         ];
         for (req, want) in cases {
-            let mut s = srv.connect();
+            let mut s = srv.stream();
             s.write_all(&req).unwrap();
             let all = read_to_end_lossy(&mut s);
             let text = String::from_utf8_lossy(&all);
@@ -114,7 +115,7 @@ fn malformed_gets_400_oversized_gets_431_then_close() {
             );
         }
         // The server is still fine.
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
         drop(s);
         srv.stop();
@@ -167,10 +168,10 @@ fn framing_rules_of_rfc_9112_are_kept() {
             "HTTP/1.1 413",
         ),
     ];
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, &[args, &["--max-body", "1KiB"]].concat());
         for (req, want) in &cases {
-            let mut s = srv.connect();
+            let mut s = srv.stream();
             s.write_all(req).unwrap();
             let text = String::from_utf8_lossy(&read_to_end_lossy(&mut s)).to_string();
             assert!(
@@ -179,7 +180,7 @@ fn framing_rules_of_rfc_9112_are_kept() {
                 String::from_utf8_lossy(&req[..req.len().min(90)])
             );
         }
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
         drop(s);
         srv.stop();
@@ -190,9 +191,9 @@ fn framing_rules_of_rfc_9112_are_kept() {
 /// `Expect: 100-continue` gets `100 Continue` before the body is sent.
 #[test]
 fn request_bodies_are_echoed_and_the_connection_goes_on() {
-    for_each_model(|model, args| {
+    for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, args);
-        let mut s = srv.connect();
+        let mut s = srv.stream();
         let body = random_bytes(3000, 7);
         let mut req = format!("POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
         req.extend_from_slice(&body);

@@ -254,6 +254,11 @@ fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
             &["serve", "--model", "epoll", "--proto", "packet", "--packet-size", "0"][..],
             "at least 1 byte",
         ),
+        (&["serve", "--model", "epoll", "--tls", "cert.pem"][..], "self-signed"),
+        (
+            &["serve", "--model", "epoll", "--tls", "/no/cert.pem,/no/key.pem"][..],
+            "/no/cert.pem",
+        ),
     ] {
         let (code, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -73,6 +73,9 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
     if let Some(w) = &x.work {
         args.extend(["--work".into(), w.clone()]);
     }
+    if x.tls {
+        args.extend(["--tls".into(), "self-signed".into()]);
+    }
     if x.proto == "packet" {
         args.extend(["--packet-size".into(), x.size.unwrap_or(100).to_string()]);
     }
@@ -191,6 +194,9 @@ pub(super) fn free_port() -> Result<u16, Error> {
 pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, Error> {
     if place.remote_server() {
         return Err("skipped: the nginx peer runs on this machine only".into());
+    }
+    if x.tls {
+        return Err("skipped: the nginx peer is configured for plain HTTP only".into());
     }
     if x.proto != "http" {
         return Err(Error::Cell(format!(

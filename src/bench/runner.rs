@@ -43,6 +43,7 @@ impl Target {
 /// The `muxlab load` command line for a cell.
 fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) -> Vec<String> {
     let url = match x.proto.as_str() {
+        "http" if x.tls => format!("https://{addr}/"),
         "http" => format!("http://{addr}/"),
         p => format!("{p}://{addr}"),
     };
@@ -88,6 +89,9 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     }
     if x.chunked {
         a.push("--chunked".into());
+    }
+    if x.tls {
+        a.push("--insecure".into());
     }
     if x.connect_first {
         a.push("--connect-first".into());

@@ -33,6 +33,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
     ("uploads", include_str!("../../scenarios/uploads.toml")),
     ("c100k", include_str!("../../scenarios/c100k.toml")),
+    ("tls-handshakes", include_str!("../../scenarios/tls-handshakes.toml")),
 ];
 
 /// A whole scenario file.
@@ -115,6 +116,10 @@ pub struct Experiment {
     /// HTTP only: send the body with chunked coding.
     #[serde(default)]
     pub chunked: bool,
+    /// HTTP only: HTTPS. Models serve with `--tls self-signed`, the load connects with
+    /// `https://` and `--insecure` (a full handshake per connection: no resumption).
+    #[serde(default)]
+    pub tls: bool,
     /// Per-request work on the server: `cpu:100us`.
     #[serde(default)]
     pub work: Option<String>,
@@ -293,6 +298,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
         if x.close && x.proto != "http" {
             return Err(field_err("close", "applies to http only".into()));
+        }
+        if x.tls && x.proto != "http" {
+            return Err(field_err("tls", "applies to http only (https)".into()));
         }
         if let Some(b) = &x.body_size {
             if x.proto != "http" {

@@ -12,11 +12,16 @@ use crate::sys;
 
 /// Receiving responses.
 impl Engine<'_> {
-    pub(super) fn on_readable(&mut self, i: usize, now: Instant, to_eof: bool) {
+    pub(super) fn on_readable(&mut self, i: usize, mut now: Instant, to_eof: bool) {
         if self.conns[i].tls.is_some() {
             return self.tls_readable(i, now);
         }
+        let mut first = true;
         loop {
+            // A later read may hold responses to requests sent after the first: a fresh clock.
+            if !std::mem::take(&mut first) {
+                now = Instant::now();
+            }
             let r = match self.conns[i].fd.as_ref() {
                 Some(fd) => sys::fd::read(fd, &mut self.buf),
                 None => return,

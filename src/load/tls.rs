@@ -259,8 +259,14 @@ impl Engine<'_> {
 
     /// `on_readable` for TLS: decrypts what arrived and hands the plaintext to `consume`,
     /// until the socket is drained.
-    pub(super) fn tls_readable(&mut self, i: usize, now: Instant) {
+    pub(super) fn tls_readable(&mut self, i: usize, mut now: Instant) {
+        let mut first = true;
         loop {
+            // A later pass may read responses to requests sent during an earlier one: each
+            // pass reads the clock anew, or those would measure zero.
+            if !std::mem::take(&mut first) {
+                now = Instant::now();
+            }
             let moved = match self.tls_io(i, true) {
                 Ok(m) => m,
                 Err(class) => return self.fail(i, class, now),

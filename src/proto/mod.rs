@@ -7,6 +7,7 @@ pub mod chunked;
 pub mod echo;
 pub mod http;
 pub mod packet;
+pub mod tls;
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,6 +74,8 @@ pub enum Session {
     Http(http::HttpSession),
     Echo(echo::EchoSession),
     Packet(packet::PacketSession),
+    /// Any of the others behind TLS (`serve --tls`).
+    Tls(Box<tls::TlsSession>),
 }
 
 impl Session {
@@ -89,12 +92,27 @@ impl Session {
         }
     }
 
-    /// Inside an HTTP request head that is not complete yet (what `--header-timeout` limits).
-    pub fn head_pending(&self) -> bool {
-        matches!(self, Session::Http(s) if s.head_pending())
+    /// `session` behind TLS with `cfg` (what `serve --tls` gives every connection).
+    pub fn with_tls(cfg: std::sync::Arc<rustls::ServerConfig>, session: Session) -> Session {
+        match tls::TlsSession::new(cfg, session) {
+            Ok(t) => Session::Tls(Box::new(t)),
+            // rustls refuses only a configuration it cannot use, which `server_config` checked.
+            Err(e) => panic!("TLS session: {e}"),
+        }
     }
 
-    /// What to send a client whose request head timed out, before closing (HTTP's 408).
+    /// Inside an HTTP request head that is not complete yet, or a TLS handshake (what
+    /// `--header-timeout` limits).
+    pub fn head_pending(&self) -> bool {
+        match self {
+            Session::Http(s) => s.head_pending(),
+            Session::Tls(s) => s.head_pending(),
+            _ => false,
+        }
+    }
+
+    /// What to send a client whose request head timed out, before closing (HTTP's 408; behind
+    /// TLS nothing: the connection just closes).
     pub fn timeout_response(&self) -> &'static [u8] {
         match self {
             Session::Http(_) => http::REQUEST_TIMEOUT,
@@ -109,6 +127,7 @@ impl Session {
             Session::Http(s) => s.feed(input, out),
             Session::Echo(s) => s.feed(input, out),
             Session::Packet(s) => s.feed(input, out),
+            Session::Tls(s) => s.feed(input, out),
         }
     }
 }

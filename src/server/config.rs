@@ -73,6 +73,13 @@ pub struct Config {
     /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
     #[arg(long, hide = true)]
     pub crash_after_requests: Option<u64>,
+    /// Serve over TLS (rustls): CERT.pem,KEY.pem, or self-signed (a certificate for localhost
+    /// and 127.0.0.1 made at start). Every model wraps its sessions the same way.
+    #[arg(long, value_name = "CERT,KEY|self-signed")]
+    pub tls: Option<String>,
+    /// The TLS configuration `--tls` describes (set by `validate`).
+    #[arg(skip)]
+    pub tls_config: Option<std::sync::Arc<rustls::ServerConfig>>,
 }
 
 impl Config {
@@ -129,6 +136,9 @@ impl Config {
         }
         if let Proto::Packet(_) = self.proto {
             self.proto = Proto::parse("packet", self.packet_size).map_err(|e| Error::Usage(e.0))?;
+        }
+        if let Some(spec) = &self.tls {
+            self.tls_config = Some(crate::proto::tls::server_config(spec).map_err(Error::Usage)?);
         }
         Ok(self)
     }

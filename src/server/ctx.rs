@@ -116,7 +116,11 @@ impl<'a> Worker<'a> {
 
     /// A new connection's protocol session, with the server's limits.
     pub fn session(&self) -> Session {
-        Session::with_max_body(self.ctx.cfg.proto, self.ctx.cfg.max_body)
+        let plain = Session::with_max_body(self.ctx.cfg.proto, self.ctx.cfg.max_body);
+        match &self.ctx.cfg.tls_config {
+            Some(cfg) => Session::with_tls(cfg.clone(), plain),
+            None => plain,
+        }
     }
 
     /// What every model does with bytes that arrived: count them, feed them to the connection's

@@ -21,6 +21,48 @@ pub struct Server {
     pub addr: SocketAddr,
     pub model: String,
     stdout: BufReader<ChildStdout>,
+    /// Started with `--tls`: [`Server::stream`] speaks TLS.
+    pub tls: bool,
+}
+
+/// A client connection: plain TCP, or TLS over it (to a server started with `--tls`).
+pub enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    /// The TCP socket underneath.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => &t.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(t) => t.flush(),
+        }
+    }
 }
 
 /// What a stopped server reported.
@@ -78,7 +120,27 @@ impl Server {
             addr,
             model: model.to_string(),
             stdout,
+            tls: args.contains(&"--tls"),
         }
+    }
+
+    /// A client connection that speaks what the server speaks (TLS after `--tls`; the
+    /// handshake is done before this returns).
+    pub fn stream(&self) -> Stream {
+        let tcp = self.connect();
+        if !self.tls {
+            return Stream::Plain(tcp);
+        }
+        let cfg = muxlab::load::tls::client_config(true, None, false).expect("TLS client configuration");
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let conn = rustls::ClientConnection::new(cfg, name).unwrap();
+        let mut t = rustls::StreamOwned::new(conn, tcp);
+        while t.conn.is_handshaking() {
+            t.conn
+                .complete_io(&mut t.sock)
+                .unwrap_or_else(|e| panic!("{}: TLS handshake: {e}", self.model));
+        }
+        Stream::Tls(Box::new(t))
     }
 
     pub fn pid(&self) -> i32 {
@@ -223,13 +285,13 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Sends one request and reads one response on a keep-alive connection.
-pub fn get(s: &mut TcpStream, pending: &mut Vec<u8>) -> Response {
+pub fn get(s: &mut (impl Read + Write), pending: &mut Vec<u8>) -> Response {
     s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
     read_response(s, pending).unwrap().expect("a response")
 }
 
 /// Reads until EOF; returns what arrived (an error such as a reset ends it too).
-pub fn read_to_end_lossy(s: &mut TcpStream) -> Vec<u8> {
+pub fn read_to_end_lossy(s: &mut impl Read) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
     while let Ok(n) = s.read(&mut buf) {
@@ -259,6 +321,17 @@ pub fn models() -> Vec<(&'static str, Vec<&'static str>)> {
 }
 
 /// Runs `f` for every model, all models in parallel threads, and reports every failure by model.
+/// [`for_each_model`], then again with every server behind TLS (`--tls self-signed`): the
+/// HTTP cases hold over HTTPS too.
+pub fn for_each_model_and_over_tls(f: impl Fn(&str, &[&str]) + Sync) {
+    for_each_model(&f);
+    for_each_model(|model, args| {
+        let mut args = args.to_vec();
+        args.extend(["--tls", "self-signed"]);
+        f(model, &args)
+    });
+}
+
 pub fn for_each_model(f: impl Fn(&str, &[&str]) + Sync) {
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = models()

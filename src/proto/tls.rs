@@ -1,0 +1,133 @@
+//! TLS around any session: rustls's server connection is sans-I/O like our sessions, so a
+//! [`TlsSession`] takes ciphertext in and gives ciphertext out, with the protocol session
+//! inside seeing plaintext. Every model serves HTTPS (`serve --tls`) without a line of its own.
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use rustls::{ServerConfig, ServerConnection};
+
+use super::{Fed, Session};
+
+/// The server configuration of `--tls CERT,KEY` or `--tls self-signed`.
+pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let (certs, key) = if spec == "self-signed" {
+        let c = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .map_err(|e| format!("--tls self-signed: {e}"))?;
+        let key = PrivateKeyDer::try_from(c.key_pair.serialize_der()).map_err(|e| format!("--tls self-signed: {e}"))?;
+        (vec![c.cert.der().clone()], key)
+    } else {
+        let (cert, key) = spec
+            .split_once(',')
+            .ok_or_else(|| format!("--tls '{spec}': give CERT.pem,KEY.pem or self-signed"))?;
+        let certs = CertificateDer::pem_file_iter(cert)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("--tls: {cert}: not PEM certificates ({e})"))?;
+        if certs.is_empty() {
+            return Err(format!("--tls: {cert} holds no certificate"));
+        }
+        let key =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| format!("--tls: {key}: not a PEM private key ({e})"))?;
+        (certs, key)
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let cfg = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("--tls: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("--tls: the certificate and key do not go together ({e})"))?;
+    Ok(Arc::new(cfg))
+}
+
+/// A protocol session behind TLS.
+pub struct TlsSession {
+    tls: ServerConnection,
+    inner: Session,
+    /// Plaintext the inner session produced, reused.
+    plain_out: Vec<u8>,
+    /// Plaintext read from TLS, reused.
+    plain_in: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsSession")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsSession {
+    pub fn new(cfg: Arc<ServerConfig>, inner: Session) -> Result<TlsSession, rustls::Error> {
+        Ok(TlsSession {
+            tls: ServerConnection::new(cfg)?,
+            inner,
+            plain_out: Vec::new(),
+            plain_in: Vec::new(),
+        })
+    }
+
+    /// Still in the handshake, or inside a request head (what `--header-timeout` limits).
+    pub fn head_pending(&self) -> bool {
+        self.tls.is_handshaking() || self.inner.head_pending()
+    }
+
+    /// Ciphertext in, ciphertext out; the inner session sees the plaintext.
+    pub fn feed(&mut self, mut input: &[u8], out: &mut Vec<u8>) -> Fed {
+        let mut fed = Fed::default();
+        while !input.is_empty() {
+            match self.tls.read_tls(&mut input) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(_) => {
+                    fed.close = true;
+                    break;
+                }
+            }
+            if self.tls.process_new_packets().is_err() {
+                // rustls queued an alert saying why: send it, then close.
+                self.flush(out);
+                fed.close = true;
+                return fed;
+            }
+            self.plain_in.clear();
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                match self.tls.reader().read(&mut buf) {
+                    Ok(0) => {
+                        fed.close = true;
+                        break;
+                    }
+                    Ok(n) => self.plain_in.extend_from_slice(&buf[..n]),
+                    Err(_) => break,
+                }
+            }
+            if !self.plain_in.is_empty() {
+                self.plain_out.clear();
+                let f = self.inner.feed(&self.plain_in, &mut self.plain_out);
+                fed.requests += f.requests;
+                fed.close |= f.close;
+                if !self.plain_out.is_empty() {
+                    let _ = self.tls.writer().write_all(&self.plain_out);
+                }
+            }
+        }
+        if fed.close {
+            self.tls.send_close_notify();
+        }
+        self.flush(out);
+        fed
+    }
+
+    /// Moves every queued TLS record to `out`.
+    fn flush(&mut self, out: &mut Vec<u8>) {
+        while self.tls.wants_write() {
+            if self.tls.write_tls(out).is_err() {
+                break;
+            }
+        }
+    }
+}
