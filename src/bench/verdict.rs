@@ -37,6 +37,10 @@ pub struct Finding {
     /// The last of the ranking and how many times worse than the best it is (when more than
     /// two targets ran).
     pub last: Option<(String, f64)>,
+    /// Targets left out of the ranking: not measured at every connection count (for p99, a
+    /// cell that starved connections does not count: its latency covers only the served ones).
+    #[serde(default)]
+    pub unranked: Vec<String>,
 }
 
 /// An experiment's verdict: the findings and the sentence a person reads.
@@ -55,6 +59,8 @@ struct Metric {
     get: fn(&Cell) -> Option<f64>,
     higher_is_better: bool,
     show: fn(f64) -> String,
+    /// Compared at the largest connection count only (memory per connection is noise at few).
+    largest_only: bool,
 }
 
 const METRICS: [Metric; 4] = [
@@ -63,24 +69,29 @@ const METRICS: [Metric; 4] = [
         get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
         higher_is_better: true,
         show: |v| format!("{} req/s", human(v)),
+        largest_only: false,
     },
     Metric {
         name: "p99 latency",
-        get: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0),
+        // Starved connections have no latency to show: such a cell's p99 flatters it.
+        get: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0 && c.figures.starved_conns == 0),
         higher_is_better: false,
         show: fmt_us,
+        largest_only: false,
     },
     Metric {
         name: "server CPU per request",
         get: |c| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0),
         higher_is_better: false,
         show: |v| format!("{v:.1} µs"),
+        largest_only: false,
     },
     Metric {
         name: "memory per connection",
         get: |c| Some(c.figures.mem_per_conn_kib).filter(|v| *v > 0.05),
         higher_is_better: false,
         show: |v| format!("{v:.1} KiB"),
+        largest_only: true,
     },
 ];
 
@@ -143,10 +154,33 @@ fn better(m: &Metric, a: f64, b: f64) -> f64 {
 }
 
 fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> Option<Finding> {
-    let t = table(cells, targets, m);
-    if t.len() < 2 {
+    let largest = cells.iter().map(|c| c.connections).max()?;
+    let cells: Vec<&Cell> = cells
+        .iter()
+        .copied()
+        .filter(|c| !m.largest_only || c.connections == largest)
+        .collect();
+    let cells = &cells[..];
+    let all = table(cells, targets, m);
+    if all.len() < 2 {
         return None;
     }
+    // Targets measured at every connection count are ranked; the others (a count failed, or its
+    // figure does not count there) are named as not ranked, unless that leaves fewer than two.
+    let mut union: Vec<usize> = all.iter().flat_map(|(_, rows)| rows.iter().map(|r| r.0)).collect();
+    union.sort_unstable();
+    union.dedup();
+    let complete: Table = all
+        .iter()
+        .filter(|(_, rows)| rows.len() == union.len())
+        .cloned()
+        .collect();
+    let t = if complete.len() >= 2 { complete } else { all.clone() };
+    let unranked: Vec<String> = all
+        .iter()
+        .filter(|(name, _)| !t.iter().any(|(n, _)| n == name))
+        .map(|(name, _)| name.clone())
+        .collect();
     // Score each target by how far it is from the best at each count it shares with all others.
     let shared: Vec<usize> = t[0]
         .1
@@ -221,6 +255,7 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
         connections: last,
         client_bound_cells,
         last: worst,
+        unranked,
     })
 }
 
@@ -248,6 +283,10 @@ fn reasons(cells: &[&Cell], a: &str, b: &str) -> Vec<(String, f64, f64)> {
         .filter_map(|(name, f)| {
             let (x, y) = (med(a, f)?, med(b, f)?);
             let (hi, lo) = (x.max(y), x.min(y));
+            if hi < 0.05 {
+                // Both next to nothing: no reason either way.
+                return None;
+            }
             let factor = if lo <= 0.0 {
                 if hi >= 1.0 {
                     f64::INFINITY
@@ -333,6 +372,17 @@ pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
         };
         if let Some((t, r)) = &f.last {
             s.push_str(&format!("; last is {t} at {r:.2}× the best"));
+        }
+        if !f.unranked.is_empty() {
+            s.push_str(&format!(
+                "; not ranked: {} ({})",
+                f.unranked.join(", "),
+                if f.metric == "p99 latency" {
+                    "connections starved or a count missing: their latency covers only what was served"
+                } else {
+                    "not measured at every connection count"
+                }
+            ));
         }
         parts.push(s + ".");
     }
