@@ -12,8 +12,11 @@ pub struct IoError {
     pub source: io::Error,
 }
 
-/// Wraps an `io::Error` with what was being done.
+/// Wraps an `io::Error` with what was being done. `what` becomes a `String` only when there is
+/// an error: a hot path (`wait(...).map_err(io_err("waiting for events"))`) allocates nothing.
 pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> IoError {
-    let what = what.into();
-    move |source| IoError { what, source }
+    move |source| IoError {
+        what: what.into(),
+        source,
+    }
 }

@@ -191,7 +191,14 @@ pub(super) fn free_port() -> Result<u16, Error> {
 }
 
 /// nginx with one worker, pinned like the models, answering the same body.
-pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, Error> {
+/// nginx with one worker; the peer entry `nginx deferred` adds `deferred` to its listen
+/// directive (TCP_DEFER_ACCEPT, as `serve --defer-accept`).
+pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
+    let deferred = if peer.split_whitespace().any(|w| w == "deferred") {
+        " deferred"
+    } else {
+        ""
+    };
     if place.remote_server() {
         return Err("skipped: the nginx peer runs on this machine only".into());
     }
@@ -218,7 +225,7 @@ pub(super) fn start_nginx(x: &Experiment, place: &Placement) -> Result<Server, E
          worker_rlimit_nofile 20000;\n\
          events {{ worker_connections 19000; }}\n\
          http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 60s;\n\
-           server {{ listen {a}:{port} backlog=1024 reuseport; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
+           server {{ listen {a}:{port} backlog=1024 reuseport{deferred}; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
         d = dir.display(),
         a = place.server_addr
     );

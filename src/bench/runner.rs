@@ -40,6 +40,9 @@ impl Target {
     }
 }
 
+/// The next source address of `rotate_sources`.
+static NEXT_SOURCE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The `muxlab load` command line for a cell.
 fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) -> Vec<String> {
     let url = match x.proto.as_str() {
@@ -83,6 +86,11 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     }
     if let Some(p) = x.pipeline {
         a.extend(["--pipeline".into(), p.to_string()]);
+    }
+    if x.rotate_sources && addr.ip().is_loopback() {
+        // 127.0.0.10 .. 127.0.0.249, a new one per cell.
+        let n = NEXT_SOURCE.fetch_add(1, Ordering::Relaxed) % 240;
+        a.extend(["--bind".into(), format!("127.0.0.{}", 10 + n)]);
     }
     if x.close {
         a.push("--close".into());
@@ -132,7 +140,7 @@ pub fn run_cell(
     };
     let server = match target {
         Target::Model(m) => start_model(m, x, place),
-        Target::Peer(_) => start_nginx(x, place),
+        Target::Peer(p) => start_nginx(p, x, place),
         Target::External(a) => Ok(Server {
             child: None,
             pid: 0,

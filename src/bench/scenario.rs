@@ -34,6 +34,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("uploads", include_str!("../../scenarios/uploads.toml")),
     ("c100k", include_str!("../../scenarios/c100k.toml")),
     ("tls-handshakes", include_str!("../../scenarios/tls-handshakes.toml")),
+    ("server-cost", include_str!("../../scenarios/server-cost.toml")),
 ];
 
 /// A whole scenario file.
@@ -86,7 +87,8 @@ pub struct Experiment {
     /// Models, each optionally followed by serve flags: `"epoll --trigger edge"`.
     #[serde(default)]
     pub models: Vec<String>,
-    /// Production servers to compare with: `"nginx"`.
+    /// Production servers to compare with: `"nginx"`, or `"nginx deferred"` (its listen socket
+    /// with TCP_DEFER_ACCEPT, as `serve --defer-accept`).
     #[serde(default)]
     pub peers: Vec<String>,
     pub connections: Vec<usize>,
@@ -137,6 +139,10 @@ pub struct Experiment {
     /// Client source addresses (`127.0.0.2-127.0.0.20`), for many connections.
     #[serde(default)]
     pub bind: Option<String>,
+    /// Each cell connects from a source address of its own (127.0.0.10, .11, ...), so the
+    /// TIME_WAIT sockets short connections leave behind do not slow the next cell.
+    #[serde(default)]
+    pub rotate_sources: bool,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
@@ -258,11 +264,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
             }
         }
         for p in &x.peers {
-            if p != "nginx" {
+            if p != "nginx" && p != "nginx deferred" {
                 return Err(err(
                     &format!("\"{p}\""),
                     "peers",
-                    format!("unknown peer '{p}': the peers are nginx"),
+                    format!("unknown peer '{p}': the peers are nginx and \"nginx deferred\""),
                 ));
             }
         }
@@ -310,6 +316,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
         if x.chunked && x.body_size.is_none() {
             return Err(field_err("chunked", "sends a body: give body_size too".into()));
+        }
+        if x.rotate_sources && x.bind.is_some() {
+            return Err(field_err(
+                "rotate_sources",
+                "picks the source addresses itself: drop bind".into(),
+            ));
         }
         if let Some(b) = &x.bind {
             crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;

@@ -106,7 +106,7 @@ pub fn render(d: &Results) -> String {
 
 /// The experiment's table: columns grouped, the header sticky, the best value of each column
 /// at each connection count in bold, client-bound rows in italics.
-fn table(summary: &[(Cell, f64, f64)]) -> String {
+fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
     // (reader, higher is better) of the columns that get a best mark, by column index.
     type Best = (usize, fn(&Cell) -> Option<f64>, bool);
     let marked: [Best; 8] = [
@@ -138,10 +138,11 @@ fn table(summary: &[(Cell, f64, f64)]) -> String {
     let mut h = String::from(
         "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
          <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
-         <th colspan=\"3\">counters</th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
+         <th colspan=\"4\">counters</th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
          <th title=\"median of the repeats; below: their range\">req/s</th><th>p50</th><th>p99</th><th>p99.9</th>\
          <th title=\"server CPU per request\">µs/req</th><th>CPU</th><th>KiB/conn</th><th>CPU</th>\
          <th>conns</th><th>workers</th><th title=\"useful events / events examined\">useful</th><th>syscalls/req</th>\
+         <th title=\"context switches per request\">cs/req</th>\
          <th title=\"lost accept races per accepted connection\">lost races</th><th class=\"l\">notes</th></tr>\n",
     );
     let opt = |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into());
@@ -162,14 +163,29 @@ fn table(summary: &[(Cell, f64, f64)]) -> String {
         } else {
             String::new()
         };
-        let cols: [String; 15] = [
+        let cs = (f.requests > 0).then(|| f.context_switches as f64 / f.requests as f64);
+        // The spread of the server's CPU per request over the repeats, under its median.
+        let cpus: Vec<f64> = cells
+            .iter()
+            .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
+            .map(|x| x.figures.server_cpu_us_per_req)
+            .collect();
+        let (clo, chi) = cpus
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        let cpu_spread = if cpus.len() > 1 && chi > clo {
+            format!("<br><small>{clo:.1}–{chi:.1}</small>")
+        } else {
+            String::new()
+        };
+        let cols: [String; 16] = [
             esc(&c.target),
             c.connections.to_string(),
             format!("{}{spread}", thousands(f.throughput_rps.round() as u64)),
             fmt_us(f.p50_us),
             fmt_us(f.p99_us),
             fmt_us(f.p999_us),
-            format!("{:.1}", f.server_cpu_us_per_req),
+            format!("{:.1}{cpu_spread}", f.server_cpu_us_per_req),
             format!("{:.0}%", f.server_cpu_cores * 100.0),
             format!("{:.1}", f.mem_per_conn_kib),
             format!("{:.0}%", f.client_cpu_util * 100.0),
@@ -179,6 +195,7 @@ fn table(summary: &[(Cell, f64, f64)]) -> String {
                 .map(|u| format!("{:.2}%", u * 100.0))
                 .unwrap_or_else(|| "-".into()),
             opt(f.syscalls_per_req, 1),
+            opt(cs, 2),
             opt(f.lost_races_per_accept, 3),
         ];
         h.push_str(if f.client_bound { "<tr class=\"bound\">" } else { "<tr>" });
@@ -224,7 +241,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     if !x.published.is_empty() || x.seed_note.is_some() {
         h.push_str(&seed_comparison(x, &summary));
     }
-    h.push_str(&table(&summary));
+    h.push_str(&table(&summary, cells));
     h.push_str("<div class=\"charts\">\n");
     let mut conns: Vec<usize> = summary.iter().map(|(c, ..)| c.connections).collect();
     conns.sort_unstable();

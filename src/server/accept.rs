@@ -149,6 +149,15 @@ pub fn own_listener(w: Worker<'_>) -> Result<Option<OwnedFd>, Error> {
     }
     let fd = sys::socket::listen(w.ctx.addr, w.ctx.cfg.backlog, true)
         .map_err(io_err(format!("worker {}: listen", w.index)))?;
+    defer_accept(&w.ctx.cfg, &fd)?;
     sys::fd::set_nonblocking(&fd, true).map_err(io_err("making a listener non-blocking"))?;
     Ok(Some(fd))
+}
+
+/// `--defer-accept` on a listener (TCP_DEFER_ACCEPT, one second).
+pub fn defer_accept(cfg: &super::config::Config, fd: &OwnedFd) -> Result<(), Error> {
+    if cfg.defer_accept {
+        sys::socket::set_defer_accept(fd, 1).map_err(io_err("setting TCP_DEFER_ACCEPT"))?;
+    }
+    Ok(())
 }

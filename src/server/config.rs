@@ -73,6 +73,10 @@ pub struct Config {
     /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
     #[arg(long, hide = true)]
     pub crash_after_requests: Option<u64>,
+    /// TCP_DEFER_ACCEPT on the listener: a connection is accepted only once its request has
+    /// arrived (nginx's `listen ... deferred`), so the first read after accept finds it.
+    #[arg(long)]
+    pub defer_accept: bool,
     /// Serve over TLS (rustls): CERT.pem,KEY.pem, or self-signed (a certificate for localhost
     /// and 127.0.0.1 made at start). Every model wraps its sessions the same way.
     #[arg(long, value_name = "CERT,KEY|self-signed")]

@@ -66,21 +66,35 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             .map_err(io_err("unwatching a descriptor"))
     }
 
-    /// Takes a new connection into this loop. Edge-triggered: registered once for both
-    /// directions; otherwise for reading, switched to writing while output is pending.
+    /// Takes a new connection into this loop. With `--defer-accept` its request is there
+    /// already: it is read at once, and a short connection answered and closed right away
+    /// never costs a registration. (Without it a first read mostly finds nothing on a fast
+    /// network: accept wakes before the client's request arrives, and the read is one more
+    /// syscall; measured: 7.25 instead of 6.3 per short request for epoll.) Otherwise it is
+    /// registered: edge-triggered once for both directions; level-triggered for reading.
     pub fn add(&mut self, fd: OwnedFd) {
-        let interest = if self.poller.edge() {
-            Interest::BOTH
+        let mut conn = Conn::new(self.w.session(), fd);
+        let edge = self.poller.edge();
+        let want = if self.w.ctx.cfg.defer_accept {
+            conn.drive(self.w, &mut self.buf, edge)
         } else {
-            Interest::READ
+            Want::Read
         };
-        if self
-            .poller
-            .register(fd.as_fd(), fd.as_raw_fd() as u64, interest)
-            .is_ok()
-        {
-            self.conns.insert(Conn::new(self.w.session(), fd));
+        let interest = match want {
+            Want::Close => {
+                drop(conn);
+                self.w.release();
+                return;
+            }
+            _ if edge => Interest::BOTH,
+            Want::Write => Interest::WRITE,
+            Want::Read => Interest::READ,
+        };
+        let token = conn.fd.as_raw_fd() as u64;
+        if self.poller.register(conn.fd.as_fd(), token, interest).is_ok() {
+            self.conns.insert(conn);
         } else {
+            drop(conn);
             self.w.release();
         }
     }

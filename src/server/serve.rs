@@ -26,7 +26,7 @@ fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
 /// Binds the listener, turning the usual failures into what the user should do.
 fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> {
     let addr = cfg.listen_addr();
-    sys::socket::listen(addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
+    let fd = sys::socket::listen(addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
         Some(libc::EADDRINUSE) => Error::AddrInUse { addr },
         Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
             "{} is not an address of this machine: pick another with --addr",
@@ -37,7 +37,9 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
             cfg.port
         )),
         _ => io_err(format!("listening on {addr}"))(e),
-    })
+    })?;
+    super::accept::defer_accept(cfg, &fd)?;
+    Ok(fd)
 }
 
 /// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept

@@ -5,6 +5,7 @@
 //! server can report "syscalls issued by the model" without the models counting by hand.
 
 pub mod affinity;
+pub mod alloc;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;

@@ -191,6 +191,12 @@ pub fn set_bind_no_port(fd: &impl AsRawFd) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
 }
 
+/// TCP_DEFER_ACCEPT: accept() returns a connection only once its first data has arrived (or
+/// after `secs`), so a server's first read finds the request (nginx's `listen ... deferred`).
+pub fn set_defer_accept(fd: &impl AsRawFd, secs: i32) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_DEFER_ACCEPT, secs)
+}
+
 /// Disables Nagle's algorithm.
 pub fn set_nodelay(fd: &impl AsRawFd) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)

@@ -1,0 +1,112 @@
+//! No allocation per request: with a counting allocator, the HTTP and echo sessions and a whole
+//! epoll event loop (server in this process, counted; client not) serve keep-alive requests
+//! without allocating once warmed up.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use muxlab::proto::{Proto, Session};
+use muxlab::sys::alloc::{allocations, count_this_thread, Counting};
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// The counter is process-wide: one test at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+const REQUEST: &[u8] = b"GET /index.html HTTP/1.1\r\nHost: t\r\nUser-Agent: muxlab\r\nAccept: */*\r\n\r\n";
+
+#[test]
+fn sessions_answer_keep_alive_requests_without_allocating() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    std::thread::spawn(|| {
+        count_this_thread();
+        let mut out = Vec::with_capacity(64 * 1024);
+        let mut http = Session::new(Proto::Http);
+        let post = b"POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello world";
+        let mut echo = Session::new(Proto::Echo);
+        let mut run = |n: usize| {
+            for _ in 0..n {
+                out.clear();
+                assert_eq!(http.feed(REQUEST, &mut out).requests, 1);
+                // Split mid-head, as a network does.
+                out.clear();
+                http.feed(&REQUEST[..20], &mut out);
+                assert_eq!(http.feed(&REQUEST[20..], &mut out).requests, 1);
+                out.clear();
+                assert_eq!(http.feed(post, &mut out).requests, 1);
+                assert!(out.ends_with(b"hello world"));
+                out.clear();
+                echo.feed(&[7u8; 128], &mut out);
+            }
+        };
+        run(100);
+        let before = allocations();
+        run(10_000);
+        let made = allocations() - before;
+        assert_eq!(made, 0, "{made} allocations in 10,000 rounds of 4 requests");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn an_epoll_loop_serves_keep_alive_without_allocating_per_request() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The server runs on a thread of this process, its allocations counted.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let server = std::thread::spawn(move || {
+        count_this_thread();
+        struct Lines(std::sync::mpsc::Sender<String>, Vec<u8>);
+        impl Write for Lines {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.1.extend_from_slice(b);
+                while let Some(i) = self.1.iter().position(|&c| c == b'\n') {
+                    let line: Vec<u8> = self.1.drain(..=i).collect();
+                    let _ = self.0.send(String::from_utf8_lossy(&line).into_owned());
+                }
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let model = muxlab::models::find("epoll").unwrap();
+        let cfg = <muxlab::server::Config as clap::FromArgMatches>::from_arg_matches(
+            &<muxlab::server::Config as clap::Args>::augment_args(clap::Command::new("t"))
+                .get_matches_from(["t", "--port", "0"]),
+        )
+        .unwrap();
+        muxlab::server::serve(model, cfg, &mut Lines(tx, Vec::new())).unwrap();
+    });
+    let listening: serde_json::Value = serde_json::from_str(&rx.recv().unwrap()).unwrap();
+    let addr = listening["addr"].as_str().unwrap().to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = [0u8; 4096];
+    let mut round = |s: &mut TcpStream| {
+        s.write_all(REQUEST).unwrap();
+        let mut got = 0;
+        // The response is 122 bytes: head + "<html>hello</html>".
+        while got < 122 {
+            got += s.read(&mut buf[got..]).unwrap();
+        }
+    };
+    for _ in 0..200 {
+        round(&mut s);
+    }
+    let before = allocations();
+    for _ in 0..10_000 {
+        round(&mut s);
+    }
+    let made = allocations() - before;
+    drop(s);
+    // Stop the server (its stop flag is set by SIGTERM, as from the outside).
+    muxlab::sys::process::kill(muxlab::sys::process::pid(), muxlab::sys::signal::SIGTERM).unwrap();
+    server.join().unwrap();
+    assert_eq!(
+        made, 0,
+        "the epoll loop allocated {made} times in 10,000 keep-alive requests"
+    );
+}
