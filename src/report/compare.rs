@@ -123,7 +123,9 @@ fn cell_text(c: &Option<Change>) -> String {
 /// The terminal table.
 pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
     let mut s = format!(
-        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow]; better / WORSE when beyond the noise\n\n{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
+        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow]; better / WORSE when beyond the noise\n\
+         (runs made at different times also differ by the machine's drift, which repeats within one run do\n\
+         not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
         "experiment", "target", "conns", "throughput", "p99", "CPU/request"
     );
     for r in rows {
