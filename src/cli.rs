@@ -138,6 +138,11 @@ pub struct BenchArgs {
     /// Copy this muxlab binary to the scenario's hosts for the run (removed after).
     #[arg(long)]
     pub push: bool,
+    /// Before/after in one sitting: every model cell also runs served by this other muxlab
+    /// binary (`MODEL @baseline`, right after this one's), and the run ends with a table of
+    /// this binary against it (also in compare.html).
+    #[arg(long, value_name = "MUXLAB")]
+    pub baseline: Option<std::path::PathBuf>,
 }
 
 /// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).
@@ -363,6 +368,7 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         repeats: args.repeats,
         ssh_config: args.ssh_config.clone(),
         push: args.push,
+        baseline: args.baseline.clone(),
     };
     let mut out = std::io::stdout();
     let done = crate::bench::run(&opts, &mut |event| {
@@ -380,6 +386,10 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         }
     }
     println!("report: {}", html.display());
+    if let Some((page, table)) = crate::report::against_baseline(&done.dir, &done.results)? {
+        print!("\nThis binary (B) against --baseline (A):\n{table}");
+        println!("compare: {}", page.display());
+    }
     if done.interrupted {
         return Err(Failure {
             code: 130,

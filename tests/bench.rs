@@ -281,3 +281,43 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
         "nothing overflows sideways at 1,280 px"
     );
 }
+
+#[test]
+fn a_baseline_binary_serves_every_model_cell_too_and_the_run_ends_with_a_before_after() {
+    let d = tmpdir("baseline");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\", \"poll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+    );
+    // This same binary as its own baseline: the cells pair up and the table compares them.
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap(), "--baseline", BIN]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("epoll @baseline") && text.contains("poll @baseline"),
+        "{text}"
+    );
+    assert!(
+        text.contains("This binary (B) against --baseline (A)") && text.contains("CPU/request"),
+        "{text}"
+    );
+    let dir = results_dir(&d);
+    assert!(dir.join("compare.html").exists());
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["cells"].as_array().unwrap().len(), 4);
+    let out = bench(&[
+        p.to_str().unwrap(),
+        "--out",
+        d.to_str().unwrap(),
+        "--baseline",
+        "/bin/true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a muxlab binary"));
+}

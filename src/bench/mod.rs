@@ -42,6 +42,9 @@ pub struct Options {
     pub ssh_config: Option<PathBuf>,
     /// Copy this binary to the scenario's hosts for the run.
     pub push: bool,
+    /// Another muxlab binary: every model cell runs with it too, right after this one's
+    /// (`MODEL @baseline`), for a before/after of the server in one sitting.
+    pub baseline: Option<PathBuf>,
 }
 
 /// How a run ended.
@@ -134,17 +137,41 @@ pub fn default_split(cpus: &[usize], sc: &Scenario) -> (String, String, usize) {
     )
 }
 
-/// The targets of an experiment.
-fn targets(x: &Experiment, external: Option<SocketAddr>) -> Vec<Target> {
+/// The targets of an experiment (with a baseline, each model twice in a row).
+fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Option<&PathBuf>) -> Vec<Target> {
     match external {
         Some(a) => vec![Target::External(a)],
         None => x
             .models
             .iter()
-            .map(|m| Target::Model(m.clone()))
+            .flat_map(|m| {
+                let base = baseline.map(|b| Target::Baseline(m.clone(), b.clone()));
+                std::iter::once(Target::Model(m.clone())).chain(base)
+            })
             .chain(x.peers.iter().map(|p| Target::Peer(p.clone())))
             .collect(),
     }
+}
+
+/// Checks `--baseline`: a muxlab binary this machine can run.
+fn check_baseline(path: &PathBuf, sc: &Scenario) -> Result<(), Error> {
+    if sc.server_host.is_some() {
+        return Err(Error::Usage(
+            "--baseline runs servers on this machine: drop server_host".into(),
+        ));
+    }
+    let out = std::process::Command::new(path)
+        .arg("--version")
+        .output()
+        .map_err(|e| Error::Usage(format!("--baseline {}: cannot run it ({e})", path.display())))?;
+    let version = String::from_utf8_lossy(&out.stdout);
+    if !version.starts_with("muxlab ") {
+        return Err(Error::Usage(format!(
+            "--baseline {}: not a muxlab binary",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A guess of a cell's length, for the ETA before any cell finished.
@@ -191,6 +218,9 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         }
         sc.repeats = r;
     }
+    if let Some(b) = &opts.baseline {
+        check_baseline(b, &sc)?;
+    }
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push)?;
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
@@ -199,7 +229,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         .iter()
         .enumerate()
         .flat_map(|(xi, x)| {
-            let ts = targets(x, opts.target);
+            let ts = targets(x, opts.target, opts.baseline.as_ref());
             let reps = sc.repeats;
             x.connections.iter().flat_map(move |&c| {
                 let ts = ts.clone();

@@ -51,7 +51,12 @@ pub(super) fn exe() -> Result<PathBuf, Error> {
 
 pub(super) use crate::remote::ssh::lines_of as line_reader;
 
-pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
+pub(super) fn start_model(
+    bin: &std::path::Path,
+    entry: &str,
+    x: &Experiment,
+    place: &Placement,
+) -> Result<Server, Error> {
     let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
     args.extend(entry.split_whitespace().skip(1).map(String::from));
     args.extend([
@@ -82,7 +87,7 @@ pub(super) fn start_model(entry: &str, x: &Experiment, place: &Placement) -> Res
     if let Some(h) = place.hosts.as_ref().filter(|h| h.server.is_some()) {
         return start_remote(h, &args);
     }
-    let mut child = Command::new(exe()?)
+    let mut child = Command::new(bin)
         .args(&args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

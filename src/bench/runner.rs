@@ -19,11 +19,16 @@ use crate::load::tally::jain;
 use crate::sys;
 use crate::sys::procfs::ProcSample;
 
+/// How a baseline target's label ends.
+pub const BASELINE: &str = "@baseline";
+
 /// What a cell targets.
 #[derive(Debug, Clone)]
 pub enum Target {
     /// A muxlab model entry: name and serve flags.
     Model(String),
+    /// The same entry served by another muxlab binary (`bench --baseline PATH`): before/after.
+    Baseline(String, std::path::PathBuf),
     /// A production server started by the runner.
     Peer(String),
     /// A server somebody else runs (`--target host:port`).
@@ -34,6 +39,7 @@ impl Target {
     pub fn label(&self) -> String {
         match self {
             Target::Model(m) => m.clone(),
+            Target::Baseline(m, _) => format!("{m} {BASELINE}"),
             Target::Peer(p) => p.clone(),
             Target::External(a) => format!("target {a}"),
         }
@@ -139,7 +145,8 @@ pub fn run_cell(
         server_stats: Value::Null,
     };
     let server = match target {
-        Target::Model(m) => start_model(m, x, place),
+        Target::Model(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
+        Target::Baseline(m, bin) => start_model(bin, m, x, place),
         Target::Peer(p) => start_nginx(p, x, place),
         Target::External(a) => Ok(Server {
             child: None,

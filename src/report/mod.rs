@@ -39,3 +39,30 @@ pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
     std::fs::write(&out, compare::html(&an, &bn, &rows)).map_err(io_err(format!("writing {}", out.display())))?;
     Ok((out, compare::table(&an, &bn, &rows)))
 }
+
+/// After `bench --baseline`: this binary's cells (B) against the baseline's (A), as
+/// `report A B` shows two runs; writes `DIR/compare.html`. None without baseline cells.
+pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf, String)>, Error> {
+    let suffix = format!(" {}", crate::bench::runner::BASELINE);
+    if !results.cells.iter().any(|c| c.target.ends_with(&suffix)) {
+        return Ok(None);
+    }
+    let side = |baseline: bool| Results {
+        cells: results
+            .cells
+            .iter()
+            .filter(|c| c.target.ends_with(&suffix) == baseline)
+            .map(|c| {
+                let mut c = c.clone();
+                c.target = c.target.trim_end_matches(&suffix).to_string();
+                c
+            })
+            .collect(),
+        ..results.clone()
+    };
+    let rows = compare::rows(&side(true), &side(false));
+    let out = dir.join("compare.html");
+    std::fs::write(&out, compare::html("--baseline", "this binary", &rows))
+        .map_err(io_err(format!("writing {}", out.display())))?;
+    Ok(Some((out, compare::table("--baseline", "this binary", &rows))))
+}
