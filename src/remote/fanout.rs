@@ -43,6 +43,8 @@ pub struct Fanned {
     pub doc: Value,
     /// Per host: its name and its outcome, or why it has none.
     pub hosts: Vec<(String, Result<Outcome, String>)>,
+    /// The agreed start, in ms since the epoch.
+    pub start_at: u64,
 }
 
 impl Fanned {
@@ -76,8 +78,11 @@ pub fn host_lines(f: &Fanned) -> String {
         match r {
             Ok(o) => {
                 let secs = o.elapsed.as_secs_f64().max(1e-9);
+                // Its window should open at the agreed instant (plus the warm-up): a host whose
+                // ssh or clock was late is said to be.
+                let late = o.window_start_ms.saturating_sub(f.start_at + warmup_ms(&f.doc));
                 s.push_str(&format!(
-                    "    {h:<20} {:>12} requests  {:>10} req/s  p99 {:>8}  client CPU {:.2}s{}{}\n",
+                    "    {h:<20} {:>12} requests  {:>10} req/s  p99 {:>8}  client CPU {:.2}s{}{}{}\n",
                     thousands(o.tally.requests),
                     thousands((o.tally.requests as f64 / secs) as u64),
                     fmt_us(o.tally.latency.0.value_at_quantile(0.99) as f64 / 1000.0),
@@ -87,6 +92,11 @@ pub fn host_lines(f: &Fanned) -> String {
                         format!("  {} errors", thousands(o.tally.error_total()))
                     } else {
                         String::new()
+                    },
+                    if late > 250 {
+                        format!("  started {:.1}s late", late as f64 / 1e3)
+                    } else {
+                        String::new()
                     }
                 ));
             }
@@ -94,6 +104,11 @@ pub fn host_lines(f: &Fanned) -> String {
         }
     }
     s
+}
+
+/// The run's warm-up in ms, from its document.
+fn warmup_ms(doc: &Value) -> u64 {
+    (doc["config"]["warmup_s"].as_f64().unwrap_or(0.0) * 1e3) as u64
 }
 
 /// What a host's reader thread passes on.
@@ -222,7 +237,12 @@ pub fn run(cfg: &LoadConfig, remote: &RemoteArgs, argv: &[OsString], show: Show)
     if outcomes.iter().any(saturated) {
         doc["client_saturated"] = json!(true);
     }
-    Ok(Fanned { merged, doc, hosts })
+    Ok(Fanned {
+        merged,
+        doc,
+        hosts,
+        start_at,
+    })
 }
 
 /// An outcome with nothing in it (no host reported).
