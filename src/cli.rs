@@ -138,6 +138,9 @@ pub struct BenchArgs {
     /// Copy this muxlab binary to the scenario's hosts for the run (removed after).
     #[arg(long)]
     pub push: bool,
+    /// The muxlab binary on the scenario's hosts (without --push).
+    #[arg(long, value_name = "PATH", default_value = "muxlab")]
+    pub remote_bin: String,
     /// Before/after in one sitting: every model cell also runs served by this other muxlab
     /// binary (`MODEL @baseline`, right after this one's), and the run ends with a table of
     /// this binary against it (also in compare.html).
@@ -368,6 +371,7 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         repeats: args.repeats,
         ssh_config: args.ssh_config.clone(),
         push: args.push,
+        remote_bin: args.remote_bin.clone(),
         baseline: args.baseline.clone(),
     };
     let mut out = std::io::stdout();

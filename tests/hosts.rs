@@ -284,34 +284,45 @@ fn a_bench_with_the_server_on_another_host_samples_it_there() {
          connections = [4]\nduration = \"2s\"\n",
     )
     .unwrap();
-    let out_dir = lab.dir.join("results");
-    let out = muxlab(&[
-        "bench",
-        &scenario.display().to_string(),
-        "--ssh-config",
-        &lab.ssh_config.display().to_string(),
-        "--push",
-        "--out",
-        &out_dir.display().to_string(),
-    ]);
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
-    let dir = std::fs::read_dir(&out_dir).unwrap().next().unwrap().unwrap().path();
-    let results: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
-    let cell = &results["cells"][0];
-    assert_eq!(cell["status"], "ok", "{cell}");
-    assert!(
-        cell["figures"]["server_cpu_us_per_req"].as_f64().unwrap() > 0.0,
-        "no server CPU sampled on h1: {cell}"
-    );
-    assert!(
-        cell["server_stats"]["totals"]["requests"].as_u64().unwrap() >= cell["figures"]["requests"].as_u64().unwrap()
-    );
-    let machines = results["environment"]["hosts"]["machines"].as_array().unwrap();
-    assert_eq!(machines.len(), 2);
-    assert!(machines
-        .iter()
-        .all(|m| m["kernel"].as_str().is_some_and(|k| !k.is_empty())));
-    assert_eq!(results["environment"]["server_addr"], lab.addr(1));
+    // The binary copied there for the run, or one already there (--remote-bin).
+    for (k, how) in [["--push", ""], ["--remote-bin", BIN]].iter().enumerate() {
+        let out_dir = lab.dir.join(format!("results{k}"));
+        let mut args = vec![
+            "bench".to_string(),
+            scenario.display().to_string(),
+            "--ssh-config".into(),
+            lab.ssh_config.display().to_string(),
+            "--out".into(),
+            out_dir.display().to_string(),
+        ];
+        args.extend(how.iter().filter(|a| !a.is_empty()).map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = muxlab(&args);
+        assert!(
+            out.status.success(),
+            "{how:?}: {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let dir = std::fs::read_dir(&out_dir).unwrap().next().unwrap().unwrap().path();
+        let results: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+        let cell = &results["cells"][0];
+        assert_eq!(cell["status"], "ok", "{cell}");
+        assert!(
+            cell["figures"]["server_cpu_us_per_req"].as_f64().unwrap() > 0.0,
+            "no server CPU sampled on h1: {cell}"
+        );
+        assert!(
+            cell["server_stats"]["totals"]["requests"].as_u64().unwrap()
+                >= cell["figures"]["requests"].as_u64().unwrap()
+        );
+        let machines = results["environment"]["hosts"]["machines"].as_array().unwrap();
+        assert_eq!(machines.len(), 2);
+        assert!(machines
+            .iter()
+            .all(|m| m["kernel"].as_str().is_some_and(|k| !k.is_empty())));
+        assert_eq!(results["environment"]["server_addr"], lab.addr(1));
+    }
     for i in 1..=2 {
         assert!(
             lab.muxlab_left(i, Duration::from_secs(5)).is_empty(),

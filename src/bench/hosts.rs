@@ -19,6 +19,8 @@ pub struct Hosts {
     pub ssh: Ssh,
     pub ssh_config: Option<PathBuf>,
     pub push: bool,
+    /// The muxlab binary on the hosts (without `push`).
+    pub remote_bin: String,
     /// The server's host, its muxlab checked (or pushed) once for the whole run.
     pub server: Option<Prepared>,
     pub clients: Vec<String>,
@@ -31,7 +33,12 @@ pub struct Hosts {
 impl Hosts {
     /// Checks the scenario's hosts (reachable, the same muxlab) and describes them. None when
     /// the scenario names no host.
-    pub fn prepare(sc: &Scenario, ssh_config: Option<PathBuf>, push: bool) -> Result<Option<Hosts>, Error> {
+    pub fn prepare(
+        sc: &Scenario,
+        ssh_config: Option<PathBuf>,
+        push: bool,
+        remote_bin: &str,
+    ) -> Result<Option<Hosts>, Error> {
         if sc.server_host.is_none() && sc.client_hosts.is_empty() {
             return Ok(None);
         }
@@ -54,7 +61,7 @@ impl Hosts {
             machines.push(m);
         }
         let server = match &sc.server_host {
-            Some(h) => Some(ssh::prepare(&ssh, h, "muxlab", push).map_err(|e| match e {
+            Some(h) => Some(ssh::prepare(&ssh, h, remote_bin, push).map_err(|e| match e {
                 ssh::PrepError::Version(e) => Error::Usage(format!("host {h}: {e}")),
                 ssh::PrepError::Unreachable(e) => Error::Cell(format!("host {h}: {e}")),
             })?),
@@ -64,6 +71,7 @@ impl Hosts {
             ssh,
             ssh_config,
             push,
+            remote_bin: remote_bin.to_string(),
             server,
             clients: sc.client_hosts.clone(),
             machines,
@@ -82,6 +90,8 @@ impl Hosts {
         }
         if self.push {
             a.push("--push".into());
+        } else {
+            a.extend(["--remote-bin".into(), self.remote_bin.clone()]);
         }
         a
     }

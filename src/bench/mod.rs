@@ -42,6 +42,8 @@ pub struct Options {
     pub ssh_config: Option<PathBuf>,
     /// Copy this binary to the scenario's hosts for the run.
     pub push: bool,
+    /// The muxlab binary on the scenario's hosts (without `push`).
+    pub remote_bin: String,
     /// Another muxlab binary: every model cell runs with it too, right after this one's
     /// (`MODEL @baseline`), for a before/after of the server in one sitting.
     pub baseline: Option<PathBuf>,
@@ -221,7 +223,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     if let Some(b) = &opts.baseline {
         check_baseline(b, &sc)?;
     }
-    let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push)?;
+    let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
     let plan: Vec<(usize, Target, usize, usize)> = sc
