@@ -19,6 +19,8 @@ struct Nginx {
     dir: PathBuf,
     http: u16,
     https: u16,
+    /// HTTPS with a self-signed certificate marked as a CA (what `openssl req -x509` makes).
+    https_self: u16,
 }
 
 impl Drop for Nginx {
@@ -50,6 +52,13 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let leaf_key = KeyPair::generate().unwrap();
     let leaf = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
     let leaf_cert = leaf.signed_by(&leaf_key, &ca_cert, &ca_key).unwrap();
+    // A self-signed certificate that says it is a CA, as `openssl req -x509` makes by default.
+    let self_key = KeyPair::generate().unwrap();
+    let mut own = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    own.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let own_cert = own.self_signed(&self_key).unwrap();
+    std::fs::write(dir.join("self.pem"), own_cert.pem()).unwrap();
+    std::fs::write(dir.join("self.key"), self_key.serialize_pem()).unwrap();
     let paths = (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key"));
     std::fs::write(&paths.0, ca_cert.pem()).unwrap();
     std::fs::write(&paths.1, leaf_cert.pem()).unwrap();
@@ -70,7 +79,7 @@ fn nginx() -> Option<Nginx> {
     // Big enough for gzip, which then sends it chunked.
     std::fs::write(dir.join("www/index.html"), "hello, muxlab. ".repeat(400)).unwrap();
     let (_, leaf, key) = certificates(&dir);
-    let (http, https) = (free_port(), free_port());
+    let (http, https, https_self) = (free_port(), free_port(), free_port());
     let d = dir.display();
     let conf = format!(
         "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\
@@ -78,7 +87,9 @@ fn nginx() -> Option<Nginx> {
          http {{ access_log off; gzip on; gzip_min_length 20; gzip_types text/plain;\n\
            server {{ listen 127.0.0.1:{http}; root {d}/www; location /missing {{ return 404; }} }}\n\
            server {{ listen 127.0.0.1:{https} ssl; ssl_certificate {}; ssl_certificate_key {};\n\
-                    root {d}/www; location /missing {{ return 404; }} }} }}\n",
+                    root {d}/www; location /missing {{ return 404; }} }}\n\
+           server {{ listen 127.0.0.1:{https_self} ssl; ssl_certificate {d}/self.pem; ssl_certificate_key {d}/self.key;\n\
+                    root {d}/www; }} }}\n",
         leaf.display(),
         key.display()
     );
@@ -97,9 +108,10 @@ fn nginx() -> Option<Nginx> {
         dir,
         http,
         https,
+        https_self,
     };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while [http, https]
+    while [http, https, https_self]
         .iter()
         .any(|p| TcpStream::connect(("127.0.0.1", *p)).is_err())
     {
@@ -187,6 +199,16 @@ fn https_with_a_trusted_ca_or_insecure_and_the_handshake_timed_apart() {
     let (out, doc) = load(&[&by_ip, "-c", "1", "-n", "5", "--insecure"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(doc["requests"], 5);
+    // A self-signed certificate marked as a CA, given with --cacert: trusted as it is (as curl
+    // does), though it could not be a server certificate under a CA.
+    let own = n.dir.join("self.pem").display().to_string();
+    let url = format!("https://localhost:{}/", n.https_self);
+    let (out, doc) = load(&[&url, "-c", "2", "-n", "100", "--cacert", &own]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        (doc["requests"].as_u64(), doc["error_total"].as_u64()),
+        (Some(100), Some(0))
+    );
 }
 
 #[test]

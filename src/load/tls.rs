@@ -34,6 +34,7 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
             .with_no_client_auth()
     } else {
         let mut roots = RootCertStore::empty();
+        let mut pinned = Vec::new();
         match cacert {
             Some(path) => {
                 let certs = CertificateDer::pem_file_iter(path)
@@ -47,8 +48,9 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
                 }
                 for c in certs {
                     roots
-                        .add(c)
+                        .add(c.clone())
                         .map_err(|e| Error::Usage(format!("--cacert {}: {e}", path.display())))?;
+                    pinned.push(c);
                 }
             }
             None => {
@@ -57,12 +59,74 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
                 }
             }
         }
-        builder.with_root_certificates(roots).with_no_client_auth()
+        if roots.is_empty() {
+            return Err(Error::Usage(
+                "https: this machine trusts no certificate authority (install ca-certificates), \
+                 or give --cacert FILE, or --insecure"
+                    .into(),
+            ));
+        }
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| Error::Failed(format!("TLS: {e}")))?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Trusted { pinned, webpki }))
+            .with_no_client_auth()
     };
     if !resume {
         cfg.resumption = Resumption::disabled();
     }
     Ok(Arc::new(cfg))
+}
+
+/// The usual checks (a chain to a trusted root, the name), and one more, as curl does: a
+/// server certificate that is itself in `--cacert` is trusted as it is. A self-signed
+/// certificate made with `openssl req -x509` is marked as a CA, which the usual checks refuse
+/// as a server's certificate; the user who gave it asked to trust exactly that certificate.
+#[derive(Debug)]
+struct Trusted {
+    pinned: Vec<CertificateDer<'static>>,
+    webpki: Arc<rustls::client::WebPkiServerVerifier>,
+}
+
+impl ServerCertVerifier for Trusted {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) {
+            return Ok(ServerCertVerified::assertion());
+        }
+        self.webpki
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// `--insecure`: accepts any certificate (signatures are still checked for the handshake).
