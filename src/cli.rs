@@ -46,6 +46,8 @@ pub enum Command {
     ///   muxlab load http://127.0.0.1:8080/ --close -c 10 -n 100000  one request per connection, like ab
     ///   muxlab load http://127.0.0.1:8080/ -c 50 --rate 20000       open loop, corrected latency
     ///   muxlab load echo://127.0.0.1:9000 --size 128 -c 150 -d 10s  echo, every byte verified
+    ///   muxlab load https://example.test/ -c 20 -d 10s --cacert ca.pem  HTTPS (rustls); -k for any certificate
+    ///   muxlab load http://10.0.0.1:8080/ -c 400 -d 30s --hosts a,b    from other hosts over ssh, merged
     ///
     /// Exit code: 0 when no error occurred, 1 when any request failed, 2 for bad flags.
     #[command(verbatim_doc_comment)]

@@ -39,7 +39,7 @@ use crate::sys;
 /// struct), completed by [`LoadConfig::resolve`].
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadConfig {
-    /// Target: http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT.
+    /// Target: http://HOST:PORT/PATH, https://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT.
     #[arg(value_parser = Target::parse)]
     pub target: Target,
     /// Connections to keep open (or, with --close, concurrent requests).
