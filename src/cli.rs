@@ -49,7 +49,9 @@ pub enum Command {
     ///   muxlab load https://example.test/ -c 20 -d 10s --cacert ca.pem  HTTPS (rustls); -k for any certificate
     ///   muxlab load http://10.0.0.1:8080/ -c 400 -d 30s --hosts a,b    from other hosts over ssh, merged
     ///
-    /// Exit code: 0 when no error occurred, 1 when any request failed, 2 for bad flags.
+    /// Exit code: 0 when no error occurred, 1 when any request failed (refused, timeout, reset,
+    /// bad response, TLS; a 4xx or 5xx is counted by status class and warned about, like wrk),
+    /// 2 for bad flags.
     #[command(verbatim_doc_comment)]
     Load(Box<LoadArgs>),
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
