@@ -13,14 +13,15 @@ pub mod histogram;
 pub mod issue;
 pub mod merge;
 pub mod pacing;
+pub mod progress;
 pub mod receive;
+pub mod response;
 pub mod shard;
 pub mod summary;
 pub mod tally;
 pub mod tls;
 pub mod workload;
 
-use std::io::{IsTerminal, Write};
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 use engine::{Engine, Progress, ThreadPlan};
 pub use error::{io_err, Error};
 pub use pacing::Pacing;
+pub use shard::{split, split_weighted, Shard};
 use tally::Tally;
 pub use workload::{Kind, Payload, Target};
 
@@ -141,22 +143,6 @@ pub struct LoadConfig {
     /// measure the same window; --hosts sets it itself.
     #[arg(long, value_name = "UNIX_MS")]
     pub start_at: Option<u64>,
-}
-
-/// `--shard I/N`: this process runs share `I` of `N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard(pub usize, pub usize);
-
-impl std::str::FromStr for Shard {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Shard, Error> {
-        let bad = || Error::Usage(format!("--shard '{s}' must be I/N with 0 <= I < N, e.g. 0/4"));
-        let (i, k) = s.split_once('/').ok_or_else(bad)?;
-        match (i.parse(), k.parse()) {
-            (Ok(i), Ok(k)) if i < k => Ok(Shard(i, k)),
-            _ => Err(bad()),
-        }
-    }
 }
 
 impl LoadConfig {
@@ -319,21 +305,6 @@ impl LoadConfig {
     }
 }
 
-/// Splits `total` into `parts` near-equal pieces; returns (size of piece `i`, its offset).
-pub fn split(total: usize, parts: usize, i: usize) -> (usize, usize) {
-    let base = total / parts;
-    let extra = total % parts;
-    let size = base + usize::from(i < extra);
-    let offset = i * base + i.min(extra);
-    (size, offset)
-}
-
-/// The share of `n` requests belonging to connection slots `first..first + count` of `conns`.
-pub fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
-    let upto = |k: usize| (n as u128 * k as u128 / conns as u128) as u64;
-    upto(first + count) - upto(first)
-}
-
 /// What one process measured (or, merged, a whole run: see [`merge`]).
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -358,7 +329,7 @@ pub struct Outcome {
 }
 
 /// Set by SIGINT / SIGTERM: engines stop and the summary covers what finished.
-static STOP: AtomicU64 = AtomicU64::new(0);
+pub(super) static STOP: AtomicU64 = AtomicU64::new(0);
 
 /// How a run shows its progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,7 +357,7 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
     let threads = cfg.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     if let Some(at) = cfg.start_at {
-        wait_until(at, show);
+        progress::wait_until(at, show);
     }
     if show == Show::JsonLines {
         println!("{{\"event\":\"started\"}}");
@@ -415,7 +386,7 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
             .collect();
         // The client's CPU is counted over the measured window only: from the warm-up's end.
         let measure_from = t0 + cfg.warmup;
-        let mut ticker = Ticker::new(cfg, show, t0);
+        let mut ticker = progress::Ticker::new(cfg, show, t0);
         let mut counting = false;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
@@ -465,82 +436,4 @@ pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Sleeps until the wall clock reads `at` (ms since the epoch), saying so each second on the
-/// JSON progress stream; Ctrl-C ends the wait.
-fn wait_until(at: u64, show: Show) {
-    loop {
-        let now = unix_ms();
-        if now >= at || STOP.load(Ordering::Relaxed) != 0 {
-            return;
-        }
-        if show == Show::JsonLines {
-            println!(
-                "{{\"event\":\"progress\",\"phase\":\"waiting\",\"starts_in_ms\":{}}}",
-                at - now
-            );
-        }
-        std::thread::sleep(Duration::from_millis((at - now).min(1000)));
-    }
-}
-
-/// Progress each second: `[ 3s] 12,345 req/s  total 37,000  errors 0` rewritten on a
-/// terminal's stderr, or a JSON line on stdout.
-struct Ticker {
-    show: Show,
-    t0: Instant,
-    warm_end: Instant,
-    last: (Instant, u64),
-}
-
-impl Ticker {
-    fn new(cfg: &LoadConfig, show: Show, t0: Instant) -> Ticker {
-        let show = match show {
-            Show::Terminal if !std::io::stderr().is_terminal() => Show::Nothing,
-            s => s,
-        };
-        Ticker {
-            show,
-            t0,
-            warm_end: t0 + cfg.warmup,
-            last: (t0, 0),
-        }
-    }
-
-    fn tick(&mut self, progress: &[Progress]) {
-        let now = Instant::now();
-        if self.show == Show::Nothing || now.duration_since(self.last.0) < Duration::from_secs(1) {
-            return;
-        }
-        let done: u64 = progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum();
-        let errors: u64 = progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum();
-        let rps = done.saturating_sub(self.last.1) as f64 / now.duration_since(self.last.0).as_secs_f64();
-        let warm = now < self.warm_end;
-        let secs = now.duration_since(self.t0).as_secs_f64();
-        if self.show == Show::JsonLines {
-            println!(
-                "{}",
-                serde_json::json!({"event": "progress", "phase": if warm { "warm-up" } else { "running" },
-                    "t": secs, "requests": done, "errors": errors, "rps": rps})
-            );
-        } else {
-            let phase = if warm { " (warm-up)" } else { "" };
-            let mut err = std::io::stderr();
-            let _ = write!(
-                err,
-                "\r\x1b[2K[{secs:>4.0}s] {:>12} req/s  total {:>12}  errors {errors}{phase}",
-                summary::thousands(rps as u64),
-                summary::thousands(done),
-            );
-            let _ = err.flush();
-        }
-        self.last = (now, done);
-    }
-
-    fn finish(&self) {
-        if self.show == Show::Terminal {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
-        }
-    }
 }

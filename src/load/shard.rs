@@ -82,3 +82,34 @@ pub fn run(args: &[OsString], k: usize) -> Result<Outcome, Error> {
     }
     merge::outcomes(&parts, merge::Machines::Same).ok_or_else(|| Error::Failed("no shard ran".into()))
 }
+
+/// `--shard I/N`: this process runs share `I` of `N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard(pub usize, pub usize);
+
+impl std::str::FromStr for Shard {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Shard, Error> {
+        let bad = || Error::Usage(format!("--shard '{s}' must be I/N with 0 <= I < N, e.g. 0/4"));
+        let (i, k) = s.split_once('/').ok_or_else(bad)?;
+        match (i.parse(), k.parse()) {
+            (Ok(i), Ok(k)) if i < k => Ok(Shard(i, k)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Splits `total` into `parts` near-equal pieces; returns (size of piece `i`, its offset).
+pub fn split(total: usize, parts: usize, i: usize) -> (usize, usize) {
+    let base = total / parts;
+    let extra = total % parts;
+    let size = base + usize::from(i < extra);
+    let offset = i * base + i.min(extra);
+    (size, offset)
+}
+
+/// The share of `n` requests belonging to connection slots `first..first + count` of `conns`.
+pub fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
+    let upto = |k: usize| (n as u128 * k as u128 / conns as u128) as u64;
+    upto(first + count) - upto(first)
+}

@@ -3,6 +3,7 @@
 pub mod charts;
 pub mod compare;
 pub mod html;
+pub mod seed;
 pub mod table;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,267 @@
+//! Reading HTTP/1.x responses as they arrive: the head by `httparse`; the body by
+//! Content-Length, chunked coding (trailers included) or the connection's close; interim 1xx
+//! responses skipped; the bodies of 200s to `--body-size` requests verified byte for byte.
+
+use super::workload::pattern;
+use crate::proto::chunked::{Chunked, Phase};
+
+/// What reading a response produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// A whole response; `close`: the server will close after it.
+    Done { status: u16, close: bool },
+    /// Not complete yet.
+    More,
+    /// Not HTTP, or not something this client can frame.
+    Bad,
+    /// A 200's body is not the generated body the request carried.
+    Mismatch,
+}
+
+/// What parsing a head found.
+enum Head {
+    /// A final response's head.
+    Parsed,
+    /// An interim (1xx) response, dropped: the final one follows.
+    Skipped,
+    /// Not all of it yet.
+    Partial,
+}
+
+/// How the body of the response being read is delimited (RFC 9112 §6.3).
+#[derive(Debug)]
+enum Body {
+    /// By Content-Length (or none): bytes still expected.
+    Length(usize),
+    /// By chunked transfer coding, trailers included.
+    Chunked(Chunked),
+    /// By the server closing the connection (HTTP/1.0, or no length given).
+    UntilClose,
+}
+
+/// Incremental HTTP/1.1 response reader: the head by `httparse`; the body by Content-Length,
+/// chunked coding (trailers included) or the connection's close; 1xx interim responses are
+/// skipped, HEAD responses have no body.
+#[derive(Debug, Default)]
+pub struct HttpReader {
+    buf: Vec<u8>,
+    /// How the body of the response being read ends (`None`: no head parsed yet).
+    body: Option<Body>,
+    /// Head of the response being read, once parsed.
+    head: Option<(u16, bool)>,
+    /// The request was HEAD: responses have no body.
+    pub head_only: bool,
+    /// Verify 200 bodies: (connection slot, body size) of `--body-size` requests.
+    verify: Option<(u64, usize)>,
+    /// Sequence number of the request the response being read answers.
+    seq: u64,
+    /// Body bytes of the response being read so far.
+    body_off: usize,
+    /// The expected bytes of a verified body, reused from read to read.
+    scratch: Vec<u8>,
+}
+
+/// The largest response head accepted.
+const MAX_RESPONSE_HEAD: usize = 64 * 1024;
+
+impl HttpReader {
+    pub fn new(head_only: bool) -> Self {
+        HttpReader {
+            head_only,
+            ..Default::default()
+        }
+    }
+
+    /// Verifies every 200 body against the body generated for connection `slot`'s requests.
+    pub fn verifying(mut self, slot: u64, size: usize) -> Self {
+        self.verify = Some((slot, size));
+        self
+    }
+
+    /// A new socket: the next response answers request `next_seq`.
+    pub fn reset(&mut self, next_seq: u64) {
+        self.buf.clear();
+        self.body = None;
+        self.head = None;
+        self.seq = next_seq;
+        self.body_off = 0;
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Parses a response head at the start of the buffer.
+    fn parse_head(&mut self) -> Result<Head, Read> {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut resp = httparse::Response::new(&mut headers);
+        let n = match resp.parse(&self.buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if self.buf.len() > MAX_RESPONSE_HEAD => return Err(Read::Bad),
+            Ok(httparse::Status::Partial) => return Ok(Head::Partial),
+            Err(_) => return Err(Read::Bad),
+        };
+        let status = resp.code.unwrap_or(0);
+        if (100..200).contains(&status) && status != 101 {
+            // An interim response (100 Continue, 103 Early Hints): the real one follows.
+            self.buf.drain(..n);
+            return Ok(Head::Skipped);
+        }
+        let mut len = None;
+        let mut coding: Option<&[u8]> = None;
+        let mut close = resp.version == Some(0);
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let l = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok());
+                if l.is_none() || (len.is_some() && len != l) {
+                    return Err(Read::Bad);
+                }
+                len = l;
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                let v = h.value.to_ascii_lowercase();
+                close = v.windows(5).any(|w| w == b"close") || (close && !v.windows(10).any(|w| w == b"keep-alive"));
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                coding = Some(h.value);
+            }
+        }
+        let no_body = self.head_only || status == 204 || status == 304;
+        let body = if no_body {
+            Body::Length(0)
+        } else if let Some(te) = coding {
+            // The final coding decides: chunked, or the body runs to the close.
+            let last = te.rsplit(|&b| b == b',').next().unwrap_or(b"").trim_ascii();
+            if last.eq_ignore_ascii_case(b"chunked") {
+                Body::Chunked(Chunked {
+                    phase: Phase::Size,
+                    body: self.verify.filter(|_| status == 200).map(|_| Vec::new()),
+                    size: 0,
+                    keep: true,
+                })
+            } else {
+                close = true;
+                Body::UntilClose
+            }
+        } else {
+            match len {
+                Some(l) => Body::Length(l),
+                None => {
+                    close = true;
+                    Body::UntilClose
+                }
+            }
+        };
+        if let (Some((_, size)), 200, Body::Length(l)) = (self.verify, status, &body) {
+            if *l != size {
+                return Err(Read::Mismatch);
+            }
+        }
+        self.buf.drain(..n);
+        self.head = Some((status, close));
+        self.body = Some(body);
+        self.body_off = 0;
+        Ok(Head::Parsed)
+    }
+
+    /// Checks `data`, the next body bytes of a 200 being verified.
+    fn verify_bytes(&mut self, data_len: usize, from_chunks: bool) -> bool {
+        let Some((slot, _)) = self.verify else { return true };
+        if self.head.map(|h| h.0) != Some(200) {
+            return true;
+        }
+        self.scratch.resize(data_len, 0);
+        pattern(slot, self.seq, self.body_off, &mut self.scratch);
+        let ok = if from_chunks {
+            match &self.body {
+                Some(Body::Chunked(c)) => c.body.as_deref() == Some(&self.scratch[..]),
+                _ => false,
+            }
+        } else {
+            self.scratch[..] == self.buf[..data_len]
+        };
+        self.body_off += data_len;
+        ok
+    }
+
+    /// Takes the next complete response out of the buffered bytes.
+    pub fn next_response(&mut self) -> Read {
+        while self.head.is_none() {
+            match self.parse_head() {
+                Ok(Head::Parsed) | Ok(Head::Skipped) => {}
+                Ok(Head::Partial) => return Read::More,
+                Err(r) => return r,
+            }
+        }
+        match self.body.as_mut().expect("a head has its body") {
+            Body::Length(left) => {
+                let take = (*left).min(self.buf.len());
+                *left -= take;
+                let done = *left == 0;
+                if !self.verify_bytes(take, false) {
+                    return Read::Mismatch;
+                }
+                self.buf.drain(..take);
+                if !done {
+                    return Read::More;
+                }
+            }
+            Body::Chunked(c) => {
+                let mut used = 0;
+                loop {
+                    match c.step(&self.buf[used..], usize::MAX) {
+                        Ok(Some(n)) => used += n,
+                        Ok(None) => break,
+                        Err(_) => return Read::Bad,
+                    }
+                    if c.complete() {
+                        break;
+                    }
+                }
+                let complete = c.complete();
+                self.buf.drain(..used);
+                if !complete {
+                    return Read::More;
+                }
+                let got = match &self.body {
+                    Some(Body::Chunked(c)) => c.body.as_ref().map_or(0, Vec::len),
+                    _ => 0,
+                };
+                if self
+                    .verify
+                    .is_some_and(|(_, size)| got != size && self.head.map(|h| h.0) == Some(200))
+                    || !self.verify_bytes(got, true)
+                {
+                    return Read::Mismatch;
+                }
+            }
+            Body::UntilClose => {
+                self.body_off += self.buf.len();
+                self.buf.clear();
+                return Read::More;
+            }
+        }
+        self.seq += 1;
+        self.body = None;
+        let (status, close) = self.head.take().expect("head parsed above");
+        Read::Done { status, close }
+    }
+
+    /// The connection closed: a response delimited by the close is complete; anything else
+    /// unfinished is not (`None`).
+    pub fn at_close(&mut self) -> Option<Read> {
+        if !matches!(self.body, Some(Body::UntilClose)) {
+            return None;
+        }
+        self.body = None;
+        self.seq += 1;
+        let (status, _) = self.head.take()?;
+        Some(Read::Done { status, close: true })
+    }
+
+    /// `true` when bytes of an unfinished response are buffered.
+    pub fn mid_response(&self) -> bool {
+        !self.buf.is_empty() || self.head.is_some()
+    }
+}
