@@ -27,11 +27,13 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Failed(format!("TLS: {e}")))?;
-    let mut cfg = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
-            .with_no_client_auth()
+    let algorithms = provider.signature_verification_algorithms;
+    let checker = if insecure {
+        Checker {
+            webpki: None,
+            pinned: Vec::new(),
+            algorithms,
+        }
     } else {
         let mut roots = RootCertStore::empty();
         let mut pinned = Vec::new();
@@ -69,28 +71,36 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
         let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .map_err(|e| Error::Failed(format!("TLS: {e}")))?;
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Trusted { pinned, webpki }))
-            .with_no_client_auth()
+        Checker {
+            webpki: Some(webpki),
+            pinned,
+            algorithms,
+        }
     };
+    let mut cfg = builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(checker))
+        .with_no_client_auth();
     if !resume {
         cfg.resumption = Resumption::disabled();
     }
     Ok(Arc::new(cfg))
 }
 
-/// The usual checks (a chain to a trusted root, the name), and one more, as curl does: a
-/// server certificate that is itself in `--cacert` is trusted as it is. A self-signed
-/// certificate made with `openssl req -x509` is marked as a CA, which the usual checks refuse
-/// as a server's certificate; the user who gave it asked to trust exactly that certificate.
+/// How the server's certificate is checked. `webpki`: the usual checks (a chain to a trusted
+/// root, the name); `None` is `--insecure` (any certificate). And one more, as curl does: a
+/// server certificate that is itself in `--cacert` (`pinned`) is trusted as it is: a
+/// self-signed certificate made with `openssl req -x509` is marked as a CA, which the usual
+/// checks refuse as a server's certificate, and the user asked to trust exactly that one. The
+/// handshake's signatures are checked in every case.
 #[derive(Debug)]
-struct Trusted {
+struct Checker {
+    webpki: Option<Arc<rustls::client::WebPkiServerVerifier>>,
     pinned: Vec<CertificateDer<'static>>,
-    webpki: Arc<rustls::client::WebPkiServerVerifier>,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for Trusted {
+impl ServerCertVerifier for Checker {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -99,11 +109,13 @@ impl ServerCertVerifier for Trusted {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) {
-            return Ok(ServerCertVerified::assertion());
+        match &self.webpki {
+            Some(_) if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            Some(w) => w.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now),
+            None => Ok(ServerCertVerified::assertion()),
         }
-        self.webpki
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
     fn verify_tls12_signature(
@@ -112,7 +124,7 @@ impl ServerCertVerifier for Trusted {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -121,50 +133,11 @@ impl ServerCertVerifier for Trusted {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
-}
-
-/// `--insecure`: accepts any certificate (signatures are still checked for the handshake).
-#[derive(Debug)]
-struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 

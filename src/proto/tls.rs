@@ -48,8 +48,6 @@ pub struct TlsSession {
     inner: Session,
     /// Plaintext the inner session produced, reused.
     plain_out: Vec<u8>,
-    /// Plaintext read from TLS, reused.
-    plain_in: Vec<u8>,
 }
 
 impl std::fmt::Debug for TlsSession {
@@ -66,7 +64,6 @@ impl TlsSession {
             tls: ServerConnection::new(cfg)?,
             inner,
             plain_out: Vec::new(),
-            plain_in: Vec::new(),
         })
     }
 
@@ -93,21 +90,20 @@ impl TlsSession {
                 fed.close = true;
                 return fed;
             }
-            self.plain_in.clear();
+            // Each piece of plaintext goes straight to the inner session (any split feeds the
+            // same), its replies straight back into TLS.
             let mut buf = [0u8; 16 * 1024];
             loop {
-                match self.tls.reader().read(&mut buf) {
+                let n = match self.tls.reader().read(&mut buf) {
                     Ok(0) => {
                         fed.close = true;
                         break;
                     }
-                    Ok(n) => self.plain_in.extend_from_slice(&buf[..n]),
+                    Ok(n) => n,
                     Err(_) => break,
-                }
-            }
-            if !self.plain_in.is_empty() {
+                };
                 self.plain_out.clear();
-                let f = self.inner.feed(&self.plain_in, &mut self.plain_out);
+                let f = self.inner.feed(&buf[..n], &mut self.plain_out);
                 fed.requests += f.requests;
                 fed.close |= f.close;
                 if !self.plain_out.is_empty() {

@@ -5,16 +5,13 @@
 //! others finish, and the run exits 1.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::guard::HEARTBEAT;
-use super::ssh::{prepare, PrepError, Prepared, Ssh};
+use super::ssh::{prepare, PrepError, Prepared, Session, Ssh};
 use super::RemoteArgs;
 use crate::load::merge::{self, Machines};
 use crate::load::summary::{fmt_us, saturated, thousands, to_json};
@@ -111,19 +108,11 @@ fn warmup_ms(doc: &Value) -> u64 {
     (doc["config"]["warmup_s"].as_f64().unwrap_or(0.0) * 1e3) as u64
 }
 
-/// What a host's reader thread passes on.
-enum Said {
-    Line(Value),
-    /// Its stdout closed; its stderr's last words.
-    Done(String),
-}
-
-/// A host's run in flight.
+/// A host's run in flight: its ssh session (which writes the guard's heartbeat) and what it
+/// said so far.
 struct Running {
     host: String,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    said: Receiver<Said>,
+    session: Session,
     heard: Instant,
     progress: (u64, u64),
     doc: Option<Value>,
@@ -284,30 +273,9 @@ fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_a
         "--json".into(),
         "--progress-json".into(),
     ]);
-    let mut child = ssh.spawn(&p.host, &words)?;
-    let (tx, rx) = channel();
-    let out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    std::thread::spawn(move || {
-        let errs = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
-                if tx.send(Said::Line(v)).is_err() {
-                    return;
-                }
-            }
-        }
-        let _ = tx.send(Said::Done(errs.join().unwrap_or_default()));
-    });
     Ok(Running {
         host: p.host.clone(),
-        stdin: child.stdin.take(),
-        child,
-        said: rx,
+        session: Session::start(ssh, &p.host, &words, true)?,
         heard: Instant::now(),
         progress: (0, 0),
         doc: None,
@@ -315,12 +283,29 @@ fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_a
     })
 }
 
+/// A host whose session ended: its document, or why there is none (its last words).
+fn finished(r: &mut Running) -> Result<Outcome, String> {
+    r.session.close();
+    let status = r.session.child.wait().ok();
+    if let Some(doc) = r.doc.take() {
+        return merge::read_document(&r.host, &doc).map_err(|e| e.to_string());
+    }
+    let mut said = Vec::new();
+    while let Ok(l) = r.session.errors.recv_timeout(Duration::from_millis(200)) {
+        said.push(l);
+    }
+    Err(match status.and_then(|s| s.code()) {
+        Some(0) => "ended without a result".into(),
+        code => format!("ended before reporting: {}", super::ssh::reason(&said.join("\n"), code)),
+    })
+}
+
 /// Gives up on a host: kills its ssh (the guard there stops the run when the session closes
 /// or goes silent) and records why.
 fn abandon(r: &mut Running, why: String) {
-    r.stdin = None;
-    let _ = r.child.kill();
-    let _ = r.child.wait();
+    r.session.close();
+    let _ = r.session.child.kill();
+    let _ = r.session.child.wait();
     if r.result.is_none() {
         r.result = Some(Err(why));
     }
@@ -332,7 +317,6 @@ fn follow(running: &mut [Running], cfg: &LoadConfig, start_at: u64, show: Show) 
     let mut started = false;
     // A host that says nothing for this long is lost (it prints a line each second).
     let lost_after = cfg.timeout.max(Duration::from_secs(3)) + Duration::from_secs(1);
-    let mut last_beat = Instant::now() - HEARTBEAT;
     let mut last_line = Instant::now();
     let mut stopping = false;
     let terminal = show == Show::Terminal && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -346,34 +330,27 @@ fn follow(running: &mut [Running], cfg: &LoadConfig, start_at: u64, show: Show) 
         }
         let stop_now = STOP.load(Ordering::Relaxed) != 0 && !stopping;
         stopping |= stop_now;
-        let beat = last_beat.elapsed() >= HEARTBEAT;
-        if beat {
-            last_beat = Instant::now();
-        }
         for r in running.iter_mut().filter(|r| r.result.is_none()) {
-            if beat || stop_now {
-                let msg: &[u8] = if stop_now { b"stop\n" } else { b"\n" };
-                if let Some(s) = r.stdin.as_mut() {
-                    let _ = s.write_all(msg).and_then(|_| s.flush());
-                }
+            if stop_now {
+                let _ = r.session.send("stop\n");
             }
-            while let Ok(said) = r.said.try_recv() {
-                r.heard = Instant::now();
-                match said {
-                    Said::Line(v) if v["event"] == "progress" => {
-                        r.progress = (v["requests"].as_u64().unwrap_or(0), v["errors"].as_u64().unwrap_or(0));
+            loop {
+                match r.session.lines.try_recv() {
+                    Ok(line) => {
+                        r.heard = Instant::now();
+                        let Ok(v) = serde_json::from_str::<Value>(line.trim()) else {
+                            continue;
+                        };
+                        if v["event"] == "progress" {
+                            r.progress = (v["requests"].as_u64().unwrap_or(0), v["errors"].as_u64().unwrap_or(0));
+                        } else if v["event"] != "started" {
+                            r.doc = Some(v);
+                        }
                     }
-                    Said::Line(v) => r.doc = Some(v),
-                    Said::Done(stderr) => {
-                        r.stdin = None;
-                        let status = r.child.wait().ok();
-                        r.result = Some(match r.doc.take() {
-                            Some(doc) => merge::read_document(&r.host, &doc).map_err(|e| e.to_string()),
-                            None => Err(match status.and_then(|s| s.code()) {
-                                Some(0) => "ended without a result".into(),
-                                code => format!("ended before reporting: {}", super::ssh::reason(&stderr, code)),
-                            }),
-                        });
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        // Its stdout closed: the run there ended.
+                        r.result = Some(finished(r));
                         break;
                     }
                 }

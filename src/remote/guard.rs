@@ -10,6 +10,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::stdin::{Heard, Listener};
 use crate::sys;
 use crate::units::parse_duration;
 
@@ -58,11 +59,9 @@ pub fn run(args: &GuardArgs) -> Result<i32, crate::load::Error> {
 fn watch(child: &mut std::process::Child, args: &GuardArgs) -> i32 {
     let group = child.id() as i32;
     let target = if args.group { -group } else { group };
-    let stdin = std::io::stdin();
+    let mut listener = Listener::default();
     let mut heard = Instant::now();
     let mut stopped: Option<Instant> = None;
-    let mut open = true;
-    let mut buf = [0u8; 4096];
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             // Whatever is left of the group outlived its command: name it and end it.
@@ -79,25 +78,18 @@ fn watch(child: &mut std::process::Child, args: &GuardArgs) -> i32 {
             });
         }
         let mut why = None;
-        if open {
-            let mut fds = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(&stdin), sys::poll::IN)];
-            let ready = sys::poll::poll(&mut fds, 100).unwrap_or(0);
-            if ready > 0 {
-                match sys::fd::read(&stdin, &mut buf) {
-                    Ok(0) | Err(_) => {
-                        open = false;
-                        why = Some("the session closed");
-                    }
-                    Ok(n) => {
-                        heard = Instant::now();
-                        if buf[..n].windows(4).any(|w| w == b"stop") {
-                            why = Some("asked to stop");
-                        }
-                    }
+        match listener.wait(Duration::from_millis(100)) {
+            Heard::Closed => why = Some("the session closed"),
+            Heard::Something => {
+                heard = Instant::now();
+                if listener.pending.windows(4).any(|w| w == b"stop") {
+                    why = Some("asked to stop");
                 }
+                // Keep a possible "st" of a "stop" cut in two.
+                let keep = listener.pending.len().saturating_sub(3);
+                listener.pending.drain(..keep);
             }
-        } else {
-            std::thread::sleep(Duration::from_millis(100));
+            Heard::Nothing => {}
         }
         if heard.elapsed() > args.silence {
             why = why.or(Some("the controlling muxlab went silent"));

@@ -14,6 +14,7 @@ pub mod fanout;
 pub mod guard;
 pub mod sample;
 pub mod ssh;
+pub mod stdin;
 
 use std::path::PathBuf;
 

@@ -6,11 +6,12 @@
 //! a minute (a lost controller).
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::stdin::{Heard, Listener};
 use crate::sys::{self, procfs::ProcSample};
 
 /// How long the sampler waits for its next question before it gives up on the controller.
@@ -49,20 +50,15 @@ pub fn machine() -> Value {
 
 /// Answers questions on stdin until it closes.
 pub fn serve() -> Result<(), crate::load::Error> {
-    let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut seen: BTreeSet<i32> = BTreeSet::new();
-    let mut lines = stdin.lock().lines();
+    let mut listener = Listener::default();
     loop {
-        let mut fds = [sys::poll::entry(
-            std::os::fd::AsRawFd::as_raw_fd(&std::io::stdin()),
-            sys::poll::IN,
-        )];
-        if sys::poll::poll(&mut fds, SILENCE.as_millis() as i32).unwrap_or(0) == 0 {
-            return Ok(());
-        }
-        let Some(Ok(line)) = lines.next() else {
-            return Ok(());
+        let Some(line) = listener.line() else {
+            match listener.wait(SILENCE) {
+                Heard::Something => continue,
+                Heard::Nothing | Heard::Closed => return Ok(()),
+            }
         };
         let mut words = line.split_whitespace();
         let cmd = words.next().unwrap_or("");
