@@ -157,3 +157,21 @@ pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
     }
     Ok((x..=y).map(Ipv4Addr::from).collect())
 }
+
+/// A count, short: `950`, `94.2k`, `1.5M` (trailing zeros dropped).
+pub fn si(v: f64) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if v.abs() >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", v / 1e6)))
+    } else if v.abs() >= 1e3 {
+        format!("{}k", trim(format!("{:.1}", v / 1e3)))
+    } else {
+        trim(format!("{v:.1}"))
+    }
+}

@@ -89,6 +89,13 @@ pub fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
+/// The median, lowest and highest of `xs` (None when empty): a figure over its repeats.
+pub fn spread(xs: Vec<f64>) -> Option<(f64, f64, f64)> {
+    let lo = xs.iter().copied().reduce(f64::min)?;
+    let hi = xs.iter().copied().reduce(f64::max)?;
+    Some((median(xs), lo, hi))
+}
+
 /// Merges the repeats of one (experiment, target, connections): the median cell, with the
 /// throughput spread (min, max) over repeats.
 pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
@@ -110,7 +117,7 @@ pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
                 return ((*group[0]).clone(), f64::NAN, f64::NAN);
             }
             let tps: Vec<f64> = ok.iter().map(|c| c.figures.throughput_rps).collect();
-            let med = median(tps.clone());
+            let (med, lo, hi) = spread(tps).expect("ok is not empty");
             let pick = ok
                 .iter()
                 .min_by(|a, b| {
@@ -119,8 +126,6 @@ pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
                         .total_cmp(&(b.figures.throughput_rps - med).abs())
                 })
                 .unwrap();
-            let lo = tps.iter().cloned().fold(f64::INFINITY, f64::min);
-            let hi = tps.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             ((**pick).clone(), lo, hi)
         })
         .collect()

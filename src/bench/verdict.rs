@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::results::{median, Cell};
+use super::results::{median, spread, Cell};
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
@@ -68,7 +68,7 @@ const METRICS: [Metric; 4] = [
         name: "throughput",
         get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
         higher_is_better: true,
-        show: |v| format!("{} req/s", human(v)),
+        show: |v| format!("{} req/s", crate::units::si(v)),
         largest_only: false,
     },
     Metric {
@@ -95,17 +95,6 @@ const METRICS: [Metric; 4] = [
     },
 ];
 
-/// `94200` -> `94.2k`.
-pub fn human(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        thousands(v.round() as u64)
-    }
-}
-
 /// One connection count of one target: (connections, median, lowest, highest over repeats).
 type Row = (usize, f64, f64, f64);
 
@@ -130,12 +119,7 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
                         .filter(|c| &c.target == t && c.connections == n)
                         .filter_map(|c| (m.get)(c))
                         .collect();
-                    if xs.is_empty() {
-                        return None;
-                    }
-                    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
-                    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                    Some((n, median(xs), lo, hi))
+                    spread(xs).map(|(med, lo, hi)| (n, med, lo, hi))
                 })
                 .collect();
             (t.clone(), rows)

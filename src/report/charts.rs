@@ -48,9 +48,7 @@ pub fn label(v: f64, unit: Unit) -> String {
         }
     };
     match unit {
-        Unit::Count if v.abs() >= 1e6 => format!("{}M", trim(format!("{:.2}", v / 1e6))),
-        Unit::Count if v.abs() >= 1e3 => format!("{}k", trim(format!("{:.1}", v / 1e3))),
-        Unit::Count => trim(format!("{v:.1}")),
+        Unit::Count => crate::units::si(v),
         Unit::Micros if v.abs() >= 1e6 => format!("{} s", trim(format!("{:.2}", v / 1e6))),
         Unit::Micros if v.abs() >= 1e3 => format!("{} ms", trim(format!("{:.2}", v / 1e3))),
         Unit::Micros => format!("{} µs", trim(format!("{v:.1}"))),

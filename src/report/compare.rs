@@ -4,7 +4,7 @@
 //! the repeats do not overlap; with one run each, it is over 10%). The before/after view
 //! around a change: a terminal table and `B/compare.html`.
 
-use crate::bench::results::{median, Cell, Results};
+use crate::bench::results::{spread, Cell, Results};
 
 /// With one run per cell the noise is unknown: changes smaller than this are not called.
 const SINGLE_RUN_NOISE: f64 = 0.10;
@@ -41,13 +41,8 @@ const METRICS: [Metric; 3] = [
 
 fn stats(cells: &[&Cell], get: fn(&Cell) -> f64) -> Option<(f64, f64, f64, usize)> {
     let xs: Vec<f64> = cells.iter().map(|c| get(c)).filter(|v| *v > 0.0).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let n = xs.len();
-    Some((median(xs), lo, hi, n))
+    spread(xs).map(|(m, lo, hi)| (m, lo, hi, n))
 }
 
 fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {

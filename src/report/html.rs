@@ -4,10 +4,10 @@
 
 use super::charts::{line_chart, Series, Unit};
 use crate::bench::results::Results;
-use crate::bench::results::{summarize, Cell};
+use crate::bench::results::{spread, summarize, Cell};
 use crate::bench::scenario::Experiment;
-use crate::bench::verdict::human;
 use crate::load::summary::{fmt_us, thousands};
+use crate::units::si;
 
 pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -158,8 +158,8 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
         if f.errors > 0 {
             notes.push(format!("{} errors", thousands(f.errors)));
         }
-        let spread = if lo.is_finite() && hi > lo {
-            format!("<br><small>{}–{}</small>", human(*lo), human(*hi))
+        let rps_spread = if lo.is_finite() && hi > lo {
+            format!("<br><small>{}–{}</small>", si(*lo), si(*hi))
         } else {
             String::new()
         };
@@ -170,18 +170,15 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
             .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
             .map(|x| x.figures.server_cpu_us_per_req)
             .collect();
-        let (clo, chi) = cpus
-            .iter()
-            .fold((f64::INFINITY, 0f64), |(l, h), v| (l.min(*v), h.max(*v)));
-        let cpu_spread = if cpus.len() > 1 && chi > clo {
-            format!("<br><small>{clo:.1}–{chi:.1}</small>")
-        } else {
-            String::new()
+        let runs = cpus.len();
+        let cpu_spread = match spread(cpus) {
+            Some((_, lo, hi)) if runs > 1 && hi > lo => format!("<br><small>{lo:.1}–{hi:.1}</small>"),
+            _ => String::new(),
         };
         let cols: [String; 16] = [
             esc(&c.target),
             c.connections.to_string(),
-            format!("{}{spread}", thousands(f.throughput_rps.round() as u64)),
+            format!("{}{rps_spread}", thousands(f.throughput_rps.round() as u64)),
             fmt_us(f.p50_us),
             fmt_us(f.p99_us),
             fmt_us(f.p999_us),
