@@ -304,7 +304,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
                 clock(left)
             );
         }
-        let cell = runner::run_cell(x, target, *conns, *repeat, &place, &STOP);
+        let cell = runner::run_cell(k, x, target, *conns, *repeat, &place, &STOP);
         if progress {
             eprint!("\r\x1b[2K");
         }

@@ -46,11 +46,9 @@ impl Target {
     }
 }
 
-/// The next source address of `rotate_sources`.
-static NEXT_SOURCE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// The `muxlab load` command line for a cell.
-fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) -> Vec<String> {
+/// `cell` is the cell's number in the run (`rotate_sources` picks its source address by it).
+fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, cell: usize) -> Vec<String> {
     let url = match x.proto.as_str() {
         "http" if x.tls => format!("https://{addr}/"),
         "http" => format!("http://{addr}/"),
@@ -95,8 +93,7 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     }
     if x.rotate_sources && addr.ip().is_loopback() {
         // 127.0.0.10 .. 127.0.0.249, a new one per cell.
-        let n = NEXT_SOURCE.fetch_add(1, Ordering::Relaxed) % 240;
-        a.extend(["--bind".into(), format!("127.0.0.{}", 10 + n)]);
+        a.extend(["--bind".into(), format!("127.0.0.{}", 10 + cell % 240)]);
     }
     if x.close {
         a.push("--close".into());
@@ -122,9 +119,10 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement) 
     a
 }
 
-/// Runs one cell. `stop_flag` (Ctrl-C) interrupts it: the load is stopped and the cell is
-/// recorded as interrupted.
+/// Runs cell `number` of the run. `stop_flag` (Ctrl-C) interrupts it: the load is stopped and
+/// the cell is recorded as interrupted.
 pub fn run_cell(
+    number: usize,
     x: &Experiment,
     target: &Target,
     conns: usize,
@@ -172,7 +170,8 @@ pub fn run_cell(
     let mut peak = base;
     let tcp_base = sampler.tcp_pages().unwrap_or(0);
     let mut tcp_peak = tcp_base;
-    let measured = run_load(x, server.addr, conns, place, stop_flag, &mut sampler, |s, tcp| {
+    let args = load_args(x, server.addr, conns, place, number);
+    let measured = run_load(x, args, stop_flag, &mut sampler, |s, tcp| {
         peak.rss = peak.rss.max(s.rss);
         peak.threads = peak.threads.max(s.threads);
         tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
@@ -219,15 +218,13 @@ const END_EARLY: Duration = Duration::from_millis(300);
 /// warm-up ends.
 fn run_load(
     x: &Experiment,
-    addr: SocketAddr,
-    conns: usize,
-    place: &Placement,
+    args: Vec<String>,
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
     mut on_sample: impl FnMut(&ProcSample, Option<u64>),
 ) -> Measured {
     let mut child = Command::new(exe()?)
-        .args(load_args(x, addr, conns, place))
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
