@@ -1,4 +1,4 @@
-//! Behaviour specific to the epoll architectures: worker processes that die are replaced,
+//! Behaviour specific to the epoll and io_uring architectures: worker processes that die are replaced,
 //! herds are visible in the counters, and per-worker counters add up.
 
 mod common;
@@ -96,5 +96,27 @@ fn every_accept_guard_serves_every_connection_and_counts_it_per_worker() {
         let sum: u64 = workers.iter().map(|w| w["accepted"].as_u64().unwrap()).sum();
         assert_eq!(sum, 200, "{guard}: per-worker accepted adds up");
         assert_eq!(st.total("restarts"), 0);
+    }
+}
+
+/// The uring model under many connections: its turns wait for batches (`--batch-wait`, the
+/// default) or for one completion (`--batch-wait 0`); either way every echoed byte comes back
+/// (the load generator verifies each one) and the counts match.
+#[test]
+fn uring_serves_every_byte_with_and_without_batched_waits() {
+    for args in [&["--proto", "echo"][..], &["--proto", "echo", "--batch-wait", "0"][..]] {
+        let srv = Server::start("uring", &[args, &["--workers", "1"]].concat());
+        let url = format!("echo://{}", srv.addr);
+        let out = std::process::Command::new(BIN)
+            .args(["load", &url, "-c", "300", "-n", "30000", "--size", "128", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(v["requests"], 30000, "{args:?}: {v}");
+        assert_eq!(v["errors"], serde_json::json!({}), "{args:?}");
+        let st = srv.stop();
+        assert_eq!(st.total("requests"), 30000, "{args:?}");
+        assert_eq!(st.total("bytes_in"), 30000 * 128, "{args:?}");
     }
 }

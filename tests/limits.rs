@@ -247,6 +247,14 @@ fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
             "has no --accept",
         ),
         (
+            &["serve", "--model", "epoll", "--batch-wait", "50us"][..],
+            "has no --batch-wait",
+        ),
+        (
+            &["serve", "--model", "uring", "--batch-wait", "1s"][..],
+            "more than 10ms",
+        ),
+        (
             &["serve", "--model", "epoll", "--addr", "10.255.255.1", "--port", "0"][..],
             "not an address of this machine",
         ),

@@ -53,7 +53,7 @@ mod sys_uring {
             if all.len() >= n {
                 break;
             }
-            ring.wait(Duration::from_millis(10)).unwrap();
+            ring.wait(Duration::from_millis(10), None).unwrap();
             ring.completions(&mut some);
             all.append(&mut some);
         }
@@ -85,6 +85,62 @@ mod sys_uring {
         let mut got = [0u8; 11];
         b.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"firstsecond");
+    }
+
+    #[test]
+    fn a_cancelled_multishot_receive_ends_with_ecanceled_and_delivers_nothing_more() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        let (a, b) = UnixStream::pair().unwrap();
+        let op = ring.recv_multi(a.as_fd(), 9).unwrap();
+        ring.cancel(op).unwrap();
+        let done = reap(&mut ring, 1);
+        assert!(
+            matches!(
+                done.as_slice(),
+                [Completion::Recv { tag: 9, data: Err(e), more: false }] if e.raw_os_error() == Some(libc::ECANCELED)
+            ),
+            "{done:?}"
+        );
+        // Bytes sent now stay in the socket: nothing is armed to take them.
+        std::io::Write::write_all(&mut &b, b"late").unwrap();
+        let mut some = Vec::new();
+        ring.wait(Duration::from_millis(50), None).unwrap();
+        ring.completions(&mut some);
+        assert!(some.is_empty(), "{some:?}");
+        let mut got = [0u8; 4];
+        std::io::Read::read_exact(&mut &a, &mut got).unwrap();
+        assert_eq!(&got, b"late");
+    }
+
+    #[test]
+    fn a_batch_wait_returns_the_whole_batch_or_what_is_there_after_the_extra_wait() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
+            return;
+        };
+        if !ring.batches() {
+            eprintln!("skipped: this kernel has no min-wait (Linux 6.12+): wait() waits for one");
+            return;
+        }
+        let (a, _b) = UnixStream::pair().unwrap();
+        for word in [&b"one"[..], b"two", b"three"] {
+            ring.send(a.as_fd(), word.to_vec(), 1).unwrap();
+        }
+        let mut some = Vec::new();
+        let long = Duration::from_secs(20);
+        ring.wait(long, Some((3, Duration::from_millis(1)))).unwrap();
+        ring.completions(&mut some);
+        assert_eq!(some.len(), 3, "{some:?}");
+        // One completion where three are wanted: back after the extra wait, not the timeout.
+        ring.send(a.as_fd(), b"four".to_vec(), 1).unwrap();
+        let t0 = std::time::Instant::now();
+        ring.wait(long, Some((3, Duration::from_millis(1)))).unwrap();
+        ring.completions(&mut some);
+        assert_eq!(some.len(), 1, "{some:?}");
+        assert!(t0.elapsed() < long / 2, "waited for the timeout: min-wait was ignored");
     }
 
     #[test]

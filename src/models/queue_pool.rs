@@ -17,6 +17,7 @@
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
 use crate::server::deadline::Expired;
@@ -106,7 +107,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 sh.wake.notify_one();
             }
         }
-        if ticker.due() {
+        if ticker.due(Instant::now()) {
             let mut idle = lock(&sh.idle);
             for (fd, why) in idle.expired(w, std::time::Instant::now()) {
                 if let Some(conn) = idle.take(fd) {
@@ -146,7 +147,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             }
         };
         let fd: RawFd = conn.fd.as_raw_fd();
-        match conn.drive(w, &mut buf, false) {
+        match conn.drive(w, &mut buf, false, Instant::now()) {
             Want::Close => {
                 drop(conn);
                 w.release();

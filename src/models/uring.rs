@@ -2,20 +2,21 @@
 //!
 //! **Mechanism.** Each of `--workers` threads owns a ring and its own SO_REUSEPORT listener (one
 //! multishot accept on a shared listener would take every connection into one ring). The
-//! multishot accept yields a completion per new connection. Each connection has one receive in
-//! flight; its completion brings the bytes in a buffer the kernel took from a provided-buffer
-//! ring (given back once the session consumed them), and the next receive is armed at once —
-//! unless the connection's unsent replies reached `--max-output`: then it waits until a send
-//! completes below the bound (back-pressure). Replies go out as send operations whose buffers the
-//! ring holds until they complete. One `io_uring_enter` submits everything queued and waits: no
-//! per-request read / write / epoll_ctl syscalls.
+//! multishot accept yields a completion per new connection. Each connection has one multishot
+//! receive armed: one submission, then a completion per arrival, each bringing the bytes in a
+//! buffer the kernel took from a provided-buffer ring (given back once the session consumed
+//! them). When a connection's unsent replies reach `--max-output`, its receive is cancelled
+//! (back-pressure); bytes the kernel delivered before the cancel took effect wait, unread by the
+//! session, until the replies drain. Replies go out as send operations whose buffers the ring
+//! holds until they complete. One `io_uring_enter` submits everything queued and waits: no
+//! per-request read / write / epoll_ctl syscalls, and no per-request arming.
 //!
 //! **Product.** The liburing examples, tokio-uring, glommio, monoio.
 //!
 //! **Trade-offs.** Fewer syscalls and copies per request; needs Linux 6.0+ (buffer rings). A
-//! multishot receive (one submission, a completion per arrival) would save the re-arming, but
-//! once armed it drains a socket into every free buffer: it cannot hold a client that never
-//! reads to a bound (measured: +34 MiB for four such clients), so this model re-arms instead.
+//! multishot receive drains a socket into every free buffer until it is cancelled, so a client
+//! that never reads can make the server hold what arrived in one turn (at most the buffer ring,
+//! 4 MiB, shared by all connections) beyond `--max-output`.
 //!
 //! **Seed.** Not in the seeds.
 
@@ -27,7 +28,7 @@ use crate::proto::Session;
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
 use crate::server::deadline::{Deadlines, Expired};
-use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, TICK};
+use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::sys;
 use crate::sys::uring::{Completion, OpId, RecvBuf, Ring};
 
@@ -35,10 +36,11 @@ pub const MODEL: Model = Model {
     name: "uring",
     family: Family::Completion,
     mechanism:
-        "io_uring per worker, own SO_REUSEPORT listener: multishot accept, recv into a buffer ring (re-armed under --max-output), send",
+        "io_uring per worker, own SO_REUSEPORT listener: multishot accept, multishot recv into a buffer ring (cancelled past --max-output), send",
     product: "liburing examples, tokio-uring, glommio",
     workers: Workers::Threads,
     reuseport: true,
+    flags: &[Flag::BatchWait],
     run,
     ..Model::BASE
 };
@@ -58,11 +60,17 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
             spare: Acceptor::new(true),
             slots: Slots::default(),
             retry: Vec::new(),
+            now: Instant::now(),
         };
         w.ready();
         rl.run()
     })
 }
+
+/// How much longer a turn may wait for a batch of completions (`--batch-wait`).
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_micros(100);
+/// The largest batch a turn waits for.
+const BATCH_MAX: usize = 64;
 
 /// One connection of a ring.
 struct UConn {
@@ -72,15 +80,51 @@ struct UConn {
     out: Vec<u8>,
     /// Bytes of the send in flight (0: none).
     sending: usize,
-    /// The receive in flight, if any.
+    /// The multishot receive armed, if any.
     recv: Option<OpId>,
+    /// Its cancellation was asked for.
+    cancelled: bool,
     /// Receiving is paused: unsent output reached `--max-output`.
     paused: bool,
+    /// Bytes received after the pause, before the cancel took effect: fed once output drains.
+    unread: Vec<u8>,
     /// Close once the output is sent.
     closing: bool,
     deadlines: Deadlines,
     /// Tells this connection from an earlier one in the same slot.
     gen: u32,
+}
+
+impl UConn {
+    /// Hands received bytes to the session; pauses receiving once the unsent replies reach
+    /// `--max-output`.
+    fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out);
+        self.deadlines.input(&self.session, now);
+        self.closing |= fed.close;
+        if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {
+            self.paused = true;
+            w.count(Counter::OutputPaused, 1);
+        }
+    }
+
+    /// Feeds what arrived while paused, a buffer's worth at a time, until paused again.
+    fn feed_unread(&mut self, w: Worker<'_>, piece: usize, now: Instant) {
+        let unread = std::mem::take(&mut self.unread);
+        let mut used = 0;
+        while !self.paused && used < unread.len() {
+            let n = (unread.len() - used).min(piece);
+            self.feed(w, &unread[used..used + n], now);
+            used += n;
+        }
+        self.unread = unread;
+        self.unread.drain(..used);
+    }
+
+    /// Nothing left to send or to read.
+    fn drained(&self) -> bool {
+        self.sending == 0 && self.out.is_empty() && self.unread.is_empty()
+    }
 }
 
 /// A ring's connections, by slot; a connection's tag on the ring is its slot and generation.
@@ -92,7 +136,7 @@ struct Slots {
 }
 
 impl Slots {
-    fn insert(&mut self, fd: OwnedFd, session: Session) -> (u64, &UConn) {
+    fn insert(&mut self, fd: OwnedFd, session: Session, now: Instant) -> (u64, &UConn) {
         self.gen = self.gen.wrapping_add(1);
         let conn = UConn {
             fd,
@@ -100,9 +144,11 @@ impl Slots {
             out: Vec::new(),
             sending: 0,
             recv: None,
+            cancelled: false,
             paused: false,
+            unread: Vec::new(),
             closing: false,
-            deadlines: Deadlines::new(Instant::now()),
+            deadlines: Deadlines::new(now),
             gen: self.gen,
         };
         let slot = self.free.pop().unwrap_or_else(|| {
@@ -110,6 +156,11 @@ impl Slots {
             self.conns.len() - 1
         });
         (slot as u64 | (self.gen as u64) << 32, self.conns[slot].insert(conn))
+    }
+
+    /// Connections open.
+    fn open(&self) -> usize {
+        self.conns.len() - self.free.len()
     }
 
     fn get(&mut self, tag: u64) -> Option<&mut UConn> {
@@ -151,11 +202,16 @@ struct RingLoop<'a> {
     /// Connections whose replies could not be queued (the kernel refused more submissions):
     /// retried every turn, their bytes kept.
     retry: Vec<u64>,
+    /// The time, read once per turn after the wait (as nginx caches it): what deadlines start
+    /// from.
+    now: Instant,
 }
 
 impl RingLoop<'_> {
     fn run(&mut self) -> Result<(), Error> {
         let (w, mut cqes, mut ticker) = (self.w, Vec::new(), Ticker::default());
+        let batch_wait = w.ctx.cfg.batch_wait.unwrap_or(BATCH_WAIT);
+        let mut last_batch = 1;
         // Set when accepting must pause (out of descriptors with nothing to drain).
         let mut rearm_accept_at = Some(Instant::now());
         while !w.stopping() {
@@ -166,8 +222,15 @@ impl RingLoop<'_> {
                     .map_err(io_err("io_uring accept"))?;
             }
             let tick = if rearm_accept_at.is_some() { TICK / 10 } else { TICK };
-            self.ring.wait(tick).map_err(io_err("io_uring_enter"))?;
+            // A batch no larger than the last turn's (a lone request never waits for company)
+            // nor than an eighth of the open connections (with few, the clients wait for the
+            // replies of this very batch), for at most `batch_wait` once the first is there.
+            let want = last_batch.min(self.slots.open() / 8).max(1);
+            let batch = (!batch_wait.is_zero()).then_some((want, batch_wait));
+            self.ring.wait(tick, batch).map_err(io_err("io_uring_enter"))?;
             self.ring.completions(&mut cqes);
+            self.now = Instant::now();
+            last_batch = cqes.len().clamp(1, BATCH_MAX);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, cqes.len() as u64);
             for cqe in cqes.drain(..) {
@@ -184,8 +247,8 @@ impl RingLoop<'_> {
             for tag in std::mem::take(&mut self.retry) {
                 self.flush(tag);
             }
-            if ticker.due() {
-                let now = Instant::now();
+            if ticker.due(self.now) {
+                let now = self.now;
                 let expired = |c: &UConn| c.deadlines.expired(&w.ctx.cfg, c.sending > 0 || !c.out.is_empty(), now);
                 for tag in self.slots.tags(|c| expired(c).is_some()) {
                     let Some(conn) = self.slots.get(tag) else { continue };
@@ -215,7 +278,7 @@ impl RingLoop<'_> {
             Ok(fd) => {
                 if let Some(fd) = w.admit(fd) {
                     w.count(Counter::Useful, 1);
-                    let (tag, _) = self.slots.insert(fd, w.session());
+                    let (tag, _) = self.slots.insert(fd, w.session(), self.now);
                     self.arm(tag);
                 }
             }
@@ -245,38 +308,47 @@ impl RingLoop<'_> {
         };
         if !more {
             conn.recv = None;
+            conn.cancelled = false;
         }
         match data {
             Ok(Some(buf)) => {
                 w.count(Counter::Useful, 1);
-                let fed = w.on_input(&mut conn.session, self.ring.buffer(&buf), &mut conn.out);
-                conn.deadlines.input(&conn.session, Instant::now());
-                self.ring.recycle(buf);
-                conn.closing |= fed.close;
-                if !conn.paused && conn.sending + conn.out.len() >= w.ctx.cfg.max_output {
-                    // Back-pressure: no new receive until the client takes its replies.
-                    conn.paused = true;
-                    w.count(Counter::OutputPaused, 1);
+                let bytes = self.ring.buffer(&buf);
+                if conn.paused {
+                    // Arrived before the cancel took effect: kept until the replies drain.
+                    conn.unread.extend_from_slice(bytes);
+                } else {
+                    conn.feed(w, bytes, self.now);
                 }
-                self.arm(tag);
+                self.ring.recycle(buf);
                 self.flush(tag);
+                self.arm(tag);
             }
-            // Every provided buffer was in use: arm again.
-            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.arm(tag),
+            // Cancelled (paused), or every provided buffer was in use: arm again if reading.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ECANCELED) | Some(libc::ENOBUFS)) => self.arm(tag),
             // The peer finished sending; let the last replies go out, then close.
-            Ok(None) if conn.sending > 0 => conn.closing = true,
+            Ok(None) if !conn.drained() => conn.closing = true,
             _ => self.slots.close(w, tag),
         }
     }
 
-    /// Arms the connection's receive unless one is armed or receiving is paused.
+    /// Keeps one multishot receive armed while the connection reads, and cancels it once the
+    /// connection is paused or closing.
     fn arm(&mut self, tag: u64) {
         let Some(conn) = self.slots.get(tag) else { return };
-        if conn.recv.is_none() && !conn.paused {
-            match self.ring.recv(conn.fd.as_fd(), tag) {
+        let reading = !conn.paused && !conn.closing;
+        match conn.recv {
+            None if reading => match self.ring.recv_multi(conn.fd.as_fd(), tag) {
                 Ok(op) => conn.recv = Some(op),
                 Err(_) => self.slots.close(self.w, tag),
+            },
+            Some(op) if !reading && !conn.cancelled => {
+                conn.cancelled = true;
+                if self.ring.cancel(op).is_err() {
+                    self.slots.close(self.w, tag);
+                }
             }
+            _ => {}
         }
     }
 
@@ -288,7 +360,7 @@ impl RingLoop<'_> {
         };
         self.w.count(Counter::BytesOut, n as u64);
         if n > 0 {
-            conn.deadlines.output(Instant::now());
+            conn.deadlines.output(self.now);
         }
         if n < buf.len() {
             // A short send: the rest goes first, ahead of newer replies.
@@ -300,14 +372,13 @@ impl RingLoop<'_> {
             buf.clear();
             conn.out = buf;
         }
-        self.flush(tag);
-        // Below the bound again: receive again.
-        if let Some(conn) = self.slots.get(tag) {
-            if conn.paused && conn.sending + conn.out.len() < self.w.ctx.cfg.max_output {
-                conn.paused = false;
-                self.arm(tag);
-            }
+        // Below the bound again: what arrived meanwhile first, then receive again.
+        if conn.paused && conn.sending + conn.out.len() < self.w.ctx.cfg.max_output {
+            conn.paused = false;
+            conn.feed_unread(self.w, self.ring.buffer_size(), self.now);
         }
+        self.flush(tag);
+        self.arm(tag);
     }
 
     /// Starts a send of the pending replies unless one is in flight, and closes a connection
@@ -325,7 +396,7 @@ impl RingLoop<'_> {
                 }
             }
         }
-        if conn.closing && conn.sending == 0 && conn.out.is_empty() {
+        if conn.closing && conn.drained() {
             self.slots.close(self.w, tag);
         }
     }

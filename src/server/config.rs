@@ -61,6 +61,12 @@ pub struct Config {
     /// epoll trigger mode, model epoll only [default: level].
     #[arg(long, value_enum)]
     pub trigger: Option<Trigger>,
+    /// Wait for a batch of completions, at most this much longer once one is there, model uring
+    /// only (io_uring's min-wait, Linux 6.12+): fewer wake-ups per request under load, at most
+    /// this much added latency; the batch follows the last turn's, so a lone request does not
+    /// wait. 0 waits for one completion [default: 50us].
+    #[arg(long, value_parser = parse_duration)]
+    pub batch_wait: Option<Duration>,
     /// Accept guard, model procs-accept only [default: exclusive].
     #[arg(long, value_enum)]
     pub accept: Option<AcceptGuard>,
@@ -124,6 +130,15 @@ impl Config {
         if self.trigger.is_some() && !flags.contains(&Flag::Trigger) {
             return refuse("--trigger", "it does not use epoll's trigger modes");
         }
+        if self.batch_wait.is_some() && !flags.contains(&Flag::BatchWait) {
+            return refuse("--batch-wait", "it does not wait on io_uring completions");
+        }
+        if let Some(d) = self.batch_wait.filter(|d| *d > Duration::from_millis(10)) {
+            return Err(Error::Usage(format!(
+                "--batch-wait {} is more than 10ms: it is latency added to every busy turn",
+                format_duration(d)
+            )));
+        }
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
             return refuse("--accept", "its workers do not share one listener through epoll");
         }
@@ -164,6 +179,8 @@ pub enum Flag {
     Trigger,
     /// `--accept all|exclusive|mutex`.
     Accept,
+    /// `--batch-wait DUR`.
+    BatchWait,
 }
 
 impl Flag {
@@ -172,6 +189,7 @@ impl Flag {
         match self {
             Flag::Trigger => "--trigger",
             Flag::Accept => "--accept",
+            Flag::BatchWait => "--batch-wait",
         }
     }
 }

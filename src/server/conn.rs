@@ -72,15 +72,14 @@ impl Conn {
     }
 
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the
-    /// socket is drained (edge-triggered), otherwise one read per event (level-triggered).
-    /// Counts bytes, requests and, when anything moved, one useful event.
-    pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool) -> Want {
+    /// socket is drained (edge-triggered), otherwise one read per event (level-triggered);
+    /// `now`: the loop's clock, read once per turn. Counts bytes, requests and, when anything
+    /// moved, one useful event.
+    pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, now: Instant) -> Want {
         let mut moved = false;
         let want = self.drive_inner(w, buf, until_eagain, &mut moved);
         if moved {
-            // One clock reading per event, whatever moved: input (which also tells the header
-            // deadline where the session stands) or output.
-            let now = Instant::now();
+            // Input (which also tells the header deadline where the session stands) or output.
             if std::mem::take(&mut self.got_input) {
                 self.deadlines.input(&self.session, now);
             } else {
@@ -235,9 +234,8 @@ impl Default for Ticker {
 }
 
 impl Ticker {
-    /// `true` when a tick has passed since the last `true`.
-    pub fn due(&mut self) -> bool {
-        let now = Instant::now();
+    /// `true` when a tick has passed since the last `true`; `now`: the loop's clock.
+    pub fn due(&mut self, now: Instant) -> bool {
         if now >= self.next {
             self.next = now + super::TICK;
             true

@@ -38,6 +38,9 @@ pub struct EventLoop<'a, P: Poller> {
     buf: Vec<u8>,
     /// When to sweep idle connections next.
     ticker: Ticker,
+    /// The time, read once per turn after the wait (as nginx caches it): what deadlines start
+    /// from.
+    now: Instant,
 }
 
 impl<'a, P: Poller> EventLoop<'a, P> {
@@ -49,6 +52,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             ready: Vec::with_capacity(1024),
             buf: vec![0u8; READ_BUF],
             ticker: Ticker::default(),
+            now: Instant::now(),
         }
     }
 
@@ -76,7 +80,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let mut conn = Conn::new(self.w.session(), fd);
         let edge = self.poller.edge();
         let want = if self.w.ctx.cfg.defer_accept {
-            conn.drive(self.w, &mut self.buf, edge)
+            conn.drive(self.w, &mut self.buf, edge, self.now)
         } else {
             Want::Read
         };
@@ -111,6 +115,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             .poller
             .wait(&mut ready, TICK)
             .map_err(io_err("waiting for events"))?;
+        self.now = Instant::now();
         self.w.count(Counter::Loops, 1);
         self.w.count(Counter::Events, examined as u64);
         for &token in &ready {
@@ -121,8 +126,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             }
         }
         self.ready = ready;
-        if self.ticker.due() {
-            for (fd, why) in self.conns.expired(self.w, Instant::now()) {
+        if self.ticker.due(self.now) {
+            for (fd, why) in self.conns.expired(self.w, self.now) {
                 if why == Expired::Header {
                     if let Some(conn) = self.conns.get_mut(fd) {
                         conn.last_word();
@@ -168,7 +173,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
         let edge = self.poller.edge();
-        match conn.drive(self.w, &mut self.buf, edge) {
+        match conn.drive(self.w, &mut self.buf, edge, self.now) {
             Want::Close => self.close(fd),
             // Level-triggered: watch for what the connection now waits for.
             want if !edge && want != before => {

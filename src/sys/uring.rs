@@ -11,10 +11,11 @@
 //!   until the socket ends): the data in a buffer the kernel picked from the provided-buffer ring
 //!   (6.0+). The completion lends it as a [`RecvBuf`]; read it with [`Ring::buffer`], give it
 //!   back with [`Ring::recycle`].
+//! - [`Ring::cancel`]: ends an operation in flight (a multishot receive the caller must stop).
 //! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
 //!   send that cannot be queued hands them back at once.
-//! - [`Ring::wait`]: submit everything queued and wait for a completion or a timeout (one
-//!   io_uring_enter, counted as one syscall).
+//! - [`Ring::wait`]: submit everything queued and wait for a completion (or for a batch, up
+//!   to a short extra wait) or a timeout (one io_uring_enter, counted as one syscall).
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -150,8 +151,16 @@ pub struct RecvBuf {
 /// What an operation in flight is, recorded when it was queued.
 enum Op {
     Accept,
-    Recv { tag: u64 },
-    Send { tag: u64, buf: Vec<u8> },
+    Recv {
+        tag: u64,
+    },
+    Send {
+        tag: u64,
+        buf: Vec<u8>,
+    },
+    /// A cancellation: its own completion says nothing the caller needs (the cancelled
+    /// operation completes on its own, with ECANCELED).
+    Cancel,
 }
 
 /// An operation in flight.
@@ -185,6 +194,8 @@ pub struct Ring {
     /// Operations in flight, by slot; `user_data` is slot | generation << 32.
     ops: Vec<(u32, Option<Op>)>,
     free: Vec<u32>,
+    /// Raw completions of one reap, kept to reuse its allocation.
+    raw: Vec<(u64, i32, u32)>,
 }
 
 impl Ring {
@@ -233,6 +244,7 @@ impl Ring {
             bufs,
             ops: Vec::new(),
             free: Vec::new(),
+            raw: Vec::new(),
         })
     }
 
@@ -292,6 +304,13 @@ impl Ring {
         self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
     }
 
+    /// Asks the kernel to cancel operation `op` (a no-op if it has ended). The operation then
+    /// completes on its own, with ECANCELED unless it had already finished.
+    pub fn cancel(&mut self, op: OpId) -> io::Result<()> {
+        let sqe = opcode::AsyncCancel::new(op.0).build();
+        self.push(sqe, Op::Cancel).map(drop).map_err(|(e, _)| e)
+    }
+
     /// Sends `data` on `fd`; the ring keeps the bytes until the completion, which hands them
     /// back with `tag`. When the send cannot be queued, the bytes come back with the error.
     pub fn send(&mut self, fd: BorrowedFd<'_>, data: Vec<u8>, tag: u64) -> Result<(), (io::Error, Vec<u8>)> {
@@ -307,12 +326,23 @@ impl Ring {
             })
     }
 
-    /// Submits what is queued and waits for at least one completion or `timeout`.
-    pub fn wait(&mut self, timeout: Duration) -> io::Result<()> {
+    /// Whether [`Ring::wait`] can wait for a batch (the kernel's min-wait, Linux 6.12+).
+    pub fn batches(&self) -> bool {
+        self.ring.params().is_feature_min_timeout()
+    }
+
+    /// Submits what is queued and waits up to `timeout` for completions: for one when `batch`
+    /// is `None`; with `Some((n, min_wait))`, for `n`, but no longer than `min_wait` once one
+    /// is there (where the kernel cannot, for one).
+    pub fn wait(&mut self, timeout: Duration, batch: Option<(usize, Duration)>) -> io::Result<()> {
         let ts = Timespec::new().sec(timeout.as_secs()).nsec(timeout.subsec_nanos());
-        let args = SubmitArgs::new().timespec(&ts);
+        let (want, min_wait) = match batch {
+            Some((n, min)) if n > 1 && self.batches() => (n, min.as_micros().min(u32::MAX as u128) as u32),
+            _ => (1, 0),
+        };
+        let args = SubmitArgs::new().timespec(&ts).min_wait_usec(min_wait);
         super::count();
-        match self.ring.submitter().submit_with_args(1, &args) {
+        match self.ring.submitter().submit_with_args(want, &args) {
             Ok(_) => Ok(()),
             Err(e)
                 if matches!(
@@ -329,16 +359,18 @@ impl Ring {
     /// Takes every completion available, decoded.
     pub fn completions(&mut self, out: &mut Vec<Completion>) {
         out.clear();
-        let raw: Vec<(u64, i32, u32)> = self
-            .ring
-            .completion()
-            .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags()))
-            .collect();
-        for (user_data, result, flags) in raw {
+        let mut raw = std::mem::take(&mut self.raw);
+        raw.extend(
+            self.ring
+                .completion()
+                .map(|cqe| (cqe.user_data(), cqe.result(), cqe.flags())),
+        );
+        for (user_data, result, flags) in raw.drain(..) {
             if let Some(c) = self.decode(user_data, result, flags) {
                 out.push(c);
             }
         }
+        self.raw = raw;
     }
 
     fn decode(&mut self, user_data: u64, result: i32, flags: u32) -> Option<Completion> {
@@ -350,7 +382,7 @@ impl Ring {
             match entry.1.as_ref()? {
                 Op::Accept => Op::Accept,
                 Op::Recv { tag } => Op::Recv { tag: *tag },
-                Op::Send { .. } => unreachable!("sends are not multishot"),
+                Op::Send { .. } | Op::Cancel => unreachable!("only accepts and receives are multishot"),
             }
         } else {
             let op = entry.1.take()?;
@@ -389,7 +421,13 @@ impl Ring {
                 sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
                 buf,
             },
+            Op::Cancel => return None,
         })
+    }
+
+    /// The size of one provided buffer.
+    pub fn buffer_size(&self) -> usize {
+        self.bufs.size
     }
 
     /// The bytes a receive completion delivered.
@@ -423,7 +461,7 @@ impl Drop for Ring {
             if !self.in_flight() {
                 break;
             }
-            let _ = self.wait(Duration::from_millis(10));
+            let _ = self.wait(Duration::from_millis(10), None);
             self.completions(&mut done);
             for c in done.drain(..) {
                 if let Completion::Recv {

@@ -309,9 +309,14 @@ pub fn read_to_end_lossy(s: &mut impl Read) -> Vec<u8> {
 }
 
 /// Every registered model, with the arguments to run it with two workers where it has workers.
+/// Every model with its test arguments; `MUXLAB_TEST_MODELS=uring,epoll` narrows the model
+/// tests to those named (for working on one model; CI runs them all).
 pub fn models() -> Vec<(&'static str, Vec<&'static str>)> {
+    let only = std::env::var("MUXLAB_TEST_MODELS").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == name));
     muxlab::models::ALL
         .iter()
+        .filter(|m| wanted(m.name))
         .map(|m| {
             (
                 m.name,
