@@ -87,17 +87,17 @@ def burst(a, port, source):
     if a.client == "wrk":
         url = f"http://127.0.0.1:{port}/"
         hdr = ["-H", "Connection: close"] if a.close else []
-        out = subprocess.run(pin + ["wrk", "-t1", "-c", str(a.c), "-d", f"{a.secs}s"] + hdr + [url],
+        out = subprocess.run(pin + ["wrk", "-t1", "-c", str(a.c), "-d", f"{max(1, round(a.secs))}s"] + hdr + [url],
                              capture_output=True, text=True)
         m = re.search(r"(\d+) requests in", out.stdout)
         return (int(m.group(1)), None) if m else (None, (out.stdout + out.stderr)[-300:])
     if a.client == "echo_bench":
         out = subprocess.run(pin + [a.echo_bench, "-a", f"127.0.0.1:{port}", "-l", "128", "-c", str(a.c),
-                                    "-t", str(int(a.secs))], capture_output=True, text=True)
+                                    "-t", str(max(1, round(a.secs)))], capture_output=True, text=True)
         m = re.search(r"Responses: (\d+)", out.stdout)
         return (int(m.group(1)), None) if m else (None, (out.stdout + out.stderr)[-300:])
     url = f"echo://127.0.0.1:{port}" if a.proto == "echo" else f"http://127.0.0.1:{port}/"
-    cmd = pin + [a.bin, "load", url, "-c", str(a.c), "-d", f"{a.secs}s", "--json"]
+    cmd = pin + [a.bin, "load", url, "-c", str(a.c), "-d", f"{round(a.secs * 1000)}ms", "--json"]
     if a.proto == "echo":
         cmd += ["--size", "128"]
     if a.close:
@@ -121,7 +121,7 @@ def main():
     p.add_argument("-c", type=int, default=100, help="connections (default 100)")
     p.add_argument("--close", action="store_true", help="HTTP, one request per connection")
     p.add_argument("--rounds", type=int, default=8, help="bursts per target (default 8)")
-    p.add_argument("--secs", type=float, default=1.0, help="seconds per burst (default 1; echo_bench: whole seconds)")
+    p.add_argument("--secs", type=float, default=1.0, help="seconds per burst (default 1; wrk and echo_bench: whole seconds)")
     p.add_argument("--client", choices=["muxlab", "wrk", "echo_bench"], default="muxlab")
     p.add_argument("--echo-bench", default=shutil.which("echo_bench") or "echo_bench", help="rust_echo_bench's binary")
     p.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "muxlab"), help="muxlab binary")

@@ -61,10 +61,10 @@ pub struct Config {
     /// epoll trigger mode, model epoll only [default: level].
     #[arg(long, value_enum)]
     pub trigger: Option<Trigger>,
-    /// Wait for a batch of completions, at most this much longer once one is there, model uring
-    /// only (io_uring's min-wait, Linux 6.12+): fewer wake-ups per request under load, at most
-    /// this much added latency; the batch follows the last turn's, so a lone request does not
-    /// wait. 0 waits for one completion [default: 50us].
+    /// With hundreds of connections open, wait for a batch of completions, at most this much
+    /// longer once one is there; model uring only (io_uring's min-wait, Linux 6.12+): fewer
+    /// wake-ups per request under load, at most this much added latency; the batch follows the
+    /// last turn's, so a lone request does not wait. 0 waits for one completion [default: 100us].
     #[arg(long, value_parser = parse_duration)]
     pub batch_wait: Option<Duration>,
     /// Accept guard, model procs-accept only [default: exclusive].

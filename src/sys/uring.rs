@@ -24,6 +24,10 @@ use std::time::Duration;
 use io_uring::types::{BufRingEntry, CancelBuilder, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
+/// `user_data` of cancellations: no slot of the table of operations (slots are u32 indexes
+/// that never reach u32::MAX), so their completions are dropped.
+const CANCEL: u64 = u64::MAX;
+
 /// Buffer group id of the provided-buffer ring.
 const BGID: u16 = 0;
 
@@ -151,16 +155,8 @@ pub struct RecvBuf {
 /// What an operation in flight is, recorded when it was queued.
 enum Op {
     Accept,
-    Recv {
-        tag: u64,
-    },
-    Send {
-        tag: u64,
-        buf: Vec<u8>,
-    },
-    /// A cancellation: its own completion says nothing the caller needs (the cancelled
-    /// operation completes on its own, with ECANCELED).
-    Cancel,
+    Recv { tag: u64 },
+    Send { tag: u64, buf: Vec<u8> },
 }
 
 /// An operation in flight.
@@ -305,10 +301,22 @@ impl Ring {
     }
 
     /// Asks the kernel to cancel operation `op` (a no-op if it has ended). The operation then
-    /// completes on its own, with ECANCELED unless it had already finished.
+    /// completes on its own, with ECANCELED unless it had already finished. The cancel itself
+    /// posts no completion when it succeeds, and one the ring drops when it fails: it is not
+    /// recorded in the table of operations.
     pub fn cancel(&mut self, op: OpId) -> io::Result<()> {
-        let sqe = opcode::AsyncCancel::new(op.0).build();
-        self.push(sqe, Op::Cancel).map(drop).map_err(|(e, _)| e)
+        let sqe = opcode::AsyncCancel::new(op.0)
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS)
+            .user_data(CANCEL);
+        loop {
+            // SAFETY: a cancel references no memory; its target is only a number to the kernel.
+            if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
+                return Ok(());
+            }
+            super::count();
+            self.ring.submit()?;
+        }
     }
 
     /// Sends `data` on `fd`; the ring keeps the bytes until the completion, which hands them
@@ -382,7 +390,7 @@ impl Ring {
             match entry.1.as_ref()? {
                 Op::Accept => Op::Accept,
                 Op::Recv { tag } => Op::Recv { tag: *tag },
-                Op::Send { .. } | Op::Cancel => unreachable!("only accepts and receives are multishot"),
+                Op::Send { .. } => unreachable!("sends are not multishot"),
             }
         } else {
             let op = entry.1.take()?;
@@ -421,7 +429,6 @@ impl Ring {
                 sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
                 buf,
             },
-            Op::Cancel => return None,
         })
     }
 
