@@ -321,3 +321,47 @@ fn a_baseline_binary_serves_every_model_cell_too_and_the_run_ends_with_a_before_
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a muxlab binary"));
 }
+
+/// A paired experiment starts every target's server once, alternates the loads between them
+/// repeat after repeat (the order reversed every other repeat), and gives every cell the
+/// counters of the server it was measured against.
+#[test]
+fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
+    let d = tmpdir("paired");
+    let p = scenario(
+        &d,
+        "repeats = 3\n[[experiment]]\nname = \"ka\"\nproto = \"http\"\npaired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    let order: Vec<(&str, u64)> = cells
+        .iter()
+        .map(|c| (c["target"].as_str().unwrap(), c["repeat"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("epoll", 0),
+            ("poll", 0),
+            ("poll", 1),
+            ("epoll", 1),
+            ("epoll", 2),
+            ("poll", 2)
+        ]
+    );
+    for model in ["epoll", "poll"] {
+        let mine: Vec<&Value> = cells.iter().filter(|c| c["target"] == model).collect();
+        assert!(mine.iter().all(|c| c["status"] == "ok"), "{mine:?}");
+        // One server served all three cells: its count covers every one of them.
+        let served = mine[0]["server_stats"]["totals"]["requests"].as_u64().unwrap();
+        let asked: u64 = mine.iter().map(|c| c["load"]["requests"].as_u64().unwrap()).sum();
+        assert!(
+            served >= asked,
+            "{model}: the server counted {served}, the cells {asked}"
+        );
+        assert!(mine.iter().all(|c| c["server_stats"] == mine[0]["server_stats"]));
+        assert!(mine.iter().all(|c| c["figures"]["syscalls_per_req"].as_f64().is_some()));
+    }
+}

@@ -212,6 +212,44 @@ mod verdicts {
     }
 
     #[test]
+    fn the_sign_test_counts_the_chance_of_so_many_wins() {
+        use muxlab::bench::verdict::sign_test;
+        assert!((sign_test(8, 8) - 1.0 / 256.0).abs() < 1e-12);
+        assert!((sign_test(0, 8) - 1.0).abs() < 1e-12);
+        assert!((sign_test(7, 8) - 9.0 / 256.0).abs() < 1e-12);
+        assert!(sign_test(6, 8) > 0.05);
+    }
+
+    /// Paired rounds: a target better in 7 of 8 rounds is clearly better even where the two
+    /// ranges overlap (the machine drifted between rounds); better in 5 of 8 is not.
+    #[test]
+    fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [100]\nduration = \"1s\"\n";
+        let x = parse(text, "t").unwrap().experiments.remove(0);
+        for (wins, clear) in [(7, true), (5, false)] {
+            let mut cells = Vec::new();
+            for r in 0..8 {
+                // The machine's state moves every round by far more than the gap.
+                let drift = 1.0 + 0.1 * r as f64;
+                let gap = if r < wins { 0.95 } else { 1.02 };
+                cells.push(cell("epoll", 100, r, 100_000.0, 5.0 * drift * gap, 2.0, false));
+                cells.push(cell("poll", 100, r, 100_000.0, 5.0 * drift, 2.0, false));
+            }
+            let v = verdict(&x, &cells, 8);
+            let cpu = v
+                .findings
+                .iter()
+                .find(|f| f.metric == "server CPU per request")
+                .unwrap();
+            assert_eq!((cpu.best.as_str(), cpu.clear), ("epoll", clear), "{}", v.text);
+            if !clear {
+                assert!(v.text.contains("not better in enough of 8 paired rounds"), "{}", v.text);
+            }
+        }
+    }
+
+    #[test]
     fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
         let mut cells = Vec::new();
         for r in 0..3 {

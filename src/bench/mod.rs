@@ -226,19 +226,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
-    let plan: Vec<(usize, Target, usize, usize)> = sc
-        .experiments
-        .iter()
-        .enumerate()
-        .flat_map(|(xi, x)| {
-            let ts = targets(x, opts.target, opts.baseline.as_ref());
-            let reps = sc.repeats;
-            x.connections.iter().flat_map(move |&c| {
-                let ts = ts.clone();
-                (0..reps).flat_map(move |r| ts.clone().into_iter().map(move |t| (xi, t, c, r)))
-            })
-        })
-        .collect();
+    let plan = plan(&sc, opts);
     let dir =
         results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     let env = environment(&place);
@@ -277,19 +265,34 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let started = Instant::now();
     let mut current_x = usize::MAX;
     let progress = std::io::stderr().is_terminal();
-    for (k, (xi, target, conns, repeat)) in plan.iter().enumerate() {
+    // The servers of the paired group being measured, and its cells (target, index in `cells`).
+    let mut group: Option<(usize, usize)> = None;
+    let mut standing: Vec<runner::Standing> = Vec::new();
+    let mut group_cells: Vec<(usize, usize)> = Vec::new();
+    for (k, step) in plan.iter().enumerate() {
         if STOP.load(Ordering::Relaxed) != 0 {
             break;
         }
-        let x = &sc.experiments[*xi];
-        if *xi != current_x {
-            current_x = *xi;
+        let x = &sc.experiments[step.xi];
+        let key = x.paired.then_some((step.xi, step.conns));
+        if key != group {
+            stop_group(&mut standing, &mut group_cells, &mut cells);
+            group = key;
+            if key.is_some() {
+                standing = targets(x, opts.target, opts.baseline.as_ref())
+                    .iter()
+                    .map(|t| runner::Standing::start(x, t, &place))
+                    .collect();
+            }
+        }
+        if step.xi != current_x {
+            current_x = step.xi;
             on_event(Event::Experiment(x));
         }
         if progress {
             let done = started.elapsed();
             let left: Duration = if k == 0 {
-                plan[k..].iter().map(|(xi, ..)| guess(&sc.experiments[*xi])).sum()
+                plan[k..].iter().map(|s| guess(&sc.experiments[s.xi])).sum()
             } else {
                 done / k as u32 * (plan.len() - k) as u32
             };
@@ -298,13 +301,18 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
                 k + 1,
                 plan.len(),
                 x.name,
-                target.label(),
-                conns,
+                step.target.label(),
+                step.conns,
                 clock(done),
                 clock(left)
             );
         }
-        let cell = runner::run_cell(k, x, target, *conns, *repeat, &place, &STOP);
+        let cell = if group.is_some() {
+            group_cells.push((step.ti, cells.len()));
+            standing[step.ti].burst(k, x, step.conns, step.repeat, &place, &STOP)
+        } else {
+            runner::run_cell(k, x, &step.target, step.conns, step.repeat, &place, &STOP)
+        };
         if progress {
             eprint!("\r\x1b[2K");
         }
@@ -312,6 +320,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         cells.push(cell);
         save(&dir, &sc, &env, &cells, false)?;
     }
+    stop_group(&mut standing, &mut group_cells, &mut cells);
     let interrupted = STOP.load(Ordering::Relaxed) != 0;
     if let Some(h) = &place.hosts {
         h.finish();
@@ -353,6 +362,55 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         failed,
         interrupted,
     })
+}
+
+/// One cell to run: experiment `xi`, its target `ti`, a connection count, a repeat.
+struct Step {
+    xi: usize,
+    ti: usize,
+    target: Target,
+    conns: usize,
+    repeat: usize,
+}
+
+/// The run's cells in order: per experiment and connection count, repeat after repeat, every
+/// target in turn (a paired experiment reverses the order every other repeat).
+fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for (xi, x) in sc.experiments.iter().enumerate() {
+        let ts = targets(x, opts.target, opts.baseline.as_ref());
+        for &conns in &x.connections {
+            for repeat in 0..sc.repeats {
+                let mut order: Vec<usize> = (0..ts.len()).collect();
+                if x.paired && repeat % 2 == 1 {
+                    order.reverse();
+                }
+                steps.extend(order.into_iter().map(|ti| Step {
+                    xi,
+                    ti,
+                    target: ts[ti].clone(),
+                    conns,
+                    repeat,
+                }));
+            }
+        }
+    }
+    steps
+}
+
+/// Stops the servers of a paired group; each completes the cells measured against it.
+fn stop_group(standing: &mut Vec<runner::Standing>, group_cells: &mut Vec<(usize, usize)>, cells: &mut [Cell]) {
+    for (ti, server) in standing.drain(..).enumerate() {
+        let mine: Vec<usize> = group_cells.iter().filter(|(t, _)| *t == ti).map(|(_, i)| *i).collect();
+        let mut refs: Vec<&mut Cell> = cells
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| mine.contains(i))
+            .map(|(_, c)| c)
+            .collect();
+        server.stop(&mut refs);
+    }
+    group_cells.clear();
 }
 
 fn clock(d: Duration) -> String {

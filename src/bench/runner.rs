@@ -119,8 +119,8 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     a
 }
 
-/// Runs cell `number` of the run. `stop_flag` (Ctrl-C) interrupts it: the load is stopped and
-/// the cell is recorded as interrupted.
+/// Runs cell `number` of the run: the target's server started for it alone. `stop_flag`
+/// (Ctrl-C) interrupts it: the load is stopped and the cell is recorded as interrupted.
 pub fn run_cell(
     number: usize,
     x: &Experiment,
@@ -131,81 +131,138 @@ pub fn run_cell(
     stop_flag: &AtomicU64,
 ) -> Cell {
     let started = Instant::now();
-    let mut cell = Cell {
-        experiment: x.name.clone(),
-        target: target.label(),
-        connections: conns,
-        repeat,
-        status: "ok".into(),
-        seconds: 0.0,
-        figures: Figures::default(),
-        load: Value::Null,
-        server_stats: Value::Null,
-    };
-    let server = match target {
-        Target::Model(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
-        Target::Baseline(m, bin) => start_model(bin, m, x, place),
-        Target::Peer(p) => start_nginx(p, x, place),
-        Target::External(a) => Ok(Server {
-            child: None,
-            pid: 0,
-            addr: *a,
-            lines: None,
-            dir: None,
-            session: None,
-        }),
-    };
-    let sampler = server.and_then(|s| Sampler::new(s.pid, place.hosts.as_ref()).map(|sampler| (s, sampler)));
-    let (server, mut sampler) = match sampler {
-        Ok(s) => s,
-        Err(e) => {
-            cell.status = e.to_string();
-            return cell;
-        }
-    };
-    let watched = sampler.watched();
-    // Let workers finish starting, so their memory is in the baseline, not in the per-connection cost.
-    std::thread::sleep(Duration::from_millis(200));
-    let base = sampler.tree();
-    let mut peak = base;
-    let tcp_base = sampler.tcp_pages().unwrap_or(0);
-    let mut tcp_peak = tcp_base;
-    let args = load_args(x, server.addr, conns, place, number);
-    let measured = run_load(x, args, stop_flag, &mut sampler, |s, tcp| {
-        peak.rss = peak.rss.max(s.rss);
-        peak.threads = peak.threads.max(s.threads);
-        tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
-    });
-    drop(sampler);
-    let (stats, verdict) = stop(server);
-    cell.server_stats = stats;
+    let mut server = Standing::start(x, target, place);
+    let mut cell = server.burst(number, x, conns, repeat, place, stop_flag);
+    server.stop(&mut [&mut cell]);
     cell.seconds = started.elapsed().as_secs_f64();
-    let (doc, begin, end, span) = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            cell.status = e.to_string();
-            return cell;
-        }
-    };
-    cell.load = doc;
-    if stop_flag.load(Ordering::Relaxed) != 0 {
-        cell.status = "interrupted".into();
-    } else if let Err(e) = verdict {
-        cell.status = e.to_string();
-    }
-    cell.figures = figures(
-        &cell.load,
-        &cell.server_stats,
-        conns,
-        &base,
-        &peak,
-        &begin,
-        &end,
-        span,
-        watched,
-    );
-    cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
     cell
+}
+
+/// A target's server, up for one cell, or for every burst of a paired group (`paired = true`:
+/// every target's server up at once, the loads alternating between them).
+pub struct Standing {
+    label: String,
+    up: Result<Up, String>,
+}
+
+struct Up {
+    server: Server,
+    sampler: Sampler,
+    watched: bool,
+    /// The tree before any load: what memory per connection is measured from.
+    base: ProcSample,
+}
+
+impl Standing {
+    /// Starts the target's server and the sampling of its process tree.
+    pub fn start(x: &Experiment, target: &Target, place: &Placement) -> Standing {
+        let server = match target {
+            Target::Model(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
+            Target::Baseline(m, bin) => start_model(bin, m, x, place),
+            Target::Peer(p) => start_nginx(p, x, place),
+            Target::External(a) => Ok(Server {
+                child: None,
+                pid: 0,
+                addr: *a,
+                lines: None,
+                dir: None,
+                session: None,
+            }),
+        };
+        let up = server
+            .and_then(|s| Sampler::new(s.pid, place.hosts.as_ref()).map(|sampler| (s, sampler)))
+            .map(|(server, mut sampler)| {
+                let watched = sampler.watched();
+                // Let workers finish starting, so their memory is in the baseline, not in the
+                // per-connection cost.
+                std::thread::sleep(Duration::from_millis(200));
+                let base = sampler.tree();
+                Up {
+                    server,
+                    sampler,
+                    watched,
+                    base,
+                }
+            })
+            .map_err(|e| e.to_string());
+        Standing {
+            label: target.label(),
+            up,
+        }
+    }
+
+    /// Measures one cell against the server: a load run, the server's tree sampled over its
+    /// window. The figures that come from the server's counters wait for [`Standing::stop`].
+    pub fn burst(
+        &mut self,
+        number: usize,
+        x: &Experiment,
+        conns: usize,
+        repeat: usize,
+        place: &Placement,
+        stop_flag: &AtomicU64,
+    ) -> Cell {
+        let started = Instant::now();
+        let mut cell = Cell {
+            experiment: x.name.clone(),
+            target: self.label.clone(),
+            connections: conns,
+            repeat,
+            status: "ok".into(),
+            seconds: 0.0,
+            figures: Figures::default(),
+            load: Value::Null,
+            server_stats: Value::Null,
+        };
+        let up = match &mut self.up {
+            Ok(up) => up,
+            Err(e) => {
+                cell.status = e.clone();
+                return cell;
+            }
+        };
+        let base = up.base;
+        let mut peak = base;
+        let tcp_base = up.sampler.tcp_pages().unwrap_or(0);
+        let mut tcp_peak = tcp_base;
+        let args = load_args(x, up.server.addr, conns, place, number);
+        let measured = run_load(x, args, stop_flag, &mut up.sampler, |s, tcp| {
+            peak.rss = peak.rss.max(s.rss);
+            peak.threads = peak.threads.max(s.threads);
+            tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
+        });
+        cell.seconds = started.elapsed().as_secs_f64();
+        let (doc, begin, end, span) = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                cell.status = e.to_string();
+                return cell;
+            }
+        };
+        cell.load = doc;
+        if stop_flag.load(Ordering::Relaxed) != 0 {
+            cell.status = "interrupted".into();
+        }
+        cell.figures = figures(&cell.load, conns, &base, &peak, &begin, &end, span, up.watched);
+        cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
+        cell
+    }
+
+    /// Stops the server. Its stats line completes `cells` (all measured against it): the
+    /// counters' figures (syscalls per request and the like, over all of them), and a failed
+    /// stop (a crash, processes left behind) fails them.
+    pub fn stop(self, cells: &mut [&mut Cell]) {
+        let Ok(up) = self.up else { return };
+        drop(up.sampler);
+        let (stats, verdict) = stop(up.server);
+        for cell in cells.iter_mut() {
+            counters(&mut cell.figures, &stats);
+            cell.server_stats = stats.clone();
+            if let (Err(e), "ok") = (&verdict, cell.status.as_str()) {
+                cell.status = e.to_string();
+            }
+        }
+    }
 }
 
 /// The load's document, the server samples at the window's ends, and the time between them.
@@ -332,7 +389,6 @@ fn status_of(child: &mut Child) -> String {
 #[allow(clippy::too_many_arguments)]
 fn figures(
     load: &Value,
-    stats: &Value,
     conns: usize,
     base: &ProcSample,
     peak: &ProcSample,
@@ -352,16 +408,6 @@ fn figures(
         window / span.as_secs_f64()
     };
     let cpu = end.cpu().saturating_sub(begin.cpu()).as_secs_f64() * scale;
-    let t = &stats["totals"];
-    let total = |k: &str| t[k].as_u64();
-    let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
-        _ => None,
-    };
-    let per_worker: Vec<u64> = stats["per_worker"]
-        .as_array()
-        .map(|w| w.iter().filter_map(|x| x["requests"].as_u64()).collect())
-        .unwrap_or_default();
     Figures {
         throughput_rps: f64_at(&load["throughput_rps"]),
         requests,
@@ -385,12 +431,30 @@ fn figures(
         context_switches: ((end.voluntary_switches + end.involuntary_switches)
             .saturating_sub(begin.voluntary_switches + begin.involuntary_switches) as f64
             * scale) as u64,
-        jain_workers: (per_worker.len() > 1).then(|| jain(&per_worker)),
+        jain_workers: None,
         jain_conns: load["fairness"]["jain"].as_f64().unwrap_or(1.0),
         starved_conns: load["fairness"]["starved"].as_u64().unwrap_or(0),
-        useful_ratio: ratio(total("useful_events"), total("events")),
-        syscalls_per_req: ratio(total("syscalls"), total("requests")),
-        lost_races_per_accept: ratio(total("accept_lost"), total("accepted")),
+        useful_ratio: None,
+        syscalls_per_req: None,
+        lost_races_per_accept: None,
         established: load["connections"]["established"].as_u64().unwrap_or(0),
     }
+}
+
+/// The figures that come from the server's counters (its stats line when it stops).
+fn counters(f: &mut Figures, stats: &Value) {
+    let t = &stats["totals"];
+    let total = |k: &str| t[k].as_u64();
+    let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
+        _ => None,
+    };
+    let per_worker: Vec<u64> = stats["per_worker"]
+        .as_array()
+        .map(|w| w.iter().filter_map(|x| x["requests"].as_u64()).collect())
+        .unwrap_or_default();
+    f.jain_workers = (per_worker.len() > 1).then(|| jain(&per_worker));
+    f.useful_ratio = ratio(total("useful_events"), total("events"));
+    f.syscalls_per_req = ratio(total("syscalls"), total("requests"));
+    f.lost_races_per_accept = ratio(total("accept_lost"), total("accepted"));
 }

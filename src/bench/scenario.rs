@@ -143,6 +143,12 @@ pub struct Experiment {
     /// TIME_WAIT sockets short connections leave behind do not slow the next cell.
     #[serde(default)]
     pub rotate_sources: bool,
+    /// Every target's server up at once, the loads alternating between them repeat after
+    /// repeat (the order reversed every other repeat): a change in the machine's state between
+    /// repeats hits every target alike, and each cell is a short burst. The counters' figures
+    /// (syscalls per request, ...) then cover all of a target's cells.
+    #[serde(default)]
+    pub paired: bool,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
@@ -325,6 +331,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
         if let Some(b) = &x.bind {
             crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;
+        }
+        if x.paired && s.server_host.is_some() {
+            return Err(field_err(
+                "paired",
+                "runs every server at once on this machine: drop server_host, or paired".into(),
+            ));
         }
     }
     Ok(s)

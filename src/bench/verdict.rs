@@ -26,7 +26,8 @@ pub struct Finding {
     pub runner_up: String,
     /// How many times better the best is (≥ 1), geometric mean over the shared counts.
     pub ratio: f64,
-    /// The gap is larger than the spread of the repeats (or, with one run, than 10%).
+    /// The gap is larger than the spread of the repeats (paired repeats: the best wins enough of
+    /// the rounds, a sign test; with one run: the gap is over 10%).
     pub clear: bool,
     /// The two medians at the largest shared connection count, and that count.
     pub best_value: f64,
@@ -137,7 +138,7 @@ fn better(m: &Metric, a: f64, b: f64) -> f64 {
     }
 }
 
-fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> Option<Finding> {
+fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, paired: bool) -> Option<Finding> {
     let largest = cells.iter().map(|c| c.connections).max()?;
     let cells: Vec<&Cell> = cells
         .iter()
@@ -205,6 +206,9 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
     let separated = shared
         .iter()
         .filter(|&&n| {
+            if paired {
+                return paired_clear(cells, m, &best.0, &second.0, n);
+            }
             let (b, s) = (at(&best.1, n), at(&second.1, n));
             if m.higher_is_better {
                 b.2 > s.3
@@ -241,6 +245,30 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize) -> O
         last: worst,
         unranked,
     })
+}
+
+/// Paired repeats (`paired = true`: the two targets measured in the same round, one right after
+/// the other): is `best` better than `second` in so many rounds that chance would do it less
+/// than one time in 20 (a one-sided sign test)?
+fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize) -> bool {
+    let value = |t: &str, r: usize| {
+        cells
+            .iter()
+            .find(|c| c.target == t && c.connections == n && c.repeat == r)
+            .and_then(|c| (m.get)(c))
+    };
+    let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
+    let rounds: Vec<bool> = (0..repeats)
+        .filter_map(|r| Some(better(m, value(best, r)?, value(second, r)?) > 1.0))
+        .collect();
+    let wins = rounds.iter().filter(|w| **w).count();
+    sign_test(wins, rounds.len()) < 0.05
+}
+
+/// The chance of `wins` or more heads in `n` fair coin tosses.
+pub fn sign_test(wins: usize, n: usize) -> f64 {
+    let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
+    (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
 }
 
 /// Counters that explain a gap: (name, per-cell value).
@@ -321,7 +349,7 @@ pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
     }
     v.findings = METRICS
         .iter()
-        .filter_map(|m| finding(&ok, &targets, m, repeats))
+        .filter_map(|m| finding(&ok, &targets, m, repeats, x.paired))
         .collect();
     let mut parts = Vec::new();
     for (f, m) in v
@@ -347,7 +375,9 @@ pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
                 f.best,
                 f.runner_up,
                 f.ratio,
-                if repeats > 1 {
+                if repeats > 1 && x.paired {
+                    format!("not better in enough of {repeats} paired rounds")
+                } else if repeats > 1 {
                     format!("inside the spread of {repeats} runs")
                 } else {
                     "one run each, and under 10%".to_string()
