@@ -120,3 +120,12 @@ fn uring_serves_every_byte_with_and_without_batched_waits() {
         assert_eq!(st.total("bytes_in"), 30000 * 128, "{args:?}");
     }
 }
+
+/// Without --workers, a model runs one worker per CPU it may use: pinned with --cpus, those
+/// CPUs (not every CPU of the machine: two workers on one pinned CPU measure something else).
+#[test]
+fn workers_default_to_the_cpus_the_server_is_pinned_to() {
+    let srv = Server::start("reactor", &["--cpus", "0"]);
+    let st = srv.stop();
+    assert_eq!(st.stats["per_worker"].as_array().unwrap().len(), 1);
+}

@@ -349,7 +349,7 @@ mod compare {
     fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
         let a = results(&[("epoll", 100.0), ("epoll", 104.0), ("poll", 100.0), ("poll", 110.0)]);
         let b = results(&[("epoll", 120.0), ("epoll", 124.0), ("poll", 105.0), ("poll", 95.0)]);
-        let r = rows(&a, &b);
+        let r = rows(&a, &b, false);
         assert_eq!(r.len(), 2);
         let epoll = &r[0].changes[0].as_ref().unwrap();
         assert!((epoll.ratio - 122.0 / 102.0).abs() < 1e-9);
@@ -367,5 +367,27 @@ mod compare {
         let t = table("A", "B", &r);
         assert!(t.contains("better") && t.contains("1 better and 0 worse"), "{t}");
         assert!(html("A", "B", &r).contains("class=\"better\""));
+    }
+
+    /// One paired run with a baseline: each round's B/A counts. B 5% faster in every one of
+    /// five rounds is beyond the noise though the machine's drift makes the ranges overlap;
+    /// compared as two separate runs, it is not.
+    #[test]
+    fn paired_rounds_of_one_run_compare_round_by_round() {
+        let drift = [100.0, 150.0, 80.0, 120.0, 95.0];
+        let a = results(&drift.map(|v| ("epoll", v)));
+        let b = results(&drift.map(|v| ("epoll", v * 1.05)));
+        let (mut pa, mut pb) = (a.clone(), b.clone());
+        pa.scenario.experiments[0].paired = true;
+        pb.scenario.experiments[0].paired = true;
+        let paired = rows(&pa, &pb, true);
+        let t = paired[0].changes[0].as_ref().unwrap();
+        assert!(
+            (t.ratio - 1.05).abs() < 1e-9 && (t.spread.0 - 1.05).abs() < 1e-9,
+            "{t:?}"
+        );
+        assert_eq!(t.verdict, Some(true));
+        assert_eq!(rows(&pa, &pb, false)[0].changes[0].as_ref().unwrap().verdict, None);
+        assert_eq!(rows(&a, &b, true)[0].changes[0].as_ref().unwrap().verdict, None);
     }
 }

@@ -14,7 +14,8 @@ const SINGLE_RUN_NOISE: f64 = 0.10;
 pub struct Change {
     /// B's median / A's median.
     pub ratio: f64,
-    /// The lowest and highest B/A the repeats allow (B's range over A's).
+    /// The lowest and highest B/A the repeats allow (B's range over A's; paired rounds: the
+    /// lowest and highest round's ratio).
     pub spread: (f64, f64),
     /// `Some(true)`: better beyond the noise, `Some(false)`: worse, `None`: within it.
     pub verdict: Option<bool>,
@@ -62,8 +63,40 @@ fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change>
     })
 }
 
-/// The cells of B that A also has, compared.
-pub fn rows(a: &Results, b: &Results) -> Vec<Row> {
+/// B against A where both ran in one paired run (`bench --baseline` of a `paired = true`
+/// experiment: the two servers measured in the same round, one right after the other): the
+/// ratio of each round, their median and range; beyond the noise when B moved the same way in
+/// so many rounds that chance would do it less than one time in 20 (a sign test).
+fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {
+    let ratios: Vec<f64> = b
+        .iter()
+        .filter_map(|cb| {
+            let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
+            let (va, vb) = (get(ca), get(cb));
+            (va > 0.0 && vb > 0.0).then_some(vb / va)
+        })
+        .collect();
+    let n = ratios.len();
+    let ups = ratios.iter().filter(|r| **r > 1.0).count();
+    let (ratio, lo, hi) = spread(ratios)?;
+    let sign = crate::bench::verdict::sign_test;
+    let verdict = if sign(ups, n) < 0.05 {
+        Some(*higher)
+    } else if sign(n - ups, n) < 0.05 {
+        Some(!*higher)
+    } else {
+        None
+    };
+    Some(Change {
+        ratio,
+        spread: (lo, hi),
+        verdict,
+    })
+}
+
+/// The cells of B that A also has, compared. `same_run`: A and B come from one run (`bench
+/// --baseline`), so a paired experiment's rounds pair up.
+pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
     let ok = |r: &Results| -> Vec<Cell> { r.cells.iter().filter(|c| c.ok()).cloned().collect() };
     let (ca, cb) = (ok(a), ok(b));
     let mut keys: Vec<(String, String, usize)> = Vec::new();
@@ -88,11 +121,13 @@ pub fn rows(a: &Results, b: &Results) -> Vec<Row> {
             };
             let (pa, pb) = (pick(&ca), pick(&cb));
             let (ra, rb): (Vec<&Cell>, Vec<&Cell>) = (pa.iter().collect(), pb.iter().collect());
+            let paired = same_run && a.scenario.experiments.iter().any(|x| x.name == e && x.paired);
+            let compare = if paired { paired_change } else { change };
             Row {
                 experiment: e,
                 target: t,
                 connections: n,
-                changes: [0, 1, 2].map(|i| change(&ra, &rb, &METRICS[i])),
+                changes: [0, 1, 2].map(|i| compare(&ra, &rb, &METRICS[i])),
             }
         })
         .collect()
@@ -118,7 +153,7 @@ fn cell_text(c: &Option<Change>) -> String {
 /// The terminal table.
 pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
     let mut s = format!(
-        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow]; better / WORSE when beyond the noise\n\
+        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow; a paired run: of its rounds' ratios]; better / WORSE when beyond the noise\n\
          (runs made at different times also differ by the machine's drift, which repeats within one run do\n\
          not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
         "experiment", "target", "conns", "throughput", "p99", "CPU/request"

@@ -27,7 +27,7 @@ pub fn rebuild(dir: &Path) -> Result<PathBuf, Error> {
 /// table.
 pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
     let (ra, rb) = (read(a)?, read(b)?);
-    let rows = compare::rows(&ra, &rb);
+    let rows = compare::rows(&ra, &rb, false);
     if rows.is_empty() {
         return Err(Error::Usage(format!(
             "{} and {} share no finished cell (same experiment, target and connections)",
@@ -61,7 +61,7 @@ pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf
             .collect(),
         ..results.clone()
     };
-    let rows = compare::rows(&side(true), &side(false));
+    let rows = compare::rows(&side(true), &side(false), true);
     let out = dir.join("compare.html");
     std::fs::write(&out, compare::html("--baseline", "this binary", &rows))
         .map_err(io_err(format!("writing {}", out.display())))?;

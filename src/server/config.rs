@@ -31,7 +31,8 @@ pub struct Config {
     /// Port to listen on; 0 picks any free port (the listening line says which).
     #[arg(long, short = 'p', default_value_t = 8080)]
     pub port: u16,
-    /// Worker threads or processes, for models that have workers [default: CPUs available].
+    /// Worker threads or processes, for models that have workers [default: CPUs available: those
+    /// of --cpus when given].
     #[arg(long, short = 'w')]
     pub workers: Option<usize>,
     /// listen() backlog.

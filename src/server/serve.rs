@@ -50,7 +50,11 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
     let workers = match (model.workers, cfg.workers) {
         (Workers::None, _) => 1,
         (_, Some(n)) => n,
-        (_, None) => sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
+        // The CPUs it may run on: those of --cpus, or else those the process was given.
+        (_, None) => match &cfg.cpus {
+            Some(cpus) => cpus.0.len().max(1),
+            None => sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
+        },
     };
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
