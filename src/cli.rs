@@ -82,7 +82,7 @@ pub enum Command {
     Sample,
     /// Rebuild report.html from a results directory; with two, compare them.
     ///
-    /// muxlab report DIR       rebuilds DIR/report.html
+    /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
     /// muxlab report A B       B against A: a terminal table and B/compare.html with the ratios
     ///                         of throughput, p99 and CPU per request per cell, their spreads,
     ///                         and the changes that go beyond the noise
@@ -211,7 +211,14 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,
         Command::Report { dirs } => match dirs.as_slice() {
-            [dir] => println!("{}", crate::report::rebuild(dir)?.display()),
+            [dir] => {
+                println!("{}", crate::report::rebuild(dir)?.display());
+                // A run with --baseline: its before/after too.
+                if let Some((page, table)) = crate::report::against_baseline(dir, &crate::bench::results::read(dir)?)? {
+                    print!("{table}");
+                    println!("compare: {}", page.display());
+                }
+            }
             [a, b] => {
                 let (page, table) = crate::report::compare(a, b)?;
                 print!("{table}");
