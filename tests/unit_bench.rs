@@ -211,6 +211,29 @@ mod verdicts {
         parse(text, "t").unwrap().experiments.remove(0)
     }
 
+    /// Ranked over every count, the best can still lose at the largest, whose values are
+    /// quoted: the sentence says so instead of calling the smaller number the worse one.
+    #[test]
+    fn a_best_that_loses_at_the_largest_count_is_said_to_flip_there() {
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            let j = r as f64 * 0.01;
+            for n in [10, 50] {
+                cells.push(cell("epoll", n, r, 100_000.0, 2.0 + j, 2.0, false));
+                cells.push(cell("poll", n, r, 100_000.0, 6.0 + j, 2.0, false));
+            }
+            cells.push(cell("epoll", 100, r, 100_000.0, 5.5 + j, 2.0, false));
+            cells.push(cell("poll", 100, r, 100_000.0, 5.0 + j, 2.0, false));
+        }
+        let v = verdict(&experiment(), &cells, 3);
+        assert!(
+            v.text.contains("Server CPU per request: epoll is best over all counts")
+                && v.text.contains("at 100 connections, where the order flips"),
+            "{}",
+            v.text
+        );
+    }
+
     #[test]
     fn the_sign_test_counts_the_chance_of_so_many_wins() {
         use muxlab::bench::verdict::sign_test;

@@ -358,15 +358,19 @@ pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
         .map(|f| (f, METRICS.iter().find(|m| m.name == f.metric).expect("known")))
     {
         let at = format!("at {} connections", thousands(f.connections as u64));
+        // The rank is over every connection count; at the largest the order can flip.
+        let flipped = better(m, f.best_value, f.runner_up_value) < 1.0;
         let mut s = if f.clear {
             format!(
-                "{}: {} is best, {:.2}× {} ({} against {} {at})",
+                "{}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
                 cap(&f.metric),
                 f.best,
+                if flipped { " over all counts" } else { "" },
                 f.ratio,
                 f.runner_up,
                 (m.show)(f.best_value),
-                (m.show)(f.runner_up_value)
+                (m.show)(f.runner_up_value),
+                if flipped { ", where the order flips" } else { "" }
             )
         } else {
             format!(
