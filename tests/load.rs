@@ -155,9 +155,20 @@ fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
     );
 }
 
+/// A port nothing listens on, held for as long as the guard lives: a socket bound to it but not
+/// listening refuses connections, and no other test's server can be given the port meanwhile
+/// (a port freed right away could be, and its connections would then succeed).
+fn refusing_port() -> (std::os::fd::OwnedFd, u16) {
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let fd = muxlab::sys::socket::tcp_socket(&any, false).unwrap();
+    muxlab::sys::socket::bind(&fd, &any).unwrap();
+    let port = muxlab::sys::socket::local_addr(&fd).unwrap().port();
+    (fd, port)
+}
+
 #[test]
 fn refused_target_is_counted_and_the_run_ends_on_time() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (_held, port) = refusing_port();
     let t = Instant::now();
     let (code, doc, _) = load(&[&format!("http://127.0.0.1:{port}/"), "-c", "5", "-d", "1s"]);
     assert!(
@@ -172,7 +183,7 @@ fn refused_target_is_counted_and_the_run_ends_on_time() {
 
 #[test]
 fn refused_target_with_a_request_count_still_ends() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (_held, port) = refusing_port();
     let (code, doc, _) = load(&[&format!("http://127.0.0.1:{port}/"), "-c", "2", "-n", "20", "--close"]);
     assert_eq!(code, 1);
     assert_eq!(doc["errors"]["refused"], 20, "each of the 20 attempts failed once");
