@@ -236,7 +236,7 @@ mod verdicts {
 
     #[test]
     fn the_sign_test_counts_the_chance_of_so_many_wins() {
-        use muxlab::bench::verdict::sign_test;
+        use muxlab::bench::results::sign_test;
         assert!((sign_test(8, 8) - 1.0 / 256.0).abs() < 1e-12);
         assert!((sign_test(0, 8) - 1.0).abs() < 1e-12);
         assert!((sign_test(7, 8) - 9.0 / 256.0).abs() < 1e-12);

@@ -4,8 +4,10 @@
 //! the report layer's job, above this one.
 
 pub mod error;
+mod figures;
 pub mod hosts;
 pub mod process;
+mod reasons;
 pub mod results;
 pub mod runner;
 pub mod scenario;

@@ -245,3 +245,9 @@ pub fn read(dir: &Path) -> Result<Results, Error> {
         verdicts,
     })
 }
+
+/// The chance of `wins` or more heads in `n` fair coin tosses.
+pub fn sign_test(wins: usize, n: usize) -> f64 {
+    let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
+    (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
+}

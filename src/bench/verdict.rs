@@ -8,15 +8,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::results::{median, spread, Cell};
+use super::reasons::{counter_value, reasons};
+use super::results::{sign_test, spread, Cell};
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
 /// With one run per cell the noise is unknown: a gap smaller than this is not called.
 const SINGLE_RUN_NOISE: f64 = 0.10;
-
-/// A counter must differ by this factor to be offered as a reason.
-const REASON_FACTOR: f64 = 1.25;
 
 /// One metric's finding.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -101,9 +99,6 @@ type Row = (usize, f64, f64, f64);
 
 /// The medians and spreads of one metric: per target, its rows.
 type Table = Vec<(String, Vec<Row>)>;
-
-/// A counter that explains a gap, read from a cell.
-type Counter = (&'static str, fn(&Cell) -> Option<f64>);
 
 fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
     targets
@@ -263,66 +258,6 @@ fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize)
         .collect();
     let wins = rounds.iter().filter(|w| **w).count();
     sign_test(wins, rounds.len()) < 0.05
-}
-
-/// The chance of `wins` or more heads in `n` fair coin tosses.
-pub fn sign_test(wins: usize, n: usize) -> f64 {
-    let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
-    (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
-}
-
-/// Counters that explain a gap: (name, per-cell value).
-fn counters() -> [Counter; 5] {
-    [
-        ("syscalls per request", |c| c.figures.syscalls_per_req),
-        ("useful events per event examined", |c| c.figures.useful_ratio),
-        ("context switches per request", |c| {
-            (c.figures.requests > 0).then(|| c.figures.context_switches as f64 / c.figures.requests as f64)
-        }),
-        ("lost accept races per connection", |c| c.figures.lost_races_per_accept),
-        ("starved connections", |c| Some(c.figures.starved_conns as f64)),
-    ]
-}
-
-/// The counters where `a` and `b` differ by more than [`REASON_FACTOR`], largest first (two).
-fn reasons(cells: &[&Cell], a: &str, b: &str) -> Vec<(String, f64, f64)> {
-    let med = |t: &str, f: fn(&Cell) -> Option<f64>| {
-        let xs: Vec<f64> = cells.iter().filter(|c| c.target == t).filter_map(|c| f(c)).collect();
-        (!xs.is_empty()).then(|| median(xs))
-    };
-    let mut found: Vec<(f64, String, f64, f64)> = counters()
-        .into_iter()
-        .filter_map(|(name, f)| {
-            let (x, y) = (med(a, f)?, med(b, f)?);
-            let (hi, lo) = (x.max(y), x.min(y));
-            if hi < 0.05 {
-                // Both next to nothing: no reason either way.
-                return None;
-            }
-            let factor = if lo <= 0.0 {
-                if hi >= 1.0 {
-                    f64::INFINITY
-                } else {
-                    1.0
-                }
-            } else {
-                hi / lo
-            };
-            (factor > REASON_FACTOR).then(|| (factor, name.to_string(), x, y))
-        })
-        .collect();
-    found.sort_by(|p, q| q.0.total_cmp(&p.0));
-    found.into_iter().take(2).map(|(_, n, x, y)| (n, x, y)).collect()
-}
-
-fn counter_value(name: &str, v: f64) -> String {
-    if name == "starved connections" {
-        thousands(v as u64)
-    } else if v >= 10.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// The verdict of one experiment.

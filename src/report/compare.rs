@@ -79,7 +79,7 @@ fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<
     let n = ratios.len();
     let ups = ratios.iter().filter(|r| **r > 1.0).count();
     let (ratio, lo, hi) = spread(ratios)?;
-    let sign = crate::bench::verdict::sign_test;
+    let sign = crate::bench::results::sign_test;
     let verdict = if sign(ups, n) < 0.05 {
         Some(*higher)
     } else if sign(n - ups, n) < 0.05 {

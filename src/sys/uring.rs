@@ -21,136 +21,17 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use io_uring::types::{BufRingEntry, CancelBuilder, SubmitArgs, Timespec};
+mod bufring;
+
+pub use bufring::RecvBuf;
+use bufring::{BufRing, BGID};
+
+use io_uring::types::{CancelBuilder, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
 /// `user_data` of cancellations: no slot of the table of operations (slots are u32 indexes
 /// that never reach u32::MAX), so their completions are dropped.
 const CANCEL: u64 = u64::MAX;
-
-/// Buffer group id of the provided-buffer ring.
-const BGID: u16 = 0;
-
-/// The provided-buffer ring: `entries` descriptors in a page-aligned mapping shared with the
-/// kernel, pointing into one heap block of `entries * size` bytes that the kernel writes into.
-struct BufRing {
-    ring: *mut BufRingEntry,
-    ring_len: usize,
-    entries: u16,
-    size: usize,
-    /// The buffers, as a raw block: the kernel writes into the parts it owns while we read the
-    /// parts lent to us, so no Rust reference ever covers the whole block.
-    data: *mut u8,
-    tail: u16,
-    /// Which buffers are lent to the caller (delivered, not yet recycled).
-    lent: Vec<bool>,
-}
-
-impl BufRing {
-    fn new(entries: u16, size: usize) -> io::Result<BufRing> {
-        let ring_len = entries as usize * std::mem::size_of::<BufRingEntry>();
-        // SAFETY: an anonymous private mapping with no address hint; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ring_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        super::count();
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // Touched now, page by page: the buffers are a fixed cost of the ring, paid at start,
-        // not memory that grows as connections send.
-        let mut block = vec![0u8; entries as usize * size].into_boxed_slice();
-        block.iter_mut().step_by(4096).for_each(|b| *b = 1);
-        let data = Box::into_raw(block).cast::<u8>();
-        let mut br = BufRing {
-            ring: p.cast(),
-            ring_len,
-            entries,
-            size,
-            data,
-            tail: 0,
-            lent: vec![true; entries as usize],
-        };
-        for bid in 0..entries {
-            br.push(bid);
-        }
-        br.publish();
-        Ok(br)
-    }
-
-    /// Hands buffer `bid` to the kernel at the tail (visible after `publish`).
-    fn push(&mut self, bid: u16) {
-        assert!(
-            std::mem::replace(&mut self.lent[bid as usize], false),
-            "buffer {bid} given back twice"
-        );
-        let slot = (self.tail & (self.entries - 1)) as usize;
-        // SAFETY: slot < entries, inside the mapping.
-        let e = unsafe { &mut *self.ring.add(slot) };
-        // SAFETY: bid < entries, so the offset stays inside the block of entries * size bytes.
-        e.set_addr(unsafe { self.data.add(bid as usize * self.size) } as u64);
-        e.set_len(self.size as u32);
-        e.set_bid(bid);
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Makes queued buffers visible to the kernel (a release store of the tail).
-    fn publish(&self) {
-        // SAFETY: ring points at the first entry of a valid, initialised buffer ring; the tail
-        // field is a u16 the kernel reads with acquire semantics.
-        unsafe {
-            let tail = BufRingEntry::tail(self.ring) as *const std::sync::atomic::AtomicU16;
-            (*tail).store(self.tail, std::sync::atomic::Ordering::Release);
-        }
-    }
-
-    /// Marks buffer `bid` as delivered to us by a completion.
-    fn lend(&mut self, bid: u16, len: usize) -> RecvBuf {
-        assert!(
-            !std::mem::replace(&mut self.lent[bid as usize], true),
-            "buffer {bid} delivered twice"
-        );
-        RecvBuf {
-            bid,
-            len: len.min(self.size),
-        }
-    }
-
-    fn bytes(&self, buf: &RecvBuf) -> &[u8] {
-        assert!(self.lent[buf.bid as usize], "buffer {} is not lent", buf.bid);
-        // SAFETY: the buffer is lent to us (the kernel does not write it until it is pushed
-        // back, which needs `&mut self`), lies inside the block, and len <= size.
-        unsafe { std::slice::from_raw_parts(self.data.add(buf.bid as usize * self.size), buf.len) }
-    }
-}
-
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        // SAFETY: the mapping and the block were made in new() with these sizes; the Ring drops
-        // a BufRing only when no operation can still write into it (see Ring's Drop).
-        unsafe {
-            libc::munmap(self.ring.cast(), self.ring_len);
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                self.data,
-                self.entries as usize * self.size,
-            )));
-        }
-    }
-}
-
-/// Received bytes in a provided buffer, lent to the caller until [`Ring::recycle`].
-#[derive(Debug)]
-pub struct RecvBuf {
-    bid: u16,
-    len: usize,
-}
 
 /// What an operation in flight is, recorded when it was queued.
 enum Op {
@@ -257,21 +138,28 @@ impl Ring {
         entry.0 = entry.0.wrapping_add(1);
         entry.1 = Some(op);
         let user_data = slot as u64 | (entry.0 as u64) << 32;
-        let sqe = sqe.user_data(user_data);
-        loop {
-            // SAFETY: the entry references only memory the Ring keeps alive until the operation
-            // completes: send bytes in `ops`, receive buffers in `bufs`; descriptors are only
-            // numbers to the kernel, which holds its own reference once the operation is issued.
-            if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
-                return Ok(OpId(user_data));
-            }
-            // The submission queue is full: hand it to the kernel and retry.
-            super::count();
-            if let Err(e) = self.ring.submit() {
+        match self.queue(&sqe.user_data(user_data)) {
+            Ok(()) => Ok(OpId(user_data)),
+            Err(e) => {
                 let op = self.ops[slot as usize].1.take().expect("just recorded");
                 self.free.push(slot);
-                return Err((e, op));
+                Err((e, op))
             }
+        }
+    }
+
+    /// Puts `sqe` on the submission queue, handing a full queue to the kernel first.
+    fn queue(&mut self, sqe: &squeue::Entry) -> io::Result<()> {
+        loop {
+            // SAFETY: every entry the Ring queues references only memory it keeps alive until
+            // the operation completes: send bytes in `ops`, receive buffers in `bufs` (a cancel
+            // references none); descriptors are only numbers to the kernel, which holds its own
+            // reference once the operation is issued.
+            if unsafe { self.ring.submission().push(sqe) }.is_ok() {
+                return Ok(());
+            }
+            super::count();
+            self.ring.submit()?;
         }
     }
 
@@ -309,14 +197,7 @@ impl Ring {
             .build()
             .flags(squeue::Flags::SKIP_SUCCESS)
             .user_data(CANCEL);
-        loop {
-            // SAFETY: a cancel references no memory; its target is only a number to the kernel.
-            if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
-                return Ok(());
-            }
-            super::count();
-            self.ring.submit()?;
-        }
+        self.queue(&sqe)
     }
 
     /// Sends `data` on `fd`; the ring keeps the bytes until the completion, which hands them
