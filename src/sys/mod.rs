@@ -32,6 +32,30 @@ pub fn take_syscalls() -> u64 {
 }
 
 #[inline]
+/// A new anonymous mapping of `len` bytes: zero-filled, page-aligned, readable and writable;
+/// shared with children forked afterwards when `shared`. Nothing else refers to it: the caller
+/// decides its life (munmap, or the process's).
+fn map_anonymous(len: usize, shared: bool) -> std::io::Result<*mut libc::c_void> {
+    let share = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+    // SAFETY: an anonymous mapping with no address hint touches no existing memory; the result
+    // is checked below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            share | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    count();
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p)
+}
+
 fn count() {
     SYSCALLS.with(|c| c.set(c.get() + 1));
 }

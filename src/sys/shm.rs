@@ -7,21 +7,7 @@ use std::sync::atomic::AtomicU64;
 /// is page-aligned (so 8-word blocks are cache-line aligned) and lives until the process exits.
 pub fn shared_words(n: usize) -> io::Result<&'static [AtomicU64]> {
     let len = n.max(1) * std::mem::size_of::<AtomicU64>();
-    // SAFETY: an anonymous mapping with no address hint; the result is checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    super::count();
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
+    let p = super::map_anonymous(len, true)?;
     // SAFETY: the mapping is len bytes, zero-filled (a valid AtomicU64 is any bit pattern),
     // page-aligned, and never unmapped, so a 'static slice over it is sound.
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<AtomicU64>(), n.max(1)) })

@@ -26,21 +26,7 @@ pub(super) struct BufRing {
 impl BufRing {
     pub(super) fn new(entries: u16, size: usize) -> io::Result<BufRing> {
         let ring_len = entries as usize * std::mem::size_of::<BufRingEntry>();
-        // SAFETY: an anonymous private mapping with no address hint; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ring_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        super::super::count();
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let p = super::super::map_anonymous(ring_len, false)?;
         // Touched now, page by page: the buffers are a fixed cost of the ring, paid at start,
         // not memory that grows as connections send.
         let mut block = vec![0u8; entries as usize * size].into_boxed_slice();
