@@ -29,7 +29,9 @@ impl Drop for Nginx {
             .args(["-QUIT", &self.child.id().to_string()])
             .status();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -79,46 +81,68 @@ fn nginx() -> Option<Nginx> {
     // Big enough for gzip, which then sends it chunked.
     std::fs::write(dir.join("www/index.html"), "hello, muxlab. ".repeat(400)).unwrap();
     let (_, leaf, key) = certificates(&dir);
-    let (http, https, https_self) = (free_port(), free_port(), free_port());
-    let d = dir.display();
-    let conf = format!(
-        "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{ access_log off; gzip on; gzip_min_length 20; gzip_types text/plain;\n\
-           server {{ listen 127.0.0.1:{http}; root {d}/www; location /missing {{ return 404; }} }}\n\
-           server {{ listen 127.0.0.1:{https} ssl; ssl_certificate {}; ssl_certificate_key {};\n\
-                    root {d}/www; location /missing {{ return 404; }} }}\n\
-           server {{ listen 127.0.0.1:{https_self} ssl; ssl_certificate {d}/self.pem; ssl_certificate_key {d}/self.key;\n\
-                    root {d}/www; }} }}\n",
-        leaf.display(),
-        key.display()
-    );
-    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let child = Command::new(bin)
-        .arg("-c")
-        .arg(dir.join("nginx.conf"))
-        .arg("-p")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let n = Nginx {
-        child,
-        dir,
-        http,
-        https,
-        https_self,
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while [http, https, https_self]
-        .iter()
-        .any(|p| TcpStream::connect(("127.0.0.1", *p)).is_err())
-    {
-        assert!(Instant::now() < deadline, "nginx did not start: {}", n.dir.display());
-        std::thread::sleep(Duration::from_millis(50));
+    // A port is only free until someone takes it: a parallel test's server can be given one of
+    // these before nginx binds it. nginx then cannot bind and exits (after its own retries); it
+    // writes its pid file only once every listener is bound, so the ports are trusted only then,
+    // and a failed start is tried again with new ports.
+    for _ in 0..5 {
+        let (http, https, https_self) = (free_port(), free_port(), free_port());
+        let d = dir.display();
+        let conf = format!(
+            "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{ access_log off; gzip on; gzip_min_length 20; gzip_types text/plain;\n\
+               server {{ listen 127.0.0.1:{http}; root {d}/www; location /missing {{ return 404; }} }}\n\
+               server {{ listen 127.0.0.1:{https} ssl; ssl_certificate {}; ssl_certificate_key {};\n\
+                        root {d}/www; location /missing {{ return 404; }} }}\n\
+               server {{ listen 127.0.0.1:{https_self} ssl; ssl_certificate {d}/self.pem; ssl_certificate_key {d}/self.key;\n\
+                        root {d}/www; }} }}\n",
+            leaf.display(),
+            key.display()
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let _ = std::fs::remove_file(dir.join("nginx.pid"));
+        let child = Command::new(bin)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .arg("-p")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut n = Nginx {
+            child,
+            dir: dir.clone(),
+            http,
+            https,
+            https_self,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if n.child.try_wait().unwrap().is_some() {
+                // Could not bind (or failed otherwise: the log says which); new ports.
+                eprintln!(
+                    "nginx exited at start, trying new ports: {}",
+                    std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+                );
+                break;
+            }
+            let bound = dir.join("nginx.pid").exists();
+            if bound
+                && [http, https, https_self]
+                    .iter()
+                    .all(|p| TcpStream::connect(("127.0.0.1", *p)).is_ok())
+            {
+                return Some(n);
+            }
+            assert!(Instant::now() < deadline, "nginx did not start: {}", dir.display());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Keep the directory for the next try.
+        n.dir = PathBuf::new();
     }
-    Some(n)
+    panic!("nginx could not bind free ports in 5 tries: {}", dir.display());
 }
 
 fn load(args: &[&str]) -> (Output, Value) {
