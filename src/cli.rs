@@ -400,6 +400,9 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
             println!("  {}", v.text);
         }
     }
+    for a in crate::report::compare::against_reference(&done.results) {
+        println!("\n{}", a.table());
+    }
     println!("report: {}", html.display());
     if let Some((page, table)) = crate::report::against_baseline(&done.dir, &done.results)? {
         print!("\nThis binary (B) against --baseline (A):\n{table}");

@@ -234,6 +234,46 @@ mod verdicts {
         );
     }
 
+    /// Paired rounds drift: nginx's median (9.5) is below epoll's (10.2), yet epoll was cheaper
+    /// than nginx in two of the three rounds, by 11% and 13%, and dearer in one by 24%. Ranked
+    /// within rounds, epoll is the runner-up to uring and nginx is last, as the rounds' ratios say.
+    #[test]
+    fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    paired = true\nmodels = [\"epoll\", \"uring\"]\npeers = [\"nginx\"]\nconnections = [50]\nduration = \"1s\"\n";
+        let x = parse(text, "t").unwrap().experiments.remove(0);
+        let rounds = [(8.51, 7.42, 9.51), (10.34, 7.0, 8.33), (10.2, 9.7, 11.78)];
+        let mut cells = Vec::new();
+        for (r, (epoll, uring, nginx)) in rounds.into_iter().enumerate() {
+            cells.push(cell("epoll", 50, r, 100_000.0, epoll, 2.0, false));
+            cells.push(cell("uring", 50, r, 100_000.0, uring, 0.3, false));
+            cells.push(cell("nginx", 50, r, 100_000.0, nginx, 2.0, false));
+        }
+        let v = verdict(&x, &cells, 3);
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert_eq!(
+            (cpu.best.as_str(), cpu.runner_up.as_str()),
+            ("uring", "epoll"),
+            "{}",
+            v.text
+        );
+        assert_eq!(cpu.last.as_ref().unwrap().0, "nginx", "{}", v.text);
+        // Unpaired, the medians rank nginx second.
+        let mut unpaired = x.clone();
+        unpaired.paired = false;
+        let v = verdict(&unpaired, &cells, 3);
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert_eq!(cpu.runner_up, "nginx", "{}", v.text);
+    }
+
     #[test]
     fn the_sign_test_counts_the_chance_of_so_many_wins() {
         use muxlab::bench::results::sign_test;
@@ -390,6 +430,56 @@ mod compare {
         let t = table("A", "B", &r);
         assert!(t.contains("better") && t.contains("1 better and 0 worse"), "{t}");
         assert!(html("A", "B", &r).contains("class=\"better\""));
+    }
+
+    /// `reference = "epoll"` in a paired experiment: poll at 0.9× epoll's CPU in each of 8
+    /// drifting rounds is cheaper beyond the noise, said in words, in the terminal table and in
+    /// the report; the reference is not compared with itself.
+    #[test]
+    fn every_target_is_compared_with_the_reference_round_by_round() {
+        use muxlab::report::compare::against_reference;
+        let drift = [100.0, 150.0, 80.0, 120.0, 95.0, 130.0, 90.0, 110.0];
+        let mut r = results(&[]);
+        r.scenario.experiments[0].paired = true;
+        r.scenario.experiments[0].reference = Some("epoll".into());
+        let mut all = results(&drift.map(|v| ("epoll", v)));
+        all.cells.extend(results(&drift.map(|v| ("poll", v / 0.9))).cells);
+        r.cells = all.cells;
+        let a = against_reference(&r);
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            a[0].rows.len(),
+            1,
+            "only poll: the reference is not compared with itself"
+        );
+        let cpu = a[0].rows[0].changes[2].as_ref().unwrap();
+        assert!((cpu.ratio - 0.9).abs() < 1e-9, "{cpu:?}");
+        assert_eq!(cpu.verdict, Some(true), "cheaper in 8 of 8 rounds");
+        let words = a[0].sentence();
+        assert!(
+            words.contains("1 of 1 cells cheaper") && words.contains("the cheapest is poll at 10 connections, 0.90×"),
+            "{words}"
+        );
+        assert!(a[0].table().contains("lowest–highest round"));
+        let page = muxlab::report::html::render(&r);
+        assert!(page.contains("Against the reference") && page.contains("CPU/request / epoll"));
+        // Without a reference, nothing is said.
+        r.scenario.experiments[0].reference = None;
+        assert!(against_reference(&r).is_empty());
+        assert!(!muxlab::report::html::render(&r).contains("Against the reference"));
+    }
+
+    /// A reference that is not one of the experiment's targets is refused, naming the field.
+    #[test]
+    fn a_reference_that_is_not_a_target_is_refused() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"epoll\"]\npeers = [\"nginx\"]\nreference = \"ngnix\"\nconnections = [10]\nduration = \"1s\"\n";
+        let e = parse(text, "t").unwrap_err().to_string();
+        assert!(
+            e.contains("field 'reference'") && e.contains("\"ngnix\" is not one of its models or peers"),
+            "{e}"
+        );
+        assert!(parse(&text.replace("ngnix", "nginx"), "t").is_ok());
     }
 
     /// One paired run with a baseline: each round's B/A counts. B 5% faster in every one of

@@ -149,6 +149,11 @@ pub struct Experiment {
     /// (syscalls per request, ...) then cover all of a target's cells.
     #[serde(default)]
     pub paired: bool,
+    /// A target (a model with its flags, or a peer such as `"nginx"`) every other target is
+    /// compared with, cell by cell: the ratio of each figure to the reference's, with its spread,
+    /// and whether it goes beyond the noise (in a paired experiment, round by round).
+    #[serde(default)]
+    pub reference: Option<String>,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
@@ -331,6 +336,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
         if let Some(b) = &x.bind {
             crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;
+        }
+        if let Some(r) = &x.reference {
+            if !x.models.contains(r) && !x.peers.contains(r) {
+                return Err(err(
+                    &format!("\"{r}\""),
+                    "reference",
+                    format!("experiment '{}': \"{r}\" is not one of its models or peers", x.name),
+                ));
+            }
         }
         if x.paired && s.server_host.is_some() {
             return Err(field_err(

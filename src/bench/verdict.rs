@@ -27,7 +27,8 @@ pub struct Finding {
     /// The gap is larger than the spread of the repeats (paired repeats: the best wins enough of
     /// the rounds, a sign test; with one run: the gap is over 10%).
     pub clear: bool,
-    /// The two medians at the largest shared connection count, and that count.
+    /// The two medians at the largest shared connection count (paired repeats: freed of each
+    /// round's drift first), and that count.
     pub best_value: f64,
     pub runner_up_value: f64,
     pub connections: usize,
@@ -100,7 +101,19 @@ type Row = (usize, f64, f64, f64);
 /// The medians and spreads of one metric: per target, its rows.
 type Table = Vec<(String, Vec<Row>)>;
 
-fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
+/// The medians and spreads of one metric, per target and connection count. Paired repeats
+/// (every target measured in each round) are first freed of each round's drift: a value is
+/// divided by its round's [`drift`], so targets are ranked by how they did against each other
+/// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
+fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table {
+    let value = |c: &Cell| -> Option<f64> {
+        let v = (m.get)(c)?;
+        if paired {
+            Some(v / drift(cells, m, c.connections, c.repeat)?)
+        } else {
+            Some(v)
+        }
+    };
     targets
         .iter()
         .map(|t| {
@@ -113,7 +126,7 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
                     let xs: Vec<f64> = cells
                         .iter()
                         .filter(|c| &c.target == t && c.connections == n)
-                        .filter_map(|c| (m.get)(c))
+                        .filter_map(|c| value(c))
                         .collect();
                     spread(xs).map(|(med, lo, hi)| (n, med, lo, hi))
                 })
@@ -122,6 +135,19 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric) -> Table {
         })
         .filter(|(_, rows): &(String, Vec<_>)| !rows.is_empty())
         .collect()
+}
+
+/// A paired round's drift at `n` connections: the geometric mean of every target's value in
+/// round `r`, over the geometric mean of those of all rounds (1 for a round like the others).
+fn drift(cells: &[&Cell], m: &Metric, n: usize, r: usize) -> Option<f64> {
+    let geo = |xs: Vec<f64>| (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp());
+    let at_n = || cells.iter().filter(|c| c.connections == n);
+    let round = |r: usize| geo(at_n().filter(|c| c.repeat == r).filter_map(|c| (m.get)(c)).collect());
+    let mut rounds: Vec<usize> = at_n().map(|c| c.repeat).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let all = geo(rounds.into_iter().filter_map(round).collect())?;
+    Some(round(r)? / all)
 }
 
 /// How much better `a` is than `b` (≥ 1 means a is better).
@@ -141,7 +167,7 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, pair
         .filter(|c| !m.largest_only || c.connections == largest)
         .collect();
     let cells = &cells[..];
-    let all = table(cells, targets, m);
+    let all = table(cells, targets, m, paired);
     if all.len() < 2 {
         return None;
     }

@@ -155,12 +155,22 @@ pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
     let mut s = format!(
         "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow; a paired run: of its rounds' ratios]; better / WORSE when beyond the noise\n\
          (runs made at different times also differ by the machine's drift, which repeats within one run do\n\
-         not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
+         not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n"
+    );
+    s.push_str(&grid(rows));
+    s.push_str(&summary(rows));
+    s
+}
+
+/// The rows as a terminal grid, a header line first.
+fn grid(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<18} {:<28} {:>6}  {:<28} {:<28} {:<28}\n",
         "experiment", "target", "conns", "throughput", "p99", "CPU/request"
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<18} {:<24} {:>6}  {:<28} {:<28} {:<28}\n",
+            "{:<18} {:<28} {:>6}  {:<28} {:<28} {:<28}\n",
             r.experiment,
             r.target,
             r.connections,
@@ -169,7 +179,6 @@ pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
             cell_text(&r.changes[2])
         ));
     }
-    s.push_str(&summary(rows));
     s
 }
 
@@ -198,21 +207,33 @@ fn esc(s: &str) -> String {
 
 /// `compare.html`: the same table, self-contained.
 pub fn html(a_name: &str, b_name: &str, rows: &[Row]) -> String {
-    let mut h = format!(
+    format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>muxlab: B against A</title><style>\
          body{{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}}\
          table{{border-collapse:collapse;font-size:14px}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
          th{{background:#f3f3f3;position:sticky;top:0}}td.l,th.l{{text-align:left}}\
-         .better{{background:#e3f6e3}}.worse{{background:#fbe3e3;font-weight:bold}}</style></head><body>\
+         {CLASSES}</style></head><body>\
          <h1>B against A</h1><p>A: {}<br>B: {}</p>\
          <p>Each cell: the ratio of B's median to A's, and in brackets the lowest and highest ratio the repeats \
          allow. Green: better beyond the noise; red: worse beyond it (the repeats' ranges do not overlap; with one \
          run each, a change over 10%). Throughput: higher is better; p99 and server CPU per request: lower.</p>\
-         <p>{}</p><table><tr><th class=\"l\">experiment</th><th class=\"l\">target</th><th>conns</th>\
-         <th>throughput B/A</th><th>p99 B/A</th><th>CPU/request B/A</th></tr>\n",
+         <p>{}</p>{}</body></html>\n",
         esc(a_name),
         esc(b_name),
-        esc(&summary(rows)).replace('\n', "<br>")
+        esc(&summary(rows)).replace('\n', "<br>"),
+        html_table("B/A", rows)
+    )
+}
+
+/// The style of [`html_table`]'s verdicts.
+pub const CLASSES: &str = ".better{background:#e3f6e3}.worse{background:#fbe3e3;font-weight:bold}";
+
+/// The rows as an HTML table; `ratio` names the ratio in the headers ("B/A", "/ nginx").
+pub fn html_table(ratio: &str, rows: &[Row]) -> String {
+    let mut h = format!(
+        "<div class=\"tw\"><table><tr><th class=\"l\">experiment</th><th class=\"l\">target</th><th>conns</th>\
+         <th>throughput {r}</th><th>p99 {r}</th><th>CPU/request {r}</th></tr>\n",
+        r = esc(ratio)
     );
     for r in rows {
         h.push_str(&format!(
@@ -231,6 +252,104 @@ pub fn html(a_name: &str, b_name: &str, rows: &[Row]) -> String {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</table></body></html>\n");
+    h.push_str("</table></div>\n");
     h
+}
+
+/// An experiment with a `reference`: each other target against it.
+#[derive(Debug, Clone)]
+pub struct AgainstReference {
+    pub experiment: String,
+    pub reference: String,
+    pub paired: bool,
+    pub rows: Vec<Row>,
+}
+
+/// Every experiment with a `reference`: each other target against it, at each connection
+/// count both ran (a paired experiment round by round), in the scenario's order of targets.
+pub fn against_reference(r: &Results) -> Vec<AgainstReference> {
+    let ok: Vec<&Cell> = r.cells.iter().filter(|c| c.ok()).collect();
+    let mut out = Vec::new();
+    for x in &r.scenario.experiments {
+        let Some(reference) = &x.reference else { continue };
+        let compare = if x.paired { paired_change } else { change };
+        let mut rows = Vec::new();
+        for n in &x.connections {
+            let of = |t: &str| -> Vec<&Cell> {
+                let mine = |c: &&&Cell| c.experiment == x.name && c.target == t && c.connections == *n;
+                ok.iter().filter(mine).copied().collect()
+            };
+            let base = of(reference);
+            if base.is_empty() {
+                continue;
+            }
+            for t in x.models.iter().chain(&x.peers).filter(|t| *t != reference) {
+                let cells = of(t);
+                if !cells.is_empty() {
+                    rows.push(Row {
+                        experiment: x.name.clone(),
+                        target: t.clone(),
+                        connections: *n,
+                        changes: [0, 1, 2].map(|i| compare(&base, &cells, &METRICS[i])),
+                    });
+                }
+            }
+        }
+        out.push(AgainstReference {
+            experiment: x.name.clone(),
+            reference: reference.clone(),
+            paired: x.paired,
+            rows,
+        });
+    }
+    out
+}
+
+impl AgainstReference {
+    /// In words, for server CPU per request: how many targets are cheaper or dearer than the
+    /// reference beyond the noise, and the cheapest.
+    pub fn sentence(&self) -> String {
+        let cpu: Vec<(&Row, &Change)> = self
+            .rows
+            .iter()
+            .filter_map(|r| Some((r, r.changes[2].as_ref()?)))
+            .collect();
+        let Some((best, c)) = cpu.iter().min_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio)) else {
+            return format!("{}: no cell to compare with {}.", self.experiment, self.reference);
+        };
+        let cheaper = cpu.iter().filter(|(_, c)| c.verdict == Some(true)).count();
+        let dearer = cpu.iter().filter(|(_, c)| c.verdict == Some(false)).count();
+        let how = match c.verdict {
+            Some(true) => "beyond the noise",
+            Some(false) => "yet dearer beyond the noise",
+            None => "inside the noise: no difference",
+        };
+        format!(
+            "{}: server CPU per request against {}: {cheaper} of {} cells cheaper and {dearer} dearer beyond the noise; \
+             the cheapest is {} at {} connections, {:.2}× [{:.2}–{:.2}] ({how}).",
+            self.experiment,
+            self.reference,
+            cpu.len(),
+            best.target,
+            best.connections,
+            c.ratio,
+            c.spread.0,
+            c.spread.1
+        )
+    }
+
+    /// The terminal table, with its sentence.
+    pub fn table(&self) -> String {
+        let spread = if self.paired {
+            "lowest–highest round"
+        } else {
+            "range the repeats allow"
+        };
+        format!(
+            "{}\nEach target / {}: median ratio [{spread}]; better / WORSE when beyond the noise\n{}",
+            self.sentence(),
+            self.reference,
+            grid(&self.rows)
+        )
+    }
 }

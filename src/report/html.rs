@@ -43,14 +43,39 @@ fn verdicts(d: &Results) -> String {
     h
 }
 
+/// Each experiment with a `reference`: every other target against it, in words and a table.
+fn against_reference(d: &Results) -> String {
+    use super::compare;
+    let all = compare::against_reference(d);
+    if all.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(
+        "<section class=\"reference\"><h2>Against the reference</h2>\n<p class=\"how\">Each \
+        cell: the ratio of the target's median to the reference's, and in brackets the lowest and highest ratio \
+        (a paired experiment: of its rounds; green: better beyond the noise, red: worse; a paired experiment \
+        calls it by a sign test over its rounds). Throughput: higher is better; p99 and CPU per request: lower.</p>\n",
+    );
+    for a in &all {
+        h.push_str(&format!(
+            "<p class=\"verdict\">{}</p>\n{}",
+            esc(&a.sentence()),
+            compare::html_table(&format!("/ {}", a.reference), &a.rows)
+        ));
+    }
+    h.push_str("</section>\n");
+    h
+}
+
 /// Renders the whole page.
 pub fn render(d: &Results) -> String {
     let mut h = format!(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>muxlab bench: {}</title><style>{STYLE}</style></head><body>\n\
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>muxlab bench: {}</title><style>{STYLE}{CLASSES}</style></head><body>\n\
          <h1>muxlab bench: {}</h1><p>{}</p>\n",
         esc(&d.scenario.name),
         esc(&d.scenario.name),
-        esc(&d.scenario.description)
+        esc(&d.scenario.description),
+        CLASSES = super::compare::CLASSES
     );
     if d.interrupted {
         h.push_str(
@@ -58,6 +83,7 @@ pub fn render(d: &Results) -> String {
         );
     }
     h.push_str(&verdicts(d));
+    h.push_str(&against_reference(d));
     h.push_str("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
     if let Some(env) = d.environment.as_object() {
         for (k, v) in env.iter().filter(|(_, v)| !v.is_null()) {
