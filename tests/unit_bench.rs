@@ -249,29 +249,19 @@ mod verdicts {
             cells.push(cell("uring", 50, r, 100_000.0, uring, 0.3, false));
             cells.push(cell("nginx", 50, r, 100_000.0, nginx, 2.0, false));
         }
-        let v = verdict(&x, &cells, 3);
-        let cpu = v
-            .findings
-            .iter()
-            .find(|f| f.metric == "server CPU per request")
-            .unwrap();
-        assert_eq!(
-            (cpu.best.as_str(), cpu.runner_up.as_str()),
-            ("uring", "epoll"),
-            "{}",
-            v.text
-        );
-        assert_eq!(cpu.last.as_ref().unwrap().0, "nginx", "{}", v.text);
+        let cpu = |x: &muxlab::bench::scenario::Experiment| {
+            let v = verdict(x, &cells, 3);
+            let f = v.findings.into_iter().find(|f| f.metric == "server CPU per request");
+            (f.unwrap(), v.text)
+        };
+        let (f, text) = cpu(&x);
+        assert_eq!((f.best.as_str(), f.runner_up.as_str()), ("uring", "epoll"), "{text}");
+        assert_eq!(f.last.as_ref().unwrap().0, "nginx", "{text}");
         // Unpaired, the medians rank nginx second.
         let mut unpaired = x.clone();
         unpaired.paired = false;
-        let v = verdict(&unpaired, &cells, 3);
-        let cpu = v
-            .findings
-            .iter()
-            .find(|f| f.metric == "server CPU per request")
-            .unwrap();
-        assert_eq!(cpu.runner_up, "nginx", "{}", v.text);
+        let (f, text) = cpu(&unpaired);
+        assert_eq!(f.runner_up, "nginx", "{text}");
     }
 
     #[test]
