@@ -450,6 +450,7 @@ mod compare {
             words.contains("1 of 1 cells cheaper") && words.contains("the cheapest is poll at 10 connections, 0.90×"),
             "{words}"
         );
+        assert!(words.contains("cheaper in 8 of 8 paired rounds"), "{words}");
         assert!(a[0].table().contains("lowest–highest round"));
         let page = muxlab::report::html::render(&r);
         assert!(page.contains("Against the reference") && page.contains("CPU/request / epoll"));

@@ -19,6 +19,8 @@ pub struct Change {
     pub spread: (f64, f64),
     /// `Some(true)`: better beyond the noise, `Some(false)`: worse, `None`: within it.
     pub verdict: Option<bool>,
+    /// Paired rounds: in how many B was better, of how many.
+    pub rounds: Option<(usize, usize)>,
 }
 
 /// A cell present in both runs.
@@ -60,6 +62,7 @@ fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change>
         ratio,
         spread: (blo / ahi, bhi / alo),
         verdict: beyond.then_some(up == *higher),
+        rounds: None,
     })
 }
 
@@ -87,10 +90,12 @@ fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<
     } else {
         None
     };
+    let better = if *higher { ups } else { n - ups };
     Some(Change {
         ratio,
         spread: (lo, hi),
         verdict,
+        rounds: Some((better, n)),
     })
 }
 
@@ -319,10 +324,14 @@ impl AgainstReference {
         };
         let cheaper = cpu.iter().filter(|(_, c)| c.verdict == Some(true)).count();
         let dearer = cpu.iter().filter(|(_, c)| c.verdict == Some(false)).count();
-        let how = match c.verdict {
-            Some(true) => "beyond the noise",
-            Some(false) => "yet dearer beyond the noise",
-            None => "inside the noise: no difference",
+        let how = match (c.verdict, c.rounds) {
+            (Some(true), Some((k, n))) => format!("cheaper in {k} of {n} paired rounds: beyond the noise"),
+            (Some(true), None) => "beyond the noise".into(),
+            (Some(false), _) => "yet dearer beyond the noise".into(),
+            (None, Some((k, n))) => {
+                format!("cheaper in {k} of {n} paired rounds: not enough to call, no clear difference")
+            }
+            (None, None) => "inside the noise: no difference".into(),
         };
         format!(
             "{}: server CPU per request against {}: {cheaper} of {} cells cheaper and {dearer} dearer beyond the noise; \
