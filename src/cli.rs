@@ -150,6 +150,12 @@ pub struct BenchArgs {
     /// this binary against it (also in compare.html).
     #[arg(long, value_name = "MUXLAB")]
     pub baseline: Option<std::path::PathBuf>,
+    /// Steer loopback's receive processing to the client's CPUs for the run (RPS on lo; root,
+    /// machine-wide, restored at the end), so the server pays for its own side only, as behind
+    /// a NIC: on loopback a send otherwise also runs the peer's receive path. Costs an IPI per
+    /// packet, so compare ratios. Same as the scenario's `steer_rx = true`.
+    #[arg(long)]
+    pub steer_rx: bool,
 }
 
 /// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).
@@ -384,6 +390,7 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         push: args.push,
         remote_bin: args.remote_bin.clone(),
         baseline: args.baseline.clone(),
+        steer_rx: args.steer_rx,
     };
     let mut out = std::io::stdout();
     let done = crate::bench::run(&opts, &mut |event| {

@@ -365,3 +365,53 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
         assert!(mine.iter().all(|c| c["figures"]["syscalls_per_req"].as_f64().is_some()));
     }
 }
+
+/// `--steer-rx`: loopback's receive processing goes to the client's CPU for the run, the run
+/// says so and records it, and the old mask is back afterwards. Needs root (the setting is
+/// machine-wide); skipped with the reason otherwise.
+#[test]
+fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
+    let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
+    if std::fs::OpenOptions::new().write(true).open(rps).is_err() {
+        eprintln!("skipped: {} is not writable here (needs root and RPS)", rps.display());
+        return;
+    }
+    let before = std::fs::read_to_string(rps).unwrap();
+    let d = tmpdir("steer");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap(), "--steer-rx"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("loopback receive processing steered to CPU"),
+        "{stdout}"
+    );
+    let r = results(&results_dir(&d));
+    assert!(
+        r["environment"]["steer_rx"].as_str().unwrap().contains("rps_cpus"),
+        "{}",
+        r["environment"]
+    );
+    assert_eq!(r["cells"][0]["status"], "ok");
+    assert_eq!(
+        std::fs::read_to_string(rps).unwrap(),
+        before,
+        "the old mask is restored"
+    );
+    // Not for servers elsewhere: refused before anything is touched.
+    let p = scenario(
+        &d,
+        "server_addr = \"10.0.0.1\"\n[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap(), "--steer-rx"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--steer-rx steers loopback: the server must listen on 127.x"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
+}

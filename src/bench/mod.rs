@@ -11,6 +11,7 @@ mod reasons;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod steer;
 pub mod verdict;
 
 use std::io::{IsTerminal, Write};
@@ -49,6 +50,8 @@ pub struct Options {
     /// Another muxlab binary: every model cell runs with it too, right after this one's
     /// (`MODEL @baseline`), for a before/after of the server in one sitting.
     pub baseline: Option<PathBuf>,
+    /// Sets the scenario's `steer_rx`.
+    pub steer_rx: bool,
 }
 
 /// How a run ended.
@@ -225,13 +228,25 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     if let Some(b) = &opts.baseline {
         check_baseline(b, &sc)?;
     }
+    if opts.steer_rx {
+        steer::applies(&sc).map_err(|why| Error::Usage(format!("--steer-rx {why}")))?;
+        sc.steer_rx = true;
+    }
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
     let plan = plan(&sc, opts);
     let dir =
         results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
-    let env = environment(&place);
+    // Held for the whole run: dropping it restores loopback's steering.
+    let steered = match sc.steer_rx {
+        true => Some(steer::Steered::apply(&place.client_cpus)?),
+        false => None,
+    };
+    let mut env = environment(&place);
+    if let Some(s) = &steered {
+        env["steer_rx"] = json!(s.said);
+    }
     let mut out = std::io::stdout();
     let server_where = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
         Some(p) => format!(
@@ -262,6 +277,9 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
             out,
             "note: only one CPU is available, so server and client share it; compare ratios only\n"
         );
+    }
+    if let Some(s) = &steered {
+        let _ = writeln!(out, "note: {}\n", s.said);
     }
     let mut cells: Vec<Cell> = Vec::new();
     let started = Instant::now();

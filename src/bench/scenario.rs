@@ -67,6 +67,11 @@ pub struct Scenario {
     /// `server_host`'s address as ssh reaches it).
     #[serde(default)]
     pub server_addr: Option<String>,
+    /// Steer loopback's receive processing to the client's CPUs for the run (RPS on `lo`,
+    /// machine-wide, root; restored at the end): the server then pays for its own side only, as
+    /// behind a NIC (see `bench::steer`). This machine only, server on 127.x.
+    #[serde(default)]
+    pub steer_rx: bool,
     #[serde(rename = "experiment")]
     pub experiments: Vec<Experiment>,
 }
@@ -247,6 +252,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     }
     if s.repeats == 0 {
         return Err(err("repeats", "repeats", "must be at least 1".into()));
+    }
+    if s.steer_rx {
+        super::steer::applies(&s).map_err(|why| err("steer_rx", "steer_rx", why))?;
     }
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
         crate::units::parse_cpus(cpus).map_err(|e| err(cpus, "server_cpus / client_cpus", e.to_string()))?;

@@ -1,0 +1,111 @@
+//! `steer_rx`: loopback's receive processing moved to the client's CPUs for a run (RPS on `lo`).
+//!
+//! On loopback a send also delivers the bytes into the peer's socket, in the sender's softirq:
+//! the server's CPU pays for the client's receive path (and the client's for the server's). A
+//! NIC delivers on whichever core its interrupt lands on instead. Receive packet steering on
+//! `lo`, set to the client's CPUs, moves both directions' receive processing there: the server
+//! then pays for its own sends, receives and mechanism only, as it would behind a NIC whose
+//! interrupts go to other cores. Each packet costs an inter-processor interrupt more, so
+//! absolute costs rise; compare ratios.
+//!
+//! The setting is machine-wide (root only). The run sets it, says so, and puts the old value
+//! back when it ends, Ctrl-C and errors included ([`Steered`]'s drop); should the run be killed
+//! outright, the message it printed first says how to restore it.
+
+use std::path::PathBuf;
+
+use super::error::Error;
+
+/// Where `lo`'s receive queues are.
+const QUEUES: &str = "/sys/class/net/lo/queues";
+
+/// The kernel's CPU mask for `cpus`: hex, in 32-bit groups separated by commas, highest first.
+pub fn rps_mask(cpus: &[usize]) -> String {
+    let words = cpus.iter().map(|c| c / 32 + 1).max().unwrap_or(1);
+    let mut mask = vec![0u32; words];
+    for c in cpus {
+        mask[c / 32] |= 1 << (c % 32);
+    }
+    let mut groups = mask.iter().rev().map(|w| format!("{w:08x}")).collect::<Vec<_>>();
+    // The highest group without its leading zeros (the kernel reads either).
+    groups[0] = format!("{:x}", mask[words - 1]);
+    groups.join(",")
+}
+
+/// Whether a scenario can be steered: its servers and clients on this machine, over loopback.
+/// The reason when not.
+pub fn applies(sc: &super::scenario::Scenario) -> Result<(), String> {
+    if sc.server_host.is_some() || !sc.client_hosts.is_empty() {
+        return Err("steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into());
+    }
+    if sc.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
+        return Err("steers loopback: the server must listen on 127.x (server_addr)".into());
+    }
+    Ok(())
+}
+
+/// Loopback's receive queues while steered; their old masks are restored on drop.
+pub struct Steered {
+    saved: Vec<(PathBuf, String)>,
+    /// What was done, in words (printed at the start, kept in the environment).
+    pub said: String,
+}
+
+impl Steered {
+    /// Steers `lo`'s receive processing to `cpus` (a list such as "1" or "2-3").
+    pub fn apply(cpus: &str) -> Result<Steered, Error> {
+        let list =
+            crate::units::parse_cpus(cpus).map_err(|e| Error::Usage(format!("steer_rx: client CPUs {cpus}: {e}")))?;
+        let mask = rps_mask(&list);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(QUEUES)
+            .map_err(|e| Error::Usage(format!("steer_rx: cannot read {QUEUES} ({e})")))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rx-")))
+            .map(|p| p.join("rps_cpus"))
+            .filter(|p| p.exists())
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(Error::Usage(format!(
+                "steer_rx: this kernel has no receive packet steering ({QUEUES}/rx-*/rps_cpus)"
+            )));
+        }
+        let mut steered = Steered {
+            saved: Vec::new(),
+            said: String::new(),
+        };
+        for f in &files {
+            let old = std::fs::read_to_string(f)
+                .map_err(|e| Error::Usage(format!("steer_rx: reading {}: {e}", f.display())))?
+                .trim()
+                .to_string();
+            // On failure `steered` drops here and restores what was already changed.
+            std::fs::write(f, &mask).map_err(|e| {
+                Error::Usage(format!(
+                    "steer_rx: writing {} failed ({e}); it is machine-wide and needs root",
+                    f.display()
+                ))
+            })?;
+            steered.saved.push((f.clone(), old));
+        }
+        let (first, old) = &steered.saved[0];
+        steered.said = format!(
+            "loopback receive processing steered to CPU {cpus} ({} set to {mask}, was {old}; restored when the run ends, \
+             or by hand: echo {old} > {})",
+            first.display(),
+            first.display()
+        );
+        Ok(steered)
+    }
+}
+
+impl Drop for Steered {
+    fn drop(&mut self) {
+        for (f, old) in &self.saved {
+            if let Err(e) = std::fs::write(f, old) {
+                eprintln!("muxlab: could not restore {} to {old}: {e}", f.display());
+            }
+        }
+    }
+}
