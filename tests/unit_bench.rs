@@ -479,6 +479,7 @@ mod compare {
         assert!(a[0].table().contains("lowest–highest round"));
         let page = muxlab::report::html::render(&r);
         assert!(page.contains("Against the reference") && page.contains("CPU/request / epoll"));
+        assert!(page.contains("Paired rounds: this table shows each target's own medians"));
         // Without a reference, nothing is said.
         r.scenario.experiments[0].reference = None;
         assert!(against_reference(&r).is_empty());

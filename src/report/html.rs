@@ -265,6 +265,13 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
         h.push_str(&super::seed::comparison(x, &summary));
     }
     h.push_str(&table(&summary, cells));
+    if x.paired {
+        h.push_str(
+            "<p class=\"how\">Paired rounds: this table shows each target's own medians and ranges, which the \
+             machine's drift between rounds widens (bold: the lowest median). Which target is cheaper is said by \
+             the verdict and the comparison with the reference, which compare the targets within each round.</p>\n",
+        );
+    }
     h.push_str("<div class=\"charts\">\n");
     let mut conns: Vec<usize> = summary.iter().map(|(c, ..)| c.connections).collect();
     conns.sort_unstable();
