@@ -367,7 +367,8 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
 }
 
 /// `--steer-rx`: loopback's receive processing goes to the client's CPU for the run, the run
-/// says so and records it, and the old mask is back afterwards. Needs root (the setting is
+/// says so and records it, and the old mask is back afterwards; a killed run's steering is
+/// undone by the next run, and two runs never steer at once. Needs root (the setting is
 /// machine-wide); skipped with the reason otherwise.
 #[test]
 fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
@@ -401,6 +402,45 @@ fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
         before,
         "the old mask is restored"
     );
+    let mark = Path::new(muxlab::bench::steer::MARK);
+    assert!(!mark.exists(), "the run's mark is removed");
+    // A run killed outright left its mark and its steering: the next run puts back the mask
+    // the mark names.
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    std::fs::write(mark, format!("{}\n{}\t{}\n", gone.id(), rps.display(), before.trim())).unwrap();
+    std::fs::write(rps, "2").unwrap();
+    let out = bench(&[
+        p.to_str().unwrap(),
+        "--out",
+        d.join("2").to_str().unwrap(),
+        "--steer-rx",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("before a run that was killed"));
+    assert_eq!(
+        std::fs::read_to_string(rps).unwrap(),
+        before,
+        "the killed run's mask is restored"
+    );
+    assert!(!mark.exists());
+    // While another run steers (its mark names a live process), a second one refuses.
+    std::fs::write(
+        mark,
+        format!("{}\n{}\t{}\n", std::process::id(), rps.display(), before.trim()),
+    )
+    .unwrap();
+    let out = bench(&[
+        p.to_str().unwrap(),
+        "--out",
+        d.join("3").to_str().unwrap(),
+        "--steer-rx",
+    ]);
+    let _ = std::fs::remove_file(mark);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("another muxlab bench (pid"), "{err}");
+    assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
     // Not for servers elsewhere: refused before anything is touched.
     let p = scenario(
         &d,

@@ -236,13 +236,13 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
     let plan = plan(&sc, opts);
-    let dir =
-        results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     // Held for the whole run: dropping it restores loopback's steering.
     let steered = match sc.steer_rx {
         true => Some(steer::Steered::apply(&place.client_cpus)?),
         false => None,
     };
+    let dir =
+        results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     let mut env = environment(&place);
     if let Some(s) = &steered {
         env["steer_rx"] = json!(s.said);

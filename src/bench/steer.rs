@@ -8,9 +8,11 @@
 //! interrupts go to other cores. Each packet costs an inter-processor interrupt more, so
 //! absolute costs rise; compare ratios.
 //!
-//! The setting is machine-wide (root only). The run sets it, says so, and puts the old value
-//! back when it ends, Ctrl-C and errors included ([`Steered`]'s drop); should the run be killed
-//! outright, the message it printed first says how to restore it.
+//! The setting is machine-wide (root only). The run marks itself in [`MARK`] (its pid and the old
+//! masks), sets it, says so, and puts the old masks back when it ends, Ctrl-C and errors included
+//! ([`Steered`]'s drop). A second run refuses while the first is alive (each would restore the
+//! other's setting); a run killed outright leaves its mark, and the next one restores the masks
+//! it names (its first message also says how to restore them by hand).
 
 use std::path::PathBuf;
 
@@ -47,6 +49,8 @@ pub fn applies(sc: &super::scenario::Scenario) -> Result<(), String> {
 /// Loopback's receive queues while steered; their old masks are restored on drop.
 pub struct Steered {
     saved: Vec<(PathBuf, String)>,
+    /// The mark is written: from then on this run restores the masks and removes it.
+    armed: bool,
     /// What was done, in words (printed at the start, kept in the environment).
     pub said: String,
 }
@@ -71,41 +75,100 @@ impl Steered {
                 "steer_rx: this kernel has no receive packet steering ({QUEUES}/rx-*/rps_cpus)"
             )));
         }
+        let read = |f: &PathBuf| {
+            std::fs::read_to_string(f)
+                .map(|s| s.trim().to_string())
+                .map_err(|e| Error::Usage(format!("steer_rx: reading {}: {e}", f.display())))
+        };
+        // The masks to put back: a killed run's, from its mark, else the current ones.
+        let (saved, stale) = match claim()? {
+            Some(left) => (left, true),
+            None => (
+                files
+                    .iter()
+                    .map(|f| Ok((f.clone(), read(f)?)))
+                    .collect::<Result<_, Error>>()?,
+                false,
+            ),
+        };
         let mut steered = Steered {
-            saved: Vec::new(),
+            saved,
+            armed: false,
             said: String::new(),
         };
+        // Before touching anything: a killed run still finds what to put back.
+        steered.mark()?;
+        steered.armed = true;
         for f in &files {
-            let old = std::fs::read_to_string(f)
-                .map_err(|e| Error::Usage(format!("steer_rx: reading {}: {e}", f.display())))?
-                .trim()
-                .to_string();
-            // On failure `steered` drops here and restores what was already changed.
+            // On failure `steered` drops here, restoring what was changed and removing the mark.
             std::fs::write(f, &mask).map_err(|e| {
                 Error::Usage(format!(
                     "steer_rx: writing {} failed ({e}); it is machine-wide and needs root",
                     f.display()
                 ))
             })?;
-            steered.saved.push((f.clone(), old));
         }
         let (first, old) = &steered.saved[0];
         steered.said = format!(
-            "loopback receive processing steered to CPU {cpus} ({} set to {mask}, was {old}; restored when the run ends, \
+            "loopback receive processing steered to CPU {cpus} ({} set to {mask}, was {old}{}; restored when the run ends, \
              or by hand: echo {old} > {})",
             first.display(),
+            if stale { " before a run that was killed" } else { "" },
             first.display()
         );
         Ok(steered)
     }
+
+    /// Writes the mark: this process, and the masks to put back.
+    fn mark(&self) -> Result<(), Error> {
+        let mut text = format!("{}\n", std::process::id());
+        for (f, old) in &self.saved {
+            text.push_str(&format!("{}\t{old}\n", f.display()));
+        }
+        std::fs::write(MARK, text).map_err(|e| Error::Usage(format!("steer_rx: writing {MARK}: {e} (needs root)")))
+    }
+}
+
+/// Where a steering run marks itself: its pid and the masks to restore.
+pub const MARK: &str = "/run/muxlab-steer-rx";
+
+/// Checks the mark: none is there (`None`); a killed run's, whose masks are the ones to put back
+/// (`Some`); or a live run's, an error (two runs would each restore the other's setting).
+fn claim() -> Result<Option<Vec<(PathBuf, String)>>, Error> {
+    let Ok(text) = std::fs::read_to_string(MARK) else {
+        return Ok(None);
+    };
+    let mut lines = text.lines();
+    let pid = lines.next().and_then(|l| l.trim().parse::<u32>().ok());
+    if let Some(pid) = pid.filter(|p| *p != std::process::id()) {
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(Error::Usage(format!(
+                "steer_rx: another muxlab bench (pid {pid}) is steering loopback; wait for it to end (or remove {MARK} if it is not muxlab)"
+            )));
+        }
+    }
+    let saved: Vec<(PathBuf, String)> = lines
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(f, old)| (PathBuf::from(f), old.to_string()))
+        .collect();
+    Ok((!saved.is_empty()).then_some(saved))
 }
 
 impl Drop for Steered {
     fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut restored = true;
         for (f, old) in &self.saved {
             if let Err(e) = std::fs::write(f, old) {
                 eprintln!("muxlab: could not restore {} to {old}: {e}", f.display());
+                restored = false;
             }
+        }
+        // Kept when something could not be restored: the next run puts it back.
+        if restored {
+            let _ = std::fs::remove_file(MARK);
         }
     }
 }
