@@ -264,6 +264,39 @@ mod verdicts {
         assert_eq!(f.runner_up, "nginx", "{text}");
     }
 
+    /// The report's table bolds, in paired rounds, the target best within rounds: B's raw
+    /// median CPU (9.5) is below A's (10.0), but A was cheaper in 2 of 3 rounds.
+    #[test]
+    fn a_paired_table_marks_the_best_within_rounds() {
+        let text = "name = \"x\"\ndescription = \"d\"\nrepeats = 3\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [50]\nduration = \"1s\"\n";
+        let scenario = parse(text, "t").unwrap();
+        let mut cells = Vec::new();
+        // Round 1 has the median throughput: its cells are the ones the table shows.
+        for (r, (a, b)) in [(5.0, 6.0), (10.0, 9.5), (10.0, 11.0)].into_iter().enumerate() {
+            let rps = 90_000.0 + 10_000.0 * r as f64;
+            cells.push(cell("epoll", 50, r, rps, a, 2.0, false));
+            cells.push(cell("poll", 50, r, rps, b, 2.0, false));
+        }
+        let mut results = muxlab::bench::results::Results {
+            scenario,
+            environment: serde_json::Value::Null,
+            cells,
+            interrupted: false,
+            verdicts: Vec::new(),
+        };
+        let page = muxlab::report::html::render(&results);
+        assert!(page.contains("<td class=\"best\">10.0<br>"), "epoll's CPU is marked");
+        assert!(
+            !page.contains("<td class=\"best\">9.5<br>"),
+            "poll's lower median is not"
+        );
+        // Unpaired, the lower median is the best.
+        results.scenario.experiments[0].paired = false;
+        let page = muxlab::report::html::render(&results);
+        assert!(page.contains("<td class=\"best\">9.5<br>"));
+    }
+
     #[test]
     fn the_sign_test_counts_the_chance_of_so_many_wins() {
         use muxlab::bench::results::sign_test;

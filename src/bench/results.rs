@@ -246,6 +246,30 @@ pub fn read(dir: &Path) -> Result<Results, Error> {
     })
 }
 
+/// A paired round's drift at `n` connections: the geometric mean of every target's value in
+/// round `r` (`get` reads it), over the geometric mean of those of all rounds (1 for a round
+/// like the others). Dividing by it compares targets within rounds.
+pub fn drift(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, n: usize, r: usize) -> Option<f64> {
+    let geo = |xs: Vec<f64>| (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp());
+    let at_n = || cells.iter().filter(|c| c.connections == n);
+    let round = |r: usize| geo(at_n().filter(|c| c.repeat == r).filter_map(|c| get(c)).collect());
+    let mut rounds: Vec<usize> = at_n().map(|c| c.repeat).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let all = geo(rounds.into_iter().filter_map(round).collect())?;
+    Some(round(r)? / all)
+}
+
+/// Paired rounds: `target`'s median at `n` connections of its values freed of their rounds'
+/// [`drift`].
+pub fn within_rounds(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, target: &str, n: usize) -> Option<f64> {
+    let mine = cells.iter().filter(|c| c.target == target && c.connections == n);
+    spread(
+        mine.filter_map(|c| Some(get(c)? / drift(cells, get, n, c.repeat)?))
+            .collect(),
+    )
+    .map(|s| s.0)
+}
 /// The chance of `wins` or more heads in `n` fair coin tosses.
 pub fn sign_test(wins: usize, n: usize) -> f64 {
     let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::reasons::{counter_value, reasons};
-use super::results::{sign_test, spread, Cell};
+use super::results::{drift, sign_test, spread, Cell};
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
@@ -109,7 +109,7 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table
     let value = |c: &Cell| -> Option<f64> {
         let v = (m.get)(c)?;
         if paired {
-            Some(v / drift(cells, m, c.connections, c.repeat)?)
+            Some(v / drift(cells, m.get, c.connections, c.repeat)?)
         } else {
             Some(v)
         }
@@ -135,19 +135,6 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table
         })
         .filter(|(_, rows): &(String, Vec<_>)| !rows.is_empty())
         .collect()
-}
-
-/// A paired round's drift at `n` connections: the geometric mean of every target's value in
-/// round `r`, over the geometric mean of those of all rounds (1 for a round like the others).
-fn drift(cells: &[&Cell], m: &Metric, n: usize, r: usize) -> Option<f64> {
-    let geo = |xs: Vec<f64>| (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp());
-    let at_n = || cells.iter().filter(|c| c.connections == n);
-    let round = |r: usize| geo(at_n().filter(|c| c.repeat == r).filter_map(|c| (m.get)(c)).collect());
-    let mut rounds: Vec<usize> = at_n().map(|c| c.repeat).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    let all = geo(rounds.into_iter().filter_map(round).collect())?;
-    Some(round(r)? / all)
 }
 
 /// How much better `a` is than `b` (≥ 1 means a is better).

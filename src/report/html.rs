@@ -4,7 +4,7 @@
 
 use super::charts::{line_chart, Series, Unit};
 use crate::bench::results::Results;
-use crate::bench::results::{spread, summarize, Cell};
+use crate::bench::results::{spread, summarize, within_rounds, Cell};
 use crate::bench::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 use crate::units::si;
@@ -132,7 +132,7 @@ pub fn render(d: &Results) -> String {
 
 /// The experiment's table: columns grouped, the header sticky, the best value of each column
 /// at each connection count in bold, client-bound rows in italics.
-fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
+fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
     // (reader, higher is better) of the columns that get a best mark, by column index.
     type Best = (usize, fn(&Cell) -> Option<f64>, bool);
     let marked: [Best; 8] = [
@@ -149,11 +149,20 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
         (10, |c| Some(c.figures.jain_conns), true),
         (13, |c| c.figures.syscalls_per_req, false),
     ];
+    // What a column ranks a row by: its median; in paired rounds, its median within rounds (the
+    // verdicts' ranking), so the bold mark does not follow a round's drift.
+    let ok: Vec<&Cell> = cells.iter().filter(|c| c.ok()).collect();
+    let rank = |c: &Cell, col: &Best| -> Option<f64> {
+        match paired {
+            true => within_rounds(&ok, col.1, &c.target, c.connections),
+            false => (col.1)(c),
+        }
+    };
     let best_at = |n: usize, col: &Best| -> Option<f64> {
         let vals = summary
             .iter()
             .filter(|(c, ..)| c.connections == n && c.ok())
-            .filter_map(|(c, ..)| (col.1)(c));
+            .filter_map(|(c, ..)| rank(c, col));
         if col.2 {
             vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
         } else {
@@ -228,7 +237,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell]) -> String {
                 && marked
                     .iter()
                     .find(|m| m.0 == i)
-                    .is_some_and(|m| (m.1)(c).is_some() && (m.1)(c) == best_at(c.connections, m));
+                    .is_some_and(|m| rank(c, m).is_some() && rank(c, m) == best_at(c.connections, m));
             let class = match (i, best) {
                 (0, _) => " class=\"l\"",
                 (_, true) => " class=\"best\"",
@@ -264,12 +273,13 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     if !x.published.is_empty() || x.seed_note.is_some() {
         h.push_str(&super::seed::comparison(x, &summary));
     }
-    h.push_str(&table(&summary, cells));
+    h.push_str(&table(&summary, cells, x.paired));
     if x.paired {
         h.push_str(
             "<p class=\"how\">Paired rounds: this table shows each target's own medians and ranges, which the \
-             machine's drift between rounds widens (bold: the lowest median). Which target is cheaper is said by \
-             the verdict and the comparison with the reference, which compare the targets within each round.</p>\n",
+             machine's drift between rounds widens. The bold mark, the verdict and the comparison with the \
+             reference compare the targets within each round instead (each value over its round's drift), so \
+             a bold value need not be the smallest median.</p>\n",
         );
     }
     h.push_str("<div class=\"charts\">\n");
