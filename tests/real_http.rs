@@ -7,8 +7,7 @@ mod common;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Output};
 
 use common::BIN;
 use serde_json::Value;
@@ -29,18 +28,8 @@ impl Drop for Nginx {
             .args(["-QUIT", &self.child.id().to_string()])
             .status();
         let _ = self.child.wait();
-        if !self.dir.as_os_str().is_empty() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A CA and a leaf for localhost / 127.0.0.1 signed by it: (ca.pem, leaf.pem, leaf.key).
@@ -69,80 +58,46 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 fn nginx() -> Option<Nginx> {
-    let Some(bin) = ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-    else {
+    use muxlab::bench::process::{free_port, launch_nginx, nginx_binary};
+    let Some(bin) = nginx_binary() else {
         eprintln!("skipped: nginx is not installed (apt-get install nginx-light)");
         return None;
     };
-    let dir = std::env::temp_dir().join(format!("muxlab-real-http-{}-{}", std::process::id(), free_port()));
+    let dir = std::env::temp_dir().join(format!(
+        "muxlab-real-http-{}-{}",
+        std::process::id(),
+        free_port().unwrap()
+    ));
     std::fs::create_dir_all(dir.join("www")).unwrap();
     // Big enough for gzip, which then sends it chunked.
     std::fs::write(dir.join("www/index.html"), "hello, muxlab. ".repeat(400)).unwrap();
     let (_, leaf, key) = certificates(&dir);
-    // A port is only free until someone takes it: a parallel test's server can be given one of
-    // these before nginx binds it. nginx then cannot bind and exits (after its own retries); it
-    // writes its pid file only once every listener is bound, so the ports are trusted only then,
-    // and a failed start is tried again with new ports.
-    for _ in 0..5 {
-        let (http, https, https_self) = (free_port(), free_port(), free_port());
-        let d = dir.display();
-        let conf = format!(
+    let d = dir.display();
+    let conf = |p: &[u16]| {
+        format!(
             "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\
              events {{ worker_connections 1024; }}\n\
              http {{ access_log off; gzip on; gzip_min_length 20; gzip_types text/plain;\n\
-               server {{ listen 127.0.0.1:{http}; root {d}/www; location /missing {{ return 404; }} }}\n\
-               server {{ listen 127.0.0.1:{https} ssl; ssl_certificate {}; ssl_certificate_key {};\n\
+               server {{ listen 127.0.0.1:{}; root {d}/www; location /missing {{ return 404; }} }}\n\
+               server {{ listen 127.0.0.1:{} ssl; ssl_certificate {}; ssl_certificate_key {};\n\
                         root {d}/www; location /missing {{ return 404; }} }}\n\
-               server {{ listen 127.0.0.1:{https_self} ssl; ssl_certificate {d}/self.pem; ssl_certificate_key {d}/self.key;\n\
+               server {{ listen 127.0.0.1:{} ssl; ssl_certificate {d}/self.pem; ssl_certificate_key {d}/self.key;\n\
                         root {d}/www; }} }}\n",
+            p[0],
+            p[1],
             leaf.display(),
-            key.display()
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let _ = std::fs::remove_file(dir.join("nginx.pid"));
-        let child = Command::new(bin)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .arg("-p")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut n = Nginx {
-            child,
-            dir: dir.clone(),
-            http,
-            https,
-            https_self,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if n.child.try_wait().unwrap().is_some() {
-                // Could not bind (or failed otherwise: the log says which); new ports.
-                eprintln!(
-                    "nginx exited at start, trying new ports: {}",
-                    std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
-                );
-                break;
-            }
-            let bound = dir.join("nginx.pid").exists();
-            if bound
-                && [http, https, https_self]
-                    .iter()
-                    .all(|p| TcpStream::connect(("127.0.0.1", *p)).is_ok())
-            {
-                return Some(n);
-            }
-            assert!(Instant::now() < deadline, "nginx did not start: {}", dir.display());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        // Keep the directory for the next try.
-        n.dir = PathBuf::new();
-    }
-    panic!("nginx could not bind free ports in 5 tries: {}", dir.display());
+            key.display(),
+            p[2]
+        )
+    };
+    let (child, ports) = launch_nginx(bin, None, &dir, "127.0.0.1", 3, &conf).unwrap_or_else(|e| panic!("{e}"));
+    Some(Nginx {
+        child,
+        dir,
+        http: ports[0],
+        https: ports[1],
+        https_self: ports[2],
+    })
 }
 
 fn load(args: &[&str]) -> (Output, Value) {

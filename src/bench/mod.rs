@@ -327,11 +327,16 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
                 clock(left)
             );
         }
+        let at = runner::At {
+            number: k,
+            conns: step.conns,
+            repeat: step.repeat,
+        };
         let cell = if group.is_some() {
             group_cells.push((step.ti, cells.len()));
-            standing[step.ti].burst(k, x, step.conns, step.repeat, &place, &STOP)
+            standing[step.ti].burst(at, x, &place, &STOP)
         } else {
-            runner::run_cell(k, x, &step.target, step.conns, step.repeat, &place, &STOP)
+            runner::run_cell(at, x, &step.target, &place, &STOP)
         };
         if progress {
             eprint!("\r\x1b[2K");

@@ -260,15 +260,15 @@ pub fn drift(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, n: usize, r: usize)
     Some(round(r)? / all)
 }
 
-/// Paired rounds: `target`'s median at `n` connections of its values freed of their rounds'
-/// [`drift`].
+/// Paired rounds: cell `c`'s value freed of its round's [`drift`] among `cells`.
+pub fn in_round(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, c: &Cell) -> Option<f64> {
+    Some(get(c)? / drift(cells, get, c.connections, c.repeat)?)
+}
+
+/// Paired rounds: `target`'s median at `n` connections of its values [`in_round`].
 pub fn within_rounds(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, target: &str, n: usize) -> Option<f64> {
     let mine = cells.iter().filter(|c| c.target == target && c.connections == n);
-    spread(
-        mine.filter_map(|c| Some(get(c)? / drift(cells, get, n, c.repeat)?))
-            .collect(),
-    )
-    .map(|s| s.0)
+    spread(mine.filter_map(|c| in_round(cells, get, c)).collect()).map(|s| s.0)
 }
 /// The chance of `wins` or more heads in `n` fair coin tosses.
 pub fn sign_test(wins: usize, n: usize) -> f64 {

@@ -119,20 +119,21 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     a
 }
 
-/// Runs cell `number` of the run: the target's server started for it alone. `stop_flag`
-/// (Ctrl-C) interrupts it: the load is stopped and the cell is recorded as interrupted.
-pub fn run_cell(
-    number: usize,
-    x: &Experiment,
-    target: &Target,
-    conns: usize,
-    repeat: usize,
-    place: &Placement,
-    stop_flag: &AtomicU64,
-) -> Cell {
+/// Where a cell stands in the run: its number (`rotate_sources` picks its source address by
+/// it), its connection count and its repeat.
+#[derive(Debug, Clone, Copy)]
+pub struct At {
+    pub number: usize,
+    pub conns: usize,
+    pub repeat: usize,
+}
+
+/// Runs the cell `at`: the target's server started for it alone. `stop_flag` (Ctrl-C)
+/// interrupts it: the load is stopped and the cell is recorded as interrupted.
+pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
     let started = Instant::now();
     let mut server = Standing::start(x, target, place);
-    let mut cell = server.burst(number, x, conns, repeat, place, stop_flag);
+    let mut cell = server.burst(at, x, place, stop_flag);
     server.stop(&mut [&mut cell]);
     cell.seconds = started.elapsed().as_secs_f64();
     cell
@@ -193,15 +194,8 @@ impl Standing {
 
     /// Measures one cell against the server: a load run, the server's tree sampled over its
     /// window. The figures that come from the server's counters wait for [`Standing::stop`].
-    pub fn burst(
-        &mut self,
-        number: usize,
-        x: &Experiment,
-        conns: usize,
-        repeat: usize,
-        place: &Placement,
-        stop_flag: &AtomicU64,
-    ) -> Cell {
+    pub fn burst(&mut self, at: At, x: &Experiment, place: &Placement, stop_flag: &AtomicU64) -> Cell {
+        let At { number, conns, repeat } = at;
         let started = Instant::now();
         let mut cell = Cell {
             experiment: x.name.clone(),

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::reasons::{counter_value, reasons};
-use super::results::{drift, sign_test, spread, Cell};
+use super::results::{in_round, sign_test, spread, Cell};
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
@@ -106,13 +106,9 @@ type Table = Vec<(String, Vec<Row>)>;
 /// divided by its round's [`drift`], so targets are ranked by how they did against each other
 /// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
 fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table {
-    let value = |c: &Cell| -> Option<f64> {
-        let v = (m.get)(c)?;
-        if paired {
-            Some(v / drift(cells, m.get, c.connections, c.repeat)?)
-        } else {
-            Some(v)
-        }
+    let value = |c: &Cell| match paired {
+        true => in_round(cells, m.get, c),
+        false => (m.get)(c),
     };
     targets
         .iter()

@@ -107,9 +107,10 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 sh.wake.notify_one();
             }
         }
-        if ticker.due(Instant::now()) {
+        let now = Instant::now();
+        if ticker.due(now) {
             let mut idle = lock(&sh.idle);
-            for (fd, why) in idle.expired(w, std::time::Instant::now()) {
+            for (fd, why) in idle.expired(w, now) {
                 if let Some(conn) = idle.take(fd) {
                     if why == Expired::Header {
                         conn.last_word();
