@@ -129,3 +129,60 @@ fn workers_default_to_the_cpus_the_server_is_pinned_to() {
     let st = srv.stop();
     assert_eq!(st.stats["per_worker"].as_array().unwrap().len(), 1);
 }
+
+/// io_uring must never let an operation reach a descriptor after its connection closed: the
+/// tick sweep closes connections while sends and receives of others are queued, new connections
+/// take the freed numbers, and a reply sent to the old number would reach a new client. Here
+/// idle connections expire in waves (100 ms idle timeout) while pipelined POSTs on connections
+/// that are renewed every 20 requests (so numbers are reused all the time) run on two rings;
+/// the load generator checks every echoed body against its own connection's pattern.
+#[test]
+fn uring_never_hands_one_clients_bytes_to_another_while_connections_expire_and_renew() {
+    let srv = Server::start("uring", &["--workers", "2", "--idle-timeout", "100ms"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let addr = srv.addr;
+    let expiring = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut waves = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Open connections that say nothing: the sweep closes them all 100 ms on.
+                let idle: Vec<_> = (0..40)
+                    .filter_map(|_| std::net::TcpStream::connect(addr).ok())
+                    .collect();
+                std::thread::sleep(Duration::from_millis(300));
+                drop(idle);
+                waves += 1;
+            }
+            waves
+        })
+    };
+    let out = std::process::Command::new(BIN)
+        .args(["load", &format!("http://{}/", srv.addr), "-c", "40", "-d", "3s"])
+        .args([
+            "--pipeline",
+            "4",
+            "--body-size",
+            "3000",
+            "--requests-per-conn",
+            "20",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let waves = expiring.join().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(doc["errors"], serde_json::json!({}), "{}", doc["errors"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = doc["requests"].as_u64().unwrap();
+    assert!(requests > 1000, "too little traffic to mean anything: {requests}");
+    let st = srv.stop();
+    assert!(waves >= 5, "only {waves} waves of expiring connections");
+    assert!(
+        st.total("closed_idle") >= 40 * (waves - 1),
+        "connections did not expire: {} closed idle after {waves} waves",
+        st.total("closed_idle")
+    );
+}

@@ -529,3 +529,36 @@ fn a_dribbled_request_head_gets_408_after_the_header_timeout() {
         assert_eq!(st.total("closed_header_timeout"), 1, "{model}");
     });
 }
+
+/// The head timer runs from the first byte of each request head, not of the first request: a
+/// pipelining client that answers a request every 300 ms, each write ending one request and
+/// starting the next, is never answered 408, though its connection has always had a head
+/// pending for far longer than `--header-timeout 1s`.
+#[test]
+fn a_pipelining_client_that_always_has_the_next_head_pending_is_never_answered_408() {
+    for_each_model(|model, args| {
+        let srv = Server::start(
+            model,
+            &[args, &["--header-timeout", "1s", "--idle-timeout", "30s"]].concat(),
+        );
+        let mut s = srv.connect();
+        let mut pending = Vec::new();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\nGET / HT").unwrap();
+        for i in 0..9 {
+            let r = read_response(&mut s, &mut pending).unwrap().expect("a response");
+            assert_eq!(r.status, 200, "{model}: response {i}: {}", r.head);
+            std::thread::sleep(Duration::from_millis(300));
+            let next: &[u8] = if i < 8 {
+                b"TP/1.1\r\nHost: t\r\n\r\nGET / HT"
+            } else {
+                b"TP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+            };
+            s.write_all(next).unwrap_or_else(|e| panic!("{model}: write {i}: {e}"));
+        }
+        let last = read_response(&mut s, &mut pending).unwrap().expect("the last response");
+        assert_eq!(last.status, 200, "{model}: {}", last.head);
+        let st = srv.stop();
+        assert_eq!(st.total("closed_header_timeout"), 0, "{model}");
+        assert_eq!(st.total("requests"), 10, "{model}");
+    });
+}

@@ -1,5 +1,7 @@
 //! Unit tests of `sys` and the pollers: the contracts of the safe wrappers.
 
+mod common;
+
 mod sys_select {
     use std::os::fd::RawFd;
     use std::time::Duration;
@@ -39,12 +41,21 @@ mod sys_process {
 
 mod sys_uring {
     use std::io::Read;
-    use std::os::fd::AsFd;
+    use std::os::fd::{AsRawFd, OwnedFd};
     use std::os::unix::net::UnixStream;
-
+    use std::rc::Rc;
     use std::time::Duration;
 
+    use crate::common::skip;
     use muxlab::sys::uring::*;
+
+    const LACKS: &str = "this kernel's io_uring lacks what the ring needs";
+
+    /// A connected pair: the end the ring acts on, shared, and the peer.
+    fn pair() -> (SharedFd, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        (Rc::new(OwnedFd::from(a)), b)
+    }
 
     fn reap(ring: &mut Ring, n: usize) -> Vec<Completion> {
         let mut all = Vec::new();
@@ -63,12 +74,11 @@ mod sys_uring {
     #[test]
     fn sends_with_the_same_tag_each_get_their_own_id_and_bytes_back() {
         let Ok(mut ring) = Ring::new(8, 4, 64) else {
-            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
-            return;
+            return skip(LACKS);
         };
-        let (a, mut b) = UnixStream::pair().unwrap();
-        ring.send(a.as_fd(), b"first".to_vec(), 42).unwrap();
-        ring.send(a.as_fd(), b"second".to_vec(), 42).unwrap();
+        let (a, mut b) = pair();
+        ring.send(&a, b"first".to_vec(), 42).unwrap();
+        ring.send(&a, b"second".to_vec(), 42).unwrap();
         let done = reap(&mut ring, 2);
         let mut back: Vec<Vec<u8>> = done
             .into_iter()
@@ -90,11 +100,10 @@ mod sys_uring {
     #[test]
     fn a_cancelled_multishot_receive_ends_with_ecanceled_and_delivers_nothing_more() {
         let Ok(mut ring) = Ring::new(8, 4, 64) else {
-            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
-            return;
+            return skip(LACKS);
         };
-        let (a, b) = UnixStream::pair().unwrap();
-        let op = ring.recv_multi(a.as_fd(), 9).unwrap();
+        let (a, b) = pair();
+        let op = ring.recv_multi(&a, 9).unwrap();
         ring.cancel(op).unwrap();
         let done = reap(&mut ring, 1);
         assert!(
@@ -111,23 +120,21 @@ mod sys_uring {
         ring.completions(&mut some);
         assert!(some.is_empty(), "{some:?}");
         let mut got = [0u8; 4];
-        std::io::Read::read_exact(&mut &a, &mut got).unwrap();
+        assert_eq!(muxlab::sys::fd::read(&*a, &mut got).unwrap(), 4);
         assert_eq!(&got, b"late");
     }
 
     #[test]
     fn a_batch_wait_returns_the_whole_batch_or_what_is_there_after_the_extra_wait() {
         let Ok(mut ring) = Ring::new(8, 4, 64) else {
-            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
-            return;
+            return skip(LACKS);
         };
         if !ring.batches() {
-            eprintln!("skipped: this kernel has no min-wait (Linux 6.12+): wait() waits for one");
-            return;
+            return skip("this kernel has no min-wait (Linux 6.12+): wait() waits for one");
         }
-        let (a, _b) = UnixStream::pair().unwrap();
+        let (a, _b) = pair();
         for word in [&b"one"[..], b"two", b"three"] {
-            ring.send(a.as_fd(), word.to_vec(), 1).unwrap();
+            ring.send(&a, word.to_vec(), 1).unwrap();
         }
         let mut some = Vec::new();
         let long = Duration::from_secs(20);
@@ -135,7 +142,7 @@ mod sys_uring {
         ring.completions(&mut some);
         assert_eq!(some.len(), 3, "{some:?}");
         // One completion where three are wanted: back after the extra wait, not the timeout.
-        ring.send(a.as_fd(), b"four".to_vec(), 1).unwrap();
+        ring.send(&a, b"four".to_vec(), 1).unwrap();
         let t0 = std::time::Instant::now();
         ring.wait(long, Some((3, Duration::from_millis(1)))).unwrap();
         ring.completions(&mut some);
@@ -146,11 +153,10 @@ mod sys_uring {
     #[test]
     fn a_receive_lends_its_buffer_until_it_is_recycled() {
         let Ok(mut ring) = Ring::new(8, 4, 64) else {
-            eprintln!("skipped: this kernel's io_uring lacks what the ring needs");
-            return;
+            return skip(LACKS);
         };
-        let (a, b) = UnixStream::pair().unwrap();
-        ring.recv_multi(a.as_fd(), 7).unwrap();
+        let (a, b) = pair();
+        ring.recv_multi(&a, 7).unwrap();
         std::io::Write::write_all(&mut &b, b"hello").unwrap();
         let done = reap(&mut ring, 1);
         let Some(Completion::Recv {
@@ -177,6 +183,54 @@ mod sys_uring {
             ),
             "{done:?}"
         );
+    }
+
+    /// The fd-reuse hazard: a send is queued (not yet submitted), then its connection is
+    /// closed, and a new connection is made. Were the descriptor closed at once, the new
+    /// connection would get its number and the queued reply would go to the wrong client. The
+    /// ring holds the descriptor until the send completes: the number is not reused, the bytes
+    /// reach the first peer only, and the descriptor closes after the completion.
+    #[test]
+    fn a_queued_send_never_reaches_a_descriptor_closed_and_reused_before_it_was_submitted() {
+        let Ok(mut ring) = Ring::new(8, 4, 64) else {
+            return skip(LACKS);
+        };
+        let (a, mut first_peer) = pair();
+        let number = a.as_raw_fd();
+        ring.send(&a, b"for the first client".to_vec(), 1).unwrap();
+        ring.recv_multi(&a, 1).unwrap();
+        drop(a); // the connection closes it, with both operations still only queued
+        let (b, mut second_peer) = pair();
+        assert_ne!(b.as_raw_fd(), number, "the number was reused while operations named it");
+        let done = reap(&mut ring, 1);
+        assert!(
+            matches!(done.first(), Some(Completion::Send { sent: Ok(20), .. })),
+            "{done:?}"
+        );
+        let mut got = [0u8; 20];
+        first_peer.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"for the first client");
+        second_peer.set_nonblocking(true).unwrap();
+        let mut none = [0u8; 1];
+        assert!(second_peer.read(&mut none).is_err(), "the second client got bytes");
+        // The receive still holds the descriptor; once the peer stops sending, it completes for
+        // the last time, and the descriptor is closed: the peer reads end of stream.
+        assert!(std::fs::read_link(format!("/proc/self/fd/{number}")).is_ok());
+        first_peer.shutdown(std::net::Shutdown::Write).unwrap();
+        let done = reap(&mut ring, 1);
+        assert!(
+            matches!(
+                done.first(),
+                Some(Completion::Recv {
+                    data: Ok(None),
+                    more: false,
+                    ..
+                })
+            ),
+            "{done:?}"
+        );
+        first_peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(first_peer.read(&mut none).unwrap(), 0, "the descriptor stayed open");
     }
 }
 

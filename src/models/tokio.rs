@@ -108,7 +108,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         };
         w.count(Counter::Useful, 1);
         let fed = w.on_input(&mut session, &buf[..n], &mut out);
-        deadlines.input(&session, Instant::now());
+        deadlines.input(&session, fed.requests > 0, Instant::now());
         // A client that takes nothing for --idle-timeout loses its connection (send timeout).
         let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
         match timeout(limit, stream.write_all(&out)).await {

@@ -36,7 +36,7 @@ use crate::server::conn::Ticker;
 use crate::server::deadline::{Deadlines, Expired};
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::sys;
-use crate::sys::uring::{Completion, OpId, RecvBuf, Ring};
+use crate::sys::uring::{Completion, OpId, RecvBuf, Ring, SharedFd};
 
 pub const MODEL: Model = Model {
     name: "uring",
@@ -82,7 +82,8 @@ const BATCH_MAX: usize = 64;
 
 /// One connection of a ring.
 struct UConn {
-    fd: OwnedFd,
+    /// Shared with the ring's operations on it: closed once they and the connection let go.
+    fd: SharedFd,
     session: Session,
     /// Replies not yet handed to a send.
     out: Vec<u8>,
@@ -108,7 +109,7 @@ impl UConn {
     /// `--max-output`.
     fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
         let fed = w.on_input(&mut self.session, bytes, &mut self.out);
-        self.deadlines.input(&self.session, now);
+        self.deadlines.input(&self.session, fed.requests > 0, now);
         self.closing |= fed.close;
         if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {
             self.paused = true;
@@ -147,7 +148,7 @@ impl Slots {
     fn insert(&mut self, fd: OwnedFd, session: Session, now: Instant) -> (u64, &UConn) {
         self.gen = self.gen.wrapping_add(1);
         let conn = UConn {
-            fd,
+            fd: SharedFd::new(fd),
             session,
             out: Vec::new(),
             sending: 0,
@@ -179,8 +180,9 @@ impl Slots {
             .filter(|c| c.gen == gen)
     }
 
-    /// Closes a connection: shutdown first, so its armed multishot receive ends and the kernel
-    /// drops its reference to the socket.
+    /// Closes a connection: shutdown first, so its armed multishot receive ends. The descriptor
+    /// itself closes when the last operation on it completes (the ring holds it till then), so
+    /// its number cannot be reused under an operation still queued.
     fn close(&mut self, w: Worker<'_>, tag: u64) {
         if self.get(tag).is_some() {
             let slot = tag as u32 as usize;
@@ -202,7 +204,7 @@ impl Slots {
 /// One worker: its ring, its listener and its connections.
 struct RingLoop<'a> {
     w: Worker<'a>,
-    ring: Ring,
+    ring: Ring<'a>,
     listener: &'a OwnedFd,
     /// The spare descriptor given up to shed a connection on EMFILE.
     spare: Acceptor,
@@ -352,7 +354,7 @@ impl RingLoop<'_> {
     fn arm(&mut self, tag: u64) {
         let Some(conn) = self.slots.get(tag) else { return };
         match conn.recv {
-            None if !conn.paused && !conn.closing => match self.ring.recv_multi(conn.fd.as_fd(), tag) {
+            None if !conn.paused && !conn.closing => match self.ring.recv_multi(&conn.fd, tag) {
                 Ok(op) => conn.recv = Some(op),
                 Err(_) => self.slots.close(self.w, tag),
             },
@@ -402,7 +404,7 @@ impl RingLoop<'_> {
         if conn.sending == 0 && !conn.out.is_empty() {
             let data = std::mem::take(&mut conn.out);
             let len = data.len();
-            match self.ring.send(conn.fd.as_fd(), data, tag) {
+            match self.ring.send(&conn.fd, data, tag) {
                 Ok(()) => conn.sending = len,
                 Err((_, data)) => {
                     conn.out = data;

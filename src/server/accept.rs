@@ -7,7 +7,7 @@
 //! reopens the spare. If even that fails it sleeps one millisecond-scale pause, never spins.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Duration;
 
 use super::ctx::Worker;
@@ -53,7 +53,7 @@ impl Acceptor {
     }
 
     /// Accepts one connection from `listener`.
-    pub fn accept_one(&mut self, w: Worker<'_>, listener: &impl AsRawFd) -> Accepted {
+    pub fn accept_one(&mut self, w: Worker<'_>, listener: &impl AsFd) -> Accepted {
         match sys::socket::accept(listener, self.nonblocking) {
             Ok(fd) if self.fd_ceiling.is_some_and(|max| fd.as_raw_fd() as usize >= max) => {
                 w.count(Counter::RejectedFdSetSize, 1);
@@ -89,7 +89,7 @@ impl Acceptor {
     /// Out of descriptors: drain one pending connection through the spare slot (counted as
     /// `rejected_emfile`), or pause briefly when no spare is left. Returns whether a connection
     /// was drained: at the limit Linux fails accept() with EMFILE even when nothing is pending.
-    pub fn shed(&mut self, listener: &impl AsRawFd, w: Worker<'_>) -> bool {
+    pub fn shed(&mut self, listener: &impl AsFd, w: Worker<'_>) -> bool {
         let mut drained = false;
         if self.spare.take().is_some() {
             // The spare is closed: its slot takes the pending connection, which we close.
@@ -113,7 +113,7 @@ impl Acceptor {
     pub fn accept_ready(
         &mut self,
         w: Worker<'_>,
-        listener: &impl AsRawFd,
+        listener: &impl AsFd,
         max: usize,
         mut on_conn: impl FnMut(OwnedFd),
     ) -> bool {

@@ -9,7 +9,7 @@
 //! connection counts as a useful event.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use super::accept::{Accepted, Acceptor};
@@ -33,12 +33,12 @@ pub fn conn_tick(cfg: &super::config::Config) -> std::time::Duration {
 }
 
 /// Makes blocking calls on `listener` return every tick.
-pub fn prepare_listener(listener: &impl AsRawFd) -> io::Result<()> {
+pub fn prepare_listener(listener: &impl AsFd) -> io::Result<()> {
     sys::socket::set_timeouts(listener, TICK)
 }
 
 /// Blocks until a connection is admitted; `None` once the server is stopping.
-pub fn accept(w: Worker<'_>, acceptor: &mut Acceptor, listener: &impl AsRawFd) -> Option<OwnedFd> {
+pub fn accept(w: Worker<'_>, acceptor: &mut Acceptor, listener: &impl AsFd) -> Option<OwnedFd> {
     while !w.stopping() {
         let got = acceptor.accept_one(w, listener);
         w.count(Counter::Loops, 1);
@@ -85,7 +85,7 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                 Ok(n) => {
                     w.count(Counter::Useful, 1);
                     let fed = w.on_input(&mut session, &buf[..n], &mut out);
-                    deadlines.input(&session, Instant::now());
+                    deadlines.input(&session, fed.requests > 0, Instant::now());
                     if write_all(w, &fd, &out, &mut deadlines).is_err() || fed.close {
                         break;
                     }

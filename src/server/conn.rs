@@ -38,6 +38,8 @@ pub struct Conn {
     deadlines: Deadlines,
     /// Input arrived during the current `drive`.
     got_input: bool,
+    /// ... and it completed a request (the head timer restarts for the next head).
+    answered: bool,
     /// What the last `drive` asked for.
     want: Want,
 }
@@ -52,6 +54,7 @@ impl Conn {
             closing: false,
             deadlines: Deadlines::new(Instant::now()),
             got_input: false,
+            answered: false,
             want: Want::Read,
         }
     }
@@ -81,7 +84,8 @@ impl Conn {
         if moved {
             // Input (which also tells the header deadline where the session stands) or output.
             if std::mem::take(&mut self.got_input) {
-                self.deadlines.input(&self.session, now);
+                let answered = std::mem::take(&mut self.answered);
+                self.deadlines.input(&self.session, answered, now);
             } else {
                 self.deadlines.output(now);
             }
@@ -106,6 +110,7 @@ impl Conn {
                     *moved = true;
                     let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out);
                     self.got_input = true;
+                    self.answered |= fed.requests > 0;
                     self.closing |= fed.close;
                     if let Some(stop) = self.settle(w, moved) {
                         return stop;

@@ -49,13 +49,17 @@ impl Deadlines {
         }
     }
 
-    /// Input arrived and was fed to `session`.
-    pub fn input(&mut self, session: &Session, now: Instant) {
+    /// Input arrived and was fed to `session`; `answered`: it completed at least one request.
+    /// The head timer runs from the first byte of each request head until that head completes:
+    /// a head still pending after a request was answered is the next one's, begun in this input
+    /// (a pipelining client that always sends the start of its next request with the end of
+    /// the last is not timed from its first request).
+    pub fn input(&mut self, session: &Session, answered: bool, now: Instant) {
         self.last = now;
-        self.head_since = if session.head_pending() {
-            Some(self.head_since.unwrap_or(now))
-        } else {
-            None
+        self.head_since = match (session.head_pending(), self.head_since) {
+            (false, _) => None,
+            (true, Some(since)) if !answered => Some(since),
+            (true, _) => Some(now),
         };
     }
 

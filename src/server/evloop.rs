@@ -159,7 +159,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
     }
 
     /// Accepts up to `max` connections from `listener` into this loop (a listener event).
-    pub fn accept_from(&mut self, acceptor: &mut Acceptor, listener: &impl AsRawFd, max: usize) {
+    pub fn accept_from(&mut self, acceptor: &mut Acceptor, listener: &impl AsFd, max: usize) {
         let mut fresh = Vec::new();
         if acceptor.accept_ready(self.w, listener, max, |fd| fresh.push(fd)) {
             self.w.count(Counter::Useful, 1);

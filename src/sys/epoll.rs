@@ -5,7 +5,7 @@
 //! event (re-arm with [`Epoll::modify`]), [`EXCLUSIVE`] (add only) to wake one waiter of many.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 use super::cvt;
 
@@ -68,25 +68,25 @@ impl Epoll {
         })
     }
 
-    fn ctl(&self, op: libc::c_int, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+    fn ctl(&self, op: libc::c_int, fd: impl AsFd, token: u64, flags: u32) -> io::Result<()> {
         let mut ev = libc::epoll_event {
             events: flags,
             u64: token,
         };
         // SAFETY: ev is valid for the call.
-        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd.as_raw_fd(), &mut ev) })?;
+        cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd.as_fd().as_raw_fd(), &mut ev) })?;
         Ok(())
     }
 
-    pub fn add(&self, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+    pub fn add(&self, fd: impl AsFd, token: u64, flags: u32) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_ADD, fd, token, flags)
     }
 
-    pub fn modify(&self, fd: &impl AsRawFd, token: u64, flags: u32) -> io::Result<()> {
+    pub fn modify(&self, fd: impl AsFd, token: u64, flags: u32) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_MOD, fd, token, flags)
     }
 
-    pub fn delete(&self, fd: &impl AsRawFd) -> io::Result<()> {
+    pub fn delete(&self, fd: impl AsFd) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_DEL, fd, 0, 0)
     }
 
@@ -152,5 +152,11 @@ impl Epoll {
 impl AsRawFd for Epoll {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+impl AsFd for Epoll {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }

@@ -1,27 +1,34 @@
 //! Owned descriptors and plain read / write.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 /// Reads into `buf`; `Ok(0)` is end of stream.
-pub fn read(fd: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
+pub fn read(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: buf is a valid writable region of buf.len() bytes for the whole call.
-    super::cvt_size(unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) })
+    super::cvt_size(unsafe { libc::read(fd.as_fd().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) })
 }
 
 /// Writes from `buf`, returning how many bytes the kernel took. Never raises SIGPIPE.
-pub fn write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
+pub fn write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
-    super::cvt_size(unsafe { libc::send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) })
+    super::cvt_size(unsafe {
+        libc::send(
+            fd.as_fd().as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    })
 }
 
 /// Writes what the socket takes now without blocking, even on a blocking socket
 /// (MSG_DONTWAIT); a last word before closing. Never raises SIGPIPE.
-pub fn try_write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
+pub fn try_write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
     super::cvt_size(unsafe {
         libc::send(
-            fd.as_raw_fd(),
+            fd.as_fd().as_raw_fd(),
             buf.as_ptr().cast(),
             buf.len(),
             libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
@@ -30,16 +37,16 @@ pub fn try_write(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
 }
 
 /// Switches `O_NONBLOCK` on or off.
-pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
+pub fn set_nonblocking(fd: impl AsFd, on: bool) -> io::Result<()> {
     // SAFETY: fcntl with F_GETFL / F_SETFL only reads and writes the descriptor's flags.
-    let flags = super::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) })?;
+    let flags = super::cvt(unsafe { libc::fcntl(fd.as_fd().as_raw_fd(), libc::F_GETFL) })?;
     let flags = if on {
         flags | libc::O_NONBLOCK
     } else {
         flags & !libc::O_NONBLOCK
     };
     // SAFETY: as above.
-    super::cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags) })?;
+    super::cvt(unsafe { libc::fcntl(fd.as_fd().as_raw_fd(), libc::F_SETFL, flags) })?;
     Ok(())
 }
 
@@ -57,7 +64,7 @@ pub fn open_spare() -> io::Result<OwnedFd> {
 pub fn replace_with_null(fd: &OwnedFd) -> io::Result<()> {
     let null = open_spare()?;
     // SAFETY: both descriptors are open and owned (borrowed for the call); dup2 makes
-    // fd.as_raw_fd() a copy of null, which leaves fd owned by its OwnedFd and open.
-    super::cvt(unsafe { libc::dup2(null.as_raw_fd(), fd.as_raw_fd()) })?;
+    // the number of fd a copy of null, which leaves fd owned by its OwnedFd and open.
+    super::cvt(unsafe { libc::dup2(null.as_raw_fd(), fd.as_fd().as_raw_fd()) })?;
     Ok(())
 }

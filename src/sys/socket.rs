@@ -3,7 +3,7 @@
 use std::io;
 use std::mem;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use super::cvt;
@@ -77,11 +77,11 @@ fn from_raw(storage: &libc::sockaddr_storage) -> io::Result<SocketAddr> {
     }
 }
 
-fn setsockopt_int(fd: &impl AsRawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+fn setsockopt_int(fd: impl AsFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: value lives for the call and its size is passed.
     cvt(unsafe {
         libc::setsockopt(
-            fd.as_raw_fd(),
+            fd.as_fd().as_raw_fd(),
             level,
             name,
             (&value as *const libc::c_int).cast(),
@@ -113,49 +113,74 @@ pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<Own
     }
     let (storage, len) = to_raw(&addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
+    cvt(unsafe {
+        libc::bind(
+            fd.as_fd().as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
     // SAFETY: listen() takes plain integers.
-    cvt(unsafe { libc::listen(fd.as_raw_fd(), backlog) })?;
+    cvt(unsafe { libc::listen(fd.as_fd().as_raw_fd(), backlog) })?;
     Ok(fd)
 }
 
 /// Connects `fd` to `addr`; on a non-blocking socket this returns `EINPROGRESS`.
-pub fn connect(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
+pub fn connect(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
     let (storage, len) = to_raw(addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe { libc::connect(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
+    cvt(unsafe {
+        libc::connect(
+            fd.as_fd().as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
     Ok(())
 }
 
 /// Binds a client socket to a source address (port 0: any).
-pub fn bind(fd: &impl AsRawFd, addr: &SocketAddr) -> io::Result<()> {
+pub fn bind(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
     let (storage, len) = to_raw(addr);
     // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe { libc::bind(fd.as_raw_fd(), (&storage as *const libc::sockaddr_storage).cast(), len) })?;
+    cvt(unsafe {
+        libc::bind(
+            fd.as_fd().as_raw_fd(),
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    })?;
     Ok(())
 }
 
 /// Accepts one connection (accept4), close-on-exec, non-blocking when asked.
-pub fn accept(listener: &impl AsRawFd, nonblocking: bool) -> io::Result<OwnedFd> {
+pub fn accept(listener: impl AsFd, nonblocking: bool) -> io::Result<OwnedFd> {
     let mut flags = libc::SOCK_CLOEXEC;
     if nonblocking {
         flags |= libc::SOCK_NONBLOCK;
     }
     // SAFETY: null address pointers are allowed by accept4.
-    let fd = cvt(unsafe { libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), flags) })?;
+    let fd = cvt(unsafe {
+        libc::accept4(
+            listener.as_fd().as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            flags,
+        )
+    })?;
     // SAFETY: fd was just returned by accept4 and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The address a socket is bound to.
-pub fn local_addr(fd: &impl AsRawFd) -> io::Result<SocketAddr> {
+pub fn local_addr(fd: impl AsFd) -> io::Result<SocketAddr> {
     // SAFETY: zeroed sockaddr_storage is valid; len is its size.
     let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
     let mut len = mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: storage and len are valid for writes.
     cvt(unsafe {
         libc::getsockname(
-            fd.as_raw_fd(),
+            fd.as_fd().as_raw_fd(),
             (&mut storage as *mut libc::sockaddr_storage).cast(),
             &mut len,
         )
@@ -165,7 +190,7 @@ pub fn local_addr(fd: &impl AsRawFd) -> io::Result<SocketAddr> {
 
 /// Sets SO_RCVTIMEO and SO_SNDTIMEO: a blocking accept / read / write returns EAGAIN after `d`,
 /// which is how blocking models notice shutdown and idle timeouts without signals.
-pub fn set_timeouts(fd: &impl AsRawFd, d: Duration) -> io::Result<()> {
+pub fn set_timeouts(fd: impl AsFd, d: Duration) -> io::Result<()> {
     let tv = libc::timeval {
         tv_sec: d.as_secs() as libc::time_t,
         tv_usec: d.subsec_micros() as libc::suseconds_t,
@@ -174,7 +199,7 @@ pub fn set_timeouts(fd: &impl AsRawFd, d: Duration) -> io::Result<()> {
         // SAFETY: tv lives for the call and its size is passed.
         cvt(unsafe {
             libc::setsockopt(
-                fd.as_raw_fd(),
+                fd.as_fd().as_raw_fd(),
                 libc::SOL_SOCKET,
                 opt,
                 (&tv as *const libc::timeval).cast(),
@@ -187,23 +212,23 @@ pub fn set_timeouts(fd: &impl AsRawFd, d: Duration) -> io::Result<()> {
 
 /// IP_BIND_ADDRESS_NO_PORT: a client bound to a source address gets its port at connect()
 /// time, per destination, so many source addresses multiply the ports available.
-pub fn set_bind_no_port(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn set_bind_no_port(fd: impl AsFd) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
 }
 
 /// TCP_DEFER_ACCEPT: accept() returns a connection only once its first data has arrived (or
 /// after `secs`), so a server's first read finds the request (nginx's `listen ... deferred`).
-pub fn set_defer_accept(fd: &impl AsRawFd, secs: i32) -> io::Result<()> {
+pub fn set_defer_accept(fd: impl AsFd, secs: i32) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_DEFER_ACCEPT, secs)
 }
 
 /// Disables Nagle's algorithm.
-pub fn set_nodelay(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn set_nodelay(fd: impl AsFd) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
 }
 
 /// SO_LINGER with a zero timeout: close() sends RST (a client simulating a reset).
-pub fn set_linger_reset(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn set_linger_reset(fd: impl AsFd) -> io::Result<()> {
     let l = libc::linger {
         l_onoff: 1,
         l_linger: 0,
@@ -211,7 +236,7 @@ pub fn set_linger_reset(fd: &impl AsRawFd) -> io::Result<()> {
     // SAFETY: l lives for the call and its size is passed.
     cvt(unsafe {
         libc::setsockopt(
-            fd.as_raw_fd(),
+            fd.as_fd().as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_LINGER,
             (&l as *const libc::linger).cast(),
@@ -222,13 +247,13 @@ pub fn set_linger_reset(fd: &impl AsRawFd) -> io::Result<()> {
 }
 
 /// The pending error of a socket (SO_ERROR), used to finish a non-blocking connect.
-pub fn take_error(fd: &impl AsRawFd) -> io::Result<Option<io::Error>> {
+pub fn take_error(fd: impl AsFd) -> io::Result<Option<io::Error>> {
     let mut v: libc::c_int = 0;
     let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: v and len are valid for writes.
     cvt(unsafe {
         libc::getsockopt(
-            fd.as_raw_fd(),
+            fd.as_fd().as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_ERROR,
             (&mut v as *mut libc::c_int).cast(),
@@ -243,8 +268,8 @@ pub fn take_error(fd: &impl AsRawFd) -> io::Result<Option<io::Error>> {
 }
 
 /// shutdown(SHUT_RDWR): wakes threads blocked in accept() on a listener (Linux).
-pub fn shutdown(fd: &impl AsRawFd) -> io::Result<()> {
+pub fn shutdown(fd: impl AsFd) -> io::Result<()> {
     // SAFETY: plain integers.
-    cvt(unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) })?;
+    cvt(unsafe { libc::shutdown(fd.as_fd().as_raw_fd(), libc::SHUT_RDWR) })?;
     Ok(())
 }

@@ -5,12 +5,18 @@
 //! - The ring picks every operation's `user_data` itself (a slot in its table of operations and
 //!   that slot's generation), so no two operations in flight can be confused. The caller tags
 //!   receives and sends with a `u64` of its own (a connection's id), handed back on completion.
+//! - No operation can reach a descriptor after its owner closed it. A queued entry names its
+//!   descriptor by number, and is handed to the kernel only at the next submit: were the number
+//!   closed in between and reused (another thread accepts), the operation would act on someone
+//!   else's connection. So a connection's descriptor is shared ([`SharedFd`]): the table of
+//!   operations keeps a reference until the operation's last completion, and the descriptor is
+//!   closed only once the caller and every operation on it have let go. The listener of
+//!   [`Ring::accept_multi`] is borrowed for the ring's whole life (`'l`).
 //! - [`Ring::accept_multi`]: one submission, a completion per accepted connection (5.19+),
 //!   each an [`OwnedFd`].
-//! - [`Ring::recv`] (one buffer's worth) and [`Ring::recv_multi`] (a completion per arrival
-//!   until the socket ends): the data in a buffer the kernel picked from the provided-buffer ring
-//!   (6.0+). The completion lends it as a [`RecvBuf`]; read it with [`Ring::buffer`], give it
-//!   back with [`Ring::recycle`].
+//! - [`Ring::recv_multi`] (a completion per arrival until the socket ends): the data in a buffer
+//!   the kernel picked from the provided-buffer ring (6.0+). The completion lends it as a
+//!   [`RecvBuf`]; read it with [`Ring::buffer`], give it back with [`Ring::recycle`].
 //! - [`Ring::cancel`]: ends an operation in flight (a multishot receive the caller must stop).
 //! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
 //!   send that cannot be queued hands them back at once.
@@ -18,7 +24,9 @@
 //!   to a short extra wait) or a timeout (one io_uring_enter, counted as one syscall).
 
 use std::io;
+use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::rc::Rc;
 use std::time::Duration;
 
 mod bufring;
@@ -33,8 +41,21 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 /// that never reach u32::MAX), so their completions are dropped.
 const CANCEL: u64 = u64::MAX;
 
-/// What an operation in flight is, recorded when it was queued.
+/// A connection's descriptor, shared between its owner and the operations in flight on it: it
+/// is closed when the last of them lets go, never while an operation, queued or issued, names it.
+pub type SharedFd = Rc<OwnedFd>;
+
+/// What an operation in flight is, recorded when it was queued, with the descriptor it acts on
+/// (held until its last completion).
 enum Op {
+    Accept,
+    Recv { tag: u64, _fd: SharedFd },
+    Send { tag: u64, buf: Vec<u8>, _fd: SharedFd },
+}
+
+/// What a completion reports of its operation (the descriptor stays with the record, or is
+/// let go with it).
+enum Done {
     Accept,
     Recv { tag: u64 },
     Send { tag: u64, buf: Vec<u8> },
@@ -64,8 +85,9 @@ pub enum Completion {
     },
 }
 
-/// An io_uring instance with its buffer ring and its table of operations in flight.
-pub struct Ring {
+/// An io_uring instance with its buffer ring and its table of operations in flight; `'l` is
+/// how long the listener it accepts from lives.
+pub struct Ring<'l> {
     ring: IoUring,
     bufs: BufRing,
     /// Operations in flight, by slot; `user_data` is slot | generation << 32.
@@ -73,12 +95,13 @@ pub struct Ring {
     free: Vec<u32>,
     /// Raw completions of one reap, kept to reuse its allocation.
     raw: Vec<(u64, i32, u32)>,
+    listener: PhantomData<BorrowedFd<'l>>,
 }
 
-impl Ring {
+impl<'l> Ring<'l> {
     /// A ring of `entries` submissions with `buffers` provided buffers of `size` bytes (a power
     /// of two count). Fails with a clear message where the kernel lacks what the model needs.
-    pub fn new(entries: u32, buffers: u16, size: usize) -> io::Result<Ring> {
+    pub fn new(entries: u32, buffers: u16, size: usize) -> io::Result<Ring<'l>> {
         let lacks = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
         // One thread submits and reaps (SINGLE_ISSUER), and completions' task work runs when it
         // waits rather than interrupting it (DEFER_TASKRUN, Linux 6.1+); plain ring otherwise.
@@ -122,6 +145,7 @@ impl Ring {
             ops: Vec::new(),
             free: Vec::new(),
             raw: Vec::new(),
+            listener: PhantomData,
         })
     }
 
@@ -153,8 +177,9 @@ impl Ring {
         loop {
             // SAFETY: every entry the Ring queues references only memory it keeps alive until
             // the operation completes: send bytes in `ops`, receive buffers in `bufs` (a cancel
-            // references none); descriptors are only numbers to the kernel, which holds its own
-            // reference once the operation is issued.
+            // references none). The descriptor an entry names stays open, under that number,
+            // until the operation's last completion: a connection's through the SharedFd its
+            // record in `ops` holds, the listener through the borrow for 'l.
             if unsafe { self.ring.submission().push(sqe) }.is_ok() {
                 return Ok(());
             }
@@ -163,29 +188,23 @@ impl Ring {
         }
     }
 
-    /// Arms a multishot accept on `listener`.
-    pub fn accept_multi(&mut self, listener: BorrowedFd<'_>) -> io::Result<()> {
+    /// Arms a multishot accept on `listener`, which outlives the ring.
+    pub fn accept_multi(&mut self, listener: BorrowedFd<'l>) -> io::Result<()> {
         let sqe = opcode::AcceptMulti::new(types::Fd(listener.as_raw_fd()))
             .flags(libc::SOCK_CLOEXEC)
             .build();
         self.push(sqe, Op::Accept).map(drop).map_err(|(e, _)| e)
     }
 
-    /// Arms a multishot receive on `fd` into the provided buffers; completions carry `tag`.
-    pub fn recv_multi(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<OpId> {
+    /// Arms a multishot receive on `fd` into the provided buffers; completions carry `tag`. The
+    /// ring holds `fd` open until the receive's last completion.
+    pub fn recv_multi(&mut self, fd: &SharedFd, tag: u64) -> io::Result<OpId> {
         let sqe = opcode::RecvMulti::new(types::Fd(fd.as_raw_fd()), BGID).build();
-        self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
-    }
-
-    /// Arms one receive on `fd` into a provided buffer; its completion carries `tag`. Unlike a
-    /// multishot receive, it takes at most one buffer of data from the socket: the caller decides
-    /// when to take more (back-pressure).
-    pub fn recv(&mut self, fd: BorrowedFd<'_>, tag: u64) -> io::Result<OpId> {
-        let sqe = opcode::Recv::new(types::Fd(fd.as_raw_fd()), std::ptr::null_mut(), self.bufs.size as u32)
-            .buf_group(BGID)
-            .build()
-            .flags(squeue::Flags::BUFFER_SELECT);
-        self.push(sqe, Op::Recv { tag }).map_err(|(e, _)| e)
+        let op = Op::Recv {
+            tag,
+            _fd: Rc::clone(fd),
+        };
+        self.push(sqe, op).map_err(|(e, _)| e)
     }
 
     /// Asks the kernel to cancel operation `op` (a no-op if it has ended). The operation then
@@ -200,19 +219,23 @@ impl Ring {
         self.queue(&sqe)
     }
 
-    /// Sends `data` on `fd`; the ring keeps the bytes until the completion, which hands them
-    /// back with `tag`. When the send cannot be queued, the bytes come back with the error.
-    pub fn send(&mut self, fd: BorrowedFd<'_>, data: Vec<u8>, tag: u64) -> Result<(), (io::Error, Vec<u8>)> {
+    /// Sends `data` on `fd`; the ring keeps the bytes, and `fd` open, until the completion, which
+    /// hands the bytes back with `tag`. When the send cannot be queued, the bytes come back with
+    /// the error.
+    pub fn send(&mut self, fd: &SharedFd, data: Vec<u8>, tag: u64) -> Result<(), (io::Error, Vec<u8>)> {
         // The Vec's heap block does not move when the Vec is moved into the table.
         let sqe = opcode::Send::new(types::Fd(fd.as_raw_fd()), data.as_ptr(), data.len() as u32)
             .flags(libc::MSG_NOSIGNAL)
             .build();
-        self.push(sqe, Op::Send { tag, buf: data })
-            .map(drop)
-            .map_err(|(e, op)| match op {
-                Op::Send { buf, .. } => (e, buf),
-                _ => unreachable!("a send records a send"),
-            })
+        let op = Op::Send {
+            tag,
+            buf: data,
+            _fd: Rc::clone(fd),
+        };
+        self.push(sqe, op).map(drop).map_err(|(e, op)| match op {
+            Op::Send { buf, .. } => (e, buf),
+            _ => unreachable!("a send records a send"),
+        })
     }
 
     /// Whether [`Ring::wait`] can wait for a batch (the kernel's min-wait, Linux 6.12+).
@@ -266,21 +289,26 @@ impl Ring {
         let (slot, gen) = (user_data as u32, (user_data >> 32) as u32);
         let more = cqueue::more(flags);
         let entry = self.ops.get_mut(slot as usize).filter(|e| e.0 == gen)?;
+        // A multishot operation that stays armed keeps its record (and its descriptor); the
+        // last completion of any operation frees it.
         let op = if more {
-            // A multishot operation stays armed: keep its record.
             match entry.1.as_ref()? {
-                Op::Accept => Op::Accept,
-                Op::Recv { tag } => Op::Recv { tag: *tag },
+                Op::Accept => Done::Accept,
+                Op::Recv { tag, .. } => Done::Recv { tag: *tag },
                 Op::Send { .. } => unreachable!("sends are not multishot"),
             }
         } else {
             let op = entry.1.take()?;
             self.free.push(slot);
-            op
+            match op {
+                Op::Accept => Done::Accept,
+                Op::Recv { tag, .. } => Done::Recv { tag },
+                Op::Send { tag, buf, .. } => Done::Send { tag, buf },
+            }
         };
         let err = || io::Error::from_raw_os_error(-result);
         Some(match op {
-            Op::Accept => Completion::Accept {
+            Done::Accept => Completion::Accept {
                 // SAFETY: a non-negative result of an accept this ring queued is a descriptor
                 // the kernel just made for this process; nothing else owns it.
                 conn: if result >= 0 {
@@ -290,7 +318,7 @@ impl Ring {
                 },
                 more,
             },
-            Op::Recv { tag } => Completion::Recv {
+            Done::Recv { tag } => Completion::Recv {
                 tag,
                 data: match cqueue::buffer_select(flags) {
                     Some(bid) if result > 0 => Ok(Some(self.bufs.lend(bid, result as usize))),
@@ -305,7 +333,7 @@ impl Ring {
                 },
                 more,
             },
-            Op::Send { tag, buf } => Completion::Send {
+            Done::Send { tag, buf } => Completion::Send {
                 tag,
                 sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
                 buf,
@@ -334,10 +362,11 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
+impl Drop for Ring<'_> {
     /// Ends every operation before the memory they use is freed: cancel them all, reap their
-    /// completions (closing any connection an accept still delivered). Should some operation
-    /// not end within a second, its memory is leaked rather than freed under the kernel.
+    /// completions (closing any connection an accept still delivered, and letting go of the
+    /// descriptors the operations held). Should some operation not end within a second, its
+    /// memory and descriptor are leaked rather than freed under the kernel.
     fn drop(&mut self) {
         let _ = self.ring.submit();
         let _ = self

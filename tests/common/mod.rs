@@ -11,6 +11,9 @@ use muxlab::sys;
 use serde_json::Value;
 
 pub mod lab;
+pub mod skip;
+
+pub use skip::skip;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_muxlab");
 pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
