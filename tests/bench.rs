@@ -68,6 +68,83 @@ fn a_bad_scenario_file_is_one_line_naming_file_line_and_field() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--list"));
 }
 
+/// Model entries and workload values go through serve's and load's own rules when the file is
+/// read: one line naming file, line and field, exit 2 within seconds, nothing started, nothing
+/// written.
+#[test]
+fn bad_entries_and_values_are_refused_when_the_file_is_read() {
+    let d = tmpdir("bad-values");
+    let head = "[[experiment]]\nname = \"first\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n\
+                [[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1, 4]\nduration = \"1s\"\n";
+    for (body, line, field, hint) in [
+        (
+            "models = [\"epoll\", \"poll --trigger edge\"]\n",
+            14,
+            "models",
+            "has no --trigger",
+        ),
+        ("models = [\"reactor --workers 0\"]\n", 14, "models", "has no workers"),
+        ("models = [\"epoll --no-such-flag\"]\n", 14, "models", "--no-such-flag"),
+        ("models = [\"epoll\"]\nrate = 0.0\n", 15, "rate", "positive"),
+        ("models = [\"epoll\"]\nrate = -3.0\n", 15, "rate", "positive"),
+        ("models = [\"epoll\"]\npipeline = 0\n", 15, "pipeline", "at least 1"),
+        (
+            "models = [\"epoll\"]\nclose = true\npipeline = 4\n",
+            16,
+            "pipeline",
+            "drop --close",
+        ),
+        (
+            "models = [\"epoll\"]\ntimeout = \"0s\"\n",
+            15,
+            "timeout",
+            "more than zero",
+        ),
+        (
+            "models = [\"epoll\"]\nconnect_rate = -1.0\n",
+            15,
+            "connect_rate",
+            "positive",
+        ),
+    ] {
+        let p = scenario(&d, &format!("{head}{body}"));
+        let out_dir = d.join("out");
+        let t0 = Instant::now();
+        let out = bench(&[p.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "{body}: took {:?}", t0.elapsed());
+        assert_eq!(err.trim().lines().count(), 1, "{body}: not one line: {err}");
+        let want = format!("s.toml, line {line}, field '{field}'");
+        assert!(
+            err.contains(&want) && err.contains(hint),
+            "{body}: want {want:?} and {hint:?}: {err}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{body}: printed {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!out_dir.exists(), "{body}: a results directory was made");
+    }
+    // A host that ssh would read as an option, server's or client's.
+    for hosts in [
+        "server_host = \"-oProxyCommand=touch /tmp/x\"\n",
+        "server_addr = \"127.0.0.1\"\nclient_hosts = [\"h1\", \"-F/dev/null\"]\n",
+    ] {
+        let p = d.join("hosts.toml");
+        std::fs::write(
+            &p,
+            format!("name = \"t\"\ndescription = \"d\"\n{hosts}{head}models = [\"epoll\"]\n"),
+        )
+        .unwrap();
+        let out = bench(&[p.to_str().unwrap(), "--out", d.join("out").to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{hosts}: {err}");
+        assert!(err.contains("is not a host name"), "{hosts}: {err}");
+    }
+}
+
 #[test]
 fn a_model_crashing_mid_cell_is_recorded_and_the_matrix_goes_on() {
     let d = tmpdir("crash");

@@ -4,6 +4,23 @@ mod load_workload {
     use muxlab::load::workload::*;
 
     #[test]
+    fn a_host_header_of_the_users_replaces_the_default_and_is_sent_once() {
+        let t = Target::parse("http://127.0.0.1:8080/x").unwrap();
+        let req = |headers: &[&str]| {
+            let h: Vec<String> = headers.iter().map(|s| s.to_string()).collect();
+            String::from_utf8(http_request("GET", &t, &h, false, &Payload::None, false)).unwrap()
+        };
+        let plain = req(&["Accept: */*"]);
+        assert_eq!(plain.matches("Host: ").count(), 1, "{plain}");
+        assert!(plain.contains("Host: 127.0.0.1:8080\r\n"), "{plain}");
+        for own in ["Host: example.test", "HOST:example.test", "host:example.test"] {
+            let r = req(&[own]);
+            assert_eq!(r.to_ascii_lowercase().matches("host").count(), 1, "{r}");
+            assert!(r.contains(own), "{r}");
+        }
+    }
+
+    #[test]
     fn targets_parse_and_bad_ones_explain() {
         let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
         assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));

@@ -51,12 +51,9 @@ pub(super) fn exe() -> Result<PathBuf, Error> {
 
 pub(super) use crate::remote::ssh::lines_of as line_reader;
 
-pub(super) fn start_model(
-    bin: &std::path::Path,
-    entry: &str,
-    x: &Experiment,
-    place: &Placement,
-) -> Result<Server, Error> {
+/// The `muxlab serve` command line of a model entry (`"epoll --trigger edge"`) in experiment
+/// `x` (what `scenario::parse` checks with serve's own rules when the file is read).
+pub(super) fn serve_args(entry: &str, x: &Experiment, addr: &str, cpus: &str) -> Result<Vec<String>, Error> {
     let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
     args.extend(entry.split_whitespace().skip(1).map(String::from));
     args.extend([
@@ -65,9 +62,9 @@ pub(super) fn start_model(
         "--port".into(),
         "0".into(),
         "--addr".into(),
-        place.server_addr.clone(),
+        addr.to_string(),
         "--cpus".into(),
-        place.server_cpus.clone(),
+        cpus.to_string(),
     ]);
     let model = crate::models::find(model_name(entry)).ok_or_else(|| format!("unknown model in '{entry}'"))?;
     if let Some(w) = x.workers {
@@ -84,6 +81,16 @@ pub(super) fn start_model(
     if x.proto == "packet" {
         args.extend(["--packet-size".into(), x.size.unwrap_or(100).to_string()]);
     }
+    Ok(args)
+}
+
+pub(super) fn start_model(
+    bin: &std::path::Path,
+    entry: &str,
+    x: &Experiment,
+    place: &Placement,
+) -> Result<Server, Error> {
+    let args = serve_args(entry, x, &place.server_addr, &place.server_cpus)?;
     if let Some(h) = place.hosts.as_ref().filter(|h| h.server.is_some()) {
         return start_remote(h, &args);
     }

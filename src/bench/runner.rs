@@ -46,22 +46,11 @@ impl Target {
     }
 }
 
-/// The `muxlab load` command line for a cell.
+/// The `muxlab load` command line for a cell: its workload, then where the load runs.
 /// `cell` is the cell's number in the run (`rotate_sources` picks its source address by it).
 fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, cell: usize) -> Vec<String> {
-    let url = match x.proto.as_str() {
-        "http" if x.tls => format!("https://{addr}/"),
-        "http" => format!("http://{addr}/"),
-        p => format!("{p}://{addr}"),
-    };
-    let mut a: Vec<String> = vec![
-        "load".into(),
-        url,
-        "-c".into(),
-        conns.to_string(),
-        "--json".into(),
-        "--progress-json".into(),
-    ];
+    let mut a = workload_args(x, addr, conns, cell);
+    a.extend(["--json".into(), "--progress-json".into()]);
     match place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty()) {
         // On client hosts the load uses every CPU there, a thread each.
         Some(flags) => a.extend(flags),
@@ -72,6 +61,18 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
             place.client_cpus.clone(),
         ]),
     }
+    a
+}
+
+/// The workload of an experiment as `muxlab load` arguments (what `scenario::parse` checks
+/// with the load generator's own rules when the file is read).
+pub(super) fn workload_args(x: &Experiment, addr: SocketAddr, conns: usize, cell: usize) -> Vec<String> {
+    let url = match x.proto.as_str() {
+        "http" if x.tls => format!("https://{addr}/"),
+        "http" => format!("http://{addr}/"),
+        p => format!("{p}://{addr}"),
+    };
+    let mut a: Vec<String> = vec!["load".into(), url, "-c".into(), conns.to_string()];
     match (&x.duration, x.requests) {
         (Some(d), _) => a.extend(["-d".into(), d.clone()]),
         (None, Some(n)) => a.extend(["-n".into(), n.to_string()]),
@@ -89,7 +90,7 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
         }
     }
     if let Some(p) = x.pipeline {
-        a.extend(["--pipeline".into(), p.to_string()]);
+        a.push(format!("--pipeline={p}"));
     }
     if x.rotate_sources && addr.ip().is_loopback() {
         // 127.0.0.10 .. 127.0.0.249, a new one per cell.
@@ -107,11 +108,12 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     if x.connect_first {
         a.push("--connect-first".into());
     }
+    // `--flag=VALUE`: a negative number is a value to check, not a flag.
     if let Some(r) = x.rate {
-        a.extend(["--rate".into(), r.to_string()]);
+        a.push(format!("--rate={r}"));
     }
     if let Some(r) = x.connect_rate {
-        a.extend(["--connect-rate".into(), r.to_string()]);
+        a.push(format!("--connect-rate={r}"));
     }
     if x.proto != "http" {
         a.extend(["--size".into(), x.size.unwrap_or(128).to_string()]);

@@ -194,6 +194,87 @@ pub fn model_name(entry: &str) -> &str {
     entry.split_whitespace().next().unwrap_or("")
 }
 
+/// `muxlab load`'s workload flags, as the command line reads them.
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct LoadLine {
+    #[command(flatten)]
+    config: crate::load::LoadConfig,
+}
+
+/// `muxlab serve`'s flags, as the command line reads them.
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct ServeLine {
+    #[arg(long)]
+    model: String,
+    #[command(flatten)]
+    config: crate::server::Config,
+}
+
+/// What clap or a flag check said, in one line (clap's usage and help hints dropped).
+fn first_line(e: impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    line.trim().trim_start_matches("error: ").to_string()
+}
+
+/// Checks a model entry with `muxlab serve`'s own rules: the flags it gives must be ones the
+/// model honours, with values serve accepts (`"poll --trigger edge"` is refused here, before
+/// any cell runs, as `muxlab serve --model poll --trigger edge` is).
+fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), String> {
+    let args = super::process::serve_args(entry, x, addr, "0").map_err(first_line)?;
+    let line = <ServeLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
+    let model = crate::models::find(&line.model).ok_or_else(|| format!("unknown model '{}'", line.model))?;
+    line.config
+        .validate(model.name, model.workers, model.flags)
+        .map(drop)
+        .map_err(first_line)
+}
+
+/// Checks an experiment's workload with `muxlab load`'s own rules, at every connection count.
+fn check_workload(x: &Experiment, addr: std::net::IpAddr) -> Result<(), String> {
+    for &conns in &x.connections {
+        let args = super::runner::workload_args(x, std::net::SocketAddr::new(addr, 1), conns, 0);
+        let line = <LoadLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
+        line.config.resolve().map_err(first_line)?;
+    }
+    Ok(())
+}
+
+/// The scenario key of a `muxlab load` flag a message names, if any.
+fn key_of_flag(msg: &str) -> &'static str {
+    const KEYS: &[(&str, &str)] = &[
+        ("--pipeline", "pipeline"),
+        ("--connect-rate", "connect_rate"),
+        ("--rate", "rate"),
+        ("--think", "think"),
+        ("--close", "close"),
+        ("--timeout", "timeout"),
+        ("--warmup", "warmup"),
+        ("--bind", "bind"),
+        ("--body-size", "body_size"),
+        ("--chunked", "chunked"),
+        ("--size", "size"),
+        ("-d", "duration"),
+        ("-n", "requests"),
+        ("-c", "connections"),
+    ];
+    KEYS.iter()
+        .find(|(flag, _)| {
+            msg.match_indices(flag).any(|(i, _)| {
+                let after = msg[i + flag.len()..].chars().next();
+                !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+        })
+        .map_or("experiment", |(_, key)| key)
+}
+
+/// Whether a host name could be read as an option by ssh.
+fn bad_host(h: &str) -> bool {
+    h.is_empty() || h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 /// Loads a built-in scenario by name, or a TOML file by path.
 pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
     if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
@@ -214,6 +295,30 @@ pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> usize {
     text.find(needle).map_or(0, |i| text[..i].matches('\n').count() + 1)
+}
+
+/// 1-based line of `key = ` in the experiment whose table holds `at` (its name line), or of
+/// that name line when the key is not there.
+fn line_in(text: &str, at: &str, key: &str) -> usize {
+    let Some(start) = text.find(at) else { return 0 };
+    let table_start = text[..start].rfind("[[experiment]]").unwrap_or(0);
+    let table_end = text[start..].find("[[experiment]]").map_or(text.len(), |i| start + i);
+    let table = &text[table_start..table_end];
+    let found = table.lines().scan(0, |off, l| {
+        let here = *off;
+        *off += l.len() + 1;
+        Some((here, l))
+    });
+    let pos = found
+        .filter(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|(off, _)| table_start + off)
+        .next()
+        .unwrap_or(start);
+    text[..pos].matches('\n').count() + 1
 }
 
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
@@ -252,6 +357,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     }
     if s.repeats == 0 {
         return Err(err("repeats", "repeats", "must be at least 1".into()));
+    }
+    for (field, h) in s
+        .server_host
+        .iter()
+        .map(|h| ("server_host", h))
+        .chain(s.client_hosts.iter().map(|h| ("client_hosts", h)))
+    {
+        if bad_host(h) {
+            return Err(err(
+                &format!("\"{h}\""),
+                field,
+                format!("'{h}' is not a host name (a name must not be empty, start with '-', or hold spaces)"),
+            ));
+        }
     }
     if s.steer_rx {
         super::steer::applies(&s).map_err(|why| err("steer_rx", "steer_rx", why))?;
@@ -354,6 +473,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
                 ));
             }
         }
+        // The model entries and the workload, by serve's and load's own rules: what the
+        // command line would refuse is refused here, before anything runs.
+        let addr = s.server_addr.as_deref().unwrap_or("127.0.0.1");
+        for m in &x.models {
+            check_model_entry(m, x, addr).map_err(|e| {
+                err(
+                    &format!("\"{m}\""),
+                    "models",
+                    format!("experiment '{}': \"{m}\": {e}", x.name),
+                )
+            })?;
+        }
+        check_workload(x, addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())).map_err(|e| {
+            let key = key_of_flag(&e);
+            let l = line_in(text, &at, key);
+            let place = if l > 0 { format!(", line {l}") } else { String::new() };
+            Error::Scenario(format!("{origin}{place}, field '{key}': experiment '{}': {e}", x.name))
+        })?;
         if x.paired && s.server_host.is_some() {
             return Err(field_err(
                 "paired",

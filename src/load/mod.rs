@@ -253,6 +253,19 @@ impl LoadConfig {
         if self.timeout.is_zero() {
             return Err("--timeout must be more than zero".into());
         }
+        for h in &self.headers {
+            let name = h.split_once(':').map(|(n, _)| n);
+            let token = |n: &str| {
+                !n.is_empty()
+                    && n.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            };
+            if !name.is_some_and(token) || h.contains(['\r', '\n']) {
+                return Err(Error::Usage(format!(
+                    "-H '{h}' is not a header: give 'Name: value' (a name of letters, digits and -, one line)"
+                )));
+            }
+        }
         if let Some(at) = self.start_at {
             let ahead = at.saturating_sub(unix_ms()) / 1000;
             if ahead > 3600 {

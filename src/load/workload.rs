@@ -135,7 +135,15 @@ pub fn http_request(
     payload: &Payload,
     chunked: bool,
 ) -> Vec<u8> {
-    let mut r = format!("{method} {} HTTP/1.1\r\nHost: {}\r\n", target.path, target.host);
+    let mut r = format!("{method} {} HTTP/1.1\r\n", target.path);
+    // A `-H 'Host: ...'` replaces the default Host (two would make the request invalid).
+    let own_host = headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(name, _)| name.trim().eq_ignore_ascii_case("host"))
+    });
+    if !own_host {
+        r.push_str(&format!("Host: {}\r\n", target.host));
+    }
     for h in headers {
         r.push_str(h);
         r.push_str("\r\n");

@@ -45,7 +45,9 @@ impl Ssh {
             c.arg("-F").arg(f);
         }
         let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
-        c.arg(host).arg(line.join(" "));
+        // `--`: a host is never read as an option (`-oProxyCommand=...`); callers refuse such
+        // names too, with a clearer word.
+        c.arg("--").arg(host).arg(line.join(" "));
         std::os::unix::process::CommandExt::process_group(&mut c, 0);
         c
     }
@@ -121,33 +123,43 @@ pub enum PrepError {
 
 /// Pushes this binary (with `push`) and checks the version on `host`.
 pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Prepared, PrepError> {
-    let (bin, dir, words, input) = if push {
+    let (words, input) = if push {
         let me =
             std::env::current_exe().map_err(|e| PrepError::Unreachable(format!("cannot find this program: {e}")))?;
         let bytes =
             std::fs::read(&me).map_err(|e| PrepError::Unreachable(format!("cannot read {}: {e}", me.display())))?;
-        let dir = format!("/tmp/muxlab-push-{}-{}", std::process::id(), crate::load::unix_ms());
-        let bin = format!("{dir}/muxlab");
-        let script = format!(
-            "umask 077 && mkdir {d} && cat > {b} && chmod 700 {b} && {b} --version",
-            d = quote(&dir),
-            b = quote(&bin)
-        );
-        (bin, Some(dir), vec!["sh".into(), "-c".into(), script], bytes)
+        // A directory of the host's own making (mktemp -d): hosts that share /tmp (namespaces,
+        // pods with a shared volume) each get theirs. Its name comes back first, then the
+        // version of what was pushed.
+        let script = "umask 077 && d=$(mktemp -d \"${TMPDIR:-/tmp}/muxlab-push-XXXXXXXX\") && echo \"$d\" \
+                      && cat > \"$d/muxlab\" && chmod 700 \"$d/muxlab\" && \"$d/muxlab\" --version";
+        (vec!["sh".into(), "-c".into(), script.into()], bytes)
     } else {
-        let words = vec![remote_bin.to_string(), "--version".into()];
-        (remote_bin.to_string(), None, words, Vec::new())
+        (vec![remote_bin.to_string(), "--version".into()], Vec::new())
     };
     let out = ssh.output(host, &words, &input).map_err(|e| {
         if e.contains("not found") || e.contains("No such file") {
             PrepError::Version(format!(
-                "cannot run '{bin}' there ({e}): put muxlab on its PATH, give --remote-bin, or use --push"
+                "cannot run '{remote_bin}' there ({e}): put muxlab on its PATH, give --remote-bin, or use --push"
             ))
         } else {
             PrepError::Unreachable(e)
         }
     })?;
-    let theirs = out.lines().next().unwrap_or("").trim();
+    let mut lines = out.lines();
+    let dir = match push {
+        true => match lines.next().map(str::trim) {
+            Some(d) if d.starts_with('/') && d.contains("/muxlab-push-") => Some(d.to_string()),
+            _ => {
+                return Err(PrepError::Unreachable(format!(
+                    "mktemp -d there did not name a directory: {out:?}"
+                )))
+            }
+        },
+        false => None,
+    };
+    let bin = dir.as_ref().map_or(remote_bin.to_string(), |d| format!("{d}/muxlab"));
+    let theirs = lines.next().unwrap_or("").trim();
     if theirs != local_version() {
         if let Some(d) = &dir {
             remove(ssh, host, d);

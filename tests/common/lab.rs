@@ -1,7 +1,8 @@
 //! Real hosts for the multi-host tests: network namespaces on a bridge, each running Debian's
 //! OpenSSH server with keys made for this run, reached with an ssh config written for it.
 //! Needs root, `ip` (iproute2), `sshd` (openssh-server) and `ssh`; without them
-//! [`Lab::new`] says why and the test returns early (skips, printing the reason).
+//! [`Lab::new`] skips the test ([`super::skip`]: a failure under `MUXLAB_REQUIRE_ALL`). Once
+//! those are there, a set-up that fails fails the test.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -40,9 +41,22 @@ fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
 }
 
 impl Lab {
-    /// Builds `n` hosts, or says why it cannot (the caller skips).
-    pub fn new(n: usize) -> Result<Lab, String> {
+    /// Builds `n` hosts; `None` when this machine cannot (the test was skipped: the caller
+    /// returns). A set-up that fails once the prerequisites are there panics.
+    pub fn new(n: usize) -> Option<Lab> {
         let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(why) = Lab::prerequisites() {
+            super::skip(&why);
+            return None;
+        }
+        match Lab::build_hosts(n, guard) {
+            Ok(lab) => Some(lab),
+            Err(e) => panic!("the lab of {n} namespace hosts could not be set up: {e}"),
+        }
+    }
+
+    /// Root, `ip`, `sshd` and `ssh`, or what is missing.
+    fn prerequisites() -> Result<(), String> {
         if unsafe_free_uid() != 0 {
             return Err("not root: network namespaces need root".into());
         }
@@ -54,6 +68,10 @@ impl Lab {
         if Command::new("ip").arg("-V").output().is_err() {
             return Err("ip is missing (apt-get install iproute2)".into());
         }
+        Ok(())
+    }
+
+    fn build_hosts(n: usize, guard: std::sync::MutexGuard<'static, ()>) -> Result<Lab, String> {
         let pid = std::process::id();
         let net = (pid % 200) as u8 + 20;
         let tag = format!("mx{}", pid % 100_000);
