@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
+/// Tests that steer loopback (machine-wide) run one at a time.
+static STEERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("muxlab-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -213,6 +216,136 @@ fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
     assert!(results_dir(&d).join("report.html").exists());
 }
 
+/// Every process a bench started, from a snapshot of its tree, that is still running.
+fn still_running(tree: &[i32]) -> Vec<i32> {
+    tree.iter().copied().skip(1).filter(|p| alive(*p)).collect()
+}
+
+/// Waits until `dir` (a bench's --out) holds a results.json with `n` cells.
+fn wait_for_cells(out: &Path, n: usize) {
+    let t = Instant::now();
+    loop {
+        let saved = std::fs::read_dir(out)
+            .ok()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("results.json")).ok())
+            .filter_map(|s| serde_json::from_str::<Value>(&s).ok())
+            .any(|v| v["cells"].as_array().is_some_and(|c| c.len() >= n));
+        if saved {
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "{n} cells never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ctrl-C and SIGHUP (a dropped ssh session) end a paired bench, whose servers are all up at
+/// once, in order: exit 130, finished cells saved, no process left, and loopback's steering
+/// restored (where this machine lets a test steer it).
+#[test]
+fn ctrl_c_and_sighup_of_a_paired_bench_leave_no_process_and_restore_steering() {
+    let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
+    let steer = std::fs::OpenOptions::new().write(true).open(rps).is_ok();
+    if !steer {
+        skip(&format!(
+            "{} is not writable here (needs root and RPS): ran without --steer-rx",
+            rps.display()
+        ));
+    }
+    let _one = STEERING.lock().unwrap_or_else(|e| e.into_inner());
+    let before = std::fs::read_to_string(rps).unwrap_or_default();
+    for (name, sig) in [
+        ("SIGINT", muxlab::sys::signal::SIGINT),
+        ("SIGHUP", muxlab::sys::signal::SIGHUP),
+    ] {
+        let d = tmpdir(&format!("paired-{name}"));
+        let p = scenario(
+            &d,
+            "repeats = 6\n[[experiment]]\nname = \"ka\"\nproto = \"http\"\npaired = true\n\
+             models = [\"epoll\", \"procs-accept --workers 2\", \"thread\"]\nconnections = [2]\nduration = \"400ms\"\n",
+        );
+        let mut args = vec!["bench", p.to_str().unwrap(), "--out", d.to_str().unwrap()];
+        if steer {
+            args.push("--steer-rx");
+        }
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for_cells(&d, 2);
+        let tree = muxlab::sys::procfs::tree(child.id() as i32);
+        assert!(tree.len() >= 4, "{name}: the paired servers are not up: {tree:?}");
+        if steer {
+            assert_ne!(std::fs::read_to_string(rps).unwrap(), before, "{name}: not steered");
+        }
+        muxlab::sys::process::kill(child.id() as i32, sig).unwrap();
+        let t = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "{name}: the bench did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+        assert_eq!(status.code(), Some(130), "{name}: {status}: {err}");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(still_running(&tree), Vec::<i32>::new(), "{name}: processes left behind");
+        assert_eq!(results(&results_dir(&d))["interrupted"], true, "{name}");
+        assert_eq!(
+            std::fs::read_to_string(rps).unwrap_or_default(),
+            before,
+            "{name}: lo still steered"
+        );
+        assert!(
+            !Path::new(muxlab::bench::steer::MARK).exists(),
+            "{name}: the mark is left"
+        );
+    }
+}
+
+/// A bench that must stop early (its results directory vanished: saving fails) still ends every
+/// server of its paired group: the bench owns its processes.
+#[test]
+fn a_bench_that_fails_mid_run_stops_the_servers_it_started() {
+    let d = tmpdir("vanished");
+    let p = scenario(
+        &d,
+        "repeats = 8\n[[experiment]]\nname = \"ka\"\nproto = \"http\"\npaired = true\n\
+         models = [\"epoll\", \"procs-accept --workers 2\"]\nconnections = [2]\nduration = \"300ms\"\n",
+    );
+    let out = d.join("out");
+    let mut child = Command::new(BIN)
+        .args(["bench", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_cells(&out, 1);
+    let tree = muxlab::sys::procfs::tree(child.id() as i32);
+    assert!(tree.len() >= 3, "the paired servers are not up: {tree:?}");
+    std::fs::remove_dir_all(&out).unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the bench did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+    assert_eq!(status.code(), Some(1), "{status}: {err}");
+    assert!(err.contains("results.json"), "{err}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(still_running(&tree), Vec::<i32>::new(), "processes left behind");
+}
+
 #[test]
 fn an_external_target_is_benchmarked_with_the_scenario_workload() {
     let srv = Server::start("epoll", &[]);
@@ -322,8 +455,7 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
         8
     );
     let Some(chrome) = chromium() else {
-        eprintln!("skipped the browser check: chromium is not installed (apt-get install chromium; .ci/run does)");
-        return;
+        return skip("the browser check: chromium is not installed (apt-get install chromium; .ci/run does)");
     };
     let profile = d.join("profile");
     let out = Command::new(chrome)
@@ -451,9 +583,9 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
 fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
     let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
     if std::fs::OpenOptions::new().write(true).open(rps).is_err() {
-        eprintln!("skipped: {} is not writable here (needs root and RPS)", rps.display());
-        return;
+        return skip(&format!("{} is not writable here (needs root and RPS)", rps.display()));
     }
+    let _one = STEERING.lock().unwrap_or_else(|e| e.into_inner());
     let before = std::fs::read_to_string(rps).unwrap();
     let d = tmpdir("steer");
     let p = scenario(
@@ -501,23 +633,54 @@ fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
         "the killed run's mask is restored"
     );
     assert!(!mark.exists());
-    // While another run steers (its mark names a live process), a second one refuses.
+    // While another run steers (it holds the mark's lock), a second one refuses: no gap
+    // between checking the mark and claiming it.
     std::fs::write(
         mark,
         format!("{}\n{}\t{}\n", std::process::id(), rps.display(), before.trim()),
     )
     .unwrap();
+    let held = std::fs::File::open(mark).unwrap();
+    assert!(muxlab::sys::fd::try_lock_exclusive(&held).unwrap());
     let out = bench(&[
         p.to_str().unwrap(),
         "--out",
         d.join("3").to_str().unwrap(),
         "--steer-rx",
     ]);
+    drop(held);
     let _ = std::fs::remove_file(mark);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("another muxlab bench (pid"), "{err}");
     assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
+    // A killed run's mark is obeyed only for what steering changes: a line naming another file
+    // (written as root!) is ignored, and so is a value that is not a mask.
+    let victim = d.join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    std::fs::write(
+        mark,
+        format!(
+            "1\n{}\tpwned\n{}\t$(reboot)\n{}\t{}\n",
+            victim.display(),
+            rps.display(),
+            rps.display(),
+            before.trim()
+        ),
+    )
+    .unwrap();
+    let out = bench(&[
+        p.to_str().unwrap(),
+        "--out",
+        d.join("4").to_str().unwrap(),
+        "--steer-rx",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("ignoring") && err.contains("victim"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
+    assert!(!mark.exists());
     // Not for servers elsewhere: refused before anything is touched.
     let p = scenario(
         &d,

@@ -345,8 +345,7 @@ fn json_document_has_the_keys_scripts_rely_on_and_hgrm_is_written() {
 #[test]
 fn connections_past_the_descriptor_limit_are_sharded_over_processes() {
     if Command::new("prlimit").arg("--version").output().is_err() {
-        eprintln!("skipped: prlimit (util-linux) is not installed");
-        return;
+        return skip("prlimit (util-linux) is not installed");
     }
     let srv = Server::start("epoll", &[]);
     let out = Command::new("prlimit")

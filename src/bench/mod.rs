@@ -316,7 +316,9 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
             } else {
                 done / k as u32 * (plan.len() - k) as u32
             };
-            eprint!(
+            // Never a panic on a terminal that went away (SIGHUP follows): the run cleans up.
+            let _ = write!(
+                std::io::stderr(),
                 "\r\x1b[2K[{}/{}] {} {} c={}  elapsed {}  ETA {}",
                 k + 1,
                 plan.len(),
@@ -339,7 +341,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
             runner::run_cell(at, x, &step.target, &place, &STOP)
         };
         if progress {
-            eprint!("\r\x1b[2K");
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
         on_event(Event::Cell(&cell));
         cells.push(cell);

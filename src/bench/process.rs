@@ -320,7 +320,75 @@ pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Resu
     })
 }
 
+/// How long a server left behind (an early return, a panic) gets after SIGTERM before every
+/// process of its tree is killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The bench owns its servers: one not stopped through [`stop`] (an error returned early, a
+/// panic, the matrix left half-way) is ended here, its whole tree with it.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let tree = sys::procfs::tree(self.pid);
+            let first = if self.dir.is_some() {
+                sys::signal::SIGQUIT
+            } else {
+                sys::signal::SIGTERM
+            };
+            let _ = sys::process::kill(self.pid, first);
+            let deadline = Instant::now() + GRACE;
+            while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            kill_all(&tree);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(d) = self.dir.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        // A server on another host: dropping its ssh session ends it (the guard there stops it
+        // when its stdin closes).
+    }
+}
+
+/// A helper process the bench started (the load generator of a cell): should the bench leave
+/// it behind (an error, a panic), its whole tree is killed.
+pub(super) struct Owned(pub(super) Child);
+
+impl std::ops::Deref for Owned {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Owned {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            kill_all(&sys::procfs::tree(self.0.id() as i32));
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// SIGKILL to every process of `pids` still running; returns those it found running.
+fn kill_all(pids: &[i32]) -> Vec<i32> {
+    let running: Vec<i32> = pids.iter().copied().filter(|p| sys::procfs::is_running(*p)).collect();
+    for p in &running {
+        let _ = sys::process::kill(*p, sys::signal::SIGKILL);
+    }
+    running
+}
+
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
+/// Processes of its tree that outlive it are killed, and fail the cell.
 pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     if let Some(session) = s.session.take() {
         return stop_remote(session);
@@ -332,12 +400,25 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     let is_peer = s.dir.is_some();
     // Already gone? Then it crashed during the cell.
     if let Ok(Some(st)) = child.try_wait() {
+        let left = kill_all(&tree[1.min(tree.len())..]);
+        let left = if left.is_empty() {
+            String::new()
+        } else {
+            format!("; its processes {left:?} were killed")
+        };
         return (
             Value::Null,
-            Err(Error::Cell(format!("the server died during the cell ({st})"))),
+            Err(Error::Cell(format!("the server died during the cell ({st}){left}"))),
         );
     }
-    let _ = sys::process::kill(s.pid, if is_peer { libc::SIGQUIT } else { sys::signal::SIGTERM });
+    let _ = sys::process::kill(
+        s.pid,
+        if is_peer {
+            sys::signal::SIGQUIT
+        } else {
+            sys::signal::SIGTERM
+        },
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Ok(Some(st)) = child.try_wait() {
@@ -363,17 +444,13 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     if let Some(d) = s.dir.take() {
         let _ = std::fs::remove_dir_all(d);
     }
-    let leftovers: Vec<i32> = tree
-        .into_iter()
-        .skip(1)
-        .filter(|p| sys::procfs::is_running(*p))
-        .collect();
+    let leftovers = kill_all(&tree[1.min(tree.len())..]);
     let verdict = match status {
         None => Err(Error::Cell(
             "the server did not stop within 20 s of SIGTERM (killed)".into(),
         )),
         Some(st) if !st.success() && !is_peer => Err(Error::Cell(format!("the server exited with {st}"))),
-        Some(_) if !leftovers.is_empty() => Err(Error::Cell(format!("processes left behind: {leftovers:?}"))),
+        Some(_) if !leftovers.is_empty() => Err(Error::Cell(format!("processes left behind (killed): {leftovers:?}"))),
         Some(_) if !is_peer && stats.is_null() => Err("no stats line".into()),
         Some(_) => Ok(()),
     };

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::error::Error;
 use super::figures::{counters, figures};
 use super::hosts::Sampler;
-use super::process::{exe, line_reader, start_model, start_nginx, stop, Placement, Server};
+use super::process::{exe, line_reader, start_model, start_nginx, stop, Owned, Placement, Server};
 use super::results::{Cell, Figures};
 use super::scenario::Experiment;
 use crate::sys;
@@ -276,12 +276,14 @@ fn run_load(
     sampler: &mut Sampler,
     mut on_sample: impl FnMut(&ProcSample, Option<u64>),
 ) -> Measured {
-    let mut child = Command::new(exe()?)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting the load generator: {e}"))?;
+    let mut child = Owned(
+        Command::new(exe()?)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting the load generator: {e}"))?,
+    );
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
     // The window's ends also count every thread's context switches (a file per thread: with

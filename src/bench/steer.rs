@@ -9,11 +9,15 @@
 //! absolute costs rise; compare ratios.
 //!
 //! The setting is machine-wide (root only). The run marks itself in [`MARK`] (its pid and the old
-//! masks), sets it, says so, and puts the old masks back when it ends, Ctrl-C and errors included
-//! ([`Steered`]'s drop). A second run refuses while the first is alive (each would restore the
-//! other's setting); a run killed outright leaves its mark, and the next one restores the masks
-//! it names (its first message also says how to restore them by hand).
+//! masks), sets it, says so, and puts the old masks back when it ends, Ctrl-C, SIGHUP and errors
+//! included ([`Steered`]'s drop). The mark is opened (never through a link) and locked
+//! (`flock`) before it is read, and the lock is held for the whole run: a second run finds it
+//! locked and refuses (each would restore the other's setting), with no gap between the check
+//! and the claim. A run killed outright leaves its mark but not its lock; the next run restores
+//! the masks it names (its first message also says how to restore them by hand), and only
+//! those: a mark can name nothing but `lo`'s `rps_cpus` files, with hex masks.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use super::error::Error;
@@ -48,6 +52,8 @@ pub fn applies(sc: &super::scenario::Scenario) -> Result<(), String> {
 
 /// Loopback's receive queues while steered; their old masks are restored on drop.
 pub struct Steered {
+    /// The mark, open and locked for the run.
+    mark: std::fs::File,
     saved: Vec<(PathBuf, String)>,
     /// The mark is written: from then on this run restores the masks and removes it.
     armed: bool,
@@ -81,7 +87,8 @@ impl Steered {
                 .map_err(|e| Error::Usage(format!("steer_rx: reading {}: {e}", f.display())))
         };
         // The masks to put back: a killed run's, from its mark, else the current ones.
-        let (saved, stale) = match claim()? {
+        let (mark, left) = claim(&files)?;
+        let (saved, stale) = match left {
             Some(left) => (left, true),
             None => (
                 files
@@ -92,6 +99,7 @@ impl Steered {
             ),
         };
         let mut steered = Steered {
+            mark,
             saved,
             armed: false,
             said: String::new(),
@@ -119,54 +127,100 @@ impl Steered {
         Ok(steered)
     }
 
-    /// Writes the mark: this process, and the masks to put back.
-    fn mark(&self) -> Result<(), Error> {
+    /// Writes the mark (in the locked file): this process, and the masks to put back.
+    fn mark(&mut self) -> Result<(), Error> {
+        use std::io::{Seek, Write};
         let mut text = format!("{}\n", std::process::id());
         for (f, old) in &self.saved {
             text.push_str(&format!("{}\t{old}\n", f.display()));
         }
-        std::fs::write(MARK, text).map_err(|e| Error::Usage(format!("steer_rx: writing {MARK}: {e} (needs root)")))
+        let failed = |e: std::io::Error| Error::Usage(format!("steer_rx: writing {MARK}: {e} (needs root)"));
+        self.mark.set_len(0).map_err(failed)?;
+        self.mark.rewind().map_err(failed)?;
+        self.mark.write_all(text.as_bytes()).map_err(failed)?;
+        self.mark.sync_data().map_err(failed)
     }
 }
 
 /// Where a steering run marks itself: its pid and the masks to restore.
 pub const MARK: &str = "/run/muxlab-steer-rx";
 
-/// Checks the mark: none is there (`None`); a killed run's, whose masks are the ones to put back
-/// (`Some`); or a live run's, an error (two runs would each restore the other's setting).
-fn claim() -> Result<Option<Vec<(PathBuf, String)>>, Error> {
-    let Ok(text) = std::fs::read_to_string(MARK) else {
-        return Ok(None);
-    };
-    let mut lines = text.lines();
-    let pid = lines.next().and_then(|l| l.trim().parse::<u32>().ok());
-    if let Some(pid) = pid.filter(|p| *p != std::process::id()) {
-        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+/// Opens and locks the mark, and reads what a killed run left in it: the masks to put back
+/// (`Some`), of `files` only (`lo`'s receive queues: a mark naming anything else, or a value
+/// that is not a mask, is not obeyed). A mark locked by a live run is an error: two runs would
+/// each restore the other's setting.
+fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Vec<(PathBuf, String)>>), Error> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let failed = |e: std::io::Error| Error::Usage(format!("steer_rx: opening {MARK}: {e} (needs root)"));
+    let mut mark = loop {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(MARK)
+            .map_err(failed)?;
+        if !crate::sys::fd::try_lock_exclusive(&f).map_err(failed)? {
+            let pid = std::fs::read_to_string(MARK).unwrap_or_default();
             return Err(Error::Usage(format!(
-                "steer_rx: another muxlab bench (pid {pid}) is steering loopback; wait for it to end (or remove {MARK} if it is not muxlab)"
+                "steer_rx: another muxlab bench (pid {}) is steering loopback; wait for it to end",
+                pid.lines().next().unwrap_or("?").trim()
             )));
         }
+        // Locked; but a run that was ending may have removed the file meanwhile: the lock
+        // counts only on the file the path still names.
+        let same = std::fs::symlink_metadata(MARK)
+            .ok()
+            .zip(f.metadata().ok())
+            .is_some_and(|(path, open)| path.ino() == open.ino() && path.dev() == open.dev());
+        if same {
+            break f;
+        }
+    };
+    let mut text = String::new();
+    mark.read_to_string(&mut text).map_err(failed)?;
+    let mask = |v: &str| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_hexdigit() || b == b',');
+    let mut saved = Vec::new();
+    for line in text.lines().skip(1) {
+        match line.split_once('\t') {
+            Some((f, old)) if files.iter().any(|k| k.as_os_str() == f) && mask(old) => {
+                saved.push((PathBuf::from(f), old.to_string()))
+            }
+            _ => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "muxlab: {MARK}: ignoring '{line}' (not a mask of {QUEUES}/rx-*/rps_cpus)"
+                );
+            }
+        }
     }
-    let saved: Vec<(PathBuf, String)> = lines
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(f, old)| (PathBuf::from(f), old.to_string()))
-        .collect();
-    Ok((!saved.is_empty()).then_some(saved))
+    Ok((mark, (!saved.is_empty()).then_some(saved)))
 }
 
 impl Drop for Steered {
     fn drop(&mut self) {
         if !self.armed {
+            // Nothing was changed; a mark this run made, still empty, goes.
+            if self.mark.metadata().is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(MARK);
+            }
             return;
         }
         let mut restored = true;
         for (f, old) in &self.saved {
             if let Err(e) = std::fs::write(f, old) {
-                eprintln!("muxlab: could not restore {} to {old}: {e}", f.display());
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "muxlab: could not restore {} to {old}: {e}",
+                    f.display()
+                );
                 restored = false;
             }
         }
-        // Kept when something could not be restored: the next run puts it back.
+        // Kept when something could not be restored: the next run puts it back. Removed while
+        // still locked (the lock goes with the file when `mark` closes).
         if restored {
             let _ = std::fs::remove_file(MARK);
         }

@@ -68,3 +68,15 @@ pub fn replace_with_null(fd: &OwnedFd) -> io::Result<()> {
     super::cvt(unsafe { libc::dup2(null.as_raw_fd(), fd.as_fd().as_raw_fd()) })?;
     Ok(())
 }
+
+/// Takes an exclusive advisory lock on an open file without waiting (`flock(LOCK_EX |
+/// LOCK_NB)`): `Ok(false)` when another open file description holds it. The lock goes with the
+/// descriptor: closed, or its process gone however it ended, the lock is released.
+pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<bool> {
+    // SAFETY: flock takes a descriptor (borrowed, so open for the call) and plain flags.
+    match super::cvt(unsafe { libc::flock(fd.as_fd().as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}

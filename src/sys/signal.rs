@@ -1,4 +1,4 @@
-//! Signals: SIGTERM / SIGINT set a stop flag in shared memory; SIGPIPE is ignored.
+//! Signals: SIGTERM / SIGINT / SIGHUP set a stop flag in shared memory; SIGPIPE is ignored.
 //!
 //! The handler only stores to an atomic, which is async-signal-safe. Handlers are installed
 //! without SA_RESTART, so a blocking call in the receiving thread returns EINTR.
@@ -26,20 +26,23 @@ fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> 
     Ok(())
 }
 
-/// SIGTERM and SIGINT store 1 into `flag`, which must live for the rest of the process.
+/// SIGTERM, SIGINT and SIGHUP (the terminal or ssh session went away) store 1 into `flag`,
+/// which must live for the rest of the process: each is a request to stop in order, cleaning up.
 pub fn install_stop_handler(flag: &'static AtomicU64) -> io::Result<()> {
     STOP_FLAG.store(flag as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
     let h = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
     set_handler(libc::SIGTERM, h)?;
     set_handler(libc::SIGINT, h)?;
+    set_handler(libc::SIGHUP, h)?;
     set_handler(libc::SIGPIPE, libc::SIG_IGN)
 }
 
-/// In a forked worker: SIGTERM kills just this worker (default action), SIGINT from the
-/// terminal is left to the master, which stops everyone through the shared flag.
+/// In a forked worker: SIGTERM kills just this worker (default action), SIGINT and SIGHUP from
+/// the terminal are left to the master, which stops everyone through the shared flag.
 pub fn worker_defaults() -> io::Result<()> {
     set_handler(libc::SIGTERM, libc::SIG_DFL)?;
+    set_handler(libc::SIGHUP, libc::SIG_IGN)?;
     set_handler(libc::SIGINT, libc::SIG_IGN)
 }
 
-pub use libc::{SIGINT, SIGKILL, SIGTERM};
+pub use libc::{SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};

@@ -311,11 +311,31 @@ pub fn read_to_end_lossy(s: &mut impl Read) -> Vec<u8> {
     out
 }
 
-/// Every registered model, with the arguments to run it with two workers where it has workers.
-/// Every model with its test arguments; `MUXLAB_TEST_MODELS=uring,epoll` narrows the model
-/// tests to those named (for working on one model; CI runs them all).
+/// Every registered model with its test arguments (two workers where it has workers).
+/// `MUXLAB_TEST_MODELS=uring,epoll` narrows the model tests to those named, for working on one
+/// model: an empty list or a name that is no model fails (a misspelt list must not test
+/// nothing), and the models left out count as skipped (so CI, which forbids skips, runs them all).
 pub fn models() -> Vec<(&'static str, Vec<&'static str>)> {
     let only = std::env::var("MUXLAB_TEST_MODELS").ok();
+    let known: Vec<&str> = muxlab::models::ALL.iter().map(|m| m.name).collect();
+    if let Some(list) = &only {
+        let names: Vec<&str> = list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+        assert!(
+            !names.is_empty(),
+            "MUXLAB_TEST_MODELS is set but names no model: unset it, or name some of {}",
+            known.join(",")
+        );
+        let unknown: Vec<&&str> = names.iter().filter(|n| !known.contains(n)).collect();
+        assert!(
+            unknown.is_empty(),
+            "MUXLAB_TEST_MODELS names {unknown:?}, which are not models: the models are {}",
+            known.join(",")
+        );
+        let left_out: Vec<&&str> = known.iter().filter(|k| !names.contains(k)).collect();
+        if !left_out.is_empty() {
+            skip(&format!("MUXLAB_TEST_MODELS leaves out {left_out:?}"));
+        }
+    }
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == name));
     muxlab::models::ALL
         .iter()
