@@ -145,11 +145,14 @@ impl Steered {
 /// Where a steering run marks itself: its pid and the masks to restore.
 pub const MARK: &str = "/run/muxlab-steer-rx";
 
+/// Files and the masks to write back into them.
+type Masks = Vec<(PathBuf, String)>;
+
 /// Opens and locks the mark, and reads what a killed run left in it: the masks to put back
 /// (`Some`), of `files` only (`lo`'s receive queues: a mark naming anything else, or a value
 /// that is not a mask, is not obeyed). A mark locked by a live run is an error: two runs would
 /// each restore the other's setting.
-fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Vec<(PathBuf, String)>>), Error> {
+fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Masks>), Error> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let failed = |e: std::io::Error| Error::Usage(format!("steer_rx: opening {MARK}: {e} (needs root)"));

@@ -99,7 +99,7 @@ impl<'a> Worker<'a> {
         if !self.ctx.stats.admit(self.c, self.ctx.max_conns) {
             return None;
         }
-        let _ = sys::socket::set_nodelay(&conn.as_fd());
+        let _ = sys::socket::set_nodelay(conn.as_fd());
         Some(conn)
     }
 

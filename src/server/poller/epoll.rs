@@ -43,21 +43,21 @@ impl Epoll {
     /// Watches a listener shared with other processes with EPOLLEXCLUSIVE: a new connection
     /// wakes one of the waiters, not all of them.
     pub fn register_exclusive(&mut self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
-        self.ep.add(&fd, token, IN | EXCLUSIVE)
+        self.ep.add(fd, token, IN | EXCLUSIVE)
     }
 }
 
 impl Poller for Epoll {
     fn register(&mut self, fd: BorrowedFd<'_>, token: u64, interest: Interest) -> io::Result<()> {
-        self.ep.add(&fd, token, self.flags(interest))
+        self.ep.add(fd, token, self.flags(interest))
     }
 
     fn modify(&mut self, fd: BorrowedFd<'_>, token: u64, interest: Interest) -> io::Result<()> {
-        self.ep.modify(&fd, token, self.flags(interest))
+        self.ep.modify(fd, token, self.flags(interest))
     }
 
     fn deregister(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
-        self.ep.delete(&fd)
+        self.ep.delete(fd)
     }
 
     fn closing(&mut self, _fd: BorrowedFd<'_>) {}
