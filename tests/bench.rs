@@ -241,6 +241,21 @@ fn wait_for_cells(out: &Path, n: usize) {
     }
 }
 
+/// Waits up to 30 s for a bench to end; its exit status and what it said on stderr.
+fn wait_for_exit(child: &mut std::process::Child) -> (std::process::ExitStatus, String) {
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the bench did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+    (status, err)
+}
+
 /// Ctrl-C and SIGHUP (a dropped ssh session) end a paired bench, whose servers are all up at
 /// once, in order: exit 130, finished cells saved, no process left, and loopback's steering
 /// restored (where this machine lets a test steer it).
@@ -283,16 +298,7 @@ fn ctrl_c_and_sighup_of_a_paired_bench_leave_no_process_and_restore_steering() {
             assert_ne!(std::fs::read_to_string(rps).unwrap(), before, "{name}: not steered");
         }
         muxlab::sys::process::kill(child.id() as i32, sig).unwrap();
-        let t = Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            assert!(t.elapsed() < Duration::from_secs(30), "{name}: the bench did not end");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let mut err = String::new();
-        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+        let (status, err) = wait_for_exit(&mut child);
         assert_eq!(status.code(), Some(130), "{name}: {status}: {err}");
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(still_running(&tree), Vec::<i32>::new(), "{name}: processes left behind");
@@ -330,16 +336,7 @@ fn a_bench_that_fails_mid_run_stops_the_servers_it_started() {
     let tree = muxlab::sys::procfs::tree(child.id() as i32);
     assert!(tree.len() >= 3, "the paired servers are not up: {tree:?}");
     std::fs::remove_dir_all(&out).unwrap();
-    let t = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(t.elapsed() < Duration::from_secs(30), "the bench did not end");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut err = String::new();
-    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+    let (status, err) = wait_for_exit(&mut child);
     assert_eq!(status.code(), Some(1), "{status}: {err}");
     assert!(err.contains("results.json"), "{err}");
     std::thread::sleep(Duration::from_millis(300));

@@ -111,15 +111,7 @@ pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<Own
     if reuseport {
         setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
     }
-    let (storage, len) = to_raw(&addr);
-    // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe {
-        libc::bind(
-            fd.as_fd().as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    })?;
+    bind(&fd, &addr)?;
     // SAFETY: listen() takes plain integers.
     cvt(unsafe { libc::listen(fd.as_fd().as_raw_fd(), backlog) })?;
     Ok(fd)
