@@ -617,3 +617,35 @@ fn a_host_header_given_with_h_replaces_the_default_one() {
     }
     assert_eq!(srv.stop().total("requests"), 400);
 }
+
+/// Open loop past the server's capacity: what the schedule called for and the window did not
+/// complete is counted, not dropped, and its latency (at least the close less its intended send
+/// time) is in the corrected histogram. The server can do ~1,000 req/s (1 ms of sleep per
+/// request, one thread); the load asks for 2,000.
+#[test]
+fn an_overloaded_open_loop_counts_what_it_scheduled_and_did_not_complete() {
+    let srv = Server::start("epoll", &["--work", "sleep:1ms"]);
+    let url = format!("http://{}/", srv.addr);
+    let (code, doc, err) = load(&[&url, "--rate", "2000", "-c", "50", "-d", "2s"]);
+    assert_eq!(code, 0, "{err}");
+    let (requests, not_completed, scheduled) = (
+        doc["requests"].as_u64().unwrap(),
+        doc["not_completed"].as_u64().unwrap(),
+        doc["scheduled"].as_u64().unwrap(),
+    );
+    assert_eq!(requests + not_completed, scheduled, "{doc}");
+    assert!(
+        (3920..=4080).contains(&scheduled),
+        "rate x duration is 4,000: {scheduled}"
+    );
+    assert!(not_completed > 0, "an overloaded server completed everything? {doc}");
+    let max_us = doc["latency_us"]["max"].as_f64().unwrap();
+    assert!(
+        max_us >= 1e6,
+        "the corrected max {max_us} us is under half the duration"
+    );
+    // Closed loop has no schedule: not measured, so null (never 0).
+    let (_, closed, _) = load(&[&url, "-c", "2", "-d", "200ms"]);
+    assert!(closed.get("scheduled").is_none_or(|v| v.is_null()), "{closed}");
+    srv.stop();
+}

@@ -145,7 +145,12 @@ impl Engine<'_> {
         c.fd = None;
         c.state = State::Down;
         self.inflight -= c.inflight.len();
-        c.inflight.clear();
+        // Open loop: requests of the window that die with the socket are counted at the close.
+        for (t, _) in c.inflight.drain(..) {
+            if self.interval.is_some() && t >= self.measure_from && self.end.is_some_and(|e| t < e) {
+                self.lost.push(t);
+            }
+        }
         c.on_socket = 0;
         c.out.clear();
         c.out_pos = 0;

@@ -124,6 +124,12 @@ pub struct Engine<'a> {
     pub(super) interval: Option<Duration>,
     pub(super) backlog: VecDeque<Instant>,
     pub(super) free: VecDeque<usize>,
+    /// Rate mode over a duration: intended send times scheduled inside the window, and those
+    /// of them that will not complete inside it (their socket failed or closed, or the
+    /// response came after the window): at the close each enters the corrected histogram at
+    /// the window's end less its intended time.
+    pub(super) scheduled: u64,
+    pub(super) lost: Vec<Instant>,
     pub(super) next_connect: Instant,
     pub(super) connect_interval: Option<Duration>,
     /// Requests may be sent (`--connect-first` holds them until every connection is up, or the
@@ -198,6 +204,8 @@ impl<'a> Engine<'a> {
             interval,
             backlog: VecDeque::new(),
             free: VecDeque::new(),
+            scheduled: 0,
+            lost: Vec::new(),
             next_connect: plan.t0,
             connect_interval,
             sending: !cfg.connect_first,
@@ -255,7 +263,50 @@ impl<'a> Engine<'a> {
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
         }
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
+        self.close_window(Instant::now());
         self.tally
+    }
+
+    /// Whether a request intended at `t` belongs to the window of an open-loop run over a
+    /// duration (the only runs whose schedule is counted).
+    pub(super) fn scheduled_in_window(&self, t: Instant) -> bool {
+        self.interval.is_some() && t >= self.measure_from && self.end.is_some_and(|e| t < e)
+    }
+
+    /// Open loop over a duration: what the schedule called for inside the window and did not
+    /// get done by its close (or by `now`, if the run was stopped) is not dropped: each request
+    /// still waiting to be sent, in flight, failed, or answered too late enters the corrected
+    /// histogram at the close less its intended send time (a lower bound of its latency).
+    fn close_window(&mut self, now: Instant) {
+        let (Some(interval), Some(end)) = (self.interval, self.end) else {
+            return;
+        };
+        let close = end.min(now).max(self.measure_from);
+        // Sends whose time came before the close but were never moved into the backlog.
+        while self.next_intended < end && self.next_intended < close {
+            if self.scheduled_in_window(self.next_intended) {
+                self.scheduled += 1;
+                self.lost.push(self.next_intended);
+            }
+            self.next_intended += interval;
+        }
+        let waiting = self
+            .backlog
+            .drain(..)
+            .chain(self.conns.iter().flat_map(|c| c.inflight.iter().map(|&(t, _)| t)));
+        let waiting: Vec<Instant> = waiting.collect();
+        for t in waiting {
+            if self.scheduled_in_window(t) {
+                self.lost.push(t);
+            }
+        }
+        for &t in &self.lost {
+            self.tally
+                .latency
+                .record_ns(close.saturating_duration_since(t).as_nanos() as u64);
+        }
+        self.tally.scheduled = Some(self.scheduled);
+        self.tally.not_completed = Some(self.lost.len() as u64);
     }
 
     fn finished(&self, now: Instant) -> bool {

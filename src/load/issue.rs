@@ -22,6 +22,9 @@ impl Engine<'_> {
     pub(super) fn schedule(&mut self, now: Instant) {
         let interval = self.interval.expect("rate mode");
         while self.next_intended <= now && self.may_issue(self.next_intended) {
+            if self.scheduled_in_window(self.next_intended) {
+                self.scheduled += 1;
+            }
             self.backlog.push_back(self.next_intended);
             self.next_intended += interval;
         }

@@ -95,7 +95,18 @@ impl Engine<'_> {
             return false;
         };
         self.inflight -= 1;
-        if now >= self.measure_from && self.end.is_none_or(|e| now <= e) {
+        let in_window = now >= self.measure_from && self.end.is_none_or(|e| now <= e);
+        // Open loop over a duration: the window's requests are those it scheduled; one answered
+        // after the close is counted there, as not completed.
+        let counts = match self.scheduled_in_window(intended) {
+            true if !in_window => {
+                self.lost.push(intended);
+                false
+            }
+            true => true,
+            false => in_window && !(self.interval.is_some() && self.end.is_some()),
+        };
+        if counts {
             let t = &mut self.tally;
             t.requests += 1;
             t.per_conn[i] += 1;

@@ -130,7 +130,14 @@ pub fn results_into(doc: &mut Value, o: &Outcome) {
         "interrupted": o.interrupted,
     });
     let map = doc.as_object_mut().expect("a load document is an object");
-    for k in ["uncorrected_latency_us", "send_lag_us", "offered_rps", "achieved_rps"] {
+    for k in [
+        "uncorrected_latency_us",
+        "send_lag_us",
+        "offered_rps",
+        "achieved_rps",
+        "scheduled",
+        "not_completed",
+    ] {
         map.remove(k);
     }
     map.extend(results.as_object().expect("object").clone());
@@ -139,6 +146,9 @@ pub fn results_into(doc: &mut Value, o: &Outcome) {
         map.insert("send_lag_us".into(), t.send_lag.summary_us());
         map.insert("offered_rps".into(), json!(offered));
         map.insert("achieved_rps".into(), json!(rps));
+        // Measured only where the window's schedule is known (a duration run): else null.
+        map.insert("scheduled".into(), json!(t.scheduled));
+        map.insert("not_completed".into(), json!(t.not_completed));
     }
     map.insert("interchange".into(), super::merge::to_value(o));
 }
@@ -263,6 +273,18 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
             thousands(rps as u64),
             fmt_us(t.send_lag.0.value_at_quantile(0.99) as f64 / 1000.0)
         ));
+        if let (Some(sch), Some(nc)) = (t.scheduled, t.not_completed) {
+            s.push_str(&format!(
+                "  schedule     {} requests scheduled in the window, {} not completed by its close{}\n",
+                thousands(sch),
+                thousands(nc),
+                if nc > 0 {
+                    " (in the corrected latency at the close less their intended time: a lower bound)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     s.push_str(&lat("connect", &t.connect));
     if t.tls_handshake.count() > 0 {

@@ -88,6 +88,11 @@ pub struct Tally {
     pub never_connected: u64,
     /// Requests sent in the measured window.
     pub sent: u64,
+    /// Open loop over a duration: requests the schedule called for inside the window, and
+    /// those of them not completed when it closed (`requests + not_completed == scheduled`);
+    /// `None` in other runs.
+    pub scheduled: Option<u64>,
+    pub not_completed: Option<u64>,
 }
 
 impl Tally {
@@ -151,6 +156,12 @@ impl Tally {
         self.connects += other.connects;
         self.never_connected += other.never_connected;
         self.sent += other.sent;
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.scheduled = add(self.scheduled, other.scheduled);
+        self.not_completed = add(self.not_completed, other.not_completed);
     }
 
     /// Jain's fairness index over connection slots: 1 = perfectly even, 1/n = one took all.
@@ -170,7 +181,8 @@ impl Tally {
             "uncorrected": h(&self.uncorrected), "connect": h(&self.connect), "tls_handshake": h(&self.tls_handshake),
             "send_lag": h(&self.send_lag), "per_second": self.per_second, "per_conn": self.per_conn,
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
-            "never_connected": self.never_connected, "sent": self.sent})
+            "never_connected": self.never_connected, "sent": self.sent,
+            "scheduled": self.scheduled, "not_completed": self.not_completed})
     }
 
     /// Reads [`Tally::to_wire`]'s form; the error names the part that is missing or wrong.
@@ -215,6 +227,8 @@ impl Tally {
             connects: u("connects")?,
             never_connected: u("never_connected")?,
             sent: u("sent")?,
+            scheduled: v["scheduled"].as_u64(),
+            not_completed: v["not_completed"].as_u64(),
         })
     }
 }
