@@ -243,8 +243,14 @@ fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
     if cfg.subshard.is_some() {
-        // A part started by the parent below: it reads the document.
-        let o = load::run(&cfg, load::Show::Nothing)?;
+        // A part started by the parent below: it reads the document (and, for bench or
+        // --hosts, when the part started).
+        let show = if args.progress_json {
+            load::Show::JsonLines
+        } else {
+            load::Show::Nothing
+        };
+        let o = load::run(&cfg, show)?;
         println!("{}", load::summary::to_json(&cfg, &o));
         return Ok(());
     }
@@ -274,8 +280,13 @@ fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
                 load::shard::per_process()
             );
         }
-        let argv = load::shard::strip_flags(&argv, &[("--progress-json", false)]);
-        load::shard::run(&argv, shards)?
+        // The parts run on the CPUs this process was given (they inherit its affinity), and
+        // the merge counts those CPUs, not the machine's, when it tells a saturated client.
+        if let Some(cpus) = &cfg.cpus {
+            crate::sys::affinity::set(&cpus.0)
+                .map_err(|e| load::Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
+        }
+        load::shard::run(&argv, shards, show)?
     } else {
         load::run(&cfg, show)?
     };

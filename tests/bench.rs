@@ -216,6 +216,45 @@ fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
     assert!(results_dir(&d).join("report.html").exists());
 }
 
+/// A cell whose connections need more descriptors than the client may open runs its load as
+/// several processes: the window (and so the server's CPU per request) is still measured, and
+/// the client's CPU is counted against the one CPU it is pinned to.
+#[test]
+fn a_cell_whose_load_is_split_over_processes_still_measures_the_server() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        return skip("prlimit (util-linux) is not installed");
+    }
+    let d = tmpdir("split");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"echo\"\nmodels = [\"procs-accept --workers 2\"]\nconnections = [1200]\nduration = \"1s\"\n",
+    );
+    let out = Command::new("prlimit")
+        .args([
+            "--nofile=1000:1000",
+            BIN,
+            "bench",
+            p.to_str().unwrap(),
+            "--out",
+            d.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&results_dir(&d));
+    let cell = &r["cells"][0];
+    assert_eq!(cell["status"], "ok", "{cell}");
+    assert!(cell["load"]["requests"].as_u64().unwrap() > 0);
+    let cpu = cell["figures"]["server_cpu_us_per_req"].as_f64().unwrap();
+    assert!(cpu > 0.0, "the split load's window was never seen: server CPU {cpu}");
+    assert_eq!(
+        cell["load"]["interchange"]["shards"], 2,
+        "{}",
+        cell["load"]["interchange"]
+    );
+    assert_eq!(cell["load"]["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+}
+
 /// Every process a bench started, from a snapshot of its tree, that is still running.
 fn still_running(tree: &[i32]) -> Vec<i32> {
     tree.iter().copied().skip(1).filter(|p| alive(*p)).collect()

@@ -222,3 +222,48 @@ mod response_framing {
         assert_eq!(r.at_close(), None);
     }
 }
+
+mod client_bound {
+    use std::time::Duration;
+
+    use muxlab::load::merge::{outcomes, Machines};
+    use muxlab::load::summary::utilization;
+    use muxlab::load::{tally::Tally, Outcome};
+
+    fn outcome(cpu_ms: u64, slots: usize) -> Outcome {
+        Outcome {
+            tally: Tally::default(),
+            connections: 1,
+            offered_rps: None,
+            window_start_ms: 0,
+            elapsed: Duration::from_secs(1),
+            client_cpu: Duration::from_millis(cpu_ms),
+            cpu_slots: slots,
+            threads: slots,
+            shards: 1,
+            interrupted: false,
+        }
+    }
+
+    /// The flag divides the window's client CPU by the CPUs the client could use: a client
+    /// busy 95 % of one CPU is bound; the same CPU time over two CPUs is not.
+    #[test]
+    fn utilization_counts_the_cpus_the_client_may_use_both_ways() {
+        assert!(utilization(&outcome(950, 1)) > 0.9);
+        assert!(utilization(&outcome(950, 2)) < 0.5);
+        assert!(utilization(&outcome(100, 1)) < 0.9);
+    }
+
+    /// Parts of a split run on one machine share the CPUs this process may use (its affinity,
+    /// which they inherit): two parts pinned to one CPU, each busy half the window, are one
+    /// saturated CPU, not half of two.
+    #[test]
+    fn a_split_run_on_one_pinned_cpu_is_flagged() {
+        let me = muxlab::sys::affinity::get().unwrap();
+        muxlab::sys::affinity::set(&me[..1]).unwrap();
+        let merged = outcomes(&[outcome(480, 1), outcome(480, 1)], Machines::Same).unwrap();
+        muxlab::sys::affinity::set(&me).unwrap();
+        assert_eq!(merged.cpu_slots, 1);
+        assert!(utilization(&merged) > 0.9, "{}", utilization(&merged));
+    }
+}

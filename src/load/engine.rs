@@ -215,16 +215,22 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// Runs until the duration ends, the quota is done, or `stop` is set.
-    pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> Tally {
+    /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
+    /// the CPU this thread used over the measured window: from the warm-up's end to the close,
+    /// before any socket is torn down (closing thousands of them is not load).
+    pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
         let mut events = Events::with_capacity(1024);
         let now = Instant::now();
         for i in 0..self.conns.len() {
             self.start_connect(i, now);
         }
         let mut next_scan = now + SCAN;
+        let mut cpu_from = None;
         loop {
             let now = Instant::now();
+            if cpu_from.is_none() && now >= self.measure_from {
+                cpu_from = Some(sys::clock::thread_cpu());
+            }
             if self.finished(now) || stop.load(Ordering::Relaxed) != 0 {
                 break;
             }
@@ -262,9 +268,10 @@ impl<'a> Engine<'a> {
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
         }
+        let cpu = cpu_from.map_or(Duration::ZERO, |from| sys::clock::thread_cpu().saturating_sub(from));
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
         self.close_window(Instant::now());
-        self.tally
+        (self.tally, cpu)
     }
 
     /// Whether a request intended at `t` belongs to the window of an open-loop run over a

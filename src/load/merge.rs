@@ -67,7 +67,9 @@ pub fn outcomes(parts: &[Outcome], machines: Machines) -> Option<Outcome> {
         t.per_second.splice(0..0, std::iter::repeat_n(0, shift));
         tally.merge(&t);
     }
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    // On one machine the parts share the CPUs this process may run on (its affinity, which
+    // they inherit), not every CPU of the machine.
+    let cores = crate::sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1);
     let slots: usize = parts.iter().map(|o| o.cpu_slots).sum();
     let offered: Vec<f64> = parts.iter().filter_map(|o| o.offered_rps).collect();
     Some(Outcome {

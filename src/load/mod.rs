@@ -375,10 +375,12 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
     if show == Show::JsonLines {
         println!("{{\"event\":\"started\"}}");
     }
-    let mut cpu0 = sys::procfs::self_cpu();
     let t0 = Instant::now();
     let wall0 = unix_ms();
-    let tallies: Vec<Result<Tally, Error>> = std::thread::scope(|s| {
+    // The client's CPU over the measured window: each engine thread's own (from the warm-up's
+    // end to the close, before teardown), and this thread's (the progress line) alike.
+    let mut main_cpu = Duration::ZERO;
+    let tallies: Vec<Result<(Tally, Duration), Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (n, off) = split(conns, threads, t);
@@ -391,27 +393,23 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                     t0,
                 };
                 let p = &progress[t];
-                s.spawn(move || -> Result<Tally, Error> {
+                s.spawn(move || -> Result<(Tally, Duration), Error> {
                     let engine = Engine::new(cfg, plan).map_err(io_err("starting an engine thread"))?;
                     Ok(engine.run(p, &STOP))
                 })
             })
             .collect();
-        // The client's CPU is counted over the measured window only: from the warm-up's end.
         let measure_from = t0 + cfg.warmup;
         let mut ticker = progress::Ticker::new(cfg, show, t0);
-        let mut counting = false;
+        let mut from = None;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
-            if !counting && Instant::now() >= measure_from {
-                cpu0 = sys::procfs::self_cpu();
-                counting = true;
+            if from.is_none() && Instant::now() >= measure_from {
+                from = Some(sys::clock::thread_cpu());
             }
             ticker.tick(&progress);
         }
-        if !counting {
-            cpu0 = sys::procfs::self_cpu();
-        }
+        main_cpu = from.map_or(Duration::ZERO, |f| sys::clock::thread_cpu().saturating_sub(f));
         ticker.finish();
         handles
             .into_iter()
@@ -422,21 +420,24 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
             .collect()
     });
     let end = Instant::now();
-    let cpu1 = sys::procfs::self_cpu();
     let mut tally = Tally::default();
+    let mut client_cpu = main_cpu;
     for t in tallies {
-        tally.merge(&t?);
+        let (t, cpu) = t?;
+        tally.merge(&t);
+        client_cpu += cpu;
     }
     let measure_from = t0 + cfg.warmup;
     let window_end = cfg.duration.map_or(end, |d| end.min(measure_from + d));
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    // The CPUs this process may run on (its affinity), not the machine's.
+    let cores = sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1);
     Ok(Outcome {
         tally,
         connections: conns,
         offered_rps: rate,
         window_start_ms: wall0 + cfg.warmup.as_millis() as u64,
         elapsed: window_end.saturating_duration_since(measure_from),
-        client_cpu: (cpu1.0 + cpu1.1).saturating_sub(cpu0.0 + cpu0.1),
+        client_cpu,
         cpu_slots: threads.min(cores),
         threads,
         shards: 1,

@@ -3,7 +3,6 @@
 //! losslessly (see `merge`).
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -49,28 +48,64 @@ pub fn strip_flags(args: &[OsString], flags: &[(&str, bool)]) -> Vec<OsString> {
 }
 
 /// Runs `k` processes, each a part of this command line's share (`args`, without the program
-/// name), and merges their documents.
-pub fn run(args: &[OsString], k: usize) -> Result<Outcome, Error> {
+/// name), and merges their documents. With `show` [`super::Show::JsonLines`] (what bench and
+/// `--hosts` read) the parts report their start, and this process says
+/// `{"event":"started"}` once every part has: the window a caller samples the server over is
+/// the parts' window.
+pub fn run(args: &[OsString], k: usize, show: super::Show) -> Result<Outcome, Error> {
     let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
-    let args = strip_flags(args, &[("--json", false), ("--hgrm", true), ("--subshard", true)]);
+    let args = strip_flags(
+        args,
+        &[
+            ("--json", false),
+            ("--hgrm", true),
+            ("--subshard", true),
+            ("--progress-json", false),
+        ],
+    );
+    let lines = show == super::Show::JsonLines;
     let mut children = Vec::new();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let mut readers = Vec::new();
     for i in 0..k {
-        let child = Command::new(&exe)
+        let mut child = Command::new(&exe)
             .args(&args)
             .args(["--json", "--subshard", &format!("{i}/{k}")])
+            .args(lines.then_some("--progress-json"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(io_err(format!("starting shard {i}")))?;
+        let out = child.stdout.take().expect("piped");
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut last = String::new();
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if line.contains("\"event\":\"started\"") {
+                    let _ = tx.send(());
+                } else if !line.contains("\"event\":\"progress\"") && !line.trim().is_empty() {
+                    last = line;
+                }
+            }
+            last
+        }));
         children.push(child);
+    }
+    drop(tx);
+    if lines {
+        // Every part up (or gone: its reader ends), then the window is theirs.
+        let started = rx.iter().take(k).count();
+        if started == k {
+            println!("{{\"event\":\"started\"}}");
+        }
     }
     let mut parts = Vec::new();
     let mut failures = Vec::new();
-    for (i, mut child) in children.into_iter().enumerate() {
-        let mut out = String::new();
-        let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+    for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
+        let out = reader.join().unwrap_or_default();
         let status = child.wait().map_err(io_err("waiting for a shard"))?;
-        let doc = out.lines().rev().find_map(|l| serde_json::from_str::<Value>(l).ok());
+        let doc = serde_json::from_str::<Value>(&out).ok();
         match doc.map(|d| merge::read_document(&format!("shard {i}"), &d)) {
             Some(Ok(o)) => parts.push(o),
             Some(Err(e)) => failures.push(e.to_string()),
