@@ -405,11 +405,11 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
             if from.is_none() && Instant::now() >= measure_from {
-                from = Some(sys::clock::thread_cpu());
+                from = Some(sys::process::thread_cpu_time());
             }
             ticker.tick(&progress);
         }
-        main_cpu = from.map_or(Duration::ZERO, |f| sys::clock::thread_cpu().saturating_sub(f));
+        main_cpu = from.map_or(Duration::ZERO, |f| sys::process::thread_cpu_time().saturating_sub(f));
         ticker.finish();
         handles
             .into_iter()

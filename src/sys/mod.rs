@@ -6,7 +6,6 @@
 
 pub mod affinity;
 pub mod alloc;
-pub mod clock;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;
