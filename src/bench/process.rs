@@ -329,7 +329,7 @@ const GRACE: Duration = Duration::from_secs(2);
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let tree = sys::procfs::tree(self.pid);
+            let tree = snapshot(self.pid);
             let first = if self.dir.is_some() {
                 sys::signal::SIGQUIT
             } else {
@@ -372,15 +372,31 @@ impl std::ops::DerefMut for Owned {
 impl Drop for Owned {
     fn drop(&mut self) {
         if matches!(self.0.try_wait(), Ok(None)) {
-            kill_all(&sys::procfs::tree(self.0.id() as i32));
+            kill_all(&snapshot(self.0.id() as i32));
             let _ = self.0.wait();
         }
     }
 }
 
-/// SIGKILL to every process of `pids` still running; returns those it found running.
-fn kill_all(pids: &[i32]) -> Vec<i32> {
-    let running: Vec<i32> = pids.iter().copied().filter(|p| sys::procfs::is_running(*p)).collect();
+/// A process tree, each process with its start time: what [`kill_all`] may signal later.
+fn snapshot(root: i32) -> Vec<(i32, u64)> {
+    let tree = sys::procfs::tree(root);
+    tree.into_iter()
+        .filter_map(|p| sys::procfs::start_time(p).map(|t| (p, t)))
+        .collect()
+}
+
+/// A snapshot less its root.
+fn descendants(tree: &[(i32, u64)], root: i32) -> Vec<(i32, u64)> {
+    tree.iter().copied().filter(|&(p, _)| p != root).collect()
+}
+
+/// SIGKILL to every process of a [`snapshot`] still running, and still the same process (its
+/// start time unchanged: a pid reused since by another process is never signalled); returns
+/// the pids it killed.
+fn kill_all(procs: &[(i32, u64)]) -> Vec<i32> {
+    let same = |&&(p, t): &&(i32, u64)| sys::procfs::is_running(p) && sys::procfs::start_time(p) == Some(t);
+    let running: Vec<i32> = procs.iter().filter(same).map(|&(p, _)| p).collect();
     for p in &running {
         let _ = sys::process::kill(*p, sys::signal::SIGKILL);
     }
@@ -393,14 +409,14 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     if let Some(session) = s.session.take() {
         return stop_remote(session);
     }
-    let tree = sys::procfs::tree(s.pid);
+    let tree = snapshot(s.pid);
     let Some(mut child) = s.child.take() else {
         return (Value::Null, Ok(()));
     };
     let is_peer = s.dir.is_some();
     // Already gone? Then it crashed during the cell.
     if let Ok(Some(st)) = child.try_wait() {
-        let left = kill_all(&tree[1.min(tree.len())..]);
+        let left = kill_all(&descendants(&tree, s.pid));
         let left = if left.is_empty() {
             String::new()
         } else {
@@ -444,7 +460,7 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
     if let Some(d) = s.dir.take() {
         let _ = std::fs::remove_dir_all(d);
     }
-    let leftovers = kill_all(&tree[1.min(tree.len())..]);
+    let leftovers = kill_all(&descendants(&tree, s.pid));
     let verdict = match status {
         None => Err(Error::Cell(
             "the server did not stop within 20 s of SIGTERM (killed)".into(),

@@ -300,7 +300,10 @@ fn line_of(text: &str, needle: &str) -> usize {
 /// 1-based line of `key = ` in the experiment whose table holds `at` (its name line), or of
 /// that name line when the key is not there.
 fn line_in(text: &str, at: &str, key: &str) -> usize {
-    let Some(start) = text.find(at) else { return 0 };
+    let tables = text.find("[[experiment]]").unwrap_or(0);
+    let Some(start) = text[tables..].find(at).map(|i| tables + i) else {
+        return 0;
+    };
     let table_start = text[..start].rfind("[[experiment]]").unwrap_or(0);
     let table_end = text[start..].find("[[experiment]]").map_or(text.len(), |i| start + i);
     let table = &text[table_start..table_end];

@@ -184,7 +184,7 @@ fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Masks>), Error> {
     };
     let mut text = String::new();
     mark.read_to_string(&mut text).map_err(failed)?;
-    let mask = |v: &str| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_hexdigit() || b == b',');
+    let mask = |v: &str| !v.is_empty() && v.len() <= 1024 && v.bytes().all(|b| b.is_ascii_hexdigit() || b == b',');
     let mut saved = Vec::new();
     for line in text.lines().skip(1) {
         match line.split_once('\t') {

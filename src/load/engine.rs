@@ -268,7 +268,9 @@ impl<'a> Engine<'a> {
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
         }
-        let cpu = cpu_from.map_or(Duration::ZERO, |from| sys::process::thread_cpu_time().saturating_sub(from));
+        let cpu = cpu_from.map_or(Duration::ZERO, |from| {
+            sys::process::thread_cpu_time().saturating_sub(from)
+        });
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
         self.close_window(Instant::now());
         (self.tally, cpu)

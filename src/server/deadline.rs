@@ -63,14 +63,23 @@ impl Deadlines {
         };
     }
 
-    /// Output made progress.
+    /// Output made progress. A head pending meanwhile is timed from now: while replies were
+    /// going out (a blocking write, or output past `--max-output`) the server was not reading,
+    /// so the time the head took is not the client's.
     pub fn output(&mut self, now: Instant) {
         self.last = now;
+        if self.head_since.is_some() {
+            self.head_since = Some(now);
+        }
     }
 
     /// What has expired at `now` for a connection that has `pending` unsent output, if anything.
+    /// While output is pending the server is not reading (back-pressure: the client has not
+    /// taken its replies), so a head that is not complete may be waiting, whole, in the socket:
+    /// the head timer does not run out then (the send timeout covers a client that takes
+    /// nothing), and a 408 never lands behind unsent replies.
     pub fn expired(&self, cfg: &Config, pending: bool, now: Instant) -> Option<Expired> {
-        if let (Some(t), Some(since)) = (cfg.header_deadline(), self.head_since) {
+        if let (Some(t), Some(since), false) = (cfg.header_deadline(), self.head_since, pending) {
             if now.duration_since(since) >= t {
                 return Some(Expired::Header);
             }

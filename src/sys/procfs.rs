@@ -45,6 +45,12 @@ fn stat_fields(pid: i32) -> io::Result<Vec<u64>> {
     Ok(rest.split_whitespace().map(|s| s.parse::<u64>().unwrap_or(0)).collect())
 }
 
+/// When process `pid` started, in clock ticks since boot (field 22 of /proc/PID/stat): with the
+/// pid, it names one process, never a later one that got the same number.
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat_fields(pid).ok()?.get(19).copied()
+}
+
 /// Threads of process `pid` (field 20 of /proc/PID/stat).
 pub fn threads(pid: i32) -> Option<usize> {
     stat_fields(pid).ok()?.get(17).map(|&n| n as usize)

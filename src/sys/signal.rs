@@ -26,14 +26,26 @@ fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<()> 
     Ok(())
 }
 
-/// SIGTERM, SIGINT and SIGHUP (the terminal or ssh session went away) store 1 into `flag`,
+/// Whether `sig` is ignored now (as `nohup` leaves SIGHUP).
+fn ignored(sig: libc::c_int) -> io::Result<bool> {
+    // SAFETY: sigaction is plain data; zeroed is valid to be written.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only reads the current one into `old`.
+    super::cvt(unsafe { libc::sigaction(sig, ptr::null(), &mut old) })?;
+    Ok(old.sa_sigaction == libc::SIG_IGN)
+}
+
+/// SIGTERM, SIGINT and SIGHUP (the terminal or ssh session went away, unless under nohup) store 1 into `flag`,
 /// which must live for the rest of the process: each is a request to stop in order, cleaning up.
 pub fn install_stop_handler(flag: &'static AtomicU64) -> io::Result<()> {
     STOP_FLAG.store(flag as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
     let h = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
     set_handler(libc::SIGTERM, h)?;
     set_handler(libc::SIGINT, h)?;
-    set_handler(libc::SIGHUP, h)?;
+    // Under nohup (SIGHUP ignored when we started) a hang-up is meant to pass unnoticed.
+    if !ignored(libc::SIGHUP)? {
+        set_handler(libc::SIGHUP, h)?;
+    }
     set_handler(libc::SIGPIPE, libc::SIG_IGN)
 }
 
