@@ -95,8 +95,11 @@ mod load_tally {
 
     #[test]
     fn jain_index() {
-        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
-        assert!((jain(&[10, 0, 0, 0]) - 0.25).abs() < 1e-12);
+        assert!((jain(&[5, 5, 5, 5]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((jain(&[10, 0, 0, 0]).unwrap() - 0.25).abs() < 1e-12);
+        // Nothing served: not measured, never "perfectly fair".
+        assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0, 0, 0]), None);
     }
 
     #[test]

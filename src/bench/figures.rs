@@ -55,7 +55,7 @@ pub(super) fn figures(
             .saturating_sub(begin.voluntary_switches + begin.involuntary_switches) as f64
             * scale) as u64,
         jain_workers: None,
-        jain_conns: load["fairness"]["jain"].as_f64().unwrap_or(1.0),
+        jain_conns: load["fairness"]["jain"].as_f64(),
         starved_conns: load["fairness"]["starved"].as_u64().unwrap_or(0),
         useful_ratio: None,
         syscalls_per_req: None,
@@ -76,7 +76,7 @@ pub(super) fn counters(f: &mut Figures, stats: &Value) {
         .as_array()
         .map(|w| w.iter().filter_map(|x| x["requests"].as_u64()).collect())
         .unwrap_or_default();
-    f.jain_workers = (per_worker.len() > 1).then(|| jain(&per_worker));
+    f.jain_workers = (per_worker.len() > 1).then(|| jain(&per_worker)).flatten();
     f.useful_ratio = ratio(total("useful_events"), total("events"));
     f.syscalls_per_req = ratio(total("syscalls"), total("requests"));
     f.lost_races_per_accept = ratio(total("accept_lost"), total("accepted"));

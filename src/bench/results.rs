@@ -38,7 +38,9 @@ pub struct Figures {
     pub context_switches: u64,
     /// Jain's index over the server's workers (requests) and over the client's connections.
     pub jain_workers: Option<f64>,
-    pub jain_conns: f64,
+    /// `None`: no connection was served (nothing to measure).
+    #[serde(default)]
+    pub jain_conns: Option<f64>,
     pub starved_conns: u64,
     /// Seed 003's effective loop ratio: useful events / events examined.
     pub useful_ratio: Option<f64>,
@@ -204,7 +206,7 @@ pub fn csv(cells: &[Cell]) -> String {
             f.peak_threads,
             f.context_switches,
             opt(f.jain_workers),
-            f.jain_conns,
+            opt(f.jain_conns),
             f.starved_conns,
             opt(f.useful_ratio),
             opt(f.syscalls_per_req),

@@ -301,8 +301,8 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
     }
     s.push_str(&format!(", {} connects in the window\n", thousands(t.connects)));
     s.push_str(&format!(
-        "  fairness     Jain {:.3} over {} connections, {} starved\n",
-        t.jain(),
+        "  fairness     Jain {} over {} connections, {} starved\n",
+        t.jain().map_or("–".to_string(), |j| format!("{j:.3}")),
         thousands(t.per_conn.len() as u64),
         t.starved()
     ));

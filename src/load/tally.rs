@@ -165,7 +165,7 @@ impl Tally {
     }
 
     /// Jain's fairness index over connection slots: 1 = perfectly even, 1/n = one took all.
-    pub fn jain(&self) -> f64 {
+    pub fn jain(&self) -> Option<f64> {
         jain(&self.per_conn)
     }
 
@@ -233,14 +233,11 @@ impl Tally {
     }
 }
 
-/// Jain's index of `xs`: (sum x)^2 / (n * sum x^2); 1.0 for an empty or all-zero list.
-pub fn jain(xs: &[u64]) -> f64 {
+/// Jain's index of `xs`: (sum x)^2 / (n * sum x^2); `None` for an empty or all-zero list
+/// (nothing was served: there is no fairness to measure, and 1.0 would read as perfect).
+pub fn jain(xs: &[u64]) -> Option<f64> {
     let n = xs.len() as f64;
     let sum: f64 = xs.iter().map(|&x| x as f64).sum();
     let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
-    if n == 0.0 || sq == 0.0 {
-        1.0
-    } else {
-        sum * sum / (n * sq)
-    }
+    (n > 0.0 && sq > 0.0).then(|| sum * sum / (n * sq))
 }

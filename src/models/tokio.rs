@@ -10,7 +10,7 @@
 //! **Trade-offs.** Easy to write and scales over cores by itself; each request pays the
 //! runtime's bookkeeping (task wake-ups, the scheduler, reference counts). `--work cpu:` blocks
 //! the runtime thread it runs on, as blocking code in an async task does. Its syscalls are made
-//! by tokio, not counted by `sys` (`syscalls` stays 0).
+//! by tokio, not counted by `sys`: the stats line's `syscalls` is `null` (not measured).
 //!
 //! **Seed.** Not in the seeds: the baseline the hand-written loops are measured against.
 
@@ -31,6 +31,7 @@ pub const MODEL: Model = Model {
     seed: "-",
     workers: Workers::Threads,
     run,
+    counts_syscalls: false,
     ..Model::BASE
 };
 

@@ -146,7 +146,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
             |c| Some(c.figures.mem_per_conn_kib).filter(|_| c.figures.server_cpu_us_per_req > 0.0),
             false,
         ),
-        (10, |c| Some(c.figures.jain_conns), true),
+        (10, |c| c.figures.jain_conns, true),
         (13, |c| c.figures.syscalls_per_req, false),
     ];
     // What a column ranks a row by: its median; in paired rounds, its median within rounds (the
@@ -221,7 +221,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
             format!("{:.0}%", f.server_cpu_cores * 100.0),
             format!("{:.1}", f.mem_per_conn_kib),
             format!("{:.0}%", f.client_cpu_util * 100.0),
-            format!("{:.3}", f.jain_conns),
+            opt(f.jain_conns, 3),
             opt(f.jain_workers, 3),
             f.useful_ratio
                 .map(|u| format!("{:.2}%", u * 100.0))
@@ -358,7 +358,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             "Fairness across connections",
             "Jain's index",
             Unit::Plain,
-            Box::new(|c: &Cell| Some(c.figures.jain_conns)),
+            Box::new(|c: &Cell| c.figures.jain_conns),
         ),
     ];
     for (k, (title, y, unit, metric)) in charts.iter().enumerate() {

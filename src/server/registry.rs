@@ -50,6 +50,9 @@ pub struct Model {
     pub default_max_conns: Option<usize>,
     /// The listener is bound with SO_REUSEPORT, so workers can bind their own on the same port.
     pub reuseport: bool,
+    /// Its syscalls go through `sys` and are counted; `false` where a runtime makes them
+    /// (tokio): the `syscalls` counter is then not measured, `null` in the stats line, never 0.
+    pub counts_syscalls: bool,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
@@ -68,6 +71,7 @@ impl Model {
         one_conn_per_worker: false,
         default_max_conns: None,
         reuseport: false,
+        counts_syscalls: true,
         run: |_| Ok(()),
     };
 }

@@ -5,14 +5,14 @@
 use std::io::Write;
 use std::time::Instant;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::config::{Config, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
-use super::stats::Stats;
+use super::stats::{Counter, Stats};
 use crate::sys;
 
 /// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.
@@ -108,7 +108,15 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
     // can outlive its ring's owner for a moment).
     let _ = sys::socket::shutdown(&ctx.listener);
 
-    let (totals, per_worker) = ctx.stats.to_json();
+    let (mut totals, mut per_worker) = ctx.stats.to_json();
+    if !model.counts_syscalls {
+        // Not measured is null, never 0 (a verdict must not call a runtime syscall-free).
+        let name = Counter::Syscalls.name();
+        totals[name] = Value::Null;
+        for w in per_worker.as_array_mut().into_iter().flatten() {
+            w[name] = Value::Null;
+        }
+    }
     let line = json!({"event": "stats", "model": model.name, "pid": sys::process::pid(), "workers": workers,
         "uptime_s": started.elapsed().as_secs_f64(), "ok": result.is_ok(),
         "error": result.as_ref().err().map(|e| e.to_string()), "totals": totals, "per_worker": per_worker});
