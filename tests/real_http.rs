@@ -58,7 +58,7 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 fn nginx() -> Option<Nginx> {
-    use muxlab::bench::process::{free_port, launch_nginx, nginx_binary};
+    use muxlab::bench::nginx::{free_port, launch_nginx, nginx_binary};
     let Some(bin) = nginx_binary() else {
         common::skip("nginx is not installed (apt-get install nginx-light; .ci/run does)");
         return None;

@@ -3,9 +3,12 @@
 //! (`results.json`, `results.csv`). It returns the results; rendering them (`report.html`) is
 //! the report layer's job, above this one.
 
+mod check;
 pub mod error;
 mod figures;
 pub mod hosts;
+pub mod nginx;
+mod own;
 pub mod process;
 mod reasons;
 pub mod results;

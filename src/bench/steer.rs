@@ -40,12 +40,16 @@ pub fn rps_mask(cpus: &[usize]) -> String {
 
 /// Whether a scenario can be steered: its servers and clients on this machine, over loopback.
 /// The reason when not.
-pub fn applies(sc: &super::scenario::Scenario) -> Result<(), String> {
+pub fn applies(sc: &super::scenario::Scenario) -> Result<(), Error> {
     if sc.server_host.is_some() || !sc.client_hosts.is_empty() {
-        return Err("steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into());
+        return Err(Error::Usage(
+            "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
+        ));
     }
     if sc.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
-        return Err("steers loopback: the server must listen on 127.x (server_addr)".into());
+        return Err(Error::Usage(
+            "steers loopback: the server must listen on 127.x (server_addr)".into(),
+        ));
     }
     Ok(())
 }

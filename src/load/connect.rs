@@ -146,11 +146,13 @@ impl Engine<'_> {
         c.state = State::Down;
         self.inflight -= c.inflight.len();
         // Open loop: requests of the window that die with the socket are counted at the close.
-        for (t, _) in c.inflight.drain(..) {
-            if self.interval.is_some() && t >= self.measure_from && self.end.is_some_and(|e| t < e) {
-                self.lost.push(t);
-            }
-        }
+        let window = self.counted_window;
+        self.lost.extend(
+            c.inflight
+                .drain(..)
+                .map(|(t, _)| t)
+                .filter(|&t| super::engine::in_window(window, t)),
+        );
         c.on_socket = 0;
         c.out.clear();
         c.out_pos = 0;

@@ -102,6 +102,11 @@ pub(super) struct Conn {
     pub(super) counted: u64,
 }
 
+/// Whether `t` falls in `window` (from its start, up to its end).
+pub(super) fn in_window(window: Option<(Instant, Instant)>, t: Instant) -> bool {
+    window.is_some_and(|(from, end)| t >= from && t < end)
+}
+
 /// One engine thread.
 pub struct Engine<'a> {
     pub(super) cfg: &'a LoadConfig,
@@ -130,6 +135,9 @@ pub struct Engine<'a> {
     /// the window's end less its intended time.
     pub(super) scheduled: u64,
     pub(super) lost: Vec<Instant>,
+    /// The window whose schedule is counted: (warm-up's end, end) of an open-loop run over a
+    /// duration; `None` otherwise.
+    pub(super) counted_window: Option<(Instant, Instant)>,
     pub(super) next_connect: Instant,
     pub(super) connect_interval: Option<Duration>,
     /// Requests may be sent (`--connect-first` holds them until every connection is up, or the
@@ -206,6 +214,7 @@ impl<'a> Engine<'a> {
             free: VecDeque::new(),
             scheduled: 0,
             lost: Vec::new(),
+            counted_window: end.filter(|_| plan.rate.is_some()).map(|e| (measure_from, e)),
             next_connect: plan.t0,
             connect_interval,
             sending: !cfg.connect_first,
@@ -279,7 +288,7 @@ impl<'a> Engine<'a> {
     /// Whether a request intended at `t` belongs to the window of an open-loop run over a
     /// duration (the only runs whose schedule is counted).
     pub(super) fn scheduled_in_window(&self, t: Instant) -> bool {
-        self.interval.is_some() && t >= self.measure_from && self.end.is_some_and(|e| t < e)
+        in_window(self.counted_window, t)
     }
 
     /// Open loop over a duration: what the schedule called for inside the window and did not

@@ -104,7 +104,7 @@ impl Engine<'_> {
                 false
             }
             true => true,
-            false => in_window && !(self.interval.is_some() && self.end.is_some()),
+            false => in_window && self.counted_window.is_none(),
         };
         if counts {
             let t = &mut self.tally;

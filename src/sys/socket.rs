@@ -117,12 +117,15 @@ pub fn listen(addr: SocketAddr, backlog: i32, reuseport: bool) -> io::Result<Own
     Ok(fd)
 }
 
-/// Connects `fd` to `addr`; on a non-blocking socket this returns `EINPROGRESS`.
-pub fn connect(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
+/// `connect` or `bind`: a call that takes a descriptor and a socket address.
+type AddrCall = unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int;
+
+fn with_addr(call: AddrCall, fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
     let (storage, len) = to_raw(addr);
-    // SAFETY: storage holds a valid sockaddr of length len.
+    // SAFETY: storage holds a valid sockaddr of length len; the descriptor is borrowed, so
+    // open for the call.
     cvt(unsafe {
-        libc::connect(
+        call(
             fd.as_fd().as_raw_fd(),
             (&storage as *const libc::sockaddr_storage).cast(),
             len,
@@ -131,18 +134,14 @@ pub fn connect(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
     Ok(())
 }
 
-/// Binds a client socket to a source address (port 0: any).
+/// Connects `fd` to `addr`; on a non-blocking socket this returns `EINPROGRESS`.
+pub fn connect(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
+    with_addr(libc::connect, fd, addr)
+}
+
+/// Binds a socket to an address (a client's source address; port 0: any).
 pub fn bind(fd: impl AsFd, addr: &SocketAddr) -> io::Result<()> {
-    let (storage, len) = to_raw(addr);
-    // SAFETY: storage holds a valid sockaddr of length len.
-    cvt(unsafe {
-        libc::bind(
-            fd.as_fd().as_raw_fd(),
-            (&storage as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    })?;
-    Ok(())
+    with_addr(libc::bind, fd, addr)
 }
 
 /// Accepts one connection (accept4), close-on-exec, non-blocking when asked.
