@@ -731,3 +731,51 @@ fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
     );
     assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
 }
+
+/// Server CPU per request is right, forked children that exited included: 1 ms of CPU work per
+/// request (spun on the handling thread's own CPU clock) adds 1 ms ± 15 % to a model's CPU per
+/// request, for a loop (epoll) and for a child per connection that exits after it (fork).
+#[test]
+fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
+    let root = running_as_root();
+    let d = tmpdir("cpu-right");
+    let exp = |name: &str, work: &str| {
+        format!(
+            "[[experiment]]\nname = \"{name}\"\nproto = \"http\"\nclose = true\npaired = true\nwork = \"{work}\"\nmodels = [\"epoll\", \"fork\"]\nconnections = [1]\nduration = \"1s\"\nwarmup = \"200ms\"\n"
+        )
+    };
+    let p = scenario(&d, &(exp("none", "none") + &exp("work", "cpu:1ms")));
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    let cpu = |x: &str, m: &str| {
+        let c = cells.iter().find(|c| c["experiment"] == x && c["target"] == m).unwrap();
+        assert_eq!(c["status"], "ok", "{c}");
+        if root {
+            assert_eq!(c["figures"]["cpu_source"], "cgroup", "{c}");
+        }
+        c["figures"]["server_cpu_us_per_req"].as_f64().unwrap()
+    };
+    if !root {
+        skip("not root: no cpuacct group, the per-process clocks and reaped children's ticks were used");
+    }
+    for m in ["epoll", "fork"] {
+        let added = cpu("work", m) - cpu("none", m);
+        assert!(
+            (850.0..=1150.0).contains(&added),
+            "{m}: 1 ms of work per request added {added:.0} us of server CPU per request"
+        );
+    }
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}

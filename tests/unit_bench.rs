@@ -195,7 +195,7 @@ mod verdicts {
                 throughput_rps: rps,
                 requests: 1000,
                 p99_us: 1e6 / rps,
-                server_cpu_us_per_req: cpu,
+                server_cpu_us_per_req: Some(cpu),
                 syscalls_per_req: Some(syscalls),
                 client_bound: bound,
                 ..Figures::default()
@@ -440,7 +440,7 @@ mod compare {
                 figures: Figures {
                     throughput_rps: *v,
                     p99_us: 100.0,
-                    server_cpu_us_per_req: 1e6 / v,
+                    server_cpu_us_per_req: Some(1e6 / v),
                     ..Figures::default()
                 },
                 load: serde_json::Value::Null,

@@ -5,32 +5,45 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::results::Figures;
+use super::results::{CpuSource, Figures};
 use crate::load::tally::jain;
 use crate::sys::procfs::ProcSample;
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn figures(
-    load: &Value,
-    conns: usize,
-    base: &ProcSample,
-    peak: &ProcSample,
-    begin: &ProcSample,
-    end: &ProcSample,
-    span: Duration,
-    watched: bool,
-) -> Figures {
+/// The server tree's samples a cell's figures come from.
+pub(super) struct Samples<'a> {
+    /// Before any load (PSS included).
+    pub base: &'a ProcSample,
+    /// The largest RSS and thread count seen while loaded.
+    pub peak: &'a ProcSample,
+    /// The window's ends, and the time between them.
+    pub begin: &'a ProcSample,
+    pub end: &'a ProcSample,
+    pub span: Duration,
+}
+
+/// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
+/// server muxlab does not run), and then every server figure is `None`.
+pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSource>) -> Figures {
     let f64_at = |v: &Value| v.as_f64().unwrap_or(0.0);
     let requests = load["requests"].as_u64().unwrap_or(0);
     let window = f64_at(&load["duration_s"]).max(1e-9);
     // The server's CPU time over the window: the samples' difference, scaled from their span to
     // the window's length.
-    let scale = if span.is_zero() {
+    let scale = if s.span.is_zero() {
         1.0
     } else {
-        window / span.as_secs_f64()
+        window / s.span.as_secs_f64()
     };
-    let cpu = end.cpu().saturating_sub(begin.cpu()).as_secs_f64() * scale;
+    let watched = cpu.is_some();
+    let cpu_s = s.end.cpu().saturating_sub(s.begin.cpu()).as_secs_f64() * scale;
+    // Context switches cover the window only if the same threads lived at both ends.
+    let same_threads = s.begin.thread_set.is_some() && s.begin.thread_set == s.end.thread_set;
+    let switches = (s.end.voluntary_switches + s.end.involuntary_switches)
+        .saturating_sub(s.begin.voluntary_switches + s.begin.involuntary_switches);
+    let pss_growth = match (s.base.pss, s.end.pss) {
+        (Some(b), Some(e)) if watched => Some(e.saturating_sub(b) as f64 / 1024.0 / conns.max(1) as f64),
+        _ => None,
+    };
     Figures {
         throughput_rps: f64_at(&load["throughput_rps"]),
         requests,
@@ -39,21 +52,16 @@ pub(super) fn figures(
         p50_us: f64_at(&load["latency_us"]["p50"]),
         p99_us: f64_at(&load["latency_us"]["p99"]),
         p999_us: f64_at(&load["latency_us"]["p999"]),
-        server_cpu_us_per_req: if watched && requests > 0 {
-            cpu * 1e6 / requests as f64
-        } else {
-            0.0
-        },
-        server_cpu_cores: if watched { cpu / window } else { 0.0 },
+        server_cpu_us_per_req: (watched && requests > 0).then(|| cpu_s * 1e6 / requests as f64),
+        server_cpu_cores: watched.then_some(cpu_s / window),
+        cpu_source: cpu,
         client_cpu_util: f64_at(&load["client_cpu_utilization"]),
         client_bound: load["client_saturated"].as_bool().unwrap_or(false),
-        mem_per_conn_kib: peak.rss.saturating_sub(base.rss) as f64 / 1024.0 / conns.max(1) as f64,
+        mem_per_conn_kib: pss_growth,
         kernel_tcp_kib_per_conn: 0.0,
-        peak_rss_mib: peak.rss as f64 / (1 << 20) as f64,
-        peak_threads: peak.threads,
-        context_switches: ((end.voluntary_switches + end.involuntary_switches)
-            .saturating_sub(begin.voluntary_switches + begin.involuntary_switches) as f64
-            * scale) as u64,
+        peak_rss_mib: s.peak.rss as f64 / (1 << 20) as f64,
+        peak_threads: s.peak.threads,
+        context_switches: (watched && same_threads).then_some((switches as f64 * scale) as u64),
         jain_workers: None,
         jain_conns: load["fairness"]["jain"].as_f64(),
         starved_conns: load["fairness"]["starved"].as_u64().unwrap_or(0),
@@ -80,4 +88,73 @@ pub(super) fn counters(f: &mut Figures, stats: &Value) {
     f.useful_ratio = ratio(total("useful_events"), total("events"));
     f.syscalls_per_req = ratio(total("syscalls"), total("requests"));
     f.lost_races_per_accept = ratio(total("accept_lost"), total("accepted"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample(cpu_ms: u64, switches: u64, threads: Option<u64>, pss: Option<u64>) -> ProcSample {
+        ProcSample {
+            cpu: Duration::from_millis(cpu_ms),
+            voluntary_switches: switches,
+            thread_set: threads,
+            pss,
+            ..Default::default()
+        }
+    }
+
+    fn load() -> Value {
+        json!({"requests": 1000, "duration_s": 1.0})
+    }
+
+    #[test]
+    fn server_figures_come_from_the_window_and_are_none_where_nothing_was_sampled() {
+        let base = sample(0, 0, Some(1), Some(1 << 20));
+        let (begin, end) = (sample(100, 10, Some(7), None), sample(600, 510, Some(7), Some(3 << 20)));
+        let s = Samples {
+            base: &base,
+            peak: &end,
+            begin: &begin,
+            end: &end,
+            span: Duration::from_secs(1),
+        };
+        let f = figures(&load(), 4, &s, Some(CpuSource::Cgroup));
+        assert_eq!(f.server_cpu_us_per_req, Some(500.0));
+        assert_eq!(f.server_cpu_cores, Some(0.5));
+        assert_eq!(f.context_switches, Some(500));
+        assert_eq!(
+            f.mem_per_conn_kib,
+            Some(512.0),
+            "PSS growth from before the load, per connection"
+        );
+        let f = figures(&load(), 4, &s, None);
+        assert_eq!(
+            (
+                f.server_cpu_us_per_req,
+                f.server_cpu_cores,
+                f.context_switches,
+                f.mem_per_conn_kib
+            ),
+            (None, None, None, None)
+        );
+    }
+
+    #[test]
+    fn context_switches_are_not_measured_when_threads_came_or_went_in_the_window() {
+        let base = sample(0, 0, Some(1), Some(0));
+        let (begin, end) = (sample(0, 10, Some(7), None), sample(500, 900, Some(8), None));
+        let s = Samples {
+            base: &base,
+            peak: &end,
+            begin: &begin,
+            end: &end,
+            span: Duration::from_secs(1),
+        };
+        let f = figures(&load(), 4, &s, Some(CpuSource::ProcessClocks));
+        assert_eq!(f.context_switches, None);
+        assert_eq!(f.mem_per_conn_kib, None, "no PSS at the window's end");
+        assert!(f.server_cpu_us_per_req.is_some());
+    }
 }

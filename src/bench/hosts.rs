@@ -9,10 +9,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::Error;
+use super::results::CpuSource;
 use super::scenario::Scenario;
 use crate::remote::sample::sample_from;
 use crate::remote::ssh::{self, Prepared, Session, Ssh};
-use crate::sys::{self, procfs::ProcSample};
+use crate::sys::{self, cgroup::CpuGroup, procfs::ProcSample};
 
 /// The hosts of a run, ready to use.
 pub struct Hosts {
@@ -137,7 +138,10 @@ impl Hosts {
 pub enum Sampler {
     /// Nothing to sample (a server somebody else runs).
     Nothing,
-    Local(i32),
+    /// A server on this machine; its CPU time from the group it was moved into where the
+    /// machine allows one (forked children that exited included, in ns), else from the CPU
+    /// clocks of its processes and the reaped children's ticks.
+    Local { pid: i32, group: Option<CpuGroup> },
     Remote {
         session: Session,
         pid: i32,
@@ -152,7 +156,10 @@ impl Sampler {
         match hosts {
             _ if pid <= 0 => Ok(Sampler::Nothing),
             Some(h) if h.server.is_some() => h.sampler(pid),
-            _ => Ok(Sampler::Local(pid)),
+            _ => {
+                let group = CpuGroup::create().ok().filter(|g| g.add(pid).is_ok());
+                Ok(Sampler::Local { pid, group })
+            }
         }
     }
 
@@ -160,30 +167,69 @@ impl Sampler {
         !matches!(self, Sampler::Nothing)
     }
 
-    fn ask(&mut self, question: &str) -> ProcSample {
+    /// Where the server's CPU time comes from.
+    pub fn cpu_source(&self) -> Option<CpuSource> {
         match self {
-            Sampler::Nothing => ProcSample::default(),
-            Sampler::Local(pid) if question == "all" => sys::procfs::sample_tree_all_threads(*pid).unwrap_or_default(),
-            Sampler::Local(pid) => sys::procfs::sample_tree(*pid).unwrap_or_default(),
-            Sampler::Remote { session, pid, tcp } => {
-                if session.send(&format!("{question} {pid}\n")).is_err() {
-                    return ProcSample::default();
+            Sampler::Nothing => None,
+            Sampler::Local { group: Some(_), .. } => Some(CpuSource::Cgroup),
+            _ => Some(CpuSource::ProcessClocks),
+        }
+    }
+
+    fn ask(&mut self, question: &str) -> Result<ProcSample, Error> {
+        let failed = |e: &dyn std::fmt::Display| Error::Cell(format!("sampling the server's processes failed: {e}"));
+        match self {
+            Sampler::Nothing => Ok(ProcSample::default()),
+            Sampler::Local { pid, group } => {
+                let all = question == "all";
+                if let (Some(g), true) = (group.as_ref(), all) {
+                    // Children forked before the server joined the group join it now; those
+                    // forked later started in it.
+                    for p in sys::procfs::tree(*pid) {
+                        match g.add(p) {
+                            // Gone since the tree was read: nothing to move.
+                            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                            Err(e) => return Err(failed(&format!("moving {p} into {}: {e}", g.path().display()))),
+                            Ok(()) => {}
+                        }
+                    }
                 }
-                let answer = session.lines.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+                // The CPU time first: the caller stamps the sample with the time it asked, and
+                // a scan of every thread can take a while.
+                let usage = group.as_ref().map(|g| g.usage().map_err(|e| failed(&e))).transpose()?;
+                let mut s = if all {
+                    sys::procfs::sample_tree_all_threads(*pid)
+                } else {
+                    sys::procfs::sample_tree(*pid)
+                }
+                .map_err(|e| failed(&e))?;
+                if let Some(u) = usage {
+                    s.cpu = u;
+                    s.reaped_children = Duration::ZERO;
+                }
+                Ok(s)
+            }
+            Sampler::Remote { session, pid, tcp } => {
+                session.send(&format!("{question} {pid}\n")).map_err(|e| failed(&e))?;
+                let answer = session
+                    .lines
+                    .recv_timeout(Duration::from_secs(10))
+                    .map_err(|_| failed(&"the host's sampler did not answer within 10 s"))?;
                 let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
                 *tcp = v["tcp_pages"].as_u64();
-                sample_from(&v)
+                sample_from(&v).ok_or_else(|| failed(&format!("the host's sampler answered {answer}")))
             }
         }
     }
 
     /// The tree's CPU time, memory and threads.
-    pub fn tree(&mut self) -> ProcSample {
+    pub fn tree(&mut self) -> Result<ProcSample, Error> {
         self.ask("tree")
     }
 
-    /// The same with every thread's context switches (slower: for the window's ends).
-    pub fn all(&mut self) -> ProcSample {
+    /// The same with every thread's context switches and ids, and the tree's PSS (slower: for
+    /// the window's ends).
+    pub fn all(&mut self) -> Result<ProcSample, Error> {
         self.ask("all")
     }
 

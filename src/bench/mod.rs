@@ -238,6 +238,8 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
+    // CPU groups an earlier bench made and could not remove (it was killed).
+    sys::cgroup::remove_stale();
     let plan = plan(&sc, opts);
     // Held for the whole run: dropping it restores loopback's steering.
     let steered = match sc.steer_rx {

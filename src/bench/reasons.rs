@@ -16,9 +16,7 @@ fn counters() -> [Counter; 5] {
     [
         ("syscalls per request", |c| c.figures.syscalls_per_req),
         ("useful events per event examined", |c| c.figures.useful_ratio),
-        ("context switches per request", |c| {
-            (c.figures.requests > 0).then(|| c.figures.context_switches as f64 / c.figures.requests as f64)
-        }),
+        ("context switches per request", |c| c.figures.switches_per_req()),
         ("lost accept races per connection", |c| c.figures.lost_races_per_accept),
         ("starved connections", |c| Some(c.figures.starved_conns as f64)),
     ]

@@ -19,23 +19,31 @@ pub struct Figures {
     pub p50_us: f64,
     pub p99_us: f64,
     pub p999_us: f64,
-    /// Server CPU (whole process tree) per request, in microseconds.
-    pub server_cpu_us_per_req: f64,
+    /// Server CPU (whole process tree) per request, in microseconds; `None`: not measured (a
+    /// server muxlab does not run, or nothing was served).
+    pub server_cpu_us_per_req: Option<f64>,
     /// Server CPU use over the window, in cores (1.0 = one core busy).
-    pub server_cpu_cores: f64,
+    pub server_cpu_cores: Option<f64>,
+    /// Where the server's CPU time came from.
+    #[serde(default)]
+    pub cpu_source: Option<CpuSource>,
     /// Client CPU use as a share of its threads.
     pub client_cpu_util: f64,
     /// The client was saturated: the throughput may understate the server.
     pub client_bound: bool,
-    /// Growth of the server's resident memory while loaded, per connection, in KiB.
-    pub mem_per_conn_kib: f64,
+    /// Growth of the server's proportional set size (PSS: a page shared by N processes counts
+    /// 1/N in each) from before the load to the window's end, per connection, in KiB. Results
+    /// written before 2026-11-24 hold the growth of the summed RSS here.
+    pub mem_per_conn_kib: Option<f64>,
     /// Growth of the kernel's TCP memory (/proc/net/sockstat: both ends on loopback, and every
     /// socket of the machine) while loaded, per connection, in KiB.
     #[serde(default)]
     pub kernel_tcp_kib_per_conn: f64,
     pub peak_rss_mib: f64,
     pub peak_threads: u64,
-    pub context_switches: u64,
+    /// Context switches of the server's threads over the window; `None` where threads came
+    /// or went during it (those that exited took their counts with them).
+    pub context_switches: Option<u64>,
     /// Jain's index over the server's workers (requests) and over the client's connections.
     pub jain_workers: Option<f64>,
     /// `None`: no connection was served (nothing to measure).
@@ -48,6 +56,52 @@ pub struct Figures {
     /// Accept attempts that found nothing, per accepted connection.
     pub lost_races_per_accept: Option<f64>,
     pub established: u64,
+}
+
+impl Figures {
+    /// Server CPU per request where it was measured (results written before 2026-11-24 hold
+    /// 0 for "not measured").
+    pub fn cpu_per_req(&self) -> Option<f64> {
+        self.server_cpu_us_per_req.filter(|v| *v > 0.0)
+    }
+
+    /// Memory per connection where the server's CPU was measured too (the same samples).
+    pub fn mem_per_conn(&self) -> Option<f64> {
+        self.mem_per_conn_kib.filter(|_| self.cpu_per_req().is_some())
+    }
+
+    /// Context switches per request where they were counted.
+    pub fn switches_per_req(&self) -> Option<f64> {
+        self.context_switches
+            .filter(|_| self.requests > 0)
+            .map(|n| n as f64 / self.requests as f64)
+    }
+}
+
+/// `v` with `places` decimals, or "–" where it was not measured.
+pub fn or_dash(v: Option<f64>, places: usize) -> String {
+    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "–".into())
+}
+
+/// How the server's CPU time was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpuSource {
+    /// A cgroup v1 cpuacct group made for the server: every process ever in it, exited forked
+    /// children included, in ns.
+    Cgroup,
+    /// The CPU-time clocks of the tree's live processes (ns, exited threads included) and the
+    /// reaped children's times (clock ticks).
+    ProcessClocks,
+}
+
+impl CpuSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            CpuSource::Cgroup => "cgroup",
+            CpuSource::ProcessClocks => "process clocks",
+        }
+    }
 }
 
 /// One cell's record.
@@ -174,6 +228,7 @@ pub fn csv(cells: &[Cell]) -> String {
          lost_races_per_accept\n",
     );
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
+    let fixed = |v: Option<f64>, places: usize| v.map(|x| format!("{x:.places$}")).unwrap_or_default();
     for c in cells {
         let f = &c.figures;
         let q = |t: &str| {
@@ -184,7 +239,7 @@ pub fn csv(cells: &[Cell]) -> String {
             }
         };
         s.push_str(&format!(
-            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{:.2},{:.3},{:.3},{},{:.2},{:.2},{:.1},{},{},{},{:.4},{},{},{},{}\n",
+            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{},{},{:.3},{},{},{:.2},{:.1},{},{},{},{},{},{},{},{}\n",
             q(&c.experiment),
             q(&c.target),
             c.connections,
@@ -196,15 +251,15 @@ pub fn csv(cells: &[Cell]) -> String {
             f.p50_us,
             f.p99_us,
             f.p999_us,
-            f.server_cpu_us_per_req,
-            f.server_cpu_cores,
+            fixed(f.server_cpu_us_per_req, 2),
+            fixed(f.server_cpu_cores, 3),
             f.client_cpu_util,
             f.client_bound,
-            f.mem_per_conn_kib,
+            fixed(f.mem_per_conn_kib, 2),
             f.kernel_tcp_kib_per_conn,
             f.peak_rss_mib,
             f.peak_threads,
-            f.context_switches,
+            f.context_switches.map(|n| n.to_string()).unwrap_or_default(),
             opt(f.jain_workers),
             opt(f.jain_conns),
             f.starved_conns,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::error::Error;
-use super::figures::{counters, figures};
+use super::figures::{counters, figures, Samples};
 use super::hosts::Sampler;
 use super::nginx::start_nginx;
 use super::own::Owned;
@@ -176,18 +176,18 @@ impl Standing {
         };
         let up = server
             .and_then(|s| Sampler::new(s.pid, place.hosts.as_ref()).map(|sampler| (s, sampler)))
-            .map(|(server, mut sampler)| {
+            .and_then(|(server, mut sampler)| {
                 let watched = sampler.watched();
                 // Let workers finish starting, so their memory is in the baseline, not in the
                 // per-connection cost.
                 std::thread::sleep(Duration::from_millis(200));
-                let base = sampler.tree();
-                Up {
+                let base = sampler.all()?;
+                Ok(Up {
                     server,
                     sampler,
                     watched,
                     base,
-                }
+                })
             })
             .map_err(|e| e.to_string());
         Standing {
@@ -221,6 +221,7 @@ impl Standing {
         };
         let base = up.base;
         let mut peak = base;
+        let cpu_source = up.sampler.cpu_source();
         let tcp_base = up.sampler.tcp_pages().unwrap_or(0);
         let mut tcp_peak = tcp_base;
         let args = load_args(x, up.server.addr, conns, place, number);
@@ -240,8 +241,17 @@ impl Standing {
         cell.load = doc;
         if stop_flag.load(Ordering::Relaxed) != 0 {
             cell.status = "interrupted".into();
+        } else if let Some(short) = short_window(&cell.load, x.duration()) {
+            cell.status = short;
         }
-        cell.figures = figures(&cell.load, conns, &base, &peak, &begin, &end, span, up.watched);
+        let samples = Samples {
+            base: &base,
+            peak: &peak,
+            begin: &begin,
+            end: &end,
+            span,
+        };
+        cell.figures = figures(&cell.load, conns, &samples, up.watched.then_some(cpu_source).flatten());
         cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
         cell
     }
@@ -261,6 +271,16 @@ impl Standing {
             }
         }
     }
+}
+
+/// Why a duration run's cell fails when its measured window is under half the planned one
+/// (the load spent its time connecting, or stopped early); `None` when it is long enough.
+pub(super) fn short_window(load: &Value, planned: Option<Duration>) -> Option<String> {
+    let planned = planned?.as_secs_f64();
+    let window = load["duration_s"].as_f64().unwrap_or(0.0);
+    (window < planned / 2.0).then(|| {
+        format!("the measured window was {window:.2} s of the {planned:.2} s planned (under half): not a measurement of the planned run")
+    })
 }
 
 /// The load's document, the server samples at the window's ends, and the time between them.
@@ -290,9 +310,9 @@ fn run_load(
     let err = line_reader(child.stderr.take().expect("piped"));
     // The window's ends also count every thread's context switches (a file per thread: with
     // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
-    let sample_all = |sampler: &mut Sampler| {
+    let sample_all = |sampler: &mut Sampler| -> Result<(ProcSample, Instant), Error> {
         let at = Instant::now();
-        (sampler.all(), at)
+        Ok((sampler.all()?, at))
     };
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
     let mut lines = Vec::new();
@@ -304,7 +324,7 @@ fn run_load(
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(_) => break,
         }
-        on_sample(&sampler.tree(), sampler.tcp_pages());
+        on_sample(&sampler.tree()?, sampler.tcp_pages());
         if stop_flag.load(Ordering::Relaxed) != 0 {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
         }
@@ -315,7 +335,7 @@ fn run_load(
     // taken. The end is sampled just before the window closes, while the connections (and
     // their threads) are still there; the CPU time is scaled to the window by the samples' span.
     let mut begin = if x.warmup().is_zero() {
-        Some(sample_all(sampler))
+        Some(sample_all(sampler)?)
     } else {
         None
     };
@@ -329,10 +349,10 @@ fn run_load(
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
-        let s = sampler.tree();
+        let s = sampler.tree()?;
         on_sample(&s, sampler.tcp_pages());
         if begin.is_none() && Instant::now() >= warm_end {
-            let b = sample_all(sampler);
+            let b = sample_all(sampler)?;
             // The end's scan must finish before the connections close: start it earlier by
             // twice what this one took (a quarter of the window at most).
             let cost = b.1.elapsed() * 2;
@@ -342,14 +362,17 @@ fn run_load(
             begin = Some(b);
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some(sample_all(sampler));
+            end = Some(sample_all(sampler)?);
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
             signalled = true;
         }
     }
-    let end = end.unwrap_or_else(|| sample_all(sampler));
+    let end = match end {
+        Some(e) => e,
+        None => sample_all(sampler)?,
+    };
     let begin = begin.unwrap_or(end);
     lines.extend(
         drain(&out)
@@ -383,5 +406,22 @@ fn status_of(child: &mut Child) -> String {
     match child.try_wait() {
         Ok(Some(st)) => st.to_string(),
         _ => "still running".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_window_under_half_the_planned_one_fails_the_cell_and_a_run_without_duration_never_does() {
+        let planned = Some(Duration::from_secs(4));
+        let why = short_window(&json!({"duration_s": 1.9}), planned).unwrap();
+        assert!(why.contains("1.90 s of the 4.00 s planned"), "{why}");
+        assert!(short_window(&json!({"duration_s": 0.0}), planned).is_some());
+        assert!(short_window(&json!({}), planned).is_some(), "no window at all is short");
+        assert_eq!(short_window(&json!({"duration_s": 2.0}), planned), None);
+        assert_eq!(short_window(&json!({"duration_s": 0.1}), None), None);
     }
 }

@@ -81,14 +81,14 @@ const METRICS: [Metric; 4] = [
     },
     Metric {
         name: "server CPU per request",
-        get: |c| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0),
+        get: |c| c.figures.cpu_per_req(),
         higher_is_better: false,
         show: |v| format!("{v:.1} µs"),
         largest_only: false,
     },
     Metric {
         name: "memory per connection",
-        get: |c| Some(c.figures.mem_per_conn_kib).filter(|v| *v > 0.05),
+        get: |c| c.figures.mem_per_conn().filter(|v| *v > 0.05),
         higher_is_better: false,
         show: |v| format!("{v:.1} KiB"),
         largest_only: true,

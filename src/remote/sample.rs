@@ -19,25 +19,27 @@ const SILENCE: Duration = Duration::from_secs(60);
 
 /// A sample as it travels.
 pub fn sample_json(s: &ProcSample) -> Value {
-    json!({"utime_s": s.utime.as_secs_f64(), "stime_s": s.stime.as_secs_f64(), "threads": s.threads,
-        "rss": s.rss, "voluntary_switches": s.voluntary_switches,
-        "involuntary_switches": s.involuntary_switches, "reaped_children_s": s.reaped_children.as_secs_f64(),
-        "tcp_pages": sys::procfs::tcp_mem_pages()})
+    json!({"cpu_ns": s.cpu.as_nanos() as u64, "threads": s.threads,
+        "rss": s.rss, "pss": s.pss, "voluntary_switches": s.voluntary_switches,
+        "involuntary_switches": s.involuntary_switches, "reaped_children_ns": s.reaped_children.as_nanos() as u64,
+        "thread_set": s.thread_set, "tcp_pages": sys::procfs::tcp_mem_pages()})
 }
 
-/// Reads [`sample_json`]'s form (missing parts read as zero).
-pub fn sample_from(v: &Value) -> ProcSample {
-    let d = |k: &str| Duration::from_secs_f64(v[k].as_f64().unwrap_or(0.0).max(0.0));
+/// Reads [`sample_json`]'s form; `None` for an answer without the CPU time (an error, or a
+/// sampler of another version).
+pub fn sample_from(v: &Value) -> Option<ProcSample> {
     let u = |k: &str| v[k].as_u64().unwrap_or(0);
-    ProcSample {
-        utime: d("utime_s"),
-        stime: d("stime_s"),
+    let cpu = v["cpu_ns"].as_u64()?;
+    Some(ProcSample {
+        cpu: Duration::from_nanos(cpu),
         threads: u("threads"),
         rss: u("rss"),
+        pss: v["pss"].as_u64(),
         voluntary_switches: u("voluntary_switches"),
         involuntary_switches: u("involuntary_switches"),
-        reaped_children: d("reaped_children_s"),
-    }
+        reaped_children: Duration::from_nanos(u("reaped_children_ns")),
+        thread_set: v["thread_set"].as_u64(),
+    })
 }
 
 /// This machine, as bench's environment records each host.

@@ -34,16 +34,16 @@ pub struct Row {
 }
 
 /// The metrics compared: name, reader, higher is better.
-type Metric = (&'static str, fn(&Cell) -> f64, bool);
+type Metric = (&'static str, fn(&Cell) -> Option<f64>, bool);
 
 const METRICS: [Metric; 3] = [
-    ("throughput", |c| c.figures.throughput_rps, true),
-    ("p99", |c| c.figures.p99_us, false),
-    ("CPU/request", |c| c.figures.server_cpu_us_per_req, false),
+    ("throughput", |c| Some(c.figures.throughput_rps), true),
+    ("p99", |c| Some(c.figures.p99_us), false),
+    ("CPU/request", |c| c.figures.cpu_per_req(), false),
 ];
 
-fn stats(cells: &[&Cell], get: fn(&Cell) -> f64) -> Option<(f64, f64, f64, usize)> {
-    let xs: Vec<f64> = cells.iter().map(|c| get(c)).filter(|v| *v > 0.0).collect();
+fn stats(cells: &[&Cell], get: fn(&Cell) -> Option<f64>) -> Option<(f64, f64, f64, usize)> {
+    let xs: Vec<f64> = cells.iter().filter_map(|c| get(c)).filter(|v| *v > 0.0).collect();
     let n = xs.len();
     spread(xs).map(|(m, lo, hi)| (m, lo, hi, n))
 }
@@ -75,7 +75,7 @@ fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<
         .iter()
         .filter_map(|cb| {
             let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
-            let (va, vb) = (get(ca), get(cb));
+            let (va, vb) = (get(ca)?, get(cb)?);
             (va > 0.0 && vb > 0.0).then_some(vb / va)
         })
         .collect();

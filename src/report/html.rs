@@ -4,7 +4,7 @@
 
 use super::charts::{line_chart, Series, Unit};
 use crate::bench::results::Results;
-use crate::bench::results::{spread, summarize, within_rounds, Cell};
+use crate::bench::results::{or_dash, spread, summarize, within_rounds, Cell};
 use crate::bench::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 use crate::units::si;
@@ -140,12 +140,8 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         (3, |c| Some(c.figures.p50_us), false),
         (4, |c| Some(c.figures.p99_us), false),
         (5, |c| Some(c.figures.p999_us), false),
-        (6, |c| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0), false),
-        (
-            8,
-            |c| Some(c.figures.mem_per_conn_kib).filter(|_| c.figures.server_cpu_us_per_req > 0.0),
-            false,
-        ),
+        (6, |c| c.figures.cpu_per_req(), false),
+        (8, |c| c.figures.mem_per_conn(), false),
         (10, |c| c.figures.jain_conns, true),
         (13, |c| c.figures.syscalls_per_req, false),
     ];
@@ -198,12 +194,12 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         } else {
             String::new()
         };
-        let cs = (f.requests > 0).then(|| f.context_switches as f64 / f.requests as f64);
+        let cs = f.switches_per_req();
         // The spread of the server's CPU per request over the repeats, under its median.
         let cpus: Vec<f64> = cells
             .iter()
             .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
-            .map(|x| x.figures.server_cpu_us_per_req)
+            .filter_map(|x| x.figures.cpu_per_req())
             .collect();
         let runs = cpus.len();
         let cpu_spread = match spread(cpus) {
@@ -217,9 +213,9 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
             fmt_us(f.p50_us),
             fmt_us(f.p99_us),
             fmt_us(f.p999_us),
-            format!("{:.1}{cpu_spread}", f.server_cpu_us_per_req),
-            format!("{:.0}%", f.server_cpu_cores * 100.0),
-            format!("{:.1}", f.mem_per_conn_kib),
+            format!("{}{cpu_spread}", or_dash(f.cpu_per_req(), 1)),
+            or_dash(f.server_cpu_cores.map(|c| c * 100.0), 0) + if f.server_cpu_cores.is_some() { "%" } else { "" },
+            or_dash(f.mem_per_conn(), 1),
             format!("{:.0}%", f.client_cpu_util * 100.0),
             opt(f.jain_conns, 3),
             opt(f.jain_workers, 3),
@@ -352,7 +348,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             "Server CPU per request",
             "server CPU per request",
             Unit::Micros,
-            Box::new(|c: &Cell| Some(c.figures.server_cpu_us_per_req).filter(|v| *v > 0.0)),
+            Box::new(|c: &Cell| c.figures.cpu_per_req()),
         ),
         (
             "Fairness across connections",

@@ -1,6 +1,6 @@
 //! The terminal table `muxlab bench` prints as cells finish.
 
-use crate::bench::results::Cell;
+use crate::bench::results::{or_dash, Cell};
 use crate::bench::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
@@ -57,16 +57,18 @@ pub fn row(c: &Cell) -> String {
         );
     }
     format!(
-        "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9.1} {:>6.0}% {:>6.0}% {:>8.1}  {}",
+        "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>8}  {}",
         c.target,
         c.connections,
         thousands(f.throughput_rps.round() as u64),
         fmt_us(f.p50_us),
         fmt_us(f.p99_us),
-        f.server_cpu_us_per_req,
-        f.server_cpu_cores * 100.0,
+        or_dash(f.cpu_per_req(), 1),
+        f.server_cpu_cores
+            .map(|c| format!("{:.0}%", c * 100.0))
+            .unwrap_or_else(|| "–".into()),
         f.client_cpu_util * 100.0,
-        f.mem_per_conn_kib,
+        or_dash(f.mem_per_conn(), 1),
         notes.join("; ")
     )
 }

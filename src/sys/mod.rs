@@ -6,6 +6,7 @@
 
 pub mod affinity;
 pub mod alloc;
+pub mod cgroup;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;

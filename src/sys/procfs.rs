@@ -4,26 +4,33 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
-/// One reading of /proc/PID/stat and status.
+/// One reading of a process (or, summed, of a tree): its CPU clock, /proc/PID/stat and status.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ProcSample {
-    /// User CPU time.
-    pub utime: Duration,
-    /// System CPU time.
-    pub stime: Duration,
+    /// CPU time of the live processes, each with its threads live and exited, in nanoseconds
+    /// (their CPU-time clocks).
+    pub cpu: Duration,
     pub threads: u64,
     /// Resident set size in bytes.
     pub rss: u64,
+    /// Proportional set size in bytes (/proc/PID/smaps_rollup: a page shared by N processes
+    /// counts 1/N in each), read by [`sample_tree_all_threads`] only.
+    pub pss: Option<u64>,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
-    /// CPU time of children already reaped (cutime + cstime): forked workers that exited.
+    /// CPU time of children already reaped (cutime + cstime, clock ticks): forked workers that
+    /// exited.
     pub reaped_children: Duration,
+    /// A fingerprint of the set of live thread ids, read by [`sample_tree_all_threads`] only:
+    /// two equal fingerprints mean the same threads lived at both readings, so their context
+    /// switches cover everything between.
+    pub thread_set: Option<u64>,
 }
 
 impl ProcSample {
-    /// All CPU time: user, system and that of reaped children.
+    /// All CPU time: the live processes' and that of reaped children.
     pub fn cpu(&self) -> Duration {
-        self.utime + self.stime + self.reaped_children
+        self.cpu + self.reaped_children
     }
 }
 
@@ -63,8 +70,7 @@ pub fn sample(pid: i32) -> io::Result<ProcSample> {
     // rest[0] is field 3 (state): utime is field 14, stime 15, threads 20, rss 24.
     let hz = ticks();
     let mut s = ProcSample {
-        utime: Duration::from_secs_f64(num(11) as f64 / hz),
-        stime: Duration::from_secs_f64(num(12) as f64 / hz),
+        cpu: super::process::process_cpu_time(pid)?,
         threads: num(17),
         rss: num(21) * 4096,
         reaped_children: Duration::from_secs_f64((num(13) + num(14)) as f64 / hz),
@@ -97,14 +103,17 @@ pub fn children(pid: i32) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// Context switches (voluntary, involuntary) of every live thread of `pid`; /proc/PID/status
-/// alone counts only the main thread's.
-pub fn thread_switches(pid: i32) -> (u64, u64) {
+/// Context switches (voluntary, involuntary) of every live thread of `pid`, and their thread
+/// ids (pushed to `tids`); /proc/PID/status alone counts only the main thread's.
+pub fn thread_switches(pid: i32, tids: &mut Vec<i32>) -> (u64, u64) {
     let mut total = (0, 0);
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return total;
     };
     for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
         let Ok(status) = fs::read_to_string(t.path().join("status")) else {
             continue;
         };
@@ -121,22 +130,55 @@ pub fn thread_switches(pid: i32) -> (u64, u64) {
                 total.1 += v();
             }
         }
+        tids.push(tid);
     }
     total
 }
 
-/// [`sample_tree`] with the context switches of every thread (a file per thread: for the start
-/// and the end of a measured window, not for frequent sampling).
+/// Proportional set size of process `pid` in bytes (the `Pss:` line of smaps_rollup).
+pub fn pss(pid: i32) -> io::Result<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Pss:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib * 1024)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("/proc/{pid}/smaps_rollup has no Pss line"),
+            )
+        })
+}
+
+/// A fingerprint of a set of thread ids (FNV-1a over the sorted ids).
+fn fingerprint(tids: &mut [i32]) -> u64 {
+    tids.sort_unstable();
+    tids.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, t| {
+        t.to_le_bytes()
+            .iter()
+            .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    })
+}
+
+/// [`sample_tree`] with the context switches and ids of every thread and the tree's PSS (a file
+/// per thread: for the start and the end of a measured window, not for frequent sampling).
+/// A process of the tree whose smaps_rollup cannot be read (it exited meanwhile) leaves the
+/// PSS unknown.
 pub fn sample_tree_all_threads(pid: i32) -> io::Result<ProcSample> {
     let mut total = sample_tree(pid)?;
     let (mut vol, mut invol) = (0, 0);
+    let mut tids = Vec::new();
+    let mut pss_sum = Some(0);
     for p in tree(pid) {
-        let (v, i) = thread_switches(p);
+        let (v, i) = thread_switches(p, &mut tids);
         vol += v;
         invol += i;
+        pss_sum = pss_sum.and_then(|sum| pss(p).ok().map(|x| sum + x));
     }
     total.voluntary_switches = vol;
     total.involuntary_switches = invol;
+    total.pss = pss_sum;
+    total.thread_set = Some(fingerprint(&mut tids));
     Ok(total)
 }
 
@@ -157,8 +199,7 @@ pub fn sample_tree(pid: i32) -> io::Result<ProcSample> {
     let mut total = sample(pid)?;
     for p in tree(pid).into_iter().skip(1) {
         if let Ok(s) = sample(p) {
-            total.utime += s.utime;
-            total.stime += s.stime;
+            total.cpu += s.cpu;
             total.reaped_children += s.reaped_children;
             total.threads += s.threads;
             total.rss += s.rss;
