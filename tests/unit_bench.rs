@@ -342,7 +342,7 @@ mod verdicts {
             let j = r as f64;
             for n in [10, 100] {
                 cells.push(cell("epoll", n, r, 100_000.0 + j * 1000.0, 5.0 + j * 0.1, 2.0, false));
-                cells.push(cell("poll", n, r, 80_000.0 + j * 1000.0, 6.5 + j * 0.1, 3.0, false));
+                cells.push(cell("poll", n, r, 80_000.0 + j * 1000.0, 6.5 + j * 0.1, 6.0, false));
                 cells.push(cell("thread", n, r, 50_000.0 + j * 1000.0, 11.0, 2.0, true));
             }
         }
@@ -365,11 +365,53 @@ mod verdicts {
         assert!(v.text.contains("last is thread"), "{}", v.text);
         assert!(
             v.text
-                .contains("Why: epoll has 2.00 syscalls per request against 3.00 (poll)"),
+                .contains("Why: epoll has 2.00 syscalls per request against 6.00 (≈ 1.1 µs), of the 1.5 µs gap in server CPU per request to poll."),
             "{}",
             v.text
         );
         assert!(v.text.contains("client was saturated in 6 of 18 cells"), "{}", v.text);
+    }
+
+    /// Two syscalls cannot cover 20 µs: a counter that differs a lot but accounts for little
+    /// of the gap is not given as its reason.
+    #[test]
+    fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            let j = r as f64 * 0.1;
+            for n in [10, 100] {
+                cells.push(cell("epoll", n, r, 10_000.0, 114.0 + j, 0.05, false));
+                cells.push(cell("poll", n, r, 9_000.0, 134.0 + j, 2.08, false));
+            }
+        }
+        let costs = muxlab::bench::costs::UnitCosts::DOCUMENTED;
+        let v = muxlab::bench::verdict::verdict_with(&experiment(), &cells, 3, &costs);
+        assert!(v.reasons.is_empty(), "{:?}", v.reasons);
+        assert!(!v.text.contains("Why:"), "{}", v.text);
+        assert!(
+            v.text.contains(
+                "The counters muxlab keeps do not explain the gap of 20.0 µs between epoll and poll: \
+                 0.05 syscalls per request against 2.08 (≈ 0.5 µs) (epoll) account for too little of it."
+            ),
+            "{}",
+            v.text
+        );
+        // The same counter at 80 syscalls' difference covers it.
+        let more: Vec<Cell> = cells
+            .into_iter()
+            .map(|mut c| {
+                if c.target == "poll" {
+                    c.figures.syscalls_per_req = Some(80.0);
+                }
+                c
+            })
+            .collect();
+        let v = muxlab::bench::verdict::verdict_with(&experiment(), &more, 3, &costs);
+        assert!(
+            v.text.contains("Why: epoll has 0.05 syscalls per request against 80"),
+            "{}",
+            v.text
+        );
     }
 
     #[test]

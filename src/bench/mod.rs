@@ -4,6 +4,7 @@
 //! the report layer's job, above this one.
 
 mod check;
+pub mod costs;
 pub mod error;
 mod figures;
 pub mod hosts;
@@ -198,7 +199,14 @@ fn environment(place: &Placement) -> Value {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
-    json!({"kernel": kernel, "cpu_model": cpu,
+    // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
+    // (measured only where the server runs on this machine).
+    let local = place.hosts.as_ref().is_none_or(|h| h.server.is_none());
+    let costs = local
+        .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
+        .flatten()
+        .and_then(costs::UnitCosts::measure);
+    json!({"kernel": kernel, "cpu_model": cpu, "unit_costs": costs,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "server_cpus": place.server_cpus, "client_cpus": place.client_cpus, "client_threads": place.client_threads,
         "server_addr": place.server_addr,
@@ -209,7 +217,7 @@ fn environment(place: &Placement) -> Value {
 
 /// Writes `results.json` and `results.csv` (after every cell, so nothing finished is lost).
 fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), Error> {
-    let verdicts = verdict::all(&sc.experiments, cells, sc.repeats);
+    let verdicts = verdict::all(&sc.experiments, cells, sc.repeats, &results::unit_costs(env));
     let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "verdicts": verdicts,
         "cells": cells});
     let text = serde_json::to_string_pretty(&doc).expect("results serialise");
@@ -385,7 +393,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     Ok(Finished {
         dir,
         results: Results {
-            verdicts: verdict::all(&sc.experiments, &cells, sc.repeats),
+            verdicts: verdict::all(&sc.experiments, &cells, sc.repeats, &results::unit_costs(&env)),
             scenario: sc,
             environment: env,
             cells,

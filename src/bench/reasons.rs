@@ -1,37 +1,96 @@
 //! The *why* of a verdict: the server counters in which the best and the runner-up differ most
 //! (syscalls per request, useful events, context switches, lost accept races, starved
-//! connections).
+//! connections), offered as the reason only where the difference, times what one unit costs
+//! ([`UnitCosts`]), accounts for a real share of the gap in server CPU per request.
 
+use super::costs::UnitCosts;
 use super::results::{median, Cell};
 use crate::load::summary::thousands;
 
 /// A counter must differ by this factor to be offered as a reason.
 const REASON_FACTOR: f64 = 1.25;
 
-/// A counter that explains a gap, read from a cell.
-type Counter = (&'static str, fn(&Cell) -> Option<f64>);
+/// A counter's difference, priced, must account for this share of the CPU gap it explains.
+const COVER_SHARE: f64 = 0.25;
 
-/// Counters that explain a gap: (name, per-cell value).
+/// A counter that explains a gap: its name, how to read it from a cell, and what one unit of it
+/// per request costs (in µs of server CPU per request; `None`: it has no price per request).
+struct Counter {
+    name: &'static str,
+    get: fn(&Cell) -> Option<f64>,
+    price: Option<fn(&UnitCosts) -> f64>,
+}
+
 fn counters() -> [Counter; 5] {
     [
-        ("syscalls per request", |c| c.figures.syscalls_per_req),
-        ("useful events per event examined", |c| c.figures.useful_ratio),
-        ("context switches per request", |c| c.figures.switches_per_req()),
-        ("lost accept races per connection", |c| c.figures.lost_races_per_accept),
-        ("starved connections", |c| Some(c.figures.starved_conns as f64)),
+        Counter {
+            name: "syscalls per request",
+            get: |c| c.figures.syscalls_per_req,
+            price: Some(|u| u.syscall_us),
+        },
+        Counter {
+            name: "useful events per event examined",
+            get: |c| c.figures.useful_ratio,
+            price: None,
+        },
+        Counter {
+            name: "context switches per request",
+            get: |c| c.figures.switches_per_req(),
+            price: Some(|u| u.context_switch_us),
+        },
+        Counter {
+            name: "lost accept races per connection",
+            get: |c| c.figures.lost_races_per_accept,
+            price: None,
+        },
+        Counter {
+            name: "starved connections",
+            get: |c| Some(c.figures.starved_conns as f64),
+            price: None,
+        },
     ]
 }
 
-/// The counters where `a` and `b` differ by more than [`REASON_FACTOR`], largest first (two).
-pub(super) fn reasons(cells: &[&Cell], a: &str, b: &str) -> Vec<(String, f64, f64)> {
+/// A counter in which two targets differ.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Difference {
+    pub name: &'static str,
+    /// The best's and the runner-up's values (medians).
+    pub best: f64,
+    pub runner_up: f64,
+    /// The difference times the unit's cost, in µs of CPU per request (`None`: no price).
+    pub priced_us: Option<f64>,
+}
+
+/// What the counters say about a CPU-per-request gap of `gap_us` between `a` (best) and `b`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Why {
+    /// Counters whose priced difference covers a real share of the gap (two at most, the
+    /// largest share first).
+    Explained(Vec<Difference>),
+    /// The counters that differ (if any) account for too little of the gap, or cannot be
+    /// priced, or the gap itself was not measured.
+    Unexplained {
+        gap_us: Option<f64>,
+        differ: Vec<Difference>,
+    },
+}
+
+/// The counters where `a` and `b` differ by more than [`REASON_FACTOR`], weighed against the
+/// gap in server CPU per request between them.
+pub(super) fn why(cells: &[&Cell], a: &str, b: &str, costs: &UnitCosts) -> Why {
     let med = |t: &str, f: fn(&Cell) -> Option<f64>| {
         let xs: Vec<f64> = cells.iter().filter(|c| c.target == t).filter_map(|c| f(c)).collect();
         (!xs.is_empty()).then(|| median(xs))
     };
-    let mut found: Vec<(f64, String, f64, f64)> = counters()
+    let gap_us = match (med(a, |c| c.figures.cpu_per_req()), med(b, |c| c.figures.cpu_per_req())) {
+        (Some(x), Some(y)) => Some((x - y).abs()),
+        _ => None,
+    };
+    let mut differ: Vec<(f64, Difference)> = counters()
         .into_iter()
-        .filter_map(|(name, f)| {
-            let (x, y) = (med(a, f)?, med(b, f)?);
+        .filter_map(|c| {
+            let (x, y) = (med(a, c.get)?, med(b, c.get)?);
             let (hi, lo) = (x.max(y), x.min(y));
             if hi < 0.05 {
                 // Both next to nothing: no reason either way.
@@ -46,11 +105,33 @@ pub(super) fn reasons(cells: &[&Cell], a: &str, b: &str) -> Vec<(String, f64, f6
             } else {
                 hi / lo
             };
-            (factor > REASON_FACTOR).then(|| (factor, name.to_string(), x, y))
+            (factor > REASON_FACTOR).then(|| {
+                let d = Difference {
+                    name: c.name,
+                    best: x,
+                    runner_up: y,
+                    priced_us: c.price.map(|p| (hi - lo) * p(costs)),
+                };
+                (factor, d)
+            })
         })
         .collect();
-    found.sort_by(|p, q| q.0.total_cmp(&p.0));
-    found.into_iter().take(2).map(|(_, n, x, y)| (n, x, y)).collect()
+    differ.sort_by(|p, q| q.0.total_cmp(&p.0));
+    let differ: Vec<Difference> = differ.into_iter().map(|(_, d)| d).collect();
+    let mut covering: Vec<Difference> = match gap_us {
+        Some(g) if g > 0.0 => differ
+            .iter()
+            .filter(|d| d.priced_us.is_some_and(|p| p >= COVER_SHARE * g))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
+    if covering.is_empty() {
+        return Why::Unexplained { gap_us, differ };
+    }
+    covering.sort_by(|p, q| q.priced_us.unwrap_or(0.0).total_cmp(&p.priced_us.unwrap_or(0.0)));
+    covering.truncate(2);
+    Why::Explained(covering)
 }
 
 pub(super) fn counter_value(name: &str, v: f64) -> String {

@@ -282,6 +282,11 @@ pub struct Results {
     pub verdicts: Vec<super::verdict::Verdict>,
 }
 
+/// The unit costs a run measured (its environment's `unit_costs`), or the documented ones.
+pub fn unit_costs(environment: &Value) -> super::costs::UnitCosts {
+    serde_json::from_value(environment["unit_costs"].clone()).unwrap_or(super::costs::UnitCosts::DOCUMENTED)
+}
+
 /// Reads `DIR/results.json`.
 pub fn read(dir: &Path) -> Result<Results, Error> {
     let path = dir.join("results.json");
@@ -293,7 +298,12 @@ pub fn read(dir: &Path) -> Result<Results, Error> {
         serde_json::from_value(v["scenario"].clone()).map_err(|e| bad(format!("scenario: {e}")))?;
     let cells: Vec<Cell> = serde_json::from_value(v["cells"].clone()).map_err(|e| bad(format!("cells: {e}")))?;
     // Worked out again: results written before verdicts existed get them too.
-    let verdicts = super::verdict::all(&scenario.experiments, &cells, scenario.repeats);
+    let verdicts = super::verdict::all(
+        &scenario.experiments,
+        &cells,
+        scenario.repeats,
+        &unit_costs(&v["environment"]),
+    );
     Ok(Results {
         scenario,
         environment: v["environment"].clone(),

@@ -8,7 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reasons::{counter_value, reasons};
+use super::costs::UnitCosts;
+use super::reasons::{counter_value, why, Why};
 use super::results::{in_round, sign_test, spread, Cell};
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
@@ -271,6 +272,28 @@ fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize)
 
 /// The verdict of one experiment.
 pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
+    verdict_with(x, cells, repeats, &UnitCosts::DOCUMENTED)
+}
+
+/// The gap in server CPU per request the *why* weighs, in words.
+fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
+    let med = |t: &str| {
+        let xs: Vec<f64> = cells
+            .iter()
+            .filter(|c| c.target == t)
+            .filter_map(|c| c.figures.cpu_per_req())
+            .collect();
+        (!xs.is_empty()).then(|| super::results::median(xs))
+    };
+    match (med(a), med(b)) {
+        (Some(x), Some(y)) => format!("{:.1} µs gap in server CPU per request", (x - y).abs()),
+        _ => "gap".into(),
+    }
+}
+
+/// [`verdict`] with the unit costs measured on the run's server CPU: a counter is given as the
+/// *why* only where its difference, priced, covers a real share of the CPU gap.
+pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &UnitCosts) -> Verdict {
     let ok: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && c.ok()).collect();
     let mut targets: Vec<String> = Vec::new();
     for c in &ok {
@@ -355,19 +378,49 @@ pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
         .find(|f| f.metric == "server CPU per request" && f.clear)
         .or_else(|| v.findings.iter().find(|f| f.clear));
     if let Some(f) = lead {
-        v.reasons = reasons(&ok, &f.best, &f.runner_up);
-        if !v.reasons.is_empty() {
-            let said: Vec<String> = v
-                .reasons
-                .iter()
-                .map(|(n, a, b)| format!("{} {n} against {}", counter_value(n, *a), counter_value(n, *b)))
-                .collect();
-            parts.push(format!(
-                "Why: {} has {} ({}).",
-                f.best,
-                said.join(", and "),
-                f.runner_up
-            ));
+        let said = |d: &[super::reasons::Difference]| -> Vec<String> {
+            d.iter()
+                .map(|d| {
+                    let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
+                    format!(
+                        "{} {} against {}{priced}",
+                        counter_value(d.name, d.best),
+                        d.name,
+                        counter_value(d.name, d.runner_up)
+                    )
+                })
+                .collect()
+        };
+        match why(&ok, &f.best, &f.runner_up, costs) {
+            Why::Explained(found) => {
+                v.reasons = found
+                    .iter()
+                    .map(|d| (d.name.to_string(), d.best, d.runner_up))
+                    .collect();
+                let gap = why_gap(&ok, &f.best, &f.runner_up);
+                parts.push(format!(
+                    "Why: {} has {}, of the {gap} to {}.",
+                    f.best,
+                    said(&found).join(", and "),
+                    f.runner_up
+                ));
+            }
+            Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
+                let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
+                parts.push(format!(
+                    "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
+                    f.best,
+                    f.runner_up,
+                    said(&differ).join(", "),
+                    f.best,
+                    if gap_us.is_some() {
+                        "account for too little of it"
+                    } else {
+                        "cannot be weighed against a CPU gap that was not measured"
+                    }
+                ));
+            }
+            Why::Unexplained { .. } => {}
         }
     }
     let bound = ok.iter().filter(|c| c.figures.client_bound).count();
@@ -394,6 +447,9 @@ fn cap(s: &str) -> String {
 }
 
 /// Every experiment's verdict.
-pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize) -> Vec<Verdict> {
-    experiments.iter().map(|x| verdict(x, cells, repeats)).collect()
+pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, costs: &UnitCosts) -> Vec<Verdict> {
+    experiments
+        .iter()
+        .map(|x| verdict_with(x, cells, repeats, costs))
+        .collect()
 }

@@ -271,3 +271,30 @@ pub enum AcceptGuard {
     /// An accept mutex in shared memory (nginx's accept_mutex).
     Mutex,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::process::thread_cpu_time;
+
+    #[test]
+    fn cpu_work_spins_what_it_says_on_the_threads_own_clock_within_2_percent() {
+        for (d, n) in [(Duration::from_micros(100), 500u32), (Duration::from_millis(1), 50)] {
+            let t0 = thread_cpu_time();
+            for _ in 0..n {
+                Work::Cpu(d).apply(1);
+            }
+            let spent = (thread_cpu_time() - t0).as_secs_f64();
+            let asked = (d * n).as_secs_f64();
+            assert!(
+                spent >= asked && spent <= asked * 1.02,
+                "{n} x {d:?}: {spent} s of CPU for {asked} s asked"
+            );
+        }
+        // `requests` requests at once cost `requests` times as much.
+        let t0 = thread_cpu_time();
+        Work::Cpu(Duration::from_micros(100)).apply(300);
+        let spent = (thread_cpu_time() - t0).as_secs_f64();
+        assert!((0.030..=0.0306).contains(&spent), "{spent}");
+    }
+}
