@@ -415,6 +415,48 @@ mod verdicts {
     }
 
     #[test]
+    fn a_row_says_steal_time_above_two_percent_and_dashes_what_was_not_measured() {
+        let mut c = cell("epoll", 10, 0, 1000.0, 5.0, 2.0, false);
+        c.figures.steal_pct = Some(3.46);
+        assert!(muxlab::report::table::row(&c).contains("steal 3.5%"));
+        c.figures.steal_pct = Some(1.9);
+        assert!(!muxlab::report::table::row(&c).contains("steal"));
+        c.figures.server_cpu_us_per_req = None;
+        c.figures.server_cpu_cores = None;
+        let row = muxlab::report::table::row(&c);
+        assert!(row.contains(" – ") && !row.contains(" 0.0 "), "{row}");
+    }
+
+    /// A paired run measures its first model twice per round; the twin is never ranked, and
+    /// the largest difference between the two is the smallest this machine resolved.
+    #[test]
+    fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            for n in [10, 100] {
+                cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
+                cells.push(cell("poll", n, r, 80_000.0, 6.5, 2.0, false));
+                let twin = if r == 1 { 5.2 } else { 4.95 };
+                cells.push(cell("epoll (A/A)", n, r, 200_000.0, twin, 2.0, false));
+            }
+        }
+        let v = verdict(&experiment(), &cells, 3);
+        let aa = v.aa.as_ref().unwrap();
+        assert_eq!((aa.target.as_str(), aa.rounds), ("epoll", 6));
+        assert!((aa.max_diff_pct - 4.0).abs() < 1e-9, "{aa:?}");
+        assert!(v.text.contains("A/A: epoll against itself in the same rounds was up to 4.0% apart in server CPU per request (6 rounds)"), "{}", v.text);
+        assert!(
+            v.text.contains("Throughput: epoll is best"),
+            "the twin's 200k must not rank: {}",
+            v.text
+        );
+        assert!(!v
+            .findings
+            .iter()
+            .any(|f| f.best.contains("A/A") || f.runner_up.contains("A/A")));
+    }
+
+    #[test]
     fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
         let mut cells = Vec::new();
         for (r, (a, b)) in [(100_000.0, 99_000.0), (90_000.0, 101_000.0), (95_000.0, 94_000.0)]

@@ -83,6 +83,14 @@ mod sys_cpu_time {
     }
 
     #[test]
+    fn steal_and_total_come_from_proc_stat_and_grow() {
+        let (s0, t0) = muxlab::sys::procfs::steal_and_total().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let (s1, t1) = muxlab::sys::procfs::steal_and_total().unwrap();
+        assert!(t1 > t0 && s1 >= s0 && s1 - s0 <= t1 - t0, "{s0} {t0} {s1} {t1}");
+    }
+
+    #[test]
     fn a_cpu_group_counts_a_child_that_has_exited_and_is_removed_when_dropped() {
         let group = match CpuGroup::create() {
             Ok(g) => g,

@@ -69,6 +69,7 @@ pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSo
         syscalls_per_req: None,
         lost_races_per_accept: None,
         established: load["connections"]["established"].as_u64().unwrap_or(0),
+        steal_pct: None,
     }
 }
 

@@ -160,6 +160,8 @@ fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Option<&PathB
                 std::iter::once(Target::Model(m.clone())).chain(base)
             })
             .chain(x.peers.iter().map(|p| Target::Peer(p.clone())))
+            // A paired experiment measures its first model twice in every round: A against A.
+            .chain(x.models.first().filter(|_| x.paired).map(|m| Target::Twin(m.clone())))
             .collect(),
     }
 }

@@ -56,6 +56,10 @@ pub struct Figures {
     /// Accept attempts that found nothing, per accepted connection.
     pub lost_races_per_accept: Option<f64>,
     pub established: u64,
+    /// The machine's steal time over the window, per cent of all its CPU time (a hypervisor
+    /// running something else): `None` where /proc/stat could not be read.
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
 }
 
 impl Figures {

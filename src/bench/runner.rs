@@ -35,7 +35,13 @@ pub enum Target {
     Peer(String),
     /// A server somebody else runs (`--target host:port`).
     External(SocketAddr),
+    /// A paired experiment's first model a second time, measured in the same rounds: the A/A
+    /// figure (the smallest difference this machine resolves) comes from it.
+    Twin(String),
 }
+
+/// How a twin's label ends.
+pub const TWIN: &str = "(A/A)";
 
 impl Target {
     pub fn label(&self) -> String {
@@ -44,6 +50,7 @@ impl Target {
             Target::Baseline(m, _) => format!("{m} {BASELINE}"),
             Target::Peer(p) => p.clone(),
             Target::External(a) => format!("target {a}"),
+            Target::Twin(m) => format!("{m} {TWIN}"),
         }
     }
 }
@@ -162,7 +169,7 @@ impl Standing {
     /// Starts the target's server and the sampling of its process tree.
     pub fn start(x: &Experiment, target: &Target, place: &Placement) -> Standing {
         let server = match target {
-            Target::Model(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
+            Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
             Target::Baseline(m, bin) => start_model(bin, m, x, place),
             Target::Peer(p) => start_nginx(p, x, place),
             Target::External(a) => Ok(Server {
@@ -231,7 +238,13 @@ impl Standing {
             tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
         });
         cell.seconds = started.elapsed().as_secs_f64();
-        let (doc, begin, end, span) = match measured {
+        let Window {
+            doc,
+            begin,
+            end,
+            span,
+            steal_pct,
+        } = match measured {
             Ok(m) => m,
             Err(e) => {
                 cell.status = e.to_string();
@@ -243,6 +256,8 @@ impl Standing {
             cell.status = "interrupted".into();
         } else if let Some(short) = short_window(&cell.load, x.duration()) {
             cell.status = short;
+        } else if cell.load["requests"].as_u64() == Some(0) {
+            cell.status = "no request completed in the measured window: nothing was measured".into();
         }
         let samples = Samples {
             base: &base,
@@ -252,6 +267,7 @@ impl Standing {
             span,
         };
         cell.figures = figures(&cell.load, conns, &samples, up.watched.then_some(cpu_source).flatten());
+        cell.figures.steal_pct = steal_pct;
         cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
         cell
     }
@@ -283,8 +299,17 @@ pub(super) fn short_window(load: &Value, planned: Option<Duration>) -> Option<St
     })
 }
 
-/// The load's document, the server samples at the window's ends, and the time between them.
-type Measured = Result<(Value, ProcSample, ProcSample, Duration), Error>;
+/// What a load run measured: the load's document, the server samples at the window's ends, the
+/// time between them, and the machine's steal time over it (per cent of all CPU time).
+struct Window {
+    doc: Value,
+    begin: ProcSample,
+    end: ProcSample,
+    span: Duration,
+    steal_pct: Option<f64>,
+}
+
+type Measured = Result<Window, Error>;
 
 /// How long before the window closes its end is sampled (a quarter of the window at most).
 const END_EARLY: Duration = Duration::from_millis(300);
@@ -310,9 +335,10 @@ fn run_load(
     let err = line_reader(child.stderr.take().expect("piped"));
     // The window's ends also count every thread's context switches (a file per thread: with
     // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
-    let sample_all = |sampler: &mut Sampler| -> Result<(ProcSample, Instant), Error> {
+    let sample_all = |sampler: &mut Sampler| -> Result<(ProcSample, Instant, Option<(u64, u64)>), Error> {
         let at = Instant::now();
-        Ok((sampler.all()?, at))
+        let steal = sys::procfs::steal_and_total();
+        Ok((sampler.all()?, at, steal))
     };
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
     let mut lines = Vec::new();
@@ -342,7 +368,7 @@ fn run_load(
     // The window ends when the duration does, not when the load generator has finished
     // closing its connections (which can take long with thousands of them).
     let mut window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
-    let mut end: Option<(ProcSample, Instant)> = None;
+    let mut end: Option<(ProcSample, Instant, Option<(u64, u64)>)> = None;
     let mut signalled = false;
     loop {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
@@ -389,7 +415,17 @@ fn run_load(
         )
     })?;
     let span = end.1.saturating_duration_since(begin.1);
-    Ok((doc, begin.0, end.0, span))
+    let steal = match (begin.2, end.2) {
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => Some((s1.saturating_sub(s0)) as f64 * 100.0 / (t1 - t0) as f64),
+        _ => None,
+    };
+    Ok(Window {
+        doc,
+        begin: begin.0,
+        end: end.0,
+        span,
+        steal_pct: steal,
+    })
 }
 
 /// Every line a reader thread delivers until its pipe closes (bounded: 5 s).

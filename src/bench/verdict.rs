@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::costs::UnitCosts;
 use super::reasons::{counter_value, why, Why};
 use super::results::{in_round, sign_test, spread, Cell};
+use super::runner::TWIN;
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
@@ -52,6 +53,50 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// The counters behind the *why*: (name, best's value, runner-up's value).
     pub reasons: Vec<(String, f64, f64)>,
+    /// A paired experiment's A/A figure: its first model against itself in the same rounds.
+    #[serde(default)]
+    pub aa: Option<AaFigure>,
+}
+
+/// How far apart one target measured against itself in the same rounds: differences smaller
+/// than this are not resolved on this machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AaFigure {
+    pub target: String,
+    pub metric: String,
+    /// Rounds (connection counts × repeats) with both measured.
+    pub rounds: usize,
+    /// The largest difference of a round, per cent of the smaller value.
+    pub max_diff_pct: f64,
+}
+
+/// The A/A figure of `twins` (cells of a twin target) against their originals in `cells`:
+/// server CPU per request where measured, else throughput.
+fn aa_figure(twins: &[&Cell], cells: &[&Cell]) -> Option<AaFigure> {
+    let first = twins.first()?;
+    let target = first.target.trim_end_matches(TWIN).trim_end().to_string();
+    let metrics: [(&str, fn(&Cell) -> Option<f64>); 2] = [
+        ("server CPU per request", |c| c.figures.cpu_per_req()),
+        ("throughput", |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0)),
+    ];
+    metrics.into_iter().find_map(|(metric, get)| {
+        let diffs: Vec<f64> = twins
+            .iter()
+            .filter_map(|t| {
+                let o = cells
+                    .iter()
+                    .find(|c| c.target == target && c.connections == t.connections && c.repeat == t.repeat)?;
+                let (a, b) = (get(t)?, get(o)?);
+                Some((a.max(b) / a.min(b) - 1.0) * 100.0)
+            })
+            .collect();
+        (!diffs.is_empty()).then(|| AaFigure {
+            target: target.clone(),
+            metric: metric.into(),
+            rounds: diffs.len(),
+            max_diff_pct: diffs.iter().cloned().fold(0.0, f64::max),
+        })
+    })
 }
 
 /// A metric: its name, how to read it from a cell, whether higher is better, and its unit.
@@ -294,7 +339,10 @@ fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
 /// [`verdict`] with the unit costs measured on the run's server CPU: a counter is given as the
 /// *why* only where its difference, priced, covers a real share of the CPU gap.
 pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &UnitCosts) -> Verdict {
-    let ok: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && c.ok()).collect();
+    let (twins, ok): (Vec<&Cell>, Vec<&Cell>) = cells
+        .iter()
+        .filter(|c| c.experiment == x.name && c.ok())
+        .partition(|c| c.target.ends_with(TWIN));
     let mut targets: Vec<String> = Vec::new();
     for c in &ok {
         if !targets.contains(&c.target) {
@@ -306,6 +354,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         text: String::new(),
         findings: Vec::new(),
         reasons: Vec::new(),
+        aa: aa_figure(&twins, &ok),
     };
     if targets.len() < 2 {
         v.text = match targets.first() {
@@ -433,6 +482,17 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
     }
     if parts.is_empty() {
         parts.push("No figure was measured for two targets at the same connection count.".into());
+    }
+    if let Some(a) = &v.aa {
+        parts.push(format!(
+            "A/A: {} against itself in the same rounds was up to {:.1}% apart in {} ({} round{}): smaller \
+             differences are not resolved on this machine.",
+            a.target,
+            a.max_diff_pct,
+            a.metric,
+            a.rounds,
+            if a.rounds == 1 { "" } else { "s" }
+        ));
     }
     v.text = format!("{}: {}", x.name, parts.join(" "));
     v

@@ -186,6 +186,9 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         if f.client_bound {
             notes.push("client-bound".into());
         }
+        if let Some(st) = f.steal_pct.filter(|s| *s > super::table::STEAL_SHOWN) {
+            notes.push(format!("steal {st:.1}%"));
+        }
         if f.errors > 0 {
             notes.push(format!("{} errors", thousands(f.errors)));
         }

@@ -4,6 +4,9 @@ use crate::bench::results::{or_dash, Cell};
 use crate::bench::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
+/// Steal time (per cent of the machine's CPU time over a window) above which a row says so.
+pub const STEAL_SHOWN: f64 = 2.0;
+
 /// The heading of an experiment's table.
 pub fn header(x: &Experiment) -> String {
     format!(
@@ -40,6 +43,9 @@ pub fn row(c: &Cell) -> String {
     }
     if f.client_bound {
         notes.push("client-bound".into());
+    }
+    if let Some(st) = f.steal_pct.filter(|s| *s > STEAL_SHOWN) {
+        notes.push(format!("steal {st:.1}%"));
     }
     if f.starved_conns > 0 {
         notes.push(format!("{} starved", thousands(f.starved_conns)));

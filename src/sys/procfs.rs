@@ -311,3 +311,14 @@ pub fn is_running(pid: i32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
 }
+
+/// Steal and total time of every CPU of the machine so far (the `cpu` line of /proc/stat, in
+/// clock ticks): steal is time a hypervisor ran something else while this machine had work.
+pub fn steal_and_total() -> Option<(u64, u64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest and guest_nice are in user/nice).
+    let total: u64 = f.iter().take(8).sum();
+    Some((*f.get(7)?, total))
+}
