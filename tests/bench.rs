@@ -590,11 +590,20 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
         [
             ("epoll", 0),
             ("poll", 0),
+            ("epoll (A/A)", 0),
+            ("epoll (A/A)", 1),
             ("poll", 1),
             ("epoll", 1),
             ("epoll", 2),
-            ("poll", 2)
-        ]
+            ("poll", 2),
+            ("epoll (A/A)", 2)
+        ],
+        "the first model runs again in every round as its own A/A twin"
+    );
+    let verdict = r["verdicts"][0]["text"].as_str().unwrap();
+    assert!(
+        verdict.contains("A/A: epoll against itself in the same rounds"),
+        "{verdict}"
     );
     for model in ["epoll", "poll"] {
         let mine: Vec<&Value> = cells.iter().filter(|c| c["target"] == model).collect();

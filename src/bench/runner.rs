@@ -311,6 +311,10 @@ struct Window {
 
 type Measured = Result<Window, Error>;
 
+/// One end of the window: the server tree's sample, when it was taken, and the machine's steal
+/// and total CPU time then.
+type Mark = (ProcSample, Instant, Option<(u64, u64)>);
+
 /// How long before the window closes its end is sampled (a quarter of the window at most).
 const END_EARLY: Duration = Duration::from_millis(300);
 
@@ -335,7 +339,7 @@ fn run_load(
     let err = line_reader(child.stderr.take().expect("piped"));
     // The window's ends also count every thread's context switches (a file per thread: with
     // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
-    let sample_all = |sampler: &mut Sampler| -> Result<(ProcSample, Instant, Option<(u64, u64)>), Error> {
+    let sample_all = |sampler: &mut Sampler| -> Result<Mark, Error> {
         let at = Instant::now();
         let steal = sys::procfs::steal_and_total();
         Ok((sampler.all()?, at, steal))
@@ -368,7 +372,7 @@ fn run_load(
     // The window ends when the duration does, not when the load generator has finished
     // closing its connections (which can take long with thousands of them).
     let mut window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
-    let mut end: Option<(ProcSample, Instant, Option<(u64, u64)>)> = None;
+    let mut end: Option<Mark> = None;
     let mut signalled = false;
     loop {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {

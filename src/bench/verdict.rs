@@ -75,7 +75,8 @@ pub struct AaFigure {
 fn aa_figure(twins: &[&Cell], cells: &[&Cell]) -> Option<AaFigure> {
     let first = twins.first()?;
     let target = first.target.trim_end_matches(TWIN).trim_end().to_string();
-    let metrics: [(&str, fn(&Cell) -> Option<f64>); 2] = [
+    type Reader = fn(&Cell) -> Option<f64>;
+    let metrics: [(&str, Reader); 2] = [
         ("server CPU per request", |c| c.figures.cpu_per_req()),
         ("throughput", |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0)),
     ];

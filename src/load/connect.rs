@@ -20,14 +20,14 @@ impl Engine<'_> {
         if let (Some(k), None) = (self.per_socket(), self.interval) {
             if self.conns[i].tickets == 0 {
                 let left = match self.plan.quota {
-                    Some(q) if now >= self.measure_from => q.saturating_sub(self.issued),
+                    Some(q) if self.counting(now) => q.saturating_sub(self.issued),
                     _ => k,
                 };
                 let r = k.min(left);
                 if r == 0 {
                     return;
                 }
-                let counted = if now >= self.measure_from { r } else { 0 };
+                let counted = if self.counting(now) { r } else { 0 };
                 self.issued += counted;
                 self.reserved += r;
                 let c = &mut self.conns[i];
@@ -96,6 +96,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn on_connected(&mut self, i: usize, now: Instant) {
+        self.first_try_over(i);
         let c = &mut self.conns[i];
         c.state = State::Up;
         c.connected_once = true;
@@ -123,11 +124,9 @@ impl Engine<'_> {
     /// The connection can carry requests: send, or wait for the others (`--connect-first`).
     pub(super) fn when_up(&mut self, i: usize, now: Instant) {
         if !self.sending {
-            // --connect-first: the first requests wait until every connection is up.
+            // Connecting is not over (or, with --connect-first, not every connection is up):
+            // the first requests wait (see `Engine::run`).
             self.up_first += usize::from(!std::mem::replace(&mut self.conns[i].counted_up, true));
-            if self.up_first >= self.conns.len() {
-                self.start_sending(now);
-            }
             return;
         }
         if self.interval.is_some() {
@@ -170,6 +169,7 @@ impl Engine<'_> {
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
         self.tally.error(class);
+        self.first_try_over(i);
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];
         self.issued -= c.counted;

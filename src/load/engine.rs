@@ -13,7 +13,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::tally::{ErrorClass, Tally};
@@ -24,6 +25,9 @@ use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 
 /// How often in-flight requests are checked against `--timeout`.
 const SCAN: Duration = Duration::from_millis(50);
+
+/// Far enough ahead to mean "not yet": the window's start before connecting has ended.
+const NOT_YET: Duration = Duration::from_secs(100 * 365 * 86_400);
 /// First and largest pause before reconnecting after a failure.
 pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(10);
 pub(super) const BACKOFF_MAX: Duration = Duration::from_millis(500);
@@ -52,6 +56,39 @@ pub struct Progress {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
 }
+
+/// When the run's window may start: once every engine thread has seen the first attempt of
+/// each of its connections end (up, or failed), or the connect timeout pass. The last thread
+/// to get there sets `t0`; each thread's warm-up, window and schedule start from it.
+#[derive(Debug)]
+pub struct Start {
+    left: AtomicUsize,
+    t0: OnceLock<Instant>,
+}
+
+impl Start {
+    pub fn new(threads: usize) -> Start {
+        Start {
+            left: AtomicUsize::new(threads),
+            t0: OnceLock::new(),
+        }
+    }
+
+    /// When connecting ended, once it has.
+    pub fn t0(&self) -> Option<Instant> {
+        self.t0.get().copied()
+    }
+
+    fn thread_done(&self, now: Instant) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = self.t0.set(now);
+        }
+    }
+}
+
+/// Connects a thread starts at once before it serves events again: thousands of connects
+/// (each can take a while in the kernel's port search) never starve the sockets already up.
+const OPEN_BATCH: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum State {
@@ -89,6 +126,8 @@ pub(super) struct Conn {
     pub(super) connect_booked: bool,
     /// Counted among the connections up before sending started (`--connect-first`).
     pub(super) counted_up: bool,
+    /// Its first connect attempt has ended (up, or failed).
+    pub(super) tried: bool,
     pub(super) backoff: Duration,
     pub(super) connected_once: bool,
     /// The server announced it will close after the last response.
@@ -146,12 +185,21 @@ pub struct Engine<'a> {
     /// Connections up while `sending` was held.
     pub(super) up_first: usize,
     pub(super) bind_next: usize,
+    /// Slots whose first connect has not been started yet (they are opened in batches).
+    opening: usize,
+    /// Slots whose first connect attempt has not ended.
+    pub(super) unresolved: usize,
+    start: &'a Start,
+    /// This thread has told `start` that its connecting is over.
+    told_start: bool,
+    /// The window's start is known (`measure_from`, `end` and the schedule are set from it).
+    window_known: bool,
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(cfg: &'a LoadConfig, plan: ThreadPlan) -> io::Result<Engine<'a>> {
-        let measure_from = plan.t0 + cfg.warmup;
-        let end = cfg.duration.map(|d| measure_from + d);
+    pub fn new(cfg: &'a LoadConfig, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
+        // Until connecting is over, nothing is measured: the window is set by `begin_window`.
+        let measure_from = plan.t0 + NOT_YET;
         let head_only = cfg.method.eq_ignore_ascii_case("HEAD");
         let conns = (0..plan.conns)
             .map(|i| Conn {
@@ -174,6 +222,7 @@ impl<'a> Engine<'a> {
                 wake: None,
                 connect_booked: false,
                 counted_up: false,
+                tried: false,
                 backoff: BACKOFF_MIN,
                 connected_once: false,
                 server_closing: false,
@@ -204,7 +253,7 @@ impl<'a> Engine<'a> {
                 cfg.chunked,
             ),
             measure_from,
-            end,
+            end: None,
             issued: 0,
             inflight: 0,
             reserved: 0,
@@ -214,14 +263,73 @@ impl<'a> Engine<'a> {
             free: VecDeque::new(),
             scheduled: 0,
             lost: Vec::new(),
-            counted_window: end.filter(|_| plan.rate.is_some()).map(|e| (measure_from, e)),
+            counted_window: None,
             next_connect: plan.t0,
             connect_interval,
-            sending: !cfg.connect_first,
+            sending: false,
             up_first: 0,
             bind_next: plan.first_slot as usize,
+            opening: 0,
+            unresolved: plan.conns,
+            start,
+            told_start: false,
+            window_known: false,
             plan,
         })
+    }
+
+    /// Whether what is committed at `now` counts against the quota: inside the window, or,
+    /// before its start is known, when there is no warm-up (the window then starts with the
+    /// first request).
+    pub(super) fn counting(&self, now: Instant) -> bool {
+        if self.window_known {
+            now >= self.measure_from
+        } else {
+            self.cfg.warmup.is_zero()
+        }
+    }
+
+    /// Starts the next batch of first connects.
+    fn open_some(&mut self, now: Instant) {
+        let until = (self.opening + OPEN_BATCH).min(self.conns.len());
+        while self.opening < until {
+            let i = self.opening;
+            self.opening += 1;
+            self.start_connect(i, now);
+        }
+    }
+
+    /// A slot's first attempt ended (it is up, or it failed).
+    pub(super) fn first_try_over(&mut self, i: usize) {
+        if !std::mem::replace(&mut self.conns[i].tried, true) {
+            self.unresolved -= 1;
+        }
+    }
+
+    /// Connecting is over for this thread when every slot's first attempt has ended, or when
+    /// all were started and the connect timeout has passed since the run began.
+    fn check_connecting(&mut self, now: Instant) {
+        if self.told_start || self.opening < self.conns.len() {
+            return;
+        }
+        if self.unresolved == 0 || now >= self.plan.t0 + self.cfg.timeout {
+            self.told_start = true;
+            self.tally.unresolved_at_start = self.unresolved as u64;
+            self.start.thread_done(now);
+        }
+    }
+
+    /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
+    /// starts at `t0` too (no request is scheduled while connections are still being opened).
+    fn begin_window(&mut self, t0: Instant) {
+        self.window_known = true;
+        self.measure_from = t0 + self.cfg.warmup;
+        self.end = self.cfg.duration.map(|d| self.measure_from + d);
+        self.counted_window = self
+            .end
+            .filter(|_| self.interval.is_some())
+            .map(|e| (self.measure_from, e));
+        self.next_intended = t0;
     }
 
     /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
@@ -229,14 +337,19 @@ impl<'a> Engine<'a> {
     /// before any socket is torn down (closing thousands of them is not load).
     pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
         let mut events = Events::with_capacity(1024);
-        let now = Instant::now();
-        for i in 0..self.conns.len() {
-            self.start_connect(i, now);
-        }
-        let mut next_scan = now + SCAN;
+        let mut next_scan = Instant::now() + SCAN;
         let mut cpu_from = None;
         loop {
             let now = Instant::now();
+            if self.opening < self.conns.len() {
+                self.open_some(now);
+            }
+            self.check_connecting(now);
+            if !self.window_known {
+                if let Some(t0) = self.start.t0() {
+                    self.begin_window(t0);
+                }
+            }
             if cpu_from.is_none() && now >= self.measure_from {
                 cpu_from = Some(sys::process::thread_cpu_time());
             }
@@ -253,18 +366,31 @@ impl<'a> Engine<'a> {
                     self.on_timer(i, now);
                 }
             }
-            if !self.sending && now >= self.plan.t0 + self.cfg.timeout {
-                // Some never connected: go with those that did.
+            // Requests start with the warm-up, once connecting is over; with --connect-first,
+            // once every connection is up too (or the connect timeout has passed: some never
+            // connected, go with those that did).
+            if !self.sending
+                && self.window_known
+                && (!self.cfg.connect_first
+                    || self.up_first >= self.conns.len()
+                    || now >= self.plan.t0 + self.cfg.timeout)
+            {
                 self.start_sending(now);
             }
-            if self.interval.is_some() && self.sending {
+            if self.interval.is_some() && self.sending && self.window_known {
                 self.schedule(now);
             }
             if now >= next_scan {
                 self.scan_timeouts(now);
                 next_scan = now + SCAN;
             }
-            let wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
+            let mut wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
+            if self.opening < self.conns.len() {
+                wait = Duration::ZERO;
+            } else if !self.window_known {
+                // Another thread may end connecting at any moment.
+                wait = wait.min(Duration::from_millis(2));
+            }
             let n = match self.ep.wait_precise(&mut events, wait) {
                 Ok(n) => n,
                 Err(_) => break,
@@ -342,7 +468,7 @@ impl<'a> Engine<'a> {
         if let Some(&Reverse((t, _))) = self.timers.peek() {
             d = d.min(t);
         }
-        if self.interval.is_some() && self.may_issue(self.next_intended) {
+        if self.interval.is_some() && self.window_known && self.may_issue(self.next_intended) {
             d = d.min(self.next_intended);
         }
         if let Some(e) = self.end {

@@ -17,7 +17,7 @@ use super::Outcome;
 pub fn to_value(o: &Outcome) -> Value {
     json!({"format": 1, "connections": o.connections, "offered_rps": o.offered_rps,
         "window_start_ms": o.window_start_ms, "elapsed_s": o.elapsed.as_secs_f64(),
-        "client_cpu_s": o.client_cpu.as_secs_f64(), "cpu_slots": o.cpu_slots, "threads": o.threads,
+        "client_cpu_s": o.client_cpu.as_secs_f64(), "connecting_s": o.connecting.as_secs_f64(), "cpu_slots": o.cpu_slots, "threads": o.threads,
         "shards": o.shards, "interrupted": o.interrupted, "tally": o.tally.to_wire()})
 }
 
@@ -39,6 +39,10 @@ pub fn from_value(v: &Value) -> Result<Outcome, String> {
         offered_rps: v["offered_rps"].as_f64(),
         window_start_ms: u("window_start_ms")?,
         elapsed: secs("elapsed_s")?,
+        connecting: v["connecting_s"]
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::ZERO, Duration::from_secs_f64),
         client_cpu: secs("client_cpu_s")?,
         cpu_slots: u("cpu_slots")? as usize,
         threads: u("threads")? as usize,
@@ -78,6 +82,7 @@ pub fn outcomes(parts: &[Outcome], machines: Machines) -> Option<Outcome> {
         offered_rps: (!offered.is_empty()).then(|| offered.iter().sum()),
         window_start_ms: start,
         elapsed: Duration::from_secs_f64((end - start as f64).max(0.0) / 1e3),
+        connecting: parts.iter().map(|o| o.connecting).max().unwrap_or_default(),
         client_cpu: parts.iter().map(|o| o.client_cpu).sum(),
         cpu_slots: match machines {
             Machines::Same => slots.min(cores),

@@ -18,6 +18,7 @@ pub mod progress;
 pub mod receive;
 pub mod response;
 pub mod shard;
+pub mod sources;
 pub mod summary;
 pub mod tally;
 pub mod tls;
@@ -27,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use config::LoadConfig;
-use engine::{Engine, Progress, ThreadPlan};
+use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};
 pub use pacing::Pacing;
 pub use shard::{split, split_weighted, Shard};
@@ -49,6 +50,8 @@ pub struct Outcome {
     pub window_start_ms: u64,
     /// Length of the measured window.
     pub elapsed: Duration,
+    /// How long opening the connections took, before the warm-up and the window began.
+    pub connecting: Duration,
     /// CPU time (user + system) the client used.
     pub client_cpu: Duration,
     /// CPUs the client's threads could use at once (threads, at most the cores).
@@ -85,16 +88,38 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
     let _ = sys::rlimit::set_nofile(hard);
     let _ = sys::signal::install_stop_handler(&STOP);
     let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
+    // A loopback target whose ports are crowded: spread the sources (--bind wins).
+    let spread_cfg;
+    let cfg = match cfg
+        .bind
+        .is_none()
+        .then(|| sources::spread(cfg.target.addr, conns))
+        .flatten()
+    {
+        Some(range) => {
+            eprintln!(
+                "muxlab: {conns} connections would crowd 127.0.0.1's ports toward {}: sources {} (set them with --bind)",
+                cfg.target.addr,
+                range.0.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+            );
+            spread_cfg = LoadConfig {
+                bind: Some(range),
+                ..cfg.clone()
+            };
+            &spread_cfg
+        }
+        None => cfg,
+    };
     let threads = cfg.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     if let Some(at) = cfg.start_at {
         progress::wait_until(at, show);
     }
-    if show == Show::JsonLines {
-        println!("{{\"event\":\"started\"}}");
-    }
-    let t0 = Instant::now();
-    let wall0 = unix_ms();
+    // Connections open first; the warm-up and the window start once they are (see `Start`).
+    let launched = Instant::now();
+    let start = Start::new(threads);
+    let mut t0 = launched;
+    let mut wall0 = unix_ms();
     // The client's CPU over the measured window: each engine thread's own (from the warm-up's
     // end to the close, before teardown), and this thread's (the progress line) alike.
     let mut main_cpu = Duration::ZERO;
@@ -108,21 +133,31 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                     quota: quota.map(|q| split_weighted(q, conns, off, n)),
                     rate: rate.map(|r| r * n as f64 / conns as f64),
                     connect_rate: connect_rate.map(|r| r / threads as f64),
-                    t0,
+                    t0: launched,
                 };
                 let p = &progress[t];
+                let start = &start;
                 s.spawn(move || -> Result<(Tally, Duration), Error> {
-                    let engine = Engine::new(cfg, plan).map_err(io_err("starting an engine thread"))?;
+                    let engine = Engine::new(cfg, plan, start).map_err(io_err("starting an engine thread"))?;
                     Ok(engine.run(p, &STOP))
                 })
             })
             .collect();
-        let measure_from = t0 + cfg.warmup;
-        let mut ticker = progress::Ticker::new(cfg, show, t0);
+        let mut ticker = progress::Ticker::new(cfg, show, launched);
         let mut from = None;
+        let mut started = false;
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
-            if from.is_none() && Instant::now() >= measure_from {
+            if let (false, Some(t)) = (started, start.t0()) {
+                started = true;
+                t0 = t;
+                wall0 = unix_ms().saturating_sub(t.elapsed().as_millis() as u64);
+                ticker.window_from(t);
+                if show == Show::JsonLines {
+                    println!("{{\"event\":\"started\"}}");
+                }
+            }
+            if from.is_none() && started && Instant::now() >= t0 + cfg.warmup {
                 from = Some(sys::process::thread_cpu_time());
             }
             ticker.tick(&progress);
@@ -155,6 +190,7 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
         offered_rps: rate,
         window_start_ms: wall0 + cfg.warmup.as_millis() as u64,
         elapsed: window_end.saturating_duration_since(measure_from),
+        connecting: t0.saturating_duration_since(launched),
         client_cpu,
         cpu_slots: threads.min(cores),
         threads,

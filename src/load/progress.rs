@@ -49,6 +49,13 @@ impl Ticker {
         }
     }
 
+    /// Connecting has ended at `t0`: the warm-up runs from there.
+    pub(super) fn window_from(&mut self, t0: Instant) {
+        let warmup = self.warm_end.saturating_duration_since(self.t0);
+        self.t0 = t0;
+        self.warm_end = t0 + warmup;
+    }
+
     pub(super) fn tick(&mut self, progress: &[Progress]) {
         let now = Instant::now();
         if self.show == Show::Nothing || now.duration_since(self.last.0) < Duration::from_secs(1) {

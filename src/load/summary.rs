@@ -3,7 +3,10 @@
 
 use serde_json::{json, Value};
 
+use std::time::Duration;
+
 use super::pacing::Pacing;
+use super::tally::Tally;
 use super::{LoadConfig, Outcome, Payload, Shard};
 use crate::sys;
 
@@ -117,7 +120,8 @@ pub fn results_into(doc: &mut Value, o: &Outcome) {
         "tls_handshake_us": t.tls_handshake.summary_us(),
         // established: open at some point (warm-up included), as the summary line says.
         "connections": {"requested": o.connections, "established": o.connections as u64 - t.never_connected,
-            "connects_in_window": t.connects, "never_connected": t.never_connected},
+            "connects_in_window": t.connects, "never_connected": t.never_connected,
+            "connecting_s": o.connecting.as_secs_f64(), "unresolved_at_start": t.unresolved_at_start},
         "per_second": t.per_second,
         "fairness": {"jain": t.jain(), "connections": t.per_conn.len(), "starved": t.starved(),
             "min": t.per_conn.iter().min(), "max": t.per_conn.iter().max()},
@@ -299,7 +303,26 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
     if t.never_connected > 0 {
         s.push_str(&format!(" -- {} could not connect", thousands(t.never_connected)));
     }
-    s.push_str(&format!(", {} connects in the window\n", thousands(t.connects)));
+    s.push_str(&format!(", {} connects in the window", thousands(t.connects)));
+    if o.connecting >= Duration::from_millis(500) {
+        s.push_str(&format!(
+            "; opening them took {:.1}s, before the warm-up",
+            o.connecting.as_secs_f64()
+        ));
+    }
+    s.push('\n');
+    if t.unresolved_at_start > 0 {
+        s.push_str(&format!(
+            "  connecting   had not finished: {} connections were still connecting when the connect timeout \
+             passed and the window began\n",
+            thousands(t.unresolved_at_start)
+        ));
+    }
+    if t.never_connected > 0 || t.unresolved_at_start > 0 {
+        if let Some(h) = connect_hint(t) {
+            s.push_str(&format!("  hint         {h}\n"));
+        }
+    }
     s.push_str(&format!(
         "  fairness     Jain {} over {} connections, {} starved\n",
         t.jain().map_or("–".to_string(), |j| format!("{j:.3}")),
@@ -353,4 +376,25 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
         s.push_str(&format!("  errors       {}\n", list.join(", ")));
     }
     s
+}
+
+/// What to do about connections that did not come up, from the errors seen.
+fn connect_hint(t: &Tally) -> Option<&'static str> {
+    use super::tally::ErrorClass::*;
+    let n = |c: super::tally::ErrorClass| t.errors[c as usize];
+    let classes = [PortExhaustion, LocalLimit, Refused, Timeout];
+    let worst = classes.into_iter().filter(|c| n(*c) > 0).max_by_key(|c| n(*c));
+    Some(match worst {
+        Some(PortExhaustion) => {
+            "out of local ports toward the target (port_exhaustion): spread the sources with --bind \
+             127.0.0.2-127.0.0.20 on loopback, or wait for TIME_WAIT sockets to clear"
+        }
+        Some(LocalLimit) => "this process's descriptor limit (local_fd_limit): raise ulimit -n",
+        Some(Refused) => "refused: nothing listens there, or its accept backlog overflowed (raise --backlog / somaxconn)",
+        Some(Timeout) => {
+            "connects timed out: SYNs dropped by a full listen backlog, or the server is not accepting; \
+             lower --connect-rate or raise --timeout"
+        }
+        _ => "no connect error was seen: the connects had not completed when the run ended (raise --timeout or --duration)",
+    })
 }

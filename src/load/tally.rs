@@ -93,6 +93,9 @@ pub struct Tally {
     /// `None` in other runs.
     pub scheduled: Option<u64>,
     pub not_completed: Option<u64>,
+    /// Slots whose first connect had not ended when the window was started anyway (the connect
+    /// timeout passed first).
+    pub unresolved_at_start: u64,
 }
 
 impl Tally {
@@ -155,6 +158,7 @@ impl Tally {
         self.bytes_out += other.bytes_out;
         self.connects += other.connects;
         self.never_connected += other.never_connected;
+        self.unresolved_at_start += other.unresolved_at_start;
         self.sent += other.sent;
         let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(a), Some(b)) => Some(a + b),
@@ -181,7 +185,7 @@ impl Tally {
             "uncorrected": h(&self.uncorrected), "connect": h(&self.connect), "tls_handshake": h(&self.tls_handshake),
             "send_lag": h(&self.send_lag), "per_second": self.per_second, "per_conn": self.per_conn,
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
-            "never_connected": self.never_connected, "sent": self.sent,
+            "never_connected": self.never_connected, "unresolved_at_start": self.unresolved_at_start, "sent": self.sent,
             "scheduled": self.scheduled, "not_completed": self.not_completed})
     }
 
@@ -226,6 +230,7 @@ impl Tally {
             bytes_out: u("bytes_out")?,
             connects: u("connects")?,
             never_connected: u("never_connected")?,
+            unresolved_at_start: v["unresolved_at_start"].as_u64().unwrap_or(0),
             sent: u("sent")?,
             scheduled: v["scheduled"].as_u64(),
             not_completed: v["not_completed"].as_u64(),

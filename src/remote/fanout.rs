@@ -242,6 +242,7 @@ fn empty(cfg: &LoadConfig) -> Outcome {
         offered_rps: None,
         window_start_ms: unix_ms(),
         elapsed: Duration::ZERO,
+        connecting: Duration::ZERO,
         client_cpu: Duration::ZERO,
         cpu_slots: 0,
         threads: 0,

@@ -322,3 +322,41 @@ pub fn steal_and_total() -> Option<(u64, u64)> {
     let total: u64 = f.iter().take(8).sum();
     Some((*f.get(7)?, total))
 }
+
+/// TCP sockets of this network namespace (any state, TIME_WAIT included) whose remote end is
+/// `remote`, counted by their local IPv4 address (/proc/net/tcp).
+pub fn tcp_sockets_to(remote: std::net::SocketAddrV4) -> std::collections::HashMap<std::net::Ipv4Addr, usize> {
+    let mut counts = std::collections::HashMap::new();
+    let Ok(text) = fs::read_to_string("/proc/net/tcp") else {
+        return counts;
+    };
+    // Addresses are in hex, in the kernel's (little-endian) byte order: 0100007F:1F90.
+    let hex = |a: std::net::SocketAddrV4| format!("{:08X}:{:04X}", u32::from_le_bytes(a.ip().octets()), a.port());
+    let want = hex(remote);
+    for line in text.lines().skip(1) {
+        let mut f = line.split_whitespace().skip(1);
+        let (Some(local), Some(rem)) = (f.next(), f.next()) else {
+            continue;
+        };
+        if rem != want {
+            continue;
+        }
+        let Some(ip) = local
+            .split_once(':')
+            .and_then(|(h, _)| u32::from_str_radix(h, 16).ok())
+            .map(|v| std::net::Ipv4Addr::from(v.to_le_bytes()))
+        else {
+            continue;
+        };
+        *counts.entry(ip).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// The ephemeral port range (`net.ipv4.ip_local_port_range`), as the number of ports in it.
+pub fn ephemeral_ports() -> Option<usize> {
+    let text = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut w = text.split_whitespace().map(|x| x.parse::<usize>().ok());
+    let (lo, hi) = (w.next()??, w.next()??);
+    (hi >= lo).then(|| hi - lo + 1)
+}
