@@ -240,6 +240,7 @@ mod client_bound {
             offered_rps: None,
             window_start_ms: 0,
             elapsed: Duration::from_secs(1),
+            connecting: Duration::ZERO,
             client_cpu: Duration::from_millis(cpu_ms),
             cpu_slots: slots,
             threads: slots,
