@@ -97,6 +97,7 @@ impl Engine<'_> {
 
     pub(super) fn on_connected(&mut self, i: usize, now: Instant) {
         self.first_try_over(i);
+        let counting = self.counting(now);
         let c = &mut self.conns[i];
         c.state = State::Up;
         c.connected_once = true;
@@ -108,7 +109,7 @@ impl Engine<'_> {
                 let _ = sys::socket::set_nodelay(fd);
             }
         }
-        if now >= self.measure_from {
+        if counting {
             self.tally
                 .connect
                 .record_ns(now.duration_since(c.started).as_nanos() as u64);
@@ -177,7 +178,7 @@ impl Engine<'_> {
         c.tickets = 0;
         c.counted = 0;
         let c = &self.conns[i];
-        if c.inflight.is_empty() && now >= self.measure_from && self.plan.quota.is_some() {
+        if c.inflight.is_empty() && self.counting(now) && self.plan.quota.is_some() {
             // A failed attempt with nothing in flight still uses up a request, so -n ends.
             self.issued += 1;
         }

@@ -13,7 +13,7 @@ impl Engine<'_> {
             return false;
         }
         match self.plan.quota {
-            Some(q) if now >= self.measure_from => self.issued + (self.backlog.len() as u64) < q,
+            Some(q) if self.counting(now) => self.issued + (self.backlog.len() as u64) < q,
             _ => true,
         }
     }

@@ -199,9 +199,10 @@ impl Engine<'_> {
             Ok(Moved::Eof) => return self.fail(i, ErrorClass::UnexpectedClose, now),
             Ok(_) => {}
         }
+        let counting = self.counting(now);
         let c = &mut self.conns[i];
         if c.tls.as_ref().is_some_and(|t| !t.is_handshaking()) {
-            if now >= self.measure_from {
+            if counting {
                 self.tally
                     .tls_handshake
                     .record_ns(now.duration_since(c.tls_started).as_nanos() as u64);
