@@ -746,7 +746,7 @@ fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
 /// request, for a loop (epoll) and for a child per connection that exits after it (fork).
 #[test]
 fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
-    let root = running_as_root();
+    let root = common::lab::effective_uid() == 0;
     let d = tmpdir("cpu-right");
     let exp = |name: &str, work: &str| {
         format!(
@@ -776,15 +776,4 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
             "{m}: 1 ms of work per request added {added:.0} us of server CPU per request"
         );
     }
-}
-
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
 }

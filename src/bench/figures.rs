@@ -106,6 +106,17 @@ mod tests {
         }
     }
 
+    /// A window of one second whose peak is its end.
+    fn over_a_second<'a>(base: &'a ProcSample, begin: &'a ProcSample, end: &'a ProcSample) -> Samples<'a> {
+        Samples {
+            base,
+            peak: end,
+            begin,
+            end,
+            span: Duration::from_secs(1),
+        }
+    }
+
     fn load() -> Value {
         json!({"requests": 1000, "duration_s": 1.0})
     }
@@ -114,13 +125,7 @@ mod tests {
     fn server_figures_come_from_the_window_and_are_none_where_nothing_was_sampled() {
         let base = sample(0, 0, Some(1), Some(1 << 20));
         let (begin, end) = (sample(100, 10, Some(7), None), sample(600, 510, Some(7), Some(3 << 20)));
-        let s = Samples {
-            base: &base,
-            peak: &end,
-            begin: &begin,
-            end: &end,
-            span: Duration::from_secs(1),
-        };
+        let s = over_a_second(&base, &begin, &end);
         let f = figures(&load(), 4, &s, Some(CpuSource::Cgroup));
         assert_eq!(f.server_cpu_us_per_req, Some(500.0));
         assert_eq!(f.server_cpu_cores, Some(0.5));
@@ -146,13 +151,7 @@ mod tests {
     fn context_switches_are_not_measured_when_threads_came_or_went_in_the_window() {
         let base = sample(0, 0, Some(1), Some(0));
         let (begin, end) = (sample(0, 10, Some(7), None), sample(500, 900, Some(8), None));
-        let s = Samples {
-            base: &base,
-            peak: &end,
-            begin: &begin,
-            end: &end,
-            span: Duration::from_secs(1),
-        };
+        let s = over_a_second(&base, &begin, &end);
         let f = figures(&load(), 4, &s, Some(CpuSource::ProcessClocks));
         assert_eq!(f.context_switches, None);
         assert_eq!(f.mem_per_conn_kib, None, "no PSS at the window's end");

@@ -66,7 +66,9 @@ pub struct AaFigure {
     pub metric: String,
     /// Rounds (connection counts × repeats) with both measured.
     pub rounds: usize,
-    /// The largest difference of a round, per cent of the smaller value.
+    /// The median and the largest difference of a round, per cent of the smaller value.
+    #[serde(default)]
+    pub median_diff_pct: f64,
     pub max_diff_pct: f64,
 }
 
@@ -96,6 +98,7 @@ fn aa_figure(twins: &[&Cell], cells: &[&Cell]) -> Option<AaFigure> {
             metric: metric.into(),
             rounds: diffs.len(),
             max_diff_pct: diffs.iter().cloned().fold(0.0, f64::max),
+            median_diff_pct: super::results::median(diffs),
         })
     })
 }
@@ -486,11 +489,12 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
     }
     if let Some(a) = &v.aa {
         parts.push(format!(
-            "A/A: {} against itself in the same rounds was up to {:.1}% apart in {} ({} round{}): smaller \
-             differences are not resolved on this machine.",
+            "A/A: {} against itself in the same rounds was {:.1}% apart in {} (median; up to {:.1}%, {} \
+             round{}): smaller differences are not resolved on this machine.",
             a.target,
-            a.max_diff_pct,
+            a.median_diff_pct,
             a.metric,
+            a.max_diff_pct,
             a.rounds,
             if a.rounds == 1 { "" } else { "s" }
         ));

@@ -57,7 +57,7 @@ impl Lab {
 
     /// Root, `ip`, `sshd` and `ssh`, or what is missing.
     fn prerequisites() -> Result<(), String> {
-        if unsafe_free_uid() != 0 {
+        if effective_uid() != 0 {
             return Err("not root: network namespaces need root".into());
         }
         for (tool, pkg) in [("/usr/sbin/sshd", "openssh-server"), ("/usr/bin/ssh", "openssh-client")] {
@@ -230,7 +230,7 @@ impl Lab {
 }
 
 /// The effective uid, read from /proc (the tests use no unsafe).
-fn unsafe_free_uid() -> u32 {
+pub fn effective_uid() -> u32 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

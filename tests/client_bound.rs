@@ -1,0 +1,36 @@
+//! The client-bound flag for real, in a suite of its own (a test beside it would take the
+//! client's CPU): a client pinned to one CPU and kept busy by a server on another is flagged
+//! saturated; an idle one on the same CPU is not.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+fn load(args: &[&str]) -> Value {
+    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_pinned_saturated_client_is_flagged_and_an_idle_one_is_not() {
+    let cpus = muxlab::sys::affinity::get().unwrap();
+    if cpus.len() < 2 {
+        return skip("needs two CPUs: the server on one, the client on the other");
+    }
+    let (server_cpu, client_cpu) = (cpus[0].to_string(), cpus[1].to_string());
+    let srv = Server::start("epoll", &["--cpus", &server_cpu]);
+    let url = format!("http://{}/", srv.addr);
+    // Keep-alive with 100 connections: the client's one CPU runs flat out.
+    let busy = load(&[&url, "--cpus", &client_cpu, "-c", "100", "-d", "1s"]);
+    assert_eq!(busy["client_saturated"], true, "{}", busy["client_cpu_utilization"]);
+    assert_eq!(busy["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+    // One connection with 20 ms of think time: the client is nearly idle.
+    let idle = load(&[&url, "--cpus", &client_cpu, "-c", "1", "--think", "20ms", "-d", "1s"]);
+    assert_eq!(idle["client_saturated"], false, "{}", idle["client_cpu_utilization"]);
+    assert!(idle["client_cpu_utilization"].as_f64().unwrap() < 0.5, "{idle}");
+    srv.stop();
+}
