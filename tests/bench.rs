@@ -741,9 +741,10 @@ fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
     assert_eq!(std::fs::read_to_string(rps).unwrap(), before);
 }
 
-/// Server CPU per request is right, forked children that exited included: 1 ms of CPU work per
-/// request (spun on the handling thread's own CPU clock) adds 1 ms ± 15 % to a model's CPU per
-/// request, for a loop (epoll) and for a child per connection that exits after it (fork).
+/// Server CPU per request is right, forked children that exited included: 5 ms of CPU work per
+/// request (spun on the handling thread's own CPU clock) adds 5 ms ± 15 % to a model's CPU per
+/// request, for a loop (epoll) and for a child per connection that exits after it (fork). (5 ms,
+/// not less: a fork costs a few hundred µs, and that moves with whatever runs beside the test.)
 #[test]
 fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
     let root = common::lab::effective_uid() == 0;
@@ -753,7 +754,7 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
             "[[experiment]]\nname = \"{name}\"\nproto = \"http\"\nclose = true\npaired = true\nwork = \"{work}\"\nmodels = [\"epoll\", \"fork\"]\nconnections = [1]\nduration = \"1s\"\nwarmup = \"200ms\"\n"
         )
     };
-    let p = scenario(&d, &(exp("none", "none") + &exp("work", "cpu:1ms")));
+    let p = scenario(&d, &(exp("none", "none") + &exp("work", "cpu:5ms")));
     let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let r = results(&results_dir(&d));
@@ -772,8 +773,8 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
     for m in ["epoll", "fork"] {
         let added = cpu("work", m) - cpu("none", m);
         assert!(
-            (850.0..=1150.0).contains(&added),
-            "{m}: 1 ms of work per request added {added:.0} us of server CPU per request"
+            (4250.0..=5750.0).contains(&added),
+            "{m}: 5 ms of work per request added {added:.0} us of server CPU per request"
         );
     }
 }
