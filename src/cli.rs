@@ -156,6 +156,12 @@ pub struct BenchArgs {
     /// packet, so compare ratios. Same as the scenario's `steer_rx = true`.
     #[arg(long)]
     pub steer_rx: bool,
+    /// Let idle CPUs halt as usual. By default bench holds /dev/cpu_dma_latency at 0 for the
+    /// run (root; as tuned's latency-performance profile does), so an idle CPU polls: waking
+    /// it (every loopback response wakes the client) then costs the server no exit to the
+    /// hypervisor, which on a VM is over 10 µs per wake-up.
+    #[arg(long)]
+    pub deep_idle: bool,
 }
 
 /// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).
@@ -402,6 +408,7 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         remote_bin: args.remote_bin.clone(),
         baseline: args.baseline.clone(),
         steer_rx: args.steer_rx,
+        deep_idle: args.deep_idle,
     };
     let mut out = std::io::stdout();
     let done = crate::bench::run(&opts, &mut |event| {

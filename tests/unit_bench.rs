@@ -645,3 +645,21 @@ mod compare {
         assert_eq!(rows(&a, &b, true)[0].changes[0].as_ref().unwrap().verdict, None);
     }
 }
+
+mod sampling {
+    use muxlab::bench::hosts::Sampler;
+
+    /// A sample that cannot be taken is an error naming what failed (the runner records it as
+    /// the cell's status), never a zero.
+    #[test]
+    fn a_server_whose_processes_cannot_be_read_fails_the_sample_with_its_reason() {
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id() as i32;
+        gone.wait().unwrap();
+        let mut s = Sampler::new(pid, None).unwrap();
+        let e = s.tree().unwrap_err().to_string();
+        assert!(e.contains("sampling the server's processes failed"), "{e}");
+        let e = s.all().unwrap_err().to_string();
+        assert!(e.contains("sampling the server's processes failed"), "{e}");
+    }
+}

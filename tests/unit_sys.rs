@@ -115,6 +115,24 @@ mod sys_cpu_time {
         assert!(!dir.exists(), "{} is left", dir.display());
     }
 
+    /// The kernel's current wake-up latency request, from /dev/cpu_dma_latency.
+    fn dma_latency() -> i32 {
+        let mut b = [0u8; 4];
+        std::io::Read::read_exact(&mut std::fs::File::open("/dev/cpu_dma_latency").unwrap(), &mut b).unwrap();
+        i32::from_ne_bytes(b)
+    }
+
+    #[test]
+    fn polling_idle_is_held_while_the_value_lives_and_released_with_it() {
+        let held = match muxlab::sys::cpuidle::PollingIdle::hold() {
+            Ok(h) => h,
+            Err(e) => return skip(&format!("cannot write /dev/cpu_dma_latency here: {e}")),
+        };
+        assert_eq!(dma_latency(), 0, "idle CPUs are asked to poll");
+        drop(held);
+        assert!(dma_latency() > 0, "the request ends with the value");
+    }
+
     #[test]
     fn groups_left_by_a_bench_that_died_are_removed_and_live_ones_are_not() {
         let live = match CpuGroup::create() {

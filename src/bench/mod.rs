@@ -56,6 +56,9 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
     /// Sets the scenario's `steer_rx`.
     pub steer_rx: bool,
+    /// Lets idle CPUs halt as they usually do (by default they poll for the run: see
+    /// [`sys::cpuidle`]).
+    pub deep_idle: bool,
 }
 
 /// How a run ended.
@@ -262,6 +265,15 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     if let Some(s) = &steered {
         env["steer_rx"] = json!(s.said);
     }
+    // Held for the whole run: idle CPUs poll, so a wake-up costs the waker no hypervisor exit.
+    let (_polling, idle) = match opts.deep_idle {
+        true => (None, "halt (--deep-idle)".to_string()),
+        false => match sys::cpuidle::PollingIdle::hold() {
+            Ok(p) => (Some(p), "poll (/dev/cpu_dma_latency 0 held for the run)".to_string()),
+            Err(e) => (None, format!("halt (could not hold /dev/cpu_dma_latency: {e})")),
+        },
+    };
+    env["cpu_idle"] = json!(idle);
     let mut out = std::io::stdout();
     let server_where = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
         Some(p) => format!(
@@ -295,6 +307,12 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     }
     if let Some(s) = &steered {
         let _ = writeln!(out, "note: {}\n", s.said);
+    }
+    if _polling.is_none() && !opts.deep_idle {
+        let _ = writeln!(
+            out,
+            "note: idle CPUs {idle}: a wake-up of an idle CPU is charged to its waker\n"
+        );
     }
     let mut cells: Vec<Cell> = Vec::new();
     let started = Instant::now();

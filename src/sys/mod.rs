@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod alloc;
 pub mod cgroup;
+pub mod cpuidle;
 pub mod epoll;
 pub mod eventfd;
 pub mod fd;
