@@ -157,9 +157,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub steer_rx: bool,
     /// Let idle CPUs halt as usual. By default bench holds /dev/cpu_dma_latency at 0 for the
-    /// run (root; as tuned's latency-performance profile does), so an idle CPU polls: waking
-    /// it (every loopback response wakes the client) then costs the server no exit to the
-    /// hypervisor, which on a VM is over 10 µs per wake-up.
+    /// run (root, where the CPUs have a polling idle state; as cyclictest does), so an idle CPU
+    /// polls: waking it (every loopback response wakes the client) then costs the server no
+    /// exit to the hypervisor, which on a VM is over 10 µs per wake-up.
     #[arg(long)]
     pub deep_idle: bool,
 }

@@ -82,6 +82,130 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A duration the way [`parse_duration`] reads it back exactly (whole milliseconds, else
+/// microseconds, else nanoseconds): what argv built from typed values carries.
+pub fn exact_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns.is_multiple_of(1_000) {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Microseconds, shown in the most readable unit.
+pub fn fmt_us(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0}us")
+    } else if us < 1e6 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// `v` with `places` decimals, or "–" where it was not measured.
+pub fn or_dash(v: Option<f64>, places: usize) -> String {
+    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "–".into())
+}
+
+/// Serde forms of the units above, so a scenario file and a command line read one value the
+/// same way: durations and sizes as the strings a person types (`"3s"`, `"64KiB"`; a size may
+/// also be a number), address ranges as `"127.0.0.2-127.0.0.20"`.
+pub mod serde_as {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// A duration as text: `"200us"`, `"1.5s"`.
+    pub mod duration {
+        use super::*;
+        pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(&crate::units::exact_duration(*d))
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+            let text = String::deserialize(d)?;
+            crate::units::parse_duration(&text).map_err(serde::de::Error::custom)
+        }
+    }
+
+    /// An optional duration as text.
+    pub mod opt_duration {
+        use super::*;
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => s.serialize_str(&crate::units::exact_duration(*d)),
+                None => s.serialize_none(),
+            }
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|t| crate::units::parse_duration(&t).map_err(serde::de::Error::custom))
+                .transpose()
+        }
+    }
+
+    /// An optional byte count: `"64KiB"` or a number.
+    pub mod opt_size {
+        use super::*;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Size {
+            Number(usize),
+            Text(String),
+        }
+        pub fn serialize<S: Serializer>(v: &Option<usize>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(n) => s.serialize_u64(*n as u64),
+                None => s.serialize_none(),
+            }
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+            match Option::<Size>::deserialize(d)? {
+                None => Ok(None),
+                Some(Size::Number(n)) => Ok(Some(n)),
+                Some(Size::Text(t)) => crate::units::parse_size(&t).map(Some).map_err(serde::de::Error::custom),
+            }
+        }
+    }
+
+    /// Any optional value that parses from and prints to text (`AddrRange`, `CpuList`).
+    pub mod opt_text {
+        use super::*;
+        pub fn serialize<T: std::fmt::Display, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(v) => s.collect_str(v),
+                None => s.serialize_none(),
+            }
+        }
+        pub fn deserialize<'de, T, D>(d: D) -> Result<Option<T>, D::Error>
+        where
+            T: std::str::FromStr,
+            T::Err: std::fmt::Display,
+            D: Deserializer<'de>,
+        {
+            Option::<String>::deserialize(d)?
+                .map(|t| t.parse::<T>().map_err(serde::de::Error::custom))
+                .transpose()
+        }
+    }
+}
+
 /// A set of CPUs, as typed on the command line (`0,2-3`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
@@ -130,11 +254,34 @@ pub struct AddrRange(pub Vec<Ipv4Addr>);
 impl std::str::FromStr for AddrRange {
     type Err = BadValue;
     fn from_str(s: &str) -> Result<Self, BadValue> {
-        parse_ipv4_range(s).map(AddrRange)
+        let mut all = Vec::new();
+        for part in s.split(',') {
+            all.extend(parse_ipv4_range(part)?);
+        }
+        Ok(AddrRange(all))
     }
 }
 
-/// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20`.
+/// The addresses as [`AddrRange`]'s parser reads them: runs as `A-B`, joined by commas.
+impl std::fmt::Display for AddrRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut runs: Vec<(Ipv4Addr, Ipv4Addr)> = Vec::new();
+        for &a in &self.0 {
+            match runs.last_mut() {
+                Some((_, end)) if u32::from(*end).checked_add(1) == Some(u32::from(a)) => *end = a,
+                _ => runs.push((a, a)),
+            }
+        }
+        let text: Vec<String> = runs
+            .iter()
+            .map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+            .collect();
+        f.write_str(&text.join(","))
+    }
+}
+
+/// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20` ([`AddrRange`] also takes
+/// several, joined by commas).
 pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
     let bad = || {
         BadValue(format!(

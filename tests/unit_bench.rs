@@ -463,6 +463,34 @@ mod verdicts {
             .any(|f| f.best.contains("A/A") || f.runner_up.contains("A/A")));
     }
 
+    /// A gap the rounds separate but smaller than what the first model differed from itself
+    /// by is not resolved: no clear difference, and the sentence says why.
+    #[test]
+    fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            for n in [10, 100] {
+                cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
+                cells.push(cell("poll", n, r, 80_000.0, 5.1, 2.0, false));
+                cells.push(cell("epoll (A/A)", n, r, 100_000.0, 5.25, 2.0, false));
+            }
+        }
+        let v = verdict(&experiment(), &cells, 3);
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert!(!cpu.clear, "{}", v.text);
+        assert!(
+            v.text
+                .contains("Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)"),
+            "{}",
+            v.text
+        );
+        assert!(v.text.contains("Throughput: epoll is best"), "{}", v.text);
+    }
+
     #[test]
     fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
         let mut cells = Vec::new();

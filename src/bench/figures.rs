@@ -23,7 +23,7 @@ pub(super) struct Samples<'a> {
 
 /// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
 /// server muxlab does not run), and then every server figure is `None`.
-pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSource>) -> Figures {
+pub(super) fn figures(load: &Value, s: &Samples, cpu: Option<CpuSource>) -> Figures {
     let f64_at = |v: &Value| v.as_f64().unwrap_or(0.0);
     let requests = load["requests"].as_u64().unwrap_or(0);
     let window = f64_at(&load["duration_s"]).max(1e-9);
@@ -40,8 +40,12 @@ pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSo
     let same_threads = s.begin.thread_set.is_some() && s.begin.thread_set == s.end.thread_set;
     let switches = (s.end.voluntary_switches + s.end.involuntary_switches)
         .saturating_sub(s.begin.voluntary_switches + s.begin.involuntary_switches);
+    // Per connection that came up; a tree whose data shrank measured no growth (`None`).
+    let established = load["connections"]["established"].as_u64().unwrap_or(0);
     let pss_growth = match (s.base.pss, s.end.pss) {
-        (Some(b), Some(e)) if watched => Some(e.saturating_sub(b) as f64 / 1024.0 / conns.max(1) as f64),
+        (Some(b), Some(e)) if watched && e >= b && established > 0 => {
+            Some((e - b) as f64 / 1024.0 / established as f64)
+        }
         _ => None,
     };
     Figures {
@@ -59,8 +63,8 @@ pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSo
         client_bound: load["client_saturated"].as_bool().unwrap_or(false),
         mem_per_conn_kib: pss_growth,
         kernel_tcp_kib_per_conn: 0.0,
-        peak_rss_mib: s.peak.rss as f64 / (1 << 20) as f64,
-        peak_threads: s.peak.threads,
+        peak_rss_mib: watched.then_some(s.peak.rss as f64 / (1 << 20) as f64),
+        peak_threads: watched.then_some(s.peak.threads),
         context_switches: (watched && same_threads).then_some((switches as f64 * scale) as u64),
         jain_workers: None,
         jain_conns: load["fairness"]["jain"].as_f64(),
@@ -68,7 +72,7 @@ pub(super) fn figures(load: &Value, conns: usize, s: &Samples, cpu: Option<CpuSo
         useful_ratio: None,
         syscalls_per_req: None,
         lost_races_per_accept: None,
-        established: load["connections"]["established"].as_u64().unwrap_or(0),
+        established,
         steal_pct: None,
     }
 }
@@ -118,7 +122,7 @@ mod tests {
     }
 
     fn load() -> Value {
-        json!({"requests": 1000, "duration_s": 1.0})
+        json!({"requests": 1000, "duration_s": 1.0, "connections": {"established": 4}})
     }
 
     #[test]
@@ -126,7 +130,7 @@ mod tests {
         let base = sample(0, 0, Some(1), Some(1 << 20));
         let (begin, end) = (sample(100, 10, Some(7), None), sample(600, 510, Some(7), Some(3 << 20)));
         let s = over_a_second(&base, &begin, &end);
-        let f = figures(&load(), 4, &s, Some(CpuSource::Cgroup));
+        let f = figures(&load(), &s, Some(CpuSource::Cgroup));
         assert_eq!(f.server_cpu_us_per_req, Some(500.0));
         assert_eq!(f.server_cpu_cores, Some(0.5));
         assert_eq!(f.context_switches, Some(500));
@@ -135,7 +139,16 @@ mod tests {
             Some(512.0),
             "PSS growth from before the load, per connection"
         );
-        let f = figures(&load(), 4, &s, None);
+        // Data that shrank measured no growth: not a figure of 0.
+        let shrunk = sample(600, 510, Some(7), Some(0));
+        let f = figures(&load(), &over_a_second(&base, &begin, &shrunk), Some(CpuSource::Cgroup));
+        assert_eq!(f.mem_per_conn_kib, None);
+        // Per connection that came up: 2 of 4 established.
+        let mut half = load();
+        half["connections"]["established"] = json!(2);
+        let f = figures(&half, &s, Some(CpuSource::Cgroup));
+        assert_eq!(f.mem_per_conn_kib, Some(1024.0));
+        let f = figures(&load(), &s, None);
         assert_eq!(
             (
                 f.server_cpu_us_per_req,
@@ -152,7 +165,7 @@ mod tests {
         let base = sample(0, 0, Some(1), Some(0));
         let (begin, end) = (sample(0, 10, Some(7), None), sample(500, 900, Some(8), None));
         let s = over_a_second(&base, &begin, &end);
-        let f = figures(&load(), 4, &s, Some(CpuSource::ProcessClocks));
+        let f = figures(&load(), &s, Some(CpuSource::ProcessClocks));
         assert_eq!(f.context_switches, None);
         assert_eq!(f.mem_per_conn_kib, None, "no PSS at the window's end");
         assert!(f.server_cpu_us_per_req.is_some());

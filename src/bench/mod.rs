@@ -204,6 +204,18 @@ fn environment(place: &Placement) -> Value {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
+    // A tree with changes not committed says so: the revision alone does not describe it.
+    let dirty = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && !o.stdout.is_empty())
+        .is_some();
+    let git = if dirty && git != "unknown" {
+        format!("{git}-dirty")
+    } else {
+        git
+    };
     // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
     // (measured only where the server runs on this machine).
     let local = place.hosts.as_ref().is_none_or(|h| h.server.is_none());
@@ -266,11 +278,19 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         env["steer_rx"] = json!(s.said);
     }
     // Held for the whole run: idle CPUs poll, so a wake-up costs the waker no hypervisor exit.
+    let here = if place.remote_server() {
+        " on this machine (not the server's host)"
+    } else {
+        ""
+    };
     let (_polling, idle) = match opts.deep_idle {
         true => (None, "halt (--deep-idle)".to_string()),
         false => match sys::cpuidle::PollingIdle::hold() {
-            Ok(p) => (Some(p), "poll (/dev/cpu_dma_latency 0 held for the run)".to_string()),
-            Err(e) => (None, format!("halt (could not hold /dev/cpu_dma_latency: {e})")),
+            Ok(p) => (
+                Some(p),
+                format!("poll{here} (/dev/cpu_dma_latency 0 held for the run; --deep-idle to let them halt)"),
+            ),
+            Err(e) => (None, format!("halt (cannot make them poll: {e})")),
         },
     };
     env["cpu_idle"] = json!(idle);
@@ -308,12 +328,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     if let Some(s) = &steered {
         let _ = writeln!(out, "note: {}\n", s.said);
     }
-    if _polling.is_none() && !opts.deep_idle {
-        let _ = writeln!(
-            out,
-            "note: idle CPUs {idle}: a wake-up of an idle CPU is charged to its waker\n"
-        );
-    }
+    let _ = writeln!(out, "note: idle CPUs {idle}\n");
     let mut cells: Vec<Cell> = Vec::new();
     let started = Instant::now();
     let mut current_x = usize::MAX;

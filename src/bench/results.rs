@@ -39,8 +39,9 @@ pub struct Figures {
     /// socket of the machine) while loaded, per connection, in KiB.
     #[serde(default)]
     pub kernel_tcp_kib_per_conn: f64,
-    pub peak_rss_mib: f64,
-    pub peak_threads: u64,
+    /// The server tree's largest RSS and thread count while loaded (`None`: not sampled).
+    pub peak_rss_mib: Option<f64>,
+    pub peak_threads: Option<u64>,
     /// Context switches of the server's threads over the window; `None` where threads came
     /// or went during it (those that exited took their counts with them).
     pub context_switches: Option<u64>,
@@ -243,7 +244,7 @@ pub fn csv(cells: &[Cell]) -> String {
             }
         };
         s.push_str(&format!(
-            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{},{},{:.3},{},{},{:.2},{:.1},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{},{},{:.3},{},{},{:.2},{},{},{},{},{},{},{},{},{}\n",
             q(&c.experiment),
             q(&c.target),
             c.connections,
@@ -261,8 +262,8 @@ pub fn csv(cells: &[Cell]) -> String {
             f.client_bound,
             fixed(f.mem_per_conn_kib, 2),
             f.kernel_tcp_kib_per_conn,
-            f.peak_rss_mib,
-            f.peak_threads,
+            fixed(f.peak_rss_mib, 1),
+            f.peak_threads.map(|n| n.to_string()).unwrap_or_default(),
             f.context_switches.map(|n| n.to_string()).unwrap_or_default(),
             opt(f.jain_workers),
             opt(f.jain_conns),

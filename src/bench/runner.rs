@@ -266,9 +266,10 @@ impl Standing {
             end: &end,
             span,
         };
-        cell.figures = figures(&cell.load, conns, &samples, up.watched.then_some(cpu_source).flatten());
+        cell.figures = figures(&cell.load, &samples, up.watched.then_some(cpu_source).flatten());
         cell.figures.steal_pct = steal_pct;
-        cell.figures.kernel_tcp_kib_per_conn = tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / conns.max(1) as f64;
+        cell.figures.kernel_tcp_kib_per_conn =
+            tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
         cell
     }
 

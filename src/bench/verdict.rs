@@ -15,6 +15,9 @@ use super::runner::TWIN;
 use super::scenario::Experiment;
 use crate::load::summary::{fmt_us, thousands};
 
+/// A page: the growth of memory PSS resolves.
+const PAGE_KIB: f64 = 4.0;
+
 /// With one run per cell the noise is unknown: a gap smaller than this is not called.
 const SINGLE_RUN_NOISE: f64 = 0.10;
 
@@ -138,7 +141,12 @@ const METRICS: [Metric; 4] = [
     },
     Metric {
         name: "memory per connection",
-        get: |c| c.figures.mem_per_conn().filter(|v| *v > 0.05),
+        // Below a page over all the connections, PSS does not resolve a difference.
+        get: |c| {
+            c.figures
+                .mem_per_conn()
+                .filter(|v| v * c.figures.established as f64 >= PAGE_KIB)
+        },
         higher_is_better: false,
         show: |v| format!("{v:.1} KiB"),
         largest_only: true,
@@ -371,11 +379,22 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         .iter()
         .filter_map(|m| finding(&ok, &targets, m, repeats, x.paired))
         .collect();
+    // A gap smaller than the first model's difference from itself in the same rounds is not
+    // resolved, whatever the rounds say.
+    let inside_aa = |f: &Finding| {
+        v.aa.as_ref()
+            .is_some_and(|a| a.metric == f.metric && (f.ratio - 1.0) * 100.0 < a.median_diff_pct)
+    };
+    let gated: Vec<bool> = v.findings.iter().map(|f| f.clear && inside_aa(f)).collect();
+    for (f, g) in v.findings.iter_mut().zip(&gated) {
+        f.clear &= !g;
+    }
     let mut parts = Vec::new();
-    for (f, m) in v
+    for ((f, m), gated) in v
         .findings
         .iter()
         .map(|f| (f, METRICS.iter().find(|m| m.name == f.metric).expect("known")))
+        .zip(gated)
     {
         let at = format!("at {} connections", thousands(f.connections as u64));
         // The rank is over every connection count; at the largest the order can flip.
@@ -399,7 +418,12 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
                 f.best,
                 f.runner_up,
                 f.ratio,
-                if repeats > 1 && x.paired {
+                if gated {
+                    format!(
+                        "under the {:.1}% the A/A pair differed by",
+                        v.aa.as_ref().map_or(0.0, |a| a.median_diff_pct)
+                    )
+                } else if repeats > 1 && x.paired {
                     format!("not better in enough of {repeats} paired rounds")
                 } else if repeats > 1 {
                     format!("inside the spread of {repeats} runs")

@@ -79,7 +79,7 @@ impl Start {
         self.t0.get().copied()
     }
 
-    fn thread_done(&self, now: Instant) {
+    pub(super) fn thread_done(&self, now: Instant) {
         if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
             let _ = self.t0.set(now);
         }

@@ -138,7 +138,12 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                 let p = &progress[t];
                 let start = &start;
                 s.spawn(move || -> Result<(Tally, Duration), Error> {
-                    let engine = Engine::new(cfg, plan, start).map_err(io_err("starting an engine thread"))?;
+                    // A thread that cannot start has ended its connecting: the others' window
+                    // must not wait for it.
+                    let engine = Engine::new(cfg, plan, start).map_err(|e| {
+                        start.thread_done(Instant::now());
+                        io_err("starting an engine thread")(e)
+                    })?;
                     Ok(engine.run(p, &STOP))
                 })
             })

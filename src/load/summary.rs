@@ -398,3 +398,27 @@ fn connect_hint(t: &Tally) -> Option<&'static str> {
         _ => "no connect error was seen: the connects had not completed when the run ended (raise --timeout or --duration)",
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::tally::ErrorClass;
+
+    #[test]
+    fn connections_that_did_not_come_up_get_the_hint_of_the_commonest_connect_error() {
+        let mut t = Tally::default();
+        assert!(connect_hint(&t).unwrap().contains("no connect error was seen"));
+        t.error(ErrorClass::Timeout);
+        assert!(connect_hint(&t).unwrap().contains("lower --connect-rate"));
+        t.error(ErrorClass::PortExhaustion);
+        t.error(ErrorClass::PortExhaustion);
+        assert!(connect_hint(&t).unwrap().contains("--bind"));
+        t.error(ErrorClass::Reset);
+        t.error(ErrorClass::Reset);
+        t.error(ErrorClass::Reset);
+        assert!(
+            connect_hint(&t).unwrap().contains("--bind"),
+            "a reset is no connect error"
+        );
+    }
+}

@@ -154,10 +154,12 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
             false => (col.1)(c),
         }
     };
+    // An A/A twin is the machine's noise, not a target: it never takes a best mark.
+    let ranked = |c: &Cell| c.ok() && !c.target.ends_with(crate::bench::runner::TWIN);
     let best_at = |n: usize, col: &Best| -> Option<f64> {
         let vals = summary
             .iter()
-            .filter(|(c, ..)| c.connections == n && c.ok())
+            .filter(|(c, ..)| c.connections == n && ranked(c))
             .filter_map(|(c, ..)| rank(c, col));
         if col.2 {
             vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
@@ -165,7 +167,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
             vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
         }
     };
-    let several = |n: usize| summary.iter().filter(|(c, ..)| c.connections == n && c.ok()).count() > 1;
+    let several = |n: usize| summary.iter().filter(|(c, ..)| c.connections == n && ranked(c)).count() > 1;
     let mut h = String::from(
         "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
          <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
@@ -231,7 +233,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         ];
         h.push_str(if f.client_bound { "<tr class=\"bound\">" } else { "<tr>" });
         for (i, text) in cols.iter().enumerate() {
-            let best = c.ok()
+            let best = ranked(c)
                 && several(c.connections)
                 && marked
                     .iter()

@@ -4,10 +4,12 @@
 //! only through the hypervisor, and the waker pays for that exit in its own CPU time. On
 //! loopback every response wakes the client, so a server pays for the client's idle CPU: on the
 //! dev machine (a nested VM) a write that wakes a thread on a halted CPU cost its writer 13.5 µs
-//! against 1.1 µs when the reader was busy. An idle CPU that polls instead of halting needs no
-//! interrupt (the wake-up is a flag it sees): 1.5 µs. Writing 0 to `/dev/cpu_dma_latency` asks
-//! the kernel for that for as long as the file stays open (tuned's latency-performance profile
-//! does the same); the request ends with the file, however the process ends.
+//! against 1.1 µs when the reader was busy (`cargo run --release --example wake_cost`). An idle
+//! CPU that polls instead of halting needs no interrupt (the wake-up is a flag it sees): 1.5 µs.
+//! Writing 0 to `/dev/cpu_dma_latency` asks the kernel for that for as long as the file stays
+//! open (cyclictest does the same), and the request ends with the file, however the process
+//! ends. It takes effect only where the CPUs have a polling idle state (a cpuidle driver with a
+//! `POLL` state): [`PollingIdle::hold`] checks that first.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -21,8 +23,20 @@ pub struct PollingIdle {
 
 impl PollingIdle {
     /// Asks for a wake-up latency of 0 (idle CPUs poll), held until the value is dropped.
-    /// Fails where the file is missing or not writable (not root).
+    /// Fails where the CPUs have no polling idle state, or the file is missing or not writable
+    /// (not root).
     pub fn hold() -> io::Result<PollingIdle> {
+        let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
+        let state0 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpuidle/state0/name").unwrap_or_default();
+        if driver.trim().is_empty() || driver.trim() == "none" || state0.trim() != "POLL" {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "no polling idle state (cpuidle driver '{}'): idle CPUs halt whatever is asked",
+                    driver.trim()
+                ),
+            ));
+        }
         let mut file = OpenOptions::new().write(true).open("/dev/cpu_dma_latency")?;
         file.write_all(&0i32.to_ne_bytes())?;
         Ok(PollingIdle { _file: file })

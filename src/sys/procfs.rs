@@ -135,19 +135,25 @@ pub fn thread_switches(pid: i32, tids: &mut Vec<i32>) -> (u64, u64) {
     total
 }
 
-/// Proportional set size of process `pid` in bytes (the `Pss:` line of smaps_rollup).
+/// Proportional set size of process `pid`'s own data in bytes: its anonymous and shared
+/// memory (`Pss_Anon` + `Pss_Shmem` of smaps_rollup; a page shared by N processes counts 1/N in
+/// each). File-backed pages (the binary, libraries) are left out: their share moves with
+/// whatever else maps the same files (the load generator is the same binary), not with what
+/// the process holds.
 pub fn pss(pid: i32) -> io::Result<u64> {
     let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kib| kib * 1024)
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("/proc/{pid}/smaps_rollup has no Pss line"),
-            )
-        })
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (field("Pss_Anon:"), field("Pss_Shmem:")) {
+        (Some(anon), Some(shmem)) => Ok((anon + shmem) * 1024),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("/proc/{pid}/smaps_rollup has no Pss_Anon / Pss_Shmem lines (Linux 5.x or later has them)"),
+        )),
+    }
 }
 
 /// A fingerprint of a set of thread ids (FNV-1a over the sorted ids).
