@@ -4,9 +4,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
-use crate::load::{self, LoadConfig};
+use crate::load::{self, Document, LoadArgs};
 use crate::models;
-use crate::server::{self, Config};
+use crate::server::{self, ServeArgs};
 use crate::units::BadValue;
 
 #[derive(Parser, Debug)]
@@ -38,7 +38,7 @@ pub enum Command {
     ///
     /// Prints {"event":"listening",...} on stdout once it accepts, and {"event":"stats",...}
     /// with every counter when it stops.
-    Serve(ServeArgs),
+    Serve(ServeCommand),
     /// Drive load at a server and measure it (HTTP like ab / wrk, echo, packet).
     ///
     /// Examples:
@@ -53,7 +53,7 @@ pub enum Command {
     /// bad response, TLS; a 4xx or 5xx is counted by status class and warned about, like wrk),
     /// 2 for bad flags.
     #[command(verbatim_doc_comment)]
-    Load(Box<LoadArgs>),
+    Load(Box<LoadCommand>),
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
     /// print a table as cells finish, write results/<scenario>-<time>/ (JSON, CSV, HTML report).
     Bench(BenchArgs),
@@ -95,9 +95,9 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct LoadArgs {
+pub struct LoadCommand {
     #[command(flatten)]
-    pub config: LoadConfig,
+    pub args: LoadArgs,
     /// Print the JSON document instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -112,12 +112,12 @@ pub struct LoadArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct ServeArgs {
+pub struct ServeCommand {
     /// Server model (see `muxlab models`).
     #[arg(long, short = 'm', value_parser = model_names())]
     pub model: String,
     #[command(flatten)]
-    pub config: Config,
+    pub args: ServeArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -215,7 +215,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
                     args.model, model.name
                 );
             }
-            server::serve(model, args.config, &mut std::io::stdout())?;
+            server::serve(model, args.args, &mut std::io::stdout())?;
         }
         Command::Load(args) => run_load(&args)?,
         Command::Merge { files, human } => run_merge(&files, human)?,
@@ -242,66 +242,65 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
-    let cfg = args.config.clone().resolve()?;
-    if let Some(path) = &args.hgrm {
+fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
+    let spec = cmd.args.clone().resolve()?;
+    if let Some(path) = &cmd.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
-    if cfg.subshard.is_some() {
-        // A part started by the parent below: it reads the document (and, for bench or
-        // --hosts, when the part started).
-        let show = if args.progress_json {
-            load::Show::JsonLines
-        } else {
-            load::Show::Nothing
-        };
-        let o = load::run(&cfg, show)?;
-        println!("{}", load::summary::to_json(&cfg, &o));
-        return Ok(());
-    }
-    let show = match (args.progress_json, args.json) {
+    let show = match (cmd.progress_json, cmd.json) {
         (true, _) => load::Show::JsonLines,
         (false, true) => load::Show::Nothing,
+        (false, false) if spec.subshard().is_some() => load::Show::Nothing,
         (false, false) => load::Show::Terminal,
     };
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if !args.remote.hosts.is_empty() {
-        let fanned = crate::remote::fanout::run(&cfg, &args.remote, &argv, show)?;
-        if args.json {
-            println!("{}", fanned.doc);
+    if !cmd.remote.hosts.is_empty() {
+        let fanned = crate::remote::fanout::run(&spec, &cmd.remote, show)?;
+        if cmd.json {
+            println!("{}", json_line(&fanned.doc));
         } else {
-            print!("{}", load::summary::human(&cfg, &fanned.merged));
+            print!("{}", load::summary::human(&fanned.doc));
             print!("{}", crate::remote::fanout::host_lines(&fanned));
         }
-        write_hgrm(args, &fanned.merged)?;
-        return fanned.verdict().map_err(|message| Failure { code: 1, message }.into());
+        write_hgrm(cmd, fanned.doc.outcome())?;
+        return fanned.verdict().map_err(|e| {
+            Failure {
+                code: 1,
+                message: e.to_string(),
+            }
+            .into()
+        });
     }
-    let shards = load::shard::needed(cfg.share_connections());
+    // A part started by the parent below runs its piece as it is.
+    let shards = match spec.subshard() {
+        Some(_) => 1,
+        None => load::shard_processes(spec.share().connections),
+    };
     let outcome = if shards > 1 {
-        if !args.json {
+        if !cmd.json {
             eprintln!(
                 "muxlab: {} connections need more descriptors than one process may open ({}): running {shards} processes",
-                cfg.share_connections(),
-                load::shard::per_process()
+                spec.share().connections,
+                load::per_process()
             );
         }
         // The parts run on the CPUs this process was given (they inherit its affinity), and
         // the merge counts those CPUs, not the machine's, when it tells a saturated client.
-        if let Some(cpus) = &cfg.cpus {
+        if let Some(cpus) = spec.cpus() {
             crate::sys::affinity::set(&cpus.0)
                 .map_err(|e| load::Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
         }
-        load::shard::run(&argv, shards, show)?
+        load::run_shards(&spec, shards, show)?
     } else {
-        load::run(&cfg, show)?
+        load::run(&spec, show)?
     };
-    if args.json {
-        println!("{}", load::summary::to_json(&cfg, &outcome));
+    let doc = Document::new(&spec, &outcome);
+    if cmd.json {
+        println!("{}", json_line(&doc));
     } else {
-        print!("{}", load::summary::human(&cfg, &outcome));
+        print!("{}", load::summary::human(&doc));
     }
-    write_hgrm(args, &outcome)?;
+    write_hgrm(cmd, &outcome)?;
     if outcome.tally.error_total() > 0 || outcome.tally.requests == 0 {
         return Err(Failure {
             code: 1,
@@ -316,8 +315,13 @@ fn run_load(args: &LoadArgs) -> Result<(), anyhow::Error> {
     Ok(())
 }
 
-fn write_hgrm(args: &LoadArgs, o: &load::Outcome) -> Result<(), load::Error> {
-    if let Some(path) = &args.hgrm {
+/// A document on one line.
+fn json_line(doc: &Document) -> String {
+    serde_json::to_string(doc).expect("a document serialises")
+}
+
+fn write_hgrm(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
+    if let Some(path) = &cmd.hgrm {
         std::fs::write(path, o.tally.latency.hgrm()).map_err(load::io_err(format!("writing {}", path.display())))?;
     }
     Ok(())
@@ -329,16 +333,13 @@ fn run_merge(files: &[std::path::PathBuf], human: bool) -> Result<(), anyhow::Er
     for f in files {
         let name = f.display().to_string();
         let text = std::fs::read_to_string(f).map_err(|e| load::Error::Usage(format!("cannot read {name}: {e}")))?;
-        let doc: serde_json::Value = serde_json::from_str(text.trim())
-            .map_err(|_| load::Error::Usage(format!("{name}: not a muxlab load result (not a JSON document)")))?;
-        docs.push((name, doc));
+        docs.push((name.clone(), Document::read(&name, &text)?));
     }
     let merged = load::merge::documents(&docs)?;
     if human {
-        let o = load::merge::read_document("the merged document", &merged)?;
-        print!("{}", load::summary::human_of_document(&merged, &o));
+        print!("{}", load::summary::human(&merged));
     } else {
-        println!("{merged}");
+        println!("{}", json_line(&merged));
     }
     Ok(())
 }
@@ -410,14 +411,8 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         steer_rx: args.steer_rx,
         deep_idle: args.deep_idle,
     };
-    let mut out = std::io::stdout();
-    let done = crate::bench::run(&opts, &mut |event| {
-        let _ = match event {
-            crate::bench::Event::Experiment(x) => writeln!(out, "{}", crate::report::table::header(x)),
-            crate::bench::Event::Cell(cell) => writeln!(out, "{}", crate::report::table::row(cell)),
-        };
-        let _ = out.flush();
-    })?;
+    let mut shown = BenchShow::new();
+    let done = crate::bench::run(&opts, &mut |event| shown.event(event))?;
     let html = crate::report::write_html(&done.dir, &done.results)?;
     if !done.results.verdicts.is_empty() {
         println!("\nVerdicts:");
@@ -448,4 +443,97 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         .into());
     }
     Ok(())
+}
+
+/// How `muxlab bench` shows a run: what runs where and each finished cell on stdout, a line
+/// of progress with the time left on stderr while a cell runs (when stderr is a terminal).
+struct BenchShow {
+    out: std::io::Stdout,
+    progress: bool,
+}
+
+impl BenchShow {
+    fn new() -> BenchShow {
+        BenchShow {
+            out: std::io::stdout(),
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        }
+    }
+
+    /// Shows one event. Never a panic on a terminal that went away (SIGHUP follows): the run
+    /// cleans up.
+    fn event(&mut self, event: crate::bench::Event) {
+        use crate::bench::Event;
+        use crate::units::clock;
+        let out = &mut self.out;
+        let _ = match event {
+            Event::Started {
+                scenario,
+                cells,
+                placement,
+                dir,
+                notes,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "muxlab bench {}: {}\n{cells} cells, {placement}; results in {}\n",
+                    scenario.name,
+                    scenario.description,
+                    dir.display()
+                );
+                notes.iter().try_for_each(|n| writeln!(out, "note: {n}\n"))
+            }
+            Event::Experiment(x) => writeln!(out, "{}", crate::report::table::header(x)),
+            Event::Progress {
+                number,
+                of,
+                experiment,
+                target,
+                connections,
+                elapsed,
+                left,
+            } if self.progress => write!(
+                std::io::stderr(),
+                "\r\x1b[2K[{}/{of}] {experiment} {target} c={connections}  elapsed {}  ETA {}",
+                number + 1,
+                clock(elapsed),
+                clock(left)
+            ),
+            Event::Progress { .. } => Ok(()),
+            Event::Cell(cell) => {
+                if self.progress {
+                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
+                }
+                writeln!(out, "{}", crate::report::table::row(cell))
+            }
+            Event::Finished {
+                done,
+                planned,
+                elapsed,
+                failed,
+                skipped,
+                interrupted,
+            } => writeln!(
+                out,
+                "\n{done} of {planned} cells done in {}{}{}{}.",
+                clock(elapsed),
+                if failed > 0 {
+                    format!(", {failed} failed (see the notes)")
+                } else {
+                    String::new()
+                },
+                if skipped > 0 {
+                    format!(", {skipped} skipped")
+                } else {
+                    String::new()
+                },
+                if interrupted {
+                    ", interrupted by Ctrl-C: what finished is saved"
+                } else {
+                    ""
+                }
+            ),
+        };
+        let _ = out.flush();
+    }
 }

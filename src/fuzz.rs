@@ -3,7 +3,7 @@
 //! panics when one does not. A stable `cargo test` (tests/fuzz_corpus.rs) replays the committed
 //! corpus through the same functions, so a regression fails CI without nightly.
 
-use crate::load::workload::{HttpReader, Read};
+use crate::load::{HttpReader, Read};
 use crate::proto::{Proto, Session};
 
 /// Feeds `data` to a fresh session whole, then split at `cut`, and returns both outputs.

@@ -6,6 +6,7 @@
 //! `bench` and `report`, and [`cli`].
 
 pub mod error;
+pub mod sync;
 pub mod sys;
 pub mod units;
 

@@ -95,6 +95,12 @@ pub fn exact_duration(d: Duration) -> String {
     }
 }
 
+/// `m:ss`, as a progress line shows elapsed and remaining time.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
 /// `1234567` -> `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -157,6 +163,21 @@ pub mod serde_as {
             Option::<String>::deserialize(d)?
                 .map(|t| crate::units::parse_duration(&t).map_err(serde::de::Error::custom))
                 .transpose()
+        }
+    }
+
+    /// A duration as a number of seconds (`2.5`): how documents carry measured times.
+    pub mod secs {
+        use super::*;
+        pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(d.as_secs_f64())
+        }
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+            let v = f64::deserialize(d)?;
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(serde::de::Error::custom(format!("{v} is not a number of seconds")));
+            }
+            Ok(Duration::from_secs_f64(v))
         }
     }
 
@@ -320,5 +341,62 @@ pub fn si(v: f64) -> String {
         format!("{}k", trim(format!("{:.1}", v / 1e3)))
     } else {
         trim(format!("{v:.1}"))
+    }
+}
+
+/// The keys serde reads for the struct `T` (its field names as renamed): how a scenario tells
+/// one struct's keys from another's in a table they share.
+pub fn serde_fields<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Fields<'a>(&'a mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for Fields<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("fields read"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+            unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::units::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("200us").unwrap(), Duration::from_micros(200));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert_eq!(format_duration(Duration::from_micros(200)), "200us");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_micros(2500)), "2.5ms");
+    }
+
+    #[test]
+    fn cpus_and_ranges() {
+        assert_eq!(parse_cpus("0,2-3").unwrap(), vec![0, 2, 3]);
+        assert!(parse_cpus("3-1").is_err());
+        assert_eq!(parse_ipv4_range("127.0.0.2-127.0.0.4").unwrap().len(), 3);
+        assert!(parse_ipv4_range("127.0.0.9-127.0.0.4").is_err());
     }
 }

@@ -786,3 +786,32 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
         );
     }
 }
+
+/// A results directory written before results.json had a format version (muxlab at 489a489,
+/// `tests/fixtures/v1/results`) still loads: the report is rebuilt with its charts and
+/// verdicts, and `report A B` compares it with itself.
+#[test]
+fn results_written_by_an_earlier_version_still_load() {
+    let d = tmpdir("v1-results");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v1/results/results.json"),
+        d.join("results.json"),
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["report", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(d.join("report.html")).unwrap();
+    assert!(page.contains("<svg") && page.contains("keepalive"), "no charts");
+    let r = muxlab::bench::results::read(&d).unwrap();
+    assert_eq!(r.format, 1, "a file with no format key is format 1");
+    assert_eq!(r.cells.len(), 6);
+    assert!(r.cells.iter().all(|c| c.load.is_some()), "its documents read too");
+    let out = Command::new(BIN)
+        .args(["report", d.to_str().unwrap(), d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

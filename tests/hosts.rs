@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{lab::Lab, Server, BIN};
-use muxlab::load::histogram::Hist;
+use muxlab::load::Hist;
 use serde_json::Value;
 
 macro_rules! lab_or_skip {

@@ -652,3 +652,30 @@ fn an_overloaded_open_loop_counts_what_it_scheduled_and_did_not_complete() {
     assert!(closed.get("scheduled").is_none_or(|v| v.is_null()), "{closed}");
     srv.stop();
 }
+
+/// Documents written before the load generator's result was one typed document (muxlab at
+/// 489a489: `tests/fixtures/v1/`) still read: two shares merge into their run, and a rate run's
+/// summary prints.
+#[test]
+fn documents_written_by_an_earlier_version_still_merge_and_read() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v1");
+    let out = Command::new(BIN)
+        .args(["merge", &format!("{dir}/p0.json"), &format!("{dir}/p1.json")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"], 1000);
+    assert_eq!(doc["config"]["shards"], 2);
+    assert_eq!(doc["parts"].as_array().unwrap().len(), 2);
+    let out = Command::new(BIN)
+        .args(["merge", "--human", &format!("{dir}/load-rate.json")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("open loop at 2000 req/s"),
+        "{text}"
+    );
+    assert!(text.contains("2,000 requests scheduled in the window"), "{text}");
+}

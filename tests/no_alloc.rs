@@ -73,8 +73,8 @@ fn an_epoll_loop_serves_keep_alive_without_allocating_per_request() {
             }
         }
         let model = muxlab::models::find("epoll").unwrap();
-        let cfg = <muxlab::server::Config as clap::FromArgMatches>::from_arg_matches(
-            &<muxlab::server::Config as clap::Args>::augment_args(clap::Command::new("t"))
+        let cfg = <muxlab::server::ServeArgs as clap::FromArgMatches>::from_arg_matches(
+            &<muxlab::server::ServeArgs as clap::Args>::augment_args(clap::Command::new("t"))
                 .get_matches_from(["t", "--port", "0"]),
         )
         .unwrap();

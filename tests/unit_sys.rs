@@ -418,11 +418,15 @@ mod server_deadline {
     #[derive(Parser)]
     struct Flags {
         #[command(flatten)]
-        cfg: muxlab::server::Config,
+        cfg: muxlab::server::ServeArgs,
     }
 
     fn cfg() -> muxlab::server::Config {
-        Flags::parse_from(["t", "--header-timeout", "1s", "--idle-timeout", "30s"]).cfg
+        let model = muxlab::models::find("epoll").unwrap();
+        Flags::parse_from(["t", "--header-timeout", "1s", "--idle-timeout", "30s"])
+            .cfg
+            .validate(model.name, model.workers, model.flags)
+            .unwrap()
     }
 
     /// A session holding the start of a head after one whole request.

@@ -3,17 +3,11 @@
 //! serve`'s flags and checks, a workload through `muxlab load`'s). An error is one line naming
 //! the file, the line and the field.
 
-use super::error::Error;
-use super::scenario::{model_name, Experiment, Scenario};
-use crate::units::parse_duration;
+use serde::Deserialize;
 
-/// `muxlab load`'s workload flags, as the command line reads them.
-#[derive(clap::Parser)]
-#[command(no_binary_name = true)]
-struct LoadLine {
-    #[command(flatten)]
-    config: crate::load::LoadConfig,
-}
+use super::error::Error;
+use super::scenario::{model_name, Experiment, Protocol, Scenario};
+use crate::load::Workload;
 
 /// `muxlab serve`'s flags, as the command line reads them.
 #[derive(clap::Parser)]
@@ -22,7 +16,7 @@ struct ServeLine {
     #[arg(long)]
     model: String,
     #[command(flatten)]
-    config: crate::server::Config,
+    config: crate::server::ServeArgs,
 }
 
 /// What clap or a flag check said, in one line (clap's usage and help hints dropped).
@@ -46,42 +40,29 @@ fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), Erro
         .map_err(first_line)
 }
 
-/// Checks an experiment's workload with `muxlab load`'s own rules, at every connection count.
-fn check_workload(x: &Experiment, addr: std::net::IpAddr) -> Result<(), Error> {
+/// Checks an experiment's workload with `muxlab load`'s own rules, at every connection count;
+/// the error names the key it is about.
+fn check_workload(x: &Experiment, addr: std::net::IpAddr) -> Result<(), crate::load::Error> {
     for &conns in &x.connections {
-        let args = super::runner::workload_args(x, std::net::SocketAddr::new(addr, 1), conns, 0);
-        let line = <LoadLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
-        line.config.resolve().map_err(first_line)?;
+        x.load_args(std::net::SocketAddr::new(addr, 1), conns).resolve()?;
     }
     Ok(())
 }
 
-/// The scenario key of a `muxlab load` flag a message names, if any.
-fn key_of_flag(msg: &str) -> &'static str {
-    const KEYS: &[(&str, &str)] = &[
-        ("--pipeline", "pipeline"),
-        ("--connect-rate", "connect_rate"),
-        ("--rate", "rate"),
-        ("--think", "think"),
-        ("--close", "close"),
-        ("--timeout", "timeout"),
-        ("--warmup", "warmup"),
-        ("--bind", "bind"),
-        ("--body-size", "body_size"),
-        ("--chunked", "chunked"),
-        ("--size", "size"),
-        ("-d", "duration"),
-        ("-n", "requests"),
-        ("-c", "connections"),
-    ];
-    KEYS.iter()
-        .find(|(flag, _)| {
-            msg.match_indices(flag).any(|(i, _)| {
-                let after = msg[i + flag.len()..].chars().next();
-                !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
-            })
+/// The first workload key of an experiment table whose value the workload cannot read: the
+/// key and what is wrong with it (serde's errors inside a flattened table do not say where).
+fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
+    let keys = Workload::keys();
+    table
+        .iter()
+        .filter(|(k, _)| keys.contains(&k.as_str()) || k.as_str() == "headers")
+        .find_map(|(k, v)| {
+            let mut one = toml::Table::new();
+            one.insert(k.clone(), v.clone());
+            Workload::deserialize(one)
+                .err()
+                .map(|e| (k.clone(), e.message().trim().to_string()))
         })
-        .map_or("experiment", |(_, key)| key)
 }
 
 /// Whether a host name could be read as an option by ssh.
@@ -121,51 +102,103 @@ fn line_in(text: &str, at: &str, key: &str) -> usize {
     text[..pos].matches('\n').count() + 1
 }
 
-/// Parses and checks a scenario; errors name `origin`, the line and the field.
-pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
-    let s: Scenario = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|sp| text[..sp.start].matches('\n').count() + 1);
+/// Where a scenario's errors point: the file (or built-in) and its text.
+struct Origin<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl Origin<'_> {
+    /// An error at the first line holding `needle`, about `field`.
+    fn at(&self, needle: &str, field: &str, msg: impl std::fmt::Display) -> Error {
+        self.line(line_of(self.text, needle), field, msg)
+    }
+
+    /// An error at line `l` (0: unknown), about `field`.
+    fn line(&self, l: usize, field: &str, msg: impl std::fmt::Display) -> Error {
+        Error::Scenario(if l > 0 {
+            format!("{}, line {l}, field '{field}': {msg}", self.name)
+        } else {
+            format!("{}, field '{field}': {msg}", self.name)
+        })
+    }
+
+    /// An error about `key` of experiment `x`, at its line in that experiment's table.
+    fn key(&self, x: &Experiment, key: &str, msg: impl std::fmt::Display) -> Error {
+        let at = format!("name = \"{}\"", x.name);
+        self.line(
+            line_in(self.text, &at, key),
+            key,
+            format!("experiment '{}': {msg}", x.name),
+        )
+    }
+
+    /// A TOML error at its span.
+    fn toml(&self, e: toml::de::Error) -> Error {
+        let line = e.span().map(|sp| self.text[..sp.start].matches('\n').count() + 1);
         let msg = e.message().trim().to_string();
         Error::Scenario(match line {
-            Some(l) => format!("{origin}, line {l}: {msg}"),
-            None => format!("{origin}: {msg}"),
+            Some(l) => format!("{}, line {l}: {msg}", self.name),
+            None => format!("{}: {msg}", self.name),
         })
-    })?;
-    let err = |needle: &str, field: &str, msg: String| {
-        let l = line_of(text, needle);
-        Error::Scenario(if l > 0 {
-            format!("{origin}, line {l}, field '{field}': {msg}")
-        } else {
-            format!("{origin}, field '{field}': {msg}")
-        })
-    };
+    }
+}
+
+/// Parses and checks a scenario; errors name `origin`, the line and the field.
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
+    let o = Origin { name: origin, text };
+    let raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
+    // A workload value that does not read is named by its key before the whole file is read
+    // (inside an experiment's table serde cannot say which key it was).
+    let tables = raw.get("experiment").and_then(|v| v.as_array()).into_iter().flatten();
+    for t in tables.filter_map(|t| t.as_table()) {
+        if let Some((key, msg)) = bad_workload_value(t) {
+            let name = t.get("name").and_then(|n| n.as_str()).unwrap_or("");
+            let l = line_in(text, &format!("name = \"{name}\""), &key);
+            return Err(o.line(l, &key, format!("experiment '{name}': {msg}")));
+        }
+    }
+    let mut s: Scenario = toml::from_str(text).map_err(|e| o.toml(e))?;
+    check_scenario(&s, &o)?;
+    for i in 0..s.experiments.len() {
+        let x = &mut s.experiments[i];
+        if std::mem::take(&mut x.tls) && x.proto == Protocol::Http {
+            // The old key: what it meant is `proto = "https"` now.
+            eprintln!(
+                "muxlab: note: {origin}: experiment '{}': tls = true is read as proto = \"https\" (write that instead)",
+                x.name
+            );
+            x.proto = Protocol::Https;
+        }
+        check_experiment(&s.experiments[i], &s, &o)?;
+    }
+    Ok(s)
+}
+
+/// The scenario's own keys: addresses, hosts, repeats, CPUs.
+fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), Error> {
     if s.experiments.is_empty() {
-        return Err(Error::Scenario(format!("{origin}: no [[experiment]] tables")));
+        return Err(Error::Scenario(format!("{}: no [[experiment]] tables", o.name)));
     }
     if let Some(a) = &s.server_addr {
         a.parse::<std::net::IpAddr>()
-            .map_err(|_| err(a, "server_addr", format!("'{a}' is not an IP address")))?;
+            .map_err(|_| o.at(a, "server_addr", format!("'{a}' is not an IP address")))?;
     }
     if !s.client_hosts.is_empty() && s.server_host.is_none() && s.server_addr.is_none() {
-        return Err(err(
+        return Err(o.at(
             "client_hosts",
             "client_hosts",
             "the client hosts cannot reach a server on 127.0.0.1: give server_host, or server_addr \
-             (this machine's address as they reach it)"
-                .into(),
+             (this machine's address as they reach it)",
         ));
     }
     if s.repeats == 0 {
-        return Err(err("repeats", "repeats", "must be at least 1".into()));
+        return Err(o.at("repeats", "repeats", "must be at least 1"));
     }
-    for (field, h) in s
-        .server_host
-        .iter()
-        .map(|h| ("server_host", h))
-        .chain(s.client_hosts.iter().map(|h| ("client_hosts", h)))
-    {
+    let hosts = s.server_host.iter().map(|h| ("server_host", h));
+    for (field, h) in hosts.chain(s.client_hosts.iter().map(|h| ("client_hosts", h))) {
         if bad_host(h) {
-            return Err(err(
+            return Err(o.at(
                 &format!("\"{h}\""),
                 field,
                 format!("'{h}' is not a host name (a name must not be empty, start with '-', or hold spaces)"),
@@ -173,130 +206,165 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         }
     }
     if s.steer_rx {
-        super::steer::applies(&s).map_err(|why| err("steer_rx", "steer_rx", why.to_string()))?;
+        super::steer::applies(s).map_err(|why| o.at("steer_rx", "steer_rx", why))?;
     }
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
-        crate::units::parse_cpus(cpus).map_err(|e| err(cpus, "server_cpus / client_cpus", e.to_string()))?;
+        crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "server_cpus / client_cpus", e))?;
     }
-    for x in &s.experiments {
-        let at = format!("name = \"{}\"", x.name);
-        let field_err = |field: &str, msg: String| err(&at, field, format!("experiment '{}': {msg}", x.name));
-        if !["http", "echo", "packet"].contains(&x.proto.as_str()) {
-            return Err(err(
-                &format!("\"{}\"", x.proto),
-                "proto",
-                format!("'{}' is not http, echo or packet", x.proto),
-            ));
-        }
-        if x.models.is_empty() && x.peers.is_empty() {
-            return Err(field_err("models", "lists no models and no peers".into()));
-        }
-        for m in &x.models {
-            let name = model_name(m);
-            if crate::models::find(name).is_none() {
-                return Err(err(
-                    &format!("\"{m}\""),
-                    "models",
-                    format!("unknown model '{name}' (see muxlab models)"),
-                ));
-            }
-        }
-        for p in &x.peers {
-            if p != "nginx" && p != "nginx deferred" {
-                return Err(err(
-                    &format!("\"{p}\""),
-                    "peers",
-                    format!("unknown peer '{p}': the peers are nginx and \"nginx deferred\""),
-                ));
-            }
-        }
-        if x.connections.is_empty() || x.connections.contains(&0) {
-            return Err(field_err(
-                "connections",
-                "needs one or more counts, each at least 1".into(),
-            ));
-        }
-        match (&x.duration, x.requests) {
-            (Some(_), Some(_)) => return Err(field_err("duration", "give duration or requests, not both".into())),
-            (None, None) => {
-                return Err(field_err(
-                    "duration",
-                    "give a duration (\"3s\") or a number of requests".into(),
-                ))
-            }
-            _ => {}
-        }
-        for (field, v) in [
-            ("duration", &x.duration),
-            ("warmup", &x.warmup),
-            ("think", &x.think),
-            ("timeout", &x.timeout),
-        ] {
-            if let Some(v) = v {
-                parse_duration(v).map_err(|e| err(&format!("\"{v}\""), field, e.to_string()))?;
-            }
-        }
-        if let Some(w) = &x.work {
-            w.parse::<crate::server::Work>()
-                .map_err(|e| err(&format!("\"{w}\""), "work", e.to_string()))?;
-        }
-        if x.close && x.proto != "http" {
-            return Err(field_err("close", "applies to http only".into()));
-        }
-        if x.tls && x.proto != "http" {
-            return Err(field_err("tls", "applies to http only (https)".into()));
-        }
-        if let Some(b) = &x.body_size {
-            if x.proto != "http" {
-                return Err(field_err("body_size", "applies to http only".into()));
-            }
-            crate::units::parse_size(b).map_err(|e| err(b, "body_size", e.to_string()))?;
-        }
-        if x.chunked && x.body_size.is_none() {
-            return Err(field_err("chunked", "sends a body: give body_size too".into()));
-        }
-        if x.rotate_sources && x.bind.is_some() {
-            return Err(field_err(
-                "rotate_sources",
-                "picks the source addresses itself: drop bind".into(),
-            ));
-        }
-        if let Some(b) = &x.bind {
-            crate::units::parse_ipv4_range(b).map_err(|e| err(b, "bind", e.to_string()))?;
-        }
-        if let Some(r) = &x.reference {
-            if !x.models.contains(r) && !x.peers.contains(r) {
-                return Err(err(
-                    &format!("\"{r}\""),
-                    "reference",
-                    format!("experiment '{}': \"{r}\" is not one of its models or peers", x.name),
-                ));
-            }
-        }
-        // The model entries and the workload, by serve's and load's own rules: what the
-        // command line would refuse is refused here, before anything runs.
-        let addr = s.server_addr.as_deref().unwrap_or("127.0.0.1");
-        for m in &x.models {
-            check_model_entry(m, x, addr).map_err(|e| {
-                err(
-                    &format!("\"{m}\""),
-                    "models",
-                    format!("experiment '{}': \"{m}\": {e}", x.name),
-                )
-            })?;
-        }
-        check_workload(x, addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into())).map_err(|e| {
-            let key = key_of_flag(&e.to_string());
-            let l = line_in(text, &at, key);
-            let place = if l > 0 { format!(", line {l}") } else { String::new() };
-            Error::Scenario(format!("{origin}{place}, field '{key}': experiment '{}': {e}", x.name))
+    Ok(())
+}
+
+/// One experiment: its keys, its targets by serve's rules, its workload by load's.
+fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> {
+    if let Some(key) = x.unknown.keys().next() {
+        return Err(o.key(
+            x,
+            key,
+            format!("unknown key '{key}' (every muxlab load flag is a key: see muxlab load --help)"),
+        ));
+    }
+    if x.models.is_empty() && x.peers.is_empty() {
+        return Err(o.key(x, "models", "lists no models and no peers"));
+    }
+    check_targets(x, o)?;
+    if x.connections.is_empty() || x.connections.contains(&0) {
+        return Err(o.key(x, "connections", "needs one or more counts, each at least 1"));
+    }
+    if x.load.duration.is_none() && x.load.requests.is_none() {
+        return Err(o.key(x, "duration", "give a duration (\"3s\") or a number of requests"));
+    }
+    if let Some(w) = &x.work {
+        w.parse::<crate::server::Work>()
+            .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
+    }
+    if x.rotate_sources && x.load.bind.is_some() {
+        return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
+    }
+    // The model entries and the workload, by serve's and load's own rules: what the command
+    // line would refuse is refused here, before anything runs.
+    let addr = s.server_addr.as_deref().unwrap_or("127.0.0.1");
+    for m in &x.models {
+        check_model_entry(m, x, addr).map_err(|e| {
+            o.at(
+                &format!("\"{m}\""),
+                "models",
+                format!("experiment '{}': \"{m}\": {e}", x.name),
+            )
         })?;
-        if x.paired && s.server_host.is_some() {
-            return Err(field_err(
-                "paired",
-                "runs every server at once on this machine: drop server_host, or paired".into(),
+    }
+    let ip = addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+    check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), e))?;
+    if x.paired && s.server_host.is_some() {
+        return Err(o.key(
+            x,
+            "paired",
+            "runs every server at once on this machine: drop server_host, or paired",
+        ));
+    }
+    Ok(())
+}
+
+/// The names of an experiment's models, peers and reference.
+fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
+    for m in &x.models {
+        let name = model_name(m);
+        if crate::models::find(name).is_none() {
+            return Err(o.at(
+                &format!("\"{m}\""),
+                "models",
+                format!("unknown model '{name}' (see muxlab models)"),
             ));
         }
     }
-    Ok(s)
+    for p in &x.peers {
+        if p != "nginx" && p != "nginx deferred" {
+            return Err(o.at(
+                &format!("\"{p}\""),
+                "peers",
+                format!("unknown peer '{p}': the peers are nginx and \"nginx deferred\""),
+            ));
+        }
+    }
+    if let Some(r) = &x.reference {
+        if !x.models.contains(r) && !x.peers.contains(r) {
+            return Err(o.at(
+                &format!("\"{r}\""),
+                "reference",
+                format!("experiment '{}': \"{r}\" is not one of its models or peers", x.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod bench_scenario {
+    use crate::bench::scenario::*;
+
+    #[test]
+    fn every_builtin_scenario_parses() {
+        for (name, text) in BUILTIN {
+            let s = parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&s.name, name);
+        }
+    }
+
+    #[test]
+    fn bad_files_name_the_line_and_field() {
+        let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
+        let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
+            "{e}"
+        );
+        let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 9") && e.contains("conections"), "{e}");
+        let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 9, field 'work'"), "{e}");
+        let e = parse("name = \"x\"\ndescription = 3\n", "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        let e = parse(
+            &format!("client_hosts = [\"a\"]\n{base}models = [\"epoll\"]\n"),
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("field 'client_hosts'") && e.contains("server_addr"), "{e}");
+        let e = parse(
+            &format!("server_addr = \"nowhere\"\n{base}models = [\"epoll\"]\n"),
+            "f.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("field 'server_addr'"), "{e}");
+    }
+
+    #[test]
+    fn placement_splits_bigger_machines_and_keeps_two_cores_as_they_were() {
+        let base = "name = \"x\"\ndescription = \"d\"\n";
+        let exp = "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
+        let sc = parse(&format!("{base}{exp}"), "f").unwrap();
+        let split = crate::bench::default_split;
+        assert_eq!(split(&[0, 1], &sc), ("0".into(), "1".into(), 1));
+        assert_eq!(split(&[0], &sc), ("0".into(), "0".into(), 1));
+        let cpus: Vec<usize> = (0..16).collect();
+        assert_eq!(
+            split(&cpus, &sc),
+            ("0,1,2,3,4,5,6,7".into(), "8,9,10,11,12,13,14,15".into(), 8)
+        );
+        let set = parse(
+            &format!("{base}server_cpus = \"0-3\"\nclient_cpus = \"4,5\"\n{exp}"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(split(&cpus, &set), ("0-3".into(), "4,5".into(), 2));
+    }
 }

@@ -14,9 +14,12 @@ pub enum Error {
     /// Writing results failed.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// Why one cell failed (or was skipped). Recorded in the cell's status; the matrix goes on.
+    /// Why one cell failed. Recorded in the cell's status; the matrix goes on.
     #[error("{0}")]
     Cell(String),
+    /// Why one cell cannot run here (a peer that is missing or cannot speak the protocol).
+    #[error("skipped: {0}")]
+    Skipped(String),
 }
 
 impl Error {

@@ -3,10 +3,9 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::results::{CpuSource, Figures};
-use crate::load::tally::jain;
+use crate::load::{jain, Document};
+use crate::server::stats::{Counter, StatsLine};
 use crate::sys::procfs::ProcSample;
 
 /// The server tree's samples a cell's figures come from.
@@ -23,10 +22,10 @@ pub(super) struct Samples<'a> {
 
 /// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
 /// server muxlab does not run), and then every server figure is `None`.
-pub(super) fn figures(load: &Value, s: &Samples, cpu: Option<CpuSource>) -> Figures {
-    let f64_at = |v: &Value| v.as_f64().unwrap_or(0.0);
-    let requests = load["requests"].as_u64().unwrap_or(0);
-    let window = f64_at(&load["duration_s"]).max(1e-9);
+pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Figures {
+    let r = &doc.results;
+    let requests = r.requests;
+    let window = r.duration_s.max(1e-9);
     // The server's CPU time over the window: the samples' difference, scaled from their span to
     // the window's length.
     let scale = if s.span.is_zero() {
@@ -41,7 +40,7 @@ pub(super) fn figures(load: &Value, s: &Samples, cpu: Option<CpuSource>) -> Figu
     let switches = (s.end.voluntary_switches + s.end.involuntary_switches)
         .saturating_sub(s.begin.voluntary_switches + s.begin.involuntary_switches);
     // Per connection that came up; a tree whose data shrank measured no growth (`None`).
-    let established = load["connections"]["established"].as_u64().unwrap_or(0);
+    let established = r.connections.established;
     let pss_growth = match (s.base.pss, s.end.pss) {
         (Some(b), Some(e)) if watched && e >= b && established > 0 => {
             Some((e - b) as f64 / 1024.0 / established as f64)
@@ -49,26 +48,26 @@ pub(super) fn figures(load: &Value, s: &Samples, cpu: Option<CpuSource>) -> Figu
         _ => None,
     };
     Figures {
-        throughput_rps: f64_at(&load["throughput_rps"]),
+        throughput_rps: r.throughput_rps,
         requests,
         // A server that answers 4xx / 5xx is not serving: those count as errors here.
-        errors: load["error_total"].as_u64().unwrap_or(0) + load["non_2xx_3xx"].as_u64().unwrap_or(0),
-        p50_us: f64_at(&load["latency_us"]["p50"]),
-        p99_us: f64_at(&load["latency_us"]["p99"]),
-        p999_us: f64_at(&load["latency_us"]["p999"]),
+        errors: r.error_total + r.non_2xx_3xx,
+        p50_us: r.latency_us.p50.unwrap_or(0.0),
+        p99_us: r.latency_us.p99.unwrap_or(0.0),
+        p999_us: r.latency_us.p999.unwrap_or(0.0),
         server_cpu_us_per_req: (watched && requests > 0).then(|| cpu_s * 1e6 / requests as f64),
         server_cpu_cores: watched.then_some(cpu_s / window),
         cpu_source: cpu,
-        client_cpu_util: f64_at(&load["client_cpu_utilization"]),
-        client_bound: load["client_saturated"].as_bool().unwrap_or(false),
+        client_cpu_util: r.client_cpu_utilization,
+        client_bound: r.client_saturated,
         mem_per_conn_kib: pss_growth,
         kernel_tcp_kib_per_conn: 0.0,
         peak_rss_mib: watched.then_some(s.peak.rss as f64 / (1 << 20) as f64),
         peak_threads: watched.then_some(s.peak.threads),
         context_switches: (watched && same_threads).then_some((switches as f64 * scale) as u64),
         jain_workers: None,
-        jain_conns: load["fairness"]["jain"].as_f64(),
-        starved_conns: load["fairness"]["starved"].as_u64().unwrap_or(0),
+        jain_conns: r.fairness.jain,
+        starved_conns: r.fairness.starved as u64,
         useful_ratio: None,
         syscalls_per_req: None,
         lost_races_per_accept: None,
@@ -78,27 +77,26 @@ pub(super) fn figures(load: &Value, s: &Samples, cpu: Option<CpuSource>) -> Figu
 }
 
 /// The figures that come from the server's counters (its stats line when it stops).
-pub(super) fn counters(f: &mut Figures, stats: &Value) {
-    let t = &stats["totals"];
-    let total = |k: &str| t[k].as_u64();
+pub(super) fn counters(f: &mut Figures, stats: &StatsLine) {
+    let total = |c: Counter| stats.totals.get(c);
     let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
         _ => None,
     };
-    let per_worker: Vec<u64> = stats["per_worker"]
-        .as_array()
-        .map(|w| w.iter().filter_map(|x| x["requests"].as_u64()).collect())
-        .unwrap_or_default();
+    let per_worker: Vec<u64> = stats
+        .per_worker
+        .iter()
+        .filter_map(|w| w.get(Counter::Requests))
+        .collect();
     f.jain_workers = (per_worker.len() > 1).then(|| jain(&per_worker)).flatten();
-    f.useful_ratio = ratio(total("useful_events"), total("events"));
-    f.syscalls_per_req = ratio(total("syscalls"), total("requests"));
-    f.lost_races_per_accept = ratio(total("accept_lost"), total("accepted"));
+    f.useful_ratio = ratio(total(Counter::Useful), total(Counter::Events));
+    f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
+    f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn sample(cpu_ms: u64, switches: u64, threads: Option<u64>, pss: Option<u64>) -> ProcSample {
         ProcSample {
@@ -121,8 +119,24 @@ mod tests {
         }
     }
 
-    fn load() -> Value {
-        json!({"requests": 1000, "duration_s": 1.0, "connections": {"established": 4}})
+    /// A run of a second that completed 1,000 requests over `established` of 4 connections.
+    fn load_of(established: usize) -> Document {
+        let spec = crate::load::LoadArgs::new(
+            crate::load::Target::parse("http://127.0.0.1:1/").unwrap(),
+            4,
+            Default::default(),
+        )
+        .resolve()
+        .unwrap();
+        let mut o = crate::load::Outcome::empty(4, false);
+        o.elapsed = Duration::from_secs(1);
+        o.tally.requests = 1000;
+        o.tally.never_connected = (4 - established) as u64;
+        Document::new(&spec, &o)
+    }
+
+    fn load() -> Document {
+        load_of(4)
     }
 
     #[test]
@@ -144,9 +158,7 @@ mod tests {
         let f = figures(&load(), &over_a_second(&base, &begin, &shrunk), Some(CpuSource::Cgroup));
         assert_eq!(f.mem_per_conn_kib, None);
         // Per connection that came up: 2 of 4 established.
-        let mut half = load();
-        half["connections"]["established"] = json!(2);
-        let f = figures(&half, &s, Some(CpuSource::Cgroup));
+        let f = figures(&load_of(2), &s, Some(CpuSource::Cgroup));
         assert_eq!(f.mem_per_conn_kib, Some(1024.0));
         let f = figures(&load(), &s, None);
         assert_eq!(

@@ -6,13 +6,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::error::Error;
 use super::results::CpuSource;
 use super::scenario::Scenario;
-use crate::remote::sample::sample_from;
-use crate::remote::ssh::{self, Prepared, Session, Ssh};
+use crate::remote::sample::SampleLine;
+use crate::remote::ssh::{self, Machine, Prepared, Session, Ssh};
 use crate::sys::{self, cgroup::CpuGroup, procfs::ProcSample};
 
 /// The hosts of a run, ready to use.
@@ -26,7 +24,7 @@ pub struct Hosts {
     pub server: Option<Prepared>,
     pub clients: Vec<String>,
     /// What each host is (kernel, CPU model, cores), for the environment.
-    pub machines: Vec<Value>,
+    pub machines: Vec<Machine>,
     /// The server's address as ssh reached it.
     pub server_addr: Option<String>,
 }
@@ -57,7 +55,7 @@ impl Hosts {
         for h in sc.server_host.iter().chain(&sc.client_hosts) {
             let m = ssh::machine(&ssh, h).map_err(|e| Error::Usage(format!("host {h}: cannot reach it: {e}")))?;
             if Some(h) == sc.server_host.as_ref() {
-                server_addr = m["address"].as_str().map(String::from);
+                server_addr = m.address.clone();
             }
             machines.push(m);
         }
@@ -116,7 +114,7 @@ impl Hosts {
     fn sampler(&self, pid: i32) -> Result<Sampler, Error> {
         let p = self.server.as_ref().expect("a server host");
         let words = vec![p.bin.clone(), "sample".into()];
-        let s = Session::start(&self.ssh, &p.host, &words, false).map_err(Error::Cell)?;
+        let s = Session::start(&self.ssh, &p.host, &words, false).map_err(|e| Error::Cell(e.to_string()))?;
         Ok(Sampler::Remote {
             session: s,
             pid,
@@ -215,9 +213,10 @@ impl Sampler {
                     .lines
                     .recv_timeout(Duration::from_secs(10))
                     .map_err(|_| failed(&"the host's sampler did not answer within 10 s"))?;
-                let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-                *tcp = v["tcp_pages"].as_u64();
-                sample_from(&v).ok_or_else(|| failed(&format!("the host's sampler answered {answer}")))
+                let line: SampleLine = serde_json::from_str(&answer)
+                    .map_err(|_| failed(&format!("the host's sampler answered {answer}")))?;
+                *tcp = line.tcp_pages;
+                Ok(line.sample())
             }
         }
     }
@@ -239,5 +238,24 @@ impl Sampler {
             Sampler::Remote { tcp, .. } => *tcp,
             _ => sys::procfs::tcp_mem_pages(),
         }
+    }
+}
+
+#[cfg(test)]
+mod sampling {
+    use crate::bench::hosts::Sampler;
+
+    /// A sample that cannot be taken is an error naming what failed (the runner records it as
+    /// the cell's status), never a zero.
+    #[test]
+    fn a_server_whose_processes_cannot_be_read_fails_the_sample_with_its_reason() {
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id() as i32;
+        gone.wait().unwrap();
+        let mut s = Sampler::new(pid, None).unwrap();
+        let e = s.tree().unwrap_err().to_string();
+        assert!(e.contains("sampling the server's processes failed"), "{e}");
+        let e = s.all().unwrap_err().to_string();
+        assert!(e.contains("sampling the server's processes failed"), "{e}");
     }
 }

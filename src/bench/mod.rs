@@ -18,21 +18,17 @@ pub mod scenario;
 pub mod steer;
 pub mod verdict;
 
-use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
 use process::Placement;
-use results::Cell;
+use results::{Cell, Environment, Results};
 use runner::Target;
 use scenario::{Experiment, Scenario};
 
 pub use error::Error;
-use results::Results;
 
 use crate::sys;
 
@@ -71,12 +67,41 @@ pub struct Finished {
     pub interrupted: bool,
 }
 
-/// What a run tells its caller as it goes.
+/// What a run tells its caller as it goes (the caller owns the terminal).
 pub enum Event<'a> {
+    /// The run starts: the scenario, its cells, where things run, where results go, and
+    /// notes on what was set for the run.
+    Started {
+        scenario: &'a Scenario,
+        cells: usize,
+        placement: String,
+        dir: &'a Path,
+        notes: &'a [String],
+    },
     /// The cells of this experiment come next.
     Experiment(&'a Experiment),
+    /// Cell `number` (from 0) of `of` starts; `left` guesses the rest of the run.
+    Progress {
+        number: usize,
+        of: usize,
+        experiment: &'a str,
+        target: String,
+        connections: usize,
+        elapsed: Duration,
+        left: Duration,
+    },
     /// A cell finished.
     Cell(&'a Cell),
+    /// The run ended: cells done of those planned, how long it took, how many failed or were
+    /// skipped, and whether Ctrl-C cut it short (what finished is saved).
+    Finished {
+        done: usize,
+        planned: usize,
+        elapsed: Duration,
+        failed: usize,
+        skipped: usize,
+        interrupted: bool,
+    },
 }
 
 /// `muxlab bench --list`.
@@ -108,7 +133,7 @@ fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
     let server_cpus = match (&sc.server_cpus, remote_server) {
         (Some(_), _) | (None, None) => s,
         (None, Some(h)) => {
-            let cores = h.machines.first().and_then(|m| m["cores"].as_u64()).unwrap_or(1);
+            let cores = h.machines.first().and_then(|m| m.cores).unwrap_or(1);
             format!("0-{}", cores.saturating_sub(1))
         }
     };
@@ -195,8 +220,9 @@ fn guess(x: &Experiment) -> Duration {
     x.duration().unwrap_or(Duration::from_secs(5)) + x.warmup() + Duration::from_millis(700)
 }
 
-fn environment(place: &Placement) -> Value {
-    let (kernel, cpu) = sys::procfs::machine();
+/// The machine and the placement of a run.
+fn environment(place: &Placement) -> Environment {
+    let (kernel, cpu_model) = sys::procfs::machine();
     let git = std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()
@@ -218,33 +244,103 @@ fn environment(place: &Placement) -> Value {
     };
     // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
     // (measured only where the server runs on this machine).
-    let local = place.hosts.as_ref().is_none_or(|h| h.server.is_none());
-    let costs = local
+    let unit_costs = (!place.remote_server())
         .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
         .flatten()
         .and_then(costs::UnitCosts::measure);
-    json!({"kernel": kernel, "cpu_model": cpu, "unit_costs": costs,
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "server_cpus": place.server_cpus, "client_cpus": place.client_cpus, "client_threads": place.client_threads,
-        "server_addr": place.server_addr,
-        "hosts": place.hosts.as_ref().map(|h| json!({"server": h.server.as_ref().map(|p| &p.host),
-            "clients": h.clients, "machines": h.machines})),
-        "muxlab_version": env!("CARGO_PKG_VERSION"), "git_revision": git})
+    Environment {
+        kernel,
+        cpu_model,
+        unit_costs,
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        server_cpus: place.server_cpus.clone(),
+        client_cpus: place.client_cpus.clone(),
+        client_threads: place.client_threads,
+        server_addr: place.server_addr.clone(),
+        hosts: place.hosts.as_ref().map(|h| results::HostsEnvironment {
+            server: h.server.as_ref().map(|p| p.host.clone()),
+            clients: h.clients.clone(),
+            machines: h.machines.clone(),
+        }),
+        muxlab_version: env!("CARGO_PKG_VERSION").into(),
+        git_revision: git,
+        steer_rx: None,
+        cpu_idle: None,
+    }
 }
 
-/// Writes `results.json` and `results.csv` (after every cell, so nothing finished is lost).
-fn save(dir: &std::path::Path, sc: &Scenario, env: &Value, cells: &[Cell], interrupted: bool) -> Result<(), Error> {
-    let verdicts = verdict::all(&sc.experiments, cells, sc.repeats, &results::unit_costs(env));
-    let doc = json!({"scenario": sc, "environment": env, "interrupted": interrupted, "verdicts": verdicts,
-        "cells": cells});
-    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
-    std::fs::write(dir.join("results.json"), text).map_err(error::io_err("writing results.json"))?;
-    std::fs::write(dir.join("results.csv"), results::csv(cells)).map_err(error::io_err("writing results.csv"))?;
-    Ok(())
+/// Where the server and the client run, in words.
+fn placement_text(place: &Placement) -> String {
+    let server = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
+        Some(p) => format!(
+            "server on {} ({}) CPUs {}",
+            p.host, place.server_addr, place.server_cpus
+        ),
+        None => format!("server on CPU {}", place.server_cpus),
+    };
+    let client = match place.hosts.as_ref().filter(|h| !h.clients.is_empty()) {
+        Some(h) => format!("client on {} (every CPU there)", h.clients.join(", ")),
+        None => format!(
+            "client on CPU {} ({} thread{})",
+            place.client_cpus,
+            place.client_threads,
+            if place.client_threads == 1 { "" } else { "s" }
+        ),
+    };
+    format!("{server}, {client}")
 }
 
-/// Runs the scenario: prints what runs where to stdout and progress to stderr, and hands each
-/// experiment and finished cell to `on_event`.
+/// What a run holds for its length: loopback steered (`steer_rx`), idle CPUs polling. Dropped
+/// at the end (or on an error), which puts both back.
+struct Held {
+    _steered: Option<steer::Steered>,
+    _polling: Option<sys::cpuidle::PollingIdle>,
+}
+
+/// Takes what the run holds, records it in `env` and says it in `notes`.
+fn hold(
+    sc: &Scenario,
+    opts: &Options,
+    place: &Placement,
+    env: &mut Environment,
+    notes: &mut Vec<String>,
+) -> Result<Held, Error> {
+    if place.server_cpus == place.client_cpus && place.hosts.is_none() {
+        notes.push("only one CPU is available, so server and client share it; compare ratios only".into());
+    }
+    let steered = match sc.steer_rx {
+        true => Some(steer::Steered::apply(&place.client_cpus)?),
+        false => None,
+    };
+    if let Some(s) = &steered {
+        env.steer_rx = Some(s.said.clone());
+        notes.push(s.said.clone());
+    }
+    // Idle CPUs poll, so a wake-up costs the waker no hypervisor exit (see `sys::cpuidle`).
+    let here = if place.remote_server() {
+        " on this machine (not the server's host)"
+    } else {
+        ""
+    };
+    let (polling, idle) = match opts.deep_idle {
+        true => (None, "halt (--deep-idle)".to_string()),
+        false => match sys::cpuidle::PollingIdle::hold() {
+            Ok(p) => (
+                Some(p),
+                format!("poll{here} (/dev/cpu_dma_latency 0 held for the run; --deep-idle to let them halt)"),
+            ),
+            Err(e) => (None, format!("halt (cannot make them poll: {e})")),
+        },
+    };
+    notes.push(format!("idle CPUs {idle}"));
+    env.cpu_idle = Some(idle);
+    Ok(Held {
+        _steered: steered,
+        _polling: polling,
+    })
+}
+
+/// Runs the scenario, telling `on_event` what happens (the caller prints it).
 pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, Error> {
     let mut sc = scenario::load(&opts.scenario)?;
     if let Some(r) = opts.repeats {
@@ -266,177 +362,145 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     // CPU groups an earlier bench made and could not remove (it was killed).
     sys::cgroup::remove_stale();
     let plan = plan(&sc, opts);
-    // Held for the whole run: dropping it restores loopback's steering.
-    let steered = match sc.steer_rx {
-        true => Some(steer::Steered::apply(&place.client_cpus)?),
-        false => None,
-    };
+    let mut env = environment(&place);
+    let mut notes = Vec::new();
+    let _held = hold(&sc, opts, &place, &mut env, &mut notes)?;
     let dir =
         results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
-    let mut env = environment(&place);
-    if let Some(s) = &steered {
-        env["steer_rx"] = json!(s.said);
+    on_event(Event::Started {
+        scenario: &sc,
+        cells: plan.len(),
+        placement: placement_text(&place),
+        dir: &dir,
+        notes: &notes,
+    });
+    let started = Instant::now();
+    let cells = run_plan(&sc, opts, &plan, &place, &env, &dir, on_event)?;
+    let interrupted = STOP.load(Ordering::Relaxed) != 0;
+    if let Some(h) = &place.hosts {
+        h.finish();
     }
-    // Held for the whole run: idle CPUs poll, so a wake-up costs the waker no hypervisor exit.
-    let here = if place.remote_server() {
-        " on this machine (not the server's host)"
-    } else {
-        ""
-    };
-    let (_polling, idle) = match opts.deep_idle {
-        true => (None, "halt (--deep-idle)".to_string()),
-        false => match sys::cpuidle::PollingIdle::hold() {
-            Ok(p) => (
-                Some(p),
-                format!("poll{here} (/dev/cpu_dma_latency 0 held for the run; --deep-idle to let them halt)"),
-            ),
-            Err(e) => (None, format!("halt (cannot make them poll: {e})")),
-        },
-    };
-    env["cpu_idle"] = json!(idle);
-    let mut out = std::io::stdout();
-    let server_where = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
-        Some(p) => format!(
-            "server on {} ({}) CPUs {}",
-            p.host, place.server_addr, place.server_cpus
-        ),
-        None => format!("server on CPU {}", place.server_cpus),
-    };
-    let client_where = match place.hosts.as_ref().filter(|h| !h.clients.is_empty()) {
-        Some(h) => format!("client on {} (every CPU there)", h.clients.join(", ")),
-        None => format!(
-            "client on CPU {} ({} thread{})",
-            place.client_cpus,
-            place.client_threads,
-            if place.client_threads == 1 { "" } else { "s" }
-        ),
-    };
-    let _ = writeln!(
-        out,
-        "muxlab bench {}: {}\n{} cells, {server_where}, {client_where}; results in {}\n",
-        sc.name,
-        sc.description,
-        plan.len(),
-        dir.display()
-    );
-    if place.server_cpus == place.client_cpus && place.hosts.is_none() {
-        let _ = writeln!(
-            out,
-            "note: only one CPU is available, so server and client share it; compare ratios only\n"
-        );
-    }
-    if let Some(s) = &steered {
-        let _ = writeln!(out, "note: {}\n", s.said);
-    }
-    let _ = writeln!(out, "note: idle CPUs {idle}\n");
+    let results = Results::new(sc, env, cells, interrupted);
+    results.save(&dir)?;
+    let failed = results.cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
+    on_event(Event::Finished {
+        done: results.cells.len(),
+        planned: plan.len(),
+        elapsed: started.elapsed(),
+        failed,
+        skipped: results.cells.iter().filter(|c| c.skipped()).count(),
+        interrupted,
+    });
+    Ok(Finished {
+        dir,
+        results,
+        failed,
+        interrupted,
+    })
+}
+
+/// Runs the planned cells in order (a paired group's servers up for its cells), saving the
+/// results after every cell so nothing finished is lost.
+fn run_plan(
+    sc: &Scenario,
+    opts: &Options,
+    plan: &[Step],
+    place: &Placement,
+    env: &Environment,
+    dir: &Path,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<Cell>, Error> {
     let mut cells: Vec<Cell> = Vec::new();
     let started = Instant::now();
     let mut current_x = usize::MAX;
-    let progress = std::io::stderr().is_terminal();
-    // The servers of the paired group being measured, and its cells (target, index in `cells`).
-    let mut group: Option<(usize, usize)> = None;
-    let mut standing: Vec<runner::Standing> = Vec::new();
-    let mut group_cells: Vec<(usize, usize)> = Vec::new();
+    let mut group: Option<Group> = None;
     for (k, step) in plan.iter().enumerate() {
         if STOP.load(Ordering::Relaxed) != 0 {
             break;
         }
         let x = &sc.experiments[step.xi];
         let key = x.paired.then_some((step.xi, step.conns));
-        if key != group {
-            stop_group(&mut standing, &mut group_cells, &mut cells);
-            group = key;
-            if key.is_some() {
-                standing = targets(x, opts.target, opts.baseline.as_ref())
-                    .iter()
-                    .map(|t| runner::Standing::start(x, t, &place))
-                    .collect();
+        if group.as_ref().map(|g| g.key) != key {
+            if let Some(g) = group.take() {
+                g.stop(&mut cells);
             }
+            group = key.map(|key| Group::start(key, x, &targets(x, opts.target, opts.baseline.as_ref()), place));
         }
         if step.xi != current_x {
             current_x = step.xi;
             on_event(Event::Experiment(x));
         }
-        if progress {
-            let done = started.elapsed();
-            let left: Duration = if k == 0 {
-                plan[k..].iter().map(|s| guess(&sc.experiments[s.xi])).sum()
-            } else {
-                done / k as u32 * (plan.len() - k) as u32
-            };
-            // Never a panic on a terminal that went away (SIGHUP follows): the run cleans up.
-            let _ = write!(
-                std::io::stderr(),
-                "\r\x1b[2K[{}/{}] {} {} c={}  elapsed {}  ETA {}",
-                k + 1,
-                plan.len(),
-                x.name,
-                step.target.label(),
-                step.conns,
-                clock(done),
-                clock(left)
-            );
-        }
+        let elapsed = started.elapsed();
+        on_event(Event::Progress {
+            number: k,
+            of: plan.len(),
+            experiment: &x.name,
+            target: step.target.label(),
+            connections: step.conns,
+            elapsed,
+            left: match k {
+                0 => plan.iter().map(|s| guess(&sc.experiments[s.xi])).sum(),
+                _ => elapsed / k as u32 * (plan.len() - k) as u32,
+            },
+        });
         let at = runner::At {
             number: k,
             conns: step.conns,
             repeat: step.repeat,
         };
-        let cell = if group.is_some() {
-            group_cells.push((step.ti, cells.len()));
-            standing[step.ti].burst(at, x, &place, &STOP)
-        } else {
-            runner::run_cell(at, x, &step.target, &place, &STOP)
+        let cell = match group.as_mut() {
+            Some(g) => g.burst(step.ti, cells.len(), at, x, place),
+            None => runner::run_cell(at, x, &step.target, place, &STOP),
         };
-        if progress {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
-        }
         on_event(Event::Cell(&cell));
         cells.push(cell);
-        save(&dir, &sc, &env, &cells, false)?;
+        results::save(dir, sc, env, &cells, false)?;
     }
-    stop_group(&mut standing, &mut group_cells, &mut cells);
-    let interrupted = STOP.load(Ordering::Relaxed) != 0;
-    if let Some(h) = &place.hosts {
-        h.finish();
+    if let Some(g) = group {
+        g.stop(&mut cells);
     }
-    save(&dir, &sc, &env, &cells, interrupted)?;
-    let failed = cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
-    let skipped = cells.iter().filter(|c| c.skipped()).count();
-    let _ = writeln!(
-        out,
-        "\n{} of {} cells done in {}{}{}{}.",
-        cells.len(),
-        plan.len(),
-        clock(started.elapsed()),
-        if failed > 0 {
-            format!(", {failed} failed (see the notes)")
-        } else {
-            String::new()
-        },
-        if skipped > 0 {
-            format!(", {skipped} skipped")
-        } else {
-            String::new()
-        },
-        if interrupted {
-            ", interrupted by Ctrl-C: what finished is saved"
-        } else {
-            ""
+    Ok(cells)
+}
+
+/// A paired group: every target's server up at once for one experiment and connection count,
+/// and the cells measured against each, which its stop completes (the counters of a server
+/// cover all its bursts).
+struct Group {
+    /// (experiment, connections).
+    key: (usize, usize),
+    servers: Vec<runner::Standing>,
+    /// (target, index of the cell in the run's cells).
+    cells: Vec<(usize, usize)>,
+}
+
+impl Group {
+    fn start(key: (usize, usize), x: &Experiment, targets: &[Target], place: &Placement) -> Group {
+        Group {
+            key,
+            servers: targets.iter().map(|t| runner::Standing::start(x, t, place)).collect(),
+            cells: Vec::new(),
         }
-    );
-    Ok(Finished {
-        dir,
-        results: Results {
-            verdicts: verdict::all(&sc.experiments, &cells, sc.repeats, &results::unit_costs(&env)),
-            scenario: sc,
-            environment: env,
-            cells,
-            interrupted,
-        },
-        failed,
-        interrupted,
-    })
+    }
+
+    /// A burst against target `ti`'s server: the cell that will be `cells[index]`.
+    fn burst(&mut self, ti: usize, index: usize, at: runner::At, x: &Experiment, place: &Placement) -> Cell {
+        self.cells.push((ti, index));
+        self.servers[ti].burst(at, x, place, &STOP)
+    }
+
+    /// Stops every server; each completes the cells measured against it.
+    fn stop(self, cells: &mut [Cell]) {
+        for (ti, server) in self.servers.into_iter().enumerate() {
+            let mine: Vec<usize> = self.cells.iter().filter(|(t, _)| *t == ti).map(|(_, i)| *i).collect();
+            let mut refs: Vec<&mut Cell> = cells
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| mine.contains(i))
+                .map(|(_, c)| c)
+                .collect();
+            server.stop(&mut refs);
+        }
+    }
 }
 
 /// One cell to run: experiment `xi`, its target `ti`, a connection count, a repeat.
@@ -471,24 +535,4 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
         }
     }
     steps
-}
-
-/// Stops the servers of a paired group; each completes the cells measured against it.
-fn stop_group(standing: &mut Vec<runner::Standing>, group_cells: &mut Vec<(usize, usize)>, cells: &mut [Cell]) {
-    for (ti, server) in standing.drain(..).enumerate() {
-        let mine: Vec<usize> = group_cells.iter().filter(|(t, _)| *t == ti).map(|(_, i)| *i).collect();
-        let mut refs: Vec<&mut Cell> = cells
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| mine.contains(i))
-            .map(|(_, c)| c)
-            .collect();
-        server.stop(&mut refs);
-    }
-    group_cells.clear();
-}
-
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}", s / 60, s % 60)
 }

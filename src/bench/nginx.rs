@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::process::{Placement, Server};
-use super::scenario::Experiment;
+use super::scenario::{Experiment, Protocol};
 
 pub fn free_port() -> Result<u16, Error> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
@@ -92,19 +92,18 @@ pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Resu
         ""
     };
     if place.remote_server() {
-        return Err("skipped: the nginx peer runs on this machine only".into());
+        return Err(Error::Skipped("the nginx peer runs on this machine only".into()));
     }
-    if x.tls {
-        return Err("skipped: the nginx peer is configured for plain HTTP only".into());
-    }
-    if x.proto != "http" {
-        return Err(Error::Cell(format!(
-            "skipped: the nginx peer speaks http, not {}",
+    if x.proto != Protocol::Http {
+        return Err(Error::Skipped(format!(
+            "the nginx peer is configured for plain http, not {}",
             x.proto
         )));
     }
     let Some(nginx) = nginx_binary() else {
-        return Err("skipped: nginx is not installed (apt-get install nginx-light)".into());
+        return Err(Error::Skipped(
+            "nginx is not installed (apt-get install nginx-light)".into(),
+        ));
     };
     let dir = std::env::temp_dir().join(format!("muxlab-nginx-{}-{}", std::process::id(), free_port()?));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;

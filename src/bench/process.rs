@@ -9,11 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::error::Error;
 use super::own::{descendants, kill_all, snapshot};
-use super::scenario::{model_name, Experiment};
+use super::scenario::{model_name, Experiment, Protocol};
+use crate::server::stats::{Listening, StatsLine};
 use crate::sys;
 
 /// Where cells run.
@@ -59,7 +58,7 @@ pub(super) fn serve_args(entry: &str, x: &Experiment, addr: &str, cpus: &str) ->
     args.extend(entry.split_whitespace().skip(1).map(String::from));
     args.extend([
         "--proto".into(),
-        x.proto.clone(),
+        x.proto.served().into(),
         "--port".into(),
         "0".into(),
         "--addr".into(),
@@ -76,11 +75,12 @@ pub(super) fn serve_args(entry: &str, x: &Experiment, addr: &str, cpus: &str) ->
     if let Some(w) = &x.work {
         args.extend(["--work".into(), w.clone()]);
     }
-    if x.tls {
+    if x.proto == Protocol::Https {
         args.extend(["--tls".into(), "self-signed".into()]);
     }
-    if x.proto == "packet" {
-        args.extend(["--packet-size".into(), x.size.unwrap_or(100).to_string()]);
+    if x.proto == Protocol::Packet {
+        // The frames the load sends: one size for both.
+        args.extend(["--packet-size".into(), x.load.size.to_string()]);
     }
     Ok(args)
 }
@@ -103,11 +103,7 @@ pub(super) fn start_model(
         .map_err(|e| format!("starting the server: {e}"))?;
     let lines = line_reader(child.stdout.take().expect("piped"));
     let listening = lines.recv_timeout(Duration::from_secs(15)).ok();
-    let v: Value = listening
-        .as_deref()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .unwrap_or(Value::Null);
-    if v["event"] != "listening" {
+    let Some(line) = listening.as_deref().and_then(Listening::read) else {
         let _ = child.kill();
         let mut err = String::new();
         if let Some(mut e) = child.stderr.take() {
@@ -115,15 +111,11 @@ pub(super) fn start_model(
         }
         let _ = child.wait();
         return Err(Error::Cell(format!("server did not start: {}", err.trim())));
-    }
-    let addr = v["addr"]
-        .as_str()
-        .and_then(|a| a.parse().ok())
-        .ok_or("bad listening line")?;
+    };
     Ok(Server {
         pid: child.id() as i32,
         child: Some(child),
-        addr,
+        addr: line.addr,
         lines: Some(lines),
         dir: None,
         session: None,
@@ -134,11 +126,7 @@ pub(super) fn start_model(
 fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, Error> {
     let mut session = hosts.start_server(args)?;
     let listening = session.lines.recv_timeout(Duration::from_secs(20)).ok();
-    let v: Value = listening
-        .as_deref()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .unwrap_or(Value::Null);
-    let (Some(addr), Some(pid)) = (v["addr"].as_str().and_then(|a| a.parse().ok()), v["pid"].as_i64()) else {
+    let Some(line) = listening.as_deref().and_then(Listening::read) else {
         session.close();
         session.wait(Duration::from_secs(5));
         let err: Vec<String> = session.errors.try_iter().collect();
@@ -150,8 +138,8 @@ fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, 
     };
     Ok(Server {
         child: None,
-        pid: pid as i32,
-        addr,
+        pid: line.pid,
+        addr: line.addr,
         lines: None,
         dir: None,
         session: Some(session),
@@ -160,10 +148,10 @@ fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, 
 
 /// Stops a server on another host: `stop` to its guard, which sends SIGTERM; the stats line
 /// comes back through ssh, and the guard names anything the server left behind.
-fn stop_remote(mut session: crate::remote::ssh::Session) -> (Value, Result<(), Error>) {
+fn stop_remote(mut session: crate::remote::ssh::Session) -> (Option<StatsLine>, Result<(), Error>) {
     if let Ok(Some(st)) = session.child.try_wait() {
         return (
-            Value::Null,
+            None,
             Err(Error::Cell(format!(
                 "the server on {} died during the cell ({st})",
                 session.host
@@ -172,12 +160,7 @@ fn stop_remote(mut session: crate::remote::ssh::Session) -> (Value, Result<(), E
     }
     let _ = session.send("stop\n");
     let ended = session.wait(Duration::from_secs(25));
-    let stats = session
-        .lines
-        .try_iter()
-        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
-        .find(|v| v["event"] == "stats")
-        .unwrap_or(Value::Null);
+    let stats = session.lines.try_iter().find_map(|l| StatsLine::read(&l));
     let errors: Vec<String> = session.errors.try_iter().collect();
     let verdict = if !ended {
         Err(Error::Cell(format!(
@@ -186,7 +169,7 @@ fn stop_remote(mut session: crate::remote::ssh::Session) -> (Value, Result<(), E
         )))
     } else if let Some(l) = errors.iter().find(|l| l.contains("left behind")) {
         Err(Error::Cell(format!("on {}: {l}", session.host)))
-    } else if stats.is_null() {
+    } else if stats.is_none() {
         Err(Error::Cell(format!(
             "no stats line from the server on {}: {}",
             session.host,
@@ -200,13 +183,13 @@ fn stop_remote(mut session: crate::remote::ssh::Session) -> (Value, Result<(), E
 
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
 /// Processes of its tree that outlive it are killed, and fail the cell.
-pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
+pub(super) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Error>) {
     if let Some(session) = s.session.take() {
         return stop_remote(session);
     }
     let tree = snapshot(s.pid);
     let Some(mut child) = s.child.take() else {
-        return (Value::Null, Ok(()));
+        return (None, Ok(()));
     };
     let is_peer = s.dir.is_some();
     // Already gone? Then it crashed during the cell.
@@ -218,7 +201,7 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
             format!("; its processes {left:?} were killed")
         };
         return (
-            Value::Null,
+            None,
             Err(Error::Cell(format!("the server died during the cell ({st}){left}"))),
         );
     }
@@ -242,13 +225,11 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut stats = Value::Null;
+    let mut stats = None;
     if let Some(lines) = s.lines.take() {
         while let Ok(l) = lines.recv_timeout(Duration::from_millis(500)) {
-            if let Ok(v) = serde_json::from_str::<Value>(&l) {
-                if v["event"] == "stats" {
-                    stats = v;
-                }
+            if let Some(line) = StatsLine::read(&l) {
+                stats = Some(line);
             }
         }
     }
@@ -262,7 +243,7 @@ pub(super) fn stop(mut s: Server) -> (Value, Result<(), Error>) {
         )),
         Some(st) if !st.success() && !is_peer => Err(Error::Cell(format!("the server exited with {st}"))),
         Some(_) if !leftovers.is_empty() => Err(Error::Cell(format!("processes left behind (killed): {leftovers:?}"))),
-        Some(_) if !is_peer && stats.is_null() => Err("no stats line".into()),
+        Some(_) if !is_peer && stats.is_none() => Err(Error::Cell("no stats line".into())),
         Some(_) => Ok(()),
     };
     (stats, verdict)

@@ -5,7 +5,7 @@
 
 use super::costs::UnitCosts;
 use super::results::{median, Cell};
-use crate::load::summary::thousands;
+use crate::units::thousands;
 
 /// A counter must differ by this factor to be offered as a reason.
 const REASON_FACTOR: f64 = 1.25;

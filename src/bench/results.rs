@@ -4,11 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::costs::UnitCosts;
 use super::error::Error;
 use super::scenario::Scenario;
+use crate::load::Document;
+use crate::remote::ssh::Machine;
+use crate::server::stats::StatsLine;
+
+/// The version of `results.json` this build writes; it reads its own and those before it
+/// (which had no `format` key).
+pub const FORMAT: u32 = 2;
 
 /// The figures of one cell (one target at one connection count, one repeat).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -83,11 +90,6 @@ impl Figures {
     }
 }
 
-/// `v` with `places` decimals, or "–" where it was not measured.
-pub fn or_dash(v: Option<f64>, places: usize) -> String {
-    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "–".into())
-}
-
 /// How the server's CPU time was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -109,6 +111,62 @@ impl CpuSource {
     }
 }
 
+/// How a cell ended. In `results.json` a string: `ok`, `interrupted`, `skipped: why`, or the
+/// reason it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CellStatus {
+    Ok,
+    /// Ctrl-C stopped the run during the cell.
+    Interrupted,
+    /// Not run, for a stated reason (a peer that is missing or cannot speak the protocol).
+    Skipped(String),
+    /// Run, and failed: why.
+    Failed(String),
+}
+
+impl CellStatus {
+    /// The status as `results.json` and the tables write it.
+    pub fn text(&self) -> &str {
+        match self {
+            CellStatus::Ok => "ok",
+            CellStatus::Interrupted => "interrupted",
+            CellStatus::Skipped(s) | CellStatus::Failed(s) => s,
+        }
+    }
+
+    /// Reads [`CellStatus::text`]'s form.
+    pub fn of_text(s: &str) -> CellStatus {
+        match s {
+            "ok" => CellStatus::Ok,
+            "interrupted" => CellStatus::Interrupted,
+            s if s.starts_with("skipped") => CellStatus::Skipped(s.to_string()),
+            s => CellStatus::Failed(s.to_string()),
+        }
+    }
+}
+
+impl From<&Error> for CellStatus {
+    /// A cell that could not run (skipped) or failed, with the error's words.
+    fn from(e: &Error) -> CellStatus {
+        match e {
+            Error::Skipped(_) => CellStatus::Skipped(e.to_string()),
+            e => CellStatus::Failed(e.to_string()),
+        }
+    }
+}
+
+impl Serialize for CellStatus {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text())
+    }
+}
+
+impl<'de> Deserialize<'de> for CellStatus {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<CellStatus, D::Error> {
+        Ok(CellStatus::of_text(&String::deserialize(d)?))
+    }
+}
+
 /// One cell's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
@@ -117,22 +175,99 @@ pub struct Cell {
     pub target: String,
     pub connections: usize,
     pub repeat: usize,
-    /// `ok`, or why the cell failed.
-    pub status: String,
+    pub status: CellStatus,
     pub seconds: f64,
     pub figures: Figures,
-    /// The load generator's JSON document and the server's stats line, as they were.
-    pub load: Value,
-    pub server_stats: Value,
+    /// The load generator's document and the server's stats line, as they were (`None`: not
+    /// there, or of a version this one does not read).
+    #[serde(deserialize_with = "lenient")]
+    pub load: Option<Box<Document>>,
+    #[serde(deserialize_with = "lenient")]
+    pub server_stats: Option<StatsLine>,
+}
+
+/// A value that reads, or `None`: a document an older version wrote does not stop its
+/// results from loading (the figures were worked out from it when it was written).
+fn lenient<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
 }
 
 impl Cell {
-    pub fn ok(&self) -> bool {
-        self.status == "ok"
+    /// A cell of `experiment` for `target` that has not run yet.
+    pub fn new(experiment: &str, target: &str, connections: usize, repeat: usize) -> Cell {
+        Cell {
+            experiment: experiment.into(),
+            target: target.into(),
+            connections,
+            repeat,
+            status: CellStatus::Ok,
+            seconds: 0.0,
+            figures: Figures::default(),
+            load: None,
+            server_stats: None,
+        }
     }
-    /// Not run, for a stated reason (a peer that is missing or cannot speak the protocol).
+
+    pub fn ok(&self) -> bool {
+        self.status == CellStatus::Ok
+    }
+
+    /// Not run, for a stated reason.
     pub fn skipped(&self) -> bool {
-        self.status.starts_with("skipped")
+        matches!(self.status, CellStatus::Skipped(_))
+    }
+}
+
+/// Where a run's cells ran: the machine (or machines), the CPUs, what was held for the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub cpu_model: String,
+    /// What a syscall and a context switch cost on the server's CPU (measured where the server
+    /// runs on this machine).
+    #[serde(default)]
+    pub unit_costs: Option<UnitCosts>,
+    #[serde(default)]
+    pub cores: usize,
+    #[serde(default)]
+    pub server_cpus: String,
+    #[serde(default)]
+    pub client_cpus: String,
+    #[serde(default)]
+    pub client_threads: usize,
+    #[serde(default)]
+    pub server_addr: String,
+    #[serde(default)]
+    pub hosts: Option<HostsEnvironment>,
+    #[serde(default)]
+    pub muxlab_version: String,
+    #[serde(default)]
+    pub git_revision: String,
+    /// What `--steer-rx` changed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steer_rx: Option<String>,
+    /// Whether idle CPUs polled or halted for the run (results before 2026-11-25: halted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_idle: Option<String>,
+}
+
+/// The hosts of a run across hosts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostsEnvironment {
+    pub server: Option<String>,
+    #[serde(default)]
+    pub clients: Vec<String>,
+    #[serde(default)]
+    pub machines: Vec<Machine>,
+}
+
+impl Environment {
+    /// The unit costs the run measured, or the documented ones.
+    pub fn unit_costs(&self) -> UnitCosts {
+        self.unit_costs.unwrap_or(UnitCosts::DOCUMENTED)
     }
 }
 
@@ -249,7 +384,7 @@ pub fn csv(cells: &[Cell]) -> String {
             q(&c.target),
             c.connections,
             c.repeat,
-            q(&c.status),
+            q(c.status.text()),
             f.throughput_rps,
             f.requests,
             f.errors,
@@ -276,45 +411,107 @@ pub fn csv(cells: &[Cell]) -> String {
     s
 }
 
-/// Everything a results directory holds (the contents of `results.json`).
-#[derive(Debug, Clone)]
+/// Everything a results directory holds: the contents of `results.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
+    /// [`FORMAT`] (1 for files written before it was recorded).
+    #[serde(default = "format_one")]
+    pub format: u32,
     pub scenario: Scenario,
-    pub environment: Value,
-    pub cells: Vec<Cell>,
+    pub environment: Environment,
+    #[serde(default)]
     pub interrupted: bool,
-    /// One per experiment, worked out from the cells (see `verdict`).
+    /// One per experiment, worked out from the cells (see `verdict`): worked out again when a
+    /// file is read, so results written before a verdict rule changed get today's.
+    #[serde(default)]
     pub verdicts: Vec<super::verdict::Verdict>,
+    pub cells: Vec<Cell>,
 }
 
-/// The unit costs a run measured (its environment's `unit_costs`), or the documented ones.
-pub fn unit_costs(environment: &Value) -> super::costs::UnitCosts {
-    serde_json::from_value(environment["unit_costs"].clone()).unwrap_or(super::costs::UnitCosts::DOCUMENTED)
+fn format_one() -> u32 {
+    1
 }
 
-/// Reads `DIR/results.json`.
+impl Results {
+    /// The results of `cells`, their verdicts worked out.
+    pub fn new(scenario: Scenario, environment: Environment, cells: Vec<Cell>, interrupted: bool) -> Results {
+        let verdicts = super::verdict::all(
+            &scenario.experiments,
+            &cells,
+            scenario.repeats,
+            &environment.unit_costs(),
+        );
+        Results {
+            format: FORMAT,
+            scenario,
+            environment,
+            interrupted,
+            verdicts,
+            cells,
+        }
+    }
+
+    /// Writes `results.json` and `results.csv` into `dir`.
+    pub fn save(&self, dir: &Path) -> Result<(), Error> {
+        save(dir, &self.scenario, &self.environment, &self.cells, self.interrupted)
+    }
+}
+
+/// Writes `results.json` (the verdicts worked out) and `results.csv` of a run so far into `dir`.
+pub fn save(
+    dir: &Path,
+    scenario: &Scenario,
+    environment: &Environment,
+    cells: &[Cell],
+    interrupted: bool,
+) -> Result<(), Error> {
+    /// [`Results`] as it is written, borrowing what it holds.
+    #[derive(Serialize)]
+    struct Written<'a> {
+        format: u32,
+        scenario: &'a Scenario,
+        environment: &'a Environment,
+        interrupted: bool,
+        verdicts: Vec<super::verdict::Verdict>,
+        cells: &'a [Cell],
+    }
+    let doc = Written {
+        format: FORMAT,
+        scenario,
+        environment,
+        interrupted,
+        verdicts: super::verdict::all(
+            &scenario.experiments,
+            cells,
+            scenario.repeats,
+            &environment.unit_costs(),
+        ),
+        cells,
+    };
+    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
+    std::fs::write(dir.join("results.json"), text).map_err(super::error::io_err("writing results.json"))?;
+    std::fs::write(dir.join("results.csv"), csv(cells)).map_err(super::error::io_err("writing results.csv"))?;
+    Ok(())
+}
+
+/// Reads `DIR/results.json` (this version's, or an earlier one's).
 pub fn read(dir: &Path) -> Result<Results, Error> {
     let path = dir.join("results.json");
     let bad = |what: String| Error::Usage(format!("{}: {what}", path.display()));
     let text = std::fs::read_to_string(&path)
         .map_err(|e| bad(format!("{e} (is {} a bench results directory?)", dir.display())))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let scenario: Scenario =
-        serde_json::from_value(v["scenario"].clone()).map_err(|e| bad(format!("scenario: {e}")))?;
-    let cells: Vec<Cell> = serde_json::from_value(v["cells"].clone()).map_err(|e| bad(format!("cells: {e}")))?;
-    // Worked out again: results written before verdicts existed get them too.
-    let verdicts = super::verdict::all(
-        &scenario.experiments,
-        &cells,
-        scenario.repeats,
-        &unit_costs(&v["environment"]),
-    );
+    let r: Results = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if r.format > FORMAT {
+        return Err(bad(format!(
+            "written in results format {} by a later muxlab; this one reads up to {FORMAT}",
+            r.format
+        )));
+    }
+    // The verdicts worked out again, the format the file's.
+    let format = r.format;
     Ok(Results {
-        scenario,
-        environment: v["environment"].clone(),
-        cells,
-        interrupted: v["interrupted"].as_bool().unwrap_or(false),
-        verdicts,
+        format,
+        ..Results::new(r.scenario, r.environment, r.cells, r.interrupted)
     })
 }
 
@@ -346,4 +543,18 @@ pub fn within_rounds(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, target: &st
 pub fn sign_test(wins: usize, n: usize) -> f64 {
     let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
     (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
+}
+
+#[cfg(test)]
+mod bench_results {
+    use crate::bench::results::*;
+
+    #[test]
+    fn medians_and_timestamps() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let t = timestamp();
+        assert_eq!(t.len(), 15);
+        assert!(t.starts_with("20"));
+    }
 }

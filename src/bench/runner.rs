@@ -2,13 +2,12 @@
 //! CPUs, sample the server's process tree over the measured window only, stop the server, and
 //! derive the cell's figures.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use super::error::Error;
 use super::figures::{counters, figures, Samples};
@@ -16,10 +15,12 @@ use super::hosts::Sampler;
 use super::nginx::start_nginx;
 use super::own::Owned;
 use super::process::{exe, line_reader, start_model, stop, Placement, Server};
-use super::results::{Cell, Figures};
+use super::results::{Cell, CellStatus};
 use super::scenario::Experiment;
+use crate::load::{Document, Line, Said};
 use crate::sys;
 use crate::sys::procfs::ProcSample;
+use crate::units::{AddrRange, CpuList};
 
 /// How a baseline target's label ends.
 pub const BASELINE: &str = "@baseline";
@@ -58,75 +59,21 @@ impl Target {
 /// The `muxlab load` command line for a cell: its workload, then where the load runs.
 /// `cell` is the cell's number in the run (`rotate_sources` picks its source address by it).
 fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, cell: usize) -> Vec<String> {
-    let mut a = workload_args(x, addr, conns, cell);
-    a.extend(["--json".into(), "--progress-json".into()]);
-    match place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty()) {
-        // On client hosts the load uses every CPU there, a thread each.
-        Some(flags) => a.extend(flags),
-        None => a.extend([
-            "-t".into(),
-            place.client_threads.to_string(),
-            "--cpus".into(),
-            place.client_cpus.clone(),
-        ]),
-    }
-    a
-}
-
-/// The workload of an experiment as `muxlab load` arguments (what `scenario::parse` checks
-/// with the load generator's own rules when the file is read).
-pub(super) fn workload_args(x: &Experiment, addr: SocketAddr, conns: usize, cell: usize) -> Vec<String> {
-    let url = match x.proto.as_str() {
-        "http" if x.tls => format!("https://{addr}/"),
-        "http" => format!("http://{addr}/"),
-        p => format!("{p}://{addr}"),
-    };
-    let mut a: Vec<String> = vec!["load".into(), url, "-c".into(), conns.to_string()];
-    match (&x.duration, x.requests) {
-        (Some(d), _) => a.extend(["-d".into(), d.clone()]),
-        (None, Some(n)) => a.extend(["-n".into(), n.to_string()]),
-        _ => {}
-    }
-    for (flag, v) in [
-        ("--warmup", &x.warmup),
-        ("--think", &x.think),
-        ("--timeout", &x.timeout),
-        ("--bind", &x.bind),
-        ("--body-size", &x.body_size),
-    ] {
-        if let Some(v) = v {
-            a.extend([flag.into(), v.clone()]);
-        }
-    }
-    if let Some(p) = x.pipeline {
-        a.push(format!("--pipeline={p}"));
-    }
+    let mut load = x.load_args(addr, conns);
     if x.rotate_sources && addr.ip().is_loopback() {
         // 127.0.0.10 .. 127.0.0.249, a new one per cell.
-        a.extend(["--bind".into(), format!("127.0.0.{}", 10 + cell % 240)]);
+        load.workload.bind = Some(AddrRange(vec![Ipv4Addr::new(127, 0, 0, 10 + (cell % 240) as u8)]));
     }
-    if x.close {
-        a.push("--close".into());
+    let hosts = place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty());
+    if hosts.is_none() {
+        load.threads = Some(place.client_threads);
+        load.cpus = CpuList::from_str(&place.client_cpus).ok();
     }
-    if x.chunked {
-        a.push("--chunked".into());
-    }
-    if x.tls {
-        a.push("--insecure".into());
-    }
-    if x.connect_first {
-        a.push("--connect-first".into());
-    }
-    // `--flag=VALUE`: a negative number is a value to check, not a flag.
-    if let Some(r) = x.rate {
-        a.push(format!("--rate={r}"));
-    }
-    if let Some(r) = x.connect_rate {
-        a.push(format!("--connect-rate={r}"));
-    }
-    if x.proto != "http" {
-        a.extend(["--size".into(), x.size.unwrap_or(128).to_string()]);
-    }
+    let mut a = vec!["load".to_string()];
+    a.extend(load.to_args());
+    a.extend(["--json".into(), "--progress-json".into()]);
+    // On client hosts the load uses every CPU there, a thread each.
+    a.extend(hosts.unwrap_or_default());
     a
 }
 
@@ -154,7 +101,7 @@ pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop
 /// every target's server up at once, the loads alternating between them).
 pub struct Standing {
     label: String,
-    up: Result<Up, String>,
+    up: Result<Up, Error>,
 }
 
 struct Up {
@@ -195,8 +142,7 @@ impl Standing {
                     watched,
                     base,
                 })
-            })
-            .map_err(|e| e.to_string());
+            });
         Standing {
             label: target.label(),
             up,
@@ -206,23 +152,12 @@ impl Standing {
     /// Measures one cell against the server: a load run, the server's tree sampled over its
     /// window. The figures that come from the server's counters wait for [`Standing::stop`].
     pub fn burst(&mut self, at: At, x: &Experiment, place: &Placement, stop_flag: &AtomicU64) -> Cell {
-        let At { number, conns, repeat } = at;
         let started = Instant::now();
-        let mut cell = Cell {
-            experiment: x.name.clone(),
-            target: self.label.clone(),
-            connections: conns,
-            repeat,
-            status: "ok".into(),
-            seconds: 0.0,
-            figures: Figures::default(),
-            load: Value::Null,
-            server_stats: Value::Null,
-        };
+        let mut cell = Cell::new(&x.name, &self.label, at.conns, at.repeat);
         let up = match &mut self.up {
             Ok(up) => up,
             Err(e) => {
-                cell.status = e.clone();
+                cell.status = CellStatus::from(&*e);
                 return cell;
             }
         };
@@ -231,45 +166,33 @@ impl Standing {
         let cpu_source = up.sampler.cpu_source();
         let tcp_base = up.sampler.tcp_pages().unwrap_or(0);
         let mut tcp_peak = tcp_base;
-        let args = load_args(x, up.server.addr, conns, place, number);
+        let args = load_args(x, up.server.addr, at.conns, place, at.number);
         let measured = run_load(x, args, stop_flag, &mut up.sampler, |s, tcp| {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
             tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
         });
         cell.seconds = started.elapsed().as_secs_f64();
-        let Window {
-            doc,
-            begin,
-            end,
-            span,
-            steal_pct,
-        } = match measured {
+        let w = match measured {
             Ok(m) => m,
             Err(e) => {
-                cell.status = e.to_string();
+                cell.status = CellStatus::from(&e);
                 return cell;
             }
         };
-        cell.load = doc;
-        if stop_flag.load(Ordering::Relaxed) != 0 {
-            cell.status = "interrupted".into();
-        } else if let Some(short) = short_window(&cell.load, x.duration()) {
-            cell.status = short;
-        } else if cell.load["requests"].as_u64() == Some(0) {
-            cell.status = "no request completed in the measured window: nothing was measured".into();
-        }
+        cell.status = status_after(&w.doc, x.duration(), stop_flag.load(Ordering::Relaxed) != 0);
         let samples = Samples {
             base: &base,
             peak: &peak,
-            begin: &begin,
-            end: &end,
-            span,
+            begin: &w.begin,
+            end: &w.end,
+            span: w.span,
         };
-        cell.figures = figures(&cell.load, &samples, up.watched.then_some(cpu_source).flatten());
-        cell.figures.steal_pct = steal_pct;
+        cell.figures = figures(&w.doc, &samples, up.watched.then_some(cpu_source).flatten());
+        cell.figures.steal_pct = w.steal_pct;
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
+        cell.load = Some(Box::new(w.doc));
         cell
     }
 
@@ -281,20 +204,36 @@ impl Standing {
         drop(up.sampler);
         let (stats, verdict) = stop(up.server);
         for cell in cells.iter_mut() {
-            counters(&mut cell.figures, &stats);
+            if let Some(st) = &stats {
+                counters(&mut cell.figures, st);
+            }
             cell.server_stats = stats.clone();
-            if let (Err(e), "ok") = (&verdict, cell.status.as_str()) {
-                cell.status = e.to_string();
+            if let (Err(e), true) = (&verdict, cell.ok()) {
+                cell.status = CellStatus::from(e);
             }
         }
     }
 }
 
+/// How a measured cell ended: interrupted, a window too short to be the planned run, nothing
+/// completed (nothing measured), or ok.
+pub(super) fn status_after(doc: &Document, planned: Option<Duration>, interrupted: bool) -> CellStatus {
+    if interrupted {
+        CellStatus::Interrupted
+    } else if let Some(short) = short_window(doc, planned) {
+        CellStatus::Failed(short)
+    } else if doc.results.requests == 0 {
+        CellStatus::Failed("no request completed in the measured window: nothing was measured".into())
+    } else {
+        CellStatus::Ok
+    }
+}
+
 /// Why a duration run's cell fails when its measured window is under half the planned one
 /// (the load spent its time connecting, or stopped early); `None` when it is long enough.
-pub(super) fn short_window(load: &Value, planned: Option<Duration>) -> Option<String> {
+pub(super) fn short_window(doc: &Document, planned: Option<Duration>) -> Option<String> {
     let planned = planned?.as_secs_f64();
-    let window = load["duration_s"].as_f64().unwrap_or(0.0);
+    let window = doc.results.duration_s;
     (window < planned / 2.0).then(|| {
         format!("the measured window was {window:.2} s of the {planned:.2} s planned (under half): not a measurement of the planned run")
     })
@@ -303,7 +242,7 @@ pub(super) fn short_window(load: &Value, planned: Option<Duration>) -> Option<St
 /// What a load run measured: the load's document, the server samples at the window's ends, the
 /// time between them, and the machine's steal time over it (per cent of all CPU time).
 struct Window {
-    doc: Value,
+    doc: Document,
     begin: ProcSample,
     end: ProcSample,
     span: Duration,
@@ -334,39 +273,72 @@ fn run_load(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("starting the load generator: {e}"))?,
+            .map_err(|e| Error::Cell(format!("starting the load generator: {e}")))?,
     );
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
-    // The window's ends also count every thread's context switches (a file per thread: with
-    // 15,000 threads that takes a while). Stamped when the CPU times are read, at its start.
-    let sample_all = |sampler: &mut Sampler| -> Result<Mark, Error> {
-        let at = Instant::now();
-        let steal = sys::procfs::steal_and_total();
-        Ok((sampler.all()?, at, steal))
-    };
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
-    let mut lines = Vec::new();
+    let mut doc = None;
     loop {
-        match out.recv_timeout(Duration::from_millis(50)) {
-            Ok(l) if l.contains("\"event\":\"started\"") => break,
-            Ok(l) if l.contains("\"event\":\"progress\"") => {}
-            Ok(l) => lines.push(l),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(_) => break,
+        match out.recv_timeout(Duration::from_millis(50)).map(|l| Line::read(&l)) {
+            Ok(Said::Event(Line::Started)) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Said::Document(d)) => doc = Some(d),
+            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
         }
         on_sample(&sampler.tree()?, sampler.tcp_pages());
         if stop_flag.load(Ordering::Relaxed) != 0 {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
         }
     }
-    let t0 = Instant::now();
-    let warm_end = t0 + x.warmup();
-    // Each end of the window: a sample with every thread's context switches, and when it was
-    // taken. The end is sampled just before the window closes, while the connections (and
-    // their threads) are still there; the CPU time is scaled to the window by the samples' span.
+    let (begin, end) = sample_window(x, &mut child, stop_flag, sampler, &mut on_sample)?;
+    for l in drain(&out) {
+        if let Said::Document(d) = Line::read(&l) {
+            doc = Some(d);
+        }
+    }
+    let Some(doc) = doc else {
+        return Err(Error::Cell(format!(
+            "the load generator failed ({}): {}",
+            status_of(&mut child),
+            drain(&err).join(" ").trim()
+        )));
+    };
+    let span = end.1.saturating_duration_since(begin.1);
+    let steal = match (begin.2, end.2) {
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => Some((s1.saturating_sub(s0)) as f64 * 100.0 / (t1 - t0) as f64),
+        _ => None,
+    };
+    Ok(Window {
+        doc: *doc,
+        begin: begin.0,
+        end: end.0,
+        span,
+        steal_pct: steal,
+    })
+}
+
+/// One end of the window: a sample with every thread's context switches (a file per thread:
+/// with 15,000 threads that takes a while), stamped when the CPU times are read, at its start.
+fn mark(sampler: &mut Sampler) -> Result<Mark, Error> {
+    let at = Instant::now();
+    let steal = sys::procfs::steal_and_total();
+    Ok((sampler.all()?, at, steal))
+}
+
+/// Samples the server from the load's start until it exits: the window's ends, and the tree
+/// every 50 ms between. The end is sampled just before the window closes, while the
+/// connections (and their threads) are still there; the CPU time is scaled to the window by
+/// the samples' span. Ctrl-C is passed on to the load.
+fn sample_window(
+    x: &Experiment,
+    child: &mut Owned,
+    stop_flag: &AtomicU64,
+    sampler: &mut Sampler,
+    on_sample: &mut impl FnMut(&ProcSample, Option<u64>),
+) -> Result<(Mark, Mark), Error> {
+    let warm_end = Instant::now() + x.warmup();
     let mut begin = if x.warmup().is_zero() {
-        Some(sample_all(sampler)?)
+        Some(mark(sampler)?)
     } else {
         None
     };
@@ -375,15 +347,16 @@ fn run_load(
     let mut window_end = x.duration().map(|d| warm_end + d.saturating_sub(END_EARLY.min(d / 4)));
     let mut end: Option<Mark> = None;
     let mut signalled = false;
-    loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
-        }
+    while child
+        .try_wait()
+        .map_err(|e| Error::Cell(format!("waiting for the load generator: {e}")))?
+        .is_none()
+    {
         std::thread::sleep(Duration::from_millis(50));
         let s = sampler.tree()?;
         on_sample(&s, sampler.tcp_pages());
         if begin.is_none() && Instant::now() >= warm_end {
-            let b = sample_all(sampler)?;
+            let b = mark(sampler)?;
             // The end's scan must finish before the connections close: start it earlier by
             // twice what this one took (a quarter of the window at most).
             let cost = b.1.elapsed() * 2;
@@ -393,7 +366,7 @@ fn run_load(
             begin = Some(b);
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some(sample_all(sampler)?);
+            end = Some(mark(sampler)?);
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
@@ -402,35 +375,9 @@ fn run_load(
     }
     let end = match end {
         Some(e) => e,
-        None => sample_all(sampler)?,
+        None => mark(sampler)?,
     };
-    let begin = begin.unwrap_or(end);
-    lines.extend(
-        drain(&out)
-            .into_iter()
-            .filter(|l| !l.contains("\"event\":\"progress\"")),
-    );
-    let text = lines.join("\n");
-    let doc: Value = serde_json::from_str(&text).map_err(|_| {
-        let e = drain(&err);
-        format!(
-            "the load generator failed ({}): {}",
-            status_of(&mut child),
-            e.join(" ").trim()
-        )
-    })?;
-    let span = end.1.saturating_duration_since(begin.1);
-    let steal = match (begin.2, end.2) {
-        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => Some((s1.saturating_sub(s0)) as f64 * 100.0 / (t1 - t0) as f64),
-        _ => None,
-    };
-    Ok(Window {
-        doc,
-        begin: begin.0,
-        end: end.0,
-        span,
-        steal_pct: steal,
-    })
+    Ok((begin.unwrap_or(end), end))
 }
 
 /// Every line a reader thread delivers until its pipe closes (bounded: 5 s).
@@ -453,16 +400,41 @@ fn status_of(child: &mut Child) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// A document of a window of `secs` that completed `requests`.
+    fn doc(secs: f64, requests: u64) -> Document {
+        let spec = crate::load::LoadArgs::new(
+            crate::load::Target::parse("http://127.0.0.1:1/").unwrap(),
+            1,
+            Default::default(),
+        )
+        .resolve()
+        .unwrap();
+        let mut o = crate::load::Outcome::empty(1, false);
+        o.elapsed = Duration::from_secs_f64(secs);
+        o.tally.requests = requests;
+        Document::new(&spec, &o)
+    }
 
     #[test]
     fn a_window_under_half_the_planned_one_fails_the_cell_and_a_run_without_duration_never_does() {
         let planned = Some(Duration::from_secs(4));
-        let why = short_window(&json!({"duration_s": 1.9}), planned).unwrap();
+        let why = short_window(&doc(1.9, 5), planned).unwrap();
         assert!(why.contains("1.90 s of the 4.00 s planned"), "{why}");
-        assert!(short_window(&json!({"duration_s": 0.0}), planned).is_some());
-        assert!(short_window(&json!({}), planned).is_some(), "no window at all is short");
-        assert_eq!(short_window(&json!({"duration_s": 2.0}), planned), None);
-        assert_eq!(short_window(&json!({"duration_s": 0.1}), None), None);
+        assert!(short_window(&doc(0.0, 5), planned).is_some());
+        assert_eq!(short_window(&doc(2.0, 5), planned), None);
+        assert_eq!(short_window(&doc(0.1, 5), None), None);
+    }
+
+    #[test]
+    fn a_cell_that_completed_nothing_fails_and_an_interrupted_one_says_so() {
+        let planned = Some(Duration::from_secs(1));
+        assert_eq!(status_after(&doc(1.0, 5), planned, false), CellStatus::Ok);
+        let nothing = status_after(&doc(1.0, 0), planned, false);
+        assert!(
+            matches!(&nothing, CellStatus::Failed(why) if why.contains("no request completed")),
+            "{nothing:?}"
+        );
+        assert_eq!(status_after(&doc(0.1, 0), planned, true), CellStatus::Interrupted);
     }
 }

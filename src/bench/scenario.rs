@@ -1,6 +1,7 @@
 //! Scenarios: TOML files, one matrix per `[[experiment]]`: models (with serve flags) and peers
 //! × connection counts × repeats, under one workload. Built-in ones are compiled in.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::check::parse;
 use super::error::Error;
-use crate::units::parse_duration;
+use crate::load::{LoadArgs, Target, Workload};
 
 /// The built-in scenarios: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -81,15 +82,58 @@ fn one() -> usize {
     1
 }
 
-/// One matrix: every target × every connection count.
+/// The protocol an experiment speaks: the servers' `--proto` and the load's target scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Http,
+    /// HTTP over TLS: models serve `--tls self-signed`, the load connects with `https://`
+    /// (and `insecure` unless a `cacert` is given).
+    Https,
+    Echo,
+    Packet,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http => "http",
+            Protocol::Https => "https",
+            Protocol::Echo => "echo",
+            Protocol::Packet => "packet",
+        }
+    }
+
+    /// HTTP, in clear or over TLS.
+    pub fn is_http(self) -> bool {
+        matches!(self, Protocol::Http | Protocol::Https)
+    }
+
+    /// The server's `--proto`.
+    pub fn served(self) -> &'static str {
+        match self {
+            Protocol::Https => "http",
+            p => p.name(),
+        }
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One matrix: every target × every connection count, under one workload. Every `muxlab
+/// load` flag is a key here with the same name, default and check ([`Workload`]); the keys
+/// that cannot be plain flags follow one rule: what a scenario sweeps is a list and an axis
+/// (`connections`), and where things run (CPUs, threads, hosts) is the scenario's own.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct Experiment {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// `http`, `echo` or `packet`.
-    pub proto: String,
+    pub proto: Protocol,
     /// Models, each optionally followed by serve flags: `"epoll --trigger edge"`.
     #[serde(default)]
     pub models: Vec<String>,
@@ -97,54 +141,20 @@ pub struct Experiment {
     /// with TCP_DEFER_ACCEPT, as `serve --defer-accept`).
     #[serde(default)]
     pub peers: Vec<String>,
+    /// The connection counts: one cell per target and count.
     pub connections: Vec<usize>,
-    /// Measure for this long (after `warmup`)...
-    #[serde(default)]
-    pub duration: Option<String>,
-    /// ...or send this many requests.
-    #[serde(default)]
-    pub requests: Option<u64>,
-    #[serde(default)]
-    pub warmup: Option<String>,
-    #[serde(default)]
-    pub pipeline: Option<usize>,
-    /// One request per connection (ab-style).
-    #[serde(default)]
-    pub close: bool,
-    #[serde(default)]
-    pub rate: Option<f64>,
-    #[serde(default)]
-    pub think: Option<String>,
-    /// Message size for echo / packet.
-    #[serde(default)]
-    pub size: Option<usize>,
-    /// HTTP only: a generated request body of this size (`"64KiB"`), POSTed and verified.
-    #[serde(default)]
-    pub body_size: Option<String>,
-    /// HTTP only: send the body with chunked coding.
-    #[serde(default)]
-    pub chunked: bool,
-    /// HTTP only: HTTPS. Models serve with `--tls self-signed`, the load connects with
-    /// `https://` and `--insecure` (a full handshake per connection: no resumption).
-    #[serde(default)]
-    pub tls: bool,
+    /// What the load sends, how fast, for how long (every `muxlab load` flag of the workload).
+    #[serde(flatten)]
+    pub load: Workload,
     /// Per-request work on the server: `cpu:100us`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<String>,
     /// `--workers` for models that have workers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
-    #[serde(default)]
-    pub timeout: Option<String>,
-    /// New connections per second, overall (a connect ramp for many connections).
-    #[serde(default)]
-    pub connect_rate: Option<f64>,
-    /// Send nothing until every connection is up (`muxlab load --connect-first`).
-    #[serde(default)]
-    pub connect_first: bool,
-    /// Client source addresses (`127.0.0.2-127.0.0.20`), for many connections.
-    #[serde(default)]
-    pub bind: Option<String>,
+    /// The old way to say `proto = "https"` (still read, with a note).
+    #[serde(default, skip_serializing)]
+    pub tls: bool,
     /// Each cell connects from a source address of its own (127.0.0.10, .11, ...), so the
     /// TIME_WAIT sockets short connections leave behind do not slow the next cell.
     #[serde(default)]
@@ -158,14 +168,17 @@ pub struct Experiment {
     /// A target (a model with its flags, or a peer such as `"nginx"`) every other target is
     /// compared with, cell by cell: the ratio of each figure to the reference's, with its spread,
     /// and whether it goes beyond the noise (in a paired experiment, round by round).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
     /// What the seed found, in a sentence (shown in the report).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_note: Option<String>,
+    /// Keys that belong to nothing above (refused when the file is read).
+    #[serde(flatten, skip_serializing)]
+    pub(super) unknown: BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 /// One number a seed article published.
@@ -180,13 +193,25 @@ pub struct Published {
 
 impl Experiment {
     pub fn duration(&self) -> Option<Duration> {
-        self.duration.as_deref().and_then(|d| parse_duration(d).ok())
+        self.load.duration
     }
+
     pub fn warmup(&self) -> Duration {
-        self.warmup
-            .as_deref()
-            .and_then(|d| parse_duration(d).ok())
-            .unwrap_or_default()
+        self.load.warmup
+    }
+
+    /// The load of one cell: this experiment's workload against `addr` with `connections`.
+    pub fn load_args(&self, addr: std::net::SocketAddr, connections: usize) -> LoadArgs {
+        let url = match self.proto {
+            Protocol::Http => format!("http://{addr}/"),
+            Protocol::Https => format!("https://{addr}/"),
+            p => format!("{p}://{addr}"),
+        };
+        let target = Target::parse(&url).expect("a URL made of a protocol and an address parses");
+        let mut load = self.load.clone();
+        // The servers bench starts for https present a self-signed certificate.
+        load.insecure |= self.proto == Protocol::Https && load.cacert.is_none();
+        LoadArgs::new(target, connections, load)
     }
 }
 

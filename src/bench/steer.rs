@@ -233,3 +233,29 @@ impl Drop for Steered {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::bench::scenario::parse;
+    use crate::bench::steer::rps_mask;
+
+    #[test]
+    fn cpu_masks_are_hex_in_32_bit_groups() {
+        assert_eq!(rps_mask(&[1]), "2");
+        assert_eq!(rps_mask(&[0, 1]), "3");
+        assert_eq!(rps_mask(&[2, 3]), "c");
+        assert_eq!(rps_mask(&[33]), "2,00000000");
+        assert_eq!(rps_mask(&[0, 32]), "1,00000001");
+    }
+
+    /// Steering is for this machine's loopback: a scenario with hosts is refused, naming the field.
+    #[test]
+    fn steer_rx_is_refused_for_servers_on_other_hosts() {
+        let text =
+            "name = \"x\"\ndescription = \"d\"\nsteer_rx = true\nserver_host = \"h1\"\n[[experiment]]\nname = \"e\"\n\
+                    proto = \"http\"\nmodels = [\"epoll\"]\nconnections = [10]\nduration = \"1s\"\n";
+        let e = parse(text, "t").unwrap_err().to_string();
+        assert!(e.contains("field 'steer_rx'") && e.contains("drop server_host"), "{e}");
+        assert!(parse(&text.replace("server_host = \"h1\"\n", ""), "t").is_ok());
+    }
+}

@@ -49,10 +49,10 @@ impl Engine<'_> {
                 self.next_connect = now.max(self.next_connect) + iv;
             }
         }
-        let target = self.cfg.target.addr;
+        let target = self.spec.target().addr;
         let result = (|| -> io::Result<OwnedFd> {
             let fd = sys::socket::tcp_socket(&target, true)?;
-            let sources = self.cfg.sources();
+            let sources = self.spec.sources();
             if !sources.is_empty() {
                 let src = sources[self.bind_next % sources.len()];
                 self.bind_next += 1;
@@ -104,7 +104,7 @@ impl Engine<'_> {
         c.backoff = BACKOFF_MIN;
         // Nagle only delays a second small write: keep-alive and pipelined sockets need it off,
         // and so does a TLS handshake (several small writes each way).
-        if !self.cfg.close || self.cfg.tls.is_some() {
+        if !self.spec.close() || self.spec.tls.is_some() {
             if let Some(fd) = &c.fd {
                 let _ = sys::socket::set_nodelay(fd);
             }
@@ -115,7 +115,7 @@ impl Engine<'_> {
                 .record_ns(now.duration_since(c.started).as_nanos() as u64);
             self.tally.connects += 1;
         }
-        if self.cfg.tls.is_some() {
+        if self.spec.tls.is_some() {
             // https: the handshake comes first (see `tls`), then `when_up`.
             return self.start_tls(i, now);
         }
@@ -190,7 +190,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn scan_timeouts(&mut self, now: Instant) {
-        let limit = self.cfg.timeout;
+        let limit = self.spec.timeout();
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             let late = match c.state {

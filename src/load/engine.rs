@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use super::request::{EchoReader, HttpReader, Payload};
 use super::tally::{ErrorClass, Tally};
-use super::workload::{EchoReader, HttpReader, Payload};
-use super::LoadConfig;
+use super::Spec;
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 
@@ -148,7 +148,7 @@ pub(super) fn in_window(window: Option<(Instant, Instant)>, t: Instant) -> bool 
 
 /// One engine thread.
 pub struct Engine<'a> {
-    pub(super) cfg: &'a LoadConfig,
+    pub(super) spec: &'a Spec,
     pub(super) plan: ThreadPlan,
     pub(super) ep: Epoll,
     pub(super) conns: Vec<Conn>,
@@ -197,10 +197,10 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(cfg: &'a LoadConfig, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
+    pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
         // Until connecting is over, nothing is measured: the window is set by `begin_window`.
         let measure_from = plan.t0 + NOT_YET;
-        let head_only = cfg.method.eq_ignore_ascii_case("HEAD");
+        let head_only = spec.method.eq_ignore_ascii_case("HEAD");
         let conns = (0..plan.conns)
             .map(|i| Conn {
                 slot: plan.first_slot + i as u64,
@@ -213,11 +213,11 @@ impl<'a> Engine<'a> {
                 on_socket: 0,
                 out: Vec::new(),
                 out_pos: 0,
-                http: match cfg.payload {
+                http: match spec.payload {
                     Payload::Generated(size) => HttpReader::new(head_only).verifying(plan.first_slot + i as u64, size),
                     _ => HttpReader::new(head_only),
                 },
-                echo: EchoReader::new(cfg.size),
+                echo: EchoReader::new(spec.size()),
                 send_seq: 0,
                 wake: None,
                 connect_booked: false,
@@ -238,19 +238,19 @@ impl<'a> Engine<'a> {
         let interval = plan.rate.map(|r| Duration::from_secs_f64(1.0 / r));
         let connect_interval = plan.connect_rate.map(|r| Duration::from_secs_f64(1.0 / r));
         Ok(Engine {
-            cfg,
+            spec,
             ep: Epoll::new()?,
             conns,
             tally,
             timers: BinaryHeap::new(),
             buf: vec![0u8; 256 * 1024],
-            request: super::workload::http_request(
-                &cfg.method,
-                &cfg.target,
-                &cfg.headers,
-                cfg.close,
-                &cfg.payload,
-                cfg.chunked,
+            request: super::request::http_request(
+                &spec.method,
+                spec.target(),
+                spec.headers(),
+                spec.close(),
+                &spec.payload,
+                spec.chunked(),
             ),
             measure_from,
             end: None,
@@ -285,7 +285,7 @@ impl<'a> Engine<'a> {
         if self.window_known {
             now >= self.measure_from
         } else {
-            self.cfg.warmup.is_zero()
+            self.spec.warmup().is_zero()
         }
     }
 
@@ -312,7 +312,7 @@ impl<'a> Engine<'a> {
         if self.told_start || self.opening < self.conns.len() {
             return;
         }
-        if self.unresolved == 0 || now >= self.plan.t0 + self.cfg.timeout {
+        if self.unresolved == 0 || now >= self.plan.t0 + self.spec.timeout() {
             self.told_start = true;
             self.tally.unresolved_at_start = self.unresolved as u64;
             self.start.thread_done(now);
@@ -323,8 +323,8 @@ impl<'a> Engine<'a> {
     /// starts at `t0` too (no request is scheduled while connections are still being opened).
     fn begin_window(&mut self, t0: Instant) {
         self.window_known = true;
-        self.measure_from = t0 + self.cfg.warmup;
-        self.end = self.cfg.duration.map(|d| self.measure_from + d);
+        self.measure_from = t0 + self.spec.warmup();
+        self.end = self.spec.duration.map(|d| self.measure_from + d);
         self.counted_window = self
             .end
             .filter(|_| self.interval.is_some())
@@ -371,9 +371,9 @@ impl<'a> Engine<'a> {
             // connected, go with those that did).
             if !self.sending
                 && self.window_known
-                && (!self.cfg.connect_first
+                && (!self.spec.connect_first()
                     || self.up_first >= self.conns.len()
-                    || now >= self.plan.t0 + self.cfg.timeout)
+                    || now >= self.plan.t0 + self.spec.timeout())
             {
                 self.start_sending(now);
             }

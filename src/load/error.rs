@@ -8,6 +8,12 @@ pub enum Error {
     /// The flags or the URL ask for something impossible (exit code 2).
     #[error("{0}")]
     Usage(String),
+    /// One value (a flag, or the scenario key of the same name) breaks a rule (exit code 2).
+    #[error("{message}")]
+    Invalid { key: &'static str, message: String },
+    /// A document (a load result, a shard's or a host's) is not what this version reads.
+    #[error("{0}")]
+    Document(String),
     /// A system call the run needs failed.
     #[error(transparent)]
     Io(#[from] IoError),
@@ -19,7 +25,23 @@ pub enum Error {
 impl Error {
     /// Errors the user caused (exit code 2) rather than the system.
     pub fn is_usage(&self) -> bool {
-        matches!(self, Error::Usage(_))
+        matches!(self, Error::Usage(_) | Error::Invalid { .. } | Error::Document(_))
+    }
+
+    /// A broken rule about `key` (its flag, or the scenario key of the same name).
+    pub fn invalid(key: &'static str, message: &str) -> Error {
+        Error::Invalid {
+            key,
+            message: message.to_string(),
+        }
+    }
+
+    /// The key a broken rule is about, if it is one.
+    pub fn key(&self) -> Option<&'static str> {
+        match self {
+            Error::Invalid { key, .. } => Some(key),
+            _ => None,
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //! processes and hosts (which ship them as HdrHistogram V2, compressed, base64).
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::Error;
 
 /// A latency histogram (nanoseconds, 1 ns .. 1 hour, 3 significant digits).
 #[derive(Clone, Debug)]
@@ -28,15 +30,28 @@ impl Hist {
         self.0.len()
     }
 
+    /// [`Hist::latency`] as JSON, as a document carries it.
+    pub fn summary_us(&self) -> serde_json::Value {
+        serde_json::to_value(self.latency()).expect("a summary serialises")
+    }
+
     /// Percentile summary in microseconds.
-    pub fn summary_us(&self) -> Value {
+    pub fn latency(&self) -> Latency {
         if self.count() == 0 {
-            return json!({"count": 0});
+            return Latency::default();
         }
-        let q = |p: f64| self.0.value_at_quantile(p) as f64 / 1000.0;
-        json!({"count": self.count(), "min": self.0.min() as f64 / 1000.0, "mean": self.0.mean() / 1000.0,
-            "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999), "max": self.0.max() as f64 / 1000.0,
-            "stdev": self.0.stdev() / 1000.0})
+        let q = |p: f64| Some(self.0.value_at_quantile(p) as f64 / 1000.0);
+        Latency {
+            count: self.count(),
+            min: Some(self.0.min() as f64 / 1000.0),
+            mean: Some(self.0.mean() / 1000.0),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: Some(self.0.max() as f64 / 1000.0),
+            stdev: Some(self.0.stdev() / 1000.0),
+        }
     }
 
     /// The lossless interchange form: HdrHistogram's V2 encoding, deflate-compressed, in
@@ -52,16 +67,17 @@ impl Hist {
     }
 
     /// Reads [`Hist::to_v2_base64`]'s form (compressed or not); the error says what is wrong.
-    pub fn from_v2_base64(text: &str) -> Result<Hist, String> {
+    pub fn from_v2_base64(text: &str) -> Result<Hist, Error> {
         use base64::Engine;
+        let bad = |what: String| Error::Document(format!("a histogram: {what}"));
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
-            .map_err(|e| format!("not base64: {e}"))?;
+            .map_err(|e| bad(format!("not base64: {e}")))?;
         let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))?;
+            .map_err(|e| bad(format!("not an HdrHistogram V2 encoding: {e:?}")))?;
         let mut out = Hist::default();
-        out.0.add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
+        out.0.add(&h).map_err(|e| bad(format!("out of range: {e:?}")))?;
         Ok(out)
     }
 
@@ -95,4 +111,41 @@ impl Hist {
         ));
         s
     }
+}
+
+/// A histogram travels as its V2 encoding, in base64.
+impl Serialize for Hist {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_v2_base64())
+    }
+}
+
+impl<'de> Deserialize<'de> for Hist {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Hist, D::Error> {
+        let text = String::deserialize(d)?;
+        Hist::from_v2_base64(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A latency distribution's summary in microseconds, as a document shows it: only `count`
+/// (0) when nothing was recorded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdev: Option<f64>,
 }

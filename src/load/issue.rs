@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::engine::{Engine, State};
-use super::workload::{append_body, pattern, Kind, Payload};
+use super::request::{append_body, pattern, Kind, Payload};
 
 /// Issuing requests: which connection sends what, and when.
 impl Engine<'_> {
@@ -39,7 +39,7 @@ impl Engine<'_> {
 
     pub(super) fn mark_free(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if self.interval.is_some() && !c.in_free && c.state == State::Up && c.inflight.len() < self.cfg.pipeline {
+        if self.interval.is_some() && !c.in_free && c.state == State::Up && c.inflight.len() < self.spec.pipeline() {
             c.in_free = true;
             self.free.push_back(i);
         }
@@ -47,10 +47,10 @@ impl Engine<'_> {
 
     /// Requests one socket may carry: 1 with `--close`, K with `--requests-per-conn K`.
     pub(super) fn per_socket(&self) -> Option<u64> {
-        if self.cfg.close {
+        if self.spec.close() {
             Some(1)
         } else {
-            self.cfg.requests_per_conn
+            self.spec.requests_per_conn()
         }
     }
 
@@ -58,7 +58,7 @@ impl Engine<'_> {
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
         loop {
             let c = &self.conns[i];
-            if c.state != State::Up || c.server_closing || c.inflight.len() >= self.cfg.pipeline {
+            if c.state != State::Up || c.server_closing || c.inflight.len() >= self.spec.pipeline() {
                 break;
             }
             let intended = if self.interval.is_some() {
@@ -71,7 +71,7 @@ impl Engine<'_> {
                 }
             } else if c.tickets > 0 {
                 // ab-style: with --close the request's clock starts at connect.
-                if self.cfg.close {
+                if self.spec.close() {
                     c.started
                 } else {
                     now
@@ -97,7 +97,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn enqueue(&mut self, i: usize, intended: Instant, now: Instant) {
-        let sent = if self.cfg.close && self.interval.is_none() {
+        let sent = if self.spec.close() && self.interval.is_none() {
             intended
         } else {
             now
@@ -124,12 +124,12 @@ impl Engine<'_> {
                 .record_ns(now.saturating_duration_since(intended).as_nanos() as u64);
         }
         let c = &mut self.conns[i];
-        match self.cfg.target.kind {
+        match self.spec.target().kind {
             Kind::Http => {
                 c.out.extend_from_slice(&self.request);
-                if let Payload::Generated(size) = self.cfg.payload {
+                if let Payload::Generated(size) = self.spec.payload {
                     let (slot, seq) = (c.slot, c.send_seq);
-                    append_body(&mut c.out, size, self.cfg.chunked, |off, piece| {
+                    append_body(&mut c.out, size, self.spec.chunked(), |off, piece| {
                         pattern(slot, seq, off, piece)
                     });
                 }
@@ -137,7 +137,7 @@ impl Engine<'_> {
             }
             Kind::Echo | Kind::Packet => {
                 let start = c.out.len();
-                c.out.resize(start + self.cfg.size, 0);
+                c.out.resize(start + self.spec.size(), 0);
                 pattern(c.slot, c.send_seq, 0, &mut c.out[start..]);
                 c.send_seq += 1;
             }

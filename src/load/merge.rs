@@ -5,51 +5,9 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
-
 use super::error::Error;
-use super::summary::{results_into, saturated, TOOL};
 use super::tally::Tally;
-use super::Outcome;
-
-/// The `interchange` key of a load document: everything [`from_value`] needs to rebuild the
-/// outcome exactly.
-pub fn to_value(o: &Outcome) -> Value {
-    json!({"format": 1, "connections": o.connections, "offered_rps": o.offered_rps,
-        "window_start_ms": o.window_start_ms, "elapsed_s": o.elapsed.as_secs_f64(),
-        "client_cpu_s": o.client_cpu.as_secs_f64(), "connecting_s": o.connecting.as_secs_f64(), "cpu_slots": o.cpu_slots, "threads": o.threads,
-        "shards": o.shards, "interrupted": o.interrupted, "tally": o.tally.to_wire()})
-}
-
-/// Reads [`to_value`]'s form; the error names what is missing.
-pub fn from_value(v: &Value) -> Result<Outcome, String> {
-    if v["format"] != 1 {
-        return Err("no interchange section of format 1 (written by another muxlab version?)".into());
-    }
-    let u = |k: &str| v[k].as_u64().ok_or_else(|| format!("interchange '{k}' is missing"));
-    let secs = |k: &str| {
-        v[k].as_f64()
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| format!("interchange '{k}' is missing"))
-    };
-    Ok(Outcome {
-        tally: Tally::from_wire(&v["tally"])?,
-        connections: u("connections")? as usize,
-        offered_rps: v["offered_rps"].as_f64(),
-        window_start_ms: u("window_start_ms")?,
-        elapsed: secs("elapsed_s")?,
-        connecting: v["connecting_s"]
-            .as_f64()
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map_or(Duration::ZERO, Duration::from_secs_f64),
-        client_cpu: secs("client_cpu_s")?,
-        cpu_slots: u("cpu_slots")? as usize,
-        threads: u("threads")? as usize,
-        shards: u("shards")? as usize,
-        interrupted: v["interrupted"].as_bool().unwrap_or(false),
-    })
-}
+use super::{Document, Outcome, Part};
 
 /// Where the pieces ran: on one machine their CPUs are shared, on separate hosts they add.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,80 +52,99 @@ pub fn outcomes(parts: &[Outcome], machines: Machines) -> Option<Outcome> {
     })
 }
 
-/// One line of a merged document's `hosts` (or `parts`) list.
-pub fn part_summary(name: &str, o: &Outcome, environment: &Value) -> Value {
-    let secs = o.elapsed.as_secs_f64();
-    json!({"host": name, "requests": o.tally.requests,
-        "throughput_rps": if secs > 0.0 { o.tally.requests as f64 / secs } else { 0.0 },
-        "latency_us": o.tally.latency.summary_us(), "client_cpu_s": o.client_cpu.as_secs_f64(),
-        "client_saturated": saturated(o), "errors": o.tally.errors_json(),
-        "error_total": o.tally.error_total(), "window_start_ms": o.window_start_ms, "environment": environment})
-}
-
-/// Reads one `load --json` document: its outcome, or one line saying why it is not one.
-pub fn read_document(name: &str, doc: &Value) -> Result<Outcome, Error> {
-    if doc["tool"] != TOOL {
-        return Err(Error::Usage(format!(
-            "{name}: not a muxlab load result (write one with muxlab load --json)"
-        )));
-    }
-    from_value(&doc["interchange"]).map_err(|e| Error::Usage(format!("{name}: {e}")))
-}
-
 /// `muxlab merge`: adds documents up into one of the same form (itself mergeable). The flags
 /// are the first document's; when the documents are the shares `--shard 0/N` .. `N-1/N` of one
 /// run they describe that run, otherwise the totals (connections, requests, rate) are summed.
-pub fn documents(docs: &[(String, Value)]) -> Result<Value, Error> {
-    let (first_name, first) = docs.first().ok_or("merge needs at least one file")?;
-    let mut parts = Vec::new();
+pub fn documents(docs: &[(String, Document)]) -> Result<Document, Error> {
+    let (first_name, first) = docs
+        .first()
+        .ok_or_else(|| Error::Usage("merge needs at least one file".into()))?;
     for (name, doc) in docs {
-        let o = read_document(name, doc)?;
-        if doc["config"]["kind"] != first["config"]["kind"] {
+        if doc.config.kind != first.config.kind {
             return Err(Error::Usage(format!(
                 "{name} is a {} load and {first_name} a {} load: they do not add up",
-                doc["config"]["kind"], first["config"]["kind"]
+                doc.config.kind, first.config.kind
             )));
         }
-        parts.push(o);
     }
+    let parts: Vec<Outcome> = docs.iter().map(|(_, d)| d.outcome().clone()).collect();
     let merged = outcomes(&parts, Machines::Separate).expect("at least one part");
     let mut out = first.clone();
-    let mut shares: Vec<Option<&str>> = docs.iter().map(|(_, d)| d["config"]["shard"].as_str()).collect();
+    let n = docs.len();
+    let mut shares: Vec<Option<&str>> = docs.iter().map(|(_, d)| d.config.shard.as_deref()).collect();
     shares.sort();
     shares.dedup();
-    let n = docs.len();
     let whole_run = shares.len() == n
         && (0..n).all(|i| shares.contains(&Some(format!("{i}/{n}").as_str())))
         && docs
             .iter()
-            .all(|(_, d)| d["config"]["connections"] == first["config"]["connections"]);
-    let config = &mut out["config"];
+            .all(|(_, d)| d.config.connections == first.config.connections);
     if !whole_run {
-        let sum = |k: &str| -> Value {
-            let xs: Vec<f64> = docs.iter().filter_map(|(_, d)| d["config"][k].as_f64()).collect();
-            if xs.len() < n {
-                Value::Null
-            } else if xs.iter().all(|x| x.fract() == 0.0) {
-                json!(xs.iter().sum::<f64>() as u64)
-            } else {
-                json!(xs.iter().sum::<f64>())
-            }
-        };
-        config["connections"] = json!(merged.connections);
-        config["requests"] = sum("requests");
-        config["rate"] = sum("rate");
+        let all =
+            |get: fn(&Document) -> Option<f64>| -> Option<Vec<f64>> { docs.iter().map(|(_, d)| get(d)).collect() };
+        out.config.connections = merged.connections;
+        out.config.requests = all(|d| d.config.requests.map(|n| n as f64)).map(|xs| xs.iter().sum::<f64>() as u64);
+        out.config.rate = all(|d| d.config.rate).map(|xs| xs.iter().sum());
     }
-    config["shard"] = Value::Null;
-    config["shards"] = json!(merged.shards);
-    results_into(&mut out, &merged);
-    out["parts"] = Value::Array(
-        docs.iter()
-            .zip(&parts)
-            .map(|((name, d), o)| part_summary(name, o, &d["environment"]))
-            .collect(),
-    );
-    if parts.iter().any(saturated) {
-        out["client_saturated"] = json!(true);
-    }
+    out.config.shard = None;
+    out.config.shards = merged.shards;
+    let saturated = parts.iter().any(Outcome::saturated);
+    out.set_outcome(merged);
+    out.parts = docs
+        .iter()
+        .zip(&parts)
+        .map(|((name, d), o)| Part::of(name, o, Some(d.environment.clone())))
+        .collect();
+    out.results.client_saturated |= saturated;
     Ok(out)
+}
+
+#[cfg(test)]
+mod client_bound {
+    use std::time::Duration;
+
+    use crate::load::merge::{outcomes, Machines};
+    use crate::load::{tally::Tally, Outcome};
+
+    fn utilization(o: &Outcome) -> f64 {
+        o.utilization()
+    }
+
+    fn outcome(cpu_ms: u64, slots: usize) -> Outcome {
+        Outcome {
+            tally: Tally::default(),
+            connections: 1,
+            offered_rps: None,
+            window_start_ms: 0,
+            elapsed: Duration::from_secs(1),
+            connecting: Duration::ZERO,
+            client_cpu: Duration::from_millis(cpu_ms),
+            cpu_slots: slots,
+            threads: slots,
+            shards: 1,
+            interrupted: false,
+        }
+    }
+
+    /// The flag divides the window's client CPU by the CPUs the client could use: a client
+    /// busy 95 % of one CPU is bound; the same CPU time over two CPUs is not.
+    #[test]
+    fn utilization_counts_the_cpus_the_client_may_use_both_ways() {
+        assert!(utilization(&outcome(950, 1)) > 0.9);
+        assert!(utilization(&outcome(950, 2)) < 0.5);
+        assert!(utilization(&outcome(100, 1)) < 0.9);
+    }
+
+    /// Parts of a split run on one machine share the CPUs this process may use (its affinity,
+    /// which they inherit): two parts pinned to one CPU, each busy half the window, are one
+    /// saturated CPU, not half of two.
+    #[test]
+    fn a_split_run_on_one_pinned_cpu_is_flagged() {
+        let me = crate::sys::affinity::get().unwrap();
+        crate::sys::affinity::set(&me[..1]).unwrap();
+        let merged = outcomes(&[outcome(480, 1), outcome(480, 1)], Machines::Same).unwrap();
+        crate::sys::affinity::set(&me).unwrap();
+        assert_eq!(merged.cpu_slots, 1);
+        assert!(utilization(&merged) > 0.9, "{}", utilization(&merged));
+    }
 }

@@ -2,45 +2,58 @@
 //! (like ab), keep-alive and pipelined HTTP (like wrk), and echo / packet streams, closed loop or
 //! open loop at a fixed rate with coordinated-omission-correct latency.
 //!
-//! [`run`] splits the connections over engine threads ([`engine`]), shows a progress line, and
-//! merges the threads' [`tally::Tally`]s. Runs needing more descriptors than one process may
-//! open are split over child processes by [`shard`]; their tallies merge the same way.
+//! A run is [`LoadArgs`] (the flags, or a scenario's keys) resolved into a [`Spec`]; [`run`]
+//! splits its connections over engine threads (`engine`), shows a progress line, and merges the
+//! threads' [`Tally`]s into an [`Outcome`]; its [`Document`] is what `--json` prints. Runs
+//! needing more descriptors than one process may open are split over child processes
+//! ([`shard::run`]); their documents merge the same way ([`merge`]).
 
-pub mod config;
-pub mod connect;
-pub mod engine;
-pub mod error;
-pub mod histogram;
-pub mod issue;
+mod args;
+mod connect;
+mod document;
+mod engine;
+mod error;
+mod histogram;
+mod issue;
 pub mod merge;
-pub mod pacing;
-pub mod progress;
-pub mod receive;
-pub mod response;
-pub mod shard;
-pub mod sources;
+mod pacing;
+mod progress;
+mod receive;
+mod request;
+mod response;
+mod shard;
+mod sources;
+mod spec;
 pub mod summary;
-pub mod tally;
-pub mod tls;
-pub mod workload;
+mod tally;
+mod tls;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-pub use config::LoadConfig;
+use serde::{Deserialize, Serialize};
+
+pub use args::{LoadArgs, Workload};
+pub use document::{Document, Environment, HostLine, Part, RunConfig, SATURATED, TOOL};
 use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};
+pub use histogram::{Hist, Latency};
 pub use pacing::Pacing;
-pub use shard::{split, split_weighted, Shard};
-use tally::Tally;
-pub use workload::{Kind, Payload, Target};
+pub use progress::{Line, Said, Tick};
+pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
+pub use response::{HttpReader, Read};
+pub use shard::{needed as shard_processes, per_process, run as run_shards, split, split_weighted, Shard};
+pub use spec::{Share, Spec};
+pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
+pub use tls::client_config as tls_client;
 
 use crate::sys;
+use crate::units::serde_as;
 
-/// What one process measured (or, merged, a whole run: see [`merge`]).
-#[derive(Debug, Clone)]
+/// What one process measured (or, merged, a whole run: see [`merge`]). Its serde form is the
+/// `interchange` section of a [`Document`], lossless.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
-    pub tally: Tally,
     /// Connection slots this outcome covers (its share of `-c`).
     pub connections: usize,
     /// The open-loop rate this share was asked for (`--rate`).
@@ -49,17 +62,55 @@ pub struct Outcome {
     /// per-second series of pieces run by different processes or hosts).
     pub window_start_ms: u64,
     /// Length of the measured window.
+    #[serde(rename = "elapsed_s", with = "serde_as::secs")]
     pub elapsed: Duration,
     /// How long opening the connections took, before the warm-up and the window began.
+    #[serde(rename = "connecting_s", with = "serde_as::secs", default)]
     pub connecting: Duration,
-    /// CPU time (user + system) the client used.
+    /// CPU time (user + system) the client used over the window.
+    #[serde(rename = "client_cpu_s", with = "serde_as::secs")]
     pub client_cpu: Duration,
     /// CPUs the client's threads could use at once (threads, at most the cores).
     pub cpu_slots: usize,
     pub threads: usize,
     pub shards: usize,
     /// Set when the run was cut short by Ctrl-C.
+    #[serde(default)]
     pub interrupted: bool,
+    pub tally: Tally,
+}
+
+impl Outcome {
+    /// An outcome with nothing in it (no piece reported), over `connections`.
+    pub fn empty(connections: usize, interrupted: bool) -> Outcome {
+        Outcome {
+            tally: Tally::default(),
+            connections,
+            offered_rps: None,
+            window_start_ms: unix_ms(),
+            elapsed: Duration::ZERO,
+            connecting: Duration::ZERO,
+            client_cpu: Duration::ZERO,
+            cpu_slots: 0,
+            threads: 0,
+            shards: 0,
+            interrupted,
+        }
+    }
+
+    /// Client CPU use as a share of the time its CPUs had.
+    pub fn utilization(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs <= 0.0 || self.cpu_slots == 0 {
+            return 0.0;
+        }
+        self.client_cpu.as_secs_f64() / (secs * self.cpu_slots as f64)
+    }
+
+    /// Whether the client may have been the bottleneck.
+    pub fn saturated(&self) -> bool {
+        self.utilization() > SATURATED
+    }
 }
 
 /// Set by SIGINT / SIGTERM: engines stop and the summary covers what finished.
@@ -77,42 +128,33 @@ pub enum Show {
     JsonLines,
 }
 
-/// Runs this process's share of `cfg` on its engine threads.
-pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
-    cfg.validate()?;
-    if let Some(cpus) = &cfg.cpus {
+/// Runs this process's share of `spec` on its engine threads.
+pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
+    if let Some(cpus) = spec.cpus() {
         sys::affinity::set(&cpus.0)
             .map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
     }
     let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
     let _ = sys::rlimit::set_nofile(hard);
     let _ = sys::signal::install_stop_handler(&STOP);
-    let (conns, first_slot, quota, rate, connect_rate) = cfg.share();
+    let share = spec.share();
+    let conns = share.connections;
     // A loopback target whose ports are crowded: spread the sources (--bind wins).
-    let spread_cfg;
-    let cfg = match cfg
-        .bind
-        .is_none()
-        .then(|| sources::spread(cfg.target.addr, conns))
-        .flatten()
-    {
+    let spread;
+    let spec = match sources::unless_bound(spec, conns) {
         Some(range) => {
             eprintln!(
-                "muxlab: {conns} connections would crowd 127.0.0.1's ports toward {}: sources {} (set them with --bind)",
-                cfg.target.addr,
-                range.0.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+                "muxlab: {conns} connections would crowd 127.0.0.1's ports toward {}: sources {range} (set them with --bind)",
+                spec.target().addr,
             );
-            spread_cfg = LoadConfig {
-                bind: Some(range),
-                ..cfg.clone()
-            };
-            &spread_cfg
+            spread = spec.with_sources(range);
+            &spread
         }
-        None => cfg,
+        None => spec,
     };
-    let threads = cfg.threads().min(conns).max(1);
+    let threads = spec.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
-    if let Some(at) = cfg.start_at {
+    if let Some(at) = spec.start_at() {
         progress::wait_until(at, show);
     }
     // Connections open first; the warm-up and the window start once they are (see `Start`).
@@ -123,16 +165,17 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
     // The client's CPU over the measured window: each engine thread's own (from the warm-up's
     // end to the close, before teardown), and this thread's (the progress line) alike.
     let mut main_cpu = Duration::ZERO;
+    let warmup = spec.warmup();
     let tallies: Vec<Result<(Tally, Duration), Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (n, off) = split(conns, threads, t);
                 let plan = ThreadPlan {
                     conns: n,
-                    first_slot: first_slot + off as u64,
-                    quota: quota.map(|q| split_weighted(q, conns, off, n)),
-                    rate: rate.map(|r| r * n as f64 / conns as f64),
-                    connect_rate: connect_rate.map(|r| r / threads as f64),
+                    first_slot: share.first_slot + off as u64,
+                    quota: share.quota.map(|q| split_weighted(q, conns, off, n)),
+                    rate: share.rate.map(|r| r * n as f64 / conns as f64),
+                    connect_rate: share.connect_rate.map(|r| r / threads as f64),
                     t0: launched,
                 };
                 let p = &progress[t];
@@ -140,7 +183,7 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                 s.spawn(move || -> Result<(Tally, Duration), Error> {
                     // A thread that cannot start has ended its connecting: the others' window
                     // must not wait for it.
-                    let engine = Engine::new(cfg, plan, start).map_err(|e| {
+                    let engine = Engine::new(spec, plan, start).map_err(|e| {
                         start.thread_done(Instant::now());
                         io_err("starting an engine thread")(e)
                     })?;
@@ -148,7 +191,7 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                 })
             })
             .collect();
-        let mut ticker = progress::Ticker::new(cfg, show, launched);
+        let mut ticker = progress::Ticker::new(warmup, show, launched);
         let mut from = None;
         let mut started = false;
         while !handles.iter().all(|h| h.is_finished()) {
@@ -159,10 +202,10 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
                 wall0 = unix_ms().saturating_sub(t.elapsed().as_millis() as u64);
                 ticker.window_from(t);
                 if show == Show::JsonLines {
-                    println!("{{\"event\":\"started\"}}");
+                    Line::Started.print();
                 }
             }
-            if from.is_none() && started && Instant::now() >= t0 + cfg.warmup {
+            if from.is_none() && started && Instant::now() >= t0 + warmup {
                 from = Some(sys::process::thread_cpu_time());
             }
             ticker.tick(&progress);
@@ -185,15 +228,15 @@ pub fn run(cfg: &LoadConfig, show: Show) -> Result<Outcome, Error> {
         tally.merge(&t);
         client_cpu += cpu;
     }
-    let measure_from = t0 + cfg.warmup;
-    let window_end = cfg.duration.map_or(end, |d| end.min(measure_from + d));
+    let measure_from = t0 + warmup;
+    let window_end = spec.duration.map_or(end, |d| end.min(measure_from + d));
     // The CPUs this process may run on (its affinity), not the machine's.
     let cores = sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1);
     Ok(Outcome {
         tally,
         connections: conns,
-        offered_rps: rate,
-        window_start_ms: wall0 + cfg.warmup.as_millis() as u64,
+        offered_rps: share.rate,
+        window_start_ms: wall0 + warmup.as_millis() as u64,
         elapsed: window_end.saturating_duration_since(measure_from),
         connecting: t0.saturating_duration_since(launched),
         client_cpu,

@@ -5,8 +5,68 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
 use super::engine::Progress;
-use super::{summary, unix_ms, LoadConfig, Show, STOP};
+use super::{unix_ms, Document, Show, STOP};
+use crate::units::thousands;
+
+/// A line a run prints on stdout for a program that follows it (`--hosts` on each host,
+/// bench): progress each second, the start of the window, then the [`Document`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Line {
+    /// Each second: waiting for `--start-at` (`starts_in_ms`), or running.
+    Progress(Tick),
+    /// Connecting is over: the warm-up and the window run from now.
+    Started,
+}
+
+/// One progress line's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tick {
+    /// `waiting`, `warm-up` or `running`.
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starts_in_ms: Option<u64>,
+    /// Seconds since connecting ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t: Option<f64>,
+    #[serde(default)]
+    pub requests: u64,
+    #[serde(default)]
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps: Option<f64>,
+}
+
+/// What a followed run said in one line of its stdout.
+#[derive(Debug, Clone)]
+pub enum Said {
+    Event(Line),
+    Document(Box<Document>),
+    /// Anything else (a message, a line of another version): kept as it is.
+    Other(String),
+}
+
+impl Line {
+    /// Prints the line on stdout.
+    pub fn print(&self) {
+        println!("{}", serde_json::to_string(self).expect("a progress line serialises"));
+    }
+
+    /// Reads one line of a followed run's stdout.
+    pub fn read(text: &str) -> Said {
+        let t = text.trim();
+        if let Ok(e) = serde_json::from_str::<Line>(t) {
+            return Said::Event(e);
+        }
+        match Document::read("a result line", t) {
+            Ok(d) => Said::Document(Box::new(d)),
+            Err(_) => Said::Other(text.to_string()),
+        }
+    }
+}
 
 /// Sleeps until the wall clock reads `at` (ms since the epoch), saying so each second on the
 /// JSON progress stream; Ctrl-C ends the wait.
@@ -17,10 +77,12 @@ pub(super) fn wait_until(at: u64, show: Show) {
             return;
         }
         if show == Show::JsonLines {
-            println!(
-                "{{\"event\":\"progress\",\"phase\":\"waiting\",\"starts_in_ms\":{}}}",
-                at - now
-            );
+            Line::Progress(Tick {
+                phase: "waiting".into(),
+                starts_in_ms: Some(at - now),
+                ..Tick::default()
+            })
+            .print();
         }
         std::thread::sleep(Duration::from_millis((at - now).min(1000)));
     }
@@ -36,7 +98,7 @@ pub(super) struct Ticker {
 }
 
 impl Ticker {
-    pub(super) fn new(cfg: &LoadConfig, show: Show, t0: Instant) -> Ticker {
+    pub(super) fn new(warmup: Duration, show: Show, t0: Instant) -> Ticker {
         let show = match show {
             Show::Terminal if !std::io::stderr().is_terminal() => Show::Nothing,
             s => s,
@@ -44,7 +106,7 @@ impl Ticker {
         Ticker {
             show,
             t0,
-            warm_end: t0 + cfg.warmup,
+            warm_end: t0 + warmup,
             last: (t0, 0),
         }
     }
@@ -67,19 +129,23 @@ impl Ticker {
         let warm = now < self.warm_end;
         let secs = now.duration_since(self.t0).as_secs_f64();
         if self.show == Show::JsonLines {
-            println!(
-                "{}",
-                serde_json::json!({"event": "progress", "phase": if warm { "warm-up" } else { "running" },
-                    "t": secs, "requests": done, "errors": errors, "rps": rps})
-            );
+            Line::Progress(Tick {
+                phase: if warm { "warm-up" } else { "running" }.into(),
+                starts_in_ms: None,
+                t: Some(secs),
+                requests: done,
+                errors,
+                rps: Some(rps),
+            })
+            .print();
         } else {
             let phase = if warm { " (warm-up)" } else { "" };
             let mut err = std::io::stderr();
             let _ = write!(
                 err,
                 "\r\x1b[2K[{secs:>4.0}s] {:>12} req/s  total {:>12}  errors {errors}{phase}",
-                summary::thousands(rps as u64),
-                summary::thousands(done),
+                thousands(rps as u64),
+                thousands(done),
             );
             let _ = err.flush();
         }

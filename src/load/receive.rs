@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use super::engine::Engine;
 use super::pacing::Pacing;
+use super::request::{Kind, Read};
 use super::tally::ErrorClass;
-use super::workload::{Kind, Read};
 use crate::sys;
 
 /// Receiving responses.
@@ -43,7 +43,7 @@ impl Engine<'_> {
 
     /// Handles `n` bytes in `self.buf`; `false` when the connection was closed meanwhile.
     pub(super) fn consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
-        match self.cfg.target.kind {
+        match self.spec.target().kind {
             Kind::Http => {
                 self.conns[i].http.push(&self.buf[..n]);
                 loop {
@@ -120,7 +120,7 @@ impl Engine<'_> {
             if self.interval.is_some() {
                 t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
             }
-            if self.cfg.target.kind == Kind::Http {
+            if self.spec.target().kind == Kind::Http {
                 match status {
                     100..=599 => t.status[status as usize / 100 - 1] += 1,
                     _ => t.error(ErrorClass::BadResponse),
@@ -143,7 +143,7 @@ impl Engine<'_> {
             }
             return true;
         }
-        match self.cfg.pacing {
+        match self.spec.pacing {
             Pacing::Think(d) if c.inflight.is_empty() && c.wake.is_none() => self.set_timer(i, now + d),
             Pacing::Think(_) => {}
             Pacing::Closed => self.fill(i, now),

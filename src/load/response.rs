@@ -2,7 +2,7 @@
 //! Content-Length, chunked coding (trailers included) or the connection's close; interim 1xx
 //! responses skipped; the bodies of 200s to `--body-size` requests verified byte for byte.
 
-use super::workload::pattern;
+use super::request::pattern;
 use crate::proto::chunked::{Chunked, Phase};
 
 /// What reading a response produced.
@@ -263,5 +263,96 @@ impl HttpReader {
     /// `true` when bytes of an unfinished response are buffered.
     pub fn mid_response(&self) -> bool {
         !self.buf.is_empty() || self.head.is_some()
+    }
+}
+
+#[cfg(test)]
+mod response_framing {
+    use crate::load::{HttpReader, Read};
+
+    /// Feeds `wire` to a reader split at `cut`, collecting what it completes.
+    fn read_all(wire: &[u8], cut: usize, head_only: bool) -> Vec<Read> {
+        let mut r = HttpReader::new(head_only);
+        let mut out = Vec::new();
+        for part in [&wire[..cut], &wire[cut..]] {
+            r.push(part);
+            loop {
+                match r.next_response() {
+                    Read::More => break,
+                    x => {
+                        let stop = !matches!(x, Read::Done { .. });
+                        out.push(x);
+                        if stop {
+                            return out;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn chunked_bodies_with_trailers_interim_responses_and_head_frame_at_every_split() {
+        let wire: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n\
+            HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nDigest: abc\r\n\r\n\
+            HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\
+            HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!\
+            HTTP/1.1 204 No Content\r\n\r\n";
+        for cut in 0..=wire.len() {
+            let got = read_all(wire, cut, false);
+            assert_eq!(
+                got,
+                vec![
+                    Read::Done {
+                        status: 200,
+                        close: false
+                    },
+                    Read::Done {
+                        status: 404,
+                        close: false
+                    },
+                    Read::Done {
+                        status: 204,
+                        close: false
+                    }
+                ],
+                "cut at {cut}"
+            );
+        }
+        // HEAD: a Content-Length but no body.
+        let head: &[u8] =
+            b"HTTP/1.1 200 OK\r\nContent-Length: 9999\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        assert_eq!(read_all(head, 3, true).len(), 2);
+        // Broken chunk framing is a bad response.
+        assert_eq!(
+            read_all(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                10,
+                false
+            ),
+            vec![Read::Bad]
+        );
+    }
+
+    #[test]
+    fn a_body_without_length_runs_to_the_close() {
+        let mut r = HttpReader::new(false);
+        r.push(b"HTTP/1.0 200 OK\r\nServer: old\r\n\r\nsome body, ");
+        assert_eq!(r.next_response(), Read::More);
+        r.push(b"more body");
+        assert_eq!(r.next_response(), Read::More);
+        assert_eq!(
+            r.at_close(),
+            Some(Read::Done {
+                status: 200,
+                close: true
+            })
+        );
+        // A response cut short by the close is not complete.
+        let mut r = HttpReader::new(false);
+        r.push(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
+        assert_eq!(r.next_response(), Read::More);
+        assert_eq!(r.at_close(), None);
     }
 }

@@ -2,13 +2,11 @@
 //! program with `--subshard i/k --json`), each printing its document; the parent merges them
 //! losslessly (see `merge`).
 
-use std::ffi::OsString;
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
-
 use super::error::{io_err, Error};
-use super::{merge, Outcome};
+use super::progress::{Line, Said};
+use super::{merge, Outcome, Spec};
 use crate::sys;
 
 /// Descriptors kept free in each process for epoll, stdio and the like.
@@ -25,52 +23,23 @@ pub fn needed(connections: usize) -> usize {
     connections.div_ceil(per_process()).max(1)
 }
 
-/// Removes flags (and, where `takes_value`, their values) from a command line, in both the
-/// `--flag VALUE` and `--flag=VALUE` forms.
-pub fn strip_flags(args: &[OsString], flags: &[(&str, bool)]) -> Vec<OsString> {
-    let mut out = Vec::new();
-    let mut skip_value = false;
-    for a in args {
-        if std::mem::take(&mut skip_value) {
-            continue;
-        }
-        let text = a.to_string_lossy();
-        let hit = flags
-            .iter()
-            .find(|(f, takes)| text == *f || (*takes && text.strip_prefix(f).is_some_and(|r| r.starts_with('='))));
-        match hit {
-            Some((f, true)) if text == *f => skip_value = true,
-            Some(_) => {}
-            None => out.push(a.clone()),
-        }
-    }
-    out
-}
-
-/// Runs `k` processes, each a part of this command line's share (`args`, without the program
-/// name), and merges their documents. With `show` [`super::Show::JsonLines`] (what bench and
-/// `--hosts` read) the parts report their start, and this process says
-/// `{"event":"started"}` once every part has: the window a caller samples the server over is
-/// the parts' window.
-pub fn run(args: &[OsString], k: usize, show: super::Show) -> Result<Outcome, Error> {
+/// Runs `k` processes, each a part of `spec`'s share (its arguments with `--subshard i/k`),
+/// and merges their documents. With `show` [`super::Show::JsonLines`] (what bench and
+/// `--hosts` read) the parts report their start, and this process says it started once every
+/// part has: the window a caller samples the server over is the parts' window.
+pub fn run(spec: &Spec, k: usize, show: super::Show) -> Result<Outcome, Error> {
     let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
-    let args = strip_flags(
-        args,
-        &[
-            ("--json", false),
-            ("--hgrm", true),
-            ("--subshard", true),
-            ("--progress-json", false),
-        ],
-    );
     let lines = show == super::Show::JsonLines;
     let mut children = Vec::new();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let mut readers = Vec::new();
     for i in 0..k {
+        let mut part = spec.args().clone();
+        part.subshard = Some(Shard(i, k));
         let mut child = Command::new(&exe)
-            .args(&args)
-            .args(["--json", "--subshard", &format!("{i}/{k}")])
+            .arg("load")
+            .args(part.to_args())
+            .arg("--json")
             .args(lines.then_some("--progress-json"))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -80,15 +49,17 @@ pub fn run(args: &[OsString], k: usize, show: super::Show) -> Result<Outcome, Er
         let tx = tx.clone();
         readers.push(std::thread::spawn(move || {
             use std::io::BufRead;
-            let mut last = String::new();
+            let mut doc = None;
             for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                if line.contains("\"event\":\"started\"") {
-                    let _ = tx.send(());
-                } else if !line.contains("\"event\":\"progress\"") && !line.trim().is_empty() {
-                    last = line;
+                match Line::read(&line) {
+                    Said::Event(Line::Started) => {
+                        let _ = tx.send(());
+                    }
+                    Said::Event(_) | Said::Other(_) => {}
+                    Said::Document(d) => doc = Some(d),
                 }
             }
-            last
+            doc
         }));
         children.push(child);
     }
@@ -97,18 +68,16 @@ pub fn run(args: &[OsString], k: usize, show: super::Show) -> Result<Outcome, Er
         // Every part up (or gone: its reader ends), then the window is theirs.
         let started = rx.iter().take(k).count();
         if started == k {
-            println!("{{\"event\":\"started\"}}");
+            Line::Started.print();
         }
     }
     let mut parts = Vec::new();
     let mut failures = Vec::new();
     for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
-        let out = reader.join().unwrap_or_default();
+        let doc = reader.join().unwrap_or_default();
         let status = child.wait().map_err(io_err("waiting for a shard"))?;
-        let doc = serde_json::from_str::<Value>(&out).ok();
-        match doc.map(|d| merge::read_document(&format!("shard {i}"), &d)) {
-            Some(Ok(o)) => parts.push(o),
-            Some(Err(e)) => failures.push(e.to_string()),
+        match doc {
+            Some(d) => parts.push(d.outcome().clone()),
             None => failures.push(format!("shard {i} reported nothing ({status})")),
         }
     }
@@ -134,6 +103,12 @@ impl std::str::FromStr for Shard {
     }
 }
 
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.0, self.1)
+    }
+}
+
 /// Splits `total` into `parts` near-equal pieces; returns (size of piece `i`, its offset).
 pub fn split(total: usize, parts: usize, i: usize) -> (usize, usize) {
     let base = total / parts;
@@ -147,4 +122,17 @@ pub fn split(total: usize, parts: usize, i: usize) -> (usize, usize) {
 pub fn split_weighted(n: u64, conns: usize, first: usize, count: usize) -> u64 {
     let upto = |k: usize| (n as u128 * k as u128 / conns as u128) as u64;
     upto(first + count) - upto(first)
+}
+
+#[cfg(test)]
+mod load {
+    use crate::load::*;
+
+    #[test]
+    fn splits_cover_everything_once() {
+        let parts: Vec<_> = (0..3).map(|i| split(10, 3, i)).collect();
+        assert_eq!(parts, vec![(4, 0), (3, 4), (3, 7)]);
+        let q: u64 = (0..3).map(|i| split_weighted(1001, 10, parts[i].1, parts[i].0)).sum();
+        assert_eq!(q, 1001);
+    }
 }

@@ -15,6 +15,15 @@ use crate::units::AddrRange;
 /// spreads: the port search stays short while most of the range is free.
 const SHARE: usize = 4;
 
+/// The sources a run of `spec` with `conns` connections should spread over: `None` where
+/// `--bind` gives them (the user's choice wins) or the kernel's choice is fine.
+pub(super) fn unless_bound(spec: &super::Spec, conns: usize) -> Option<AddrRange> {
+    if !spec.sources().is_empty() {
+        return None;
+    }
+    spread(spec.target().addr, conns)
+}
+
 /// The sources to spread `conns` connections to `target` over, or `None` where the kernel's
 /// choice is fine (not loopback, or one address has room).
 pub fn spread(target: SocketAddr, conns: usize) -> Option<AddrRange> {

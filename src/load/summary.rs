@@ -1,161 +1,10 @@
-//! Results of a load run: the summary a wrk or ab user reads at a glance, and the
-//! self-describing JSON document of DESIGN.md.
-
-use serde_json::{json, Value};
+//! The summary a wrk or ab user reads at a glance, from a run's [`Document`].
 
 use std::time::Duration;
 
-use super::pacing::Pacing;
 use super::tally::Tally;
-use super::{LoadConfig, Outcome, Payload, Shard};
-use crate::sys;
-
-/// When the client used more than this share of its threads' CPU, it may have been the bottleneck.
-const SATURATED: f64 = 0.90;
-
-/// `1234567` -> `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Microseconds, shown in the most readable unit.
-pub fn fmt_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0}us")
-    } else if us < 1e6 {
-        format!("{:.2}ms", us / 1e3)
-    } else {
-        format!("{:.2}s", us / 1e6)
-    }
-}
-
-/// The machine, and where client and server may run.
-pub fn environment(cfg: &LoadConfig) -> Value {
-    let (kernel, cpu) = sys::procfs::machine();
-    let server_pid = sys::procfs::listening_pid(cfg.target.addr.port()).filter(|_| cfg.target.addr.ip().is_loopback());
-    json!({
-        "kernel": kernel,
-        "cpu_model": cpu,
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "client_cpus": sys::procfs::cpus_allowed(sys::process::pid()),
-        "server_pid": server_pid,
-        "server_cpus": server_pid.and_then(sys::procfs::cpus_allowed),
-    })
-}
-
-/// Client CPU use as a share of the time its threads had.
-pub fn utilization(o: &Outcome) -> f64 {
-    let secs = o.elapsed.as_secs_f64();
-    if secs <= 0.0 || o.cpu_slots == 0 {
-        return 0.0;
-    }
-    o.client_cpu.as_secs_f64() / (secs * o.cpu_slots as f64)
-}
-
-/// Whether the client may have been the bottleneck.
-pub fn saturated(o: &Outcome) -> bool {
-    utilization(o) > SATURATED
-}
-
-/// The flags of the run, as the JSON document records them.
-fn config_json(cfg: &LoadConfig, o: &Outcome) -> Value {
-    json!({
-        "kind": cfg.target.kind.name(), "connections": cfg.connections, "threads": o.threads, "shards": o.shards,
-        "shard": cfg.shard.map(|Shard(i, n)| format!("{i}/{n}")),
-        "duration_s": cfg.duration.map(|d| d.as_secs_f64()), "requests": cfg.requests,
-        "warmup_s": cfg.warmup.as_secs_f64(), "pacing": cfg.pacing.describe(),
-        "rate": if let Pacing::Rate(r) = cfg.pacing { Some(r) } else { None },
-        "think_s": if let Pacing::Think(d) = cfg.pacing { Some(d.as_secs_f64()) } else { None },
-        "pipeline": cfg.pipeline, "close": cfg.close, "requests_per_conn": cfg.requests_per_conn,
-        "timeout_s": cfg.timeout.as_secs_f64(),
-        "bind": cfg.sources().iter().map(|a| a.to_string()).collect::<Vec<_>>(), "size": cfg.size,
-        "method": cfg.method, "headers": cfg.headers, "body_bytes": cfg.payload.len(),
-        "body_generated": matches!(cfg.payload, Payload::Generated(_)), "chunked": cfg.chunked,
-        "connect_rate": cfg.connect_rate, "connect_first": cfg.connect_first,
-    })
-}
-
-/// The JSON document of `--json`.
-pub fn to_json(cfg: &LoadConfig, o: &Outcome) -> Value {
-    let mut doc = json!({
-        "tool": TOOL,
-        "version": env!("CARGO_PKG_VERSION"),
-        "target": cfg.target.url,
-        "config": config_json(cfg, o),
-        "environment": environment(cfg),
-    });
-    results_into(&mut doc, o);
-    doc
-}
-
-/// What the document's `tool` key says.
-pub const TOOL: &str = "muxlab load";
-
-/// Writes the result keys of `o` into `doc` (replacing any there): everything but the
-/// flags and the environment, ending with the lossless `interchange` form `merge` reads.
-pub fn results_into(doc: &mut Value, o: &Outcome) {
-    let t = &o.tally;
-    let secs = o.elapsed.as_secs_f64();
-    let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
-    let util = utilization(o);
-    let results = json!({
-        "requests": t.requests,
-        "sent": t.sent,
-        "errors": t.errors_json(),
-        "error_total": t.error_total(),
-        "status_classes": t.status_json(),
-        "non_2xx_3xx": t.non_2xx_3xx(),
-        "duration_s": secs,
-        "throughput_rps": rps,
-        "latency_us": t.latency.summary_us(),
-        "connect_latency_us": t.connect.summary_us(),
-        "tls_handshake_us": t.tls_handshake.summary_us(),
-        // established: open at some point (warm-up included), as the summary line says.
-        "connections": {"requested": o.connections, "established": o.connections as u64 - t.never_connected,
-            "connects_in_window": t.connects, "never_connected": t.never_connected,
-            "connecting_s": o.connecting.as_secs_f64(), "unresolved_at_start": t.unresolved_at_start},
-        "per_second": t.per_second,
-        "fairness": {"jain": t.jain(), "connections": t.per_conn.len(), "starved": t.starved(),
-            "min": t.per_conn.iter().min(), "max": t.per_conn.iter().max()},
-        "bytes_in": t.bytes_in,
-        "bytes_out": t.bytes_out,
-        "client_cpu_s": o.client_cpu.as_secs_f64(),
-        "client_cpu_per_request_us": if t.requests > 0 { o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64 } else { 0.0 },
-        "client_cpu_utilization": util,
-        "client_saturated": util > SATURATED,
-        "interrupted": o.interrupted,
-    });
-    let map = doc.as_object_mut().expect("a load document is an object");
-    for k in [
-        "uncorrected_latency_us",
-        "send_lag_us",
-        "offered_rps",
-        "achieved_rps",
-        "scheduled",
-        "not_completed",
-    ] {
-        map.remove(k);
-    }
-    map.extend(results.as_object().expect("object").clone());
-    if let Some(offered) = o.offered_rps {
-        map.insert("uncorrected_latency_us".into(), t.uncorrected.summary_us());
-        map.insert("send_lag_us".into(), t.send_lag.summary_us());
-        map.insert("offered_rps".into(), json!(offered));
-        map.insert("achieved_rps".into(), json!(rps));
-        // Measured only where the window's schedule is known (a duration run): else null.
-        map.insert("scheduled".into(), json!(t.scheduled));
-        map.insert("not_completed".into(), json!(t.not_completed));
-    }
-    map.insert("interchange".into(), super::merge::to_value(o));
-}
+use super::{Document, Outcome};
+use crate::units::{fmt_us, thousands};
 
 /// What the summary's first two lines say about the run's flags.
 struct Heading {
@@ -166,38 +15,18 @@ struct Heading {
 }
 
 impl Heading {
-    fn of(cfg: &LoadConfig) -> Heading {
-        let length = match (cfg.duration, cfg.requests) {
-            (Some(d), _) => crate::units::format_duration(d),
+    fn of(doc: &Document) -> Heading {
+        let c = &doc.config;
+        let length = match (c.duration_s, c.requests) {
+            (Some(d), _) => crate::units::format_duration(Duration::from_secs_f64(d)),
             (None, Some(n)) => format!("{} requests", thousands(n)),
             _ => String::new(),
         };
         Heading {
-            url: cfg.target.url.clone(),
+            url: doc.target.clone(),
             length,
-            pacing: cfg.pacing.describe(),
-            mode: mode(cfg.close, cfg.target.kind.name(), cfg.pipeline as u64, cfg.size as u64),
-        }
-    }
-
-    /// The same from a document's `config` (what `muxlab merge --human` has).
-    fn of_document(doc: &Value) -> Heading {
-        let c = &doc["config"];
-        let length = match (c["duration_s"].as_f64(), c["requests"].as_u64()) {
-            (Some(d), _) => crate::units::format_duration(std::time::Duration::from_secs_f64(d)),
-            (None, Some(n)) => format!("{} requests", thousands(n)),
-            _ => String::new(),
-        };
-        Heading {
-            url: doc["target"].as_str().unwrap_or("?").into(),
-            length,
-            pacing: c["pacing"].as_str().unwrap_or("?").into(),
-            mode: mode(
-                c["close"].as_bool().unwrap_or(false),
-                c["kind"].as_str().unwrap_or("http"),
-                c["pipeline"].as_u64().unwrap_or(1),
-                c["size"].as_u64().unwrap_or(0),
-            ),
+            pacing: c.pacing.clone(),
+            mode: mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
         }
     }
 }
@@ -217,14 +46,9 @@ fn mode(close: bool, kind: &str, pipeline: u64, size: u64) -> String {
     }
 }
 
-/// The human summary.
-pub fn human(cfg: &LoadConfig, o: &Outcome) -> String {
-    summary_text(&Heading::of(cfg), o)
-}
-
-/// The human summary of a (merged) document.
-pub fn human_of_document(doc: &Value, o: &Outcome) -> String {
-    summary_text(&Heading::of_document(doc), o)
+/// The human summary of a run's document (a merged one included).
+pub fn human(doc: &Document) -> String {
+    summary_text(&Heading::of(doc), doc.outcome())
 }
 
 fn summary_text(h: &Heading, o: &Outcome) -> String {
@@ -334,7 +158,7 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
         t.bytes_in as f64 / 1e6,
         t.bytes_out as f64 / 1e6
     ));
-    let util = utilization(o);
+    let util = o.utilization();
     s.push_str(&format!(
         "  client CPU   {:.2}s, {:.0}% of its {} threads, {} per request\n",
         o.client_cpu.as_secs_f64(),
@@ -346,7 +170,7 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
             "-".into()
         }
     ));
-    if util > SATURATED {
+    if o.saturated() {
         s.push_str("  WARNING      the client was saturated: the server may be faster than this shows (add CPUs or threads to the client)\n");
     }
     if t.status.iter().sum::<u64>() > 0 {

@@ -1,7 +1,9 @@
 //! What one engine thread counted: requests, errors by class, latency histograms, a
 //! per-second series and per-connection counts. Tallies add up losslessly.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use super::histogram::Hist;
 
@@ -58,11 +60,13 @@ impl ErrorClass {
     }
 }
 
-/// Counts of one thread (or, merged, of a whole run).
-#[derive(Debug, Clone, Default)]
+/// Counts of one thread (or, merged, of a whole run). Its serde form is lossless (histograms
+/// as HdrHistogram V2): what a shard process or a host ships, and what `merge` reads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Tally {
     /// Requests completed inside the measured window.
     pub requests: u64,
+    #[serde(with = "errors_by_name")]
     pub errors: [u64; 10],
     /// HTTP responses by status class: 1xx (101 only: others are interim), 2xx .. 5xx.
     pub status: [u64; 5],
@@ -95,7 +99,35 @@ pub struct Tally {
     pub not_completed: Option<u64>,
     /// Slots whose first connect had not ended when the window was started anyway (the connect
     /// timeout passed first).
+    #[serde(default)]
     pub unresolved_at_start: u64,
+}
+
+/// Error counts travel as `{class name: count}`, the classes with none left out.
+mod errors_by_name {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(errors: &[u64; 10], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            ERROR_CLASSES
+                .iter()
+                .filter(|(c, _)| errors[*c as usize] > 0)
+                .map(|(c, n)| (*n, errors[*c as usize])),
+        )
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; 10], D::Error> {
+        let named = BTreeMap::<String, u64>::deserialize(d)?;
+        let mut errors = [0u64; 10];
+        for (k, n) in named {
+            let (class, _) = ERROR_CLASSES
+                .iter()
+                .find(|(_, name)| *name == k)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown error class '{k}'")))?;
+            errors[*class as usize] = n;
+        }
+        Ok(errors)
+    }
 }
 
 impl Tally {
@@ -109,14 +141,13 @@ impl Tally {
     }
 
     /// `{"2xx": n, "3xx": n, "4xx": n, "5xx": n}` (and `1xx` when a 101 was counted).
-    pub fn status_json(&self) -> Value {
-        let mut m = Map::new();
-        for (i, n) in self.status.iter().enumerate() {
-            if i > 0 || *n > 0 {
-                m.insert(format!("{}xx", i + 1), json!(n));
-            }
-        }
-        Value::Object(m)
+    pub fn status_classes(&self) -> BTreeMap<String, u64> {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| *i > 0 || **n > 0)
+            .map(|(i, n)| (format!("{}xx", i + 1), *n))
+            .collect()
     }
 
     /// Responses that were neither 2xx nor 3xx (wrk's "Non-2xx or 3xx responses").
@@ -124,13 +155,13 @@ impl Tally {
         self.status[0] + self.status[3] + self.status[4]
     }
 
-    pub fn errors_json(&self) -> Value {
-        let m: Map<String, Value> = ERROR_CLASSES
+    /// `{class name: count}` of the classes with errors.
+    pub fn errors_by_name(&self) -> BTreeMap<String, u64> {
+        ERROR_CLASSES
             .iter()
             .filter(|(c, _)| self.errors[*c as usize] > 0)
-            .map(|(c, n)| (n.to_string(), json!(self.errors[*c as usize])))
-            .collect();
-        Value::Object(m)
+            .map(|(c, n)| (n.to_string(), self.errors[*c as usize]))
+            .collect()
     }
 
     /// Adds `other` into `self` (connection slots are appended).
@@ -177,65 +208,6 @@ impl Tally {
     pub fn starved(&self) -> usize {
         self.per_conn.iter().filter(|&&c| c == 0).count()
     }
-
-    /// Everything, losslessly: what a shard process or a host ships, and what `merge` reads.
-    pub fn to_wire(&self) -> Value {
-        let h = |h: &Hist| Value::String(h.to_v2_base64());
-        json!({"requests": self.requests, "errors": self.errors_json(), "status": self.status.to_vec(), "latency": h(&self.latency),
-            "uncorrected": h(&self.uncorrected), "connect": h(&self.connect), "tls_handshake": h(&self.tls_handshake),
-            "send_lag": h(&self.send_lag), "per_second": self.per_second, "per_conn": self.per_conn,
-            "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "connects": self.connects,
-            "never_connected": self.never_connected, "unresolved_at_start": self.unresolved_at_start, "sent": self.sent,
-            "scheduled": self.scheduled, "not_completed": self.not_completed})
-    }
-
-    /// Reads [`Tally::to_wire`]'s form; the error names the part that is missing or wrong.
-    pub fn from_wire(v: &Value) -> Result<Tally, String> {
-        let u = |k: &str| v[k].as_u64().ok_or_else(|| format!("'{k}' is not a count"));
-        let list = |k: &str| -> Result<Vec<u64>, String> {
-            let a = v[k].as_array().ok_or_else(|| format!("'{k}' is not a list"))?;
-            a.iter()
-                .map(|x| x.as_u64().ok_or_else(|| format!("'{k}' holds a non-count")))
-                .collect()
-        };
-        let hist = |k: &str| -> Result<Hist, String> {
-            let text = v[k].as_str().ok_or_else(|| format!("histogram '{k}' is missing"))?;
-            Hist::from_v2_base64(text).map_err(|e| format!("histogram '{k}': {e}"))
-        };
-        let mut status = [0u64; 5];
-        for (i, n) in list("status")?.into_iter().take(5).enumerate() {
-            status[i] = n;
-        }
-        let mut errors = [0u64; 10];
-        let named = v["errors"].as_object().ok_or("'errors' is not an object")?;
-        for (k, n) in named {
-            let (class, _) = ERROR_CLASSES
-                .iter()
-                .find(|(_, name)| name == k)
-                .ok_or_else(|| format!("unknown error class '{k}'"))?;
-            errors[*class as usize] = n.as_u64().ok_or_else(|| format!("error count '{k}' is not a count"))?;
-        }
-        Ok(Tally {
-            requests: u("requests")?,
-            errors,
-            status,
-            latency: hist("latency")?,
-            uncorrected: hist("uncorrected")?,
-            connect: hist("connect")?,
-            tls_handshake: hist("tls_handshake")?,
-            send_lag: hist("send_lag")?,
-            per_second: list("per_second")?,
-            per_conn: list("per_conn")?,
-            bytes_in: u("bytes_in")?,
-            bytes_out: u("bytes_out")?,
-            connects: u("connects")?,
-            never_connected: u("never_connected")?,
-            unresolved_at_start: v["unresolved_at_start"].as_u64().unwrap_or(0),
-            sent: u("sent")?,
-            scheduled: v["scheduled"].as_u64(),
-            not_completed: v["not_completed"].as_u64(),
-        })
-    }
 }
 
 /// Jain's index of `xs`: (sum x)^2 / (n * sum x^2); `None` for an empty or all-zero list
@@ -245,4 +217,40 @@ pub fn jain(xs: &[u64]) -> Option<f64> {
     let sum: f64 = xs.iter().map(|&x| x as f64).sum();
     let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
     (n > 0.0 && sq > 0.0).then(|| sum * sum / (n * sq))
+}
+
+#[cfg(test)]
+mod load_tally {
+    use crate::load::tally::*;
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[5, 5, 5, 5]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((jain(&[10, 0, 0, 0]).unwrap() - 0.25).abs() < 1e-12);
+        // Nothing served: not measured, never "perfectly fair".
+        assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0, 0, 0]), None);
+    }
+
+    #[test]
+    fn tallies_round_trip_and_merge_losslessly() {
+        let mut a = Tally::default();
+        for v in [1_000u64, 2_000, 3_000, 1_000_000] {
+            a.latency.record_ns(v);
+        }
+        a.requests = 4;
+        a.error(ErrorClass::Reset);
+        a.per_conn = vec![3, 1];
+        a.per_second = vec![4];
+        let wire = serde_json::to_value(&a).expect("a tally serialises");
+        let b: Tally = serde_json::from_value(wire).expect("own wire form reads back");
+        assert_eq!(b.latency.0, a.latency.0);
+        assert_eq!((b.requests, b.errors, b.per_conn.clone()), (4, a.errors, vec![3, 1]));
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.latency.count(), 8);
+        assert_eq!(m.per_conn, vec![3, 1, 3, 1]);
+        assert_eq!(m.per_second, vec![8]);
+        assert_eq!(m.error_total(), 2);
+    }
 }

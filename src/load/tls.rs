@@ -175,8 +175,8 @@ enum Moved {
 impl Engine<'_> {
     /// After the TCP connect of an https target: starts the handshake.
     pub(super) fn start_tls(&mut self, i: usize, now: Instant) {
-        let Some(cfg) = self.cfg.tls.clone() else { return };
-        let name = match ServerName::try_from(self.cfg.target.host_name().to_string()) {
+        let Some(cfg) = self.spec.tls.clone() else { return };
+        let name = match ServerName::try_from(self.spec.target().host_name().to_string()) {
             Ok(n) => n,
             Err(_) => return self.fail(i, ErrorClass::Other, now),
         };
@@ -254,7 +254,7 @@ impl Engine<'_> {
                                 }
                                 _ => "",
                             };
-                            eprintln!("muxlab: TLS with {}: {e}{hint}", self.cfg.target.host);
+                            eprintln!("muxlab: TLS with {}: {e}{hint}", self.spec.target().host);
                         }
                         // Send the alert rustls queued, then give up on the connection.
                         let _ = tls.write_tls(&mut io);

@@ -24,6 +24,7 @@ use crate::server::deadline::Expired;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
 };
+use crate::sync::{lock, wait_timeout};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
 
@@ -140,11 +141,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 if w.stopping() {
                     return Ok(());
                 }
-                q = sh
-                    .wake
-                    .wait_timeout(q, TICK)
-                    .map(|(q, _)| q)
-                    .unwrap_or_else(|e| e.into_inner().0);
+                q = wait_timeout(&sh.wake, q, TICK);
             }
         };
         let fd: RawFd = conn.fd.as_raw_fd();
@@ -167,8 +164,4 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         }
         w.flush_syscalls();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

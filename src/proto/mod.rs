@@ -10,9 +10,6 @@ pub mod packet;
 pub mod tls;
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::units::BadValue;
 
 /// Which protocol a server speaks (the `--proto` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,32 +21,12 @@ pub enum Proto {
 }
 
 impl Proto {
-    /// Parses `http`, `echo` or `packet`, the latter with its frame size.
-    pub fn parse(name: &str, packet_size: usize) -> Result<Proto, BadValue> {
-        match name {
-            "http" => Ok(Proto::Http),
-            "echo" => Ok(Proto::Echo),
-            "packet" if packet_size == 0 => Err("--packet-size must be at least 1 byte".into()),
-            "packet" => Ok(Proto::Packet(packet_size)),
-            other => Err(BadValue(format!(
-                "unknown protocol '{other}': use http, echo or packet"
-            ))),
-        }
-    }
-
     pub fn name(&self) -> &'static str {
         match self {
             Proto::Http => "http",
             Proto::Echo => "echo",
             Proto::Packet(_) => "packet",
         }
-    }
-}
-
-impl FromStr for Proto {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Self, BadValue> {
-        Proto::parse(s, 100)
     }
 }
 

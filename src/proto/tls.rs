@@ -8,37 +8,41 @@ use std::sync::Arc;
 use rustls::{ServerConfig, ServerConnection};
 
 use super::{Fed, Session};
+use crate::units::BadValue;
 
-/// The server configuration of `--tls CERT,KEY` or `--tls self-signed`.
-pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, String> {
+/// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
+/// is wrong with the value and what to give instead.
+pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, BadValue> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |what: String| BadValue(what);
     let (certs, key) = if spec == "self-signed" {
         let c = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
-            .map_err(|e| format!("--tls self-signed: {e}"))?;
-        let key = PrivateKeyDer::try_from(c.key_pair.serialize_der()).map_err(|e| format!("--tls self-signed: {e}"))?;
+            .map_err(|e| bad(format!("--tls self-signed: {e}")))?;
+        let key =
+            PrivateKeyDer::try_from(c.key_pair.serialize_der()).map_err(|e| bad(format!("--tls self-signed: {e}")))?;
         (vec![c.cert.der().clone()], key)
     } else {
         let (cert, key) = spec
             .split_once(',')
-            .ok_or_else(|| format!("--tls '{spec}': give CERT.pem,KEY.pem or self-signed"))?;
+            .ok_or_else(|| bad(format!("--tls '{spec}': give CERT.pem,KEY.pem or self-signed")))?;
         let certs = CertificateDer::pem_file_iter(cert)
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| format!("--tls: {cert}: not PEM certificates ({e})"))?;
+            .map_err(|e| bad(format!("--tls: {cert}: not PEM certificates ({e})")))?;
         if certs.is_empty() {
-            return Err(format!("--tls: {cert} holds no certificate"));
+            return Err(bad(format!("--tls: {cert} holds no certificate")));
         }
         let key =
-            PrivateKeyDer::from_pem_file(key).map_err(|e| format!("--tls: {key}: not a PEM private key ({e})"))?;
+            PrivateKeyDer::from_pem_file(key).map_err(|e| bad(format!("--tls: {key}: not a PEM private key ({e})")))?;
         (certs, key)
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("--tls: {e}"))?
+        .map_err(|e| bad(format!("--tls: {e}")))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| format!("--tls: the certificate and key do not go together ({e})"))?;
+        .map_err(|e| bad(format!("--tls: the certificate and key do not go together ({e})")))?;
     Ok(Arc::new(cfg))
 }
 

@@ -4,65 +4,52 @@
 //! A host that cannot be reached, refuses, dies or goes silent is named with its reason, the
 //! others finish, and the run exits 1.
 
-use std::ffi::OsString;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
 use super::ssh::{prepare, PrepError, Prepared, Session, Ssh};
-use super::RemoteArgs;
+use super::{Error as HostError, RemoteArgs};
 use crate::load::merge::{self, Machines};
-use crate::load::summary::{fmt_us, saturated, thousands, to_json};
-use crate::load::{shard::strip_flags, unix_ms, Error, LoadConfig, Outcome, Show};
-
-/// The flags that belong to this machine's muxlab, not to the hosts' runs.
-const LOCAL_FLAGS: [(&str, bool); 8] = [
-    ("--hosts", true),
-    ("--ssh-config", true),
-    ("--remote-bin", true),
-    ("--push", false),
-    ("--json", false),
-    ("--hgrm", true),
-    ("--progress-json", false),
-    ("--start-at", true),
-];
+use crate::load::{unix_ms, Document, Error, HostLine, Line, Outcome, Part, Said, Shard, Show, Spec};
+use crate::units::{fmt_us, thousands};
 
 /// How far ahead of the slowest ssh round trip the hosts are told to start.
 const START_MARGIN: Duration = Duration::from_millis(1500);
 
 /// What the hosts did.
 pub struct Fanned {
-    /// The merged outcome of the hosts that reported.
-    pub merged: Outcome,
-    /// The merged document, with `hosts`.
-    pub doc: Value,
+    /// The merged document of the hosts that reported, with a line per host.
+    pub doc: Document,
     /// Per host: its name and its outcome, or why it has none.
-    pub hosts: Vec<(String, Result<Outcome, String>)>,
+    pub hosts: Vec<(String, Result<Outcome, HostError>)>,
     /// The agreed start, in ms since the epoch.
     pub start_at: u64,
 }
 
 impl Fanned {
     /// Why the run failed (the program exits 1): a host failed, or a request did.
-    pub fn verdict(&self) -> Result<(), String> {
+    pub fn verdict(&self) -> Result<(), Error> {
         let failed: Vec<String> = self
             .hosts
             .iter()
             .filter_map(|(h, r)| r.as_ref().err().map(|e| format!("{h}: {e}")))
             .collect();
-        let t = &self.merged.tally;
+        let t = &self.doc.outcome().tally;
         if !failed.is_empty() {
-            return Err(format!(
+            return Err(Error::Failed(format!(
                 "{} of {} hosts failed: {}",
                 failed.len(),
                 self.hosts.len(),
                 failed.join("; ")
-            ));
+            )));
         }
         if t.error_total() > 0 || t.requests == 0 {
-            return Err(format!("{} errors, {} requests completed", t.error_total(), t.requests));
+            return Err(Error::Failed(format!(
+                "{} errors, {} requests completed",
+                t.error_total(),
+                t.requests
+            )));
         }
         Ok(())
     }
@@ -71,20 +58,21 @@ impl Fanned {
 /// One line per host, after the merged summary.
 pub fn host_lines(f: &Fanned) -> String {
     let mut s = String::from("  hosts\n");
+    let warmup_ms = f.doc.warmup().as_millis() as u64;
     for (h, r) in &f.hosts {
         match r {
             Ok(o) => {
                 let secs = o.elapsed.as_secs_f64().max(1e-9);
                 // Its window should open at the agreed instant (plus the warm-up): a host whose
                 // ssh or clock was late is said to be.
-                let late = o.window_start_ms.saturating_sub(f.start_at + warmup_ms(&f.doc));
+                let late = o.window_start_ms.saturating_sub(f.start_at + warmup_ms);
                 s.push_str(&format!(
                     "    {h:<20} {:>12} requests  {:>10} req/s  p99 {:>8}  client CPU {:.2}s{}{}{}\n",
                     thousands(o.tally.requests),
                     thousands((o.tally.requests as f64 / secs) as u64),
                     fmt_us(o.tally.latency.0.value_at_quantile(0.99) as f64 / 1000.0),
                     o.client_cpu.as_secs_f64(),
-                    if saturated(o) { "  SATURATED" } else { "" },
+                    if o.saturated() { "  SATURATED" } else { "" },
                     if o.tally.error_total() > 0 {
                         format!("  {} errors", thousands(o.tally.error_total()))
                     } else {
@@ -103,11 +91,6 @@ pub fn host_lines(f: &Fanned) -> String {
     s
 }
 
-/// The run's warm-up in ms, from its document.
-fn warmup_ms(doc: &Value) -> u64 {
-    (doc["config"]["warmup_s"].as_f64().unwrap_or(0.0) * 1e3) as u64
-}
-
 /// A host's run in flight: its ssh session (which writes the guard's heartbeat) and what it
 /// said so far.
 struct Running {
@@ -115,31 +98,31 @@ struct Running {
     session: Session,
     heard: Instant,
     progress: (u64, u64),
-    doc: Option<Value>,
-    result: Option<Result<Outcome, String>>,
+    doc: Option<Box<Document>>,
+    result: Option<Result<Outcome, HostError>>,
 }
 
 static STOP: AtomicU64 = AtomicU64::new(0);
 
-/// Runs `cfg` from the hosts of `remote`; `argv` is this program's command line (less its name).
-pub fn run(cfg: &LoadConfig, remote: &RemoteArgs, argv: &[OsString], show: Show) -> Result<Fanned, Error> {
+/// Runs `spec` from the hosts of `remote`, each its share.
+pub fn run(spec: &Spec, remote: &RemoteArgs, show: Show) -> Result<Fanned, Error> {
     let hosts = &remote.hosts;
     if let Some(h) = hosts.iter().find(|h| h.is_empty() || h.starts_with('-')) {
         return Err(Error::Usage(format!("--hosts: '{h}' is not a host name")));
     }
-    if cfg.shard.is_some() {
-        return Err("--hosts splits the run itself: drop --shard".into());
+    if spec.shard().is_some() {
+        return Err(Error::Usage("--hosts splits the run itself: drop --shard".into()));
     }
-    if hosts.len() > cfg.connections {
+    if hosts.len() > spec.connections() {
         return Err(Error::Usage(format!(
             "-c {} cannot be split over {} hosts: every host needs a connection",
-            cfg.connections,
+            spec.connections(),
             hosts.len()
         )));
     }
     let ssh = Ssh {
         config: remote.ssh_config.clone(),
-        connect_timeout: cfg.timeout,
+        connect_timeout: spec.timeout(),
     };
     if let Some(f) = &ssh.config {
         if !f.is_file() {
@@ -148,111 +131,109 @@ pub fn run(cfg: &LoadConfig, remote: &RemoteArgs, argv: &[OsString], show: Show)
     }
     let _ = crate::sys::signal::install_stop_handler(&STOP);
     let t_prep = Instant::now();
+    let prepared = prepare_all(&ssh, remote)?;
+    // Every host starts at one instant: far enough ahead for the slowest ssh to be running.
+    let start_at = unix_ms() + (t_prep.elapsed() + START_MARGIN).as_millis() as u64;
+    let n = prepared.len();
+    let mut running = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        match start(&ssh, p, spec, Shard(i, n), start_at) {
+            Ok(r) => running.push(r),
+            Err(e) => {
+                for r in &mut running {
+                    abandon(r, "stopped: another host could not start".into());
+                }
+                for p in &prepared {
+                    remove_push(&ssh, p);
+                }
+                return Err(Error::Failed(format!("host {}: {e}", p.host)));
+            }
+        }
+    }
+    follow(&mut running, spec.timeout(), start_at, show);
+    let hosts: Vec<(String, Result<Outcome, HostError>)> = running
+        .into_iter()
+        .map(|r| {
+            (
+                r.host,
+                r.result.unwrap_or_else(|| Err(HostError::Failed("no result".into()))),
+            )
+        })
+        .collect();
+    Ok(Fanned {
+        doc: merged(spec, remote, &hosts, start_at),
+        hosts,
+        start_at,
+    })
+}
+
+/// Makes every host ready (in parallel): the hosts, or one error naming each that is not.
+fn prepare_all(ssh: &Ssh, remote: &RemoteArgs) -> Result<Vec<Prepared>, Error> {
     let prepared: Vec<Result<Prepared, PrepError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts
+        let handles: Vec<_> = remote
+            .hosts
             .iter()
-            .map(|h| {
-                let ssh = &ssh;
-                s.spawn(move || prepare(ssh, h, &remote.remote_bin, remote.push))
-            })
+            .map(|h| s.spawn(move || prepare(ssh, h, &remote.remote_bin, remote.push)))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(PrepError::Unreachable("panicked".into()))))
             .collect()
     });
-    let cleanup = |prepared: &[Result<Prepared, PrepError>]| {
-        for p in prepared.iter().flatten() {
-            if let Some(d) = &p.pushed_dir {
-                super::ssh::remove(&ssh, &p.host, d);
-            }
-        }
-    };
     let mut usage = Vec::new();
     let mut down = Vec::new();
-    for (h, p) in hosts.iter().zip(&prepared) {
+    for (h, p) in remote.hosts.iter().zip(&prepared) {
         match p {
             Err(PrepError::Version(e)) => usage.push(format!("host {h}: {e}")),
             Err(PrepError::Unreachable(e)) => down.push(format!("host {h}: cannot run muxlab there: {e}")),
             Ok(_) => {}
         }
     }
-    if !usage.is_empty() || !down.is_empty() {
-        cleanup(&prepared);
-        let all = [usage.clone(), down].concat().join("; ");
-        return Err(if usage.is_empty() {
-            Error::Failed(all)
-        } else {
-            Error::Usage(all)
-        });
+    if usage.is_empty() && down.is_empty() {
+        return Ok(prepared.into_iter().flatten().collect());
     }
-    let prepared: Vec<Prepared> = prepared.into_iter().flatten().collect();
-    // Every host starts at one instant: far enough ahead for the slowest ssh to be running.
-    let start_at = unix_ms() + (t_prep.elapsed() + START_MARGIN).as_millis() as u64;
-    let base = strip_flags(argv, &LOCAL_FLAGS);
-    let n = prepared.len();
-    let mut running = Vec::new();
-    for (i, p) in prepared.iter().enumerate() {
-        match start(&ssh, p, &base, i, n, start_at) {
-            Ok(r) => running.push(r),
-            Err(e) => {
-                for r in &mut running {
-                    abandon(r, "stopped: another host could not start".into());
-                }
-                cleanup(&prepared.iter().cloned().map(Ok).collect::<Vec<_>>());
-                return Err(Error::Failed(format!("host {}: {e}", p.host)));
-            }
-        }
+    for p in prepared.iter().flatten() {
+        remove_push(ssh, p);
     }
-    follow(&mut running, cfg, start_at, show);
-    let hosts: Vec<(String, Result<Outcome, String>)> = running
-        .into_iter()
-        .map(|r| (r.host, r.result.unwrap_or_else(|| Err("no result".into()))))
-        .collect();
-    let outcomes: Vec<Outcome> = hosts.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
-    let merged = merge::outcomes(&outcomes, Machines::Separate).unwrap_or_else(|| empty(cfg));
-    let mut doc = to_json(cfg, &merged);
-    doc["config"]["hosts"] = json!(remote.hosts);
-    doc["config"]["start_at_ms"] = json!(start_at);
-    doc["hosts"] = Value::Array(
-        hosts
-            .iter()
-            .map(|(h, r)| match r {
-                Ok(o) => merge::part_summary(h, o, &Value::Null),
-                Err(e) => json!({"host": h, "failed": e}),
-            })
-            .collect(),
-    );
-    if outcomes.iter().any(saturated) {
-        doc["client_saturated"] = json!(true);
-    }
-    Ok(Fanned {
-        merged,
-        doc,
-        hosts,
-        start_at,
+    let all = [usage.clone(), down].concat().join("; ");
+    Err(if usage.is_empty() {
+        Error::Failed(all)
+    } else {
+        Error::Usage(all)
     })
 }
 
-/// An outcome with nothing in it (no host reported).
-fn empty(cfg: &LoadConfig) -> Outcome {
-    Outcome {
-        tally: Default::default(),
-        connections: cfg.connections,
-        offered_rps: None,
-        window_start_ms: unix_ms(),
-        elapsed: Duration::ZERO,
-        connecting: Duration::ZERO,
-        client_cpu: Duration::ZERO,
-        cpu_slots: 0,
-        threads: 0,
-        shards: 0,
-        interrupted: STOP.load(Ordering::Relaxed) != 0,
+/// Removes what `--push` put on a host.
+fn remove_push(ssh: &Ssh, p: &Prepared) {
+    if let Some(d) = &p.pushed_dir {
+        super::ssh::remove(ssh, &p.host, d);
     }
 }
 
-/// Starts host `i`'s share under the guard.
-fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_at: u64) -> Result<Running, String> {
+/// The merged document of the hosts that reported, with a line per host.
+fn merged(spec: &Spec, remote: &RemoteArgs, hosts: &[(String, Result<Outcome, HostError>)], start_at: u64) -> Document {
+    let outcomes: Vec<Outcome> = hosts.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
+    let merged = merge::outcomes(&outcomes, Machines::Separate)
+        .unwrap_or_else(|| Outcome::empty(spec.connections(), STOP.load(Ordering::Relaxed) != 0));
+    let mut doc = Document::new(spec, &merged);
+    doc.config.hosts = Some(remote.hosts.clone());
+    doc.config.start_at_ms = Some(start_at);
+    doc.hosts = hosts
+        .iter()
+        .map(|(h, r)| match r {
+            Ok(o) => HostLine::Measured(Box::new(Part::of(h, o, None))),
+            Err(e) => HostLine::Failed {
+                host: h.clone(),
+                failed: e.to_string(),
+            },
+        })
+        .collect();
+    doc.results.client_saturated |= outcomes.iter().any(Outcome::saturated);
+    doc
+}
+
+/// Starts a host's share under the guard.
+fn start(ssh: &Ssh, p: &Prepared, spec: &Spec, share: Shard, start_at: u64) -> Result<Running, HostError> {
     let silence = Duration::from_secs(3);
     let mut words = vec![
         p.bin.clone(),
@@ -264,16 +245,12 @@ fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_a
     if let Some(d) = &p.pushed_dir {
         words.extend(["--remove".into(), d.clone()]);
     }
-    words.extend(["--".into(), p.bin.clone()]);
-    words.extend(base.iter().map(|a| a.to_string_lossy().into_owned()));
-    words.extend([
-        "--shard".into(),
-        format!("{i}/{n}"),
-        "--start-at".into(),
-        start_at.to_string(),
-        "--json".into(),
-        "--progress-json".into(),
-    ]);
+    let mut args = spec.args().clone();
+    args.shard = Some(share);
+    args.start_at = Some(start_at);
+    words.extend(["--".into(), p.bin.clone(), "load".into()]);
+    words.extend(args.to_args());
+    words.extend(["--json".into(), "--progress-json".into()]);
     Ok(Running {
         host: p.host.clone(),
         session: Session::start(ssh, &p.host, &words, true)?,
@@ -285,20 +262,20 @@ fn start(ssh: &Ssh, p: &Prepared, base: &[OsString], i: usize, n: usize, start_a
 }
 
 /// A host whose session ended: its document, or why there is none (its last words).
-fn finished(r: &mut Running) -> Result<Outcome, String> {
+fn finished(r: &mut Running) -> Result<Outcome, HostError> {
     r.session.close();
     let status = r.session.child.wait().ok();
     if let Some(doc) = r.doc.take() {
-        return merge::read_document(&r.host, &doc).map_err(|e| e.to_string());
+        return Ok(doc.outcome().clone());
     }
     let mut said = Vec::new();
     while let Ok(l) = r.session.errors.recv_timeout(Duration::from_millis(200)) {
         said.push(l);
     }
-    Err(match status.and_then(|s| s.code()) {
+    Err(HostError::Failed(match status.and_then(|s| s.code()) {
         Some(0) => "ended without a result".into(),
         code => format!("ended before reporting: {}", super::ssh::reason(&said.join("\n"), code)),
-    })
+    }))
 }
 
 /// Gives up on a host: kills its ssh (the guard there stops the run when the session closes
@@ -308,16 +285,16 @@ fn abandon(r: &mut Running, why: String) {
     let _ = r.session.child.kill();
     let _ = r.session.child.wait();
     if r.result.is_none() {
-        r.result = Some(Err(why));
+        r.result = Some(Err(HostError::Failed(why)));
     }
 }
 
 /// Follows the hosts until each has reported or failed: heartbeats out, progress in, a merged
 /// progress line each second, Ctrl-C passed on as `stop`.
-fn follow(running: &mut [Running], cfg: &LoadConfig, start_at: u64, show: Show) {
+fn follow(running: &mut [Running], timeout: Duration, start_at: u64, show: Show) {
     let mut started = false;
     // A host that says nothing for this long is lost (it prints a line each second).
-    let lost_after = cfg.timeout.max(Duration::from_secs(3)) + Duration::from_secs(1);
+    let lost_after = timeout.max(Duration::from_secs(3)) + Duration::from_secs(1);
     let mut last_line = Instant::now();
     let mut stopping = false;
     let terminal = show == Show::Terminal && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -326,7 +303,7 @@ fn follow(running: &mut [Running], cfg: &LoadConfig, start_at: u64, show: Show) 
         if !started && unix_ms() >= start_at {
             started = true;
             if show == Show::JsonLines {
-                println!("{{\"event\":\"started\"}}");
+                Line::Started.print();
             }
         }
         let stop_now = STOP.load(Ordering::Relaxed) != 0 && !stopping;
@@ -339,13 +316,10 @@ fn follow(running: &mut [Running], cfg: &LoadConfig, start_at: u64, show: Show) 
                 match r.session.lines.try_recv() {
                     Ok(line) => {
                         r.heard = Instant::now();
-                        let Ok(v) = serde_json::from_str::<Value>(line.trim()) else {
-                            continue;
-                        };
-                        if v["event"] == "progress" {
-                            r.progress = (v["requests"].as_u64().unwrap_or(0), v["errors"].as_u64().unwrap_or(0));
-                        } else if v["event"] != "started" {
-                            r.doc = Some(v);
+                        match Line::read(&line) {
+                            Said::Event(Line::Progress(t)) => r.progress = (t.requests, t.errors),
+                            Said::Document(d) => r.doc = Some(d),
+                            Said::Event(Line::Started) | Said::Other(_) => {}
                         }
                     }
                     Err(TryRecvError::Empty) => break,

@@ -10,11 +10,14 @@
 //!   streams progress, merges, names a failed host and its reason.
 //! - [`sample`]: `muxlab sample PID`, which bench runs on a server's host to sample its tree.
 
+mod error;
 pub mod fanout;
 pub mod guard;
 pub mod sample;
 pub mod ssh;
-pub mod stdin;
+mod stdin;
+
+pub use error::Error;
 
 use std::path::PathBuf;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::stdin::{Heard, Listener};
 use crate::sys::{self, procfs::ProcSample};
@@ -17,37 +17,80 @@ use crate::sys::{self, procfs::ProcSample};
 /// How long the sampler waits for its next question before it gives up on the controller.
 const SILENCE: Duration = Duration::from_secs(60);
 
-/// A sample as it travels.
-pub fn sample_json(s: &ProcSample) -> Value {
-    json!({"cpu_ns": s.cpu.as_nanos() as u64, "threads": s.threads,
-        "rss": s.rss, "pss": s.pss, "voluntary_switches": s.voluntary_switches,
-        "involuntary_switches": s.involuntary_switches, "reaped_children_ns": s.reaped_children.as_nanos() as u64,
-        "thread_set": s.thread_set, "tcp_pages": sys::procfs::tcp_mem_pages()})
+/// A sample as it travels, with the host's kernel TCP memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleLine {
+    pub cpu_ns: u64,
+    pub threads: u64,
+    pub rss: u64,
+    pub pss: Option<u64>,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    pub reaped_children_ns: u64,
+    pub thread_set: Option<u64>,
+    /// The host's kernel TCP memory in pages.
+    pub tcp_pages: Option<u64>,
 }
 
-/// Reads [`sample_json`]'s form; `None` for an answer without the CPU time (an error, or a
-/// sampler of another version).
-pub fn sample_from(v: &Value) -> Option<ProcSample> {
-    let u = |k: &str| v[k].as_u64().unwrap_or(0);
-    let cpu = v["cpu_ns"].as_u64()?;
-    Some(ProcSample {
-        cpu: Duration::from_nanos(cpu),
-        threads: u("threads"),
-        rss: u("rss"),
-        pss: v["pss"].as_u64(),
-        voluntary_switches: u("voluntary_switches"),
-        involuntary_switches: u("involuntary_switches"),
-        reaped_children: Duration::from_nanos(u("reaped_children_ns")),
-        thread_set: v["thread_set"].as_u64(),
-    })
+impl SampleLine {
+    /// `s` as it travels, with this host's kernel TCP memory.
+    pub fn of(s: &ProcSample) -> SampleLine {
+        SampleLine {
+            cpu_ns: s.cpu.as_nanos() as u64,
+            threads: s.threads,
+            rss: s.rss,
+            pss: s.pss,
+            voluntary_switches: s.voluntary_switches,
+            involuntary_switches: s.involuntary_switches,
+            reaped_children_ns: s.reaped_children.as_nanos() as u64,
+            thread_set: s.thread_set,
+            tcp_pages: sys::procfs::tcp_mem_pages(),
+        }
+    }
+
+    /// The sample it carries.
+    pub fn sample(&self) -> ProcSample {
+        ProcSample {
+            cpu: Duration::from_nanos(self.cpu_ns),
+            threads: self.threads,
+            rss: self.rss,
+            pss: self.pss,
+            voluntary_switches: self.voluntary_switches,
+            involuntary_switches: self.involuntary_switches,
+            reaped_children: Duration::from_nanos(self.reaped_children_ns),
+            thread_set: self.thread_set,
+        }
+    }
+}
+
+/// The other answers: this machine, what is left of a tree, or why a question has no answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Answer {
+    Sample(SampleLine),
+    Machine {
+        kernel: String,
+        cpu_model: String,
+        cores: usize,
+        cpus_allowed: Option<String>,
+    },
+    Leftovers {
+        leftovers: Vec<i32>,
+    },
+    Error {
+        error: String,
+    },
 }
 
 /// This machine, as bench's environment records each host.
-pub fn machine() -> Value {
-    let (kernel, cpu) = sys::procfs::machine();
-    json!({"kernel": kernel, "cpu_model": cpu,
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "cpus_allowed": sys::procfs::cpus_allowed(sys::process::pid())})
+fn machine() -> Answer {
+    let (kernel, cpu_model) = sys::procfs::machine();
+    Answer::Machine {
+        kernel,
+        cpu_model,
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpus_allowed: sys::procfs::cpus_allowed(sys::process::pid()),
+    }
 }
 
 /// Answers questions on stdin until it closes.
@@ -75,8 +118,8 @@ pub fn serve() -> Result<(), crate::load::Error> {
                     sys::procfs::sample_tree(pid)
                 };
                 match s {
-                    Ok(s) => sample_json(&s),
-                    Err(e) => json!({"error": e.to_string()}),
+                    Ok(s) => Answer::Sample(SampleLine::of(&s)),
+                    Err(e) => Answer::Error { error: e.to_string() },
                 }
             }
             "leftovers" => {
@@ -85,12 +128,15 @@ pub fn serve() -> Result<(), crate::load::Error> {
                     .copied()
                     .filter(|p| *p != pid && sys::procfs::is_running(*p))
                     .collect();
-                json!({"leftovers": left})
+                Answer::Leftovers { leftovers: left }
             }
             "" => continue,
-            other => json!({"error": format!("unknown question '{other}'")}),
+            other => Answer::Error {
+                error: format!("unknown question '{other}'"),
+            },
         };
-        if writeln!(out, "{answer}").and_then(|_| out.flush()).is_err() {
+        let line = serde_json::to_string(&answer).expect("an answer serialises");
+        if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
             return Ok(());
         }
     }

@@ -6,6 +6,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
+use super::Error;
+
 /// How to reach the hosts.
 #[derive(Debug, Clone)]
 pub struct Ssh {
@@ -53,18 +57,18 @@ impl Ssh {
     }
 
     /// Starts `words` on `host` with every stdio piped.
-    pub fn spawn(&self, host: &str, words: &[String]) -> Result<std::process::Child, String> {
+    pub fn spawn(&self, host: &str, words: &[String]) -> Result<std::process::Child, Error> {
         self.command(host, words)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run ssh: {e} (install openssh-client)"))
+            .map_err(|e| Error::NoSsh(e.to_string()))
     }
 
     /// Runs `words` on `host` to completion, feeding it `input`; its stdout, or why it failed
     /// (ssh's or the command's last words).
-    pub fn output(&self, host: &str, words: &[String], input: &[u8]) -> Result<String, String> {
+    pub fn output(&self, host: &str, words: &[String], input: &[u8]) -> Result<String, Error> {
         let mut child = self.spawn(host, words)?;
         let mut stdin = child.stdin.take().expect("piped");
         let input = input.to_vec();
@@ -79,13 +83,15 @@ impl Ssh {
             err
         });
         let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
-        let status = child.wait().map_err(|e| format!("waiting for ssh: {e}"))?;
+        let status = child
+            .wait()
+            .map_err(|e| Error::Failed(format!("waiting for ssh: {e}")))?;
         let _ = feeder.join();
         let err = reader.join().unwrap_or_default();
         if status.success() {
             Ok(out)
         } else {
-            Err(reason(&err, status.code()))
+            Err(Error::Failed(reason(&err, status.code())))
         }
     }
 }
@@ -138,6 +144,7 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
         (vec![remote_bin.to_string(), "--version".into()], Vec::new())
     };
     let out = ssh.output(host, &words, &input).map_err(|e| {
+        let e = e.to_string();
         if e.contains("not found") || e.contains("No such file") {
             PrepError::Version(format!(
                 "cannot run '{remote_bin}' there ({e}): put muxlab on its PATH, give --remote-bin, or use --push"
@@ -200,14 +207,14 @@ pub struct Session {
 
 impl Session {
     /// Starts `words` on `host`; with `heartbeat`, a thread writes the guard's heartbeat.
-    pub fn start(ssh: &Ssh, host: &str, words: &[String], heartbeat: bool) -> Result<Session, String> {
+    pub fn start(ssh: &Ssh, host: &str, words: &[String], heartbeat: bool) -> Result<Session, Error> {
         let mut child = ssh.spawn(host, words)?;
         let stdin = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take()));
         if heartbeat {
             let beat = stdin.clone();
             std::thread::spawn(move || loop {
                 std::thread::sleep(super::guard::HEARTBEAT);
-                let mut s = beat.lock().unwrap_or_else(|e| e.into_inner());
+                let mut s = crate::sync::lock(&beat);
                 let alive = s
                     .as_mut()
                     .is_some_and(|w| w.write_all(b"\n").and_then(|_| w.flush()).is_ok());
@@ -227,7 +234,7 @@ impl Session {
 
     /// Writes `text` to the command's stdin.
     pub fn send(&self, text: &str) -> std::io::Result<()> {
-        let mut s = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = crate::sync::lock(&self.stdin);
         match s.as_mut() {
             Some(w) => w.write_all(text.as_bytes()).and_then(|_| w.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
@@ -236,7 +243,7 @@ impl Session {
 
     /// Closes the command's stdin (a guard stops its command; a sampler ends).
     pub fn close(&self) {
-        *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *crate::sync::lock(&self.stdin) = None;
     }
 
     /// Waits up to `limit` for the session to end; kills ssh after that. Returns whether it
@@ -279,14 +286,28 @@ pub fn lines_of(out: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<St
     rx
 }
 
+/// A host as bench's environment records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub host: String,
+    pub kernel: String,
+    pub cores: Option<u64>,
+    pub cpu_model: String,
+    /// The host's address as ssh reached it.
+    pub address: Option<String>,
+}
+
 /// What `host` is: kernel, CPU model, cores (read with the shell: no muxlab needed there).
-pub fn machine(ssh: &Ssh, host: &str) -> Result<serde_json::Value, String> {
+pub fn machine(ssh: &Ssh, host: &str) -> Result<Machine, Error> {
     let script = "uname -r; nproc; grep -m1 'model name' /proc/cpuinfo | cut -d: -f2; echo \"$SSH_CONNECTION\"";
     let out = ssh.output(host, &["sh".into(), "-c".into(), script.into()], &[])?;
     let l: Vec<&str> = out.lines().map(str::trim).collect();
     let at = |i: usize| l.get(i).copied().unwrap_or("");
-    Ok(
-        serde_json::json!({"host": host, "kernel": at(0), "cores": at(1).parse::<u64>().ok(),
-        "cpu_model": at(2), "address": at(3).split_whitespace().nth(2)}),
-    )
+    Ok(Machine {
+        host: host.to_string(),
+        kernel: at(0).into(),
+        cores: at(1).parse().ok(),
+        cpu_model: at(2).into(),
+        address: at(3).split_whitespace().nth(2).map(String::from),
+    })
 }

@@ -180,3 +180,50 @@ pub fn line_chart(
     }
     Ok(svg)
 }
+
+#[cfg(test)]
+mod report_charts {
+    use crate::report::charts::*;
+
+    #[test]
+    fn renders_an_svg_with_every_series() {
+        let mut bound = Series::new("poll", vec![Some(2000.0), Some(4000.0), Some(350_000.0)]);
+        bound.hollow = vec![false, false, true];
+        let seed = Series {
+            name: "seed: epoll".into(),
+            values: vec![Some(1500.0), None, Some(300_000.0)],
+            hollow: Vec::new(),
+            reference: true,
+        };
+        let s = line_chart(
+            "throughput",
+            "req/s",
+            Unit::Count,
+            &[1, 100, 1000],
+            &[
+                Series::new("epoll", vec![Some(1000.0), Some(5000.0), None]),
+                bound,
+                seed,
+            ],
+        )
+        .unwrap();
+        assert!(
+            s.starts_with("<svg") && s.contains("epoll") && s.contains("seed: epoll"),
+            "{s}"
+        );
+        assert!(
+            s.contains("\n100k\n") && !s.contains("350000"),
+            "human units on the axes: {s}"
+        );
+        assert!(s.contains("stroke-dasharray") || s.matches("<line").count() > 0 || s.contains("polyline"));
+    }
+
+    #[test]
+    fn axis_labels_read_in_human_units() {
+        assert_eq!(label(350_000.0, Unit::Count), "350k");
+        assert_eq!(label(1_500_000.0, Unit::Count), "1.5M");
+        assert_eq!(label(850.0, Unit::Micros), "850 µs");
+        assert_eq!(label(1200.0, Unit::Micros), "1.2 ms");
+        assert_eq!(label(0.5, Unit::Plain), "0.5");
+    }
+}

@@ -3,11 +3,11 @@
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 
 use super::charts::{line_chart, Series, Unit};
-use crate::bench::results::Results;
-use crate::bench::results::{or_dash, spread, summarize, within_rounds, Cell};
+use crate::bench::results::{spread, summarize, within_rounds, Cell};
+use crate::bench::results::{Environment, Results};
 use crate::bench::scenario::Experiment;
-use crate::load::summary::{fmt_us, thousands};
 use crate::units::si;
+use crate::units::{fmt_us, or_dash, thousands};
 
 pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -67,6 +67,67 @@ fn against_reference(d: &Results) -> String {
     h
 }
 
+/// The run's environment, a row per entry; a run across hosts gets a line per host.
+fn environment(env: &Environment) -> String {
+    let mut h = String::from("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
+    let mut row = |k: &str, v: String| {
+        h.push_str(&format!(
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
+            esc(k),
+            esc(&v)
+        ));
+    };
+    row("kernel", env.kernel.clone());
+    row("cpu_model", env.cpu_model.clone());
+    row("cores", env.cores.to_string());
+    row("server_cpus", env.server_cpus.clone());
+    row("client_cpus", env.client_cpus.clone());
+    row("client_threads", env.client_threads.to_string());
+    row("server_addr", env.server_addr.clone());
+    if let Some(u) = &env.unit_costs {
+        row(
+            "unit_costs",
+            format!(
+                "a syscall {:.2} µs, a context switch {:.2} µs{}",
+                u.syscall_us,
+                u.context_switch_us,
+                if u.measured { "" } else { " (documented, not measured)" }
+            ),
+        );
+    }
+    if let Some(hosts) = &env.hosts {
+        let lines: Vec<String> = hosts
+            .machines
+            .iter()
+            .map(|m| {
+                let role = if hosts.server.as_deref() == Some(m.host.as_str()) {
+                    "server"
+                } else {
+                    "client"
+                };
+                format!(
+                    "{} ({role}, {}): kernel {}, {}, {} cores",
+                    m.host,
+                    m.address.as_deref().unwrap_or("?"),
+                    m.kernel,
+                    m.cpu_model,
+                    m.cores.map_or("?".to_string(), |c| c.to_string())
+                )
+            })
+            .collect();
+        row("hosts", lines.join("; "));
+    }
+    for (k, v) in [("steer_rx", &env.steer_rx), ("cpu_idle", &env.cpu_idle)] {
+        if let Some(v) = v {
+            row(k, v.clone());
+        }
+    }
+    row("muxlab_version", env.muxlab_version.clone());
+    row("git_revision", env.git_revision.clone());
+    h.push_str("</table>\n");
+    h
+}
+
 /// Renders the whole page.
 pub fn render(d: &Results) -> String {
     let mut h = format!(
@@ -84,36 +145,8 @@ pub fn render(d: &Results) -> String {
     }
     h.push_str(&verdicts(d));
     h.push_str(&against_reference(d));
-    h.push_str("<table><tr><th class=\"l\" colspan=\"2\">Environment</th></tr>\n");
-    if let Some(env) = d.environment.as_object() {
-        for (k, v) in env.iter().filter(|(_, v)| !v.is_null()) {
-            let v = match (k.as_str(), v["machines"].as_array()) {
-                // Every host of a run across hosts, one line each.
-                ("hosts", Some(ms)) => ms
-                    .iter()
-                    .map(|m| {
-                        let role = if v["server"] == m["host"] { "server" } else { "client" };
-                        format!(
-                            "{} ({role}, {}): kernel {}, {}, {} cores",
-                            m["host"].as_str().unwrap_or("?"),
-                            m["address"].as_str().unwrap_or("?"),
-                            m["kernel"].as_str().unwrap_or("?"),
-                            m["cpu_model"].as_str().unwrap_or("?"),
-                            m["cores"]
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                _ => v.as_str().map(String::from).unwrap_or_else(|| v.to_string()),
-            };
-            h.push_str(&format!(
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n",
-                esc(k),
-                esc(&v)
-            ));
-        }
-    }
-    h.push_str("</table>\n<p>Server CPU per request is the user + system time of the server's whole process tree \
+    h.push_str(&environment(&d.environment));
+    h.push_str("<p>Server CPU per request is the user + system time of the server's whole process tree \
         (from /proc, over the measured window) divided by the requests completed in it. When the client is marked \
         client-bound, the throughput says more about the client than the server; CPU per request still compares servers.</p>\n");
     for x in &d.scenario.experiments {
@@ -183,7 +216,7 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         let f = &c.figures;
         let mut notes: Vec<String> = Vec::new();
         if !c.ok() {
-            notes.push(c.status.clone());
+            notes.push(c.status.text().to_string());
         }
         if f.client_bound {
             notes.push("client-bound".into());
@@ -263,7 +296,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     let mut h = format!(
         "<h2>{} <small>({})</small></h2><p>{}</p>\n",
         esc(&x.name),
-        esc(&x.proto),
+        esc(x.proto.name()),
         esc(&x.description)
     );
     if cells.is_empty() {

@@ -4,7 +4,7 @@
 use super::html::esc;
 use crate::bench::results::Cell;
 use crate::bench::scenario::{model_name, Experiment};
-use crate::load::summary::thousands;
+use crate::units::thousands;
 
 /// The seed's numbers beside ours, and a sentence on what agrees.
 pub fn comparison(x: &Experiment, summary: &[(Cell, f64, f64)]) -> String {

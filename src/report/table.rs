@@ -1,8 +1,8 @@
 //! The terminal table `muxlab bench` prints as cells finish.
 
-use crate::bench::results::{or_dash, Cell};
+use crate::bench::results::Cell;
 use crate::bench::scenario::Experiment;
-use crate::load::summary::{fmt_us, thousands};
+use crate::units::{fmt_us, or_dash, thousands};
 
 /// Steal time (per cent of the machine's CPU time over a window) above which a row says so.
 pub const STEAL_SHOWN: f64 = 2.0;
@@ -36,7 +36,7 @@ pub fn row(c: &Cell) -> String {
     let f = &c.figures;
     let mut notes = Vec::new();
     if !c.ok() {
-        notes.push(c.status.clone());
+        notes.push(c.status.text().to_string());
     }
     if f.errors > 0 {
         notes.push(format!("{} errors", thousands(f.errors)));
@@ -53,7 +53,7 @@ pub fn row(c: &Cell) -> String {
     if let Some(u) = f.useful_ratio.filter(|u| *u < 0.5) {
         notes.push(format!("useful {:.2}%", u * 100.0));
     }
-    if c.figures.requests == 0 && c.load.is_null() {
+    if c.figures.requests == 0 && c.load.is_none() {
         return format!(
             "{:<28} {:>6} {:>10}  {}",
             c.target,

@@ -15,13 +15,22 @@ pub const TICK: Duration = Duration::from_millis(100);
 /// Bytes one read may bring in.
 pub const READ_BUF: usize = 64 * 1024;
 
-/// What `muxlab serve` was asked: its flags (clap reads them into this struct), checked against
-/// the model by [`Config::validate`].
+/// The protocol a server is asked to speak, as `--proto` names it (the packet protocol's
+/// frame size is `--packet-size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProtoName {
+    Http,
+    Echo,
+    Packet,
+}
+
+/// What `muxlab serve` was asked: its flags as clap reads them. [`ServeArgs::validate`] checks
+/// them against the model and makes the [`Config`] a server runs with.
 #[derive(clap::Args, Debug, Clone)]
-pub struct Config {
+pub struct ServeArgs {
     /// Protocol: http, echo or packet.
-    #[arg(long, short = 'P', default_value = "http")]
-    pub proto: Proto,
+    #[arg(long = "proto", short = 'P', value_enum, default_value = "http")]
+    pub proto_name: ProtoName,
     /// Frame size of the packet protocol, in bytes.
     #[arg(long, default_value_t = 100)]
     pub packet_size: usize,
@@ -86,14 +95,29 @@ pub struct Config {
     pub defer_accept: bool,
     /// Serve over TLS (rustls): CERT.pem,KEY.pem, or self-signed (a certificate for localhost
     /// and 127.0.0.1 made at start). Every model wraps its sessions the same way.
-    #[arg(long, value_name = "CERT,KEY|self-signed")]
-    pub tls: Option<String>,
-    /// The TLS configuration `--tls` describes (set by `validate`).
-    #[arg(skip)]
-    pub tls_config: Option<std::sync::Arc<rustls::ServerConfig>>,
+    #[arg(long = "tls", value_name = "CERT,KEY|self-signed")]
+    pub tls_spec: Option<String>,
 }
 
-impl Config {
+/// A server's configuration: its flags, checked, with what they describe made (the protocol
+/// with its frame size, the TLS configuration). Only [`ServeArgs::validate`] makes one; the
+/// flags as given are reached through it (`cfg.workers`).
+#[derive(Debug, Clone)]
+pub struct Config {
+    args: ServeArgs,
+    pub proto: Proto,
+    /// The TLS configuration of `--tls`.
+    pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+}
+
+impl std::ops::Deref for Config {
+    type Target = ServeArgs;
+    fn deref(&self) -> &ServeArgs {
+        &self.args
+    }
+}
+
+impl ServeArgs {
     /// The address to listen on.
     pub fn listen_addr(&self) -> SocketAddr {
         SocketAddr::new(self.addr, self.port)
@@ -112,7 +136,7 @@ impl Config {
     /// Checks the flags against the model they are for: a flag the model does not honour, or a
     /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
     /// Returns the configuration to run (the packet protocol with its `--packet-size`).
-    pub fn validate(mut self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
+    pub fn validate(self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
         let refuse = |flag: &str, why: &str| {
             Err(Error::Usage(format!(
                 "model '{model}' has no {flag} ({why}); drop it, or see `muxlab models` for the models that do"
@@ -154,13 +178,21 @@ impl Config {
                 "--nofile {n} is too low: the server needs at least 16 descriptors"
             )));
         }
-        if let Proto::Packet(_) = self.proto {
-            self.proto = Proto::parse("packet", self.packet_size).map_err(|e| Error::Usage(e.0))?;
-        }
-        if let Some(spec) = &self.tls {
-            self.tls_config = Some(crate::proto::tls::server_config(spec).map_err(Error::Usage)?);
-        }
-        Ok(self)
+        let proto = match self.proto_name {
+            ProtoName::Http => Proto::Http,
+            ProtoName::Echo => Proto::Echo,
+            ProtoName::Packet if self.packet_size == 0 => {
+                return Err(Error::Usage("--packet-size must be at least 1 byte".into()))
+            }
+            ProtoName::Packet => Proto::Packet(self.packet_size),
+        };
+        let tls = self
+            .tls_spec
+            .as_deref()
+            .map(crate::proto::tls::server_config)
+            .transpose()
+            .map_err(|e| Error::Usage(e.0))?;
+        Ok(Config { args: self, proto, tls })
     }
 }
 
@@ -296,5 +328,27 @@ mod tests {
         Work::Cpu(Duration::from_micros(100)).apply(300);
         let spent = (thread_cpu_time() - t0).as_secs_f64();
         assert!((0.030..=0.0306).contains(&spent), "{spent}");
+    }
+}
+
+#[cfg(test)]
+mod server_config {
+    use std::time::Duration;
+
+    use crate::server::config::*;
+
+    #[test]
+    fn work_specs() {
+        assert_eq!(
+            "cpu:200us".parse::<Work>().unwrap(),
+            Work::Cpu(Duration::from_micros(200))
+        );
+        assert_eq!(
+            "sleep:1ms".parse::<Work>().unwrap(),
+            Work::Sleep(Duration::from_millis(1))
+        );
+        assert_eq!("none".parse::<Work>().unwrap(), Work::None);
+        assert!("gpu:1s".parse::<Work>().is_err());
+        assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
     }
 }

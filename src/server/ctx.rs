@@ -117,7 +117,7 @@ impl<'a> Worker<'a> {
     /// A new connection's protocol session, with the server's limits.
     pub fn session(&self) -> Session {
         let plain = Session::with_max_body(self.ctx.cfg.proto, self.ctx.cfg.max_body);
-        match &self.ctx.cfg.tls_config {
+        match &self.ctx.cfg.tls {
             Some(cfg) => Session::with_tls(cfg.clone(), plain),
             None => plain,
         }

@@ -3,6 +3,7 @@
 use std::sync::{Condvar, Mutex};
 
 use super::config::TICK;
+use crate::sync::{lock, wait_timeout};
 
 /// Where the threads of a threaded model meet before any of them accepts: a worker that sets up
 /// its epoll instance or ring after another started accepting could find every descriptor taken
@@ -24,24 +25,20 @@ impl Gate {
 
     /// Party `i` is ready; waits until every party is (or the server stops).
     pub fn arrive_and_wait(&self, i: usize, stop: &dyn Fn() -> bool) {
-        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        let mut a = lock(&self.arrived);
         if i >= a.len() {
             return;
         }
         a[i] = true;
         self.all_in.notify_all();
         while !a.iter().all(|x| *x) && !stop() {
-            a = self
-                .all_in
-                .wait_timeout(a, TICK)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+            a = wait_timeout(&self.all_in, a, TICK);
         }
     }
 
     /// Party `i` will not come (it ended): nobody waits for it.
     pub fn leave(&self, i: usize) {
-        let mut a = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        let mut a = lock(&self.arrived);
         if let Some(x) = a.get_mut(i) {
             *x = true;
         }

@@ -9,6 +9,7 @@ use super::error::{io_err, Error};
 use super::evloop::{EventLoop, WAKE};
 use super::poller::Epoll;
 use super::workers;
+use crate::sync::lock;
 use crate::sys::eventfd::EventFd;
 
 /// One worker's inbox of new connections.
@@ -29,7 +30,7 @@ impl Mailbox {
     /// byte per item); otherwise only when the queue was empty (muduo's queueInLoop batching).
     pub fn post(&self, fd: OwnedFd, wake_always: bool) {
         let was_empty = {
-            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = lock(&self.queue);
             let empty = q.is_empty();
             q.push(fd);
             empty
@@ -42,7 +43,7 @@ impl Mailbox {
     /// Takes every queued connection (after a wake-up).
     pub fn take(&self) -> Vec<OwnedFd> {
         let _ = self.wake.drain();
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *lock(&self.queue))
     }
 }
 

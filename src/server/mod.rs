@@ -19,7 +19,7 @@ pub mod serve;
 pub mod stats;
 pub mod workers;
 
-pub use config::{AcceptGuard, Config, Flag, Trigger, Work, Workers};
+pub use config::{AcceptGuard, Config, Flag, ProtoName, ServeArgs, Trigger, Work, Workers};
 pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use error::{io_err, Error};

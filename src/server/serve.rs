@@ -5,14 +5,12 @@
 use std::io::Write;
 use std::time::Instant;
 
-use serde_json::{json, Value};
-
-use super::config::{Config, Workers};
+use super::config::{Config, ServeArgs, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
-use super::stats::{Counter, Stats};
+use super::stats::{Counter, Listening, Stats, StatsLine};
 use crate::sys;
 
 /// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.
@@ -45,8 +43,8 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
 /// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept
 /// and the `stats` line when every worker has stopped. Call it once per process: the context
 /// it builds lives until the process exits.
-pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<(), Error> {
-    let cfg = cfg.validate(model.name, model.workers, model.flags)?;
+pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Result<(), Error> {
+    let cfg = args.validate(model.name, model.workers, model.flags)?;
     let workers = match (model.workers, cfg.workers) {
         (Workers::None, _) => 1,
         (_, Some(n)) => n,
@@ -97,9 +95,16 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
     }));
 
     let started = Instant::now();
-    let line = json!({"event": "listening", "addr": addr.to_string(), "pid": sys::process::pid(),
-        "model": model.name, "proto": ctx.cfg.proto.name(), "workers": workers, "max_conns": max_conns});
-    writeln!(out, "{line}")
+    let line = Listening {
+        event: "listening".into(),
+        addr,
+        pid: sys::process::pid(),
+        model: model.name.into(),
+        proto: ctx.cfg.proto.name().into(),
+        workers,
+        max_conns,
+    };
+    writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 
@@ -108,19 +113,26 @@ pub fn serve(model: &'static Model, cfg: Config, out: &mut dyn Write) -> Result<
     // can outlive its ring's owner for a moment).
     let _ = sys::socket::shutdown(&ctx.listener);
 
-    let (mut totals, mut per_worker) = ctx.stats.to_json();
+    let (mut totals, mut per_worker) = ctx.stats.values();
     if !model.counts_syscalls {
         // Not measured is null, never 0 (a verdict must not call a runtime syscall-free).
-        let name = Counter::Syscalls.name();
-        totals[name] = Value::Null;
-        for w in per_worker.as_array_mut().into_iter().flatten() {
-            w[name] = Value::Null;
+        totals.not_counted(Counter::Syscalls);
+        for w in &mut per_worker {
+            w.not_counted(Counter::Syscalls);
         }
     }
-    let line = json!({"event": "stats", "model": model.name, "pid": sys::process::pid(), "workers": workers,
-        "uptime_s": started.elapsed().as_secs_f64(), "ok": result.is_ok(),
-        "error": result.as_ref().err().map(|e| e.to_string()), "totals": totals, "per_worker": per_worker});
-    writeln!(out, "{line}")
+    let line = StatsLine {
+        event: "stats".into(),
+        model: model.name.into(),
+        pid: sys::process::pid(),
+        workers,
+        uptime_s: started.elapsed().as_secs_f64(),
+        ok: result.is_ok(),
+        error: result.as_ref().err().map(|e| e.to_string()),
+        totals,
+        per_worker,
+    };
+    writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
         .and_then(|_| out.flush())
         .map_err(io_err("writing the stats line"))?;
     result

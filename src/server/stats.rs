@@ -4,7 +4,9 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 /// Declares [`Counter`] and its JSON names together, so the two cannot drift apart.
 macro_rules! counters {
@@ -97,11 +99,13 @@ impl Counters {
     pub fn flush_syscalls(&self) {
         self.add(Counter::Syscalls, crate::sys::take_syscalls());
     }
-    fn json(&self) -> Map<String, Value> {
-        Counter::ALL
-            .iter()
-            .map(|&c| (c.name().to_string(), json!(self.get(c))))
-            .collect()
+    fn values(&self) -> CounterValues {
+        CounterValues(
+            Counter::ALL
+                .iter()
+                .map(|&c| (c.name().to_string(), Some(self.get(c))))
+                .collect(),
+        )
     }
 }
 
@@ -179,15 +183,77 @@ impl Stats {
         (0..self.workers).map(|i| self.worker(i).get(c)).sum()
     }
 
-    /// The `stats` JSON line's counters: totals and one object per worker.
-    pub fn to_json(&self) -> (Value, Value) {
-        let totals: Map<String, Value> = Counter::ALL
-            .iter()
-            .map(|&c| (c.name().to_string(), json!(self.total(c))))
-            .collect();
-        let per: Vec<Value> = (0..self.workers)
-            .map(|w| Value::Object(self.worker(w).json()))
-            .collect();
-        (Value::Object(totals), Value::Array(per))
+    /// The `stats` line's counters: totals and one set per worker.
+    pub fn values(&self) -> (CounterValues, Vec<CounterValues>) {
+        let totals = CounterValues(
+            Counter::ALL
+                .iter()
+                .map(|&c| (c.name().to_string(), Some(self.total(c))))
+                .collect(),
+        );
+        (totals, (0..self.workers).map(|w| self.worker(w).values()).collect())
+    }
+}
+
+/// Counters by name, as a stats line carries them: `None` (null) for one that was not
+/// counted (a runtime's own syscalls). Read through [`Counter`]s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterValues(BTreeMap<String, Option<u64>>);
+
+impl CounterValues {
+    /// The value of `c`, where it was counted.
+    pub fn get(&self, c: Counter) -> Option<u64> {
+        self.0.get(c.name()).copied().flatten()
+    }
+
+    /// Marks `c` as not counted.
+    pub fn not_counted(&mut self, c: Counter) {
+        self.0.insert(c.name().to_string(), None);
+    }
+}
+
+/// The line a server prints on stdout once it can accept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Listening {
+    /// Always `listening`.
+    pub event: String,
+    pub addr: std::net::SocketAddr,
+    pub pid: i32,
+    pub model: String,
+    pub proto: String,
+    pub workers: usize,
+    pub max_conns: usize,
+}
+
+/// The line a server prints on stdout when it stops: every counter, in total and per worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsLine {
+    /// Always `stats`.
+    pub event: String,
+    pub model: String,
+    pub pid: i32,
+    pub workers: usize,
+    pub uptime_s: f64,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub totals: CounterValues,
+    pub per_worker: Vec<CounterValues>,
+}
+
+impl Listening {
+    /// Reads a line a server printed, if it is its listening line.
+    pub fn read(line: &str) -> Option<Listening> {
+        serde_json::from_str::<Listening>(line.trim())
+            .ok()
+            .filter(|l| l.event == "listening")
+    }
+}
+
+impl StatsLine {
+    /// Reads a line a server printed, if it is its stats line.
+    pub fn read(line: &str) -> Option<StatsLine> {
+        serde_json::from_str::<StatsLine>(line.trim())
+            .ok()
+            .filter(|l| l.event == "stats")
     }
 }

@@ -264,3 +264,94 @@ impl EchoReader {
         self.off != 0
     }
 }
+
+#[cfg(test)]
+mod load_workload {
+    use crate::load::request::*;
+
+    #[test]
+    fn a_host_header_of_the_users_replaces_the_default_and_is_sent_once() {
+        let t = Target::parse("http://127.0.0.1:8080/x").unwrap();
+        let req = |headers: &[&str]| {
+            let h: Vec<String> = headers.iter().map(|s| s.to_string()).collect();
+            String::from_utf8(http_request("GET", &t, &h, false, &Payload::None, false)).unwrap()
+        };
+        let plain = req(&["Accept: */*"]);
+        assert_eq!(plain.matches("Host: ").count(), 1, "{plain}");
+        assert!(plain.contains("Host: 127.0.0.1:8080\r\n"), "{plain}");
+        for own in ["Host: example.test", "HOST:example.test", "host:example.test"] {
+            let r = req(&[own]);
+            assert_eq!(r.to_ascii_lowercase().matches("host").count(), 1, "{r}");
+            assert!(r.contains(own), "{r}");
+        }
+    }
+
+    #[test]
+    fn targets_parse_and_bad_ones_explain() {
+        let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
+        assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));
+        assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
+        assert_eq!(Target::parse("echo://127.0.0.1:9000").unwrap().kind, Kind::Echo);
+        assert!(Target::parse("echo://127.0.0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("needs a port"));
+        assert!(Target::parse("127.0.0.1:80")
+            .unwrap_err()
+            .to_string()
+            .contains("not a target URL"));
+        assert!(Target::parse("ftp://x:1")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown scheme"));
+        assert!(Target::parse("http://no-such-host.invalid:80/")
+            .unwrap_err()
+            .to_string()
+            .contains("cannot resolve"));
+    }
+
+    #[test]
+    fn http_reader_frames_split_and_pipelined_responses() {
+        let one = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let stream = [
+            &one[..],
+            &one[..],
+            b"HTTP/1.1 404 No\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ]
+        .concat();
+        for cut in 0..stream.len() {
+            let mut r = HttpReader::new(false);
+            let mut got = Vec::new();
+            for part in [&stream[..cut], &stream[cut..]] {
+                r.push(part);
+                while let Read::Done { status, close } = r.next_response() {
+                    got.push((status, close));
+                }
+            }
+            assert_eq!(got, vec![(200, false), (200, false), (404, true)], "cut at {cut}");
+        }
+        let mut r = HttpReader::new(false);
+        r.push(b"SSH-2.0-OpenSSH\r\n\r\n");
+        assert_eq!(r.next_response(), Read::Bad);
+    }
+
+    #[test]
+    fn echo_reader_catches_one_flipped_byte_at_any_boundary() {
+        let size = 128;
+        let mut msgs = vec![0u8; size * 3];
+        for s in 0..3 {
+            pattern(7, s as u64, 0, &mut msgs[s * size..(s + 1) * size]);
+        }
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &msgs[..100]), Ok(0));
+        assert_eq!(r.push(7, &msgs[100..300]), Ok(2));
+        assert_eq!(r.push(7, &msgs[300..]), Ok(1));
+        let mut bad = msgs.clone();
+        bad[200] ^= 1;
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(7, &bad), Err(Mismatch));
+        // Another connection's bytes do not pass either.
+        let mut r = EchoReader::new(size);
+        assert_eq!(r.push(8, &msgs[..size]), Err(Mismatch));
+    }
+}
