@@ -1,6 +1,6 @@
 //! The result of a load run as one typed document: what `muxlab load --json` prints, what
 //! `merge` adds up, what `--hosts` collects from each host and what bench keeps per cell.
-//! Serde both ways, so every reader gets the writer's keys and types: the keys DESIGN.md
+//! Serde both ways, so every reader gets the writer's keys and types: the keys docs/design.md
 //! promises (`requests`, `errors`, `duration_s`, `throughput_rps`, `latency_us`,
 //! `client_cpu_s`), the flags and the machine, and the lossless `interchange` form (the
 //! [`Outcome`] with its histograms) a merge is made from.

@@ -10,7 +10,7 @@
 //! **Trade-offs.** Like `multi-reactor`, with one wake-up per connection instead of batching and a
 //! blocking accept thread; a slow request stalls only its worker.
 //!
-//! **Seed.** 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
+//! **Seed** (docs/seeds.md). 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
 
 use crate::server::handoff::with_mailbox_workers;
 use crate::server::{accept::Acceptor, blocking, io_err, Ctx, Error, Family, Model, Workers};

@@ -12,7 +12,7 @@
 //! **Trade-offs.** Scales with idle connections; one thread, so one slow request stalls all
 //! (see the epoll architectures for the multi-core designs).
 //!
-//! **Seed.** 000 (ET, accept until EAGAIN: 13,380 / 16,692 / 16,044 / 14,087 rps at
+//! **Seed** (docs/seeds.md). 000 (ET, accept until EAGAIN: 13,380 / 16,692 / 16,044 / 14,087 rps at
 //! c = 1 / 10 / 100 / 1,000), 003 (poll vs epoll).
 
 use crate::server::evloop::accept_loop;

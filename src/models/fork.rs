@@ -10,7 +10,7 @@
 //! faults) and an exit, so short connections are slow, and processes are the most expensive unit
 //! of concurrency. `--max-conns` defaults to 1,000 live children.
 //!
-//! **Seed.** 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
+//! **Seed** (docs/seeds.md). 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
 use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;

@@ -9,7 +9,7 @@
 //! one-request connections it is fast; a single slow or keep-alive client blocks everyone, and
 //! clients beyond the backlog time out.
 //!
-//! **Seed.** 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
+//! **Seed** (docs/seeds.md). 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
 
 use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 

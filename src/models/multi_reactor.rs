@@ -2,15 +2,17 @@
 //!
 //! **Mechanism.** The main thread runs an epoll loop holding only the listener; it accepts and
 //! hands each connection round-robin to one of `--workers` reactor threads through that
-//! reactor's queue, waking it with an eventfd only when the queue was empty (muduo's
-//! `queueInLoop`). Each reactor owns its connections for life: "one loop per thread".
+//! reactor's queue, waking it with an eventfd only when the queue was empty (one wake-up until
+//! the loop runs, as netty's event loop does; muduo's `queueInLoop` writes its eventfd on every
+//! call from another thread). Each reactor owns its connections for life: "one loop per
+//! thread".
 //!
 //! **Product.** muduo's TcpServer with setThreadNum, netty's boss / worker event loop groups.
 //!
 //! **Trade-offs.** Accepting never competes with I/O, no herd, no locks on the I/O path; the
 //! round-robin split ignores load, and a slow request stalls only its own reactor.
 //!
-//! **Seed.** 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
+//! **Seed** (docs/seeds.md). 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
 use crate::server::evloop::{EventLoop, LISTENER};
 use crate::server::handoff::with_mailbox_workers;

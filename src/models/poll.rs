@@ -11,7 +11,7 @@
 //! found work, against 100 % for epoll. `events` here counts entries examined, so
 //! `useful_events / events` is that ratio.
 //!
-//! **Seed.** 003: 20,000 conns, 1 s think: poll 6,665 ops/s at 65 % CPU vs epoll 6,871 at 8.6 %.
+//! **Seed** (docs/seeds.md). 003: 20,000 conns, 1 s think: poll 6,665 ops/s at 65 % CPU vs epoll 6,871 at 8.6 %.
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Poll;

@@ -11,7 +11,7 @@
 //! concurrency is capped at the number of processes, each costs megabytes, and a keep-alive
 //! client pins a whole process.
 //!
-//! **Seed.** muduo's table of server models (Apache prefork); not measured in the seeds.
+//! **Seed** (docs/seeds.md). muduo's table of server models (Apache prefork); not measured in the seeds.
 
 use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
 

@@ -8,7 +8,7 @@
 //! **Trade-offs.** Cheaper than processes and no per-connection thread creation; concurrency is
 //! still capped at the pool size and one slow client holds a thread.
 //!
-//! **Seed.** muduo's table of server models; not measured in the seeds.
+//! **Seed** (docs/seeds.md). muduo's table of server models; not measured in the seeds.
 
 use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
 

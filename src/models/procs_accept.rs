@@ -15,7 +15,7 @@
 //! **Trade-offs.** Processes isolate crashes (one dead worker loses only its connections); the
 //! herd or the lock costs wake-ups and skews the spread of connections.
 //!
-//! **Seed.** 002 #4 (described, not measured).
+//! **Seed** (docs/seeds.md). 002 #4 (described, not measured).
 
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;

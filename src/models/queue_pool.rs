@@ -12,7 +12,7 @@
 //! request pays two hand-offs, a lock on one shared queue (contention grows with workers), a
 //! condition-variable wake-up and an epoll_ctl.
 //!
-//! **Seed.** 002 #2: acceptor + 1 locked queue + N workers, 60k QPS, below the single reactor.
+//! **Seed** (docs/seeds.md). 002 #2: acceptor + 1 locked queue + N workers, 60k QPS, below the single reactor.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, RawFd};
@@ -20,7 +20,6 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::deadline::Expired;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
 };
@@ -113,11 +112,8 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             let mut idle = lock(&sh.idle);
             for (fd, why) in idle.expired(w, now) {
                 if let Some(conn) = idle.take(fd) {
-                    if why == Expired::Header {
-                        conn.last_word();
-                    }
+                    conn.expire(w, why);
                 }
-                w.count(why.counter(), 1);
                 w.release();
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! **Mechanism.** A single thread runs one event loop: the listener and every connection are
 //! in one epoll set; a listener event accepts up to 1,000 connections (redis's
-//! MAX_ACCEPTS_PER_CALL), a connection event reads, runs the handler and writes, all inline.
+//! `MAX_ACCEPTS_PER_CALL`, 1000 in redis 7's `connection.h`), a connection event reads, runs
+//! the handler and writes, all inline.
 //!
 //! **Product.** redis (ae.c + ae_epoll.c), and any single-threaded libevent / libuv server.
 //!
@@ -10,7 +11,7 @@
 //! and it cannot use a second core. One slow request (`--work cpu:1ms`) stalls every other
 //! connection: compare with `queue-pool` and `dispatch`.
 //!
-//! **Seed.** 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
+//! **Seed** (docs/seeds.md). 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;

@@ -9,7 +9,7 @@
 //! **Trade-offs.** No herd, no accept lock, no hand-off; the split is by hash, not by load, so
 //! one busy worker still gets its share of new connections.
 //!
-//! **Seed.** Not in the seeds; the modern answer to seed 002's accept designs.
+//! **Seed** (docs/seeds.md). Not in the seeds; the modern answer to seed 002's accept designs.
 
 use crate::server::accept::own_listener;
 use crate::server::evloop::accept_loop;

@@ -11,7 +11,7 @@
 //! Here such connections are refused (closed and counted as `rejected_fdsetsize`) and the rest
 //! keep working.
 //!
-//! **Seed.** 000 (select is the ancestor of its epoll server).
+//! **Seed** (docs/seeds.md). 000 (select is the ancestor of its epoll server).
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Select;

@@ -10,7 +10,7 @@
 //! < 2 % throughput drop from 100 to 15,000 connections); each connection costs a stack and a
 //! thread creation, and many runnable threads mean context switches.
 //!
-//! **Seed.** 000 (13,108 rps at c=1, timeouts at c=10 from its backlog), 001.
+//! **Seed** (docs/seeds.md). 000 (13,108 rps at c=1, timeouts at c=10 from its backlog), 001.
 
 use std::thread;
 

@@ -10,7 +10,7 @@
 //! **Trade-offs.** Uses every core with no hand-off; every connection costs N wake-ups, and
 //! connections spread unevenly (whoever wakes first wins).
 //!
-//! **Seed.** 002 #5 (described, not measured).
+//! **Seed** (docs/seeds.md). 002 #5 (described, not measured).
 
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;

@@ -12,14 +12,14 @@
 //! the runtime thread it runs on, as blocking code in an async task does. Its syscalls are made
 //! by tokio, not counted by `sys`: the stats line's `syscalls` is `null` (not measured).
 //!
-//! **Seed.** Not in the seeds: the baseline the hand-written loops are measured against.
+//! **Seed** (docs/seeds.md). Not in the seeds: the baseline the hand-written loops are measured against.
 
 use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
-use crate::server::deadline::{Deadlines, Expired};
+use crate::server::deadline::Deadlines;
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -96,10 +96,9 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         let n = match r {
             Err(_) => match deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
                 Some(why) => {
-                    if why == Expired::Header {
-                        let _ = stream.try_write(session.timeout_response());
-                    }
-                    w.count(why.counter(), 1);
+                    why.last_word(w, &session, |b| {
+                        let _ = stream.try_write(b);
+                    });
                     break;
                 }
                 None => continue,

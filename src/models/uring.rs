@@ -24,7 +24,7 @@
 //! that never reads can make the server hold what arrived in one turn (at most the buffer ring,
 //! 4 MiB, shared by all connections) beyond `--max-output`.
 //!
-//! **Seed.** Not in the seeds.
+//! **Seed** (docs/seeds.md). Not in the seeds.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -33,7 +33,7 @@ use std::time::Instant;
 use crate::proto::Session;
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
-use crate::server::deadline::{Deadlines, Expired};
+use crate::server::deadline::Deadlines;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::sys;
 use crate::sys::uring::{Completion, OpId, RecvBuf, Ring, SharedFd};
@@ -269,10 +269,9 @@ impl RingLoop<'_> {
                 for tag in self.slots.tags(|c| expired(c).is_some()) {
                     let Some(conn) = self.slots.get(tag) else { continue };
                     let why = expired(conn).expect("selected as expired");
-                    if why == Expired::Header {
-                        let _ = sys::fd::try_write(&conn.fd, conn.session.timeout_response());
-                    }
-                    w.count(why.counter(), 1);
+                    why.last_word(w, &conn.session, |b| {
+                        let _ = sys::fd::try_write(&conn.fd, b);
+                    });
                     self.slots.close(w, tag);
                 }
             }

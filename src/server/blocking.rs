@@ -115,10 +115,9 @@ fn expire(w: Worker<'_>, fd: &OwnedFd, session: &crate::proto::Session, deadline
     let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) else {
         return false;
     };
-    if why == Expired::Header {
-        let _ = sys::fd::try_write(fd, session.timeout_response());
-    }
-    w.count(why.counter(), 1);
+    why.last_word(w, session, |b| {
+        let _ = sys::fd::try_write(fd, b);
+    });
     true
 }
 

@@ -69,9 +69,11 @@ impl Conn {
         self.deadlines.expired(&w.ctx.cfg, self.sent < self.out.len(), now)
     }
 
-    /// Closing on a header timeout: a last 408, if the socket takes it now.
-    pub fn last_word(&self) {
-        let _ = sys::fd::try_write(&self.fd, self.session.timeout_response());
+    /// Before it is closed for `why`: the last word and the count (see [`Expired::last_word`]).
+    pub fn expire(&self, w: Worker<'_>, why: Expired) {
+        why.last_word(w, &self.session, |b| {
+            let _ = sys::fd::try_write(&self.fd, b);
+        });
     }
 
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use super::config::Config;
+use super::ctx::Worker;
 use super::stats::Counter;
 use crate::proto::Session;
 
@@ -38,6 +39,16 @@ impl Expired {
             Expired::Send => Counter::ClosedSendTimeout,
             Expired::Header => Counter::ClosedHeaderTimeout,
         }
+    }
+
+    /// What every model does before it closes a connection past a deadline: a header timeout
+    /// gets the session's last word (HTTP's 408), handed to `send` (best effort: whatever the
+    /// socket takes now), and the close is counted. The caller closes the connection.
+    pub fn last_word(self, w: Worker<'_>, session: &Session, send: impl FnOnce(&[u8])) {
+        if self == Expired::Header {
+            send(session.timeout_response());
+        }
+        w.count(self.counter(), 1);
     }
 }
 

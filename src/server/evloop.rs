@@ -13,7 +13,6 @@ use super::accept::Acceptor;
 use super::config::{READ_BUF, TICK};
 use super::conn::{Conn, ConnTable, Ticker, Want};
 use super::ctx::Worker;
-use super::deadline::Expired;
 use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
 use super::stats::Counter;
@@ -73,9 +72,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
     /// Takes a new connection into this loop. With `--defer-accept` its request is there
     /// already: it is read at once, and a short connection answered and closed right away
     /// never costs a registration. (Without it a first read mostly finds nothing on a fast
-    /// network: accept wakes before the client's request arrives, and the read is one more
-    /// syscall; measured: 7.25 instead of 6.3 per short request for epoll.) Otherwise it is
-    /// registered: edge-triggered once for both directions; level-triggered for reading.
+    /// network: accept wakes before the client's request arrives, and the read would be one
+    /// more syscall per short connection.) Otherwise it is registered: edge-triggered once for
+    /// both directions; level-triggered for reading.
     pub fn add(&mut self, fd: OwnedFd) {
         let mut conn = Conn::new(self.w.session(), fd);
         let edge = self.poller.edge();
@@ -128,12 +127,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.ready = ready;
         if self.ticker.due(self.now) {
             for (fd, why) in self.conns.expired(self.w, self.now) {
-                if why == Expired::Header {
-                    if let Some(conn) = self.conns.get_mut(fd) {
-                        conn.last_word();
-                    }
+                if let Some(conn) = self.conns.get_mut(fd) {
+                    conn.expire(self.w, why);
                 }
-                self.w.count(why.counter(), 1);
                 self.close(fd);
             }
         }

@@ -27,7 +27,8 @@ impl Mailbox {
     }
 
     /// Posts a connection. `wake_always`: one eventfd write per connection (memcached's pipe
-    /// byte per item); otherwise only when the queue was empty (muduo's queueInLoop batching).
+    /// byte per item, and muduo's `queueInLoop`, which wakes on every call from another thread);
+    /// otherwise only when the queue was empty (one wake-up until the loop runs, as netty's).
     pub fn post(&self, fd: OwnedFd, wake_always: bool) {
         let was_empty = {
             let mut q = lock(&self.queue);

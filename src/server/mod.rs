@@ -1,7 +1,7 @@
-//! `server`: what every model shares. From the bottom up: `error`, `config`, `stats`, `gate`
-//! and `ctx` (the context and the [`Worker`] handle); the plumbing models are built from (`accept`, `conn`,
-//! `blocking`, `poller` + `evloop`, `handoff`, `gate`, `workers`); `registry` (the model
-//! descriptor); and `serve` at the top.
+//! `server`: what every model shares. From the bottom up: `error`, `config`, `stats` and `ctx`
+//! (the context and the [`Worker`] handle); the plumbing models are built from (`accept`,
+//! `conn`, `deadline`, `blocking`, `poller` + `evloop`, `handoff`, `gate`, `workers`);
+//! `registry` (the model descriptor); and `serve` at the top.
 
 pub mod accept;
 pub mod blocking;
