@@ -9,16 +9,13 @@
 //! ([`shard::run`]); their documents merge the same way ([`merge`]).
 
 mod args;
-mod connect;
 mod document;
 mod engine;
 mod error;
 mod histogram;
-mod issue;
 pub mod merge;
 mod pacing;
 mod progress;
-mod receive;
 mod request;
 mod response;
 mod shard;

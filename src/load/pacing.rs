@@ -1,6 +1,7 @@
 //! When requests are sent: closed loop, closed loop with think time, or open loop at a rate.
 
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 /// The pacing of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,5 +22,228 @@ impl Pacing {
             Pacing::Think(d) => format!("closed loop, {} think time", crate::units::format_duration(*d)),
             Pacing::Rate(r) => format!("open loop at {r} req/s"),
         }
+    }
+}
+
+/// What `-n` leaves to send: the quota, the requests committed against it, those reserved by
+/// sockets that carry a set number each (`--close`, `--requests-per-conn`) and not sent yet,
+/// and those in flight. Only requests committed inside the measured window count against the
+/// quota.
+#[derive(Debug)]
+pub(super) struct Budget {
+    quota: Option<u64>,
+    /// Requests sent (or attempts failed) counted against the quota.
+    issued: u64,
+    /// Requests reserved by sockets and not yet sent.
+    reserved: u64,
+    inflight: usize,
+}
+
+impl Budget {
+    pub(super) fn new(quota: Option<u64>) -> Budget {
+        Budget {
+            quota,
+            issued: 0,
+            reserved: 0,
+            inflight: 0,
+        }
+    }
+
+    /// Whether one more request may be committed, `waiting` being committed already (an open
+    /// loop's backlog); `counting`: inside the window.
+    pub(super) fn allows(&self, counting: bool, waiting: usize) -> bool {
+        match self.quota {
+            Some(q) if counting => self.issued + (waiting as u64) < q,
+            _ => true,
+        }
+    }
+
+    /// A request committed (counted against the quota when `counting`).
+    pub(super) fn commit(&mut self, counting: bool) {
+        if counting {
+            self.issued += 1;
+        }
+    }
+
+    /// Reserves up to `per_socket` requests for a new socket: how many, and how many of them
+    /// count against the quota; `None` when nothing is left.
+    pub(super) fn reserve(&mut self, per_socket: u64, counting: bool) -> Option<(u64, u64)> {
+        let left = match self.quota {
+            Some(q) if counting => q.saturating_sub(self.issued),
+            _ => per_socket,
+        };
+        let r = per_socket.min(left);
+        if r == 0 {
+            return None;
+        }
+        let counted = if counting { r } else { 0 };
+        self.issued += counted;
+        self.reserved += r;
+        Some((r, counted))
+    }
+
+    /// A reserved request was sent.
+    pub(super) fn spend(&mut self) {
+        self.reserved -= 1;
+    }
+
+    /// A socket that failed gives back what it reserved and did not send.
+    pub(super) fn give_back(&mut self, tickets: u64, counted: u64) {
+        self.issued -= counted;
+        self.reserved -= tickets;
+    }
+
+    /// A failed attempt with nothing in flight still uses up a request (when counting under a
+    /// quota), so `-n` ends.
+    pub(super) fn failed_attempt(&mut self, counting: bool) {
+        if counting && self.quota.is_some() {
+            self.issued += 1;
+        }
+    }
+
+    pub(super) fn sent(&mut self) {
+        self.inflight += 1;
+    }
+
+    /// `n` requests are no longer in flight (answered, or lost with their socket).
+    pub(super) fn settled(&mut self, n: usize) {
+        self.inflight -= n;
+    }
+
+    /// `-n` is done: everything committed, nothing in flight or reserved, nothing `waiting`.
+    pub(super) fn done(&self, waiting: bool) -> bool {
+        match self.quota {
+            Some(q) => self.issued >= q && self.inflight == 0 && self.reserved == 0 && !waiting,
+            None => false,
+        }
+    }
+}
+
+/// An open loop's schedule (`--rate`): send times at a fixed interval whether or not responses
+/// keep up; a send whose time has come waits in the backlog for a free connection. Over a
+/// duration it also counts what the window's schedule called for, and keeps the intended times
+/// of those that will not complete inside it (their socket failed or closed, or the response
+/// came after the window): at the close each enters the corrected histogram at the window's
+/// end less its intended time.
+#[derive(Debug)]
+pub(super) struct Schedule {
+    interval: Duration,
+    /// The next scheduled send.
+    next: Instant,
+    /// Sends whose time has come, waiting for a connection.
+    backlog: VecDeque<Instant>,
+    /// Connections that can take a request now.
+    free: VecDeque<usize>,
+    /// The window whose schedule is counted: (warm-up's end, end) of a run over a duration.
+    counted: Option<(Instant, Instant)>,
+    /// Sends scheduled inside `counted`, and those of them that will not complete inside it.
+    scheduled: u64,
+    lost: Vec<Instant>,
+}
+
+impl Schedule {
+    /// `rate` requests per second from `t0` (until the window is known, nothing is due).
+    pub(super) fn new(rate: f64, t0: Instant) -> Schedule {
+        Schedule {
+            interval: Duration::from_secs_f64(1.0 / rate),
+            next: t0,
+            backlog: VecDeque::new(),
+            free: VecDeque::new(),
+            counted: None,
+            scheduled: 0,
+            lost: Vec::new(),
+        }
+    }
+
+    /// The schedule starts at `t0`, when connecting ended; over a duration, the window from
+    /// `from` to `end` is counted.
+    pub(super) fn begin(&mut self, t0: Instant, from: Instant, end: Option<Instant>) {
+        self.counted = end.map(|e| (from, e));
+        self.next = t0;
+    }
+
+    /// When the next send is due.
+    pub(super) fn next(&self) -> Instant {
+        self.next
+    }
+
+    /// Whether the window's schedule is counted (a run over a duration).
+    pub(super) fn counted(&self) -> bool {
+        self.counted.is_some()
+    }
+
+    /// Whether a request intended at `t` belongs to the counted window.
+    pub(super) fn counts(&self, t: Instant) -> bool {
+        self.counted.is_some_and(|(from, end)| t >= from && t < end)
+    }
+
+    /// Moves the sends due by `now` into the backlog, while `may` (given a send's time and the
+    /// backlog's length) allows one more.
+    pub(super) fn due(&mut self, now: Instant, mut may: impl FnMut(Instant, usize) -> bool) {
+        while self.next <= now && may(self.next, self.backlog.len()) {
+            if self.counts(self.next) {
+                self.scheduled += 1;
+            }
+            self.backlog.push_back(self.next);
+            self.next += self.interval;
+        }
+    }
+
+    /// The oldest send waiting, if any.
+    pub(super) fn take_due(&mut self) -> Option<Instant> {
+        self.backlog.pop_front()
+    }
+
+    /// Sends waiting for a connection.
+    pub(super) fn waiting(&self) -> usize {
+        self.backlog.len()
+    }
+
+    /// Connection `i` can take a request.
+    pub(super) fn offer(&mut self, i: usize) {
+        self.free.push_back(i);
+    }
+
+    /// A connection that can take a request, while sends wait.
+    pub(super) fn take_free(&mut self) -> Option<usize> {
+        if self.backlog.is_empty() {
+            return None;
+        }
+        self.free.pop_front()
+    }
+
+    /// A request intended at `t` will not complete inside the window (if it counts there).
+    pub(super) fn lose(&mut self, t: Instant) {
+        if self.counts(t) {
+            self.lost.push(t);
+        }
+    }
+
+    /// At the close of the window (or at `now`, if the run stopped first): what the schedule
+    /// called for in the window and did not get done is not dropped. Each request still waiting
+    /// to be sent, `inflight`, failed, or answered too late, is returned with the latency it
+    /// enters the corrected histogram with (the close less its intended send time: a lower
+    /// bound), and the counts `(scheduled, not completed)`.
+    pub(super) fn close(
+        &mut self,
+        now: Instant,
+        inflight: impl Iterator<Item = Instant>,
+    ) -> Option<(u64, Vec<Duration>)> {
+        let (from, end) = self.counted?;
+        let close = end.min(now).max(from);
+        // Sends whose time came before the close but were never moved into the backlog.
+        while self.next < end && self.next < close {
+            if self.counts(self.next) {
+                self.scheduled += 1;
+                self.lost.push(self.next);
+            }
+            self.next += self.interval;
+        }
+        let waiting: Vec<Instant> = self.backlog.drain(..).chain(inflight).collect();
+        for t in waiting {
+            self.lose(t);
+        }
+        let latencies = self.lost.iter().map(|&t| close.saturating_duration_since(t)).collect();
+        Some((self.scheduled, latencies))
     }
 }

@@ -2,46 +2,42 @@
 
 use std::time::Instant;
 
-use super::engine::{Engine, State};
-use super::request::{append_body, pattern, Kind, Payload};
+use super::conn::State;
+use super::Engine;
+use crate::load::request::{append_body, pattern, Kind, Payload};
 
-/// Issuing requests: which connection sends what, and when.
 impl Engine<'_> {
     /// `true` if one more request may be committed at `now`.
     pub(super) fn may_issue(&self, now: Instant) -> bool {
-        if self.end.is_some_and(|e| now >= e) {
+        if self.window.over(now) {
             return false;
         }
-        match self.plan.quota {
-            Some(q) if self.counting(now) => self.issued + (self.backlog.len() as u64) < q,
-            _ => true,
-        }
+        let waiting = self.schedule.as_ref().map_or(0, |s| s.waiting());
+        self.budget.allows(self.counting(now), waiting)
     }
 
     /// Rate mode: moves sends whose time has come into the backlog, then hands them out.
     pub(super) fn schedule(&mut self, now: Instant) {
-        let interval = self.interval.expect("rate mode");
-        while self.next_intended <= now && self.may_issue(self.next_intended) {
-            if self.scheduled_in_window(self.next_intended) {
-                self.scheduled += 1;
-            }
-            self.backlog.push_back(self.next_intended);
-            self.next_intended += interval;
-        }
-        while !self.backlog.is_empty() {
-            let Some(i) = self.free.pop_front() else {
-                break;
-            };
+        let (window, budget) = (self.window, &self.budget);
+        let Some(s) = self.schedule.as_mut() else { return };
+        s.due(now, |t, waiting| {
+            !window.over(t) && budget.allows(window.counting(t), waiting)
+        });
+        while let Some(i) = self.schedule.as_mut().and_then(|s| s.take_free()) {
             self.conns[i].in_free = false;
             self.fill(i, now);
         }
     }
 
+    /// Rate mode: connection `i` is offered to the schedule if it can take a request.
     pub(super) fn mark_free(&mut self, i: usize) {
+        let pipeline = self.spec.pipeline();
         let c = &mut self.conns[i];
-        if self.interval.is_some() && !c.in_free && c.state == State::Up && c.inflight.len() < self.spec.pipeline() {
-            c.in_free = true;
-            self.free.push_back(i);
+        if let Some(s) = self.schedule.as_mut() {
+            if !c.in_free && c.state == State::Up && c.inflight.len() < pipeline {
+                c.in_free = true;
+                s.offer(i);
+            }
         }
     }
 
@@ -61,11 +57,11 @@ impl Engine<'_> {
             if c.state != State::Up || c.server_closing || c.inflight.len() >= self.spec.pipeline() {
                 break;
             }
-            let intended = if self.interval.is_some() {
+            let intended = if self.schedule.is_some() {
                 if self.per_socket().is_some_and(|k| c.on_socket >= k) {
                     break;
                 }
-                match self.backlog.pop_front() {
+                match self.schedule.as_mut().and_then(|s| s.take_due()) {
                     Some(t) => t,
                     None => break,
                 }
@@ -90,26 +86,24 @@ impl Engine<'_> {
 
     /// Counts one request against the quota (and as sent, inside the window).
     pub(super) fn count_issue(&mut self, now: Instant) {
-        if now >= self.measure_from {
-            self.issued += 1;
+        let inside = self.window.started(now);
+        self.budget.commit(inside);
+        if inside {
             self.tally.sent += 1;
         }
     }
 
     pub(super) fn enqueue(&mut self, i: usize, intended: Instant, now: Instant) {
-        let sent = if self.spec.close() && self.interval.is_none() {
-            intended
-        } else {
-            now
-        };
+        let open_loop = self.schedule.is_some();
+        let sent = if self.spec.close() && !open_loop { intended } else { now };
         let c = &mut self.conns[i];
         if c.tickets > 0 {
             c.tickets -= 1;
-            self.reserved -= 1;
+            self.budget.spend();
             if c.counted > 0 {
                 // Counted against the quota when the socket reserved it.
                 c.counted -= 1;
-                if now >= self.measure_from {
+                if self.window.started(now) {
                     self.tally.sent += 1;
                 }
             } else {
@@ -118,7 +112,7 @@ impl Engine<'_> {
         } else {
             self.count_issue(now);
         }
-        if self.interval.is_some() && now >= self.measure_from {
+        if open_loop && self.window.started(now) {
             self.tally
                 .send_lag
                 .record_ns(now.saturating_duration_since(intended).as_nanos() as u64);
@@ -144,6 +138,6 @@ impl Engine<'_> {
         }
         c.inflight.push_back((intended, sent));
         c.on_socket += 1;
-        self.inflight += 1;
+        self.budget.sent();
     }
 }

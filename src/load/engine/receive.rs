@@ -4,10 +4,10 @@
 use std::io;
 use std::time::Instant;
 
-use super::engine::Engine;
-use super::pacing::Pacing;
-use super::request::{Kind, Read};
-use super::tally::ErrorClass;
+use super::Engine;
+use crate::load::pacing::Pacing;
+use crate::load::request::{Kind, Read};
+use crate::load::tally::ErrorClass;
 use crate::sys;
 
 /// Receiving responses.
@@ -94,30 +94,33 @@ impl Engine<'_> {
             self.fail(i, ErrorClass::BadResponse, now);
             return false;
         };
-        self.inflight -= 1;
-        let in_window = now >= self.measure_from && self.end.is_none_or(|e| now <= e);
+        self.budget.settled(1);
+        let in_window = self.window.inside(now);
         // Open loop over a duration: the window's requests are those it scheduled; one answered
         // after the close is counted there, as not completed.
-        let counts = match self.scheduled_in_window(intended) {
-            true if !in_window => {
-                self.lost.push(intended);
+        let scheduled = self.schedule.as_ref().map(|s| s.counts(intended));
+        let counts = match scheduled {
+            Some(true) if !in_window => {
+                if let Some(s) = self.schedule.as_mut() {
+                    s.lose(intended);
+                }
                 false
             }
-            true => true,
-            false => in_window && self.counted_window.is_none(),
+            Some(true) => true,
+            _ => in_window && !self.counted_window(),
         };
         if counts {
             let t = &mut self.tally;
             t.requests += 1;
             t.per_conn[i] += 1;
-            let sec = now.duration_since(self.measure_from).as_secs() as usize;
+            let sec = now.duration_since(self.window.from()).as_secs() as usize;
             if t.per_second.len() <= sec {
                 t.per_second.resize(sec + 1, 0);
             }
             t.per_second[sec] += 1;
             t.latency.record_ns(now.duration_since(intended).as_nanos() as u64);
             // In closed loop intended == sent: a second histogram would be a copy.
-            if self.interval.is_some() {
+            if self.schedule.is_some() {
                 t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
             }
             if self.spec.target().kind == Kind::Http {
@@ -135,7 +138,7 @@ impl Engine<'_> {
         let c = &self.conns[i];
         let socket_done = c.server_closing
             || self.per_socket().is_some_and(|k| c.on_socket >= k)
-            || (self.per_socket().is_some() && c.tickets == 0 && self.interval.is_none());
+            || (self.per_socket().is_some() && c.tickets == 0 && self.schedule.is_none());
         if socket_done {
             if c.inflight.is_empty() {
                 self.recycle(i, now);

@@ -7,55 +7,39 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
-use super::engine::{Engine, State, BACKOFF_MAX, BACKOFF_MIN};
-use super::tally::ErrorClass;
+use super::conn::{State, BACKOFF_MIN};
+use super::Engine;
+use crate::load::tally::ErrorClass;
 use crate::sys;
 use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 
 impl Engine<'_> {
     pub(super) fn start_connect(&mut self, i: usize, now: Instant) {
-        if !self.may_issue(now) && self.interval.is_none() {
+        let open_loop = self.schedule.is_some();
+        if !self.may_issue(now) && !open_loop {
             return;
         }
-        if let (Some(k), None) = (self.per_socket(), self.interval) {
+        if let (Some(k), false) = (self.per_socket(), open_loop) {
             if self.conns[i].tickets == 0 {
-                let left = match self.plan.quota {
-                    Some(q) if self.counting(now) => q.saturating_sub(self.issued),
-                    _ => k,
-                };
-                let r = k.min(left);
-                if r == 0 {
+                let Some((tickets, counted)) = self.budget.reserve(k, self.counting(now)) else {
                     return;
-                }
-                let counted = if self.counting(now) { r } else { 0 };
-                self.issued += counted;
-                self.reserved += r;
+                };
                 let c = &mut self.conns[i];
-                c.tickets = r;
+                c.tickets = tickets;
                 c.counted = counted;
             }
         }
         // --connect-rate: take the next free connect time; a slot woken at the time it took
         // connects then (others have moved the next free time on meanwhile).
-        if let Some(iv) = self.connect_interval {
-            if !std::mem::take(&mut self.conns[i].connect_booked) {
-                if now < self.next_connect {
-                    let at = self.next_connect;
-                    self.next_connect += iv;
-                    self.conns[i].connect_booked = true;
-                    self.set_timer(i, at);
-                    return;
-                }
-                self.next_connect = now.max(self.next_connect) + iv;
-            }
+        if let Some(at) = self.ramp.when(now, &mut self.conns[i].connect_booked) {
+            return self.set_timer(i, at);
         }
         let target = self.spec.target().addr;
         let result = (|| -> io::Result<OwnedFd> {
             let fd = sys::socket::tcp_socket(&target, true)?;
             let sources = self.spec.sources();
             if !sources.is_empty() {
-                let src = sources[self.bind_next % sources.len()];
-                self.bind_next += 1;
+                let src = self.ramp.source(sources);
                 sys::socket::set_bind_no_port(&fd)?;
                 sys::socket::bind(&fd, &SocketAddr::new(IpAddr::V4(src), 0))?;
             }
@@ -78,19 +62,20 @@ impl Engine<'_> {
         }
     }
 
-    /// Opens the gate of `--connect-first`: every connection that is up starts sending.
+    /// Opens the gate requests wait behind: every connection that is up starts sending.
     pub(super) fn start_sending(&mut self, now: Instant) {
-        self.sending = true;
+        self.ramp.open_gate();
+        let open_loop = self.schedule.is_some();
         for i in 0..self.conns.len() {
             if self.conns[i].state == State::Up {
-                if self.interval.is_some() {
+                if open_loop {
                     self.mark_free(i);
                 } else {
                     self.fill(i, now);
                 }
             }
         }
-        if self.interval.is_some() {
+        if open_loop {
             self.schedule(now);
         }
     }
@@ -124,13 +109,15 @@ impl Engine<'_> {
 
     /// The connection can carry requests: send, or wait for the others (`--connect-first`).
     pub(super) fn when_up(&mut self, i: usize, now: Instant) {
-        if !self.sending {
+        if !self.ramp.sending() {
             // Connecting is not over (or, with --connect-first, not every connection is up):
             // the first requests wait (see `Engine::run`).
-            self.up_first += usize::from(!std::mem::replace(&mut self.conns[i].counted_up, true));
+            if !std::mem::replace(&mut self.conns[i].counted_up, true) {
+                self.ramp.up_early();
+            }
             return;
         }
-        if self.interval.is_some() {
+        if self.schedule.is_some() {
             self.mark_free(i);
             self.schedule(now);
         } else {
@@ -138,27 +125,16 @@ impl Engine<'_> {
         }
     }
 
-    /// Closes the socket of slot `i` and resets its per-socket state.
+    /// Closes the socket of slot `i`: requests in flight on it are no longer, and those of an
+    /// open loop's window will not complete in it.
     pub(super) fn close_socket(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        c.tls = None;
-        c.fd = None;
-        c.state = State::Down;
-        self.inflight -= c.inflight.len();
-        // Open loop: requests of the window that die with the socket are counted at the close.
-        let window = self.counted_window;
-        self.lost.extend(
-            c.inflight
-                .drain(..)
-                .map(|(t, _)| t)
-                .filter(|&t| super::engine::in_window(window, t)),
-        );
-        c.on_socket = 0;
-        c.out.clear();
-        c.out_pos = 0;
-        c.http.reset(c.send_seq);
-        c.echo.reset(c.send_seq);
-        c.server_closing = false;
+        let lost = self.conns[i].close_socket();
+        self.budget.settled(lost.len());
+        if let Some(s) = self.schedule.as_mut() {
+            for t in lost {
+                s.lose(t);
+            }
+        }
     }
 
     /// A finished connection: close it and open the next one at once.
@@ -173,19 +149,15 @@ impl Engine<'_> {
         self.first_try_over(i);
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];
-        self.issued -= c.counted;
-        self.reserved -= c.tickets;
+        self.budget.give_back(c.tickets, c.counted);
         c.tickets = 0;
         c.counted = 0;
-        let c = &self.conns[i];
-        if c.inflight.is_empty() && self.counting(now) && self.plan.quota.is_some() {
+        if c.inflight.is_empty() {
             // A failed attempt with nothing in flight still uses up a request, so -n ends.
-            self.issued += 1;
+            self.budget.failed_attempt(self.window.counting(now));
         }
         self.close_socket(i);
-        let c = &mut self.conns[i];
-        let at = now + c.backoff;
-        c.backoff = (c.backoff * 2).min(BACKOFF_MAX);
+        let at = now + self.conns[i].next_backoff();
         self.set_timer(i, at);
     }
 

@@ -1,0 +1,127 @@
+//! One connection slot of an engine thread: its socket (and TLS), the requests in flight on
+//! it, what it has yet to write, its readers, and the state of its life cycle.
+
+use std::collections::VecDeque;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+use crate::load::request::{EchoReader, HttpReader};
+
+/// First and largest pause before reconnecting after a failure.
+pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(10);
+pub(super) const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    Down,
+    Connecting,
+    /// TCP is up, the TLS handshake is not done (https targets).
+    Handshaking,
+    Up,
+}
+
+/// A connection slot.
+pub(super) struct Conn {
+    /// Global slot number (echo patterns and bodies differ per slot).
+    pub(super) slot: u64,
+    pub(super) fd: Option<OwnedFd>,
+    /// The TLS connection over `fd` (https targets).
+    pub(super) tls: Option<Box<rustls::ClientConnection>>,
+    /// When the TLS handshake began.
+    pub(super) tls_started: Instant,
+    pub(super) state: State,
+    /// When the current connect began.
+    pub(super) started: Instant,
+    /// (intended, actual) send times of requests awaiting responses, oldest first.
+    pub(super) inflight: VecDeque<(Instant, Instant)>,
+    /// Requests sent on the current socket.
+    pub(super) on_socket: u64,
+    /// Bytes to write, from `out_pos` on.
+    pub(super) out: Vec<u8>,
+    pub(super) out_pos: usize,
+    pub(super) http: HttpReader,
+    pub(super) echo: EchoReader,
+    /// Messages sent on this slot (the pattern's sequence number).
+    pub(super) send_seq: u64,
+    /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
+    pub(super) wake: Option<Instant>,
+    /// A connect time under `--connect-rate` is booked for this slot (its timer is set).
+    pub(super) connect_booked: bool,
+    /// Counted among the connections up before sending started (`--connect-first`).
+    pub(super) counted_up: bool,
+    /// Its first connect attempt has ended (up, or failed).
+    pub(super) tried: bool,
+    pub(super) backoff: Duration,
+    pub(super) connected_once: bool,
+    /// The server announced it will close after the last response.
+    pub(super) server_closing: bool,
+    /// Offered to the open loop's schedule as free.
+    pub(super) in_free: bool,
+    /// Requests reserved (and counted) for this socket when it was opened, with a per-socket
+    /// limit (`--close`, `--requests-per-conn`), so no socket opens for nothing at the end.
+    pub(super) tickets: u64,
+    /// How many of `tickets` were counted against the quota (reserved inside the window).
+    pub(super) counted: u64,
+}
+
+impl Conn {
+    /// Slot `slot`, down, from `t0`; its HTTP reader verifies echoed bodies of `verify` bytes.
+    pub(super) fn new(slot: u64, t0: Instant, head_only: bool, verify: Option<usize>, size: usize) -> Conn {
+        Conn {
+            slot,
+            fd: None,
+            tls: None,
+            tls_started: t0,
+            state: State::Down,
+            started: t0,
+            inflight: VecDeque::new(),
+            on_socket: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            http: match verify {
+                Some(size) => HttpReader::new(head_only).verifying(slot, size),
+                None => HttpReader::new(head_only),
+            },
+            echo: EchoReader::new(size),
+            send_seq: 0,
+            wake: None,
+            connect_booked: false,
+            counted_up: false,
+            tried: false,
+            backoff: BACKOFF_MIN,
+            connected_once: false,
+            server_closing: false,
+            in_free: false,
+            tickets: 0,
+            counted: 0,
+        }
+    }
+
+    /// Closes the socket and forgets what belonged to it; returns the intended send times of
+    /// the requests that were in flight on it.
+    pub(super) fn close_socket(&mut self) -> Vec<Instant> {
+        self.tls = None;
+        self.fd = None;
+        self.state = State::Down;
+        let lost = self.inflight.drain(..).map(|(t, _)| t).collect();
+        self.on_socket = 0;
+        self.out.clear();
+        self.out_pos = 0;
+        self.http.reset(self.send_seq);
+        self.echo.reset(self.send_seq);
+        self.server_closing = false;
+        lost
+    }
+
+    /// Its first attempt ended; `true` the first time.
+    pub(super) fn first_try_over(&mut self) -> bool {
+        !std::mem::replace(&mut self.tried, true)
+    }
+
+    /// The pause before the next reconnect, doubling up to [`BACKOFF_MAX`].
+    pub(super) fn next_backoff(&mut self) -> Duration {
+        let b = self.backoff;
+        self.backoff = (b * 2).min(BACKOFF_MAX);
+        b
+    }
+}

@@ -1,0 +1,400 @@
+//! The load engine: one epoll loop per thread, each owning its connections, its timers and its
+//! [`Tally`]. Nothing is shared on the hot path; the progress line reads a per-thread word the
+//! loop stores once per iteration.
+//!
+//! A connection cycles Down -> Connecting -> Up. While Up it keeps up to `--pipeline` requests
+//! in flight, each remembered as (intended send time, actual send time). Closed loop: the next
+//! request goes out when a response arrives (after `--think`). Open loop (`--rate`): send times
+//! are scheduled at a fixed rate per thread whether or not responses keep up; a request whose
+//! time has come waits in a backlog for a free connection, and its latency is measured from the
+//! scheduled time (coordinated-omission-correct), the uncorrected latency from the actual send.
+//!
+//! An [`Engine`] is made of parts that keep their own state: the connection slots
+//! ([`conn::Conn`]), the connect phase ([`ramp::Ramp`]), the measured window
+//! ([`window::Window`]), what `-n` leaves to send ([`Budget`]) and an open loop's
+//! [`Schedule`]. What happens to a connection is in `connect` (its life cycle), `issue`
+//! (sending), `receive` (responses) and `tls`.
+
+mod conn;
+mod connect;
+mod issue;
+mod ramp;
+mod receive;
+mod tls;
+mod window;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::pacing::{Budget, Schedule};
+use super::request::Payload;
+use super::tally::{ErrorClass, Tally};
+use super::Spec;
+use crate::sys;
+use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
+use conn::{Conn, State};
+use ramp::Ramp;
+use window::Window;
+
+/// How often in-flight requests are checked against `--timeout`.
+const SCAN: Duration = Duration::from_millis(50);
+
+/// One thread's share of the run.
+#[derive(Debug, Clone)]
+pub struct ThreadPlan {
+    /// Connection slots this thread runs.
+    pub conns: usize,
+    /// Global number of its first slot (echo patterns differ per slot).
+    pub first_slot: u64,
+    /// Requests to send in the measured window (`-n`); `None`: run for the duration.
+    pub quota: Option<u64>,
+    /// Requests per second for this thread (`--rate`).
+    pub rate: Option<f64>,
+    /// New connections per second for this thread (`--connect-rate`).
+    pub connect_rate: Option<f64>,
+    /// When everything started.
+    pub t0: Instant,
+}
+
+/// A progress word per thread, padded to its own cache lines.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Progress {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// When the run's window may start: once every engine thread has seen the first attempt of
+/// each of its connections end (up, or failed), or the connect timeout pass. The last thread
+/// to get there sets `t0`; each thread's warm-up, window and schedule start from it.
+#[derive(Debug)]
+pub struct Start {
+    left: AtomicUsize,
+    t0: OnceLock<Instant>,
+}
+
+impl Start {
+    pub fn new(threads: usize) -> Start {
+        Start {
+            left: AtomicUsize::new(threads),
+            t0: OnceLock::new(),
+        }
+    }
+
+    /// When connecting ended, once it has.
+    pub fn t0(&self) -> Option<Instant> {
+        self.t0.get().copied()
+    }
+
+    /// One thread's connecting is over (or it could not start).
+    pub(in crate::load) fn thread_done(&self, now: Instant) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = self.t0.set(now);
+        }
+    }
+}
+
+/// One engine thread.
+pub struct Engine<'a> {
+    spec: &'a Spec,
+    /// When the run began (connect timeouts and the gate count from it).
+    t0: Instant,
+    ep: Epoll,
+    conns: Vec<Conn>,
+    tally: Tally,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// The read buffer.
+    buf: Vec<u8>,
+    /// An HTTP request's head (and a fixed body), the same for every request.
+    request: Vec<u8>,
+    window: Window,
+    budget: Budget,
+    /// The open loop's schedule (`--rate`); `None` in a closed loop.
+    schedule: Option<Schedule>,
+    ramp: Ramp,
+    start: &'a Start,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
+        let head_only = spec.method.eq_ignore_ascii_case("HEAD");
+        let verify = match spec.payload {
+            Payload::Generated(size) => Some(size),
+            _ => None,
+        };
+        let conns = (0..plan.conns)
+            .map(|i| Conn::new(plan.first_slot + i as u64, plan.t0, head_only, verify, spec.size()))
+            .collect();
+        let tally = Tally {
+            per_conn: vec![0; plan.conns],
+            ..Default::default()
+        };
+        Ok(Engine {
+            spec,
+            t0: plan.t0,
+            ep: Epoll::new()?,
+            conns,
+            tally,
+            timers: BinaryHeap::new(),
+            buf: vec![0u8; 256 * 1024],
+            request: super::request::http_request(
+                &spec.method,
+                spec.target(),
+                spec.headers(),
+                spec.close(),
+                &spec.payload,
+                spec.chunked(),
+            ),
+            // Until connecting is over, nothing is measured: the window is set by `begin_window`.
+            window: Window::new(plan.t0, spec.warmup().is_zero()),
+            budget: Budget::new(plan.quota),
+            schedule: plan.rate.map(|r| Schedule::new(r, plan.t0)),
+            ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
+            start,
+        })
+    }
+
+    /// Whether the window's open-loop schedule is counted (an open loop over a duration).
+    fn counted_window(&self) -> bool {
+        self.schedule.as_ref().is_some_and(|s| s.counted())
+    }
+
+    /// Whether what is committed at `now` counts against the quota.
+    fn counting(&self, now: Instant) -> bool {
+        self.window.counting(now)
+    }
+
+    /// Starts the next batch of first connects.
+    fn open_some(&mut self, now: Instant) {
+        for i in self.ramp.next_batch() {
+            self.start_connect(i, now);
+        }
+    }
+
+    /// A slot's first attempt ended (it is up, or it failed).
+    fn first_try_over(&mut self, i: usize) {
+        if self.conns[i].first_try_over() {
+            self.ramp.first_try_over();
+        }
+    }
+
+    /// Tells `start` once this thread's connecting is over.
+    fn check_connecting(&mut self, now: Instant) {
+        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.spec.timeout()) {
+            self.tally.unresolved_at_start = unresolved as u64;
+            self.start.thread_done(now);
+        }
+    }
+
+    /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
+    /// starts at `t0` too (no request is scheduled while connections are still being opened).
+    fn begin_window(&mut self, t0: Instant) {
+        self.window.begin(t0, self.spec.warmup(), self.spec.duration);
+        let (from, end) = (self.window.from(), self.window.end());
+        if let Some(s) = self.schedule.as_mut() {
+            s.begin(t0, from, end);
+        }
+    }
+
+    /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
+    /// the CPU this thread used over the measured window: from the warm-up's end to the close,
+    /// before any socket is torn down (closing thousands of them is not load).
+    pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
+        let mut events = Events::with_capacity(1024);
+        let mut next_scan = Instant::now() + SCAN;
+        let mut cpu_from = None;
+        loop {
+            let now = Instant::now();
+            if !self.ramp.all_opened() {
+                self.open_some(now);
+            }
+            self.check_connecting(now);
+            if !self.window.known() {
+                if let Some(t0) = self.start.t0() {
+                    self.begin_window(t0);
+                }
+            }
+            if cpu_from.is_none() && self.window.started(now) {
+                cpu_from = Some(sys::process::thread_cpu_time());
+            }
+            if self.finished(now) || stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            self.fire_timers(now);
+            // Requests start with the warm-up, once connecting is over; with --connect-first,
+            // once every connection is up too (or the connect timeout has passed: some never
+            // connected, go with those that did).
+            if self.ramp.may_open(
+                self.window.known(),
+                self.spec.connect_first(),
+                now,
+                self.t0,
+                self.spec.timeout(),
+            ) {
+                self.start_sending(now);
+            }
+            if self.schedule.is_some() && self.ramp.sending() && self.window.known() {
+                self.schedule(now);
+            }
+            if now >= next_scan {
+                self.scan_timeouts(now);
+                next_scan = now + SCAN;
+            }
+            let mut wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
+            if !self.ramp.all_opened() {
+                wait = Duration::ZERO;
+            } else if !self.window.known() {
+                // Another thread may end connecting at any moment.
+                wait = wait.min(Duration::from_millis(2));
+            }
+            let n = match self.ep.wait_precise(&mut events, wait) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            let now = Instant::now();
+            debug_assert!(n == events.len());
+            for (token, flags) in events.iter() {
+                self.on_event(token as usize, flags, now);
+            }
+            progress.requests.store(self.tally.requests, Ordering::Relaxed);
+            progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
+        }
+        let cpu = cpu_from.map_or(Duration::ZERO, |from| {
+            sys::process::thread_cpu_time().saturating_sub(from)
+        });
+        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
+        self.close_window(Instant::now());
+        (self.tally, cpu)
+    }
+
+    /// Runs the timers that are due.
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if self.conns[i].wake == Some(t) {
+                self.conns[i].wake = None;
+                self.on_timer(i, now);
+            }
+        }
+    }
+
+    /// Open loop over a duration: what the schedule called for inside the window and did not
+    /// get done by its close is counted and enters the corrected histogram (see
+    /// [`Schedule::close`]).
+    fn close_window(&mut self, now: Instant) {
+        let Some(s) = self.schedule.as_mut() else { return };
+        let inflight = self.conns.iter().flat_map(|c| c.inflight.iter().map(|&(t, _)| t));
+        let Some((scheduled, lost)) = s.close(now, inflight) else {
+            return;
+        };
+        for d in &lost {
+            self.tally.latency.record_ns(d.as_nanos() as u64);
+        }
+        self.tally.scheduled = Some(scheduled);
+        self.tally.not_completed = Some(lost.len() as u64);
+    }
+
+    fn finished(&self, now: Instant) -> bool {
+        if self.window.end().is_some() {
+            return self.window.over(now);
+        }
+        self.budget
+            .done(self.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
+    }
+
+    fn next_deadline(&self, next_scan: Instant) -> Instant {
+        let mut d = next_scan;
+        if let Some(&Reverse((t, _))) = self.timers.peek() {
+            d = d.min(t);
+        }
+        if let Some(s) = self.schedule.as_ref().filter(|_| self.window.known()) {
+            if self.may_issue(s.next()) {
+                d = d.min(s.next());
+            }
+        }
+        if let Some(e) = self.window.end() {
+            d = d.min(e);
+        }
+        d
+    }
+
+    fn set_timer(&mut self, i: usize, at: Instant) {
+        self.conns[i].wake = Some(at);
+        self.timers.push(Reverse((at, i)));
+    }
+
+    fn on_timer(&mut self, i: usize, now: Instant) {
+        match self.conns[i].state {
+            State::Down => self.start_connect(i, now),
+            State::Up => self.fill(i, now),
+            State::Connecting | State::Handshaking => {}
+        }
+    }
+
+    fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
+        if self.conns[i].state == State::Connecting {
+            if flags & (ERR | HUP) != 0 {
+                // The connect failed: SO_ERROR says why.
+                let e = match self.conns[i].fd.as_ref().map(sys::socket::take_error) {
+                    Some(Ok(Some(e))) | Some(Err(e)) => e,
+                    _ => io::Error::from(io::ErrorKind::ConnectionRefused),
+                };
+                return self.fail(i, ErrorClass::of(&e), now);
+            }
+            if flags & OUT == 0 {
+                return;
+            }
+            self.on_connected(i, now);
+            if self.conns[i].state == State::Handshaking {
+                return;
+            }
+        } else if self.conns[i].state == State::Handshaking {
+            return self.drive_handshake(i, now);
+        }
+        if self.conns[i].state != State::Up {
+            return;
+        }
+        if flags & OUT != 0 && self.flush(i).is_err() {
+            return;
+        }
+        if flags & (IN | RDHUP | HUP | ERR) != 0 {
+            // With a hang-up pending, read to the end; otherwise a short read means drained
+            // (each new arrival raises a new edge), which saves the read that returns EAGAIN.
+            self.on_readable(i, now, flags & (RDHUP | HUP | ERR) != 0);
+        }
+    }
+
+    fn flush(&mut self, i: usize) -> Result<(), ()> {
+        if self.conns[i].tls.is_some() {
+            return self.tls_flush(i);
+        }
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else {
+            return Err(());
+        };
+        while c.out_pos < c.out.len() {
+            match sys::fd::write(fd, &c.out[c.out_pos..]) {
+                Ok(n) => {
+                    c.out_pos += n;
+                    self.tally.bytes_out += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, ErrorClass::of(&e), Instant::now());
+                    return Err(());
+                }
+            }
+        }
+        c.out.clear();
+        c.out_pos = 0;
+        Ok(())
+    }
+}
