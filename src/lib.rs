@@ -5,10 +5,12 @@
 //! architecture), `load` (the load generator), `remote` (running it on other hosts over ssh),
 //! `bench` and `report`, and [`cli`].
 
-pub mod error;
-pub mod sync;
+mod error;
+pub(crate) mod sync;
 pub mod sys;
-pub mod units;
+#[cfg(test)]
+mod testing;
+pub(crate) mod units;
 
 pub mod proto;
 pub mod server;
@@ -16,10 +18,10 @@ pub mod server;
 pub mod models;
 
 pub mod load;
-pub mod remote;
+pub(crate) mod remote;
 
 pub mod bench;
-pub mod report;
+pub(crate) mod report;
 
 pub mod fuzz;
 

@@ -133,25 +133,21 @@ pub fn or_dash(v: Option<f64>, places: usize) -> String {
 /// Serde forms of the units above, so a scenario file and a command line read one value the
 /// same way: durations and sizes as the strings a person types (`"3s"`, `"64KiB"`; a size may
 /// also be a number), address ranges as `"127.0.0.2-127.0.0.20"`.
-pub mod serde_as {
+pub(crate) mod serde_as {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// A duration as text: `"200us"`, `"1.5s"`.
-    pub mod duration {
+    pub(crate) mod duration {
         use super::*;
         pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
             s.serialize_str(&crate::units::exact_duration(*d))
         }
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-            let text = String::deserialize(d)?;
-            crate::units::parse_duration(&text).map_err(serde::de::Error::custom)
-        }
     }
 
     /// An optional duration as text.
-    pub mod opt_duration {
+    pub(crate) mod opt_duration {
         use super::*;
         pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
             match d {
@@ -167,7 +163,7 @@ pub mod serde_as {
     }
 
     /// A duration as a number of seconds (`2.5`): how documents carry measured times.
-    pub mod secs {
+    pub(crate) mod secs {
         use super::*;
         pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
             s.serialize_f64(d.as_secs_f64())
@@ -182,7 +178,7 @@ pub mod serde_as {
     }
 
     /// An optional byte count: `"64KiB"` or a number.
-    pub mod opt_size {
+    pub(crate) mod opt_size {
         use super::*;
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -206,7 +202,7 @@ pub mod serde_as {
     }
 
     /// Any optional value that parses from and prints to text (`AddrRange`, `CpuList`).
-    pub mod opt_text {
+    pub(crate) mod opt_text {
         use super::*;
         pub fn serialize<T: std::fmt::Display, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
             match v {

@@ -4,19 +4,19 @@
 //! the report layer's job, above this one.
 
 mod check;
-pub mod costs;
-pub mod error;
+pub(crate) mod costs;
+pub(crate) mod error;
 mod figures;
-pub mod hosts;
+pub(crate) mod hosts;
 pub mod nginx;
 mod own;
-pub mod process;
+pub(crate) mod process;
 mod reasons;
 pub mod results;
-pub mod runner;
+pub(crate) mod runner;
 pub mod scenario;
 pub mod steer;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

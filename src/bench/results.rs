@@ -285,16 +285,36 @@ pub fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// The median, lowest and highest of `xs` (None when empty): a figure over its repeats.
-pub fn spread(xs: Vec<f64>) -> Option<(f64, f64, f64)> {
-    let lo = xs.iter().copied().reduce(f64::min)?;
-    let hi = xs.iter().copied().reduce(f64::max)?;
-    Some((median(xs), lo, hi))
+/// A figure over its repeats (or rounds): the median, the lowest and the highest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub median: f64,
+    pub lowest: f64,
+    pub highest: f64,
 }
 
-/// Merges the repeats of one (experiment, target, connections): the median cell, with the
-/// throughput spread (min, max) over repeats.
-pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
+/// The [`Spread`] of `xs` (None when empty).
+pub fn spread(xs: Vec<f64>) -> Option<Spread> {
+    let lowest = xs.iter().copied().reduce(f64::min)?;
+    let highest = xs.iter().copied().reduce(f64::max)?;
+    Some(Spread {
+        median: median(xs),
+        lowest,
+        highest,
+    })
+}
+
+/// The repeats of one (experiment, target, connections) as one row: the cell of the median
+/// throughput, and the lowest and highest throughput (NaN when no repeat finished).
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub cell: Cell,
+    pub lowest_rps: f64,
+    pub highest_rps: f64,
+}
+
+/// Merges the repeats of each (experiment, target, connections) into a [`Summary`].
+pub fn summarize(cells: &[Cell]) -> Vec<Summary> {
     let mut keys: Vec<(String, String, usize)> = Vec::new();
     for c in cells {
         let k = (c.experiment.clone(), c.target.clone(), c.connections);
@@ -310,19 +330,27 @@ pub fn summarize(cells: &[Cell]) -> Vec<(Cell, f64, f64)> {
                 .collect();
             let ok: Vec<&&Cell> = group.iter().filter(|c| c.ok()).collect();
             if ok.is_empty() {
-                return ((*group[0]).clone(), f64::NAN, f64::NAN);
+                return Summary {
+                    cell: (*group[0]).clone(),
+                    lowest_rps: f64::NAN,
+                    highest_rps: f64::NAN,
+                };
             }
             let tps: Vec<f64> = ok.iter().map(|c| c.figures.throughput_rps).collect();
-            let (med, lo, hi) = spread(tps).expect("ok is not empty");
+            let s = spread(tps).expect("ok is not empty");
             let pick = ok
                 .iter()
                 .min_by(|a, b| {
-                    (a.figures.throughput_rps - med)
+                    (a.figures.throughput_rps - s.median)
                         .abs()
-                        .total_cmp(&(b.figures.throughput_rps - med).abs())
+                        .total_cmp(&(b.figures.throughput_rps - s.median).abs())
                 })
                 .unwrap();
-            ((**pick).clone(), lo, hi)
+            Summary {
+                cell: (**pick).clone(),
+                lowest_rps: s.lowest,
+                highest_rps: s.highest,
+            }
         })
         .collect()
 }
@@ -422,8 +450,9 @@ pub struct Results {
     #[serde(default)]
     pub interrupted: bool,
     /// One per experiment, worked out from the cells (see `verdict`): worked out again when a
-    /// file is read, so results written before a verdict rule changed get today's.
-    #[serde(default)]
+    /// file is read (what the file says is not read), so results written before a verdict
+    /// rule changed get today's.
+    #[serde(default, skip_deserializing)]
     pub verdicts: Vec<super::verdict::Verdict>,
     pub cells: Vec<Cell>,
 }
@@ -537,7 +566,7 @@ pub fn in_round(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, c: &Cell) -> Opt
 /// Paired rounds: `target`'s median at `n` connections of its values [`in_round`].
 pub fn within_rounds(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, target: &str, n: usize) -> Option<f64> {
     let mine = cells.iter().filter(|c| c.target == target && c.connections == n);
-    spread(mine.filter_map(|c| in_round(cells, get, c)).collect()).map(|s| s.0)
+    spread(mine.filter_map(|c| in_round(cells, get, c)).collect()).map(|s| s.median)
 }
 /// The chance of `wins` or more heads in `n` fair coin tosses.
 pub fn sign_test(wins: usize, n: usize) -> f64 {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::costs::UnitCosts;
 use super::reasons::{counter_value, why, Why};
-use super::results::{in_round, sign_test, spread, Cell};
+use super::results::{in_round, sign_test, spread, Cell, Spread};
 use super::runner::TWIN;
 use super::scenario::Experiment;
 use crate::units::{fmt_us, thousands};
@@ -54,11 +54,19 @@ pub struct Verdict {
     pub experiment: String,
     pub text: String,
     pub findings: Vec<Finding>,
-    /// The counters behind the *why*: (name, best's value, runner-up's value).
-    pub reasons: Vec<(String, f64, f64)>,
+    /// The counters behind the *why*.
+    pub reasons: Vec<Reason>,
     /// A paired experiment's A/A figure: its first model against itself in the same rounds.
     #[serde(default)]
     pub aa: Option<AaFigure>,
+}
+
+/// A counter given as the reason for a lead: its values for the best and the runner-up.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reason {
+    pub counter: String,
+    pub best: f64,
+    pub runner_up: f64,
 }
 
 /// How far apart one target measured against itself in the same rounds: differences smaller
@@ -153,17 +161,40 @@ const METRICS: [Metric; 4] = [
     },
 ];
 
-/// One connection count of one target: (connections, median, lowest, highest over repeats).
-type Row = (usize, f64, f64, f64);
+/// One target at one connection count: its median over the repeats, and their range.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    connections: usize,
+    spread: Spread,
+}
 
-/// The medians and spreads of one metric: per target, its rows.
-type Table = Vec<(String, Vec<Row>)>;
+/// One target's rows of a metric, by connection count.
+#[derive(Debug, Clone)]
+struct TargetRows {
+    target: String,
+    rows: Vec<Row>,
+}
+
+impl TargetRows {
+    /// The row at `n` connections (a count every ranked target has).
+    fn at(&self, n: usize) -> Spread {
+        self.rows
+            .iter()
+            .find(|r| r.connections == n)
+            .expect("shared count")
+            .spread
+    }
+
+    fn has(&self, n: usize) -> bool {
+        self.rows.iter().any(|r| r.connections == n)
+    }
+}
 
 /// The medians and spreads of one metric, per target and connection count. Paired repeats
 /// (every target measured in each round) are first freed of each round's drift: a value is
 /// divided by its round's [`drift`], so targets are ranked by how they did against each other
 /// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
-fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table {
+fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Vec<TargetRows> {
     let value = |c: &Cell| match paired {
         true => in_round(cells, m.get, c),
         false => (m.get)(c),
@@ -182,12 +213,15 @@ fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Table
                         .filter(|c| &c.target == t && c.connections == n)
                         .filter_map(|c| value(c))
                         .collect();
-                    spread(xs).map(|(med, lo, hi)| (n, med, lo, hi))
+                    spread(xs).map(|spread| Row { connections: n, spread })
                 })
                 .collect();
-            (t.clone(), rows)
+            TargetRows {
+                target: t.clone(),
+                rows,
+            }
         })
-        .filter(|(_, rows): &(String, Vec<_>)| !rows.is_empty())
+        .filter(|t| !t.rows.is_empty())
         .collect()
 }
 
@@ -198,6 +232,51 @@ fn better(m: &Metric, a: f64, b: f64) -> f64 {
     } else {
         b / a
     }
+}
+
+/// The targets ranked: those measured at every connection count (the others, when that leaves
+/// two or more, are named as not ranked: a count failed, or its figure does not count there),
+/// and the counts all of them share.
+fn rankable(all: Vec<TargetRows>) -> (Vec<TargetRows>, Vec<String>, Vec<usize>) {
+    let mut union: Vec<usize> = all.iter().flat_map(|t| t.rows.iter().map(|r| r.connections)).collect();
+    union.sort_unstable();
+    union.dedup();
+    let complete: Vec<TargetRows> = all.iter().filter(|t| t.rows.len() == union.len()).cloned().collect();
+    let ranked = if complete.len() >= 2 { complete } else { all.clone() };
+    let unranked = all
+        .iter()
+        .filter(|a| !ranked.iter().any(|r| r.target == a.target))
+        .map(|a| a.target.clone())
+        .collect();
+    let shared = ranked[0]
+        .rows
+        .iter()
+        .map(|r| r.connections)
+        .filter(|&n| ranked.iter().all(|t| t.has(n)))
+        .collect();
+    (ranked, unranked, shared)
+}
+
+/// Each target scored by how far it is from the best at each shared count (the geometric mean
+/// of the ratios; 0 is the best everywhere), best first.
+fn scored<'t>(m: &Metric, targets: &'t [TargetRows], shared: &[usize]) -> Vec<(f64, &'t TargetRows)> {
+    let best_at = |n: usize| {
+        targets
+            .iter()
+            .map(|t| t.at(n).median)
+            .reduce(|a, v| if better(m, v, a) > 1.0 { v } else { a })
+            .expect("two targets")
+    };
+    let score = |t: &TargetRows| {
+        shared
+            .iter()
+            .map(|&n| better(m, best_at(n), t.at(n).median).ln())
+            .sum::<f64>()
+            / shared.len() as f64
+    };
+    let mut ranked: Vec<(f64, &TargetRows)> = targets.iter().map(|t| (score(t), t)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    ranked
 }
 
 fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, paired: bool) -> Option<Finding> {
@@ -212,70 +291,30 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, pair
     if all.len() < 2 {
         return None;
     }
-    // Targets measured at every connection count are ranked; the others (a count failed, or its
-    // figure does not count there) are named as not ranked, unless that leaves fewer than two.
-    let mut union: Vec<usize> = all.iter().flat_map(|(_, rows)| rows.iter().map(|r| r.0)).collect();
-    union.sort_unstable();
-    union.dedup();
-    let complete: Table = all
-        .iter()
-        .filter(|(_, rows)| rows.len() == union.len())
-        .cloned()
-        .collect();
-    let t = if complete.len() >= 2 { complete } else { all.clone() };
-    let unranked: Vec<String> = all
-        .iter()
-        .filter(|(name, _)| !t.iter().any(|(n, _)| n == name))
-        .map(|(name, _)| name.clone())
-        .collect();
-    // Score each target by how far it is from the best at each count it shares with all others.
-    let shared: Vec<usize> = t[0]
-        .1
-        .iter()
-        .map(|r| r.0)
-        .filter(|n| t.iter().all(|(_, rows)| rows.iter().any(|r| r.0 == *n)))
-        .collect();
+    let (t, unranked, shared) = rankable(all);
     if shared.is_empty() {
         return None;
     }
-    let at = |rows: &[Row], n: usize| *rows.iter().find(|r| r.0 == n).expect("shared count");
-    let score = |rows: &[Row]| {
-        let logs: f64 = shared
-            .iter()
-            .map(|&n| {
-                let best = t
-                    .iter()
-                    .map(|(_, r)| at(r, n).1)
-                    .fold(None, |acc: Option<f64>, v| match acc {
-                        None => Some(v),
-                        Some(a) => Some(if better(m, v, a) > 1.0 { v } else { a }),
-                    })
-                    .expect("two targets");
-                better(m, best, at(rows, n).1).ln()
-            })
-            .sum();
-        logs / shared.len() as f64
-    };
-    let mut ranked: Vec<(f64, &(String, Vec<Row>))> = t.iter().map(|e| (score(&e.1), e)).collect();
-    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let ranked = scored(m, &t, &shared);
     let (best, second) = (ranked[0].1, ranked[1].1);
     let ratio = (shared
         .iter()
-        .map(|&n| better(m, at(&best.1, n).1, at(&second.1, n).1).ln())
+        .map(|&n| better(m, best.at(n).median, second.at(n).median).ln())
         .sum::<f64>()
         / shared.len() as f64)
         .exp();
+    // Separated at a count: paired, by a sign test over the rounds; else the ranges apart.
     let separated = shared
         .iter()
         .filter(|&&n| {
             if paired {
-                return paired_clear(cells, m, &best.0, &second.0, n);
+                return paired_clear(cells, m, &best.target, &second.target, n);
             }
-            let (b, s) = (at(&best.1, n), at(&second.1, n));
+            let (b, s) = (best.at(n), second.at(n));
             if m.higher_is_better {
-                b.2 > s.3
+                b.lowest > s.highest
             } else {
-                b.3 < s.2
+                b.highest < s.lowest
             }
         })
         .count();
@@ -287,21 +326,21 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, pair
     let worst = ranked
         .last()
         .filter(|_| ranked.len() > 2)
-        .map(|(score, e)| (e.0.clone(), (score - ranked[0].0).exp()));
+        .map(|(score, e)| (e.target.clone(), (score - ranked[0].0).exp()));
     let last = *shared.last().expect("not empty");
     let client_bound_cells = cells
         .iter()
-        .filter(|c| (c.target == best.0 || c.target == second.0) && shared.contains(&c.connections))
+        .filter(|c| (c.target == best.target || c.target == second.target) && shared.contains(&c.connections))
         .filter(|c| c.figures.client_bound)
         .count();
     Some(Finding {
         metric: m.name.into(),
-        best: best.0.clone(),
-        runner_up: second.0.clone(),
+        best: best.target.clone(),
+        runner_up: second.target.clone(),
         ratio,
         clear,
-        best_value: at(&best.1, last).1,
-        runner_up_value: at(&second.1, last).1,
+        best_value: best.at(last).median,
+        runner_up_value: second.at(last).median,
         connections: last,
         client_bound_cells,
         last: worst,
@@ -327,7 +366,8 @@ fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize)
     sign_test(wins, rounds.len()) < 0.05
 }
 
-/// The verdict of one experiment.
+/// The verdict of one experiment, with the documented unit costs.
+#[cfg(test)]
 pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
     verdict_with(x, cells, repeats, &UnitCosts::DOCUMENTED)
 }
@@ -381,124 +421,20 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         .collect();
     // A gap smaller than the first model's difference from itself in the same rounds is not
     // resolved, whatever the rounds say.
+    let aa = v.aa.clone();
     let inside_aa = |f: &Finding| {
-        v.aa.as_ref()
+        aa.as_ref()
             .is_some_and(|a| a.metric == f.metric && (f.ratio - 1.0) * 100.0 < a.median_diff_pct)
+            .then(|| aa.as_ref().map_or(0.0, |a| a.median_diff_pct))
     };
-    let gated: Vec<bool> = v.findings.iter().map(|f| f.clear && inside_aa(f)).collect();
-    for (f, g) in v.findings.iter_mut().zip(&gated) {
-        f.clear &= !g;
-    }
     let mut parts = Vec::new();
-    for ((f, m), gated) in v
-        .findings
-        .iter()
-        .map(|f| (f, METRICS.iter().find(|m| m.name == f.metric).expect("known")))
-        .zip(gated)
-    {
-        let at = format!("at {} connections", thousands(f.connections as u64));
-        // The rank is over every connection count; at the largest the order can flip.
-        let flipped = better(m, f.best_value, f.runner_up_value) < 1.0;
-        let mut s = if f.clear {
-            format!(
-                "{}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
-                cap(&f.metric),
-                f.best,
-                if flipped { " over all counts" } else { "" },
-                f.ratio,
-                f.runner_up,
-                (m.show)(f.best_value),
-                (m.show)(f.runner_up_value),
-                if flipped { ", where the order flips" } else { "" }
-            )
-        } else {
-            format!(
-                "{}: no clear difference between {} and {} ({:.2}×, {})",
-                cap(&f.metric),
-                f.best,
-                f.runner_up,
-                f.ratio,
-                if gated {
-                    format!(
-                        "under the {:.1}% the A/A pair differed by",
-                        v.aa.as_ref().map_or(0.0, |a| a.median_diff_pct)
-                    )
-                } else if repeats > 1 && x.paired {
-                    format!("not better in enough of {repeats} paired rounds")
-                } else if repeats > 1 {
-                    format!("inside the spread of {repeats} runs")
-                } else {
-                    "one run each, and under 10%".to_string()
-                }
-            )
-        };
-        if let Some((t, r)) = &f.last {
-            s.push_str(&format!("; last is {t} at {r:.2}× the best"));
-        }
-        if !f.unranked.is_empty() {
-            s.push_str(&format!(
-                "; not ranked: {} ({})",
-                f.unranked.join(", "),
-                if f.metric == "p99 latency" {
-                    "connections starved or a count missing: their latency covers only what was served"
-                } else {
-                    "not measured at every connection count"
-                }
-            ));
-        }
-        parts.push(s + ".");
+    for f in &mut v.findings {
+        let gated = inside_aa(f).filter(|_| f.clear);
+        f.clear &= gated.is_none();
+        parts.push(sentence(f, gated, repeats, x.paired));
     }
-    // Why: the counters that set the CPU leader apart, weighed in CPU per request (a latency
-    // or throughput gap is not in the counters' unit: no why is given for it).
-    let lead = v
-        .findings
-        .iter()
-        .find(|f| f.metric == "server CPU per request" && f.clear);
-    if let Some(f) = lead {
-        let said = |d: &[super::reasons::Difference]| -> Vec<String> {
-            d.iter()
-                .map(|d| {
-                    let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
-                    format!(
-                        "{} {} against {}{priced}",
-                        counter_value(d.name, d.best),
-                        d.name,
-                        counter_value(d.name, d.runner_up)
-                    )
-                })
-                .collect()
-        };
-        match why(&ok, &f.best, &f.runner_up, costs) {
-            Why::Explained(found) => {
-                v.reasons = found
-                    .iter()
-                    .map(|d| (d.name.to_string(), d.best, d.runner_up))
-                    .collect();
-                let gap = why_gap(&ok, &f.best, &f.runner_up);
-                parts.push(format!(
-                    "Why: {} has {}, of the {gap} to {}.",
-                    f.best,
-                    said(&found).join(", and "),
-                    f.runner_up
-                ));
-            }
-            Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
-                let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
-                parts.push(format!(
-                    "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
-                    f.best,
-                    f.runner_up,
-                    said(&differ).join(", "),
-                    f.best,
-                    if gap_us.is_some() {
-                        "account for too little of it"
-                    } else {
-                        "cannot be weighed against a CPU gap that was not measured"
-                    }
-                ));
-            }
-            Why::Unexplained { .. } => {}
-        }
+    if let Some(s) = why_sentence(&ok, &v.findings, costs, &mut v.reasons) {
+        parts.push(s);
     }
     let bound = ok.iter().filter(|c| c.figures.client_bound).count();
     if bound > 0 {
@@ -525,6 +461,114 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
     }
     v.text = format!("{}: {}", x.name, parts.join(" "));
     v
+}
+
+/// A finding in a sentence. `inside_aa`: the A/A difference the gap is under (then the
+/// finding is no clear difference whatever the rounds say).
+fn sentence(f: &Finding, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
+    let m = METRICS.iter().find(|m| m.name == f.metric).expect("known");
+    let at = format!("at {} connections", thousands(f.connections as u64));
+    // The rank is over every connection count; at the largest the order can flip.
+    let flipped = better(m, f.best_value, f.runner_up_value) < 1.0;
+    let mut s = if f.clear {
+        format!(
+            "{}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
+            cap(&f.metric),
+            f.best,
+            if flipped { " over all counts" } else { "" },
+            f.ratio,
+            f.runner_up,
+            (m.show)(f.best_value),
+            (m.show)(f.runner_up_value),
+            if flipped { ", where the order flips" } else { "" }
+        )
+    } else {
+        format!(
+            "{}: no clear difference between {} and {} ({:.2}×, {})",
+            cap(&f.metric),
+            f.best,
+            f.runner_up,
+            f.ratio,
+            match inside_aa {
+                Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
+                None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
+                None if repeats > 1 => format!("inside the spread of {repeats} runs"),
+                None => "one run each, and under 10%".to_string(),
+            }
+        )
+    };
+    if let Some((t, r)) = &f.last {
+        s.push_str(&format!("; last is {t} at {r:.2}× the best"));
+    }
+    if !f.unranked.is_empty() {
+        s.push_str(&format!(
+            "; not ranked: {} ({})",
+            f.unranked.join(", "),
+            if f.metric == "p99 latency" {
+                "connections starved or a count missing: their latency covers only what was served"
+            } else {
+                "not measured at every connection count"
+            }
+        ));
+    }
+    s + "."
+}
+
+/// Why the CPU-per-request leader leads: the counters that set it apart, weighed in CPU per
+/// request (a latency or throughput gap is not in the counters' unit: no why is given for
+/// it). The counters given as the reason go into `reasons`.
+fn why_sentence(ok: &[&Cell], findings: &[Finding], costs: &UnitCosts, reasons: &mut Vec<Reason>) -> Option<String> {
+    let f = findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request" && f.clear)?;
+    let said = |d: &[super::reasons::Difference]| -> Vec<String> {
+        d.iter()
+            .map(|d| {
+                let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
+                format!(
+                    "{} {} against {}{priced}",
+                    counter_value(d.name, d.best),
+                    d.name,
+                    counter_value(d.name, d.runner_up)
+                )
+            })
+            .collect()
+    };
+    match why(ok, &f.best, &f.runner_up, costs) {
+        Why::Explained(found) => {
+            *reasons = found
+                .iter()
+                .map(|d| Reason {
+                    counter: d.name.to_string(),
+                    best: d.best,
+                    runner_up: d.runner_up,
+                })
+                .collect();
+            let gap = why_gap(ok, &f.best, &f.runner_up);
+            Some(format!(
+                "Why: {} has {}, of the {gap} to {}.",
+                f.best,
+                said(&found).join(", and "),
+                f.runner_up
+            ))
+        }
+        Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
+            let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
+            Some(format!(
+                "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
+                f.best,
+                f.runner_up,
+                said(&differ).join(", "),
+                f.best,
+                if gap_us.is_some() {
+                    "account for too little of it"
+                } else {
+                    "cannot be weighed against a CPU gap that was not measured"
+                }
+            ))
+        }
+        Why::Unexplained { .. } => None,
+    }
 }
 
 fn cap(s: &str) -> String {

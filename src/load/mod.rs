@@ -13,7 +13,7 @@ mod document;
 mod engine;
 mod error;
 mod histogram;
-pub mod merge;
+pub(crate) mod merge;
 mod pacing;
 mod progress;
 mod request;
@@ -21,7 +21,7 @@ mod response;
 mod shard;
 mod sources;
 mod spec;
-pub mod summary;
+pub(crate) mod summary;
 mod tally;
 mod tls;
 
@@ -136,19 +136,7 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     let _ = sys::signal::install_stop_handler(&STOP);
     let share = spec.share();
     let conns = share.connections;
-    // A loopback target whose ports are crowded: spread the sources (--bind wins).
-    let spread;
-    let spec = match sources::unless_bound(spec, conns) {
-        Some(range) => {
-            eprintln!(
-                "muxlab: {conns} connections would crowd 127.0.0.1's ports toward {}: sources {range} (set them with --bind)",
-                spec.target().addr,
-            );
-            spread = spec.with_sources(range);
-            &spread
-        }
-        None => spec,
-    };
+    let spec = &*sources::with_room(spec, conns);
     let threads = spec.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     if let Some(at) = spec.start_at() {
@@ -157,26 +145,12 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     // Connections open first; the warm-up and the window start once they are (see `Start`).
     let launched = Instant::now();
     let start = Start::new(threads);
-    let mut t0 = launched;
-    let mut wall0 = unix_ms();
-    // The client's CPU over the measured window: each engine thread's own (from the warm-up's
-    // end to the close, before teardown), and this thread's (the progress line) alike.
-    let mut main_cpu = Duration::ZERO;
     let warmup = spec.warmup();
-    let tallies: Vec<Result<(Tally, Duration), Error>> = std::thread::scope(|s| {
+    let (tallies, watched) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (n, off) = split(conns, threads, t);
-                let plan = ThreadPlan {
-                    conns: n,
-                    first_slot: share.first_slot + off as u64,
-                    quota: share.quota.map(|q| split_weighted(q, conns, off, n)),
-                    rate: share.rate.map(|r| r * n as f64 / conns as f64),
-                    connect_rate: share.connect_rate.map(|r| r / threads as f64),
-                    t0: launched,
-                };
-                let p = &progress[t];
-                let start = &start;
+                let plan = ThreadPlan::of(&share, threads, t, launched);
+                let (p, start) = (&progress[t], &start);
                 s.spawn(move || -> Result<(Tally, Duration), Error> {
                     // A thread that cannot start has ended its connecting: the others' window
                     // must not wait for it.
@@ -188,44 +162,25 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
                 })
             })
             .collect();
-        let mut ticker = progress::Ticker::new(warmup, show, launched);
-        let mut from = None;
-        let mut started = false;
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(5));
-            if let (false, Some(t)) = (started, start.t0()) {
-                started = true;
-                t0 = t;
-                wall0 = unix_ms().saturating_sub(t.elapsed().as_millis() as u64);
-                ticker.window_from(t);
-                if show == Show::JsonLines {
-                    Line::Started.print();
-                }
-            }
-            if from.is_none() && started && Instant::now() >= t0 + warmup {
-                from = Some(sys::process::thread_cpu_time());
-            }
-            ticker.tick(&progress);
-        }
-        main_cpu = from.map_or(Duration::ZERO, |f| sys::process::thread_cpu_time().saturating_sub(f));
-        ticker.finish();
-        handles
+        let watched = watch(&handles, &start, &progress, show, warmup, launched);
+        let tallies: Vec<_> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(Error::Failed("an engine thread panicked".into())))
             })
-            .collect()
+            .collect();
+        (tallies, watched)
     });
     let end = Instant::now();
     let mut tally = Tally::default();
-    let mut client_cpu = main_cpu;
+    let mut client_cpu = watched.cpu;
     for t in tallies {
         let (t, cpu) = t?;
         tally.merge(&t);
         client_cpu += cpu;
     }
-    let measure_from = t0 + warmup;
+    let measure_from = watched.t0 + warmup;
     let window_end = spec.duration.map_or(end, |d| end.min(measure_from + d));
     // The CPUs this process may run on (its affinity), not the machine's.
     let cores = sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1);
@@ -233,15 +188,62 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         tally,
         connections: conns,
         offered_rps: share.rate,
-        window_start_ms: wall0 + warmup.as_millis() as u64,
+        window_start_ms: watched.wall0 + warmup.as_millis() as u64,
         elapsed: window_end.saturating_duration_since(measure_from),
-        connecting: t0.saturating_duration_since(launched),
+        connecting: watched.t0.saturating_duration_since(launched),
         client_cpu,
         cpu_slots: threads.min(cores),
         threads,
         shards: 1,
         interrupted: STOP.load(Ordering::Relaxed) != 0,
     })
+}
+
+/// What the main thread saw while the engines ran: when connecting ended (`t0`, and the wall
+/// clock then), and the CPU it used itself over the window (the progress line).
+struct Watched {
+    t0: Instant,
+    wall0: u64,
+    cpu: Duration,
+}
+
+/// Follows the engine threads until they end: says when the run started (JSON lines), shows
+/// progress, and counts its own CPU from the warm-up's end.
+fn watch<T>(
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    start: &Start,
+    progress: &[Progress],
+    show: Show,
+    warmup: Duration,
+    launched: Instant,
+) -> Watched {
+    let mut w = Watched {
+        t0: launched,
+        wall0: unix_ms(),
+        cpu: Duration::ZERO,
+    };
+    let mut ticker = progress::Ticker::new(warmup, show, launched);
+    let mut from = None;
+    let mut started = false;
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(5));
+        if let (false, Some(t)) = (started, start.t0()) {
+            started = true;
+            w.t0 = t;
+            w.wall0 = unix_ms().saturating_sub(t.elapsed().as_millis() as u64);
+            ticker.window_from(t);
+            if show == Show::JsonLines {
+                Line::Started.print();
+            }
+        }
+        if from.is_none() && started && Instant::now() >= w.t0 + warmup {
+            from = Some(sys::process::thread_cpu_time());
+        }
+        ticker.tick(progress);
+    }
+    w.cpu = from.map_or(Duration::ZERO, |f| sys::process::thread_cpu_time().saturating_sub(f));
+    ticker.finish();
+    w
 }
 
 /// Milliseconds since the Unix epoch.

@@ -15,9 +15,25 @@ use crate::units::AddrRange;
 /// spreads: the port search stays short while most of the range is free.
 const SHARE: usize = 4;
 
+/// `spec` for `conns` connections, spread over source addresses (said on stderr) when its
+/// loopback target's ports are crowded; as it is where `--bind` gives them (the user's choice
+/// wins) or the kernel's choice is fine.
+pub(super) fn with_room(spec: &super::Spec, conns: usize) -> std::borrow::Cow<'_, super::Spec> {
+    match unless_bound(spec, conns) {
+        Some(range) => {
+            eprintln!(
+                "muxlab: {conns} connections would crowd 127.0.0.1's ports toward {}: sources {range} (set them with --bind)",
+                spec.target().addr,
+            );
+            std::borrow::Cow::Owned(spec.with_sources(range))
+        }
+        None => std::borrow::Cow::Borrowed(spec),
+    }
+}
+
 /// The sources a run of `spec` with `conns` connections should spread over: `None` where
-/// `--bind` gives them (the user's choice wins) or the kernel's choice is fine.
-pub(super) fn unless_bound(spec: &super::Spec, conns: usize) -> Option<AddrRange> {
+/// `--bind` gives them or the kernel's choice is fine.
+fn unless_bound(spec: &super::Spec, conns: usize) -> Option<AddrRange> {
     if !spec.sources().is_empty() {
         return None;
     }
@@ -64,6 +80,19 @@ fn pick(conns: usize, room: usize, used: impl Fn(Ipv4Addr) -> usize) -> Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sources the user gave are kept, however many connections: `--bind` wins.
+    #[test]
+    fn bind_wins_over_spreading() {
+        let w = crate::load::Workload {
+            bind: Some("127.0.0.7".parse().unwrap()),
+            ..Default::default()
+        };
+        let target = crate::load::Target::parse("http://127.0.0.1:1/").unwrap();
+        let spec = crate::load::LoadArgs::new(target, 60_000, w).resolve().unwrap();
+        assert_eq!(unless_bound(&spec, 60_000), None);
+        assert_eq!(spec.sources(), &[Ipv4Addr::new(127, 0, 0, 7)]);
+    }
 
     #[test]
     fn one_address_with_room_is_left_to_the_kernel_and_a_crowded_one_is_spread_least_used_first() {

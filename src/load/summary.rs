@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::histogram::Hist;
 use super::tally::Tally;
 use super::{Document, Outcome};
 use crate::units::{fmt_us, thousands};
@@ -78,23 +79,60 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
         secs,
         thousands(rps.round() as u64)
     ));
-    let lat = |name: &str, h: &super::histogram::Hist| {
-        if h.count() == 0 {
-            return format!("  {name:<12} -\n");
+    s.push_str(&latency_lines(o, rps));
+    s.push_str(&connection_lines(o));
+    s.push_str(&format!(
+        "  fairness     Jain {} over {} connections, {} starved\n",
+        t.jain().map_or("–".to_string(), |j| format!("{j:.3}")),
+        thousands(t.per_conn.len() as u64),
+        t.starved()
+    ));
+    s.push_str(&format!(
+        "  transfer     {:.1} MB in, {:.1} MB out\n",
+        t.bytes_in as f64 / 1e6,
+        t.bytes_out as f64 / 1e6
+    ));
+    s.push_str(&format!(
+        "  client CPU   {:.2}s, {:.0}% of its {} threads, {} per request\n",
+        o.client_cpu.as_secs_f64(),
+        o.utilization() * 100.0,
+        o.threads * o.shards,
+        if t.requests > 0 {
+            fmt_us(o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64)
+        } else {
+            "-".into()
         }
-        let q = |p: f64| fmt_us(h.0.value_at_quantile(p) as f64 / 1000.0);
-        format!(
-            "  {name:<12} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
-            q(0.5),
-            q(0.9),
-            q(0.99),
-            q(0.999),
-            fmt_us(h.0.max() as f64 / 1000.0)
-        )
-    };
-    s.push_str(&lat("latency", &t.latency));
+    ));
+    if o.saturated() {
+        s.push_str("  WARNING      the client was saturated: the server may be faster than this shows (add CPUs or threads to the client)\n");
+    }
+    s.push_str(&outcome_lines(t));
+    s
+}
+
+/// A latency distribution's line.
+fn latency_line(name: &str, h: &Hist) -> String {
+    if h.count() == 0 {
+        return format!("  {name:<12} -\n");
+    }
+    let q = |p: f64| fmt_us(h.0.value_at_quantile(p) as f64 / 1000.0);
+    format!(
+        "  {name:<12} p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        q(0.999),
+        fmt_us(h.0.max() as f64 / 1000.0)
+    )
+}
+
+/// The latency lines: corrected, and for an open loop the uncorrected latency, the rate and
+/// the schedule's accounting.
+fn latency_lines(o: &Outcome, rps: f64) -> String {
+    let t = &o.tally;
+    let mut s = latency_line("latency", &t.latency);
     if let Some(r) = o.offered_rps {
-        s.push_str(&lat("uncorrected", &t.uncorrected));
+        s.push_str(&latency_line("uncorrected", &t.uncorrected));
         s.push_str(&format!(
             "  rate         offered {} req/s, achieved {} req/s, send lag p99 {}\n",
             thousands(r as u64),
@@ -114,9 +152,16 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
             ));
         }
     }
-    s.push_str(&lat("connect", &t.connect));
+    s
+}
+
+/// The connection lines: connect and handshake times, how many came up, how long opening
+/// them took, and a hint for those that did not.
+fn connection_lines(o: &Outcome) -> String {
+    let t = &o.tally;
+    let mut s = latency_line("connect", &t.connect);
     if t.tls_handshake.count() > 0 {
-        s.push_str(&lat("tls handshake", &t.tls_handshake));
+        s.push_str(&latency_line("tls handshake", &t.tls_handshake));
     }
     let established = o.connections as u64 - t.never_connected;
     s.push_str(&format!(
@@ -147,32 +192,12 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
             s.push_str(&format!("  hint         {h}\n"));
         }
     }
-    s.push_str(&format!(
-        "  fairness     Jain {} over {} connections, {} starved\n",
-        t.jain().map_or("–".to_string(), |j| format!("{j:.3}")),
-        thousands(t.per_conn.len() as u64),
-        t.starved()
-    ));
-    s.push_str(&format!(
-        "  transfer     {:.1} MB in, {:.1} MB out\n",
-        t.bytes_in as f64 / 1e6,
-        t.bytes_out as f64 / 1e6
-    ));
-    let util = o.utilization();
-    s.push_str(&format!(
-        "  client CPU   {:.2}s, {:.0}% of its {} threads, {} per request\n",
-        o.client_cpu.as_secs_f64(),
-        util * 100.0,
-        o.threads * o.shards,
-        if t.requests > 0 {
-            fmt_us(o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64)
-        } else {
-            "-".into()
-        }
-    ));
-    if o.saturated() {
-        s.push_str("  WARNING      the client was saturated: the server may be faster than this shows (add CPUs or threads to the client)\n");
-    }
+    s
+}
+
+/// The status classes of the responses and the errors, by class.
+fn outcome_lines(t: &Tally) -> String {
+    let mut s = String::new();
     if t.status.iter().sum::<u64>() > 0 {
         let classes: Vec<String> = t
             .status

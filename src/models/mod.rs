@@ -5,23 +5,23 @@
 //! makes its architecture different. A model added to [`ALL`] is covered by the conformance
 //! suite in `tests/` without touching it.
 
-pub mod dispatch;
-pub mod epoll;
-pub mod fork;
-pub mod iterative;
-pub mod multi_reactor;
-pub mod poll;
-pub mod prefork;
-pub mod prethread;
-pub mod procs_accept;
-pub mod queue_pool;
-pub mod reactor;
-pub mod reuseport;
-pub mod select;
-pub mod thread;
-pub mod threads_accept;
-pub mod tokio;
-pub mod uring;
+mod dispatch;
+mod epoll;
+mod fork;
+mod iterative;
+mod multi_reactor;
+mod poll;
+mod prefork;
+mod prethread;
+mod procs_accept;
+mod queue_pool;
+mod reactor;
+mod reuseport;
+mod select;
+mod thread;
+mod threads_accept;
+mod tokio;
+mod uring;
 
 use crate::server::Model;
 

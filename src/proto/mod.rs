@@ -3,11 +3,11 @@
 //! No sockets here. Every model drives the same [`Session`], so two models differ only in how
 //! they wait for and dispatch I/O, and comparing them is fair.
 
-pub mod chunked;
-pub mod echo;
-pub mod http;
-pub mod packet;
-pub mod tls;
+pub(crate) mod chunked;
+pub(crate) mod echo;
+pub(crate) mod http;
+pub(crate) mod packet;
+pub(crate) mod tls;
 
 use std::fmt;
 

@@ -11,10 +11,10 @@
 //! - [`sample`]: `muxlab sample PID`, which bench runs on a server's host to sample its tree.
 
 mod error;
-pub mod fanout;
-pub mod guard;
-pub mod sample;
-pub mod ssh;
+pub(crate) mod fanout;
+pub(crate) mod guard;
+pub(crate) mod sample;
+pub(crate) mod ssh;
 mod stdin;
 
 pub use error::Error;

@@ -17,6 +17,7 @@ pub struct Series {
 
 impl Series {
     /// A measured series with no hollow point.
+    #[cfg(test)]
     pub fn new(name: impl Into<String>, values: Vec<Option<f64>>) -> Series {
         Series {
             name: name.into(),
@@ -91,94 +92,108 @@ pub fn line_chart(
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64);
-        let fmt_y = |v: &f64| label(*v, unit);
-        let points = |s: &Series| -> Vec<(f64, f64, bool)> {
-            s.values
-                .iter()
-                .enumerate()
-                .filter_map(|(k, v)| v.map(|v| (x[k] as f64, v, s.hollow.get(k).copied().unwrap_or(false))))
-                .collect()
-        };
+        let axes = Axes { x, y_label, unit };
         // Connection counts spanning more than ten times: a logarithmic axis.
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc("connections")
-                    .y_desc(y_label)
-                    .y_label_formatter(&fmt_y)
-                    // Whole connection counts only (a linear axis also ticks between them).
-                    .x_label_formatter(&|v: &f64| {
-                        if (v - v.round()).abs() < 1e-9 {
-                            label(*v, Unit::Count)
-                        } else {
-                            String::new()
-                        }
-                    })
-                    .draw()
-                    .map_err(chart_err)?;
-                for (i, s) in series.iter().enumerate() {
-                    let color = if s.reference {
-                        BLACK.mix(0.55)
-                    } else {
-                        Palette99::pick(i).to_rgba()
-                    };
-                    let pts = points(s);
-                    let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
-                    if s.reference {
-                        chart
-                            .draw_series(DashedLineSeries::new(line, 6, 4, color.stroke_width(2)))
-                            .map_err(chart_err)?
-                            .label(s.name.clone())
-                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
-                        chart
-                            .draw_series(
-                                pts.iter()
-                                    .map(|p| Cross::new((p.0, p.1), 4, color.stroke_width(2))),
-                            )
-                            .map_err(chart_err)?;
-                    } else {
-                        chart
-                            .draw_series(LineSeries::new(line, color.stroke_width(2)))
-                            .map_err(chart_err)?
-                            .label(s.name.clone())
-                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                        chart
-                            .draw_series(pts.iter().map(|p| {
-                                // Hollow: the client was saturated there.
-                                let style = if p.2 {
-                                    color.stroke_width(2)
-                                } else {
-                                    color.filled()
-                                };
-                                Circle::new((p.0, p.1), 4, style)
-                            }))
-                            .map_err(chart_err)?;
-                    }
-                }
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .border_style(BLACK.mix(0.3))
-                    .background_style(WHITE.mix(0.85))
-                    .draw()
-                    .map_err(chart_err)?;
-            }};
-        }
         if hi / lo > 10.0 {
-            draw!(builder
+            let chart = builder
                 .build_cartesian_2d((lo / 1.5..hi * 1.5).log_scale(), 0f64..ymax)
-                .map_err(chart_err)?);
+                .map_err(chart_err)?;
+            draw(chart, &axes, series)?;
         } else {
             let pad = ((hi - lo) * 0.1).max(lo * 0.5).max(0.5);
-            draw!(builder
+            let chart = builder
                 .build_cartesian_2d((lo - pad).max(0.0)..hi + pad, 0f64..ymax)
-                .map_err(chart_err)?);
+                .map_err(chart_err)?;
+            draw(chart, &axes, series)?;
         }
         root.present().map_err(chart_err)?;
     }
     Ok(svg)
+}
+
+/// The x positions (connection counts), the y axis's name and unit.
+struct Axes<'a> {
+    x: &'a [usize],
+    y_label: &'a str,
+    unit: Unit,
+}
+
+impl Axes<'_> {
+    /// A series' points: (x, y, hollow).
+    fn points(&self, s: &Series) -> Vec<(f64, f64, bool)> {
+        s.values
+            .iter()
+            .enumerate()
+            .filter_map(|(k, v)| v.map(|v| (self.x[k] as f64, v, s.hollow.get(k).copied().unwrap_or(false))))
+            .collect()
+    }
+}
+
+/// Draws the mesh, every series and the legend on `chart`, whichever its x axis.
+fn draw<'a, X>(
+    mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    axes: &Axes,
+    series: &[Series],
+) -> Result<(), ChartError>
+where
+    X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let fmt_y = |v: &f64| label(*v, axes.unit);
+    chart
+        .configure_mesh()
+        .x_desc("connections")
+        .y_desc(axes.y_label)
+        .y_label_formatter(&fmt_y)
+        // Whole connection counts only (a linear axis also ticks between them).
+        .x_label_formatter(&|v: &f64| {
+            if (v - v.round()).abs() < 1e-9 {
+                label(*v, Unit::Count)
+            } else {
+                String::new()
+            }
+        })
+        .draw()
+        .map_err(chart_err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = if s.reference {
+            BLACK.mix(0.55)
+        } else {
+            Palette99::pick(i).to_rgba()
+        };
+        let pts = axes.points(s);
+        let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+        if s.reference {
+            chart
+                .draw_series(DashedLineSeries::new(line, 6, 4, color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(s.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
+            chart
+                .draw_series(pts.iter().map(|p| Cross::new((p.0, p.1), 4, color.stroke_width(2))))
+                .map_err(chart_err)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(line, color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(s.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart
+                .draw_series(pts.iter().map(|p| {
+                    // Hollow: the client was saturated there.
+                    let style = if p.2 { color.stroke_width(2) } else { color.filled() };
+                    Circle::new((p.0, p.1), 4, style)
+                }))
+                .map_err(chart_err)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .border_style(BLACK.mix(0.3))
+        .background_style(WHITE.mix(0.85))
+        .draw()
+        .map_err(chart_err)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! the repeats do not overlap; with one run each, it is over 10%). The before/after view
 //! around a change: a terminal table and `B/compare.html`.
 
-use crate::bench::results::{spread, Cell, Results};
+use crate::bench::results::{spread, Cell, Results, Spread};
 
 /// With one run per cell the noise is unknown: changes smaller than this are not called.
 const SINGLE_RUN_NOISE: f64 = 0.10;
@@ -42,25 +42,26 @@ const METRICS: [Metric; 3] = [
     ("CPU/request", |c| c.figures.cpu_per_req(), false),
 ];
 
-fn stats(cells: &[&Cell], get: fn(&Cell) -> Option<f64>) -> Option<(f64, f64, f64, usize)> {
+/// A figure's spread over the repeats that measured it, and how many did.
+fn stats(cells: &[&Cell], get: fn(&Cell) -> Option<f64>) -> Option<(Spread, usize)> {
     let xs: Vec<f64> = cells.iter().filter_map(|c| get(c)).filter(|v| *v > 0.0).collect();
     let n = xs.len();
-    spread(xs).map(|(m, lo, hi)| (m, lo, hi, n))
+    spread(xs).map(|s| (s, n))
 }
 
 fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {
-    let (am, alo, ahi, an) = stats(a, *get)?;
-    let (bm, blo, bhi, bn) = stats(b, *get)?;
-    let ratio = bm / am;
+    let (sa, an) = stats(a, *get)?;
+    let (sb, bn) = stats(b, *get)?;
+    let ratio = sb.median / sa.median;
     let beyond = if an > 1 && bn > 1 {
-        blo > ahi || bhi < alo
+        sb.lowest > sa.highest || sb.highest < sa.lowest
     } else {
         (ratio - 1.0).abs() > SINGLE_RUN_NOISE
     };
     let up = ratio > 1.0;
     Some(Change {
         ratio,
-        spread: (blo / ahi, bhi / alo),
+        spread: (sb.lowest / sa.highest, sb.highest / sa.lowest),
         verdict: beyond.then_some(up == *higher),
         rounds: None,
     })
@@ -81,7 +82,11 @@ fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<
         .collect();
     let n = ratios.len();
     let ups = ratios.iter().filter(|r| **r > 1.0).count();
-    let (ratio, lo, hi) = spread(ratios)?;
+    let Spread {
+        median: ratio,
+        lowest: lo,
+        highest: hi,
+    } = spread(ratios)?;
     let sign = crate::bench::results::sign_test;
     let verdict = if sign(ups, n) < 0.05 {
         Some(*higher)

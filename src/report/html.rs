@@ -3,7 +3,7 @@
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 
 use super::charts::{line_chart, Series, Unit};
-use crate::bench::results::{spread, summarize, within_rounds, Cell};
+use crate::bench::results::{spread, summarize, within_rounds, Cell, Summary};
 use crate::bench::results::{Environment, Results};
 use crate::bench::scenario::Experiment;
 use crate::units::si;
@@ -163,44 +163,81 @@ pub fn render(d: &Results) -> String {
     h
 }
 
-/// The experiment's table: columns grouped, the header sticky, the best value of each column
-/// at each connection count in bold, client-bound rows in italics.
-fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
-    // (reader, higher is better) of the columns that get a best mark, by column index.
-    type Best = (usize, fn(&Cell) -> Option<f64>, bool);
-    let marked: [Best; 8] = [
-        (2, |c| Some(c.figures.throughput_rps), true),
-        (3, |c| Some(c.figures.p50_us), false),
-        (4, |c| Some(c.figures.p99_us), false),
-        (5, |c| Some(c.figures.p999_us), false),
-        (6, |c| c.figures.cpu_per_req(), false),
-        (8, |c| c.figures.mem_per_conn(), false),
-        (10, |c| c.figures.jain_conns, true),
-        (13, |c| c.figures.syscalls_per_req, false),
-    ];
-    // What a column ranks a row by: its median; in paired rounds, its median within rounds (the
-    // verdicts' ranking), so the bold mark does not follow a round's drift.
-    let ok: Vec<&Cell> = cells.iter().filter(|c| c.ok()).collect();
-    let rank = |c: &Cell, col: &Best| -> Option<f64> {
-        match paired {
-            true => within_rounds(&ok, col.1, &c.target, c.connections),
+/// A column that gets a best mark: its index, how to read it from a cell, whether higher is
+/// better.
+type Best = (usize, fn(&Cell) -> Option<f64>, bool);
+
+/// The columns that get a best mark.
+const MARKED: [Best; 8] = [
+    (2, |c| Some(c.figures.throughput_rps), true),
+    (3, |c| Some(c.figures.p50_us), false),
+    (4, |c| Some(c.figures.p99_us), false),
+    (5, |c| Some(c.figures.p999_us), false),
+    (6, |c| c.figures.cpu_per_req(), false),
+    (8, |c| c.figures.mem_per_conn(), false),
+    (10, |c| c.figures.jain_conns, true),
+    (13, |c| c.figures.syscalls_per_req, false),
+];
+
+/// Which value of a table is the best of its column at its connection count. A column ranks
+/// a row by its median; in paired rounds, by its median within rounds (the verdicts' ranking),
+/// so the mark does not follow a round's drift. An A/A twin is the machine's noise, not a
+/// target: it never takes a mark.
+struct Marks<'a> {
+    summary: &'a [Summary],
+    ok: Vec<&'a Cell>,
+    paired: bool,
+}
+
+impl Marks<'_> {
+    fn ranked(c: &Cell) -> bool {
+        c.ok() && !c.target.ends_with(crate::bench::runner::TWIN)
+    }
+
+    fn rank(&self, c: &Cell, col: &Best) -> Option<f64> {
+        match self.paired {
+            true => within_rounds(&self.ok, col.1, &c.target, c.connections),
             false => (col.1)(c),
         }
-    };
-    // An A/A twin is the machine's noise, not a target: it never takes a best mark.
-    let ranked = |c: &Cell| c.ok() && !c.target.ends_with(crate::bench::runner::TWIN);
-    let best_at = |n: usize, col: &Best| -> Option<f64> {
-        let vals = summary
+    }
+
+    fn best_at(&self, n: usize, col: &Best) -> Option<f64> {
+        let vals = self
+            .summary
             .iter()
-            .filter(|(c, ..)| c.connections == n && ranked(c))
-            .filter_map(|(c, ..)| rank(c, col));
-        if col.2 {
-            vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
-        } else {
-            vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
+            .filter(|s| s.cell.connections == n && Self::ranked(&s.cell))
+            .filter_map(|s| self.rank(&s.cell, col));
+        match col.2 {
+            true => vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v)))),
+            false => vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v)))),
         }
+    }
+
+    /// Whether column `i` of `c`'s row is the best of its count.
+    fn best(&self, c: &Cell, i: usize) -> bool {
+        let several = self
+            .summary
+            .iter()
+            .filter(|s| s.cell.connections == c.connections && Self::ranked(&s.cell))
+            .count()
+            > 1;
+        Self::ranked(c)
+            && several
+            && MARKED.iter().find(|m| m.0 == i).is_some_and(|m| {
+                let r = self.rank(c, m);
+                r.is_some() && r == self.best_at(c.connections, m)
+            })
+    }
+}
+
+/// The experiment's table: columns grouped, the header sticky, the best value of each column
+/// at each connection count in bold, client-bound rows in italics.
+fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String {
+    let marks = Marks {
+        summary,
+        ok: cells.iter().filter(|c| c.ok()).collect(),
+        paired,
     };
-    let several = |n: usize| summary.iter().filter(|(c, ..)| c.connections == n && ranked(c)).count() > 1;
     let mut h = String::from(
         "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
          <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
@@ -211,68 +248,15 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
          <th title=\"context switches per request\">cs/req</th>\
          <th title=\"lost accept races per accepted connection\">lost races</th><th class=\"l\">notes</th></tr>\n",
     );
-    let opt = |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into());
-    for (c, lo, hi) in summary {
-        let f = &c.figures;
-        let mut notes: Vec<String> = Vec::new();
-        if !c.ok() {
-            notes.push(c.status.text().to_string());
-        }
-        if f.client_bound {
-            notes.push("client-bound".into());
-        }
-        if let Some(st) = f.steal_pct.filter(|s| *s > super::table::STEAL_SHOWN) {
-            notes.push(format!("steal {st:.1}%"));
-        }
-        if f.errors > 0 {
-            notes.push(format!("{} errors", thousands(f.errors)));
-        }
-        let rps_spread = if lo.is_finite() && hi > lo {
-            format!("<br><small>{}–{}</small>", si(*lo), si(*hi))
+    for s in summary {
+        let c = &s.cell;
+        h.push_str(if c.figures.client_bound {
+            "<tr class=\"bound\">"
         } else {
-            String::new()
-        };
-        let cs = f.switches_per_req();
-        // The spread of the server's CPU per request over the repeats, under its median.
-        let cpus: Vec<f64> = cells
-            .iter()
-            .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
-            .filter_map(|x| x.figures.cpu_per_req())
-            .collect();
-        let runs = cpus.len();
-        let cpu_spread = match spread(cpus) {
-            Some((_, lo, hi)) if runs > 1 && hi > lo => format!("<br><small>{lo:.1}–{hi:.1}</small>"),
-            _ => String::new(),
-        };
-        let cols: [String; 16] = [
-            esc(&c.target),
-            c.connections.to_string(),
-            format!("{}{rps_spread}", thousands(f.throughput_rps.round() as u64)),
-            fmt_us(f.p50_us),
-            fmt_us(f.p99_us),
-            fmt_us(f.p999_us),
-            format!("{}{cpu_spread}", or_dash(f.cpu_per_req(), 1)),
-            or_dash(f.server_cpu_cores.map(|c| c * 100.0), 0) + if f.server_cpu_cores.is_some() { "%" } else { "" },
-            or_dash(f.mem_per_conn(), 1),
-            format!("{:.0}%", f.client_cpu_util * 100.0),
-            opt(f.jain_conns, 3),
-            opt(f.jain_workers, 3),
-            f.useful_ratio
-                .map(|u| format!("{:.2}%", u * 100.0))
-                .unwrap_or_else(|| "-".into()),
-            opt(f.syscalls_per_req, 1),
-            opt(cs, 2),
-            opt(f.lost_races_per_accept, 3),
-        ];
-        h.push_str(if f.client_bound { "<tr class=\"bound\">" } else { "<tr>" });
-        for (i, text) in cols.iter().enumerate() {
-            let best = ranked(c)
-                && several(c.connections)
-                && marked
-                    .iter()
-                    .find(|m| m.0 == i)
-                    .is_some_and(|m| rank(c, m).is_some() && rank(c, m) == best_at(c.connections, m));
-            let class = match (i, best) {
+            "<tr>"
+        });
+        for (i, text) in columns(s, cells).iter().enumerate() {
+            let class = match (i, marks.best(c, i)) {
                 (0, _) => " class=\"l\"",
                 (_, true) => " class=\"best\"",
                 _ => "",
@@ -282,11 +266,74 @@ fn table(summary: &[(Cell, f64, f64)], cells: &[Cell], paired: bool) -> String {
         h.push_str(&format!(
             "<td class=\"l{}\">{}</td></tr>\n",
             if c.ok() { "" } else { " bad" },
-            esc(&notes.join(", "))
+            esc(&notes(c).join(", "))
         ));
     }
     h.push_str("</table></div>\n");
     h
+}
+
+/// A row's notes: its status when not ok, client-bound, steal, errors.
+fn notes(c: &Cell) -> Vec<String> {
+    let f = &c.figures;
+    let mut notes: Vec<String> = Vec::new();
+    if !c.ok() {
+        notes.push(c.status.text().to_string());
+    }
+    if f.client_bound {
+        notes.push("client-bound".into());
+    }
+    if let Some(st) = f.steal_pct.filter(|s| *s > super::table::STEAL_SHOWN) {
+        notes.push(format!("steal {st:.1}%"));
+    }
+    if f.errors > 0 {
+        notes.push(format!("{} errors", thousands(f.errors)));
+    }
+    notes
+}
+
+/// A row's cells but the notes: the median figures, with the throughput's and the server
+/// CPU's range over the repeats under them.
+fn columns(s: &Summary, cells: &[Cell]) -> [String; 16] {
+    let (c, f) = (&s.cell, &s.cell.figures);
+    let opt = |v: Option<f64>, digits: usize| v.map(|x| format!("{x:.digits$}")).unwrap_or_else(|| "-".into());
+    let rps_spread = if s.lowest_rps.is_finite() && s.highest_rps > s.lowest_rps {
+        format!("<br><small>{}–{}</small>", si(s.lowest_rps), si(s.highest_rps))
+    } else {
+        String::new()
+    };
+    let cpus: Vec<f64> = cells
+        .iter()
+        .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
+        .filter_map(|x| x.figures.cpu_per_req())
+        .collect();
+    let runs = cpus.len();
+    let cpu_spread = match spread(cpus) {
+        Some(s) if runs > 1 && s.highest > s.lowest => {
+            format!("<br><small>{:.1}–{:.1}</small>", s.lowest, s.highest)
+        }
+        _ => String::new(),
+    };
+    [
+        esc(&c.target),
+        c.connections.to_string(),
+        format!("{}{rps_spread}", thousands(f.throughput_rps.round() as u64)),
+        fmt_us(f.p50_us),
+        fmt_us(f.p99_us),
+        fmt_us(f.p999_us),
+        format!("{}{cpu_spread}", or_dash(f.cpu_per_req(), 1)),
+        or_dash(f.server_cpu_cores.map(|c| c * 100.0), 0) + if f.server_cpu_cores.is_some() { "%" } else { "" },
+        or_dash(f.mem_per_conn(), 1),
+        format!("{:.0}%", f.client_cpu_util * 100.0),
+        opt(f.jain_conns, 3),
+        opt(f.jain_workers, 3),
+        f.useful_ratio
+            .map(|u| format!("{:.2}%", u * 100.0))
+            .unwrap_or_else(|| "-".into()),
+        opt(f.syscalls_per_req, 1),
+        opt(f.switches_per_req(), 2),
+        opt(f.lost_races_per_accept, 3),
+    ]
 }
 
 /// What a chart plots for one cell.
@@ -317,13 +364,21 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
         );
     }
     h.push_str("<div class=\"charts\">\n");
-    let mut conns: Vec<usize> = summary.iter().map(|(c, ..)| c.connections).collect();
+    h.push_str(&charts(x, &summary));
+    h.push_str("</div>\n");
+    h
+}
+
+/// The experiment's charts against the connection count: throughput (with the seed's published
+/// numbers dashed), p99, server CPU per request and fairness, a line per target.
+fn charts(x: &Experiment, summary: &[Summary]) -> String {
+    let mut conns: Vec<usize> = summary.iter().map(|s| s.cell.connections).collect();
     conns.sort_unstable();
     conns.dedup();
     let mut targets: Vec<String> = Vec::new();
-    for (c, ..) in &summary {
-        if !targets.contains(&c.target) {
-            targets.push(c.target.clone());
+    for s in summary {
+        if !targets.contains(&s.cell.target) {
+            targets.push(s.cell.target.clone());
         }
     }
     let series = |metric: &dyn Fn(&Cell) -> Option<f64>| -> Vec<Series> {
@@ -333,8 +388,8 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
                 let cell = |n: &usize| {
                     summary
                         .iter()
-                        .find(|(c, ..)| &c.target == t && c.connections == *n && c.ok())
-                        .map(|(c, ..)| c)
+                        .map(|s| &s.cell)
+                        .find(|c| &c.target == t && c.connections == *n && c.ok())
                 };
                 Series {
                     name: t.clone(),
@@ -348,27 +403,6 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             })
             .collect()
     };
-    // The seed's published numbers, as dashed reference lines on the throughput chart.
-    let mut published: Vec<String> = x.published.iter().map(|p| p.model.clone()).collect();
-    published.dedup();
-    let references: Vec<Series> = published
-        .iter()
-        .map(|m| Series {
-            name: format!("seed: {m}"),
-            values: conns
-                .iter()
-                .map(|n| {
-                    x.published
-                        .iter()
-                        .find(|p| &p.model == m && p.connections == *n)
-                        .map(|p| p.rps)
-                })
-                .collect(),
-            hollow: Vec::new(),
-            reference: true,
-        })
-        .filter(|s| s.values.iter().any(Option::is_some))
-        .collect();
     let charts: [(&str, &str, Unit, Metric); 4] = [
         (
             "Throughput vs connections",
@@ -395,15 +429,11 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             Box::new(|c: &Cell| c.figures.jain_conns),
         ),
     ];
+    let mut h = String::new();
     for (k, (title, y, unit, metric)) in charts.iter().enumerate() {
         let mut lines = series(metric.as_ref());
         if k == 0 {
-            lines.extend(references.iter().map(|r| Series {
-                name: r.name.clone(),
-                values: r.values.clone(),
-                hollow: Vec::new(),
-                reference: true,
-            }));
+            lines.extend(published(x, &conns));
         }
         match line_chart(title, y, *unit, &conns, &lines) {
             Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
@@ -413,6 +443,29 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
             )),
         }
     }
-    h.push_str("</div>\n");
     h
+}
+
+/// The seed's published numbers at `conns`, as dashed reference lines.
+fn published(x: &Experiment, conns: &[usize]) -> Vec<Series> {
+    let mut models: Vec<String> = x.published.iter().map(|p| p.model.clone()).collect();
+    models.dedup();
+    models
+        .iter()
+        .map(|m| Series {
+            name: format!("seed: {m}"),
+            values: conns
+                .iter()
+                .map(|n| {
+                    x.published
+                        .iter()
+                        .find(|p| &p.model == m && p.connections == *n)
+                        .map(|p| p.rps)
+                })
+                .collect(),
+            hollow: Vec::new(),
+            reference: true,
+        })
+        .filter(|s| s.values.iter().any(Option::is_some))
+        .collect()
 }

@@ -1,10 +1,10 @@
 //! `report`: terminal tables, and the self-contained HTML report with SVG charts.
 
-pub mod charts;
-pub mod compare;
-pub mod html;
-pub mod seed;
-pub mod table;
+mod charts;
+pub(crate) mod compare;
+pub(crate) mod html;
+mod seed;
+pub(crate) mod table;
 
 use std::path::{Path, PathBuf};
 

@@ -2,17 +2,18 @@
 //! what agrees (orderings at each connection count, and each model's scaling).
 
 use super::html::esc;
-use crate::bench::results::Cell;
+use crate::bench::results::Summary;
 use crate::bench::scenario::{model_name, Experiment};
 use crate::units::thousands;
 
 /// The seed's numbers beside ours, and a sentence on what agrees.
-pub fn comparison(x: &Experiment, summary: &[(Cell, f64, f64)]) -> String {
+pub fn comparison(x: &Experiment, summary: &[Summary]) -> String {
     let measured = |model: &str, n: usize| {
         summary
             .iter()
-            .find(|(c, ..)| model_name(&c.target) == model && c.connections == n && c.ok())
-            .map(|(c, ..)| c.figures.throughput_rps)
+            .map(|s| &s.cell)
+            .find(|c| model_name(&c.target) == model && c.connections == n && c.ok())
+            .map(|c| c.figures.throughput_rps)
     };
     let mut h = String::new();
     if let Some(note) = &x.seed_note {

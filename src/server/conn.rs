@@ -193,10 +193,6 @@ impl ConnTable {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Descriptors of the open connections, in increasing order.
     pub fn fds(&self) -> impl Iterator<Item = RawFd> + '_ {
         self.iter().map(|(fd, _)| fd)

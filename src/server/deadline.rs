@@ -99,3 +99,66 @@ impl Deadlines {
         (now.duration_since(self.last) >= idle).then_some(if pending { Expired::Send } else { Expired::Idle })
     }
 }
+
+#[cfg(test)]
+mod server_deadline {
+    use std::time::{Duration, Instant};
+
+    use crate::proto::{Proto, Session};
+    use crate::server::deadline::{Deadlines, Expired};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        cfg: crate::server::ServeArgs,
+    }
+
+    fn cfg() -> crate::server::Config {
+        let model = crate::models::find("epoll").unwrap();
+        Flags::parse_from(["t", "--header-timeout", "1s", "--idle-timeout", "30s"])
+            .cfg
+            .validate(model.name, model.workers, model.flags)
+            .unwrap()
+    }
+
+    /// A session holding the start of a head after one whole request.
+    fn half_head() -> Session {
+        let mut s = Session::new(Proto::Http);
+        let mut out = Vec::new();
+        let fed = s.feed(b"GET / HTTP/1.1\r\nHost: t\r\n\r\nGET / HT", &mut out);
+        assert_eq!(fed.requests, 1);
+        assert!(s.head_pending());
+        s
+    }
+
+    #[test]
+    fn the_head_timer_starts_at_each_head_and_stops_while_replies_wait() {
+        let (cfg, t0) = (cfg(), Instant::now());
+        let s = half_head();
+        let mut d = Deadlines::new(t0);
+        // A dribbled head: timed from its first byte, however often bytes come.
+        d.input(&s, false, t0);
+        d.input(&s, false, t0 + Duration::from_millis(900));
+        assert_eq!(
+            d.expired(&cfg, false, t0 + Duration::from_millis(1100)),
+            Some(Expired::Header)
+        );
+        // A request answered in this input: the pending head is the next one's, timed from now.
+        d.input(&s, true, t0 + Duration::from_millis(1000));
+        assert_eq!(d.expired(&cfg, false, t0 + Duration::from_millis(1900)), None);
+        assert_eq!(
+            d.expired(&cfg, false, t0 + Duration::from_millis(2000)),
+            Some(Expired::Header)
+        );
+        // Replies not taken (the server is not reading): no 408, the rest may wait in the socket.
+        assert_eq!(d.expired(&cfg, true, t0 + Duration::from_secs(5)), None);
+        // Output moved: the time the server was not reading is not the head's.
+        d.output(t0 + Duration::from_secs(5));
+        assert_eq!(d.expired(&cfg, false, t0 + Duration::from_millis(5900)), None);
+        assert_eq!(
+            d.expired(&cfg, false, t0 + Duration::from_secs(6)),
+            Some(Expired::Header)
+        );
+    }
+}

@@ -3,21 +3,21 @@
 //! `conn`, `deadline`, `blocking`, `poller` + `evloop`, `handoff`, `gate`, `workers`);
 //! `registry` (the model descriptor); and `serve` at the top.
 
-pub mod accept;
-pub mod blocking;
-pub mod config;
-pub mod conn;
-pub mod ctx;
-pub mod deadline;
-pub mod error;
-pub mod evloop;
-pub mod gate;
-pub mod handoff;
-pub mod poller;
-pub mod registry;
-pub mod serve;
-pub mod stats;
-pub mod workers;
+pub(crate) mod accept;
+pub(crate) mod blocking;
+pub(crate) mod config;
+pub(crate) mod conn;
+pub(crate) mod ctx;
+pub(crate) mod deadline;
+pub(crate) mod error;
+pub(crate) mod evloop;
+pub(crate) mod gate;
+pub(crate) mod handoff;
+pub(crate) mod poller;
+pub(crate) mod registry;
+pub(crate) mod serve;
+pub(crate) mod stats;
+pub(crate) mod workers;
 
 pub use config::{AcceptGuard, Config, Flag, ProtoName, ServeArgs, Trigger, Work, Workers};
 pub use config::{READ_BUF, TICK};

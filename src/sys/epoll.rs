@@ -53,9 +53,6 @@ impl Events {
     pub fn len(&self) -> usize {
         self.len
     }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 impl Epoll {

@@ -6,20 +6,20 @@
 
 pub mod affinity;
 pub mod alloc;
-pub mod cgroup;
+pub(crate) mod cgroup;
 pub mod cpuidle;
-pub mod epoll;
-pub mod eventfd;
+pub(crate) mod epoll;
+pub(crate) mod eventfd;
 pub mod fd;
-pub mod poll;
+pub(crate) mod poll;
 pub mod process;
 pub mod procfs;
-pub mod rlimit;
-pub mod select;
-pub mod shm;
+pub(crate) mod rlimit;
+pub(crate) mod select;
+pub(crate) mod shm;
 pub mod signal;
 pub mod socket;
-pub mod uring;
+pub(crate) mod uring;
 
 use std::cell::Cell;
 use std::io;

@@ -7,9 +7,6 @@ pub use libc::pollfd as PollFd;
 
 pub const IN: i16 = libc::POLLIN;
 pub const OUT: i16 = libc::POLLOUT;
-pub const ERR: i16 = libc::POLLERR;
-pub const HUP: i16 = libc::POLLHUP;
-pub const NVAL: i16 = libc::POLLNVAL;
 
 /// An entry asking for `events` on `fd`.
 pub fn entry(fd: RawFd, events: i16) -> PollFd {

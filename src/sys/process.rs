@@ -104,3 +104,18 @@ pub fn process_cpu_time(pid: i32) -> io::Result<std::time::Duration> {
     cvt(unsafe { libc::clock_gettime(clock, &mut ts) })?;
     Ok(std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
+
+#[cfg(test)]
+mod sys_process {
+    use crate::sys::process::*;
+
+    #[test]
+    fn fork_is_refused_while_other_threads_run() {
+        // The test harness runs this on a thread of its own: the process has several.
+        let t = std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(500)));
+        assert!(crate::sys::procfs::threads(pid()).unwrap() > 1);
+        let e = fork().err().expect("fork refused");
+        assert!(e.to_string().contains("fork refused"), "{e}");
+        t.join().unwrap();
+    }
+}

@@ -48,6 +48,7 @@ impl FdSet {
     }
 
     /// The highest descriptor inserted plus one: the `nfds` [`select`] passes for this set.
+    #[cfg(test)]
     pub fn end(&self) -> usize {
         self.end
     }
@@ -77,5 +78,29 @@ pub fn select(read: &mut FdSet, write: &mut FdSet, timeout: Duration) -> io::Res
         Ok(n) => Ok(n as usize),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod sys_select {
+    use std::os::fd::RawFd;
+    use std::time::Duration;
+
+    use crate::sys::select::*;
+
+    #[test]
+    fn a_set_knows_its_end_and_refuses_past_fd_setsize() {
+        let mut s = FdSet::new();
+        assert_eq!(s.end(), 0);
+        assert!(s.insert(3));
+        assert!(s.insert(FD_SETSIZE as RawFd - 1));
+        assert_eq!(s.end(), FD_SETSIZE);
+        assert!(!s.insert(FD_SETSIZE as RawFd));
+        assert!(!s.insert(-1));
+        assert_eq!(s.end(), FD_SETSIZE, "a refused descriptor does not move the end");
+        assert!(s.contains(3) && !s.contains(4) && !s.contains(FD_SETSIZE as RawFd));
+        // select with empty sets computes nfds = 0 and just waits.
+        let (mut r, mut w) = (FdSet::new(), FdSet::new());
+        assert_eq!(select(&mut r, &mut w, Duration::from_millis(1)).unwrap(), 0);
     }
 }

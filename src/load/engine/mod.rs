@@ -60,6 +60,22 @@ pub struct ThreadPlan {
     pub t0: Instant,
 }
 
+impl ThreadPlan {
+    /// Thread `t` of `threads`' part of a process's `share`, from `t0`.
+    pub fn of(share: &crate::load::Share, threads: usize, t: usize, t0: Instant) -> ThreadPlan {
+        let conns = share.connections;
+        let (n, off) = crate::load::split(conns, threads, t);
+        ThreadPlan {
+            conns: n,
+            first_slot: share.first_slot + off as u64,
+            quota: share.quota.map(|q| crate::load::split_weighted(q, conns, off, n)),
+            rate: share.rate.map(|r| r * n as f64 / conns as f64),
+            connect_rate: share.connect_rate.map(|r| r / threads as f64),
+            t0,
+        }
+    }
+}
+
 /// A progress word per thread, padded to its own cache lines.
 #[repr(align(128))]
 #[derive(Default)]
