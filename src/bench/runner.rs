@@ -253,7 +253,14 @@ type Measured = Result<Window, Error>;
 
 /// One end of the window: the server tree's sample, when it was taken, and the machine's steal
 /// and total CPU time then.
-type Mark = (ProcSample, Instant, Option<(u64, u64)>);
+#[derive(Clone, Copy)]
+struct Mark {
+    sample: ProcSample,
+    /// When its CPU time was read.
+    at: Instant,
+    /// The machine's steal and total CPU time then (`/proc/stat`), where readable.
+    steal: Option<(u64, u64)>,
+}
 
 /// How long before the window closes its end is sampled (a quarter of the window at most).
 const END_EARLY: Duration = Duration::from_millis(300);
@@ -303,15 +310,15 @@ fn run_load(
             drain(&err).join(" ").trim()
         )));
     };
-    let span = end.1.saturating_duration_since(begin.1);
-    let steal = match (begin.2, end.2) {
+    let span = end.at.saturating_duration_since(begin.at);
+    let steal = match (begin.steal, end.steal) {
         (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => Some((s1.saturating_sub(s0)) as f64 * 100.0 / (t1 - t0) as f64),
         _ => None,
     };
     Ok(Window {
         doc: *doc,
-        begin: begin.0,
-        end: end.0,
+        begin: begin.sample,
+        end: end.sample,
         span,
         steal_pct: steal,
     })
@@ -322,7 +329,11 @@ fn run_load(
 fn mark(sampler: &mut Sampler) -> Result<Mark, Error> {
     let at = Instant::now();
     let steal = sys::procfs::steal_and_total();
-    Ok((sampler.all()?, at, steal))
+    Ok(Mark {
+        sample: sampler.all()?,
+        at,
+        steal,
+    })
 }
 
 /// Samples the server from the load's start until it exits: the window's ends, and the tree
@@ -359,7 +370,7 @@ fn sample_window(
             let b = mark(sampler)?;
             // The end's scan must finish before the connections close: start it earlier by
             // twice what this one took (a quarter of the window at most).
-            let cost = b.1.elapsed() * 2;
+            let cost = b.at.elapsed() * 2;
             if let (Some(w), Some(d)) = (window_end.as_mut(), x.duration()) {
                 *w = (*w).min(warm_end + d.saturating_sub(cost.min(d / 4)));
             }
