@@ -6,6 +6,7 @@
 //! `bench` and `report`, and [`cli`].
 
 mod error;
+pub(crate) mod rng;
 pub(crate) mod sync;
 pub mod sys;
 #[cfg(test)]

@@ -17,7 +17,7 @@
 use std::io::Write;
 
 use super::chunked::{ChunkError, Chunked, Phase};
-use super::Fed;
+use super::{Answer, Fed, Request};
 
 /// The largest request head (request line + headers) accepted, and of a trailer section.
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -131,7 +131,9 @@ impl HttpSession {
         matches!(self.state, State::Head) && !self.buf.is_empty()
     }
 
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
+    /// Consumes `input`, answering every request in it; `each` sees each request (its target)
+    /// right before its response is written, and may refuse it (400).
+    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if matches!(self.state, State::Closed) {
             fed.close = true;
@@ -139,12 +141,12 @@ impl HttpSession {
         }
         if self.buf.is_empty() {
             // Fast path: work straight from the read buffer, keep only an incomplete tail.
-            let used = self.run(input, out, &mut fed);
+            let used = self.run(input, out, &mut fed, each);
             self.buf.extend_from_slice(&input[used..]);
         } else {
             let mut data = std::mem::take(&mut self.buf);
             data.extend_from_slice(input);
-            let used = self.run(&data, out, &mut fed);
+            let used = self.run(&data, out, &mut fed, each);
             data.drain(..used);
             self.buf = data;
         }
@@ -156,7 +158,13 @@ impl HttpSession {
     }
 
     /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
-    fn run(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> usize {
+    fn run<F: FnMut(Request<'_>) -> Answer>(
+        &mut self,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        fed: &mut Fed,
+        each: &mut F,
+    ) -> usize {
         let mut pos = 0;
         while !fed.close {
             let step = match &mut self.state {
@@ -214,7 +222,7 @@ impl HttpSession {
                 }
             }
             match step {
-                Step::Head => match self.head(&data[pos..], out, fed) {
+                Step::Head => match self.head(&data[pos..], out, fed, each) {
                     Step::Used(n) => pos += n,
                     _ => break,
                 },
@@ -230,7 +238,13 @@ impl HttpSession {
     }
 
     /// Parses a request head at the start of `data` and answers or starts its body.
-    fn head(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Step {
+    fn head<F: FnMut(Request<'_>) -> Answer>(
+        &mut self,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        fed: &mut Fed,
+        each: &mut F,
+    ) -> Step {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         let n = match req.parse(data) {
@@ -249,6 +263,12 @@ impl HttpSession {
         let echo = matches!(method, "POST" | "PUT");
         if h.content_length.is_some_and(|n| n > self.max_body) {
             return refuse(Refusal::TooLarge, out, fed);
+        }
+        // The request's own work, before its response is written.
+        let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
+        let target = req.path.unwrap_or("").as_bytes();
+        if served && each(Request { target }) == Answer::Refuse {
+            return refuse(Refusal::BadRequest, out, fed);
         }
         if h.continue_expected && (h.chunked || h.content_length.is_some_and(|n| n > 0)) {
             out.extend_from_slice(CONTINUE);
@@ -407,7 +427,7 @@ mod proto_http {
         let mut out = Vec::new();
         let mut total = Fed::default();
         for c in chunks {
-            let f = s.feed(c, &mut out);
+            let f = s.feed(c, &mut out, &mut |_| crate::proto::Answer::Serve);
             total.requests += f.requests;
             total.close |= f.close;
         }

@@ -36,6 +36,22 @@ impl fmt::Display for Proto {
     }
 }
 
+/// A request about to be answered, as a server's hook sees it ([`Session::feed_each`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// HTTP's request target (path and query); empty for echo and packet.
+    pub target: &'a [u8],
+}
+
+/// What a server's hook says about a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Answer it as the protocol does.
+    Serve,
+    /// Refuse it: HTTP's 400, and the connection closes (echo and packet serve it anyway).
+    Refuse,
+}
+
 /// What one call to [`Session::feed`] produced besides output bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fed {
@@ -100,11 +116,19 @@ impl Session {
     /// Consumes `input` (any split of the stream), appends the responses to `out`.
     #[inline]
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
+        self.feed_each(input, out, &mut |_| Answer::Serve)
+    }
+
+    /// [`Session::feed`], calling `each` for every request right before its response is
+    /// written (what a server's per-request work runs in: the response to a request waits for
+    /// its own work only, not for the work of requests pipelined after it).
+    #[inline]
+    pub fn feed_each<F: FnMut(Request<'_>) -> Answer>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         match self {
-            Session::Http(s) => s.feed(input, out),
-            Session::Echo(s) => s.feed(input, out),
-            Session::Packet(s) => s.feed(input, out),
-            Session::Tls(s) => s.feed(input, out),
+            Session::Http(s) => s.feed(input, out, each),
+            Session::Echo(s) => s.feed(input, out, each),
+            Session::Packet(s) => s.feed(input, out, each),
+            Session::Tls(s) => s.feed(input, out, each),
         }
     }
 }

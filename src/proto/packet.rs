@@ -1,7 +1,7 @@
 //! packet: fixed-size logical frames (seed 001). A frame is answered (sent back) only once all
 //! of it has arrived; partial frames wait in the session.
 
-use super::Fed;
+use super::{Answer, Fed, Request};
 
 #[derive(Debug)]
 pub struct PacketSession {
@@ -19,7 +19,8 @@ impl PacketSession {
         }
     }
 
-    pub fn feed(&mut self, mut input: &[u8], out: &mut Vec<u8>) -> Fed {
+    /// Answers every whole frame; `each` sees each frame before it goes back.
+    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut frames = 0;
         if !self.partial.is_empty() {
             let need = self.size - self.partial.len();
@@ -29,12 +30,16 @@ impl PacketSession {
             if self.partial.len() < self.size {
                 return Fed::default();
             }
+            each(Request { target: b"" });
             out.extend_from_slice(&self.partial);
             self.partial.clear();
             frames += 1;
         }
         let whole = input.len() / self.size * self.size;
-        out.extend_from_slice(&input[..whole]);
+        for frame in input[..whole].chunks_exact(self.size) {
+            each(Request { target: b"" });
+            out.extend_from_slice(frame);
+        }
         frames += (whole / self.size) as u64;
         self.partial.extend_from_slice(&input[whole..]);
         Fed {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustls::{ServerConfig, ServerConnection};
 
-use super::{Fed, Session};
+use super::{Answer, Fed, Request, Session};
 use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
@@ -77,7 +77,7 @@ impl TlsSession {
     }
 
     /// Ciphertext in, ciphertext out; the inner session sees the plaintext.
-    pub fn feed(&mut self, mut input: &[u8], out: &mut Vec<u8>) -> Fed {
+    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         while !input.is_empty() {
             match self.tls.read_tls(&mut input) {
@@ -107,7 +107,7 @@ impl TlsSession {
                     Err(_) => break,
                 };
                 self.plain_out.clear();
-                let f = self.inner.feed(&buf[..n], &mut self.plain_out);
+                let f = self.inner.feed_each(&buf[..n], &mut self.plain_out, each);
                 fed.requests += f.requests;
                 fed.close |= f.close;
                 if !self.plain_out.is_empty() {

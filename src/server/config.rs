@@ -1,13 +1,12 @@
 //! What `muxlab serve` was asked to do.
 
-use std::fmt;
 use std::net::{IpAddr, SocketAddr};
-use std::str::FromStr;
 use std::time::Duration;
 
 use super::error::Error;
+pub use super::work::Work;
 use crate::proto::Proto;
-use crate::units::{format_duration, parse_duration, parse_size, BadValue, CpuList};
+use crate::units::{format_duration, parse_duration, parse_size, CpuList};
 
 /// How often a waiting model wakes to check the stop flag and idle connections.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -65,9 +64,24 @@ pub struct ServeArgs {
     /// Stop reading a connection while this much of its output is unsent, e.g. 256KiB.
     #[arg(long, default_value = "256KiB", value_parser = parse_size)]
     pub max_output: usize,
-    /// Work per request: cpu:<dur> spins, sleep:<dur> blocks the handling thread.
-    #[arg(long, default_value = "none")]
-    pub work: Work,
+    /// Work per request, a service-time distribution: cpu:D spins D of the handling thread's
+    /// CPU, sleep:D blocks it (a backend call), cpu:D1+sleep:D2 both; D is 200us, exp(MEAN),
+    /// lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(99.5%:50us,0.5%:5ms), bimodal1(MEAN),
+    /// bimodal2(MEAN) or hist:FILE (a .hgrm listing in ms or an HdrHistogram V2 log in ns).
+    #[arg(long = "work", value_name = "WORK", default_value = "none")]
+    pub work_spec: String,
+    /// Let an HTTP request name its own work in its query (GET /?cpu=2ms&sleep=1ms, each a D of
+    /// --work), instead of --work; requests are counted per class (its query) in the stats line.
+    #[arg(long)]
+    pub work_from_request: bool,
+    /// The most work one request may ask for, CPU and wait together (a request over it: 400);
+    /// every draw is also cut at it.
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub max_work: Duration,
+    /// Seed of the work's draws (with the worker and the process: forked workers do not repeat
+    /// each other, and runs repeat).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// epoll trigger mode, model epoll only [default: level].
     #[arg(long, value_enum)]
     pub trigger: Option<Trigger>,
@@ -106,6 +120,8 @@ pub struct ServeArgs {
 pub struct Config {
     args: ServeArgs,
     pub proto: Proto,
+    /// The work of `--work`.
+    pub work: Work,
     /// The TLS configuration of `--tls`.
     pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
 }
@@ -178,6 +194,14 @@ impl ServeArgs {
                 "--nofile {n} is too low: the server needs at least 16 descriptors"
             )));
         }
+        if self.work_from_request && self.proto_name != ProtoName::Http {
+            return Err(Error::Usage(
+                "--work-from-request reads an HTTP request's query: it needs --proto http".into(),
+            ));
+        }
+        if self.max_work.is_zero() {
+            return Err(Error::Usage("--max-work must be more than zero".into()));
+        }
         let proto = match self.proto_name {
             ProtoName::Http => Proto::Http,
             ProtoName::Echo => Proto::Echo,
@@ -192,7 +216,13 @@ impl ServeArgs {
             .map(crate::proto::tls::server_config)
             .transpose()
             .map_err(|e| Error::Usage(e.0))?;
-        Ok(Config { args: self, proto, tls })
+        let work = self.work_spec.parse::<Work>().map_err(|e| Error::Usage(e.0))?;
+        Ok(Config {
+            args: self,
+            proto,
+            work,
+            tls,
+        })
     }
 }
 
@@ -227,63 +257,6 @@ impl Flag {
     }
 }
 
-/// Work done per request on whichever thread handles it (`--work`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Work {
-    #[default]
-    None,
-    /// Use this much CPU time (spinning on the thread's CPU clock).
-    Cpu(Duration),
-    /// Block the thread this long.
-    Sleep(Duration),
-}
-
-impl Work {
-    /// Does the work for `requests` requests.
-    #[inline]
-    pub fn apply(&self, requests: u64) {
-        if requests == 0 {
-            return;
-        }
-        match *self {
-            Work::None => {}
-            Work::Cpu(d) => {
-                // CPU time, not wall time: a thread preempted while spinning must not be
-                // credited with time another thread used.
-                let until = crate::sys::process::thread_cpu_time() + d * requests as u32;
-                while crate::sys::process::thread_cpu_time() < until {
-                    std::hint::spin_loop();
-                }
-            }
-            Work::Sleep(d) => std::thread::sleep(d * requests as u32),
-        }
-    }
-}
-
-impl FromStr for Work {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Self, BadValue> {
-        match s.split_once(':') {
-            None if s == "none" => Ok(Work::None),
-            Some(("cpu", d)) => Ok(Work::Cpu(parse_duration(d)?)),
-            Some(("sleep", d)) => Ok(Work::Sleep(parse_duration(d)?)),
-            _ => Err(BadValue(format!(
-                "'{s}' is not a work spec: write cpu:200us, sleep:1ms or none"
-            ))),
-        }
-    }
-}
-
-impl fmt::Display for Work {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Work::None => f.write_str("none"),
-            Work::Cpu(d) => write!(f, "cpu:{}", format_duration(*d)),
-            Work::Sleep(d) => write!(f, "sleep:{}", format_duration(*d)),
-        }
-    }
-}
-
 /// epoll's notification mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Trigger {
@@ -302,53 +275,4 @@ pub enum AcceptGuard {
     Exclusive,
     /// An accept mutex in shared memory (nginx's accept_mutex).
     Mutex,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sys::process::thread_cpu_time;
-
-    #[test]
-    fn cpu_work_spins_what_it_says_on_the_threads_own_clock_within_2_percent() {
-        for (d, n) in [(Duration::from_micros(100), 500u32), (Duration::from_millis(1), 50)] {
-            let t0 = thread_cpu_time();
-            for _ in 0..n {
-                Work::Cpu(d).apply(1);
-            }
-            let spent = (thread_cpu_time() - t0).as_secs_f64();
-            let asked = (d * n).as_secs_f64();
-            assert!(
-                spent >= asked && spent <= asked * 1.02,
-                "{n} x {d:?}: {spent} s of CPU for {asked} s asked"
-            );
-        }
-        // `requests` requests at once cost `requests` times as much.
-        let t0 = thread_cpu_time();
-        Work::Cpu(Duration::from_micros(100)).apply(300);
-        let spent = (thread_cpu_time() - t0).as_secs_f64();
-        assert!((0.030..=0.0306).contains(&spent), "{spent}");
-    }
-}
-
-#[cfg(test)]
-mod server_config {
-    use std::time::Duration;
-
-    use crate::server::config::*;
-
-    #[test]
-    fn work_specs() {
-        assert_eq!(
-            "cpu:200us".parse::<Work>().unwrap(),
-            Work::Cpu(Duration::from_micros(200))
-        );
-        assert_eq!(
-            "sleep:1ms".parse::<Work>().unwrap(),
-            Work::Sleep(Duration::from_millis(1))
-        );
-        assert_eq!("none".parse::<Work>().unwrap(), Work::None);
-        assert!("gpu:1s".parse::<Work>().is_err());
-        assert_eq!(Work::Cpu(Duration::from_micros(200)).to_string(), "cpu:200us");
-    }
 }

@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
+use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
 use super::stats::{Counter, Counters, Stats};
@@ -35,6 +36,10 @@ pub struct Ctx {
     pub stats: Stats,
     /// Where worker threads meet before accepting (see [`Gate`]).
     pub gate: Gate,
+    /// The classes of work requests named (`--work-from-request`).
+    pub classes: Classes,
+    /// The process that serves (forked workers are others).
+    pub main_pid: i32,
 }
 
 impl Ctx {
@@ -129,8 +134,13 @@ impl<'a> Worker<'a> {
     #[inline]
     pub fn on_input(&self, session: &mut Session, data: &[u8], out: &mut Vec<u8>) -> Fed {
         self.c.add(Counter::BytesIn, data.len() as u64);
-        let fed = session.feed(data, out);
-        self.ctx.cfg.work.apply(fed.requests);
+        let cfg = &self.ctx.cfg;
+        let fed = if cfg.work.is_none() && !cfg.work_from_request {
+            session.feed(data, out)
+        } else {
+            // Each request's work runs right before its own response is written.
+            session.feed_each(data, out, &mut |req| super::per_request::each(*self, req))
+        };
         self.c.add(Counter::Requests, fed.requests);
         if let Some(n) = self.ctx.cfg.crash_after_requests {
             crash_if_reached(&self.ctx.stats, n);

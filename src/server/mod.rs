@@ -5,6 +5,7 @@
 
 pub(crate) mod accept;
 pub(crate) mod blocking;
+pub(crate) mod classes;
 pub(crate) mod config;
 pub(crate) mod conn;
 pub(crate) mod ctx;
@@ -13,10 +14,12 @@ pub(crate) mod error;
 pub(crate) mod evloop;
 pub(crate) mod gate;
 pub(crate) mod handoff;
+mod per_request;
 pub(crate) mod poller;
 pub(crate) mod registry;
 pub(crate) mod serve;
 pub(crate) mod stats;
+pub(crate) mod work;
 pub(crate) mod workers;
 
 pub use config::{AcceptGuard, Config, Flag, ProtoName, ServeArgs, Trigger, Work, Workers};

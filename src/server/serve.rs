@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::time::Instant;
 
+use super::classes::Classes;
 use super::config::{Config, ServeArgs, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
@@ -92,6 +93,8 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         process_conns: if processes > 1 { fd_default } else { usize::MAX },
         stats,
         gate,
+        classes: Classes::new().map_err(io_err("mapping the class table"))?,
+        main_pid: sys::process::pid(),
     }));
 
     let started = Instant::now();
@@ -131,6 +134,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         error: result.as_ref().err().map(|e| e.to_string()),
         totals,
         per_worker,
+        classes: ctx.classes.counts(),
     };
     writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
         .and_then(|_| out.flush())

@@ -122,6 +122,8 @@ const LIVE: usize = 0;
 const STOP: usize = 1;
 /// Word 2 of block 0: the accept mutex of `procs-accept --accept mutex` (0 free, else holder pid).
 const ACCEPT_MUTEX: usize = 2;
+/// Word 3 of block 0: the ordinals handed to forked processes (their work's draws differ).
+const ORDINALS: usize = 3;
 
 impl Stats {
     /// Maps a region for `workers` workers (at least one).
@@ -157,6 +159,11 @@ impl Stats {
 
     pub fn accept_mutex(&self) -> &'static AtomicU64 {
         &self.words[ACCEPT_MUTEX]
+    }
+
+    /// A number no other process of this server got (from 1).
+    pub fn next_ordinal(&self) -> u64 {
+        self.words[ORDINALS].fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Applies a connection limit: counts the connection as accepted in `c` and returns `true`,
@@ -238,6 +245,9 @@ pub struct StatsLine {
     pub error: Option<String>,
     pub totals: CounterValues,
     pub per_worker: Vec<CounterValues>,
+    /// With `--work-from-request`: requests and busy time per class of work.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub classes: std::collections::BTreeMap<String, super::classes::ClassCount>,
 }
 
 impl Listening {

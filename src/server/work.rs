@@ -1,0 +1,532 @@
+//! `--work`: what a request costs the thread that handles it, as a service-time distribution.
+//!
+//! `cpu:D` spins D of the thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`: a thread preempted
+//! while spinning is not credited with time another thread used); `sleep:D` blocks the thread
+//! for D (a backend call); `cpu:D1+sleep:D2` computes, then blocks. D is a fixed time (`200us`),
+//! `exp(MEAN)`, `lognormal(MEAN,SIGMA)`, `pareto(MEAN,ALPHA)`, a weighted `mix(99.5%:50us,0.5%:5ms)`,
+//! the presets of Shenango's load generator `bimodal1(MEAN)` (90 %: 0.5 MEAN, 10 %: 5.5 MEAN) and
+//! `bimodal2(MEAN)` (99.9 %: 0.5 MEAN, 0.1 %: 500.5 MEAN), or `hist:FILE`, a user's measured
+//! service times as an HdrHistogram (a `.hgrm` percentile listing in milliseconds, as wrk2 and
+//! `muxlab load --hgrm` write it, or a V2 histogram log in nanoseconds, as muxlab records), drawn
+//! from by its quantiles. Draws come from a generator seeded by (`--seed`, the worker, the
+//! process), so forked workers do not repeat each other and runs repeat.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::rng::Rng;
+use crate::units::{parse_duration, BadValue};
+
+/// A service-time distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dist {
+    Fixed(Duration),
+    /// Exponential, with its mean in ns.
+    Exp(f64),
+    /// Log-normal: the normal's mean and deviation (ns, natural logarithm).
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+    },
+    /// Pareto: its least value (ns) and shape.
+    Pareto {
+        scale: f64,
+        shape: f64,
+    },
+    /// A weighted mix: cumulative weights (ending at 1.0) and their distributions.
+    Mix(Vec<f64>, Vec<Dist>),
+    /// Measured: (quantile, ns) pairs, increasing in both.
+    Table(Arc<Vec<(f64, f64)>>),
+}
+
+/// What a request costs: CPU, then a blocking wait; either may be absent.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Work {
+    pub cpu: Option<Dist>,
+    pub sleep: Option<Dist>,
+    /// The spec as written.
+    text: String,
+}
+
+impl Dist {
+    /// One service time.
+    pub fn sample(&self, rng: &mut Rng) -> Duration {
+        let ns = match self {
+            Dist::Fixed(d) => return *d,
+            Dist::Exp(mean) => rng.exp(*mean),
+            Dist::LogNormal { mu, sigma } => (mu + sigma * rng.normal()).exp(),
+            Dist::Pareto { scale, shape } => rng.pareto(*scale, *shape),
+            Dist::Mix(cumulative, parts) => return parts[rng.pick(cumulative)].sample(rng),
+            Dist::Table(t) => quantile(t, rng.uniform()),
+        };
+        Duration::from_nanos(ns.clamp(0.0, 3.6e12) as u64)
+    }
+
+    /// Its mean.
+    pub fn mean(&self) -> Duration {
+        let ns = match self {
+            Dist::Fixed(d) => return *d,
+            Dist::Exp(mean) => *mean,
+            Dist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Dist::Pareto { scale, shape } => scale * shape / (shape - 1.0),
+            Dist::Mix(cumulative, parts) => {
+                let mut prev = 0.0;
+                let mut sum = 0.0;
+                for (c, d) in cumulative.iter().zip(parts) {
+                    sum += (c - prev) * d.mean().as_nanos() as f64;
+                    prev = *c;
+                }
+                sum
+            }
+            Dist::Table(t) => {
+                // The mean of the piecewise-linear quantile function.
+                let mut prev = (0.0, t.first().map_or(0.0, |p| p.1));
+                let mut sum = 0.0;
+                for &(q, v) in t.iter() {
+                    sum += (q - prev.0) * (v + prev.1) / 2.0;
+                    prev = (q, v);
+                }
+                sum
+            }
+        };
+        Duration::from_nanos(ns.max(0.0) as u64)
+    }
+}
+
+/// The value at quantile `u` of a table, interpolated linearly.
+fn quantile(t: &[(f64, f64)], u: f64) -> f64 {
+    let i = t.partition_point(|&(q, _)| q < u);
+    match (i.checked_sub(1).map(|j| t[j]), t.get(i)) {
+        (_, None) => t.last().map_or(0.0, |p| p.1),
+        (None, Some(p)) => p.1,
+        (Some(a), Some(b)) if b.0 > a.0 => a.1 + (b.1 - a.1) * (u - a.0) / (b.0 - a.0),
+        (Some(_), Some(b)) => b.1,
+    }
+}
+
+impl Work {
+    pub fn is_none(&self) -> bool {
+        self.cpu.is_none() && self.sleep.is_none()
+    }
+
+    /// The mean cost of a request, CPU and wait together.
+    pub fn mean(&self) -> Duration {
+        self.cpu.as_ref().map_or(Duration::ZERO, Dist::mean) + self.sleep.as_ref().map_or(Duration::ZERO, Dist::mean)
+    }
+
+    /// The mean CPU part.
+    pub fn cpu_mean(&self) -> Duration {
+        self.cpu.as_ref().map_or(Duration::ZERO, Dist::mean)
+    }
+
+    /// Does one request's work: draws its CPU time and spins it, then draws its wait and sleeps
+    /// it, each at most `cap`. Returns the time it took (what a class's busy time counts).
+    pub fn run(&self, rng: &mut Rng, cap: Duration) -> Duration {
+        let mut busy = Duration::ZERO;
+        if let Some(d) = &self.cpu {
+            let t = d.sample(rng).min(cap);
+            spin(t);
+            busy += t;
+        }
+        if let Some(d) = &self.sleep {
+            let t = d.sample(rng).min(cap);
+            std::thread::sleep(t);
+            busy += t;
+        }
+        busy
+    }
+}
+
+/// Uses `d` of this thread's CPU time (a thread preempted meanwhile is not credited with time
+/// another thread used).
+fn spin(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let until = crate::sys::process::thread_cpu_time() + d;
+    while crate::sys::process::thread_cpu_time() < until {
+        std::hint::spin_loop();
+    }
+}
+
+impl FromStr for Work {
+    type Err = BadValue;
+    /// `none`, or `cpu:D`, `sleep:D`, or both joined by `+`.
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        let bad = |why: String| BadValue(format!("--work '{s}': {why}"));
+        let mut w = Work {
+            text: s.to_string(),
+            ..Work::default()
+        };
+        if s == "none" {
+            return Ok(w);
+        }
+        for part in split_parts(s) {
+            let (kind, spec) = part
+                .split_once(':')
+                .ok_or_else(|| bad(format!("'{part}' is not cpu:D or sleep:D (or none)")))?;
+            let dist = parse_dist(spec).map_err(|e| bad(e.0))?;
+            let slot = match kind {
+                "cpu" => &mut w.cpu,
+                "sleep" => &mut w.sleep,
+                _ => return Err(bad(format!("'{kind}' is not cpu or sleep"))),
+            };
+            if slot.replace(dist).is_some() {
+                return Err(bad(format!("{kind} is given twice")));
+            }
+        }
+        if w.is_none() {
+            return Err(bad("write cpu:200us, sleep:1ms, cpu:exp(50us)+sleep:1ms or none".into()));
+        }
+        Ok(w)
+    }
+}
+
+impl fmt::Display for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.text.is_empty() { "none" } else { &self.text })
+    }
+}
+
+/// `cpu:...+sleep:...` split at the `+` that starts a part (a file name may hold a `+`).
+fn split_parts(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, _) in s.match_indices('+') {
+        let rest = &s[i + 1..];
+        if rest.starts_with("cpu:") || rest.starts_with("sleep:") {
+            parts.push(&s[start..i]);
+            start = i + 1;
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+/// Splits `s` at commas outside parentheses.
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// The arguments of `name(...)` in `s`, if `s` is that call.
+fn call<'a>(s: &'a str, name: &str) -> Option<Vec<&'a str>> {
+    let inner = s.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')')?;
+    Some(split_top(inner).into_iter().map(str::trim).collect())
+}
+
+/// A number the user typed for `what`.
+fn number(s: &str, what: &str) -> Result<f64, BadValue> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| BadValue(format!("'{s}' is not a number ({what})")))
+}
+
+/// A mean given as a duration, in ns, more than zero.
+fn mean_ns(s: &str) -> Result<f64, BadValue> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(BadValue(format!("'{s}': a mean must be more than zero")));
+    }
+    Ok(d.as_nanos() as f64)
+}
+
+/// Parses one distribution D.
+pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
+    let s = s.trim();
+    let args = |name: &str, n: usize| -> Result<Option<Vec<&str>>, BadValue> {
+        match call(s, name) {
+            Some(a) if a.len() == n => Ok(Some(a)),
+            Some(_) => Err(BadValue(format!(
+                "'{s}': {name} takes {n} argument{}",
+                if n == 1 { "" } else { "s" }
+            ))),
+            None => Ok(None),
+        }
+    };
+    if let Some(a) = args("exp", 1)? {
+        return Ok(Dist::Exp(mean_ns(a[0])?));
+    }
+    if let Some(a) = args("lognormal", 2)? {
+        let (mean, sigma) = (mean_ns(a[0])?, number(a[1], "lognormal's sigma")?);
+        if sigma < 0.0 || sigma > 10.0 {
+            return Err(BadValue(format!("'{s}': sigma {sigma} is outside 0..10")));
+        }
+        return Ok(Dist::LogNormal {
+            mu: mean.ln() - sigma * sigma / 2.0,
+            sigma,
+        });
+    }
+    if let Some(a) = args("pareto", 2)? {
+        let (mean, shape) = (mean_ns(a[0])?, number(a[1], "pareto's alpha")?);
+        if shape <= 1.0 {
+            return Err(BadValue(format!(
+                "'{s}': alpha must be more than 1 (the mean is infinite at 1 and below)"
+            )));
+        }
+        return Ok(Dist::Pareto {
+            scale: mean * (shape - 1.0) / shape,
+            shape,
+        });
+    }
+    if let Some(a) = args("bimodal1", 1)? {
+        let m = mean_ns(a[0])?;
+        return Ok(mix_of(&[(0.9, 0.5 * m), (0.1, 5.5 * m)]));
+    }
+    if let Some(a) = args("bimodal2", 1)? {
+        let m = mean_ns(a[0])?;
+        return Ok(mix_of(&[(0.999, 0.5 * m), (0.001, 500.5 * m)]));
+    }
+    if let Some(parts) = call(s, "mix") {
+        return parse_mix(s, &parts);
+    }
+    if let Some(path) = s.strip_prefix("hist:") {
+        return read_hist(path);
+    }
+    if s.contains('(') {
+        return Err(BadValue(format!(
+            "'{s}' is not a distribution: write exp(MEAN), lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(P%:D,...), bimodal1(MEAN), bimodal2(MEAN) or hist:FILE"
+        )));
+    }
+    Ok(Dist::Fixed(parse_duration(s)?))
+}
+
+/// A mix of fixed times, by weight.
+fn mix_of(parts: &[(f64, f64)]) -> Dist {
+    let mut c = 0.0;
+    let cumulative = parts
+        .iter()
+        .map(|(w, _)| {
+            c += w;
+            c
+        })
+        .collect();
+    Dist::Mix(
+        cumulative,
+        parts
+            .iter()
+            .map(|(_, ns)| Dist::Fixed(Duration::from_nanos(*ns as u64)))
+            .collect(),
+    )
+}
+
+/// `mix(P%:D,...)`: the weights must sum to 100 %.
+fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
+    let mut cumulative = Vec::new();
+    let mut dists = Vec::new();
+    let mut total = 0.0;
+    for p in parts {
+        let (w, d) = p
+            .split_once(':')
+            .ok_or_else(|| BadValue(format!("'{s}': '{p}' is not P%:D (e.g. 99.5%:50us)")))?;
+        let w = number(w.trim().trim_end_matches('%'), "a mix weight in per cent")?;
+        if w <= 0.0 {
+            return Err(BadValue(format!("'{s}': the weight {w}% is not positive")));
+        }
+        total += w;
+        cumulative.push(total / 100.0);
+        dists.push(parse_dist(d)?);
+    }
+    if (total - 100.0).abs() > 1e-6 {
+        return Err(BadValue(format!("'{s}': the weights sum to {total}%, not 100%")));
+    }
+    if let Some(last) = cumulative.last_mut() {
+        *last = 1.0;
+    }
+    Ok(Dist::Mix(cumulative, dists))
+}
+
+/// `hist:FILE`: a `.hgrm` percentile listing (values in ms) or an HdrHistogram V2 log (values
+/// in ns), as (quantile, ns) pairs.
+fn read_hist(path: &str) -> Result<Dist, BadValue> {
+    let text = std::fs::read_to_string(path).map_err(|e| BadValue(format!("hist:{path}: {e}")))?;
+    let mut table: Vec<(f64, f64)> = Vec::new();
+    // A percentile listing: "Value Percentile TotalCount 1/(1-Percentile)" rows.
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() >= 3 && !line.trim_start().starts_with('#') {
+            if let (Ok(v), Ok(q)) = (cols[0].parse::<f64>(), cols[1].parse::<f64>()) {
+                if (0.0..=1.0).contains(&q) && v >= 0.0 {
+                    table.push((q, v * 1e6));
+                }
+            }
+        }
+    }
+    if table.is_empty() {
+        // A V2 log: each interval's histogram in base64, the last field of its line.
+        let mut sum = crate::load::Hist::default();
+        let mut any = false;
+        for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"')) {
+            let field = line.rsplit(',').next().unwrap_or("").trim();
+            if let Ok(h) = crate::load::Hist::from_v2_base64(field) {
+                sum.merge(&h);
+                any = true;
+            }
+        }
+        if !any || sum.count() == 0 {
+            return Err(BadValue(format!(
+                "hist:{path}: neither a .hgrm percentile listing nor an HdrHistogram V2 log with values"
+            )));
+        }
+        table = sum
+            .0
+            .iter_quantiles(20)
+            .map(|v| (v.quantile_iterated_to(), v.value_iterated_to() as f64))
+            .collect();
+    }
+    table.sort_by(|a, b| a.0.total_cmp(&b.0));
+    table.dedup_by(|a, b| a.0 == b.0);
+    Ok(Dist::Table(Arc::new(table)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mean_of(d: &Dist, n: usize) -> f64 {
+        let mut rng = Rng::new(&[3]);
+        (0..n).map(|_| d.sample(&mut rng).as_nanos() as f64).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn every_form_parses_and_draws_near_its_mean() {
+        for (spec, mean_us) in [
+            ("cpu:200us", 200.0),
+            ("sleep:exp(1ms)", 1000.0),
+            ("cpu:lognormal(100us,1.0)", 100.0),
+            ("cpu:pareto(100us,2.5)", 100.0),
+            ("cpu:mix(99.5%:50us,0.5%:5ms)", 0.995 * 50.0 + 0.005 * 5000.0),
+            ("cpu:bimodal1(100us)", 100.0),
+            ("cpu:bimodal2(10us)", 10.0),
+            ("cpu:mix(50%:exp(10us),50%:30us)", 20.0),
+        ] {
+            let w: Work = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(w.to_string(), spec);
+            let d = w.cpu.as_ref().or(w.sleep.as_ref()).unwrap();
+            assert!(
+                (d.mean().as_nanos() as f64 / 1e3 - mean_us).abs() < mean_us * 0.01,
+                "{spec}: {:?}",
+                d.mean()
+            );
+            let drawn = mean_of(d, 400_000) / 1e3;
+            // Heavy tails converge slowly: pareto and bimodal2 within 10 %, the rest 3 %.
+            let tolerance = if spec.contains("pareto") || spec.contains("bimodal2") {
+                0.10
+            } else {
+                0.03
+            };
+            assert!(
+                (drawn - mean_us).abs() < mean_us * tolerance,
+                "{spec}: drew {drawn} µs on average"
+            );
+        }
+        let both: Work = "cpu:20us+sleep:1ms".parse().unwrap();
+        assert_eq!(both.mean(), Duration::from_micros(1020));
+        assert_eq!(both.cpu_mean(), Duration::from_micros(20));
+        assert!("none".parse::<Work>().unwrap().is_none());
+    }
+
+    #[test]
+    fn cpu_work_spins_what_it_says_on_the_threads_own_clock_within_2_percent() {
+        use crate::sys::process::thread_cpu_time;
+        let mut rng = Rng::new(&[1]);
+        for (spec, d, n) in [
+            ("cpu:100us", Duration::from_micros(100), 500u32),
+            ("cpu:1ms", Duration::from_millis(1), 50),
+        ] {
+            let w: Work = spec.parse().unwrap();
+            let t0 = thread_cpu_time();
+            for _ in 0..n {
+                w.run(&mut rng, Duration::from_secs(1));
+            }
+            let spent = (thread_cpu_time() - t0).as_secs_f64();
+            let asked = (d * n).as_secs_f64();
+            assert!(
+                spent >= asked && spent <= asked * 1.02,
+                "{n} x {d:?}: {spent} s of CPU for {asked} s asked"
+            );
+        }
+        // A draw is cut at the cap.
+        let w: Work = "cpu:5ms".parse().unwrap();
+        let t0 = thread_cpu_time();
+        assert_eq!(w.run(&mut rng, Duration::from_micros(200)), Duration::from_micros(200));
+        assert!(thread_cpu_time() - t0 < Duration::from_millis(2));
+    }
+
+    #[test]
+    fn a_bad_spec_is_one_line_naming_the_part() {
+        for (spec, says) in [
+            ("gpu:1s", "'gpu' is not cpu or sleep"),
+            ("cpu", "is not cpu:D or sleep:D"),
+            ("cpu:exp(1x)", "'1x' has an unknown unit"),
+            ("cpu:pareto(1ms,1)", "alpha must be more than 1"),
+            ("cpu:mix(50%:1ms,40%:2ms)", "sum to 90%"),
+            ("cpu:mix(50%1ms,50%:2ms)", "is not P%:D"),
+            ("cpu:lognormal(1ms)", "lognormal takes 2 arguments"),
+            ("cpu:weird(1ms)", "is not a distribution"),
+            ("cpu:1ms+cpu:2ms", "cpu is given twice"),
+            ("cpu:hist:/no/such/file", "hist:/no/such/file"),
+            ("cpu:exp(0s)", "more than zero"),
+        ] {
+            let e = spec.parse::<Work>().unwrap_err().0;
+            assert!(
+                e.contains(says) && e.starts_with(&format!("--work '{spec}'")),
+                "{spec}: {e}"
+            );
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_measured_histogram_is_drawn_from_by_its_quantiles() {
+        let dir = std::env::temp_dir().join(format!("muxlab-hist-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A .hgrm listing (ms): half the values 1 ms, half 3 ms.
+        let hgrm = dir.join("s.hgrm");
+        std::fs::write(
+            &hgrm,
+            "       Value     Percentile TotalCount 1/(1-Percentile)\n\n\
+                  1.000 0.000000000000          5           1.00\n\
+                  1.000 0.500000000000          5           2.00\n\
+                  3.000 0.500000000001          5           2.00\n\
+                  3.000 1.000000000000         10\n",
+        )
+        .unwrap();
+        let w: Work = format!("cpu:hist:{}", hgrm.display()).parse().unwrap();
+        let d = w.cpu.unwrap();
+        let m = mean_of(&d, 200_000) / 1e6;
+        assert!((m - 2.0).abs() < 0.05, "{m} ms");
+        // A V2 log of the same in ns, as muxlab's histograms encode.
+        let mut h = crate::load::Hist::default();
+        for _ in 0..50 {
+            h.record_ns(1_000_000);
+            h.record_ns(3_000_000);
+        }
+        let log = dir.join("s.hlog");
+        std::fs::write(
+            &log,
+            format!("#[StartTime: 0]\n0.000,1.000,3.000,{}\n", h.to_v2_base64()),
+        )
+        .unwrap();
+        let w: Work = format!("sleep:hist:{}", log.display()).parse().unwrap();
+        let m = mean_of(&w.sleep.unwrap(), 200_000) / 1e6;
+        assert!((m - 2.0).abs() < 0.1, "{m} ms");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
