@@ -265,7 +265,7 @@ pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
     }
     if let Some(a) = args("lognormal", 2)? {
         let (mean, sigma) = (mean_ns(a[0])?, number(a[1], "lognormal's sigma")?);
-        if sigma < 0.0 || sigma > 10.0 {
+        if !(0.0..=10.0).contains(&sigma) {
             return Err(BadValue(format!("'{s}': sigma {sigma} is outside 0..10")));
         }
         return Ok(Dist::LogNormal {
