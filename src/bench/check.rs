@@ -90,11 +90,19 @@ fn line_in(text: &str, at: &str, key: &str) -> usize {
         *off += l.len() + 1;
         Some((here, l))
     });
+    // A key may be written under its alias (`headers` for `header`).
+    let names: &[&str] = if key == "header" {
+        &["header", "headers"]
+    } else {
+        &[key]
+    };
     let pos = found
         .filter(|(_, l)| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
+            names.iter().any(|k| {
+                l.trim_start()
+                    .strip_prefix(k)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
         })
         .map(|(off, _)| table_start + off)
         .next()
@@ -160,18 +168,31 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     }
     let mut s: Scenario = toml::from_str(text).map_err(|e| o.toml(e))?;
     check_scenario(&s, &o)?;
+    let mut notes = Vec::new();
     for i in 0..s.experiments.len() {
         let x = &mut s.experiments[i];
-        if std::mem::take(&mut x.tls) && x.proto == Protocol::Http {
+        if std::mem::take(&mut x.tls) {
             // The old key: what it meant is `proto = "https"` now.
-            eprintln!(
-                "muxlab: note: {origin}: experiment '{}': tls = true is read as proto = \"https\" (write that instead)",
+            if x.proto != Protocol::Http {
+                return Err(o.key(x, "tls", "applies to http only (proto = \"https\")"));
+            }
+            notes.push(format!(
+                "{origin}: experiment '{}': tls = true is read as proto = \"https\" (write that instead)",
                 x.name
-            );
+            ));
             x.proto = Protocol::Https;
+        }
+        if x.proto.is_http() && x.load.size != Workload::default().size {
+            // Read and ignored before the workload was load's own flags; load refuses it.
+            notes.push(format!(
+                "{origin}: experiment '{}': size applies to echo and packet; ignored for {} (drop it)",
+                x.name, x.proto
+            ));
+            x.load.size = Workload::default().size;
         }
         check_experiment(&s.experiments[i], &s, &o)?;
     }
+    s.notes = notes;
     Ok(s)
 }
 
@@ -220,7 +241,10 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
         return Err(o.key(
             x,
             key,
-            format!("unknown key '{key}' (every muxlab load flag is a key: see muxlab load --help)"),
+            format!(
+                "unknown key '{key}' (every flag of muxlab load's workload is a key, see muxlab load --help; \
+                 where the client runs is the scenario's: client_cpus, client_threads, client_hosts)"
+            ),
         ));
     }
     if x.models.is_empty() && x.peers.is_empty() {
@@ -345,6 +369,29 @@ mod bench_scenario {
         .unwrap_err()
         .to_string();
         assert!(e.contains("field 'server_addr'"), "{e}");
+    }
+
+    /// Keys read the old way: `tls = true` is https for http and refused elsewhere; `size` on
+    /// http (ignored before) is noted and dropped; the alias `headers` points at its own line;
+    /// a packet experiment's frame size is the one the load sends.
+    #[test]
+    fn old_keys_are_read_with_a_note_or_refused_where_they_never_applied() {
+        let head = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
+        let s = parse(&format!("{head}proto = \"http\"\ntls = true\nsize = 64\n"), "f").unwrap();
+        assert_eq!(s.experiments[0].proto.name(), "https");
+        assert_eq!(s.experiments[0].load.size, 128);
+        assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+        let e = parse(&format!("{head}proto = \"echo\"\ntls = true\n"), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field 'tls'") && e.contains("http only"), "{e}");
+        let e = parse(&format!("{head}proto = \"http\"\nheaders = [\"no colon\"]\n"), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 9, field 'header'"), "{e}");
+        let s = parse(&format!("{head}proto = \"packet\"\n"), "f").unwrap();
+        let args = crate::bench::process::serve_args("epoll", &s.experiments[0], "127.0.0.1", "0").unwrap();
+        assert!(args.windows(2).any(|w| w == ["--packet-size", "128"]), "{args:?}");
     }
 
     #[test]

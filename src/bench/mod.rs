@@ -363,7 +363,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     sys::cgroup::remove_stale();
     let plan = plan(&sc, opts);
     let mut env = environment(&place);
-    let mut notes = Vec::new();
+    let mut notes = sc.notes.clone();
     let _held = hold(&sc, opts, &place, &mut env, &mut notes)?;
     let dir =
         results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;

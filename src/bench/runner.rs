@@ -67,7 +67,9 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     let hosts = place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty());
     if hosts.is_none() {
         load.threads = Some(place.client_threads);
-        load.cpus = CpuList::from_str(&place.client_cpus).ok();
+        // Checked when the scenario was read; a list that still does not read leaves the
+        // load to refuse it, naming it.
+        load.cpus = Some(CpuList::from_str(&place.client_cpus).unwrap_or(CpuList(Vec::new())));
     }
     let mut a = vec!["load".to_string()];
     a.extend(load.to_args());

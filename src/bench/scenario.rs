@@ -76,6 +76,9 @@ pub struct Scenario {
     pub steer_rx: bool,
     #[serde(rename = "experiment")]
     pub experiments: Vec<Experiment>,
+    /// What reading the file noted (an old key read the new way): the run shows them.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 fn one() -> usize {

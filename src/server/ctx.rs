@@ -65,7 +65,7 @@ impl Ctx {
     pub fn worker(&self, i: usize) -> Worker<'_> {
         Worker {
             ctx: self,
-            c: self.stats.worker(i),
+            counters: self.stats.worker(i),
             index: i,
         }
     }
@@ -78,7 +78,7 @@ pub struct Worker<'a> {
     /// The server this worker belongs to.
     pub ctx: &'a Ctx,
     /// This worker's block of counters.
-    pub c: Counters,
+    pub counters: Counters,
     /// Its index: counter block and slot at the start gate.
     pub index: usize,
 }
@@ -93,7 +93,7 @@ impl<'a> Worker<'a> {
     /// Adds `n` to one of this worker's counters.
     #[inline]
     pub fn count(&self, counter: Counter, n: u64) {
-        self.c.add(counter, n);
+        self.counters.add(counter, n);
     }
 
     /// Applies `--max-conns` to a freshly accepted connection: counts it and returns it, or
@@ -101,7 +101,7 @@ impl<'a> Worker<'a> {
     /// Every admitted connection gets TCP_NODELAY: replies are small and go out at once, and
     /// Nagle would hold one back while an earlier one is unacknowledged (40 ms with delayed ACKs).
     pub fn admit<S: AsFd>(&self, conn: S) -> Option<S> {
-        if !self.ctx.stats.admit(self.c, self.ctx.max_conns) {
+        if !self.ctx.stats.admit(self.counters, self.ctx.max_conns) {
             return None;
         }
         let _ = sys::socket::set_nodelay(conn.as_fd());
@@ -110,7 +110,7 @@ impl<'a> Worker<'a> {
 
     /// Records that an admitted connection was closed.
     pub fn release(&self) {
-        self.ctx.stats.release(self.c);
+        self.ctx.stats.release(self.counters);
     }
 
     /// This worker has set up (its epoll instance, ring, ...): waits until every worker thread
@@ -133,7 +133,7 @@ impl<'a> Worker<'a> {
     /// answered, and count the requests. One function, so every model handles input alike.
     #[inline]
     pub fn on_input(&self, session: &mut Session, data: &[u8], out: &mut Vec<u8>) -> Fed {
-        self.c.add(Counter::BytesIn, data.len() as u64);
+        self.counters.add(Counter::BytesIn, data.len() as u64);
         let cfg = &self.ctx.cfg;
         let fed = if cfg.work.is_none() && !cfg.work_from_request {
             session.feed(data, out)
@@ -141,7 +141,7 @@ impl<'a> Worker<'a> {
             // Each request's work runs right before its own response is written.
             session.feed_each(data, out, &mut |req| super::per_request::each(*self, req))
         };
-        self.c.add(Counter::Requests, fed.requests);
+        self.counters.add(Counter::Requests, fed.requests);
         if let Some(n) = self.ctx.cfg.crash_after_requests {
             crash_if_reached(&self.ctx.stats, n);
         }
@@ -151,7 +151,7 @@ impl<'a> Worker<'a> {
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.
     #[inline]
     pub fn flush_syscalls(&self) {
-        self.c.flush_syscalls();
+        self.counters.flush_syscalls();
     }
 }
 
