@@ -201,6 +201,25 @@ pub(crate) mod serde_as {
         }
     }
 
+    /// A list of values that parse from and print to text (`--mix` entries).
+    pub(crate) mod text_list {
+        use super::*;
+        pub fn serialize<T: std::fmt::Display, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(v.iter().map(|x| x.to_string()))
+        }
+        pub fn deserialize<'de, T, D>(d: D) -> Result<Vec<T>, D::Error>
+        where
+            T: std::str::FromStr,
+            T::Err: std::fmt::Display,
+            D: Deserializer<'de>,
+        {
+            Vec::<String>::deserialize(d)?
+                .iter()
+                .map(|t| t.parse::<T>().map_err(serde::de::Error::custom))
+                .collect()
+        }
+    }
+
     /// Any optional value that parses from and prints to text (`AddrRange`, `CpuList`).
     pub(crate) mod opt_text {
         use super::*;

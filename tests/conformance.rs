@@ -70,6 +70,33 @@ fn sixteen_pipelined_requests_in_one_write() {
     });
 }
 
+/// Each request's work runs right before its own response: of two pipelined requests in one
+/// write, the first (1 ms of work) is answered while the second's 2 s of work still runs. (It
+/// used to wait for the whole batch's work.)
+#[test]
+fn a_pipelined_requests_response_does_not_wait_for_the_work_of_the_next() {
+    for_each_model_and_over_tls(|model, args| {
+        let mut args = args.to_vec();
+        args.extend(["--work-from-request", "--max-work", "3s"]);
+        let srv = Server::start(model, &args);
+        let mut s = srv.stream();
+        s.write_all(b"GET /?sleep=1ms HTTP/1.1\r\nHost: t\r\n\r\nGET /?sleep=2s HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        s.tcp().set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+        let mut pending = Vec::new();
+        let first = read_response(&mut s, &mut pending);
+        assert!(
+            matches!(&first, Ok(Some(r)) if r.status == 200),
+            "{model}: no first response within 1.5 s, while the second's 2 s of work ran: {first:?}"
+        );
+        s.tcp().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let second = read_response(&mut s, &mut pending).unwrap().unwrap();
+        assert_eq!(second.status, 200);
+        drop(s);
+        assert_eq!(srv.stop().total("requests"), 2);
+    });
+}
+
 #[test]
 fn request_delivered_one_byte_at_a_time() {
     for_each_model_and_over_tls(|model, args| {

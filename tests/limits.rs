@@ -264,6 +264,18 @@ fn bad_flags_and_unknown_models_exit_2_with_a_hint() {
             &["serve", "--model", "epoll", "--proto", "packet", "--packet-size", "0"][..],
             "at least 1 byte",
         ),
+        (
+            &["serve", "--model", "epoll", "--work", "cpu:exp(1x)"][..],
+            "'1x' has an unknown unit",
+        ),
+        (
+            &["serve", "--model", "epoll", "--work", "cpu:mix(50%:1ms)"][..],
+            "sum to 50%",
+        ),
+        (
+            &["serve", "--model", "epoll", "--proto", "echo", "--work-from-request"][..],
+            "needs --proto http",
+        ),
         (&["serve", "--model", "epoll", "--tls", "cert.pem"][..], "self-signed"),
         (
             &["serve", "--model", "epoll", "--tls", "/no/cert.pem,/no/key.pem"][..],
@@ -358,4 +370,35 @@ fn an_old_model_name_still_serves_and_says_the_new_one() {
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("now called 'multi-reactor'"), "{err}");
+}
+
+/// `--work-from-request`: a request names its work in its query; over `--max-work` (or not a
+/// work spec) it gets 400 and the connection closes; each class is counted in the stats line.
+#[test]
+fn work_named_by_requests_is_capped_and_counted_per_class() {
+    let srv = Server::start("epoll", &["--work-from-request", "--max-work", "5ms"]);
+    let ask = |path: &str| {
+        let mut s = srv.stream();
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut pending = Vec::new();
+        read_response(&mut s, &mut pending).unwrap().unwrap().status
+    };
+    for _ in 0..3 {
+        assert_eq!(ask("/?cpu=100us"), 200);
+    }
+    assert_eq!(ask("/?cpu=50us&sleep=exp%281ms%29"), 200);
+    assert_eq!(ask("/plain"), 200);
+    assert_eq!(ask("/?cpu=20ms"), 400, "over --max-work");
+    assert_eq!(ask("/?sleep=soon"), 400, "not a work spec");
+    let st = srv.stop();
+    let classes = &st.stats["classes"];
+    assert_eq!(classes["cpu=100us"]["requests"], 3, "{classes}");
+    assert!(classes["cpu=100us"]["busy_us"].as_f64().unwrap() >= 300.0, "{classes}");
+    assert_eq!(classes["cpu=50us&sleep=exp%281ms%29"]["requests"], 1, "{classes}");
+    assert_eq!(classes["none"]["requests"], 1, "{classes}");
+    assert!(
+        classes.get("cpu=20ms").is_none(),
+        "a refused request does no work: {classes}"
+    );
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::shard::Shard;
-use super::spec::Spec;
+use super::spec::{Class, Spec};
 use super::{tls, unix_ms, Error, Kind, Pacing, Payload, Target};
 use crate::units::{exact_duration, parse_duration, serde_as, AddrRange, CpuList};
 
@@ -117,6 +117,82 @@ pub struct Workload {
     #[arg(long)]
     #[serde(default)]
     pub tls_resume: bool,
+    /// A request class, NAME=WEIGHT:PATH (repeatable): requests pick a class by weight, and
+    /// each class gets its own counts and latency (e.g. --mix short=995:/?cpu=20us
+    /// --mix long=5:/?cpu=5ms against `serve --work-from-request`).
+    #[arg(long = "mix", value_name = "NAME=WEIGHT:PATH")]
+    #[serde(default, with = "serde_as::text_list", skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixEntry>,
+    /// Request classes from a file, one per line: NAME WEIGHT METHOD PATH [@BODYFILE] (# starts
+    /// a comment).
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_file: Option<PathBuf>,
+    /// Open loop's arrivals: uniform (a fixed interval) or poisson (exponential gaps, the same
+    /// mean rate).
+    #[arg(long, value_enum, default_value = "uniform")]
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Seed of the random choices (classes, poisson gaps): the same seed, the same sequence.
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "seed_one")]
+    pub seed: u64,
+}
+
+fn seed_one() -> u64 {
+    1
+}
+
+/// When an open loop's requests are due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// At a fixed interval.
+    #[default]
+    Uniform,
+    /// With exponential gaps (a Poisson process): arrivals bunch as real ones do.
+    Poisson,
+}
+
+/// One `--mix NAME=WEIGHT:PATH`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixEntry {
+    pub name: String,
+    pub weight: f64,
+    pub path: String,
+}
+
+impl std::str::FromStr for MixEntry {
+    type Err = crate::units::BadValue;
+    fn from_str(s: &str) -> Result<MixEntry, Self::Err> {
+        let bad = || {
+            crate::units::BadValue(format!(
+                "--mix '{s}' is not NAME=WEIGHT:PATH (e.g. short=995:/?cpu=20us)"
+            ))
+        };
+        let (name, rest) = s.split_once('=').ok_or_else(bad)?;
+        let (weight, path) = rest.split_once(':').ok_or_else(bad)?;
+        let weight: f64 = weight.trim().parse().map_err(|_| bad())?;
+        if name.is_empty() || name.contains(char::is_whitespace) || !(weight > 0.0 && weight.is_finite()) {
+            return Err(bad());
+        }
+        if !path.starts_with('/') {
+            return Err(crate::units::BadValue(format!(
+                "--mix '{s}': the path must start with /"
+            )));
+        }
+        Ok(MixEntry {
+            name: name.into(),
+            weight,
+            path: path.into(),
+        })
+    }
+}
+
+impl std::fmt::Display for MixEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}:{}", self.name, self.weight, self.path)
+    }
 }
 
 fn one() -> usize {
@@ -173,6 +249,10 @@ impl Default for Workload {
             insecure: false,
             cacert: None,
             tls_resume: false,
+            mix: Vec::new(),
+            mix_file: None,
+            arrivals: Arrivals::Uniform,
+            seed: seed_one(),
         }
     }
 }
@@ -215,6 +295,12 @@ impl Workload {
         put("body", self.body.clone());
         put("body-size", self.body_size.map(|n| n.to_string()));
         put("cacert", self.cacert.as_ref().map(|p| p.display().to_string()));
+        put("mix-file", self.mix_file.as_ref().map(|p| p.display().to_string()));
+        put("arrivals", (self.arrivals != d.arrivals).then(|| "poisson".to_string()));
+        put("seed", (self.seed != d.seed).then(|| self.seed.to_string()));
+        for m in &self.mix {
+            put("mix", Some(m.to_string()));
+        }
         for h in &self.headers {
             put("header", Some(h.clone()));
         }
@@ -376,6 +462,7 @@ impl LoadArgs {
             }
             (false, false) => None,
         };
+        let classes = self.classes(&method, &payload)?;
         Ok(Spec {
             duration,
             requests,
@@ -383,6 +470,7 @@ impl LoadArgs {
             payload,
             method,
             tls,
+            classes,
             args: self,
         })
     }
@@ -471,10 +559,106 @@ impl LoadArgs {
         Ok(())
     }
 
+    /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with
+    /// its own); names unique, http only, at most 255.
+    fn classes(&self, method: &str, payload: &Payload) -> Result<Vec<Class>, Error> {
+        let w = &self.workload;
+        let mut classes: Vec<Class> = w
+            .mix
+            .iter()
+            .map(|m| Class {
+                name: m.name.clone(),
+                weight: m.weight,
+                method: method.to_string(),
+                path: m.path.clone(),
+                payload: payload.clone(),
+            })
+            .collect();
+        if let Some(path) = &w.mix_file {
+            classes.extend(read_mix_file(path, payload)?);
+        }
+        if classes.is_empty() {
+            return Ok(classes);
+        }
+        let key = if w.mix.is_empty() { "mix_file" } else { "mix" };
+        if self.target.kind != Kind::Http {
+            return Err(Error::invalid(key, "--mix and --mix-file apply to http:// targets"));
+        }
+        if classes.len() > 255 {
+            return Err(Error::invalid(key, "a mix holds at most 255 classes"));
+        }
+        for (i, c) in classes.iter().enumerate() {
+            if classes[..i].iter().any(|o| o.name == c.name) {
+                return Err(Error::invalid(
+                    key,
+                    &format!("the class name '{}' is given twice", c.name),
+                ));
+            }
+            if c.method == "HEAD" {
+                return Err(Error::invalid(
+                    key,
+                    "a mix cannot hold HEAD requests (their responses carry no body)",
+                ));
+            }
+        }
+        Ok(classes)
+    }
+
     /// The source addresses of `--bind` (none: the kernel picks).
     pub fn sources(&self) -> &[Ipv4Addr] {
         self.workload.bind.as_ref().map_or(&[], |b| &b.0)
     }
+}
+
+/// The classes of a `--mix-file`: `NAME WEIGHT METHOD PATH [@BODYFILE]` per line. A class
+/// with a body file sends its bytes; one without sends the run's body (`payload`).
+fn read_mix_file(path: &std::path::Path, payload: &Payload) -> Result<Vec<Class>, Error> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid("mix_file", &format!("cannot read --mix-file {name}: {e}")))?;
+    let mut classes = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| Error::invalid("mix_file", &format!("--mix-file {name}, line {}: {why}", n + 1));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [class, weight, method, target, rest @ ..] = words.as_slice() else {
+            return Err(bad("write NAME WEIGHT METHOD PATH [@BODYFILE]"));
+        };
+        let weight: f64 = weight
+            .parse()
+            .ok()
+            .filter(|w: &f64| *w > 0.0 && w.is_finite())
+            .ok_or_else(|| bad(&format!("the weight '{weight}' is not a positive number")))?;
+        if !target.starts_with('/') {
+            return Err(bad(&format!("the path '{target}' must start with /")));
+        }
+        let body = match rest {
+            [] => payload.clone(),
+            [file] => {
+                let file = file
+                    .strip_prefix('@')
+                    .ok_or_else(|| bad(&format!("'{file}': a body file is written @FILE")))?;
+                if matches!(payload, Payload::Generated(_)) {
+                    return Err(bad(
+                        "a class's body file cannot go with --body-size (whose echoes are verified)",
+                    ));
+                }
+                Payload::Fixed(std::fs::read(file).map_err(|e| bad(&format!("cannot read @{file}: {e}")))?)
+            }
+            _ => return Err(bad("too many words: NAME WEIGHT METHOD PATH [@BODYFILE]")),
+        };
+        classes.push(Class {
+            name: class.to_string(),
+            weight,
+            method: method.to_ascii_uppercase(),
+            path: target.to_string(),
+            payload: body,
+        });
+    }
+    Ok(classes)
 }
 
 #[cfg(test)]

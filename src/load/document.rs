@@ -69,11 +69,37 @@ pub struct RunConfig {
     pub chunked: bool,
     pub connect_rate: Option<f64>,
     pub connect_first: bool,
+    /// Open loop's arrivals: `uniform` or `poisson`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    /// The request classes of `--mix` / `--mix-file`, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassConfig>,
     /// `--hosts`: the hosts the run was split over, and the instant they started at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_ms: Option<u64>,
+}
+
+/// A request class as the document records it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClassConfig {
+    pub name: String,
+    pub weight: f64,
+    pub method: String,
+    pub path: String,
+}
+
+/// What one request class measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClassFigures {
+    /// Requests of the class completed in the window.
+    pub requests: u64,
+    /// Failures with a request of the class the oldest in flight.
+    pub errors: u64,
+    /// Their latency (corrected, in an open loop).
+    pub latency_us: Latency,
 }
 
 /// The machine, and where client and server may run.
@@ -120,6 +146,9 @@ pub struct Results {
     pub client_cpu_utilization: f64,
     pub client_saturated: bool,
     pub interrupted: bool,
+    /// Per request class (`--mix`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub classes: BTreeMap<String, ClassFigures>,
     /// Open loop (`--rate`) only.
     #[serde(flatten)]
     pub open_loop: Option<OpenLoop>,
@@ -247,6 +276,23 @@ impl RunConfig {
             chunked: w.chunked,
             connect_rate: w.connect_rate,
             connect_first: w.connect_first,
+            arrivals: matches!(spec.pacing, Pacing::Rate(_)).then(|| {
+                match w.arrivals {
+                    super::args::Arrivals::Uniform => "uniform",
+                    super::args::Arrivals::Poisson => "poisson",
+                }
+                .to_string()
+            }),
+            classes: spec
+                .classes
+                .iter()
+                .map(|c| ClassConfig {
+                    name: c.name.clone(),
+                    weight: c.weight,
+                    method: c.method.clone(),
+                    path: c.path.clone(),
+                })
+                .collect(),
             hosts: None,
             start_at_ms: None,
         }
@@ -254,8 +300,8 @@ impl RunConfig {
 }
 
 impl Results {
-    /// The figures of an outcome.
-    pub fn of(o: &Outcome) -> Results {
+    /// The figures of an outcome whose request classes are `classes` (in order).
+    pub fn of(o: &Outcome, classes: &[ClassConfig]) -> Results {
         let t = &o.tally;
         let secs = o.elapsed.as_secs_f64();
         let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
@@ -295,6 +341,20 @@ impl Results {
             client_cpu_utilization: util,
             client_saturated: util > SATURATED,
             interrupted: o.interrupted,
+            classes: classes
+                .iter()
+                .zip(&t.classes)
+                .map(|(c, k)| {
+                    (
+                        c.name.clone(),
+                        ClassFigures {
+                            requests: k.requests,
+                            errors: k.errors,
+                            latency_us: k.latency.latency(),
+                        },
+                    )
+                })
+                .collect(),
             // Measured only where the window's schedule is known (a duration run): else null.
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),
@@ -340,7 +400,7 @@ impl Document {
             target: spec.target().url.clone(),
             config: RunConfig::of(spec, o),
             environment: Environment::here(spec.target().addr),
-            results: Results::of(o),
+            results: Results::of(o, &RunConfig::of(spec, o).classes),
             interchange: Interchange {
                 format: INTERCHANGE,
                 outcome: o.clone(),
@@ -358,7 +418,7 @@ impl Document {
     /// Replaces what was measured with `o` (a merge of pieces): the figures and the
     /// interchange, the flags and the machine kept.
     pub fn set_outcome(&mut self, o: Outcome) {
-        self.results = Results::of(&o);
+        self.results = Results::of(&o, &self.config.classes);
         self.interchange.outcome = o;
     }
 

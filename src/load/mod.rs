@@ -40,7 +40,7 @@ pub use progress::{Line, Said, Tick};
 pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
 pub use response::{HttpReader, Read};
 pub use shard::{needed as shard_processes, per_process, run as run_shards, split, split_weighted, Shard};
-pub use spec::{Share, Spec};
+pub use spec::{Class, Share, Spec};
 pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
 

@@ -130,20 +130,23 @@ pub(super) struct Schedule {
     interval: Duration,
     /// The next scheduled send.
     next: Instant,
-    /// Sends whose time has come, waiting for a connection.
-    backlog: VecDeque<Instant>,
+    /// Sends whose time has come (with their class), waiting for a connection.
+    backlog: VecDeque<(Instant, u8)>,
     /// Connections that can take a request now.
     free: VecDeque<usize>,
     /// The window whose schedule is counted: (warm-up's end, end) of a run over a duration.
     counted: Option<(Instant, Instant)>,
     /// Sends scheduled inside `counted`, and those of them that will not complete inside it.
     scheduled: u64,
-    lost: Vec<Instant>,
+    lost: Vec<(Instant, u8)>,
+    /// Poisson arrivals: the gaps are drawn (exponential, mean `interval`) from this.
+    poisson: Option<crate::rng::Rng>,
 }
 
 impl Schedule {
-    /// `rate` requests per second from `t0` (until the window is known, nothing is due).
-    pub(super) fn new(rate: f64, t0: Instant) -> Schedule {
+    /// `rate` requests per second from `t0` (until the window is known, nothing is due);
+    /// `poisson`: the gaps drawn from this generator, else fixed.
+    pub(super) fn new(rate: f64, t0: Instant, poisson: Option<crate::rng::Rng>) -> Schedule {
         Schedule {
             interval: Duration::from_secs_f64(1.0 / rate),
             next: t0,
@@ -152,6 +155,15 @@ impl Schedule {
             counted: None,
             scheduled: 0,
             lost: Vec::new(),
+            poisson,
+        }
+    }
+
+    /// The gap to the next send.
+    fn gap(&mut self) -> Duration {
+        match self.poisson.as_mut() {
+            Some(r) => Duration::from_secs_f64(r.exp(self.interval.as_secs_f64())),
+            None => self.interval,
         }
     }
 
@@ -178,19 +190,25 @@ impl Schedule {
     }
 
     /// Moves the sends due by `now` into the backlog, while `may` (given a send's time and the
-    /// backlog's length) allows one more.
-    pub(super) fn due(&mut self, now: Instant, mut may: impl FnMut(Instant, usize) -> bool) {
+    /// backlog's length) allows one more; `class` picks each one's class.
+    pub(super) fn due(
+        &mut self,
+        now: Instant,
+        mut may: impl FnMut(Instant, usize) -> bool,
+        mut class: impl FnMut() -> u8,
+    ) {
         while self.next <= now && may(self.next, self.backlog.len()) {
             if self.counts(self.next) {
                 self.scheduled += 1;
             }
-            self.backlog.push_back(self.next);
-            self.next += self.interval;
+            self.backlog.push_back((self.next, class()));
+            let gap = self.gap();
+            self.next += gap;
         }
     }
 
-    /// The oldest send waiting, if any.
-    pub(super) fn take_due(&mut self) -> Option<Instant> {
+    /// The oldest send waiting (its time and class), if any.
+    pub(super) fn take_due(&mut self) -> Option<(Instant, u8)> {
         self.backlog.pop_front()
     }
 
@@ -212,10 +230,11 @@ impl Schedule {
         self.free.pop_front()
     }
 
-    /// A request intended at `t` will not complete inside the window (if it counts there).
-    pub(super) fn lose(&mut self, t: Instant) {
+    /// A request of `class` intended at `t` will not complete inside the window (if it counts
+    /// there).
+    pub(super) fn lose(&mut self, t: Instant, class: u8) {
         if self.counts(t) {
-            self.lost.push(t);
+            self.lost.push((t, class));
         }
     }
 
@@ -223,27 +242,34 @@ impl Schedule {
     /// called for in the window and did not get done is not dropped. Each request still waiting
     /// to be sent, `inflight`, failed, or answered too late, is returned with the latency it
     /// enters the corrected histogram with (the close less its intended send time: a lower
-    /// bound), and the counts `(scheduled, not completed)`.
+    /// bound, with its class), and the count scheduled. Sends never moved into the backlog
+    /// take their class from `class`.
     pub(super) fn close(
         &mut self,
         now: Instant,
-        inflight: impl Iterator<Item = Instant>,
-    ) -> Option<(u64, Vec<Duration>)> {
+        inflight: impl Iterator<Item = (Instant, u8)>,
+        mut class: impl FnMut() -> u8,
+    ) -> Option<(u64, Vec<(Duration, u8)>)> {
         let (from, end) = self.counted?;
         let close = end.min(now).max(from);
         // Sends whose time came before the close but were never moved into the backlog.
         while self.next < end && self.next < close {
             if self.counts(self.next) {
                 self.scheduled += 1;
-                self.lost.push(self.next);
+                self.lost.push((self.next, class()));
             }
-            self.next += self.interval;
+            let gap = self.gap();
+            self.next += gap;
         }
-        let waiting: Vec<Instant> = self.backlog.drain(..).chain(inflight).collect();
-        for t in waiting {
-            self.lose(t);
+        let waiting: Vec<(Instant, u8)> = self.backlog.drain(..).chain(inflight).collect();
+        for (t, c) in waiting {
+            self.lose(t, c);
         }
-        let latencies = self.lost.iter().map(|&t| close.saturating_duration_since(t)).collect();
+        let latencies = self
+            .lost
+            .iter()
+            .map(|&(t, c)| (close.saturating_duration_since(t), c))
+            .collect();
         Some((self.scheduled, latencies))
     }
 }

@@ -26,8 +26,21 @@ pub struct Spec {
     pub method: String,
     /// The TLS client of an https target.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The request classes of `--mix` / `--mix-file` (empty: every request is the target's).
+    pub classes: Vec<Class>,
     /// The arguments as given (what a shard process or a host is started with).
     pub(super) args: LoadArgs,
+}
+
+/// A request class: what its requests are, and how often they are picked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Class {
+    pub name: String,
+    pub weight: f64,
+    pub method: String,
+    /// The request target: path and query.
+    pub path: String,
+    pub payload: Payload,
 }
 
 /// One process's share of a run (`--shard`, then `--subshard`).

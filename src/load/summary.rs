@@ -49,10 +49,38 @@ fn mode(close: bool, kind: &str, pipeline: u64, size: u64) -> String {
 
 /// The human summary of a run's document (a merged one included).
 pub fn human(doc: &Document) -> String {
-    summary_text(&Heading::of(doc), doc.outcome())
+    summary_text(&Heading::of(doc), doc.outcome(), &class_lines(doc))
 }
 
-fn summary_text(h: &Heading, o: &Outcome) -> String {
+/// A line per request class (`--mix`), in the mix's order.
+fn class_lines(doc: &Document) -> String {
+    let mut s = String::new();
+    for c in &doc.config.classes {
+        let Some(f) = doc.results.classes.get(&c.name) else {
+            continue;
+        };
+        let q = |v: Option<f64>| v.map_or("-".to_string(), fmt_us);
+        s.push_str(&format!(
+            "  class {:<6} {:>10} requests  p50 {}  p99 {}  p99.9 {}  max {}{}  ({} {})\n",
+            c.name,
+            thousands(f.requests),
+            q(f.latency_us.p50),
+            q(f.latency_us.p99),
+            q(f.latency_us.p999),
+            q(f.latency_us.max),
+            if f.errors > 0 {
+                format!("  {} errors", thousands(f.errors))
+            } else {
+                String::new()
+            },
+            c.method,
+            c.path
+        ));
+    }
+    s
+}
+
+fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
     let t = &o.tally;
     let secs = o.elapsed.as_secs_f64();
     let rps = if secs > 0.0 { t.requests as f64 / secs } else { 0.0 };
@@ -80,6 +108,7 @@ fn summary_text(h: &Heading, o: &Outcome) -> String {
         thousands(rps.round() as u64)
     ));
     s.push_str(&latency_lines(o, rps));
+    s.push_str(classes);
     s.push_str(&connection_lines(o));
     s.push_str(&format!(
         "  fairness     Jain {} over {} connections, {} starved\n",

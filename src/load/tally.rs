@@ -101,6 +101,28 @@ pub struct Tally {
     /// timeout passed first).
     #[serde(default)]
     pub unresolved_at_start: u64,
+    /// Per request class (`--mix`), by the class's place in the run's classes; empty without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassTally>,
+}
+
+/// What one request class counted.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClassTally {
+    /// Requests completed in the window.
+    pub requests: u64,
+    /// Failures with a request of this class the oldest in flight.
+    pub errors: u64,
+    /// Latency from the intended send time.
+    pub latency: Hist,
+}
+
+impl ClassTally {
+    pub fn merge(&mut self, other: &ClassTally) {
+        self.requests += other.requests;
+        self.errors += other.errors;
+        self.latency.merge(&other.latency);
+    }
 }
 
 /// Error counts travel as `{class name: count}`, the classes with none left out.
@@ -197,6 +219,12 @@ impl Tally {
         };
         self.scheduled = add(self.scheduled, other.scheduled);
         self.not_completed = add(self.not_completed, other.not_completed);
+        if self.classes.len() < other.classes.len() {
+            self.classes.resize_with(other.classes.len(), ClassTally::default);
+        }
+        for (a, b) in self.classes.iter_mut().zip(&other.classes) {
+            a.merge(b);
+        }
     }
 
     /// Jain's fairness index over connection slots: 1 = perfectly even, 1/n = one took all.

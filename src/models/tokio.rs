@@ -107,7 +107,18 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             Ok(Ok(n)) => n,
         };
         w.count(Counter::Useful, 1);
-        let fed = w.on_input(&mut session, &buf[..n], &mut out);
+        let fed = w.on_input(&mut session, &buf[..n], &mut out, &mut |out| {
+            // Before the next request's work: what the socket takes now.
+            while !out.is_empty() {
+                match stream.try_write(out) {
+                    Ok(n) => {
+                        out.drain(..n);
+                        w.count(Counter::BytesOut, n as u64);
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
         deadlines.input(&session, fed.requests > 0, Instant::now());
         // A client that takes nothing for --idle-timeout loses its connection (send timeout).
         let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);

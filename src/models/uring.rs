@@ -108,7 +108,16 @@ impl UConn {
     /// Hands received bytes to the session; pauses receiving once the unsent replies reach
     /// `--max-output`.
     fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out);
+        let (fd, sending) = (&self.fd, self.sending);
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, &mut |out| {
+            // Before the next request's work, what the socket takes now: only while no send is
+            // in flight on the ring (a direct write must not overtake one).
+            if sending == 0 {
+                let mut sent = 0;
+                w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
+                out.drain(..sent);
+            }
+        });
         self.deadlines.input(&self.session, fed.requests > 0, now);
         self.closing |= fed.close;
         if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {

@@ -9,9 +9,14 @@ pub struct EchoSession;
 impl EchoSession {
     /// Each non-empty read counts as one request (the server cannot see message boundaries);
     /// `each` sees it before its bytes go back.
-    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        each: &mut F,
+    ) -> Fed {
         if !input.is_empty() {
-            each(Request { target: b"" });
+            each(Request { target: b"" }, out);
         }
         out.extend_from_slice(input);
         Fed {

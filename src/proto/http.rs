@@ -133,7 +133,12 @@ impl HttpSession {
 
     /// Consumes `input`, answering every request in it; `each` sees each request (its target)
     /// right before its response is written, and may refuse it (400).
-    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        each: &mut F,
+    ) -> Fed {
         let mut fed = Fed::default();
         if matches!(self.state, State::Closed) {
             fed.close = true;
@@ -158,7 +163,7 @@ impl HttpSession {
     }
 
     /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
-    fn run<F: FnMut(Request<'_>) -> Answer>(
+    fn run<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
         &mut self,
         data: &[u8],
         out: &mut Vec<u8>,
@@ -238,7 +243,7 @@ impl HttpSession {
     }
 
     /// Parses a request head at the start of `data` and answers or starts its body.
-    fn head<F: FnMut(Request<'_>) -> Answer>(
+    fn head<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
         &mut self,
         data: &[u8],
         out: &mut Vec<u8>,
@@ -267,7 +272,7 @@ impl HttpSession {
         // The request's own work, before its response is written.
         let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
         let target = req.path.unwrap_or("").as_bytes();
-        if served && each(Request { target }) == Answer::Refuse {
+        if served && each(Request { target }, out) == Answer::Refuse {
             return refuse(Refusal::BadRequest, out, fed);
         }
         if h.continue_expected && (h.chunked || h.content_length.is_some_and(|n| n > 0)) {
@@ -427,7 +432,7 @@ mod proto_http {
         let mut out = Vec::new();
         let mut total = Fed::default();
         for c in chunks {
-            let f = s.feed(c, &mut out, &mut |_| crate::proto::Answer::Serve);
+            let f = s.feed(c, &mut out, &mut |_, _| crate::proto::Answer::Serve);
             total.requests += f.requests;
             total.close |= f.close;
         }

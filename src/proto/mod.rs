@@ -116,14 +116,20 @@ impl Session {
     /// Consumes `input` (any split of the stream), appends the responses to `out`.
     #[inline]
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
-        self.feed_each(input, out, &mut |_| Answer::Serve)
+        self.feed_each(input, out, &mut |_, _| Answer::Serve)
     }
 
     /// [`Session::feed`], calling `each` for every request right before its response is
-    /// written (what a server's per-request work runs in: the response to a request waits for
-    /// its own work only, not for the work of requests pipelined after it).
+    /// written, with the output so far (the responses to the requests before it, which `each`
+    /// may send and take out): what a server's per-request work runs in, so the response to a
+    /// request waits for its own work only, not for the work of requests pipelined after it.
     #[inline]
-    pub fn feed_each<F: FnMut(Request<'_>) -> Answer>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed_each<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        each: &mut F,
+    ) -> Fed {
         match self {
             Session::Http(s) => s.feed(input, out, each),
             Session::Echo(s) => s.feed(input, out, each),

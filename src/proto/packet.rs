@@ -20,7 +20,12 @@ impl PacketSession {
     }
 
     /// Answers every whole frame; `each` sees each frame before it goes back.
-    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+        &mut self,
+        mut input: &[u8],
+        out: &mut Vec<u8>,
+        each: &mut F,
+    ) -> Fed {
         let mut frames = 0;
         if !self.partial.is_empty() {
             let need = self.size - self.partial.len();
@@ -30,14 +35,14 @@ impl PacketSession {
             if self.partial.len() < self.size {
                 return Fed::default();
             }
-            each(Request { target: b"" });
+            each(Request { target: b"" }, out);
             out.extend_from_slice(&self.partial);
             self.partial.clear();
             frames += 1;
         }
         let whole = input.len() / self.size * self.size;
         for frame in input[..whole].chunks_exact(self.size) {
-            each(Request { target: b"" });
+            each(Request { target: b"" }, out);
             out.extend_from_slice(frame);
         }
         frames += (whole / self.size) as u64;

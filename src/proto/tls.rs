@@ -77,7 +77,12 @@ impl TlsSession {
     }
 
     /// Ciphertext in, ciphertext out; the inner session sees the plaintext.
-    pub fn feed<F: FnMut(Request<'_>) -> Answer>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+        &mut self,
+        mut input: &[u8],
+        out: &mut Vec<u8>,
+        each: &mut F,
+    ) -> Fed {
         let mut fed = Fed::default();
         while !input.is_empty() {
             match self.tls.read_tls(&mut input) {
@@ -107,7 +112,20 @@ impl TlsSession {
                     Err(_) => break,
                 };
                 self.plain_out.clear();
-                let f = self.inner.feed_each(&buf[..n], &mut self.plain_out, each);
+                // The hook sees ciphertext: the plaintext of the responses before a request is
+                // encrypted into `out` first, and whatever the hook sends of `out` goes.
+                let tls = &mut self.tls;
+                let mut hook = |req: Request<'_>, plain: &mut Vec<u8>| {
+                    if !plain.is_empty() {
+                        let _ = tls.writer().write_all(plain);
+                        plain.clear();
+                        while tls.wants_write() && tls.write_tls(out).is_ok() {}
+                    }
+                    each(req, out)
+                };
+                // Erased: the inner session's feed is not instantiated once more per layer.
+                let hook: &mut dyn FnMut(Request<'_>, &mut Vec<u8>) -> Answer = &mut hook;
+                let f = self.inner.feed_each(&buf[..n], &mut self.plain_out, &mut { hook });
                 fed.requests += f.requests;
                 fed.close |= f.close;
                 if !self.plain_out.is_empty() {

@@ -84,7 +84,12 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                 Ok(0) => break,
                 Ok(n) => {
                     w.count(Counter::Useful, 1);
-                    let fed = w.on_input(&mut session, &buf[..n], &mut out);
+                    let fed = w.on_input(&mut session, &buf[..n], &mut out, &mut |out| {
+                        // Before the next request's work: the replies so far, blocking as usual.
+                        if write_all(w, &fd, out, &mut deadlines).is_ok() {
+                            out.clear();
+                        }
+                    });
                     deadlines.input(&session, fed.requests > 0, Instant::now());
                     if write_all(w, &fd, &out, &mut deadlines).is_err() || fed.close {
                         break;

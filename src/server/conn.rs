@@ -110,7 +110,11 @@ impl Conn {
                 Ok(0) => return Want::Close,
                 Ok(n) => {
                     *moved = true;
-                    let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out);
+                    let (fd, sent) = (&self.fd, &mut self.sent);
+                    let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out, &mut |out| {
+                        let n = sys::fd::send_now(fd, out, sent);
+                        w.count(Counter::BytesOut, n as u64);
+                    });
                     self.got_input = true;
                     self.answered |= fed.requests > 0;
                     self.closing |= fed.close;

@@ -129,17 +129,29 @@ impl<'a> Worker<'a> {
     }
 
     /// What every model does with bytes that arrived: count them, feed them to the connection's
-    /// protocol session (replies are appended to `out`), do the `--work` for each request
-    /// answered, and count the requests. One function, so every model handles input alike.
+    /// protocol session (replies are appended to `out`), do each request's `--work` right before
+    /// its response, and count the requests. One function, so every model handles input alike.
+    /// With work, `send` is given the output so far before each request's work: the model
+    /// sends what the socket takes now (and takes it out of the buffer, or remembers how much
+    /// went), so a response never waits for the work of the requests after it.
     #[inline]
-    pub fn on_input(&self, session: &mut Session, data: &[u8], out: &mut Vec<u8>) -> Fed {
+    pub fn on_input(
+        &self,
+        session: &mut Session,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        send: &mut impl FnMut(&mut Vec<u8>),
+    ) -> Fed {
         self.counters.add(Counter::BytesIn, data.len() as u64);
         let cfg = &self.ctx.cfg;
         let fed = if cfg.work.is_none() && !cfg.work_from_request {
             session.feed(data, out)
         } else {
             // Each request's work runs right before its own response is written.
-            session.feed_each(data, out, &mut |req| super::per_request::each(*self, req))
+            session.feed_each(data, out, &mut |req, out| {
+                send(out);
+                super::per_request::each(*self, req)
+            })
         };
         self.counters.add(Counter::Requests, fed.requests);
         if let Some(n) = self.ctx.cfg.crash_after_requests {

@@ -164,14 +164,20 @@ impl FromStr for Work {
             return Ok(w);
         }
         for part in split_parts(s) {
-            let (kind, spec) = part
-                .split_once(':')
-                .ok_or_else(|| bad(format!("'{part}' is not cpu:D or sleep:D (or none)")))?;
+            let (kind, spec) = part.split_once(':').ok_or_else(|| {
+                bad(format!(
+                    "'{part}' is not cpu:D or sleep:D (or none): write e.g. cpu:200us"
+                ))
+            })?;
             let dist = parse_dist(spec).map_err(|e| bad(e.0))?;
             let slot = match kind {
                 "cpu" => &mut w.cpu,
                 "sleep" => &mut w.sleep,
-                _ => return Err(bad(format!("'{kind}' is not cpu or sleep"))),
+                _ => {
+                    return Err(bad(format!(
+                        "'{kind}' is not cpu or sleep: write cpu:200us, sleep:exp(1ms) or cpu:50us+sleep:1ms"
+                    )))
+                }
             };
             if slot.replace(dist).is_some() {
                 return Err(bad(format!("{kind} is given twice")));

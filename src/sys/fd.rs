@@ -36,6 +36,21 @@ pub fn try_write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
     })
 }
 
+/// Sends from `buf[*sent..]` what the socket takes now (MSG_DONTWAIT, even on a blocking
+/// socket), moving `sent` on; returns the bytes sent. Stops at the first would-block or error
+/// (whoever writes next sees it).
+pub fn send_now(fd: impl AsFd, buf: &[u8], sent: &mut usize) -> usize {
+    let start = *sent;
+    while *sent < buf.len() {
+        match try_write(fd.as_fd(), &buf[*sent..]) {
+            Ok(n) => *sent += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    *sent - start
+}
+
 /// Switches `O_NONBLOCK` on or off.
 pub fn set_nonblocking(fd: impl AsFd, on: bool) -> io::Result<()> {
     // SAFETY: fcntl with F_GETFL / F_SETFL only reads and writes the descriptor's flags.

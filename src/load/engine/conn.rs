@@ -20,6 +20,17 @@ pub(super) enum State {
     Up,
 }
 
+/// A request sent and not answered yet.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sent {
+    /// When it was meant to go (open loop: its scheduled time).
+    pub(super) intended: Instant,
+    /// When it went.
+    pub(super) at: Instant,
+    /// Its class (`--mix`; 0 without).
+    pub(super) class: u8,
+}
+
 /// A connection slot.
 pub(super) struct Conn {
     /// Global slot number (echo patterns and bodies differ per slot).
@@ -32,8 +43,8 @@ pub(super) struct Conn {
     pub(super) state: State,
     /// When the current connect began.
     pub(super) started: Instant,
-    /// (intended, actual) send times of requests awaiting responses, oldest first.
-    pub(super) inflight: VecDeque<(Instant, Instant)>,
+    /// Requests awaiting responses, oldest first.
+    pub(super) inflight: VecDeque<Sent>,
     /// Requests sent on the current socket.
     pub(super) on_socket: u64,
     /// Bytes to write, from `out_pos` on.
@@ -97,13 +108,13 @@ impl Conn {
         }
     }
 
-    /// Closes the socket and forgets what belonged to it; returns the intended send times of
-    /// the requests that were in flight on it.
-    pub(super) fn close_socket(&mut self) -> Vec<Instant> {
+    /// Closes the socket and forgets what belonged to it; returns the requests that were in
+    /// flight on it.
+    pub(super) fn close_socket(&mut self) -> Vec<Sent> {
         self.tls = None;
         self.fd = None;
         self.state = State::Down;
-        let lost = self.inflight.drain(..).map(|(t, _)| t).collect();
+        let lost = self.inflight.drain(..).collect();
         self.on_socket = 0;
         self.out.clear();
         self.out_pos = 0;

@@ -131,8 +131,8 @@ impl Engine<'_> {
         let lost = self.conns[i].close_socket();
         self.budget.settled(lost.len());
         if let Some(s) = self.schedule.as_mut() {
-            for t in lost {
-                s.lose(t);
+            for r in lost {
+                s.lose(r.intended, r.class);
             }
         }
     }
@@ -146,6 +146,12 @@ impl Engine<'_> {
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
         self.tally.error(class);
+        // The failure is the oldest request's in flight, and its class's.
+        if let Some(r) = self.conns[i].inflight.front() {
+            if let Some(c) = self.tally.classes.get_mut(r.class as usize) {
+                c.errors += 1;
+            }
+        }
         self.first_try_over(i);
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];
@@ -168,10 +174,7 @@ impl Engine<'_> {
             let late = match c.state {
                 State::Connecting => now.duration_since(c.started) > limit,
                 State::Handshaking => now.duration_since(c.tls_started) > limit,
-                State::Up => c
-                    .inflight
-                    .front()
-                    .is_some_and(|&(_, sent)| now.duration_since(sent) > limit),
+                State::Up => c.inflight.front().is_some_and(|r| now.duration_since(r.at) > limit),
                 State::Down => false,
             };
             if late {

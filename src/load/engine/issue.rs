@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::conn::State;
+use super::conn::{Sent, State};
 use super::Engine;
 use crate::load::request::{append_body, pattern, Kind, Payload};
 
@@ -19,10 +19,13 @@ impl Engine<'_> {
     /// Rate mode: moves sends whose time has come into the backlog, then hands them out.
     pub(super) fn schedule(&mut self, now: Instant) {
         let (window, budget) = (self.window, &self.budget);
+        let (cumulative, rng) = (&self.cumulative, &mut self.rng);
         let Some(s) = self.schedule.as_mut() else { return };
-        s.due(now, |t, waiting| {
-            !window.over(t) && budget.allows(window.counting(t), waiting)
-        });
+        s.due(
+            now,
+            |t, waiting| !window.over(t) && budget.allows(window.counting(t), waiting),
+            || super::pick(cumulative, rng),
+        );
         while let Some(i) = self.schedule.as_mut().and_then(|s| s.take_free()) {
             self.conns[i].in_free = false;
             self.fill(i, now);
@@ -57,27 +60,24 @@ impl Engine<'_> {
             if c.state != State::Up || c.server_closing || c.inflight.len() >= self.spec.pipeline() {
                 break;
             }
-            let intended = if self.schedule.is_some() {
+            let (intended, class) = if self.schedule.is_some() {
                 if self.per_socket().is_some_and(|k| c.on_socket >= k) {
                     break;
                 }
                 match self.schedule.as_mut().and_then(|s| s.take_due()) {
-                    Some(t) => t,
+                    Some(due) => due,
                     None => break,
                 }
             } else if c.tickets > 0 {
                 // ab-style: with --close the request's clock starts at connect.
-                if self.spec.close() {
-                    c.started
-                } else {
-                    now
-                }
+                let t = if self.spec.close() { c.started } else { now };
+                (t, super::pick(&self.cumulative, &mut self.rng))
             } else if self.per_socket().is_none() && self.may_issue(now) {
-                now
+                (now, super::pick(&self.cumulative, &mut self.rng))
             } else {
                 break;
             };
-            self.enqueue(i, intended, now);
+            self.enqueue(i, intended, class, now);
         }
         if self.flush(i).is_ok() {
             self.mark_free(i);
@@ -93,7 +93,7 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn enqueue(&mut self, i: usize, intended: Instant, now: Instant) {
+    pub(super) fn enqueue(&mut self, i: usize, intended: Instant, class: u8, now: Instant) {
         let open_loop = self.schedule.is_some();
         let sent = if self.spec.close() && !open_loop { intended } else { now };
         let c = &mut self.conns[i];
@@ -120,7 +120,7 @@ impl Engine<'_> {
         let c = &mut self.conns[i];
         match self.spec.target().kind {
             Kind::Http => {
-                c.out.extend_from_slice(&self.request);
+                c.out.extend_from_slice(&self.requests[class as usize]);
                 if let Payload::Generated(size) = self.spec.payload {
                     let (slot, seq) = (c.slot, c.send_seq);
                     append_body(&mut c.out, size, self.spec.chunked(), |off, piece| {
@@ -136,7 +136,11 @@ impl Engine<'_> {
                 c.send_seq += 1;
             }
         }
-        c.inflight.push_back((intended, sent));
+        c.inflight.push_back(Sent {
+            intended,
+            at: sent,
+            class,
+        });
         c.on_socket += 1;
         self.budget.sent();
     }

@@ -114,6 +114,51 @@ impl Start {
     }
 }
 
+/// Each class's request bytes (the target's alone without `--mix`).
+fn requests(spec: &Spec) -> Vec<Vec<u8>> {
+    let one = |method: &str, path: &str, payload: &Payload| {
+        let target = super::Target {
+            path: path.to_string(),
+            ..spec.target().clone()
+        };
+        super::request::http_request(method, &target, spec.headers(), spec.close(), payload, spec.chunked())
+    };
+    match spec.classes.is_empty() {
+        true => vec![one(&spec.method, &spec.target().path, &spec.payload)],
+        false => spec
+            .classes
+            .iter()
+            .map(|c| one(&c.method, &c.path, &c.payload))
+            .collect(),
+    }
+}
+
+/// The classes' cumulative weights, ending at 1.0 (empty without `--mix`).
+fn cumulative(spec: &Spec) -> Vec<f64> {
+    let total: f64 = spec.classes.iter().map(|c| c.weight).sum();
+    let mut sum = 0.0;
+    let mut c: Vec<f64> = spec
+        .classes
+        .iter()
+        .map(|c| {
+            sum += c.weight;
+            sum / total
+        })
+        .collect();
+    if let Some(last) = c.last_mut() {
+        *last = 1.0;
+    }
+    c
+}
+
+/// A request's class, by the classes' weights (0 without `--mix`).
+fn pick(cumulative: &[f64], rng: &mut crate::rng::Rng) -> u8 {
+    match cumulative.len() {
+        0 | 1 => 0,
+        _ => rng.pick(cumulative) as u8,
+    }
+}
+
 /// One engine thread.
 pub struct Engine<'a> {
     spec: &'a Spec,
@@ -125,8 +170,12 @@ pub struct Engine<'a> {
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     /// The read buffer.
     buf: Vec<u8>,
-    /// An HTTP request's head (and a fixed body), the same for every request.
-    request: Vec<u8>,
+    /// Each class's HTTP request head (and fixed body), the same for every request of it; one
+    /// without `--mix`.
+    requests: Vec<Vec<u8>>,
+    /// The classes' cumulative weights (empty without `--mix`), and the choices' generator.
+    cumulative: Vec<f64>,
+    rng: crate::rng::Rng,
     window: Window,
     budget: Budget,
     /// The open loop's schedule (`--rate`); `None` in a closed loop.
@@ -147,8 +196,12 @@ impl<'a> Engine<'a> {
             .collect();
         let tally = Tally {
             per_conn: vec![0; plan.conns],
+            classes: vec![Default::default(); spec.classes.len()],
             ..Default::default()
         };
+        let seed = spec.args().workload.seed;
+        let poisson = (spec.args().workload.arrivals == super::args::Arrivals::Poisson)
+            .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         Ok(Engine {
             spec,
             t0: plan.t0,
@@ -157,18 +210,13 @@ impl<'a> Engine<'a> {
             tally,
             timers: BinaryHeap::new(),
             buf: vec![0u8; 256 * 1024],
-            request: super::request::http_request(
-                &spec.method,
-                spec.target(),
-                spec.headers(),
-                spec.close(),
-                &spec.payload,
-                spec.chunked(),
-            ),
+            requests: requests(spec),
+            cumulative: cumulative(spec),
+            rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
             // Until connecting is over, nothing is measured: the window is set by `begin_window`.
             window: Window::new(plan.t0, spec.warmup().is_zero()),
             budget: Budget::new(plan.quota),
-            schedule: plan.rate.map(|r| Schedule::new(r, plan.t0)),
+            schedule: plan.rate.map(|r| Schedule::new(r, plan.t0, poisson)),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
         })
@@ -306,12 +354,20 @@ impl<'a> Engine<'a> {
     /// [`Schedule::close`]).
     fn close_window(&mut self, now: Instant) {
         let Some(s) = self.schedule.as_mut() else { return };
-        let inflight = self.conns.iter().flat_map(|c| c.inflight.iter().map(|&(t, _)| t));
-        let Some((scheduled, lost)) = s.close(now, inflight) else {
+        let inflight = self
+            .conns
+            .iter()
+            .flat_map(|c| c.inflight.iter().map(|r| (r.intended, r.class)));
+        let (cumulative, rng) = (&self.cumulative, &mut self.rng);
+        let Some((scheduled, lost)) = s.close(now, inflight, || pick(cumulative, rng)) else {
             return;
         };
-        for d in &lost {
-            self.tally.latency.record_ns(d.as_nanos() as u64);
+        for (d, class) in &lost {
+            let ns = d.as_nanos() as u64;
+            self.tally.latency.record_ns(ns);
+            if let Some(c) = self.tally.classes.get_mut(*class as usize) {
+                c.latency.record_ns(ns);
+            }
         }
         self.tally.scheduled = Some(scheduled);
         self.tally.not_completed = Some(lost.len() as u64);

@@ -4,6 +4,7 @@
 use std::io;
 use std::time::Instant;
 
+use super::conn::Sent;
 use super::Engine;
 use crate::load::pacing::Pacing;
 use crate::load::request::{Kind, Read};
@@ -90,7 +91,12 @@ impl Engine<'_> {
 
     /// Records one response; `false` if it was unsolicited (the connection is then closed).
     pub(super) fn complete(&mut self, i: usize, status: u16, now: Instant) -> bool {
-        let Some((intended, sent)) = self.conns[i].inflight.pop_front() else {
+        let Some(Sent {
+            intended,
+            at: sent,
+            class,
+        }) = self.conns[i].inflight.pop_front()
+        else {
             self.fail(i, ErrorClass::BadResponse, now);
             return false;
         };
@@ -102,7 +108,7 @@ impl Engine<'_> {
         let counts = match scheduled {
             Some(true) if !in_window => {
                 if let Some(s) = self.schedule.as_mut() {
-                    s.lose(intended);
+                    s.lose(intended, class);
                 }
                 false
             }
@@ -118,7 +124,12 @@ impl Engine<'_> {
                 t.per_second.resize(sec + 1, 0);
             }
             t.per_second[sec] += 1;
-            t.latency.record_ns(now.duration_since(intended).as_nanos() as u64);
+            let ns = now.duration_since(intended).as_nanos() as u64;
+            t.latency.record_ns(ns);
+            if let Some(c) = t.classes.get_mut(class as usize) {
+                c.requests += 1;
+                c.latency.record_ns(ns);
+            }
             // In closed loop intended == sent: a second histogram would be a copy.
             if self.schedule.is_some() {
                 t.uncorrected.record_ns(now.duration_since(sent).as_nanos() as u64);
