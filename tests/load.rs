@@ -679,3 +679,117 @@ fn documents_written_by_an_earlier_version_still_merge_and_read() {
     );
     assert!(text.contains("2,000 requests scheduled in the window"), "{text}");
 }
+
+/// `--mix`: requests pick a class by weight; each class's count equals what the server counted
+/// for the work it named, and the long class's latency includes its service time.
+#[test]
+fn a_mix_of_classes_is_counted_per_class_as_the_server_counts_them() {
+    let srv = Server::start("epoll", &["--work-from-request"]);
+    let (code, doc, err) = load(&[
+        &format!("http://{}/", srv.addr),
+        "-c",
+        "8",
+        "-n",
+        "4000",
+        "--mix",
+        "short=90:/?cpu=20us",
+        "--mix",
+        "long=10:/?cpu=2ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let classes = &doc["classes"];
+    let (short, long) = (&classes["short"], &classes["long"]);
+    let total = short["requests"].as_u64().unwrap() + long["requests"].as_u64().unwrap();
+    assert_eq!(total, 4000, "{classes}");
+    let share = long["requests"].as_f64().unwrap() / 4000.0;
+    assert!((0.07..0.13).contains(&share), "about 10 % long: {share}");
+    assert!(long["latency_us"]["p50"].as_f64().unwrap() >= 2000.0, "{classes}");
+    assert_eq!(doc["config"]["classes"][1]["path"], "/?cpu=2ms");
+    let served = srv.stop();
+    assert_eq!(served.stats["classes"]["cpu=20us"]["requests"], short["requests"]);
+    assert_eq!(served.stats["classes"]["cpu=2ms"]["requests"], long["requests"]);
+}
+
+/// `--mix-file`: a class per line with its method and body; a bad line is one line naming it.
+/// Two shares of a mixed run merge with their classes. Poisson arrivals keep the schedule's
+/// accounting.
+#[test]
+fn mix_files_shares_and_poisson_arrivals_keep_their_classes() {
+    let srv = Server::start("epoll", &[]);
+    let dir = std::env::temp_dir().join(format!("muxlab-mix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("body.json"), "{\"a\":1}").unwrap();
+    let file = dir.join("mix.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "# name weight method path [@body]\nread 3 GET /a\nwrite 1 POST /b @{}\n",
+            dir.join("body.json").display()
+        ),
+    )
+    .unwrap();
+    let url = format!("http://{}/", srv.addr);
+    let mut parts = Vec::new();
+    for share in ["0/2", "1/2"] {
+        let (code, doc, err) = load(&[
+            &url,
+            "-c",
+            "4",
+            "-n",
+            "400",
+            "--mix-file",
+            file.to_str().unwrap(),
+            "--shard",
+            share,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let p = dir.join(format!("part{}.json", &share[..1]));
+        std::fs::write(&p, doc.to_string()).unwrap();
+        parts.push(p);
+    }
+    let out = Command::new(BIN).arg("merge").args(&parts).output().unwrap();
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &merged["classes"];
+    assert_eq!(
+        c["read"]["requests"].as_u64().unwrap() + c["write"]["requests"].as_u64().unwrap(),
+        400,
+        "{c}"
+    );
+    assert_eq!(merged["config"]["classes"][1]["method"], "POST");
+    std::fs::write(&file, "read 3 GET a\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["load", &url, "-n", "10", "--mix-file", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 1") && err.contains("must start with /"), "{err}");
+    let (code, doc, err) = load(&[
+        &url,
+        "-c",
+        "20",
+        "--rate",
+        "2000",
+        "-d",
+        "1s",
+        "--arrivals",
+        "poisson",
+        "--mix",
+        "a=1:/x",
+        "--mix",
+        "b=1:/y",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["config"]["arrivals"], "poisson");
+    let (req, nc, sch) = (
+        doc["requests"].as_u64().unwrap(),
+        doc["not_completed"].as_u64().unwrap(),
+        doc["scheduled"].as_u64().unwrap(),
+    );
+    assert_eq!(req + nc, sch);
+    assert!((1700..2300).contains(&sch), "about 2,000 scheduled in 1 s: {sch}");
+    let classes = doc["classes"].as_object().unwrap();
+    let sum: u64 = classes.values().map(|c| c["requests"].as_u64().unwrap()).sum();
+    assert_eq!(sum, req);
+    let _ = std::fs::remove_dir_all(&dir);
+}
