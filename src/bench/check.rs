@@ -261,6 +261,7 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
         w.parse::<crate::server::Work>()
             .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
     }
+    super::expect::check_keys(x).map_err(|e| o.key(x, "expect", e))?;
     if x.rotate_sources && x.load.bind.is_some() {
         return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
     }

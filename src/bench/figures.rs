@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::results::{CpuSource, Figures};
+use super::results::{ClassFigure, CpuSource, Figures};
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
 use crate::sys::procfs::ProcSample;
@@ -73,6 +73,23 @@ pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Fi
         lost_races_per_accept: None,
         established,
         steal_pct: None,
+        classes: doc
+            .config
+            .classes
+            .iter()
+            .filter_map(|c| {
+                let k = r.classes.get(&c.name)?;
+                Some(ClassFigure {
+                    name: c.name.clone(),
+                    path: c.path.clone(),
+                    requests: k.requests,
+                    errors: k.errors,
+                    p50_us: k.latency_us.p50,
+                    p99_us: k.latency_us.p99,
+                    p999_us: k.latency_us.p999,
+                })
+            })
+            .collect(),
     }
 }
 

@@ -4,8 +4,10 @@
 //! the report layer's job, above this one.
 
 mod check;
+mod classes;
 pub(crate) mod costs;
 pub(crate) mod error;
+pub(crate) mod expect;
 mod figures;
 pub(crate) mod hosts;
 pub mod nginx;

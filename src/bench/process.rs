@@ -75,6 +75,9 @@ pub(super) fn serve_args(entry: &str, x: &Experiment, addr: &str, cpus: &str) ->
     if let Some(w) = &x.work {
         args.extend(["--work".into(), w.clone()]);
     }
+    if x.work_from_request && !entry.contains("--work-from-request") {
+        args.push("--work-from-request".into());
+    }
     if x.proto == Protocol::Https {
         args.extend(["--tls".into(), "self-signed".into()]);
     }

@@ -68,6 +68,23 @@ pub struct Figures {
     /// running something else): `None` where /proc/stat could not be read.
     #[serde(default)]
     pub steal_pct: Option<f64>,
+    /// Per request class of the load (`mix`), in its order; empty without classes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassFigure>,
+}
+
+/// What one request class measured in a cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassFigure {
+    pub name: String,
+    /// The path its requests asked for (its query may name its work).
+    pub path: String,
+    pub requests: u64,
+    pub errors: u64,
+    /// Its latency (corrected, in an open loop); `None`: none of its requests completed.
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
 }
 
 impl Figures {
@@ -269,6 +286,18 @@ impl Environment {
     pub fn unit_costs(&self) -> UnitCosts {
         self.unit_costs.unwrap_or(UnitCosts::DOCUMENTED)
     }
+
+    /// What the verdicts are worked out against: the unit costs, and how many CPUs the server
+    /// had (`None` where the results do not say).
+    pub fn verdict_context(&self) -> super::verdict::Context {
+        super::verdict::Context {
+            costs: self.unit_costs(),
+            server_cpus: crate::units::parse_cpus(&self.server_cpus)
+                .ok()
+                .map(|c| c.len())
+                .filter(|n| *n > 0),
+        }
+    }
 }
 
 /// The median of `xs` (NaN when empty).
@@ -468,7 +497,7 @@ impl Results {
             &scenario.experiments,
             &cells,
             scenario.repeats,
-            &environment.unit_costs(),
+            &environment.verdict_context(),
         );
         Results {
             format: FORMAT,
@@ -513,7 +542,7 @@ pub fn save(
             &scenario.experiments,
             cells,
             scenario.repeats,
-            &environment.unit_costs(),
+            &environment.verdict_context(),
         ),
         cells,
     };

@@ -37,6 +37,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("c100k", include_str!("../../scenarios/c100k.toml")),
     ("tls-handshakes", include_str!("../../scenarios/tls-handshakes.toml")),
     ("server-cost", include_str!("../../scenarios/server-cost.toml")),
+    ("blocking-calls", include_str!("../../scenarios/blocking-calls.toml")),
+    ("head-of-line", include_str!("../../scenarios/head-of-line.toml")),
 ];
 
 /// A whole scenario file.
@@ -152,6 +154,16 @@ pub struct Experiment {
     /// Per-request work on the server: `cpu:100us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<String>,
+    /// Every model serves with `--work-from-request`: a request's query names its work (the
+    /// load's classes, `mix = ["short=995:/?cpu=20us", ...]`, then carry their own service times).
+    #[serde(default)]
+    pub work_from_request: bool,
+    /// The shape the description promises, checked by the verdict: `"METRIC: A < B [< C]"`,
+    /// METRIC one of `throughput`, `p50`, `p99`, `cpu` (server CPU per request), optionally
+    /// after a request class (`"short p99: thread < reactor"`); A, B: targets (a model entry, or
+    /// a model's name where one entry has it), each value below the next beyond the noise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<String>,
     /// `--workers` for models that have workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,

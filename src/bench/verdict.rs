@@ -8,7 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::classes;
 use super::costs::UnitCosts;
+use super::expect::{self, Expectation};
 use super::reasons::{counter_value, why, Why};
 use super::results::{in_round, sign_test, spread, Cell, Spread};
 use super::runner::TWIN;
@@ -46,6 +48,9 @@ pub struct Finding {
     /// cell that starved connections does not count: its latency covers only the served ones).
     #[serde(default)]
     pub unranked: Vec<String>,
+    /// The request class the finding is about (`None`: every request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// An experiment's verdict: the findings and the sentence a person reads.
@@ -59,6 +64,25 @@ pub struct Verdict {
     /// A paired experiment's A/A figure: its first model against itself in the same rounds.
     #[serde(default)]
     pub aa: Option<AaFigure>,
+    /// The shapes the experiment's `expect` promises, each checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<Expectation>,
+}
+
+/// What a verdict is worked out against besides the cells: what a syscall and a context
+/// switch cost on the server's CPU, and how many CPUs the server had (`None`: not recorded).
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    pub costs: UnitCosts,
+    pub server_cpus: Option<usize>,
+}
+
+impl Context {
+    /// The documented unit costs, the server's CPUs not known.
+    pub const DOCUMENTED: Context = Context {
+        costs: UnitCosts::DOCUMENTED,
+        server_cpus: None,
+    };
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.
@@ -124,6 +148,9 @@ struct Metric {
     largest_only: bool,
 }
 
+/// The p99 metric (in [`METRICS`]), which request classes are ranked by too.
+const P99: usize = 1;
+
 const METRICS: [Metric; 4] = [
     Metric {
         name: "throughput",
@@ -156,7 +183,10 @@ const METRICS: [Metric; 4] = [
                 .filter(|v| v * c.figures.established as f64 >= PAGE_KIB)
         },
         higher_is_better: false,
-        show: |v| format!("{v:.1} KiB"),
+        show: |v| match v < 1.0 {
+            true => format!("{v:.2} KiB"),
+            false => format!("{v:.1} KiB"),
+        },
         largest_only: true,
     },
 ];
@@ -345,6 +375,7 @@ fn finding(cells: &[&Cell], targets: &[String], m: &Metric, repeats: usize, pair
         client_bound_cells,
         last: worst,
         unranked,
+        class: None,
     })
 }
 
@@ -369,7 +400,7 @@ fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize)
 /// The verdict of one experiment, with the documented unit costs.
 #[cfg(test)]
 pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
-    verdict_with(x, cells, repeats, &UnitCosts::DOCUMENTED)
+    verdict_with(x, cells, repeats, &Context::DOCUMENTED)
 }
 
 /// The gap in server CPU per request the *why* weighs, in words.
@@ -388,9 +419,10 @@ fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
     }
 }
 
-/// [`verdict`] with the unit costs measured on the run's server CPU: a counter is given as the
-/// *why* only where its difference, priced, covers a real share of the CPU gap.
-pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &UnitCosts) -> Verdict {
+/// [`verdict`] with the unit costs measured on the run's server CPU (a counter is given as the
+/// *why* only where its difference, priced, covers a real share of the CPU gap) and the
+/// server's CPU count (said first: a comparison on one CPU is not one on eight).
+pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Context) -> Verdict {
     let (twins, ok): (Vec<&Cell>, Vec<&Cell>) = cells
         .iter()
         .filter(|c| c.experiment == x.name && c.ok())
@@ -407,6 +439,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         findings: Vec::new(),
         reasons: Vec::new(),
         aa: aa_figure(&twins, &ok),
+        expected: Vec::new(),
     };
     if targets.len() < 2 {
         v.text = match targets.first() {
@@ -419,6 +452,16 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         .iter()
         .filter_map(|m| finding(&ok, &targets, m, repeats, x.paired))
         .collect();
+    // Each request class's p99, ranked as the whole's is: a class's own cells' view.
+    let classes = classes::names(&ok);
+    for (name, _) in &classes {
+        let view = classes::view(&ok, name);
+        let view: Vec<&Cell> = view.iter().collect();
+        if let Some(mut f) = finding(&view, &targets, &METRICS[P99], repeats, x.paired) {
+            f.class = Some(name.clone());
+            v.findings.push(f);
+        }
+    }
     // A gap smaller than the first model's difference from itself in the same rounds is not
     // resolved, whatever the rounds say.
     let aa = v.aa.clone();
@@ -432,8 +475,11 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
         let gated = inside_aa(f).filter(|_| f.clear);
         f.clear &= gated.is_none();
         parts.push(sentence(f, gated, repeats, x.paired));
+        if f.metric == METRICS[P99].name {
+            parts.extend(classes::against_service(x, &ok, f, &classes));
+        }
     }
-    if let Some(s) = why_sentence(&ok, &v.findings, costs, &mut v.reasons) {
+    if let Some(s) = why_sentence(&ok, &v.findings, &ctx.costs, &mut v.reasons) {
         parts.push(s);
     }
     let bound = ok.iter().filter(|c| c.figures.client_bound).count();
@@ -459,7 +505,13 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, costs: &Unit
             if a.rounds == 1 { "" } else { "s" }
         ));
     }
-    v.text = format!("{}: {}", x.name, parts.join(" "));
+    v.expected = expect::check(x, &ok, repeats);
+    parts.extend(v.expected.iter().map(|e| e.sentence()));
+    let on = match ctx.server_cpus {
+        Some(n) => format!(" (server on {n} CPU{})", if n == 1 { "" } else { "s" }),
+        None => String::new(),
+    };
+    v.text = format!("{}{on}: {}", x.name, parts.join(" "));
     v
 }
 
@@ -470,10 +522,13 @@ fn sentence(f: &Finding, inside_aa: Option<f64>, repeats: usize, paired: bool) -
     let at = format!("at {} connections", thousands(f.connections as u64));
     // The rank is over every connection count; at the largest the order can flip.
     let flipped = better(m, f.best_value, f.runner_up_value) < 1.0;
+    let title = match &f.class {
+        Some(c) => format!("{} of {c} requests", cap(&f.metric)),
+        None => cap(&f.metric),
+    };
     let mut s = if f.clear {
         format!(
-            "{}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
-            cap(&f.metric),
+            "{title}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
             f.best,
             if flipped { " over all counts" } else { "" },
             f.ratio,
@@ -484,8 +539,7 @@ fn sentence(f: &Finding, inside_aa: Option<f64>, repeats: usize, paired: bool) -
         )
     } else {
         format!(
-            "{}: no clear difference between {} and {} ({:.2}×, {})",
-            cap(&f.metric),
+            "{title}: no clear difference between {} and {} ({:.2}×, {})",
             f.best,
             f.runner_up,
             f.ratio,
@@ -580,10 +634,10 @@ fn cap(s: &str) -> String {
 }
 
 /// Every experiment's verdict.
-pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, costs: &UnitCosts) -> Vec<Verdict> {
+pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context) -> Vec<Verdict> {
     experiments
         .iter()
-        .map(|x| verdict_with(x, cells, repeats, costs))
+        .map(|x| verdict_with(x, cells, repeats, ctx))
         .collect()
 }
 
@@ -619,6 +673,50 @@ mod verdicts {
         let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                     models = [\"epoll\", \"poll\", \"thread\"]\nconnections = [10, 100]\nduration = \"1s\"\n";
         parse(text, "t").unwrap().experiments.remove(0)
+    }
+
+    /// A request class's p99 is ranked as every request's is, set against its service time,
+    /// and the verdict says on how many server CPUs it ran.
+    #[test]
+    fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said() {
+        use crate::bench::results::ClassFigure;
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\n\
+                    work_from_request = true\nmix = [\"short=995:/?cpu=20us\", \"long=5:/?cpu=5ms\"]\n\
+                    expect = [\"short p99: thread < reactor\"]\n";
+        let x = parse(text, "t").unwrap().experiments.remove(0);
+        let class = |name: &str, path: &str, p99: f64| ClassFigure {
+            name: name.into(),
+            path: path.into(),
+            requests: 100,
+            p99_us: Some(p99),
+            ..Default::default()
+        };
+        let mut cells = Vec::new();
+        for (t, short) in [("reactor", 6000.0), ("thread", 80.0)] {
+            let mut c = cell(t, 10, 0, 5000.0, 30.0, 2.0, false);
+            c.figures.classes = vec![class("short", "/?cpu=20us", short), class("long", "/?cpu=5ms", 9000.0)];
+            cells.push(c);
+        }
+        let ctx = crate::bench::verdict::Context {
+            server_cpus: Some(1),
+            ..crate::bench::verdict::Context::DOCUMENTED
+        };
+        let v = crate::bench::verdict::verdict_with(&x, &cells, 1, &ctx);
+        let short = v.findings.iter().find(|f| f.class.as_deref() == Some("short")).unwrap();
+        assert_eq!((short.best.as_str(), short.runner_up.as_str()), ("thread", "reactor"));
+        assert!(short.clear);
+        for said in [
+            "e (server on 1 CPU): ",
+            "P99 latency of short requests: thread is best, 75.00× reactor (80us against 6.00ms at 10 connections).",
+            "The short requests' p99 is 300× their 20us service time under reactor and 4.0× under thread: \
+             under reactor they wait behind the long requests (5.00ms).",
+            "P99 latency of long requests: no clear difference",
+            "Expected shape 'short p99: thread < reactor' holds",
+        ] {
+            assert!(v.text.contains(said), "{said}\n{}", v.text);
+        }
+        assert_eq!(v.expected[0].held, Some(true));
     }
 
     /// Ranked over every count, the best can still lose at the largest, whose values are
@@ -795,7 +893,7 @@ mod verdicts {
                 cells.push(cell("poll", n, r, 9_000.0, 134.0 + j, 2.08, false));
             }
         }
-        let costs = crate::bench::costs::UnitCosts::DOCUMENTED;
+        let costs = crate::bench::verdict::Context::DOCUMENTED;
         let v = crate::bench::verdict::verdict_with(&experiment(), &cells, 3, &costs);
         assert!(v.reasons.is_empty(), "{:?}", v.reasons);
         assert!(!v.text.contains("Why:"), "{}", v.text);

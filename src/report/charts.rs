@@ -196,6 +196,101 @@ where
     Ok(())
 }
 
+/// Grouped bars as SVG, on a logarithmic y axis (latencies of request classes span µs to
+/// seconds): one group per name in `groups`, one bar per series in each (a series' value `k` is
+/// its bar in group `k`; `None`: no bar, and "–" under where it would be).
+pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], series: &[Series]) -> String {
+    let (w, h) = (600.0, 340.0);
+    let (left, right, top, bottom) = (72.0, 12.0, 34.0, 64.0);
+    let values = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .copied()
+        .filter(|v| *v > 0.0);
+    let lo = values.clone().fold(f64::INFINITY, f64::min);
+    let hi = values.fold(0.0f64, f64::max);
+    let esc = super::html::esc;
+    let mut svg = format!(
+        "<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" xmlns=\"http://www.w3.org/2000/svg\" \
+         font-family=\"sans-serif\" font-size=\"12\"><rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\
+         <text x=\"{}\" y=\"20\" font-size=\"17\" text-anchor=\"middle\">{}</text>",
+        w / 2.0,
+        esc(title)
+    );
+    if !(lo.is_finite() && hi > 0.0) || groups.is_empty() {
+        return svg + "<text x=\"300\" y=\"170\" text-anchor=\"middle\">nothing measured</text></svg>";
+    }
+    // Whole decades around the values.
+    let (d0, d1) = (lo.log10().floor(), (hi.log10().ceil()).max(lo.log10().floor() + 1.0));
+    let plot_h = h - top - bottom;
+    let y = |v: f64| top + plot_h * (1.0 - (v.log10() - d0) / (d1 - d0));
+    let mut d = d0;
+    while d <= d1 {
+        let v = 10f64.powf(d);
+        svg.push_str(&format!(
+            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            w - right,
+            left - 6.0,
+            y(v) + 4.0,
+            esc(&label(v, unit)),
+            y = y(v)
+        ));
+        d += 1.0;
+    }
+    svg.push_str(&format!(
+        "<text transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{} (log)</text>",
+        top + plot_h / 2.0,
+        esc(y_label)
+    ));
+    let group_w = (w - left - right) / groups.len() as f64;
+    let bar_w = group_w * 0.8 / series.len().max(1) as f64;
+    for (g, name) in groups.iter().enumerate() {
+        let x0 = left + g as f64 * group_w + group_w * 0.1;
+        for (i, s) in series.iter().enumerate() {
+            let x = x0 + i as f64 * bar_w;
+            let (r, gr, b) = Palette99::pick(i).rgb();
+            match s.values.get(g).copied().flatten().filter(|v| *v > 0.0) {
+                Some(v) => svg.push_str(&format!(
+                    "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"rgb({r},{gr},{b})\">\
+                     <title>{}: {}</title></rect>",
+                    y(v),
+                    bar_w * 0.9,
+                    (h - bottom - y(v)).max(1.0),
+                    esc(&s.name),
+                    esc(&label(v, unit))
+                )),
+                None => svg.push_str(&format!(
+                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">–</text>",
+                    x + bar_w * 0.45,
+                    h - bottom - 4.0
+                )),
+            }
+        }
+        svg.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            left + (g as f64 + 0.5) * group_w,
+            h - bottom + 16.0,
+            esc(name)
+        ));
+    }
+    // The legend: a swatch and a name per series, in a row under the groups.
+    let step = (w - left - right) / series.len().max(1) as f64;
+    for (i, s) in series.iter().enumerate() {
+        let (r, g, b) = Palette99::pick(i).rgb();
+        let x = left + i as f64 * step;
+        svg.push_str(&format!(
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"rgb({r},{g},{b})\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            h - 26.0,
+            x + 16.0,
+            h - 16.0,
+            esc(&s.name)
+        ));
+    }
+    svg + "</svg>"
+}
+
 #[cfg(test)]
 mod report_charts {
     use crate::report::charts::*;
@@ -231,6 +326,33 @@ mod report_charts {
             "human units on the axes: {s}"
         );
         assert!(s.contains("stroke-dasharray") || s.matches("<line").count() > 0 || s.contains("polyline"));
+    }
+
+    #[test]
+    fn bars_are_drawn_per_group_and_series_on_decades_and_a_missing_one_is_a_dash() {
+        let groups = vec!["short".to_string(), "long".to_string()];
+        let s = bar_chart(
+            "p99 per class",
+            "p99",
+            Unit::Micros,
+            &groups,
+            &[
+                Series::new("reactor", vec![Some(4000.0), Some(9000.0)]),
+                Series::new("thread", vec![Some(60.0), None]),
+            ],
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"), "{s}");
+        assert_eq!(s.matches("<title>").count(), 3, "three bars: {s}");
+        assert!(
+            s.contains("<title>thread: 60 µs</title>") && s.contains(">–</text>"),
+            "{s}"
+        );
+        for tick in ["10 µs", "100 µs", "1 ms", "10 ms"] {
+            assert!(s.contains(&format!(">{tick}</text>")), "decade {tick}: {s}");
+        }
+        assert!(s.contains(">short</text>") && s.contains(">long</text>") && s.contains(">reactor</text>"));
+        let none = bar_chart("t", "p99", Unit::Micros, &groups, &[Series::new("a", vec![None, None])]);
+        assert!(none.contains("nothing measured"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The terminal table `muxlab bench` prints as cells finish.
 
-use crate::bench::results::Cell;
+use crate::bench::results::{Cell, ClassFigure};
 use crate::bench::scenario::Experiment;
 use crate::units::{fmt_us, or_dash, thousands};
 
@@ -62,7 +62,7 @@ pub fn row(c: &Cell) -> String {
             notes.join("; ")
         );
     }
-    format!(
+    let line = format!(
         "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>8}  {}",
         c.target,
         c.connections,
@@ -76,5 +76,25 @@ pub fn row(c: &Cell) -> String {
         f.client_cpu_util * 100.0,
         or_dash(f.mem_per_conn(), 1),
         notes.join("; ")
+    );
+    f.classes.iter().fold(line, |s, k| s + "\n" + &class_row(k))
+}
+
+/// A request class's line under its cell's: its requests, errors and latency.
+fn class_row(k: &ClassFigure) -> String {
+    let us = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt_us);
+    format!(
+        "  {:<26} {:>6} {:>10} {:>9} {:>9}  {}{}",
+        format!("class {}", k.name),
+        "",
+        format!("{} req", thousands(k.requests)),
+        us(k.p50_us),
+        us(k.p99_us),
+        k.path,
+        if k.errors > 0 {
+            format!("; {} errors", thousands(k.errors))
+        } else {
+            String::new()
+        }
     )
 }

@@ -26,6 +26,7 @@ pub use config::{AcceptGuard, Config, Flag, ProtoName, ServeArgs, Trigger, Work,
 pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use error::{io_err, Error};
+pub use per_request::query_work;
 pub use registry::{Family, Model};
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};

@@ -4,6 +4,7 @@
 //! [`Worker::on_input`](super::Worker::on_input).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::classes::ROWS;
@@ -29,6 +30,18 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
+/// Threads of this process that have drawn work so far (a forked process counts on from its
+/// parent's count, and differs from it by its ordinal).
+static THREADS: AtomicU64 = AtomicU64::new(0);
+
+/// A generator for the calling thread: seeded by `--seed`, the worker, the process's ordinal
+/// and the thread's own number, so threads of one worker (a thread per connection) do not
+/// all draw the same sequence.
+fn thread_rng(seed: u64, worker: usize, ordinal: u64) -> Rng {
+    let thread = THREADS.fetch_add(1, Ordering::Relaxed);
+    Rng::new(&[seed, worker as u64, ordinal, thread])
+}
+
 /// Does request `req`'s work for worker `w`; refuses a request whose work is malformed or over
 /// `--max-work`.
 pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
@@ -42,9 +55,10 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
             } else {
                 w.ctx.stats.next_ordinal()
             };
+            sys::process::exact_sleeps();
             *l = Some(Local {
                 pid,
-                rng: Rng::new(&[w.ctx.cfg.seed, w.index as u64, ordinal]),
+                rng: thread_rng(w.ctx.cfg.seed, w.index, ordinal),
                 parsed: Vec::new(),
             });
         }
@@ -109,6 +123,13 @@ fn named_work(target: &[u8]) -> (Vec<u8>, String) {
     (name, spec)
 }
 
+/// The work a request target's query names (`/?cpu=20us&sleep=exp(1ms)`), as `serve
+/// --work-from-request` reads it: `None` where it names none or what it names does not parse.
+pub fn query_work(target: &str) -> Option<Work> {
+    let (_, spec) = named_work(target.as_bytes());
+    spec.parse().ok().filter(|_| !spec.is_empty())
+}
+
 /// `%XX` decoded (a query may encode the parentheses of `exp(1ms)`).
 fn percent_decoded(v: &[u8]) -> String {
     let mut out = Vec::with_capacity(v.len());
@@ -147,6 +168,20 @@ fn parse(spec: &str, default: &Work, max: Duration) -> Option<Work> {
 mod tests {
     use super::*;
 
+    /// A thread per connection: every thread is worker 0 of process 0, yet each draws its own
+    /// sequence (drawing the same few values in every thread leaves a distribution of a handful
+    /// of points).
+    #[test]
+    fn threads_of_one_worker_draw_different_sequences() {
+        let firsts: Vec<u64> = (0..8)
+            .map(|_| std::thread::spawn(|| thread_rng(1, 0, 0).next_u64()).join().unwrap())
+            .collect();
+        let mut distinct = firsts.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), firsts.len(), "{firsts:?}");
+    }
+
     #[test]
     fn a_query_names_its_class_and_its_work() {
         let (name, spec) = named_work(b"/?sleep=1ms&x=2&cpu=exp%2820us%29");
@@ -158,6 +193,9 @@ mod tests {
         let max = Duration::from_millis(10);
         assert!(parse("cpu:2ms", &Work::default(), max).is_some());
         assert!(parse("cpu:20ms", &Work::default(), max).is_none(), "over --max-work");
+        let q = query_work("/?cpu=20us&sleep=exp%281ms%29").expect("names work");
+        assert_eq!(q.mean(), Duration::from_micros(1020));
+        assert!(query_work("/?x=1").is_none() && query_work("/?cpu=fast").is_none());
         assert!(
             parse("cpu:exp(11ms)", &Work::default(), max).is_none(),
             "its mean over --max-work"
