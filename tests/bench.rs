@@ -415,6 +415,70 @@ fn chromium() -> Option<&'static str> {
     .find(|p| Path::new(p).exists())
 }
 
+/// An experiment with request classes and an expected shape, run for real: each class's figures
+/// per cell, a p99 finding per class, the shape checked (held or not, never left out), the
+/// server's CPU count said, the class lines in the terminal and the class table and bars in
+/// the report. Whether the shape holds is a measurement, not asserted here.
+#[test]
+fn request_classes_reach_the_figures_the_verdict_and_the_report() {
+    let d = tmpdir("classes");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"hol\"\nproto = \"http\"\nmodels = [\"reactor\", \"thread\"]\nconnections = [4]\n\
+         work_from_request = true\nmix = [\"short=90:/?cpu=20us\", \"long=10:/?cpu=2ms\"]\nrate = 400\narrivals = \"poisson\"\n\
+         duration = \"600ms\"\nwarmup = \"100ms\"\nexpect = [\"short p99: thread < reactor\"]\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = results_dir(&d);
+    let r = results(&dir);
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+        let classes = c["figures"]["classes"].as_array().unwrap();
+        let names: Vec<&str> = classes.iter().map(|k| k["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["short", "long"]);
+        let served: u64 = classes.iter().map(|k| k["requests"].as_u64().unwrap()).sum();
+        assert_eq!(
+            served,
+            c["figures"]["requests"].as_u64().unwrap(),
+            "every request is of a class"
+        );
+        let long_p50 = classes[1]["p50_us"].as_f64().expect("long requests completed");
+        assert!(
+            long_p50 >= 2000.0,
+            "a long request takes at least its 2 ms of work: {long_p50}"
+        );
+    }
+    let v = &r["verdicts"][0];
+    let text = v["text"].as_str().unwrap();
+    assert!(text.starts_with("hol (server on "), "{text}");
+    let classes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["class"].as_str())
+        .collect();
+    assert_eq!(classes, ["short", "long"], "{text}");
+    assert!(text.contains("P99 latency of short requests: "), "{text}");
+    assert!(text.contains("their 20us service time under "), "{text}");
+    let e = &v["expected"][0];
+    assert_eq!(e["expected"], "short p99: thread < reactor");
+    assert!(e["held"].is_boolean(), "measured: held or not: {e}");
+    assert!(text.contains("Expected shape 'short p99: thread < reactor' "), "{text}");
+    assert!(
+        stdout.contains("class short") && stdout.contains("/?cpu=2ms"),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<h3>Request classes</h3>") && html.contains("p99 latency per request class, 4 connections"));
+}
+
 #[test]
 fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     let d = tmpdir("report");
