@@ -705,9 +705,36 @@ fn a_mix_of_classes_is_counted_per_class_as_the_server_counts_them() {
     assert!((0.07..0.13).contains(&share), "about 10 % long: {share}");
     assert!(long["latency_us"]["p50"].as_f64().unwrap() >= 2000.0, "{classes}");
     assert_eq!(doc["config"]["classes"][1]["path"], "/?cpu=2ms");
+    assert_eq!(long["non_2xx_3xx"], 0);
+    // A class the server refuses (over --max-work: 400) is counted as refused, not served, and
+    // takes no row of the server's class table.
+    let (code, doc, err) = load(&[
+        &format!("http://{}/", srv.addr),
+        "-c",
+        "2",
+        "-n",
+        "200",
+        "--mix",
+        "ok=1:/?cpu=20us",
+        "--mix",
+        "huge=1:/?cpu=50ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let huge = &doc["classes"]["huge"];
+    assert!(huge["requests"].as_u64().unwrap() > 0, "{doc}");
+    assert_eq!(huge["non_2xx_3xx"], huge["requests"], "every one refused: {huge}");
+    assert_eq!(doc["classes"]["ok"]["non_2xx_3xx"], 0);
     let served = srv.stop();
-    assert_eq!(served.stats["classes"]["cpu=20us"]["requests"], short["requests"]);
+    assert_eq!(
+        served.stats["classes"]["cpu=20us"]["requests"].as_u64().unwrap(),
+        short["requests"].as_u64().unwrap() + doc["classes"]["ok"]["requests"].as_u64().unwrap()
+    );
     assert_eq!(served.stats["classes"]["cpu=2ms"]["requests"], long["requests"]);
+    assert!(
+        served.stats["classes"].get("cpu=50ms").is_none(),
+        "{}",
+        served.stats["classes"]
+    );
 }
 
 /// `--mix-file`: a class per line with its method and body; a bad line is one line naming it.
@@ -791,5 +818,19 @@ fn mix_files_shares_and_poisson_arrivals_keep_their_classes() {
     let classes = doc["classes"].as_object().unwrap();
     let sum: u64 = classes.values().map(|c| c["requests"].as_u64().unwrap()).sum();
     assert_eq!(sum, req);
+    // Classes add up by name: documents of different mixes do not merge.
+    let other = dir.join("other.json");
+    std::fs::write(&other, doc.to_string()).unwrap();
+    let out = Command::new(BIN)
+        .arg("merge")
+        .args([&parts[0], &other])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("request classes [a, b]") && err.contains("do not add up"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -262,6 +262,7 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
             .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
     }
     super::expect::check_keys(x).map_err(|e| o.key(x, "expect", e))?;
+    super::classes::check_queries(x).map_err(|e| o.key(x, "mix", e))?;
     if x.rotate_sources && x.load.bind.is_some() {
         return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
     }

@@ -3,13 +3,22 @@
 //! experiment's `work`): "their p99 is 410× their 20 µs service time under reactor: they wait
 //! behind the long requests (5 ms)".
 
+use std::time::Duration;
+
 use super::results::{median, Cell};
 use super::scenario::Experiment;
 use super::verdict::Finding;
+use crate::server::work::CEILING;
+use crate::server::Work;
 use crate::units::fmt_us;
 
-/// A p99 this many times the service time is queueing, not service: named with its cause.
+/// A p99 this many times the service time's own p99 is queueing, not service: said so; and a
+/// class this many times longer than another is one the other may wait behind.
 const WAITING: f64 = 10.0;
+
+/// A class waits behind a longer one when its p99 reaches this share of the longer one's mean
+/// service time (a p99 of 10× 20 µs is a round trip, not a wait behind 5 ms).
+const BEHIND: f64 = 0.5;
 
 /// The classes the cells measured (name, path), in the load's order.
 pub(super) fn names(cells: &[&Cell]) -> Vec<(String, String)> {
@@ -32,7 +41,8 @@ pub(super) fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
             v.status = c.status.clone();
             v.seconds = c.seconds;
             v.figures = c.figures.clone();
-            let k = c.figures.classes.iter().find(|k| k.name == name);
+            // A class with refused requests (4xx/5xx) has no latency of served ones to rank.
+            let k = c.figures.classes.iter().find(|k| k.name == name && k.refused == 0);
             v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
             v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
             v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
@@ -41,23 +51,75 @@ pub(super) fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
         .collect()
 }
 
-/// The mean service time, in µs, of requests to `path` (`None`: every request's, `work`):
-/// what the path's query names where the models serve `work_from_request`, else the
-/// experiment's `work`; `None` where neither names one.
-pub(super) fn service_us(x: &Experiment, path: Option<&str>) -> Option<f64> {
-    let named = path.filter(|_| x.work_from_request).and_then(crate::server::query_work);
-    let work = named.or_else(|| x.work.as_deref()?.parse::<crate::server::Work>().ok())?;
-    let us = work.mean().as_secs_f64() * 1e6;
-    (us > 0.0).then_some(us)
+/// A class's service time as served: its mean and its 99th percentile, in µs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Service {
+    pub mean: f64,
+    pub p99: f64,
 }
 
-/// The median p99 of `target`'s cells at `n` connections (of the class's view when given).
+/// `--max-work` of the experiment's models: the first model entry's that sets it, else serve's
+/// default (10ms).
+fn max_work(x: &Experiment) -> Duration {
+    x.models
+        .iter()
+        .find_map(|m| {
+            let mut words = m.split_whitespace().skip_while(|w| *w != "--max-work");
+            words.next()?;
+            crate::units::parse_duration(words.next()?).ok()
+        })
+        .unwrap_or(Duration::from_millis(10))
+}
+
+/// Checks the queries of `x`'s request classes as its models will read them: a class whose
+/// work the server would refuse (400) is an error when the scenario is read, not a class of
+/// refusals measured as if served.
+pub(super) fn check_queries(x: &Experiment) -> Result<(), String> {
+    if !x.work_from_request {
+        return Ok(());
+    }
+    let max = max_work(x);
+    x.load.mix.iter().try_for_each(|m| {
+        crate::server::query_work(&m.path, max)
+            .map(drop)
+            .map_err(|e| format!("class '{}': {e}", m.name))
+    })
+}
+
+/// The service time of requests to `path` (`None`: every request's, `work`) as the models
+/// serve it: what the path's query names where they serve `work_from_request` (cut at
+/// `--max-work`), else the experiment's `work` (cut at its ceiling); `None` where neither names
+/// one, or the query is one the server refuses.
+pub(super) fn service(x: &Experiment, path: Option<&str>) -> Option<Service> {
+    let max = max_work(x);
+    let named = match path.filter(|_| x.work_from_request) {
+        Some(p) => crate::server::query_work(p, max).ok()?,
+        None => None,
+    };
+    let (work, cap) = match named {
+        Some(w) => (w, max),
+        None => (x.work.as_deref()?.parse::<Work>().ok()?, CEILING),
+    };
+    let (mean, p99) = work.as_served(cap);
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    (!mean.is_zero()).then(|| Service {
+        mean: us(mean),
+        p99: us(p99),
+    })
+}
+
+/// The median p99 of `target`'s cells at `n` connections (of the class's view when given);
+/// cells that starved connections do not count (their latency covers the served ones only),
+/// nor a class with refused requests.
 fn p99_at(cells: &[&Cell], class: Option<&str>, target: &str, n: usize) -> Option<f64> {
     let xs: Vec<f64> = cells
         .iter()
-        .filter(|c| c.target == target && c.connections == n)
+        .filter(|c| c.target == target && c.connections == n && c.figures.starved_conns == 0)
         .filter_map(|c| match class {
-            Some(k) => c.figures.classes.iter().find(|f| f.name == k)?.p99_us,
+            Some(k) => {
+                let k = c.figures.classes.iter().find(|f| f.name == k)?;
+                k.p99_us.filter(|_| k.refused == 0)
+            }
             None => Some(c.figures.p99_us),
         })
         .filter(|v| *v > 0.0)
@@ -74,9 +136,10 @@ fn times(r: f64) -> String {
 }
 
 /// A p99 finding (of a class, or of every request) set against its service time: how many
-/// times it the worst and the best targets' p99 are, and, where the worst waits for far
-/// longer requests of another class, that it waits behind them. `None` where no service time
-/// is known.
+/// times its mean the worst and the best targets' p99 are (their medians at the finding's
+/// count); that the worst waits behind a far longer class where its p99 reaches half that
+/// class's mean; else that requests wait in a queue where its p99 is ten times both the
+/// service time's own p99 and the best target's p99. `None` where no service time is known.
 pub(super) fn against_service(
     x: &Experiment,
     cells: &[&Cell],
@@ -89,15 +152,16 @@ pub(super) fn against_service(
         // Every request's p99 over classes of different work has no one service time.
         return None;
     }
-    let s = service_us(x, path)?;
+    let sv = service(x, path)?;
+    let s = sv.mean;
     let worst = f.last.as_ref().map_or(&f.runner_up, |(t, _)| t);
     let w = p99_at(cells, class, worst, f.connections)?;
-    let b = f.best_value;
+    let b = p99_at(cells, class, &f.best, f.connections)?;
     let whose = match class {
         Some(k) => format!("The {k} requests' p99 is"),
         None => "The p99 is".to_string(),
     };
-    let mut s_ = format!(
+    let mut said = format!(
         "{whose} {} {} {} service time under {worst} and {} under {}",
         times(w / s),
         if class.is_some() { "their" } else { "the" },
@@ -105,24 +169,29 @@ pub(super) fn against_service(
         times(b / s),
         f.best
     );
-    // The longest other class, when far longer: what the short ones wait behind.
+    // The longest other class, when far longer: what the short ones may wait behind.
     let longer = classes
         .iter()
         .filter(|(n, _)| Some(n.as_str()) != class)
-        .filter_map(|(n, p)| Some((n, service_us(x, Some(p))?)))
+        .filter_map(|(n, p)| Some((n, service(x, Some(p))?.mean)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .filter(|(_, l)| *l >= s * WAITING);
     match longer {
-        Some((n, l)) if w / s >= WAITING && class.is_some() => {
-            s_.push_str(&format!(
+        Some((n, l)) if class.is_some() && w >= l * BEHIND => {
+            said.push_str(&format!(
                 ": under {worst} they wait behind the {n} requests ({})",
                 fmt_us(l)
             ));
         }
-        _ if w / s >= WAITING => s_.push_str(&format!(": under {worst} requests wait in a queue")),
+        // Ten times the service's own p99, and ten times the best target's p99 (which holds
+        // the round trip): the rest is waiting.
+        _ if w >= sv.p99 * WAITING && w >= b * WAITING => said.push_str(&format!(
+            ": under {worst} requests wait in a queue (the service time's own p99 is {})",
+            fmt_us(sv.p99)
+        )),
         _ => {}
     }
-    Some(s_ + ".")
+    Some(said + ".")
 }
 
 #[cfg(test)]
@@ -145,6 +214,7 @@ mod tests {
             path: path.into(),
             requests: 100,
             errors: 0,
+            refused: 0,
             p50_us: p99.map(|v| v / 2.0),
             p99_us: p99,
             p999_us: p99,
@@ -180,19 +250,44 @@ mod tests {
         assert_eq!(view(&refs, "long")[1].figures.p99_us, 9000.0);
     }
 
+    fn mean(s: Option<Service>) -> Option<f64> {
+        s.map(|s| s.mean.round())
+    }
+
     #[test]
     fn service_time_comes_from_the_query_only_when_the_models_read_it() {
         let x = experiment("work_from_request = true\nwork = \"cpu:1ms\"");
-        assert_eq!(service_us(&x, Some("/?cpu=20us")), Some(20.0));
-        assert_eq!(service_us(&x, Some("/plain")), Some(1000.0), "no query: --work");
-        let x = experiment("work = \"sleep:exp(1ms)\"");
+        assert_eq!(service(&x, Some("/?cpu=20us")), Some(Service { mean: 20.0, p99: 20.0 }));
+        assert_eq!(mean(service(&x, Some("/plain"))), Some(1000.0), "no query: --work");
         assert_eq!(
-            service_us(&x, Some("/?cpu=20us")),
-            Some(1000.0),
-            "the query is not read"
+            service(&x, Some("/?cpu=20ms")),
+            None,
+            "refused by the server: no service time"
         );
-        assert_eq!(service_us(&x, None), Some(1000.0));
-        assert_eq!(service_us(&experiment(""), None), None);
+        let x = experiment("work = \"sleep:exp(1ms)\"");
+        let s = service(&x, Some("/?cpu=20us")).unwrap();
+        assert!((s.mean - 1000.0).abs() < 30.0, "the query is not read: {s:?}");
+        assert!((s.p99 - 4605.0).abs() < 300.0, "exp's p99 is ln(100) means: {s:?}");
+        assert_eq!(service(&x, None), Some(s));
+        assert_eq!(service(&experiment(""), None), None);
+        // A heavy tail as served: cut at --max-work, its mean is below the distribution's.
+        let x = experiment("work_from_request = true");
+        let s = service(&x, Some("/?cpu=lognormal%281ms,3%29")).unwrap();
+        assert!(s.mean < 600.0 && s.p99 <= 10_000.0, "{s:?}");
+    }
+
+    #[test]
+    fn a_class_the_server_would_refuse_is_an_error_when_the_scenario_is_read() {
+        let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"reactor\"]\nconnections = [10]\nduration = \"1s\"\nwork_from_request = true\n\
+                    mix = [\"a=1:/?cpu=20us\", \"b=1:/?cpu=50ms\"]\n";
+        let e = parse(text, "t").unwrap_err().to_string();
+        assert!(
+            e.contains("field 'mix'") && e.contains("class 'b'") && e.contains("--max-work 10ms"),
+            "{e}"
+        );
+        let raised = text.replace("[\"reactor\"]", "[\"reactor --max-work 60ms\"]");
+        assert!(parse(&raised, "t").is_ok(), "the entry's own --max-work");
     }
 
     #[test]
@@ -221,6 +316,19 @@ mod tests {
             "The short requests' p99 is 410× their 20us service time under reactor and 3.0× under thread: \
              under reactor they wait behind the long requests (5.00ms)."
         );
+        // A short p99 far below the long service time is not a wait behind it.
+        let near = [cell("reactor", Some(400.0)), cell("thread", Some(60.0))];
+        let near: Vec<&Cell> = near.iter().collect();
+        let s = against_service(&x, &near, &f, &classes).unwrap();
+        assert!(
+            s.ends_with("20× their 20us service time under reactor and 3.0× under thread."),
+            "{s}"
+        );
+        // A class with refused requests has no latency to set against anything.
+        let mut refused = cells.clone();
+        refused[0].figures.classes[0].refused = 1;
+        let refused: Vec<&Cell> = refused.iter().collect();
+        assert_eq!(against_service(&x, &refused, &f, &classes), None);
         // Every request's p99 over classes of different work: no one service time to set it against.
         let all = Finding {
             class: None,

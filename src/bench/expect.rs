@@ -147,7 +147,8 @@ fn value(s: &Shape, c: &Cell) -> Option<f64> {
     let f = &c.figures;
     let (p50, p99) = match &s.class {
         Some(k) => {
-            let k = f.classes.iter().find(|x| &x.name == k)?;
+            // A class with refused requests (4xx/5xx) measured no service.
+            let k = f.classes.iter().find(|x| &x.name == k && x.refused == 0)?;
             (k.p50_us, k.p99_us)
         }
         None => (Some(f.p50_us), Some(f.p99_us)),
@@ -235,9 +236,12 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
             false => a.median * (1.0 + SINGLE_RUN_MARGIN) < b.median,
         }
     };
-    let holds = shared
+    let failed: Vec<String> = shared
         .iter()
-        .all(|&n| shape.targets.windows(2).all(|p| below(&p[0], &p[1], n)));
+        .filter(|&&n| !shape.targets.windows(2).all(|p| below(&p[0], &p[1], n)))
+        .map(|n| n.to_string())
+        .collect();
+    let holds = failed.is_empty();
     let at = shape
         .targets
         .iter()
@@ -253,10 +257,15 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
     } else {
         format!("one run each, {:.0}% apart at least", SINGLE_RUN_MARGIN * 100.0)
     };
-    let counts = if shared.len() > 1 {
-        format!(" (at each of {} connection counts)", shared.len())
-    } else {
-        String::new()
+    let counts = match (shared.len() > 1, holds) {
+        (false, _) => String::new(),
+        (true, true) => format!(" (and at each of its {} connection counts)", shared.len()),
+        (true, false) => format!(
+            " (not at {} of {} connection counts: {})",
+            failed.len(),
+            shared.len(),
+            failed.join(", ")
+        ),
     };
     (Some(holds), format!("{at} at {largest} connections{counts}; {margin}"))
 }
@@ -346,6 +355,32 @@ mod tests {
         ];
         let ok: Vec<&Cell> = cells.iter().collect();
         assert_eq!(check(&x, &ok, 2)[0].held, Some(false), "the runs overlap");
+    }
+
+    /// Held only where it holds at every shared count; one that fails at a smaller count says
+    /// which, though the figures quoted are the largest's.
+    #[test]
+    fn a_shape_that_fails_at_one_count_names_it() {
+        let x = experiment("\"short p99: thread < reactor\"").unwrap();
+        let mut cells = Vec::new();
+        for (n, thread, reactor) in [(10, 100.0, 105.0), (100, 100.0, 4000.0)] {
+            for (t, v) in [("thread", thread), ("reactor", reactor)] {
+                let mut c = cell(t, 0, 5000.0, v, 0);
+                c.connections = n;
+                cells.push(c);
+            }
+        }
+        let ok: Vec<&Cell> = cells.iter().collect();
+        let e = &check(&x, &ok, 1)[0];
+        assert_eq!(e.held, Some(false));
+        assert!(
+            e.detail
+                .contains("at 100 connections (not at 1 of 2 connection counts: 10)"),
+            "{}",
+            e.detail
+        );
+        let held = &check(&x, &ok[2..], 1)[0];
+        assert_eq!(held.held, Some(true), "{}", held.detail);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Fi
                     path: c.path.clone(),
                     requests: k.requests,
                     errors: k.errors,
+                    refused: k.non_2xx_3xx,
                     p50_us: k.latency_us.p50,
                     p99_us: k.latency_us.p99,
                     p999_us: k.latency_us.p999,

@@ -80,7 +80,12 @@ pub struct ClassFigure {
     /// The path its requests asked for (its query may name its work).
     pub path: String,
     pub requests: u64,
+    /// Transport failures (timeouts, resets, ...) with a request of the class the oldest in flight.
     pub errors: u64,
+    /// Its responses other than 2xx/3xx (a class the server refuses measures no service): its
+    /// latency is then not ranked.
+    #[serde(default)]
+    pub refused: u64,
     /// Its latency (corrected, in an open loop); `None`: none of its requests completed.
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,

@@ -154,6 +154,10 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// The largest weight a class may have (weights add up in floating point: a sum that overflows
+/// would send every request to one class).
+const MAX_WEIGHT: f64 = 1e9;
+
 /// One `--mix NAME=WEIGHT:PATH`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MixEntry {
@@ -173,8 +177,13 @@ impl std::str::FromStr for MixEntry {
         let (name, rest) = s.split_once('=').ok_or_else(bad)?;
         let (weight, path) = rest.split_once(':').ok_or_else(bad)?;
         let weight: f64 = weight.trim().parse().map_err(|_| bad())?;
-        if name.is_empty() || name.contains(char::is_whitespace) || !(weight > 0.0 && weight.is_finite()) {
+        if name.is_empty() || name.contains(char::is_whitespace) || !(weight > 0.0 && weight <= MAX_WEIGHT) {
             return Err(bad());
+        }
+        if path.contains(|c: char| c.is_whitespace() || c.is_control()) {
+            return Err(crate::units::BadValue(format!(
+                "--mix '{s}': the path holds a space or a control character (encode it: %20)"
+            )));
         }
         if !path.starts_with('/') {
             return Err(crate::units::BadValue(format!(
@@ -630,8 +639,12 @@ fn read_mix_file(path: &std::path::Path, payload: &Payload) -> Result<Vec<Class>
         let weight: f64 = weight
             .parse()
             .ok()
-            .filter(|w: &f64| *w > 0.0 && w.is_finite())
-            .ok_or_else(|| bad(&format!("the weight '{weight}' is not a positive number")))?;
+            .filter(|w: &f64| *w > 0.0 && *w <= MAX_WEIGHT)
+            .ok_or_else(|| {
+                bad(&format!(
+                    "the weight '{weight}' is not a number above 0 and at most 1e9"
+                ))
+            })?;
         if !target.starts_with('/') {
             return Err(bad(&format!("the path '{target}' must start with /")));
         }
@@ -739,5 +752,28 @@ mod tests {
             let e = LoadArgs::new(target(), 1, w).resolve().unwrap_err();
             assert_eq!(e.key(), Some(key), "{toml}: {e}");
         }
+    }
+
+    #[test]
+    fn a_mix_entry_has_a_name_a_bounded_weight_and_a_plain_path() {
+        let m: MixEntry = "short=995:/?cpu=20us".parse().unwrap();
+        assert_eq!(
+            (m.name.as_str(), m.weight, m.path.as_str()),
+            ("short", 995.0, "/?cpu=20us")
+        );
+        for bad in [
+            "x=1e300:/",
+            "x=0:/",
+            "x=-1:/",
+            "x=nan:/",
+            "=1:/",
+            "x=1:/a b",
+            "x=1:/a\tb",
+            "x=1:a",
+            "x:/",
+        ] {
+            assert!(bad.parse::<MixEntry>().is_err(), "{bad}");
+        }
+        assert!("x=1e9:/".parse::<MixEntry>().is_ok());
     }
 }

@@ -98,6 +98,9 @@ pub struct ClassFigures {
     pub requests: u64,
     /// Failures with a request of the class the oldest in flight.
     pub errors: u64,
+    /// Its HTTP responses other than 2xx/3xx (among `requests`: refused, not served).
+    #[serde(default)]
+    pub non_2xx_3xx: u64,
     /// Their latency (corrected, in an open loop).
     pub latency_us: Latency,
 }
@@ -350,6 +353,7 @@ impl Results {
                         ClassFigures {
                             requests: k.requests,
                             errors: k.errors,
+                            non_2xx_3xx: k.non_2xx_3xx,
                             latency_us: k.latency.latency(),
                         },
                     )

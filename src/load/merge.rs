@@ -66,6 +66,15 @@ pub fn documents(docs: &[(String, Document)]) -> Result<Document, Error> {
                 doc.config.kind, first.config.kind
             )));
         }
+        // Classes add up by their place in the mix: the mixes must be the same.
+        let names = |d: &Document| d.config.classes.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        if names(doc) != names(first) {
+            return Err(Error::Usage(format!(
+                "{name} has request classes [{}] and {first_name} [{}]: they do not add up",
+                names(doc).join(", "),
+                names(first).join(", ")
+            )));
+        }
     }
     let parts: Vec<Outcome> = docs.iter().map(|(_, d)| d.outcome().clone()).collect();
     let merged = outcomes(&parts, Machines::Separate).expect("at least one part");

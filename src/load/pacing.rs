@@ -273,3 +273,25 @@ impl Schedule {
         Some((self.scheduled, latencies))
     }
 }
+
+#[cfg(test)]
+mod schedule_gaps {
+    use super::*;
+
+    /// Poisson gaps are exponential: their mean is the interval and so is their spread
+    /// (coefficient of variation 1), where uniform gaps do not vary at all.
+    #[test]
+    fn poisson_gaps_spread_as_an_exponential_and_uniform_ones_do_not() {
+        let stats = |s: &mut Schedule| {
+            let gaps: Vec<f64> = (0..50_000).map(|_| s.gap().as_secs_f64() * 1e6).collect();
+            let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+            (mean, var.sqrt() / mean)
+        };
+        let now = Instant::now();
+        let (mean, cv) = stats(&mut Schedule::new(1000.0, now, Some(crate::rng::Rng::new(&[1]))));
+        assert!((mean - 1000.0).abs() < 20.0 && (cv - 1.0).abs() < 0.03, "{mean} {cv}");
+        let (mean, cv) = stats(&mut Schedule::new(1000.0, now, None));
+        assert_eq!((mean.round(), cv), (1000.0, 0.0));
+    }
+}

@@ -68,11 +68,11 @@ fn class_lines(doc: &Document) -> String {
             q(f.latency_us.p99),
             q(f.latency_us.p999),
             q(f.latency_us.max),
-            if f.errors > 0 {
-                format!("  {} errors", thousands(f.errors))
-            } else {
-                String::new()
-            },
+            [(f.errors, "errors"), (f.non_2xx_3xx, "non-2xx/3xx")]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("  {} {what}", thousands(*n)))
+                .collect::<String>(),
             c.method,
             c.path
         ));

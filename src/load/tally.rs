@@ -113,6 +113,9 @@ pub struct ClassTally {
     pub requests: u64,
     /// Failures with a request of this class the oldest in flight.
     pub errors: u64,
+    /// Its HTTP responses other than 2xx/3xx (counted in `requests` too).
+    #[serde(default)]
+    pub non_2xx_3xx: u64,
     /// Latency from the intended send time.
     pub latency: Hist,
 }
@@ -121,6 +124,7 @@ impl ClassTally {
     pub fn merge(&mut self, other: &ClassTally) {
         self.requests += other.requests;
         self.errors += other.errors;
+        self.non_2xx_3xx += other.non_2xx_3xx;
         self.latency.merge(&other.latency);
     }
 }

@@ -363,7 +363,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
              a bold value need not be the smallest median.</p>\n",
         );
     }
-    h.push_str(&super::classes::section(&summary));
+    h.push_str(&super::classes::section(&summary, cells));
     h.push_str("<div class=\"charts\">\n");
     h.push_str(&charts(x, &summary));
     h.push_str("</div>\n");

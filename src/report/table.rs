@@ -91,10 +91,10 @@ fn class_row(k: &ClassFigure) -> String {
         us(k.p50_us),
         us(k.p99_us),
         k.path,
-        if k.errors > 0 {
-            format!("; {} errors", thousands(k.errors))
-        } else {
-            String::new()
-        }
+        [(k.errors, "errors"), (k.refused, "refused (non-2xx/3xx)")]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("; {} {what}", thousands(*n)))
+            .collect::<String>()
     )
 }

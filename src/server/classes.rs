@@ -61,7 +61,14 @@ impl Classes {
         let head = READY | ((name.len() as u64) << 8);
         for i in 0..ROWS {
             let row = self.row(i);
+            // A row left half-claimed (its claimer died in the few instructions between) is
+            // not waited on for ever: past this many looks the request counts as "other".
+            let mut looks = 0u32;
             loop {
+                looks += 1;
+                if looks > 1 << 20 {
+                    return ROWS;
+                }
                 let state = row[0].load(Ordering::Acquire);
                 if state == head && (0..NAME / 8).all(|k| row[3 + k].load(Ordering::Relaxed) == packed[k]) {
                     return i;

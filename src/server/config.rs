@@ -67,15 +67,18 @@ pub struct ServeArgs {
     /// Work per request, a service-time distribution: cpu:D spins D of the handling thread's
     /// CPU, sleep:D blocks it (a backend call), cpu:D1+sleep:D2 both; D is 200us, exp(MEAN),
     /// lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(99.5%:50us,0.5%:5ms), bimodal1(MEAN),
-    /// bimodal2(MEAN) or hist:FILE (a .hgrm listing in ms or an HdrHistogram V2 log in ns).
+    /// bimodal2(MEAN) or hist:FILE (a .hgrm listing in ms or an HdrHistogram V2 log in ns); a
+    /// draw over 10s is cut there.
     #[arg(long = "work", value_name = "WORK", default_value = "none")]
     pub work_spec: String,
     /// Let an HTTP request name its own work in its query (GET /?cpu=2ms&sleep=1ms, each a D of
-    /// --work), instead of --work; requests are counted per class (its query) in the stats line.
+    /// --work but hist:, at most 128 bytes and two levels of parentheses), instead of --work
+    /// (which a query naming none gets); requests are counted per class (its query) in the
+    /// stats line.
     #[arg(long)]
     pub work_from_request: bool,
-    /// The most work one request may ask for, CPU and wait together (a request over it: 400);
-    /// every draw is also cut at it.
+    /// With --work-from-request, the most work a request may name, CPU and wait together (over
+    /// it on average: 400), and where its draws are cut (--work's own are cut at 10s).
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub max_work: Duration,
     /// Seed of the work's draws (with the worker and the process: forked workers do not repeat

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::classes::ROWS;
 use super::ctx::Worker;
-use super::work::Work;
+use super::work::{Work, CEILING};
 use crate::proto::{Answer, Request};
 use crate::rng::Rng;
 use crate::sys;
@@ -65,7 +65,7 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
         let l = l.as_mut().expect("set above");
         let cfg = &w.ctx.cfg;
         if !cfg.work_from_request {
-            cfg.work.run(&mut l.rng, cfg.max_work);
+            cfg.work.run(&mut l.rng, CEILING);
             return Answer::Serve;
         }
         let (name, spec) = named_work(req.target);
@@ -73,19 +73,25 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
             Some(i) => i,
             None => {
                 let work = parse(&spec, &cfg.work, cfg.max_work);
-                let row = w.ctx.classes.row_of(&name);
+                // A refused query takes no row: junk cannot crowd real classes into "other".
+                let row = match work {
+                    Some(_) => w.ctx.classes.row_of(&name),
+                    None => ROWS,
+                };
                 if l.parsed.len() == CACHE {
-                    l.parsed.pop();
+                    l.parsed.remove(0);
                 }
                 l.parsed.push((name, work, row));
                 l.parsed.len() - 1
             }
         };
-        let (_, work, row) = &l.parsed[class];
+        let (name, work, row) = &l.parsed[class];
         let Some(work) = work else {
             return Answer::Refuse;
         };
-        let busy = work.run(&mut l.rng, cfg.max_work);
+        // The class `none` runs --work, whose draws are cut at its own ceiling.
+        let cap = if name == b"none" { CEILING } else { cfg.max_work };
+        let busy = work.run(&mut l.rng, cap);
         w.ctx.classes.count((*row).min(ROWS), busy.as_nanos() as u64);
         Answer::Serve
     })
@@ -124,10 +130,21 @@ fn named_work(target: &[u8]) -> (Vec<u8>, String) {
 }
 
 /// The work a request target's query names (`/?cpu=20us&sleep=exp(1ms)`), as `serve
-/// --work-from-request` reads it: `None` where it names none or what it names does not parse.
-pub fn query_work(target: &str) -> Option<Work> {
+/// --work-from-request` with `--max-work max` reads it: `Ok(None)` where it names none, an
+/// error saying why the server would refuse it (400).
+pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, String> {
     let (_, spec) = named_work(target.as_bytes());
-    spec.parse().ok().filter(|_| !spec.is_empty())
+    if spec.is_empty() {
+        return Ok(None);
+    }
+    match parse(&spec, &Work::default(), max) {
+        Some(w) => Ok(Some(w)),
+        None => Err(format!(
+            "'{target}' names work '{spec}' the server refuses (malformed, hist:, over 128 bytes or \
+             two levels of parentheses, or a mean over --max-work {})",
+            crate::units::format_duration(max)
+        )),
+    }
 }
 
 /// `%XX` decoded (a query may encode the parentheses of `exp(1ms)`).
@@ -154,14 +171,38 @@ fn percent_decoded(v: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The work of a query's spec (`--work` when it names none); `None` when it does not parse or
-/// asks for more than `max` on average.
+/// The longest work spec a query may carry (decoded).
+const QUERY_SPEC_MAX: usize = 128;
+
+/// The work of a query's spec (`--work` when it names none); `None` when it does not parse,
+/// asks for more than `max` on average, or is not of the forms a client may name: no
+/// `hist:FILE` (a client names no file on the server), at most 128 bytes and two levels of
+/// parentheses (`mix(99%:exp(1ms),1%:5ms)`), so parsing one costs little.
 fn parse(spec: &str, default: &Work, max: Duration) -> Option<Work> {
     if spec.is_empty() {
         return Some(default.clone());
     }
+    if spec.len() > QUERY_SPEC_MAX || spec.contains("hist:") || depth(spec) > 2 {
+        return None;
+    }
     let w: Work = spec.parse().ok()?;
     (w.mean() <= max).then_some(w)
+}
+
+/// The deepest nesting of parentheses in `s`.
+fn depth(s: &str) -> usize {
+    s.chars()
+        .scan(0i64, |d, c| {
+            *d += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            Some(*d)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(0) as usize
 }
 
 #[cfg(test)]
@@ -193,9 +234,28 @@ mod tests {
         let max = Duration::from_millis(10);
         assert!(parse("cpu:2ms", &Work::default(), max).is_some());
         assert!(parse("cpu:20ms", &Work::default(), max).is_none(), "over --max-work");
-        let q = query_work("/?cpu=20us&sleep=exp%281ms%29").expect("names work");
+        let q = query_work("/?cpu=20us&sleep=exp%281ms%29", max)
+            .unwrap()
+            .expect("names work");
         assert_eq!(q.mean(), Duration::from_micros(1020));
-        assert!(query_work("/?x=1").is_none() && query_work("/?cpu=fast").is_none());
+        assert_eq!(query_work("/?x=1", max), Ok(None));
+        assert!(query_work("/?cpu=fast", max).is_err() && query_work("/?cpu=20ms", max).is_err());
+        // What a client may not name: a file, deep nesting, a long spec.
+        for bad in [
+            "cpu:hist:/dev/zero".to_string(),
+            "cpu:mix(100%:mix(100%:mix(100%:1ms)))".into(),
+            format!("cpu:mix({}50%:1ms,50%:2ms)", "0".repeat(130)),
+        ] {
+            assert!(parse(&bad, &Work::default(), max).is_none(), "{bad}");
+        }
+        // The same forms, shallower or shorter, are read.
+        for good in [
+            "cpu:mix(100%:mix(100%:1ms))".to_string(),
+            format!("cpu:mix({}50%:1ms,50%:2ms)", "0".repeat(90)),
+            "cpu:mix(99%:exp(1ms),1%:5ms)+sleep:exp(1ms)".into(),
+        ] {
+            assert!(parse(&good, &Work::default(), max).is_some(), "{good}");
+        }
         assert!(
             parse("cpu:exp(11ms)", &Work::default(), max).is_none(),
             "its mean over --max-work"

@@ -9,7 +9,8 @@
 //! service times as an HdrHistogram (a `.hgrm` percentile listing in milliseconds, as wrk2 and
 //! `muxlab load --hgrm` write it, or a V2 histogram log in nanoseconds, as muxlab records), drawn
 //! from by its quantiles. Draws come from a generator seeded by (`--seed`, the worker, the
-//! process), so forked workers do not repeat each other and runs repeat.
+//! process, the thread), so forked workers and threads do not repeat each other. A request's
+//! draw is cut at [`CEILING`] (at `--max-work` for work a request names).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +19,11 @@ use std::time::Duration;
 
 use crate::rng::Rng;
 use crate::units::{parse_duration, BadValue};
+
+/// The most one request of `--work` may cost, CPU and wait together: a draw from a heavy tail
+/// is cut here rather than hold a worker for minutes. (Work a request names for itself is cut
+/// at `--max-work`.)
+pub const CEILING: Duration = Duration::from_secs(10);
 
 /// A service-time distribution.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,21 +127,44 @@ impl Work {
         self.cpu.as_ref().map_or(Duration::ZERO, Dist::mean)
     }
 
-    /// Does one request's work: draws its CPU time and spins it, then draws its wait and sleeps
-    /// it, each at most `cap`. Returns the time it took (what a class's busy time counts).
+    /// One request's draw, its CPU part and its wait, cut so that together they are at most
+    /// `cap` (the CPU part first).
+    fn draw(&self, rng: &mut Rng, cap: Duration) -> (Duration, Duration) {
+        let cpu = self.cpu.as_ref().map_or(Duration::ZERO, |d| d.sample(rng).min(cap));
+        let wait = self
+            .sleep
+            .as_ref()
+            .map_or(Duration::ZERO, |d| d.sample(rng).min(cap - cpu));
+        (cpu, wait)
+    }
+
+    /// Does one request's work: draws its CPU time and its wait (together at most `cap`),
+    /// spins the one and sleeps the other. Returns what was drawn, which a class's busy time
+    /// counts (a sleep may overrun it by the kernel's wake-up latency).
     pub fn run(&self, rng: &mut Rng, cap: Duration) -> Duration {
-        let mut busy = Duration::ZERO;
-        if let Some(d) = &self.cpu {
-            let t = d.sample(rng).min(cap);
-            spin(t);
-            busy += t;
+        let (cpu, wait) = self.draw(rng, cap);
+        spin(cpu);
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
-        if let Some(d) = &self.sleep {
-            let t = d.sample(rng).min(cap);
-            std::thread::sleep(t);
-            busy += t;
-        }
-        busy
+        cpu + wait
+    }
+
+    /// The mean and the 99th percentile of its draws cut at `cap`, from 20,000 draws of a
+    /// fixed stream: what a request of it costs as served (a heavy tail cut at the cap has a
+    /// smaller mean than the distribution's).
+    pub fn as_served(&self, cap: Duration) -> (Duration, Duration) {
+        const DRAWS: usize = 20_000;
+        let mut rng = Rng::new(&[0x5E41CE]);
+        let mut xs: Vec<Duration> = (0..DRAWS)
+            .map(|_| {
+                let (c, w) = self.draw(&mut rng, cap);
+                c + w
+            })
+            .collect();
+        xs.sort_unstable();
+        let mean = xs.iter().sum::<Duration>() / DRAWS as u32;
+        (mean, xs[DRAWS * 99 / 100])
     }
 }
 
@@ -341,7 +370,10 @@ fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
         let (w, d) = p
             .split_once(':')
             .ok_or_else(|| BadValue(format!("'{s}': '{p}' is not P%:D (e.g. 99.5%:50us)")))?;
-        let w = number(w.trim().trim_end_matches('%'), "a mix weight in per cent")?;
+        let w = number(
+            w.trim().strip_suffix('%').unwrap_or(w.trim()),
+            "a mix weight in per cent",
+        )?;
         if w <= 0.0 {
             return Err(BadValue(format!("'{s}': the weight {w}% is not positive")));
         }
@@ -349,7 +381,9 @@ fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
         cumulative.push(total / 100.0);
         dists.push(parse_dist(d)?);
     }
-    if (total - 100.0).abs() > 1e-6 {
+    // Within a hundredth of a per cent: thirds may be written 33.33%.
+    if (total - 100.0).abs() > 0.01 + 1e-9 {
+        let total = (total * 1000.0).round() / 1000.0;
         return Err(BadValue(format!("'{s}': the weights sum to {total}%, not 100%")));
     }
     if let Some(last) = cumulative.last_mut() {
@@ -477,6 +511,8 @@ mod tests {
 
     #[test]
     fn a_bad_spec_is_one_line_naming_the_part() {
+        // Thirds to a hundredth of a per cent are a whole.
+        assert!("cpu:mix(33.33%:1ms,33.33%:2ms,33.33%:3ms)".parse::<Work>().is_ok());
         for (spec, says) in [
             ("gpu:1s", "'gpu' is not cpu or sleep"),
             ("cpu", "is not cpu:D or sleep:D"),
@@ -489,6 +525,8 @@ mod tests {
             ("cpu:1ms+cpu:2ms", "cpu is given twice"),
             ("cpu:hist:/no/such/file", "hist:/no/such/file"),
             ("cpu:exp(0s)", "more than zero"),
+            ("cpu:mix(50%%:1ms,50%:2ms)", "a mix weight"),
+            ("cpu:mix(33.3%:1ms,33.3%:2ms,33.3%:3ms)", "sum to 99.9"),
         ] {
             let e = spec.parse::<Work>().unwrap_err().0;
             assert!(

@@ -139,6 +139,11 @@ impl Engine<'_> {
                     100..=599 => t.status[status as usize / 100 - 1] += 1,
                     _ => t.error(ErrorClass::BadResponse),
                 }
+                if !(200..400).contains(&status) {
+                    if let Some(c) = t.classes.get_mut(class as usize) {
+                        c.non_2xx_3xx += 1;
+                    }
+                }
             }
         }
         true
