@@ -474,6 +474,21 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     for f in &mut v.findings {
         let gated = inside_aa(f).filter(|_| f.clear);
         f.clear &= gated.is_none();
+        // In an open loop the client sets the rate: targets that all kept up with it do not
+        // differ in throughput, however narrow the spread of their repeats.
+        let kept_up = |rate: f64| f.best_value.min(f.runner_up_value) >= 0.9 * rate;
+        let open_loop = x.load.rate.filter(|&r| f.metric == METRICS[0].name && kept_up(r));
+        if let Some(rate) = open_loop.filter(|_| f.ratio < 1.0 + SINGLE_RUN_NOISE) {
+            f.clear = false;
+            parts.push(format!(
+                "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
+                f.best,
+                f.runner_up,
+                f.ratio,
+                thousands(rate.round() as u64)
+            ));
+            continue;
+        }
         parts.push(sentence(f, gated, repeats, x.paired));
         if f.metric == METRICS[P99].name {
             parts.extend(classes::against_service(x, &ok, f, &classes));
@@ -717,6 +732,37 @@ mod verdicts {
             assert!(v.text.contains(said), "{said}\n{}", v.text);
         }
         assert_eq!(v.expected[0].held, Some(true));
+    }
+
+    /// An open loop whose targets all kept up with the rate names no throughput winner, even
+    /// where three repeats' ranges do not overlap; one that fell behind is ranked as usual.
+    #[test]
+    fn an_open_loop_that_every_target_kept_up_with_has_no_throughput_winner() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\nrate = 5000\n";
+        let x = parse(text, "t").unwrap().experiments.remove(0);
+        let mut cells = Vec::new();
+        for r in 0..3 {
+            cells.push(cell("reactor", 10, r, 5011.0, 50.0, 2.0, false));
+            cells.push(cell("thread", 10, r, 5006.0, 50.0, 2.0, false));
+        }
+        let v = verdict(&x, &cells, 3);
+        assert!(
+            v.text
+                .contains("Throughput: no difference between reactor and thread (1.00×): an open loop at 5,000 req/s"),
+            "{}",
+            v.text
+        );
+        assert!(!v.findings[0].clear);
+        for c in cells.iter_mut().filter(|c| c.target == "thread") {
+            c.figures.throughput_rps = 800.0;
+        }
+        let v = verdict(&x, &cells, 3);
+        assert!(
+            v.text.contains("Throughput: reactor is best, 6.26× thread"),
+            "{}",
+            v.text
+        );
     }
 
     /// Ranked over every count, the best can still lose at the largest, whose values are

@@ -196,12 +196,29 @@ where
     Ok(())
 }
 
+/// The height of a row of a bar chart's legend.
+const LEGEND_ROW: f64 = 18.0;
+
 /// Grouped bars as SVG, on a logarithmic y axis (latencies of request classes span µs to
 /// seconds): one group per name in `groups`, one bar per series in each (a series' value `k` is
 /// its bar in group `k`; `None`: no bar, and "–" under where it would be).
 pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], series: &[Series]) -> String {
-    let (w, h) = (600.0, 340.0);
-    let (left, right, top, bottom) = (72.0, 12.0, 34.0, 64.0);
+    let (w, left, right, top) = (600.0, 72.0, 12.0, 34.0);
+    // The legend's places (x, row): names laid out left to right, a new row where one would
+    // pass the right edge (a name's width taken at 7 px a character).
+    let mut legend: Vec<(f64, usize)> = Vec::new();
+    let (mut x, mut row) = (left, 0);
+    for s in series {
+        let width = 16.0 + 7.0 * s.name.chars().count() as f64 + 18.0;
+        if x + width > w - right && x > left {
+            (x, row) = (left, row + 1);
+        }
+        legend.push((x, row));
+        x += width;
+    }
+    let rows = legend.last().map_or(1, |l| l.1 + 1);
+    let bottom = 40.0 + rows as f64 * LEGEND_ROW;
+    let h = 276.0 + bottom;
     let values = series
         .iter()
         .flat_map(|s| s.values.iter().flatten())
@@ -274,18 +291,16 @@ pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], seri
             esc(name)
         ));
     }
-    // The legend: a swatch and a name per series, in a row under the groups.
-    let step = (w - left - right) / series.len().max(1) as f64;
-    for (i, s) in series.iter().enumerate() {
+    // The legend: a swatch and a name per series, in rows under the groups.
+    for (i, (x, row)) in legend.iter().enumerate() {
         let (r, g, b) = Palette99::pick(i).rgb();
-        let x = left + i as f64 * step;
+        let y = h - bottom + 28.0 + *row as f64 * LEGEND_ROW;
         svg.push_str(&format!(
-            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"rgb({r},{g},{b})\"/>\
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"12\" height=\"12\" fill=\"rgb({r},{g},{b})\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            h - 26.0,
             x + 16.0,
-            h - 16.0,
-            esc(&s.name)
+            y + 10.0,
+            esc(&series[i].name)
         ));
     }
     svg + "</svg>"
@@ -351,6 +366,15 @@ mod report_charts {
             assert!(s.contains(&format!(">{tick}</text>")), "decade {tick}: {s}");
         }
         assert!(s.contains(">short</text>") && s.contains(">long</text>") && s.contains(">reactor</text>"));
+        // Long names wrap to a second legend row, and the chart grows to hold it.
+        let long: Vec<Series> = (0..4)
+            .map(|i| Series::new(format!("multi-reactor --workers {i}"), vec![Some(100.0), Some(200.0)]))
+            .collect();
+        let wrapped = bar_chart("t", "p99", Unit::Micros, &groups, &long);
+        assert!(
+            s.contains("height=\"334\"") && wrapped.contains("height=\"352\""),
+            "one legend row, then two: {wrapped}"
+        );
         let none = bar_chart("t", "p99", Unit::Micros, &groups, &[Series::new("a", vec![None, None])]);
         assert!(none.contains("nothing measured"));
     }
