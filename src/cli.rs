@@ -80,6 +80,16 @@ pub enum Command {
     /// one line per question read from stdin ("machine", "tree PID", "all PID", "leftovers PID").
     #[command(hide = true)]
     Sample,
+    /// Predict what a design's queueing alone implies for a workload, without a server: latency
+    /// from the intended send time and capacity, from a seeded simulation of its queues (and the
+    /// M/M/k closed form where the case is one).
+    ///
+    /// Examples:
+    ///   muxlab predict --model queue-pool --workers 4 --work 'sleep:exp(1ms)' --rate 2800 --arrivals poisson
+    ///   muxlab predict --model dispatch --workers 4 --work 'sleep:exp(1ms)' --rate 2800 -c 500
+    ///   muxlab predict --model reactor --work 'cpu:exp(50us)' -c 100        closed loop over 100 connections
+    #[command(verbatim_doc_comment)]
+    Predict(crate::queueing::command::PredictArgs),
     /// Rebuild report.html from a results directory; with two, compare them.
     ///
     /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
@@ -222,6 +232,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         Command::Guard(args) => std::process::exit(crate::remote::guard::run(&args)?),
         Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,
+        Command::Predict(args) => print!("{}", crate::queueing::command::run(&args)?),
         Command::Report { dirs } => match dirs.as_slice() {
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());

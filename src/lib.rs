@@ -18,6 +18,8 @@ pub mod server;
 
 pub mod models;
 
+pub mod queueing;
+
 pub mod load;
 pub(crate) mod remote;
 

@@ -30,14 +30,25 @@ fn first_line(e: impl std::fmt::Display) -> Error {
 /// model honours, with values serve accepts (`"poll --trigger edge"` is refused here, before
 /// any cell runs, as `muxlab serve --model poll --trigger edge` is).
 fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), Error> {
-    let args = super::process::serve_args(entry, x, addr, "0")?;
+    let (model, args) = serve_line(entry, x, addr, "0")?;
+    args.validate(model.name, model.workers, model.flags)
+        .map(drop)
+        .map_err(first_line)
+}
+
+/// The model a model entry serves and its `muxlab serve` flags, as the command line reads them
+/// (not yet checked against the model).
+pub(super) fn serve_line(
+    entry: &str,
+    x: &Experiment,
+    addr: &str,
+    cpus: &str,
+) -> Result<(&'static crate::server::Model, crate::server::ServeArgs), Error> {
+    let args = super::process::serve_args(entry, x, addr, cpus)?;
     let line = <ServeLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
     let model =
         crate::models::find(&line.model).ok_or_else(|| Error::Scenario(format!("unknown model '{}'", line.model)))?;
-    line.config
-        .validate(model.name, model.workers, model.flags)
-        .map(drop)
-        .map_err(first_line)
+    Ok((model, line.config))
 }
 
 /// Checks an experiment's workload with `muxlab load`'s own rules, at every connection count;

@@ -73,6 +73,7 @@ pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Fi
         lost_races_per_accept: None,
         established,
         steal_pct: None,
+        predicted: None,
         classes: doc
             .config
             .classes

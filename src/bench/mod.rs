@@ -3,6 +3,7 @@
 //! (`results.json`, `results.csv`). It returns the results; rendering them (`report.html`) is
 //! the report layer's job, above this one.
 
+mod against_prediction;
 mod check;
 mod classes;
 pub(crate) mod costs;
@@ -12,6 +13,7 @@ mod figures;
 pub(crate) mod hosts;
 pub mod nginx;
 mod own;
+mod predicted;
 pub(crate) mod process;
 mod reasons;
 pub mod results;

@@ -68,6 +68,10 @@ pub struct Figures {
     /// running something else): `None` where /proc/stat could not be read.
     #[serde(default)]
     pub steal_pct: Option<f64>,
+    /// What the design's queueing implies for this cell (`crate::queueing`): `None` where
+    /// there is no prediction (no work, a peer, a design or load not modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<crate::queueing::Prediction>,
     /// Per request class of the load (`mix`), in its order; empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassFigure>,

@@ -103,6 +103,8 @@ pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop
 /// every target's server up at once, the loads alternating between them).
 pub struct Standing {
     label: String,
+    /// The model entry it serves (`None`: a peer or a server muxlab does not run).
+    entry: Option<String>,
     up: Result<Up, Error>,
 }
 
@@ -145,8 +147,13 @@ impl Standing {
                     base,
                 })
             });
+        let entry = match target {
+            Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _) => Some(m.clone()),
+            Target::Peer(_) | Target::External(_) => None,
+        };
         Standing {
             label: target.label(),
+            entry,
             up,
         }
     }
@@ -192,6 +199,10 @@ impl Standing {
         };
         cell.figures = figures(&w.doc, &samples, up.watched.then_some(cpu_source).flatten());
         cell.figures.steal_pct = w.steal_pct;
+        cell.figures.predicted = self
+            .entry
+            .as_deref()
+            .and_then(|e| super::predicted::prediction(x, e, at.conns, &place.server_cpus));
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
         cell.load = Some(Box::new(w.doc));

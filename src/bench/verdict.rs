@@ -492,6 +492,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         parts.push(sentence(f, gated, repeats, x.paired));
         if f.metric == METRICS[P99].name {
             parts.extend(classes::against_service(x, &ok, f, &classes));
+            parts.extend(super::against_prediction::sentence(&ok, f));
         }
     }
     if let Some(s) = why_sentence(&ok, &v.findings, &ctx.costs, &mut v.reasons) {

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use args::{LoadArgs, Workload};
+pub use args::{Arrivals, LoadArgs, MixEntry, Workload};
 pub use document::{Document, Environment, HostLine, Part, RunConfig, SATURATED, TOOL};
 use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};

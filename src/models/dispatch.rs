@@ -12,6 +12,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
 
+use crate::queueing::{Assign, Discipline};
 use crate::server::handoff::with_mailbox_workers;
 use crate::server::{accept::Acceptor, blocking, io_err, Ctx, Error, Family, Model, Workers};
 
@@ -23,6 +24,7 @@ pub const MODEL: Model = Model {
     seed: "002 #3",
     workers: Workers::Threads,
     run,
+    queueing: Discipline::PerWorker(Assign::RoundRobin),
     ..Model::BASE
 };
 

@@ -14,6 +14,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
+use crate::queueing::{Assign, Discipline};
 use crate::server::evloop::{EventLoop, LISTENER};
 use crate::server::handoff::with_mailbox_workers;
 use crate::server::poller::Epoll;
@@ -28,6 +29,7 @@ pub const MODEL: Model = Model {
     seed: "002 #6",
     workers: Workers::Threads,
     run,
+    queueing: Discipline::PerWorker(Assign::RoundRobin),
     ..Model::BASE
 };
 

@@ -13,6 +13,7 @@
 //!
 //! **Seed** (docs/seeds.md). 003: 20,000 conns, 1 s think: poll 6,665 ops/s at 65 % CPU vs epoll 6,871 at 8.6 %.
 
+use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Poll;
 use crate::server::{Ctx, Error, Family, Model};
@@ -24,6 +25,7 @@ pub const MODEL: Model = Model {
     product: "portable pre-epoll servers",
     seed: "003",
     run,
+    queueing: Discipline::Shared,
     ..Model::BASE
 };
 

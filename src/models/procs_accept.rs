@@ -20,6 +20,7 @@
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
+use crate::queueing::{Assign, Discipline};
 use crate::server::accept::Acceptor;
 use crate::server::evloop::{serve_listener, EventLoop, LISTENER};
 use crate::server::poller::Epoll;
@@ -35,6 +36,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Processes,
     flags: &[Flag::Accept],
     run,
+    queueing: Discipline::PerWorker(Assign::Random),
     ..Model::BASE
 };
 

@@ -19,6 +19,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
+use crate::queueing::Discipline;
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
@@ -37,6 +38,7 @@ pub const MODEL: Model = Model {
     seed: "002 #2",
     workers: Workers::Threads,
     run,
+    queueing: Discipline::Shared,
     ..Model::BASE
 };
 

@@ -13,6 +13,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
 
+use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
 use crate::server::{Ctx, Error, Family, Model};
@@ -27,6 +28,7 @@ pub const MODEL: Model = Model {
     product: "redis",
     seed: "002 #1",
     run,
+    queueing: Discipline::Shared,
     ..Model::BASE
 };
 

@@ -11,6 +11,7 @@
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds; the modern answer to seed 002's accept designs.
 
+use crate::queueing::{Assign, Discipline};
 use crate::server::accept::own_listener;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
@@ -25,6 +26,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     reuseport: true,
     run,
+    queueing: Discipline::PerWorker(Assign::Random),
     ..Model::BASE
 };
 

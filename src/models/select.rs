@@ -13,6 +13,7 @@
 //!
 //! **Seed** (docs/seeds.md). 000 (select is the ancestor of its epoll server).
 
+use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Select;
 use crate::server::{Ctx, Error, Family, Model};
@@ -24,6 +25,7 @@ pub const MODEL: Model = Model {
     product: "early single-process servers",
     seed: "000",
     run,
+    queueing: Discipline::Shared,
     ..Model::BASE
 };
 

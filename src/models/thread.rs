@@ -14,6 +14,7 @@
 
 use std::thread;
 
+use crate::queueing::Discipline;
 use crate::server::{accept::Acceptor, Counter};
 use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 
@@ -27,6 +28,7 @@ pub const MODEL: Model = Model {
     product: "Thrift TThreadPoolServer, classic Java servers",
     seed: "000, 001",
     run,
+    queueing: Discipline::PerConnection,
     ..Model::BASE
 };
 

@@ -12,6 +12,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #5 (described, not measured).
 
+use crate::queueing::{Assign, Discipline};
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
 use crate::server::{workers, Ctx, Error, Family, Model, Workers};
@@ -24,6 +25,7 @@ pub const MODEL: Model = Model {
     seed: "002 #5",
     workers: Workers::Threads,
     run,
+    queueing: Discipline::PerWorker(Assign::Random),
     ..Model::BASE
 };
 

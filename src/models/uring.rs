@@ -31,6 +31,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use crate::proto::Session;
+use crate::queueing::{Assign, Discipline};
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
 use crate::server::deadline::Deadlines;
@@ -48,6 +49,7 @@ pub const MODEL: Model = Model {
     reuseport: true,
     flags: &[Flag::BatchWait],
     run,
+    queueing: Discipline::PerWorker(Assign::Random),
     ..Model::BASE
 };
 

@@ -11,8 +11,11 @@ pub struct Series {
     pub values: Vec<Option<f64>>,
     /// Points measured while the client was saturated (drawn hollow); may be empty.
     pub hollow: Vec<bool>,
-    /// A reference (a seed's published numbers), drawn dashed.
+    /// A reference (a seed's published numbers, a prediction), drawn dashed.
     pub reference: bool,
+    /// A reference drawn in the colour of the measured series at this index (a target's
+    /// prediction beside its measurement); grey where `None`.
+    pub like: Option<usize>,
 }
 
 impl Series {
@@ -24,6 +27,7 @@ impl Series {
             values,
             hollow: Vec::new(),
             reference: false,
+            like: None,
         }
     }
 }
@@ -156,7 +160,10 @@ where
         .map_err(chart_err)?;
     for (i, s) in series.iter().enumerate() {
         let color = if s.reference {
-            BLACK.mix(0.55)
+            match s.like {
+                Some(k) => Palette99::pick(k).mix(0.8),
+                None => BLACK.mix(0.55),
+            }
         } else {
             Palette99::pick(i).to_rgba()
         };
@@ -319,6 +326,7 @@ mod report_charts {
             values: vec![Some(1500.0), None, Some(300_000.0)],
             hollow: Vec::new(),
             reference: true,
+            like: None,
         };
         let s = line_chart(
             "throughput",

@@ -84,6 +84,7 @@ pub(super) fn section(summary: &[Summary], cells: &[Cell]) -> String {
             values: names.iter().map(|n| of(s, n)?.p99_us).collect(),
             hollow: Vec::new(),
             reference: false,
+            like: None,
         })
         .collect();
     let title = format!("p99 latency per request class, {largest} connections");

@@ -400,6 +400,7 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
                         .map(|n| cell(n).is_some_and(|c| c.figures.client_bound))
                         .collect(),
                     reference: false,
+                    like: None,
                 }
             })
             .collect()
@@ -436,6 +437,23 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
         if k == 0 {
             lines.extend(published(x, &conns));
         }
+        if k == 1 {
+            // Each target's predicted p99 (its queueing alone), dashed in its colour.
+            let predicted = series(&|c: &Cell| c.figures.predicted?.p99_us);
+            lines.extend(
+                predicted
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.values.iter().any(Option::is_some))
+                    .map(|(i, p)| Series {
+                        name: format!("{} (predicted)", p.name),
+                        hollow: Vec::new(),
+                        reference: true,
+                        like: Some(i),
+                        ..p
+                    }),
+            );
+        }
         match line_chart(title, y, *unit, &conns, &lines) {
             Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
             Err(e) => h.push_str(&format!(
@@ -466,6 +484,7 @@ fn published(x: &Experiment, conns: &[usize]) -> Vec<Series> {
                 .collect(),
             hollow: Vec::new(),
             reference: true,
+            like: None,
         })
         .filter(|s| s.values.iter().any(Option::is_some))
         .collect()

@@ -3,6 +3,7 @@
 use super::config::{Flag, Workers};
 use super::ctx::Ctx;
 use super::error::Error;
+use crate::queueing::Discipline;
 
 /// The four families of `muxlab models`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,11 +54,23 @@ pub struct Model {
     /// Its syscalls go through `sys` and are counted; `false` where a runtime makes them
     /// (tokio): the `syscalls` counter is then not measured, `null` in the stats line, never 0.
     pub counts_syscalls: bool,
+    /// How it hands requests to its workers, for the queueing prediction (`Unknown`: none).
+    pub queueing: Discipline,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
 
 impl Model {
+    /// The workers it runs with `--workers given` on `cpus` CPUs: 1 for a model without
+    /// workers, else as given, else one per CPU.
+    pub fn worker_count(&self, given: Option<usize>, cpus: usize) -> usize {
+        match (self.workers, given) {
+            (Workers::None, _) => 1,
+            (_, Some(n)) => n,
+            (_, None) => cpus.max(1),
+        }
+    }
+
     /// The defaults a descriptor starts from (`..Model::BASE`): no workers, no model-specific
     /// flags, many connections per worker, the fd-limit-based `--max-conns`, a plain listener.
     pub const BASE: Model = Model {
@@ -72,6 +85,7 @@ impl Model {
         default_max_conns: None,
         reuseport: false,
         counts_syscalls: true,
+        queueing: Discipline::Unknown,
         run: |_| Ok(()),
     };
 }

@@ -46,15 +46,12 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
 /// it builds lives until the process exits.
 pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Result<(), Error> {
     let cfg = args.validate(model.name, model.workers, model.flags)?;
-    let workers = match (model.workers, cfg.workers) {
-        (Workers::None, _) => 1,
-        (_, Some(n)) => n,
-        // The CPUs it may run on: those of --cpus, or else those the process was given.
-        (_, None) => match &cfg.cpus {
-            Some(cpus) => cpus.0.len().max(1),
-            None => sys::affinity::get().map(|c| c.len()).unwrap_or(1).max(1),
-        },
+    // The CPUs it may run on: those of --cpus, or else those the process was given.
+    let cpus = match &cfg.cpus {
+        Some(cpus) => cpus.0.len(),
+        None => sys::affinity::get().map(|c| c.len()).unwrap_or(1),
     };
+    let workers = model.worker_count(cfg.workers, cpus);
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }

@@ -1,0 +1,100 @@
+//! A cell's queueing prediction (`crate::queueing`): its model's discipline and workers, the
+//! server's CPUs, and the experiment's connections, arrivals and work, simulated. A cell gets
+//! one only where its work is known and its design and load are ones the simulation models.
+
+use super::scenario::Experiment;
+use crate::load::{Arrivals as LoadArrivals, Pacing};
+use crate::queueing::{classes_of, discipline_of, predict, Arrivals, Prediction, Setup};
+
+/// Requests each prediction simulates (a tenth more as its warm-up).
+const REQUESTS: usize = 100_000;
+
+/// The prediction for `entry` (a model entry) at `connections`, the server on `cpus` CPUs
+/// (their list as `--cpus` takes it); `None` where there is none to make: no work, a peer,
+/// pipelining or one request per connection (connection set-up dominates), a design not
+/// modelled.
+pub(super) fn prediction(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<Prediction> {
+    let (model, args) = super::check::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
+    let server_cpus = crate::units::parse_cpus(cpus).ok()?.len();
+    let spec = x
+        .load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)
+        .resolve()
+        .ok()?;
+    if x.load.pipeline > 1 || x.load.close || x.load.requests_per_conn.is_some() {
+        return None;
+    }
+    let arrivals = match spec.pacing {
+        Pacing::Rate(rate) => Arrivals::Open {
+            rate,
+            poisson: x.load.arrivals == LoadArrivals::Poisson,
+        },
+        Pacing::Think(think) => Arrivals::Closed { think },
+        Pacing::Closed => Arrivals::Closed {
+            think: std::time::Duration::ZERO,
+        },
+    };
+    let target = spec.target().path.clone();
+    let mix: Vec<(f64, &str)> = match spec.classes.is_empty() {
+        true => vec![(1.0, target.as_str())],
+        false => spec.classes.iter().map(|c| (c.weight, c.path.as_str())).collect(),
+    };
+    let work: crate::server::Work = args.work_spec.parse().ok()?;
+    let classes = classes_of(&mix, &work, args.work_from_request, args.max_work)?;
+    let workers = model.worker_count(args.workers, server_cpus);
+    predict(&Setup {
+        discipline: discipline_of(model, workers, connections),
+        workers,
+        cpus: server_cpus,
+        connections: Some(connections),
+        arrivals,
+        classes,
+        requests: REQUESTS,
+        seed: x.load.seed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::scenario::parse;
+
+    fn experiment(keys: &str) -> Experiment {
+        let text = format!(
+            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+             models = [\"queue-pool\", \"thread\", \"prefork\"]\nconnections = [500]\nduration = \"1s\"\n{keys}"
+        );
+        parse(&text, "t").unwrap().experiments.remove(0)
+    }
+
+    #[test]
+    fn a_cell_with_known_work_gets_the_prediction_of_its_design() {
+        let x = experiment("work = \"sleep:exp(1ms)\"\nworkers = 4\nrate = 2800\narrivals = \"poisson\"");
+        let pool = prediction(&x, "queue-pool", 500, "0").unwrap();
+        assert!((pool.capacity_rps - 4000.0).abs() < 1.0, "{pool:?}");
+        let p99 = pool.p99_us.unwrap();
+        assert!(
+            (4500.0..8000.0).contains(&p99),
+            "M/M/4 at 0.7 with its client: {pool:?}"
+        );
+        let thread = prediction(&x, "thread", 500, "0").unwrap();
+        assert!(thread.p99_us.unwrap() < p99, "{thread:?}");
+        // prefork serves a connection at a time: 500 connections on 4 workers are not modelled.
+        assert!(prediction(&x, "prefork", 500, "0").is_none());
+        assert!(
+            prediction(&x, "prefork", 4, "0").is_some(),
+            "4 connections on 4 workers"
+        );
+    }
+
+    #[test]
+    fn no_work_or_pipelining_has_no_prediction_and_classes_mix_their_work() {
+        assert!(prediction(&experiment("rate = 1000"), "queue-pool", 500, "0").is_none());
+        let piped = experiment("work = \"cpu:100us\"\npipeline = 4");
+        assert!(prediction(&piped, "queue-pool", 500, "0").is_none());
+        let classes =
+            experiment("work_from_request = true\nmix = [\"a=99:/?cpu=20us\", \"b=1:/?cpu=5ms\"]\nrate = 2000");
+        let p = prediction(&classes, "queue-pool --workers 2", 500, "0").unwrap();
+        // One CPU: 1 / (0.99 × 20 µs + 0.01 × 5 ms) = 14,327 req/s.
+        assert!((p.capacity_rps - 14_327.0).abs() < 20.0, "{p:?}");
+    }
+}

@@ -1,0 +1,367 @@
+//! The simulation behind [`predict`](super::predict): events taken in time order — arrivals,
+//! a request's CPU part ending, its wait ending, a closed loop's next send — over the client's
+//! connections, the design's queues and workers, and the CPUs shared by the workers computing
+//! at once. Processor sharing is kept by a virtual clock that runs at each computing request's
+//! share of a CPU (`min(1, cpus / computing)`): a request's CPU part ends when the virtual clock
+//! has run its length since it began.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::{Arrivals, Assign, Discipline, Setup};
+use crate::rng::Rng;
+
+/// A time (or a virtual time) in seconds, ordered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct At(f64);
+
+impl Eq for At {}
+
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for At {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Events of one kind, earliest first: (when, order of scheduling, what).
+type Timeline = BinaryHeap<Reverse<(At, u64, usize)>>;
+
+/// A request inside the server.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    /// When the client meant to send it.
+    intended: f64,
+    /// Its connection (`usize::MAX`: none modelled).
+    conn: usize,
+    worker: usize,
+    /// Its wait (a blocking call), after its CPU part.
+    wait: f64,
+}
+
+const NO_CONN: usize = usize::MAX;
+
+/// A finished simulation: the recorded latencies (seconds, sorted) and the throughput over
+/// them.
+pub struct Run {
+    latencies: Vec<f64>,
+    pub throughput: f64,
+}
+
+impl Run {
+    /// The `q` quantile of the latencies, in seconds.
+    pub fn percentile(&self, q: f64) -> f64 {
+        let i = ((self.latencies.len() as f64 * q).ceil() as usize).clamp(1, self.latencies.len()) - 1;
+        self.latencies[i]
+    }
+
+    /// The mean latency, in seconds.
+    pub fn mean(&self) -> f64 {
+        self.latencies.iter().sum::<f64>() / self.latencies.len() as f64
+    }
+}
+
+struct Sim<'a> {
+    s: &'a Setup,
+    rng: Rng,
+    /// Cumulative class weights.
+    classes: Vec<f64>,
+    now: f64,
+    // The client.
+    free: VecDeque<usize>,
+    backlog: VecDeque<f64>,
+    worker_of: Vec<usize>,
+    // The server: one queue (shared) or one per worker, and the idle workers.
+    queues: Vec<VecDeque<Job>>,
+    idle: Vec<usize>,
+    idle_mark: Vec<bool>,
+    // Requests computing (by virtual end), waiting (by time), and closed-loop sends (by time).
+    virtual_now: f64,
+    computing: Timeline,
+    waiting: Timeline,
+    sends: Timeline,
+    slots: Vec<Job>,
+    spare: Vec<usize>,
+    order: u64,
+    // Open-loop arrivals.
+    next_arrival: f64,
+    arrivals_left: usize,
+    // What is recorded.
+    completed: usize,
+    warmup: usize,
+    latencies: Vec<f64>,
+    first_recorded: f64,
+}
+
+/// Simulates `setup`; `None` where it cannot be (a closed loop without connections).
+pub fn simulate(setup: &Setup) -> Option<Run> {
+    let closed = matches!(setup.arrivals, Arrivals::Closed { .. });
+    if (closed && setup.connections.is_none()) || setup.classes.is_empty() {
+        return None;
+    }
+    let mut sim = Sim::new(setup);
+    sim.run();
+    let mut latencies = std::mem::take(&mut sim.latencies);
+    if latencies.is_empty() {
+        return None;
+    }
+    latencies.sort_by(|a, b| a.total_cmp(b));
+    let span = sim.now - sim.first_recorded;
+    let throughput = if span > 0.0 { latencies.len() as f64 / span } else { 0.0 };
+    Some(Run { latencies, throughput })
+}
+
+impl<'a> Sim<'a> {
+    fn new(s: &'a Setup) -> Sim<'a> {
+        let mut rng = Rng::new(&[s.seed, 0x51A1]);
+        let total: f64 = s.classes.iter().map(|c| c.weight).sum();
+        let classes = s
+            .classes
+            .iter()
+            .scan(0.0, |acc, c| {
+                *acc += c.weight / total;
+                Some(*acc)
+            })
+            .collect();
+        let conns = s.connections.unwrap_or(0);
+        let workers = s.workers.max(1);
+        let worker_of = (0..conns)
+            .map(|c| match s.discipline {
+                Discipline::PerWorker(Assign::Random) => (rng.uniform() * workers as f64) as usize % workers,
+                _ => c % workers,
+            })
+            .collect();
+        let queues = match s.discipline {
+            Discipline::PerWorker(_) => workers,
+            _ => 1,
+        };
+        let warmup = s.requests / 10;
+        Sim {
+            s,
+            rng,
+            classes,
+            now: 0.0,
+            free: (0..conns).collect(),
+            backlog: VecDeque::new(),
+            worker_of,
+            queues: vec![VecDeque::new(); queues],
+            idle: (0..workers).rev().collect(),
+            idle_mark: vec![true; workers],
+            virtual_now: 0.0,
+            computing: BinaryHeap::new(),
+            waiting: BinaryHeap::new(),
+            sends: BinaryHeap::new(),
+            slots: Vec::new(),
+            spare: Vec::new(),
+            order: 0,
+            next_arrival: 0.0,
+            arrivals_left: warmup + s.requests,
+            completed: 0,
+            warmup,
+            latencies: Vec::with_capacity(s.requests),
+            first_recorded: 0.0,
+        }
+    }
+
+    /// Each computing request's share of a CPU.
+    fn share(&self) -> f64 {
+        let m = self.computing.len();
+        if m == 0 {
+            0.0
+        } else {
+            (self.s.cpus.max(1) as f64 / m as f64).min(1.0)
+        }
+    }
+
+    fn run(&mut self) {
+        if let (Arrivals::Closed { .. }, Some(n)) = (self.s.arrivals, self.s.connections) {
+            for _ in 0..n {
+                let c = self.free.pop_front().expect("a connection per send");
+                self.send(c, 0.0);
+            }
+        }
+        let total = self.warmup + self.s.requests;
+        while self.completed < total {
+            let share = self.share();
+            let next = |t: &Timeline| t.peek().map(|Reverse((at, _, _))| at.0);
+            let cpu_end = next(&self.computing).map(|v| self.now + (v - self.virtual_now).max(0.0) / share);
+            let open = matches!(self.s.arrivals, Arrivals::Open { .. }) && self.arrivals_left > 0;
+            let candidates = [
+                (cpu_end, 0),
+                (next(&self.waiting), 1),
+                (next(&self.sends), 2),
+                (open.then_some(self.next_arrival), 3),
+            ];
+            let Some((t, kind)) = candidates
+                .iter()
+                .filter_map(|(t, k)| t.map(|t| (t, *k)))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+            else {
+                break;
+            };
+            if !self.computing.is_empty() {
+                self.virtual_now += (t - self.now) * share;
+            }
+            self.now = t;
+            match kind {
+                0 => {
+                    let Reverse((end, _, slot)) = self.computing.pop().expect("peeked");
+                    self.virtual_now = self.virtual_now.max(end.0);
+                    let job = self.slots[slot];
+                    if job.wait > 0.0 {
+                        self.push_wait(slot, t + job.wait);
+                    } else {
+                        self.spare.push(slot);
+                        self.complete(job);
+                    }
+                }
+                1 => {
+                    let Reverse((_, _, slot)) = self.waiting.pop().expect("peeked");
+                    self.spare.push(slot);
+                    let job = self.slots[slot];
+                    self.complete(job);
+                }
+                2 => {
+                    let Reverse((_, _, conn)) = self.sends.pop().expect("peeked");
+                    self.send(conn, t);
+                }
+                _ => self.arrive(),
+            }
+        }
+    }
+
+    /// An open loop's request is due: on a free connection, or waiting at the client for one.
+    fn arrive(&mut self) {
+        let intended = self.now;
+        self.arrivals_left -= 1;
+        if let Arrivals::Open { rate, poisson } = self.s.arrivals {
+            self.next_arrival += if poisson { self.rng.exp(1.0 / rate) } else { 1.0 / rate };
+        }
+        if self.s.connections.is_none() {
+            return self.send(NO_CONN, intended);
+        }
+        match self.free.pop_front() {
+            Some(c) => self.send(c, intended),
+            None => self.backlog.push_back(intended),
+        }
+    }
+
+    /// A request reaches the server on `conn`: to an idle worker, or into its queue.
+    fn send(&mut self, conn: usize, intended: f64) {
+        let mut job = Job {
+            intended,
+            conn,
+            worker: 0,
+            wait: 0.0,
+        };
+        match self.s.discipline {
+            // Its own thread, idle since a connection has one request in flight at most.
+            Discipline::PerConnection | Discipline::Unknown => self.start(job),
+            Discipline::Shared => match self.idle.pop() {
+                Some(w) => {
+                    self.idle_mark[w] = false;
+                    job.worker = w;
+                    self.start(job);
+                }
+                None => self.queues[0].push_back(job),
+            },
+            Discipline::PerWorker(_) => {
+                let w = if conn == NO_CONN {
+                    // No connections modelled: requests spread over the workers at random.
+                    (self.rng.uniform() * self.idle_mark.len() as f64) as usize % self.idle_mark.len()
+                } else {
+                    self.worker_of[conn]
+                };
+                job.worker = w;
+                if self.idle_mark[w] {
+                    self.idle_mark[w] = false;
+                    self.start(job);
+                } else {
+                    self.queues[w].push_back(job);
+                }
+            }
+        }
+    }
+
+    /// A worker takes `job`: draws its work, computes, then waits.
+    fn start(&mut self, mut job: Job) {
+        let class = &self.s.classes[self.rng.pick(&self.classes)];
+        let (cpu, wait) = class.work.draw(&mut self.rng, class.cap);
+        job.wait = wait.as_secs_f64();
+        let slot = match self.spare.pop() {
+            Some(i) => {
+                self.slots[i] = job;
+                i
+            }
+            None => {
+                self.slots.push(job);
+                self.slots.len() - 1
+            }
+        };
+        if !cpu.is_zero() {
+            self.order += 1;
+            let end = self.virtual_now + cpu.as_secs_f64();
+            self.computing.push(Reverse((At(end), self.order, slot)));
+        } else if job.wait > 0.0 {
+            self.push_wait(slot, self.now + job.wait);
+        } else {
+            self.spare.push(slot);
+            self.complete(job);
+        }
+    }
+
+    fn push_wait(&mut self, slot: usize, at: f64) {
+        self.order += 1;
+        self.waiting.push(Reverse((At(at), self.order, slot)));
+    }
+
+    /// `job`'s response is out: its latency is recorded, its worker takes the next request,
+    /// its connection sends the next one or comes free.
+    fn complete(&mut self, job: Job) {
+        self.completed += 1;
+        if self.completed > self.warmup {
+            if self.latencies.is_empty() {
+                self.first_recorded = self.now;
+            }
+            self.latencies.push(self.now - job.intended);
+        }
+        match self.s.discipline {
+            Discipline::Shared | Discipline::PerWorker(_) => {
+                let q = if self.queues.len() == 1 { 0 } else { job.worker };
+                match self.queues[q].pop_front() {
+                    Some(mut next) => {
+                        next.worker = job.worker;
+                        self.start(next);
+                    }
+                    None => {
+                        self.idle_mark[job.worker] = true;
+                        if self.queues.len() == 1 {
+                            self.idle.push(job.worker);
+                        }
+                    }
+                }
+            }
+            Discipline::PerConnection | Discipline::Unknown => {}
+        }
+        if job.conn == NO_CONN {
+            return;
+        }
+        match self.s.arrivals {
+            Arrivals::Open { .. } => match self.backlog.pop_front() {
+                Some(intended) => self.send(job.conn, intended),
+                None => self.free.push_back(job.conn),
+            },
+            Arrivals::Closed { think } if think.is_zero() => self.send(job.conn, self.now),
+            Arrivals::Closed { think } => {
+                self.order += 1;
+                let at = self.now + think.as_secs_f64();
+                self.sends.push(Reverse((At(at), self.order, job.conn)));
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+use std::time::Duration;
+
+use super::erlang::*;
+use super::*;
+
+fn work(spec: &str) -> Vec<Class> {
+    vec![Class {
+        weight: 1.0,
+        work: spec.parse().unwrap(),
+        cap: Duration::from_secs(10),
+    }]
+}
+
+fn setup(discipline: Discipline, workers: usize, rate: f64, spec: &str) -> Setup {
+    Setup {
+        discipline,
+        workers,
+        cpus: 1,
+        connections: None,
+        arrivals: Arrivals::Open { rate, poisson: true },
+        classes: work(spec),
+        requests: 200_000,
+        seed: 1,
+    }
+}
+
+fn within(measured: f64, expected: f64, pct: f64) -> bool {
+    (measured / expected - 1.0).abs() * 100.0 <= pct
+}
+
+#[test]
+fn erlang_c_and_the_sojourn_quantiles_have_their_textbook_values() {
+    assert!(
+        (erlang_c(1, 0.5) - 0.5).abs() < 1e-12,
+        "one server: the chance to wait is ρ"
+    );
+    assert!((erlang_c(2, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+    // One server: the M/M/k tail is the M/M/1 one.
+    let (a, b) = (
+        mmk_sojourn_quantile(1, 500.0, 1000.0, 0.99),
+        mm1_sojourn_quantile(500.0, 1000.0, 0.99),
+    );
+    assert!(within(a, b, 0.01), "{a} {b}");
+    assert!(within(b, 0.0092103, 0.01), "ln(100) / 500 s: {b}");
+}
+
+/// The hidden probe's case: M/M/4 at ρ = 0.7 (sleep:exp(1ms), 2,800 req/s, one shared queue).
+#[test]
+fn a_shared_queue_of_four_is_m_m_4() {
+    let s = setup(Discipline::Shared, 4, 2800.0, "sleep:exp(1ms)");
+    let run = simulate(&s).unwrap();
+    for q in [0.5, 0.9, 0.99] {
+        let (sim, exact) = (run.percentile(q), mmk_sojourn_quantile(4, 2800.0, 1000.0, q));
+        assert!(within(sim, exact, 5.0), "q{q}: simulated {sim}, Erlang C {exact}");
+    }
+    assert!(within(run.throughput, 2800.0, 2.0), "{}", run.throughput);
+    let p = predict(&s).unwrap();
+    assert!(within(
+        p.p99_us.unwrap(),
+        mmk_sojourn_quantile(4, 2800.0, 1000.0, 0.99) * 1e6,
+        5.0
+    ));
+    assert!(
+        within(p.capacity_rps, 4000.0, 1.0),
+        "4 workers / 1 ms: {}",
+        p.capacity_rps
+    );
+}
+
+#[test]
+fn one_worker_is_m_m_1_and_per_worker_queues_split_at_random_are_four_of_them() {
+    let run = simulate(&setup(Discipline::Shared, 1, 500.0, "sleep:exp(1ms)")).unwrap();
+    let exact = mm1_sojourn_quantile(500.0, 1000.0, 0.99);
+    assert!(
+        within(run.percentile(0.99), exact, 5.0),
+        "{} {exact}",
+        run.percentile(0.99)
+    );
+    // No connections modelled: each request goes to a worker at random, so each worker is an
+    // M/M/1 queue at a quarter of the rate.
+    let s = setup(Discipline::PerWorker(Assign::RoundRobin), 4, 2800.0, "sleep:exp(1ms)");
+    let run = simulate(&s).unwrap();
+    let exact = mm1_sojourn_quantile(700.0, 1000.0, 0.99);
+    assert!(
+        within(run.percentile(0.99), exact, 5.0),
+        "{} {exact}",
+        run.percentile(0.99)
+    );
+}
+
+/// The shape blocking-calls measures: at 70 % load over 500 connections, a queue per worker has
+/// about twice the p99 of one shared queue, and a thread per connection has the service's own.
+#[test]
+fn partitioned_queues_wait_longer_than_a_shared_one_and_threads_not_at_all() {
+    let with_conns = |d: Discipline| Setup {
+        connections: Some(500),
+        requests: 100_000,
+        ..setup(d, 4, 2800.0, "sleep:exp(1ms)")
+    };
+    let p99 = |d: Discipline| predict(&with_conns(d)).unwrap().p99_us.unwrap();
+    let shared = p99(Discipline::Shared);
+    let round_robin = p99(Discipline::PerWorker(Assign::RoundRobin));
+    let random = p99(Discipline::PerWorker(Assign::Random));
+    let threads = p99(Discipline::PerConnection);
+    assert!(round_robin > 1.5 * shared, "{round_robin} {shared}");
+    assert!(
+        random > round_robin,
+        "an uneven spread queues more: {random} {round_robin}"
+    );
+    assert!(within(threads, 4605.0, 5.0), "exp(1ms)'s own p99: {threads}");
+}
+
+#[test]
+fn cpu_work_is_bounded_by_the_cpus_not_the_workers() {
+    let on = |cpus: usize| Setup {
+        cpus,
+        ..setup(Discipline::Shared, 4, 5000.0, "cpu:exp(100us)")
+    };
+    assert!(within(on(1).capacity_rps(), 10_000.0, 1.0));
+    assert!(within(on(4).capacity_rps(), 40_000.0, 1.0));
+    let (one, four) = (predict(&on(1)).unwrap(), predict(&on(4)).unwrap());
+    assert!(one.p99_us.unwrap() > 1.5 * four.p99_us.unwrap(), "{one:?} {four:?}");
+    // A thread per connection on one CPU: processor sharing, whose mean time in the system at
+    // ρ = 0.5 is twice the service time, as FIFO's.
+    let ps = Setup {
+        connections: Some(200),
+        ..on(1)
+    };
+    let ps = Setup {
+        discipline: Discipline::PerConnection,
+        ..ps
+    };
+    let run = simulate(&ps).unwrap();
+    let mean = run.mean();
+    assert!(within(mean, 200e-6, 5.0), "{mean}");
+}
+
+#[test]
+fn a_closed_loop_keeps_its_connections_busy() {
+    let s = Setup {
+        connections: Some(10),
+        arrivals: Arrivals::Closed { think: Duration::ZERO },
+        requests: 20_000,
+        ..setup(Discipline::Shared, 1, 0.0, "cpu:1ms")
+    };
+    let p = predict(&s).unwrap();
+    assert!(within(p.throughput_rps, 1000.0, 1.0), "{p:?}");
+    assert!(
+        within(p.p50_us.unwrap(), 10_000.0, 1.0),
+        "ten in line, 1 ms each: {p:?}"
+    );
+}
+
+#[test]
+fn past_capacity_there_is_no_latency_to_predict_and_unknown_designs_get_none() {
+    let p = predict(&setup(Discipline::Shared, 1, 1000.0, "sleep:1ms")).unwrap();
+    assert_eq!((p.p50_us, p.p99_us), (None, None));
+    assert!(within(p.capacity_rps, 1000.0, 0.1));
+    assert!(predict(&setup(Discipline::Unknown, 1, 100.0, "sleep:1ms")).is_none());
+    let none = Setup {
+        classes: Vec::new(),
+        ..setup(Discipline::Shared, 1, 100.0, "sleep:1ms")
+    };
+    assert!(predict(&none).is_none());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_prediction() {
+    let s = Setup {
+        requests: 20_000,
+        ..setup(Discipline::Shared, 2, 1500.0, "sleep:exp(1ms)")
+    };
+    assert_eq!(predict(&s), predict(&s));
+    let other = Setup { seed: 2, ..s.clone() };
+    assert_ne!(predict(&s), predict(&other));
+}
