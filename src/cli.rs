@@ -255,6 +255,9 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
 
 fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     let spec = cmd.args.clone().resolve()?;
+    if spec.args().workload.slo.is_some() {
+        return run_slo(cmd);
+    }
     if let Some(path) = &cmd.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
@@ -282,29 +285,7 @@ fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
             .into()
         });
     }
-    // A part started by the parent below runs its piece as it is.
-    let shards = match spec.subshard() {
-        Some(_) => 1,
-        None => load::shard_processes(spec.share().connections),
-    };
-    let outcome = if shards > 1 {
-        if !cmd.json {
-            eprintln!(
-                "muxlab: {} connections need more descriptors than one process may open ({}): running {shards} processes",
-                spec.share().connections,
-                load::per_process()
-            );
-        }
-        // The parts run on the CPUs this process was given (they inherit its affinity), and
-        // the merge counts those CPUs, not the machine's, when it tells a saturated client.
-        if let Some(cpus) = spec.cpus() {
-            crate::sys::affinity::set(&cpus.0)
-                .map_err(|e| load::Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
-        }
-        load::run_shards(&spec, shards, show)?
-    } else {
-        load::run(&spec, show)?
-    };
+    let outcome = load::run_here(&spec, show, !cmd.json)?;
     let doc = Document::new(&spec, &outcome);
     if cmd.json {
         println!("{}", json_line(&doc));
@@ -324,6 +305,52 @@ fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         .into());
     }
     Ok(())
+}
+
+/// `muxlab load --slo`: the capacity search, a line per probe on stderr as it ends.
+fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
+    if !cmd.remote.hosts.is_empty() {
+        return Err(load::Error::Usage(
+            "--slo with --hosts: the probes cannot be coordinated across hosts yet; run the search from one host"
+                .into(),
+        )
+        .into());
+    }
+    let quiet = cmd.json || cmd.progress_json;
+    let doc = load::slo::run(&cmd.args, |p| {
+        if !quiet {
+            eprintln!(
+                "probe {} req/s: p99 {}, {}",
+                crate::units::thousands(p.offered_rps.round() as u64),
+                p.p99_us.map_or("–".into(), crate::units::fmt_us),
+                match p.holds {
+                    Some(true) => "holds".to_string(),
+                    Some(false) => format!("fails ({})", p.note.as_deref().unwrap_or("")),
+                    None => format!("says nothing of the server ({})", p.note.as_deref().unwrap_or("")),
+                }
+            );
+        }
+    })?;
+    if cmd.json {
+        println!("{}", json_line(&doc));
+    } else {
+        print!("{}", load::summary::human(&doc));
+    }
+    write_hgrm(cmd, doc.outcome())?;
+    let c = doc.capacity.as_ref().expect("a search has an answer");
+    match (c.rps, &c.inconclusive) {
+        (Some(_), None) => Ok(()),
+        (_, Some(why)) => Err(Failure {
+            code: 1,
+            message: format!("no capacity: {why}"),
+        }
+        .into()),
+        (None, None) => Err(Failure {
+            code: 1,
+            message: format!("no probed rate held {}", c.slo),
+        }
+        .into()),
+    }
 }
 
 /// A document on one line.

@@ -137,6 +137,29 @@ pub struct Workload {
     #[arg(long, default_value_t = 1)]
     #[serde(default = "seed_one")]
     pub seed: u64,
+    /// Find the highest open-loop rate at which this latency target holds: p99<=5ms (p50, p90,
+    /// p99, p999), several joined by ',', a class's as NAME:p99<=1ms. Probes at rising rates from
+    /// --rate (default 1000), then bisection to 2 %; each probe is a run of its own (--warmup,
+    /// then -d, default 2s). A probe the client could not drive makes the answer inconclusive.
+    #[arg(long, value_name = "TARGET")]
+    #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
+    pub slo: Option<super::slo::Slo>,
+    /// How long the --slo search may take.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    #[serde(
+        default = "sixty_seconds",
+        serialize_with = "serde_as::duration::serialize",
+        deserialize_with = "slo_time_or_none"
+    )]
+    pub slo_time: Duration,
+}
+
+fn sixty_seconds() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn slo_time_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    Ok(serde_as::opt_duration::deserialize(d)?.unwrap_or_else(sixty_seconds))
 }
 
 fn seed_one() -> u64 {
@@ -262,6 +285,8 @@ impl Default for Workload {
             mix_file: None,
             arrivals: Arrivals::Uniform,
             seed: seed_one(),
+            slo: None,
+            slo_time: sixty_seconds(),
         }
     }
 }
@@ -307,6 +332,11 @@ impl Workload {
         put("mix-file", self.mix_file.as_ref().map(|p| p.display().to_string()));
         put("arrivals", (self.arrivals != d.arrivals).then(|| "poisson".to_string()));
         put("seed", (self.seed != d.seed).then(|| self.seed.to_string()));
+        put("slo", self.slo.as_ref().map(|s| s.to_string()));
+        put(
+            "slo-time",
+            (self.slo_time != d.slo_time).then(|| exact_duration(self.slo_time)),
+        );
         for m in &self.mix {
             put("mix", Some(m.to_string()));
         }
@@ -452,10 +482,31 @@ impl LoadArgs {
             "" => "GET".into(),
             m => m.to_ascii_uppercase(),
         };
+        if w.slo.is_some() {
+            if w.requests.is_some() {
+                return Err(bad("requests", "--slo probes rates for a time each (-d): drop -n"));
+            }
+            if w.think.is_some() {
+                return Err(bad("think", "--slo probes open-loop rates: drop --think"));
+            }
+            if w.slo_time.is_zero() {
+                return Err(bad("slo_time", "--slo-time must be more than zero"));
+            }
+            let names: Vec<&str> = self.mix_names();
+            for c in w.slo.iter().flat_map(|s| s.classes()) {
+                if w.mix_file.is_none() && !names.contains(&c) {
+                    return Err(bad(
+                        "slo",
+                        &format!("--slo names the class '{c}', which no --mix gives"),
+                    ));
+                }
+            }
+        }
         let (duration, requests) = match (w.duration, w.requests) {
             (Some(_), Some(_)) => return Err(bad("duration", "give either -d (duration) or -n (requests), not both")),
             (Some(d), _) if d.is_zero() => return Err(bad("duration", "-n and -d must be more than zero")),
             (_, Some(0)) => return Err(bad("requests", "-n and -d must be more than zero")),
+            (None, None) if w.slo.is_some() => (Some(super::slo::PROBE), None),
             (None, None) => (Some(Duration::from_secs(10)), None),
             (d, n) => (d, n),
         };
@@ -570,6 +621,11 @@ impl LoadArgs {
 
     /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with
     /// its own); names unique, http only, at most 255.
+    /// The names of the `--mix` classes.
+    fn mix_names(&self) -> Vec<&str> {
+        self.workload.mix.iter().map(|m| m.name.as_str()).collect()
+    }
+
     fn classes(&self, method: &str, payload: &Payload) -> Result<Vec<Class>, Error> {
         let w = &self.workload;
         let mut classes: Vec<Class> = w

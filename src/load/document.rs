@@ -40,6 +40,10 @@ pub struct Document {
     /// A run from other hosts (`--hosts`): one line per host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostLine>,
+    /// `--slo`: the capacity found, with every probe; the rest of the document is the last
+    /// probe that held (or the last probe, where none did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<super::slo::Capacity>,
 }
 
 /// The flags of the run, as a document records them.
@@ -411,6 +415,7 @@ impl Document {
             },
             parts: Vec::new(),
             hosts: Vec::new(),
+            capacity: None,
         }
     }
 

@@ -19,6 +19,7 @@ mod progress;
 mod request;
 mod response;
 mod shard;
+pub mod slo;
 mod sources;
 mod spec;
 pub(crate) mod summary;
@@ -123,6 +124,33 @@ pub enum Show {
     /// `--start-at`, and `{"event":"started"}` when the run starts: what `--hosts` reads from
     /// each host (and how it knows the host is alive), and what bench reads to place its window.
     JsonLines,
+}
+
+/// Runs `spec` from here: on this process's engine threads, or split over processes where its
+/// connections need more descriptors than one process may open (said on stderr when `say`).
+pub fn run_here(spec: &Spec, show: Show, say: bool) -> Result<Outcome, Error> {
+    // A part started by a parent runs its piece as it is.
+    let shards = match spec.subshard() {
+        Some(_) => 1,
+        None => shard_processes(spec.share().connections),
+    };
+    if shards == 1 {
+        return run(spec, show);
+    }
+    if say {
+        eprintln!(
+            "muxlab: {} connections need more descriptors than one process may open ({}): running {shards} processes",
+            spec.share().connections,
+            per_process()
+        );
+    }
+    // The parts run on the CPUs this process was given (they inherit its affinity), and the
+    // merge counts those CPUs, not the machine's, when it tells a saturated client.
+    if let Some(cpus) = spec.cpus() {
+        sys::affinity::set(&cpus.0)
+            .map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
+    }
+    run_shards(spec, shards, show)
 }
 
 /// Runs this process's share of `spec` on its engine threads.

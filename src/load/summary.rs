@@ -49,7 +49,15 @@ fn mode(close: bool, kind: &str, pipeline: u64, size: u64) -> String {
 
 /// The human summary of a run's document (a merged one included).
 pub fn human(doc: &Document) -> String {
-    summary_text(&Heading::of(doc), doc.outcome(), &class_lines(doc))
+    let text = summary_text(&Heading::of(doc), doc.outcome(), &class_lines(doc));
+    match &doc.capacity {
+        // An --slo search: the probe the summary shows, then the answer.
+        Some(c) => format!(
+            "{text}(the probe above is the last that held, or the last run)\n{}",
+            super::slo::describe(c)
+        ),
+        None => text,
+    }
 }
 
 /// A line per request class (`--mix`), in the mix's order.
