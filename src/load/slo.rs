@@ -249,7 +249,7 @@ impl Search {
 
     /// The rate to probe next; `None` when the answer is known, inconclusive, or the time is
     /// spent.
-    pub fn next(&mut self) -> Option<f64> {
+    pub fn next_rate(&mut self) -> Option<f64> {
         if self.inconclusive.is_some() {
             return None;
         }
@@ -276,7 +276,7 @@ impl Search {
         Some(self.next)
     }
 
-    /// Records the probe at the rate [`next`](Self::next) gave.
+    /// Records the probe at the rate [`next_rate`](Self::next_rate) gave.
     pub fn record(&mut self, p: Probe, window: Duration) {
         let rate = p.offered_rps;
         match p.holds {
@@ -330,7 +330,7 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
     let window = w.duration.unwrap_or(PROBE);
     let mut search = Search::new(w.rate.unwrap_or(1000.0), w.slo_time, w.warmup + window);
     let (mut best, mut last): (Option<Document>, Option<Document>) = (None, None);
-    while let Some(rate) = search.next() {
+    while let Some(rate) = search.next_rate() {
         let mut probe_args = args.clone();
         probe_args.workload.rate = Some(rate);
         probe_args.workload.slo = None;

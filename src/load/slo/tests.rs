@@ -23,9 +23,11 @@ fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
 /// A document of a second's open loop at `offered` whose requests all took `latency_us`, sent
 /// `lag_us` late, with the client `busy` (share of its CPU).
 fn doc(offered: f64, completed: u64, latency_us: u64, lag_us: u64, busy: f64) -> Document {
-    let mut w = crate::load::Workload::default();
-    w.rate = Some(offered);
-    w.duration = Some(Duration::from_secs(1));
+    let w = crate::load::Workload {
+        rate: Some(offered),
+        duration: Some(Duration::from_secs(1)),
+        ..Default::default()
+    };
     let spec = LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 4, w)
         .resolve()
         .unwrap();
@@ -98,7 +100,7 @@ fn the_search_rises_then_bisects_to_two_percent() {
     let slo: Slo = "p99<=5ms".parse().unwrap();
     let mut s = Search::new(1000.0, Duration::from_secs(600), Duration::from_millis(1));
     let mut rates = Vec::new();
-    while let Some(r) = s.next() {
+    while let Some(r) = s.next_rate() {
         rates.push(r);
         s.record(probe(r, Some(r <= 7300.0)), Duration::from_secs(2));
     }
@@ -117,14 +119,14 @@ fn the_search_rises_then_bisects_to_two_percent() {
 fn a_search_ends_inconclusive_at_the_clients_limit_out_of_time_or_with_nothing_held() {
     let slo: Slo = "p99<=5ms".parse().unwrap();
     let mut s = Search::new(1000.0, Duration::from_secs(600), Duration::from_millis(1));
-    s.next();
+    s.next_rate();
     s.record(probe(1000.0, Some(true)), Duration::from_secs(2));
-    s.next();
+    s.next_rate();
     let mut limit = probe(2000.0, None);
     limit.achieved_rps = Some(1500.0);
     limit.note = Some("the client's CPUs were 97% busy".into());
     s.record(limit, Duration::from_secs(2));
-    assert_eq!(s.next(), None);
+    assert_eq!(s.next_rate(), None);
     let c = s.finish(&slo);
     assert_eq!(c.rps, None, "never a capacity it did not see");
     assert!(c
@@ -133,11 +135,11 @@ fn a_search_ends_inconclusive_at_the_clients_limit_out_of_time_or_with_nothing_h
         .starts_with("the client could not offer more than 1,500 req/s"));
     // No time for even one probe.
     let mut s = Search::new(1000.0, Duration::from_millis(10), Duration::from_secs(3));
-    assert_eq!(s.next(), None);
+    assert_eq!(s.next_rate(), None);
     assert!(s.finish(&slo).inconclusive.unwrap().contains("--slo-time"));
     // Failing all the way down.
     let mut s = Search::new(1000.0, Duration::from_secs(600), Duration::from_millis(1));
-    while let Some(r) = s.next() {
+    while let Some(r) = s.next_rate() {
         s.record(probe(r, Some(false)), Duration::from_secs(2));
     }
     let c = s.finish(&slo);
