@@ -90,6 +90,17 @@ pub enum Command {
     ///   muxlab predict --model reactor --work 'cpu:exp(50us)' -c 100        closed loop over 100 connections
     #[command(verbatim_doc_comment)]
     Predict(crate::queueing::command::PredictArgs),
+    /// Which design should my server use? Give the work a request does and the latency target;
+    /// advise runs every design against them (a capacity search each, within --time) and answers:
+    /// which meet the target, their capacity and what their queueing predicts, the runner-up and
+    /// why, what the answer depends on, and where the full results are.
+    ///
+    /// Examples:
+    ///   muxlab advise --work 'sleep:exp(1ms)' --slo 'p99<=10ms' -c 500 --rate 2800
+    ///   muxlab advise --work 'cpu:exp(100us)' --slo 'p99<=5ms' --models reactor,thread,queue-pool --time 2m
+    ///   muxlab advise --work 'cpu:hist:measured.hgrm' --print-scenario > mine.toml
+    #[command(verbatim_doc_comment)]
+    Advise(crate::advise::AdviseArgs),
     /// Rebuild report.html from a results directory; with two, compare them.
     ///
     /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
@@ -233,6 +244,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,
         Command::Predict(args) => print!("{}", crate::queueing::command::run(&args)?),
+        Command::Advise(args) => run_advise(&args)?,
         Command::Report { dirs } => match dirs.as_slice() {
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());
@@ -477,6 +489,44 @@ fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         return Err(Failure {
             code: 1,
             message: format!("{} cells failed; see {}", done.failed, done.dir.display()),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `muxlab advise`: the scenario its flags make, run as bench runs it, then the answer.
+fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow::Error> {
+    let plan = crate::advise::plan(args, crate::bench::default_server_cpus())?;
+    if args.print_scenario {
+        print!("{}", plan.toml);
+        return Ok(());
+    }
+    let file = std::env::temp_dir().join(format!("muxlab-advise-{}.toml", std::process::id()));
+    std::fs::write(&file, &plan.toml)
+        .map_err(|e| crate::bench::Error::Usage(format!("writing {}: {e}", file.display())))?;
+    let opts = crate::bench::Options {
+        scenario: file.display().to_string(),
+        target: None,
+        out: args.out.clone(),
+        repeats: None,
+        ssh_config: None,
+        push: false,
+        remote_bin: "muxlab".into(),
+        baseline: None,
+        steer_rx: false,
+        deep_idle: false,
+    };
+    let mut shown = BenchShow::new();
+    let done = crate::bench::run(&opts, &mut |event| shown.event(event));
+    let _ = std::fs::remove_file(&file);
+    let done = done?;
+    crate::report::write_html(&done.dir, &done.results)?;
+    print!("{}", crate::advise::answer(args, &done.results, &done.dir));
+    if done.interrupted {
+        return Err(Failure {
+            code: 130,
+            message: format!("interrupted; finished cells are in {}", done.dir.display()),
         }
         .into());
     }

@@ -28,4 +28,6 @@ pub(crate) mod report;
 
 pub mod fuzz;
 
+pub mod advise;
+
 pub mod cli;

@@ -1,71 +1,90 @@
-//! A p99 finding set against the queueing prediction (`crate::queueing`): where both targets
-//! measured what their designs imply, the gap between them is that queueing; where one measured
-//! far more, the rest is its implementation's overhead, said with how much.
+//! A finding (p99, or capacity at the target) set against the queueing prediction
+//! (`crate::queueing`): where the gap measured between two targets is the gap their designs'
+//! queueing predicts, it is that queueing; where it is not, the rest is their implementations'
+//! cost, and each target's measurement against its own prediction says whose.
 
 use super::results::{median, Cell};
 use super::verdict::Finding;
 use crate::units::fmt_us;
 
-/// Measured within this share of the prediction (either way) agrees with it.
-pub(super) const AGREES: f64 = 0.35;
+/// A measured ratio between two targets this close to the predicted one is that queueing (one
+/// run's noise; see the verdict's).
+const NOISE: f64 = 0.10;
 
-/// `target`'s measured p99 and its predicted one at `n` connections (medians over the repeats;
-/// cells that starved connections do not count).
-fn measured_and_predicted(cells: &[&Cell], target: &str, n: usize) -> Option<(f64, f64)> {
+/// A figure a finding ranks, measured and as predicted.
+struct Figure {
+    measured: fn(&Cell) -> Option<f64>,
+    predicted: fn(&Cell) -> Option<f64>,
+    show: fn(f64) -> String,
+    /// Measured above the prediction is the implementation's cost (latency); below it, for a
+    /// capacity.
+    cost_is_more: bool,
+}
+
+const P99: Figure = Figure {
+    measured: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0),
+    predicted: |c| c.figures.predicted?.p99_us,
+    show: fmt_us,
+    cost_is_more: true,
+};
+
+const CAPACITY: Figure = Figure {
+    measured: |c| c.figures.capacity_rps(),
+    predicted: |c| Some(c.figures.predicted?.capacity_rps),
+    show: |v| format!("{} req/s", crate::units::thousands(v.round() as u64)),
+    cost_is_more: false,
+};
+
+/// `target`'s measured figure and its predicted one at `n` connections (medians over the
+/// repeats; cells that starved connections do not count).
+fn measured_and_predicted(cells: &[&Cell], fig: &Figure, target: &str, n: usize) -> Option<(f64, f64)> {
     let at: Vec<&&Cell> = cells
         .iter()
         .filter(|c| c.target == target && c.connections == n && c.figures.starved_conns == 0)
         .collect();
-    let measured: Vec<f64> = at.iter().map(|c| c.figures.p99_us).filter(|v| *v > 0.0).collect();
-    let predicted: Vec<f64> = at.iter().filter_map(|c| c.figures.predicted?.p99_us).collect();
+    let measured: Vec<f64> = at.iter().filter_map(|c| (fig.measured)(c)).collect();
+    let predicted: Vec<f64> = at.iter().filter_map(|c| (fig.predicted)(c)).collect();
     if measured.is_empty() || predicted.is_empty() {
         return None;
     }
     Some((median(measured), median(predicted)))
 }
 
-/// The sentence for a p99 finding (every request's) whose best and runner-up both have a
-/// prediction; `None` otherwise.
+/// The sentence for a finding of p99 (every request's) or of capacity at the target whose best
+/// and runner-up both have a prediction; `None` otherwise.
 pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
-    if f.class.is_some() {
-        return None;
-    }
+    let fig = match f.metric.as_str() {
+        _ if f.class.is_some() => return None,
+        "p99 latency" => &P99,
+        "capacity at the target" => &CAPACITY,
+        _ => return None,
+    };
     let n = f.connections;
-    let (bm, bp) = measured_and_predicted(cells, &f.best, n)?;
-    let (rm, rp) = measured_and_predicted(cells, &f.runner_up, n)?;
-    let agrees = |m: f64, p: f64| (m / p - 1.0).abs() <= AGREES;
-    let head = format!(
-        "Predicted by their queueing alone: {} {} and {} {}",
-        f.best,
-        fmt_us(bp),
-        f.runner_up,
-        fmt_us(rp)
-    );
-    if agrees(bm, bp) && agrees(rm, rp) {
+    let (bm, bp) = measured_and_predicted(cells, fig, &f.best, n)?;
+    let (rm, rp) = measured_and_predicted(cells, fig, &f.runner_up, n)?;
+    // How many times better the best is than the runner-up, measured and as predicted.
+    let better = |a: f64, b: f64| if fig.cost_is_more { b / a } else { a / b };
+    let (measured, predicted) = (better(bm, rm), better(bp, rp));
+    let own = |t: &str, m: f64, p: f64| format!("{t} measured {:.2}× its prediction", m / p);
+    let each = format!("{}, {}", own(&f.best, bm, bp), own(&f.runner_up, rm, rp));
+    if (measured / predicted - 1.0).abs() <= NOISE {
         return Some(format!(
-            "{head}; both measured within {:.0}% of it, so the gap is the queueing their designs imply.",
-            AGREES * 100.0
+            "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×), as measured ({measured:.2}×): the gap is \
+             the queueing their designs imply ({each}).",
+            f.best,
+            (fig.show)(bp),
+            f.runner_up,
+            (fig.show)(rp)
         ));
     }
-    let beyond: Vec<String> = [(&f.best, bm, bp), (&f.runner_up, rm, rp)]
-        .iter()
-        .filter(|(_, m, p)| !agrees(*m, *p))
-        .map(|(t, m, p)| {
-            if m > p {
-                format!(
-                    "{t} measured {:.1}× its prediction: {} beyond it is its implementation's overhead",
-                    m / p,
-                    fmt_us(m - p)
-                )
-            } else {
-                format!(
-                    "{t} measured {:.2}× its prediction (less than its queueing implies: the model misses something there)",
-                    m / p
-                )
-            }
-        })
-        .collect();
-    Some(format!("{head}; {}.", beyond.join("; ")))
+    Some(format!(
+        "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×); the rest of the measured {measured:.2}× is \
+         their implementations' cost ({each}).",
+        f.best,
+        (fig.show)(bp),
+        f.runner_up,
+        (fig.show)(rp)
+    ))
 }
 
 #[cfg(test)]
@@ -105,7 +124,7 @@ mod tests {
     }
 
     #[test]
-    fn agreeing_measurements_are_the_queueing_and_a_far_larger_one_is_overhead() {
+    fn a_gap_the_prediction_shares_is_queueing_and_one_it_does_not_is_implementation() {
         let cells = [
             cell("thread", 4750.0, Some(4650.0)),
             cell("queue-pool", 5680.0, Some(5900.0)),
@@ -113,7 +132,8 @@ mod tests {
         let refs: Vec<&Cell> = cells.iter().collect();
         let s = sentence(&refs, &finding()).unwrap();
         assert!(
-            s.contains("thread 4.65ms and queue-pool 5.90ms") && s.ends_with("the queueing their designs imply."),
+            s.contains("thread 4.65ms and queue-pool 5.90ms (1.27×), as measured (1.20×): the gap is the queueing")
+                && s.contains("thread measured 1.02× its prediction, queue-pool measured 0.96× its prediction"),
             "{s}"
         );
         let cells = [
@@ -123,10 +143,35 @@ mod tests {
         let refs: Vec<&Cell> = cells.iter().collect();
         let s = sentence(&refs, &finding()).unwrap();
         assert!(
-            s.contains("queue-pool measured 2.0× its prediction: 6.10ms beyond it is its implementation's overhead"),
+            s.contains("(1.27×); the rest of the measured 2.53× is their implementations' cost")
+                && s.contains("queue-pool measured 2.03× its prediction"),
             "{s}"
         );
-        assert!(!s.contains("thread measured"), "{s}");
+        // Capacity: the same prediction for both, 1.19× measured: implementation.
+        let mut cap = cells.to_vec();
+        for (c, measured) in cap.iter_mut().zip([17_500.0, 14_750.0]) {
+            c.figures.capacity = Some(crate::load::slo::Capacity {
+                slo: "p99<=10ms".into(),
+                rps: Some(measured),
+                failed_at: None,
+                probes: Vec::new(),
+                inconclusive: None,
+            });
+            c.figures.predicted.as_mut().unwrap().capacity_rps = 19_531.0;
+        }
+        let refs: Vec<&Cell> = cap.iter().collect();
+        let f = Finding {
+            metric: "capacity at the target".into(),
+            best: "thread".into(),
+            runner_up: "queue-pool".into(),
+            ..finding()
+        };
+        let s = sentence(&refs, &f).unwrap();
+        assert!(
+            s.contains("19,531 req/s (1.00×); the rest of the measured 1.19× is their implementations' cost")
+                && s.contains("queue-pool measured 0.76× its prediction"),
+            "{s}"
+        );
         // One target without a prediction: nothing to say.
         let cells = [cell("thread", 4750.0, Some(4650.0)), cell("queue-pool", 5680.0, None)];
         let refs: Vec<&Cell> = cells.iter().collect();

@@ -265,8 +265,12 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
     if x.connections.is_empty() || x.connections.contains(&0) {
         return Err(o.key(x, "connections", "needs one or more counts, each at least 1"));
     }
-    if x.load.duration.is_none() && x.load.requests.is_none() {
-        return Err(o.key(x, "duration", "give a duration (\"3s\") or a number of requests"));
+    if x.load.duration.is_none() && x.load.requests.is_none() && x.load.slo.is_none() {
+        return Err(o.key(
+            x,
+            "duration",
+            "give a duration (\"3s\"), a number of requests, or a latency target (slo)",
+        ));
     }
     if let Some(w) = &x.work {
         w.parse::<crate::server::Work>()
@@ -291,6 +295,13 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
     }
     let ip = addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
     check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), e))?;
+    if x.paired && x.load.slo.is_some() {
+        return Err(o.key(
+            x,
+            "slo",
+            "a capacity search probes one server at a time: drop paired, or slo",
+        ));
+    }
     if x.paired && s.server_host.is_some() {
         return Err(o.key(
             x,

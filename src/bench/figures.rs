@@ -74,6 +74,7 @@ pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Fi
         established,
         steal_pct: None,
         predicted: None,
+        capacity: None,
         classes: doc
             .config
             .classes

@@ -4,6 +4,7 @@
 //! the report layer's job, above this one.
 
 mod against_prediction;
+mod capacity;
 mod check;
 mod classes;
 pub(crate) mod costs;
@@ -152,6 +153,15 @@ fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
         client_threads,
         server_addr,
         hosts,
+    }
+}
+
+/// How many CPUs bench gives the server on this machine when a scenario does not say.
+pub fn default_server_cpus() -> usize {
+    let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
+    match cpus.len() {
+        0..=2 => 1,
+        n => n / 2,
     }
 }
 

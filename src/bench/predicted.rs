@@ -4,7 +4,7 @@
 
 use super::scenario::Experiment;
 use crate::load::{Arrivals as LoadArrivals, Pacing};
-use crate::queueing::{classes_of, discipline_of, predict, Arrivals, Prediction, Setup};
+use crate::queueing::{capacity_within, classes_of, discipline_of, predict, Arrivals, Prediction, Setup};
 
 /// Requests each prediction simulates (a tenth more as its warm-up).
 const REQUESTS: usize = 100_000;
@@ -14,9 +14,36 @@ const REQUESTS: usize = 100_000;
 /// pipelining or one request per connection (connection set-up dominates), a design not
 /// modelled.
 pub(super) fn prediction(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<Prediction> {
+    predict(&setup_of(x, entry, connections, cpus)?)
+}
+
+/// The highest rate at which `x`'s target (its `slo`, every request's bounds) holds in the
+/// prediction for `entry`; `None` without a target, with a class's bound (the simulation keeps
+/// no classes' latencies apart), or without a prediction.
+pub(super) fn capacity_at_slo(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<f64> {
+    let slo = x.load.slo.as_ref()?;
+    let bounds: Vec<(f64, f64)> = slo
+        .0
+        .iter()
+        .map(|b| {
+            b.class
+                .is_none()
+                .then(|| (b.quantile.fraction(), b.max.as_secs_f64() * 1e6))
+        })
+        .collect::<Option<_>>()?;
+    capacity_within(&setup_of(x, entry, connections, cpus)?, &bounds)
+}
+
+/// What is simulated for `entry` at `connections` on `cpus`.
+fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<Setup> {
     let (model, args) = super::check::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
     let server_cpus = crate::units::parse_cpus(cpus).ok()?.len();
-    let spec = x
+    let mut load = x.clone();
+    // A capacity search's probes are open loops from 1,000 req/s (their rate is set per probe).
+    if load.load.slo.is_some() && load.load.rate.is_none() {
+        load.load.rate = Some(1000.0);
+    }
+    let spec = load
         .load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)
         .resolve()
         .ok()?;
@@ -41,7 +68,7 @@ pub(super) fn prediction(x: &Experiment, entry: &str, connections: usize, cpus: 
     let work: crate::server::Work = args.work_spec.parse().ok()?;
     let classes = classes_of(&mix, &work, args.work_from_request, args.max_work)?;
     let workers = model.worker_count(args.workers, server_cpus);
-    predict(&Setup {
+    Some(Setup {
         discipline: discipline_of(model, workers, connections),
         workers,
         cpus: server_cpus,

@@ -68,6 +68,10 @@ pub struct Figures {
     /// running something else): `None` where /proc/stat could not be read.
     #[serde(default)]
     pub steal_pct: Option<f64>,
+    /// A capacity search (`slo`): the highest rate that held, with every probe; the cell's
+    /// other figures are those of the last probe that held (or of the last probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::load::slo::Capacity>,
     /// What the design's queueing implies for this cell (`crate::queueing`): `None` where
     /// there is no prediction (no work, a peer, a design or load not modelled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +110,11 @@ impl Figures {
     /// Memory per connection where the server's CPU was measured too (the same samples).
     pub fn mem_per_conn(&self) -> Option<f64> {
         self.mem_per_conn_kib.filter(|_| self.cpu_per_req().is_some())
+    }
+
+    /// The capacity at the experiment's target where a search found one.
+    pub fn capacity_rps(&self) -> Option<f64> {
+        self.capacity.as_ref()?.rps
     }
 
     /// Context switches per request where they were counted.

@@ -91,6 +91,9 @@ pub struct At {
 /// Runs the cell `at`: the target's server started for it alone. `stop_flag` (Ctrl-C)
 /// interrupts it: the load is stopped and the cell is recorded as interrupted.
 pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
+    if x.load.slo.is_some() {
+        return super::capacity::run_search(at, x, target, place, stop_flag);
+    }
     let started = Instant::now();
     let mut server = Standing::start(x, target, place);
     let mut cell = server.burst(at, x, place, stop_flag);

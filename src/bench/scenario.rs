@@ -39,6 +39,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("server-cost", include_str!("../../scenarios/server-cost.toml")),
     ("blocking-calls", include_str!("../../scenarios/blocking-calls.toml")),
     ("head-of-line", include_str!("../../scenarios/head-of-line.toml")),
+    ("capacity", include_str!("../../scenarios/capacity.toml")),
 ];
 
 /// A whole scenario file.

@@ -151,7 +151,11 @@ struct Metric {
 /// The p99 metric (in [`METRICS`]), which request classes are ranked by too.
 const P99: usize = 1;
 
-const METRICS: [Metric; 4] = [
+/// The capacity metric (in [`METRICS`]): ranked first, in throughput's place, where an
+/// experiment has a latency target.
+const CAPACITY: usize = 4;
+
+const METRICS: [Metric; 5] = [
     Metric {
         name: "throughput",
         get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
@@ -188,6 +192,13 @@ const METRICS: [Metric; 4] = [
             false => format!("{v:.1} KiB"),
         },
         largest_only: true,
+    },
+    Metric {
+        name: "capacity at the target",
+        get: |c| c.figures.capacity_rps(),
+        higher_is_better: true,
+        show: |v| format!("{} req/s", crate::units::si(v)),
+        largest_only: false,
     },
 ];
 
@@ -448,9 +459,15 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         };
         return v;
     }
-    v.findings = METRICS
+    // With a latency target, capacity at it comes first, in throughput's place (a probe's
+    // throughput is the rate it was offered); without one there is no capacity to rank.
+    let order: &[usize] = match x.load.slo {
+        Some(_) => &[CAPACITY, 1, 2, 3],
+        None => &[0, 1, 2, 3],
+    };
+    v.findings = order
         .iter()
-        .filter_map(|m| finding(&ok, &targets, m, repeats, x.paired))
+        .filter_map(|&i| finding(&ok, &targets, &METRICS[i], repeats, x.paired))
         .collect();
     // Each request class's p99, ranked as the whole's is: a class's own cells' view.
     let classes = classes::names(&ok);
@@ -492,8 +509,8 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         parts.push(sentence(f, gated, repeats, x.paired));
         if f.metric == METRICS[P99].name {
             parts.extend(classes::against_service(x, &ok, f, &classes));
-            parts.extend(super::against_prediction::sentence(&ok, f));
         }
+        parts.extend(super::against_prediction::sentence(&ok, f));
     }
     if let Some(s) = why_sentence(&ok, &v.findings, &ctx.costs, &mut v.reasons) {
         parts.push(s);

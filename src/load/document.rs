@@ -191,8 +191,12 @@ pub struct Fairness {
 pub struct OpenLoop {
     /// Latency from the actual send time.
     pub uncorrected_latency_us: Latency,
-    /// How late requests were sent after their intended time.
+    /// How late requests were sent after they could have been: their intended time, or when a
+    /// connection came free for them if every one was busy then (the client's own lateness).
     pub send_lag_us: Latency,
+    /// Requests that, when due, found every connection busy and waited for one.
+    #[serde(default)]
+    pub waited_for_connection: u64,
     pub offered_rps: f64,
     pub achieved_rps: f64,
     /// Requests the window's schedule called for, and those of them not completed when it
@@ -367,6 +371,7 @@ impl Results {
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),
                 send_lag_us: t.send_lag.latency(),
+                waited_for_connection: t.waited_for_connection,
                 offered_rps: offered,
                 achieved_rps: rps,
                 scheduled: t.scheduled,

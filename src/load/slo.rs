@@ -46,6 +46,16 @@ impl Quantile {
         }
     }
 
+    /// The quantile as a fraction (0.99 for p99).
+    pub fn fraction(self) -> f64 {
+        match self {
+            Quantile::P50 => 0.50,
+            Quantile::P90 => 0.90,
+            Quantile::P99 => 0.99,
+            Quantile::P999 => 0.999,
+        }
+    }
+
     fn of(self, l: &super::Latency) -> Option<f64> {
         match self {
             Quantile::P50 => l.p50,
@@ -180,7 +190,19 @@ pub fn judge(slo: &Slo, offered: f64, doc: &Document) -> Probe {
     let r = &doc.results;
     let achieved = r.open_loop.as_ref().map(|o| o.achieved_rps);
     let lag = r.open_loop.as_ref().and_then(|o| o.send_lag_us.p99);
-    let (held, why) = slo.holds(doc);
+    let (mut held, mut why) = slo.holds(doc);
+    // Connections that completed nothing while the schedule gave each of them requests (a
+    // design that serves a few connections and leaves the rest waiting): their requests, sent
+    // before the window, never count in its latency, so the target cannot be said to hold.
+    let f = &r.fairness;
+    let per_conn = offered * r.duration_s / doc.config.connections.max(1) as f64;
+    if held && f.starved > 0 && per_conn >= 2.0 {
+        held = false;
+        why = Some(format!(
+            "{} connections starved: their requests never completed",
+            thousands(f.starved as u64)
+        ));
+    }
     let mut probe = Probe {
         offered_rps: offered,
         achieved_rps: achieved,
@@ -225,11 +247,12 @@ pub struct Search {
     failed: Option<f64>,
     next: f64,
     probes: Vec<Probe>,
-    inconclusive: Option<String>,
+    pub(super) inconclusive: Option<String>,
     started: Instant,
     budget: Duration,
-    /// A probe's length (warm-up and window), for the budget.
-    probe_time: Duration,
+    /// A probe's length (warm-up and window, and what connecting and closing took), for the
+    /// budget.
+    pub probe_time: Duration,
 }
 
 impl Search {

@@ -176,6 +176,14 @@ fn latency_lines(o: &Outcome, rps: f64) -> String {
             thousands(rps as u64),
             fmt_us(t.send_lag.0.value_at_quantile(0.99) as f64 / 1000.0)
         ));
+        if t.waited_for_connection > 0 {
+            s.push_str(&format!(
+                "  waits        {} requests found all {} connections busy and waited for one (in their latency: \
+                 the server's backlog; more -c would send them at once)\n",
+                thousands(t.waited_for_connection),
+                thousands(o.connections as u64)
+            ));
+        }
         if let (Some(sch), Some(nc)) = (t.scheduled, t.not_completed) {
             s.push_str(&format!(
                 "  schedule     {} requests scheduled in the window, {} not completed by its close{}\n",

@@ -97,6 +97,10 @@ pub struct Tally {
     /// `None` in other runs.
     pub scheduled: Option<u64>,
     pub not_completed: Option<u64>,
+    /// Open loop: requests sent in the window that, when due, found every connection busy and
+    /// waited for one (in their latency; not in the send lag, which is the client's own).
+    #[serde(default)]
+    pub waited_for_connection: u64,
     /// Slots whose first connect had not ended when the window was started anyway (the connect
     /// timeout passed first).
     #[serde(default)]
@@ -204,6 +208,7 @@ impl Tally {
         self.connect.merge(&other.connect);
         self.tls_handshake.merge(&other.tls_handshake);
         self.send_lag.merge(&other.send_lag);
+        self.waited_for_connection += other.waited_for_connection;
         if self.per_second.len() < other.per_second.len() {
             self.per_second.resize(other.per_second.len(), 0);
         }

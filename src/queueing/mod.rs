@@ -209,5 +209,39 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
     })
 }
 
+/// The highest open-loop rate at which every bound (quantile, most µs) holds in the
+/// simulation of `setup` (its arrivals' rate replaced), by bisection to 1 % below the
+/// saturation rate; `None` where nothing is modelled or not even a trickle holds.
+pub fn capacity_within(setup: &Setup, bounds: &[(f64, f64)]) -> Option<f64> {
+    if setup.discipline == Discipline::Unknown || setup.classes.is_empty() {
+        return None;
+    }
+    let saturation = setup.capacity_rps();
+    if !saturation.is_finite() {
+        return None;
+    }
+    let poisson = matches!(setup.arrivals, Arrivals::Open { poisson: true, .. });
+    let holds = |rate: f64| {
+        let s = Setup {
+            arrivals: Arrivals::Open { rate, poisson },
+            requests: setup.requests.min(100_000),
+            ..setup.clone()
+        };
+        simulate(&s).is_some_and(|run| bounds.iter().all(|&(q, max)| run.percentile(q) * 1e6 <= max))
+    };
+    let (mut lo, mut hi) = (0.0, saturation);
+    if !holds(saturation * 0.01) {
+        return None;
+    }
+    while (hi - lo) / saturation > 0.01 {
+        let mid = (lo + hi) / 2.0;
+        match holds(mid) {
+            true => lo = mid,
+            false => hi = mid,
+        }
+    }
+    Some(lo)
+}
+
 #[cfg(test)]
 mod tests;

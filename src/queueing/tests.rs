@@ -174,3 +174,12 @@ fn the_same_seed_gives_the_same_prediction() {
     let other = Setup { seed: 2, ..s.clone() };
     assert_ne!(predict(&s), predict(&other));
 }
+
+/// M/M/1 at 1 ms: p99 <= 10 ms holds up to λ = μ − ln(100)/10 ms = 539.5 req/s.
+#[test]
+fn the_capacity_within_a_bound_is_where_the_closed_form_says() {
+    let s = setup(Discipline::Shared, 1, 100.0, "sleep:exp(1ms)");
+    let c = capacity_within(&s, &[(0.99, 10_000.0)]).unwrap();
+    assert!(within(c, 1000.0 - 100.0f64.ln() / 0.010, 3.0), "{c}");
+    assert!(capacity_within(&s, &[(0.99, 1.0)]).is_none(), "1 µs cannot hold");
+}

@@ -203,6 +203,76 @@ where
     Ok(())
 }
 
+/// A chart of points (x, y) joined per series, x and y linear from zero, with a dashed
+/// horizontal line at `target` (a latency target) where given: a capacity search's p99
+/// against the rate offered, a line per target.
+pub fn xy_chart(
+    title: &str,
+    (x_label, x_unit): (&str, Unit),
+    (y_label, y_unit): (&str, Unit),
+    series: &[(String, Vec<(f64, f64)>)],
+    target: Option<f64>,
+) -> Result<String, ChartError> {
+    let mut svg = String::new();
+    let points = series.iter().flat_map(|s| s.1.iter());
+    let xmax = points.clone().map(|p| p.0).fold(0.0f64, f64::max).max(1.0) * 1.05;
+    let ymax = points.map(|p| p.1).chain(target).fold(0.0f64, f64::max).max(1.0) * 1.15;
+    {
+        let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .map_err(chart_err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .x_label_formatter(&|v: &f64| label(*v, x_unit))
+            .y_label_formatter(&|v: &f64| label(*v, y_unit))
+            .draw()
+            .map_err(chart_err)?;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let mut pts = pts.clone();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart
+                .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(chart_err)?;
+        }
+        if let Some(t) = target {
+            let grey = BLACK.mix(0.55);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(0.0, t), (xmax, t)],
+                    6,
+                    4,
+                    grey.stroke_width(2),
+                ))
+                .map_err(chart_err)?
+                .label(format!("target {}", label(t, y_unit)))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(BLACK.mix(0.3))
+            .background_style(WHITE.mix(0.85))
+            .draw()
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(svg)
+}
+
 /// The height of a row of a bar chart's legend.
 const LEGEND_ROW: f64 = 18.0;
 
@@ -385,6 +455,32 @@ mod report_charts {
         );
         let none = bar_chart("t", "p99", Unit::Micros, &groups, &[Series::new("a", vec![None, None])]);
         assert!(none.contains("nothing measured"));
+    }
+
+    #[test]
+    fn an_xy_chart_draws_every_series_and_the_target_line() {
+        let s = xy_chart(
+            "p99 against offered load",
+            ("offered req/s", Unit::Count),
+            ("p99", Unit::Micros),
+            &[
+                (
+                    "reactor".into(),
+                    vec![(1000.0, 800.0), (8000.0, 6670.0), (4000.0, 1090.0)],
+                ),
+                ("thread".into(), vec![(1000.0, 900.0)]),
+            ],
+            Some(5000.0),
+        )
+        .unwrap();
+        assert!(
+            s.contains("reactor") && s.contains("thread") && s.contains("target 5 ms"),
+            "{s}"
+        );
+        assert!(
+            s.contains("\n8k\n") || s.contains(">8k<"),
+            "offered rates in human units: {s}"
+        );
     }
 
     #[test]

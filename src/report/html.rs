@@ -363,6 +363,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
              a bold value need not be the smallest median.</p>\n",
         );
     }
+    h.push_str(&super::capacity::section(x, cells));
     h.push_str(&super::classes::section(&summary, cells));
     h.push_str("<div class=\"charts\">\n");
     h.push_str(&charts(x, &summary));

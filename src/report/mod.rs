@@ -1,5 +1,6 @@
 //! `report`: terminal tables, and the self-contained HTML report with SVG charts.
 
+mod capacity;
 mod charts;
 mod classes;
 pub(crate) mod compare;

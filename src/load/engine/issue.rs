@@ -39,6 +39,7 @@ impl Engine<'_> {
         if let Some(s) = self.schedule.as_mut() {
             if !c.in_free && c.state == State::Up && c.inflight.len() < pipeline {
                 c.in_free = true;
+                c.free_since = Instant::now();
                 s.offer(i);
             }
         }
@@ -113,9 +114,15 @@ impl Engine<'_> {
             self.count_issue(now);
         }
         if open_loop && self.window.started(now) {
+            // The client's own lateness: from when a connection could take the request (a wait
+            // for one, every connection busy with the server, is counted apart).
+            let free = self.conns[i].free_since;
+            if free > intended {
+                self.tally.waited_for_connection += 1;
+            }
             self.tally
                 .send_lag
-                .record_ns(now.saturating_duration_since(intended).as_nanos() as u64);
+                .record_ns(now.saturating_duration_since(intended.max(free)).as_nanos() as u64);
         }
         let c = &mut self.conns[i];
         match self.spec.target().kind {

@@ -72,6 +72,16 @@ fn a_probe_holds_fails_or_says_nothing_when_the_client_was_the_limit() {
     // Short of the rate because the server failed: a failure, not the client's.
     let p = judge(&slo, 1000.0, &doc(1000.0, 900, 9000, 50, 0.2));
     assert_eq!(p.holds, Some(false));
+    // Connections that never completed a request, though the schedule gave each several.
+    let mut starved = doc(1000.0, 1000, 2000, 50, 0.2);
+    starved.results.fairness.starved = 3;
+    let p = judge(&slo, 1000.0, &starved);
+    assert_eq!(p.holds, Some(false));
+    assert!(p.note.unwrap().contains("3 connections starved"));
+    // At a rate that leaves some connections without a request, none is starved for it.
+    let mut idle = doc(4.0, 4, 2000, 50, 0.2);
+    idle.results.fairness.starved = 3;
+    assert_eq!(judge(&slo, 4.0, &idle).holds, Some(true));
     // A class the target names that never completed fails it.
     let p = judge(
         &"short:p99<=5ms".parse().unwrap(),

@@ -1,0 +1,71 @@
+//! A cell of an experiment with a latency target (`slo`): the capacity search of `load --slo`
+//! run against one server, each probe a burst of its own (so the server is sampled over each
+//! probe's window); the cell is the last probe that held, with the capacity and every probe.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::process::Placement;
+use super::results::{Cell, CellStatus};
+use super::runner::{At, Standing, Target};
+use super::scenario::Experiment;
+use crate::load::slo::{judge, Search, PROBE};
+
+/// Runs the search for `target` at the cell `at`.
+pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
+    let started = Instant::now();
+    let slo = x.load.slo.clone().expect("a search has a target");
+    let window = x.load.duration.unwrap_or(PROBE);
+    let mut search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, x.load.warmup + window);
+    let mut server = Standing::start(x, target, place);
+    let (mut best, mut last): (Option<Cell>, Option<Cell>) = (None, None);
+    while let Some(rate) = search.next_rate() {
+        let mut probe = x.clone();
+        probe.load.rate = Some(rate);
+        probe.load.slo = None;
+        probe.load.duration = Some(window);
+        let began = Instant::now();
+        let cell = server.burst(at, &probe, place, stop_flag);
+        search.probe_time = search.probe_time.max(began.elapsed());
+        let doc = match (&cell.status, &cell.load) {
+            (CellStatus::Ok, Some(doc)) => doc,
+            // A probe that could not run ends the search: the cell says why.
+            _ => {
+                last = Some(cell);
+                break;
+            }
+        };
+        let p = judge(&slo, rate, doc);
+        let held = p.holds == Some(true);
+        search.record(p, window);
+        match held {
+            true => best = Some(cell),
+            false => last = Some(cell),
+        }
+        if stop_flag.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+    }
+    let capacity = search.finish(&slo);
+    let mut cell = best.or(last).unwrap_or_else(|| {
+        let mut c = Cell::new(&x.name, &target.label(), at.conns, at.repeat);
+        c.status = CellStatus::Failed(format!(
+            "no probe ran: {}",
+            capacity.inconclusive.clone().unwrap_or_default()
+        ));
+        c
+    });
+    if let (Some(p), Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _)) =
+        (cell.figures.predicted.as_mut(), target)
+    {
+        // The prediction's capacity at the same target, beside the measured one.
+        match super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus) {
+            Some(c) => p.capacity_rps = c,
+            None => cell.figures.predicted = None,
+        }
+    }
+    cell.figures.capacity = Some(capacity);
+    server.stop(&mut [&mut cell]);
+    cell.seconds = started.elapsed().as_secs_f64();
+    cell
+}
