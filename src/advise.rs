@@ -230,7 +230,7 @@ pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
     let rows = rows(r);
     let slo = &a.slo;
     let mut s = format!(
-        "\nAdvice for {} per request at {slo}, {} connections, {} arrivals, the server on {} CPU(s):\n",
+        "\nAdvice for {} per request at {slo}, {} connections, {} arrivals, the server on CPU(s) {}:\n",
         a.work,
         a.connections,
         match a.arrivals {

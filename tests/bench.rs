@@ -479,6 +479,142 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
     assert!(html.contains("<h3>Request classes</h3>") && html.contains("p99 latency per request class, 4 connections"));
 }
 
+/// An experiment with a latency target: each cell is a capacity search against its server, the
+/// cell's figures those of the probe that held, with the prediction's capacity beside the
+/// measured one; the verdict ranks capacity first; the report has the capacity table and the
+/// p99-against-offered chart. Which design carries more is a measurement, not asserted.
+#[test]
+fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
+    let d = tmpdir("slo");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"cap\"\nproto = \"http\"\nmodels = [\"reactor\", \"queue-pool --workers 2\"]\nconnections = [16]\n\
+         work = \"sleep:exp(1ms)\"\nslo = \"p99<=10ms\"\nslo_time = \"12s\"\nrate = 200\narrivals = \"poisson\"\n\
+         duration = \"400ms\"\nwarmup = \"100ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = results_dir(&d);
+    let r = results(&dir);
+    for c in r["cells"].as_array().unwrap() {
+        let cap = &c["figures"]["capacity"];
+        assert_eq!(cap["slo"], "p99<=10ms", "{c}");
+        assert!(cap["probes"].as_array().unwrap().len() >= 2, "{cap}");
+        let predicted = c["figures"]["predicted"]["capacity_rps"]
+            .as_f64()
+            .expect("a prediction");
+        // One CPU, sleep:exp(1ms): reactor carries under 1,000 req/s, two workers under 2,000.
+        let most = if c["target"] == "reactor" { 1000.0 } else { 2000.0 };
+        assert!(predicted > 0.0 && predicted < most, "{c}");
+        if let Some(rps) = cap["rps"].as_f64() {
+            assert_eq!(
+                c["load"]["config"]["rate"].as_f64(),
+                Some(rps),
+                "the cell is the probe that held"
+            );
+        }
+    }
+    let text = r["verdicts"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("cap (server on ") && text.contains("Capacity at the target: "),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h3>Capacity at p99&lt;=10ms</h3>") && html.contains("p99 against offered load"),
+        "report"
+    );
+}
+
+/// `muxlab advise`: its scenario printed is one bench reads; run with two designs and a short
+/// budget, it answers naming a design, with the table and where the results are.
+#[test]
+fn advise_answers_for_a_workload_within_its_budget() {
+    let d = tmpdir("advise");
+    let flags = [
+        "advise",
+        "--work",
+        "sleep:exp(1ms)",
+        "--slo",
+        "p99<=10ms",
+        "-c",
+        "32",
+        "--rate",
+        "300",
+        "--models",
+        "reactor,queue-pool",
+        "--time",
+        "40s",
+    ];
+    let printed = Command::new(BIN).args(flags).arg("--print-scenario").output().unwrap();
+    assert_eq!(printed.status.code(), Some(0));
+    let toml = String::from_utf8_lossy(&printed.stdout).to_string();
+    let sc = muxlab::bench::scenario::parse(&toml, "printed").unwrap();
+    assert_eq!(sc.experiments[0].models, ["reactor", "queue-pool --workers 4"]);
+    let out = Command::new(BIN)
+        .args(flags)
+        .args(["--out", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Advice for sleep:exp(1ms) per request at p99<=10ms"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("At 300 req/s, ") || stdout.contains("No design was measured meeting"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("queue-pool --workers 4") && stdout.contains("Full results: "),
+        "{stdout}"
+    );
+    let bad = Command::new(BIN)
+        .args(["advise", "--work", "gpu:1ms"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// `muxlab predict` for M/M/4 at 0.7: the simulation beside the closed form.
+#[test]
+fn predict_prints_the_simulation_beside_erlang_c() {
+    let out = Command::new(BIN)
+        .args([
+            "predict",
+            "--model",
+            "queue-pool",
+            "--workers",
+            "4",
+            "--work",
+            "sleep:exp(1ms)",
+            "--rate",
+            "2800",
+            "--arrivals",
+            "poisson",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (sim, exact) = (v["p99_us"].as_f64().unwrap(), v["mmk"][1].as_f64().unwrap());
+    assert!((sim / exact - 1.0).abs() < 0.05, "{v}");
+    assert_eq!(v["capacity_rps"].as_f64(), Some(4000.0));
+}
+
 #[test]
 fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     let d = tmpdir("report");

@@ -834,3 +834,105 @@ fn mix_files_shares_and_poisson_arrivals_keep_their_classes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--slo`: probes rising then bisecting; the answer is the highest rate that held, the lowest
+/// that failed lies within 2 % above it (or the search said why not), and every probe is in
+/// the JSON. Whether a given rate holds is a measurement: only the search's shape is asserted.
+#[test]
+fn an_slo_search_answers_with_the_highest_rate_that_held_and_every_probe() {
+    let srv = Server::start("reactor", &["--work", "cpu:exp(100us)", "--cpus", "0"]);
+    let (code, doc, err) = load(&[
+        &format!("http://{}/", srv.addr),
+        "-c",
+        "32",
+        "--cpus",
+        "1",
+        "--slo",
+        "p99<=5ms",
+        "--arrivals",
+        "poisson",
+        "-d",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "--slo-time",
+        "40s",
+    ]);
+    let c = &doc["capacity"];
+    assert_eq!(c["slo"], "p99<=5ms", "{c}");
+    let probes = c["probes"].as_array().unwrap();
+    assert!(probes.len() >= 2, "{c}");
+    match c["inconclusive"].as_str() {
+        Some(why) => {
+            assert_eq!(code, 1, "an inconclusive search exits 1: {err}");
+            assert!(c["rps"].is_null() && !why.is_empty(), "{c}");
+        }
+        None => {
+            assert_eq!(code, 0, "{err}");
+            let rps = c["rps"].as_f64().unwrap();
+            let held: Vec<f64> = probes
+                .iter()
+                .filter(|p| p["holds"] == true)
+                .map(|p| p["offered_rps"].as_f64().unwrap())
+                .collect();
+            assert_eq!(
+                held.iter().cloned().fold(0.0, f64::max),
+                rps,
+                "the highest that held: {c}"
+            );
+            let failed = c["failed_at"].as_f64().unwrap();
+            assert!(failed > rps && (failed - rps) / rps <= 0.02 + 1e-9, "{c}");
+            // The document is the probe that held at the capacity.
+            assert_eq!(doc["config"]["rate"].as_f64().unwrap(), rps);
+        }
+    }
+    for p in probes {
+        assert!(
+            p["offered_rps"].as_f64().unwrap() > 0.0 && p.get("p99_us").is_some(),
+            "{p}"
+        );
+    }
+}
+
+/// A client pinned beside the server that cannot offer the rate: the answer is inconclusive,
+/// never a capacity nobody saw; with --hosts, --slo is refused in one line.
+#[test]
+fn a_client_that_cannot_keep_up_makes_the_search_inconclusive() {
+    let srv = Server::start("epoll", &["--cpus", "0"]);
+    let url = format!("http://{}/", srv.addr);
+    let (code, doc, _) = load(&[
+        &url,
+        "-c",
+        "64",
+        "--cpus",
+        "0",
+        "--rate",
+        "5000000",
+        "--slo",
+        "p99<=1s",
+        "-d",
+        "500ms",
+        "--slo-time",
+        "20s",
+    ]);
+    let c = &doc["capacity"];
+    assert_eq!(code, 1);
+    assert!(c["rps"].is_null(), "{c}");
+    assert!(
+        c["inconclusive"]
+            .as_str()
+            .unwrap()
+            .starts_with("the client could not offer more than"),
+        "{c}"
+    );
+    let out = Command::new(BIN)
+        .args(["load", &url, "--slo", "p99<=5ms", "--hosts", "h1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--slo with --hosts") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
