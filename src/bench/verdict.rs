@@ -459,10 +459,11 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         };
         return v;
     }
-    // With a latency target, capacity at it comes first, in throughput's place (a probe's
-    // throughput is the rate it was offered); without one there is no capacity to rank.
+    // With a latency target, capacity at it takes the place of throughput and p99 (each cell is
+    // the probe that held at its own capacity: their rates and latencies do not compare);
+    // without one there is no capacity to rank.
     let order: &[usize] = match x.load.slo {
-        Some(_) => &[CAPACITY, 1, 2, 3],
+        Some(_) => &[CAPACITY, 2, 3],
         None => &[0, 1, 2, 3],
     };
     v.findings = order

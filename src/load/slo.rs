@@ -211,7 +211,9 @@ pub fn judge(slo: &Slo, offered: f64, doc: &Document) -> Probe {
         holds: Some(held && r.error_total == 0),
         note: why.or_else(|| (r.error_total > 0).then(|| format!("{} errors", thousands(r.error_total)))),
     };
-    let behind = lag.is_some_and(|l| l > (slo.tightest_us() / 10.0).min(1000.0));
+    // Latency counts from the intended time, so a late client only adds to it; late by a
+    // quarter of the target, its pacing (not the rate's) shaped the arrivals.
+    let behind = lag.is_some_and(|l| l > slo.tightest_us() / 4.0);
     // Against what the schedule called for in the window (Poisson gaps vary that count), else
     // the offered rate.
     let scheduled = r.open_loop.as_ref().and_then(|o| o.scheduled).filter(|n| *n > 0);

@@ -59,8 +59,13 @@ fn a_probe_holds_fails_or_says_nothing_when_the_client_was_the_limit() {
         assert!(p.note.unwrap().contains("95% busy"));
     }
     // Held, but sent late or short of the rate: the client's limit too.
-    let p = judge(&slo, 1000.0, &doc(1000.0, 1000, 2000, 900, 0.2));
+    let p = judge(&slo, 1000.0, &doc(1000.0, 1000, 2000, 1300, 0.2));
     assert!(p.holds.is_none() && p.note.unwrap().contains("fell behind"));
+    // Late by under a quarter of the target: the corrected latency holds that lateness already.
+    assert_eq!(
+        judge(&slo, 1000.0, &doc(1000.0, 1000, 2000, 1100, 0.2)).holds,
+        Some(true)
+    );
     let p = judge(&slo, 1000.0, &doc(1000.0, 900, 2000, 50, 0.2));
     assert!(p.holds.is_none() && p.note.unwrap().contains("under 98%"));
     // Poisson arrivals: fewer scheduled than the rate says, all of them completed, holds.
