@@ -34,7 +34,7 @@ const LEAST_SEARCH: Duration = Duration::from_secs(10);
 #[derive(clap::Args, Debug)]
 pub struct AdviseArgs {
     /// Work per request, as `muxlab serve --work` takes it: cpu:exp(100us), sleep:exp(1ms),
-    /// cpu:50us+sleep:2ms, hist:measured.hgrm, ...
+    /// cpu:50us+sleep:2ms, cpu:hist:measured.hgrm, ...
     #[arg(long)]
     pub work: String,
     /// The latency target, as `muxlab load --slo` takes it: p99<=5ms (several joined by ',').
@@ -178,6 +178,11 @@ struct Row {
     target: String,
     capacity: Option<f64>,
     predicted: Option<f64>,
+    /// The highest rate any of its probes held at (a search that ended inconclusive may still
+    /// have held at the rate asked).
+    held: Option<f64>,
+    /// Its search ended at the client's limit.
+    client_limited: bool,
     note: Option<String>,
 }
 
@@ -197,6 +202,16 @@ fn rows(r: &Results) -> Vec<Row> {
                 .iter()
                 .filter_map(|c| Some(c.figures.predicted?.capacity_rps))
                 .collect();
+            let probes = || {
+                of.iter()
+                    .filter_map(|c| c.figures.capacity.as_ref())
+                    .flat_map(|k| &k.probes)
+            };
+            let held = probes()
+                .filter(|p| p.holds == Some(true))
+                .map(|p| p.offered_rps)
+                .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))));
+            let client_limited = probes().any(|p| p.holds.is_none());
             let note = of
                 .iter()
                 .find_map(|c| match (&c.status, &c.figures.capacity) {
@@ -216,6 +231,8 @@ fn rows(r: &Results) -> Vec<Row> {
                 target: t.to_string(),
                 capacity: (!caps.is_empty()).then(|| median(caps)),
                 predicted: (!predicted.is_empty()).then(|| median(predicted)),
+                held,
+                client_limited,
                 note,
             }
         })
@@ -230,14 +247,14 @@ pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
     let rows = rows(r);
     let slo = &a.slo;
     let mut s = format!(
-        "\nAdvice for {} per request at {slo}, {} connections, {} arrivals, the server on CPU(s) {}:\n",
+        "\nAdvice for {} per request at {slo}, {} connections, {} arrivals, the server on {}:\n",
         a.work,
         a.connections,
         match a.arrivals {
             crate::load::Arrivals::Poisson => "Poisson",
             crate::load::Arrivals::Uniform => "uniform",
         },
-        r.environment.server_cpus
+        cpus_said(&r.environment.server_cpus)
     );
     s.push_str(&format!(
         "  {:<28} {:>12} {:>12}  {}\n",
@@ -252,9 +269,14 @@ pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
             row.note.clone().unwrap_or_default()
         ));
     }
+    // Meeting the rate asked: a probe at it (or above) held, whether or not the search went on
+    // to a finished capacity.
     let meeting: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.capacity.is_some_and(|c| a.rate.is_none_or(|rate| c >= rate)))
+        .filter(|r| match a.rate {
+            Some(rate) => r.held.is_some_and(|h| h >= rate),
+            None => r.capacity.is_some(),
+        })
         .collect();
     s.push_str(&match (a.rate, meeting.first()) {
         (_, None) => format!(
@@ -268,7 +290,7 @@ pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
             rows.len(),
             meeting.iter().map(|r| r.target.as_str()).collect::<Vec<_>>().join(", "),
             best.target,
-            rps(best.capacity)
+            rps(best.capacity.or(best.held))
         ),
         (None, Some(best)) => format!(
             "Highest capacity at {slo}: {} ({} req/s).\n",
@@ -279,21 +301,37 @@ pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
     if let Some(v) = r.verdicts.first() {
         s.push_str(&format!("Why (the verdict): {}\n", v.text));
     }
-    let bound = r.cells.iter().filter(|c| c.figures.client_bound).count();
+    let limited: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.client_limited)
+        .map(|r| r.target.as_str())
+        .collect();
     s.push_str(&format!(
-        "It depends on: the server on CPU(s) {} (designs with workers are compared on these; more CPUs change the \
-         pools' answer: `--print-scenario`, set server_cpus, and run it with `muxlab bench FILE`); the client was \
-         saturated in {bound} of {} cells{}.\n",
-        r.environment.server_cpus,
-        r.cells.len(),
-        if bound > 0 {
-            " (there the capacity is the client's, not the server's)"
-        } else {
-            ""
+        "It depends on: the server on {} (designs with workers are compared on these; more CPUs change the \
+         pools' answer: `--print-scenario`, set server_cpus, and run it with `muxlab bench FILE`); {}.\n",
+        cpus_said(&r.environment.server_cpus),
+        match limited.is_empty() {
+            true => "the client was not the limit of any search".to_string(),
+            false => format!(
+                "the client was the limit of {} of {} searches ({}: their capacity is at least what they held, not \
+                 measured)",
+                limited.len(),
+                rows.len(),
+                limited.join(", ")
+            ),
         }
     ));
     s.push_str(&format!("Full results: {}\n", dir.join("report.html").display()));
     s
+}
+
+/// A CPU list as a person reads it: "1 CPU (CPU 0)", "2 CPUs (0-1)".
+fn cpus_said(list: &str) -> String {
+    match crate::units::parse_cpus(list) {
+        Ok(c) if c.len() == 1 => format!("1 CPU (CPU {list})"),
+        Ok(c) => format!("{} CPUs ({list})", c.len()),
+        Err(_) => format!("CPUs {list}"),
+    }
 }
 
 #[cfg(test)]

@@ -267,12 +267,12 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
 
 fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     let spec = cmd.args.clone().resolve()?;
-    if spec.args().workload.slo.is_some() {
-        return run_slo(cmd);
-    }
     if let Some(path) = &cmd.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
+    }
+    if spec.args().workload.slo.is_some() {
+        return run_slo(cmd);
     }
     let show = match (cmd.progress_json, cmd.json) {
         (true, _) => load::Show::JsonLines,

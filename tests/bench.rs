@@ -505,7 +505,12 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
     for c in r["cells"].as_array().unwrap() {
         let cap = &c["figures"]["capacity"];
         assert_eq!(cap["slo"], "p99<=10ms", "{c}");
-        assert!(cap["probes"].as_array().unwrap().len() >= 2, "{cap}");
+        // A loaded machine may stop a search at the client's limit: then it says so.
+        assert!(!cap["probes"].as_array().unwrap().is_empty(), "{cap}");
+        assert!(
+            cap["rps"].is_f64() != cap["inconclusive"].is_string(),
+            "a capacity or why not: {cap}"
+        );
         let predicted = c["figures"]["predicted"]["capacity_rps"]
             .as_f64()
             .expect("a prediction");

@@ -77,9 +77,20 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
             (fig.show)(rp)
         ));
     }
+    // Whose implementation moved the gap: the target further from its own prediction.
+    let off = |m: f64, p: f64| (m / p).ln().abs();
+    let whose = if off(bm, bp) >= off(rm, rp) {
+        &f.best
+    } else {
+        &f.runner_up
+    };
+    let how = if measured > predicted {
+        format!("the rest of the measured {measured:.2}× is their implementations' cost, mostly {whose}'s")
+    } else {
+        format!("their implementations' cost, mostly {whose}'s, narrows it to the measured {measured:.2}×")
+    };
     Some(format!(
-        "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×); the rest of the measured {measured:.2}× is \
-         their implementations' cost ({each}).",
+        "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×); {how} ({each}).",
         f.best,
         (fig.show)(bp),
         f.runner_up,
@@ -143,7 +154,7 @@ mod tests {
         let refs: Vec<&Cell> = cells.iter().collect();
         let s = sentence(&refs, &finding()).unwrap();
         assert!(
-            s.contains("(1.27×); the rest of the measured 2.53× is their implementations' cost")
+            s.contains("(1.27×); the rest of the measured 2.53× is their implementations' cost, mostly queue-pool's")
                 && s.contains("queue-pool measured 2.03× its prediction"),
             "{s}"
         );
@@ -168,8 +179,19 @@ mod tests {
         };
         let s = sentence(&refs, &f).unwrap();
         assert!(
-            s.contains("19,531 req/s (1.00×); the rest of the measured 1.19× is their implementations' cost")
+            s.contains("19,531 req/s (1.00×); the rest of the measured 1.19× is their implementations' cost, mostly queue-pool's")
                 && s.contains("queue-pool measured 0.76× its prediction"),
+            "{s}"
+        );
+        // A predicted gap the implementations narrow: said so, not called a "rest".
+        let narrow = [
+            cell("thread", 4750.0, Some(2000.0)),
+            cell("queue-pool", 5680.0, Some(6000.0)),
+        ];
+        let refs: Vec<&Cell> = narrow.iter().collect();
+        let s = sentence(&refs, &finding()).unwrap();
+        assert!(
+            s.contains("(3.00×); their implementations' cost, mostly thread's, narrows it to the measured 1.20×"),
             "{s}"
         );
         // One target without a prediction: nothing to say.

@@ -9,45 +9,52 @@ use super::process::Placement;
 use super::results::{Cell, CellStatus};
 use super::runner::{At, Standing, Target};
 use super::scenario::Experiment;
-use crate::load::slo::{judge, Search, PROBE};
+use crate::load::slo::{judge, probe_warmup, Search, PROBE};
 
 /// Runs the search for `target` at the cell `at`.
 pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
     let started = Instant::now();
     let slo = x.load.slo.clone().expect("a search has a target");
     let window = x.load.duration.unwrap_or(PROBE);
-    let mut search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, x.load.warmup + window);
+    let warmup = probe_warmup(x.load.warmup);
+    let mut search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, warmup + window);
     let mut server = Standing::start(x, target, place);
-    let (mut best, mut last): (Option<Cell>, Option<Cell>) = (None, None);
+    let (mut best, mut last, mut stopped): (Option<Cell>, Option<Cell>, Option<Cell>) = (None, None, None);
     while let Some(rate) = search.next_rate() {
         let mut probe = x.clone();
         probe.load.rate = Some(rate);
         probe.load.slo = None;
         probe.load.duration = Some(window);
+        probe.load.warmup = warmup;
         let began = Instant::now();
         let cell = server.burst(at, &probe, place, stop_flag);
         search.probe_time = search.probe_time.max(began.elapsed());
-        let doc = match (&cell.status, &cell.load) {
-            (CellStatus::Ok, Some(doc)) => doc,
-            // A probe that could not run ends the search: the cell says why.
-            _ => {
-                last = Some(cell);
-                break;
-            }
+        let judged = match (&cell.status, &cell.load) {
+            _ if stop_flag.load(Ordering::Relaxed) != 0 || cell.status == CellStatus::Interrupted => None,
+            (CellStatus::Ok, Some(doc)) => Some(judge(&slo, rate, doc)),
+            // A probe that completed nothing: the target did not hold at this rate.
+            (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => Some(judge(&slo, rate, doc)),
+            _ => None,
         };
-        let p = judge(&slo, rate, doc);
+        let Some(p) = judged else {
+            // Interrupted, or a probe that could not run: no answer, and the cell says why.
+            search.stop(match cell.status {
+                CellStatus::Interrupted => "interrupted".to_string(),
+                _ if stop_flag.load(Ordering::Relaxed) != 0 => "interrupted".to_string(),
+                ref s => format!("the probe at {rate:.0} req/s did not run: {}", s.text()),
+            });
+            stopped = Some(cell);
+            break;
+        };
         let held = p.holds == Some(true);
         search.record(p, window);
         match held {
             true => best = Some(cell),
             false => last = Some(cell),
         }
-        if stop_flag.load(Ordering::Relaxed) != 0 {
-            break;
-        }
     }
     let capacity = search.finish(&slo);
-    let mut cell = best.or(last).unwrap_or_else(|| {
+    let mut cell = stopped.or(best).or(last).unwrap_or_else(|| {
         let mut c = Cell::new(&x.name, &target.label(), at.conns, at.repeat);
         c.status = CellStatus::Failed(format!(
             "no probe ran: {}",

@@ -231,6 +231,10 @@ fn check_baseline(path: &PathBuf, sc: &Scenario) -> Result<(), Error> {
 
 /// A guess of a cell's length, for the ETA before any cell finished.
 fn guess(x: &Experiment) -> Duration {
+    // A capacity search takes about its budget.
+    if x.load.slo.is_some() {
+        return x.load.slo_time + Duration::from_secs(2);
+    }
     x.duration().unwrap_or(Duration::from_secs(5)) + x.warmup() + Duration::from_millis(700)
 }
 

@@ -466,13 +466,25 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         Some(_) => &[CAPACITY, 2, 3],
         None => &[0, 1, 2, 3],
     };
+    // A peer does none of the experiment's work: its capacity is not one to rank beside theirs.
+    let works = x.work.is_some() || x.work_from_request;
+    let doing: Vec<String> = targets
+        .iter()
+        .filter(|t| !(works && x.peers.contains(t)))
+        .cloned()
+        .collect();
     v.findings = order
         .iter()
-        .filter_map(|&i| finding(&ok, &targets, &METRICS[i], repeats, x.paired))
+        .filter_map(|&i| {
+            let ts = if i == CAPACITY { &doing } else { &targets };
+            finding(&ok, ts, &METRICS[i], repeats, x.paired)
+        })
         .collect();
     // Each request class's p99, ranked as the whole's is: a class's own cells' view.
     let classes = classes::names(&ok);
-    for (name, _) in &classes {
+    // With a target, each cell is the probe that held at its own capacity: class latencies of
+    // different rates do not compare.
+    for (name, _) in classes.iter().filter(|_| x.load.slo.is_none()) {
         let view = classes::view(&ok, name);
         let view: Vec<&Cell> = view.iter().collect();
         if let Some(mut f) = finding(&view, &targets, &METRICS[P99], repeats, x.paired) {
@@ -516,6 +528,9 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     if let Some(s) = why_sentence(&ok, &v.findings, &ctx.costs, &mut v.reasons) {
         parts.push(s);
     }
+    if x.load.slo.is_some() {
+        parts.extend(no_capacity(&ok, &targets, x, works));
+    }
     let bound = ok.iter().filter(|c| c.figures.client_bound).count();
     if bound > 0 {
         parts.push(format!(
@@ -547,6 +562,37 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     };
     v.text = format!("{}{on}: {}", x.name, parts.join(" "));
     v
+}
+
+/// The targets of a capacity search that have no capacity to rank, each with why.
+fn no_capacity(ok: &[&Cell], targets: &[String], x: &Experiment, works: bool) -> Option<String> {
+    let why: Vec<String> = targets
+        .iter()
+        .filter_map(|t| {
+            if works && x.peers.contains(t) {
+                return Some(format!(
+                    "{t} (it serves a fixed body and does none of the work: not ranked)"
+                ));
+            }
+            let cells: Vec<&&Cell> = ok.iter().filter(|c| &c.target == t).collect();
+            if cells.iter().any(|c| c.figures.capacity_rps().is_some()) {
+                return None;
+            }
+            let reason = cells
+                .iter()
+                .find_map(|c| {
+                    let k = c.figures.capacity.as_ref()?;
+                    Some(
+                        k.inconclusive
+                            .clone()
+                            .unwrap_or_else(|| format!("no probed rate held {}", k.slo)),
+                    )
+                })
+                .unwrap_or_else(|| "no search finished".into());
+            Some(format!("{t} ({reason})"))
+        })
+        .collect();
+    (!why.is_empty()).then(|| format!("No capacity for {}.", why.join("; ")))
 }
 
 /// A finding in a sentence. `inside_aa`: the A/A difference the gap is under (then the
@@ -779,6 +825,50 @@ mod verdicts {
         let v = verdict(&x, &cells, 3);
         assert!(
             v.text.contains("Throughput: reactor is best, 6.26× thread"),
+            "{}",
+            v.text
+        );
+    }
+
+    /// With a target: capacity ranked first among the designs that do the work (a peer that
+    /// does none is named, not ranked), and every target without a capacity said with why.
+    #[test]
+    fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"reactor\", \"epoll\", \"thread\"]\npeers = [\"nginx\"]\nconnections = [10]\n\
+                    work = \"cpu:50us\"\nslo = \"p99<=10ms\"\n";
+        let x = parse(text, "t").unwrap().experiments.remove(0);
+        let capacity = |rps: Option<f64>, why: Option<&str>| crate::load::slo::Capacity {
+            slo: "p99<=10ms".into(),
+            rps,
+            failed_at: None,
+            probes: Vec::new(),
+            inconclusive: why.map(String::from),
+        };
+        let mut cells = Vec::new();
+        for (t, rps, why) in [
+            ("reactor", Some(17_500.0), None),
+            ("epoll", Some(14_000.0), None),
+            ("thread", None, Some("the client could not offer more than 9,000 req/s")),
+            ("nginx", Some(60_000.0), None),
+        ] {
+            let mut c = cell(t, 10, 0, rps.unwrap_or(9000.0), 50.0, 2.0, false);
+            c.figures.capacity = Some(capacity(rps, why));
+            cells.push(c);
+        }
+        let v = verdict(&x, &cells, 1);
+        let f = &v.findings[0];
+        assert_eq!(
+            (f.metric.as_str(), f.best.as_str(), f.runner_up.as_str()),
+            ("capacity at the target", "reactor", "epoll")
+        );
+        assert!(
+            !v.text.contains("P99 latency"),
+            "held probes' p99s do not compare: {}",
+            v.text
+        );
+        assert!(
+            v.text.contains("No capacity for thread (the client could not offer more than 9,000 req/s); nginx (it serves a fixed body"),
             "{}",
             v.text
         );

@@ -619,13 +619,13 @@ impl LoadArgs {
         Ok(())
     }
 
-    /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with
-    /// its own); names unique, http only, at most 255.
     /// The names of the `--mix` classes.
     fn mix_names(&self) -> Vec<&str> {
         self.workload.mix.iter().map(|m| m.name.as_str()).collect()
     }
 
+    /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with
+    /// its own); names unique, http only, at most 255.
     fn classes(&self, method: &str, payload: &Payload) -> Result<Vec<Class>, Error> {
         let w = &self.workload;
         let mut classes: Vec<Class> = w

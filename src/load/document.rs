@@ -191,8 +191,8 @@ pub struct Fairness {
 pub struct OpenLoop {
     /// Latency from the actual send time.
     pub uncorrected_latency_us: Latency,
-    /// How late requests were sent after they could have been: their intended time, or when a
-    /// connection came free for them if every one was busy then (the client's own lateness).
+    /// How late the client noticed requests were due, after their intended time: its own
+    /// lateness (a wait for a free connection after that is counted apart).
     pub send_lag_us: Latency,
     /// Requests that, when due, found every connection busy and waited for one.
     #[serde(default)]

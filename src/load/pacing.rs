@@ -131,7 +131,8 @@ pub(super) struct Schedule {
     /// The next scheduled send.
     next: Instant,
     /// Sends whose time has come (with their class), waiting for a connection.
-    backlog: VecDeque<(Instant, u8)>,
+    /// Sends due: their intended time, class, and when the client noticed they were due.
+    backlog: VecDeque<(Instant, u8, Instant)>,
     /// Connections that can take a request now.
     free: VecDeque<usize>,
     /// The window whose schedule is counted: (warm-up's end, end) of a run over a duration.
@@ -201,14 +202,15 @@ impl Schedule {
             if self.counts(self.next) {
                 self.scheduled += 1;
             }
-            self.backlog.push_back((self.next, class()));
+            self.backlog.push_back((self.next, class(), now));
             let gap = self.gap();
             self.next += gap;
         }
     }
 
-    /// The oldest send waiting (its time and class), if any.
-    pub(super) fn take_due(&mut self) -> Option<(Instant, u8)> {
+    /// The oldest send waiting (its time, class, and when the client noticed it was due), if
+    /// any.
+    pub(super) fn take_due(&mut self) -> Option<(Instant, u8, Instant)> {
         self.backlog.pop_front()
     }
 
@@ -261,7 +263,7 @@ impl Schedule {
             let gap = self.gap();
             self.next += gap;
         }
-        let waiting: Vec<(Instant, u8)> = self.backlog.drain(..).chain(inflight).collect();
+        let waiting: Vec<(Instant, u8)> = self.backlog.drain(..).map(|(t, c, _)| (t, c)).chain(inflight).collect();
         for (t, c) in waiting {
             self.lose(t, c);
         }

@@ -21,8 +21,24 @@ const NARROW: f64 = 0.02;
 /// client's limit.
 const ACHIEVED: f64 = 0.98;
 
+/// The client's CPUs at least this busy: it may be the limit.
+const SATURATED: f64 = 0.90;
+
 /// A probe's own length when the run gives no `-d`.
 pub const PROBE: Duration = Duration::from_secs(2);
+
+/// A probe's own warm-up when the run gives no `--warmup`: its connections' first requests
+/// (and a server's first touches of their buffers) are not the steady state.
+pub const PROBE_WARMUP: Duration = Duration::from_millis(300);
+
+/// A probe's warm-up: `--warmup`, or [`PROBE_WARMUP`] where it is zero.
+pub fn probe_warmup(given: Duration) -> Duration {
+    if given.is_zero() {
+        PROBE_WARMUP
+    } else {
+        given
+    }
+}
 
 /// Fewer requests than this in a probe say nothing of a p99.
 const FEWEST: f64 = 200.0;
@@ -221,12 +237,14 @@ pub fn judge(slo: &Slo, offered: f64, doc: &Document) -> Probe {
         Some(n) => (r.requests as f64) < n as f64 * ACHIEVED,
         None => achieved.is_some_and(|a| a < offered * ACHIEVED),
     };
-    let client = if r.client_saturated {
+    // The client's limit, whether the target held or not: its CPUs busy, or so late that its
+    // lateness (in the latency) may be what failed the target.
+    let client = if r.client_cpu_utilization >= SATURATED {
         Some(format!(
             "the client's CPUs were {:.0}% busy",
             r.client_cpu_utilization * 100.0
         ))
-    } else if held && behind {
+    } else if behind {
         Some(format!(
             "the client fell behind its schedule (send lag p99 {})",
             fmt_us(lag.unwrap_or(0.0))
@@ -249,7 +267,7 @@ pub struct Search {
     failed: Option<f64>,
     next: f64,
     probes: Vec<Probe>,
-    pub(super) inconclusive: Option<String>,
+    inconclusive: Option<String>,
     started: Instant,
     budget: Duration,
     /// A probe's length (warm-up and window, and what connecting and closing took), for the
@@ -284,18 +302,20 @@ impl Search {
             }
         }
         if self.started.elapsed() + self.probe_time > self.budget {
-            self.inconclusive = match (self.held, self.failed) {
-                (Some(_), Some(_)) => None,
-                _ => Some(format!(
-                    "--slo-time {} ran out before a rate {} was found",
-                    crate::units::format_duration(self.budget),
-                    if self.held.is_none() {
-                        "that held"
-                    } else {
-                        "that failed"
-                    }
-                )),
-            };
+            let budget = crate::units::format_duration(self.budget);
+            self.inconclusive = Some(match (self.held, self.failed) {
+                (Some(lo), Some(hi)) => format!(
+                    "--slo-time {budget} ran out with the capacity between {} and {} req/s (at least the first; \
+                     not narrowed to 2 %)",
+                    thousands(lo.round() as u64),
+                    thousands(hi.round() as u64)
+                ),
+                (Some(lo), None) => format!(
+                    "--slo-time {budget} ran out before a rate failed: the capacity is at least {} req/s",
+                    thousands(lo.round() as u64)
+                ),
+                _ => format!("--slo-time {budget} ran out before a rate held"),
+            });
             return None;
         }
         Some(self.next)
@@ -306,11 +326,18 @@ impl Search {
         let rate = p.offered_rps;
         match p.holds {
             None => {
-                self.inconclusive = Some(format!(
-                    "the client could not offer more than {} req/s ({})",
-                    thousands(p.achieved_rps.unwrap_or(rate).round() as u64),
-                    p.note.clone().unwrap_or_default()
-                ));
+                self.inconclusive = Some(match p.achieved_rps.filter(|a| *a > 0.0) {
+                    Some(a) => format!(
+                        "the client could not offer more than {} req/s ({})",
+                        thousands(a.round() as u64),
+                        p.note.clone().unwrap_or_default()
+                    ),
+                    None => format!(
+                        "the client could not offer {} req/s ({})",
+                        thousands(rate.round() as u64),
+                        p.note.clone().unwrap_or_default()
+                    ),
+                });
             }
             Some(true) => self.held = Some(self.held.map_or(rate, |h| h.max(rate))),
             Some(false) => self.failed = Some(self.failed.map_or(rate, |f| f.min(rate))),
@@ -322,13 +349,19 @@ impl Search {
             (None, Some(hi)) => hi / 2.0,
             (None, None) => self.next,
         };
-        if self.held.is_none() && self.next * window.as_secs_f64() < FEWEST {
+        if self.inconclusive.is_none() && self.held.is_none() && self.next * window.as_secs_f64() < FEWEST {
             self.inconclusive = Some(format!(
                 "no rate held down to {} req/s, under which a probe of {} has too few requests for its quantiles",
                 thousands(self.failed.unwrap_or(rate).round() as u64),
                 crate::units::format_duration(window)
             ));
         }
+    }
+
+    /// Ends the search for `reason` (interrupted, a probe that could not run): what was found
+    /// so far is no answer.
+    pub fn stop(&mut self, reason: String) {
+        self.inconclusive = Some(reason);
     }
 
     /// The answer, with every probe.
@@ -353,13 +386,15 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
         .clone()
         .ok_or_else(|| Error::Usage("no --slo to search for".into()))?;
     let window = w.duration.unwrap_or(PROBE);
-    let mut search = Search::new(w.rate.unwrap_or(1000.0), w.slo_time, w.warmup + window);
+    let warmup = probe_warmup(w.warmup);
+    let mut search = Search::new(w.rate.unwrap_or(1000.0), w.slo_time, warmup + window);
     let (mut best, mut last): (Option<Document>, Option<Document>) = (None, None);
     while let Some(rate) = search.next_rate() {
         let mut probe_args = args.clone();
         probe_args.workload.rate = Some(rate);
         probe_args.workload.slo = None;
         probe_args.workload.duration = Some(window);
+        probe_args.workload.warmup = warmup;
         let spec = probe_args.resolve()?;
         let started = Instant::now();
         let outcome = super::run_here(&spec, super::Show::Nothing, false)?;
@@ -367,7 +402,7 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
         search.probe_time = search.probe_time.max(started.elapsed());
         let doc = Document::new(&spec, &outcome);
         if outcome.interrupted {
-            search.inconclusive = Some("interrupted".into());
+            search.stop("interrupted".into());
             last = Some(doc);
             break;
         }

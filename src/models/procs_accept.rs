@@ -20,7 +20,7 @@
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use crate::queueing::{Assign, Discipline};
+use crate::queueing::Discipline;
 use crate::server::accept::Acceptor;
 use crate::server::evloop::{serve_listener, EventLoop, LISTENER};
 use crate::server::poller::Epoll;
@@ -36,7 +36,9 @@ pub const MODEL: Model = Model {
     workers: Workers::Processes,
     flags: &[Flag::Accept],
     run,
-    queueing: Discipline::PerWorker(Assign::Random),
+    // Its spread depends on --accept (EPOLLEXCLUSIVE wake-ups, or nginx's balancing mutex): not
+    // modelled.
+    queueing: Discipline::Unknown,
     ..Model::BASE
 };
 

@@ -12,7 +12,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #5 (described, not measured).
 
-use crate::queueing::{Assign, Discipline};
+use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
 use crate::server::{workers, Ctx, Error, Family, Model, Workers};
@@ -25,7 +25,8 @@ pub const MODEL: Model = Model {
     seed: "002 #5",
     workers: Workers::Threads,
     run,
-    queueing: Discipline::PerWorker(Assign::Random),
+    // Whoever wakes first takes the connection: a spread the wake-ups decide, not modelled.
+    queueing: Discipline::Unknown,
     ..Model::BASE
 };
 

@@ -22,7 +22,7 @@ pub struct PredictArgs {
     /// Its workers [default: one per server CPU, for models that have workers].
     #[arg(long, short = 'w')]
     pub workers: Option<usize>,
-    /// The server's CPUs (a count).
+    /// The server's CPUs: a count (serve --cpus takes a list).
     #[arg(long, default_value_t = 1)]
     pub cpus: usize,
     /// Work per request, as `muxlab serve --work` takes it (cpu:exp(100us), sleep:1ms, ...).
@@ -129,9 +129,9 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
     };
     let p = predict(&setup).ok_or_else(|| {
         BadValue(format!(
-            "{}: its queueing is not modelled ({}), so there is no prediction",
-            model.name,
-            setup.discipline.describe()
+            "{}: its queueing is not modelled (one connection at a time per worker past its workers, work stealing, \
+             or a spread its wake-ups decide), so there is no prediction",
+            model.name
         ))
     })?;
     let mmk = mmk_case(&setup);

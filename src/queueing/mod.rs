@@ -112,7 +112,7 @@ pub struct Prediction {
 
 impl Setup {
     /// The mean work per request (CPU and wait), and its CPU part, in seconds.
-    fn means(&self) -> (f64, f64) {
+    pub(crate) fn means(&self) -> (f64, f64) {
         let total: f64 = self.classes.iter().map(|c| c.weight).sum();
         let (mut all, mut cpu) = (0.0, 0.0);
         for c in &self.classes {
@@ -127,9 +127,12 @@ impl Setup {
     /// thread per connection), or the CPUs computing all the time, whichever binds first.
     pub fn capacity_rps(&self) -> f64 {
         let (mean, cpu) = self.means();
+        // Servers that can be busy at once: a connection has one request in flight, so fewer
+        // connections than workers leave workers idle.
+        let conns = self.connections.map_or(f64::INFINITY, |n| n as f64);
         let servers = match self.discipline {
-            Discipline::PerConnection => self.connections.map_or(f64::INFINITY, |n| n as f64),
-            _ => self.workers.max(1) as f64,
+            Discipline::PerConnection => conns,
+            _ => (self.workers.max(1) as f64).min(conns),
         };
         let by_servers = if mean > 0.0 { servers / mean } else { f64::INFINITY };
         let by_cpus = if cpu > 0.0 {
@@ -145,6 +148,10 @@ impl Setup {
 /// a connection at a time per worker is a thread per connection while the connections fit its
 /// workers, and not modelled past them (the rest wait in the listen backlog).
 pub fn discipline_of(model: &Model, workers: usize, connections: usize) -> Discipline {
+    // Past its default connection limit the rest wait unaccepted: not modelled.
+    if model.default_max_conns.is_some_and(|m| connections > m) {
+        return Discipline::Unknown;
+    }
     match model.one_conn_per_worker {
         true if connections <= workers => Discipline::PerConnection,
         true => Discipline::Unknown,
@@ -200,12 +207,30 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
             });
         }
     }
-    let run = simulate(setup)?;
+    // A random spread of connections over workers is one draw of many: the median of five
+    // spreads (each a seed of its own), not one lucky or unlucky one.
+    let spreads: u64 = match (setup.discipline, setup.connections) {
+        (Discipline::PerWorker(Assign::Random), Some(_)) => 5,
+        _ => 1,
+    };
+    let runs: Vec<sim::Run> = (0..spreads)
+        .map(|k| {
+            simulate(&Setup {
+                seed: setup.seed.wrapping_add(k),
+                ..setup.clone()
+            })
+        })
+        .collect::<Option<_>>()?;
+    let med = |f: &dyn Fn(&sim::Run) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(f).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
     Some(Prediction {
-        p50_us: Some(run.percentile(0.50) * 1e6),
-        p99_us: Some(run.percentile(0.99) * 1e6),
+        p50_us: Some(med(&|r| r.percentile(0.50)) * 1e6),
+        p99_us: Some(med(&|r| r.percentile(0.99)) * 1e6),
         capacity_rps: capacity,
-        throughput_rps: run.throughput,
+        throughput_rps: med(&|r| r.throughput),
     })
 }
 
@@ -229,11 +254,11 @@ pub fn capacity_within(setup: &Setup, bounds: &[(f64, f64)]) -> Option<f64> {
         };
         simulate(&s).is_some_and(|run| bounds.iter().all(|&(q, max)| run.percentile(q) * 1e6 <= max))
     };
-    let (mut lo, mut hi) = (0.0, saturation);
-    if !holds(saturation * 0.01) {
+    let (mut lo, mut hi) = (saturation * 0.01, saturation);
+    if !holds(lo) {
         return None;
     }
-    while (hi - lo) / saturation > 0.01 {
+    while (hi - lo) / hi > 0.01 {
         let mid = (lo + hi) / 2.0;
         match holds(mid) {
             true => lo = mid,

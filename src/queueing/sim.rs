@@ -179,10 +179,16 @@ impl<'a> Sim<'a> {
     }
 
     fn run(&mut self) {
-        if let (Arrivals::Closed { .. }, Some(n)) = (self.s.arrivals, self.s.connections) {
+        if let (Arrivals::Closed { think }, Some(n)) = (self.s.arrivals, self.s.connections) {
+            // Each connection's first send at a random point of one cycle (think and a mean
+            // service): a real client's jitter keeps connections out of lockstep, which a
+            // simulation started all at once with fixed work would never leave.
+            let cycle = think.as_secs_f64() + self.s.means().0;
             for _ in 0..n {
                 let c = self.free.pop_front().expect("a connection per send");
-                self.send(c, 0.0);
+                self.order += 1;
+                let at = self.rng.uniform() * cycle;
+                self.sends.push(Reverse((At(at), self.order, c)));
             }
         }
         let total = self.warmup + self.s.requests;
@@ -340,7 +346,7 @@ impl<'a> Sim<'a> {
                     }
                     None => {
                         self.idle_mark[job.worker] = true;
-                        if self.queues.len() == 1 {
+                        if self.s.discipline == Discipline::Shared {
                             self.idle.push(job.worker);
                         }
                     }

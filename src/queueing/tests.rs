@@ -180,6 +180,49 @@ fn the_same_seed_gives_the_same_prediction() {
 fn the_capacity_within_a_bound_is_where_the_closed_form_says() {
     let s = setup(Discipline::Shared, 1, 100.0, "sleep:exp(1ms)");
     let c = capacity_within(&s, &[(0.99, 10_000.0)]).unwrap();
-    assert!(within(c, 1000.0 - 100.0f64.ln() / 0.010, 3.0), "{c}");
+    // Each step's p99 comes from 100,000 correlated requests (a few per cent of noise).
+    assert!(within(c, 1000.0 - 100.0f64.ln() / 0.010, 5.0), "{c}");
     assert!(capacity_within(&s, &[(0.99, 1.0)]).is_none(), "1 µs cannot hold");
+}
+
+/// Fewer connections than workers: only as many workers can be busy at once.
+#[test]
+fn capacity_counts_only_the_workers_connections_can_keep_busy() {
+    let s = Setup {
+        connections: Some(2),
+        ..setup(Discipline::Shared, 4, 100.0, "sleep:exp(1ms)")
+    };
+    assert!(within(s.capacity_rps(), 2000.0, 1.0), "{}", s.capacity_rps());
+    let model = crate::models::find("fork").unwrap();
+    assert_eq!(discipline_of(model, 1, 500), Discipline::PerConnection);
+    assert_eq!(
+        discipline_of(model, 1, 5000),
+        Discipline::Unknown,
+        "past its connection limit"
+    );
+    let prefork = crate::models::find("prefork").unwrap();
+    assert_eq!(discipline_of(prefork, 4, 4), Discipline::PerConnection);
+    assert_eq!(discipline_of(prefork, 4, 5), Discipline::Unknown);
+}
+
+/// Processor sharing on two CPUs, and a closed loop with think time.
+#[test]
+fn two_cpus_halve_the_sharing_and_think_time_spaces_a_closed_loop() {
+    // Ten connections, each computing 1 ms then thinking 9 ms: each CPU-busy a tenth of the
+    // time, so ten of them keep one CPU busy and two CPUs half busy.
+    let closed = |cpus: usize| Setup {
+        cpus,
+        connections: Some(10),
+        arrivals: Arrivals::Closed {
+            think: Duration::from_millis(9),
+        },
+        requests: 20_000,
+        ..setup(Discipline::PerConnection, 1, 0.0, "cpu:1ms")
+    };
+    let one = simulate(&closed(1)).unwrap();
+    let two = simulate(&closed(2)).unwrap();
+    assert!(two.throughput > one.throughput, "{} {}", two.throughput, one.throughput);
+    assert!(two.mean() < one.mean(), "{} {}", two.mean(), one.mean());
+    // Two CPUs: at most 1,000 / (1 + 9) ms per connection = 1,000 req/s, nearly reached.
+    assert!(within(two.throughput, 1000.0, 12.0), "{}", two.throughput);
 }

@@ -216,7 +216,11 @@ pub fn xy_chart(
     let mut svg = String::new();
     let points = series.iter().flat_map(|s| s.1.iter());
     let xmax = points.clone().map(|p| p.0).fold(0.0f64, f64::max).max(1.0) * 1.05;
-    let ymax = points.map(|p| p.1).chain(target).fold(0.0f64, f64::max).max(1.0) * 1.15;
+    // p99s span microseconds to seconds once a probe overloads: a logarithmic y axis keeps the
+    // target line and the probes under it readable.
+    let ys = || points.clone().map(|p| p.1).chain(target).filter(|y| *y > 0.0);
+    let ymax = ys().fold(1.0f64, f64::max) * 1.5;
+    let ymin = ys().fold(f64::INFINITY, f64::min).min(ymax / 10.0) / 1.5;
     {
         let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_err)?;
@@ -225,12 +229,12 @@ pub fn xy_chart(
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .build_cartesian_2d(0f64..xmax, (ymin..ymax).log_scale())
             .map_err(chart_err)?;
         chart
             .configure_mesh()
             .x_desc(x_label)
-            .y_desc(y_label)
+            .y_desc(format!("{y_label} (log)"))
             .x_label_formatter(&|v: &f64| label(*v, x_unit))
             .y_label_formatter(&|v: &f64| label(*v, y_unit))
             .draw()
@@ -238,6 +242,7 @@ pub fn xy_chart(
         for (i, (name, pts)) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let mut pts = pts.clone();
+            pts.retain(|p| p.1 > 0.0);
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))

@@ -68,9 +68,7 @@ pub(super) struct Conn {
     pub(super) server_closing: bool,
     /// Offered to the open loop's schedule as free.
     pub(super) in_free: bool,
-    /// When it was last offered as free: a request due before then waited for a connection
-    /// (every one busy), not for the client.
-    pub(super) free_since: Instant,
+
     /// Requests reserved (and counted) for this socket when it was opened, with a per-socket
     /// limit (`--close`, `--requests-per-conn`), so no socket opens for nothing at the end.
     pub(super) tickets: u64,
@@ -106,7 +104,6 @@ impl Conn {
             connected_once: false,
             server_closing: false,
             in_free: false,
-            free_since: t0,
             tickets: 0,
             counted: 0,
         }

@@ -39,7 +39,6 @@ impl Engine<'_> {
         if let Some(s) = self.schedule.as_mut() {
             if !c.in_free && c.state == State::Up && c.inflight.len() < pipeline {
                 c.in_free = true;
-                c.free_since = Instant::now();
                 s.offer(i);
             }
         }
@@ -61,24 +60,24 @@ impl Engine<'_> {
             if c.state != State::Up || c.server_closing || c.inflight.len() >= self.spec.pipeline() {
                 break;
             }
-            let (intended, class) = if self.schedule.is_some() {
+            let (intended, class, noticed) = if self.schedule.is_some() {
                 if self.per_socket().is_some_and(|k| c.on_socket >= k) {
                     break;
                 }
                 match self.schedule.as_mut().and_then(|s| s.take_due()) {
-                    Some(due) => due,
+                    Some((t, class, noticed)) => (t, class, Some(noticed)),
                     None => break,
                 }
             } else if c.tickets > 0 {
                 // ab-style: with --close the request's clock starts at connect.
                 let t = if self.spec.close() { c.started } else { now };
-                (t, super::pick(&self.cumulative, &mut self.rng))
+                (t, super::pick(&self.cumulative, &mut self.rng), None)
             } else if self.per_socket().is_none() && self.may_issue(now) {
-                (now, super::pick(&self.cumulative, &mut self.rng))
+                (now, super::pick(&self.cumulative, &mut self.rng), None)
             } else {
                 break;
             };
-            self.enqueue(i, intended, class, now);
+            self.enqueue(i, intended, class, noticed, now);
         }
         if self.flush(i).is_ok() {
             self.mark_free(i);
@@ -94,7 +93,9 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn enqueue(&mut self, i: usize, intended: Instant, class: u8, now: Instant) {
+    /// Sends request `class` on connection `i`, intended at `intended`; in an open loop
+    /// `noticed` is when the client saw it was due.
+    pub(super) fn enqueue(&mut self, i: usize, intended: Instant, class: u8, noticed: Option<Instant>, now: Instant) {
         let open_loop = self.schedule.is_some();
         let sent = if self.spec.close() && !open_loop { intended } else { now };
         let c = &mut self.conns[i];
@@ -113,16 +114,16 @@ impl Engine<'_> {
         } else {
             self.count_issue(now);
         }
-        if open_loop && self.window.started(now) {
-            // The client's own lateness: from when a connection could take the request (a wait
-            // for one, every connection busy with the server, is counted apart).
-            let free = self.conns[i].free_since;
-            if free > intended {
+        if let (Some(noticed), true) = (noticed, self.window.started(now)) {
+            // The client's own lateness: how long after its time it noticed the request was
+            // due. A request sent later than that found every connection busy with the server
+            // and waited for one: counted apart.
+            if now > noticed {
                 self.tally.waited_for_connection += 1;
             }
             self.tally
                 .send_lag
-                .record_ns(now.saturating_duration_since(intended.max(free)).as_nanos() as u64);
+                .record_ns(noticed.saturating_duration_since(intended).as_nanos() as u64);
         }
         let c = &mut self.conns[i];
         match self.spec.target().kind {

@@ -61,6 +61,9 @@ fn a_probe_holds_fails_or_says_nothing_when_the_client_was_the_limit() {
     // Held, but sent late or short of the rate: the client's limit too.
     let p = judge(&slo, 1000.0, &doc(1000.0, 1000, 2000, 1300, 0.2));
     assert!(p.holds.is_none() && p.note.unwrap().contains("fell behind"));
+    // A late client fails the target by its own lateness: that says nothing of the server.
+    let p = judge(&slo, 1000.0, &doc(1000.0, 1000, 9000, 1300, 0.2));
+    assert!(p.holds.is_none() && p.note.unwrap().contains("fell behind"));
     // Late by under a quarter of the target: the corrected latency holds that lateness already.
     assert_eq!(
         judge(&slo, 1000.0, &doc(1000.0, 1000, 2000, 1100, 0.2)).holds,
