@@ -149,9 +149,12 @@ fn a_one_second_stall_shows_in_corrected_latency_but_not_in_uncorrected() {
     );
     assert!(uncorrected < 100_000.0, "uncorrected p99 {uncorrected} us hides it");
     assert!(doc["offered_rps"].as_f64().unwrap() == 1000.0);
+    // During the stall every connection is busy: requests falling due wait for a free one,
+    // and that wait is counted apart from the client's own lateness.
     assert!(
-        doc["send_lag_us"]["max"].as_f64().unwrap() > 500_000.0,
-        "requests waited for a free connection"
+        doc["waited_for_connection"].as_u64().unwrap() > 100,
+        "requests waited for a free connection: {}",
+        doc["waited_for_connection"]
     );
 }
 
