@@ -473,10 +473,22 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         .filter(|t| !(works && x.peers.contains(t)))
         .cloned()
         .collect();
+    // With a target, CPU per request compares the designs doing the work at their own
+    // capacity: a cell without one (starved, or its search stopped) was measured at a rate
+    // that says nothing of its cost.
+    let at_capacity: Vec<String> = doing
+        .iter()
+        .filter(|t| ok.iter().any(|c| &c.target == *t && c.figures.capacity_rps().is_some()))
+        .cloned()
+        .collect();
     v.findings = order
         .iter()
         .filter_map(|&i| {
-            let ts = if i == CAPACITY { &doing } else { &targets };
+            let ts = match i {
+                CAPACITY => &doing,
+                2 if x.load.slo.is_some() => &at_capacity,
+                _ => &targets,
+            };
             finding(&ok, ts, &METRICS[i], repeats, x.paired)
         })
         .collect();
@@ -852,7 +864,13 @@ mod verdicts {
             ("thread", None, Some("the client could not offer more than 9,000 req/s")),
             ("nginx", Some(60_000.0), None),
         ] {
-            let mut c = cell(t, 10, 0, rps.unwrap_or(9000.0), 50.0, 2.0, false);
+            // nginx (no work) and thread (no capacity) would be cheapest per request.
+            let cpu = match t {
+                "reactor" => 50.0,
+                "epoll" => 60.0,
+                _ => 5.0,
+            };
+            let mut c = cell(t, 10, 0, rps.unwrap_or(9000.0), cpu, 2.0, false);
             c.figures.capacity = Some(capacity(rps, why));
             cells.push(c);
         }
@@ -861,6 +879,16 @@ mod verdicts {
         assert_eq!(
             (f.metric.as_str(), f.best.as_str(), f.runner_up.as_str()),
             ("capacity at the target", "reactor", "epoll")
+        );
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert_eq!(
+            (cpu.best.as_str(), cpu.runner_up.as_str()),
+            ("reactor", "epoll"),
+            "CPU per request ranks the designs doing the work at their capacity"
         );
         assert!(
             !v.text.contains("P99 latency"),

@@ -21,7 +21,7 @@ impl EchoSession {
         out.extend_from_slice(input);
         Fed {
             requests: u64::from(!input.is_empty()),
-            close: false,
+            ..Fed::default()
         }
     }
 }

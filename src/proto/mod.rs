@@ -5,6 +5,7 @@
 
 pub(crate) mod chunked;
 pub(crate) mod echo;
+pub(crate) mod h2;
 pub(crate) mod http;
 pub(crate) mod packet;
 pub(crate) mod tls;
@@ -18,6 +19,8 @@ pub enum Proto {
     Echo,
     /// Fixed-size frames of this many bytes.
     Packet(usize),
+    /// HTTP/2 with prior knowledge, or over TLS by ALPN; HTTP/1.1 on the same port.
+    H2,
 }
 
 impl Proto {
@@ -26,6 +29,7 @@ impl Proto {
             Proto::Http => "http",
             Proto::Echo => "echo",
             Proto::Packet(_) => "packet",
+            Proto::H2 => "h2",
         }
     }
 }
@@ -59,6 +63,47 @@ pub struct Fed {
     pub requests: u64,
     /// The connection must be closed once the output is written.
     pub close: bool,
+    /// HTTP/2 streams this call opened, refused and reset.
+    pub streams: StreamCounts,
+}
+
+/// HTTP/2 streams opened, refused (over the concurrency limit) and reset (by either side).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamCounts {
+    pub opened: u32,
+    pub refused: u32,
+    pub reset: u32,
+}
+
+impl Fed {
+    fn add(&mut self, other: Fed) {
+        self.requests += other.requests;
+        self.close |= other.close;
+        self.streams.opened += other.streams.opened;
+        self.streams.refused += other.streams.refused;
+        self.streams.reset += other.streams.reset;
+    }
+}
+
+/// A server's limits on one connection's session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest request body (`--max-body`).
+    pub max_body: usize,
+    /// Output the session may hold for a client that does not take it (`--max-output`).
+    pub max_output: usize,
+    /// HTTP/2 streams open at once (`--max-streams`).
+    pub max_streams: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body: http::MAX_BODY,
+            max_output: 256 * 1024,
+            max_streams: 100,
+        }
+    }
 }
 
 /// One connection's protocol state.
@@ -67,8 +112,21 @@ pub enum Session {
     Http(http::HttpSession),
     Echo(echo::EchoSession),
     Packet(packet::PacketSession),
+    /// HTTP/2, after its preface.
+    H2(Box<h2::H2Session>),
+    /// The first bytes of a cleartext `--proto h2` connection: the HTTP/2 preface makes it
+    /// HTTP/2, anything else HTTP/1.1.
+    Detect(Detect),
     /// Any of the others behind TLS (`serve --tls`).
     Tls(Box<tls::TlsSession>),
+}
+
+/// A connection whose protocol its first bytes decide.
+#[derive(Debug, Clone, Copy)]
+pub struct Detect {
+    /// Bytes of the preface seen so far (all of them matched).
+    seen: usize,
+    limits: Limits,
 }
 
 impl Session {
@@ -78,10 +136,42 @@ impl Session {
 
     /// A session whose HTTP requests may carry bodies up to `max_body` bytes.
     pub fn with_max_body(proto: Proto, max_body: usize) -> Session {
+        Session::with_limits(
+            proto,
+            Limits {
+                max_body,
+                ..Limits::default()
+            },
+        )
+    }
+
+    /// A session under a server's limits.
+    pub fn with_limits(proto: Proto, limits: Limits) -> Session {
         match proto {
-            Proto::Http => Session::Http(http::HttpSession::new(max_body)),
+            Proto::Http => Session::Http(http::HttpSession::new(limits.max_body)),
             Proto::Echo => Session::Echo(echo::EchoSession),
             Proto::Packet(size) => Session::Packet(packet::PacketSession::new(size)),
+            Proto::H2 => Session::Detect(Detect { seen: 0, limits }),
+        }
+    }
+
+    /// The session for the protocol TLS's ALPN chose (`h2` or `http/1.1`); without a choice,
+    /// the one the first bytes decide.
+    pub(crate) fn for_alpn(&self, alpn: Option<&[u8]>) -> Option<Session> {
+        let Session::Detect(d) = self else { return None };
+        match alpn? {
+            b"h2" => Some(Session::H2(Box::new(h2::H2Session::new(d.limits, true)))),
+            _ => Some(Session::Http(http::HttpSession::new(d.limits.max_body))),
+        }
+    }
+
+    /// What a stopping server sends before it closes the connection: HTTP/2's GOAWAY (the
+    /// others need nothing).
+    pub fn farewell(&mut self, out: &mut Vec<u8>) {
+        match self {
+            Session::H2(s) => s.goaway(out),
+            Session::Tls(s) => s.farewell(out),
+            _ => {}
         }
     }
 
@@ -100,6 +190,8 @@ impl Session {
         match self {
             Session::Http(s) => s.head_pending(),
             Session::Tls(s) => s.head_pending(),
+            Session::H2(s) => s.head_pending(),
+            Session::Detect(d) => d.seen > 0,
             _ => false,
         }
     }
@@ -135,6 +227,26 @@ impl Session {
             Session::Echo(s) => s.feed(input, out, each),
             Session::Packet(s) => s.feed(input, out, each),
             Session::Tls(s) => s.feed(input, out, each),
+            Session::H2(s) => s.feed(input, out, each),
+            Session::Detect(d) => {
+                let preface = h2::frame::PREFACE;
+                let n = (preface.len() - d.seen).min(input.len());
+                let limits = d.limits;
+                let seen = d.seen;
+                if input[..n] == preface[seen..seen + n] {
+                    d.seen += n;
+                    if d.seen < preface.len() {
+                        return Fed::default();
+                    }
+                    *self = Session::H2(Box::new(h2::H2Session::new(limits, false)));
+                    return self.feed_each(&input[n..], out, each);
+                }
+                // Not HTTP/2: HTTP/1.1 gets the bytes seen so far (the preface's start) first.
+                *self = Session::Http(http::HttpSession::new(limits.max_body));
+                let mut fed = self.feed_each(&preface[..seen], out, each);
+                fed.add(self.feed_each(input, out, each));
+                fed
+            }
         }
     }
 }

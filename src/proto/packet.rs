@@ -49,7 +49,7 @@ impl PacketSession {
         self.partial.extend_from_slice(&input[whole..]);
         Fed {
             requests: frames,
-            close: false,
+            ..Fed::default()
         }
     }
 }

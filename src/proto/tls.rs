@@ -12,7 +12,9 @@ use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
 /// is wrong with the value and what to give instead.
-pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, BadValue> {
+/// With `h2`, ALPN offers `h2` and `http/1.1` and the session for the chosen one is built
+/// after the handshake.
+pub fn server_config(spec: &str, h2: bool) -> Result<Arc<ServerConfig>, BadValue> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let bad = |what: String| BadValue(what);
@@ -37,12 +39,15 @@ pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, BadValue> {
         (certs, key)
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let cfg = ServerConfig::builder_with_provider(provider)
+    let mut cfg = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| bad(format!("--tls: {e}")))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| bad(format!("--tls: the certificate and key do not go together ({e})")))?;
+    if h2 {
+        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    }
     Ok(Arc::new(cfg))
 }
 
@@ -50,6 +55,8 @@ pub fn server_config(spec: &str) -> Result<Arc<ServerConfig>, BadValue> {
 pub struct TlsSession {
     tls: ServerConnection,
     inner: Session,
+    /// The inner session was chosen by ALPN (done once the handshake ends).
+    chosen: bool,
     /// Plaintext the inner session produced, reused.
     plain_out: Vec<u8>,
 }
@@ -67,6 +74,7 @@ impl TlsSession {
         Ok(TlsSession {
             tls: ServerConnection::new(cfg)?,
             inner,
+            chosen: false,
             plain_out: Vec::new(),
         })
     }
@@ -98,6 +106,12 @@ impl TlsSession {
                 self.flush(out);
                 fed.close = true;
                 return fed;
+            }
+            if !self.chosen && !self.tls.is_handshaking() {
+                self.chosen = true;
+                if let Some(s) = self.inner.for_alpn(self.tls.alpn_protocol()) {
+                    self.inner = s;
+                }
             }
             // Each piece of plaintext goes straight to the inner session (any split feeds the
             // same), its replies straight back into TLS.
@@ -138,6 +152,16 @@ impl TlsSession {
         }
         self.flush(out);
         fed
+    }
+
+    /// The inner session's last words (HTTP/2's GOAWAY), encrypted into `out`.
+    pub fn farewell(&mut self, out: &mut Vec<u8>) {
+        self.plain_out.clear();
+        self.inner.farewell(&mut self.plain_out);
+        if !self.plain_out.is_empty() {
+            let _ = self.tls.writer().write_all(&self.plain_out);
+            self.flush(out);
+        }
     }
 
     /// Moves every queued TLS record to `out`.

@@ -21,13 +21,16 @@ pub enum ProtoName {
     Http,
     Echo,
     Packet,
+    /// HTTP/2: prior knowledge on a cleartext port (which also answers HTTP/1.1), ALPN over
+    /// --tls.
+    H2,
 }
 
 /// What `muxlab serve` was asked: its flags as clap reads them. [`ServeArgs::validate`] checks
 /// them against the model and makes the [`Config`] a server runs with.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Protocol: http, echo or packet.
+    /// Protocol: http, echo, packet or h2 (HTTP/2; the same port answers HTTP/1.1).
     #[arg(long = "proto", short = 'P', value_enum, default_value = "http")]
     pub proto_name: ProtoName,
     /// Frame size of the packet protocol, in bytes.
@@ -61,9 +64,15 @@ pub struct ServeArgs {
     /// (HTTP); 0 disables.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub header_timeout: Duration,
-    /// Stop reading a connection while this much of its output is unsent, e.g. 256KiB.
+    /// Stop reading a connection while this much of its output is unsent, e.g. 256KiB (with
+    /// h2, response bytes waiting for the client's flow-control window count too: past it the
+    /// client is granted no more window).
     #[arg(long, default_value = "256KiB", value_parser = parse_size)]
     pub max_output: usize,
+    /// HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS;
+    /// more are refused with REFUSED_STREAM).
+    #[arg(long, default_value_t = 100)]
+    pub max_streams: u32,
     /// Work per request, a service-time distribution: cpu:D spins D of the handling thread's
     /// CPU, sleep:D blocks it (a backend call), cpu:D1+sleep:D2 both; D is 200us, exp(MEAN),
     /// lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(99.5%:50us,0.5%:5ms), bimodal1(MEAN),
@@ -197,10 +206,13 @@ impl ServeArgs {
                 "--nofile {n} is too low: the server needs at least 16 descriptors"
             )));
         }
-        if self.work_from_request && self.proto_name != ProtoName::Http {
+        if self.work_from_request && !matches!(self.proto_name, ProtoName::Http | ProtoName::H2) {
             return Err(Error::Usage(
-                "--work-from-request reads an HTTP request's query: it needs --proto http".into(),
+                "--work-from-request reads an HTTP request's query: it needs --proto http or h2".into(),
             ));
+        }
+        if self.max_streams == 0 {
+            return Err(Error::Usage("--max-streams must be at least 1".into()));
         }
         if self.max_work.is_zero() {
             return Err(Error::Usage("--max-work must be more than zero".into()));
@@ -212,11 +224,12 @@ impl ServeArgs {
                 return Err(Error::Usage("--packet-size must be at least 1 byte".into()))
             }
             ProtoName::Packet => Proto::Packet(self.packet_size),
+            ProtoName::H2 => Proto::H2,
         };
         let tls = self
             .tls_spec
             .as_deref()
-            .map(crate::proto::tls::server_config)
+            .map(|spec| crate::proto::tls::server_config(spec, proto == Proto::H2))
             .transpose()
             .map_err(|e| Error::Usage(e.0))?;
         let work = self.work_spec.parse::<Work>().map_err(|e| Error::Usage(e.0))?;

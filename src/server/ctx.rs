@@ -121,7 +121,13 @@ impl<'a> Worker<'a> {
 
     /// A new connection's protocol session, with the server's limits.
     pub fn session(&self) -> Session {
-        let plain = Session::with_max_body(self.ctx.cfg.proto, self.ctx.cfg.max_body);
+        let cfg = &self.ctx.cfg;
+        let limits = crate::proto::Limits {
+            max_body: cfg.max_body,
+            max_output: cfg.max_output,
+            max_streams: cfg.max_streams,
+        };
+        let plain = Session::with_limits(cfg.proto, limits);
         match &self.ctx.cfg.tls {
             Some(cfg) => Session::with_tls(cfg.clone(), plain),
             None => plain,
@@ -154,10 +160,19 @@ impl<'a> Worker<'a> {
             })
         };
         self.counters.add(Counter::Requests, fed.requests);
+        if fed.streams != Default::default() {
+            self.count_streams(fed.streams);
+        }
         if let Some(n) = self.ctx.cfg.crash_after_requests {
             crash_if_reached(&self.ctx.stats, n);
         }
         fed
+    }
+
+    fn count_streams(&self, s: crate::proto::StreamCounts) {
+        self.counters.add(Counter::StreamsOpened, u64::from(s.opened));
+        self.counters.add(Counter::StreamsRefused, u64::from(s.refused));
+        self.counters.add(Counter::StreamsReset, u64::from(s.reset));
     }
 
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.

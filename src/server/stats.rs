@@ -73,6 +73,12 @@ counters! {
     ClosedHeaderTimeout => "closed_header_timeout",
     /// A loop stopped accepting: it held its process's share of connections.
     AcceptPaused => "accept_paused",
+    /// HTTP/2 streams opened.
+    StreamsOpened => "streams_opened",
+    /// HTTP/2 streams refused: over `--max-streams`.
+    StreamsRefused => "streams_refused",
+    /// HTTP/2 streams reset, by the client or by a stream error.
+    StreamsReset => "streams_reset",
 }
 
 /// Words per block: 24 x 8 bytes = three cache lines, so neighbours never share a line.
