@@ -503,7 +503,7 @@ mod proto_http {
             whole.1,
             Fed {
                 requests: 1,
-                close: false
+                ..Fed::default()
             }
         );
         let (out, _) = run(&[b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"]);

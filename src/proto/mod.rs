@@ -5,7 +5,7 @@
 
 pub(crate) mod chunked;
 pub(crate) mod echo;
-pub(crate) mod h2;
+pub mod h2;
 pub(crate) mod http;
 pub(crate) mod packet;
 pub(crate) mod tls;
@@ -241,8 +241,15 @@ impl Session {
                     *self = Session::H2(Box::new(h2::H2Session::new(limits, false)));
                     return self.feed_each(&input[n..], out, each);
                 }
-                // Not HTTP/2: HTTP/1.1 gets the bytes seen so far (the preface's start) first.
-                *self = Session::Http(http::HttpSession::new(limits.max_body));
+                // Past the preface's first line ("PRI * HTTP/2.0", no HTTP/1.1 request) it is
+                // HTTP/2 with a bad preface: its connection error. Before, HTTP/1.1, which gets
+                // the bytes seen so far first.
+                let matched = seen + input.iter().zip(&preface[seen..]).take_while(|(a, b)| a == b).count();
+                *self = if matched >= h2::frame::PREFACE_LINE {
+                    Session::H2(Box::new(h2::H2Session::new(limits, true)))
+                } else {
+                    Session::Http(http::HttpSession::new(limits.max_body))
+                };
                 let mut fed = self.feed_each(&preface[..seen], out, each);
                 fed.add(self.feed_each(input, out, each));
                 fed

@@ -99,14 +99,12 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
 }
 
 /// The length in bytes of `input` Huffman-coded.
-#[cfg(test)]
 pub fn encoded_len(input: &[u8]) -> usize {
     let bits: usize = input.iter().map(|&b| usize::from(LENGTHS[usize::from(b)])).sum();
     bits.div_ceil(8)
 }
 
 /// Appends `input` Huffman-coded to `out` (padded with ones).
-#[cfg(test)]
 pub fn encode(input: &[u8], out: &mut Vec<u8>) {
     let (mut acc, mut bits) = (0u64, 0u32);
     for &b in input {

@@ -16,9 +16,10 @@
 //! `max_output`: past it the session grants the client no more window, so a client that never
 //! sends WINDOW_UPDATE cannot make it hold more than `max_output` plus one window.
 
-pub(crate) mod frame;
+pub mod frame;
 pub(crate) mod hpack;
 pub(crate) mod huffman;
+pub mod wire;
 
 use frame::{Code, Head};
 

@@ -1,1 +1,435 @@
-// tests follow
+//! The session by the RFC, frame by frame: what a client sends, what it gets back.
+
+use super::frame::{self, Code};
+use super::wire::{self, Coding, Got};
+use crate::proto::{Limits, Proto, Session};
+
+fn limits() -> Limits {
+    Limits {
+        max_body: 1 << 20,
+        max_output: 256 * 1024,
+        max_streams: 100,
+    }
+}
+
+/// A cleartext `--proto h2` session fed `input`: what came back, and whether it closed.
+fn talk_with(limits: Limits, input: &[u8]) -> (Got, bool, u64) {
+    let mut s = Session::with_limits(Proto::H2, limits);
+    let mut out = Vec::new();
+    let fed = s.feed(input, &mut out);
+    let got = wire::read(&out);
+    assert_eq!(got.trailing, 0, "a partial frame in the output");
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
+    (got, fed.close, fed.requests)
+}
+
+fn talk(input: &[u8]) -> (Got, bool) {
+    let (got, close, _) = talk_with(limits(), input);
+    (got, close)
+}
+
+fn hello() -> Vec<u8> {
+    let mut b = Vec::new();
+    wire::preface(&mut b);
+    b
+}
+
+fn get(b: &mut Vec<u8>, stream: u32) {
+    wire::headers(b, stream, &wire::request_block("GET", "/", &[], Coding::Plain), true);
+}
+
+fn goaway_code(got: &Got) -> Option<u32> {
+    got.goaway.map(|(_, code)| code)
+}
+
+#[test]
+fn a_get_is_answered_with_hello_after_our_settings_and_an_ack_of_theirs() {
+    let mut b = hello();
+    get(&mut b, 1);
+    let (got, close, requests) = talk_with(limits(), &b);
+    assert!(!close);
+    assert_eq!(requests, 1);
+    assert_eq!((got.settings, got.settings_acks), (1, 1));
+    let s = &got.streams[&1];
+    assert_eq!(s.status.as_deref(), Some("200"));
+    assert_eq!(s.body, b"<html>hello</html>");
+    assert!(s.ended && s.reset.is_none());
+    assert!(s.fields.contains(&("content-length".into(), "18".into())));
+}
+
+#[test]
+fn head_gets_the_head_alone_and_post_is_echoed() {
+    let mut b = hello();
+    wire::headers(&mut b, 1, &wire::request_block("HEAD", "/", &[], Coding::Plain), true);
+    wire::headers(
+        &mut b,
+        3,
+        &wire::request_block("POST", "/up", &[("content-length", "11")], Coding::Plain),
+        false,
+    );
+    wire::data(&mut b, 3, b"hello ", false);
+    wire::data(&mut b, 3, b"world", true);
+    wire::headers(&mut b, 5, &wire::request_block("DELETE", "/", &[], Coding::Plain), true);
+    let (got, _) = talk(&b);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("200"));
+    assert!(got.streams[&1].body.is_empty() && got.streams[&1].ended);
+    assert_eq!(got.streams[&3].body, b"hello world");
+    assert!(got.streams[&3].ended);
+    assert_eq!(got.streams[&5].status.as_deref(), Some("405"));
+}
+
+#[test]
+fn a_bad_preface_is_a_connection_error_and_http1_on_the_same_port_is_served() {
+    let (got, close) = talk(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n");
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
+    // Anything but the preface's start is HTTP/1.1.
+    let mut s = Session::new(Proto::H2);
+    let mut out = Vec::new();
+    let fed = s.feed(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n", &mut out);
+    assert_eq!(fed.requests, 1);
+    assert!(out.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    // Even one that starts like the preface ("P"), split anywhere.
+    let mut s = Session::new(Proto::H2);
+    out.clear();
+    s.feed(b"P", &mut out);
+    let fed = s.feed(b"UT / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nok", &mut out);
+    assert_eq!(fed.requests, 1);
+    assert!(out.starts_with(b"HTTP/1.1 200 OK\r\n") && out.ends_with(b"ok"));
+}
+
+#[test]
+fn a_header_block_split_into_continuations_is_served() {
+    let mut b = hello();
+    let block = wire::request_block("GET", "/split", &[("x-a", "1"), ("x-b", "2")], Coding::Indexed);
+    let (first, rest) = block.split_at(5);
+    let (mid, last) = rest.split_at(rest.len() / 2);
+    wire::frame(&mut b, frame::HEADERS, frame::END_STREAM, 1, first);
+    wire::frame(&mut b, frame::CONTINUATION, 0, 1, mid);
+    wire::frame(&mut b, frame::CONTINUATION, frame::END_HEADERS, 1, last);
+    // The indexed fields are in the table now: the next block may refer to them.
+    let mut again = wire::request_block("GET", "/split", &[], Coding::Plain);
+    again.push(0x80 | 62);
+    wire::headers(&mut b, 3, &again, true);
+    let (got, close) = talk(&b);
+    assert!(!close, "{got:?}");
+    assert_eq!(got.streams[&1].body, b"<html>hello</html>");
+    assert_eq!(got.streams[&3].status.as_deref(), Some("200"));
+}
+
+#[test]
+fn another_frame_inside_a_header_block_is_a_protocol_error() {
+    let mut b = hello();
+    let block = wire::request_block("GET", "/", &[], Coding::Plain);
+    wire::frame(&mut b, frame::HEADERS, frame::END_STREAM, 1, &block[..3]);
+    wire::frame(&mut b, 0xfa, 0, 0, b"unknown");
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
+    // A CONTINUATION with no header block open.
+    let mut b = hello();
+    wire::frame(&mut b, frame::CONTINUATION, frame::END_HEADERS, 1, &block);
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::Protocol as u32));
+}
+
+#[test]
+fn stream_ids_must_rise_and_be_odd() {
+    let mut b = hello();
+    get(&mut b, 5);
+    get(&mut b, 3);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(got.goaway, Some((5, Code::Protocol as u32)));
+    assert_eq!(
+        got.streams[&5].status.as_deref(),
+        Some("200"),
+        "the stream before is served"
+    );
+    let mut b = hello();
+    get(&mut b, 2);
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::Protocol as u32));
+}
+
+#[test]
+fn a_frame_over_the_max_frame_size_is_a_frame_size_error() {
+    let mut b = hello();
+    wire::headers(&mut b, 1, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    wire::data(&mut b, 1, &vec![0u8; frame::MAX_FRAME + 1], true);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::FrameSize as u32));
+}
+
+#[test]
+fn windows_pushed_past_two_to_the_31_are_flow_control_errors() {
+    // A stream's: that stream is reset, the connection goes on.
+    let mut b = hello();
+    wire::headers(&mut b, 1, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    wire::window_update(&mut b, 1, (1 << 31) - 1);
+    get(&mut b, 3);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&1].reset, Some(Code::FlowControl as u32));
+    assert_eq!(got.streams[&3].status.as_deref(), Some("200"));
+    // The connection's: GOAWAY.
+    let mut b = hello();
+    wire::window_update(&mut b, 0, (1 << 31) - 1);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::FlowControl as u32));
+}
+
+#[test]
+fn streams_past_the_limit_are_refused_and_the_others_served() {
+    let mut b = hello();
+    for id in [1, 3, 5] {
+        wire::headers(&mut b, id, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    }
+    wire::data(&mut b, 1, b"one", true);
+    wire::data(&mut b, 3, b"three", true);
+    let lim = Limits {
+        max_streams: 2,
+        ..limits()
+    };
+    let (got, close, _) = talk_with(lim, &b);
+    assert!(!close);
+    assert_eq!(got.streams[&5].reset, Some(Code::RefusedStream as u32));
+    assert_eq!(got.streams[&1].body, b"one");
+    assert_eq!(got.streams[&3].body, b"three");
+    let mut s = Session::with_limits(Proto::H2, lim);
+    let fed = s.feed(&b, &mut Vec::new());
+    assert_eq!((fed.streams.opened, fed.streams.refused), (2, 1));
+}
+
+#[test]
+fn ping_is_answered_and_its_ack_is_not() {
+    let mut b = hello();
+    wire::frame(&mut b, frame::PING, 0, 0, b"12345678");
+    wire::frame(&mut b, frame::PING, frame::ACK, 0, b"87654321");
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.pongs, vec![*b"12345678"]);
+    let mut b = hello();
+    wire::frame(&mut b, frame::PING, 0, 0, b"1234567");
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::FrameSize as u32));
+    let mut b = hello();
+    wire::frame(&mut b, frame::PING, 0, 1, b"12345678");
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::Protocol as u32));
+}
+
+#[test]
+fn settings_are_acked_and_bad_ones_refused() {
+    let mut b = hello();
+    wire::settings(&mut b, &[(frame::SETTINGS_MAX_FRAME_SIZE, 20_000), (0xff, 7)]);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.settings_acks, 2);
+    for (pairs, code) in [
+        (vec![(frame::SETTINGS_ENABLE_PUSH, 2)], Code::Protocol),
+        (vec![(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 31)], Code::FlowControl),
+        (vec![(frame::SETTINGS_MAX_FRAME_SIZE, 100)], Code::Protocol),
+    ] {
+        let mut b = hello();
+        wire::settings(&mut b, &pairs);
+        assert_eq!(goaway_code(&talk(&b).0), Some(code as u32), "{pairs:?}");
+    }
+    let mut b = hello();
+    wire::frame(&mut b, frame::SETTINGS, frame::ACK, 0, b"x");
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::FrameSize as u32));
+}
+
+#[test]
+fn a_reset_stream_leaves_the_others_served() {
+    let mut b = hello();
+    for id in [1, 3] {
+        wire::headers(&mut b, id, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    }
+    wire::frame(&mut b, frame::RST_STREAM, 0, 1, &(Code::Cancel as u32).to_be_bytes());
+    wire::data(&mut b, 3, b"still here", true);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&3].body, b"still here");
+    assert!(got.streams[&1].body.is_empty() && !got.streams[&1].ended);
+    // DATA on the stream the client reset is on a closed stream.
+    wire::data(&mut b, 1, b"late", true);
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::StreamClosed as u32));
+}
+
+#[test]
+fn unknown_frame_types_and_flags_are_ignored() {
+    let mut b = hello();
+    wire::frame(&mut b, 0xfa, 0xff, 0, b"whatever");
+    wire::frame(&mut b, 0xfb, 0, 7, b"");
+    get(&mut b, 1);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("200"));
+}
+
+#[test]
+fn frames_on_idle_streams_are_protocol_errors() {
+    for kind in [frame::DATA, frame::RST_STREAM, frame::WINDOW_UPDATE] {
+        let mut b = hello();
+        wire::frame(&mut b, kind, 0, 1, &[0, 0, 0, 1]);
+        assert_eq!(
+            goaway_code(&talk(&b).0),
+            Some(Code::Protocol as u32),
+            "frame type {kind}"
+        );
+    }
+    // PRIORITY on an idle stream is fine; on stream 0, or of the wrong length, it is not.
+    let mut b = hello();
+    wire::frame(&mut b, frame::PRIORITY, 0, 9, &[0, 0, 0, 1, 16]);
+    get(&mut b, 1);
+    assert_eq!(talk(&b).0.streams[&1].status.as_deref(), Some("200"));
+    let mut b = hello();
+    wire::frame(&mut b, frame::PRIORITY, 0, 0, &[0, 0, 0, 1, 16]);
+    assert_eq!(goaway_code(&talk(&b).0), Some(Code::Protocol as u32));
+    let mut b = hello();
+    wire::frame(&mut b, frame::PRIORITY, 0, 1, &[0, 0, 0, 3]);
+    assert_eq!(talk(&b).0.streams[&1].reset, Some(Code::FrameSize as u32));
+}
+
+#[test]
+fn malformed_requests_reset_their_stream() {
+    for (what, block) in [
+        (
+            "uppercase name",
+            wire::request_block("GET", "/", &[("X-Up", "1")], Coding::Plain),
+        ),
+        (
+            "connection field",
+            wire::request_block("GET", "/", &[("connection", "close")], Coding::Plain),
+        ),
+        (
+            "te other than trailers",
+            wire::request_block("GET", "/", &[("te", "gzip")], Coding::Plain),
+        ),
+        ("empty path", wire::request_block("GET", "", &[], Coding::Plain)),
+        (
+            "unknown pseudo-header",
+            wire::request_block("GET", "/", &[(":foo", "1")], Coding::Plain),
+        ),
+    ] {
+        let mut b = hello();
+        wire::headers(&mut b, 1, &block, true);
+        get(&mut b, 3);
+        let (got, close) = talk(&b);
+        assert!(!close, "{what}");
+        assert_eq!(got.streams[&1].reset, Some(Code::Protocol as u32), "{what}");
+        assert_eq!(got.streams[&3].status.as_deref(), Some("200"), "{what}");
+    }
+    // A body longer than its content-length.
+    let mut b = hello();
+    wire::headers(
+        &mut b,
+        1,
+        &wire::request_block("POST", "/", &[("content-length", "2")], Coding::Plain),
+        false,
+    );
+    wire::data(&mut b, 1, b"abc", true);
+    assert_eq!(talk(&b).0.streams[&1].reset, Some(Code::Protocol as u32));
+}
+
+#[test]
+fn a_bad_header_block_is_a_compression_error() {
+    let mut b = hello();
+    wire::headers(&mut b, 1, &[0x80], true);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Compression as u32));
+}
+
+#[test]
+fn a_response_waits_for_window_and_goes_when_granted() {
+    let mut s = Session::with_limits(Proto::H2, limits());
+    let mut b = hello();
+    wire::settings(&mut b, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    get(&mut b, 1);
+    let mut out = Vec::new();
+    s.feed(&b, &mut out);
+    let got = wire::read(&out);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("200"));
+    assert!(
+        got.streams[&1].body.is_empty() && !got.streams[&1].ended,
+        "no window, no DATA"
+    );
+    let mut more = Vec::new();
+    wire::window_update(&mut more, 1, 10);
+    s.feed(&more, &mut out);
+    more.clear();
+    wire::window_update(&mut more, 1, 100);
+    s.feed(&more, &mut out);
+    let got = wire::read(&out);
+    assert_eq!(got.streams[&1].body, b"<html>hello</html>");
+    assert!(got.streams[&1].ended);
+}
+
+#[test]
+fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_limit() {
+    let lim = Limits {
+        max_output: 64 * 1024,
+        ..limits()
+    };
+    let mut s = Session::with_limits(Proto::H2, lim);
+    let mut b = hello();
+    wire::settings(&mut b, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    let mut out = Vec::new();
+    s.feed(&b, &mut out);
+    // Streams of uploads, each as much as the windows we grant allow.
+    let mut sent = 0usize;
+    let mut granted = frame::INITIAL_WINDOW as usize;
+    for id in (1..200).step_by(2) {
+        let mut b = Vec::new();
+        wire::headers(&mut b, id, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+        let chunk = 16_000.min(granted.saturating_sub(sent));
+        wire::data(&mut b, id, &vec![7u8; chunk], false);
+        sent += chunk;
+        out.clear();
+        let fed = s.feed(&b, &mut out);
+        assert!(!fed.close);
+        granted += wire::read(&out).granted.get(&0).copied().unwrap_or(0) as usize;
+    }
+    let Session::H2(h2) = &s else { panic!("not h2") };
+    assert!(
+        h2.held() <= lim.max_output + frame::INITIAL_WINDOW as usize,
+        "held {} bytes",
+        h2.held()
+    );
+    assert!(
+        h2.held() >= lim.max_output,
+        "the uploads reached the limit: {}",
+        h2.held()
+    );
+}
+
+#[test]
+fn a_stopping_server_says_goaway_with_the_last_stream() {
+    let mut s = Session::with_limits(Proto::H2, limits());
+    let mut b = hello();
+    get(&mut b, 1);
+    get(&mut b, 3);
+    let mut out = Vec::new();
+    s.feed(&b, &mut out);
+    s.farewell(&mut out);
+    assert_eq!(wire::read(&out).goaway, Some((3, Code::NoError as u32)));
+    // Any other protocol has nothing to say.
+    let mut h1 = Session::new(Proto::Http);
+    let mut out = Vec::new();
+    h1.farewell(&mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_header_list_over_8_kib_gets_431() {
+    let big = "x".repeat(9000);
+    let mut b = hello();
+    let mut block = wire::request_block("GET", "/", &[], Coding::Plain);
+    // 9,000 bytes in one field: spread over CONTINUATIONs of the 16 KiB frame limit.
+    wire::field(&mut block, b"x-big", big.as_bytes(), Coding::Plain);
+    wire::frame(&mut b, frame::HEADERS, frame::END_STREAM, 1, &block[..8000]);
+    wire::frame(&mut b, frame::CONTINUATION, frame::END_HEADERS, 1, &block[8000..]);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("431"));
+}
