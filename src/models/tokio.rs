@@ -19,7 +19,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
-use crate::server::deadline::Deadlines;
+use crate::server::deadline::{self, Deadlines};
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -135,6 +135,11 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         if fed.close {
             break;
         }
+    }
+    if w.stopping() {
+        deadline::farewell(&mut session, |b| {
+            let _ = stream.try_write(b);
+        });
     }
     drop(stream);
     w.release();

@@ -34,7 +34,7 @@ use crate::proto::Session;
 use crate::queueing::{Assign, Discipline};
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
-use crate::server::deadline::Deadlines;
+use crate::server::deadline::{self, Deadlines};
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::sys;
 use crate::sys::uring::{Completion, OpId, RecvBuf, Ring, SharedFd};
@@ -289,6 +289,11 @@ impl RingLoop<'_> {
             w.flush_syscalls();
         }
         for tag in self.slots.tags(|_| true) {
+            if let Some(conn) = self.slots.get(tag).filter(|c| c.sending == 0 && c.out.is_empty()) {
+                deadline::farewell(&mut conn.session, |b| {
+                    let _ = sys::fd::try_write(&conn.fd, b);
+                });
+            }
             self.slots.close(w, tag);
         }
         // The ring is torn down asynchronously and its accept holds the listener: stop it now.

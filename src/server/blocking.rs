@@ -110,6 +110,11 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
             w.flush_syscalls();
         }
     }
+    if w.stopping() {
+        super::deadline::farewell(&mut session, |b| {
+            let _ = sys::fd::try_write(&fd, b);
+        });
+    }
     drop(fd);
     w.flush_syscalls();
     w.release();

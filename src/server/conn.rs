@@ -44,6 +44,19 @@ pub struct Conn {
     want: Want,
 }
 
+/// A connection the server closes says goodbye first (HTTP/2's GOAWAY), after whatever output
+/// it still holds: best effort, what the socket takes now.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let fd = &self.fd;
+        let (out, sent) = (&mut self.out, self.sent);
+        super::deadline::farewell(&mut self.session, |b| {
+            out.extend_from_slice(b);
+            let _ = sys::fd::try_write(fd, &out[sent..]);
+        });
+    }
+}
+
 impl Conn {
     pub fn new(session: Session, fd: OwnedFd) -> Conn {
         Conn {

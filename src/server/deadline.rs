@@ -52,6 +52,18 @@ impl Expired {
     }
 }
 
+/// What every model does with a connection it closes on its own account (the server is
+/// stopping, or a deadline passed): the session's farewell (HTTP/2's GOAWAY), handed to `send`
+/// (best effort: whatever the socket takes now). Nothing for the other protocols, and nothing
+/// allocated for them.
+pub fn farewell(session: &mut Session, send: impl FnOnce(&[u8])) {
+    let mut last = Vec::new();
+    session.farewell(&mut last);
+    if !last.is_empty() {
+        send(&last);
+    }
+}
+
 impl Deadlines {
     pub fn new(now: Instant) -> Deadlines {
         Deadlines {
