@@ -33,6 +33,22 @@ pub fn http_session(data: &[u8]) {
     }
 }
 
+/// The HTTP/2 session: any frames after the client preface, split anywhere, give the same
+/// output (the session answers frame by frame, whatever the reads); that output is whole,
+/// decodable frames; nothing panics.
+pub fn h2_session(data: &[u8]) {
+    let Some((&c, rest)) = data.split_first() else { return };
+    let mut input = Vec::with_capacity(rest.len() + 33);
+    crate::proto::h2::wire::preface(&mut input);
+    input.extend_from_slice(rest);
+    let cut = c as usize * input.len() / 255;
+    let [whole, split] = whole_and_split(Proto::H2, &input, cut);
+    assert_eq!(whole, split, "the output depends on how the stream was split");
+    let got = crate::proto::h2::wire::read(&whole.0);
+    assert_eq!(got.trailing, 0, "the output ends inside a frame");
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
+}
+
 /// Packet framing: every whole frame is answered, once, in order; the split does not matter.
 pub fn packet_framing(data: &[u8]) {
     let [a, b, rest @ ..] = data else { return };

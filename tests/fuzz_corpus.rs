@@ -37,3 +37,8 @@ fn http_response_corpus() {
 fn scenario_toml_corpus() {
     replay("scenario_toml", muxlab::fuzz::scenario_toml);
 }
+
+#[test]
+fn h2_session_corpus() {
+    replay("h2_session", muxlab::fuzz::h2_session);
+}

@@ -17,7 +17,9 @@ use muxlab::proto::h2::wire::{self, Coding, Got};
 fn have(tool: &str, package: &str) -> bool {
     let ok = Command::new(tool).arg("--version").output().is_ok();
     if !ok {
-        skip(&format!("{tool} is not installed (apt-get install {package}; .ci/run does)"));
+        skip(&format!(
+            "{tool} is not installed (apt-get install {package}; .ci/run does)"
+        ));
     }
     ok
 }
@@ -95,15 +97,28 @@ fn nghttp_uploads_are_echoed_byte_for_byte_and_curl_gets_hello() {
     let dir = std::env::temp_dir().join(format!("muxlab-h2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // Past the 64 KiB windows: the upload and its echo both wait for WINDOW_UPDATEs.
-    let body: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let body: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     let file = dir.join("up.bin");
     std::fs::write(&file, &body).unwrap();
     for_each_model(|model, args| {
         let srv = h2(model, args, &[]);
         let url = format!("http://{}/", srv.addr);
-        let out = Command::new("nghttp").args(["-d", file.to_str().unwrap(), &url]).output().unwrap();
-        assert!(out.status.success(), "{model}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout == body, "{model}: the echo differs ({} bytes back)", out.stdout.len());
+        let out = Command::new("nghttp")
+            .args(["-d", file.to_str().unwrap(), &url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout == body,
+            "{model}: the echo differs ({} bytes back)",
+            out.stdout.len()
+        );
         let out = curl(&["--http2-prior-knowledge", &url]);
         assert_eq!(out, "<html>hello</html> 200 2", "{model}");
         // The same port answers HTTP/1.1.
@@ -132,8 +147,16 @@ fn over_tls_alpn_picks_http2_or_http1_for_every_model() {
         let srv = h2(model, args, &["--tls", "self-signed"]);
         let url = format!("https://localhost:{}/", srv.addr.port());
         let resolve = format!("localhost:{}:127.0.0.1", srv.addr.port());
-        assert_eq!(curl(&["--resolve", &resolve, "--http2", &url]), "<html>hello</html> 200 2", "{model}");
-        assert_eq!(curl(&["--resolve", &resolve, "--http1.1", &url]), "<html>hello</html> 200 1.1", "{model}");
+        assert_eq!(
+            curl(&["--resolve", &resolve, "--http2", &url]),
+            "<html>hello</html> 200 2",
+            "{model}"
+        );
+        assert_eq!(
+            curl(&["--resolve", &resolve, "--http1.1", &url]),
+            "<html>hello</html> 200 1.1",
+            "{model}"
+        );
         srv.stop();
     });
 }
@@ -202,8 +225,15 @@ fn the_rfc_rules_hold_over_a_socket_in_every_model() {
         wire::data(&mut b, 3, b"three", true);
         let (got, closed) = talk(&b, &|g| served(g, 1) && served(g, 3) && g.streams.contains_key(&5));
         assert!(!closed, "{model}");
-        assert_eq!(got.streams[&5].reset, Some(Code::RefusedStream as u32), "{model}: {got:?}");
-        assert_eq!((&got.streams[&1].body[..], &got.streams[&3].body[..]), (&b"one"[..], &b"three"[..]));
+        assert_eq!(
+            got.streams[&5].reset,
+            Some(Code::RefusedStream as u32),
+            "{model}: {got:?}"
+        );
+        assert_eq!(
+            (&got.streams[&1].body[..], &got.streams[&3].body[..]),
+            (&b"one"[..], &b"three"[..])
+        );
 
         // PING and SETTINGS are acknowledged; unknown frames ignored; one stream's reset
         // leaves the other served.
@@ -219,7 +249,10 @@ fn the_rfc_rules_hold_over_a_socket_in_every_model() {
         assert_eq!(got.pongs, vec![*b"muxlab!!"], "{model}");
         assert!(got.settings_acks >= 1, "{model}: SETTINGS not acknowledged");
         assert_eq!(got.streams[&3].body, b"kept", "{model}");
-        assert!(!got.streams.get(&1).is_some_and(|s| s.ended), "{model}: the reset stream answered");
+        assert!(
+            !got.streams.get(&1).is_some_and(|s| s.ended),
+            "{model}: the reset stream answered"
+        );
 
         let st = srv.stop();
         assert!(st.total("streams_refused") >= 1, "{model}");
@@ -303,7 +336,10 @@ fn clients_that_never_read_or_never_grant_window_cost_bounded_memory() {
             .collect();
         std::thread::sleep(Duration::from_secs(3));
         let grown = tree_pss_kib(srv.pid()).saturating_sub(before);
-        assert!(grown <= 16 * 1024, "{model}: the server grew by {grown} KiB for 4 stalled h2 clients");
+        assert!(
+            grown <= 16 * 1024,
+            "{model}: the server grew by {grown} KiB for 4 stalled h2 clients"
+        );
         let t0 = Instant::now();
         let ok = loop {
             let mut s = srv.connect();

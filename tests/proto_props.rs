@@ -1,5 +1,7 @@
 //! Property tests of the sans-I/O sessions: the output never depends on how the input was split.
 
+use muxlab::proto::h2::frame;
+use muxlab::proto::h2::wire::{self, Coding};
 use muxlab::proto::{Proto, Session};
 use proptest::prelude::*;
 
@@ -135,5 +137,96 @@ proptest! {
             prop_assert_eq!(&out[..], &data[..whole]);
         }
         prop_assert_eq!(frames as usize, data.len() / size);
+    }
+}
+
+/// One client frame of an HTTP/2 conversation (stream ids are assigned in order).
+#[derive(Debug, Clone)]
+enum H2Step {
+    Get(Coding),
+    Post(Vec<u8>, bool),
+    Data(Vec<u8>, bool),
+    WindowUpdate(u32),
+    Ping([u8; 8]),
+    Settings(u32),
+    Reset,
+}
+
+fn h2_step() -> impl Strategy<Value = H2Step> {
+    prop_oneof![
+        prop_oneof![Just(Coding::Plain), Just(Coding::Indexed)].prop_map(H2Step::Get),
+        (prop::collection::vec(any::<u8>(), 0..300), any::<bool>()).prop_map(|(b, e)| H2Step::Post(b, e)),
+        (prop::collection::vec(any::<u8>(), 0..3000), any::<bool>()).prop_map(|(b, e)| H2Step::Data(b, e)),
+        (1u32..100_000).prop_map(H2Step::WindowUpdate),
+        any::<[u8; 8]>().prop_map(H2Step::Ping),
+        (0u32..100).prop_map(H2Step::Settings),
+        Just(H2Step::Reset),
+    ]
+}
+
+/// The bytes of a conversation: DATA, WINDOW_UPDATE and RST_STREAM go to the last stream opened.
+fn h2_conversation(steps: &[H2Step]) -> Vec<u8> {
+    let mut b = Vec::new();
+    wire::preface(&mut b);
+    let mut id = 0u32;
+    for s in steps {
+        match s {
+            H2Step::Get(coding) => {
+                id += 2 - u32::from(id == 0);
+                wire::headers(
+                    &mut b,
+                    id,
+                    &wire::request_block("GET", "/x?y=1", &[("accept", "*/*")], *coding),
+                    true,
+                );
+            }
+            H2Step::Post(body, end) => {
+                id += 2 - u32::from(id == 0);
+                wire::headers(
+                    &mut b,
+                    id,
+                    &wire::request_block("POST", "/up", &[], Coding::Indexed),
+                    false,
+                );
+                wire::data(&mut b, id, body, *end);
+            }
+            H2Step::Data(body, end) => wire::data(&mut b, id.max(1), body, *end),
+            H2Step::WindowUpdate(n) => wire::window_update(&mut b, id, *n),
+            H2Step::Ping(p) => wire::frame(&mut b, frame::PING, 0, 0, p),
+            H2Step::Settings(w) => wire::settings(&mut b, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, *w)]),
+            H2Step::Reset => wire::frame(&mut b, frame::RST_STREAM, 0, id.max(1), &8u32.to_be_bytes()),
+        }
+    }
+    b
+}
+
+proptest! {
+    /// HTTP/2 answers frame by frame: any split of a conversation (valid or not: DATA on a
+    /// closed stream, windows overrun) gives the same bytes back, all of them whole frames.
+    #[test]
+    fn any_split_of_an_h2_conversation_gives_the_same_frames(
+        steps in prop::collection::vec(h2_step(), 0..30),
+        cuts in prop::collection::vec(any::<usize>(), 0..40),
+    ) {
+        let input = h2_conversation(&steps);
+        let whole = feed_split(Proto::H2, &input, &[]);
+        let split = feed_split(Proto::H2, &input, &cuts);
+        prop_assert_eq!(&whole, &split);
+        let got = wire::read(&whole.0);
+        prop_assert_eq!(got.trailing, 0);
+        prop_assert!(got.problems.is_empty(), "{:?}", got.problems);
+        // Every GET answered in full got hello.
+        let mut id = 0u32;
+        for s in &steps {
+            if matches!(s, H2Step::Post(..) | H2Step::Get(_)) {
+                id += 2 - u32::from(id == 0);
+            }
+            if let (H2Step::Get(_), Some(got)) = (s, got.streams.get(&id)) {
+                if got.ended && got.reset.is_none() {
+                    prop_assert_eq!(got.status.as_deref(), Some("200"));
+                    prop_assert_eq!(&got.body[..], &b"<html>hello</html>"[..]);
+                }
+            }
+        }
     }
 }

@@ -270,15 +270,7 @@ impl H2Session {
             buf.drain(..used);
             self.partial = buf;
         }
-        if self.phase == Phase::Dead {
-            fed.close = true;
-            return fed;
-        }
-        self.flush(out);
-        self.grant(out);
-        if self.peer_gone && self.streams.is_empty() {
-            fed.close = true;
-        }
+        fed.close |= self.phase == Phase::Dead;
         fed
     }
 
@@ -319,6 +311,9 @@ impl H2Session {
             at = end;
             if let Err(code) = self.frame(head, payload, out, each, fed) {
                 self.connection_error(out, code, fed);
+            } else if self.peer_gone && self.streams.is_empty() {
+                // The client said GOAWAY and its streams are done.
+                self.phase = Phase::Dead;
             }
         }
         at
@@ -380,6 +375,7 @@ impl H2Session {
                 if let Some(i) = self.find(head.stream) {
                     fed.streams.reset += 1;
                     self.close(i, Closed::Finished);
+                    self.grant(out, None);
                 }
                 Ok(())
             }
@@ -455,6 +451,8 @@ impl H2Session {
             }
         }
         frame::head(out, 0, frame::SETTINGS, frame::ACK, 0);
+        // A larger initial window may let held responses go.
+        self.flush(out);
         Ok(())
     }
 
@@ -471,6 +469,8 @@ impl H2Session {
             if self.send_window > frame::MAX_WINDOW {
                 return Err(Code::FlowControl);
             }
+            self.flush(out);
+            self.grant(out, None);
             return Ok(());
         }
         if head.stream > self.last_id {
@@ -486,11 +486,25 @@ impl H2Session {
         self.streams[i].send_window += inc;
         if self.streams[i].send_window > frame::MAX_WINDOW {
             self.reset(out, head.stream, Code::FlowControl, fed);
+        } else {
+            self.flush_stream(i, out);
         }
+        self.grant(out, None);
         Ok(())
     }
 
+    /// DATA: the body goes to its stream (echoed as window allows), and the window it used is
+    /// granted back at once while the session holds less than `max_output`.
     fn data(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
+        self.take_data(head, payload, out, fed)?;
+        if let Some(i) = self.find(head.stream) {
+            self.flush_stream(i, out);
+        }
+        self.grant(out, Some(head.stream));
+        Ok(())
+    }
+
+    fn take_data(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
         if head.stream == 0 {
             return Err(Code::Protocol);
         }
@@ -649,6 +663,9 @@ impl H2Session {
                 self.reset(out, id, Code::Protocol, fed);
             } else {
                 self.end_request(i, out, fed);
+                if let Some(i) = self.find(id) {
+                    self.flush_stream(i, out);
+                }
             }
             return Ok(());
         }
@@ -791,9 +808,9 @@ impl H2Session {
         false
     }
 
-    /// Grants back the window the client's DATA used, while the held output is under
-    /// `max_output`.
-    fn grant(&mut self, out: &mut Vec<u8>) {
+    /// Grants back the window the client's DATA used, on the connection and on stream `only`
+    /// (every stream: `None`), while the held output is under `max_output`.
+    fn grant(&mut self, out: &mut Vec<u8>, only: Option<u32>) {
         if self.held >= self.limits.max_output {
             return;
         }
@@ -803,7 +820,7 @@ impl H2Session {
             self.recv_owed = 0;
         }
         for s in &mut self.streams {
-            if s.recv_owed > 0 && !s.ended_in {
+            if only.is_none_or(|id| id == s.id) && s.recv_owed > 0 && !s.ended_in {
                 frame::window_update(out, s.id, s.recv_owed);
                 s.recv_window += i64::from(s.recv_owed);
                 s.recv_owed = 0;
