@@ -111,6 +111,7 @@ struct Fields {
     method: Option<Method>,
     scheme: bool,
     path: bool,
+    authority: bool,
     /// A pseudo-header missing, repeated, unknown or after a regular field; a bad name or a
     /// connection-specific field.
     malformed: bool,
@@ -164,7 +165,7 @@ pub struct H2Session {
     recv_owed: u32,
     /// Response bytes held for window, over all streams.
     held: usize,
-    /// The client sent GOAWAY: close once its streams are done.
+    /// The client sent GOAWAY: its streams go on, new ones are refused (it closes when done).
     peer_gone: bool,
     /// The request path of the block being decoded.
     path: Vec<u8>,
@@ -311,9 +312,6 @@ impl H2Session {
             at = end;
             if let Err(code) = self.frame(head, payload, out, each, fed) {
                 self.connection_error(out, code, fed);
-            } else if self.peer_gone && self.streams.is_empty() {
-                // The client said GOAWAY and its streams are done.
-                self.phase = Phase::Dead;
             }
         }
         at
@@ -906,7 +904,7 @@ fn field(f: &mut Fields, path: &mut Vec<u8>, name: &[u8], value: &[u8]) {
                 f.path = true;
                 path.extend_from_slice(value);
             }
-            b":authority" => {}
+            b":authority" if !f.authority => f.authority = true,
             _ => f.malformed = true,
         }
         return;
