@@ -415,7 +415,7 @@ impl H2Session {
         if head.flags & frame::ACK != 0 {
             return if head.len == 0 { Ok(()) } else { Err(Code::FrameSize) };
         }
-        if head.len % 6 != 0 {
+        if !head.len.is_multiple_of(6) {
             return Err(Code::FrameSize);
         }
         for s in payload.chunks_exact(6) {
@@ -589,7 +589,7 @@ impl H2Session {
             fragment = &fragment[5..];
         }
         if head.stream > self.last_id {
-            if head.stream % 2 == 0 {
+            if head.stream.is_multiple_of(2) {
                 return Err(Code::Protocol);
             }
         } else {
