@@ -74,17 +74,17 @@ fn h2load_completes_every_request_against_every_model() {
     for_each_model(|model, args| {
         let srv = h2(model, args, &[]);
         let out = Command::new("h2load")
-            .args(["-n", "2000", "-c", "4", "-m", "10", &format!("http://{}/", srv.addr)])
+            .args(["-n", "20000", "-c", "10", "-m", "10", &format!("http://{}/", srv.addr)])
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            text.contains("2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed"),
+            text.contains("20000 total, 20000 started, 20000 done, 20000 succeeded, 0 failed"),
             "{model}: {text}"
         );
         let st = srv.stop();
-        assert_eq!(st.total("requests"), 2000, "{model}");
-        assert_eq!(st.total("streams_opened"), 2000, "{model}");
+        assert_eq!(st.total("requests"), 20000, "{model}");
+        assert_eq!(st.total("streams_opened"), 20000, "{model}");
         assert_eq!(st.total("streams_refused") + st.total("streams_reset"), 0, "{model}");
     });
 }
@@ -157,7 +157,13 @@ fn over_tls_alpn_picks_http2_or_http1_for_every_model() {
             "<html>hello</html> 200 1.1",
             "{model}"
         );
-        srv.stop();
+        let st = srv.stop();
+        assert_eq!(
+            st.total("streams_opened"),
+            1,
+            "{model}: the h2 stream counted behind TLS"
+        );
+        assert_eq!(st.total("requests"), 2, "{model}");
     });
 }
 
@@ -177,6 +183,22 @@ fn the_rfc_rules_hold_over_a_socket_in_every_model() {
         // A bad preface: GOAWAY(PROTOCOL_ERROR) and the connection closes.
         let (got, closed) = talk(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n", &|_| false);
         assert!(closed && goaway(Code::Protocol)(&got), "{model}: bad preface: {got:?}");
+        let mut s = srv.connect();
+        s.write_all(b"INVALID CONNECTION PREFACE\r\n\r\n").unwrap();
+        let mut back = Vec::new();
+        let _ = s.read_to_end(&mut back);
+        let got = wire::read(&back);
+        assert!(
+            goaway(Code::Protocol)(&got) && got.trailing == 0,
+            "{model}: h2spec's bad preface: {back:?}"
+        );
+        drop(s);
+
+        // The client's GOAWAY with nothing open: the server says its own and closes.
+        let mut b = preface();
+        wire::frame(&mut b, frame::GOAWAY, 0, 0, &[0, 0, 0, 0, 0, 0, 0, 0]);
+        let (got, closed) = talk(&b, &|_| false);
+        assert!(closed && goaway(Code::NoError)(&got), "{model}: client GOAWAY: {got:?}");
 
         // A header block split over CONTINUATIONs, one byte per write on the wire.
         let mut b = preface();

@@ -150,6 +150,8 @@ struct Metric {
 
 /// The p99 metric (in [`METRICS`]), which request classes are ranked by too.
 const P99: usize = 1;
+/// Server CPU per request's place in [`METRICS`].
+const CPU: usize = 2;
 
 /// The capacity metric (in [`METRICS`]): ranked first, in throughput's place, where an
 /// experiment has a latency target.
@@ -476,20 +478,17 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     // With a target, CPU per request compares the designs doing the work at their own
     // capacity: a cell without one (starved, or its search stopped) was measured at a rate
     // that says nothing of its cost.
-    let at_capacity: Vec<String> = doing
+    let held: Vec<&Cell> = ok
         .iter()
-        .filter(|t| ok.iter().any(|c| &c.target == *t && c.figures.capacity_rps().is_some()))
-        .cloned()
+        .copied()
+        .filter(|c| c.figures.capacity_rps().is_some())
         .collect();
     v.findings = order
         .iter()
-        .filter_map(|&i| {
-            let ts = match i {
-                CAPACITY => &doing,
-                2 if x.load.slo.is_some() => &at_capacity,
-                _ => &targets,
-            };
-            finding(&ok, ts, &METRICS[i], repeats, x.paired)
+        .filter_map(|&i| match i {
+            CAPACITY => finding(&ok, &doing, &METRICS[i], repeats, x.paired),
+            CPU if x.load.slo.is_some() => finding(&held, &doing, &METRICS[i], repeats, x.paired),
+            _ => finding(&ok, &targets, &METRICS[i], repeats, x.paired),
         })
         .collect();
     // Each request class's p99, ranked as the whole's is: a class's own cells' view.

@@ -122,10 +122,12 @@ pub enum Session {
 }
 
 /// A connection whose protocol its first bytes decide.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct Detect {
     /// Bytes of the preface seen so far (all of them matched).
     seen: usize,
+    /// Once they did not match: the first line so far, to tell HTTP/1.1 from a bad preface.
+    line: Vec<u8>,
     limits: Limits,
 }
 
@@ -151,7 +153,11 @@ impl Session {
             Proto::Http => Session::Http(http::HttpSession::new(limits.max_body)),
             Proto::Echo => Session::Echo(echo::EchoSession),
             Proto::Packet(size) => Session::Packet(packet::PacketSession::new(size)),
-            Proto::H2 => Session::Detect(Detect { seen: 0, limits }),
+            Proto::H2 => Session::Detect(Detect {
+                seen: 0,
+                line: Vec::new(),
+                limits,
+            }),
         }
     }
 
@@ -191,7 +197,7 @@ impl Session {
             Session::Http(s) => s.head_pending(),
             Session::Tls(s) => s.head_pending(),
             Session::H2(s) => s.head_pending(),
-            Session::Detect(d) => d.seen > 0,
+            Session::Detect(d) => d.seen > 0 || !d.line.is_empty(),
             _ => false,
         }
     }
@@ -230,29 +236,36 @@ impl Session {
             Session::H2(s) => s.feed(input, out, each),
             Session::Detect(d) => {
                 let preface = h2::frame::PREFACE;
-                let n = (preface.len() - d.seen).min(input.len());
-                let limits = d.limits;
-                let seen = d.seen;
-                if input[..n] == preface[seen..seen + n] {
-                    d.seen += n;
-                    if d.seen < preface.len() {
-                        return Fed::default();
+                if d.line.is_empty() {
+                    let n = (preface.len() - d.seen).min(input.len());
+                    if input[..n] == preface[d.seen..d.seen + n] {
+                        d.seen += n;
+                        if d.seen < preface.len() {
+                            return Fed::default();
+                        }
+                        *self = Session::H2(Box::new(h2::H2Session::new(d.limits, false)));
+                        return self.feed_each(&input[n..], out, each);
                     }
-                    *self = Session::H2(Box::new(h2::H2Session::new(limits, false)));
-                    return self.feed_each(&input[n..], out, each);
+                    d.line.extend_from_slice(&preface[..d.seen]);
                 }
-                // Past the preface's first line ("PRI * HTTP/2.0", no HTTP/1.1 request) it is
-                // HTTP/2 with a bad preface: its connection error. Before, HTTP/1.1, which gets
-                // the bytes seen so far first.
-                let matched = seen + input.iter().zip(&preface[seen..]).take_while(|(a, b)| a == b).count();
-                *self = if matched >= h2::frame::PREFACE_LINE {
-                    Session::H2(Box::new(h2::H2Session::new(limits, true)))
-                } else {
+                // Not the preface: HTTP/1.1 if its first line is an HTTP/1.x request line, else
+                // HTTP/2 with a bad preface (its connection error: GOAWAY and close).
+                d.line.extend_from_slice(input);
+                let end = d.line.iter().position(|&c| c == b'\n');
+                if end.is_none() && d.line.len() < http::MAX_HEAD {
+                    return Fed::default();
+                }
+                let http1 = end.is_none_or(|e| {
+                    let l = d.line[..e].strip_suffix(b"\r").unwrap_or(&d.line[..e]);
+                    l.ends_with(b" HTTP/1.1") || l.ends_with(b" HTTP/1.0")
+                });
+                let (limits, line) = (d.limits, std::mem::take(&mut d.line));
+                *self = if http1 {
                     Session::Http(http::HttpSession::new(limits.max_body))
+                } else {
+                    Session::H2(Box::new(h2::H2Session::new(limits, true)))
                 };
-                let mut fed = self.feed_each(&preface[..seen], out, each);
-                fed.add(self.feed_each(input, out, each));
-                fed
+                self.feed_each(&line, out, each)
             }
         }
     }

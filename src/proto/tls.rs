@@ -140,8 +140,7 @@ impl TlsSession {
                 // Erased: the inner session's feed is not instantiated once more per layer.
                 let hook: &mut dyn FnMut(Request<'_>, &mut Vec<u8>) -> Answer = &mut hook;
                 let f = self.inner.feed_each(&buf[..n], &mut self.plain_out, &mut { hook });
-                fed.requests += f.requests;
-                fed.close |= f.close;
+                fed.add(f);
                 if !self.plain_out.is_empty() {
                     let _ = self.tls.writer().write_all(&self.plain_out);
                 }

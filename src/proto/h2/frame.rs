@@ -3,8 +3,6 @@
 
 /// The client's connection preface (RFC 9113 3.4).
 pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// The bytes of its first line, CRLF included.
-pub const PREFACE_LINE: usize = 16;
 /// Bytes in a frame header.
 pub const HEADER_LEN: usize = 9;
 /// The largest frame payload we accept: SETTINGS_MAX_FRAME_SIZE's initial value, which we keep.

@@ -83,9 +83,13 @@ pub const TABLE_SIZE: usize = 4096;
 /// Bytes an entry costs beyond its name and value (RFC 7541 4.1).
 const ENTRY_OVERHEAD: usize = 32;
 
-/// A header block that does not decode: the connection's COMPRESSION_ERROR.
+/// A header block that does not decode (the connection's COMPRESSION_ERROR), or decodes to
+/// more than the caller allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BadBlock;
+pub enum BadBlock {
+    Invalid,
+    TooLarge,
+}
 
 /// One dynamic table entry: where its name and value lie in the table's buffer.
 #[derive(Debug, Clone, Copy)]
@@ -182,18 +186,18 @@ impl Default for Decoder {
 /// Reads an integer with an `n`-bit prefix at `b[*i]` (RFC 7541 5.1).
 fn integer(b: &[u8], i: &mut usize, n: u32) -> Result<usize, BadBlock> {
     let mask = (1usize << n) - 1;
-    let mut v = usize::from(*b.get(*i).ok_or(BadBlock)?) & mask;
+    let mut v = usize::from(*b.get(*i).ok_or(BadBlock::Invalid)?) & mask;
     *i += 1;
     if v < mask {
         return Ok(v);
     }
     let mut shift = 0;
     loop {
-        let byte = *b.get(*i).ok_or(BadBlock)?;
+        let byte = *b.get(*i).ok_or(BadBlock::Invalid)?;
         *i += 1;
         if shift > 21 {
             // Past 2^28: no header block of ours needs it.
-            return Err(BadBlock);
+            return Err(BadBlock::Invalid);
         }
         v += usize::from(byte & 0x7f) << shift;
         shift += 7;
@@ -205,12 +209,12 @@ fn integer(b: &[u8], i: &mut usize, n: u32) -> Result<usize, BadBlock> {
 
 /// Appends the string literal at `b[*i]` (RFC 7541 5.2) to `out`.
 fn string(b: &[u8], i: &mut usize, out: &mut Vec<u8>) -> Result<(), BadBlock> {
-    let huff = *b.get(*i).ok_or(BadBlock)? & 0x80 != 0;
+    let huff = *b.get(*i).ok_or(BadBlock::Invalid)? & 0x80 != 0;
     let len = integer(b, i, 7)?;
-    let s = b.get(*i..*i + len).ok_or(BadBlock)?;
+    let s = b.get(*i..*i + len).ok_or(BadBlock::Invalid)?;
     *i += len;
     if huff {
-        huffman::decode(s, out).map_err(|_| BadBlock)
+        huffman::decode(s, out).map_err(|_| BadBlock::Invalid)
     } else {
         out.extend_from_slice(s);
         Ok(())
@@ -229,12 +233,12 @@ impl Decoder {
     /// `self.field`; returns the name's length.
     fn entry(&mut self, i: usize, with_value: bool) -> Result<usize, BadBlock> {
         let (name, value) = match i {
-            0 => return Err(BadBlock),
+            0 => return Err(BadBlock::Invalid),
             1..=61 => {
                 let (n, v) = STATIC[i - 1];
                 (n.as_bytes(), v.as_bytes())
             }
-            _ => self.table.get(i - 62).ok_or(BadBlock)?,
+            _ => self.table.get(i - 62).ok_or(BadBlock::Invalid)?,
         };
         self.field.extend_from_slice(name);
         if with_value {
@@ -243,11 +247,14 @@ impl Decoder {
         Ok(name.len())
     }
 
-    /// Decodes a whole header block, calling `each(name, value)` for every field in order.
-    /// An error leaves the table out of step with the peer's: the connection must end.
-    pub fn decode(&mut self, b: &[u8], each: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), BadBlock> {
+    /// Decodes a whole header block, calling `each(name, value)` for every field in order;
+    /// past `limit` bytes of decoded list (name + value + 32 per field) it stops with
+    /// `TooLarge`. An error leaves the table out of step with the peer's: the connection must
+    /// end.
+    pub fn decode(&mut self, b: &[u8], limit: usize, each: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), BadBlock> {
         let mut i = 0;
         let mut fields = 0;
+        let mut size = 0;
         while i < b.len() {
             let first = b[i];
             self.field.clear();
@@ -258,7 +265,7 @@ impl Decoder {
                 // A dynamic table size update: only before the block's first field.
                 let max = integer(b, &mut i, 5)?;
                 if fields > 0 || max > TABLE_SIZE {
-                    return Err(BadBlock);
+                    return Err(BadBlock::Invalid);
                 }
                 self.table.max = max;
                 self.table.evict_to(max);
@@ -275,6 +282,10 @@ impl Decoder {
                 string(b, &mut i, &mut self.field)?;
                 (name_len, index)
             };
+            size += self.field.len() + ENTRY_OVERHEAD;
+            if size > limit {
+                return Err(BadBlock::TooLarge);
+            }
             let (name, value) = self.field.split_at(name_len);
             each(name, value);
             if index {
@@ -321,7 +332,7 @@ mod tests {
 
     fn decode(d: &mut Decoder, b: &[u8]) -> Result<Vec<(String, String)>, BadBlock> {
         let mut got = Vec::new();
-        d.decode(b, &mut |n, v| {
+        d.decode(b, usize::MAX, &mut |n, v| {
             got.push((
                 String::from_utf8_lossy(n).into_owned(),
                 String::from_utf8_lossy(v).into_owned(),
@@ -408,30 +419,30 @@ mod tests {
     #[test]
     fn bad_blocks_are_errors() {
         let mut d = Decoder::new();
-        assert_eq!(decode(&mut d, &[0x80]), Err(BadBlock), "index 0");
+        assert_eq!(decode(&mut d, &[0x80]), Err(BadBlock::Invalid), "index 0");
         assert_eq!(
             decode(&mut d, &[0x80 | 70]),
-            Err(BadBlock),
+            Err(BadBlock::Invalid),
             "past an empty dynamic table"
         );
         assert_eq!(
             decode(&mut d, &[0x3f, 0xe2, 0x1f]),
-            Err(BadBlock),
+            Err(BadBlock::Invalid),
             "a size update over the limit"
         );
         assert_eq!(
             decode(&mut d, &[0x82, 0x20]),
-            Err(BadBlock),
+            Err(BadBlock::Invalid),
             "a size update after a field"
         );
         assert_eq!(
             decode(&mut d, &[0x04, 0x05, b'/']),
-            Err(BadBlock),
+            Err(BadBlock::Invalid),
             "a string past the block"
         );
         assert_eq!(
             decode(&mut d, &[0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
-            Err(BadBlock),
+            Err(BadBlock::Invalid),
             "a huge integer"
         );
         assert!(decode(&mut d, &[0x20, 0x82]).is_ok(), "a size update first is fine");

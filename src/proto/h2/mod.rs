@@ -33,8 +33,16 @@ const MAX_BLOCK: usize = 64 * 1024;
 /// the CONTINUATION flood).
 const MAX_CONTINUATIONS: usize = 64;
 /// Recently closed streams remembered, to tell a frame on a closed stream from one on a
-/// stream identifier never used.
+/// stream identifier never used: at least this many, and twice `--max-streams` (a client's
+/// DATA for every stream we refused may still be in flight).
 const REMEMBERED: usize = 64;
+/// A stream's pending-body buffer larger than this is given back when it empties (a spare
+/// stream keeps at most this much).
+const KEEP_BUFFER: usize = 16 * 1024;
+/// The largest decoded header list (what an HPACK block may expand to) before the connection
+/// ends with ENHANCE_YOUR_CALM: a few bytes referring to a large table entry again and again
+/// must not cost the server megabytes of copying.
+const MAX_DECODED: usize = 64 * 1024;
 
 /// What a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +162,7 @@ pub struct H2Session {
     spare: Vec<Stream>,
     /// The highest stream identifier the client used.
     last_id: u32,
-    closed: [(u32, Closed); REMEMBERED],
+    closed: Vec<(u32, Closed)>,
     closed_next: usize,
     /// The client's SETTINGS.
     peer_initial_window: i64,
@@ -165,7 +173,8 @@ pub struct H2Session {
     recv_owed: u32,
     /// Response bytes held for window, over all streams.
     held: usize,
-    /// The client sent GOAWAY: its streams go on, new ones are refused (it closes when done).
+    /// The client sent GOAWAY: its streams go on, new ones are refused, and once they are done
+    /// the connection closes.
     peer_gone: bool,
     /// The request path of the block being decoded.
     path: Vec<u8>,
@@ -193,7 +202,7 @@ impl H2Session {
             streams: Vec::new(),
             spare: Vec::new(),
             last_id: 0,
-            closed: [(0, Closed::Finished); REMEMBERED],
+            closed: vec![(0, Closed::Finished); REMEMBERED.max(2 * limits.max_streams as usize)],
             closed_next: 0,
             peer_initial_window: frame::INITIAL_WINDOW,
             peer_max_frame: frame::MAX_FRAME,
@@ -312,6 +321,11 @@ impl H2Session {
             at = end;
             if let Err(code) = self.frame(head, payload, out, each, fed) {
                 self.connection_error(out, code, fed);
+            } else if self.peer_gone && self.streams.is_empty() {
+                // The client said GOAWAY and its streams are done: ours, and close.
+                frame::goaway(out, self.last_id, Code::NoError);
+                self.phase = Phase::Dead;
+                fed.close = true;
             }
         }
         at
@@ -449,8 +463,9 @@ impl H2Session {
             }
         }
         frame::head(out, 0, frame::SETTINGS, frame::ACK, 0);
-        // A larger initial window may let held responses go.
+        // A larger initial window may let held responses go, and the uploads they held back.
         self.flush(out);
+        self.grant(out, None);
         Ok(())
     }
 
@@ -520,7 +535,12 @@ impl H2Session {
         let Some(i) = self.find(head.stream) else {
             return match self.was_closed(head.stream) {
                 Some(Closed::ResetByUs) => Ok(()),
-                _ => Err(Code::StreamClosed),
+                Some(Closed::Finished) => Err(Code::StreamClosed),
+                // Closed too long ago to say how: a stream error (RFC 9113 6.1).
+                None => {
+                    frame::rst_stream(out, head.stream, Code::StreamClosed);
+                    Ok(())
+                }
             };
         };
         if self.streams[i].abort_in {
@@ -538,6 +558,11 @@ impl H2Session {
         s.recv_window -= len;
         s.recv_owed += head.len as u32;
         s.got_len += body.len() as u64;
+        if s.expect_len.is_some_and(|n| s.got_len > n) {
+            // More body than its content-length: malformed, before a byte of it is echoed.
+            self.reset(out, head.stream, Code::Protocol, fed);
+            return Ok(());
+        }
         if s.got_len > self.limits.max_body as u64 {
             self.reset(out, head.stream, Code::Cancel, fed);
             return Ok(());
@@ -640,9 +665,12 @@ impl H2Session {
         path.clear();
         let decoded = self
             .decoder
-            .decode(&block, &mut |name, value| field(&mut f, path, name, value));
+            .decode(&block, MAX_DECODED, &mut |name, value| field(&mut f, path, name, value));
         self.block = block;
-        decoded.map_err(|_| Code::Compression)?;
+        decoded.map_err(|e| match e {
+            hpack::BadBlock::TooLarge => Code::EnhanceYourCalm,
+            hpack::BadBlock::Invalid => Code::Compression,
+        })?;
         let existing = self.find(id);
         if let Some(problem) = self.block_problem {
             let code = match problem {
@@ -657,7 +685,7 @@ impl H2Session {
         }
         if let Some(i) = existing {
             // Trailers: no pseudo-headers, and they end the request.
-            if f.method.is_some() || f.scheme || f.path || f.malformed {
+            if f.method.is_some() || f.scheme || f.path || f.authority || f.malformed {
                 self.reset(out, id, Code::Protocol, fed);
             } else {
                 self.end_request(i, out, fed);
@@ -669,6 +697,7 @@ impl H2Session {
         }
         self.last_id = id;
         if self.peer_gone {
+            fed.streams.refused += 1;
             self.remember(id, Closed::ResetByUs);
             frame::rst_stream(out, id, Code::RefusedStream);
             return Ok(());
@@ -704,6 +733,11 @@ impl H2Session {
         self.streams[i].method = method;
         self.streams[i].expect_len = f.content_length;
         if self.block_end_stream {
+            if f.content_length.is_some_and(|n| n != 0) {
+                // Its content-length promised a body that will not come.
+                self.reset(out, id, Code::Protocol, fed);
+                return Ok(());
+            }
             self.streams[i].ended_in = true;
         }
         // The answer, after the request's work.
@@ -783,6 +817,9 @@ impl H2Session {
             frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
             out.extend_from_slice(&s.pending[..n]);
             s.pending.drain(..n);
+            if s.pending.is_empty() && s.pending.capacity() > KEEP_BUFFER {
+                s.pending = Vec::new();
+            }
             s.send_window -= n as i64;
             self.send_window -= n as i64;
             self.held -= n;
@@ -841,15 +878,18 @@ impl H2Session {
     }
 
     fn close(&mut self, i: usize, how: Closed) {
-        let s = self.streams.swap_remove(i);
+        let mut s = self.streams.swap_remove(i);
         self.held -= s.pending.len();
+        if s.pending.capacity() > KEEP_BUFFER {
+            s.pending = Vec::new();
+        }
         self.remember(s.id, how);
         self.spare.push(s);
     }
 
     fn remember(&mut self, id: u32, how: Closed) {
         self.closed[self.closed_next] = (id, how);
-        self.closed_next = (self.closed_next + 1) % REMEMBERED;
+        self.closed_next = (self.closed_next + 1) % self.closed.len();
     }
 
     fn was_closed(&self, id: u32) -> Option<Closed> {

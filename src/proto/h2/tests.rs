@@ -83,6 +83,10 @@ fn a_bad_preface_is_a_connection_error_and_http1_on_the_same_port_is_served() {
     let (got, close) = talk(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n");
     assert!(close);
     assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
+    // A first line that is no HTTP/1.x request line is a bad preface too (h2spec's).
+    let (got, close) = talk(b"INVALID CONNECTION PREFACE\r\n\r\n");
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
     // Anything but the preface's start is HTTP/1.1.
     let mut s = Session::new(Proto::H2);
     let mut out = Vec::new();
@@ -432,4 +436,84 @@ fn a_header_list_over_8_kib_gets_431() {
     let (got, close) = talk(&b);
     assert!(!close);
     assert_eq!(got.streams[&1].status.as_deref(), Some("431"));
+}
+
+#[test]
+fn a_client_goaway_lets_its_streams_finish_then_the_connection_closes() {
+    let mut b = hello();
+    wire::headers(&mut b, 1, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    wire::frame(&mut b, frame::GOAWAY, 0, 0, &[0, 0, 0, 0, 0, 0, 0, 0]);
+    wire::frame(&mut b, frame::PING, 0, 0, b"still up");
+    let (got, close) = talk(&b);
+    assert!(!close, "a stream is still open");
+    assert!(got.goaway.is_none());
+    assert_eq!(got.pongs, vec![*b"still up"]);
+    let mut b = hello();
+    wire::headers(&mut b, 1, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+    wire::frame(&mut b, frame::GOAWAY, 0, 0, &[0, 0, 0, 1, 0, 0, 0, 0]);
+    wire::data(&mut b, 1, b"last", true);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(got.streams[&1].body, b"last");
+    assert_eq!(got.goaway, Some((1, Code::NoError as u32)));
+    // With nothing open, at once (with an unknown error code too).
+    let mut b = hello();
+    wire::frame(&mut b, frame::GOAWAY, 0, 0, &[0, 0, 0, 0, 0, 0, 0x12, 0x34]);
+    let (got, close) = talk(&b);
+    assert!(close && got.goaway == Some((0, Code::NoError as u32)));
+}
+
+#[test]
+fn bodies_that_contradict_their_content_length_reset_before_anything_is_echoed() {
+    let mut b = hello();
+    wire::headers(
+        &mut b,
+        1,
+        &wire::request_block("POST", "/", &[("content-length", "2")], Coding::Plain),
+        false,
+    );
+    wire::data(&mut b, 1, b"abc", false);
+    let (got, _) = talk(&b);
+    assert_eq!(got.streams[&1].reset, Some(Code::Protocol as u32));
+    assert!(got.streams[&1].body.is_empty(), "echoed past its content-length");
+    let mut b = hello();
+    wire::headers(
+        &mut b,
+        1,
+        &wire::request_block("POST", "/", &[("content-length", "5")], Coding::Plain),
+        true,
+    );
+    let (got, _) = talk(&b);
+    assert_eq!(got.streams[&1].reset, Some(Code::Protocol as u32));
+}
+
+#[test]
+fn a_block_that_expands_past_64_kib_ends_the_connection() {
+    // One 4,000-byte entry in the table, then a block referring to it 1,000 times.
+    let mut b = hello();
+    let mut block = wire::request_block("GET", "/", &[], Coding::Plain);
+    wire::field(&mut block, b"x-big", "v".repeat(4000).as_bytes(), Coding::Indexed);
+    wire::headers(&mut b, 1, &block, true);
+    let mut bomb = wire::request_block("GET", "/", &[], Coding::Plain);
+    bomb.extend(std::iter::repeat_n(0x80 | 62, 1000));
+    wire::headers(&mut b, 3, &bomb, true);
+    let (got, close) = talk(&b);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("200"));
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::EnhanceYourCalm as u32));
+}
+
+#[test]
+fn data_on_a_stream_closed_long_ago_is_a_stream_error() {
+    let mut b = hello();
+    // 300 GETs: the first ones are forgotten (the ring holds 200 at --max-streams 100).
+    for k in 0..300 {
+        get(&mut b, 2 * k + 1);
+    }
+    wire::data(&mut b, 1, b"late", true);
+    get(&mut b, 601);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&1].reset, Some(Code::StreamClosed as u32));
+    assert_eq!(got.streams[&601].status.as_deref(), Some("200"));
 }

@@ -159,7 +159,7 @@ pub fn read(mut b: &[u8]) -> Got {
                 let s = got.streams.entry(h.stream).or_default();
                 let mut fields = Vec::new();
                 if dec
-                    .decode(p, &mut |n, v| {
+                    .decode(p, usize::MAX, &mut |n, v| {
                         fields.push((
                             String::from_utf8_lossy(n).into_owned(),
                             String::from_utf8_lossy(v).into_owned(),
