@@ -392,20 +392,6 @@ fn sigterm_with_open_idle_connections_closes_them_and_exits_cleanly() {
     });
 }
 
-/// Proportional set size (KiB) of a process tree: shared pages (a forked child's copy of its
-/// parent) are divided among the processes sharing them, so the sum is what the tree costs.
-fn tree_pss_kib(pid: i32) -> u64 {
-    muxlab::sys::procfs::tree(pid)
-        .into_iter()
-        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
-        .filter_map(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .sum()
-}
-
 /// Clients that send and never read cost the server a bounded amount of memory (it stops
 /// reading them), and everybody else is still served — by a blocking model once the stalled
 /// writes have timed out (`--idle-timeout`).

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{for_each_model, skip, Server};
+use common::{for_each_model, skip, tree_pss_kib, Server};
 use muxlab::proto::h2::frame::{self, Code};
 use muxlab::proto::h2::wire::{self, Coding, Got};
 
@@ -301,19 +301,6 @@ fn sigterm_sends_goaway_naming_the_last_stream_before_closing() {
         let got = wire::read(&rest);
         assert_eq!(got.goaway, Some((3, Code::NoError as u32)), "{model}: {rest:?}");
     });
-}
-
-/// Proportional set size (KiB) of a server's process tree.
-fn tree_pss_kib(pid: i32) -> u64 {
-    muxlab::sys::procfs::tree(pid)
-        .into_iter()
-        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
-        .filter_map(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .sum()
 }
 
 /// Clients that never read, and clients that never grant window, cost bounded memory, and

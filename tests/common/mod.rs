@@ -394,3 +394,17 @@ pub fn for_each_model(f: impl Fn(&str, &[&str]) + Sync) {
         failures.join("\n")
     );
 }
+
+/// Proportional set size (KiB) of a process tree: shared pages (a forked child's copy of its
+/// parent) are divided among the processes sharing them, so the sum is what the tree costs.
+pub fn tree_pss_kib(pid: i32) -> u64 {
+    muxlab::sys::procfs::tree(pid)
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .sum()
+}
