@@ -120,6 +120,8 @@ struct Fields {
     scheme: bool,
     path: bool,
     authority: bool,
+    /// CONNECT, which carries neither :scheme nor :path (and gets 405 here).
+    connect: bool,
     /// A pseudo-header missing, repeated, unknown or after a regular field; a bad name or a
     /// connection-specific field.
     malformed: bool,
@@ -144,8 +146,9 @@ enum Phase {
 pub struct H2Session {
     limits: Limits,
     phase: Phase,
-    /// Our SETTINGS went out.
+    /// Our SETTINGS went out; the client's first SETTINGS came.
     greeted: bool,
+    settings_seen: bool,
     /// An incomplete frame, kept for the next input.
     partial: Vec<u8>,
     decoder: hpack::Decoder,
@@ -191,6 +194,7 @@ impl H2Session {
                 Phase::Frames
             },
             greeted: false,
+            settings_seen: false,
             partial: Vec::new(),
             decoder: hpack::Decoder::new(),
             block: Vec::new(),
@@ -349,6 +353,13 @@ impl H2Session {
     ) -> Result<(), Code> {
         if self.expecting_continuation && (head.kind != frame::CONTINUATION || head.stream != self.block_stream) {
             return Err(Code::Protocol);
+        }
+        if !self.settings_seen {
+            // The client's preface ends with a SETTINGS frame (RFC 9113 3.4).
+            if head.kind != frame::SETTINGS || head.flags & frame::ACK != 0 {
+                return Err(Code::Protocol);
+            }
+            self.settings_seen = true;
         }
         match head.kind {
             frame::DATA => self.data(head, payload, out, fed),
@@ -726,7 +737,12 @@ impl H2Session {
         s.open(id, self.peer_initial_window);
         self.streams.push(s);
         let i = self.streams.len() - 1;
-        let Some(method) = f.method.filter(|_| f.scheme && f.path && !f.malformed) else {
+        let whole = if f.connect {
+            f.authority && !f.scheme && !f.path
+        } else {
+            f.scheme && f.path
+        };
+        let Some(method) = f.method.filter(|_| whole && !f.malformed) else {
             self.reset(out, id, Code::Protocol, fed);
             return Ok(());
         };
@@ -921,7 +937,14 @@ fn dependency(b: &[u8]) -> u32 {
 /// One decoded request field, checked (RFC 9113 8.2 and 8.3).
 fn field(f: &mut Fields, path: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     f.list_size += name.len() + value.len() + 32;
-    if name.iter().any(|c| c.is_ascii_uppercase()) || name.is_empty() {
+    // RFC 9113 8.2.1: a name is lowercase token characters (a pseudo-header's after its
+    // colon); a value holds no NUL, CR or LF and neither starts nor ends with whitespace.
+    let token = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(c);
+    let bare = name.strip_prefix(b":").unwrap_or(name);
+    let bad_value = value.iter().any(|c| matches!(c, 0 | b'\r' | b'\n'))
+        || value.first().is_some_and(|c| matches!(c, b' ' | b'\t'))
+        || value.last().is_some_and(|c| matches!(c, b' ' | b'\t'));
+    if bare.is_empty() || !bare.iter().all(token) || bad_value {
         f.malformed = true;
         return;
     }
@@ -938,6 +961,7 @@ fn field(f: &mut Fields, path: &mut Vec<u8>, name: &[u8], value: &[u8]) {
                     b"POST" | b"PUT" => Method::Echo,
                     _ => Method::Other,
                 });
+                f.connect = value == b"CONNECT";
             }
             b":scheme" if !f.scheme => f.scheme = true,
             b":path" if !f.path && !value.is_empty() => {

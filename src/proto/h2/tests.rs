@@ -314,6 +314,18 @@ fn malformed_requests_reset_their_stream() {
             "unknown pseudo-header",
             wire::request_block("GET", "/", &[(":foo", "1")], Coding::Plain),
         ),
+        (
+            "CR LF in a value",
+            wire::request_block("GET", "/", &[("x-a", "1\r\nx-b: 2")], Coding::Plain),
+        ),
+        (
+            "a space in a name",
+            wire::request_block("GET", "/", &[("x a", "1")], Coding::Plain),
+        ),
+        (
+            "a value with leading space",
+            wire::request_block("GET", "/", &[("x-a", " 1")], Coding::Plain),
+        ),
     ] {
         let mut b = hello();
         wire::headers(&mut b, 1, &block, true);
@@ -516,4 +528,19 @@ fn data_on_a_stream_closed_long_ago_is_a_stream_error() {
     assert!(!close);
     assert_eq!(got.streams[&1].reset, Some(Code::StreamClosed as u32));
     assert_eq!(got.streams[&601].status.as_deref(), Some("200"));
+}
+
+#[test]
+fn the_first_frame_must_be_settings_and_connect_gets_405() {
+    let mut b = frame::PREFACE.to_vec();
+    get(&mut b, 1);
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
+    let mut b = hello();
+    let mut block = Vec::new();
+    wire::field(&mut block, b":method", b"CONNECT", Coding::Plain);
+    wire::field(&mut block, b":authority", b"example.test:443", Coding::Plain);
+    wire::headers(&mut b, 1, &block, true);
+    assert_eq!(talk(&b).0.streams[&1].status.as_deref(), Some("405"));
 }
