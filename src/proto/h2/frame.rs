@@ -104,3 +104,21 @@ pub fn settings(out: &mut Vec<u8>, pairs: &[(u16, u32)]) {
         out.extend_from_slice(&value.to_be_bytes());
     }
 }
+
+/// The payload of a DATA or HEADERS frame without its padding.
+pub fn unpad(head: Head, payload: &[u8]) -> Result<&[u8], Code> {
+    if head.flags & PADDED == 0 {
+        return Ok(payload);
+    }
+    let (&pad, rest) = payload.split_first().ok_or(Code::FrameSize)?;
+    let pad = usize::from(pad);
+    if pad >= payload.len() {
+        return Err(Code::Protocol);
+    }
+    Ok(&rest[..rest.len() - pad])
+}
+
+/// The stream a PRIORITY block depends on.
+pub fn dependency(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff
+}

@@ -16,12 +16,17 @@
 //! `max_output`: past it the session grants the client no more window, so a client that never
 //! sends WINDOW_UPDATE cannot make it hold more than `max_output` plus one window.
 
+mod flow;
 pub mod frame;
 pub(crate) mod hpack;
 pub(crate) mod huffman;
+mod message;
+mod stream;
 pub mod wire;
 
-use frame::{Code, Head};
+use frame::{dependency, unpad, Code, Head};
+use message::{field, refusal_body, response_head, Fields, Method};
+use stream::{Closed, Stream};
 
 use super::{Answer, Fed, Limits, Request};
 use crate::proto::http::{BODY, MAX_HEAD};
@@ -44,91 +49,12 @@ const KEEP_BUFFER: usize = 16 * 1024;
 /// must not cost the server megabytes of copying.
 const MAX_DECODED: usize = 64 * 1024;
 
-/// What a request asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
-    Get,
-    Head,
-    /// POST or PUT: the body is echoed.
-    Echo,
-    Other,
-}
-
-/// One stream that is open or half-closed.
-#[derive(Debug)]
-struct Stream {
-    id: u32,
-    /// What the client may still send us, and what we may send it.
-    recv_window: i64,
-    send_window: i64,
-    /// Window consumed by DATA and not yet granted back.
-    recv_owed: u32,
-    /// Response body waiting for window.
-    pending: Vec<u8>,
-    method: Method,
-    /// The request's END_STREAM arrived.
-    ended_in: bool,
-    /// A refusal was sent before the request ended: the rest of it is not wanted (RFC 9113
-    /// 8.1: RST_STREAM with NO_ERROR once the response is complete), and its DATA is dropped.
-    abort_in: bool,
-    /// The response is complete once `pending` is sent; and its END_STREAM went.
-    end_out: bool,
-    done_out: bool,
-    /// The request's content-length, and the body bytes so far.
-    expect_len: Option<u64>,
-    got_len: u64,
-}
-
-impl Stream {
-    fn open(&mut self, id: u32, send_window: i64) {
-        self.id = id;
-        self.recv_window = frame::INITIAL_WINDOW;
-        self.send_window = send_window;
-        self.recv_owed = 0;
-        self.pending.clear();
-        self.method = Method::Other;
-        self.ended_in = false;
-        self.abort_in = false;
-        self.end_out = false;
-        self.done_out = false;
-        self.expect_len = None;
-        self.got_len = 0;
-    }
-}
-
-/// How a remembered stream closed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Closed {
-    /// Both sides ended it, or the client reset it: frames on it are STREAM_CLOSED.
-    Finished,
-    /// We reset it: frames the client sent before it knew are ignored.
-    ResetByUs,
-}
-
 /// A stream error found while a header block was read; applied once the block is decoded
 /// (the HPACK state must follow every block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Problem {
     Malformed,
     StreamClosed,
-}
-
-/// The request head a block decoded to.
-#[derive(Debug, Default)]
-struct Fields {
-    method: Option<Method>,
-    scheme: bool,
-    path: bool,
-    authority: bool,
-    /// CONNECT, which carries neither :scheme nor :path (and gets 405 here).
-    connect: bool,
-    /// A pseudo-header missing, repeated, unknown or after a regular field; a bad name or a
-    /// connection-specific field.
-    malformed: bool,
-    regular_seen: bool,
-    content_length: Option<u64>,
-    /// Bytes of the decoded header list (RFC 9113's size: name + value + 32 each).
-    list_size: usize,
 }
 
 /// Where the connection is in the frame stream.
@@ -480,43 +406,6 @@ impl H2Session {
         Ok(())
     }
 
-    fn window_update(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
-        if head.len != 4 {
-            return Err(Code::FrameSize);
-        }
-        let inc = i64::from(u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]) & 0x7fff_ffff);
-        if head.stream == 0 {
-            if inc == 0 {
-                return Err(Code::Protocol);
-            }
-            self.send_window += inc;
-            if self.send_window > frame::MAX_WINDOW {
-                return Err(Code::FlowControl);
-            }
-            self.flush(out);
-            self.grant(out, None);
-            return Ok(());
-        }
-        if head.stream > self.last_id {
-            return Err(Code::Protocol);
-        }
-        let Some(i) = self.find(head.stream) else {
-            return Ok(()); // closed: a late update is harmless
-        };
-        if inc == 0 {
-            self.reset(out, head.stream, Code::Protocol, fed);
-            return Ok(());
-        }
-        self.streams[i].send_window += inc;
-        if self.streams[i].send_window > frame::MAX_WINDOW {
-            self.reset(out, head.stream, Code::FlowControl, fed);
-        } else {
-            self.flush_stream(i, out);
-        }
-        self.grant(out, None);
-        Ok(())
-    }
-
     /// DATA: the body goes to its stream (echoed as window allows), and the window it used is
     /// granted back at once while the session holds less than `max_output`.
     fn data(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
@@ -804,81 +693,6 @@ impl H2Session {
         Ok(())
     }
 
-    /// Sends what window allows of every stream's pending body, and ends the streams that are
-    /// done.
-    fn flush(&mut self, out: &mut Vec<u8>) {
-        let mut i = 0;
-        while i < self.streams.len() {
-            if self.flush_stream(i, out) {
-                continue; // stream i was closed: another moved into its place
-            }
-            i += 1;
-        }
-    }
-
-    /// Flushes stream `i`; `true` if it is done and was removed.
-    fn flush_stream(&mut self, i: usize, out: &mut Vec<u8>) -> bool {
-        let max_frame = self.peer_max_frame;
-        let s = &mut self.streams[i];
-        while !s.pending.is_empty() {
-            let n = (s.pending.len() as i64)
-                .min(s.send_window)
-                .min(self.send_window)
-                .min(max_frame as i64);
-            if n <= 0 {
-                return false;
-            }
-            let n = n as usize;
-            let last = n == s.pending.len() && s.end_out;
-            frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
-            out.extend_from_slice(&s.pending[..n]);
-            s.pending.drain(..n);
-            if s.pending.is_empty() && s.pending.capacity() > KEEP_BUFFER {
-                s.pending = Vec::new();
-            }
-            s.send_window -= n as i64;
-            self.send_window -= n as i64;
-            self.held -= n;
-            if last {
-                s.done_out = true;
-            }
-        }
-        if s.end_out && !s.done_out {
-            frame::head(out, 0, frame::DATA, frame::END_STREAM, s.id);
-            s.done_out = true;
-        }
-        if s.done_out && s.abort_in {
-            frame::rst_stream(out, s.id, Code::NoError);
-            self.close(i, Closed::ResetByUs);
-            return true;
-        }
-        if s.done_out && s.ended_in {
-            self.close(i, Closed::Finished);
-            return true;
-        }
-        false
-    }
-
-    /// Grants back the window the client's DATA used, on the connection and on stream `only`
-    /// (every stream: `None`), while the held output is under `max_output`.
-    fn grant(&mut self, out: &mut Vec<u8>, only: Option<u32>) {
-        if self.held >= self.limits.max_output {
-            return;
-        }
-        if self.recv_owed > 0 {
-            frame::window_update(out, 0, self.recv_owed);
-            self.recv_window += i64::from(self.recv_owed);
-            self.recv_owed = 0;
-        }
-        for s in &mut self.streams {
-            if only.is_none_or(|id| id == s.id) && s.recv_owed > 0 && !s.ended_in {
-                frame::window_update(out, s.id, s.recv_owed);
-                s.recv_window += i64::from(s.recv_owed);
-                s.recv_owed = 0;
-            }
-        }
-    }
-
     /// A stream error: RST_STREAM with `code`; the stream, if open, is dropped.
     fn reset(&mut self, out: &mut Vec<u8>, id: u32, code: Code, fed: &mut Fed) {
         frame::rst_stream(out, id, code);
@@ -914,128 +728,6 @@ impl H2Session {
             .find(|(i, _)| *i == id && id != 0)
             .map(|&(_, how)| how)
     }
-}
-
-/// The payload of a DATA or HEADERS frame without its padding.
-fn unpad(head: Head, payload: &[u8]) -> Result<&[u8], Code> {
-    if head.flags & frame::PADDED == 0 {
-        return Ok(payload);
-    }
-    let (&pad, rest) = payload.split_first().ok_or(Code::FrameSize)?;
-    let pad = usize::from(pad);
-    if pad >= payload.len() {
-        return Err(Code::Protocol);
-    }
-    Ok(&rest[..rest.len() - pad])
-}
-
-/// The stream a PRIORITY block depends on.
-fn dependency(b: &[u8]) -> u32 {
-    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff
-}
-
-/// One decoded request field, checked (RFC 9113 8.2 and 8.3).
-fn field(f: &mut Fields, path: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    f.list_size += name.len() + value.len() + 32;
-    // RFC 9113 8.2.1: a name is lowercase token characters (a pseudo-header's after its
-    // colon); a value holds no NUL, CR or LF and neither starts nor ends with whitespace.
-    let token = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(c);
-    let bare = name.strip_prefix(b":").unwrap_or(name);
-    let bad_value = value.iter().any(|c| matches!(c, 0 | b'\r' | b'\n'))
-        || value.first().is_some_and(|c| matches!(c, b' ' | b'\t'))
-        || value.last().is_some_and(|c| matches!(c, b' ' | b'\t'));
-    if bare.is_empty() || !bare.iter().all(token) || bad_value {
-        f.malformed = true;
-        return;
-    }
-    if name[0] == b':' {
-        if f.regular_seen {
-            f.malformed = true;
-            return;
-        }
-        match name {
-            b":method" if f.method.is_none() => {
-                f.method = Some(match value {
-                    b"GET" => Method::Get,
-                    b"HEAD" => Method::Head,
-                    b"POST" | b"PUT" => Method::Echo,
-                    _ => Method::Other,
-                });
-                f.connect = value == b"CONNECT";
-            }
-            b":scheme" if !f.scheme => f.scheme = true,
-            b":path" if !f.path && !value.is_empty() => {
-                f.path = true;
-                path.extend_from_slice(value);
-            }
-            b":authority" if !f.authority => f.authority = true,
-            _ => f.malformed = true,
-        }
-        return;
-    }
-    f.regular_seen = true;
-    match name {
-        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade" => f.malformed = true,
-        b"te" if value != b"trailers" => f.malformed = true,
-        b"content-length" => {
-            let n = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u64>().ok());
-            match (n, f.content_length) {
-                (Some(n), None) => f.content_length = Some(n),
-                (Some(n), Some(m)) if n == m => {}
-                _ => f.malformed = true,
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The one-line body of a refusal.
-fn refusal_body(status: &[u8]) -> &'static [u8] {
-    match status {
-        b"400" => b"bad request\n",
-        b"405" => b"method not allowed\n",
-        b"413" => b"request body over the limit\n",
-        _ => b"request head over 8 KiB\n",
-    }
-}
-
-/// Appends a response's HEADERS frame: status, server, content type and length (`usize::MAX`:
-/// none), END_STREAM when the response has no body.
-fn response_head(out: &mut Vec<u8>, id: u32, status: &[u8], ctype: Option<&[u8]>, len: usize, end: bool) {
-    let at = out.len();
-    frame::head(
-        out,
-        0,
-        frame::HEADERS,
-        frame::END_HEADERS | if end { frame::END_STREAM } else { 0 },
-        id,
-    );
-    let start = out.len();
-    if status == b"200" {
-        hpack::put_indexed(out, hpack::STATUS);
-    } else {
-        hpack::put_literal(out, hpack::STATUS, status);
-    }
-    hpack::put_literal(out, hpack::SERVER, b"muxlab");
-    if let Some(t) = ctype {
-        hpack::put_literal(out, hpack::CONTENT_TYPE, t);
-    }
-    if len != usize::MAX {
-        let mut digits = [0u8; 20];
-        let mut n = len;
-        let mut k = digits.len();
-        loop {
-            k -= 1;
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        hpack::put_literal(out, hpack::CONTENT_LENGTH, &digits[k..]);
-    }
-    let l = ((out.len() - start) as u32).to_be_bytes();
-    out[at..at + 3].copy_from_slice(&l[1..]);
 }
 
 #[cfg(test)]

@@ -1,0 +1,470 @@
+//! The verdict's sentences and rankings, case by case.
+use crate::bench::results::{Cell, Figures};
+use crate::bench::scenario::parse;
+use crate::bench::verdict::verdict;
+
+fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls: f64, bound: bool) -> Cell {
+    Cell {
+        experiment: "e".into(),
+        target: target.into(),
+        connections: conns,
+        repeat,
+        status: crate::bench::results::CellStatus::Ok,
+        seconds: 1.0,
+        figures: Figures {
+            throughput_rps: rps,
+            requests: 1000,
+            p99_us: 1e6 / rps,
+            server_cpu_us_per_req: Some(cpu),
+            syscalls_per_req: Some(syscalls),
+            client_bound: bound,
+            ..Figures::default()
+        },
+        load: None,
+        server_stats: None,
+    }
+}
+
+fn experiment() -> crate::bench::scenario::Experiment {
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"epoll\", \"poll\", \"thread\"]\nconnections = [10, 100]\nduration = \"1s\"\n";
+    parse(text, "t").unwrap().experiments.remove(0)
+}
+
+/// A request class's p99 is ranked as every request's is, set against its service time,
+/// and the verdict says on how many server CPUs it ran.
+#[test]
+fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said() {
+    use crate::bench::results::ClassFigure;
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\n\
+                work_from_request = true\nmix = [\"short=995:/?cpu=20us\", \"long=5:/?cpu=5ms\"]\n\
+                expect = [\"short p99: thread < reactor\"]\n";
+    let x = parse(text, "t").unwrap().experiments.remove(0);
+    let class = |name: &str, path: &str, p99: f64| ClassFigure {
+        name: name.into(),
+        path: path.into(),
+        requests: 100,
+        p99_us: Some(p99),
+        ..Default::default()
+    };
+    let mut cells = Vec::new();
+    for (t, short) in [("reactor", 6000.0), ("thread", 80.0)] {
+        let mut c = cell(t, 10, 0, 5000.0, 30.0, 2.0, false);
+        c.figures.classes = vec![class("short", "/?cpu=20us", short), class("long", "/?cpu=5ms", 9000.0)];
+        cells.push(c);
+    }
+    let ctx = crate::bench::verdict::Context {
+        server_cpus: Some(1),
+        ..crate::bench::verdict::Context::DOCUMENTED
+    };
+    let v = crate::bench::verdict::verdict_with(&x, &cells, 1, &ctx);
+    let short = v.findings.iter().find(|f| f.class.as_deref() == Some("short")).unwrap();
+    assert_eq!((short.best.as_str(), short.runner_up.as_str()), ("thread", "reactor"));
+    assert!(short.clear);
+    for said in [
+        "e (server on 1 CPU): ",
+        "P99 latency of short requests: thread is best, 75.00× reactor (80us against 6.00ms at 10 connections).",
+        "The short requests' p99 is 300× their 20us service time under reactor and 4.0× under thread: \
+         under reactor they wait behind the long requests (5.00ms).",
+        "P99 latency of long requests: no clear difference",
+        "Expected shape 'short p99: thread < reactor' holds",
+    ] {
+        assert!(v.text.contains(said), "{said}\n{}", v.text);
+    }
+    assert_eq!(v.expected[0].held, Some(true));
+}
+
+/// An open loop whose targets all kept up with the rate names no throughput winner, even
+/// where three repeats' ranges do not overlap; one that fell behind is ranked as usual.
+#[test]
+fn an_open_loop_that_every_target_kept_up_with_has_no_throughput_winner() {
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\nrate = 5000\n";
+    let x = parse(text, "t").unwrap().experiments.remove(0);
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        cells.push(cell("reactor", 10, r, 5011.0, 50.0, 2.0, false));
+        cells.push(cell("thread", 10, r, 5006.0, 50.0, 2.0, false));
+    }
+    let v = verdict(&x, &cells, 3);
+    assert!(
+        v.text
+            .contains("Throughput: no difference between reactor and thread (1.00×): an open loop at 5,000 req/s"),
+        "{}",
+        v.text
+    );
+    assert!(!v.findings[0].clear);
+    for c in cells.iter_mut().filter(|c| c.target == "thread") {
+        c.figures.throughput_rps = 800.0;
+    }
+    let v = verdict(&x, &cells, 3);
+    assert!(
+        v.text.contains("Throughput: reactor is best, 6.26× thread"),
+        "{}",
+        v.text
+    );
+}
+
+/// With a target: capacity ranked first among the designs that do the work (a peer that
+/// does none is named, not ranked), and every target without a capacity said with why.
+#[test]
+fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"reactor\", \"epoll\", \"thread\"]\npeers = [\"nginx\"]\nconnections = [10]\n\
+                work = \"cpu:50us\"\nslo = \"p99<=10ms\"\n";
+    let x = parse(text, "t").unwrap().experiments.remove(0);
+    let capacity = |rps: Option<f64>, why: Option<&str>| crate::load::slo::Capacity {
+        slo: "p99<=10ms".into(),
+        rps,
+        failed_at: None,
+        probes: Vec::new(),
+        inconclusive: why.map(String::from),
+    };
+    let mut cells = Vec::new();
+    for (t, rps, why) in [
+        ("reactor", Some(17_500.0), None),
+        ("epoll", Some(14_000.0), None),
+        ("thread", None, Some("the client could not offer more than 9,000 req/s")),
+        ("nginx", Some(60_000.0), None),
+    ] {
+        // nginx (no work) and thread (no capacity) would be cheapest per request.
+        let cpu = match t {
+            "reactor" => 50.0,
+            "epoll" => 60.0,
+            _ => 5.0,
+        };
+        let mut c = cell(t, 10, 0, rps.unwrap_or(9000.0), cpu, 2.0, false);
+        c.figures.capacity = Some(capacity(rps, why));
+        cells.push(c);
+    }
+    let v = verdict(&x, &cells, 1);
+    let f = &v.findings[0];
+    assert_eq!(
+        (f.metric.as_str(), f.best.as_str(), f.runner_up.as_str()),
+        ("capacity at the target", "reactor", "epoll")
+    );
+    let cpu = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request")
+        .unwrap();
+    assert_eq!(
+        (cpu.best.as_str(), cpu.runner_up.as_str()),
+        ("reactor", "epoll"),
+        "CPU per request ranks the designs doing the work at their capacity"
+    );
+    assert!(
+        !v.text.contains("P99 latency"),
+        "held probes' p99s do not compare: {}",
+        v.text
+    );
+    assert!(
+        v.text.contains(
+            "No capacity for thread (the client could not offer more than 9,000 req/s); nginx (it serves a fixed body"
+        ),
+        "{}",
+        v.text
+    );
+}
+
+/// Ranked over every count, the best can still lose at the largest, whose values are
+/// quoted: the sentence says so instead of calling the smaller number the worse one.
+#[test]
+fn a_best_that_loses_at_the_largest_count_is_said_to_flip_there() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        let j = r as f64 * 0.01;
+        for n in [10, 50] {
+            cells.push(cell("epoll", n, r, 100_000.0, 2.0 + j, 2.0, false));
+            cells.push(cell("poll", n, r, 100_000.0, 6.0 + j, 2.0, false));
+        }
+        cells.push(cell("epoll", 100, r, 100_000.0, 5.5 + j, 2.0, false));
+        cells.push(cell("poll", 100, r, 100_000.0, 5.0 + j, 2.0, false));
+    }
+    let v = verdict(&experiment(), &cells, 3);
+    assert!(
+        v.text.contains("Server CPU per request: epoll is best over all counts")
+            && v.text.contains("at 100 connections, where the order flips"),
+        "{}",
+        v.text
+    );
+}
+
+/// Paired rounds drift: nginx's median (9.5) is below epoll's (10.2), yet epoll was cheaper
+/// than nginx in two of the three rounds, by 11% and 13%, and dearer in one by 24%. Ranked
+/// within rounds, epoll is the runner-up to uring and nginx is last, as the rounds' ratios say.
+#[test]
+fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                paired = true\nmodels = [\"epoll\", \"uring\"]\npeers = [\"nginx\"]\nconnections = [50]\nduration = \"1s\"\n";
+    let x = parse(text, "t").unwrap().experiments.remove(0);
+    let rounds = [(8.51, 7.42, 9.51), (10.34, 7.0, 8.33), (10.2, 9.7, 11.78)];
+    let mut cells = Vec::new();
+    for (r, (epoll, uring, nginx)) in rounds.into_iter().enumerate() {
+        cells.push(cell("epoll", 50, r, 100_000.0, epoll, 2.0, false));
+        cells.push(cell("uring", 50, r, 100_000.0, uring, 0.3, false));
+        cells.push(cell("nginx", 50, r, 100_000.0, nginx, 2.0, false));
+    }
+    let cpu = |x: &crate::bench::scenario::Experiment| {
+        let v = verdict(x, &cells, 3);
+        let f = v.findings.into_iter().find(|f| f.metric == "server CPU per request");
+        (f.unwrap(), v.text)
+    };
+    let (f, text) = cpu(&x);
+    assert_eq!((f.best.as_str(), f.runner_up.as_str()), ("uring", "epoll"), "{text}");
+    assert_eq!(f.last.as_ref().unwrap().0, "nginx", "{text}");
+    // Unpaired, the medians rank nginx second.
+    let mut unpaired = x.clone();
+    unpaired.paired = false;
+    let (f, text) = cpu(&unpaired);
+    assert_eq!(f.runner_up, "nginx", "{text}");
+}
+
+/// The report's table bolds, in paired rounds, the target best within rounds: B's raw
+/// median CPU (9.5) is below A's (10.0), but A was cheaper in 2 of 3 rounds.
+#[test]
+fn a_paired_table_marks_the_best_within_rounds() {
+    let text = "name = \"x\"\ndescription = \"d\"\nrepeats = 3\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [50]\nduration = \"1s\"\n";
+    let scenario = parse(text, "t").unwrap();
+    let mut cells = Vec::new();
+    // Round 1 has the median throughput: its cells are the ones the table shows.
+    for (r, (a, b)) in [(5.0, 6.0), (10.0, 9.5), (10.0, 11.0)].into_iter().enumerate() {
+        let rps = 90_000.0 + 10_000.0 * r as f64;
+        cells.push(cell("epoll", 50, r, rps, a, 2.0, false));
+        cells.push(cell("poll", 50, r, rps, b, 2.0, false));
+    }
+    let mut results = crate::bench::results::Results {
+        format: crate::bench::results::FORMAT,
+        scenario,
+        environment: Default::default(),
+        cells,
+        interrupted: false,
+        verdicts: Vec::new(),
+    };
+    let page = crate::report::html::render(&results);
+    assert!(page.contains("<td class=\"best\">10.0<br>"), "epoll's CPU is marked");
+    assert!(
+        !page.contains("<td class=\"best\">9.5<br>"),
+        "poll's lower median is not"
+    );
+    // Unpaired, the lower median is the best.
+    results.scenario.experiments[0].paired = false;
+    let page = crate::report::html::render(&results);
+    assert!(page.contains("<td class=\"best\">9.5<br>"));
+}
+
+#[test]
+fn the_sign_test_counts_the_chance_of_so_many_wins() {
+    use crate::bench::results::sign_test;
+    assert!((sign_test(8, 8) - 1.0 / 256.0).abs() < 1e-12);
+    assert!((sign_test(0, 8) - 1.0).abs() < 1e-12);
+    assert!((sign_test(7, 8) - 9.0 / 256.0).abs() < 1e-12);
+    assert!(sign_test(6, 8) > 0.05);
+}
+
+/// Paired rounds: a target better in 7 of 8 rounds is clearly better even where the two
+/// ranges overlap (the machine drifted between rounds); better in 5 of 8 is not.
+#[test]
+fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
+    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [100]\nduration = \"1s\"\n";
+    let x = parse(text, "t").unwrap().experiments.remove(0);
+    for (wins, clear) in [(7, true), (5, false)] {
+        let mut cells = Vec::new();
+        for r in 0..8 {
+            // The machine's state moves every round by far more than the gap.
+            let drift = 1.0 + 0.1 * r as f64;
+            let gap = if r < wins { 0.95 } else { 1.02 };
+            cells.push(cell("epoll", 100, r, 100_000.0, 5.0 * drift * gap, 2.0, false));
+            cells.push(cell("poll", 100, r, 100_000.0, 5.0 * drift, 2.0, false));
+        }
+        let v = verdict(&x, &cells, 8);
+        let cpu = v
+            .findings
+            .iter()
+            .find(|f| f.metric == "server CPU per request")
+            .unwrap();
+        assert_eq!((cpu.best.as_str(), cpu.clear), ("epoll", clear), "{}", v.text);
+        if !clear {
+            assert!(v.text.contains("not better in enough of 8 paired rounds"), "{}", v.text);
+        }
+    }
+}
+
+#[test]
+fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        let j = r as f64;
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, 100_000.0 + j * 1000.0, 5.0 + j * 0.1, 2.0, false));
+            cells.push(cell("poll", n, r, 80_000.0 + j * 1000.0, 6.5 + j * 0.1, 6.0, false));
+            cells.push(cell("thread", n, r, 50_000.0 + j * 1000.0, 11.0, 2.0, true));
+        }
+    }
+    let v = verdict(&experiment(), &cells, 3);
+    let cpu = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request")
+        .unwrap();
+    assert_eq!(
+        (cpu.best.as_str(), cpu.runner_up.as_str(), cpu.clear),
+        ("epoll", "poll", true)
+    );
+    assert!((cpu.ratio - 6.6 / 5.1).abs() < 0.01, "{}", cpu.ratio);
+    assert!(
+        v.text.contains("Server CPU per request: epoll is best, 1.29× poll"),
+        "{}",
+        v.text
+    );
+    assert!(v.text.contains("last is thread"), "{}", v.text);
+    assert!(
+        v.text
+            .contains("Why: epoll has 2.00 syscalls per request against 6.00 (≈ 1.1 µs), of the 1.5 µs gap in server CPU per request to poll."),
+        "{}",
+        v.text
+    );
+    assert!(v.text.contains("client was saturated in 6 of 18 cells"), "{}", v.text);
+}
+
+/// Two syscalls cannot cover 20 µs: a counter that differs a lot but accounts for little
+/// of the gap is not given as its reason.
+#[test]
+fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        let j = r as f64 * 0.1;
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, 10_000.0, 114.0 + j, 0.05, false));
+            cells.push(cell("poll", n, r, 9_000.0, 134.0 + j, 2.08, false));
+        }
+    }
+    let costs = crate::bench::verdict::Context::DOCUMENTED;
+    let v = crate::bench::verdict::verdict_with(&experiment(), &cells, 3, &costs);
+    assert!(v.reasons.is_empty(), "{:?}", v.reasons);
+    assert!(!v.text.contains("Why:"), "{}", v.text);
+    assert!(
+        v.text.contains(
+            "The counters muxlab keeps do not explain the gap of 20.0 µs between epoll and poll: \
+             0.05 syscalls per request against 2.08 (≈ 0.5 µs) (epoll) account for too little of it."
+        ),
+        "{}",
+        v.text
+    );
+    // The same counter at 80 syscalls' difference covers it.
+    let more: Vec<Cell> = cells
+        .into_iter()
+        .map(|mut c| {
+            if c.target == "poll" {
+                c.figures.syscalls_per_req = Some(80.0);
+            }
+            c
+        })
+        .collect();
+    let v = crate::bench::verdict::verdict_with(&experiment(), &more, 3, &costs);
+    assert!(
+        v.text.contains("Why: epoll has 0.05 syscalls per request against 80"),
+        "{}",
+        v.text
+    );
+}
+
+#[test]
+fn a_row_says_steal_time_above_two_percent_and_dashes_what_was_not_measured() {
+    let mut c = cell("epoll", 10, 0, 1000.0, 5.0, 2.0, false);
+    c.figures.steal_pct = Some(3.46);
+    assert!(crate::report::table::row(&c).contains("steal 3.5%"));
+    c.figures.steal_pct = Some(1.9);
+    assert!(!crate::report::table::row(&c).contains("steal"));
+    c.figures.server_cpu_us_per_req = None;
+    c.figures.server_cpu_cores = None;
+    let row = crate::report::table::row(&c);
+    assert!(row.contains(" – ") && !row.contains(" 0.0 "), "{row}");
+}
+
+/// A paired run measures its first model twice per round; the twin is never ranked, and
+/// the largest difference between the two is the smallest this machine resolved.
+#[test]
+fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
+            cells.push(cell("poll", n, r, 80_000.0, 6.5, 2.0, false));
+            let twin = if r == 1 { 5.2 } else { 4.95 };
+            cells.push(cell("epoll (A/A)", n, r, 200_000.0, twin, 2.0, false));
+        }
+    }
+    let v = verdict(&experiment(), &cells, 3);
+    let aa = v.aa.as_ref().unwrap();
+    assert_eq!((aa.target.as_str(), aa.rounds), ("epoll", 6));
+    assert!((aa.max_diff_pct - 4.0).abs() < 1e-9, "{aa:?}");
+    assert!((aa.median_diff_pct - 1.0101).abs() < 0.001, "{aa:?}");
+    assert!(
+        v.text.contains(
+            "A/A: epoll against itself in the same rounds was 1.0% apart in server CPU per request (median; up to 4.0%, 6 rounds)"
+        ),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text.contains("Throughput: epoll is best"),
+        "the twin's 200k must not rank: {}",
+        v.text
+    );
+    assert!(!v
+        .findings
+        .iter()
+        .any(|f| f.best.contains("A/A") || f.runner_up.contains("A/A")));
+}
+
+/// A gap the rounds separate but smaller than what the first model differed from itself
+/// by is not resolved: no clear difference, and the sentence says why.
+#[test]
+fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
+            cells.push(cell("poll", n, r, 80_000.0, 5.1, 2.0, false));
+            cells.push(cell("epoll (A/A)", n, r, 100_000.0, 5.25, 2.0, false));
+        }
+    }
+    let v = verdict(&experiment(), &cells, 3);
+    let cpu = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request")
+        .unwrap();
+    assert!(!cpu.clear, "{}", v.text);
+    assert!(
+        v.text
+            .contains("Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)"),
+        "{}",
+        v.text
+    );
+    assert!(v.text.contains("Throughput: epoll is best"), "{}", v.text);
+}
+
+#[test]
+fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
+    let mut cells = Vec::new();
+    for (r, (a, b)) in [(100_000.0, 99_000.0), (90_000.0, 101_000.0), (95_000.0, 94_000.0)]
+        .into_iter()
+        .enumerate()
+    {
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, a, 5.0, 2.0, false));
+            cells.push(cell("poll", n, r, b, 5.0, 2.0, false));
+        }
+    }
+    let v = verdict(&experiment(), &cells, 3);
+    assert!(v.text.contains("Throughput: no clear difference between"), "{}", v.text);
+    assert!(v.text.contains("inside the spread of 3 runs"), "{}", v.text);
+    let only: Vec<Cell> = cells.into_iter().filter(|c| c.target == "epoll").collect();
+    assert!(verdict(&experiment(), &only, 3).text.contains("only epoll finished"));
+    assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
+}
