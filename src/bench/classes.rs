@@ -74,7 +74,7 @@ fn max_work(x: &Experiment) -> Duration {
 /// Checks the queries of `x`'s request classes as its models will read them: a class whose
 /// work the server would refuse (400) is an error when the scenario is read, not a class of
 /// refusals measured as if served.
-pub(super) fn check_queries(x: &Experiment) -> Result<(), String> {
+pub(super) fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
     if !x.work_from_request {
         return Ok(());
     }
@@ -82,7 +82,7 @@ pub(super) fn check_queries(x: &Experiment) -> Result<(), String> {
     x.load.mix.iter().try_for_each(|m| {
         crate::server::query_work(&m.path, max)
             .map(drop)
-            .map_err(|e| format!("class '{}': {e}", m.name))
+            .map_err(|e| crate::units::BadValue(format!("class '{}': {e}", m.name)))
     })
 }
 

@@ -3,6 +3,7 @@
 //! classes when the scenario is, and held against the cells by the verdict, which says for
 //! each whether it held, with the figures.
 
+use crate::units::BadValue;
 use serde::{Deserialize, Serialize};
 
 use super::results::{spread, Cell};
@@ -55,40 +56,41 @@ struct Shape {
 }
 
 /// Reads `"[CLASS] METRIC: A < B [< C ...]"` against `x`'s targets and classes.
-fn read(text: &str, x: &Experiment) -> Result<Shape, String> {
+fn read(text: &str, x: &Experiment) -> Result<Shape, BadValue> {
     let form = "write \"[CLASS] METRIC: A < B\", METRIC one of throughput, p50, p99, cpu";
     let (head, chain) = text
         .split_once(':')
-        .ok_or_else(|| format!("'{text}': no ':' ({form})"))?;
+        .ok_or_else(|| BadValue(format!("'{text}': no ':' ({form})")))?;
     let words: Vec<&str> = head.split_whitespace().collect();
     let (class, metric) = match words[..] {
         [m] => (None, m),
         [c, m] => (Some(c.to_string()), m),
-        _ => return Err(format!("'{text}': '{head}' is not [CLASS] METRIC ({form})")),
+        _ => return Err(BadValue(format!("'{text}': '{head}' is not [CLASS] METRIC ({form})"))),
     };
-    let measure = Measure::of(metric).ok_or_else(|| format!("'{text}': unknown metric '{metric}' ({form})"))?;
+    let measure =
+        Measure::of(metric).ok_or_else(|| BadValue(format!("'{text}': unknown metric '{metric}' ({form})")))?;
     if let Some(c) = &class {
         let known: Vec<&str> = x.load.mix.iter().map(|m| m.name.as_str()).collect();
         if !measure.latency() {
-            return Err(format!("'{text}': a class has latency only (p50, p99)"));
+            return Err(BadValue(format!("'{text}': a class has latency only (p50, p99)")));
         }
         if x.load.mix_file.is_none() && !known.contains(&c.as_str()) {
-            return Err(format!(
+            return Err(BadValue(format!(
                 "'{text}': no request class '{c}' in mix (classes: {})",
                 if known.is_empty() {
                     "none".to_string()
                 } else {
                     known.join(", ")
                 }
-            ));
+            )));
         }
     }
     let targets = chain
         .split('<')
-        .map(|t| target(t.trim(), x).map_err(|e| format!("'{text}': {e}")))
-        .collect::<Result<Vec<String>, String>>()?;
+        .map(|t| target(t.trim(), x).map_err(|e| BadValue(format!("'{text}': {e}"))))
+        .collect::<Result<Vec<String>, BadValue>>()?;
     if targets.len() < 2 {
-        return Err(format!("'{text}': compares nothing ({form})"));
+        return Err(BadValue(format!("'{text}': compares nothing ({form})")));
     }
     Ok(Shape {
         class,
@@ -99,7 +101,7 @@ fn read(text: &str, x: &Experiment) -> Result<Shape, String> {
 
 /// The target `name` stands for: a model entry or peer as written, or the one model entry of
 /// that model.
-fn target(name: &str, x: &Experiment) -> Result<String, String> {
+fn target(name: &str, x: &Experiment) -> Result<String, BadValue> {
     let all = || x.models.iter().chain(&x.peers);
     if let Some(t) = all().find(|t| *t == name) {
         return Ok(t.clone());
@@ -107,15 +109,17 @@ fn target(name: &str, x: &Experiment) -> Result<String, String> {
     let of_model: Vec<&String> = x.models.iter().filter(|m| model_name(m) == name).collect();
     match of_model[..] {
         [one] => Ok(one.clone()),
-        [] => Err(format!("'{name}' is not one of the experiment's models or peers")),
-        _ => Err(format!(
+        [] => Err(BadValue(format!(
+            "'{name}' is not one of the experiment's models or peers"
+        ))),
+        _ => Err(BadValue(format!(
             "'{name}' stands for several model entries: write one of them whole"
-        )),
+        ))),
     }
 }
 
 /// Checks every `expect` entry of `x` (the error says which and why).
-pub(super) fn check_keys(x: &Experiment) -> Result<(), String> {
+pub(super) fn check_keys(x: &Experiment) -> Result<(), BadValue> {
     x.expect.iter().try_for_each(|e| read(e, x).map(drop))
 }
 
@@ -169,7 +173,7 @@ pub(super) fn check(x: &Experiment, ok: &[&Cell], repeats: usize) -> Vec<Expecta
         .map(|text| {
             let (held, detail) = match read(text, x) {
                 Ok(shape) => held(&shape, ok, repeats),
-                Err(e) => (None, e),
+                Err(e) => (None, e.0),
             };
             Expectation {
                 expected: text.clone(),

@@ -132,18 +132,18 @@ fn named_work(target: &[u8]) -> (Vec<u8>, String) {
 /// The work a request target's query names (`/?cpu=20us&sleep=exp(1ms)`), as `serve
 /// --work-from-request` with `--max-work max` reads it: `Ok(None)` where it names none, an
 /// error saying why the server would refuse it (400).
-pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, String> {
+pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, crate::units::BadValue> {
     let (_, spec) = named_work(target.as_bytes());
     if spec.is_empty() {
         return Ok(None);
     }
     match parse(&spec, &Work::default(), max) {
         Some(w) => Ok(Some(w)),
-        None => Err(format!(
+        None => Err(crate::units::BadValue(format!(
             "'{target}' names work '{spec}' the server refuses (malformed, hist:, over 128 bytes or \
              two levels of parentheses, or a mean over --max-work {})",
             crate::units::format_duration(max)
-        )),
+        ))),
     }
 }
 
