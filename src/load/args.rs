@@ -44,7 +44,17 @@ pub struct Workload {
     #[arg(long, value_parser = parse_duration)]
     #[serde(default, with = "serde_as::opt_duration", skip_serializing_if = "Option::is_none")]
     pub think: Option<Duration>,
-    /// Requests in flight per connection.
+    /// HTTP/2 over TLS (https:// targets; ALPN h2): a server that picks http/1.1 ends the run
+    /// (exit 2). With http:// it is h2c (prior knowledge), as an h2c:// target.
+    #[arg(long)]
+    #[serde(default)]
+    pub h2: bool,
+    /// HTTP/2: requests in flight per connection, each on its own stream (at most the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one", deserialize_with = "pipeline_or_none")]
+    pub streams: usize,
+    /// HTTP/1.1: requests in flight per connection (pipelined).
     #[arg(long, default_value_t = 1)]
     #[serde(default = "one", deserialize_with = "pipeline_or_none")]
     pub pipeline: usize,
@@ -177,6 +187,9 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// The most streams per connection `--streams` asks for.
+pub const MAX_STREAMS: usize = 1000;
+
 /// The largest weight a class may have (weights add up in floating point: a sum that overflows
 /// would send every request to one class).
 const MAX_WEIGHT: f64 = 1e9;
@@ -265,6 +278,8 @@ impl Default for Workload {
             warmup: Duration::ZERO,
             rate: None,
             think: None,
+            h2: false,
+            streams: one(),
             pipeline: one(),
             close: false,
             requests_per_conn: None,
@@ -317,6 +332,7 @@ impl Workload {
             "pipeline",
             (self.pipeline != d.pipeline).then(|| self.pipeline.to_string()),
         );
+        put("streams", (self.streams != d.streams).then(|| self.streams.to_string()));
         put("requests-per-conn", self.requests_per_conn.map(|n| n.to_string()));
         put(
             "timeout",
@@ -345,6 +361,7 @@ impl Workload {
         }
         for (flag, on) in [
             ("--close", self.close),
+            ("--h2", self.h2),
             ("--connect-first", self.connect_first),
             ("--chunked", self.chunked),
             ("--insecure", self.insecure),
@@ -362,7 +379,8 @@ impl Workload {
 /// runs and which share of a split run it is, and the [`Workload`].
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
-    /// Target: http://HOST:PORT/PATH, https://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT.
+    /// Target: http://HOST:PORT/PATH, https://HOST:PORT/PATH, h2c://HOST:PORT/PATH (HTTP/2,
+    /// prior knowledge), echo://HOST:PORT or packet://HOST:PORT.
     #[arg(value_parser = Target::parse)]
     pub target: Target,
     /// Connections to keep open (or, with --close, concurrent requests).
@@ -512,8 +530,33 @@ impl LoadArgs {
         };
         self.check_connections(http)?;
         self.check_rest(http)?;
+        let h2 = self.target.h2c || w.h2;
+        if h2 && !http {
+            return Err(bad("h2", "--h2 applies to http:// and https:// targets"));
+        }
+        if h2 && w.chunked {
+            return Err(bad("chunked", "--chunked is HTTP/1.1's: HTTP/2 frames the body itself"));
+        }
+        if h2 && w.pipeline > 1 {
+            return Err(bad(
+                "pipeline",
+                "--pipeline is HTTP/1.1's: HTTP/2 keeps --streams requests in flight per connection",
+            ));
+        }
+        if w.streams == 0 {
+            return Err(bad("streams", "--streams must be at least 1"));
+        }
+        if w.streams > MAX_STREAMS {
+            return Err(bad("streams", &format!("--streams is at most {MAX_STREAMS}")));
+        }
+        if !h2 && w.streams > 1 {
+            return Err(bad(
+                "streams",
+                "--streams is HTTP/2's: give an h2c:// target, or https:// with --h2 (HTTP/1.1 has --pipeline)",
+            ));
+        }
         let tls = match (self.target.tls, w.insecure || w.cacert.is_some() || w.tls_resume) {
-            (true, _) => Some(tls::client_config(w.insecure, w.cacert.as_deref(), w.tls_resume)?),
+            (true, _) => Some(tls::client_config(w.insecure, w.cacert.as_deref(), w.tls_resume, h2)?),
             (false, true) => {
                 return Err(bad(
                     "insecure",
@@ -531,6 +574,7 @@ impl LoadArgs {
             method,
             tls,
             classes,
+            h2,
             args: self,
         })
     }

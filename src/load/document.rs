@@ -61,6 +61,11 @@ pub struct RunConfig {
     pub rate: Option<f64>,
     pub think_s: Option<f64>,
     pub pipeline: usize,
+    /// HTTP/2 (`h2c://`, `--h2`), and its streams per connection.
+    #[serde(default)]
+    pub h2: bool,
+    #[serde(default = "one")]
+    pub streams: usize,
     pub close: bool,
     pub requests_per_conn: Option<u64>,
     pub timeout_s: f64,
@@ -156,9 +161,78 @@ pub struct Results {
     /// Per request class (`--mix`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, ClassFigures>,
+    /// HTTP/2 runs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2: Option<H2Figures>,
     /// Open loop (`--rate`) only.
     #[serde(flatten)]
     pub open_loop: Option<OpenLoop>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// What an HTTP/2 run's streams did (figures `null` where nothing was measured).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct H2Figures {
+    /// Streams opened in the window (retries included).
+    pub streams: u64,
+    /// Streams the server refused (REFUSED_STREAM; sent again), reset otherwise (errors), and
+    /// GOAWAYs received.
+    pub refused: u64,
+    pub reset: u64,
+    pub goaway: u64,
+    /// Requests sent again: refused, or above a GOAWAY's last stream.
+    pub retried: u64,
+    /// Streams in flight per connection over the window, on average (their completed
+    /// lifetimes over the window: Little's law), and the most open on one connection.
+    pub in_flight_mean: Option<f64>,
+    pub in_flight_max: u64,
+    /// Frames per completed request, each way.
+    pub frames_in_per_request: Option<f64>,
+    pub frames_out_per_request: Option<f64>,
+    /// Header bytes per request each way: the HPACK blocks, and the same fields as text lines
+    /// (`name: value\r\n`); the share HPACK saved.
+    pub request_header_bytes: Option<f64>,
+    pub request_text_bytes: Option<f64>,
+    pub request_hpack_saved: Option<f64>,
+    pub response_header_bytes: Option<f64>,
+    pub response_text_bytes: Option<f64>,
+    pub response_hpack_saved: Option<f64>,
+    /// How evenly the stream lanes (connections × `--streams`) were served.
+    pub lanes: usize,
+    pub lanes_jain: Option<f64>,
+    pub lanes_starved: usize,
+}
+
+impl H2Figures {
+    /// The figures of `t`, whose run completed `requests` over `secs` on `connections`.
+    pub fn of(t: &super::H2Tally, requests: u64, secs: f64, connections: usize) -> H2Figures {
+        let per = |x: u64| (requests > 0).then(|| x as f64 / requests as f64);
+        let saved = |block: u64, text: u64| (text > 0).then(|| 1.0 - block as f64 / text as f64);
+        H2Figures {
+            streams: t.streams,
+            refused: t.refused,
+            reset: t.reset,
+            goaway: t.goaway,
+            retried: t.retried,
+            in_flight_mean: (secs > 0.0 && connections > 0 && requests > 0)
+                .then(|| t.stream_ns as f64 / 1e9 / secs / connections as f64),
+            in_flight_max: t.in_flight_max,
+            frames_in_per_request: per(t.frames_in),
+            frames_out_per_request: per(t.frames_out),
+            request_header_bytes: (t.streams > 0).then(|| t.request_block as f64 / t.streams as f64),
+            request_text_bytes: (t.streams > 0).then(|| t.request_text as f64 / t.streams as f64),
+            request_hpack_saved: saved(t.request_block, t.request_text),
+            response_header_bytes: per(t.response_block),
+            response_text_bytes: per(t.response_text),
+            response_hpack_saved: saved(t.response_block, t.response_text),
+            lanes: t.per_lane.len(),
+            lanes_jain: super::jain(&t.per_lane),
+            lanes_starved: t.per_lane.iter().filter(|&&n| n == 0).count(),
+        }
+    }
 }
 
 /// Connections of the run.
@@ -275,6 +349,8 @@ impl RunConfig {
                 _ => None,
             },
             pipeline: w.pipeline,
+            h2: spec.h2,
+            streams: w.streams,
             close: w.close,
             requests_per_conn: w.requests_per_conn,
             timeout_s: w.timeout.as_secs_f64(),
@@ -367,6 +443,7 @@ impl Results {
                     )
                 })
                 .collect(),
+            h2: t.h2.as_ref().map(|h| H2Figures::of(h, t.requests, secs, o.connections)),
             // Measured only where the window's schedule is known (a duration run): else null.
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),

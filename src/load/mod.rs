@@ -12,6 +12,7 @@ mod args;
 mod document;
 mod engine;
 mod error;
+pub mod h2;
 mod histogram;
 pub(crate) mod merge;
 mod pacing;
@@ -42,7 +43,7 @@ pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
 pub use response::{HttpReader, Read};
 pub use shard::{needed as shard_processes, per_process, run as run_shards, split, split_weighted, Shard};
 pub use spec::{Class, Share, Spec};
-pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
+pub use tally::{jain, ErrorClass, H2Tally, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
 
 use crate::sys;
@@ -162,6 +163,9 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
     let _ = sys::rlimit::set_nofile(hard);
     let _ = sys::signal::install_stop_handler(&STOP);
+    if let (true, Some(cfg), None) = (spec.h2, spec.tls.as_ref(), spec.subshard()) {
+        tls::alpn_check(spec.target(), cfg, spec.timeout())?;
+    }
     let share = spec.share();
     let conns = share.connections;
     let spec = &*sources::with_room(spec, conns);

@@ -6,7 +6,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use super::response::{HttpReader, Read};
 
-/// A target URL: `http://host:port/path`, `echo://host:port`, `packet://host:port`.
+/// A target URL: `http://host:port/path`, `https://…`, `h2c://host:port/path` (HTTP/2 without
+/// TLS, by prior knowledge), `echo://host:port`, `packet://host:port`.
 #[derive(Debug, Clone)]
 pub struct Target {
     pub url: String,
@@ -16,6 +17,8 @@ pub struct Target {
     pub path: String,
     /// `https://`: HTTP over TLS.
     pub tls: bool,
+    /// `h2c://`: HTTP/2 from the first byte.
+    pub h2c: bool,
 }
 
 /// The protocol spoken.
@@ -50,13 +53,15 @@ impl Target {
     /// Parses and resolves a target URL.
     pub fn parse(url: &str) -> Result<Target, super::error::Error> {
         let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
+            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, h2c://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
         })?;
         let kind = match scheme {
-            "http" | "https" => Kind::Http,
+            "http" | "https" | "h2c" => Kind::Http,
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
-            s => return Err(format!("unknown scheme '{s}': use http://, https://, echo:// or packet://").into()),
+            s => {
+                return Err(format!("unknown scheme '{s}': use http://, https://, h2c://, echo:// or packet://").into())
+            }
         };
         let tls = scheme == "https";
         let (authority, path) = match rest.find('/') {
@@ -94,6 +99,7 @@ impl Target {
             kind,
             path: path.to_string(),
             tls,
+            h2c: scheme == "h2c",
         })
     }
 }

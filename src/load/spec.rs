@@ -28,6 +28,8 @@ pub struct Spec {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The request classes of `--mix` / `--mix-file` (empty: every request is the target's).
     pub classes: Vec<Class>,
+    /// HTTP/2 (`h2c://`, or `--h2`).
+    pub h2: bool,
     /// The arguments as given (what a shard process or a host is started with).
     pub(super) args: LoadArgs,
 }
@@ -80,8 +82,12 @@ impl Spec {
         self.args.workload.timeout
     }
 
+    /// Requests in flight per connection: `--streams` (HTTP/2) or `--pipeline`.
     pub fn pipeline(&self) -> usize {
-        self.args.workload.pipeline
+        match self.h2 {
+            true => self.args.workload.streams,
+            false => self.args.workload.pipeline,
+        }
     }
 
     pub fn close(&self) -> bool {

@@ -27,7 +27,10 @@ impl Heading {
             url: doc.target.clone(),
             length,
             pacing: c.pacing.clone(),
-            mode: mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
+            mode: match c.h2 {
+                true => format!("HTTP/2, {} streams per connection", c.streams),
+                false => mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
+            },
         }
     }
 }
@@ -124,6 +127,14 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
         thousands(t.per_conn.len() as u64),
         t.starved()
     ));
+    if let Some(h) = &t.h2 {
+        s.push_str(&h2_lines(&super::document::H2Figures::of(
+            h,
+            t.requests,
+            secs,
+            o.connections,
+        )));
+    }
     s.push_str(&format!(
         "  transfer     {:.1} MB in, {:.1} MB out\n",
         t.bytes_in as f64 / 1e6,
@@ -145,6 +156,36 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
     }
     s.push_str(&outcome_lines(t));
     s
+}
+
+/// What an HTTP/2 run's streams did: in flight, refusals, frames, HPACK, fairness over lanes.
+fn h2_lines(h: &super::document::H2Figures) -> String {
+    let f1 = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
+    let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
+    format!(
+        "  streams      {} opened, {} in flight on average (max {}); {} refused, {} reset, {} GOAWAY, {} retried\n\
+         \x20 frames       {} in, {} out per request\n\
+         \x20 HPACK        request headers {} B of {} B as text ({} saved), response headers {} B of {} B ({} saved)\n\
+         \x20 fairness     Jain {} over {} stream lanes, {} starved\n",
+        thousands(h.streams),
+        f1(h.in_flight_mean),
+        h.in_flight_max,
+        thousands(h.refused),
+        thousands(h.reset),
+        thousands(h.goaway),
+        thousands(h.retried),
+        f1(h.frames_in_per_request),
+        f1(h.frames_out_per_request),
+        f1(h.request_header_bytes),
+        f1(h.request_text_bytes),
+        pct(h.request_hpack_saved),
+        f1(h.response_header_bytes),
+        f1(h.response_text_bytes),
+        pct(h.response_hpack_saved),
+        h.lanes_jain.map_or("–".to_string(), |j| format!("{j:.3}")),
+        thousands(h.lanes as u64),
+        thousands(h.lanes_starved as u64),
+    )
 }
 
 /// A latency distribution's line.

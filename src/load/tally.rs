@@ -31,9 +31,15 @@ pub enum ErrorClass {
     LocalLimit,
     /// Any other socket error.
     Other,
+    /// HTTP/2: the server reset a request's stream (RST_STREAM other than REFUSED_STREAM,
+    /// which is retried); the connection goes on.
+    StreamReset,
 }
 
-pub const ERROR_CLASSES: [(ErrorClass, &str); 10] = [
+/// How many error classes there are.
+pub const CLASSES: usize = 11;
+
+pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::Refused, "refused"),
     (ErrorClass::Timeout, "timeout"),
     (ErrorClass::Reset, "reset"),
@@ -44,6 +50,7 @@ pub const ERROR_CLASSES: [(ErrorClass, &str); 10] = [
     (ErrorClass::PortExhaustion, "port_exhaustion"),
     (ErrorClass::LocalLimit, "local_fd_limit"),
     (ErrorClass::Other, "other"),
+    (ErrorClass::StreamReset, "stream_reset"),
 ];
 
 impl ErrorClass {
@@ -67,7 +74,7 @@ pub struct Tally {
     /// Requests completed inside the measured window.
     pub requests: u64,
     #[serde(with = "errors_by_name")]
-    pub errors: [u64; 10],
+    pub errors: [u64; CLASSES],
     /// HTTP responses by status class: 1xx (101 only: others are interim), 2xx .. 5xx.
     pub status: [u64; 5],
     /// Latency from the intended send time (coordinated-omission corrected).
@@ -108,6 +115,69 @@ pub struct Tally {
     /// Per request class (`--mix`), by the class's place in the run's classes; empty without.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassTally>,
+    /// HTTP/2 runs: what the streams did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2: Option<H2Tally>,
+}
+
+/// What an HTTP/2 run's streams did inside the window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct H2Tally {
+    /// Streams opened (one per request sent, retries included).
+    pub streams: u64,
+    /// Streams the server refused (REFUSED_STREAM): sent again.
+    pub refused: u64,
+    /// Streams the server reset otherwise (each an error, `stream_reset`).
+    pub reset: u64,
+    /// GOAWAYs received.
+    pub goaway: u64,
+    /// Requests sent again on another stream: refused, or above a GOAWAY's last stream.
+    pub retried: u64,
+    /// Frames each way.
+    pub frames_in: u64,
+    pub frames_out: u64,
+    /// Header block bytes each way, and the same fields as text lines (`name: value\r\n`).
+    pub request_block: u64,
+    pub request_text: u64,
+    pub response_block: u64,
+    pub response_text: u64,
+    /// The most streams open on one connection (as one opened, itself included).
+    pub in_flight_max: u64,
+    /// The lifetimes of the streams completed in the window, added (in ns): over the window's
+    /// length, the streams in flight on average (Little's law).
+    #[serde(default)]
+    pub stream_ns: u64,
+    /// Completions per stream lane (each connection's `--streams` places), for fairness.
+    pub per_lane: Vec<u64>,
+}
+
+impl H2Tally {
+    pub fn merge(&mut self, o: &H2Tally) {
+        self.streams += o.streams;
+        self.refused += o.refused;
+        self.reset += o.reset;
+        self.goaway += o.goaway;
+        self.retried += o.retried;
+        self.frames_in += o.frames_in;
+        self.frames_out += o.frames_out;
+        self.request_block += o.request_block;
+        self.request_text += o.request_text;
+        self.response_block += o.response_block;
+        self.response_text += o.response_text;
+        self.in_flight_max = self.in_flight_max.max(o.in_flight_max);
+        self.stream_ns += o.stream_ns;
+        self.per_lane.extend_from_slice(&o.per_lane);
+    }
+
+    /// Counts of a connection's session, added.
+    pub fn add_counts(&mut self, c: &super::h2::Counts) {
+        self.frames_in += c.frames_in;
+        self.frames_out += c.frames_out;
+        self.request_block += c.request_block;
+        self.request_text += c.request_text;
+        self.response_block += c.response_block;
+        self.response_text += c.response_text;
+    }
 }
 
 /// What one request class counted.
@@ -137,7 +207,7 @@ impl ClassTally {
 mod errors_by_name {
     use super::*;
 
-    pub fn serialize<S: serde::Serializer>(errors: &[u64; 10], s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: serde::Serializer>(errors: &[u64; CLASSES], s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(
             ERROR_CLASSES
                 .iter()
@@ -146,9 +216,9 @@ mod errors_by_name {
         )
     }
 
-    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; 10], D::Error> {
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; CLASSES], D::Error> {
         let named = BTreeMap::<String, u64>::deserialize(d)?;
-        let mut errors = [0u64; 10];
+        let mut errors = [0u64; CLASSES];
         for (k, n) in named {
             let (class, _) = ERROR_CLASSES
                 .iter()
@@ -233,6 +303,11 @@ impl Tally {
         }
         for (a, b) in self.classes.iter_mut().zip(&other.classes) {
             a.merge(b);
+        }
+        match (&mut self.h2, &other.h2) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.h2 = Some(b.clone()),
+            _ => {}
         }
     }
 

@@ -15,7 +15,12 @@ use super::error::Error;
 
 /// The client configuration for `--insecure`, `--cacert FILE` and `--tls-resume`; by default
 /// the system's trusted roots verify the server, and every connection makes a full handshake.
-pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Result<Arc<ClientConfig>, Error> {
+pub fn client_config(
+    insecure: bool,
+    cacert: Option<&Path>,
+    resume: bool,
+    h2: bool,
+) -> Result<Arc<ClientConfig>, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -77,6 +82,12 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>, resume: bool) -> Res
     if !resume {
         cfg.resumption = Resumption::disabled();
     }
+    // ALPN with --h2: h2 first, http/1.1 too, so that a server without HTTP/2 picks http/1.1
+    // and says so (see `alpn_check`) rather than failing the handshake. Without --h2 nothing
+    // is offered, and the server speaks HTTP/1.1.
+    if h2 {
+        cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    }
     Ok(Arc::new(cfg))
 }
 
@@ -131,5 +142,41 @@ impl ServerCertVerifier for Checker {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.algorithms.supported_schemes()
+    }
+}
+
+/// `--h2` over TLS: one handshake before the run, to find out whether the server picks `h2`.
+/// A server that picks something else (or nothing) ends the run before it starts, in one line;
+/// one that cannot be reached is left to the run, which counts why.
+pub fn alpn_check(target: &super::Target, cfg: &Arc<ClientConfig>, timeout: std::time::Duration) -> Result<(), Error> {
+    use std::io::Write;
+    let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&target.addr, timeout) else {
+        return Ok(());
+    };
+    let _ = tcp.set_read_timeout(Some(timeout));
+    let _ = tcp.set_write_timeout(Some(timeout));
+    let Ok(name) = ServerName::try_from(target.host_name().to_string()) else {
+        return Ok(());
+    };
+    let Ok(mut tls) = rustls::ClientConnection::new(cfg.clone(), name) else {
+        return Ok(());
+    };
+    while tls.is_handshaking() {
+        if tls.complete_io(&mut tcp).is_err() {
+            // The run will meet the same failure and count it (and say it once).
+            return Ok(());
+        }
+    }
+    let picked = tls.alpn_protocol().map(|p| String::from_utf8_lossy(p).into_owned());
+    tls.send_close_notify();
+    let _ = tls.complete_io(&mut tcp);
+    let _ = tcp.flush();
+    match picked.as_deref() {
+        Some("h2") => Ok(()),
+        other => Err(Error::Usage(format!(
+            "{}: the server picked {} over TLS, not h2 (ALPN): it does not serve HTTP/2 there; drop --h2 to load it over HTTP/1.1",
+            target.url,
+            other.unwrap_or("no protocol")
+        ))),
     }
 }

@@ -134,7 +134,7 @@ impl Server {
         if !self.tls {
             return Stream::Plain(tcp);
         }
-        let cfg = muxlab::load::tls_client(true, None, false).expect("TLS client configuration");
+        let cfg = muxlab::load::tls_client(true, None, false, false).expect("TLS client configuration");
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
         let conn = rustls::ClientConnection::new(cfg, name).unwrap();
         let mut t = rustls::StreamOwned::new(conn, tcp);

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
+use crate::load::h2::H2Conn;
 use crate::load::request::{EchoReader, HttpReader};
 
 /// First and largest pause before reconnecting after a failure.
@@ -29,6 +30,9 @@ pub(super) struct Sent {
     pub(super) at: Instant,
     /// Its class (`--mix`; 0 without).
     pub(super) class: u8,
+    /// HTTP/2: its stream, and the lane (of the connection's `--streams`) it took.
+    pub(super) stream: u32,
+    pub(super) lane: u16,
 }
 
 /// A connection slot.
@@ -52,6 +56,13 @@ pub(super) struct Conn {
     pub(super) out_pos: usize,
     pub(super) http: HttpReader,
     pub(super) echo: EchoReader,
+    /// The HTTP/2 session (h2 targets).
+    pub(super) h2: Option<Box<H2Conn>>,
+    /// HTTP/2 requests the server did not process (refused, or above a GOAWAY's last stream),
+    /// to be sent again, keeping when they were meant to go.
+    pub(super) retry: VecDeque<Sent>,
+    /// HTTP/2 lanes free for a new stream.
+    pub(super) lanes: Vec<u16>,
     /// Messages sent on this slot (the pattern's sequence number).
     pub(super) send_seq: u64,
     /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
@@ -78,7 +89,15 @@ pub(super) struct Conn {
 
 impl Conn {
     /// Slot `slot`, down, from `t0`; its HTTP reader verifies echoed bodies of `verify` bytes.
-    pub(super) fn new(slot: u64, t0: Instant, head_only: bool, verify: Option<usize>, size: usize) -> Conn {
+    pub(super) fn new(
+        slot: u64,
+        t0: Instant,
+        head_only: bool,
+        verify: Option<usize>,
+        size: usize,
+        h2: Option<H2Conn>,
+        streams: usize,
+    ) -> Conn {
         Conn {
             slot,
             fd: None,
@@ -95,6 +114,12 @@ impl Conn {
                 None => HttpReader::new(head_only),
             },
             echo: EchoReader::new(size),
+            lanes: match h2 {
+                Some(_) => (0..streams as u16).rev().collect(),
+                None => Vec::new(),
+            },
+            h2: h2.map(Box::new),
+            retry: VecDeque::new(),
             send_seq: 0,
             wake: None,
             connect_booked: false,
@@ -110,12 +135,16 @@ impl Conn {
     }
 
     /// Closes the socket and forgets what belonged to it; returns the requests that were in
-    /// flight on it.
+    /// flight on it (those to send again stay).
     pub(super) fn close_socket(&mut self) -> Vec<Sent> {
         self.tls = None;
         self.fd = None;
         self.state = State::Down;
-        let lost = self.inflight.drain(..).collect();
+        let lost: Vec<Sent> = self.inflight.drain(..).collect();
+        if let Some(h) = self.h2.as_mut() {
+            h.reset();
+            self.lanes.extend(lost.iter().map(|r| r.lane));
+        }
         self.on_socket = 0;
         self.out.clear();
         self.out_pos = 0;

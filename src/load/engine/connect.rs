@@ -16,7 +16,7 @@ use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 impl Engine<'_> {
     pub(super) fn start_connect(&mut self, i: usize, now: Instant) {
         let open_loop = self.schedule.is_some();
-        if !self.may_issue(now) && !open_loop {
+        if !self.may_issue(now) && !open_loop && self.conns[i].retry.is_empty() {
             return;
         }
         if let (Some(k), false) = (self.per_socket(), open_loop) {
@@ -109,6 +109,9 @@ impl Engine<'_> {
 
     /// The connection can carry requests: send, or wait for the others (`--connect-first`).
     pub(super) fn when_up(&mut self, i: usize, now: Instant) {
+        if self.conns[i].h2.is_some() && !self.h2_up(i, now) {
+            return;
+        }
         if !self.ramp.sending() {
             // Connecting is not over (or, with --connect-first, not every connection is up):
             // the first requests wait (see `Engine::run`).
@@ -153,6 +156,14 @@ impl Engine<'_> {
             }
         }
         self.first_try_over(i);
+        // HTTP/2 requests waiting to be sent again are lost with the connection.
+        let again: Vec<_> = self.conns[i].retry.drain(..).collect();
+        self.budget.settled(again.len());
+        if let Some(s) = self.schedule.as_mut() {
+            for r in again {
+                s.lose(r.intended, r.class);
+            }
+        }
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];
         self.budget.give_back(c.tickets, c.counted);

@@ -34,10 +34,10 @@ impl Engine<'_> {
 
     /// Rate mode: connection `i` is offered to the schedule if it can take a request.
     pub(super) fn mark_free(&mut self, i: usize) {
-        let pipeline = self.spec.pipeline();
+        let room = self.has_room(i);
         let c = &mut self.conns[i];
         if let Some(s) = self.schedule.as_mut() {
-            if !c.in_free && c.state == State::Up && c.inflight.len() < pipeline {
+            if !c.in_free && c.state == State::Up && room {
                 c.in_free = true;
                 s.offer(i);
             }
@@ -53,12 +53,25 @@ impl Engine<'_> {
         }
     }
 
+    /// Whether connection `i` may have one more request in flight (`--pipeline`, or
+    /// `--streams` within the server's limit).
+    pub(super) fn has_room(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        c.inflight.len() < self.spec.pipeline() && c.h2.as_ref().is_none_or(|h| h.room() > 0)
+    }
+
     /// Sends as many requests as the pacing allows on connection `i`.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
         loop {
             let c = &self.conns[i];
-            if c.state != State::Up || c.server_closing || c.inflight.len() >= self.spec.pipeline() {
+            if c.state != State::Up || c.server_closing || !self.has_room(i) {
                 break;
+            }
+            if !c.retry.is_empty() {
+                if let Some(r) = self.conns[i].retry.pop_front() {
+                    self.resend(i, r, now);
+                }
+                continue;
             }
             let (intended, class, noticed) = if self.schedule.is_some() {
                 if self.per_socket().is_some_and(|k| c.on_socket >= k) {
@@ -78,6 +91,9 @@ impl Engine<'_> {
                 break;
             };
             self.enqueue(i, intended, class, noticed, now);
+        }
+        if self.conns[i].h2.is_some() {
+            self.harvest(i, now);
         }
         if self.flush(i).is_ok() {
             self.mark_free(i);
@@ -126,7 +142,9 @@ impl Engine<'_> {
                 .record_ns(noticed.saturating_duration_since(intended).as_nanos() as u64);
         }
         let c = &mut self.conns[i];
+        let (mut stream, mut lane) = (0, 0);
         match self.spec.target().kind {
+            Kind::Http if c.h2.is_some() => (stream, lane) = self.h2_open(i, class, now),
             Kind::Http => {
                 c.out.extend_from_slice(&self.requests[class as usize]);
                 if let Payload::Generated(size) = self.spec.payload {
@@ -144,10 +162,13 @@ impl Engine<'_> {
                 c.send_seq += 1;
             }
         }
+        let c = &mut self.conns[i];
         c.inflight.push_back(Sent {
             intended,
             at: sent,
             class,
+            stream,
+            lane,
         });
         c.on_socket += 1;
         self.budget.sent();

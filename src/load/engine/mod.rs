@@ -17,6 +17,7 @@
 
 mod conn;
 mod connect;
+mod h2;
 mod issue;
 mod ramp;
 mod receive;
@@ -182,6 +183,8 @@ pub struct Engine<'a> {
     schedule: Option<Schedule>,
     ramp: Ramp,
     start: &'a Start,
+    /// HTTP/2: the events a session's input raised.
+    events: Vec<crate::load::h2::Event>,
 }
 
 impl<'a> Engine<'a> {
@@ -191,12 +194,21 @@ impl<'a> Engine<'a> {
             Payload::Generated(size) => Some(size),
             _ => None,
         };
+        let h2 = h2::plan(spec);
         let conns = (0..plan.conns)
-            .map(|i| Conn::new(plan.first_slot + i as u64, plan.t0, head_only, verify, spec.size()))
+            .map(|i| {
+                let slot = plan.first_slot + i as u64;
+                let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
+                Conn::new(slot, plan.t0, head_only, verify, spec.size(), session, spec.pipeline())
+            })
             .collect();
         let tally = Tally {
             per_conn: vec![0; plan.conns],
             classes: vec![Default::default(); spec.classes.len()],
+            h2: h2.as_ref().map(|_| crate::load::H2Tally {
+                per_lane: vec![0; plan.conns * spec.pipeline()],
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let seed = spec.args().workload.seed;
@@ -219,6 +231,7 @@ impl<'a> Engine<'a> {
             schedule: plan.rate.map(|r| Schedule::new(r, plan.t0, poisson)),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
+            events: Vec::new(),
         })
     }
 
@@ -357,7 +370,7 @@ impl<'a> Engine<'a> {
         let inflight = self
             .conns
             .iter()
-            .flat_map(|c| c.inflight.iter().map(|r| (r.intended, r.class)));
+            .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
         let (cumulative, rng) = (&self.cumulative, &mut self.rng);
         let Some((scheduled, lost)) = s.close(now, inflight, || pick(cumulative, rng)) else {
             return;

@@ -45,6 +45,11 @@ impl Engine<'_> {
     /// Handles `n` bytes in `self.buf`; `false` when the connection was closed meanwhile.
     pub(super) fn consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
         match self.spec.target().kind {
+            Kind::Http if self.conns[i].h2.is_some() => {
+                if !self.h2_consume(i, n, now) {
+                    return false;
+                }
+            }
             Kind::Http => {
                 self.conns[i].http.push(&self.buf[..n]);
                 loop {
@@ -53,7 +58,7 @@ impl Engine<'_> {
                             if close {
                                 self.conns[i].server_closing = true;
                             }
-                            if !self.complete(i, status, now) {
+                            if !self.complete(i, 0, status, now) {
                                 return false;
                             }
                         }
@@ -74,7 +79,7 @@ impl Engine<'_> {
                 match c.echo.push(c.slot, &self.buf[..n]) {
                     Ok(k) => {
                         for _ in 0..k {
-                            if !self.complete(i, 200, now) {
+                            if !self.complete(i, 0, 200, now) {
                                 return false;
                             }
                         }
@@ -89,17 +94,24 @@ impl Engine<'_> {
         self.after_responses(i, now)
     }
 
-    /// Records one response; `false` if it was unsolicited (the connection is then closed).
-    pub(super) fn complete(&mut self, i: usize, status: u16, now: Instant) -> bool {
+    /// Records the response to the request at `pos` in flight (HTTP/1.1 and echo: the
+    /// oldest, 0); `false` if it was unsolicited (the connection is then closed).
+    pub(super) fn complete(&mut self, i: usize, pos: usize, status: u16, now: Instant) -> bool {
         let Some(Sent {
             intended,
             at: sent,
             class,
-        }) = self.conns[i].inflight.pop_front()
+            lane,
+            ..
+        }) = self.conns[i].inflight.remove(pos)
         else {
             self.fail(i, ErrorClass::BadResponse, now);
             return false;
         };
+        let lanes = self.spec.pipeline();
+        if self.conns[i].h2.is_some() {
+            self.conns[i].lanes.push(lane);
+        }
         self.budget.settled(1);
         let in_window = self.window.inside(now);
         // Open loop over a duration: the window's requests are those it scheduled; one answered
@@ -119,6 +131,10 @@ impl Engine<'_> {
             let t = &mut self.tally;
             t.requests += 1;
             t.per_conn[i] += 1;
+            if let Some(h) = t.h2.as_mut() {
+                h.per_lane[i * lanes + usize::from(lane)] += 1;
+                h.stream_ns += now.duration_since(sent).as_nanos() as u64;
+            }
             let sec = now.duration_since(self.window.from()).as_secs() as usize;
             if t.per_second.len() <= sec {
                 t.per_second.resize(sec + 1, 0);
@@ -178,7 +194,7 @@ impl Engine<'_> {
         // A response delimited by the close (HTTP/1.0, or no length) is complete now.
         if let Some(Read::Done { status, .. }) = self.conns[i].http.at_close() {
             self.conns[i].server_closing = true;
-            if !self.complete(i, status, now) {
+            if !self.complete(i, 0, status, now) {
                 return;
             }
         }

@@ -81,7 +81,7 @@ pub const SERVER: usize = 54;
 /// The dynamic table size we allow (SETTINGS_HEADER_TABLE_SIZE, left at its default).
 pub const TABLE_SIZE: usize = 4096;
 /// Bytes an entry costs beyond its name and value (RFC 7541 4.1).
-const ENTRY_OVERHEAD: usize = 32;
+pub const ENTRY_OVERHEAD: usize = 32;
 
 /// A header block that does not decode (the connection's COMPRESSION_ERROR), or decodes to
 /// more than the caller allows.
@@ -294,6 +294,33 @@ impl Decoder {
             fields += 1;
         }
         Ok(())
+    }
+}
+
+/// The static entry holding `name: value` whole, if one does, and the first entry holding
+/// `name` (RFC 7541 Appendix A): what an encoder can refer to instead of sending the bytes.
+pub fn static_index(name: &[u8], value: &[u8]) -> (Option<usize>, Option<usize>) {
+    let mut by_name = None;
+    for (i, (n, v)) in STATIC.iter().enumerate() {
+        if n.as_bytes() == name {
+            if v.as_bytes() == value {
+                return (Some(i + 1), Some(i + 1));
+            }
+            by_name.get_or_insert(i + 1);
+        }
+    }
+    (None, by_name)
+}
+
+/// Appends a string literal (RFC 7541 5.2), Huffman-coded where that is shorter.
+pub fn put_string(out: &mut Vec<u8>, s: &[u8]) {
+    let h = huffman::encoded_len(s);
+    if h < s.len() {
+        put_integer(out, 0x80, 7, h);
+        huffman::encode(s, out);
+    } else {
+        put_integer(out, 0x00, 7, s.len());
+        out.extend_from_slice(s);
     }
 }
 

@@ -1,0 +1,206 @@
+//! The engine's side of HTTP/2 targets: a connection's session starts when it is up (after
+//! TLS, whose ALPN must have picked h2), each request opens a stream, and what the session
+//! reads out of the server's frames is acted on here: responses complete in any order, a
+//! refused stream and those above a GOAWAY's last stream are sent again (keeping when they
+//! were meant to go), a reset stream is an error of its own.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::conn::Sent;
+use super::Engine;
+use crate::load::h2::{Event, Fault, H2Class, H2Plan};
+use crate::load::request::Payload;
+use crate::load::tally::ErrorClass;
+use crate::load::Spec;
+
+/// Set once a protocol failure has been explained on stderr.
+static SAID: AtomicBool = AtomicBool::new(false);
+
+/// What every connection of an HTTP/2 run sends (`None` for other runs).
+pub(super) fn plan(spec: &Spec) -> Option<Arc<H2Plan>> {
+    if !spec.h2 {
+        return None;
+    }
+    let t = spec.target();
+    let scheme = if t.tls { "https" } else { "http" };
+    let class = |method: &str, path: &str, payload: &Payload| {
+        H2Class::new(method, scheme, &t.host, path, spec.headers(), payload.clone())
+    };
+    let classes = match spec.classes.is_empty() {
+        true => vec![class(&spec.method, &t.path, &spec.payload)],
+        false => spec
+            .classes
+            .iter()
+            .map(|c| class(&c.method, &c.path, &c.payload))
+            .collect(),
+    };
+    Some(Arc::new(H2Plan {
+        classes,
+        head_only: spec.method.eq_ignore_ascii_case("HEAD"),
+        verify: match spec.payload {
+            Payload::Generated(n) => Some(n),
+            _ => None,
+        },
+    }))
+}
+
+impl Engine<'_> {
+    /// The connection is up: checks ALPN (TLS) and writes the preface. `false` if it failed.
+    pub(super) fn h2_up(&mut self, i: usize, now: Instant) -> bool {
+        let c = &mut self.conns[i];
+        if let Some(tls) = c.tls.as_ref() {
+            if tls.alpn_protocol() != Some(b"h2") {
+                self.say("the server did not pick h2 in the TLS handshake (ALPN)");
+                self.fail(i, ErrorClass::Tls, now);
+                return false;
+            }
+        }
+        if let Some(h) = c.h2.as_mut() {
+            h.start(&mut c.out);
+        }
+        self.flush(i).is_ok()
+    }
+
+    /// Opens a stream for the next request of `class` on connection `i` (its HEADERS, and what
+    /// the windows allow of its body, go to the connection's output); returns the stream and
+    /// the lane it took.
+    pub(super) fn h2_open(&mut self, i: usize, class: u8, now: Instant) -> (u32, u16) {
+        let c = &mut self.conns[i];
+        let lane = c.lanes.pop().unwrap_or(0);
+        let Some(h) = c.h2.as_mut() else { return (0, lane) };
+        let id = h.open(&mut c.out, class, c.send_seq);
+        c.send_seq += 1;
+        let open = h.open_streams() as u64;
+        if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {
+            t.streams += 1;
+            t.in_flight_max = t.in_flight_max.max(open);
+        }
+        (id, lane)
+    }
+
+    /// Sends again a request the server did not process, as it was meant to go.
+    pub(super) fn resend(&mut self, i: usize, r: Sent, now: Instant) {
+        let (stream, lane) = self.h2_open(i, r.class, now);
+        if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {
+            t.retried += 1;
+        }
+        let c = &mut self.conns[i];
+        c.inflight.push_back(Sent {
+            at: now,
+            stream,
+            lane,
+            ..r
+        });
+        c.on_socket += 1;
+    }
+
+    /// Adds what connection `i`'s session counted to the window's figures.
+    pub(super) fn harvest(&mut self, i: usize, now: Instant) {
+        let Some(h) = self.conns[i].h2.as_mut() else { return };
+        let counts = std::mem::take(&mut h.counts);
+        if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {
+            t.add_counts(&counts);
+        }
+    }
+
+    /// Takes the request of stream `id` out of those in flight on connection `i`.
+    fn take(&mut self, i: usize, id: u32) -> Option<Sent> {
+        let c = &mut self.conns[i];
+        let pos = c.inflight.iter().position(|r| r.stream == id)?;
+        let r = c.inflight.remove(pos)?;
+        c.lanes.push(r.lane);
+        Some(r)
+    }
+
+    /// Bytes of `self.buf` for connection `i`'s session; `false` when the connection was
+    /// closed meanwhile.
+    pub(super) fn h2_consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let c = &mut self.conns[i];
+        let Some(h) = c.h2.as_mut() else { return false };
+        let r = h.push(&self.buf[..n], &mut c.out, &mut events);
+        if h.closing() {
+            c.server_closing = true;
+        }
+        self.harvest(i, now);
+        let ok = match r {
+            Ok(()) => self.h2_events(i, &mut events, now),
+            Err(Fault::Bad(what)) => {
+                self.say(what);
+                self.fail(i, ErrorClass::BadResponse, now);
+                false
+            }
+            Err(Fault::Mismatch) => {
+                self.fail(i, ErrorClass::EchoMismatch, now);
+                false
+            }
+        };
+        self.events = events;
+        // Acknowledgements, window updates and bodies the windows let go.
+        ok && (self.conns[i].out.is_empty() || self.flush(i).is_ok())
+    }
+
+    fn h2_events(&mut self, i: usize, events: &mut Vec<Event>, now: Instant) -> bool {
+        let inside = self.window.inside(now);
+        for e in events.drain(..) {
+            match e {
+                Event::Done { id, status } => {
+                    let Some(pos) = self.conns[i].inflight.iter().position(|r| r.stream == id) else {
+                        self.fail(i, ErrorClass::BadResponse, now);
+                        return false;
+                    };
+                    if !self.complete(i, pos, status, now) {
+                        return false;
+                    }
+                }
+                Event::Refused { id } => {
+                    if let Some(r) = self.take(i, id) {
+                        self.conns[i].retry.push_back(r);
+                        if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
+                            t.refused += 1;
+                        }
+                    }
+                }
+                Event::Reset { id, .. } => {
+                    if let Some(r) = self.take(i, id) {
+                        self.budget.settled(1);
+                        if let Some(s) = self.schedule.as_mut() {
+                            s.lose(r.intended, r.class);
+                        }
+                        if inside {
+                            self.tally.error(ErrorClass::StreamReset);
+                            if let Some(c) = self.tally.classes.get_mut(usize::from(r.class)) {
+                                c.errors += 1;
+                            }
+                            if let Some(t) = self.tally.h2.as_mut() {
+                                t.reset += 1;
+                            }
+                        }
+                    }
+                }
+                Event::GoAway { last, .. } => {
+                    self.conns[i].server_closing = true;
+                    let c = &mut self.conns[i];
+                    let (keep, again): (Vec<Sent>, Vec<Sent>) = c.inflight.drain(..).partition(|r| r.stream <= last);
+                    c.inflight.extend(keep);
+                    c.lanes.extend(again.iter().map(|r| r.lane));
+                    c.retry.extend(again);
+                    if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
+                        t.goaway += 1;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Says once what went wrong with a server's HTTP/2 (every connection would say the same).
+    fn say(&self, what: &str) {
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!("muxlab: HTTP/2 with {}: {what}", self.spec.target().host);
+        }
+    }
+}
