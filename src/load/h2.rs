@@ -83,7 +83,7 @@ impl H2Class {
 }
 
 /// What every connection of a run sends: the classes, and how responses are checked.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct H2Plan {
     pub classes: Vec<H2Class>,
     /// The requests are HEAD: responses carry no body.
@@ -770,3 +770,6 @@ impl Encoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
