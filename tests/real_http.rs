@@ -6,7 +6,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output};
 
 use common::BIN;
@@ -32,31 +32,6 @@ impl Drop for Nginx {
     }
 }
 
-/// A CA and a leaf for localhost / 127.0.0.1 signed by it: (ca.pem, leaf.pem, leaf.key).
-fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "muxlab test CA");
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
-    let leaf_cert = leaf.signed_by(&leaf_key, &ca_cert, &ca_key).unwrap();
-    // A self-signed certificate that says it is a CA, as `openssl req -x509` makes by default.
-    let self_key = KeyPair::generate().unwrap();
-    let mut own = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-    own.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let own_cert = own.self_signed(&self_key).unwrap();
-    std::fs::write(dir.join("self.pem"), own_cert.pem()).unwrap();
-    std::fs::write(dir.join("self.key"), self_key.serialize_pem()).unwrap();
-    let paths = (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key"));
-    std::fs::write(&paths.0, ca_cert.pem()).unwrap();
-    std::fs::write(&paths.1, leaf_cert.pem()).unwrap();
-    std::fs::write(&paths.2, leaf_key.serialize_pem()).unwrap();
-    paths
-}
-
 fn nginx() -> Option<Nginx> {
     use muxlab::bench::nginx::{free_port, launch_nginx, nginx_binary};
     let Some(bin) = nginx_binary() else {
@@ -71,7 +46,7 @@ fn nginx() -> Option<Nginx> {
     std::fs::create_dir_all(dir.join("www")).unwrap();
     // Big enough for gzip, which then sends it chunked.
     std::fs::write(dir.join("www/index.html"), "hello, muxlab. ".repeat(400)).unwrap();
-    let (_, leaf, key) = certificates(&dir);
+    let (_, leaf, key) = common::certs::certificates(&dir);
     let d = dir.display();
     let conf = |p: &[u16]| {
         format!(

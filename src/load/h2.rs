@@ -16,9 +16,9 @@ use crate::proto::h2::hpack;
 /// Our receive windows, per stream and for the connection: large, so a server never waits on
 /// this client (h2load's default is the same, 2^30 - 1).
 pub const RECV_WINDOW: u32 = (1 << 30) - 1;
-/// Streams we open before the server's SETTINGS say how many it allows (RFC 9113 6.5.2: at
-/// least 100 is recommended).
-const ASSUMED_STREAMS: u32 = 100;
+/// The server's limit until its SETTINGS say otherwise (RFC 9113 6.5.2: unlimited; this
+/// client opens one stream before they come, see `room`).
+const ASSUMED_STREAMS: u32 = u32::MAX;
 /// The largest response header list we accept.
 const MAX_HEADER_LIST: usize = 64 * 1024;
 /// The last client stream identifier (2^31 - 1): a connection that reaches it is done.
@@ -230,12 +230,15 @@ impl H2Conn {
         self.counts.frames_out += 2;
     }
 
-    /// How many more streams may open now (the server's limit; none after GOAWAY).
+    /// How many more streams may open now: the server's limit; one until its SETTINGS say
+    /// what that is (the first request need not wait a round trip, and no stream is sent that
+    /// a lower limit would refuse); none after GOAWAY.
     pub fn room(&self) -> usize {
         if self.closing() {
             return 0;
         }
-        (self.max_streams as usize).saturating_sub(self.streams.len())
+        let max = if self.settings_seen { self.max_streams } else { 1 };
+        (max as usize).saturating_sub(self.streams.len())
     }
 
     /// No new stream may open: the server said GOAWAY, or the identifiers ran out.

@@ -62,6 +62,12 @@ impl Engine<'_> {
 
     /// Sends as many requests as the pacing allows on connection `i`.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
+        if !self.ramp.sending() {
+            // Connecting is not over: an HTTP/2 connection may read its server's SETTINGS
+            // meanwhile, but no request goes before the others' (see `Engine::run`).
+            let _ = self.flush(i);
+            return;
+        }
         loop {
             let c = &self.conns[i];
             if c.state != State::Up || c.server_closing || !self.has_room(i) {

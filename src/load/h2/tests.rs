@@ -42,7 +42,8 @@ fn converse(c: &mut H2Conn, s: &mut Session, mut to_server: Vec<u8>, cut: usize)
         s.feed(&std::mem::take(&mut to_server), &mut to_client);
         // The server's bytes arrive in pieces of `cut`.
         for piece in to_client.chunks(cut.max(1)) {
-            c.push(piece, &mut to_server, &mut events).expect("the server's frames are good");
+            c.push(piece, &mut to_server, &mut events)
+                .expect("the server's frames are good");
         }
     }
     events
@@ -78,7 +79,10 @@ fn gets_complete_on_their_streams_and_later_header_blocks_are_a_few_indices() {
         let before = c.counts.request_block;
         c.open(&mut out, 0, 3);
         let again = c.counts.request_block - before;
-        assert!(again <= 6 && first > 3 * again, "first three {first} B, a later one {again} B");
+        assert!(
+            again <= 6 && first > 3 * again,
+            "first three {first} B, a later one {again} B"
+        );
         assert_eq!(done(&converse(&mut c, &mut s, out, cut)), [(7, 200)]);
         assert_eq!(c.counts.request_text, 4 * c.plan.classes[0].text);
     }
@@ -161,7 +165,10 @@ fn settings_lower_the_streams_the_window_and_raise_the_frame_size() {
     let mut out = Vec::new();
     c.push(&s, &mut out, &mut Vec::new()).unwrap();
     // Each SETTINGS is acknowledged.
-    let acks = out.windows(5).filter(|w| w == &[0, 0, 0, frame::SETTINGS, frame::ACK]).count();
+    let acks = out
+        .windows(5)
+        .filter(|w| w == &[0, 0, 0, frame::SETTINGS, frame::ACK])
+        .count();
     assert_eq!(acks, 2);
     assert_eq!(c.room(), 2);
     // A body goes out within the stream's window of 1000, and the rest when it opens.
@@ -180,7 +187,9 @@ fn settings_lower_the_streams_the_window_and_raise_the_frame_size() {
     // The connection's window (65,535, less the 1,000 already sent) is the limit now; frames
     // are at most 20,000 bytes.
     assert_eq!(sent(&out), 30_000);
-    assert!(frames(&out).iter().all(|&(kind, len)| kind != frame::DATA || len <= 20_000));
+    assert!(frames(&out)
+        .iter()
+        .all(|&(kind, len)| kind != frame::DATA || len <= 20_000));
 }
 
 /// (type, length) of each frame in `b`.
@@ -202,7 +211,13 @@ fn wire_data(b: &[u8]) -> usize {
 #[test]
 fn refusals_resets_and_goaway_come_out_as_events() {
     let (mut c, mut s) = started(4);
-    wire::frame(&mut s, frame::RST_STREAM, 0, 1, &(frame::Code::RefusedStream as u32).to_be_bytes());
+    wire::frame(
+        &mut s,
+        frame::RST_STREAM,
+        0,
+        1,
+        &(frame::Code::RefusedStream as u32).to_be_bytes(),
+    );
     wire::frame(&mut s, frame::RST_STREAM, 0, 3, &2u32.to_be_bytes());
     let mut g = 5u32.to_be_bytes().to_vec();
     g.extend_from_slice(&0u32.to_be_bytes());
@@ -315,9 +330,20 @@ fn a_server_table_of_zero_gets_a_size_update_and_literals_only() {
 
 #[test]
 fn blocks_decode_to_the_fields_whatever_the_table_holds() {
-    let mut plan = (*plan("GET", Payload::None, &["Host: example.test", "Accept: */*", "Connection: close"])).clone();
-    plan.classes
-        .push(H2Class::new("POST", "http", "example.test", "/up", &[], Payload::Fixed(b"abc".to_vec())));
+    let mut plan = (*plan(
+        "GET",
+        Payload::None,
+        &["Host: example.test", "Accept: */*", "Connection: close"],
+    ))
+    .clone();
+    plan.classes.push(H2Class::new(
+        "POST",
+        "http",
+        "example.test",
+        "/up",
+        &[],
+        Payload::Fixed(b"abc".to_vec()),
+    ));
     let plan = Arc::new(plan);
     let mut c = H2Conn::new(plan.clone(), 1);
     let mut d = hpack::Decoder::new();
@@ -326,9 +352,11 @@ fn blocks_decode_to_the_fields_whatever_the_table_holds() {
         c.open(&mut out, class, 0);
         let len = Head::parse(&out).len;
         let mut fields = Vec::new();
-        d.decode(&out[frame::HEADER_LEN..frame::HEADER_LEN + len], usize::MAX, &mut |n, v| {
-            fields.push((n.to_vec(), v.to_vec()))
-        })
+        d.decode(
+            &out[frame::HEADER_LEN..frame::HEADER_LEN + len],
+            usize::MAX,
+            &mut |n, v| fields.push((n.to_vec(), v.to_vec())),
+        )
         .unwrap();
         assert_eq!(fields, plan.classes[usize::from(class)].fields, "class {class}");
     }
