@@ -1022,3 +1022,62 @@ fn results_written_by_an_earlier_version_still_load() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// HTTP/2 in a scenario: `proto = "h2"` serves the models with `--proto h2` and nginx with
+/// `http2` on its listener, `streams` is an axis, and `compare_shapes` adds the verdict across
+/// the experiments (the shapes of one load) to the per-experiment ones.
+#[test]
+fn h2_experiments_load_models_and_nginx_and_the_shapes_get_their_verdict() {
+    if muxlab::bench::nginx::nginx_binary().is_none() {
+        common::skip("nginx is not installed (apt-get install nginx-light; .ci/run does)");
+        return;
+    }
+    let d = tmpdir("h2-shapes");
+    let p = scenario(
+        &d,
+        "compare_shapes = true\n\
+         [[experiment]]\nname = \"h1\"\nproto = \"http\"\nmodels = [\"epoll\"]\npeers = [\"nginx\"]\nconnections = [8]\n\
+         duration = \"400ms\"\nwarmup = \"100ms\"\n\
+         [[experiment]]\nname = \"h2\"\nproto = \"h2\"\nmodels = [\"epoll\"]\npeers = [\"nginx\"]\nconnections = [2]\n\
+         streams = [1, 4]\nduration = \"400ms\"\nwarmup = \"100ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6, "2 targets × (h1, h2-1streams, h2-4streams)");
+    for c in cells {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["figures"]["errors"], 0, "{c}");
+        let h2 = &c["load"]["h2"];
+        match c["experiment"].as_str().unwrap() {
+            "h1" => assert!(h2.is_null(), "{c}"),
+            x => {
+                let streams = if x == "h2-4streams" { 4 } else { 1 };
+                assert_eq!(c["load"]["config"]["streams"], streams, "{x}");
+                assert!(h2["streams"].as_u64().unwrap() > 0, "{x}: {h2}");
+                assert!(h2["in_flight_max"].as_u64().unwrap() <= streams, "{x}: {h2}");
+            }
+        }
+    }
+    let shapes = r["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["experiment"] == "across shapes")
+        .expect("a verdict across shapes");
+    let text = shapes["text"].as_str().unwrap();
+    for t in [
+        "epoll: cheapest per request as ",
+        "nginx: cheapest per request as ",
+        "served alike (Jain ",
+    ] {
+        assert!(text.contains(t), "{t}\n{text}");
+    }
+}

@@ -76,6 +76,50 @@ fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
         })
 }
 
+/// `streams = [1, 10, 100]` (an axis, like `connections`): the experiment becomes one per
+/// value, named `NAME-Nstreams`, each with `streams = N`. Returns whether any was expanded;
+/// an error names the experiment.
+fn streams_axis(raw: &mut toml::Table) -> Result<bool, (String, String)> {
+    let Some(toml::Value::Array(xs)) = raw.get_mut("experiment") else {
+        return Ok(false);
+    };
+    let mut out = Vec::new();
+    let mut expanded = false;
+    for x in xs.drain(..) {
+        let list = match x.get("streams") {
+            Some(toml::Value::Array(l)) => l.clone(),
+            _ => {
+                out.push(x);
+                continue;
+            }
+        };
+        let name = x.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+        if list.is_empty() {
+            return Err((
+                name,
+                "streams = [] gives no value: list one or more (streams = [1, 10, 100])".into(),
+            ));
+        }
+        for v in list {
+            let Some(n) = v.as_integer().filter(|n| *n >= 1) else {
+                return Err((
+                    name,
+                    format!("streams holds {v}: each must be a whole number, at least 1"),
+                ));
+            };
+            let mut one = x.clone();
+            if let Some(t) = one.as_table_mut() {
+                t.insert("streams".into(), toml::Value::Integer(n));
+                t.insert("name".into(), toml::Value::String(format!("{name}-{n}streams")));
+            }
+            out.push(one);
+        }
+        expanded = true;
+    }
+    *xs = out;
+    Ok(expanded)
+}
+
 /// Whether a host name could be read as an option by ssh.
 fn bad_host(h: &str) -> bool {
     h.is_empty() || h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -166,7 +210,11 @@ impl Origin<'_> {
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     let o = Origin { name: origin, text };
-    let raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
+    let mut raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
+    let axis = streams_axis(&mut raw).map_err(|(name, msg)| {
+        let l = line_in(text, &format!("name = \"{name}\""), "streams");
+        o.line(l, "streams", format!("experiment '{name}': {msg}"))
+    })?;
     // A workload value that does not read is named by its key before the whole file is read
     // (inside an experiment's table serde cannot say which key it was).
     let tables = raw.get("experiment").and_then(|v| v.as_array()).into_iter().flatten();
@@ -177,7 +225,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
             return Err(o.line(l, &key, format!("experiment '{name}': {msg}")));
         }
     }
-    let mut s: Scenario = toml::from_str(text).map_err(|e| o.toml(e))?;
+    let mut s: Scenario = match axis {
+        // The file as written (serde's errors then point into it).
+        false => toml::from_str(text).map_err(|e| o.toml(e))?,
+        true => toml::Value::Table(raw).try_into().map_err(|e| o.toml(e))?,
+    };
     check_scenario(&s, &o)?;
     let mut notes = Vec::new();
     for i in 0..s.experiments.len() {
@@ -354,6 +406,32 @@ mod bench_scenario {
         for (name, text) in BUILTIN {
             let s = parse(text, name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(&s.name, name);
+        }
+    }
+
+    #[test]
+    fn streams_is_an_axis_and_each_value_an_experiment_of_its_own() {
+        let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nconnections = [1]\nduration = \"1s\"\nmodels = [\"epoll\"]\n";
+        let s = parse(&format!("{base}proto = \"h2\"\nstreams = [1, 10, 100]\n"), "f.toml").unwrap();
+        let got: Vec<(&str, usize)> = s
+            .experiments
+            .iter()
+            .map(|x| (x.name.as_str(), x.load.streams))
+            .collect();
+        assert_eq!(got, [("e-1streams", 1), ("e-10streams", 10), ("e-100streams", 100)]);
+        // One value is a plain key.
+        let s = parse(&format!("{base}proto = \"h2\"\nstreams = 10\n"), "f.toml").unwrap();
+        assert_eq!(
+            (s.experiments[0].name.as_str(), s.experiments[0].load.streams),
+            ("e", 10)
+        );
+        for (bad, says) in [
+            ("proto = \"h2\"\nstreams = []\n", "gives no value"),
+            ("proto = \"h2\"\nstreams = [0]\n", "at least 1"),
+            ("proto = \"http\"\nstreams = [10]\n", "--streams is HTTP/2's"),
+        ] {
+            let e = parse(&format!("{base}{bad}"), "f.toml").unwrap_err().to_string();
+            assert!(e.contains("field 'streams'") && e.contains(says), "{bad}: {e}");
         }
     }
 

@@ -20,6 +20,7 @@ mod reasons;
 pub mod results;
 pub(crate) mod runner;
 pub mod scenario;
+mod shapes;
 pub mod steer;
 pub(crate) mod verdict;
 

@@ -94,12 +94,16 @@ pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Resu
     if place.remote_server() {
         return Err(Error::Skipped("the nginx peer runs on this machine only".into()));
     }
-    if x.proto != Protocol::Http {
-        return Err(Error::Skipped(format!(
-            "the nginx peer is configured for plain http, not {}",
-            x.proto
-        )));
-    }
+    let http2 = match x.proto {
+        Protocol::Http => "",
+        // Debian's nginx has the http2 module: cleartext HTTP/2 (prior knowledge) on the listener.
+        Protocol::H2 => " http2",
+        p => {
+            return Err(Error::Skipped(format!(
+                "the nginx peer is configured for http and h2, not {p}"
+            )))
+        }
+    };
     let Some(nginx) = nginx_binary() else {
         return Err(Error::Skipped(
             "nginx is not installed (apt-get install nginx-light)".into(),
@@ -114,8 +118,8 @@ pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Resu
             "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\
              worker_rlimit_nofile 20000;\n\
              events {{ worker_connections 19000; }}\n\
-             http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 60s;\n\
-               server {{ listen {a}:{port} backlog=1024 reuseport{deferred}; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
+             http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 60s; http2_max_requests 100000000;\n\
+               server {{ listen {a}:{port} backlog=1024 reuseport{deferred}{http2}; location / {{ default_type text/html; return 200 \"<html>hello</html>\"; }} }} }}\n",
             d = dir.display(),
             port = ports[0]
         )

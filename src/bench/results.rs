@@ -516,6 +516,7 @@ impl Results {
             &cells,
             scenario.repeats,
             &environment.verdict_context(),
+            scenario.compare_shapes,
         );
         Results {
             format: FORMAT,
@@ -561,6 +562,7 @@ pub fn save(
             cells,
             scenario.repeats,
             &environment.verdict_context(),
+            scenario.compare_shapes,
         ),
         cells,
     };

@@ -40,6 +40,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("blocking-calls", include_str!("../../scenarios/blocking-calls.toml")),
     ("head-of-line", include_str!("../../scenarios/head-of-line.toml")),
     ("capacity", include_str!("../../scenarios/capacity.toml")),
+    (
+        "streams-vs-connections",
+        include_str!("../../scenarios/streams-vs-connections.toml"),
+    ),
 ];
 
 /// A whole scenario file.
@@ -51,6 +55,11 @@ pub struct Scenario {
     /// The seed article this reproduces (000..003), if any.
     #[serde(default)]
     pub seed: Option<String>,
+    /// The experiments are shapes of one load (the same requests in flight carried by other
+    /// connections, pipelines or streams): the verdict also says, target by target, which
+    /// shape it serves best (`bench::shapes`).
+    #[serde(default)]
+    pub compare_shapes: bool,
     /// Runs of every cell; results give the median and the spread.
     #[serde(default = "one")]
     pub repeats: usize,
@@ -96,6 +105,9 @@ pub enum Protocol {
     /// HTTP over TLS: models serve `--tls self-signed`, the load connects with `https://`
     /// (and `insecure` unless a `cacert` is given).
     Https,
+    /// HTTP/2 in clear (prior knowledge): models serve `--proto h2`, the load connects with
+    /// `h2c://` and keeps `streams` requests in flight per connection; nginx listens `http2`.
+    H2,
     Echo,
     Packet,
 }
@@ -105,14 +117,15 @@ impl Protocol {
         match self {
             Protocol::Http => "http",
             Protocol::Https => "https",
+            Protocol::H2 => "h2",
             Protocol::Echo => "echo",
             Protocol::Packet => "packet",
         }
     }
 
-    /// HTTP, in clear or over TLS.
+    /// HTTP, in clear or over TLS, 1.1 or 2.
     pub fn is_http(self) -> bool {
-        matches!(self, Protocol::Http | Protocol::Https)
+        matches!(self, Protocol::Http | Protocol::Https | Protocol::H2)
     }
 
     /// The server's `--proto`.
@@ -221,6 +234,7 @@ impl Experiment {
         let url = match self.proto {
             Protocol::Http => format!("http://{addr}/"),
             Protocol::Https => format!("https://{addr}/"),
+            Protocol::H2 => format!("h2c://{addr}/"),
             p => format!("{p}://{addr}"),
         };
         let target = Target::parse(&url).expect("a URL made of a protocol and an address parses");

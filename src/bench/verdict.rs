@@ -724,12 +724,17 @@ fn cap(s: &str) -> String {
     }
 }
 
-/// Every experiment's verdict.
-pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context) -> Vec<Verdict> {
-    experiments
+/// Every experiment's verdict, and with `shapes` (a scenario's `compare_shapes`) the verdict
+/// across them.
+pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context, shapes: bool) -> Vec<Verdict> {
+    let mut v: Vec<Verdict> = experiments
         .iter()
         .map(|x| verdict_with(x, cells, repeats, ctx))
-        .collect()
+        .collect();
+    if shapes {
+        v.extend(super::shapes::verdict(experiments, cells, ctx.server_cpus));
+    }
+    v
 }
 
 #[cfg(test)]

@@ -515,7 +515,7 @@ impl H2Conn {
     }
 
     fn settings(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
-        if h.stream != 0 || p.len() % 6 != 0 {
+        if h.stream != 0 || !p.len().is_multiple_of(6) {
             return Err(Fault::Bad("a malformed SETTINGS frame"));
         }
         if h.flags & frame::ACK != 0 {

@@ -1,0 +1,269 @@
+//! Shapes of one load (a scenario with `compare_shapes`): each experiment carries the same
+//! requests in flight another way (many HTTP/1.1 connections, a few pipelined ones, HTTP/2
+//! streams over a few connections or one). Target by target, this says which shape the
+//! design serves at the lowest server CPU per request and the lowest p99, with the counter
+//! that explains it, and what one busy connection costs a design with several workers: a
+//! connection, and so all of its streams, stays on the worker that accepted it.
+
+use super::results::{summarize, Cell, Summary};
+use super::scenario::Experiment;
+use super::verdict::Verdict;
+use crate::units::fmt_us;
+
+/// Server CPU per request, sub-microsecond ones with two decimals.
+fn cpu_us(v: f64) -> String {
+    match v < 10.0 {
+        true => format!("{v:.2}us"),
+        false => fmt_us(v),
+    }
+}
+
+/// The name of the verdict across shapes.
+pub const NAME: &str = "across shapes";
+
+/// One target in one shape: its median repeat.
+struct Shape<'a> {
+    experiment: &'a str,
+    cell: &'a Cell,
+}
+
+impl Shape<'_> {
+    fn cpu(&self) -> Option<f64> {
+        self.cell.figures.cpu_per_req()
+    }
+
+    fn p99(&self) -> Option<f64> {
+        Some(self.cell.figures.p99_us).filter(|v| *v > 0.0 && self.cell.figures.requests > 0)
+    }
+
+    /// HTTP/2: Jain's index over the client's stream lanes, and how many lanes.
+    fn lanes(&self) -> Option<(f64, usize)> {
+        let h = self.cell.load.as_ref()?.results.h2.as_ref()?;
+        Some((h.lanes_jain?, h.lanes))
+    }
+
+    /// How the shape carries its requests, in words.
+    fn how(&self, x: &Experiment) -> String {
+        let n = self.cell.connections;
+        match (x.proto.name(), x.load.streams, x.load.pipeline) {
+            ("h2", s, _) => format!("{n} HTTP/2 connection{} × {s} streams", plural(n)),
+            (_, _, p) if p > 1 => format!("{n} HTTP/1.1 connection{} × {p} pipelined", plural(n)),
+            _ => format!("{n} HTTP/1.1 connection{}", plural(n)),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The shape with the lowest `value` among `shapes`, the highest, and their ratio.
+fn extremes<'s, 'a>(
+    shapes: &'s [Shape<'a>],
+    value: impl Fn(&Shape<'a>) -> Option<f64>,
+) -> Option<(&'s Shape<'a>, f64, &'s Shape<'a>, f64)> {
+    let measured: Vec<(&Shape, f64)> = shapes.iter().filter_map(|s| value(s).map(|v| (s, v))).collect();
+    if measured.len() < 2 {
+        return None;
+    }
+    let best = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let worst = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some((best.0, best.1, worst.0, worst.1))
+}
+
+/// The verdict across the shapes of `experiments`, the server on `server_cpus` CPUs (`None`:
+/// not recorded); `None` where no target ran in two shapes.
+pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<usize>) -> Option<Verdict> {
+    let rows: Vec<Summary> = summarize(cells).into_iter().filter(|s| s.cell.ok()).collect();
+    let mut targets: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !targets.contains(&r.cell.target.as_str()) {
+            targets.push(&r.cell.target);
+        }
+    }
+    let x_of = |name: &str| experiments.iter().find(|x| x.name == name);
+    let mut lines = Vec::new();
+    for t in targets {
+        let shapes: Vec<Shape> = experiments
+            .iter()
+            .filter_map(|x| {
+                let r = rows
+                    .iter()
+                    .find(|r| r.cell.target == t && r.cell.experiment == x.name)?;
+                Some(Shape {
+                    experiment: &x.name,
+                    cell: &r.cell,
+                })
+            })
+            .collect();
+        if shapes.len() < 2 {
+            continue;
+        }
+        let how = |s: &Shape| x_of(s.experiment).map_or(s.experiment.to_string(), |x| s.how(x));
+        let mut said = format!("{t}:");
+        match extremes(&shapes, Shape::cpu) {
+            Some((best, b, worst, w)) => {
+                let why = match (best.cell.figures.syscalls_per_req, worst.cell.figures.syscalls_per_req) {
+                    (Some(a), Some(z)) => format!(" ({a:.2} syscalls per request against {z:.2})"),
+                    _ => String::new(),
+                };
+                said.push_str(&format!(
+                    " cheapest per request as {} ({} of server CPU), {:.1}× less than as {} ({}){why};",
+                    how(best),
+                    cpu_us(b),
+                    w / b,
+                    how(worst),
+                    cpu_us(w)
+                ));
+            }
+            None => said.push_str(" server CPU per request not measured in two shapes;"),
+        }
+        match extremes(&shapes, Shape::p99) {
+            Some((best, b, worst, w)) => said.push_str(&format!(
+                " lowest p99 as {} ({}), highest as {} ({}).",
+                how(best),
+                fmt_us(b),
+                how(worst),
+                fmt_us(w)
+            )),
+            None => said.push_str(" p99 not measured in two shapes."),
+        }
+        // A design with several workers: where one shape left a worker idle, say so.
+        let uneven = shapes
+            .iter()
+            .filter_map(|s| s.cell.figures.jain_workers.map(|j| (s, j)))
+            .filter(|(_, j)| *j < 0.75)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let even = shapes
+            .iter()
+            .filter_map(|s| s.cell.figures.jain_workers.map(|j| (s, j)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some((s, j)), Some((e, je))) = (uneven, even) {
+            if je - j > 0.2 {
+                let p99 = |s: &Shape| s.p99().map_or("–".to_string(), fmt_us);
+                let cost = match (s.p99(), e.p99(), server_cpus) {
+                    (Some(a), Some(b), Some(1)) if a <= b => format!(
+                        "with the server on one CPU an idle worker cost nothing here (p99 {} against {})",
+                        p99(s),
+                        p99(e)
+                    ),
+                    (Some(a), Some(b), _) if a > b => {
+                        format!("that cost p99 {} against {}", p99(s), p99(e))
+                    }
+                    _ => format!("p99 {} against {}", p99(s), p99(e)),
+                };
+                said.push_str(&format!(
+                    " As {}, its workers shared the requests unevenly (Jain {j:.2} across workers, {je:.2} as {}): \
+                     a connection stays on the worker that accepted it, and so do all of its streams, so the \
+                     others idle; {cost}.",
+                    how(s),
+                    how(e),
+                ));
+            }
+        }
+        // HTTP/2: how evenly the streams were served (each lane a closed loop of its own).
+        if let Some((s, (j, n))) = shapes
+            .iter()
+            .filter_map(|s| s.lanes().map(|l| (s, l)))
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+        {
+            said.push_str(&format!(
+                " Streams {} served alike (Jain {j:.2} over its {n} stream lanes as {}).",
+                if j >= 0.9 { "were" } else { "were not" },
+                how(s)
+            ));
+        }
+        lines.push(said);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "{NAME}: the same requests in flight carried {} ways; target by target, the shape it serves best.",
+        experiments.len()
+    );
+    for l in lines {
+        text.push('\n');
+        text.push_str(&l);
+    }
+    Some(Verdict {
+        experiment: NAME.to_string(),
+        text,
+        findings: Vec::new(),
+        reasons: Vec::new(),
+        aa: None,
+        expected: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::results::{CellStatus, Figures};
+    use crate::bench::scenario::parse;
+
+    fn cell(x: &str, target: &str, conns: usize, cpu: Option<f64>, p99: f64, jain: Option<f64>) -> Cell {
+        Cell {
+            experiment: x.into(),
+            target: target.into(),
+            connections: conns,
+            repeat: 0,
+            status: CellStatus::Ok,
+            seconds: 1.0,
+            figures: Figures {
+                throughput_rps: 1000.0,
+                requests: 1000,
+                p99_us: p99,
+                server_cpu_us_per_req: cpu,
+                syscalls_per_req: cpu.map(|c| c / 2.0),
+                jain_workers: jain,
+                ..Figures::default()
+            },
+            load: None,
+            server_stats: None,
+        }
+    }
+
+    fn scenario() -> Vec<Experiment> {
+        let text = "name = \"s\"\ndescription = \"d\"\ncompare_shapes = true\n\
+            [[experiment]]\nname = \"h1\"\nproto = \"http\"\nmodels = [\"epoll\", \"multi-reactor --workers 2\"]\nconnections = [100]\nduration = \"1s\"\n\
+            [[experiment]]\nname = \"h2\"\nproto = \"h2\"\nmodels = [\"epoll\", \"multi-reactor --workers 2\"]\nconnections = [1]\nstreams = [100]\nduration = \"1s\"\n";
+        parse(text, "t").unwrap().experiments
+    }
+
+    #[test]
+    fn each_target_gets_its_cheapest_and_fastest_shape_and_an_idle_worker_is_explained() {
+        let xs = scenario();
+        assert_eq!(xs[1].name, "h2-100streams");
+        assert_eq!(xs[1].load.streams, 100);
+        let cells = vec![
+            cell("h1", "epoll", 100, Some(4.0), 900.0, None),
+            cell("h2-100streams", "epoll", 1, Some(0.8), 700.0, None),
+            cell("h1", "multi-reactor --workers 2", 100, Some(4.2), 800.0, Some(0.99)),
+            cell("h2-100streams", "multi-reactor --workers 2", 1, None, 1500.0, Some(0.5)),
+        ];
+        let v = verdict(&xs, &cells, Some(1)).expect("two shapes ran");
+        for said in [
+            "epoll: cheapest per request as 1 HTTP/2 connection × 100 streams (0.80us of server CPU), \
+             5.0× less than as 100 HTTP/1.1 connections (4.00us) (0.40 syscalls per request against 2.00);",
+            "lowest p99 as 1 HTTP/2 connection × 100 streams (700us), highest as 100 HTTP/1.1 connections (900us).",
+            // Not measured in one shape: said so, never ranked.
+            "multi-reactor --workers 2: server CPU per request not measured in two shapes;",
+            "Jain 0.50 across workers, 0.99 as 100 HTTP/1.1 connections",
+            "that cost p99 1.50ms against 800us",
+        ] {
+            assert!(v.text.contains(said), "{said}\n{}", v.text);
+        }
+    }
+
+    #[test]
+    fn a_target_in_one_shape_only_gives_no_verdict() {
+        let xs = scenario();
+        let cells = vec![cell("h1", "epoll", 100, Some(4.0), 900.0, None)];
+        assert!(verdict(&xs, &cells, Some(1)).is_none());
+    }
+}
