@@ -49,6 +49,52 @@ pub fn h2_session(data: &[u8]) {
     assert!(got.problems.is_empty(), "{:?}", got.problems);
 }
 
+/// The load generator's HTTP/2 session: any server bytes after a SETTINGS frame, split
+/// anywhere, give the same events, the same fault and the same output (acknowledgements,
+/// window updates, bodies the windows let go), which is whole frames; nothing panics.
+pub fn h2_client(data: &[u8]) {
+    use crate::load::h2::{H2Class, H2Conn, H2Plan};
+    use crate::load::Payload;
+    use crate::proto::h2::{frame, wire};
+    let Some((&c, rest)) = data.split_first() else { return };
+    let mut input = Vec::with_capacity(rest.len() + 9);
+    wire::settings(&mut input, &[]);
+    input.extend_from_slice(rest);
+    let cut = c as usize * input.len() / 255;
+    let plan = std::sync::Arc::new(H2Plan {
+        classes: vec![H2Class::new("POST", "http", "t", "/", &[], Payload::Generated(3000))],
+        head_only: false,
+        verify: Some(3000),
+    });
+    let run = |pieces: &[&[u8]]| {
+        let mut conn = H2Conn::new(plan.clone(), 7);
+        let mut out = Vec::new();
+        conn.start(&mut out);
+        for k in 0..5 {
+            conn.open(&mut out, 0, k);
+        }
+        let mut events = Vec::new();
+        let mut fault = None;
+        for p in pieces {
+            if let Err(f) = conn.push(p, &mut out, &mut events) {
+                fault = Some(f);
+                break;
+            }
+        }
+        (out, events, fault)
+    };
+    let whole = run(&[&input]);
+    let split = run(&[&input[..cut], &input[cut..]]);
+    assert_eq!(whole, split, "the session depends on how the server's bytes were split");
+    let mut b = &whole.0[frame::PREFACE.len()..];
+    while b.len() >= frame::HEADER_LEN {
+        let h = frame::Head::parse(b);
+        assert!(b.len() >= frame::HEADER_LEN + h.len, "the output ends inside a frame");
+        b = &b[frame::HEADER_LEN + h.len..];
+    }
+    assert!(b.is_empty(), "the output ends inside a frame header");
+}
+
 /// Packet framing: every whole frame is answered, once, in order; the split does not matter.
 pub fn packet_framing(data: &[u8]) {
     let [a, b, rest @ ..] = data else { return };

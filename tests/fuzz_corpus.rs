@@ -42,3 +42,8 @@ fn scenario_toml_corpus() {
 fn h2_session_corpus() {
     replay("h2_session", muxlab::fuzz::h2_session);
 }
+
+#[test]
+fn h2_client_corpus() {
+    replay("h2_client", muxlab::fuzz::h2_client);
+}

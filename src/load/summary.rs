@@ -27,9 +27,11 @@ impl Heading {
             url: doc.target.clone(),
             length,
             pacing: c.pacing.clone(),
-            mode: match c.h2 {
-                true => format!("HTTP/2, {} streams per connection", c.streams),
-                false => mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
+            mode: match (c.h2, c.close, c.streams) {
+                (true, true, _) => "HTTP/2, one request per connection".to_string(),
+                (true, false, 1) => "HTTP/2, 1 stream per connection".to_string(),
+                (true, false, n) => format!("HTTP/2, {n} streams per connection"),
+                (false, ..) => mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
             },
         }
     }
