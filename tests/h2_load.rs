@@ -458,3 +458,33 @@ fn bad_h2_flag_combinations_are_one_clear_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn shards_of_an_h2_run_merge_into_its_h2_figures() {
+    let s = Server::start("epoll", &["--proto", "h2"]);
+    let url = format!("h2c://{}/", s.addr);
+    let dir = std::env::temp_dir().join(format!("muxlab-h2-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let (code, doc, err) = load(&[&url, "-c", "4", "--streams", "5", "-n", "2000", "--shard", &shard]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(doc["requests"], 1000);
+        let f = dir.join(format!("part{i}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        files.push(f);
+    }
+    let out = Command::new(BIN).arg("merge").args(&files).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["requests"], 2000);
+    let h = &m["h2"];
+    assert_eq!(h["streams"], 2000, "{h}");
+    assert_eq!(h["lanes"], 20, "4 connections × 5 streams: {h}");
+    assert!(
+        h["lanes_jain"].as_f64().is_some() && h["in_flight_max"].as_u64().unwrap() <= 5,
+        "{h}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

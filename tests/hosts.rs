@@ -22,20 +22,30 @@ macro_rules! lab_or_skip {
 
 /// An epoll server inside host 1.
 fn server_in_h1(lab: &Lab) -> Server {
+    server_in_h1_speaking(lab, "http")
+}
+
+/// An epoll server inside host 1 with `--proto PROTO`.
+fn server_in_h1_speaking(lab: &Lab, proto: &str) -> Server {
     let ns = lab.ns(1);
     let addr = lab.addr(1);
     Server::start_under(
         &["ip", "netns", "exec", &ns],
         "epoll",
-        &["--proto", "http", "--addr", &addr],
+        &["--proto", proto, "--addr", &addr],
     )
 }
 
 /// `muxlab load URL ARGS... --hosts h2,h3 --ssh-config LAB --remote-bin BIN --json` at a
 /// server in host 1.
 fn load_from_h2_h3(lab: &Lab, server: &Server, args: &[&str]) -> Command {
+    load_url_from_h2_h3(lab, &format!("http://{}/", server.addr), args)
+}
+
+/// The same against `url`.
+fn load_url_from_h2_h3(lab: &Lab, url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
-    c.arg("load").arg(format!("http://{}/", server.addr)).args(args);
+    c.arg("load").arg(url).args(args);
     c.args(["--hosts", &format!("{},{}", lab.host(2), lab.host(3))]);
     c.arg("--ssh-config")
         .arg(&lab.ssh_config)
@@ -85,6 +95,25 @@ fn fan_out_splits_exactly_and_the_server_counts_every_request() {
             "muxlab left on h{i}"
         );
     }
+}
+
+#[test]
+fn an_h2_run_from_two_hosts_keeps_its_stream_figures() {
+    let lab = lab_or_skip!(3);
+    let server = server_in_h1_speaking(&lab, "h2");
+    let url = format!("h2c://{}/", server.addr);
+    let out = load_url_from_h2_h3(&lab, &url, &["-c", "6", "--streams", "4", "-n", "3000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc = json_of(&out);
+    assert_eq!(doc["requests"], 3000, "{doc}");
+    assert_eq!(doc["error_total"], 0, "{doc}");
+    let h = &doc["h2"];
+    assert_eq!(h["streams"], 3000, "{h}");
+    assert_eq!(h["lanes"], 24, "6 connections × 4 streams over both hosts: {h}");
+    assert!(h["in_flight_max"].as_u64().unwrap() <= 4, "{h}");
+    assert_eq!(server.stop().total("requests"), 3000);
 }
 
 #[test]
