@@ -198,6 +198,21 @@ fn every_model_serves_h2_load_and_echoes_each_body_byte_for_byte() {
     });
 }
 
+#[test]
+fn every_model_serves_h2_load_over_tls_after_alpn_picks_h2() {
+    for_each_model(|model, args| {
+        let s = Server::start(model, &[args, &["--proto", "h2", "--tls", "self-signed"]].concat());
+        let url = format!("https://{}/", s.addr);
+        let serial = muxlab::models::ALL.iter().any(|m| m.name == model && m.one_conn_per_worker);
+        let conns = if serial { "1" } else { "2" };
+        let (code, doc, err) = load(&[&url, "--h2", "-k", "-c", conns, "--streams", "4", "-n", "400"]);
+        assert_eq!(code, 0, "{model}: {err}");
+        assert_exact(&doc, 400, model);
+        assert!(doc["tls_handshake_us"]["count"].as_u64().unwrap() >= 1, "{model}");
+        assert_eq!(s.stop().total("requests"), 400, "{model}: the server counted");
+    });
+}
+
 /// What the scripted server does to each connection.
 #[derive(Clone, Copy, Default)]
 struct Script {

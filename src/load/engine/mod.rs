@@ -281,6 +281,10 @@ impl<'a> Engine<'a> {
     /// the CPU this thread used over the measured window: from the warm-up's end to the close,
     /// before any socket is torn down (closing thousands of them is not load).
     pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
+        // An open loop's sends and a think time are timers: without this the kernel may wake
+        // the thread up to 50 us late (its default timer slack), and that lateness would be
+        // the client's, in every corrected latency.
+        sys::process::exact_sleeps();
         let mut events = Events::with_capacity(1024);
         let mut next_scan = Instant::now() + SCAN;
         let mut cpu_from = None;
