@@ -30,7 +30,11 @@ h2{border-bottom:2px solid #444;margin-top:2em}";
 fn verdicts(d: &Results) -> String {
     let mut h = String::from("<section class=\"verdicts\"><h2>Verdicts</h2>\n<ul>\n");
     for v in &d.verdicts {
-        h.push_str(&format!("<li class=\"verdict\">{}</li>\n", esc(&v.text)));
+        // A verdict across experiments puts each target on a line of its own.
+        h.push_str(&format!(
+            "<li class=\"verdict\">{}</li>\n",
+            esc(&v.text).replace('\n', "<br>")
+        ));
     }
     h.push_str(
         "</ul><p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
