@@ -864,14 +864,20 @@ fn an_slo_search_answers_with_the_highest_rate_that_held_and_every_probe() {
     let c = &doc["capacity"];
     assert_eq!(c["slo"], "p99<=5ms", "{c}");
     let probes = c["probes"].as_array().unwrap();
-    assert!(probes.len() >= 2, "{c}");
+    assert!(!probes.is_empty(), "{c}");
     match c["inconclusive"].as_str() {
+        // A probe the client could not drive (a busy machine: the test suite runs beside it)
+        // ends the search there, with no answer.
         Some(why) => {
             assert_eq!(code, 1, "an inconclusive search exits 1: {err}");
             assert!(c["rps"].is_null() && !why.is_empty(), "{c}");
         }
         None => {
             assert_eq!(code, 0, "{err}");
+            assert!(
+                probes.len() >= 2,
+                "a capacity lies between a rate that held and one that failed: {c}"
+            );
             let rps = c["rps"].as_f64().unwrap();
             let held: Vec<f64> = probes
                 .iter()

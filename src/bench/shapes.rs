@@ -145,16 +145,23 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
         if let (Some((s, j)), Some((e, je))) = (uneven, even) {
             if je - j > 0.2 {
                 let p99 = |s: &Shape| s.p99().map_or("–".to_string(), fmt_us);
-                let cost = match (s.p99(), e.p99(), server_cpus) {
-                    (Some(a), Some(b), Some(1)) if a <= b => format!(
-                        "with the server on one CPU an idle worker cost nothing here (p99 {} against {})",
+                // What the idle worker cost: against a design with one worker in the same shape.
+                let single = rows
+                    .iter()
+                    .filter(|r| r.cell.experiment == s.experiment && r.cell.figures.jain_workers.is_none())
+                    .filter(|r| r.cell.figures.requests > 0 && r.cell.figures.p99_us > 0.0)
+                    .min_by(|a, b| a.cell.figures.p99_us.total_cmp(&b.cell.figures.p99_us));
+                let cost = match (server_cpus, single) {
+                    (Some(1), _) => "with the server on one CPU its workers share it, so what the idle one \
+                                     could have done cannot show here (give the server two CPUs)"
+                        .to_string(),
+                    (_, Some(one)) => format!(
+                        "its p99 {} against {} for {} (one worker) in that shape",
                         p99(s),
-                        p99(e)
+                        fmt_us(one.cell.figures.p99_us),
+                        one.cell.target
                     ),
-                    (Some(a), Some(b), _) if a > b => {
-                        format!("that cost p99 {} against {}", p99(s), p99(e))
-                    }
-                    _ => format!("p99 {} against {}", p99(s), p99(e)),
+                    (_, None) => format!("its p99 {}", p99(s)),
                 };
                 said.push_str(&format!(
                     " As {}, its workers shared the requests unevenly (Jain {j:.2} across workers, {je:.2} as {}): \
@@ -254,10 +261,31 @@ mod tests {
             // Not measured in one shape: said so, never ranked.
             "multi-reactor --workers 2: server CPU per request not measured in two shapes;",
             "Jain 0.50 across workers, 0.99 as 100 HTTP/1.1 connections",
-            "that cost p99 1.50ms against 800us",
+            "cannot show here (give the server two CPUs)",
         ] {
             assert!(v.text.contains(said), "{said}\n{}", v.text);
         }
+    }
+
+    #[test]
+    fn on_two_server_cpus_an_idle_worker_is_set_against_a_one_worker_design_in_the_same_shape() {
+        let xs = scenario();
+        let cells = vec![
+            cell("h1", "epoll", 100, Some(4.0), 900.0, None),
+            cell("h2-100streams", "epoll", 1, Some(0.8), 700.0, None),
+            cell("h1", "multi-reactor --workers 2", 100, Some(4.2), 800.0, Some(0.99)),
+            cell(
+                "h2-100streams",
+                "multi-reactor --workers 2",
+                1,
+                Some(0.9),
+                1500.0,
+                Some(0.5),
+            ),
+        ];
+        let v = verdict(&xs, &cells, Some(2)).expect("two shapes ran");
+        let said = "its p99 1.50ms against 700us for epoll (one worker) in that shape.";
+        assert!(v.text.contains(said), "{said}\n{}", v.text);
     }
 
     #[test]

@@ -566,7 +566,7 @@ impl LoadArgs {
             (false, false) => None,
         };
         let classes = self.classes(&method, &payload)?;
-        Ok(Spec {
+        let spec = Spec {
             duration,
             requests,
             pacing,
@@ -576,7 +576,14 @@ impl LoadArgs {
             classes,
             h2,
             args: self,
-        })
+        };
+        if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
+            return Err(bad(
+                "header",
+                "the request's headers (-H, the path) take more than one HTTP/2 frame (16 KiB): shorten them",
+            ));
+        }
+        Ok(spec)
     }
 
     /// The rules about connections: how requests share them.

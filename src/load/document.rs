@@ -185,22 +185,26 @@ pub struct H2Figures {
     pub goaway: u64,
     /// Requests sent again: refused, or above a GOAWAY's last stream.
     pub retried: u64,
-    /// Streams in flight per connection over the window, on average (their completed
-    /// lifetimes over the window: Little's law), and the most open on one connection.
+    /// Streams in flight per connection over the window, on average (the lifetimes of the
+    /// streams completed in it, over its length: Little's law; with `--close` a lifetime starts
+    /// at the connect), and the most open on one connection (`null`: no stream opened).
     pub in_flight_mean: Option<f64>,
-    pub in_flight_max: u64,
+    pub in_flight_max: Option<u64>,
     /// Frames per completed request, each way.
     pub frames_in_per_request: Option<f64>,
     pub frames_out_per_request: Option<f64>,
-    /// Header bytes per request each way: the HPACK blocks, and the same fields as text lines
-    /// (`name: value\r\n`); the share HPACK saved.
+    /// Header bytes per request each way: the HPACK blocks, and the same head as HTTP/1.1
+    /// text (a request: its request line, Host, `-H` lines and Content-Length as this run would
+    /// send them over HTTP/1.1; a response: `HTTP/1.1 NNN`, no reason phrase, and its fields);
+    /// the share HPACK saved.
     pub request_header_bytes: Option<f64>,
     pub request_text_bytes: Option<f64>,
     pub request_hpack_saved: Option<f64>,
     pub response_header_bytes: Option<f64>,
     pub response_text_bytes: Option<f64>,
     pub response_hpack_saved: Option<f64>,
-    /// How evenly the stream lanes (connections × `--streams`) were served.
+    /// How evenly the stream lanes (connections × `--streams`; a lane is a closed loop of its
+    /// own, or in an open loop a place the requests take in turn) were served.
     pub lanes: usize,
     pub lanes_jain: Option<f64>,
     pub lanes_starved: usize,
@@ -219,7 +223,7 @@ impl H2Figures {
             retried: t.retried,
             in_flight_mean: (secs > 0.0 && connections > 0 && requests > 0)
                 .then(|| t.stream_ns as f64 / 1e9 / secs / connections as f64),
-            in_flight_max: t.in_flight_max,
+            in_flight_max: (t.streams > 0).then_some(t.in_flight_max),
             frames_in_per_request: per(t.frames_in),
             frames_out_per_request: per(t.frames_out),
             request_header_bytes: (t.streams > 0).then(|| t.request_block as f64 / t.streams as f64),

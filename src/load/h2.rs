@@ -30,7 +30,8 @@ pub struct H2Class {
     /// Names lowercase, pseudo-headers first.
     pub fields: Vec<(Vec<u8>, Vec<u8>)>,
     pub payload: Payload,
-    /// Its fields as HTTP/1.1-style text lines (`name: value\r\n`), the yardstick of HPACK's savings.
+    /// The bytes of the same request's head in HTTP/1.1 (request line, Host, the `-H` lines,
+    /// Content-Length, the blank line): the yardstick of HPACK's savings.
     text: u64,
 }
 
@@ -46,6 +47,24 @@ impl H2Class {
         headers: &[String],
         payload: Payload,
     ) -> H2Class {
+        // As HTTP/1.1 sends it (`request::http_request`): what HPACK is measured against.
+        let own_host = headers.iter().any(|h| {
+            h.split_once(':')
+                .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("host"))
+        });
+        let text = format!("{method} {path} HTTP/1.1\r\n").len()
+            + if own_host {
+                0
+            } else {
+                format!("Host: {authority}\r\n").len()
+            }
+            + headers.iter().map(|h| h.len() + 2).sum::<usize>()
+            + if payload.is_empty() {
+                0
+            } else {
+                format!("Content-Length: {}\r\n", payload.len()).len()
+            }
+            + 2;
         let mut authority = authority.to_string();
         let mut extra = Vec::new();
         for h in headers {
@@ -71,15 +90,24 @@ impl H2Class {
         if !payload.is_empty() {
             fields.push((b"content-length".to_vec(), payload.len().to_string().into_bytes()));
         }
-        let text = fields.iter().map(|(n, v)| (n.len() + v.len() + 4) as u64).sum();
-        H2Class { fields, payload, text }
+        H2Class {
+            fields,
+            payload,
+            text: text as u64,
+        }
     }
 
-    /// Bytes of its header block with every field a literal (no table): what one request's
-    /// block can take at most; a server's frame must hold it.
+    /// Bytes of its header block with every field a literal (no table, no Huffman): what one
+    /// request's block takes at most; one HEADERS frame must hold it (see `fits_one_frame`).
     pub fn literal_len(&self) -> usize {
         self.fields.iter().map(|(n, v)| n.len() + v.len() + 10).sum()
     }
+}
+
+/// Whether every class's header block fits one HEADERS frame of the size every server allows
+/// (16 KiB; this client sends no CONTINUATION).
+pub fn fits_one_frame(classes: &[H2Class]) -> bool {
+    classes.iter().all(|c| c.literal_len() <= frame::MAX_FRAME)
 }
 
 /// What every connection of a run sends: the classes, and how responses are checked.
@@ -90,6 +118,33 @@ pub struct H2Plan {
     pub head_only: bool,
     /// Verify the body of every 200 against the generated body of this size (`--body-size`).
     pub verify: Option<usize>,
+}
+
+impl H2Plan {
+    /// The plan of an HTTP/2 run: each class's request (the target's alone without `--mix`).
+    pub fn of(spec: &super::Spec) -> H2Plan {
+        let t = spec.target();
+        let scheme = if t.tls { "https" } else { "http" };
+        let class = |method: &str, path: &str, payload: &Payload| {
+            H2Class::new(method, scheme, &t.host, path, spec.headers(), payload.clone())
+        };
+        let classes = match spec.classes.is_empty() {
+            true => vec![class(&spec.method, &t.path, &spec.payload)],
+            false => spec
+                .classes
+                .iter()
+                .map(|c| class(&c.method, &c.path, &c.payload))
+                .collect(),
+        };
+        H2Plan {
+            classes,
+            head_only: spec.method.eq_ignore_ascii_case("HEAD"),
+            verify: match spec.payload {
+                Payload::Generated(n) => Some(n),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// What the engine must act on.
@@ -281,12 +336,13 @@ impl H2Conn {
             received: 0,
             unacked: 0,
         });
-        // A body waits behind those the windows hold back (they go oldest first, see `pump`).
+        // A body goes behind those the windows hold back (oldest first, see `pump`), as far
+        // as the windows let it now.
         if body > 0 && !self.blocked {
             let last = self.streams.len() - 1;
             self.send_body(last, out);
         } else if body > 0 {
-            self.blocked = true;
+            self.pump(out);
         }
         id
     }
@@ -416,7 +472,7 @@ impl H2Conn {
                 }
                 let end_stream = h.flags & frame::END_STREAM != 0;
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.head(h.stream, p, end_stream, events)
+                    self.head(h.stream, p, end_stream, out, events)
                 } else {
                     self.block.clear();
                     self.block.extend_from_slice(p);
@@ -438,7 +494,7 @@ impl H2Conn {
                 if h.flags & frame::END_HEADERS != 0 {
                     self.block_for = None;
                     let block = std::mem::take(&mut self.block);
-                    let r = self.head(id, &block, end_stream, events);
+                    let r = self.head(id, &block, end_stream, out, events);
                     self.block = block;
                     return r;
                 }
@@ -537,6 +593,11 @@ impl H2Conn {
                     self.initial_window = i64::from(v);
                     for s in &mut self.streams {
                         s.window += delta;
+                        if s.window > frame::MAX_WINDOW {
+                            return Err(Fault::Bad(
+                                "a stream window moved past 2^31 - 1 by SETTINGS_INITIAL_WINDOW_SIZE",
+                            ));
+                        }
                     }
                     self.blocked = true;
                 }
@@ -590,7 +651,7 @@ impl H2Conn {
         s.received += body.len() as u64;
         s.unacked += h.len as u64;
         if h.flags & frame::END_STREAM != 0 {
-            return self.finish(k, events);
+            return self.finish(k, out, events);
         }
         if s.unacked >= u64::from(RECV_WINDOW / 2) {
             frame::window_update(out, s.id, s.unacked as u32);
@@ -601,11 +662,23 @@ impl H2Conn {
     }
 
     /// A whole header block for stream `id`: the response's head, an interim one, or trailers.
-    fn head(&mut self, id: u32, block: &[u8], end_stream: bool, events: &mut Vec<Event>) -> Result<(), Fault> {
+    fn head(
+        &mut self,
+        id: u32,
+        block: &[u8],
+        end_stream: bool,
+        out: &mut Vec<u8>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Fault> {
         let (mut status, mut length, mut text, mut bad) = (None::<u16>, None::<u64>, 0u64, false);
         self.decoder
             .decode(block, MAX_HEADER_LIST, &mut |n, v| {
-                text += (n.len() + v.len() + 4) as u64;
+                // As HTTP/1.1 text: `HTTP/1.1 200\r\n` for the status, `name: value\r\n` for
+                // the others.
+                text += match n {
+                    b":status" => 14,
+                    _ => (n.len() + v.len() + 4) as u64,
+                };
                 match n {
                     b":status" => {
                         status = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
@@ -621,7 +694,8 @@ impl H2Conn {
             })
             .map_err(|_| Fault::Bad("a response header block that does not decode"))?;
         self.counts.response_block += block.len() as u64;
-        self.counts.response_text += text;
+        // And the blank line that ends an HTTP/1.1 head.
+        self.counts.response_text += text + 2;
         let Some(k) = self.find(id) else {
             // Decoded all the same: the table must stay in step with the server's.
             return self.unknown(id);
@@ -654,14 +728,20 @@ impl H2Conn {
             return Err(Fault::Bad("a second response head that is not trailers"));
         }
         match end_stream {
-            true => self.finish(k, events),
+            true => self.finish(k, out, events),
             false => Ok(()),
         }
     }
 
-    /// Stream `k` ended: its response is checked whole.
-    fn finish(&mut self, k: usize, events: &mut Vec<Event>) -> Result<(), Fault> {
+    /// Stream `k` ended: its response is checked whole. A response that came before the whole
+    /// request body went (RFC 9113 8.1) ends the stream from our side too: RST_STREAM(CANCEL),
+    /// so the server does not keep it open waiting for the rest.
+    fn finish(&mut self, k: usize, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
         let s = self.streams.remove(k);
+        if s.body_left > 0 {
+            frame::rst_stream(out, s.id, frame::Code::Cancel);
+            self.counts.frames_out += 1;
+        }
         let bodiless = self.plan.head_only || s.status == 204 || s.status == 304;
         if let Some(l) = s.content_length.filter(|_| !bodiless) {
             if l != s.received {

@@ -167,11 +167,11 @@ fn h2_lines(h: &super::document::H2Figures) -> String {
     format!(
         "  streams      {} opened, {} in flight on average (max {}); {} refused, {} reset, {} GOAWAY, {} retried\n\
          \x20 frames       {} in, {} out per request\n\
-         \x20 HPACK        request headers {} B of {} B as text ({} saved), response headers {} B of {} B ({} saved)\n\
+         \x20 HPACK        request headers {} B against {} B as HTTP/1.1 ({} saved), response headers {} B against {} B ({} saved)\n\
          \x20 fairness     Jain {} over {} stream lanes, {} starved\n",
         thousands(h.streams),
         f1(h.in_flight_mean),
-        h.in_flight_max,
+        h.in_flight_max.map_or("–".to_string(), |m| m.to_string()),
         thousands(h.refused),
         thousands(h.reset),
         thousands(h.goaway),

@@ -33,6 +33,9 @@ pub(super) struct Sent {
     /// HTTP/2: its stream, and the lane (of the connection's `--streams`) it took.
     pub(super) stream: u32,
     pub(super) lane: u16,
+    /// HTTP/2: times it was sent again (refused, above a GOAWAY's last stream, or waiting when
+    /// its connection failed).
+    pub(super) tries: u8,
 }
 
 /// A connection slot.
@@ -61,8 +64,9 @@ pub(super) struct Conn {
     /// HTTP/2 requests the server did not process (refused, or above a GOAWAY's last stream),
     /// to be sent again, keeping when they were meant to go.
     pub(super) retry: VecDeque<Sent>,
-    /// HTTP/2 lanes free for a new stream.
-    pub(super) lanes: Vec<u16>,
+    /// HTTP/2 lanes free for a new stream, the one freed longest ago first (so each lane is
+    /// a closed loop of its own, and an open loop's requests take them in turn).
+    pub(super) lanes: VecDeque<u16>,
     /// Messages sent on this slot (the pattern's sequence number).
     pub(super) send_seq: u64,
     /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
@@ -115,8 +119,8 @@ impl Conn {
             },
             echo: EchoReader::new(size),
             lanes: match h2 {
-                Some(_) => (0..streams as u16).rev().collect(),
-                None => Vec::new(),
+                Some(_) => (0..streams as u16).collect(),
+                None => VecDeque::new(),
             },
             h2: h2.map(Box::new),
             retry: VecDeque::new(),

@@ -19,7 +19,8 @@ impl Engine<'_> {
         if !self.may_issue(now) && !open_loop && self.conns[i].retry.is_empty() {
             return;
         }
-        if let (Some(k), false) = (self.per_socket(), open_loop) {
+        // Requests sent again (HTTP/2) had their ticket when they were first sent.
+        if let (Some(k), false, true) = (self.per_socket(), open_loop, self.conns[i].retry.is_empty()) {
             if self.conns[i].tickets == 0 {
                 let Some((tickets, counted)) = self.budget.reserve(k, self.counting(now)) else {
                     return;
@@ -121,6 +122,7 @@ impl Engine<'_> {
             return;
         }
         if self.schedule.is_some() {
+            self.send_retries(i, now);
             self.mark_free(i);
             self.schedule(now);
         } else {
@@ -156,13 +158,11 @@ impl Engine<'_> {
             }
         }
         self.first_try_over(i);
-        // HTTP/2 requests waiting to be sent again are lost with the connection.
-        let again: Vec<_> = self.conns[i].retry.drain(..).collect();
-        self.budget.settled(again.len());
-        if let Some(s) = self.schedule.as_mut() {
-            for r in again {
-                s.lose(r.intended, r.class);
-            }
+        // HTTP/2 requests waiting to be sent again wait for the next connection (each failure
+        // counts as a try: a server that keeps failing cannot keep them forever).
+        let waiting: Vec<_> = self.conns[i].retry.drain(..).collect();
+        for r in waiting {
+            self.again(i, r, now);
         }
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];

@@ -10,40 +10,20 @@ use std::time::Instant;
 
 use super::conn::Sent;
 use super::Engine;
-use crate::load::h2::{Event, Fault, H2Class, H2Plan};
-use crate::load::request::Payload;
+use crate::load::h2::{Event, Fault, H2Plan};
 use crate::load::tally::ErrorClass;
 use crate::load::Spec;
 
 /// Set once a protocol failure has been explained on stderr.
 static SAID: AtomicBool = AtomicBool::new(false);
 
+/// Times a request is sent again before it counts as failed (`stream_reset`): a server that
+/// refuses every stream must not keep the client resending forever.
+pub(super) const MAX_TRIES: u8 = 3;
+
 /// What every connection of an HTTP/2 run sends (`None` for other runs).
 pub(super) fn plan(spec: &Spec) -> Option<Arc<H2Plan>> {
-    if !spec.h2 {
-        return None;
-    }
-    let t = spec.target();
-    let scheme = if t.tls { "https" } else { "http" };
-    let class = |method: &str, path: &str, payload: &Payload| {
-        H2Class::new(method, scheme, &t.host, path, spec.headers(), payload.clone())
-    };
-    let classes = match spec.classes.is_empty() {
-        true => vec![class(&spec.method, &t.path, &spec.payload)],
-        false => spec
-            .classes
-            .iter()
-            .map(|c| class(&c.method, &c.path, &c.payload))
-            .collect(),
-    };
-    Some(Arc::new(H2Plan {
-        classes,
-        head_only: spec.method.eq_ignore_ascii_case("HEAD"),
-        verify: match spec.payload {
-            Payload::Generated(n) => Some(n),
-            _ => None,
-        },
-    }))
+    spec.h2.then(|| Arc::new(H2Plan::of(spec)))
 }
 
 impl Engine<'_> {
@@ -68,7 +48,7 @@ impl Engine<'_> {
     /// the lane it took.
     pub(super) fn h2_open(&mut self, i: usize, class: u8, now: Instant) -> (u32, u16) {
         let c = &mut self.conns[i];
-        let lane = c.lanes.pop().unwrap_or(0);
+        let lane = c.lanes.pop_front().unwrap_or(0);
         let Some(h) = c.h2.as_mut() else { return (0, lane) };
         let id = h.open(&mut c.out, class, c.send_seq);
         c.send_seq += 1;
@@ -91,6 +71,7 @@ impl Engine<'_> {
             at: now,
             stream,
             lane,
+            tries: r.tries,
             ..r
         });
         c.on_socket += 1;
@@ -110,8 +91,42 @@ impl Engine<'_> {
         let c = &mut self.conns[i];
         let pos = c.inflight.iter().position(|r| r.stream == id)?;
         let r = c.inflight.remove(pos)?;
-        c.lanes.push(r.lane);
+        c.lanes.push_back(r.lane);
         Some(r)
+    }
+
+    /// Request `r`, which the server did not process, is to be sent again: on this connection
+    /// or the next, keeping its intended time; after [`MAX_TRIES`] it fails instead.
+    pub(super) fn again(&mut self, i: usize, mut r: Sent, now: Instant) {
+        r.tries += 1;
+        if r.tries <= MAX_TRIES {
+            self.conns[i].retry.push_back(r);
+            return;
+        }
+        self.abandon(r, now);
+    }
+
+    /// A request that will not complete: settled, lost to an open loop's window, and counted
+    /// as a stream error (of its class too).
+    fn abandon(&mut self, r: Sent, now: Instant) {
+        self.budget.settled(1);
+        if let Some(s) = self.schedule.as_mut() {
+            s.lose(r.intended, r.class);
+        }
+        if self.window.inside(now) {
+            self.tally.error(ErrorClass::StreamReset);
+            if let Some(c) = self.tally.classes.get_mut(usize::from(r.class)) {
+                c.errors += 1;
+            }
+        }
+    }
+
+    /// Sends what waits to be sent again on connection `i`, where pacing would not call
+    /// `fill` by itself (an open loop offers a connection only while sends are due).
+    pub(super) fn send_retries(&mut self, i: usize, now: Instant) {
+        if !self.conns[i].retry.is_empty() {
+            self.fill(i, now);
+        }
     }
 
     /// Bytes of `self.buf` for connection `i`'s session; `false` when the connection was
@@ -126,18 +141,20 @@ impl Engine<'_> {
             c.server_closing = true;
         }
         self.harvest(i, now);
-        let ok = match r {
-            Ok(()) => self.h2_events(i, &mut events, now),
-            Err(Fault::Bad(what)) => {
-                self.say(what);
-                self.fail(i, ErrorClass::BadResponse, now);
-                false
-            }
-            Err(Fault::Mismatch) => {
-                self.fail(i, ErrorClass::EchoMismatch, now);
-                false
-            }
-        };
+        // What the server completed before a fault is counted first.
+        let ok = self.h2_events(i, &mut events, now)
+            && match r {
+                Ok(()) => true,
+                Err(Fault::Bad(what)) => {
+                    self.say(what);
+                    self.fail(i, ErrorClass::BadResponse, now);
+                    false
+                }
+                Err(Fault::Mismatch) => {
+                    self.fail(i, ErrorClass::EchoMismatch, now);
+                    false
+                }
+            };
         self.events = events;
         // Acknowledgements, window updates and bodies the windows let go.
         ok && (self.conns[i].out.is_empty() || self.flush(i).is_ok())
@@ -158,38 +175,31 @@ impl Engine<'_> {
                 }
                 Event::Refused { id } => {
                     if let Some(r) = self.take(i, id) {
-                        self.conns[i].retry.push_back(r);
                         if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
                             t.refused += 1;
                         }
+                        self.again(i, r, now);
                     }
                 }
                 Event::Reset { id, .. } => {
                     if let Some(r) = self.take(i, id) {
-                        self.budget.settled(1);
-                        if let Some(s) = self.schedule.as_mut() {
-                            s.lose(r.intended, r.class);
+                        if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
+                            t.reset += 1;
                         }
-                        if inside {
-                            self.tally.error(ErrorClass::StreamReset);
-                            if let Some(c) = self.tally.classes.get_mut(usize::from(r.class)) {
-                                c.errors += 1;
-                            }
-                            if let Some(t) = self.tally.h2.as_mut() {
-                                t.reset += 1;
-                            }
-                        }
+                        self.abandon(r, now);
                     }
                 }
                 Event::GoAway { last, .. } => {
                     self.conns[i].server_closing = true;
                     let c = &mut self.conns[i];
-                    let (keep, again): (Vec<Sent>, Vec<Sent>) = c.inflight.drain(..).partition(|r| r.stream <= last);
+                    let (keep, above): (Vec<Sent>, Vec<Sent>) = c.inflight.drain(..).partition(|r| r.stream <= last);
                     c.inflight.extend(keep);
-                    c.lanes.extend(again.iter().map(|r| r.lane));
-                    c.retry.extend(again);
+                    c.lanes.extend(above.iter().map(|r| r.lane));
                     if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
                         t.goaway += 1;
+                    }
+                    for r in above {
+                        self.again(i, r, now);
                     }
                 }
             }

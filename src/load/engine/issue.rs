@@ -18,6 +18,12 @@ impl Engine<'_> {
 
     /// Rate mode: moves sends whose time has come into the backlog, then hands them out.
     pub(super) fn schedule(&mut self, now: Instant) {
+        // Not before sending starts and the window is known: the schedule starts from the
+        // window's `t0` (an HTTP/2 connection reads its server's SETTINGS before that, and
+        // what it reads must not schedule sends).
+        if !(self.ramp.sending() && self.window.known()) {
+            return;
+        }
         let (window, budget) = (self.window, &self.budget);
         let (cumulative, rng) = (&self.cumulative, &mut self.rng);
         let Some(s) = self.schedule.as_mut() else { return };
@@ -175,6 +181,7 @@ impl Engine<'_> {
             class,
             stream,
             lane,
+            tries: 0,
         });
         c.on_socket += 1;
         self.budget.sent();

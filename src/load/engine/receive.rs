@@ -110,7 +110,7 @@ impl Engine<'_> {
         };
         let lanes = self.spec.pipeline();
         if self.conns[i].h2.is_some() {
-            self.conns[i].lanes.push(lane);
+            self.conns[i].lanes.push_back(lane);
         }
         self.budget.settled(1);
         let in_window = self.window.inside(now);
@@ -183,6 +183,7 @@ impl Engine<'_> {
             Pacing::Think(_) => {}
             Pacing::Closed => self.fill(i, now),
             Pacing::Rate(_) => {
+                self.send_retries(i, now);
                 self.mark_free(i);
                 self.schedule(now);
             }
