@@ -393,7 +393,7 @@ fn serve_script(mut s: TcpStream, script: Script, seen: &Seen) {
         for id in batch {
             let Some(mut o) = open.remove(&id) else { continue };
             let n = seen.requests.fetch_add(1, Ordering::Relaxed) + 1;
-            if script.reset_every.is_some_and(|k| n % k == 0) {
+            if script.reset_every.is_some_and(|k| n.is_multiple_of(k)) {
                 frame::rst_stream(&mut out, id, frame::Code::Protocol);
                 seen.reset.fetch_add(1, Ordering::Relaxed);
                 continue;
