@@ -53,8 +53,17 @@ fn a_client_resetting_mid_request_does_not_take_the_server_down() {
         assert_eq!(get(&mut s, &mut Vec::new()).status, 200);
         drop(s);
         let st = srv.stop();
-        assert_eq!(st.total("accepted"), 21);
-        assert_eq!(st.total("closed"), 21);
+        // With a listener per worker (SO_REUSEPORT) a connection waits in the queue of the
+        // worker the kernel hashed it to: one still queued when the server stops (a starved
+        // worker, on a busy machine) is never accepted, and the kernel resets it. Whatever
+        // was accepted was closed.
+        let per_worker = muxlab::models::ALL.iter().any(|m| m.name == name && m.reuseport);
+        let accepted = st.total("accepted");
+        match per_worker {
+            true => assert!((1..=21).contains(&accepted), "{name}: {accepted}"),
+            false => assert_eq!(accepted, 21, "{name}"),
+        }
+        assert_eq!(st.total("closed"), accepted, "{name}");
         let mut s = srv2.connect();
         s.write_all(b"ping").unwrap();
         let mut b = [0u8; 4];
