@@ -264,6 +264,33 @@ fn continuation_padding_and_an_interim_response_are_read_through() {
 }
 
 #[test]
+fn a_ping_is_answered_and_trailers_end_a_response() {
+    let (mut c, mut s) = started(1);
+    wire::frame(&mut s, frame::PING, 0, 0, b"12345678");
+    wire::headers(&mut s, 1, &response("200", None), false);
+    wire::data(&mut s, 1, b"body", false);
+    let mut trailers = Vec::new();
+    hpack::put_literal(&mut trailers, hpack::SERVER, b"t");
+    wire::headers(&mut s, 1, &trailers, true);
+    let (mut out, mut events) = (Vec::new(), Vec::new());
+    c.push(&s, &mut out, &mut events).unwrap();
+    assert_eq!(events, [Event::Done { id: 1, status: 200 }]);
+    // The PING comes back with its payload, flagged ACK.
+    let mut pong = Vec::new();
+    frame::head(&mut pong, 8, frame::PING, frame::ACK, 0);
+    pong.extend_from_slice(b"12345678");
+    assert!(out.windows(pong.len()).any(|w| w == pong), "no PING ACK");
+    // Trailers without END_STREAM are not trailers.
+    let (mut c, mut s) = started(1);
+    wire::headers(&mut s, 1, &response("200", None), false);
+    wire::headers(&mut s, 1, &trailers, false);
+    assert!(matches!(
+        c.push(&s, &mut Vec::new(), &mut Vec::new()),
+        Err(Fault::Bad(_))
+    ));
+}
+
+#[test]
 fn what_breaks_the_protocol_is_a_fault_that_says_what() {
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("HTTP/1.x", b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()),
