@@ -8,8 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -46,22 +45,11 @@ fn assert_exact(doc: &Value, n: u64, what: &str) {
 /// nginx with `http2` listeners: cleartext, TLS, and TLS without http2; and one that allows 8
 /// concurrent streams.
 struct Nginx {
-    child: Child,
-    dir: PathBuf,
+    _nginx: common::nginx::Running,
     h2c: u16,
     h2s: u16,
     h1s: u16,
     h2c_8: u16,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-QUIT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 fn nginx() -> Option<Nginx> {
@@ -96,8 +84,7 @@ fn nginx() -> Option<Nginx> {
     };
     let (child, ports) = launch_nginx(bin, None, &dir, "127.0.0.1", 4, &conf).unwrap_or_else(|e| panic!("{e}"));
     Some(Nginx {
-        child,
-        dir,
+        _nginx: common::nginx::Running { child, dir },
         h2c: ports[0],
         h2s: ports[1],
         h1s: ports[2],

@@ -6,30 +6,18 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 
 use common::BIN;
 use serde_json::Value;
 
 /// nginx with one worker: plain HTTP with gzip on, and HTTPS.
 struct Nginx {
-    child: Child,
-    dir: PathBuf,
+    nginx: common::nginx::Running,
     http: u16,
     https: u16,
     /// HTTPS with a self-signed certificate marked as a CA (what `openssl req -x509` makes).
     https_self: u16,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-QUIT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 fn nginx() -> Option<Nginx> {
@@ -67,8 +55,7 @@ fn nginx() -> Option<Nginx> {
     };
     let (child, ports) = launch_nginx(bin, None, &dir, "127.0.0.1", 3, &conf).unwrap_or_else(|e| panic!("{e}"));
     Some(Nginx {
-        child,
-        dir,
+        nginx: common::nginx::Running { child, dir },
         http: ports[0],
         https: ports[1],
         https_self: ports[2],
@@ -116,7 +103,7 @@ fn gzip_responses_in_chunked_coding_are_read_without_an_error() {
 #[test]
 fn https_with_a_trusted_ca_or_insecure_and_the_handshake_timed_apart() {
     let Some(n) = nginx() else { return };
-    let ca = n.dir.join("ca.pem").display().to_string();
+    let ca = n.nginx.dir.join("ca.pem").display().to_string();
     let url = format!("https://localhost:{}/", n.https);
     let (out, doc) = load(&[
         &url,
@@ -155,7 +142,7 @@ fn https_with_a_trusted_ca_or_insecure_and_the_handshake_timed_apart() {
     assert_eq!(doc["requests"], 5);
     // A self-signed certificate marked as a CA, given with --cacert: trusted as it is (as curl
     // does), though it could not be a server certificate under a CA.
-    let own = n.dir.join("self.pem").display().to_string();
+    let own = n.nginx.dir.join("self.pem").display().to_string();
     let url = format!("https://localhost:{}/", n.https_self);
     let (out, doc) = load(&[&url, "-c", "2", "-n", "100", "--cacert", &own]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -172,7 +159,7 @@ fn a_404_is_counted_by_status_class_not_as_a_transport_error() {
         format!("http://127.0.0.1:{}/missing", n.http),
         format!("https://localhost:{}/missing", n.https),
     ] {
-        let ca = n.dir.join("ca.pem").display().to_string();
+        let ca = n.nginx.dir.join("ca.pem").display().to_string();
         let mut args = vec![url.as_str(), "-c", "2", "-n", "300"];
         if url.starts_with("https") {
             args.extend(["--cacert", &ca]);

@@ -171,7 +171,7 @@ pub enum Fault {
 }
 
 /// Frames and header bytes, for the figures (HPACK's savings, frames per request).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     pub frames_in: u64,
     pub frames_out: u64,
@@ -181,6 +181,18 @@ pub struct Counts {
     /// Response header blocks likewise.
     pub response_block: u64,
     pub response_text: u64,
+}
+
+impl Counts {
+    /// Adds `o` in.
+    pub fn add(&mut self, o: &Counts) {
+        self.frames_in += o.frames_in;
+        self.frames_out += o.frames_out;
+        self.request_block += o.request_block;
+        self.request_text += o.request_text;
+        self.response_block += o.response_block;
+        self.response_text += o.response_text;
+    }
 }
 
 /// A stream this client opened and that has not ended.

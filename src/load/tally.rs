@@ -133,14 +133,9 @@ pub struct H2Tally {
     pub goaway: u64,
     /// Requests sent again on another stream: refused, or above a GOAWAY's last stream.
     pub retried: u64,
-    /// Frames each way.
-    pub frames_in: u64,
-    pub frames_out: u64,
-    /// Header block bytes each way, and the same fields as text lines (`name: value\r\n`).
-    pub request_block: u64,
-    pub request_text: u64,
-    pub response_block: u64,
-    pub response_text: u64,
+    /// Frames each way; header block bytes each way, and the same heads in HTTP/1.1.
+    #[serde(flatten)]
+    pub counts: super::h2::Counts,
     /// The most streams open on one connection (as one opened, itself included).
     pub in_flight_max: u64,
     /// The lifetimes of the streams completed in the window, added (in ns): over the window's
@@ -158,25 +153,10 @@ impl H2Tally {
         self.reset += o.reset;
         self.goaway += o.goaway;
         self.retried += o.retried;
-        self.frames_in += o.frames_in;
-        self.frames_out += o.frames_out;
-        self.request_block += o.request_block;
-        self.request_text += o.request_text;
-        self.response_block += o.response_block;
-        self.response_text += o.response_text;
+        self.counts.add(&o.counts);
         self.in_flight_max = self.in_flight_max.max(o.in_flight_max);
         self.stream_ns += o.stream_ns;
         self.per_lane.extend_from_slice(&o.per_lane);
-    }
-
-    /// Counts of a connection's session, added.
-    pub fn add_counts(&mut self, c: &super::h2::Counts) {
-        self.frames_in += c.frames_in;
-        self.frames_out += c.frames_out;
-        self.request_block += c.request_block;
-        self.request_text += c.request_text;
-        self.response_block += c.response_block;
-        self.response_text += c.response_text;
     }
 }
 

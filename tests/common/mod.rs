@@ -12,6 +12,7 @@ use serde_json::Value;
 
 pub mod certs;
 pub mod lab;
+pub mod nginx;
 pub mod skip;
 
 pub use skip::skip;

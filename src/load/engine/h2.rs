@@ -82,7 +82,7 @@ impl Engine<'_> {
         let Some(h) = self.conns[i].h2.as_mut() else { return };
         let counts = std::mem::take(&mut h.counts);
         if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {
-            t.add_counts(&counts);
+            t.counts.add(&counts);
         }
     }
 
