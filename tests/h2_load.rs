@@ -243,6 +243,8 @@ struct Script {
     goaway_close: bool,
     /// Answer in batches of 10 whole requests (or when the client has been quiet for 20 ms).
     hold: bool,
+    /// Allow no stream at all (SETTINGS_MAX_CONCURRENT_STREAMS 0), refusing any sent.
+    no_streams: bool,
 }
 
 /// What the scripted server saw, over all connections.
@@ -289,12 +291,13 @@ fn serve_script(mut s: TcpStream, script: Script, seen: &Seen) {
         return;
     }
     let mut out = Vec::new();
-    wire::settings(&mut out, &[(frame::SETTINGS_MAX_CONCURRENT_STREAMS, 10)]);
+    let limit = if script.no_streams { 0 } else { 10 };
+    wire::settings(&mut out, &[(frame::SETTINGS_MAX_CONCURRENT_STREAMS, limit)]);
     let _ = s.write_all(&out);
     if script.hold {
         s.set_read_timeout(Some(std::time::Duration::from_millis(20))).unwrap();
     }
-    let (mut max_streams, mut initial) = (10usize, 65_535i64);
+    let (mut max_streams, mut initial) = (limit as usize, 65_535i64);
     // Settings we sent and the client has not acknowledged: (max streams, window).
     let mut pending: Option<(usize, i64)> = None;
     let mut open: BTreeMap<u32, Open> = BTreeMap::new();
@@ -333,7 +336,7 @@ fn serve_script(mut s: TcpStream, script: Script, seen: &Seen) {
                         continue;
                     }
                     if open.len() >= max_streams || script.refuse_all {
-                        if pending.is_none() && !script.refuse_all {
+                        if pending.is_none() && !script.refuse_all && !script.no_streams {
                             seen.over_limit.fetch_add(1, Ordering::Relaxed);
                         }
                         seen.refused.fetch_add(1, Ordering::Relaxed);
@@ -619,6 +622,27 @@ fn goaway_in_an_open_loop_and_with_requests_per_conn_still_ends_with_every_reque
     assert_eq!(code, 0, "{err}");
     assert_exact(&doc, 300, "requests-per-conn");
     assert_eq!(seen.answered.load(Ordering::Relaxed), 350);
+    // A socket the server ends (GOAWAY after 45) before it used all that it reserved (150):
+    // the slot connects again for the rest, though the quota is all reserved.
+    let (code, doc, err) = load(&[&url, "-c", "2", "--requests-per-conn", "150", "-n", "300"]);
+    assert_eq!(code, 0, "{err}");
+    assert_exact(&doc, 300, "a socket ended early");
+}
+
+#[test]
+fn a_server_that_allows_no_stream_times_out_its_refused_requests_and_the_run_ends() {
+    let (addr, _) = scripted(Script {
+        no_streams: true,
+        ..Script::default()
+    });
+    let url = format!("h2c://{addr}/");
+    // The first stream goes before the server's SETTINGS say 0, and is refused; then there is
+    // no room to send it again: the connection times out, and after 3 tries it is an error.
+    let (code, doc, _) = load(&[&url, "-c", "1", "-n", "2", "--timeout", "200ms"]);
+    assert_eq!(code, 1);
+    assert_eq!(doc["requests"], 0);
+    assert!(doc["errors"]["timeout"].as_u64().unwrap() >= 1, "{doc}");
+    assert!(doc["errors"]["stream_reset"].as_u64().unwrap() >= 1, "{doc}");
 }
 
 #[test]

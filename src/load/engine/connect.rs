@@ -16,7 +16,10 @@ use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 impl Engine<'_> {
     pub(super) fn start_connect(&mut self, i: usize, now: Instant) {
         let open_loop = self.schedule.is_some();
-        if !self.may_issue(now) && !open_loop && self.conns[i].retry.is_empty() {
+        // Past the quota a slot still connects for what it holds: requests to send again
+        // (HTTP/2), or tickets its last socket did not use (the server closed it early).
+        let c = &self.conns[i];
+        if !self.may_issue(now) && !open_loop && c.retry.is_empty() && c.tickets == 0 {
             return;
         }
         // Requests sent again (HTTP/2) had their ticket when they were first sent.
@@ -161,6 +164,7 @@ impl Engine<'_> {
         // HTTP/2 requests waiting to be sent again wait for the next connection (each failure
         // counts as a try: a server that keeps failing cannot keep them forever).
         let waiting: Vec<_> = self.conns[i].retry.drain(..).collect();
+        let none_waiting = waiting.is_empty();
         for r in waiting {
             self.again(i, r, now);
         }
@@ -169,8 +173,9 @@ impl Engine<'_> {
         self.budget.give_back(c.tickets, c.counted);
         c.tickets = 0;
         c.counted = 0;
-        if c.inflight.is_empty() {
-            // A failed attempt with nothing in flight still uses up a request, so -n ends.
+        if c.inflight.is_empty() && none_waiting {
+            // A failed attempt with nothing in flight (or waiting: those are charged a try)
+            // still uses up a request, so -n ends.
             self.budget.failed_attempt(self.window.counting(now));
         }
         self.close_socket(i);
@@ -185,7 +190,13 @@ impl Engine<'_> {
             let late = match c.state {
                 State::Connecting => now.duration_since(c.started) > limit,
                 State::Handshaking => now.duration_since(c.tls_started) > limit,
-                State::Up => c.inflight.front().is_some_and(|r| now.duration_since(r.at) > limit),
+                // Nothing in flight but requests to send again that the server leaves no room
+                // for (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS of 0) is stuck as well.
+                State::Up => c
+                    .inflight
+                    .front()
+                    .or(c.retry.front().filter(|_| c.inflight.is_empty()))
+                    .is_some_and(|r| now.duration_since(r.at) > limit),
                 State::Down => false,
             };
             if late {
