@@ -280,15 +280,13 @@ mod tests {
     use crate::bench::results::{CellStatus, ClassFigure};
     use crate::bench::scenario::parse;
 
-    fn experiment(expect: &str) -> Result<Experiment, String> {
+    fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
         let text = format!(
             "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
              models = [\"reactor\", \"thread\", \"dispatch --workers 2\"]\nconnections = [10]\nduration = \"1s\"\n\
              mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
         );
-        parse(&text, "test")
-            .map(|mut s| s.experiments.remove(0))
-            .map_err(|e| e.to_string())
+        parse(&text, "test").map(|mut s| s.experiments.remove(0))
     }
 
     #[test]
@@ -311,7 +309,7 @@ mod tests {
             ),
             ("\"p99: thread\"", "compares nothing"),
         ] {
-            let e = experiment(bad).unwrap_err();
+            let e = experiment(bad).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
         }
     }

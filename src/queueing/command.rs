@@ -241,10 +241,12 @@ mod tests {
         a: PredictArgs,
     }
 
-    fn run_line(args: &str) -> Result<String, String> {
+    /// `predict ARGS`: its output, or its one-line error (a flag clap refuses, or a value
+    /// `run` refuses).
+    fn run_line(args: &str) -> Result<String, BadValue> {
         let line = Line::try_parse_from(std::iter::once("predict").chain(args.split_whitespace()))
-            .map_err(|e| e.to_string())?;
-        run(&line.a).map_err(|e| e.0)
+            .map_err(|e| BadValue(e.to_string()))?;
+        run(&line.a)
     }
 
     #[test]
@@ -279,7 +281,7 @@ mod tests {
             ("--model reactor --work gpu:1ms --rate 100", "'gpu' is not cpu or sleep"),
             ("--model reactor -w 4 --work cpu:1ms --rate 100", "has no workers"),
         ] {
-            let e = run_line(args).unwrap_err();
+            let e = run_line(args).unwrap_err().0;
             assert!(e.contains(says) && e.lines().count() == 1, "{args}: {e}");
         }
         let over = run_line("--model reactor --work sleep:2ms --rate 1000").unwrap();

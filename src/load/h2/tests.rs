@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::proto::h2::frame::Head;
 use crate::proto::h2::wire;
 use crate::proto::{Limits, Proto, Session};
 

@@ -1,0 +1,128 @@
+//! What an HTTP/2 run sends: each request class's header fields and body, the HTTP/1.1 head
+//! its HPACK blocks are measured against, and how responses are checked.
+
+use super::super::request::Payload;
+use crate::proto::h2::frame;
+
+/// One request class as HTTP/2 sends it: its header fields and body.
+#[derive(Debug, Clone)]
+pub struct H2Class {
+    /// Names lowercase, pseudo-headers first.
+    pub fields: Vec<(Vec<u8>, Vec<u8>)>,
+    pub payload: Payload,
+    /// The bytes of the same request's head in HTTP/1.1 (request line, Host, the `-H` lines,
+    /// Content-Length, the blank line): the yardstick of HPACK's savings.
+    pub(super) text: u64,
+}
+
+impl H2Class {
+    /// A request of `method` for `path` at `authority` over `scheme`, with the user's `-H`
+    /// headers (a `Host` becomes `:authority`; HTTP/1.1's connection headers are left out) and
+    /// `payload`.
+    pub fn new(
+        method: &str,
+        scheme: &str,
+        authority: &str,
+        path: &str,
+        headers: &[String],
+        payload: Payload,
+    ) -> H2Class {
+        // As HTTP/1.1 sends it (`request::http_request`): what HPACK is measured against.
+        let own_host = headers.iter().any(|h| {
+            h.split_once(':')
+                .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("host"))
+        });
+        let text = format!("{method} {path} HTTP/1.1\r\n").len()
+            + if own_host {
+                0
+            } else {
+                format!("Host: {authority}\r\n").len()
+            }
+            + headers.iter().map(|h| h.len() + 2).sum::<usize>()
+            + if payload.is_empty() {
+                0
+            } else {
+                format!("Content-Length: {}\r\n", payload.len()).len()
+            }
+            + 2;
+        let mut authority = authority.to_string();
+        let mut extra = Vec::new();
+        for h in headers {
+            let Some((name, value)) = h.split_once(':') else {
+                continue;
+            };
+            let name = name.trim().to_ascii_lowercase();
+            let value = value.trim();
+            match name.as_str() {
+                "host" => authority = value.to_string(),
+                "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
+                | "content-length" => {}
+                _ => extra.push((name.into_bytes(), value.as_bytes().to_vec())),
+            }
+        }
+        let mut fields = vec![
+            (b":method".to_vec(), method.as_bytes().to_vec()),
+            (b":scheme".to_vec(), scheme.as_bytes().to_vec()),
+            (b":path".to_vec(), path.as_bytes().to_vec()),
+            (b":authority".to_vec(), authority.into_bytes()),
+        ];
+        fields.extend(extra);
+        if !payload.is_empty() {
+            fields.push((b"content-length".to_vec(), payload.len().to_string().into_bytes()));
+        }
+        H2Class {
+            fields,
+            payload,
+            text: text as u64,
+        }
+    }
+
+    /// Bytes of its header block with every field a literal (no table, no Huffman): what one
+    /// request's block takes at most; one HEADERS frame must hold it (see `fits_one_frame`).
+    pub fn literal_len(&self) -> usize {
+        self.fields.iter().map(|(n, v)| n.len() + v.len() + 10).sum()
+    }
+}
+
+/// Whether every class's header block fits one HEADERS frame of the size every server allows
+/// (16 KiB; this client sends no CONTINUATION).
+pub fn fits_one_frame(classes: &[H2Class]) -> bool {
+    classes.iter().all(|c| c.literal_len() <= frame::MAX_FRAME)
+}
+
+/// What every connection of a run sends: the classes, and how responses are checked.
+#[derive(Debug, Clone)]
+pub struct H2Plan {
+    pub classes: Vec<H2Class>,
+    /// The requests are HEAD: responses carry no body.
+    pub head_only: bool,
+    /// Verify the body of every 200 against the generated body of this size (`--body-size`).
+    pub verify: Option<usize>,
+}
+
+impl H2Plan {
+    /// The plan of an HTTP/2 run: each class's request (the target's alone without `--mix`).
+    pub fn of(spec: &super::super::Spec) -> H2Plan {
+        let t = spec.target();
+        let scheme = if t.tls { "https" } else { "http" };
+        let class = |method: &str, path: &str, payload: &Payload| {
+            H2Class::new(method, scheme, &t.host, path, spec.headers(), payload.clone())
+        };
+        let classes = match spec.classes.is_empty() {
+            true => vec![class(&spec.method, &t.path, &spec.payload)],
+            false => spec
+                .classes
+                .iter()
+                .map(|c| class(&c.method, &c.path, &c.payload))
+                .collect(),
+        };
+        H2Plan {
+            classes,
+            head_only: spec.method.eq_ignore_ascii_case("HEAD"),
+            verify: match spec.payload {
+                Payload::Generated(n) => Some(n),
+                _ => None,
+            },
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The server's side of a connection as the client reads it: frames parsed out of any split
+//! of the bytes, SETTINGS and PING answered, windows kept open, each response's head and body
+//! checked, and what the engine must act on raised as [`Event`]s.
+
+use super::super::request::pattern;
+use super::{Event, Fault, H2Conn, LAST_ID, MAX_HEADER_LIST, RECV_WINDOW};
+use crate::proto::h2::frame::{self, Head};
+
+impl H2Conn {
+    /// Reads the server's bytes: what must be answered goes to `out`, what the engine must act
+    /// on to `events`.
+    pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
+        if self.buf.is_empty() {
+            let used = self.frames(data, out, events)?;
+            self.buf.extend_from_slice(&data[used..]);
+        } else {
+            self.buf.extend_from_slice(data);
+            let buf = std::mem::take(&mut self.buf);
+            let used = self.frames(&buf, out, events);
+            self.buf = buf;
+            self.buf.drain(..used?);
+        }
+        self.pump(out);
+        Ok(())
+    }
+
+    /// Handles the whole frames at the start of `b`; returns the bytes used.
+    fn frames(&mut self, mut b: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<usize, Fault> {
+        let total = b.len();
+        if !self.settings_seen && !b.is_empty() {
+            // The server's preface is a SETTINGS frame: anything else is not HTTP/2.
+            if b.starts_with(b"HTTP/") {
+                return Err(Fault::Bad(
+                    "the server answered in HTTP/1.x: it does not speak HTTP/2 on this port (prior knowledge)",
+                ));
+            }
+            if b.len() > 3 && b[3] != frame::SETTINGS {
+                return Err(Fault::Bad(
+                    "the server's first frame is not SETTINGS: not an HTTP/2 server",
+                ));
+            }
+        }
+        while b.len() >= frame::HEADER_LEN {
+            let h = Head::parse(b);
+            if h.len > frame::MAX_FRAME {
+                return Err(Fault::Bad("a frame larger than SETTINGS_MAX_FRAME_SIZE"));
+            }
+            if b.len() < frame::HEADER_LEN + h.len {
+                break;
+            }
+            let p = &b[frame::HEADER_LEN..frame::HEADER_LEN + h.len];
+            b = &b[frame::HEADER_LEN + h.len..];
+            self.counts.frames_in += 1;
+            self.frame(h, p, out, events)?;
+        }
+        Ok(total - b.len())
+    }
+
+    /// Where stream `id` is (the streams are in the order they opened: ids ascending).
+    fn find(&self, id: u32) -> Option<usize> {
+        self.streams.binary_search_by_key(&id, |s| s.id).ok()
+    }
+
+    /// A frame on stream `id` that is not open: one we opened and that has ended (a late
+    /// frame, ignored), or one never opened (a protocol error).
+    fn unknown(&self, id: u32) -> Result<(), Fault> {
+        match id != 0 && id < self.next_id {
+            true => Ok(()),
+            false => Err(Fault::Bad("a frame on a stream this client never opened")),
+        }
+    }
+
+    fn frame(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
+        if self.block_for.is_some() && h.kind != frame::CONTINUATION {
+            return Err(Fault::Bad("a header block not followed by its CONTINUATION"));
+        }
+        match h.kind {
+            frame::DATA => self.data(h, p, out, events),
+            frame::HEADERS => {
+                let mut p = frame::unpad(h, p).map_err(|_| Fault::Bad("bad padding"))?;
+                if h.flags & frame::PRIORITY_FLAG != 0 {
+                    p = p
+                        .get(5..)
+                        .ok_or(Fault::Bad("a HEADERS frame too short for its priority"))?;
+                }
+                if h.stream == 0 {
+                    return Err(Fault::Bad("HEADERS on stream 0"));
+                }
+                let end_stream = h.flags & frame::END_STREAM != 0;
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.head(h.stream, p, end_stream, out, events)
+                } else {
+                    self.block.clear();
+                    self.block.extend_from_slice(p);
+                    self.block_for = Some((h.stream, end_stream));
+                    Ok(())
+                }
+            }
+            frame::CONTINUATION => {
+                let Some((id, end_stream)) = self.block_for else {
+                    return Err(Fault::Bad("a CONTINUATION without a header block"));
+                };
+                if h.stream != id {
+                    return Err(Fault::Bad("a CONTINUATION on another stream"));
+                }
+                self.block.extend_from_slice(p);
+                if self.block.len() > MAX_HEADER_LIST {
+                    return Err(Fault::Bad("a response header block over 64 KiB"));
+                }
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.block_for = None;
+                    let block = std::mem::take(&mut self.block);
+                    let r = self.head(id, &block, end_stream, out, events);
+                    self.block = block;
+                    return r;
+                }
+                Ok(())
+            }
+            frame::RST_STREAM => {
+                if p.len() != 4 || h.stream == 0 {
+                    return Err(Fault::Bad("a malformed RST_STREAM"));
+                }
+                let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+                match self.find(h.stream) {
+                    Some(k) => {
+                        self.streams.remove(k);
+                        events.push(match code {
+                            c if c == frame::Code::RefusedStream as u32 => Event::Refused { id: h.stream },
+                            code => Event::Reset { id: h.stream, code },
+                        });
+                        Ok(())
+                    }
+                    None => self.unknown(h.stream),
+                }
+            }
+            frame::SETTINGS => self.settings(h, p, out),
+            frame::PING => {
+                if p.len() != 8 || h.stream != 0 {
+                    return Err(Fault::Bad("a malformed PING"));
+                }
+                if h.flags & frame::ACK == 0 {
+                    frame::head(out, 8, frame::PING, frame::ACK, 0);
+                    out.extend_from_slice(p);
+                    self.counts.frames_out += 1;
+                }
+                Ok(())
+            }
+            frame::GOAWAY => {
+                if p.len() < 8 || h.stream != 0 {
+                    return Err(Fault::Bad("a malformed GOAWAY"));
+                }
+                let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
+                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
+                // A second GOAWAY may only lower the last stream.
+                let last = self.goaway.map_or(last, |l| l.min(last));
+                self.goaway = Some(last);
+                self.streams.retain(|s| s.id <= last);
+                events.push(Event::GoAway { last, code });
+                Ok(())
+            }
+            frame::WINDOW_UPDATE => {
+                if p.len() != 4 {
+                    return Err(Fault::Bad("a malformed WINDOW_UPDATE"));
+                }
+                let inc = i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID);
+                if inc == 0 {
+                    return Err(Fault::Bad("a WINDOW_UPDATE of 0"));
+                }
+                let window = match h.stream {
+                    0 => &mut self.send_window,
+                    id => match self.find(id) {
+                        Some(k) => &mut self.streams[k].window,
+                        None => return self.unknown(id),
+                    },
+                };
+                *window += inc;
+                if *window > frame::MAX_WINDOW {
+                    return Err(Fault::Bad("a window opened past 2^31 - 1"));
+                }
+                self.blocked = true;
+                Ok(())
+            }
+            frame::PUSH_PROMISE => Err(Fault::Bad("PUSH_PROMISE, though this client disabled push")),
+            // PRIORITY, and frame types this client does not know, are ignored (RFC 9113 5.5).
+            _ => Ok(()),
+        }
+    }
+
+    fn settings(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
+        if h.stream != 0 || !p.len().is_multiple_of(6) {
+            return Err(Fault::Bad("a malformed SETTINGS frame"));
+        }
+        if h.flags & frame::ACK != 0 {
+            return Ok(());
+        }
+        self.settings_seen = true;
+        for pair in p.chunks_exact(6) {
+            let id = u16::from_be_bytes([pair[0], pair[1]]);
+            let v = u32::from_be_bytes([pair[2], pair[3], pair[4], pair[5]]);
+            match id {
+                0x1 => self.encoder.resize(v as usize),
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = v,
+                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                    if i64::from(v) > frame::MAX_WINDOW {
+                        return Err(Fault::Bad("SETTINGS_INITIAL_WINDOW_SIZE past 2^31 - 1"));
+                    }
+                    // Every open stream's window moves by the change (RFC 9113 6.9.2).
+                    let delta = i64::from(v) - self.initial_window;
+                    self.initial_window = i64::from(v);
+                    for s in &mut self.streams {
+                        s.window += delta;
+                        if s.window > frame::MAX_WINDOW {
+                            return Err(Fault::Bad(
+                                "a stream window moved past 2^31 - 1 by SETTINGS_INITIAL_WINDOW_SIZE",
+                            ));
+                        }
+                    }
+                    self.blocked = true;
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    if !(frame::MAX_FRAME as u32..=0xff_ffff).contains(&v) {
+                        return Err(Fault::Bad("SETTINGS_MAX_FRAME_SIZE out of range"));
+                    }
+                    self.max_frame = v as usize;
+                }
+                _ => {}
+            }
+        }
+        frame::head(out, 0, frame::SETTINGS, frame::ACK, 0);
+        self.counts.frames_out += 1;
+        Ok(())
+    }
+
+    fn data(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
+        if h.stream == 0 {
+            return Err(Fault::Bad("DATA on stream 0"));
+        }
+        // Flow control counts the whole payload, padding too.
+        self.unacked += h.len as u64;
+        if self.unacked >= u64::from(RECV_WINDOW / 2) {
+            frame::window_update(out, 0, self.unacked as u32);
+            self.counts.frames_out += 1;
+            self.unacked = 0;
+        }
+        let body = frame::unpad(h, p).map_err(|_| Fault::Bad("bad padding"))?;
+        let Some(k) = self.find(h.stream) else {
+            return self.unknown(h.stream);
+        };
+        let verify = self.plan.verify;
+        let s = &mut self.streams[k];
+        if s.status == 0 {
+            return Err(Fault::Bad("DATA before the response's HEADERS"));
+        }
+        if self.plan.head_only && !body.is_empty() {
+            return Err(Fault::Bad("a body in the response to HEAD"));
+        }
+        if let (Some(size), 200) = (verify, s.status) {
+            if s.received as usize + body.len() > size {
+                return Err(Fault::Mismatch);
+            }
+            self.scratch.resize(body.len(), 0);
+            pattern(self.slot, s.seq, s.received as usize, &mut self.scratch);
+            if self.scratch[..] != *body {
+                return Err(Fault::Mismatch);
+            }
+        }
+        s.received += body.len() as u64;
+        s.unacked += h.len as u64;
+        if h.flags & frame::END_STREAM != 0 {
+            return self.finish(k, out, events);
+        }
+        if s.unacked >= u64::from(RECV_WINDOW / 2) {
+            frame::window_update(out, s.id, s.unacked as u32);
+            s.unacked = 0;
+            self.counts.frames_out += 1;
+        }
+        Ok(())
+    }
+
+    /// A whole header block for stream `id`: the response's head, an interim one, or trailers.
+    fn head(
+        &mut self,
+        id: u32,
+        block: &[u8],
+        end_stream: bool,
+        out: &mut Vec<u8>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Fault> {
+        let (mut status, mut length, mut text, mut bad) = (None::<u16>, None::<u64>, 0u64, false);
+        self.decoder
+            .decode(block, MAX_HEADER_LIST, &mut |n, v| {
+                // As HTTP/1.1 text: `HTTP/1.1 200\r\n` for the status, `name: value\r\n` for
+                // the others.
+                text += match n {
+                    b":status" => 14,
+                    _ => (n.len() + v.len() + 4) as u64,
+                };
+                match n {
+                    b":status" => {
+                        status = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+                        bad |= status.is_none_or(|s| !(100..600).contains(&s));
+                    }
+                    b"content-length" => {
+                        let l = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+                        bad |= l.is_none() || (length.is_some() && length != l);
+                        length = l;
+                    }
+                    _ => {}
+                }
+            })
+            .map_err(|_| Fault::Bad("a response header block that does not decode"))?;
+        self.counts.response_block += block.len() as u64;
+        // And the blank line that ends an HTTP/1.1 head.
+        self.counts.response_text += text + 2;
+        let Some(k) = self.find(id) else {
+            // Decoded all the same: the table must stay in step with the server's.
+            return self.unknown(id);
+        };
+        if bad {
+            return Err(Fault::Bad("a response with a bad :status or content-length"));
+        }
+        let s = &mut self.streams[k];
+        if s.status == 0 {
+            match status {
+                Some(st) if (100..200).contains(&st) => {
+                    // An interim response (100 Continue, 103 Early Hints): the final one follows.
+                    if end_stream {
+                        return Err(Fault::Bad("an interim response that ends its stream"));
+                    }
+                    return Ok(());
+                }
+                Some(st) => {
+                    s.status = st;
+                    s.content_length = length;
+                    if let (Some(size), 200, Some(l)) = (self.plan.verify, st, length) {
+                        if l != size as u64 {
+                            return Err(Fault::Mismatch);
+                        }
+                    }
+                }
+                None => return Err(Fault::Bad("a response without :status")),
+            }
+        } else if !end_stream || status.is_some() {
+            return Err(Fault::Bad("a second response head that is not trailers"));
+        }
+        match end_stream {
+            true => self.finish(k, out, events),
+            false => Ok(()),
+        }
+    }
+
+    /// Stream `k` ended: its response is checked whole. A response that came before the whole
+    /// request body went (RFC 9113 8.1) ends the stream from our side too: RST_STREAM(CANCEL),
+    /// so the server does not keep it open waiting for the rest.
+    fn finish(&mut self, k: usize, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
+        let s = self.streams.remove(k);
+        if s.body_left > 0 {
+            frame::rst_stream(out, s.id, frame::Code::Cancel);
+            self.counts.frames_out += 1;
+        }
+        let bodiless = self.plan.head_only || s.status == 204 || s.status == 304;
+        if let Some(l) = s.content_length.filter(|_| !bodiless) {
+            if l != s.received {
+                return Err(Fault::Bad("a response body whose length is not its content-length"));
+            }
+        }
+        if let (Some(size), 200) = (self.plan.verify, s.status) {
+            if s.received != size as u64 {
+                return Err(Fault::Mismatch);
+            }
+        }
+        events.push(Event::Done {
+            id: s.id,
+            status: s.status,
+        });
+        Ok(())
+    }
+}
