@@ -369,8 +369,8 @@ impl RunConfig {
             connect_first: w.connect_first,
             arrivals: matches!(spec.pacing, Pacing::Rate(_)).then(|| {
                 match w.arrivals {
-                    super::args::Arrivals::Uniform => "uniform",
-                    super::args::Arrivals::Poisson => "poisson",
+                    super::Arrivals::Uniform => "uniform",
+                    super::Arrivals::Poisson => "poisson",
                 }
                 .to_string()
             }),

@@ -15,6 +15,7 @@ mod error;
 pub mod h2;
 mod histogram;
 pub(crate) mod merge;
+mod mix;
 mod pacing;
 mod progress;
 mod request;
@@ -26,17 +27,19 @@ mod spec;
 pub(crate) mod summary;
 mod tally;
 mod tls;
+mod workload;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use args::{Arrivals, LoadArgs, MixEntry, Workload};
+pub use args::LoadArgs;
 pub use document::{Document, Environment, HostLine, Part, RunConfig, SATURATED, TOOL};
 use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};
 pub use histogram::{Hist, Latency};
+pub use mix::MixEntry;
 pub use pacing::Pacing;
 pub use progress::{Line, Said, Tick};
 pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
@@ -45,6 +48,7 @@ pub use shard::{needed as shard_processes, per_process, run as run_shards, split
 pub use spec::{Class, Share, Spec};
 pub use tally::{jain, ErrorClass, H2Tally, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
+pub use workload::{Arrivals, Workload, MAX_STREAMS};
 
 use crate::sys;
 use crate::units::serde_as;

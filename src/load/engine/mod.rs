@@ -212,7 +212,7 @@ impl<'a> Engine<'a> {
             ..Default::default()
         };
         let seed = spec.args().workload.seed;
-        let poisson = (spec.args().workload.arrivals == super::args::Arrivals::Poisson)
+        let poisson = (spec.args().workload.arrivals == super::Arrivals::Poisson)
             .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         Ok(Engine {
             spec,
