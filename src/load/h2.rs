@@ -282,10 +282,12 @@ impl H2Conn {
 }
 
 mod encoder;
+mod figures;
 mod plan;
 mod read;
 
 use encoder::Encoder;
+pub use figures::{H2Figures, H2Tally};
 pub use plan::{fits_one_frame, H2Class, H2Plan};
 
 #[cfg(test)]

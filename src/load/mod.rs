@@ -38,6 +38,7 @@ pub use args::LoadArgs;
 pub use document::{Document, Environment, HostLine, Part, RunConfig, SATURATED, TOOL};
 use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};
+pub use h2::{H2Figures, H2Tally};
 pub use histogram::{Hist, Latency};
 pub use mix::MixEntry;
 pub use pacing::Pacing;
@@ -46,7 +47,7 @@ pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
 pub use response::{HttpReader, Read};
 pub use shard::{needed as shard_processes, per_process, run as run_shards, split, split_weighted, Shard};
 pub use spec::{Class, Share, Spec};
-pub use tally::{jain, ErrorClass, H2Tally, Tally, ERROR_CLASSES};
+pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
 pub use workload::{Arrivals, Workload, MAX_STREAMS};
 

@@ -130,12 +130,7 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
         t.starved()
     ));
     if let Some(h) = &t.h2 {
-        s.push_str(&h2_lines(&super::document::H2Figures::of(
-            h,
-            t.requests,
-            secs,
-            o.connections,
-        )));
+        s.push_str(&h2_lines(&super::H2Figures::of(h, t.requests, secs, o.connections)));
     }
     s.push_str(&format!(
         "  transfer     {:.1} MB in, {:.1} MB out\n",
@@ -161,7 +156,7 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
 }
 
 /// What an HTTP/2 run's streams did: in flight, refusals, frames, HPACK, fairness over lanes.
-fn h2_lines(h: &super::document::H2Figures) -> String {
+fn h2_lines(h: &super::H2Figures) -> String {
     let f1 = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
     let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
     format!(

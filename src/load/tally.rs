@@ -117,47 +117,7 @@ pub struct Tally {
     pub classes: Vec<ClassTally>,
     /// HTTP/2 runs: what the streams did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub h2: Option<H2Tally>,
-}
-
-/// What an HTTP/2 run's streams did inside the window.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct H2Tally {
-    /// Streams opened (one per request sent, retries included).
-    pub streams: u64,
-    /// Streams the server refused (REFUSED_STREAM): sent again.
-    pub refused: u64,
-    /// Streams the server reset otherwise (each an error, `stream_reset`).
-    pub reset: u64,
-    /// GOAWAYs received.
-    pub goaway: u64,
-    /// Requests sent again on another stream: refused, or above a GOAWAY's last stream.
-    pub retried: u64,
-    /// Frames each way; header block bytes each way, and the same heads in HTTP/1.1.
-    #[serde(flatten)]
-    pub counts: super::h2::Counts,
-    /// The most streams open on one connection (as one opened, itself included).
-    pub in_flight_max: u64,
-    /// The lifetimes of the streams completed in the window, added (in ns): over the window's
-    /// length, the streams in flight on average (Little's law).
-    #[serde(default)]
-    pub stream_ns: u64,
-    /// Completions per stream lane (each connection's `--streams` places), for fairness.
-    pub per_lane: Vec<u64>,
-}
-
-impl H2Tally {
-    pub fn merge(&mut self, o: &H2Tally) {
-        self.streams += o.streams;
-        self.refused += o.refused;
-        self.reset += o.reset;
-        self.goaway += o.goaway;
-        self.retried += o.retried;
-        self.counts.add(&o.counts);
-        self.in_flight_max = self.in_flight_max.max(o.in_flight_max);
-        self.stream_ns += o.stream_ns;
-        self.per_lane.extend_from_slice(&o.per_lane);
-    }
+    pub h2: Option<super::H2Tally>,
 }
 
 /// What one request class counted.
