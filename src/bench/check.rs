@@ -76,50 +76,6 @@ fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
         })
 }
 
-/// `streams = [1, 10, 100]` (an axis, like `connections`): the experiment becomes one per
-/// value, named `NAME-Nstreams`, each with `streams = N`. Returns whether any was expanded;
-/// an error names the experiment.
-fn streams_axis(raw: &mut toml::Table) -> Result<bool, (String, String)> {
-    let Some(toml::Value::Array(xs)) = raw.get_mut("experiment") else {
-        return Ok(false);
-    };
-    let mut out = Vec::new();
-    let mut expanded = false;
-    for x in xs.drain(..) {
-        let list = match x.get("streams") {
-            Some(toml::Value::Array(l)) => l.clone(),
-            _ => {
-                out.push(x);
-                continue;
-            }
-        };
-        let name = x.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
-        if list.is_empty() {
-            return Err((
-                name,
-                "streams = [] gives no value: list one or more (streams = [1, 10, 100])".into(),
-            ));
-        }
-        for v in list {
-            let Some(n) = v.as_integer().filter(|n| *n >= 1) else {
-                return Err((
-                    name,
-                    format!("streams holds {v}: each must be a whole number, at least 1"),
-                ));
-            };
-            let mut one = x.clone();
-            if let Some(t) = one.as_table_mut() {
-                t.insert("streams".into(), toml::Value::Integer(n));
-                t.insert("name".into(), toml::Value::String(format!("{name}-{n}streams")));
-            }
-            out.push(one);
-        }
-        expanded = true;
-    }
-    *xs = out;
-    Ok(expanded)
-}
-
 /// Whether a host name could be read as an option by ssh.
 fn bad_host(h: &str) -> bool {
     h.is_empty() || h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -211,7 +167,7 @@ impl Origin<'_> {
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     let o = Origin { name: origin, text };
     let mut raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
-    let axis = streams_axis(&mut raw).map_err(|(name, msg)| {
+    let axis = super::axes::streams_axis(&mut raw).map_err(|(name, msg)| {
         let l = line_in(text, &format!("name = \"{name}\""), "streams");
         o.line(l, "streams", format!("experiment '{name}': {msg}"))
     })?;

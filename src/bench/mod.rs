@@ -4,6 +4,7 @@
 //! the report layer's job, above this one.
 
 mod against_prediction;
+mod axes;
 mod capacity;
 mod check;
 mod classes;

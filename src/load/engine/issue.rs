@@ -30,7 +30,7 @@ impl Engine<'_> {
         s.due(
             now,
             |t, waiting| !window.over(t) && budget.allows(window.counting(t), waiting),
-            || super::pick(cumulative, rng),
+            || super::classes::pick(cumulative, rng),
         );
         while let Some(i) = self.schedule.as_mut().and_then(|s| s.take_free()) {
             self.conns[i].in_free = false;
@@ -96,9 +96,9 @@ impl Engine<'_> {
             } else if c.tickets > 0 {
                 // ab-style: with --close the request's clock starts at connect.
                 let t = if self.spec.close() { c.started } else { now };
-                (t, super::pick(&self.cumulative, &mut self.rng), None)
+                (t, super::classes::pick(&self.cumulative, &mut self.rng), None)
             } else if self.per_socket().is_none() && self.may_issue(now) {
-                (now, super::pick(&self.cumulative, &mut self.rng), None)
+                (now, super::classes::pick(&self.cumulative, &mut self.rng), None)
             } else {
                 break;
             };

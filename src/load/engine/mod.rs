@@ -15,6 +15,7 @@
 //! [`Schedule`]. What happens to a connection is in `connect` (its life cycle), `issue`
 //! (sending), `receive` (responses) and `tls`.
 
+mod classes;
 mod conn;
 mod connect;
 mod h2;
@@ -115,51 +116,6 @@ impl Start {
     }
 }
 
-/// Each class's request bytes (the target's alone without `--mix`).
-fn requests(spec: &Spec) -> Vec<Vec<u8>> {
-    let one = |method: &str, path: &str, payload: &Payload| {
-        let target = super::Target {
-            path: path.to_string(),
-            ..spec.target().clone()
-        };
-        super::request::http_request(method, &target, spec.headers(), spec.close(), payload, spec.chunked())
-    };
-    match spec.classes.is_empty() {
-        true => vec![one(&spec.method, &spec.target().path, &spec.payload)],
-        false => spec
-            .classes
-            .iter()
-            .map(|c| one(&c.method, &c.path, &c.payload))
-            .collect(),
-    }
-}
-
-/// The classes' cumulative weights, ending at 1.0 (empty without `--mix`).
-fn cumulative(spec: &Spec) -> Vec<f64> {
-    let total: f64 = spec.classes.iter().map(|c| c.weight).sum();
-    let mut sum = 0.0;
-    let mut c: Vec<f64> = spec
-        .classes
-        .iter()
-        .map(|c| {
-            sum += c.weight;
-            sum / total
-        })
-        .collect();
-    if let Some(last) = c.last_mut() {
-        *last = 1.0;
-    }
-    c
-}
-
-/// A request's class, by the classes' weights (0 without `--mix`).
-fn pick(cumulative: &[f64], rng: &mut crate::rng::Rng) -> u8 {
-    match cumulative.len() {
-        0 | 1 => 0,
-        _ => rng.pick(cumulative) as u8,
-    }
-}
-
 /// One engine thread.
 pub struct Engine<'a> {
     spec: &'a Spec,
@@ -222,8 +178,8 @@ impl<'a> Engine<'a> {
             tally,
             timers: BinaryHeap::new(),
             buf: vec![0u8; 256 * 1024],
-            requests: requests(spec),
-            cumulative: cumulative(spec),
+            requests: classes::requests(spec),
+            cumulative: classes::cumulative(spec),
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
             // Until connecting is over, nothing is measured: the window is set by `begin_window`.
             window: Window::new(plan.t0, spec.warmup().is_zero()),
@@ -376,7 +332,7 @@ impl<'a> Engine<'a> {
             .iter()
             .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
         let (cumulative, rng) = (&self.cumulative, &mut self.rng);
-        let Some((scheduled, lost)) = s.close(now, inflight, || pick(cumulative, rng)) else {
+        let Some((scheduled, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
             return;
         };
         for (d, class) in &lost {
