@@ -1,0 +1,285 @@
+//! Ranking targets on one metric: each target's medians per connection count (freed of a
+//! paired round's drift), the counts every ranked target ran, the geometric mean of the ratios
+//! over them, and whether the gap between the best and the runner-up is beyond the noise.
+
+use super::*;
+use crate::bench::results::{in_round, sign_test, spread, Spread};
+use crate::units::fmt_us;
+
+/// A metric: its name, how to read it from a cell, whether higher is better, and its unit.
+pub(super) struct Metric {
+    pub(super) name: &'static str,
+    pub(super) get: fn(&Cell) -> Option<f64>,
+    pub(super) higher_is_better: bool,
+    pub(super) show: fn(f64) -> String,
+    /// Compared at the largest connection count only (memory per connection is noise at few).
+    pub(super) largest_only: bool,
+}
+
+/// The p99 metric (in [`METRICS`]), which request classes are ranked by too.
+pub(super) const P99: usize = 1;
+/// Server CPU per request's place in [`METRICS`].
+pub(super) const CPU: usize = 2;
+
+/// The capacity metric (in [`METRICS`]): ranked first, in throughput's place, where an
+/// experiment has a latency target.
+pub(super) const CAPACITY: usize = 4;
+
+pub(super) const METRICS: [Metric; 5] = [
+    Metric {
+        name: "throughput",
+        get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
+        higher_is_better: true,
+        show: |v| format!("{} req/s", crate::units::si(v)),
+        largest_only: false,
+    },
+    Metric {
+        name: "p99 latency",
+        // Starved connections have no latency to show: such a cell's p99 flatters it.
+        get: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0 && c.figures.starved_conns == 0),
+        higher_is_better: false,
+        show: fmt_us,
+        largest_only: false,
+    },
+    Metric {
+        name: "server CPU per request",
+        get: |c| c.figures.cpu_per_req(),
+        higher_is_better: false,
+        show: |v| format!("{v:.1} µs"),
+        largest_only: false,
+    },
+    Metric {
+        name: "memory per connection",
+        // Below a page over all the connections, PSS does not resolve a difference.
+        get: |c| {
+            c.figures
+                .mem_per_conn()
+                .filter(|v| v * c.figures.established as f64 >= PAGE_KIB)
+        },
+        higher_is_better: false,
+        show: |v| match v < 1.0 {
+            true => format!("{v:.2} KiB"),
+            false => format!("{v:.1} KiB"),
+        },
+        largest_only: true,
+    },
+    Metric {
+        name: "capacity at the target",
+        get: |c| c.figures.capacity_rps(),
+        higher_is_better: true,
+        show: |v| format!("{} req/s", crate::units::si(v)),
+        largest_only: false,
+    },
+];
+
+/// One target at one connection count: its median over the repeats, and their range.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Row {
+    connections: usize,
+    spread: Spread,
+}
+
+/// One target's rows of a metric, by connection count.
+#[derive(Debug, Clone)]
+pub(super) struct TargetRows {
+    target: String,
+    rows: Vec<Row>,
+}
+
+impl TargetRows {
+    /// The row at `n` connections (a count every ranked target has).
+    fn at(&self, n: usize) -> Spread {
+        self.rows
+            .iter()
+            .find(|r| r.connections == n)
+            .expect("shared count")
+            .spread
+    }
+
+    fn has(&self, n: usize) -> bool {
+        self.rows.iter().any(|r| r.connections == n)
+    }
+}
+
+/// The medians and spreads of one metric, per target and connection count. Paired repeats
+/// (every target measured in each round) are first freed of each round's drift: a value is
+/// divided by its round's [`drift`], so targets are ranked by how they did against each other
+/// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
+pub(super) fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Vec<TargetRows> {
+    let value = |c: &Cell| match paired {
+        true => in_round(cells, m.get, c),
+        false => (m.get)(c),
+    };
+    targets
+        .iter()
+        .map(|t| {
+            let mut counts: Vec<usize> = cells.iter().filter(|c| &c.target == t).map(|c| c.connections).collect();
+            counts.sort_unstable();
+            counts.dedup();
+            let rows = counts
+                .into_iter()
+                .filter_map(|n| {
+                    let xs: Vec<f64> = cells
+                        .iter()
+                        .filter(|c| &c.target == t && c.connections == n)
+                        .filter_map(|c| value(c))
+                        .collect();
+                    spread(xs).map(|spread| Row { connections: n, spread })
+                })
+                .collect();
+            TargetRows {
+                target: t.clone(),
+                rows,
+            }
+        })
+        .filter(|t| !t.rows.is_empty())
+        .collect()
+}
+
+/// How much better `a` is than `b` (≥ 1 means a is better).
+pub(super) fn better(m: &Metric, a: f64, b: f64) -> f64 {
+    if m.higher_is_better {
+        a / b
+    } else {
+        b / a
+    }
+}
+
+/// The targets ranked: those measured at every connection count (the others, when that leaves
+/// two or more, are named as not ranked: a count failed, or its figure does not count there),
+/// and the counts all of them share.
+pub(super) fn rankable(all: Vec<TargetRows>) -> (Vec<TargetRows>, Vec<String>, Vec<usize>) {
+    let mut union: Vec<usize> = all.iter().flat_map(|t| t.rows.iter().map(|r| r.connections)).collect();
+    union.sort_unstable();
+    union.dedup();
+    let complete: Vec<TargetRows> = all.iter().filter(|t| t.rows.len() == union.len()).cloned().collect();
+    let ranked = if complete.len() >= 2 { complete } else { all.clone() };
+    let unranked = all
+        .iter()
+        .filter(|a| !ranked.iter().any(|r| r.target == a.target))
+        .map(|a| a.target.clone())
+        .collect();
+    let shared = ranked[0]
+        .rows
+        .iter()
+        .map(|r| r.connections)
+        .filter(|&n| ranked.iter().all(|t| t.has(n)))
+        .collect();
+    (ranked, unranked, shared)
+}
+
+/// Each target scored by how far it is from the best at each shared count (the geometric mean
+/// of the ratios; 0 is the best everywhere), best first.
+pub(super) fn scored<'t>(m: &Metric, targets: &'t [TargetRows], shared: &[usize]) -> Vec<(f64, &'t TargetRows)> {
+    let best_at = |n: usize| {
+        targets
+            .iter()
+            .map(|t| t.at(n).median)
+            .reduce(|a, v| if better(m, v, a) > 1.0 { v } else { a })
+            .expect("two targets")
+    };
+    let score = |t: &TargetRows| {
+        shared
+            .iter()
+            .map(|&n| better(m, best_at(n), t.at(n).median).ln())
+            .sum::<f64>()
+            / shared.len() as f64
+    };
+    let mut ranked: Vec<(f64, &TargetRows)> = targets.iter().map(|t| (score(t), t)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    ranked
+}
+
+pub(super) fn finding(
+    cells: &[&Cell],
+    targets: &[String],
+    m: &Metric,
+    repeats: usize,
+    paired: bool,
+) -> Option<Finding> {
+    let largest = cells.iter().map(|c| c.connections).max()?;
+    let cells: Vec<&Cell> = cells
+        .iter()
+        .copied()
+        .filter(|c| !m.largest_only || c.connections == largest)
+        .collect();
+    let cells = &cells[..];
+    let all = table(cells, targets, m, paired);
+    if all.len() < 2 {
+        return None;
+    }
+    let (t, unranked, shared) = rankable(all);
+    if shared.is_empty() {
+        return None;
+    }
+    let ranked = scored(m, &t, &shared);
+    let (best, second) = (ranked[0].1, ranked[1].1);
+    let ratio = (shared
+        .iter()
+        .map(|&n| better(m, best.at(n).median, second.at(n).median).ln())
+        .sum::<f64>()
+        / shared.len() as f64)
+        .exp();
+    // Separated at a count: paired, by a sign test over the rounds; else the ranges apart.
+    let separated = shared
+        .iter()
+        .filter(|&&n| {
+            if paired {
+                return paired_clear(cells, m, &best.target, &second.target, n);
+            }
+            let (b, s) = (best.at(n), second.at(n));
+            if m.higher_is_better {
+                b.lowest > s.highest
+            } else {
+                b.highest < s.lowest
+            }
+        })
+        .count();
+    let clear = if repeats > 1 {
+        separated * 2 > shared.len()
+    } else {
+        ratio > 1.0 + SINGLE_RUN_NOISE
+    };
+    let worst = ranked
+        .last()
+        .filter(|_| ranked.len() > 2)
+        .map(|(score, e)| (e.target.clone(), (score - ranked[0].0).exp()));
+    let last = *shared.last().expect("not empty");
+    let client_bound_cells = cells
+        .iter()
+        .filter(|c| (c.target == best.target || c.target == second.target) && shared.contains(&c.connections))
+        .filter(|c| c.figures.client_bound)
+        .count();
+    Some(Finding {
+        metric: m.name.into(),
+        best: best.target.clone(),
+        runner_up: second.target.clone(),
+        ratio,
+        clear,
+        best_value: best.at(last).median,
+        runner_up_value: second.at(last).median,
+        connections: last,
+        client_bound_cells,
+        last: worst,
+        unranked,
+        class: None,
+    })
+}
+
+/// Paired repeats (`paired = true`: the two targets measured in the same round, one right after
+/// the other): is `best` better than `second` in so many rounds that chance would do it less
+/// than one time in 20 (a one-sided sign test)?
+pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize) -> bool {
+    let value = |t: &str, r: usize| {
+        cells
+            .iter()
+            .find(|c| c.target == t && c.connections == n && c.repeat == r)
+            .and_then(|c| (m.get)(c))
+    };
+    let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
+    let rounds: Vec<bool> = (0..repeats)
+        .filter_map(|r| Some(better(m, value(best, r)?, value(second, r)?) > 1.0))
+        .collect();
+    let wins = rounds.iter().filter(|w| **w).count();
+    sign_test(wins, rounds.len()) < 0.05
+}
