@@ -18,6 +18,7 @@ mod own;
 mod predicted;
 pub(crate) mod process;
 mod reasons;
+mod repeats;
 pub mod results;
 pub(crate) mod runner;
 pub mod scenario;
