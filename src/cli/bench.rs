@@ -1,0 +1,195 @@
+//! `muxlab bench` and `muxlab advise` run: the matrix, its live progress lines, the results
+//! and the report.
+
+use super::*;
+
+pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
+    if args.list {
+        print!("{}", crate::bench::list());
+        return Ok(());
+    }
+    let target = match &args.target {
+        None => None,
+        Some(t) => Some(
+            std::net::ToSocketAddrs::to_socket_addrs(t.as_str())
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(|| crate::bench::Error::Usage(format!("--target '{t}' is not HOST:PORT")))?,
+        ),
+    };
+    let opts = crate::bench::Options {
+        scenario: args.scenario.clone().unwrap_or_else(|| "quick".into()),
+        target,
+        out: args.out.clone(),
+        repeats: args.repeats,
+        ssh_config: args.ssh_config.clone(),
+        push: args.push,
+        remote_bin: args.remote_bin.clone(),
+        baseline: args.baseline.clone(),
+        steer_rx: args.steer_rx,
+        deep_idle: args.deep_idle,
+    };
+    let mut shown = BenchShow::new();
+    let done = crate::bench::run(&opts, &mut |event| shown.event(event))?;
+    let html = crate::report::write_html(&done.dir, &done.results)?;
+    if !done.results.verdicts.is_empty() {
+        println!("\nVerdicts:");
+        for v in &done.results.verdicts {
+            println!("  {}", v.text);
+        }
+    }
+    for a in crate::report::compare::against_reference(&done.results) {
+        println!("\n{}", a.table());
+    }
+    println!("report: {}", html.display());
+    if let Some((page, table)) = crate::report::against_baseline(&done.dir, &done.results)? {
+        print!("\nThis binary (B) against --baseline (A):\n{table}");
+        println!("compare: {}", page.display());
+    }
+    if done.interrupted {
+        return Err(Failure {
+            code: 130,
+            message: format!("interrupted; finished cells are in {}", done.dir.display()),
+        }
+        .into());
+    }
+    if done.failed > 0 {
+        return Err(Failure {
+            code: 1,
+            message: format!("{} cells failed; see {}", done.failed, done.dir.display()),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `muxlab advise`: the scenario its flags make, run as bench runs it, then the answer.
+pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow::Error> {
+    let plan = crate::advise::plan(args, crate::bench::default_server_cpus())?;
+    if args.print_scenario {
+        print!("{}", plan.toml);
+        return Ok(());
+    }
+    let file = std::env::temp_dir().join(format!("muxlab-advise-{}.toml", std::process::id()));
+    std::fs::write(&file, &plan.toml)
+        .map_err(|e| crate::bench::Error::Usage(format!("writing {}: {e}", file.display())))?;
+    let opts = crate::bench::Options {
+        scenario: file.display().to_string(),
+        target: None,
+        out: args.out.clone(),
+        repeats: None,
+        ssh_config: None,
+        push: false,
+        remote_bin: "muxlab".into(),
+        baseline: None,
+        steer_rx: false,
+        deep_idle: false,
+    };
+    let mut shown = BenchShow::new();
+    let done = crate::bench::run(&opts, &mut |event| shown.event(event));
+    let _ = std::fs::remove_file(&file);
+    let done = done?;
+    crate::report::write_html(&done.dir, &done.results)?;
+    print!("{}", crate::advise::answer(args, &done.results, &done.dir));
+    if done.interrupted {
+        return Err(Failure {
+            code: 130,
+            message: format!("interrupted; finished cells are in {}", done.dir.display()),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// How `muxlab bench` shows a run: what runs where and each finished cell on stdout, a line
+/// of progress with the time left on stderr while a cell runs (when stderr is a terminal).
+struct BenchShow {
+    out: std::io::Stdout,
+    progress: bool,
+}
+
+impl BenchShow {
+    fn new() -> BenchShow {
+        BenchShow {
+            out: std::io::stdout(),
+            progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        }
+    }
+
+    /// Shows one event. Never a panic on a terminal that went away (SIGHUP follows): the run
+    /// cleans up.
+    fn event(&mut self, event: crate::bench::Event) {
+        use crate::bench::Event;
+        use crate::units::clock;
+        let out = &mut self.out;
+        let _ = match event {
+            Event::Started {
+                scenario,
+                cells,
+                placement,
+                dir,
+                notes,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "muxlab bench {}: {}\n{cells} cells, {placement}; results in {}\n",
+                    scenario.name,
+                    scenario.description,
+                    dir.display()
+                );
+                notes.iter().try_for_each(|n| writeln!(out, "note: {n}\n"))
+            }
+            Event::Experiment(x) => writeln!(out, "{}", crate::report::table::header(x)),
+            Event::Progress {
+                number,
+                of,
+                experiment,
+                target,
+                connections,
+                elapsed,
+                left,
+            } if self.progress => write!(
+                std::io::stderr(),
+                "\r\x1b[2K[{}/{of}] {experiment} {target} c={connections}  elapsed {}  ETA {}",
+                number + 1,
+                clock(elapsed),
+                clock(left)
+            ),
+            Event::Progress { .. } => Ok(()),
+            Event::Cell(cell) => {
+                if self.progress {
+                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
+                }
+                writeln!(out, "{}", crate::report::table::row(cell))
+            }
+            Event::Finished {
+                done,
+                planned,
+                elapsed,
+                failed,
+                skipped,
+                interrupted,
+            } => writeln!(
+                out,
+                "\n{done} of {planned} cells done in {}{}{}{}.",
+                clock(elapsed),
+                if failed > 0 {
+                    format!(", {failed} failed (see the notes)")
+                } else {
+                    String::new()
+                },
+                if skipped > 0 {
+                    format!(", {skipped} skipped")
+                } else {
+                    String::new()
+                },
+                if interrupted {
+                    ", interrupted by Ctrl-C: what finished is saved"
+                } else {
+                    ""
+                }
+            ),
+        };
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,133 @@
+//! `muxlab load` and `muxlab merge` run: the summary or the document, `--hgrm`, `--slo`'s
+//! search, and the exit code their errors make.
+
+use super::*;
+
+pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
+    let spec = cmd.args.clone().resolve()?;
+    if let Some(path) = &cmd.hgrm {
+        std::fs::write(path, "")
+            .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
+    }
+    if spec.args().workload.slo.is_some() {
+        return run_slo(cmd);
+    }
+    let show = match (cmd.progress_json, cmd.json) {
+        (true, _) => load::Show::JsonLines,
+        (false, true) => load::Show::Nothing,
+        (false, false) if spec.subshard().is_some() => load::Show::Nothing,
+        (false, false) => load::Show::Terminal,
+    };
+    if !cmd.remote.hosts.is_empty() {
+        let fanned = crate::remote::fanout::run(&spec, &cmd.remote, show)?;
+        if cmd.json {
+            println!("{}", json_line(&fanned.doc));
+        } else {
+            print!("{}", load::summary::human(&fanned.doc));
+            print!("{}", crate::remote::fanout::host_lines(&fanned));
+        }
+        write_hgrm(cmd, fanned.doc.outcome())?;
+        return fanned.verdict().map_err(|e| {
+            Failure {
+                code: 1,
+                message: e.to_string(),
+            }
+            .into()
+        });
+    }
+    let outcome = load::run_here(&spec, show, !cmd.json)?;
+    let doc = Document::new(&spec, &outcome);
+    if cmd.json {
+        println!("{}", json_line(&doc));
+    } else {
+        print!("{}", load::summary::human(&doc));
+    }
+    write_hgrm(cmd, &outcome)?;
+    if outcome.tally.error_total() > 0 || outcome.tally.requests == 0 {
+        return Err(Failure {
+            code: 1,
+            message: format!(
+                "{} errors, {} requests completed",
+                outcome.tally.error_total(),
+                outcome.tally.requests
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `muxlab load --slo`: the capacity search, a line per probe on stderr as it ends.
+pub(super) fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
+    if !cmd.remote.hosts.is_empty() {
+        return Err(load::Error::Usage(
+            "--slo with --hosts: the probes cannot be coordinated across hosts yet; run the search from one host"
+                .into(),
+        )
+        .into());
+    }
+    let quiet = cmd.json || cmd.progress_json;
+    let doc = load::slo::run(&cmd.args, |p| {
+        if !quiet {
+            eprintln!(
+                "probe {} req/s: p99 {}, {}",
+                crate::units::thousands(p.offered_rps.round() as u64),
+                p.p99_us.map_or("–".into(), crate::units::fmt_us),
+                match p.holds {
+                    Some(true) => "holds".to_string(),
+                    Some(false) => format!("fails ({})", p.note.as_deref().unwrap_or("")),
+                    None => format!("says nothing of the server ({})", p.note.as_deref().unwrap_or("")),
+                }
+            );
+        }
+    })?;
+    if cmd.json {
+        println!("{}", json_line(&doc));
+    } else {
+        print!("{}", load::summary::human(&doc));
+    }
+    write_hgrm(cmd, doc.outcome())?;
+    let c = doc.capacity.as_ref().expect("a search has an answer");
+    match (c.rps, &c.inconclusive) {
+        (Some(_), None) => Ok(()),
+        (_, Some(why)) => Err(Failure {
+            code: 1,
+            message: format!("no capacity: {why}"),
+        }
+        .into()),
+        (None, None) => Err(Failure {
+            code: 1,
+            message: format!("no probed rate held {}", c.slo),
+        }
+        .into()),
+    }
+}
+
+/// A document on one line.
+fn json_line(doc: &Document) -> String {
+    serde_json::to_string(doc).expect("a document serialises")
+}
+
+fn write_hgrm(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
+    if let Some(path) = &cmd.hgrm {
+        std::fs::write(path, o.tally.latency.hgrm()).map_err(load::io_err(format!("writing {}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `muxlab merge FILE...`.
+pub(super) fn run_merge(files: &[std::path::PathBuf], human: bool) -> Result<(), anyhow::Error> {
+    let mut docs = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| load::Error::Usage(format!("cannot read {name}: {e}")))?;
+        docs.push((name.clone(), Document::read(&name, &text)?));
+    }
+    let merged = load::merge::documents(&docs)?;
+    if human {
+        print!("{}", load::summary::human(&merged));
+    } else {
+        println!("{}", json_line(&merged));
+    }
+    Ok(())
+}
