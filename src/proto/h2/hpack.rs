@@ -3,9 +3,13 @@
 //! table lives in one byte buffer that is compacted in place, so a decoder that has warmed up
 //! allocates nothing.
 
-use std::collections::VecDeque;
-
 use super::huffman;
+
+mod encode;
+mod table;
+
+pub use encode::{put_indexed, put_integer, put_literal, put_string, static_index};
+use table::Table;
 
 /// The static table (RFC 7541 Appendix A), index 1 first.
 const STATIC: [(&str, &str); 61] = [
@@ -89,84 +93,6 @@ pub const ENTRY_OVERHEAD: usize = 32;
 pub enum BadBlock {
     Invalid,
     TooLarge,
-}
-
-/// One dynamic table entry: where its name and value lie in the table's buffer.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    at: usize,
-    name: usize,
-    value: usize,
-}
-
-impl Entry {
-    fn size(&self) -> usize {
-        self.name + self.value + ENTRY_OVERHEAD
-    }
-}
-
-/// The dynamic table: entries oldest first (index 62 is the newest), bytes in one buffer.
-#[derive(Debug)]
-struct Table {
-    bytes: Vec<u8>,
-    entries: VecDeque<Entry>,
-    size: usize,
-    max: usize,
-}
-
-impl Table {
-    fn new() -> Table {
-        Table {
-            bytes: Vec::with_capacity(2 * TABLE_SIZE),
-            entries: VecDeque::with_capacity(TABLE_SIZE / ENTRY_OVERHEAD),
-            size: 0,
-            max: TABLE_SIZE,
-        }
-    }
-
-    fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        let e = self.entries.get(self.entries.len().checked_sub(i + 1)?)?;
-        let name = &self.bytes[e.at..e.at + e.name];
-        Some((name, &self.bytes[e.at + e.name..e.at + e.name + e.value]))
-    }
-
-    fn evict_to(&mut self, max: usize) {
-        while self.size > max {
-            let e = self.entries.pop_front().expect("a table over its size holds entries");
-            self.size -= e.size();
-        }
-        if self.entries.is_empty() {
-            self.bytes.clear();
-        }
-    }
-
-    /// Adds `name: value` (RFC 7541 4.4: an entry larger than the table empties it).
-    fn insert(&mut self, name: &[u8], value: &[u8]) {
-        let size = name.len() + value.len() + ENTRY_OVERHEAD;
-        if size > self.max {
-            self.evict_to(0);
-            return;
-        }
-        self.evict_to(self.max - size);
-        let n = name.len() + value.len();
-        if self.bytes.len() + n > self.bytes.capacity() {
-            // Compact: the live entries move to the front (no allocation: they fit).
-            let from = self.entries.front().map_or(self.bytes.len(), |e| e.at);
-            self.bytes.drain(..from);
-            for e in self.entries.iter_mut() {
-                e.at -= from;
-            }
-        }
-        let at = self.bytes.len();
-        self.bytes.extend_from_slice(name);
-        self.bytes.extend_from_slice(value);
-        self.entries.push_back(Entry {
-            at,
-            name: name.len(),
-            value: value.len(),
-        });
-        self.size += size;
-    }
 }
 
 /// A connection's request-header decoder.
@@ -295,62 +221,6 @@ impl Decoder {
         }
         Ok(())
     }
-}
-
-/// The static entry holding `name: value` whole, if one does, and the first entry holding
-/// `name` (RFC 7541 Appendix A): what an encoder can refer to instead of sending the bytes.
-pub fn static_index(name: &[u8], value: &[u8]) -> (Option<usize>, Option<usize>) {
-    let mut by_name = None;
-    for (i, (n, v)) in STATIC.iter().enumerate() {
-        if n.as_bytes() == name {
-            if v.as_bytes() == value {
-                return (Some(i + 1), Some(i + 1));
-            }
-            by_name.get_or_insert(i + 1);
-        }
-    }
-    (None, by_name)
-}
-
-/// Appends a string literal (RFC 7541 5.2), Huffman-coded where that is shorter.
-pub fn put_string(out: &mut Vec<u8>, s: &[u8]) {
-    let h = huffman::encoded_len(s);
-    if h < s.len() {
-        put_integer(out, 0x80, 7, h);
-        huffman::encode(s, out);
-    } else {
-        put_integer(out, 0x00, 7, s.len());
-        out.extend_from_slice(s);
-    }
-}
-
-/// Appends an integer with an `n`-bit prefix whose other bits are `first` (RFC 7541 5.1).
-pub fn put_integer(out: &mut Vec<u8>, first: u8, n: u32, mut v: usize) {
-    let mask = (1usize << n) - 1;
-    if v < mask {
-        out.push(first | v as u8);
-        return;
-    }
-    out.push(first | mask as u8);
-    v -= mask;
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Appends a field that is static entry `index` in full (RFC 7541 6.1).
-pub fn put_indexed(out: &mut Vec<u8>, index: usize) {
-    put_integer(out, 0x80, 7, index);
-}
-
-/// Appends a literal field without indexing whose name is static entry `name` (RFC 7541
-/// 6.2.2), its value a plain string.
-pub fn put_literal(out: &mut Vec<u8>, name: usize, value: &[u8]) {
-    put_integer(out, 0x00, 4, name);
-    put_integer(out, 0x00, 7, value.len());
-    out.extend_from_slice(value);
 }
 
 #[cfg(test)]
