@@ -22,7 +22,7 @@ impl Entry {
 /// The dynamic table: entries oldest first (index 62 is the newest), bytes in one buffer.
 #[derive(Debug)]
 pub(super) struct Table {
-    bytes: Vec<u8>,
+    pub(super) bytes: Vec<u8>,
     entries: VecDeque<Entry>,
     pub(super) size: usize,
     pub(super) max: usize,
