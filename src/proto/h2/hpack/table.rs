@@ -7,7 +7,7 @@ use super::{ENTRY_OVERHEAD, TABLE_SIZE};
 
 /// One dynamic table entry: where its name and value lie in the table's buffer.
 #[derive(Debug, Clone, Copy)]
-struct Entry {
+pub(super) struct Entry {
     at: usize,
     name: usize,
     value: usize,
@@ -23,7 +23,7 @@ impl Entry {
 #[derive(Debug)]
 pub(super) struct Table {
     pub(super) bytes: Vec<u8>,
-    entries: VecDeque<Entry>,
+    pub(super) entries: VecDeque<Entry>,
     pub(super) size: usize,
     pub(super) max: usize,
 }
