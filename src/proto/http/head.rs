@@ -1,0 +1,82 @@
+//! A request head read for what it says about the connection and the body: keep-alive,
+//! Content-Length or chunked, `Expect: 100-continue`, or why it is refused.
+
+use super::*;
+
+/// What a request head says about the connection and the body.
+pub(super) struct Head {
+    pub(super) keep: bool,
+    pub(super) content_length: Option<usize>,
+    pub(super) chunked: bool,
+    pub(super) continue_expected: bool,
+}
+
+impl Head {
+    /// Applies RFC 9112's rules on `Host`, `Content-Length`, `Transfer-Encoding` and `Expect`.
+    pub(super) fn read(req: &httparse::Request<'_, '_>) -> Result<Head, Refusal> {
+        let http10 = req.version == Some(0);
+        let mut h = Head {
+            keep: !http10,
+            content_length: None,
+            chunked: false,
+            continue_expected: false,
+        };
+        let (mut hosts, mut te) = (0, false);
+        for header in req.headers.iter() {
+            let (name, value) = (header.name, header.value.trim_ascii());
+            if name.eq_ignore_ascii_case("connection") {
+                for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+                    if token.eq_ignore_ascii_case(b"close") {
+                        h.keep = false;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                        h.keep = true;
+                    }
+                }
+            } else if name.eq_ignore_ascii_case("host") {
+                hosts += 1;
+                if !value
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:[]%".contains(&b))
+                {
+                    return Err(Refusal::BadRequest);
+                }
+            } else if name.eq_ignore_ascii_case("content-length") {
+                // Digits only (no sign, no list); repeated values must agree.
+                if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+                    return Err(Refusal::BadRequest);
+                }
+                let n = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                let n = n.ok_or(Refusal::TooLarge)?;
+                if h.content_length.is_some_and(|m| m != n) {
+                    return Err(Refusal::BadRequest);
+                }
+                h.content_length = Some(n);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                if te || !value.eq_ignore_ascii_case(b"chunked") {
+                    // One coding we can decode, and nothing layered on it.
+                    let known = value
+                        .split(|&b| b == b',')
+                        .all(|c| c.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+                    return Err(if known {
+                        Refusal::BadRequest
+                    } else {
+                        Refusal::NotImplemented
+                    });
+                }
+                te = true;
+            } else if name.eq_ignore_ascii_case("expect") {
+                if !value.eq_ignore_ascii_case(b"100-continue") {
+                    return Err(Refusal::ExpectationFailed);
+                }
+                h.continue_expected = !http10;
+            }
+        }
+        // RFC 9112 §3.2: exactly one Host in HTTP/1.1 (at most one in 1.0); §6.1: a message with
+        // both Transfer-Encoding and Content-Length, or Transfer-Encoding in HTTP/1.0, is faulty.
+        if (!http10 && hosts != 1) || hosts > 1 || (te && (h.content_length.is_some() || http10)) {
+            return Err(Refusal::BadRequest);
+        }
+        h.chunked = te;
+        Ok(h)
+    }
+}
