@@ -22,6 +22,7 @@ mod repeats;
 pub mod results;
 pub(crate) mod runner;
 pub mod scenario;
+mod setup;
 mod shapes;
 pub mod steer;
 pub(crate) mod verdict;
@@ -37,6 +38,8 @@ use runner::Target;
 use scenario::{Experiment, Scenario};
 
 pub use error::Error;
+pub use setup::{default_server_cpus, default_split};
+use setup::{environment, hold, placement, placement_text};
 
 use crate::sys;
 
@@ -130,69 +133,6 @@ pub fn list() -> String {
 
 static STOP: AtomicU64 = AtomicU64::new(0);
 
-/// Where the server and the client run. On this machine: the server on `server_cpus`, the
-/// client on `client_cpus` with `client_threads` engine threads; by default, on 2 cores, CPU 0
-/// and CPU 1 with one thread, and on more cores the first half for the server and the rest for
-/// the client, a thread per CPU. On a server host the server may use all its CPUs.
-fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
-    let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
-    let (s, client_cpus, client_threads) = default_split(&cpus, sc);
-    let remote_server = hosts.as_ref().and_then(|h| h.server.as_ref().map(|_| h));
-    let server_cpus = match (&sc.server_cpus, remote_server) {
-        (Some(_), _) | (None, None) => s,
-        (None, Some(h)) => {
-            let cores = h.machines.first().and_then(|m| m.cores).unwrap_or(1);
-            format!("0-{}", cores.saturating_sub(1))
-        }
-    };
-    let server_addr = sc
-        .server_addr
-        .clone()
-        .or_else(|| remote_server.and_then(|h| h.server_addr.clone()))
-        .unwrap_or_else(|| "127.0.0.1".into());
-    Placement {
-        server_cpus,
-        client_cpus,
-        client_threads,
-        server_addr,
-        hosts,
-    }
-}
-
-/// How many CPUs bench gives the server on this machine when a scenario does not say.
-pub fn default_server_cpus() -> usize {
-    let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
-    match cpus.len() {
-        0..=2 => 1,
-        n => n / 2,
-    }
-}
-
-/// The CPUs this machine gives the server and the client, and the client's threads: the
-/// scenario's `server_cpus`, `client_cpus`, `client_threads` where it sets them; otherwise on
-/// 2 CPUs one each and one client thread (as the seeds' comparisons assume), on more the first
-/// half for the server and the rest for the client, one engine thread per client CPU.
-pub fn default_split(cpus: &[usize], sc: &Scenario) -> (String, String, usize) {
-    let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-    let (s, c) = match cpus.len() {
-        0 => ("0".to_string(), "0".to_string()),
-        1 => (list(cpus), list(cpus)),
-        2 => (cpus[0].to_string(), cpus[1].to_string()),
-        n => (list(&cpus[..n / 2]), list(&cpus[n / 2..])),
-    };
-    let client_cpus = sc.client_cpus.clone().unwrap_or(c);
-    let threads = if cpus.len() > 2 {
-        crate::units::parse_cpus(&client_cpus).map_or(1, |c| c.len().max(1))
-    } else {
-        1
-    };
-    (
-        sc.server_cpus.clone().unwrap_or(s),
-        client_cpus,
-        sc.client_threads.unwrap_or(threads),
-    )
-}
-
 /// The targets of an experiment (with a baseline, each model twice in a row).
 fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Option<&PathBuf>) -> Vec<Target> {
     match external {
@@ -239,126 +179,6 @@ fn guess(x: &Experiment) -> Duration {
         return x.load.slo_time + Duration::from_secs(2);
     }
     x.duration().unwrap_or(Duration::from_secs(5)) + x.warmup() + Duration::from_millis(700)
-}
-
-/// The machine and the placement of a run.
-fn environment(place: &Placement) -> Environment {
-    let (kernel, cpu_model) = sys::procfs::machine();
-    let git = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    // A tree with changes not committed says so: the revision alone does not describe it.
-    let dirty = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success() && !o.stdout.is_empty())
-        .is_some();
-    let git = if dirty && git != "unknown" {
-        format!("{git}-dirty")
-    } else {
-        git
-    };
-    // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
-    // (measured only where the server runs on this machine).
-    let unit_costs = (!place.remote_server())
-        .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
-        .flatten()
-        .and_then(costs::UnitCosts::measure);
-    Environment {
-        kernel,
-        cpu_model,
-        unit_costs,
-        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        server_cpus: place.server_cpus.clone(),
-        client_cpus: place.client_cpus.clone(),
-        client_threads: place.client_threads,
-        server_addr: place.server_addr.clone(),
-        hosts: place.hosts.as_ref().map(|h| results::HostsEnvironment {
-            server: h.server.as_ref().map(|p| p.host.clone()),
-            clients: h.clients.clone(),
-            machines: h.machines.clone(),
-        }),
-        muxlab_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: git,
-        steer_rx: None,
-        cpu_idle: None,
-    }
-}
-
-/// Where the server and the client run, in words.
-fn placement_text(place: &Placement) -> String {
-    let server = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
-        Some(p) => format!(
-            "server on {} ({}) CPUs {}",
-            p.host, place.server_addr, place.server_cpus
-        ),
-        None => format!("server on CPU {}", place.server_cpus),
-    };
-    let client = match place.hosts.as_ref().filter(|h| !h.clients.is_empty()) {
-        Some(h) => format!("client on {} (every CPU there)", h.clients.join(", ")),
-        None => format!(
-            "client on CPU {} ({} thread{})",
-            place.client_cpus,
-            place.client_threads,
-            if place.client_threads == 1 { "" } else { "s" }
-        ),
-    };
-    format!("{server}, {client}")
-}
-
-/// What a run holds for its length: loopback steered (`steer_rx`), idle CPUs polling. Dropped
-/// at the end (or on an error), which puts both back.
-struct Held {
-    _steered: Option<steer::Steered>,
-    _polling: Option<sys::cpuidle::PollingIdle>,
-}
-
-/// Takes what the run holds, records it in `env` and says it in `notes`.
-fn hold(
-    sc: &Scenario,
-    opts: &Options,
-    place: &Placement,
-    env: &mut Environment,
-    notes: &mut Vec<String>,
-) -> Result<Held, Error> {
-    if place.server_cpus == place.client_cpus && place.hosts.is_none() {
-        notes.push("only one CPU is available, so server and client share it; compare ratios only".into());
-    }
-    let steered = match sc.steer_rx {
-        true => Some(steer::Steered::apply(&place.client_cpus)?),
-        false => None,
-    };
-    if let Some(s) = &steered {
-        env.steer_rx = Some(s.said.clone());
-        notes.push(s.said.clone());
-    }
-    // Idle CPUs poll, so a wake-up costs the waker no hypervisor exit (see `sys::cpuidle`).
-    let here = if place.remote_server() {
-        " on this machine (not the server's host)"
-    } else {
-        ""
-    };
-    let (polling, idle) = match opts.deep_idle {
-        true => (None, "halt (--deep-idle)".to_string()),
-        false => match sys::cpuidle::PollingIdle::hold() {
-            Ok(p) => (
-                Some(p),
-                format!("poll{here} (/dev/cpu_dma_latency 0 held for the run; --deep-idle to let them halt)"),
-            ),
-            Err(e) => (None, format!("halt (cannot make them poll: {e})")),
-        },
-    };
-    notes.push(format!("idle CPUs {idle}"));
-    env.cpu_idle = Some(idle);
-    Ok(Held {
-        _steered: steered,
-        _polling: polling,
-    })
 }
 
 /// Runs the scenario, telling `on_event` what happens (the caller prints it).
