@@ -12,8 +12,8 @@ use serde_json::Value;
 
 /// Tests that steer loopback (machine-wide) run one at a time.
 static STEERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-/// Held by a test whose figure a busy machine skews (server CPU per request within 15 %) and by
-/// the heaviest of the others, so the two never run at once.
+/// Held by every test here: one checks server CPU per request within 15 %, which a bench
+/// running beside it skews (a forked child's page faults and exits cost more on a busy machine).
 static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -51,6 +51,7 @@ fn bench(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn list_shows_every_builtin_scenario() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let out = bench(&["--list"]);
     let text = String::from_utf8_lossy(&out.stdout);
     for (name, _) in muxlab::bench::scenario::BUILTIN {
@@ -60,6 +61,7 @@ fn list_shows_every_builtin_scenario() {
 
 #[test]
 fn a_bad_scenario_file_is_one_line_naming_file_line_and_field() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("bad");
     let p = scenario(&d, "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\", \"nosuch\"]\nconnections = [1]\nduration = \"1s\"\n");
     let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
@@ -79,6 +81,7 @@ fn a_bad_scenario_file_is_one_line_naming_file_line_and_field() {
 /// written.
 #[test]
 fn bad_entries_and_values_are_refused_when_the_file_is_read() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("bad-values");
     let head = "[[experiment]]\nname = \"first\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n\
                 [[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1, 4]\nduration = \"1s\"\n";
@@ -153,6 +156,7 @@ fn bad_entries_and_values_are_refused_when_the_file_is_read() {
 
 #[test]
 fn a_model_crashing_mid_cell_is_recorded_and_the_matrix_goes_on() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("crash");
     let p = scenario(
         &d,
@@ -176,6 +180,7 @@ fn a_model_crashing_mid_cell_is_recorded_and_the_matrix_goes_on() {
 
 #[test]
 fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("sigint");
     let p = scenario(
         &d,
@@ -224,6 +229,7 @@ fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
 /// the client's CPU is counted against the one CPU it is pinned to.
 #[test]
 fn a_cell_whose_load_is_split_over_processes_still_measures_the_server() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("prlimit").arg("--version").output().is_err() {
         return skip("prlimit (util-linux) is not installed");
     }
@@ -303,6 +309,7 @@ fn wait_for_exit(child: &mut std::process::Child) -> (std::process::ExitStatus, 
 /// restored (where this machine lets a test steer it).
 #[test]
 fn ctrl_c_and_sighup_of_a_paired_bench_leave_no_process_and_restore_steering() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
     let steer = std::fs::OpenOptions::new().write(true).open(rps).is_ok();
     if !steer {
@@ -361,6 +368,7 @@ fn ctrl_c_and_sighup_of_a_paired_bench_leave_no_process_and_restore_steering() {
 /// server of its paired group: the bench owns its processes.
 #[test]
 fn a_bench_that_fails_mid_run_stops_the_servers_it_started() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("vanished");
     let p = scenario(
         &d,
@@ -387,6 +395,7 @@ fn a_bench_that_fails_mid_run_stops_the_servers_it_started() {
 
 #[test]
 fn an_external_target_is_benchmarked_with_the_scenario_workload() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let srv = Server::start("epoll", &[]);
     let d = tmpdir("target");
     let p = scenario(
@@ -424,6 +433,7 @@ fn chromium() -> Option<&'static str> {
 /// the report. Whether the shape holds is a measurement, not asserted here.
 #[test]
 fn request_classes_reach_the_figures_the_verdict_and_the_report() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("classes");
     let p = scenario(
         &d,
@@ -488,6 +498,7 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
 /// p99-against-offered chart. Which design carries more is a measurement, not asserted.
 #[test]
 fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("slo");
     let p = scenario(
         &d,
@@ -546,6 +557,7 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
 /// budget, it answers naming a design, with the table and where the results are.
 #[test]
 fn advise_answers_for_a_workload_within_its_budget() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("advise");
     let flags = [
         "advise",
@@ -601,6 +613,7 @@ fn advise_answers_for_a_workload_within_its_budget() {
 /// `muxlab predict` for M/M/4 at 0.7: the simulation beside the closed form.
 #[test]
 fn predict_prints_the_simulation_beside_erlang_c() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new(BIN)
         .args([
             "predict",
@@ -627,6 +640,7 @@ fn predict_prints_the_simulation_beside_erlang_c() {
 
 #[test]
 fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("report");
     let p = scenario(
         &d,
@@ -739,6 +753,7 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
 
 #[test]
 fn a_baseline_binary_serves_every_model_cell_too_and_the_run_ends_with_a_before_after() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("baseline");
     let p = scenario(
         &d,
@@ -782,6 +797,7 @@ fn a_baseline_binary_serves_every_model_cell_too_and_the_run_ends_with_a_before_
 /// counters of the server it was measured against.
 #[test]
 fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("paired");
     let p = scenario(
         &d,
@@ -836,6 +852,7 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
 /// machine-wide); skipped with the reason otherwise.
 #[test]
 fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
     if std::fs::OpenOptions::new().write(true).open(rps).is_err() {
         return skip(&format!("{} is not writable here (needs root and RPS)", rps.display()));
@@ -1003,6 +1020,7 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
 /// verdicts, and `report A B` compares it with itself.
 #[test]
 fn results_written_by_an_earlier_version_still_load() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("v1-results");
     std::fs::copy(
         concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v1/results/results.json"),
