@@ -1,7 +1,7 @@
 //! What an HTTP/2 run sends: each request class's header fields and body, the HTTP/1.1 head
 //! its HPACK blocks are measured against, and how responses are checked.
 
-use super::super::request::Payload;
+use super::super::request::{http_request, Kind, Payload, Target};
 use crate::proto::h2::frame;
 
 /// One request class as HTTP/2 sends it: its header fields and body.
@@ -27,24 +27,22 @@ impl H2Class {
         headers: &[String],
         payload: Payload,
     ) -> H2Class {
-        // As HTTP/1.1 sends it (`request::http_request`): what HPACK is measured against.
-        let own_host = headers.iter().any(|h| {
-            h.split_once(':')
-                .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("host"))
-        });
-        let text = format!("{method} {path} HTTP/1.1\r\n").len()
-            + if own_host {
-                0
-            } else {
-                format!("Host: {authority}\r\n").len()
-            }
-            + headers.iter().map(|h| h.len() + 2).sum::<usize>()
-            + if payload.is_empty() {
-                0
-            } else {
-                format!("Content-Length: {}\r\n", payload.len()).len()
-            }
-            + 2;
+        // The same request's head as HTTP/1.1 sends it: what HPACK is measured against.
+        let target = Target {
+            url: String::new(),
+            addr: std::net::SocketAddr::from(([0, 0, 0, 0], 0)),
+            host: authority.to_string(),
+            kind: Kind::Http,
+            path: path.to_string(),
+            tls: false,
+            h2c: false,
+        };
+        // A generated body of the same length: the head alone, its Content-Length included.
+        let body = match payload.is_empty() {
+            true => Payload::None,
+            false => Payload::Generated(payload.len()),
+        };
+        let text = http_request(method, &target, headers, false, &body, false).len();
         let mut authority = authority.to_string();
         let mut extra = Vec::new();
         for h in headers {
