@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::results::{median, Cell, Results};
-use crate::load::slo::Slo;
+use crate::load::Slo;
 use crate::server::Work;
 use crate::units::{format_duration, parse_duration, thousands, BadValue};
 

@@ -5,7 +5,7 @@
 //! architecture), `load` (the load generator), `remote` (running it on other hosts over ssh),
 //! `bench` and `report`, and [`cli`].
 
-mod error;
+pub mod hist;
 pub(crate) mod rng;
 pub(crate) mod sync;
 pub mod sys;

@@ -9,7 +9,7 @@ use super::process::Placement;
 use super::results::{Cell, CellStatus};
 use super::runner::{At, Standing, Target};
 use super::scenario::Experiment;
-use crate::load::slo::{judge, probe_warmup, Search, PROBE};
+use crate::load::slo::{judge, probe_warmup, Probed, Search, PROBE};
 
 /// Runs the search for `target` at the cell `at`.
 pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
@@ -17,44 +17,32 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
     let slo = x.load.slo.clone().expect("a search has a target");
     let window = x.load.duration.unwrap_or(PROBE);
     let warmup = probe_warmup(x.load.warmup);
-    let mut search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, warmup + window);
+    let search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, warmup + window);
     let mut server = Standing::start(x, target, place);
-    let (mut best, mut last, mut stopped): (Option<Cell>, Option<Cell>, Option<Cell>) = (None, None, None);
-    while let Some(rate) = search.next_rate() {
+    let found = search.drive(&slo, window, |rate| {
         let mut probe = x.clone();
         probe.load.rate = Some(rate);
         probe.load.slo = None;
         probe.load.duration = Some(window);
         probe.load.warmup = warmup;
-        let began = Instant::now();
         let cell = server.burst(at, &probe, place, stop_flag);
-        search.probe_time = search.probe_time.max(began.elapsed());
-        let judged = match (&cell.status, &cell.load) {
-            _ if stop_flag.load(Ordering::Relaxed) != 0 || cell.status == CellStatus::Interrupted => None,
-            (CellStatus::Ok, Some(doc)) => Some(judge(&slo, rate, doc)),
+        let stopped = stop_flag.load(Ordering::Relaxed) != 0 || cell.status == CellStatus::Interrupted;
+        match (&cell.status, &cell.load) {
+            _ if stopped => Probed::Stopped("interrupted".to_string(), Some(cell)),
+            (CellStatus::Ok, Some(doc)) => Probed::Ran(judge(&slo, rate, doc), cell),
             // A probe that completed nothing: the target did not hold at this rate.
-            (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => Some(judge(&slo, rate, doc)),
-            _ => None,
-        };
-        let Some(p) = judged else {
-            // Interrupted, or a probe that could not run: no answer, and the cell says why.
-            search.stop(match cell.status {
-                CellStatus::Interrupted => "interrupted".to_string(),
-                _ if stop_flag.load(Ordering::Relaxed) != 0 => "interrupted".to_string(),
-                ref s => format!("the probe at {rate:.0} req/s did not run: {}", s.text()),
-            });
-            stopped = Some(cell);
-            break;
-        };
-        let held = p.holds == Some(true);
-        search.record(p, window);
-        match held {
-            true => best = Some(cell),
-            false => last = Some(cell),
+            (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => {
+                Probed::Ran(judge(&slo, rate, doc), cell)
+            }
+            // A probe that could not run: no answer, and the cell says why.
+            (s, _) => Probed::Stopped(
+                format!("the probe at {rate:.0} req/s did not run: {}", s.text()),
+                Some(cell),
+            ),
         }
-    }
-    let capacity = search.finish(&slo);
-    let mut cell = stopped.or(best).or(last).unwrap_or_else(|| {
+    });
+    let capacity = found.capacity;
+    let mut cell = found.stopped.or(found.held).or(found.failed).unwrap_or_else(|| {
         let mut c = Cell::new(&x.name, &target.label(), at.conns, at.repeat);
         c.status = CellStatus::Failed(format!(
             "no probe ran: {}",

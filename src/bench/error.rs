@@ -1,6 +1,6 @@
 //! What can go wrong in `muxlab bench`.
 
-pub use crate::error::{io_err, IoError};
+pub use crate::sys::error::{io_err, IoError};
 
 /// A bench run's error. Every message says what happened and what to do about it.
 #[derive(Debug, thiserror::Error)]

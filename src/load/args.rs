@@ -7,10 +7,9 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use super::mix::read_mix_file;
 use super::shard::Shard;
-use super::spec::{Class, Spec};
-use super::workload::{message_size, Workload, MAX_STREAMS};
+use super::spec::Spec;
+use super::workload::{message_size, read_mix_file, Class, Workload, MAX_STREAMS};
 use super::{tls, unix_ms, Error, Kind, Pacing, Payload, Target};
 use crate::units::CpuList;
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::histogram::Latency;
 use super::{Error, Outcome, Pacing, Payload, Spec};
+use crate::hist::Latency;
 use crate::sys;
 
 /// What a document's `tool` says.
@@ -19,9 +19,6 @@ pub const TOOL: &str = "muxlab load";
 
 /// The version of the `interchange` section this build reads and writes.
 const INTERCHANGE: u32 = 1;
-
-/// When the client used more than this share of its CPUs, it may have been the bottleneck.
-pub const SATURATED: f64 = 0.90;
 
 /// One `muxlab load --json` document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -364,7 +361,7 @@ impl Results {
             client_cpu_s: o.client_cpu.as_secs_f64(),
             client_cpu_per_request_us: (t.requests > 0).then(|| o.client_cpu.as_secs_f64() * 1e6 / t.requests as f64),
             client_cpu_utilization: util,
-            client_saturated: util > SATURATED,
+            client_saturated: super::ClientLimit::busy(util).is_some(),
             interrupted: o.interrupted,
             classes: classes
                 .iter()

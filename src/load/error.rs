@@ -1,6 +1,6 @@
 //! What can go wrong in `muxlab load`.
 
-pub use crate::error::{io_err, IoError};
+pub use crate::sys::error::{io_err, IoError};
 
 /// A load run's error. Every message says what happened and, where the user can act, what to do.
 #[derive(Debug, thiserror::Error)]

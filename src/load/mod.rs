@@ -13,9 +13,8 @@ mod document;
 mod engine;
 mod error;
 pub mod h2;
-mod histogram;
+pub mod limit;
 pub(crate) mod merge;
-mod mix;
 mod pacing;
 mod progress;
 mod request;
@@ -34,22 +33,22 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::hist::{Hist, Latency};
 pub use args::LoadArgs;
-pub use document::{Document, Environment, HostLine, Part, RunConfig, SATURATED, TOOL};
+pub use document::{Document, Environment, HostLine, Part, RunConfig, TOOL};
 use engine::{Engine, Progress, Start, ThreadPlan};
 pub use error::{io_err, Error};
 pub use h2::{H2Figures, H2Tally};
-pub use histogram::{Hist, Latency};
-pub use mix::MixEntry;
+pub use limit::ClientLimit;
 pub use pacing::Pacing;
 pub use progress::{Line, Said, Tick};
 pub use request::{pattern, EchoReader, Kind, Mismatch, Payload, Target};
 pub use response::{HttpReader, Read};
 pub use shard::{needed as shard_processes, per_process, run as run_shards, split, split_weighted, Shard};
-pub use spec::{Class, Share, Spec};
+pub use spec::{Share, Spec};
 pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
-pub use workload::{Arrivals, Workload, MAX_STREAMS};
+pub use workload::{Arrivals, Bound, Class, MixEntry, Quantile, Slo, Workload, MAX_STREAMS};
 
 use crate::sys;
 use crate::units::serde_as;
@@ -113,7 +112,7 @@ impl Outcome {
 
     /// Whether the client may have been the bottleneck.
     pub fn saturated(&self) -> bool {
-        self.utilization() > SATURATED
+        ClientLimit::busy(self.utilization()).is_some()
     }
 }
 

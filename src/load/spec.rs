@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::args::LoadArgs;
 use super::shard::{split, split_weighted, Shard};
+use super::workload::Class;
 use super::{Pacing, Payload, Target};
 use crate::sys;
 use crate::units::CpuList;
@@ -32,17 +33,6 @@ pub struct Spec {
     pub h2: bool,
     /// The arguments as given (what a shard process or a host is started with).
     pub(super) args: LoadArgs,
-}
-
-/// A request class: what its requests are, and how often they are picked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Class {
-    pub name: String,
-    pub weight: f64,
-    pub method: String,
-    /// The request target: path and query.
-    pub path: String,
-    pub payload: Payload,
 }
 
 /// One process's share of a run (`--shard`, then `--subshard`).

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use super::histogram::Hist;
 use super::tally::Tally;
 use super::{Document, Outcome};
+use crate::hist::Hist;
 use crate::units::{fmt_us, thousands};
 
 /// What the summary's first two lines say about the run's flags.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::histogram::Hist;
+use crate::hist::Hist;
 
 /// Error classes: every failure is counted in exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 //!
 //! **Seed** (docs/seeds.md). 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
-use crate::queueing::Discipline;
+use crate::server::Discipline;
 use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;
 

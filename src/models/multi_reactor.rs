@@ -14,11 +14,11 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
-use crate::queueing::{Assign, Discipline};
 use crate::server::evloop::{EventLoop, LISTENER};
 use crate::server::handoff::with_mailbox_workers;
 use crate::server::poller::Epoll;
 use crate::server::{accept::Accepted, accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers};
+use crate::server::{Assign, Discipline};
 use crate::sys;
 
 pub const MODEL: Model = Model {

@@ -20,10 +20,10 @@
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use crate::queueing::Discipline;
 use crate::server::accept::Acceptor;
 use crate::server::evloop::{serve_listener, EventLoop, LISTENER};
 use crate::server::poller::Epoll;
+use crate::server::Discipline;
 use crate::server::{io_err, workers, AcceptGuard, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::sys;
 

@@ -19,8 +19,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use crate::queueing::Discipline;
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
+use crate::server::Discipline;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
 };

@@ -13,9 +13,9 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
 
-use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
+use crate::server::Discipline;
 use crate::server::{Ctx, Error, Family, Model};
 
 /// Connections accepted per listener event at most (redis: MAX_ACCEPTS_PER_CALL).

@@ -13,9 +13,9 @@
 //!
 //! **Seed** (docs/seeds.md). 000 (select is the ancestor of its epoll server).
 
-use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Select;
+use crate::server::Discipline;
 use crate::server::{Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {

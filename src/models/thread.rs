@@ -14,7 +14,7 @@
 
 use std::thread;
 
-use crate::queueing::Discipline;
+use crate::server::Discipline;
 use crate::server::{accept::Acceptor, Counter};
 use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 

@@ -12,9 +12,9 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #5 (described, not measured).
 
-use crate::queueing::Discipline;
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Epoll;
+use crate::server::Discipline;
 use crate::server::{workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {

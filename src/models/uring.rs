@@ -31,11 +31,11 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use crate::proto::Session;
-use crate::queueing::{Assign, Discipline};
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
 use crate::server::deadline::{self, Deadlines};
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
+use crate::server::{Assign, Discipline};
 use crate::sys;
 use crate::sys::uring::{Completion, OpId, RecvBuf, Ring, SharedFd};
 

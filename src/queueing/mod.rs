@@ -23,43 +23,9 @@ use serde::{Deserialize, Serialize};
 use crate::server::work::CEILING;
 use crate::server::{Model, Work};
 
+pub use crate::server::{Assign, Discipline};
+
 pub use sim::simulate;
-
-/// How a design hands requests to its workers: the one property of a design the prediction
-/// takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Discipline {
-    /// Not modelled (one connection at a time per worker, work stealing, ...): no prediction.
-    Unknown,
-    /// One queue every worker takes from; a single event loop is one worker.
-    Shared,
-    /// A queue per worker: a connection stays with the worker it was given.
-    PerWorker(Assign),
-    /// A thread or process per connection: no queue, only the CPUs are shared.
-    PerConnection,
-}
-
-/// How connections are given to workers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Assign {
-    /// In turn: an acceptor hands them out (dispatch, multi-reactor).
-    RoundRobin,
-    /// At random: the kernel's SO_REUSEPORT hash, or whichever worker wins the accept.
-    Random,
-}
-
-impl Discipline {
-    /// In words, for `muxlab predict` and the verdicts.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Discipline::Unknown => "not modelled",
-            Discipline::Shared => "one queue shared by the workers",
-            Discipline::PerWorker(Assign::RoundRobin) => "a queue per worker, connections handed out in turn",
-            Discipline::PerWorker(Assign::Random) => "a queue per worker, connections spread by the kernel",
-            Discipline::PerConnection => "a thread per connection, no queue",
-        }
-    }
-}
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-pub use crate::error::IoError;
+pub use crate::sys::error::IoError;
 
 /// What can go wrong starting or running a server.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +28,6 @@ impl Error {
 
 /// Wraps an `io::Error` with what was being done, as a server error.
 pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
-    let wrap = crate::error::io_err(what);
+    let wrap = crate::sys::error::io_err(what);
     move |source| Error::Io(wrap(source))
 }

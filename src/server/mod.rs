@@ -27,6 +27,6 @@ pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use error::{io_err, Error};
 pub use per_request::query_work;
-pub use registry::{Family, Model};
+pub use registry::{Assign, Discipline, Family, Model};
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};

@@ -9,6 +9,7 @@ pub mod alloc;
 pub(crate) mod cgroup;
 pub mod cpuidle;
 pub(crate) mod epoll;
+pub(crate) mod error;
 pub(crate) mod eventfd;
 pub mod fd;
 pub(crate) mod poll;

@@ -192,11 +192,11 @@ pub(super) fn read_hist(path: &str) -> Result<Dist, BadValue> {
     }
     if table.is_empty() {
         // A V2 log: each interval's histogram in base64, the last field of its line.
-        let mut sum = crate::load::Hist::default();
+        let mut sum = crate::hist::Hist::default();
         let mut any = false;
         for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"')) {
             let field = line.rsplit(',').next().unwrap_or("").trim();
-            if let Ok(h) = crate::load::Hist::from_v2_base64(field) {
+            if let Ok(h) = crate::hist::Hist::from_v2_base64(field) {
                 sum.merge(&h);
                 any = true;
             }

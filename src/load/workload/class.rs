@@ -1,8 +1,19 @@
-//! Request classes as a person writes them: `--mix NAME=WEIGHT:PATH` entries and the lines of
-//! a `--mix-file` (`NAME WEIGHT METHOD PATH [@BODYFILE]`).
+//! Request classes: what a class is ([`Class`]), and how a person writes them: `--mix
+//! NAME=WEIGHT:PATH` entries and the lines of a `--mix-file` (`NAME WEIGHT METHOD PATH
+//! [@BODYFILE]`).
 
-use super::spec::Class;
-use super::{Error, Payload};
+use crate::load::{Error, Payload};
+
+/// A request class: what its requests are, and how often they are picked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Class {
+    pub name: String,
+    pub weight: f64,
+    pub method: String,
+    /// The request target: path and query.
+    pub path: String,
+    pub payload: Payload,
+}
 
 /// The largest weight a class may have (weights add up in floating point: a sum that overflows
 /// would send every request to one class).
@@ -56,7 +67,7 @@ impl std::fmt::Display for MixEntry {
 
 /// The classes of a `--mix-file`: `NAME WEIGHT METHOD PATH [@BODYFILE]` per line. A class
 /// with a body file sends its bytes; one without sends the run's body (`payload`).
-pub(super) fn read_mix_file(path: &std::path::Path, payload: &Payload) -> Result<Vec<Class>, Error> {
+pub(in crate::load) fn read_mix_file(path: &std::path::Path, payload: &Payload) -> Result<Vec<Class>, Error> {
     let name = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::invalid("mix_file", &format!("cannot read --mix-file {name}: {e}")))?;

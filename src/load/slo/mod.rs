@@ -1,28 +1,20 @@
-//! `--slo`: the highest open-loop rate at which a latency target holds. Probes at rising
-//! rates (each a run of its own: its warm-up, its histogram, its not-completed requests
-//! counted), then bisection until the bracket is within 2 %, within `--slo-time`. A probe the
-//! client could not drive (its CPUs ≥ 90 % busy, or a probe that held while the client fell
-//! behind its schedule or sent under 98 % of the offered rate) makes the answer inconclusive,
-//! never a capacity nobody saw.
+//! `--slo`: the highest open-loop rate at which a latency target ([`Slo`]) holds. Probes at
+//! rising rates (each a run of its own: its warm-up, its histogram, its not-completed requests
+//! counted), then bisection until the bracket is within 2 %, within `--slo-time`. A probe whose
+//! client was the limit ([`ClientLimit`]: its CPUs busy, behind its schedule, or short of it
+//! while the target held) makes the answer inconclusive, never a capacity nobody saw.
+//! [`Search::drive`] is the one probe loop: `muxlab load --slo` drives it with runs from here,
+//! bench with bursts against the server it started.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Document, Error, LoadArgs};
-use crate::units::{fmt_us, parse_duration, thousands, BadValue};
+use super::{ClientLimit, Document, Error, LoadArgs, Slo};
+use crate::units::{fmt_us, thousands};
 
 /// The bracket is narrow enough when its ends are this close.
 const NARROW: f64 = 0.02;
-
-/// A probe that held while completing under this share of what its schedule called for: the
-/// client's limit.
-const ACHIEVED: f64 = 0.98;
-
-/// The client's CPUs at least this busy: it may be the limit.
-const SATURATED: f64 = 0.90;
 
 /// A probe's own length when the run gives no `-d`.
 pub const PROBE: Duration = Duration::from_secs(2);
@@ -42,137 +34,6 @@ pub fn probe_warmup(given: Duration) -> Duration {
 
 /// Fewer requests than this in a probe say nothing of a p99.
 const FEWEST: f64 = 200.0;
-
-/// A latency quantile a target bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantile {
-    P50,
-    P90,
-    P99,
-    P999,
-}
-
-impl Quantile {
-    fn name(self) -> &'static str {
-        match self {
-            Quantile::P50 => "p50",
-            Quantile::P90 => "p90",
-            Quantile::P99 => "p99",
-            Quantile::P999 => "p999",
-        }
-    }
-
-    /// The quantile as a fraction (0.99 for p99).
-    pub fn fraction(self) -> f64 {
-        match self {
-            Quantile::P50 => 0.50,
-            Quantile::P90 => 0.90,
-            Quantile::P99 => 0.99,
-            Quantile::P999 => 0.999,
-        }
-    }
-
-    fn of(self, l: &super::Latency) -> Option<f64> {
-        match self {
-            Quantile::P50 => l.p50,
-            Quantile::P90 => l.p90,
-            Quantile::P99 => l.p99,
-            Quantile::P999 => l.p999,
-        }
-    }
-}
-
-/// One bound: a quantile of every request's latency, or of a class's, at most `max`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bound {
-    pub class: Option<String>,
-    pub quantile: Quantile,
-    pub max: Duration,
-}
-
-/// A latency target: bounds that must all hold (`p99<=5ms,short:p50<=1ms`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Slo(pub Vec<Bound>);
-
-impl FromStr for Slo {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Slo, BadValue> {
-        let form = "write QUANTILE<=DURATION (p50, p90, p99 or p999), e.g. p99<=5ms, several joined by ',', a class's as NAME:p99<=1ms";
-        let bounds = s
-            .split(',')
-            .map(|part| {
-                let bad = |why: &str| BadValue(format!("--slo '{s}': '{part}': {why} ({form})"));
-                let (left, max) = part.trim().split_once("<=").ok_or_else(|| bad("no '<='"))?;
-                let (class, q) = match left.rsplit_once(':') {
-                    Some((c, q)) if !c.is_empty() => (Some(c.to_string()), q),
-                    Some(_) => return Err(bad("an empty class name")),
-                    None => (None, left),
-                };
-                let quantile = match q.trim() {
-                    "p50" => Quantile::P50,
-                    "p90" => Quantile::P90,
-                    "p99" => Quantile::P99,
-                    "p999" | "p99.9" => Quantile::P999,
-                    other => return Err(bad(&format!("'{other}' is not a quantile"))),
-                };
-                let max = parse_duration(max.trim()).map_err(|e| bad(&e.0))?;
-                if max.is_zero() {
-                    return Err(bad("the bound must be more than zero"));
-                }
-                Ok(Bound { class, quantile, max })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Slo(bounds))
-    }
-}
-
-impl fmt::Display for Slo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|b| {
-                let class = b.class.as_ref().map(|c| format!("{c}:")).unwrap_or_default();
-                format!("{class}{}<={}", b.quantile.name(), crate::units::exact_duration(b.max))
-            })
-            .collect();
-        f.write_str(&parts.join(","))
-    }
-}
-
-impl Slo {
-    /// The request classes its bounds name.
-    pub fn classes(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().filter_map(|b| b.class.as_deref())
-    }
-
-    /// The tightest bound, in µs.
-    fn tightest_us(&self) -> f64 {
-        self.0
-            .iter()
-            .map(|b| b.max.as_secs_f64() * 1e6)
-            .fold(f64::INFINITY, f64::min)
-    }
-
-    /// Whether every bound holds in `doc`, and the first that does not (with its figure).
-    fn holds(&self, doc: &Document) -> (bool, Option<String>) {
-        for b in &self.0 {
-            let latency = match &b.class {
-                None => Some(&doc.results.latency_us),
-                Some(c) => doc.results.classes.get(c).map(|k| &k.latency_us),
-            };
-            let v = latency.and_then(|l| b.quantile.of(l));
-            let max = b.max.as_secs_f64() * 1e6;
-            let class = b.class.as_ref().map(|c| format!("{c}:")).unwrap_or_default();
-            match v {
-                Some(v) if v <= max => {}
-                Some(v) => return (false, Some(format!("{class}{} {}", b.quantile.name(), fmt_us(v)))),
-                None => return (false, Some(format!("{class}{}: nothing completed", b.quantile.name()))),
-            }
-        }
-        (true, None)
-    }
-}
 
 /// One probe: what was offered and achieved, the latency, and whether the target held.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,12 +62,30 @@ pub struct Capacity {
     pub inconclusive: Option<String>,
 }
 
+/// Whether every bound of `slo` holds in `doc`, and the first that does not (with its figure).
+fn holds(slo: &Slo, doc: &Document) -> (bool, Option<String>) {
+    for b in &slo.0 {
+        let latency = match &b.class {
+            None => Some(&doc.results.latency_us),
+            Some(c) => doc.results.classes.get(c).map(|k| &k.latency_us),
+        };
+        let v = latency.and_then(|l| b.quantile.of(l));
+        let max = b.max.as_secs_f64() * 1e6;
+        let class = b.class.as_ref().map(|c| format!("{c}:")).unwrap_or_default();
+        match v {
+            Some(v) if v <= max => {}
+            Some(v) => return (false, Some(format!("{class}{} {}", b.quantile.name(), fmt_us(v)))),
+            None => return (false, Some(format!("{class}{}: nothing completed", b.quantile.name()))),
+        }
+    }
+    (true, None)
+}
+
 /// Judges one probe's document against `slo`, the saturation guard first.
 pub fn judge(slo: &Slo, offered: f64, doc: &Document) -> Probe {
     let r = &doc.results;
     let achieved = r.open_loop.as_ref().map(|o| o.achieved_rps);
-    let lag = r.open_loop.as_ref().and_then(|o| o.send_lag_us.p99);
-    let (mut held, mut why) = slo.holds(doc);
+    let (mut held, mut why) = holds(slo, doc);
     // Connections that completed nothing while the schedule gave each of them requests (a
     // design that serves a few connections and leaves the rest waiting): their requests, sent
     // before the window, never count in its latency, so the target cannot be said to hold.
@@ -227,36 +106,11 @@ pub fn judge(slo: &Slo, offered: f64, doc: &Document) -> Probe {
         holds: Some(held && r.error_total == 0),
         note: why.or_else(|| (r.error_total > 0).then(|| format!("{} errors", thousands(r.error_total)))),
     };
-    // Latency counts from the intended time, so a late client only adds to it; late by a
-    // quarter of the target, its pacing (not the rate's) shaped the arrivals.
-    let behind = lag.is_some_and(|l| l > slo.tightest_us() / 4.0);
-    // Against what the schedule called for in the window (Poisson gaps vary that count), else
-    // the offered rate.
-    let scheduled = r.open_loop.as_ref().and_then(|o| o.scheduled).filter(|n| *n > 0);
-    let short = match scheduled {
-        Some(n) => (r.requests as f64) < n as f64 * ACHIEVED,
-        None => achieved.is_some_and(|a| a < offered * ACHIEVED),
-    };
-    // The client's limit, whether the target held or not: its CPUs busy, or so late that its
-    // lateness (in the latency) may be what failed the target.
-    let client = if r.client_cpu_utilization >= SATURATED {
-        Some(format!(
-            "the client's CPUs were {:.0}% busy",
-            r.client_cpu_utilization * 100.0
-        ))
-    } else if behind {
-        Some(format!(
-            "the client fell behind its schedule (send lag p99 {})",
-            fmt_us(lag.unwrap_or(0.0))
-        ))
-    } else if held && short {
-        Some("the client completed under 98% of what its schedule called for".to_string())
-    } else {
-        None
-    };
-    if let Some(c) = client {
+    // The client's limit, whether the target held or not: latency counts from the intended
+    // time, so a late client only adds to it.
+    if let Some(c) = ClientLimit::of(r, Some(slo.tightest_us()), held) {
         probe.holds = None;
-        probe.note = Some(c);
+        probe.note = Some(c.said());
     }
     probe
 }
@@ -376,6 +230,59 @@ impl Search {
     }
 }
 
+/// What one probe gave the search.
+pub enum Probed<T> {
+    /// It ran and was judged: the probe, and what it measured (a document, a cell).
+    Ran(Probe, T),
+    /// It could not run or was interrupted: why (the search ends with no answer), and what it
+    /// measured, if anything.
+    Stopped(String, Option<T>),
+}
+
+/// A search's answer, and what its probes measured: the last probe that held, the last that
+/// did not, and the one that stopped the search.
+pub struct Searched<T> {
+    pub capacity: Capacity,
+    pub held: Option<T>,
+    pub failed: Option<T>,
+    pub stopped: Option<T>,
+}
+
+impl Search {
+    /// Runs the search for `slo` to its end, `probe` running one probe at the rate it is given
+    /// (each measured over `window`); the time each takes counts against the budget.
+    pub fn drive<T>(mut self, slo: &Slo, window: Duration, mut probe: impl FnMut(f64) -> Probed<T>) -> Searched<T> {
+        let (mut held, mut failed, mut stopped) = (None, None, None);
+        while let Some(rate) = self.next_rate() {
+            let began = Instant::now();
+            let got = probe(rate);
+            // A probe takes its connecting and closing too: the budget counts what it took.
+            self.probe_time = self.probe_time.max(began.elapsed());
+            match got {
+                Probed::Ran(p, t) => {
+                    let ok = p.holds == Some(true);
+                    self.record(p, window);
+                    match ok {
+                        true => held = Some(t),
+                        false => failed = Some(t),
+                    }
+                }
+                Probed::Stopped(why, t) => {
+                    self.stop(why);
+                    stopped = t;
+                    break;
+                }
+            }
+        }
+        Searched {
+            capacity: self.finish(slo),
+            held,
+            failed,
+            stopped,
+        }
+    }
+}
+
 /// Runs the search `args` asks for (its workload's `slo`), each probe a run from here at one
 /// rate; `each` sees every probe as it ends. The document is the last probe that held (or the
 /// last probe) with the capacity and every probe in `capacity`.
@@ -387,42 +294,43 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
         .ok_or_else(|| Error::Usage("no --slo to search for".into()))?;
     let window = w.duration.unwrap_or(PROBE);
     let warmup = probe_warmup(w.warmup);
-    let mut search = Search::new(w.rate.unwrap_or(1000.0), w.slo_time, warmup + window);
-    let (mut best, mut last): (Option<Document>, Option<Document>) = (None, None);
-    while let Some(rate) = search.next_rate() {
+    let search = Search::new(w.rate.unwrap_or(1000.0), w.slo_time, warmup + window);
+    let mut failure = None;
+    let found = search.drive(&slo, window, |rate| {
         let mut probe_args = args.clone();
         probe_args.workload.rate = Some(rate);
         probe_args.workload.slo = None;
         probe_args.workload.duration = Some(window);
         probe_args.workload.warmup = warmup;
-        let spec = probe_args.resolve()?;
-        let started = Instant::now();
-        let outcome = super::run_here(&spec, super::Show::Nothing, false)?;
-        // A probe takes its connecting and closing too: the budget counts what it took.
-        search.probe_time = search.probe_time.max(started.elapsed());
+        let ran = probe_args
+            .resolve()
+            .and_then(|spec| Ok((super::run_here(&spec, super::Show::Nothing, false)?, spec)));
+        let (outcome, spec) = match ran {
+            Ok(r) => r,
+            Err(e) => {
+                let why = e.to_string();
+                failure = Some(e);
+                return Probed::Stopped(why, None);
+            }
+        };
         let doc = Document::new(&spec, &outcome);
         if outcome.interrupted {
-            search.stop("interrupted".into());
-            last = Some(doc);
-            break;
+            return Probed::Stopped("interrupted".into(), Some(doc));
         }
         let p = judge(&slo, rate, &doc);
         each(&p);
-        let held = p.holds == Some(true);
-        search.record(p, window);
-        match held {
-            true => best = Some(doc),
-            false => last = Some(doc),
-        }
+        Probed::Ran(p, doc)
+    });
+    if let Some(e) = failure {
+        return Err(e);
     }
-    let capacity = search.finish(&slo);
-    let mut doc = best.or(last).ok_or_else(|| {
+    let mut doc = found.held.or(found.stopped).or(found.failed).ok_or_else(|| {
         Error::Usage(format!(
             "--slo-time {}: too short for one probe",
             crate::units::format_duration(w.slo_time)
         ))
     })?;
-    doc.capacity = Some(capacity);
+    doc.capacity = Some(found.capacity);
     Ok(doc)
 }
 

@@ -464,7 +464,7 @@ mod tests {
         let m = mean_of(&d, 200_000) / 1e6;
         assert!((m - 2.0).abs() < 0.05, "{m} ms");
         // A V2 log of the same in ns, as muxlab's histograms encode.
-        let mut h = crate::load::Hist::default();
+        let mut h = crate::hist::Hist::default();
         for _ in 0..50 {
             h.record_ns(1_000_000);
             h.record_ns(3_000_000);

@@ -7,7 +7,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::mix::MixEntry;
+mod class;
+mod slo;
+
+pub(super) use class::read_mix_file;
+pub use class::{Class, MixEntry};
+pub use slo::{Bound, Quantile, Slo};
+
 use crate::units::{exact_duration, parse_duration, serde_as, AddrRange};
 
 /// What is sent, how fast, for how long: the flags of `muxlab load` that a scenario's
@@ -147,7 +153,7 @@ pub struct Workload {
     /// then -d, default 2s). A probe the client could not drive makes the answer inconclusive.
     #[arg(long, value_name = "TARGET")]
     #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
-    pub slo: Option<super::slo::Slo>,
+    pub slo: Option<Slo>,
     /// How long the --slo search may take.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     #[serde(

@@ -1,10 +1,15 @@
 //! Latency histograms: HDR histograms in nanoseconds, merged losslessly across threads, shard
-//! processes and hosts (which ship them as HdrHistogram V2, compressed, base64).
+//! processes and hosts (which ship them as HdrHistogram V2, compressed, base64). Below
+//! `server` and `load`, which both read them (the load generator's latencies, a server's
+//! `--work` drawn from a measured histogram).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::Error;
+/// A histogram's text that does not read: what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("a histogram: {0}")]
+pub struct BadHistogram(String);
 
 /// A latency histogram (nanoseconds, 1 ns .. 1 hour, 3 significant digits).
 #[derive(Clone, Debug)]
@@ -67,9 +72,9 @@ impl Hist {
     }
 
     /// Reads [`Hist::to_v2_base64`]'s form (compressed or not); the error says what is wrong.
-    pub fn from_v2_base64(text: &str) -> Result<Hist, Error> {
+    pub fn from_v2_base64(text: &str) -> Result<Hist, BadHistogram> {
         use base64::Engine;
-        let bad = |what: String| Error::Document(format!("a histogram: {what}"));
+        let bad = BadHistogram;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|e| bad(format!("not base64: {e}")))?;

@@ -1,4 +1,4 @@
-//! The error a failed system call becomes in every layer above `sys`: what was being done, and
+//! The error a failed system call becomes in every layer above this one: what was being done, and
 //! what the system said. `load` and `bench` wrap it in their own error enums.
 
 use std::io;

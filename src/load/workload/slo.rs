@@ -1,0 +1,121 @@
+//! A latency target as a person writes it (`--slo p99<=5ms,short:p50<=1ms`): bounds on a
+//! quantile of every request's latency or of a class's. The capacity search that finds the
+//! highest rate at which one holds is `load::slo`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::units::{parse_duration, BadValue};
+
+/// A latency quantile a target bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantile {
+    P50,
+    P90,
+    P99,
+    P999,
+}
+
+impl Quantile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantile::P50 => "p50",
+            Quantile::P90 => "p90",
+            Quantile::P99 => "p99",
+            Quantile::P999 => "p999",
+        }
+    }
+
+    /// The quantile as a fraction (0.99 for p99).
+    pub fn fraction(self) -> f64 {
+        match self {
+            Quantile::P50 => 0.50,
+            Quantile::P90 => 0.90,
+            Quantile::P99 => 0.99,
+            Quantile::P999 => 0.999,
+        }
+    }
+
+    pub fn of(self, l: &crate::load::Latency) -> Option<f64> {
+        match self {
+            Quantile::P50 => l.p50,
+            Quantile::P90 => l.p90,
+            Quantile::P99 => l.p99,
+            Quantile::P999 => l.p999,
+        }
+    }
+}
+
+/// One bound: a quantile of every request's latency, or of a class's, at most `max`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    pub class: Option<String>,
+    pub quantile: Quantile,
+    pub max: Duration,
+}
+
+/// A latency target: bounds that must all hold (`p99<=5ms,short:p50<=1ms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slo(pub Vec<Bound>);
+
+impl FromStr for Slo {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Slo, BadValue> {
+        let form = "write QUANTILE<=DURATION (p50, p90, p99 or p999), e.g. p99<=5ms, several joined by ',', a class's as NAME:p99<=1ms";
+        let bounds = s
+            .split(',')
+            .map(|part| {
+                let bad = |why: &str| BadValue(format!("--slo '{s}': '{part}': {why} ({form})"));
+                let (left, max) = part.trim().split_once("<=").ok_or_else(|| bad("no '<='"))?;
+                let (class, q) = match left.rsplit_once(':') {
+                    Some((c, q)) if !c.is_empty() => (Some(c.to_string()), q),
+                    Some(_) => return Err(bad("an empty class name")),
+                    None => (None, left),
+                };
+                let quantile = match q.trim() {
+                    "p50" => Quantile::P50,
+                    "p90" => Quantile::P90,
+                    "p99" => Quantile::P99,
+                    "p999" | "p99.9" => Quantile::P999,
+                    other => return Err(bad(&format!("'{other}' is not a quantile"))),
+                };
+                let max = parse_duration(max.trim()).map_err(|e| bad(&e.0))?;
+                if max.is_zero() {
+                    return Err(bad("the bound must be more than zero"));
+                }
+                Ok(Bound { class, quantile, max })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Slo(bounds))
+    }
+}
+
+impl fmt::Display for Slo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|b| {
+                let class = b.class.as_ref().map(|c| format!("{c}:")).unwrap_or_default();
+                format!("{class}{}<={}", b.quantile.name(), crate::units::exact_duration(b.max))
+            })
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+impl Slo {
+    /// The request classes its bounds name.
+    pub fn classes(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|b| b.class.as_deref())
+    }
+
+    /// The tightest bound, in µs.
+    pub fn tightest_us(&self) -> f64 {
+        self.0
+            .iter()
+            .map(|b| b.max.as_secs_f64() * 1e6)
+            .fold(f64::INFINITY, f64::min)
+    }
+}
