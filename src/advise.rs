@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::bench::results::{median, Cell, Results};
+use crate::bench::record::{median, Cell};
+use crate::bench::Results;
 use crate::load::Slo;
 use crate::server::Work;
 use crate::units::{format_duration, parse_duration, thousands, BadValue};
@@ -169,7 +170,7 @@ pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
         },
     );
     // What bench would refuse is refused here, in bench's words.
-    crate::bench::scenario::parse(&toml, "advise").map_err(|e| BadValue(e.to_string()))?;
+    crate::bench::record::scenario::parse(&toml, "advise").map_err(|e| BadValue(e.to_string()))?;
     Ok(Plan { toml, models: entries })
 }
 
@@ -354,7 +355,7 @@ mod tests {
     #[test]
     fn the_flags_make_a_scenario_bench_reads_with_the_time_shared_out() {
         let p = plan(&args("--work sleep:exp(1ms) --slo p99<=5ms -c 200 --rate 2800"), 1).unwrap();
-        let sc = crate::bench::scenario::parse(&p.toml, "t").unwrap();
+        let sc = crate::bench::record::scenario::parse(&p.toml, "t").unwrap();
         let x = &sc.experiments[0];
         assert_eq!(x.models.len(), 8);
         assert!(

@@ -140,7 +140,7 @@ pub fn http_response(data: &[u8]) {
 /// The scenario TOML loader: any text gives a scenario or an error naming where, never a panic.
 pub fn scenario_toml(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Err(e) = crate::bench::scenario::parse(text, "fuzz.toml") {
+    if let Err(e) = crate::bench::record::scenario::parse(text, "fuzz.toml") {
         assert!(
             e.to_string().starts_with("fuzz.toml"),
             "an error that does not say where: {e}"

@@ -1034,7 +1034,7 @@ fn results_written_by_an_earlier_version_still_load() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = std::fs::read_to_string(d.join("report.html")).unwrap();
     assert!(page.contains("<svg") && page.contains("keepalive"), "no charts");
-    let r = muxlab::bench::results::read(&d).unwrap();
+    let r = muxlab::bench::read(&d).unwrap();
     assert_eq!(r.format, 1, "a file with no format key is format 1");
     assert_eq!(r.cells.len(), 6);
     assert!(r.cells.iter().all(|c| c.load.is_some()), "its documents read too");

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::process::Placement;
-use super::results::{Cell, CellStatus};
 use super::runner::{At, Standing, Target};
-use super::scenario::Experiment;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{Cell, CellStatus};
 use crate::load::slo::{judge, probe_warmup, Probed, Search, PROBE};
 
 /// Runs the search for `target` at the cell `at`.
@@ -43,7 +43,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
     });
     let capacity = found.capacity;
     let mut cell = found.stopped.or(found.held).or(found.failed).unwrap_or_else(|| {
-        let mut c = Cell::new(&x.name, &target.label(), at.conns, at.repeat);
+        let mut c = target.cell(&x.name, at);
         c.status = CellStatus::Failed(format!(
             "no probe ran: {}",
             capacity.inconclusive.clone().unwrap_or_default()

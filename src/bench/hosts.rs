@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::error::Error;
-use super::results::CpuSource;
-use super::scenario::Scenario;
+use crate::bench::record::scenario::Scenario;
+use crate::bench::record::CpuSource;
 use crate::remote::sample::SampleLine;
 use crate::remote::ssh::{self, Machine, Prepared, Session, Ssh};
 use crate::sys::{self, cgroup::CpuGroup, procfs::ProcSample};

@@ -1,31 +1,32 @@
-//! `bench`: runs a scenario's matrix of cells, shows progress, reports each finished cell to
-//! its caller (the CLI prints it as a table row), and writes `results/<scenario>-<timestamp>/`
-//! (`results.json`, `results.csv`). It returns the results; rendering them (`report.html`) is
-//! the report layer's job, above this one.
+//! `bench`: three rooms, importing one way, run → judge → record.
+//!
+//! - **run** (this module and the files beside it): runs a scenario's matrix of cells — the
+//!   servers (`process`, `own`, `nginx`, `hosts`), each cell (`runner`) or capacity search
+//!   (`capacity`), placement and what is held for a run (`setup`, `steer`), the prediction
+//!   each cell gets (`predicted`) — shows progress, reports each finished cell to its caller
+//!   (the CLI prints it as a table row), and writes `results/<scenario>-<timestamp>/`;
+//! - **judge** (`judge/`): one `Metric` type, the verdicts and their reasons, worked out from
+//!   the record;
+//! - **record** (`record/`): the scenario, the cells and their figures, the results files: data
+//!   only, imports neither of the others.
+//!
+//! It returns the results with their verdicts; rendering them (`report.html`) is the report
+//! layer's job, above this one.
 
-mod against_prediction;
-mod axes;
 mod capacity;
-mod check;
-mod classes;
-pub(crate) mod costs;
 pub(crate) mod error;
-pub(crate) mod expect;
-mod figures;
 pub(crate) mod hosts;
+pub mod judge;
 pub mod nginx;
 mod own;
 mod predicted;
 pub(crate) mod process;
-mod reasons;
-mod repeats;
-pub mod results;
+pub mod record;
 pub(crate) mod runner;
-pub mod scenario;
 mod setup;
-mod shapes;
 pub mod steer;
-pub(crate) mod verdict;
+
+pub use record::{results, scenario};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use process::Placement;
-use results::{Cell, Environment, Results};
+use record::{Cell, Environment};
 use runner::Target;
 use scenario::{Experiment, Scenario};
 
@@ -42,6 +43,15 @@ pub use setup::{default_server_cpus, default_split};
 use setup::{environment, hold, placement, placement_text};
 
 use crate::sys;
+
+/// A run's results, judged.
+pub type Results = record::Results<judge::Verdict>;
+
+/// Reads `DIR/results.json` and works out its verdicts (a file's own are never read: results
+/// written before a verdict rule changed get today's).
+pub fn read(dir: &Path) -> Result<Results, Error> {
+    Ok(judge::judged(record::results::read::<judge::Verdict>(dir)?))
+}
 
 /// What `muxlab bench` was asked.
 #[derive(Debug, Clone)]
@@ -194,7 +204,8 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         check_baseline(b, &sc)?;
     }
     if opts.steer_rx {
-        steer::applies(&sc).map_err(|why| Error::Usage(format!("--steer-rx {why}")))?;
+        sc.steerable()
+            .map_err(|why| Error::Usage(format!("--steer-rx {why}")))?;
         sc.steer_rx = true;
     }
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
@@ -206,8 +217,8 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let mut env = environment(&place);
     let mut notes = sc.notes.clone();
     let _held = hold(&sc, opts, &place, &mut env, &mut notes)?;
-    let dir =
-        results::new_dir(&opts.out, &sc.name).map_err(error::io_err(format!("creating {}", opts.out.display())))?;
+    let dir = record::results::new_dir(&opts.out, &sc.name)
+        .map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     on_event(Event::Started {
         scenario: &sc,
         cells: plan.len(),
@@ -221,7 +232,8 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     if let Some(h) = &place.hosts {
         h.finish();
     }
-    let results = Results::new(sc, env, cells, interrupted);
+    let verdicts = verdicts_of(&sc, &env, &cells);
+    let results = Results::new(sc, env, cells, interrupted, verdicts);
     results.save(&dir)?;
     let failed = results.cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
     on_event(Event::Finished {
@@ -238,6 +250,17 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         failed,
         interrupted,
     })
+}
+
+/// The verdicts of a run's cells so far: the judge's, the record keeps them.
+fn verdicts_of(sc: &Scenario, env: &Environment, cells: &[Cell]) -> Vec<judge::Verdict> {
+    judge::all(
+        &sc.experiments,
+        cells,
+        sc.repeats,
+        &judge::Context::of(env),
+        sc.compare_shapes,
+    )
 }
 
 /// Runs the planned cells in order (a paired group's servers up for its cells), saving the
@@ -295,7 +318,7 @@ fn run_plan(
         };
         on_event(Event::Cell(&cell));
         cells.push(cell);
-        results::save(dir, sc, env, &cells, false)?;
+        record::results::save(dir, sc, env, &cells, false, &verdicts_of(sc, env, &cells))?;
     }
     if let Some(g) = group {
         g.stop(&mut cells);

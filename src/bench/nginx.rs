@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::process::{Placement, Server};
-use super::scenario::{Experiment, Protocol};
+use crate::bench::record::scenario::{Experiment, Protocol};
 
 pub fn free_port() -> Result<u16, Error> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;

@@ -2,7 +2,7 @@
 //! server's CPUs, and the experiment's connections, arrivals and work, simulated. A cell gets
 //! one only where its work is known and its design and load are ones the simulation models.
 
-use super::scenario::Experiment;
+use crate::bench::record::scenario::Experiment;
 use crate::load::{Arrivals as LoadArrivals, Pacing};
 use crate::queueing::{capacity_within, classes_of, discipline_of, predict, Arrivals, Prediction, Setup};
 
@@ -36,7 +36,7 @@ pub(super) fn capacity_at_slo(x: &Experiment, entry: &str, connections: usize, c
 
 /// What is simulated for `entry` at `connections` on `cpus`.
 fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<Setup> {
-    let (model, args) = super::check::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
+    let (model, args) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
     let server_cpus = crate::units::parse_cpus(cpus).ok()?.len();
     let mut load = x.clone();
     // A capacity search's probes are open loops from 1,000 req/s (their rate is set per probe).
@@ -83,7 +83,7 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
 
     fn experiment(keys: &str) -> Experiment {
         let text = format!(

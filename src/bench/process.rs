@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::own::{descendants, kill_all, snapshot};
-use super::scenario::{model_name, Experiment, Protocol};
+use crate::bench::record::scenario::Experiment;
 use crate::server::stats::{Listening, StatsLine};
 use crate::sys;
 
@@ -51,50 +51,13 @@ pub(super) fn exe() -> Result<PathBuf, Error> {
 
 pub(super) use crate::remote::ssh::lines_of as line_reader;
 
-/// The `muxlab serve` command line of a model entry (`"epoll --trigger edge"`) in experiment
-/// `x` (what `scenario::parse` checks with serve's own rules when the file is read).
-pub(super) fn serve_args(entry: &str, x: &Experiment, addr: &str, cpus: &str) -> Result<Vec<String>, Error> {
-    let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
-    args.extend(entry.split_whitespace().skip(1).map(String::from));
-    args.extend([
-        "--proto".into(),
-        x.proto.served().into(),
-        "--port".into(),
-        "0".into(),
-        "--addr".into(),
-        addr.to_string(),
-        "--cpus".into(),
-        cpus.to_string(),
-    ]);
-    let model = crate::models::find(model_name(entry)).ok_or_else(|| format!("unknown model in '{entry}'"))?;
-    if let Some(w) = x.workers {
-        if model.workers != crate::server::Workers::None && !entry.contains("--workers") {
-            args.extend(["--workers".into(), w.to_string()]);
-        }
-    }
-    if let Some(w) = &x.work {
-        args.extend(["--work".into(), w.clone()]);
-    }
-    if x.work_from_request && !entry.contains("--work-from-request") {
-        args.push("--work-from-request".into());
-    }
-    if x.proto == Protocol::Https {
-        args.extend(["--tls".into(), "self-signed".into()]);
-    }
-    if x.proto == Protocol::Packet {
-        // The frames the load sends: one size for both.
-        args.extend(["--packet-size".into(), x.load.size.to_string()]);
-    }
-    Ok(args)
-}
-
 pub(super) fn start_model(
     bin: &std::path::Path,
     entry: &str,
     x: &Experiment,
     place: &Placement,
 ) -> Result<Server, Error> {
-    let args = serve_args(entry, x, &place.server_addr, &place.server_cpus)?;
+    let args = x.serve_args(entry, &place.server_addr, &place.server_cpus)?;
     if let Some(h) = place.hosts.as_ref().filter(|h| h.server.is_some()) {
         return start_remote(h, &args);
     }

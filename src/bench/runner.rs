@@ -10,13 +10,13 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::error::Error;
-use super::figures::{counters, figures, Samples};
 use super::hosts::Sampler;
 use super::nginx::start_nginx;
 use super::own::Owned;
 use super::process::{exe, line_reader, start_model, stop, Placement, Server};
-use super::results::{Cell, CellStatus};
-use super::scenario::Experiment;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{counters, figures, Samples};
+use crate::bench::record::{Cell, CellStatus};
 use crate::load::{Document, Line, Said};
 use crate::sys;
 use crate::sys::procfs::ProcSample;
@@ -41,18 +41,27 @@ pub enum Target {
     Twin(String),
 }
 
-/// How a twin's label ends.
-pub const TWIN: &str = "(A/A)";
-
 impl Target {
-    pub fn label(&self) -> String {
+    /// As its cells name it (a twin's cells name its model and say they are the twin).
+    fn name(&self) -> String {
         match self {
-            Target::Model(m) => m.clone(),
+            Target::Model(m) | Target::Twin(m) => m.clone(),
             Target::Baseline(m, _) => format!("{m} {BASELINE}"),
             Target::Peer(p) => p.clone(),
             Target::External(a) => format!("target {a}"),
-            Target::Twin(m) => format!("{m} {TWIN}"),
         }
+    }
+
+    /// As tables and progress lines show it.
+    pub fn label(&self) -> String {
+        self.cell("", At::default()).label()
+    }
+
+    /// A cell of experiment `x` against this target at `at`, not run yet.
+    pub fn cell(&self, x: &str, at: At) -> Cell {
+        let mut c = Cell::new(x, &self.name(), at.conns, at.repeat);
+        c.twin = matches!(self, Target::Twin(_));
+        c
     }
 }
 
@@ -81,7 +90,7 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
 
 /// Where a cell stands in the run: its number (`rotate_sources` picks its source address by
 /// it), its connection count and its repeat.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct At {
     pub number: usize,
     pub conns: usize,
@@ -105,7 +114,7 @@ pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop
 /// A target's server, up for one cell, or for every burst of a paired group (`paired = true`:
 /// every target's server up at once, the loads alternating between them).
 pub struct Standing {
-    label: String,
+    target: Target,
     /// The model entry it serves (`None`: a peer or a server muxlab does not run).
     entry: Option<String>,
     up: Result<Up, Error>,
@@ -155,7 +164,7 @@ impl Standing {
             Target::Peer(_) | Target::External(_) => None,
         };
         Standing {
-            label: target.label(),
+            target: target.clone(),
             entry,
             up,
         }
@@ -165,7 +174,7 @@ impl Standing {
     /// window. The figures that come from the server's counters wait for [`Standing::stop`].
     pub fn burst(&mut self, at: At, x: &Experiment, place: &Placement, stop_flag: &AtomicU64) -> Cell {
         let started = Instant::now();
-        let mut cell = Cell::new(&x.name, &self.label, at.conns, at.repeat);
+        let mut cell = self.target.cell(&x.name, at);
         let up = match &mut self.up {
             Ok(up) => up,
             Err(e) => {

@@ -94,7 +94,7 @@ pub(super) fn environment(place: &Placement) -> Environment {
     let unit_costs = (!place.remote_server())
         .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
         .flatten()
-        .and_then(costs::UnitCosts::measure);
+        .and_then(crate::bench::record::costs::UnitCosts::measure);
     Environment {
         kernel,
         cpu_model,
@@ -185,4 +185,30 @@ pub(super) fn hold(
         _steered: steered,
         _polling: polling,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_splits_bigger_machines_and_keeps_two_cores_as_they_were() {
+        let base = "name = \"x\"\ndescription = \"d\"\n";
+        let exp = "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
+        let sc = crate::bench::record::scenario::parse(&format!("{base}{exp}"), "f").unwrap();
+        let split = default_split;
+        assert_eq!(split(&[0, 1], &sc), ("0".into(), "1".into(), 1));
+        assert_eq!(split(&[0], &sc), ("0".into(), "0".into(), 1));
+        let cpus: Vec<usize> = (0..16).collect();
+        assert_eq!(
+            split(&cpus, &sc),
+            ("0,1,2,3,4,5,6,7".into(), "8,9,10,11,12,13,14,15".into(), 8)
+        );
+        let set = crate::bench::record::scenario::parse(
+            &format!("{base}server_cpus = \"0-3\"\nclient_cpus = \"4,5\"\n{exp}"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(split(&cpus, &set), ("0-3".into(), "4,5".into(), 2));
+    }
 }

@@ -38,22 +38,6 @@ pub fn rps_mask(cpus: &[usize]) -> String {
     groups.join(",")
 }
 
-/// Whether a scenario can be steered: its servers and clients on this machine, over loopback.
-/// The reason when not.
-pub fn applies(sc: &super::scenario::Scenario) -> Result<(), Error> {
-    if sc.server_host.is_some() || !sc.client_hosts.is_empty() {
-        return Err(Error::Usage(
-            "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
-        ));
-    }
-    if sc.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
-        return Err(Error::Usage(
-            "steers loopback: the server must listen on 127.x (server_addr)".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// Loopback's receive queues while steered; their old masks are restored on drop.
 pub struct Steered {
     /// The mark, open and locked for the run.
@@ -236,7 +220,7 @@ impl Drop for Steered {
 
 #[cfg(test)]
 mod tests {
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
     use crate::bench::steer::rps_mask;
 
     #[test]

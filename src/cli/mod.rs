@@ -255,7 +255,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());
                 // A run with --baseline: its before/after too.
-                if let Some((page, table)) = crate::report::against_baseline(dir, &crate::bench::results::read(dir)?)? {
+                if let Some((page, table)) = crate::report::against_baseline(dir, &crate::bench::read(dir)?)? {
                     print!("{table}");
                     println!("compare: {}", page.display());
                 }

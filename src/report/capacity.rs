@@ -4,8 +4,8 @@
 
 use super::charts::{xy_chart, Unit};
 use super::html::esc;
-use crate::bench::results::{median, Cell};
-use crate::bench::scenario::Experiment;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{median, Cell};
 use crate::units::thousands;
 
 /// The capacity section; empty where no cell ran a search.
@@ -21,8 +21,8 @@ pub(super) fn section(x: &Experiment, cells: &[Cell]) -> String {
     let rps = |v: f64| thousands(v.round() as u64);
     let mut keys: Vec<(String, usize)> = Vec::new();
     for c in &searched {
-        if !keys.contains(&(c.target.clone(), c.connections)) {
-            keys.push((c.target.clone(), c.connections));
+        if !keys.contains(&(c.label(), c.connections)) {
+            keys.push((c.label(), c.connections));
         }
     }
     let mut h = format!(
@@ -35,7 +35,7 @@ pub(super) fn section(x: &Experiment, cells: &[Cell]) -> String {
     for (t, n) in &keys {
         let of: Vec<&&Cell> = searched
             .iter()
-            .filter(|c| &c.target == t && c.connections == *n)
+            .filter(|c| &c.label() == t && c.connections == *n)
             .collect();
         let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
         let predicted: Vec<f64> = of
@@ -72,7 +72,7 @@ pub(super) fn section(x: &Experiment, cells: &[Cell]) -> String {
         .filter_map(|(t, _)| {
             let c = searched
                 .iter()
-                .find(|c| &c.target == t && c.connections == largest && c.repeat == 0)?;
+                .find(|c| &c.label() == t && c.connections == largest && c.repeat == 0)?;
             let pts = c
                 .figures
                 .capacity
@@ -108,7 +108,7 @@ pub(super) fn section(x: &Experiment, cells: &[Cell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::CellStatus;
+    use crate::bench::record::CellStatus;
     use crate::load::slo::{Capacity, Probe};
 
     fn cell(target: &str, rps: Option<f64>, inconclusive: Option<&str>) -> Cell {
@@ -136,7 +136,10 @@ mod tests {
     fn a_row_per_target_with_its_capacity_or_why_not_and_a_chart_of_the_probes() {
         let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                     models = [\"reactor\", \"thread\"]\npeers = [\"nginx\"]\nconnections = [50]\nslo = \"p99<=5ms\"\n";
-        let x = crate::bench::scenario::parse(text, "t").unwrap().experiments.remove(0);
+        let x = crate::bench::record::scenario::parse(text, "t")
+            .unwrap()
+            .experiments
+            .remove(0);
         let cells = [
             cell("reactor", Some(1000.0), None),
             cell("thread", None, Some("the client could not offer more")),

@@ -5,7 +5,7 @@
 
 use super::charts::{bar_chart, Series, Unit};
 use super::html::esc;
-use crate::bench::results::{median, Cell, ClassFigure, Summary};
+use crate::bench::record::{median, Cell, ClassFigure, Summary};
 use crate::units::{fmt_us, thousands};
 
 /// Class `name` of `target` at `n` connections over the repeats: each figure's median (a
@@ -13,7 +13,7 @@ use crate::units::{fmt_us, thousands};
 fn over_repeats(cells: &[Cell], target: &str, n: usize, name: &str) -> Option<ClassFigure> {
     let ks: Vec<&ClassFigure> = cells
         .iter()
-        .filter(|c| c.ok() && c.target == target && c.connections == n)
+        .filter(|c| c.ok() && c.label() == target && c.connections == n)
         .filter_map(|c| c.figures.classes.iter().find(|k| k.name == name))
         .collect();
     let first = ks.first()?;
@@ -52,13 +52,13 @@ pub(super) fn section(summary: &[Summary], cells: &[Cell]) -> String {
          <th title=\"responses other than 2xx/3xx: a refused class has no latency\">refused</th><th>p50</th>\
          <th>p99</th><th>p99.9</th></tr>\n",
     );
-    let of = |s: &Summary, n: &str| over_repeats(cells, &s.cell.target, s.cell.connections, n);
+    let of = |s: &Summary, n: &str| over_repeats(cells, &s.cell.label(), s.cell.connections, n);
     for s in summary.iter().filter(|s| s.cell.ok()) {
         for k in names.iter().filter_map(|n| of(s, n)) {
             h.push_str(&format!(
                 "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>\
                  <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                esc(&s.cell.target),
+                esc(&s.cell.label()),
                 s.cell.connections,
                 esc(&k.name),
                 esc(&k.path),
@@ -80,7 +80,7 @@ pub(super) fn section(summary: &[Summary], cells: &[Cell]) -> String {
     let series: Vec<Series> = at
         .iter()
         .map(|s| Series {
-            name: s.cell.target.clone(),
+            name: s.cell.label(),
             values: names.iter().map(|n| of(s, n)?.p99_us).collect(),
             hollow: Vec::new(),
             reference: false,
@@ -98,7 +98,7 @@ pub(super) fn section(summary: &[Summary], cells: &[Cell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::{summarize, CellStatus};
+    use crate::bench::record::{summarize, CellStatus};
 
     fn cell(target: &str, repeat: usize, short: Option<f64>) -> Cell {
         let mut c = Cell::new("e", target, 100, repeat);

@@ -4,7 +4,9 @@
 //! the repeats do not overlap; with one run each, it is over 10%). The before/after view
 //! around a change: a terminal table and `B/compare.html`.
 
-use crate::bench::results::{spread, Cell, Results, Spread};
+use crate::bench::judge::metric::{self, Metric};
+use crate::bench::record::{spread, Cell, Spread};
+use crate::bench::Results;
 
 /// With one run per cell the noise is unknown: changes smaller than this are not called.
 const SINGLE_RUN_NOISE: f64 = 0.10;
@@ -33,25 +35,20 @@ pub struct Row {
     pub changes: [Option<Change>; 3],
 }
 
-/// The metrics compared: name, reader, higher is better.
-type Metric = (&'static str, fn(&Cell) -> Option<f64>, bool);
-
-const METRICS: [Metric; 3] = [
-    ("throughput", |c| Some(c.figures.throughput_rps), true),
-    ("p99", |c| Some(c.figures.p99_us), false),
-    ("CPU/request", |c| c.figures.cpu_per_req(), false),
-];
+/// The metrics compared, in the tables' order.
+const METRICS: [&Metric; 3] = [&metric::THROUGHPUT, &metric::P99, &metric::CPU];
 
 /// A figure's spread over the repeats that measured it, and how many did.
-fn stats(cells: &[&Cell], get: fn(&Cell) -> Option<f64>) -> Option<(Spread, usize)> {
-    let xs: Vec<f64> = cells.iter().filter_map(|c| get(c)).filter(|v| *v > 0.0).collect();
+fn stats(cells: &[&Cell], m: &Metric) -> Option<(Spread, usize)> {
+    let xs: Vec<f64> = cells.iter().filter_map(|c| m.value(c)).collect();
     let n = xs.len();
     spread(xs).map(|s| (s, n))
 }
 
-fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {
-    let (sa, an) = stats(a, *get)?;
-    let (sb, bn) = stats(b, *get)?;
+fn change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
+    let higher = &m.higher_is_better;
+    let (sa, an) = stats(a, m)?;
+    let (sb, bn) = stats(b, m)?;
     let ratio = sb.median / sa.median;
     let beyond = if an > 1 && bn > 1 {
         sb.lowest > sa.highest || sb.highest < sa.lowest
@@ -71,13 +68,13 @@ fn change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change>
 /// experiment: the two servers measured in the same round, one right after the other): the
 /// ratio of each round, their median and range; beyond the noise when B moved the same way in
 /// so many rounds that chance would do it less than one time in 20 (a sign test).
-fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<Change> {
+fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
+    let higher = &m.higher_is_better;
     let ratios: Vec<f64> = b
         .iter()
         .filter_map(|cb| {
             let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
-            let (va, vb) = (get(ca)?, get(cb)?);
-            (va > 0.0 && vb > 0.0).then_some(vb / va)
+            Some(m.value(cb)? / m.value(ca)?)
         })
         .collect();
     let n = ratios.len();
@@ -87,7 +84,7 @@ fn paired_change(a: &[&Cell], b: &[&Cell], (_, get, higher): &Metric) -> Option<
         lowest: lo,
         highest: hi,
     } = spread(ratios)?;
-    let sign = crate::bench::results::sign_test;
+    let sign = crate::bench::record::sign_test;
     let verdict = if sign(ups, n) < 0.05 {
         Some(*higher)
     } else if sign(n - ups, n) < 0.05 {
@@ -111,11 +108,11 @@ pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
     let (ca, cb) = (ok(a), ok(b));
     let mut keys: Vec<(String, String, usize)> = Vec::new();
     for c in &cb {
-        let k = (c.experiment.clone(), c.target.clone(), c.connections);
+        let k = (c.experiment.clone(), c.label(), c.connections);
         if !keys.contains(&k)
             && ca
                 .iter()
-                .any(|x| (&x.experiment, &x.target, x.connections) == (&k.0, &k.1, k.2))
+                .any(|x| (&x.experiment, &x.label(), x.connections) == (&k.0, &k.1, k.2))
         {
             keys.push(k);
         }
@@ -125,7 +122,7 @@ pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
             let pick = |cells: &[Cell]| -> Vec<Cell> {
                 cells
                     .iter()
-                    .filter(|c| c.experiment == e && c.target == t && c.connections == n)
+                    .filter(|c| c.experiment == e && c.label() == t && c.connections == n)
                     .cloned()
                     .collect()
             };
@@ -137,7 +134,7 @@ pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
                 experiment: e,
                 target: t,
                 connections: n,
-                changes: [0, 1, 2].map(|i| compare(&ra, &rb, &METRICS[i])),
+                changes: METRICS.map(|m| compare(&ra, &rb, m)),
             }
         })
         .collect()
@@ -195,7 +192,7 @@ fn grid(rows: &[Row]) -> String {
 /// Per metric: geometric mean of the ratios and the count of changes beyond the noise.
 fn summary(rows: &[Row]) -> String {
     let mut s = String::new();
-    for (i, (name, _, _)) in METRICS.iter().enumerate() {
+    for (i, name) in METRICS.iter().map(|m| m.short).enumerate() {
         let cs: Vec<&Change> = rows.iter().filter_map(|r| r.changes[i].as_ref()).collect();
         if cs.is_empty() {
             continue;
@@ -286,7 +283,7 @@ pub fn against_reference(r: &Results) -> Vec<AgainstReference> {
         let mut rows = Vec::new();
         for n in &x.connections {
             let of = |t: &str| -> Vec<&Cell> {
-                let mine = |c: &&&Cell| c.experiment == x.name && c.target == t && c.connections == *n;
+                let mine = |c: &&&Cell| c.experiment == x.name && c.label() == t && c.connections == *n;
                 ok.iter().filter(mine).copied().collect()
             };
             let base = of(reference);
@@ -300,7 +297,7 @@ pub fn against_reference(r: &Results) -> Vec<AgainstReference> {
                         experiment: x.name.clone(),
                         target: t.clone(),
                         connections: *n,
-                        changes: [0, 1, 2].map(|i| compare(&base, &cells, &METRICS[i])),
+                        changes: METRICS.map(|m| compare(&base, &cells, m)),
                     });
                 }
             }
@@ -370,8 +367,9 @@ impl AgainstReference {
 
 #[cfg(test)]
 mod tests {
-    use crate::bench::results::{Cell, Figures, Results};
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
+    use crate::bench::record::{Cell, Figures};
+    use crate::bench::Results;
     use crate::report::compare::{html, rows, table};
 
     fn results(rps: &[(&str, f64)]) -> Results {
@@ -384,9 +382,10 @@ mod tests {
             .map(|(i, (t, v))| Cell {
                 experiment: "e".into(),
                 target: t.to_string(),
+                twin: false,
                 connections: 10,
                 repeat: i,
-                status: crate::bench::results::CellStatus::Ok,
+                status: crate::bench::record::CellStatus::Ok,
                 seconds: 1.0,
                 figures: Figures {
                     throughput_rps: *v,
@@ -399,7 +398,7 @@ mod tests {
             })
             .collect();
         Results {
-            format: crate::bench::results::FORMAT,
+            format: crate::bench::record::FORMAT,
             scenario,
             environment: Default::default(),
             cells,

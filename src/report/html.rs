@@ -3,9 +3,11 @@
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 
 use super::charts::{line_chart, Series, Unit};
-use crate::bench::results::{spread, summarize, within_rounds, Cell, Summary};
-use crate::bench::results::{Environment, Results};
-use crate::bench::scenario::Experiment;
+use crate::bench::judge::metric::{self, Metric};
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Environment;
+use crate::bench::record::{spread, summarize, within_rounds, Cell, Summary};
+use crate::bench::Results;
 use crate::units::si;
 use crate::units::{fmt_us, or_dash, thousands};
 
@@ -167,20 +169,19 @@ pub fn render(d: &Results) -> String {
     h
 }
 
-/// A column that gets a best mark: its index, how to read it from a cell, whether higher is
-/// better.
-type Best = (usize, fn(&Cell) -> Option<f64>, bool);
+/// A column that gets a best mark: its index, and the metric it shows.
+type Best = (usize, &'static Metric);
 
 /// The columns that get a best mark.
 const MARKED: [Best; 8] = [
-    (2, |c| Some(c.figures.throughput_rps), true),
-    (3, |c| Some(c.figures.p50_us), false),
-    (4, |c| Some(c.figures.p99_us), false),
-    (5, |c| Some(c.figures.p999_us), false),
-    (6, |c| c.figures.cpu_per_req(), false),
-    (8, |c| c.figures.mem_per_conn(), false),
-    (10, |c| c.figures.jain_conns, true),
-    (13, |c| c.figures.syscalls_per_req, false),
+    (2, &metric::THROUGHPUT),
+    (3, &metric::P50),
+    (4, &metric::P99),
+    (5, &metric::P999),
+    (6, &metric::CPU),
+    (8, &metric::MEMORY),
+    (10, &metric::FAIRNESS),
+    (13, &metric::SYSCALLS),
 ];
 
 /// Which value of a table is the best of its column at its connection count. A column ranks
@@ -195,26 +196,23 @@ struct Marks<'a> {
 
 impl Marks<'_> {
     fn ranked(c: &Cell) -> bool {
-        c.ok() && !c.target.ends_with(crate::bench::runner::TWIN)
+        c.ok() && !c.twin
     }
 
     fn rank(&self, c: &Cell, col: &Best) -> Option<f64> {
+        let m = col.1;
         match self.paired {
-            true => within_rounds(&self.ok, col.1, &c.target, c.connections),
-            false => (col.1)(c),
+            true => within_rounds(&self.ok, &|c| m.value(c), &c.label(), c.connections),
+            false => m.value(c),
         }
     }
 
     fn best_at(&self, n: usize, col: &Best) -> Option<f64> {
-        let vals = self
-            .summary
+        self.summary
             .iter()
             .filter(|s| s.cell.connections == n && Self::ranked(&s.cell))
-            .filter_map(|s| self.rank(&s.cell, col));
-        match col.2 {
-            true => vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v)))),
-            false => vals.fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v)))),
-        }
+            .filter_map(|s| self.rank(&s.cell, col))
+            .reduce(|a, v| col.1.best_of(a, v))
     }
 
     /// Whether column `i` of `c`'s row is the best of its count.
@@ -308,7 +306,7 @@ fn columns(s: &Summary, cells: &[Cell]) -> [String; 16] {
     };
     let cpus: Vec<f64> = cells
         .iter()
-        .filter(|x| x.ok() && x.target == c.target && x.connections == c.connections)
+        .filter(|x| x.ok() && x.label() == c.label() && x.connections == c.connections)
         .filter_map(|x| x.figures.cpu_per_req())
         .collect();
     let runs = cpus.len();
@@ -319,7 +317,7 @@ fn columns(s: &Summary, cells: &[Cell]) -> [String; 16] {
         _ => String::new(),
     };
     [
-        esc(&c.target),
+        esc(&c.label()),
         c.connections.to_string(),
         format!("{}{rps_spread}", thousands(f.throughput_rps.round() as u64)),
         fmt_us(f.p50_us),
@@ -340,8 +338,41 @@ fn columns(s: &Summary, cells: &[Cell]) -> [String; 16] {
     ]
 }
 
-/// What a chart plots for one cell.
-type Metric = Box<dyn Fn(&Cell) -> Option<f64>>;
+/// A chart of an experiment: its title, its y axis, and the metric it draws.
+struct Chart {
+    title: &'static str,
+    y: &'static str,
+    unit: Unit,
+    metric: &'static Metric,
+}
+
+/// The charts of every experiment, against the connection count.
+const CHARTS: [Chart; 4] = [
+    Chart {
+        title: "Throughput vs connections",
+        y: "requests / s",
+        unit: Unit::Count,
+        metric: &metric::THROUGHPUT,
+    },
+    Chart {
+        title: "p99 latency vs connections",
+        y: "p99 latency",
+        unit: Unit::Micros,
+        metric: &metric::P99,
+    },
+    Chart {
+        title: "Server CPU per request",
+        y: "server CPU per request",
+        unit: Unit::Micros,
+        metric: &metric::CPU,
+    },
+    Chart {
+        title: "Fairness across connections",
+        y: "Jain's index",
+        unit: Unit::Plain,
+        metric: &metric::FAIRNESS,
+    },
+];
 
 fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     let mut h = format!(
@@ -383,8 +414,8 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
     conns.dedup();
     let mut targets: Vec<String> = Vec::new();
     for s in summary {
-        if !targets.contains(&s.cell.target) {
-            targets.push(s.cell.target.clone());
+        if !targets.contains(&s.cell.label()) {
+            targets.push(s.cell.label());
         }
     }
     let series = |metric: &dyn Fn(&Cell) -> Option<f64>| -> Vec<Series> {
@@ -395,7 +426,7 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
                     summary
                         .iter()
                         .map(|s| &s.cell)
-                        .find(|c| &c.target == t && c.connections == *n && c.ok())
+                        .find(|c| &c.label() == t && c.connections == *n && c.ok())
                 };
                 Series {
                     name: t.clone(),
@@ -410,59 +441,33 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
             })
             .collect()
     };
-    let charts: [(&str, &str, Unit, Metric); 4] = [
-        (
-            "Throughput vs connections",
-            "requests / s",
-            Unit::Count,
-            Box::new(|c: &Cell| Some(c.figures.throughput_rps)),
-        ),
-        (
-            "p99 latency vs connections",
-            "p99 latency",
-            Unit::Micros,
-            Box::new(|c: &Cell| Some(c.figures.p99_us)),
-        ),
-        (
-            "Server CPU per request",
-            "server CPU per request",
-            Unit::Micros,
-            Box::new(|c: &Cell| c.figures.cpu_per_req()),
-        ),
-        (
-            "Fairness across connections",
-            "Jain's index",
-            Unit::Plain,
-            Box::new(|c: &Cell| c.figures.jain_conns),
-        ),
-    ];
     let mut h = String::new();
-    for (k, (title, y, unit, metric)) in charts.iter().enumerate() {
-        let mut lines = series(metric.as_ref());
-        if k == 0 {
+    for chart in &CHARTS {
+        let m = chart.metric;
+        let mut lines = series(&|c: &Cell| m.value(c));
+        if m.name == metric::THROUGHPUT.name {
             lines.extend(published(x, &conns));
         }
-        if k == 1 {
-            // Each target's predicted p99 (its queueing alone), dashed in its colour.
-            let predicted = series(&|c: &Cell| c.figures.predicted?.p99_us);
-            lines.extend(
-                predicted
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.values.iter().any(Option::is_some))
-                    .map(|(i, p)| Series {
-                        name: format!("{} (predicted)", p.name),
-                        hollow: Vec::new(),
-                        reference: true,
-                        like: Some(i),
-                        ..p
-                    }),
-            );
-        }
-        match line_chart(title, y, *unit, &conns, &lines) {
+        // Each target's prediction (its queueing alone), dashed in its colour.
+        let predicted = series(&|c: &Cell| m.predicted(c));
+        lines.extend(
+            predicted
+                .into_iter()
+                .enumerate()
+                .filter(|(_, p)| p.values.iter().any(Option::is_some))
+                .map(|(i, p)| Series {
+                    name: format!("{} (predicted)", p.name),
+                    hollow: Vec::new(),
+                    reference: true,
+                    like: Some(i),
+                    ..p
+                }),
+        );
+        match line_chart(chart.title, chart.y, chart.unit, &conns, &lines) {
             Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
             Err(e) => h.push_str(&format!(
-                "<p class=\"bad\">chart '{title}' failed: {}</p>\n",
+                "<p class=\"bad\">chart '{}' failed: {}</p>\n",
+                chart.title,
                 esc(&e.to_string())
             )),
         }
@@ -493,4 +498,53 @@ fn published(x: &Experiment, conns: &[usize]) -> Vec<Series> {
         })
         .filter(|s| s.values.iter().any(Option::is_some))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finished cell of `target` at 50 connections in round `repeat`.
+    fn cell(target: &str, repeat: usize, rps: f64, cpu: f64) -> Cell {
+        let mut c = Cell::new("e", target, 50, repeat);
+        c.figures.throughput_rps = rps;
+        c.figures.requests = 1000;
+        c.figures.p99_us = 1e6 / rps;
+        c.figures.server_cpu_us_per_req = Some(cpu);
+        c
+    }
+
+    /// The report's table bolds, in paired rounds, the target best within rounds: B's raw
+    /// median CPU (9.5) is below A's (10.0), but A was cheaper in 2 of 3 rounds.
+    #[test]
+    fn a_paired_table_marks_the_best_within_rounds() {
+        let text = "name = \"x\"\ndescription = \"d\"\nrepeats = 3\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [50]\nduration = \"1s\"\n";
+        let scenario = crate::bench::scenario::parse(text, "t").unwrap();
+        let mut cells = Vec::new();
+        // Round 1 has the median throughput: its cells are the ones the table shows.
+        for (r, (a, b)) in [(5.0, 6.0), (10.0, 9.5), (10.0, 11.0)].into_iter().enumerate() {
+            let rps = 90_000.0 + 10_000.0 * r as f64;
+            cells.push(cell("epoll", r, rps, a));
+            cells.push(cell("poll", r, rps, b));
+        }
+        let mut results = Results {
+            format: crate::bench::record::FORMAT,
+            scenario,
+            environment: Default::default(),
+            cells,
+            interrupted: false,
+            verdicts: Vec::new(),
+        };
+        let page = crate::report::html::render(&results);
+        assert!(page.contains("<td class=\"best\">10.0<br>"), "epoll's CPU is marked");
+        assert!(
+            !page.contains("<td class=\"best\">9.5<br>"),
+            "poll's lower median is not"
+        );
+        // Unpaired, the lower median is the best.
+        results.scenario.experiments[0].paired = false;
+        let page = crate::report::html::render(&results);
+        assert!(page.contains("<td class=\"best\">9.5<br>"));
+    }
 }

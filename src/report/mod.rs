@@ -11,7 +11,7 @@ pub(crate) mod table;
 use std::path::{Path, PathBuf};
 
 use crate::bench::error::{io_err, Error};
-use crate::bench::results::{read, Results};
+use crate::bench::{read, Results};
 
 /// Writes `DIR/report.html` for `results`; returns its path.
 pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {

@@ -2,8 +2,8 @@
 //! what agrees (orderings at each connection count, and each model's scaling).
 
 use super::html::esc;
-use crate::bench::results::Summary;
-use crate::bench::scenario::{model_name, Experiment};
+use crate::bench::record::scenario::{model_name, Experiment};
+use crate::bench::record::Summary;
 use crate::units::thousands;
 
 /// The seed's numbers beside ours, and a sentence on what agrees.

@@ -1,7 +1,7 @@
 //! The terminal table `muxlab bench` prints as cells finish.
 
-use crate::bench::results::{Cell, ClassFigure};
-use crate::bench::scenario::Experiment;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{Cell, ClassFigure};
 use crate::units::{fmt_us, or_dash, thousands};
 
 /// Steal time (per cent of the machine's CPU time over a window) above which a row says so.
@@ -56,7 +56,7 @@ pub fn row(c: &Cell) -> String {
     if c.figures.requests == 0 && c.load.is_none() {
         return format!(
             "{:<28} {:>6} {:>10}  {}",
-            c.target,
+            c.label(),
             c.connections,
             "-",
             notes.join("; ")
@@ -64,7 +64,7 @@ pub fn row(c: &Cell) -> String {
     }
     let line = format!(
         "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>8}  {}",
-        c.target,
+        c.label(),
         c.connections,
         thousands(f.throughput_rps.round() as u64),
         fmt_us(f.p50_us),
@@ -97,4 +97,25 @@ fn class_row(k: &ClassFigure) -> String {
             .map(|(n, what)| format!("; {} {what}", thousands(*n)))
             .collect::<String>()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_says_steal_time_above_two_percent_and_dashes_what_was_not_measured() {
+        let mut c = Cell::new("e", "epoll", 10, 0);
+        c.figures.throughput_rps = 1000.0;
+        c.figures.requests = 1000;
+        c.figures.server_cpu_us_per_req = Some(5.0);
+        c.figures.steal_pct = Some(3.46);
+        assert!(row(&c).contains("steal 3.5%"));
+        c.figures.steal_pct = Some(1.9);
+        assert!(!row(&c).contains("steal"));
+        c.figures.server_cpu_us_per_req = None;
+        c.figures.server_cpu_cores = None;
+        let row = row(&c);
+        assert!(row.contains(" – ") && !row.contains(" 0.0 "), "{row}");
+    }
 }

@@ -2,7 +2,7 @@
 //! target, connections), and for paired rounds each round's drift, values within rounds and
 //! the sign test that says whether one target beat another beyond chance.
 
-use super::results::Cell;
+use super::cell::Cell;
 
 /// The median of `xs` (NaN when empty).
 pub fn median(mut xs: Vec<f64>) -> f64 {
@@ -50,7 +50,7 @@ pub struct Summary {
 pub fn summarize(cells: &[Cell]) -> Vec<Summary> {
     let mut keys: Vec<(String, String, usize)> = Vec::new();
     for c in cells {
-        let k = (c.experiment.clone(), c.target.clone(), c.connections);
+        let k = (c.experiment.clone(), c.label(), c.connections);
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -59,7 +59,7 @@ pub fn summarize(cells: &[Cell]) -> Vec<Summary> {
         .map(|(e, t, n)| {
             let group: Vec<&Cell> = cells
                 .iter()
-                .filter(|c| c.experiment == e && c.target == t && c.connections == n)
+                .filter(|c| c.experiment == e && c.label() == t && c.connections == n)
                 .collect();
             let ok: Vec<&&Cell> = group.iter().filter(|c| c.ok()).collect();
             if ok.is_empty() {
@@ -91,7 +91,7 @@ pub fn summarize(cells: &[Cell]) -> Vec<Summary> {
 /// A paired round's drift at `n` connections: the geometric mean of every target's value in
 /// round `r` (`get` reads it), over the geometric mean of those of all rounds (1 for a round
 /// like the others). Dividing by it compares targets within rounds.
-pub fn drift(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, n: usize, r: usize) -> Option<f64> {
+pub fn drift(cells: &[&Cell], get: &dyn Fn(&Cell) -> Option<f64>, n: usize, r: usize) -> Option<f64> {
     let geo = |xs: Vec<f64>| (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp());
     let at_n = || cells.iter().filter(|c| c.connections == n);
     let round = |r: usize| geo(at_n().filter(|c| c.repeat == r).filter_map(|c| get(c)).collect());
@@ -103,17 +103,29 @@ pub fn drift(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, n: usize, r: usize)
 }
 
 /// Paired rounds: cell `c`'s value freed of its round's [`drift`] among `cells`.
-pub fn in_round(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, c: &Cell) -> Option<f64> {
+pub fn in_round(cells: &[&Cell], get: &dyn Fn(&Cell) -> Option<f64>, c: &Cell) -> Option<f64> {
     Some(get(c)? / drift(cells, get, c.connections, c.repeat)?)
 }
 
 /// Paired rounds: `target`'s median at `n` connections of its values [`in_round`].
-pub fn within_rounds(cells: &[&Cell], get: fn(&Cell) -> Option<f64>, target: &str, n: usize) -> Option<f64> {
-    let mine = cells.iter().filter(|c| c.target == target && c.connections == n);
+pub fn within_rounds(cells: &[&Cell], get: &dyn Fn(&Cell) -> Option<f64>, target: &str, n: usize) -> Option<f64> {
+    let mine = cells.iter().filter(|c| c.label() == target && c.connections == n);
     spread(mine.filter_map(|c| in_round(cells, get, c)).collect()).map(|s| s.median)
 }
 /// The chance of `wins` or more heads in `n` fair coin tosses.
 pub fn sign_test(wins: usize, n: usize) -> f64 {
     let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
     (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_median_is_the_middle_value_or_the_mean_of_the_two_middle_ones() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(Vec::new()).is_nan(), "no value: no median");
+    }
 }

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use super::results::{ClassFigure, CpuSource, Figures};
+use super::cell::{ClassFigure, CpuSource, Figures};
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
 use crate::sys::procfs::ProcSample;
 
 /// The server tree's samples a cell's figures come from.
-pub(super) struct Samples<'a> {
+pub(in crate::bench) struct Samples<'a> {
     /// Before any load (PSS included).
     pub base: &'a ProcSample,
     /// The largest RSS and thread count seen while loaded.
@@ -22,7 +22,7 @@ pub(super) struct Samples<'a> {
 
 /// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
 /// server muxlab does not run), and then every server figure is `None`.
-pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Figures {
+pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Figures {
     let r = &doc.results;
     let requests = r.requests;
     let window = r.duration_s.max(1e-9);
@@ -97,7 +97,7 @@ pub(super) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSource>) -> Fi
 }
 
 /// The figures that come from the server's counters (its stats line when it stops).
-pub(super) fn counters(f: &mut Figures, stats: &StatsLine) {
+pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
     let total = |c: Counter| stats.totals.get(c);
     let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),

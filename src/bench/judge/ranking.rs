@@ -2,75 +2,10 @@
 //! paired round's drift), the counts every ranked target ran, the geometric mean of the ratios
 //! over them, and whether the gap between the best and the runner-up is beyond the noise.
 
-use super::*;
-use crate::bench::results::{in_round, sign_test, spread, Spread};
-use crate::units::fmt_us;
-
-/// A metric: its name, how to read it from a cell, whether higher is better, and its unit.
-pub(super) struct Metric {
-    pub(super) name: &'static str,
-    pub(super) get: fn(&Cell) -> Option<f64>,
-    pub(super) higher_is_better: bool,
-    pub(super) show: fn(f64) -> String,
-    /// Compared at the largest connection count only (memory per connection is noise at few).
-    pub(super) largest_only: bool,
-}
-
-/// The p99 metric (in [`METRICS`]), which request classes are ranked by too.
-pub(super) const P99: usize = 1;
-/// Server CPU per request's place in [`METRICS`].
-pub(super) const CPU: usize = 2;
-
-/// The capacity metric (in [`METRICS`]): ranked first, in throughput's place, where an
-/// experiment has a latency target.
-pub(super) const CAPACITY: usize = 4;
-
-pub(super) const METRICS: [Metric; 5] = [
-    Metric {
-        name: "throughput",
-        get: |c| Some(c.figures.throughput_rps).filter(|v| *v > 0.0),
-        higher_is_better: true,
-        show: |v| format!("{} req/s", crate::units::si(v)),
-        largest_only: false,
-    },
-    Metric {
-        name: "p99 latency",
-        // Starved connections have no latency to show: such a cell's p99 flatters it.
-        get: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0 && c.figures.starved_conns == 0),
-        higher_is_better: false,
-        show: fmt_us,
-        largest_only: false,
-    },
-    Metric {
-        name: "server CPU per request",
-        get: |c| c.figures.cpu_per_req(),
-        higher_is_better: false,
-        show: |v| format!("{v:.1} µs"),
-        largest_only: false,
-    },
-    Metric {
-        name: "memory per connection",
-        // Below a page over all the connections, PSS does not resolve a difference.
-        get: |c| {
-            c.figures
-                .mem_per_conn()
-                .filter(|v| v * c.figures.established as f64 >= PAGE_KIB)
-        },
-        higher_is_better: false,
-        show: |v| match v < 1.0 {
-            true => format!("{v:.2} KiB"),
-            false => format!("{v:.1} KiB"),
-        },
-        largest_only: true,
-    },
-    Metric {
-        name: "capacity at the target",
-        get: |c| c.figures.capacity_rps(),
-        higher_is_better: true,
-        show: |v| format!("{} req/s", crate::units::si(v)),
-        largest_only: false,
-    },
-];
+use super::finding::Finding;
+use super::metric::Metric;
+use super::verdict::SINGLE_RUN_NOISE;
+use crate::bench::record::{in_round, sign_test, spread, Cell, Spread};
 
 /// One target at one connection count: its median over the repeats, and their range.
 #[derive(Debug, Clone, Copy)]
@@ -106,9 +41,10 @@ impl TargetRows {
 /// divided by its round's [`drift`], so targets are ranked by how they did against each other
 /// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
 pub(super) fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Vec<TargetRows> {
+    let get = |c: &Cell| m.ranked(c);
     let value = |c: &Cell| match paired {
-        true => in_round(cells, m.get, c),
-        false => (m.get)(c),
+        true => in_round(cells, &get, c),
+        false => get(c),
     };
     targets
         .iter()
@@ -134,15 +70,6 @@ pub(super) fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: boo
         })
         .filter(|t| !t.rows.is_empty())
         .collect()
-}
-
-/// How much better `a` is than `b` (≥ 1 means a is better).
-pub(super) fn better(m: &Metric, a: f64, b: f64) -> f64 {
-    if m.higher_is_better {
-        a / b
-    } else {
-        b / a
-    }
 }
 
 /// The targets ranked: those measured at every connection count (the others, when that leaves
@@ -175,13 +102,13 @@ pub(super) fn scored<'t>(m: &Metric, targets: &'t [TargetRows], shared: &[usize]
         targets
             .iter()
             .map(|t| t.at(n).median)
-            .reduce(|a, v| if better(m, v, a) > 1.0 { v } else { a })
+            .reduce(|a, v| m.best_of(a, v))
             .expect("two targets")
     };
     let score = |t: &TargetRows| {
         shared
             .iter()
-            .map(|&n| better(m, best_at(n), t.at(n).median).ln())
+            .map(|&n| m.better(best_at(n), t.at(n).median).ln())
             .sum::<f64>()
             / shared.len() as f64
     };
@@ -216,7 +143,7 @@ pub(super) fn finding(
     let (best, second) = (ranked[0].1, ranked[1].1);
     let ratio = (shared
         .iter()
-        .map(|&n| better(m, best.at(n).median, second.at(n).median).ln())
+        .map(|&n| m.better(best.at(n).median, second.at(n).median).ln())
         .sum::<f64>()
         / shared.len() as f64)
         .exp();
@@ -274,11 +201,11 @@ pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str
         cells
             .iter()
             .find(|c| c.target == t && c.connections == n && c.repeat == r)
-            .and_then(|c| (m.get)(c))
+            .and_then(|c| m.ranked(c))
     };
     let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
     let rounds: Vec<bool> = (0..repeats)
-        .filter_map(|r| Some(better(m, value(best, r)?, value(second, r)?) > 1.0))
+        .filter_map(|r| Some(m.better(value(best, r)?, value(second, r)?) > 1.0))
         .collect();
     let wins = rounds.iter().filter(|w| **w).count();
     sign_test(wins, rounds.len()) < 0.05

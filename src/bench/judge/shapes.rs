@@ -5,9 +5,9 @@
 //! that explains it, and what one busy connection costs a design with several workers: a
 //! connection, and so all of its streams, stays on the worker that accepted it.
 
-use super::results::{summarize, Cell, Summary};
-use super::scenario::Experiment;
-use super::verdict::Verdict;
+use super::finding::Verdict;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{summarize, Cell, Summary};
 use crate::units::fmt_us;
 
 /// Server CPU per request, sub-microsecond ones with two decimals.
@@ -79,10 +79,10 @@ fn extremes<'s, 'a>(
 /// not recorded); `None` where no target ran in two shapes.
 pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<usize>) -> Option<Verdict> {
     let rows: Vec<Summary> = summarize(cells).into_iter().filter(|s| s.cell.ok()).collect();
-    let mut targets: Vec<&str> = Vec::new();
+    let mut targets: Vec<String> = Vec::new();
     for r in &rows {
-        if !targets.contains(&r.cell.target.as_str()) {
-            targets.push(&r.cell.target);
+        if !targets.contains(&r.cell.label()) {
+            targets.push(r.cell.label());
         }
     }
     let x_of = |name: &str| experiments.iter().find(|x| x.name == name);
@@ -93,7 +93,7 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
             .filter_map(|x| {
                 let r = rows
                     .iter()
-                    .find(|r| r.cell.target == t && r.cell.experiment == x.name)?;
+                    .find(|r| r.cell.label() == t && r.cell.experiment == x.name)?;
                 Some(Shape {
                     experiment: &x.name,
                     cell: &r.cell,
@@ -159,7 +159,7 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
                         "its p99 {} against {} for {} (one worker) in that shape",
                         p99(s),
                         fmt_us(one.cell.figures.p99_us),
-                        one.cell.target
+                        one.cell.label()
                     ),
                     (_, None) => format!("its p99 {}", p99(s)),
                 };
@@ -210,13 +210,14 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::{CellStatus, Figures};
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
+    use crate::bench::record::{CellStatus, Figures};
 
     fn cell(x: &str, target: &str, conns: usize, cpu: Option<f64>, p99: f64, jain: Option<f64>) -> Cell {
         Cell {
             experiment: x.into(),
             target: target.into(),
+            twin: false,
             connections: conns,
             repeat: 0,
             status: CellStatus::Ok,

@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use super::error::Error;
 use super::scenario::{model_name, Experiment, Protocol, Scenario};
+use crate::bench::error::Error;
 use crate::load::Workload;
 
 /// `muxlab serve`'s flags, as the command line reads them.
@@ -38,13 +38,13 @@ fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), Erro
 
 /// The model a model entry serves and its `muxlab serve` flags, as the command line reads them
 /// (not yet checked against the model).
-pub(super) fn serve_line(
+pub(in crate::bench) fn serve_line(
     entry: &str,
     x: &Experiment,
     addr: &str,
     cpus: &str,
 ) -> Result<(&'static crate::server::Model, crate::server::ServeArgs), Error> {
-    let args = super::process::serve_args(entry, x, addr, cpus)?;
+    let args = x.serve_args(entry, addr, cpus)?;
     let line = <ServeLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
     let model =
         crate::models::find(&line.model).ok_or_else(|| Error::Scenario(format!("unknown model '{}'", line.model)))?;
@@ -246,7 +246,7 @@ fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), Error> {
         }
     }
     if s.steer_rx {
-        super::steer::applies(s).map_err(|why| o.at("steer_rx", "steer_rx", why))?;
+        s.steerable().map_err(|why| o.at("steer_rx", "steer_rx", why))?;
     }
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
         crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "server_cpus / client_cpus", e))?;
@@ -285,7 +285,7 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
             .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
     }
     super::expect::check_keys(x).map_err(|e| o.key(x, "expect", e))?;
-    super::classes::check_queries(x).map_err(|e| o.key(x, "mix", e))?;
+    check_queries(x).map_err(|e| o.key(x, "mix", e))?;
     if x.rotate_sources && x.load.bind.is_some() {
         return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
     }
@@ -353,9 +353,24 @@ fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks the queries of `x`'s request classes as its models will read them: a class whose
+/// work the server would refuse (400) is an error when the scenario is read, not a class of
+/// refusals measured as if served.
+fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
+    if !x.work_from_request {
+        return Ok(());
+    }
+    let max = x.max_work();
+    x.load.mix.iter().try_for_each(|m| {
+        crate::server::query_work(&m.path, max)
+            .map(drop)
+            .map_err(|e| crate::units::BadValue(format!("class '{}': {e}", m.name)))
+    })
+}
+
 #[cfg(test)]
 mod bench_scenario {
-    use crate::bench::scenario::*;
+    use crate::bench::record::scenario::*;
 
     #[test]
     fn every_builtin_scenario_parses() {
@@ -448,28 +463,7 @@ mod bench_scenario {
             .to_string();
         assert!(e.contains("line 9, field 'header'"), "{e}");
         let s = parse(&format!("{head}proto = \"packet\"\n"), "f").unwrap();
-        let args = crate::bench::process::serve_args("epoll", &s.experiments[0], "127.0.0.1", "0").unwrap();
+        let args = s.experiments[0].serve_args("epoll", "127.0.0.1", "0").unwrap();
         assert!(args.windows(2).any(|w| w == ["--packet-size", "128"]), "{args:?}");
-    }
-
-    #[test]
-    fn placement_splits_bigger_machines_and_keeps_two_cores_as_they_were() {
-        let base = "name = \"x\"\ndescription = \"d\"\n";
-        let exp = "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
-        let sc = parse(&format!("{base}{exp}"), "f").unwrap();
-        let split = crate::bench::default_split;
-        assert_eq!(split(&[0, 1], &sc), ("0".into(), "1".into(), 1));
-        assert_eq!(split(&[0], &sc), ("0".into(), "0".into(), 1));
-        let cpus: Vec<usize> = (0..16).collect();
-        assert_eq!(
-            split(&cpus, &sc),
-            ("0,1,2,3,4,5,6,7".into(), "8,9,10,11,12,13,14,15".into(), 8)
-        );
-        let set = parse(
-            &format!("{base}server_cpus = \"0-3\"\nclient_cpus = \"4,5\"\n{exp}"),
-            "f",
-        )
-        .unwrap();
-        assert_eq!(split(&cpus, &set), ("0-3".into(), "4,5".into(), 2));
     }
 }

@@ -3,47 +3,23 @@
 //! queueing predicts, it is that queueing; where it is not, the rest is their implementations'
 //! cost, and each target's measurement against its own prediction says whose.
 
-use super::results::{median, Cell};
-use super::verdict::Finding;
-use crate::units::fmt_us;
+use super::finding::Finding;
+use super::metric::Metric;
+use crate::bench::record::{median, Cell};
 
 /// A measured ratio between two targets this close to the predicted one is that queueing (one
 /// run's noise; see the verdict's).
 const NOISE: f64 = 0.10;
 
-/// A figure a finding ranks, measured and as predicted.
-struct Figure {
-    measured: fn(&Cell) -> Option<f64>,
-    predicted: fn(&Cell) -> Option<f64>,
-    show: fn(f64) -> String,
-    /// Measured above the prediction is the implementation's cost (latency); below it, for a
-    /// capacity.
-    cost_is_more: bool,
-}
-
-const P99: Figure = Figure {
-    measured: |c| Some(c.figures.p99_us).filter(|v| *v > 0.0),
-    predicted: |c| c.figures.predicted?.p99_us,
-    show: fmt_us,
-    cost_is_more: true,
-};
-
-const CAPACITY: Figure = Figure {
-    measured: |c| c.figures.capacity_rps(),
-    predicted: |c| Some(c.figures.predicted?.capacity_rps),
-    show: |v| format!("{} req/s", crate::units::thousands(v.round() as u64)),
-    cost_is_more: false,
-};
-
 /// `target`'s measured figure and its predicted one at `n` connections (medians over the
 /// repeats; cells that starved connections do not count).
-fn measured_and_predicted(cells: &[&Cell], fig: &Figure, target: &str, n: usize) -> Option<(f64, f64)> {
+fn measured_and_predicted(cells: &[&Cell], m: &Metric, target: &str, n: usize) -> Option<(f64, f64)> {
     let at: Vec<&&Cell> = cells
         .iter()
         .filter(|c| c.target == target && c.connections == n && c.figures.starved_conns == 0)
         .collect();
-    let measured: Vec<f64> = at.iter().filter_map(|c| (fig.measured)(c)).collect();
-    let predicted: Vec<f64> = at.iter().filter_map(|c| (fig.predicted)(c)).collect();
+    let measured: Vec<f64> = at.iter().filter_map(|c| m.value(c)).collect();
+    let predicted: Vec<f64> = at.iter().filter_map(|c| m.predicted(c)).collect();
     if measured.is_empty() || predicted.is_empty() {
         return None;
     }
@@ -53,17 +29,15 @@ fn measured_and_predicted(cells: &[&Cell], fig: &Figure, target: &str, n: usize)
 /// The sentence for a finding of p99 (every request's) or of capacity at the target whose best
 /// and runner-up both have a prediction; `None` otherwise.
 pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
-    let fig = match f.metric.as_str() {
-        _ if f.class.is_some() => return None,
-        "p99 latency" => &P99,
-        "capacity at the target" => &CAPACITY,
-        _ => return None,
-    };
+    if f.class.is_some() {
+        return None;
+    }
+    let fig = f.metric();
     let n = f.connections;
     let (bm, bp) = measured_and_predicted(cells, fig, &f.best, n)?;
     let (rm, rp) = measured_and_predicted(cells, fig, &f.runner_up, n)?;
     // How many times better the best is than the runner-up, measured and as predicted.
-    let better = |a: f64, b: f64| if fig.cost_is_more { b / a } else { a / b };
+    let better = |a: f64, b: f64| fig.better(a, b);
     let (measured, predicted) = (better(bm, rm), better(bp, rp));
     let own = |t: &str, m: f64, p: f64| format!("{t} measured {:.2}× its prediction", m / p);
     let each = format!("{}, {}", own(&f.best, bm, bp), own(&f.runner_up, rm, rp));
@@ -72,9 +46,9 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
             "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×), as measured ({measured:.2}×): the gap is \
              the queueing their designs imply ({each}).",
             f.best,
-            (fig.show)(bp),
+            fig.whole(bp),
             f.runner_up,
-            (fig.show)(rp)
+            fig.whole(rp)
         ));
     }
     // Whose implementation moved the gap: the target further from its own prediction.
@@ -92,16 +66,16 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
     Some(format!(
         "Their queueing alone predicts {} {} and {} {} ({predicted:.2}×); {how} ({each}).",
         f.best,
-        (fig.show)(bp),
+        fig.whole(bp),
         f.runner_up,
-        (fig.show)(rp)
+        fig.whole(rp)
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::CellStatus;
+    use crate::bench::record::CellStatus;
     use crate::queueing::Prediction;
 
     fn cell(target: &str, measured: f64, predicted: Option<f64>) -> Cell {

@@ -3,8 +3,8 @@
 //! connections), offered as the reason only where the difference, times what one unit costs
 //! ([`UnitCosts`]), accounts for a real share of the gap in server CPU per request.
 
-use super::costs::UnitCosts;
-use super::results::{median, Cell};
+use crate::bench::record::costs::UnitCosts;
+use crate::bench::record::{median, Cell};
 use crate::units::thousands;
 
 /// A counter must differ by this factor to be offered as a reason.

@@ -1,15 +1,16 @@
 //! The verdict's sentences and rankings, case by case.
-use crate::bench::results::{Cell, Figures};
-use crate::bench::scenario::parse;
-use crate::bench::verdict::verdict;
+use crate::bench::judge::verdict;
+use crate::bench::record::scenario::parse;
+use crate::bench::record::{Cell, Figures};
 
 fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls: f64, bound: bool) -> Cell {
     Cell {
         experiment: "e".into(),
         target: target.into(),
+        twin: false,
         connections: conns,
         repeat,
-        status: crate::bench::results::CellStatus::Ok,
+        status: crate::bench::record::CellStatus::Ok,
         seconds: 1.0,
         figures: Figures {
             throughput_rps: rps,
@@ -25,7 +26,7 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
     }
 }
 
-fn experiment() -> crate::bench::scenario::Experiment {
+fn experiment() -> crate::bench::record::scenario::Experiment {
     let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                 models = [\"epoll\", \"poll\", \"thread\"]\nconnections = [10, 100]\nduration = \"1s\"\n";
     parse(text, "t").unwrap().experiments.remove(0)
@@ -35,7 +36,7 @@ fn experiment() -> crate::bench::scenario::Experiment {
 /// and the verdict says on how many server CPUs it ran.
 #[test]
 fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said() {
-    use crate::bench::results::ClassFigure;
+    use crate::bench::record::ClassFigure;
     let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                 models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\n\
                 work_from_request = true\nmix = [\"short=995:/?cpu=20us\", \"long=5:/?cpu=5ms\"]\n\
@@ -54,11 +55,11 @@ fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said(
         c.figures.classes = vec![class("short", "/?cpu=20us", short), class("long", "/?cpu=5ms", 9000.0)];
         cells.push(c);
     }
-    let ctx = crate::bench::verdict::Context {
+    let ctx = crate::bench::judge::Context {
         server_cpus: Some(1),
-        ..crate::bench::verdict::Context::DOCUMENTED
+        ..crate::bench::judge::Context::DOCUMENTED
     };
-    let v = crate::bench::verdict::verdict_with(&x, &cells, 1, &ctx);
+    let v = crate::bench::judge::verdict_with(&x, &cells, 1, &ctx);
     let short = v.findings.iter().find(|f| f.class.as_deref() == Some("short")).unwrap();
     assert_eq!((short.best.as_str(), short.runner_up.as_str()), ("thread", "reactor"));
     assert!(short.clear);
@@ -206,7 +207,7 @@ fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
         cells.push(cell("uring", 50, r, 100_000.0, uring, 0.3, false));
         cells.push(cell("nginx", 50, r, 100_000.0, nginx, 2.0, false));
     }
-    let cpu = |x: &crate::bench::scenario::Experiment| {
+    let cpu = |x: &crate::bench::record::scenario::Experiment| {
         let v = verdict(x, &cells, 3);
         let f = v.findings.into_iter().find(|f| f.metric == "server CPU per request");
         (f.unwrap(), v.text)
@@ -221,43 +222,9 @@ fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
     assert_eq!(f.runner_up, "nginx", "{text}");
 }
 
-/// The report's table bolds, in paired rounds, the target best within rounds: B's raw
-/// median CPU (9.5) is below A's (10.0), but A was cheaper in 2 of 3 rounds.
-#[test]
-fn a_paired_table_marks_the_best_within_rounds() {
-    let text = "name = \"x\"\ndescription = \"d\"\nrepeats = 3\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-                paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [50]\nduration = \"1s\"\n";
-    let scenario = parse(text, "t").unwrap();
-    let mut cells = Vec::new();
-    // Round 1 has the median throughput: its cells are the ones the table shows.
-    for (r, (a, b)) in [(5.0, 6.0), (10.0, 9.5), (10.0, 11.0)].into_iter().enumerate() {
-        let rps = 90_000.0 + 10_000.0 * r as f64;
-        cells.push(cell("epoll", 50, r, rps, a, 2.0, false));
-        cells.push(cell("poll", 50, r, rps, b, 2.0, false));
-    }
-    let mut results = crate::bench::results::Results {
-        format: crate::bench::results::FORMAT,
-        scenario,
-        environment: Default::default(),
-        cells,
-        interrupted: false,
-        verdicts: Vec::new(),
-    };
-    let page = crate::report::html::render(&results);
-    assert!(page.contains("<td class=\"best\">10.0<br>"), "epoll's CPU is marked");
-    assert!(
-        !page.contains("<td class=\"best\">9.5<br>"),
-        "poll's lower median is not"
-    );
-    // Unpaired, the lower median is the best.
-    results.scenario.experiments[0].paired = false;
-    let page = crate::report::html::render(&results);
-    assert!(page.contains("<td class=\"best\">9.5<br>"));
-}
-
 #[test]
 fn the_sign_test_counts_the_chance_of_so_many_wins() {
-    use crate::bench::results::sign_test;
+    use crate::bench::record::sign_test;
     assert!((sign_test(8, 8) - 1.0 / 256.0).abs() < 1e-12);
     assert!((sign_test(0, 8) - 1.0).abs() < 1e-12);
     assert!((sign_test(7, 8) - 9.0 / 256.0).abs() < 1e-12);
@@ -342,8 +309,8 @@ fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
             cells.push(cell("poll", n, r, 9_000.0, 134.0 + j, 2.08, false));
         }
     }
-    let costs = crate::bench::verdict::Context::DOCUMENTED;
-    let v = crate::bench::verdict::verdict_with(&experiment(), &cells, 3, &costs);
+    let costs = crate::bench::judge::Context::DOCUMENTED;
+    let v = crate::bench::judge::verdict_with(&experiment(), &cells, 3, &costs);
     assert!(v.reasons.is_empty(), "{:?}", v.reasons);
     assert!(!v.text.contains("Why:"), "{}", v.text);
     assert!(
@@ -364,25 +331,12 @@ fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
             c
         })
         .collect();
-    let v = crate::bench::verdict::verdict_with(&experiment(), &more, 3, &costs);
+    let v = crate::bench::judge::verdict_with(&experiment(), &more, 3, &costs);
     assert!(
         v.text.contains("Why: epoll has 0.05 syscalls per request against 80"),
         "{}",
         v.text
     );
-}
-
-#[test]
-fn a_row_says_steal_time_above_two_percent_and_dashes_what_was_not_measured() {
-    let mut c = cell("epoll", 10, 0, 1000.0, 5.0, 2.0, false);
-    c.figures.steal_pct = Some(3.46);
-    assert!(crate::report::table::row(&c).contains("steal 3.5%"));
-    c.figures.steal_pct = Some(1.9);
-    assert!(!crate::report::table::row(&c).contains("steal"));
-    c.figures.server_cpu_us_per_req = None;
-    c.figures.server_cpu_cores = None;
-    let row = crate::report::table::row(&c);
-    assert!(row.contains(" – ") && !row.contains(" 0.0 "), "{row}");
 }
 
 /// A paired run measures its first model twice per round; the twin is never ranked, and
@@ -395,7 +349,7 @@ fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
             cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
             cells.push(cell("poll", n, r, 80_000.0, 6.5, 2.0, false));
             let twin = if r == 1 { 5.2 } else { 4.95 };
-            cells.push(cell("epoll (A/A)", n, r, 200_000.0, twin, 2.0, false));
+            cells.push(twin_of(cell("epoll", n, r, 200_000.0, twin, 2.0, false)));
         }
     }
     let v = verdict(&experiment(), &cells, 3);
@@ -415,10 +369,18 @@ fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
         "the twin's 200k must not rank: {}",
         v.text
     );
-    assert!(!v
-        .findings
-        .iter()
-        .any(|f| f.best.contains("A/A") || f.runner_up.contains("A/A")));
+    let throughput = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    assert_eq!(
+        (throughput.best_value, throughput.runner_up_value),
+        (100_000.0, 80_000.0),
+        "the twin's cells are not epoll's"
+    );
+}
+
+/// `c` as an A/A twin's cell.
+fn twin_of(mut c: Cell) -> Cell {
+    c.twin = true;
+    c
 }
 
 /// A gap the rounds separate but smaller than what the first model differed from itself
@@ -430,7 +392,7 @@ fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
         for n in [10, 100] {
             cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
             cells.push(cell("poll", n, r, 80_000.0, 5.1, 2.0, false));
-            cells.push(cell("epoll (A/A)", n, r, 100_000.0, 5.25, 2.0, false));
+            cells.push(twin_of(cell("epoll", n, r, 100_000.0, 5.25, 2.0, false)));
         }
     }
     let v = verdict(&experiment(), &cells, 3);

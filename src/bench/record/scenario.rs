@@ -8,41 +8,44 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use super::check::parse;
-use super::error::Error;
+use crate::bench::error::Error;
 use crate::load::{LoadArgs, Target, Workload};
 
 /// The built-in scenarios: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("quick", include_str!("../../scenarios/quick.toml")),
-    ("seed-short-conn", include_str!("../../scenarios/seed-short-conn.toml")),
+    ("quick", include_str!("../../../scenarios/quick.toml")),
+    (
+        "seed-short-conn",
+        include_str!("../../../scenarios/seed-short-conn.toml"),
+    ),
     (
         "seed-thread-per-conn",
-        include_str!("../../scenarios/seed-thread-per-conn.toml"),
+        include_str!("../../../scenarios/seed-thread-per-conn.toml"),
     ),
     (
         "seed-epoll-architectures",
-        include_str!("../../scenarios/seed-epoll-architectures.toml"),
+        include_str!("../../../scenarios/seed-epoll-architectures.toml"),
     ),
     (
         "seed-poll-vs-epoll",
-        include_str!("../../scenarios/seed-poll-vs-epoll.toml"),
+        include_str!("../../../scenarios/seed-poll-vs-epoll.toml"),
     ),
-    ("accept-herd", include_str!("../../scenarios/accept-herd.toml")),
+    ("accept-herd", include_str!("../../../scenarios/accept-herd.toml")),
     (
         "readiness-vs-completion",
-        include_str!("../../scenarios/readiness-vs-completion.toml"),
+        include_str!("../../../scenarios/readiness-vs-completion.toml"),
     ),
-    ("slow-handlers", include_str!("../../scenarios/slow-handlers.toml")),
-    ("uploads", include_str!("../../scenarios/uploads.toml")),
-    ("c100k", include_str!("../../scenarios/c100k.toml")),
-    ("tls-handshakes", include_str!("../../scenarios/tls-handshakes.toml")),
-    ("server-cost", include_str!("../../scenarios/server-cost.toml")),
-    ("blocking-calls", include_str!("../../scenarios/blocking-calls.toml")),
-    ("head-of-line", include_str!("../../scenarios/head-of-line.toml")),
-    ("capacity", include_str!("../../scenarios/capacity.toml")),
+    ("slow-handlers", include_str!("../../../scenarios/slow-handlers.toml")),
+    ("uploads", include_str!("../../../scenarios/uploads.toml")),
+    ("c100k", include_str!("../../../scenarios/c100k.toml")),
+    ("tls-handshakes", include_str!("../../../scenarios/tls-handshakes.toml")),
+    ("server-cost", include_str!("../../../scenarios/server-cost.toml")),
+    ("blocking-calls", include_str!("../../../scenarios/blocking-calls.toml")),
+    ("head-of-line", include_str!("../../../scenarios/head-of-line.toml")),
+    ("capacity", include_str!("../../../scenarios/capacity.toml")),
     (
         "streams-vs-connections",
-        include_str!("../../scenarios/streams-vs-connections.toml"),
+        include_str!("../../../scenarios/streams-vs-connections.toml"),
     ),
 ];
 
@@ -220,6 +223,24 @@ pub struct Published {
     pub rps: f64,
 }
 
+impl Scenario {
+    /// Whether its loopback can be steered (`steer_rx`): its servers and clients on this
+    /// machine, over loopback. The reason when not.
+    pub fn steerable(&self) -> Result<(), Error> {
+        if self.server_host.is_some() || !self.client_hosts.is_empty() {
+            return Err(Error::Usage(
+                "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
+            ));
+        }
+        if self.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
+            return Err(Error::Usage(
+                "steers loopback: the server must listen on 127.x (server_addr)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Experiment {
     pub fn duration(&self) -> Option<Duration> {
         self.load.duration
@@ -242,6 +263,60 @@ impl Experiment {
         // The servers bench starts for https present a self-signed certificate.
         load.insecure |= self.proto == Protocol::Https && load.cacert.is_none();
         LoadArgs::new(target, connections, load)
+    }
+}
+
+impl Experiment {
+    /// The `muxlab serve` command line of a model entry (`"epoll --trigger edge"`) in this
+    /// experiment (what `scenario::parse` checks with serve's own rules when the file is read).
+    pub fn serve_args(&self, entry: &str, addr: &str, cpus: &str) -> Result<Vec<String>, Error> {
+        let x = self;
+        let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
+        args.extend(entry.split_whitespace().skip(1).map(String::from));
+        args.extend([
+            "--proto".into(),
+            x.proto.served().into(),
+            "--port".into(),
+            "0".into(),
+            "--addr".into(),
+            addr.to_string(),
+            "--cpus".into(),
+            cpus.to_string(),
+        ]);
+        let model = crate::models::find(model_name(entry))
+            .ok_or_else(|| Error::Scenario(format!("unknown model in '{entry}'")))?;
+        if let Some(w) = x.workers {
+            if model.workers != crate::server::Workers::None && !entry.contains("--workers") {
+                args.extend(["--workers".into(), w.to_string()]);
+            }
+        }
+        if let Some(w) = &x.work {
+            args.extend(["--work".into(), w.clone()]);
+        }
+        if x.work_from_request && !entry.contains("--work-from-request") {
+            args.push("--work-from-request".into());
+        }
+        if x.proto == Protocol::Https {
+            args.extend(["--tls".into(), "self-signed".into()]);
+        }
+        if x.proto == Protocol::Packet {
+            // The frames the load sends: one size for both.
+            args.extend(["--packet-size".into(), x.load.size.to_string()]);
+        }
+        Ok(args)
+    }
+
+    /// `--max-work` of the experiment's models: the first model entry's that sets it, else
+    /// serve's default (10ms).
+    pub fn max_work(&self) -> Duration {
+        self.models
+            .iter()
+            .find_map(|m| {
+                let mut words = m.split_whitespace().skip_while(|w| *w != "--max-work");
+                words.next()?;
+                crate::units::parse_duration(words.next()?).ok()
+            })
+            .unwrap_or(Duration::from_millis(10))
     }
 }
 

@@ -1,127 +1,17 @@
-//! The shape an experiment's description promises, as its `expect` key writes it
-//! (`"short p99: thread < reactor"`): read and checked against the experiment's targets and
-//! classes when the scenario is, and held against the cells by the verdict, which says for
-//! each whether it held, with the figures.
+//! The shapes an experiment's description promises (its `expect` entries, read by
+//! `record::expect`), held against the cells: the verdict says for each whether it held, with
+//! the figures.
 
-use crate::units::BadValue;
 use serde::{Deserialize, Serialize};
 
-use super::results::{spread, Cell};
-use super::scenario::{model_name, Experiment};
-use crate::units::{fmt_us, si};
+use super::classes;
+use super::metric::{Metric, CPU, P50, P99, THROUGHPUT};
+use crate::bench::record::expect::{read, Measure, Shape};
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{spread, Cell};
 
 /// With one run per cell the noise is unknown: "A < B" holds only where B is this much more.
 const SINGLE_RUN_MARGIN: f64 = 0.10;
-
-/// What a shape compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Measure {
-    Throughput,
-    P50,
-    P99,
-    Cpu,
-}
-
-impl Measure {
-    fn of(word: &str) -> Option<Measure> {
-        Some(match word {
-            "throughput" => Measure::Throughput,
-            "p50" => Measure::P50,
-            "p99" => Measure::P99,
-            "cpu" => Measure::Cpu,
-            _ => return None,
-        })
-    }
-
-    fn latency(self) -> bool {
-        matches!(self, Measure::P50 | Measure::P99)
-    }
-
-    fn show(self, v: f64) -> String {
-        match self {
-            Measure::Throughput => format!("{} req/s", si(v)),
-            Measure::Cpu => format!("{v:.1} µs/req"),
-            _ => fmt_us(v),
-        }
-    }
-}
-
-/// One `expect` entry, read.
-#[derive(Debug, Clone, PartialEq)]
-struct Shape {
-    class: Option<String>,
-    measure: Measure,
-    /// Targets, each value expected below the next.
-    targets: Vec<String>,
-}
-
-/// Reads `"[CLASS] METRIC: A < B [< C ...]"` against `x`'s targets and classes.
-fn read(text: &str, x: &Experiment) -> Result<Shape, BadValue> {
-    let form = "write \"[CLASS] METRIC: A < B\", METRIC one of throughput, p50, p99, cpu";
-    let (head, chain) = text
-        .split_once(':')
-        .ok_or_else(|| BadValue(format!("'{text}': no ':' ({form})")))?;
-    let words: Vec<&str> = head.split_whitespace().collect();
-    let (class, metric) = match words[..] {
-        [m] => (None, m),
-        [c, m] => (Some(c.to_string()), m),
-        _ => return Err(BadValue(format!("'{text}': '{head}' is not [CLASS] METRIC ({form})"))),
-    };
-    let measure =
-        Measure::of(metric).ok_or_else(|| BadValue(format!("'{text}': unknown metric '{metric}' ({form})")))?;
-    if let Some(c) = &class {
-        let known: Vec<&str> = x.load.mix.iter().map(|m| m.name.as_str()).collect();
-        if !measure.latency() {
-            return Err(BadValue(format!("'{text}': a class has latency only (p50, p99)")));
-        }
-        if x.load.mix_file.is_none() && !known.contains(&c.as_str()) {
-            return Err(BadValue(format!(
-                "'{text}': no request class '{c}' in mix (classes: {})",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        }
-    }
-    let targets = chain
-        .split('<')
-        .map(|t| target(t.trim(), x).map_err(|e| BadValue(format!("'{text}': {e}"))))
-        .collect::<Result<Vec<String>, BadValue>>()?;
-    if targets.len() < 2 {
-        return Err(BadValue(format!("'{text}': compares nothing ({form})")));
-    }
-    Ok(Shape {
-        class,
-        measure,
-        targets,
-    })
-}
-
-/// The target `name` stands for: a model entry or peer as written, or the one model entry of
-/// that model.
-fn target(name: &str, x: &Experiment) -> Result<String, BadValue> {
-    let all = || x.models.iter().chain(&x.peers);
-    if let Some(t) = all().find(|t| *t == name) {
-        return Ok(t.clone());
-    }
-    let of_model: Vec<&String> = x.models.iter().filter(|m| model_name(m) == name).collect();
-    match of_model[..] {
-        [one] => Ok(one.clone()),
-        [] => Err(BadValue(format!(
-            "'{name}' is not one of the experiment's models or peers"
-        ))),
-        _ => Err(BadValue(format!(
-            "'{name}' stands for several model entries: write one of them whole"
-        ))),
-    }
-}
-
-/// Checks every `expect` entry of `x` (the error says which and why).
-pub(super) fn check_keys(x: &Experiment) -> Result<(), BadValue> {
-    x.expect.iter().try_for_each(|e| read(e, x).map(drop))
-}
 
 /// A shape held against the cells.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -146,24 +36,33 @@ impl Expectation {
     }
 }
 
-/// The value of `c` a shape compares.
-fn value(s: &Shape, c: &Cell) -> Option<f64> {
-    let f = &c.figures;
-    let (p50, p99) = match &s.class {
-        Some(k) => {
-            // A class with refused requests (4xx/5xx) measured no service.
-            let k = f.classes.iter().find(|x| &x.name == k && x.refused == 0)?;
-            (k.p50_us, k.p99_us)
-        }
-        None => (Some(f.p50_us), Some(f.p99_us)),
-    };
-    match s.measure {
-        Measure::Throughput => Some(f.throughput_rps),
-        Measure::P50 => p50,
-        Measure::P99 => p99,
-        Measure::Cpu => f.cpu_per_req(),
+/// The metric a shape compares.
+fn metric(m: Measure) -> &'static Metric {
+    match m {
+        Measure::Throughput => &THROUGHPUT,
+        Measure::P50 => &P50,
+        Measure::P99 => &P99,
+        Measure::Cpu => &CPU,
     }
-    .filter(|v| *v > 0.0)
+}
+
+/// The value of `c` a shape compares (of its class's view, where it names a class). On the
+/// `lower` side, only a value that may be ranked: a latency that starved connections covers
+/// only the served ones, so it cannot show its target lower than another.
+fn value(s: &Shape, c: &Cell, lower: bool) -> Option<f64> {
+    let m = metric(s.measure);
+    let view;
+    let c = match &s.class {
+        Some(k) => {
+            view = classes::as_class(c, k);
+            &view
+        }
+        None => c,
+    };
+    match lower {
+        true => m.ranked(c),
+        false => m.value(c),
+    }
 }
 
 /// Each `expect` entry of `x` held against `ok` (its finished cells).
@@ -190,10 +89,7 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
     let values = |t: &str, n: usize, lower: bool| -> Vec<f64> {
         ok.iter()
             .filter(|c| c.target == t && c.connections == n)
-            // A latency that starved connections covers only the served ones: it flatters the
-            // target, so it cannot show that target lower than another.
-            .filter(|c| !(lower && shape.measure.latency() && c.figures.starved_conns > 0))
-            .filter_map(|c| value(shape, c))
+            .filter_map(|c| value(shape, c, lower))
             .collect()
     };
     let mut counts: Vec<usize> = ok.iter().map(|c| c.connections).collect();
@@ -252,7 +148,7 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
         .enumerate()
         .map(|(i, t)| {
             let m = spread(values(t, largest, i < last)).map_or(f64::NAN, |s| s.median);
-            format!("{t} {}", shape.measure.show(m))
+            format!("{t} {}", metric(shape.measure).show(m))
         })
         .collect::<Vec<_>>()
         .join(", ");
@@ -277,8 +173,8 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::{CellStatus, ClassFigure};
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
+    use crate::bench::record::{CellStatus, ClassFigure};
 
     fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
         let text = format!(
@@ -287,31 +183,6 @@ mod tests {
              mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
         );
         parse(&text, "test").map(|mut s| s.experiments.remove(0))
-    }
-
-    #[test]
-    fn entries_name_a_metric_known_targets_and_known_classes() {
-        let x = experiment("\"short p99: thread < reactor\", \"throughput: reactor < dispatch\"").unwrap();
-        let s = read(&x.expect[1], &x).unwrap();
-        assert_eq!(
-            s.targets,
-            vec!["reactor", "dispatch --workers 2"],
-            "a model's name stands for its entry"
-        );
-        for (bad, says) in [
-            ("\"p99 thread < reactor\"", "no ':'"),
-            ("\"p42: thread < reactor\"", "unknown metric 'p42'"),
-            ("\"medium p99: thread < reactor\"", "no request class 'medium'"),
-            ("\"short cpu: thread < reactor\"", "latency only"),
-            (
-                "\"p99: thread < nginx\"",
-                "'nginx' is not one of the experiment's models",
-            ),
-            ("\"p99: thread\"", "compares nothing"),
-        ] {
-            let e = experiment(bad).unwrap_err().to_string();
-            assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
-        }
     }
 
     fn cell(target: &str, repeat: usize, p99: f64, short: f64, starved: u64) -> Cell {

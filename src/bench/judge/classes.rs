@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::results::{median, Cell};
-use super::scenario::Experiment;
-use super::verdict::Finding;
+use super::finding::Finding;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{median, Cell};
 use crate::server::work::CEILING;
 use crate::server::Work;
 use crate::units::fmt_us;
@@ -34,21 +34,22 @@ pub(super) fn names(cells: &[&Cell]) -> Vec<(String, String)> {
 /// `cells` seen through class `name`: each one's latency figures are the class's (0, which no
 /// latency ranking counts, where none of its requests completed).
 pub(super) fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
-    cells
-        .iter()
-        .map(|c| {
-            let mut v = Cell::new(&c.experiment, &c.target, c.connections, c.repeat);
-            v.status = c.status.clone();
-            v.seconds = c.seconds;
-            v.figures = c.figures.clone();
-            // A class with refused requests (4xx/5xx) has no latency of served ones to rank.
-            let k = c.figures.classes.iter().find(|k| k.name == name && k.refused == 0);
-            v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
-            v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
-            v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
-            v
-        })
-        .collect()
+    cells.iter().map(|c| as_class(c, name)).collect()
+}
+
+/// `c` seen through class `name`: its latency figures are the class's (0, not measured, where
+/// none of its requests completed or the class was refused).
+pub(super) fn as_class(c: &Cell, name: &str) -> Cell {
+    let mut v = Cell::new(&c.experiment, &c.target, c.connections, c.repeat);
+    v.status = c.status.clone();
+    v.seconds = c.seconds;
+    v.figures = c.figures.clone();
+    // A class with refused requests (4xx/5xx) has no latency of served ones to rank.
+    let k = c.figures.classes.iter().find(|k| k.name == name && k.refused == 0);
+    v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
+    v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
+    v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
+    v
 }
 
 /// A class's service time as served: its mean and its 99th percentile, in µs.
@@ -58,40 +59,12 @@ pub(super) struct Service {
     pub p99: f64,
 }
 
-/// `--max-work` of the experiment's models: the first model entry's that sets it, else serve's
-/// default (10ms).
-fn max_work(x: &Experiment) -> Duration {
-    x.models
-        .iter()
-        .find_map(|m| {
-            let mut words = m.split_whitespace().skip_while(|w| *w != "--max-work");
-            words.next()?;
-            crate::units::parse_duration(words.next()?).ok()
-        })
-        .unwrap_or(Duration::from_millis(10))
-}
-
-/// Checks the queries of `x`'s request classes as its models will read them: a class whose
-/// work the server would refuse (400) is an error when the scenario is read, not a class of
-/// refusals measured as if served.
-pub(super) fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
-    if !x.work_from_request {
-        return Ok(());
-    }
-    let max = max_work(x);
-    x.load.mix.iter().try_for_each(|m| {
-        crate::server::query_work(&m.path, max)
-            .map(drop)
-            .map_err(|e| crate::units::BadValue(format!("class '{}': {e}", m.name)))
-    })
-}
-
 /// The service time of requests to `path` (`None`: every request's, `work`) as the models
 /// serve it: what the path's query names where they serve `work_from_request` (cut at
 /// `--max-work`), else the experiment's `work` (cut at its ceiling); `None` where neither names
 /// one, or the query is one the server refuses.
 pub(super) fn service(x: &Experiment, path: Option<&str>) -> Option<Service> {
-    let max = max_work(x);
+    let max = x.max_work();
     let named = match path.filter(|_| x.work_from_request) {
         Some(p) => crate::server::query_work(p, max).ok()?,
         None => None,
@@ -197,8 +170,8 @@ pub(super) fn against_service(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::results::ClassFigure;
-    use crate::bench::scenario::parse;
+    use crate::bench::record::scenario::parse;
+    use crate::bench::record::ClassFigure;
 
     fn experiment(extra: &str) -> Experiment {
         let text = format!(
@@ -223,7 +196,7 @@ mod tests {
 
     fn cell(target: &str, short_p99: Option<f64>) -> Cell {
         let mut c = Cell::new("e", target, 10, 0);
-        c.status = super::super::results::CellStatus::Ok;
+        c.status = crate::bench::record::CellStatus::Ok;
         c.figures.throughput_rps = 1000.0;
         c.figures.p99_us = 5000.0;
         c.figures.classes = vec![

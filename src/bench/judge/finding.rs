@@ -1,0 +1,164 @@
+//! What the judge concludes, as data: a [`Finding`] per metric (the best, the runner-up, their
+//! ratio and whether it is beyond the noise), the [`Reason`]s behind it, the [`AaFigure`] of a
+//! paired experiment, and an experiment's [`Verdict`] (the sentence a person reads).
+
+use serde::{Deserialize, Serialize};
+
+use super::expect::Expectation;
+use super::metric::{Metric, P99};
+use crate::units::thousands;
+
+/// One metric's finding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    pub metric: String,
+    pub best: String,
+    pub runner_up: String,
+    /// How many times better the best is (≥ 1), geometric mean over the shared counts.
+    pub ratio: f64,
+    /// The gap is larger than the spread of the repeats (paired repeats: the best wins enough of
+    /// the rounds, a sign test; with one run: the gap is over 10%).
+    pub clear: bool,
+    /// The two medians at the largest shared connection count (paired repeats: freed of each
+    /// round's drift first), and that count.
+    pub best_value: f64,
+    pub runner_up_value: f64,
+    pub connections: usize,
+    /// Cells of the two targets (shared counts) where the client was saturated.
+    pub client_bound_cells: usize,
+    /// The last of the ranking and how many times worse than the best it is (when more than
+    /// two targets ran).
+    pub last: Option<(String, f64)>,
+    /// Targets left out of the ranking: not measured at every connection count (for p99, a
+    /// cell that starved connections does not count: its latency covers only the served ones).
+    #[serde(default)]
+    pub unranked: Vec<String>,
+    /// The request class the finding is about (`None`: every request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+}
+
+/// An experiment's verdict: the findings and the sentence a person reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub experiment: String,
+    pub text: String,
+    pub findings: Vec<Finding>,
+    /// The counters behind the *why*.
+    pub reasons: Vec<Reason>,
+    /// A paired experiment's A/A figure: its first model against itself in the same rounds.
+    #[serde(default)]
+    pub aa: Option<AaFigure>,
+    /// The shapes the experiment's `expect` promises, each checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<Expectation>,
+}
+
+/// A counter given as the reason for a lead: its values for the best and the runner-up.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reason {
+    pub counter: String,
+    pub best: f64,
+    pub runner_up: f64,
+}
+
+/// How far apart one target measured against itself in the same rounds: differences smaller
+/// than this are not resolved on this machine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AaFigure {
+    pub target: String,
+    pub metric: String,
+    /// Rounds (connection counts × repeats) with both measured.
+    pub rounds: usize,
+    /// The median and the largest difference of a round, per cent of the smaller value.
+    #[serde(default)]
+    pub median_diff_pct: f64,
+    pub max_diff_pct: f64,
+}
+
+impl Finding {
+    /// The metric the finding ranks.
+    pub fn metric(&self) -> &'static Metric {
+        Metric::named(&self.metric).expect("findings are made of the known metrics")
+    }
+
+    /// The finding in a sentence. `inside_aa`: the A/A difference the gap is under (then the
+    /// finding is no clear difference whatever the rounds say).
+    pub(super) fn sentence(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
+        let f = self;
+        let m = f.metric();
+        let at = format!("at {} connections", thousands(f.connections as u64));
+        // The rank is over every connection count; at the largest the order can flip.
+        let flipped = m.better(f.best_value, f.runner_up_value) < 1.0;
+        let title = match &f.class {
+            Some(c) => format!("{} of {c} requests", capitalized(&f.metric)),
+            None => capitalized(&f.metric),
+        };
+        let mut s = if f.clear {
+            format!(
+                "{title}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
+                f.best,
+                if flipped { " over all counts" } else { "" },
+                f.ratio,
+                f.runner_up,
+                m.show(f.best_value),
+                m.show(f.runner_up_value),
+                if flipped { ", where the order flips" } else { "" }
+            )
+        } else {
+            format!(
+                "{title}: no clear difference between {} and {} ({:.2}×, {})",
+                f.best,
+                f.runner_up,
+                f.ratio,
+                match inside_aa {
+                    Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
+                    None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
+                    None if repeats > 1 => format!("inside the spread of {repeats} runs"),
+                    None => "one run each, and under 10%".to_string(),
+                }
+            )
+        };
+        if let Some((t, r)) = &f.last {
+            s.push_str(&format!("; last is {t} at {r:.2}× the best"));
+        }
+        if !f.unranked.is_empty() {
+            s.push_str(&format!(
+                "; not ranked: {} ({})",
+                f.unranked.join(", "),
+                if f.metric == P99.name {
+                    "connections starved or a count missing: their latency covers only what was served"
+                } else {
+                    "not measured at every connection count"
+                }
+            ));
+        }
+        s + "."
+    }
+}
+
+impl AaFigure {
+    /// The A/A figure in a sentence.
+    pub(super) fn sentence(&self) -> String {
+        let a = self;
+        format!(
+            "A/A: {} against itself in the same rounds was {:.1}% apart in {} (median; up to {:.1}%, {} \
+             round{}): smaller differences are not resolved on this machine.",
+            a.target,
+            a.median_diff_pct,
+            a.metric,
+            a.max_diff_pct,
+            a.rounds,
+            if a.rounds == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// `s` with its first letter in upper case.
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,294 @@
+//! One [`Metric`]: what a figure is called, its unit, which way is better, how to read it from a
+//! cell (measured, and as the design's queueing predicts it), and which cells may be ranked on
+//! it. The verdicts, the predictions, `report A B`, the report's tables and its charts all read
+//! figures through these, so a rule about what may be ranked is made once, here.
+
+use crate::bench::record::Cell;
+use crate::units::{fmt_us, si, thousands};
+
+/// A page: the growth of memory PSS resolves. A difference in memory per connection smaller
+/// than a page over all the connections is not one the measurement can see.
+const PAGE_KIB: f64 = 4.0;
+
+/// Why a cell's value may not be ranked on a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unranked {
+    /// Connections starved: a latency covers only the requests that were served, so it
+    /// flatters the cell.
+    Starved,
+    /// Under what the measurement resolves (memory: under a page over all the connections).
+    Unresolved,
+}
+
+/// A figure of a cell that targets are compared on.
+#[derive(Debug)]
+pub struct Metric {
+    /// As the verdicts and `results.json` name it ("p99 latency").
+    pub name: &'static str,
+    /// As a table's column heads it ("p99").
+    pub short: &'static str,
+    pub higher_is_better: bool,
+    /// Compared at the largest connection count only (memory per connection is noise at few).
+    pub largest_only: bool,
+    /// The value measured in a cell (`None`: not measured).
+    read: fn(&Cell) -> Option<f64>,
+    /// The value the design's queueing alone predicts for the cell (`None`: no prediction).
+    predicted: fn(&Cell) -> Option<f64>,
+    /// Why a measured value may not be ranked (`None`: it may).
+    unranked: fn(&Cell, f64) -> Option<Unranked>,
+    /// The value in its unit, as a sentence gives it ("17.5k req/s", "4.73ms", "12.3 µs").
+    show: fn(f64) -> String,
+    /// The same with every digit ("17,500 req/s"), where one measurement is quoted exactly.
+    whole: fn(f64) -> String,
+}
+
+/// Measured and above zero: a figure of 0 here is one that was not measured.
+fn positive(v: f64) -> Option<f64> {
+    Some(v).filter(|v| *v > 0.0)
+}
+
+fn rate(v: f64) -> String {
+    format!("{} req/s", si(v))
+}
+
+fn whole_rate(v: f64) -> String {
+    format!("{} req/s", thousands(v.round() as u64))
+}
+
+fn none(_: &Cell) -> Option<f64> {
+    None
+}
+
+fn always(_: &Cell, _: f64) -> Option<Unranked> {
+    None
+}
+
+/// A latency of a cell that starved connections covers only the served ones.
+fn latency_rule(c: &Cell, _: f64) -> Option<Unranked> {
+    (c.figures.starved_conns > 0).then_some(Unranked::Starved)
+}
+
+pub const THROUGHPUT: Metric = Metric {
+    name: "throughput",
+    short: "throughput",
+    higher_is_better: true,
+    largest_only: false,
+    read: |c| positive(c.figures.throughput_rps),
+    predicted: none,
+    unranked: always,
+    show: rate,
+    whole: whole_rate,
+};
+
+pub const P50: Metric = Metric {
+    name: "p50 latency",
+    short: "p50",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| positive(c.figures.p50_us),
+    predicted: |c| c.figures.predicted?.p50_us,
+    unranked: latency_rule,
+    show: fmt_us,
+    whole: fmt_us,
+};
+
+pub const P99: Metric = Metric {
+    name: "p99 latency",
+    short: "p99",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| positive(c.figures.p99_us),
+    predicted: |c| c.figures.predicted?.p99_us,
+    unranked: latency_rule,
+    show: fmt_us,
+    whole: fmt_us,
+};
+
+pub const P999: Metric = Metric {
+    name: "p99.9 latency",
+    short: "p99.9",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| positive(c.figures.p999_us),
+    predicted: none,
+    unranked: latency_rule,
+    show: fmt_us,
+    whole: fmt_us,
+};
+
+pub const CPU: Metric = Metric {
+    name: "server CPU per request",
+    short: "CPU/request",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| c.figures.cpu_per_req(),
+    predicted: none,
+    unranked: always,
+    show: |v| format!("{v:.1} µs"),
+    whole: |v| format!("{v:.1} µs"),
+};
+
+pub const MEMORY: Metric = Metric {
+    name: "memory per connection",
+    short: "KiB/conn",
+    higher_is_better: false,
+    largest_only: true,
+    read: |c| c.figures.mem_per_conn(),
+    predicted: none,
+    unranked: |c, v| (v * (c.figures.established as f64) < PAGE_KIB).then_some(Unranked::Unresolved),
+    show: |v| match v < 1.0 {
+        true => format!("{v:.2} KiB"),
+        false => format!("{v:.1} KiB"),
+    },
+    whole: |v| format!("{v:.2} KiB"),
+};
+
+pub const CAPACITY: Metric = Metric {
+    name: "capacity at the target",
+    short: "capacity",
+    higher_is_better: true,
+    largest_only: false,
+    read: |c| c.figures.capacity_rps(),
+    predicted: |c| Some(c.figures.predicted?.capacity_rps),
+    unranked: always,
+    show: rate,
+    whole: whole_rate,
+};
+
+pub const FAIRNESS: Metric = Metric {
+    name: "fairness across connections",
+    short: "Jain",
+    higher_is_better: true,
+    largest_only: false,
+    read: |c| c.figures.jain_conns,
+    predicted: none,
+    unranked: always,
+    show: |v| format!("{v:.3}"),
+    whole: |v| format!("{v:.3}"),
+};
+
+pub const SYSCALLS: Metric = Metric {
+    name: "syscalls per request",
+    short: "syscalls/req",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| c.figures.syscalls_per_req,
+    predicted: none,
+    unranked: always,
+    show: |v| format!("{v:.1}"),
+    whole: |v| format!("{v:.2}"),
+};
+
+/// Every metric, for finding one by name.
+pub const ALL: [&Metric; 9] = [
+    &THROUGHPUT,
+    &P50,
+    &P99,
+    &P999,
+    &CPU,
+    &MEMORY,
+    &CAPACITY,
+    &FAIRNESS,
+    &SYSCALLS,
+];
+
+impl Metric {
+    /// The metric called `name` (as a finding records it).
+    pub fn named(name: &str) -> Option<&'static Metric> {
+        ALL.into_iter().find(|m| m.name == name)
+    }
+
+    /// The value measured in `c` (`None`: not measured).
+    pub fn value(&self, c: &Cell) -> Option<f64> {
+        (self.read)(c)
+    }
+
+    /// The value of `c` where it may be ranked: measured, and not [`Unranked`].
+    pub fn ranked(&self, c: &Cell) -> Option<f64> {
+        self.value(c).filter(|v| (self.unranked)(c, *v).is_none())
+    }
+
+    /// Why `c`'s measured value may not be ranked (`None`: it may, or nothing was measured).
+    pub fn unranked(&self, c: &Cell) -> Option<Unranked> {
+        self.value(c).and_then(|v| (self.unranked)(c, v))
+    }
+
+    /// The value the design's queueing alone predicts for `c`.
+    pub fn predicted(&self, c: &Cell) -> Option<f64> {
+        (self.predicted)(c)
+    }
+
+    /// How many times better `a` is than `b` (≥ 1: `a` is better).
+    pub fn better(&self, a: f64, b: f64) -> f64 {
+        if self.higher_is_better {
+            a / b
+        } else {
+            b / a
+        }
+    }
+
+    /// The better of two values.
+    pub fn best_of(&self, a: f64, b: f64) -> f64 {
+        if self.better(b, a) > 1.0 {
+            b
+        } else {
+            a
+        }
+    }
+
+    /// `v` in the metric's unit, as a sentence gives it.
+    pub fn show(&self, v: f64) -> String {
+        (self.show)(v)
+    }
+
+    /// `v` with every digit, where one measurement is quoted exactly.
+    pub fn whole(&self, v: f64) -> String {
+        (self.whole)(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_starved_latency_is_measured_but_not_ranked_and_other_metrics_do_not_care() {
+        let mut c = Cell::new("e", "t", 10, 0);
+        c.figures.p99_us = 900.0;
+        c.figures.throughput_rps = 1000.0;
+        c.figures.starved_conns = 3;
+        assert_eq!(P99.value(&c), Some(900.0));
+        assert_eq!(P99.ranked(&c), None);
+        assert_eq!(P99.unranked(&c), Some(Unranked::Starved));
+        assert_eq!(THROUGHPUT.ranked(&c), Some(1000.0));
+        c.figures.starved_conns = 0;
+        assert_eq!(P99.ranked(&c), Some(900.0));
+        // Not measured is not a value, least of all 0.
+        c.figures.p99_us = 0.0;
+        assert_eq!(P99.value(&c), None);
+    }
+
+    #[test]
+    fn memory_under_a_page_over_all_connections_is_not_ranked() {
+        let mut c = Cell::new("e", "t", 100, 0);
+        c.figures.server_cpu_us_per_req = Some(5.0);
+        c.figures.established = 100;
+        c.figures.mem_per_conn_kib = Some(0.03);
+        assert_eq!(MEMORY.value(&c), Some(0.03));
+        assert_eq!(MEMORY.unranked(&c), Some(Unranked::Unresolved), "3 KiB in all");
+        c.figures.mem_per_conn_kib = Some(0.05);
+        assert_eq!(MEMORY.ranked(&c), Some(0.05), "5 KiB in all");
+    }
+
+    #[test]
+    fn every_metric_is_found_by_its_name_and_better_follows_its_direction() {
+        for m in ALL {
+            assert_eq!(Metric::named(m.name).unwrap().short, m.short, "{}", m.name);
+        }
+        assert!(Metric::named("latency").is_none());
+        assert_eq!(THROUGHPUT.better(200.0, 100.0), 2.0);
+        assert_eq!(P99.better(100.0, 200.0), 2.0);
+        assert_eq!(P99.best_of(300.0, 100.0), 100.0);
+        assert_eq!(CAPACITY.whole(19_691.0), "19,691 req/s");
+    }
+}

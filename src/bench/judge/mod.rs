@@ -1,0 +1,95 @@
+//! `bench::judge`: what the record's cells say. Every figure is read through one [`Metric`]
+//! (`metric`: its name, unit, direction, and which cells it may rank); `ranking` ranks targets
+//! on one metric beyond the noise; `verdict` turns the findings (`finding`) into an
+//! experiment's verdict, with the *why* from the counters (`reasons`), the A/A figure (`aa`),
+//! the request classes (`classes`), the shapes the scenario promises (`expect`), the
+//! prediction beside the measurement (`against_prediction`) and, across experiments, the
+//! shapes of one load (`shapes`).
+//!
+//! A new metric goes in `metric`, a new verdict rule in `verdict` (or a file of its own beside
+//! it), a new figure in `bench::record`. The judge reads the record and never runs anything.
+
+mod aa;
+mod against_prediction;
+mod classes;
+pub mod expect;
+pub mod finding;
+pub mod metric;
+mod ranking;
+mod reasons;
+mod shapes;
+#[cfg(test)]
+mod tests;
+mod verdict;
+
+pub use finding::{AaFigure, Finding, Reason, Verdict};
+pub use metric::{Metric, Unranked};
+pub use shapes::NAME as ACROSS_SHAPES;
+#[cfg(test)]
+pub(crate) use verdict::verdict;
+pub use verdict::verdict_with;
+
+use crate::bench::record::costs::UnitCosts;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{Cell, Environment, Results};
+
+/// What a verdict is worked out against besides the cells: what a syscall and a context
+/// switch cost on the server's CPU, and how many CPUs the server had (`None`: not recorded).
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    pub costs: UnitCosts,
+    pub server_cpus: Option<usize>,
+}
+
+impl Context {
+    /// The documented unit costs, the server's CPUs not known.
+    pub const DOCUMENTED: Context = Context {
+        costs: UnitCosts::DOCUMENTED,
+        server_cpus: None,
+    };
+
+    /// What a run's environment says: the unit costs it measured and the server's CPUs.
+    pub fn of(env: &Environment) -> Context {
+        Context {
+            costs: env.unit_costs(),
+            server_cpus: env.server_cpu_count(),
+        }
+    }
+}
+
+/// Every experiment's verdict, and with `shapes` (a scenario's `compare_shapes`) the verdict
+/// across them.
+pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context, shapes: bool) -> Vec<Verdict> {
+    let mut v: Vec<Verdict> = experiments
+        .iter()
+        .map(|x| verdict_with(x, cells, repeats, ctx))
+        .collect();
+    if shapes {
+        v.extend(shapes::verdict(experiments, cells, ctx.server_cpus));
+    }
+    v
+}
+
+/// The verdicts of a run's results, as its environment says to work them out.
+pub fn verdicts<V>(r: &Results<V>) -> Vec<Verdict> {
+    all(
+        &r.scenario.experiments,
+        &r.cells,
+        r.scenario.repeats,
+        &Context::of(&r.environment),
+        r.scenario.compare_shapes,
+    )
+}
+
+/// `r` with its verdicts worked out (a file's own are never read).
+pub fn judged<V>(r: Results<V>) -> Results<Verdict> {
+    let verdicts = verdicts(&r);
+    Results {
+        format: r.format,
+        scenario: r.scenario,
+        environment: r.environment,
+        interrupted: r.interrupted,
+        verdicts,
+        cells: r.cells,
+    }
+}

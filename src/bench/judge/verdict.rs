@@ -1,0 +1,285 @@
+//! Verdicts: for each experiment, which target did best and by how much, worked out from the
+//! results (never written by hand). For throughput (or, with a latency target, capacity at
+//! it), p99 latency, server CPU per request and memory per connection: the best target and the
+//! runner-up, the ratio between them (the geometric mean over the connection counts both ran),
+//! whether the gap is larger than the spread of the repeats, the client-bound caveat where it
+//! applies, and a sentence of *why* taken from the counters that differ most between the two
+//! (syscalls, useful events, context switches, lost accept races, starved connections).
+
+use super::aa::aa_figure;
+use super::classes;
+use super::finding::{AaFigure, Finding, Reason, Verdict};
+use super::metric::{Metric, CAPACITY, CPU, MEMORY, P99, THROUGHPUT};
+use super::ranking::finding;
+use super::reasons::{counter_value, why, Difference, Why};
+use super::{expect, Context};
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{median, Cell};
+use crate::units::thousands;
+
+/// With one run per cell the noise is unknown: a gap smaller than this is not called.
+pub(super) const SINGLE_RUN_NOISE: f64 = 0.10;
+
+/// In an open loop, targets that completed at least this share of the offered rate kept up
+/// with it: the client, not they, set their throughput.
+const KEPT_UP: f64 = 0.9;
+
+/// The verdict of one experiment, with the documented unit costs.
+#[cfg(test)]
+pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
+    verdict_with(x, cells, repeats, &Context::DOCUMENTED)
+}
+
+/// The targets of `cells`, in the order they ran.
+fn targets_of(cells: &[&Cell]) -> Vec<String> {
+    let mut targets: Vec<String> = Vec::new();
+    for c in cells {
+        if !targets.contains(&c.target) {
+            targets.push(c.target.clone());
+        }
+    }
+    targets
+}
+
+/// [`verdict`] with the unit costs measured on the run's server CPU (a counter is given as the
+/// *why* only where its difference, priced, covers a real share of the CPU gap) and the
+/// server's CPU count (said first: a comparison on one CPU is not one on eight).
+pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Context) -> Verdict {
+    // An A/A twin measures the machine's noise, not a target: never ranked.
+    let (twins, ok): (Vec<&Cell>, Vec<&Cell>) = cells
+        .iter()
+        .filter(|c| c.experiment == x.name && c.ok())
+        .partition(|c| c.twin);
+    let targets = targets_of(&ok);
+    let mut v = Verdict {
+        experiment: x.name.clone(),
+        text: String::new(),
+        findings: Vec::new(),
+        reasons: Vec::new(),
+        aa: aa_figure(&twins, &ok),
+        expected: Vec::new(),
+    };
+    if targets.len() < 2 {
+        v.text = match targets.first() {
+            None => format!("{}: no cell finished, so there is nothing to compare.", x.name),
+            Some(t) => format!("{}: only {t} finished, so there is nothing to compare it with.", x.name),
+        };
+        return v;
+    }
+    v.findings = findings(x, &ok, &targets, repeats);
+    let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
+    if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {
+        parts.push(s);
+    }
+    if x.load.slo.is_some() {
+        parts.extend(no_capacity(&ok, &targets, x));
+    }
+    let bound = ok.iter().filter(|c| c.figures.client_bound).count();
+    if bound > 0 {
+        parts.push(format!(
+            "The client was saturated in {bound} of {} cells: there, throughput and latency say as much about the \
+             client as about the servers, while CPU per request still compares them.",
+            ok.len()
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("No figure was measured for two targets at the same connection count.".into());
+    }
+    parts.extend(v.aa.as_ref().map(AaFigure::sentence));
+    v.expected = expect::check(x, &ok, repeats);
+    parts.extend(v.expected.iter().map(|e| e.sentence()));
+    let on = match ctx.server_cpus {
+        Some(n) => format!(" (server on {n} CPU{})", if n == 1 { "" } else { "s" }),
+        None => String::new(),
+    };
+    v.text = format!("{}{on}: {}", x.name, parts.join(" "));
+    v
+}
+
+/// A peer does none of the experiment's work: with work, its capacity is not one to rank
+/// beside the designs doing it.
+fn does_no_work(x: &Experiment, target: &str) -> bool {
+    (x.work.is_some() || x.work_from_request) && x.peers.iter().any(|p| p == target)
+}
+
+/// Each metric ranked, then each request class's p99.
+fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
+    // With a latency target, capacity at it takes the place of throughput and p99 (each cell is
+    // the probe that held at its own capacity: their rates and latencies do not compare);
+    // without one there is no capacity to rank.
+    let order: &[&Metric] = match x.load.slo {
+        Some(_) => &[&CAPACITY, &CPU, &MEMORY],
+        None => &[&THROUGHPUT, &P99, &CPU, &MEMORY],
+    };
+    let doing: Vec<String> = targets.iter().filter(|t| !does_no_work(x, t)).cloned().collect();
+    // With a target, CPU per request compares the designs doing the work at their own
+    // capacity: a cell without one (starved, or its search stopped) was measured at a rate
+    // that says nothing of its cost.
+    let held: Vec<&Cell> = ok
+        .iter()
+        .copied()
+        .filter(|c| c.figures.capacity_rps().is_some())
+        .collect();
+    let mut found: Vec<Finding> = order
+        .iter()
+        .filter_map(|&m| match m.name {
+            n if n == CAPACITY.name => finding(ok, &doing, m, repeats, x.paired),
+            n if n == CPU.name && x.load.slo.is_some() => finding(&held, &doing, m, repeats, x.paired),
+            _ => finding(ok, targets, m, repeats, x.paired),
+        })
+        .collect();
+    // Each request class's p99, ranked as every request's is: a class's own cells' view. With
+    // a target, each cell is the probe that held at its own capacity: class latencies of
+    // different rates do not compare.
+    for (name, _) in classes::names(ok).iter().filter(|_| x.load.slo.is_none()) {
+        let view = classes::view(ok, name);
+        let view: Vec<&Cell> = view.iter().collect();
+        if let Some(mut f) = finding(&view, targets, &P99, repeats, x.paired) {
+            f.class = Some(name.clone());
+            found.push(f);
+        }
+    }
+    found
+}
+
+/// The findings in sentences, each with what it is set against (the class's service time, the
+/// prediction); a finding under the A/A difference, or an open loop's throughput that every
+/// target kept up with, is no clear difference (its `clear` cleared).
+fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFigure>, repeats: usize) -> Vec<String> {
+    let classes = classes::names(ok);
+    let mut parts = Vec::new();
+    for f in findings {
+        // A gap smaller than the first model's difference from itself in the same rounds is
+        // not resolved, whatever the rounds say.
+        let gated = aa
+            .filter(|a| a.metric == f.metric && (f.ratio - 1.0) * 100.0 < a.median_diff_pct)
+            .map(|a| a.median_diff_pct)
+            .filter(|_| f.clear);
+        f.clear &= gated.is_none();
+        // In an open loop the client sets the rate: targets that all kept up with it do not
+        // differ in throughput, however narrow the spread of their repeats.
+        let kept_up = |rate: f64| f.best_value.min(f.runner_up_value) >= KEPT_UP * rate;
+        let open_loop = x.load.rate.filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
+        if let Some(rate) = open_loop.filter(|_| f.ratio < 1.0 + SINGLE_RUN_NOISE) {
+            f.clear = false;
+            parts.push(format!(
+                "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
+                f.best,
+                f.runner_up,
+                f.ratio,
+                thousands(rate.round() as u64)
+            ));
+            continue;
+        }
+        parts.push(f.sentence(gated, repeats, x.paired));
+        if f.metric == P99.name {
+            parts.extend(classes::against_service(x, ok, f, &classes));
+        }
+        parts.extend(super::against_prediction::sentence(ok, f));
+    }
+    parts
+}
+
+/// The targets of a capacity search that have no capacity to rank, each with why.
+fn no_capacity(ok: &[&Cell], targets: &[String], x: &Experiment) -> Option<String> {
+    let why: Vec<String> = targets
+        .iter()
+        .filter_map(|t| {
+            if does_no_work(x, t) {
+                return Some(format!(
+                    "{t} (it serves a fixed body and does none of the work: not ranked)"
+                ));
+            }
+            let cells: Vec<&&Cell> = ok.iter().filter(|c| &c.target == t).collect();
+            if cells.iter().any(|c| c.figures.capacity_rps().is_some()) {
+                return None;
+            }
+            let reason = cells
+                .iter()
+                .find_map(|c| {
+                    let k = c.figures.capacity.as_ref()?;
+                    Some(
+                        k.inconclusive
+                            .clone()
+                            .unwrap_or_else(|| format!("no probed rate held {}", k.slo)),
+                    )
+                })
+                .unwrap_or_else(|| "no search finished".into());
+            Some(format!("{t} ({reason})"))
+        })
+        .collect();
+    (!why.is_empty()).then(|| format!("No capacity for {}.", why.join("; ")))
+}
+
+/// The gap in server CPU per request the *why* weighs, in words.
+fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
+    let med = |t: &str| {
+        let xs: Vec<f64> = cells
+            .iter()
+            .filter(|c| c.target == t)
+            .filter_map(|c| CPU.value(c))
+            .collect();
+        (!xs.is_empty()).then(|| median(xs))
+    };
+    match (med(a), med(b)) {
+        (Some(x), Some(y)) => format!("{:.1} µs gap in server CPU per request", (x - y).abs()),
+        _ => "gap".into(),
+    }
+}
+
+/// Counters in words: "0.02 syscalls per request against 2.00 (≈ 1.2 µs)".
+fn counters_said(d: &[Difference]) -> Vec<String> {
+    d.iter()
+        .map(|d| {
+            let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
+            format!(
+                "{} {} against {}{priced}",
+                counter_value(d.name, d.best),
+                d.name,
+                counter_value(d.name, d.runner_up)
+            )
+        })
+        .collect()
+}
+
+/// Why the CPU-per-request leader leads: the counters that set it apart, weighed in CPU per
+/// request (a latency or throughput gap is not in the counters' unit: no why is given for
+/// it). The counters given as the reason go into `reasons`.
+fn why_sentence(ok: &[&Cell], findings: &[Finding], ctx: &Context, reasons: &mut Vec<Reason>) -> Option<String> {
+    let f = findings.iter().find(|f| f.metric == CPU.name && f.clear)?;
+    match why(ok, &f.best, &f.runner_up, &ctx.costs) {
+        Why::Explained(found) => {
+            *reasons = found
+                .iter()
+                .map(|d| Reason {
+                    counter: d.name.to_string(),
+                    best: d.best,
+                    runner_up: d.runner_up,
+                })
+                .collect();
+            let gap = why_gap(ok, &f.best, &f.runner_up);
+            Some(format!(
+                "Why: {} has {}, of the {gap} to {}.",
+                f.best,
+                counters_said(&found).join(", and "),
+                f.runner_up
+            ))
+        }
+        Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
+            let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
+            Some(format!(
+                "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
+                f.best,
+                f.runner_up,
+                counters_said(&differ).join(", "),
+                f.best,
+                if gap_us.is_some() {
+                    "account for too little of it"
+                } else {
+                    "cannot be weighed against a CPU gap that was not measured"
+                }
+            ))
+        }
+        Why::Unexplained { .. } => None,
+    }
+}

@@ -1,0 +1,24 @@
+//! `bench::record`: what a bench run is and what it measured, as data. The scenario and its
+//! reader (`scenario`, `check`, `axes`), one record per cell (`cell`: its status and
+//! figures), how a cell's figures are derived from the load's document and the server's
+//! samples (`figures`), the repeats taken together (`repeats`), the unit costs of a syscall
+//! and a context switch (`costs`), and the results files (`results`).
+//!
+//! Nothing here judges: the verdicts a [`Results`] holds are handed to it by its caller
+//! (`bench::judge` works them out). The record imports neither the judge nor the run.
+
+mod axes;
+mod cell;
+mod check;
+pub mod costs;
+pub mod expect;
+mod figures;
+mod repeats;
+pub mod results;
+pub mod scenario;
+
+pub use cell::{Cell, CellStatus, ClassFigure, CpuSource, Figures, TWIN};
+pub(in crate::bench) use check::serve_line;
+pub(in crate::bench) use figures::{counters, figures, Samples};
+pub use repeats::{drift, in_round, median, sign_test, spread, summarize, within_rounds, Spread, Summary};
+pub use results::{Environment, HostsEnvironment, Results, FORMAT};
