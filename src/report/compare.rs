@@ -38,9 +38,10 @@ pub struct Row {
 /// The metrics compared, in the tables' order.
 const METRICS: [&Metric; 3] = [&metric::THROUGHPUT, &metric::P99, &metric::CPU];
 
-/// A figure's spread over the repeats that measured it, and how many did.
+/// A figure's spread over the repeats that measured it where it may be ranked (a latency of a
+/// cell that starved connections covers only the served ones), and how many did.
 fn stats(cells: &[&Cell], m: &Metric) -> Option<(Spread, usize)> {
-    let xs: Vec<f64> = cells.iter().filter_map(|c| m.value(c)).collect();
+    let xs: Vec<f64> = cells.iter().filter_map(|c| m.ranked(c)).collect();
     let n = xs.len();
     spread(xs).map(|s| (s, n))
 }
@@ -74,7 +75,7 @@ fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
         .iter()
         .filter_map(|cb| {
             let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
-            Some(m.value(cb)? / m.value(ca)?)
+            Some(m.ranked(cb)? / m.ranked(ca)?)
         })
         .collect();
     let n = ratios.len();
@@ -503,5 +504,20 @@ mod tests {
         assert_eq!(t.verdict, Some(true));
         assert_eq!(rows(&pa, &pb, false)[0].changes[0].as_ref().unwrap().verdict, None);
         assert_eq!(rows(&a, &b, true)[0].changes[0].as_ref().unwrap().verdict, None);
+    }
+
+    /// A latency from a cell that starved connections is not compared: B's p99 against A's
+    /// says nothing when either covers only the connections it served.
+    #[test]
+    fn a_starved_latency_is_not_compared() {
+        let a = results(&[("epoll", 100.0), ("epoll", 104.0)]);
+        let mut b = results(&[("epoll", 120.0), ("epoll", 124.0)]);
+        b.cells.iter_mut().for_each(|c| c.figures.starved_conns = 3);
+        let r = rows(&a, &b, false);
+        assert!(r[0].changes[1].is_none(), "p99 not compared: {:?}", r[0].changes[1]);
+        assert!(
+            r[0].changes[0].is_some() && r[0].changes[2].is_some(),
+            "throughput and CPU still are"
+        );
     }
 }

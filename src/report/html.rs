@@ -44,7 +44,9 @@ fn verdicts(d: &Results) -> String {
          \"no clear difference\" means the gap lies inside the spread of the repeats (or, with one run, \
          under 10%). When the client was saturated (marked client-bound, drawn hollow), throughput and \
          latency say as much about the client as about the server; server CPU per request still \
-         compares servers. The reasons come from the servers' own counters.</p></section>\n",
+         compares servers. A latency from a cell that starved connections covers only the connections it \
+         served: it is drawn hollow, never marked best, and not ranked. The reasons come from the servers' own \
+         counters.</p></section>\n",
     );
     h
 }
@@ -199,11 +201,15 @@ impl Marks<'_> {
         c.ok() && !c.twin
     }
 
+    /// What `c` is ranked by in column `col`: the metric's value where it may stand as the
+    /// best ([`Metric::comparable`]: a latency of a cell that starved connections never takes
+    /// a mark).
     fn rank(&self, c: &Cell, col: &Best) -> Option<f64> {
         let m = col.1;
+        m.comparable(c)?;
         match self.paired {
-            true => within_rounds(&self.ok, &|c| m.value(c), &c.label(), c.connections),
-            false => m.value(c),
+            true => within_rounds(&self.ok, &|c| m.comparable(c), &c.label(), c.connections),
+            false => m.comparable(c),
         }
     }
 
@@ -418,7 +424,9 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
             targets.push(s.cell.label());
         }
     }
-    let series = |metric: &dyn Fn(&Cell) -> Option<f64>| -> Vec<Series> {
+    // A point that may not be ranked on its metric (the client was the limit; a latency of a
+    // cell that starved connections) is drawn hollow.
+    let series = |metric: &dyn Fn(&Cell) -> Option<f64>, unranked: &dyn Fn(&Cell) -> bool| -> Vec<Series> {
         targets
             .iter()
             .map(|t| {
@@ -433,7 +441,7 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
                     values: conns.iter().map(|n| cell(n).and_then(metric)).collect(),
                     hollow: conns
                         .iter()
-                        .map(|n| cell(n).is_some_and(|c| c.figures.client_bound))
+                        .map(|n| cell(n).is_some_and(|c| c.figures.client_bound || unranked(c)))
                         .collect(),
                     reference: false,
                     like: None,
@@ -444,12 +452,12 @@ fn charts(x: &Experiment, summary: &[Summary]) -> String {
     let mut h = String::new();
     for chart in &CHARTS {
         let m = chart.metric;
-        let mut lines = series(&|c: &Cell| m.value(c));
+        let mut lines = series(&|c: &Cell| m.value(c), &|c: &Cell| m.comparable(c).is_none());
         if m.name == metric::THROUGHPUT.name {
             lines.extend(published(x, &conns));
         }
         // Each target's prediction (its queueing alone), dashed in its colour.
-        let predicted = series(&|c: &Cell| m.predicted(c));
+        let predicted = series(&|c: &Cell| m.predicted(c), &|_: &Cell| false);
         lines.extend(
             predicted
                 .into_iter()
@@ -546,5 +554,30 @@ mod tests {
         results.scenario.experiments[0].paired = false;
         let page = crate::report::html::render(&results);
         assert!(page.contains("<td class=\"best\">9.5<br>"));
+    }
+
+    /// A cell that starved connections has a latency of the served ones only: however low, it
+    /// is never marked the best of its column, and its chart point is drawn hollow.
+    #[test]
+    fn a_starved_latency_is_never_marked_best() {
+        let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                    models = [\"epoll\", \"prefork\"]\nconnections = [50]\nduration = \"1s\"\n";
+        let scenario = crate::bench::scenario::parse(text, "t").unwrap();
+        let mut starved = cell("prefork", 0, 50_000.0, 16.0);
+        starved.figures.p99_us = 88.0;
+        starved.figures.starved_conns = 46;
+        let mut epoll = cell("epoll", 0, 100_000.0, 4.0);
+        epoll.figures.p99_us = 700.0;
+        let results = Results::new(scenario, Default::default(), vec![epoll, starved], false, Vec::new());
+        let page = render(&results);
+        assert!(
+            page.contains("<td class=\"best\">700us</td>"),
+            "epoll's p99 is the best ranked"
+        );
+        assert!(
+            !page.contains("<td class=\"best\">88us</td>"),
+            "prefork's starved p99 is not"
+        );
+        assert!(page.contains("fill=\"none\""), "a hollow point");
     }
 }

@@ -90,7 +90,7 @@ impl Model {
 }
 
 /// How a design hands requests to its workers: declared by each model here, read by the
-/// queueing prediction (`crate::queueing`), the one property of a design it takes.
+/// queueing prediction (the `queueing` layer above), the one property of a design it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Discipline {
     /// Not modelled (one connection at a time per worker, work stealing, ...): no prediction.

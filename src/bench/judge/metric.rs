@@ -16,7 +16,8 @@ pub enum Unranked {
     /// Connections starved: a latency covers only the requests that were served, so it
     /// flatters the cell.
     Starved,
-    /// Under what the measurement resolves (memory: under a page over all the connections).
+    /// Under what the measurement resolves (memory: under a page over all the connections):
+    /// no ratio can be taken of it, though it is still the least of the values beside it.
     Unresolved,
 }
 
@@ -213,6 +214,14 @@ impl Metric {
         self.value(c).and_then(|v| (self.unranked)(c, v))
     }
 
+    /// The value of `c` where it may stand beside others' as the best of them (a table's mark):
+    /// measured, and not one that flatters its cell (a latency of a cell that starved
+    /// connections). A value under what the measurement resolves may: it is the least.
+    pub fn comparable(&self, c: &Cell) -> Option<f64> {
+        self.value(c)
+            .filter(|v| (self.unranked)(c, *v) != Some(Unranked::Starved))
+    }
+
     /// The value the design's queueing alone predicts for `c`.
     pub fn predicted(&self, c: &Cell) -> Option<f64> {
         (self.predicted)(c)
@@ -260,6 +269,7 @@ mod tests {
         assert_eq!(P99.value(&c), Some(900.0));
         assert_eq!(P99.ranked(&c), None);
         assert_eq!(P99.unranked(&c), Some(Unranked::Starved));
+        assert_eq!(P99.comparable(&c), None, "a flattering latency is never the best");
         assert_eq!(THROUGHPUT.ranked(&c), Some(1000.0));
         c.figures.starved_conns = 0;
         assert_eq!(P99.ranked(&c), Some(900.0));
@@ -276,6 +286,8 @@ mod tests {
         c.figures.mem_per_conn_kib = Some(0.03);
         assert_eq!(MEMORY.value(&c), Some(0.03));
         assert_eq!(MEMORY.unranked(&c), Some(Unranked::Unresolved), "3 KiB in all");
+        assert_eq!(MEMORY.ranked(&c), None, "no ratio of it");
+        assert_eq!(MEMORY.comparable(&c), Some(0.03), "still the least beside larger ones");
         c.figures.mem_per_conn_kib = Some(0.05);
         assert_eq!(MEMORY.ranked(&c), Some(0.05), "5 KiB in all");
     }

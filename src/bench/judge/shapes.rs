@@ -6,6 +6,7 @@
 //! connection, and so all of its streams, stays on the worker that accepted it.
 
 use super::finding::Verdict;
+use super::metric::{CPU, P99};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{summarize, Cell, Summary};
 use crate::units::fmt_us;
@@ -21,19 +22,31 @@ fn cpu_us(v: f64) -> String {
 /// The name of the verdict across shapes.
 pub const NAME: &str = "across shapes";
 
-/// One target in one shape: its median repeat.
+/// Jain's index across a design's workers under this: some of its workers idled (one busy
+/// connection, and so all of its streams, stays on the worker that accepted it).
+const UNEVEN: f64 = 0.75;
+
+/// ... and this far below the same design's most even shape: the shape, not the design, left
+/// them idle.
+const UNEVEN_GAP: f64 = 0.2;
+
+/// Jain's index over the stream lanes at least this: the streams were served alike.
+const LANES_ALIKE: f64 = 0.9;
+
+/// One target in one shape: the experiment, and the target's median repeat in it.
 struct Shape<'a> {
-    experiment: &'a str,
+    x: &'a Experiment,
     cell: &'a Cell,
 }
 
 impl Shape<'_> {
     fn cpu(&self) -> Option<f64> {
-        self.cell.figures.cpu_per_req()
+        CPU.ranked(self.cell)
     }
 
+    /// Its p99 where it may be ranked (not from a cell that starved connections).
     fn p99(&self) -> Option<f64> {
-        Some(self.cell.figures.p99_us).filter(|v| *v > 0.0 && self.cell.figures.requests > 0)
+        P99.ranked(self.cell)
     }
 
     /// HTTP/2: Jain's index over the client's stream lanes, and how many lanes.
@@ -43,9 +56,9 @@ impl Shape<'_> {
     }
 
     /// How the shape carries its requests, in words.
-    fn how(&self, x: &Experiment) -> String {
+    fn how(&self) -> String {
         let n = self.cell.connections;
-        match (x.proto.name(), x.load.streams, x.load.pipeline) {
+        match (self.x.proto.name(), self.x.load.streams, self.x.load.pipeline) {
             ("h2", s, _) => format!("{n} HTTP/2 connection{} × {s} streams", plural(n)),
             (_, _, p) if p > 1 => format!("{n} HTTP/1.1 connection{} × {p} pipelined", plural(n)),
             _ => format!("{n} HTTP/1.1 connection{}", plural(n)),
@@ -85,107 +98,21 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
             targets.push(r.cell.label());
         }
     }
-    let x_of = |name: &str| experiments.iter().find(|x| x.name == name);
-    let mut lines = Vec::new();
-    for t in targets {
-        let shapes: Vec<Shape> = experiments
-            .iter()
-            .filter_map(|x| {
-                let r = rows
-                    .iter()
-                    .find(|r| r.cell.label() == t && r.cell.experiment == x.name)?;
-                Some(Shape {
-                    experiment: &x.name,
-                    cell: &r.cell,
+    let lines: Vec<String> = targets
+        .iter()
+        .filter_map(|t| {
+            let shapes: Vec<Shape> = experiments
+                .iter()
+                .filter_map(|x| {
+                    let r = rows
+                        .iter()
+                        .find(|r| &r.cell.label() == t && r.cell.experiment == x.name)?;
+                    Some(Shape { x, cell: &r.cell })
                 })
-            })
-            .collect();
-        if shapes.len() < 2 {
-            continue;
-        }
-        let how = |s: &Shape| x_of(s.experiment).map_or(s.experiment.to_string(), |x| s.how(x));
-        let mut said = format!("{t}:");
-        match extremes(&shapes, Shape::cpu) {
-            Some((best, b, worst, w)) => {
-                let why = match (best.cell.figures.syscalls_per_req, worst.cell.figures.syscalls_per_req) {
-                    (Some(a), Some(z)) => format!(" ({a:.2} syscalls per request against {z:.2})"),
-                    _ => String::new(),
-                };
-                said.push_str(&format!(
-                    " cheapest per request as {} ({} of server CPU), {:.1}× less than as {} ({}){why};",
-                    how(best),
-                    cpu_us(b),
-                    w / b,
-                    how(worst),
-                    cpu_us(w)
-                ));
-            }
-            None => said.push_str(" server CPU per request not measured in two shapes;"),
-        }
-        match extremes(&shapes, Shape::p99) {
-            Some((best, b, worst, w)) => said.push_str(&format!(
-                " lowest p99 as {} ({}), highest as {} ({}).",
-                how(best),
-                fmt_us(b),
-                how(worst),
-                fmt_us(w)
-            )),
-            None => said.push_str(" p99 not measured in two shapes."),
-        }
-        // A design with several workers: where one shape left a worker idle, say so.
-        let uneven = shapes
-            .iter()
-            .filter_map(|s| s.cell.figures.jain_workers.map(|j| (s, j)))
-            .filter(|(_, j)| *j < 0.75)
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        let even = shapes
-            .iter()
-            .filter_map(|s| s.cell.figures.jain_workers.map(|j| (s, j)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some((s, j)), Some((e, je))) = (uneven, even) {
-            if je - j > 0.2 {
-                let p99 = |s: &Shape| s.p99().map_or("–".to_string(), fmt_us);
-                // What the idle worker cost: against a design with one worker in the same shape.
-                let single = rows
-                    .iter()
-                    .filter(|r| r.cell.experiment == s.experiment && r.cell.figures.jain_workers.is_none())
-                    .filter(|r| r.cell.figures.requests > 0 && r.cell.figures.p99_us > 0.0)
-                    .min_by(|a, b| a.cell.figures.p99_us.total_cmp(&b.cell.figures.p99_us));
-                let cost = match (server_cpus, single) {
-                    (Some(1), _) => "with the server on one CPU its workers share it, so what the idle one \
-                                     could have done cannot show here (give the server two CPUs)"
-                        .to_string(),
-                    (_, Some(one)) => format!(
-                        "its p99 {} against {} for {} (one worker) in that shape",
-                        p99(s),
-                        fmt_us(one.cell.figures.p99_us),
-                        one.cell.label()
-                    ),
-                    (_, None) => format!("its p99 {}", p99(s)),
-                };
-                said.push_str(&format!(
-                    " As {}, its workers shared the requests unevenly (Jain {j:.2} across workers, {je:.2} as {}): \
-                     a connection stays on the worker that accepted it, and so do all of its streams, so the \
-                     others idle; {cost}.",
-                    how(s),
-                    how(e),
-                ));
-            }
-        }
-        // HTTP/2: how evenly the streams were served (each lane a closed loop of its own).
-        if let Some((s, (j, n))) = shapes
-            .iter()
-            .filter_map(|s| s.lanes().map(|l| (s, l)))
-            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
-        {
-            said.push_str(&format!(
-                " Streams {} served alike (Jain {j:.2} over its {n} stream lanes as {}).",
-                if j >= 0.9 { "were" } else { "were not" },
-                how(s)
-            ));
-        }
-        lines.push(said);
-    }
+                .collect();
+            (shapes.len() >= 2).then(|| target_line(t, &shapes, &rows, server_cpus))
+        })
+        .collect();
     if lines.is_empty() {
         return None;
     }
@@ -205,6 +132,98 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
         aa: None,
         expected: Vec::new(),
     })
+}
+
+/// One target's line: its cheapest and its fastest shape, what an idle worker cost it, and
+/// how evenly its streams were served.
+fn target_line(t: &str, shapes: &[Shape], rows: &[Summary], server_cpus: Option<usize>) -> String {
+    let mut said = format!("{t}:");
+    match extremes(shapes, Shape::cpu) {
+        Some((best, b, worst, w)) => {
+            let why = match (best.cell.figures.syscalls_per_req, worst.cell.figures.syscalls_per_req) {
+                (Some(a), Some(z)) => format!(" ({a:.2} syscalls per request against {z:.2})"),
+                _ => String::new(),
+            };
+            said.push_str(&format!(
+                " cheapest per request as {} ({} of server CPU), {:.1}× less than as {} ({}){why};",
+                best.how(),
+                cpu_us(b),
+                w / b,
+                worst.how(),
+                cpu_us(w)
+            ));
+        }
+        None => said.push_str(" server CPU per request not measured in two shapes;"),
+    }
+    match extremes(shapes, Shape::p99) {
+        Some((best, b, worst, w)) => said.push_str(&format!(
+            " lowest p99 as {} ({}), highest as {} ({}).",
+            best.how(),
+            fmt_us(b),
+            worst.how(),
+            fmt_us(w)
+        )),
+        None => said.push_str(" p99 not measured in two shapes."),
+    }
+    said.push_str(&uneven_workers(shapes, rows, server_cpus));
+    // HTTP/2: how evenly the streams were served (each lane a closed loop of its own).
+    if let Some((s, (j, n))) = shapes
+        .iter()
+        .filter_map(|s| s.lanes().map(|l| (s, l)))
+        .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+    {
+        said.push_str(&format!(
+            " Streams {} served alike (Jain {j:.2} over its {n} stream lanes as {}).",
+            if j >= LANES_ALIKE { "were" } else { "were not" },
+            s.how()
+        ));
+    }
+    said
+}
+
+/// A design with several workers: where one shape left a worker idle (its Jain across workers
+/// under [`UNEVEN`], and [`UNEVEN_GAP`] below its most even shape), what that cost, in words;
+/// empty otherwise.
+fn uneven_workers(shapes: &[Shape], rows: &[Summary], server_cpus: Option<usize>) -> String {
+    let jains = || {
+        shapes
+            .iter()
+            .filter_map(|s| s.cell.figures.jain_workers.map(|j| (s, j)))
+    };
+    let uneven = jains().filter(|(_, j)| *j < UNEVEN).min_by(|a, b| a.1.total_cmp(&b.1));
+    let even = jains().max_by(|a, b| a.1.total_cmp(&b.1));
+    let (Some((s, j)), Some((e, je))) = (uneven, even) else {
+        return String::new();
+    };
+    if je - j <= UNEVEN_GAP {
+        return String::new();
+    }
+    let p99 = |s: &Shape| s.p99().map_or("–".to_string(), fmt_us);
+    // What the idle worker cost: against a design with one worker in the same shape.
+    let single = rows
+        .iter()
+        .filter(|r| r.cell.experiment == s.x.name && r.cell.figures.jain_workers.is_none())
+        .filter_map(|r| Some((r, P99.ranked(&r.cell)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let cost = match (server_cpus, single) {
+        (Some(1), _) => "with the server on one CPU its workers share it, so what the idle one \
+                         could have done cannot show here (give the server two CPUs)"
+            .to_string(),
+        (_, Some((one, v))) => format!(
+            "its p99 {} against {} for {} (one worker) in that shape",
+            p99(s),
+            fmt_us(v),
+            one.cell.label()
+        ),
+        (_, None) => format!("its p99 {}", p99(s)),
+    };
+    format!(
+        " As {}, its workers shared the requests unevenly (Jain {j:.2} across workers, {je:.2} as {}): \
+         a connection stays on the worker that accepted it, and so do all of its streams, so the \
+         others idle; {cost}.",
+        s.how(),
+        e.how(),
+    )
 }
 
 #[cfg(test)]
@@ -294,5 +313,26 @@ mod tests {
         let xs = scenario();
         let cells = vec![cell("h1", "epoll", 100, Some(4.0), 900.0, None)];
         assert!(verdict(&xs, &cells, Some(1)).is_none());
+    }
+
+    /// A latency from a cell that starved connections covers only the served ones: never the
+    /// lowest p99 of a target's shapes.
+    #[test]
+    fn a_shape_that_starved_connections_is_not_the_fastest() {
+        let xs = scenario();
+        let mut starved = cell("h2-100streams", "epoll", 1, Some(0.8), 100.0, None);
+        starved.figures.starved_conns = 1;
+        let cells = vec![
+            cell("h1", "epoll", 100, Some(4.0), 900.0, None),
+            starved,
+            cell("h1", "poll", 100, Some(4.0), 900.0, None),
+        ];
+        let v = verdict(&xs, &cells, Some(1)).expect("epoll ran in two shapes");
+        assert!(
+            v.text.contains("epoll:") && v.text.contains("p99 not measured in two shapes"),
+            "{}",
+            v.text
+        );
+        assert!(!v.text.contains("lowest p99 as 1 HTTP/2"), "{}", v.text);
     }
 }

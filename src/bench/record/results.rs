@@ -286,7 +286,7 @@ mod tests {
     fn a_twin_is_a_field_and_an_old_label_suffix_reads_as_one() {
         let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                     models = [\"epoll\"]\nconnections = [10]\nduration = \"1s\"\n";
-        let sc = super::super::scenario::parse(text, "t").unwrap();
+        let sc = crate::bench::record::scenario::parse(text, "t").unwrap();
         let mut twin = Cell::new("e", "epoll", 10, 0);
         twin.twin = true;
         let cells = vec![Cell::new("e", "epoll", 10, 0), twin];
