@@ -90,113 +90,35 @@ impl LoadArgs {
     /// in one line what to change.
     pub fn resolve(self) -> Result<Spec, Error> {
         let w = &self.workload;
-        let bad = |key: &'static str, message: &str| Error::invalid(key, message);
         let http = self.target.kind == Kind::Http;
         if self.connections == 0 {
-            return Err(bad("connections", "-c must be at least 1"));
+            return Err(Error::invalid("connections", "-c must be at least 1"));
         }
         if self.threads == Some(0) {
-            return Err(bad("threads", "-t must be at least 1"));
+            return Err(Error::invalid("threads", "-t must be at least 1"));
         }
-        let pacing = match (w.rate, w.think) {
-            (Some(_), Some(_)) => {
-                return Err(bad(
-                    "rate",
-                    "--rate (open loop) and --think (closed loop) exclude each other",
-                ))
-            }
-            (Some(r), None) if !(r > 0.0 && r.is_finite()) => {
-                return Err(bad("rate", "--rate must be a positive number"))
-            }
-            (Some(r), None) => Pacing::Rate(r),
-            (None, Some(t)) => Pacing::Think(t),
-            (None, None) => Pacing::Closed,
-        };
+        let pacing = self.pacing()?;
         if http && w.size != message_size() {
-            return Err(bad("size", "--size applies to echo:// and packet:// targets"));
+            return Err(Error::invalid(
+                "size",
+                "--size applies to echo:// and packet:// targets",
+            ));
         }
-        let payload = match (&w.body, w.body_size) {
-            (Some(_), Some(_)) => return Err(bad("body", "give --body or --body-size, not both")),
-            (Some(b), None) => match b.strip_prefix('@') {
-                Some(path) => Payload::Fixed(
-                    std::fs::read(path).map_err(|e| bad("body", &format!("cannot read --body @{path}: {e}")))?,
-                ),
-                None => Payload::Fixed(b.clone().into_bytes()),
-            },
-            (None, Some(n)) => Payload::Generated(n),
-            (None, None) => Payload::None,
-        };
-        if payload != Payload::None && !http {
-            let key = if w.body.is_some() { "body" } else { "body_size" };
-            return Err(bad(key, "--body and --body-size apply to http:// targets"));
-        }
-        if w.chunked && payload == Payload::None {
-            return Err(bad("chunked", "--chunked sends a body: give --body or --body-size"));
-        }
+        let payload = self.payload(http)?;
         let method = match w.method.as_str() {
             "" if payload != Payload::None => "POST".into(),
             "" => "GET".into(),
             m => m.to_ascii_uppercase(),
         };
-        if w.slo.is_some() {
-            if w.requests.is_some() {
-                return Err(bad("requests", "--slo probes rates for a time each (-d): drop -n"));
-            }
-            if w.think.is_some() {
-                return Err(bad("think", "--slo probes open-loop rates: drop --think"));
-            }
-            if w.slo_time.is_zero() {
-                return Err(bad("slo_time", "--slo-time must be more than zero"));
-            }
-            let names: Vec<&str> = self.mix_names();
-            for c in w.slo.iter().flat_map(|s| s.classes()) {
-                if w.mix_file.is_none() && !names.contains(&c) {
-                    return Err(bad(
-                        "slo",
-                        &format!("--slo names the class '{c}', which no --mix gives"),
-                    ));
-                }
-            }
-        }
-        let (duration, requests) = match (w.duration, w.requests) {
-            (Some(_), Some(_)) => return Err(bad("duration", "give either -d (duration) or -n (requests), not both")),
-            (Some(d), _) if d.is_zero() => return Err(bad("duration", "-n and -d must be more than zero")),
-            (_, Some(0)) => return Err(bad("requests", "-n and -d must be more than zero")),
-            (None, None) if w.slo.is_some() => (Some(super::slo::PROBE), None),
-            (None, None) => (Some(Duration::from_secs(10)), None),
-            (d, n) => (d, n),
-        };
+        self.check_slo()?;
+        let (duration, requests) = self.length()?;
         self.check_connections(http)?;
         self.check_rest(http)?;
-        let h2 = self.target.h2c || w.h2;
-        if h2 && !http {
-            return Err(bad("h2", "--h2 applies to http:// and https:// targets"));
-        }
-        if h2 && w.chunked {
-            return Err(bad("chunked", "--chunked is HTTP/1.1's: HTTP/2 frames the body itself"));
-        }
-        if h2 && w.pipeline > 1 {
-            return Err(bad(
-                "pipeline",
-                "--pipeline is HTTP/1.1's: HTTP/2 keeps --streams requests in flight per connection",
-            ));
-        }
-        if w.streams == 0 {
-            return Err(bad("streams", "--streams must be at least 1"));
-        }
-        if w.streams > MAX_STREAMS {
-            return Err(bad("streams", &format!("--streams is at most {MAX_STREAMS}")));
-        }
-        if !h2 && w.streams > 1 {
-            return Err(bad(
-                "streams",
-                "--streams is HTTP/2's: give an h2c:// target, or https:// with --h2 (HTTP/1.1 has --pipeline)",
-            ));
-        }
+        let h2 = self.check_h2(http)?;
         let tls = match (self.target.tls, w.insecure || w.cacert.is_some() || w.tls_resume) {
             (true, _) => Some(tls::client_config(w.insecure, w.cacert.as_deref(), w.tls_resume, h2)?),
             (false, true) => {
-                return Err(bad(
+                return Err(Error::invalid(
                     "insecure",
                     "--insecure, --cacert and --tls-resume apply to https:// targets",
                 ))
@@ -216,12 +138,120 @@ impl LoadArgs {
             args: self,
         };
         if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
-            return Err(bad(
+            return Err(Error::invalid(
                 "header",
                 "the request's headers (-H, the path) take more than one HTTP/2 frame (16 KiB): shorten them",
             ));
         }
         Ok(spec)
+    }
+
+    /// The pacing `--rate` or `--think` asks for (a closed loop without either).
+    fn pacing(&self) -> Result<Pacing, Error> {
+        let w = &self.workload;
+        let bad = |message: &str| Err(Error::invalid("rate", message));
+        match (w.rate, w.think) {
+            (Some(_), Some(_)) => bad("--rate (open loop) and --think (closed loop) exclude each other"),
+            (Some(r), None) if !(r > 0.0 && r.is_finite()) => bad("--rate must be a positive number"),
+            (Some(r), None) => Ok(Pacing::Rate(r)),
+            (None, Some(t)) => Ok(Pacing::Think(t)),
+            (None, None) => Ok(Pacing::Closed),
+        }
+    }
+
+    /// What each request carries after its head: `--body` (a string or @FILE), `--body-size`
+    /// generated bytes, or nothing.
+    fn payload(&self, http: bool) -> Result<Payload, Error> {
+        let w = &self.workload;
+        let bad = |key: &'static str, message: &str| Error::invalid(key, message);
+        let payload = match (&w.body, w.body_size) {
+            (Some(_), Some(_)) => return Err(bad("body", "give --body or --body-size, not both")),
+            (Some(b), None) => match b.strip_prefix('@') {
+                Some(path) => Payload::Fixed(
+                    std::fs::read(path).map_err(|e| bad("body", &format!("cannot read --body @{path}: {e}")))?,
+                ),
+                None => Payload::Fixed(b.clone().into_bytes()),
+            },
+            (None, Some(n)) => Payload::Generated(n),
+            (None, None) => Payload::None,
+        };
+        if payload != Payload::None && !http {
+            let key = if w.body.is_some() { "body" } else { "body_size" };
+            return Err(bad(key, "--body and --body-size apply to http:// targets"));
+        }
+        if w.chunked && payload == Payload::None {
+            return Err(bad("chunked", "--chunked sends a body: give --body or --body-size"));
+        }
+        Ok(payload)
+    }
+
+    /// The rules of a capacity search (`--slo`): probes of a time each, open loop, classes
+    /// that exist.
+    fn check_slo(&self) -> Result<(), Error> {
+        let w = &self.workload;
+        let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+        let Some(slo) = &w.slo else { return Ok(()) };
+        if w.requests.is_some() {
+            return bad("requests", "--slo probes rates for a time each (-d): drop -n");
+        }
+        if w.think.is_some() {
+            return bad("think", "--slo probes open-loop rates: drop --think");
+        }
+        if w.slo_time.is_zero() {
+            return bad("slo_time", "--slo-time must be more than zero");
+        }
+        let names: Vec<&str> = self.mix_names();
+        match slo.classes().find(|c| w.mix_file.is_none() && !names.contains(c)) {
+            Some(c) => bad("slo", &format!("--slo names the class '{c}', which no --mix gives")),
+            None => Ok(()),
+        }
+    }
+
+    /// How long the run lasts: `-d` or `-n` (10 s without either; a capacity search's probe
+    /// length with `--slo`).
+    fn length(&self) -> Result<(Option<Duration>, Option<u64>), Error> {
+        let w = &self.workload;
+        let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+        match (w.duration, w.requests) {
+            (Some(_), Some(_)) => bad("duration", "give either -d (duration) or -n (requests), not both"),
+            (Some(d), _) if d.is_zero() => bad("duration", "-n and -d must be more than zero"),
+            (_, Some(0)) => bad("requests", "-n and -d must be more than zero"),
+            (None, None) if w.slo.is_some() => Ok((Some(super::slo::PROBE), None)),
+            (None, None) => Ok((Some(Duration::from_secs(10)), None)),
+            (d, n) => Ok((d, n)),
+        }
+    }
+
+    /// The rules of HTTP/2 (`h2c://`, or `--h2`): whether the run speaks it.
+    fn check_h2(&self, http: bool) -> Result<bool, Error> {
+        let w = &self.workload;
+        let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+        let h2 = self.target.h2c || w.h2;
+        if h2 && !http {
+            return bad("h2", "--h2 applies to http:// and https:// targets");
+        }
+        if h2 && w.chunked {
+            return bad("chunked", "--chunked is HTTP/1.1's: HTTP/2 frames the body itself");
+        }
+        if h2 && w.pipeline > 1 {
+            return bad(
+                "pipeline",
+                "--pipeline is HTTP/1.1's: HTTP/2 keeps --streams requests in flight per connection",
+            );
+        }
+        if w.streams == 0 {
+            return bad("streams", "--streams must be at least 1");
+        }
+        if w.streams > MAX_STREAMS {
+            return bad("streams", &format!("--streams is at most {MAX_STREAMS}"));
+        }
+        if !h2 && w.streams > 1 {
+            return bad(
+                "streams",
+                "--streams is HTTP/2's: give an h2c:// target, or https:// with --h2 (HTTP/1.1 has --pipeline)",
+            );
+        }
+        Ok(h2)
     }
 
     /// The rules about connections: how requests share them.

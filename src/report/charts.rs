@@ -281,23 +281,49 @@ pub fn xy_chart(
 /// The height of a row of a bar chart's legend.
 const LEGEND_ROW: f64 = 18.0;
 
-/// Grouped bars as SVG, on a logarithmic y axis (latencies of request classes span µs to
-/// seconds): one group per name in `groups`, one bar per series in each (a series' value `k` is
-/// its bar in group `k`; `None`: no bar, and "–" under where it would be).
-pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], series: &[Series]) -> String {
-    let (w, left, right, top) = (600.0, 72.0, 12.0, 34.0);
-    // The legend's places (x, row): names laid out left to right, a new row where one would
-    // pass the right edge (a name's width taken at 7 px a character).
+/// The places (x, row) of a bar chart's legend entries: names laid out left to right from
+/// `left`, a new row where one would pass `right_edge` (a name's width taken at 7 px a
+/// character).
+fn legend_places(series: &[Series], left: f64, right_edge: f64) -> Vec<(f64, usize)> {
     let mut legend: Vec<(f64, usize)> = Vec::new();
     let (mut x, mut row) = (left, 0);
     for s in series {
         let width = 16.0 + 7.0 * s.name.chars().count() as f64 + 18.0;
-        if x + width > w - right && x > left {
+        if x + width > right_edge && x > left {
             (x, row) = (left, row + 1);
         }
         legend.push((x, row));
         x += width;
     }
+    legend
+}
+
+/// The horizontal lines and labels of a logarithmic axis from decade `d0` to `d1`, `y` placing
+/// a value, between `left` and `right_edge`.
+fn decades(d0: f64, d1: f64, y: &dyn Fn(f64) -> f64, left: f64, right_edge: f64, unit: Unit) -> String {
+    let mut svg = String::new();
+    let mut d = d0;
+    while d <= d1 {
+        let v = 10f64.powf(d);
+        svg.push_str(&format!(
+            "<line x1=\"{left}\" x2=\"{right_edge}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y(v) + 4.0,
+            super::html::esc(&label(v, unit)),
+            y = y(v)
+        ));
+        d += 1.0;
+    }
+    svg
+}
+
+/// Grouped bars as SVG, on a logarithmic y axis (latencies of request classes span µs to
+/// seconds): one group per name in `groups`, one bar per series in each (a series' value `k` is
+/// its bar in group `k`; `None`: no bar, and "–" under where it would be).
+pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], series: &[Series]) -> String {
+    let (w, left, right, top) = (600.0, 72.0, 12.0, 34.0);
+    let legend = legend_places(series, left, w - right);
     let rows = legend.last().map_or(1, |l| l.1 + 1);
     let bottom = 40.0 + rows as f64 * LEGEND_ROW;
     let h = 276.0 + bottom;
@@ -323,20 +349,7 @@ pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], seri
     let (d0, d1) = (lo.log10().floor(), (hi.log10().ceil()).max(lo.log10().floor() + 1.0));
     let plot_h = h - top - bottom;
     let y = |v: f64| top + plot_h * (1.0 - (v.log10() - d0) / (d1 - d0));
-    let mut d = d0;
-    while d <= d1 {
-        let v = 10f64.powf(d);
-        svg.push_str(&format!(
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            w - right,
-            left - 6.0,
-            y(v) + 4.0,
-            esc(&label(v, unit)),
-            y = y(v)
-        ));
-        d += 1.0;
-    }
+    svg.push_str(&decades(d0, d1, &y, left, w - right, unit));
     svg.push_str(&format!(
         "<text transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{} (log)</text>",
         top + plot_h / 2.0,
