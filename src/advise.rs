@@ -7,9 +7,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::bench::record::scenario::{Experiment, Protocol, Scenario};
 use crate::bench::record::{median, Cell};
 use crate::bench::Results;
-use crate::load::Slo;
+use crate::load::{Slo, Workload};
 use crate::server::Work;
 use crate::units::{format_duration, parse_duration, thousands, BadValue};
 
@@ -73,9 +74,9 @@ pub struct AdviseArgs {
     pub out: PathBuf,
 }
 
-/// What the flags make: the scenario's text, and the designs.
+/// What the flags make: the scenario, and the designs.
 pub struct Plan {
-    pub toml: String,
+    pub scenario: Scenario,
     pub models: Vec<String>,
 }
 
@@ -133,45 +134,36 @@ pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
             }
         })
         .collect();
-    let quoted = |v: &[String]| v.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ");
     let rate = a.rate.map_or("the highest it carries".to_string(), |r| {
         format!("{} req/s", thousands(r.round() as u64))
     });
-    let toml = format!(
-        "name = \"advise\"\n\
-         description = {:?}\n\n\
-         [[experiment]]\n\
-         name = \"advise\"\n\
-         description = {:?}\n\
-         proto = {:?}\n\
-         models = [{}]\n\
-         work = {:?}\n\
-         connections = [{}]\n\
-         slo = {:?}\n\
-         slo_time = {:?}\n\
-         {}arrivals = {:?}\n\
-         duration = \"1s\"\n\
-         warmup = \"300ms\"\n",
-        format!(
-            "muxlab advise: which design carries {rate} of {} at {} over {} connections",
-            a.work, slo, a.connections
-        ),
-        format!("Each design's capacity at {slo}, found by probes from the rate asked (or 1,000 req/s)."),
-        a.proto,
-        quoted(&entries),
-        a.work,
-        a.connections,
-        slo.to_string(),
-        crate::units::exact_duration(search),
-        a.rate.map_or(String::new(), |r| format!("rate = {r}\n")),
-        match a.arrivals {
-            crate::load::Arrivals::Poisson => "poisson",
-            crate::load::Arrivals::Uniform => "uniform",
-        },
+    let load = Workload {
+        slo: Some(slo.clone()),
+        slo_time: search,
+        rate: a.rate,
+        arrivals: a.arrivals,
+        duration: Some(Duration::from_secs(1)),
+        warmup: Duration::from_millis(300),
+        ..Workload::default()
+    };
+    let proto = match a.proto.as_str() {
+        "echo" => Protocol::Echo,
+        _ => Protocol::Http,
+    };
+    let mut x = Experiment::new("advise", proto, entries.clone(), vec![a.connections], load);
+    x.description = format!("Each design's capacity at {slo}, found by probes from the rate asked (or 1,000 req/s).");
+    x.work = Some(a.work.clone());
+    let description = format!(
+        "muxlab advise: which design carries {rate} of {} at {} over {} connections",
+        a.work, slo, a.connections
     );
     // What bench would refuse is refused here, in bench's words.
-    crate::bench::record::scenario::parse(&toml, "advise").map_err(|e| BadValue(e.to_string()))?;
-    Ok(Plan { toml, models: entries })
+    let scenario = crate::bench::scenario::check(Scenario::of("advise", &description, vec![x]), "advise")
+        .map_err(|e| BadValue(e.to_string()))?;
+    Ok(Plan {
+        scenario,
+        models: entries,
+    })
 }
 
 /// A design's line in the answer.
@@ -355,7 +347,9 @@ mod tests {
     #[test]
     fn the_flags_make_a_scenario_bench_reads_with_the_time_shared_out() {
         let p = plan(&args("--work sleep:exp(1ms) --slo p99<=5ms -c 200 --rate 2800"), 1).unwrap();
-        let sc = crate::bench::record::scenario::parse(&p.toml, "t").unwrap();
+        // Printed (--print-scenario), it is a file bench reads back as it is.
+        let sc = crate::bench::record::scenario::parse(&p.scenario.to_toml(), "t").unwrap();
+        assert_eq!(sc.experiments[0].load, p.scenario.experiments[0].load);
         let x = &sc.experiments[0];
         assert_eq!(x.models.len(), 8);
         assert!(

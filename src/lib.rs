@@ -1,9 +1,23 @@
 //! muxlab: a laboratory for TCP server concurrency models.
 //!
-//! Layers, each using only those above it: [`sys`] (syscall wrappers: the only layer with unchecked code),
-//! [`proto`] (sans-I/O sessions), [`server`] (what models share), [`models`] (one file per
-//! architecture), `load` (the load generator), `remote` (running it on other hosts over ssh),
-//! `bench` and `report`, and [`cli`].
+//! Layers, each using only those above it in this list (`tests/structure.rs` holds the code to
+//! it):
+//!
+//! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
+//!   layer may use: [`hist`] (latency histograms), `rng`, `units`, `sync`;
+//! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS);
+//! - [`server`]: what models share, and the registry each model declares itself in (its
+//!   mechanism, its workers, its queueing discipline);
+//! - [`models`]: one file per architecture;
+//! - [`load`]: the load generator (the workload, the engine, the capacity search, the one
+//!   definition of "the client was the limit");
+//! - `remote`: running a command on other hosts over ssh;
+//! - [`queueing`]: the queueing simulation of each design's dispatch;
+//! - [`bench`]: three rooms, importing one way: the run, the judge (one `Metric`, the
+//!   verdicts), the record (data only);
+//! - `report`: terminal tables, the HTML report, `report A B`;
+//! - [`fuzz`] and [`advise`]: entry points over all of the above;
+//! - [`cli`]: the command line.
 
 pub mod hist;
 pub(crate) mod rng;
@@ -18,10 +32,10 @@ pub mod server;
 
 pub mod models;
 
-pub mod queueing;
-
 pub mod load;
 pub(crate) mod remote;
+
+pub mod queueing;
 
 pub mod bench;
 pub(crate) mod report;

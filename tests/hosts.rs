@@ -25,6 +25,13 @@ fn server_in_h1(lab: &Lab) -> Server {
     server_in_h1_speaking(lab, "http")
 }
 
+/// [`server_in_h1`] and its URL.
+fn served_in_h1(lab: &Lab) -> (Server, String) {
+    let server = server_in_h1(lab);
+    let url = server.url();
+    (server, url)
+}
+
 /// An epoll server inside host 1 with `--proto PROTO`.
 fn server_in_h1_speaking(lab: &Lab, proto: &str) -> Server {
     let ns = lab.ns(1);
@@ -39,7 +46,7 @@ fn server_in_h1_speaking(lab: &Lab, proto: &str) -> Server {
 /// `muxlab load URL ARGS... --hosts h2,h3 --ssh-config LAB --remote-bin BIN --json` at a
 /// server in host 1.
 fn load_from_h2_h3(lab: &Lab, server: &Server, args: &[&str]) -> Command {
-    load_url_from_h2_h3(lab, &format!("http://{}/", server.addr), args)
+    load_url_from_h2_h3(lab, &server.url(), args)
 }
 
 /// The same against `url`.
@@ -144,8 +151,7 @@ fn open_loop_rate_splits_exactly_and_the_hosts_start_together() {
 #[test]
 fn merge_adds_shares_up_losslessly() {
     let lab = lab_or_skip!(3);
-    let server = server_in_h1(&lab);
-    let url = format!("http://{}/", server.addr);
+    let (server, url) = served_in_h1(&lab);
     let mut files = Vec::new();
     let mut parts = Vec::new();
     for (i, host) in [2, 3].into_iter().enumerate() {
@@ -229,60 +235,29 @@ fn a_host_that_loses_its_link_is_named_and_leaves_nothing_behind() {
 #[test]
 fn unreachable_hosts_and_other_versions_are_named_and_push_cleans_up() {
     let lab = lab_or_skip!(1);
-    let server = server_in_h1(&lab);
-    let url = format!("http://{}/", server.addr);
+    let (server, url) = served_in_h1(&lab);
     let cfg = lab.ssh_config.display().to_string();
     let nowhere = format!("10.231.{}.250", lab.addr(1).split('.').nth(2).unwrap());
     let hosts = format!("h1,{nowhere}");
-    let out = muxlab(&[
-        "load",
-        &url,
-        "-c",
-        "2",
-        "-d",
-        "1s",
-        "--timeout",
-        "2s",
-        "--hosts",
-        &hosts,
-        "--ssh-config",
-        &cfg,
-        "--remote-bin",
-        BIN,
-    ]);
+    // `muxlab load URL -c 2 ARGS --ssh-config LAB`.
+    let load = |args: &[&str]| {
+        muxlab(
+            &[
+                &["load", url.as_str(), "-c", "2"],
+                args,
+                &["--ssh-config", cfg.as_str()],
+            ]
+            .concat(),
+        )
+    };
+    let out = load(&["-d", "1s", "--timeout", "2s", "--hosts", &hosts, "--remote-bin", BIN]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains(&nowhere), "{}", text(&out.stderr));
-    let out = muxlab(&[
-        "load",
-        &url,
-        "-c",
-        "2",
-        "-d",
-        "1s",
-        "--hosts",
-        "h1",
-        "--ssh-config",
-        &cfg,
-        "--remote-bin",
-        "/bin/true",
-    ]);
+    let out = load(&["-d", "1s", "--hosts", "h1", "--remote-bin", "/bin/true"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not muxlab"), "{}", text(&out.stderr));
     let before = pushed_dirs();
-    let out = muxlab(&[
-        "load",
-        &url,
-        "-c",
-        "2",
-        "-n",
-        "1000",
-        "--hosts",
-        "h1",
-        "--ssh-config",
-        &cfg,
-        "--push",
-        "--json",
-    ]);
+    let out = load(&["-n", "1000", "--hosts", "h1", "--push", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(json_of(&out)["requests"], 1000);
     assert_eq!(pushed_dirs(), before, "--push left its copy behind");

@@ -53,10 +53,19 @@ pub fn read(dir: &Path) -> Result<Results, Error> {
     Ok(judge::judged(record::results::read::<judge::Verdict>(dir)?))
 }
 
+/// The scenario a run runs.
+#[derive(Debug, Clone)]
+pub enum Which {
+    /// A built-in scenario's name, or a TOML file's path.
+    Named(String),
+    /// One a program made (`muxlab advise`), checked as a file's is.
+    Given(Box<Scenario>),
+}
+
 /// What `muxlab bench` was asked.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub scenario: String,
+    pub scenario: Which,
     /// Benchmark this external server instead of the scenario's models.
     pub target: Option<SocketAddr>,
     /// Parent of the results directory.
@@ -193,7 +202,10 @@ fn guess(x: &Experiment) -> Duration {
 
 /// Runs the scenario, telling `on_event` what happens (the caller prints it).
 pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, Error> {
-    let mut sc = scenario::load(&opts.scenario)?;
+    let mut sc = match &opts.scenario {
+        Which::Named(name) => scenario::load(name)?,
+        Which::Given(sc) => (**sc).clone(),
+    };
     if let Some(r) = opts.repeats {
         if r == 0 {
             return Err(Error::Usage("--repeats must be at least 1".into()));
@@ -227,13 +239,14 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         notes: &notes,
     });
     let started = Instant::now();
-    let cells = run_plan(&sc, opts, &plan, &place, &env, &dir, on_event)?;
-    let interrupted = STOP.load(Ordering::Relaxed) != 0;
+    let mut results = Results::new(sc, env, Vec::new(), false, Vec::new());
+    run_plan(&mut results, opts, &plan, &place, &dir, on_event)?;
+    results.interrupted = STOP.load(Ordering::Relaxed) != 0;
+    let interrupted = results.interrupted;
     if let Some(h) = &place.hosts {
         h.finish();
     }
-    let verdicts = verdicts_of(&sc, &env, &cells);
-    let results = Results::new(sc, env, cells, interrupted, verdicts);
+    results.verdicts = judge::verdicts(&results);
     results.save(&dir)?;
     let failed = results.cells.iter().filter(|c| !c.ok() && !c.skipped()).count();
     on_event(Event::Finished {
@@ -252,29 +265,17 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     })
 }
 
-/// The verdicts of a run's cells so far: the judge's, the record keeps them.
-fn verdicts_of(sc: &Scenario, env: &Environment, cells: &[Cell]) -> Vec<judge::Verdict> {
-    judge::all(
-        &sc.experiments,
-        cells,
-        sc.repeats,
-        &judge::Context::of(env),
-        sc.compare_shapes,
-    )
-}
-
 /// Runs the planned cells in order (a paired group's servers up for its cells), saving the
 /// results after every cell so nothing finished is lost.
 fn run_plan(
-    sc: &Scenario,
+    r: &mut Results,
     opts: &Options,
     plan: &[Step],
     place: &Placement,
-    env: &Environment,
     dir: &Path,
     on_event: &mut dyn FnMut(Event),
-) -> Result<Vec<Cell>, Error> {
-    let mut cells: Vec<Cell> = Vec::new();
+) -> Result<(), Error> {
+    let sc = &r.scenario;
     let started = Instant::now();
     let mut current_x = usize::MAX;
     let mut group: Option<Group> = None;
@@ -286,7 +287,7 @@ fn run_plan(
         let key = x.paired.then_some((step.xi, step.conns));
         if group.as_ref().map(|g| g.key) != key {
             if let Some(g) = group.take() {
-                g.stop(&mut cells);
+                g.stop(&mut r.cells);
             }
             group = key.map(|key| Group::start(key, x, &targets(x, opts.target, opts.baseline.as_ref()), place));
         }
@@ -313,17 +314,18 @@ fn run_plan(
             repeat: step.repeat,
         };
         let cell = match group.as_mut() {
-            Some(g) => g.burst(step.ti, cells.len(), at, x, place),
+            Some(g) => g.burst(step.ti, r.cells.len(), at, x, place),
             None => runner::run_cell(at, x, &step.target, place, &STOP),
         };
         on_event(Event::Cell(&cell));
-        cells.push(cell);
-        record::results::save(dir, sc, env, &cells, false, &verdicts_of(sc, env, &cells))?;
+        r.cells.push(cell);
+        r.verdicts = judge::verdicts(r);
+        r.save(dir)?;
     }
     if let Some(g) = group {
-        g.stop(&mut cells);
+        g.stop(&mut r.cells);
     }
-    Ok(cells)
+    Ok(())
 }
 
 /// A paired group: every target's server up at once for one experiment and connection count,

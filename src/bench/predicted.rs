@@ -83,14 +83,9 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::record::scenario::parse;
 
     fn experiment(keys: &str) -> Experiment {
-        let text = format!(
-            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-             models = [\"queue-pool\", \"thread\", \"prefork\"]\nconnections = [500]\nduration = \"1s\"\n{keys}"
-        );
-        parse(&text, "t").unwrap().experiments.remove(0)
+        crate::bench::record::scenario::experiment_of("\"queue-pool\", \"thread\", \"prefork\"", "500", keys).unwrap()
     }
 
     #[test]

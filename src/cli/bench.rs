@@ -18,7 +18,7 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         ),
     };
     let opts = crate::bench::Options {
-        scenario: args.scenario.clone().unwrap_or_else(|| "quick".into()),
+        scenario: crate::bench::Which::Named(args.scenario.clone().unwrap_or_else(|| "quick".into())),
         target,
         out: args.out.clone(),
         repeats: args.repeats,
@@ -67,14 +67,11 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
 pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow::Error> {
     let plan = crate::advise::plan(args, crate::bench::default_server_cpus())?;
     if args.print_scenario {
-        print!("{}", plan.toml);
+        print!("{}", plan.scenario.to_toml());
         return Ok(());
     }
-    let file = std::env::temp_dir().join(format!("muxlab-advise-{}.toml", std::process::id()));
-    std::fs::write(&file, &plan.toml)
-        .map_err(|e| crate::bench::Error::Usage(format!("writing {}: {e}", file.display())))?;
     let opts = crate::bench::Options {
-        scenario: file.display().to_string(),
+        scenario: crate::bench::Which::Given(Box::new(plan.scenario)),
         target: None,
         out: args.out.clone(),
         repeats: None,
@@ -86,9 +83,7 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
         deep_idle: false,
     };
     let mut shown = BenchShow::new();
-    let done = crate::bench::run(&opts, &mut |event| shown.event(event));
-    let _ = std::fs::remove_file(&file);
-    let done = done?;
+    let done = crate::bench::run(&opts, &mut |event| shown.event(event))?;
     crate::report::write_html(&done.dir, &done.results)?;
     print!("{}", crate::advise::answer(args, &done.results, &done.dir));
     if done.interrupted {

@@ -13,7 +13,7 @@
 //! **Seed** (docs/seeds.md). 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
 use crate::server::Discipline;
-use crate::server::{accept::Acceptor, blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
+use crate::server::{blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;
 
 pub const MODEL: Model = Model {
@@ -29,11 +29,9 @@ pub const MODEL: Model = Model {
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
-    blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    let w = ctx.worker(0);
-    let mut acceptor = Acceptor::new(false);
+    let (w, mut accepting) = blocking::Accepting::start(ctx)?;
     let mut children = 0usize;
-    while let Some(fd) = blocking::accept(w, &mut acceptor, &ctx.listener) {
+    while let Some(fd) = accepting.next() {
         // The child serves the connection; the parent's copy of it is closed when the closure
         // is dropped here.
         let forked = workers::fork_child("a connection's child", || {

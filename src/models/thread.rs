@@ -14,9 +14,9 @@
 
 use std::thread;
 
+use crate::server::Counter;
 use crate::server::Discipline;
-use crate::server::{accept::Acceptor, Counter};
-use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
+use crate::server::{blocking, Ctx, Error, Family, Model};
 
 /// Stack of a connection thread: the read buffer is on the heap, so this is plenty.
 const STACK: usize = 128 * 1024;
@@ -33,12 +33,10 @@ pub const MODEL: Model = Model {
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
-    blocking::prepare_listener(&ctx.listener).map_err(io_err("setting the accept timeout"))?;
-    let w = ctx.worker(0);
-    let mut acceptor = Acceptor::new(false);
+    let (w, mut accepting) = blocking::Accepting::start(ctx)?;
     // The scope joins every connection thread before run returns.
     thread::scope(|s| {
-        while let Some(fd) = blocking::accept(w, &mut acceptor, &ctx.listener) {
+        while let Some(fd) = accepting.next() {
             let spawned = thread::Builder::new()
                 .stack_size(STACK)
                 .spawn_scoped(s, move || blocking::serve(w, fd));

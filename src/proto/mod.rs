@@ -56,6 +56,12 @@ pub enum Answer {
     Refuse,
 }
 
+/// What a session calls for each request it reads, right before its response is written (the
+/// model's hook: its per-request work, a refusal): one bound for every protocol's `feed`.
+pub trait Each: FnMut(Request<'_>, &mut Vec<u8>) -> Answer {}
+
+impl<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer> Each for F {}
+
 /// What one call to [`Session::feed`] produced besides output bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fed {
@@ -222,12 +228,7 @@ impl Session {
     /// may send and take out): what a server's per-request work runs in, so the response to a
     /// request waits for its own work only, not for the work of requests pipelined after it.
     #[inline]
-    pub fn feed_each<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        input: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-    ) -> Fed {
+    pub fn feed_each<F: Each>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         match self {
             Session::Http(s) => s.feed(input, out, each),
             Session::Echo(s) => s.feed(input, out, each),

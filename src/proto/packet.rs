@@ -1,7 +1,7 @@
 //! packet: fixed-size logical frames (seed 001). A frame is answered (sent back) only once all
 //! of it has arrived; partial frames wait in the session.
 
-use super::{Answer, Fed, Request};
+use super::{Each, Fed, Request};
 
 #[derive(Debug)]
 pub struct PacketSession {
@@ -20,12 +20,7 @@ impl PacketSession {
     }
 
     /// Answers every whole frame; `each` sees each frame before it goes back.
-    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        mut input: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-    ) -> Fed {
+    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut frames = 0;
         if !self.partial.is_empty() {
             let need = self.size - self.partial.len();

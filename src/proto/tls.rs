@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustls::{ServerConfig, ServerConnection};
 
-use super::{Answer, Fed, Request, Session};
+use super::{Answer, Each, Fed, Request, Session};
 use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
@@ -85,12 +85,7 @@ impl TlsSession {
     }
 
     /// Ciphertext in, ciphertext out; the inner session sees the plaintext.
-    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        mut input: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-    ) -> Fed {
+    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         while !input.is_empty() {
             match self.tls.read_tls(&mut input) {

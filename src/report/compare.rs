@@ -398,14 +398,7 @@ mod tests {
                 server_stats: None,
             })
             .collect();
-        Results {
-            format: crate::bench::record::FORMAT,
-            scenario,
-            environment: Default::default(),
-            cells,
-            interrupted: false,
-            verdicts: Vec::new(),
-        }
+        Results::new(scenario, Default::default(), cells, false, Vec::new())
     }
 
     #[test]

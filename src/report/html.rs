@@ -352,32 +352,33 @@ struct Chart {
     metric: &'static Metric,
 }
 
+impl Chart {
+    const fn of(title: &'static str, y: &'static str, unit: Unit, metric: &'static Metric) -> Chart {
+        Chart { title, y, unit, metric }
+    }
+}
+
 /// The charts of every experiment, against the connection count.
 const CHARTS: [Chart; 4] = [
-    Chart {
-        title: "Throughput vs connections",
-        y: "requests / s",
-        unit: Unit::Count,
-        metric: &metric::THROUGHPUT,
-    },
-    Chart {
-        title: "p99 latency vs connections",
-        y: "p99 latency",
-        unit: Unit::Micros,
-        metric: &metric::P99,
-    },
-    Chart {
-        title: "Server CPU per request",
-        y: "server CPU per request",
-        unit: Unit::Micros,
-        metric: &metric::CPU,
-    },
-    Chart {
-        title: "Fairness across connections",
-        y: "Jain's index",
-        unit: Unit::Plain,
-        metric: &metric::FAIRNESS,
-    },
+    Chart::of(
+        "Throughput vs connections",
+        "requests / s",
+        Unit::Count,
+        &metric::THROUGHPUT,
+    ),
+    Chart::of("p99 latency vs connections", "p99 latency", Unit::Micros, &metric::P99),
+    Chart::of(
+        "Server CPU per request",
+        "server CPU per request",
+        Unit::Micros,
+        &metric::CPU,
+    ),
+    Chart::of(
+        "Fairness across connections",
+        "Jain's index",
+        Unit::Plain,
+        &metric::FAIRNESS,
+    ),
 ];
 
 fn experiment(x: &Experiment, cells: &[Cell]) -> String {
@@ -536,14 +537,7 @@ mod tests {
             cells.push(cell("epoll", r, rps, a));
             cells.push(cell("poll", r, rps, b));
         }
-        let mut results = Results {
-            format: crate::bench::record::FORMAT,
-            scenario,
-            environment: Default::default(),
-            cells,
-            interrupted: false,
-            verdicts: Vec::new(),
-        };
+        let mut results = Results::new(scenario, Default::default(), cells, false, Vec::new());
         let page = crate::report::html::render(&results);
         assert!(page.contains("<td class=\"best\">10.0<br>"), "epoll's CPU is marked");
         assert!(

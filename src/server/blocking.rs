@@ -56,6 +56,34 @@ pub fn accept(w: Worker<'_>, acceptor: &mut Acceptor, listener: &impl AsFd) -> O
     None
 }
 
+/// The one thread that accepts, for the designs that hand each connection to a process or a
+/// thread of its own (fork, thread): the listener made to return every tick, and its acceptor.
+pub struct Accepting {
+    w: Worker<'static>,
+    acceptor: Acceptor,
+}
+
+impl Accepting {
+    /// Readies `ctx`'s listener; the accepting thread is worker 0 (returned beside it: its
+    /// counters are the ones the connections it hands on are counted in).
+    pub fn start(ctx: &'static super::Ctx) -> Result<(Worker<'static>, Accepting), Error> {
+        prepare_listener(&ctx.listener).map_err(super::io_err("setting the accept timeout"))?;
+        let w = ctx.worker(0);
+        Ok((
+            w,
+            Accepting {
+                w,
+                acceptor: Acceptor::new(false),
+            },
+        ))
+    }
+
+    /// Blocks until a connection is admitted; `None` once the server is stopping.
+    pub fn next(&mut self) -> Option<OwnedFd> {
+        accept(self.w, &mut self.acceptor, &self.w.ctx.listener)
+    }
+}
+
 /// The whole life of a blocking worker: accept a connection, serve it to its end, repeat,
 /// until the server stops.
 pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {

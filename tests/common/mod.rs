@@ -85,6 +85,11 @@ impl Stopped {
 }
 
 impl Server {
+    /// `http://ADDR/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
     /// Starts `model` with `args` on a free port and waits for its listening line.
     pub fn start(model: &str, args: &[&str]) -> Server {
         Server::start_under(&[], model, args)

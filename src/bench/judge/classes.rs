@@ -174,11 +174,7 @@ mod tests {
     use crate::bench::record::ClassFigure;
 
     fn experiment(extra: &str) -> Experiment {
-        let text = format!(
-            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-             models = [\"reactor\", \"thread\"]\nconnections = [10]\nduration = \"1s\"\n{extra}"
-        );
-        parse(&text, "test").unwrap().experiments.remove(0)
+        crate::bench::record::scenario::experiment_of("\"reactor\", \"thread\"", "10", extra).unwrap()
     }
 
     fn class(name: &str, path: &str, p99: Option<f64>) -> ClassFigure {

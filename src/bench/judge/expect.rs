@@ -173,16 +173,10 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::record::scenario::parse;
     use crate::bench::record::{CellStatus, ClassFigure};
 
     fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-        let text = format!(
-            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-             models = [\"reactor\", \"thread\", \"dispatch --workers 2\"]\nconnections = [10]\nduration = \"1s\"\n\
-             mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
-        );
-        parse(&text, "test").map(|mut s| s.experiments.remove(0))
+        crate::bench::record::expect::experiment_expecting(expect)
     }
 
     fn cell(target: &str, repeat: usize, p99: f64, short: f64, starved: u64) -> Cell {

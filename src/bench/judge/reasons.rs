@@ -21,35 +21,32 @@ struct Counter {
     price: Option<fn(&UnitCosts) -> f64>,
 }
 
-fn counters() -> [Counter; 5] {
-    [
-        Counter {
-            name: "syscalls per request",
-            get: |c| c.figures.syscalls_per_req,
-            price: Some(|u| u.syscall_us),
-        },
-        Counter {
-            name: "useful events per event examined",
-            get: |c| c.figures.useful_ratio,
-            price: None,
-        },
-        Counter {
-            name: "context switches per request",
-            get: |c| c.figures.switches_per_req(),
-            price: Some(|u| u.context_switch_us),
-        },
-        Counter {
-            name: "lost accept races per connection",
-            get: |c| c.figures.lost_races_per_accept,
-            price: None,
-        },
-        Counter {
-            name: "starved connections",
-            get: |c| Some(c.figures.starved_conns as f64),
-            price: None,
-        },
-    ]
+impl Counter {
+    const fn of(name: &'static str, get: fn(&Cell) -> Option<f64>, price: Option<fn(&UnitCosts) -> f64>) -> Counter {
+        Counter { name, get, price }
+    }
 }
+
+/// The counters offered as reasons, each with what one unit of it costs where it has a price.
+const COUNTERS: [Counter; 5] = [
+    Counter::of(
+        "syscalls per request",
+        |c| c.figures.syscalls_per_req,
+        Some(|u| u.syscall_us),
+    ),
+    Counter::of("useful events per event examined", |c| c.figures.useful_ratio, None),
+    Counter::of(
+        "context switches per request",
+        |c| c.figures.switches_per_req(),
+        Some(|u| u.context_switch_us),
+    ),
+    Counter::of(
+        "lost accept races per connection",
+        |c| c.figures.lost_races_per_accept,
+        None,
+    ),
+    Counter::of("starved connections", |c| Some(c.figures.starved_conns as f64), None),
+];
 
 /// A counter in which two targets differ.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,8 +84,8 @@ pub(super) fn why(cells: &[&Cell], a: &str, b: &str, costs: &UnitCosts) -> Why {
         (Some(x), Some(y)) => Some((x - y).abs()),
         _ => None,
     };
-    let mut differ: Vec<(f64, Difference)> = counters()
-        .into_iter()
+    let mut differ: Vec<(f64, Difference)> = COUNTERS
+        .iter()
         .filter_map(|c| {
             let (x, y) = (med(a, c.get)?, med(b, c.get)?);
             let (hi, lo) = (x.max(y), x.min(y));

@@ -27,9 +27,7 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
 }
 
 fn experiment() -> crate::bench::record::scenario::Experiment {
-    let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-                models = [\"epoll\", \"poll\", \"thread\"]\nconnections = [10, 100]\nduration = \"1s\"\n";
-    parse(text, "t").unwrap().experiments.remove(0)
+    crate::bench::record::scenario::experiment_of("\"epoll\", \"poll\", \"thread\"", "10, 100", "").unwrap()
 }
 
 /// A request class's p99 is ranked as every request's is, set against its service time,
@@ -89,22 +87,16 @@ fn an_open_loop_that_every_target_kept_up_with_has_no_throughput_winner() {
         cells.push(cell("thread", 10, r, 5006.0, 50.0, 2.0, false));
     }
     let v = verdict(&x, &cells, 3);
-    assert!(
-        v.text
-            .contains("Throughput: no difference between reactor and thread (1.00×): an open loop at 5,000 req/s"),
-        "{}",
-        v.text
+    says(
+        &v,
+        "Throughput: no difference between reactor and thread (1.00×): an open loop at 5,000 req/s",
     );
     assert!(!v.findings[0].clear);
     for c in cells.iter_mut().filter(|c| c.target == "thread") {
         c.figures.throughput_rps = 800.0;
     }
     let v = verdict(&x, &cells, 3);
-    assert!(
-        v.text.contains("Throughput: reactor is best, 6.26× thread"),
-        "{}",
-        v.text
-    );
+    says(&v, "Throughput: reactor is best, 6.26× thread");
 }
 
 /// With a target: capacity ranked first among the designs that do the work (a peer that
@@ -255,7 +247,7 @@ fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
             .unwrap();
         assert_eq!((cpu.best.as_str(), cpu.clear), ("epoll", clear), "{}", v.text);
         if !clear {
-            assert!(v.text.contains("not better in enough of 8 paired rounds"), "{}", v.text);
+            says(&v, "not better in enough of 8 paired rounds");
         }
     }
 }
@@ -282,19 +274,10 @@ fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
         ("epoll", "poll", true)
     );
     assert!((cpu.ratio - 6.6 / 5.1).abs() < 0.01, "{}", cpu.ratio);
-    assert!(
-        v.text.contains("Server CPU per request: epoll is best, 1.29× poll"),
-        "{}",
-        v.text
-    );
-    assert!(v.text.contains("last is thread"), "{}", v.text);
-    assert!(
-        v.text
-            .contains("Why: epoll has 2.00 syscalls per request against 6.00 (≈ 1.1 µs), of the 1.5 µs gap in server CPU per request to poll."),
-        "{}",
-        v.text
-    );
-    assert!(v.text.contains("client was saturated in 6 of 18 cells"), "{}", v.text);
+    says(&v, "Server CPU per request: epoll is best, 1.29× poll");
+    says(&v, "last is thread");
+    says(&v, "Why: epoll has 2.00 syscalls per request against 6.00 (≈ 1.1 µs), of the 1.5 µs gap in server CPU per request to poll.");
+    says(&v, "client was saturated in 6 of 18 cells");
 }
 
 /// Two syscalls cannot cover 20 µs: a counter that differs a lot but accounts for little
@@ -332,11 +315,7 @@ fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
         })
         .collect();
     let v = crate::bench::judge::verdict_with(&experiment(), &more, 3, &costs);
-    assert!(
-        v.text.contains("Why: epoll has 0.05 syscalls per request against 80"),
-        "{}",
-        v.text
-    );
+    says(&v, "Why: epoll has 0.05 syscalls per request against 80");
 }
 
 /// A paired run measures its first model twice per round; the twin is never ranked, and
@@ -402,13 +381,8 @@ fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
         .find(|f| f.metric == "server CPU per request")
         .unwrap();
     assert!(!cpu.clear, "{}", v.text);
-    assert!(
-        v.text
-            .contains("Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)"),
-        "{}",
-        v.text
-    );
-    assert!(v.text.contains("Throughput: epoll is best"), "{}", v.text);
+    says(&v, "Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)");
+    says(&v, "Throughput: epoll is best");
 }
 
 #[test]
@@ -424,9 +398,14 @@ fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
         }
     }
     let v = verdict(&experiment(), &cells, 3);
-    assert!(v.text.contains("Throughput: no clear difference between"), "{}", v.text);
-    assert!(v.text.contains("inside the spread of 3 runs"), "{}", v.text);
+    says(&v, "Throughput: no clear difference between");
+    says(&v, "inside the spread of 3 runs");
     let only: Vec<Cell> = cells.into_iter().filter(|c| c.target == "epoll").collect();
     assert!(verdict(&experiment(), &only, 3).text.contains("only epoll finished"));
     assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
+}
+
+/// Fails, showing the whole verdict, unless its text says `said`.
+fn says(v: &crate::bench::judge::Verdict, said: &str) {
+    assert!(v.text.contains(said), "{said}\n{}", v.text);
 }

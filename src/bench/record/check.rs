@@ -133,9 +133,9 @@ impl Origin<'_> {
         self.line(line_of(self.text, needle), field, msg)
     }
 
-    /// An error at line `l` (0: unknown), about `field`.
+    /// An error at line `l` (0: unknown, as in a scenario with no text), about `field`.
     fn line(&self, l: usize, field: &str, msg: impl std::fmt::Display) -> Error {
-        Error::Scenario(if l > 0 {
+        Error::Scenario(if l > 0 && !self.text.is_empty() {
             format!("{}, line {l}, field '{field}': {msg}", self.name)
         } else {
             format!("{}, field '{field}': {msg}", self.name)
@@ -212,6 +212,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         check_experiment(&s.experiments[i], &s, &o)?;
     }
     s.notes = notes;
+    Ok(s)
+}
+
+/// Checks a scenario a program made (not read from a file) by the rules a file's is read by;
+/// errors name `origin` and the field.
+pub fn check(s: Scenario, origin: &str) -> Result<Scenario, Error> {
+    let o = Origin { name: origin, text: "" };
+    check_scenario(&s, &o)?;
+    for x in &s.experiments {
+        check_experiment(x, &s, &o)?;
+    }
     Ok(s)
 }
 

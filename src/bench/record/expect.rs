@@ -109,18 +109,25 @@ pub(super) fn check_keys(x: &Experiment) -> Result<(), BadValue> {
     x.expect.iter().try_for_each(|e| read(e, x).map(drop))
 }
 
+/// An experiment over reactor, thread and dispatch with a short and a long class and these
+/// `expect` entries (TOML list items), as the tests of expectations build theirs.
+#[cfg(test)]
+pub(crate) fn experiment_expecting(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
+    super::scenario::experiment_of(
+        "\"reactor\", \"thread\", \"dispatch --workers 2\"",
+        "10",
+        &format!(
+            "mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::record::scenario::parse;
 
     fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-        let text = format!(
-            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-             models = [\"reactor\", \"thread\", \"dispatch --workers 2\"]\nconnections = [10]\nduration = \"1s\"\n\
-             mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
-        );
-        parse(&text, "test").map(|mut s| s.experiments.remove(0))
+        experiment_expecting(expect)
     }
 
     #[test]

@@ -205,48 +205,11 @@ impl<V: Serialize> Results<V> {
 
     /// Writes `results.json` and `results.csv` into `dir`.
     pub fn save(&self, dir: &Path) -> Result<(), Error> {
-        save(
-            dir,
-            &self.scenario,
-            &self.environment,
-            &self.cells,
-            self.interrupted,
-            &self.verdicts,
-        )
+        let text = serde_json::to_string_pretty(self).expect("results serialise");
+        std::fs::write(dir.join("results.json"), text).map_err(io_err("writing results.json"))?;
+        std::fs::write(dir.join("results.csv"), csv(&self.cells)).map_err(io_err("writing results.csv"))?;
+        Ok(())
     }
-}
-
-/// Writes `results.json` (with `verdicts`) and `results.csv` of a run so far into `dir`.
-pub fn save<V: Serialize>(
-    dir: &Path,
-    scenario: &Scenario,
-    environment: &Environment,
-    cells: &[Cell],
-    interrupted: bool,
-    verdicts: &[V],
-) -> Result<(), Error> {
-    /// [`Results`] as it is written, borrowing what it holds.
-    #[derive(Serialize)]
-    struct Written<'a, V> {
-        format: u32,
-        scenario: &'a Scenario,
-        environment: &'a Environment,
-        interrupted: bool,
-        verdicts: &'a [V],
-        cells: &'a [Cell],
-    }
-    let doc = Written {
-        format: FORMAT,
-        scenario,
-        environment,
-        interrupted,
-        verdicts,
-        cells,
-    };
-    let text = serde_json::to_string_pretty(&doc).expect("results serialise");
-    std::fs::write(dir.join("results.json"), text).map_err(io_err("writing results.json"))?;
-    std::fs::write(dir.join("results.csv"), csv(cells)).map_err(io_err("writing results.csv"))?;
-    Ok(())
 }
 
 /// Reads `DIR/results.json` (this version's, or an earlier one's), its verdicts left for the

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::check::parse;
+pub use super::check::{check, parse};
 use crate::bench::error::Error;
 use crate::load::{LoadArgs, Target, Workload};
 
@@ -224,6 +224,32 @@ pub struct Published {
 }
 
 impl Scenario {
+    /// A scenario of `experiments` with every other key at its default, as a program (not a
+    /// file) makes one: `check::check` then reads it as a file's would be.
+    pub fn of(name: &str, description: &str, experiments: Vec<Experiment>) -> Scenario {
+        Scenario {
+            name: name.into(),
+            description: description.into(),
+            seed: None,
+            compare_shapes: false,
+            repeats: 1,
+            server_cpus: None,
+            client_cpus: None,
+            client_threads: None,
+            server_host: None,
+            client_hosts: Vec::new(),
+            server_addr: None,
+            steer_rx: false,
+            experiments,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The scenario as a TOML file writes it (`muxlab bench FILE` reads it back).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario serialises")
+    }
+
     /// Whether its loopback can be steered (`steer_rx`): its servers and clients on this
     /// machine, over loopback. The reason when not.
     pub fn steerable(&self) -> Result<(), Error> {
@@ -242,6 +268,37 @@ impl Scenario {
 }
 
 impl Experiment {
+    /// Experiment `name` of `models` at `connections` under `load`, every other key at its
+    /// default.
+    pub fn new(
+        name: &str,
+        proto: Protocol,
+        models: Vec<String>,
+        connections: Vec<usize>,
+        load: Workload,
+    ) -> Experiment {
+        Experiment {
+            name: name.into(),
+            description: String::new(),
+            proto,
+            models,
+            peers: Vec::new(),
+            connections,
+            load,
+            work: None,
+            work_from_request: false,
+            expect: Vec::new(),
+            workers: None,
+            tls: false,
+            rotate_sources: false,
+            paired: false,
+            reference: None,
+            published: Vec::new(),
+            seed_note: None,
+            unknown: BTreeMap::new(),
+        }
+    }
+
     pub fn duration(&self) -> Option<Duration> {
         self.load.duration
     }
@@ -340,4 +397,15 @@ pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
         "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
         names.join(", ")
     )))
+}
+
+/// An HTTP experiment `e` of 1 s over `models` (TOML list items) at `connections`, with `keys`
+/// (TOML lines) added, read as a scenario file is: what the unit tests build theirs from.
+#[cfg(test)]
+pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Result<Experiment, Error> {
+    let text = format!(
+        "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+         models = [{models}]\nconnections = [{connections}]\nduration = \"1s\"\n{keys}"
+    );
+    parse(&text, "test").map(|mut s| s.experiments.remove(0))
 }

@@ -5,7 +5,7 @@
 use super::*;
 
 impl H2Session {
-    pub(super) fn headers<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+    pub(super) fn headers<F: Each>(
         &mut self,
         head: Head,
         payload: &[u8],
@@ -56,7 +56,7 @@ impl H2Session {
     }
 
     /// A piece of the header block; at its end, the block is decoded and acted on.
-    pub(super) fn fragment<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+    pub(super) fn fragment<F: Each>(
         &mut self,
         fragment: &[u8],
         end: bool,

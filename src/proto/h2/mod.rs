@@ -29,7 +29,7 @@ use frame::{dependency, unpad, Code, Head};
 use message::{field, refusal_body, response_head, Fields, Method};
 use stream::{Closed, Stream};
 
-use super::{Answer, Fed, Limits, Request};
+use super::{Answer, Each, Fed, Limits, Request};
 use crate::proto::http::{BODY, MAX_HEAD};
 
 /// The largest header block (HEADERS and its CONTINUATIONs) accepted, encoded: past it the
@@ -172,12 +172,7 @@ impl H2Session {
     }
 
     /// Bytes in (any split), frames out.
-    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        mut input: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-    ) -> Fed {
+    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if let Phase::Preface(left) = self.phase {
             let done = frame::PREFACE.len() - left;
@@ -230,13 +225,7 @@ impl H2Session {
     }
 
     /// Handles every whole frame at the start of `b`; returns the bytes used.
-    fn frames<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        b: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-        fed: &mut Fed,
-    ) -> usize {
+    fn frames<F: Each>(&mut self, b: &[u8], out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> usize {
         let mut at = 0;
         while b.len() - at >= frame::HEADER_LEN && self.phase == Phase::Frames {
             let head = Head::parse(&b[at..]);
@@ -270,7 +259,7 @@ impl H2Session {
     }
 
     /// One frame. `Err`: a connection error.
-    fn frame<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
+    fn frame<F: Each>(
         &mut self,
         head: Head,
         payload: &[u8],

@@ -17,7 +17,7 @@
 use std::io::Write;
 
 use super::chunked::{ChunkError, Chunked, Phase};
-use super::{Answer, Fed, Request};
+use super::{Answer, Each, Fed, Request};
 
 /// The largest request head (request line + headers) accepted, and of a trailer section.
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -137,12 +137,7 @@ impl HttpSession {
 
     /// Consumes `input`, answering every request in it; `each` sees each request (its target)
     /// right before its response is written, and may refuse it (400).
-    pub fn feed<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        input: &[u8],
-        out: &mut Vec<u8>,
-        each: &mut F,
-    ) -> Fed {
+    pub fn feed<F: Each>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if matches!(self.state, State::Closed) {
             fed.close = true;
@@ -167,13 +162,7 @@ impl HttpSession {
     }
 
     /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
-    fn run<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        data: &[u8],
-        out: &mut Vec<u8>,
-        fed: &mut Fed,
-        each: &mut F,
-    ) -> usize {
+    fn run<F: Each>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> usize {
         let mut pos = 0;
         while !fed.close {
             let step = match &mut self.state {
@@ -247,13 +236,7 @@ impl HttpSession {
     }
 
     /// Parses a request head at the start of `data` and answers or starts its body.
-    fn head<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer>(
-        &mut self,
-        data: &[u8],
-        out: &mut Vec<u8>,
-        fed: &mut Fed,
-        each: &mut F,
-    ) -> Step {
+    fn head<F: Each>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         let n = match req.parse(data) {
