@@ -8,8 +8,8 @@ use crate::bench::judge::metric::{self, Metric};
 use crate::bench::record::{spread, Cell, Spread};
 use crate::bench::Results;
 
-/// With one run per cell the noise is unknown: changes smaller than this are not called.
-const SINGLE_RUN_NOISE: f64 = 0.10;
+use crate::bench::judge::SINGLE_RUN_NOISE;
+use crate::bench::record::CHANCE;
 
 /// One metric of one cell, on both sides.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,9 +86,9 @@ fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
         highest: hi,
     } = spread(ratios)?;
     let sign = crate::bench::record::sign_test;
-    let verdict = if sign(ups, n) < 0.05 {
+    let verdict = if sign(ups, n) < CHANCE {
         Some(*higher)
-    } else if sign(n - ups, n) < 0.05 {
+    } else if sign(n - ups, n) < CHANCE {
         Some(!*higher)
     } else {
         None

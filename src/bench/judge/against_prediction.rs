@@ -8,8 +8,8 @@ use super::metric::Metric;
 use crate::bench::record::{median, Cell};
 
 /// A measured ratio between two targets this close to the predicted one is that queueing (one
-/// run's noise; see the verdict's).
-const NOISE: f64 = 0.10;
+/// run's noise, as the verdict takes it).
+const NOISE: f64 = super::SINGLE_RUN_NOISE;
 
 /// `target`'s measured figure and its predicted one at `n` connections (medians over the
 /// repeats; cells that starved connections do not count).

@@ -11,7 +11,7 @@ use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{spread, Cell};
 
 /// With one run per cell the noise is unknown: "A < B" holds only where B is this much more.
-const SINGLE_RUN_MARGIN: f64 = 0.10;
+const SINGLE_RUN_MARGIN: f64 = super::SINGLE_RUN_NOISE;
 
 /// A shape held against the cells.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -27,7 +27,7 @@ pub use metric::{Metric, Unranked};
 pub use shapes::NAME as ACROSS_SHAPES;
 #[cfg(test)]
 pub(crate) use verdict::verdict;
-pub use verdict::verdict_with;
+pub use verdict::{verdict_with, SINGLE_RUN_NOISE};
 
 use crate::bench::record::costs::UnitCosts;
 use crate::bench::record::scenario::Experiment;

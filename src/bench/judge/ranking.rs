@@ -5,7 +5,7 @@
 use super::finding::Finding;
 use super::metric::Metric;
 use super::verdict::SINGLE_RUN_NOISE;
-use crate::bench::record::{in_round, sign_test, spread, Cell, Spread};
+use crate::bench::record::{in_round, sign_test, spread, Cell, Spread, CHANCE};
 
 /// One target at one connection count: its median over the repeats, and their range.
 #[derive(Debug, Clone, Copy)]
@@ -208,5 +208,5 @@ pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str
         .filter_map(|r| Some(m.better(value(best, r)?, value(second, r)?) > 1.0))
         .collect();
     let wins = rounds.iter().filter(|w| **w).count();
-    sign_test(wins, rounds.len()) < 0.05
+    sign_test(wins, rounds.len()) < CHANCE
 }

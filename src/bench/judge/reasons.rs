@@ -7,6 +7,9 @@ use crate::bench::record::costs::UnitCosts;
 use crate::bench::record::{median, Cell};
 use crate::units::thousands;
 
+/// A counter under this for both targets (per request) is next to nothing either way: no reason.
+const NEXT_TO_NOTHING: f64 = 0.05;
+
 /// A counter must differ by this factor to be offered as a reason.
 const REASON_FACTOR: f64 = 1.25;
 
@@ -89,7 +92,7 @@ pub(super) fn why(cells: &[&Cell], a: &str, b: &str, costs: &UnitCosts) -> Why {
         .filter_map(|c| {
             let (x, y) = (med(a, c.get)?, med(b, c.get)?);
             let (hi, lo) = (x.max(y), x.min(y));
-            if hi < 0.05 {
+            if hi < NEXT_TO_NOTHING {
                 // Both next to nothing: no reason either way.
                 return None;
             }
