@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use super::request::{pattern, Payload};
-use crate::proto::h2::frame;
+use crate::proto::h2::frame::{self, Reader};
 use crate::proto::h2::hpack;
+use crate::proto::h2::window::Window;
 
 /// Our receive windows, per stream and for the connection: large, so a server never waits on
 /// this client (h2load's default is the same, 2^30 - 1).
@@ -83,7 +84,7 @@ struct Stream {
     body_off: usize,
     body_left: usize,
     /// Our send window on it.
-    window: i64,
+    window: Window,
     /// The final response's status (0 until its head came).
     status: u16,
     content_length: Option<u64>,
@@ -105,18 +106,15 @@ pub struct H2Conn {
     initial_window: i64,
     max_frame: usize,
     /// Our send window on the connection.
-    send_window: i64,
+    send_window: Window,
     /// Bytes received since we last opened the connection's window.
     unacked: u64,
     /// The server's preface (a SETTINGS frame) has come.
     settings_seen: bool,
     /// GOAWAY's last stream.
     goaway: Option<u32>,
-    /// Bytes of a frame not yet whole.
-    buf: Vec<u8>,
-    /// A header block waiting for its CONTINUATION: (stream, END_STREAM), and its bytes.
-    block_for: Option<(u32, bool)>,
-    block: Vec<u8>,
+    /// The server's frames, a header block assembled from HEADERS and its CONTINUATIONs.
+    reader: Reader,
     decoder: hpack::Decoder,
     encoder: Encoder,
     /// Some stream has body bytes its window held back.
@@ -136,13 +134,11 @@ impl H2Conn {
             max_streams: ASSUMED_STREAMS,
             initial_window: frame::INITIAL_WINDOW,
             max_frame: frame::MAX_FRAME,
-            send_window: frame::INITIAL_WINDOW,
+            send_window: Window::new(frame::INITIAL_WINDOW),
             unacked: 0,
             settings_seen: false,
             goaway: None,
-            buf: Vec::new(),
-            block_for: None,
-            block: Vec::new(),
+            reader: Reader::new(MAX_HEADER_LIST, usize::MAX),
             decoder: hpack::Decoder::new(),
             encoder: Encoder::new(classes),
             blocked: false,
@@ -219,7 +215,7 @@ impl H2Conn {
             seq,
             body_off: 0,
             body_left: body,
-            window: self.initial_window,
+            window: Window::new(self.initial_window),
             status: 0,
             content_length: None,
             received: 0,
@@ -240,15 +236,15 @@ impl H2Conn {
     fn send_body(&mut self, k: usize, out: &mut Vec<u8>) {
         let s = &mut self.streams[k];
         while s.body_left > 0 {
-            let n = (s.body_left as i64)
-                .min(s.window)
-                .min(self.send_window)
-                .min(self.max_frame as i64);
-            if n <= 0 {
+            let n = s
+                .body_left
+                .min(s.window.room())
+                .min(self.send_window.room())
+                .min(self.max_frame);
+            if n == 0 {
                 self.blocked = true;
                 return;
             }
-            let n = n as usize;
             let end = n == s.body_left;
             frame::head(out, n, frame::DATA, if end { frame::END_STREAM } else { 0 }, s.id);
             let at = out.len();
@@ -261,8 +257,8 @@ impl H2Conn {
             }
             s.body_off += n;
             s.body_left -= n;
-            s.window -= n as i64;
-            self.send_window -= n as i64;
+            s.window.spend(n);
+            self.send_window.spend(n);
             self.counts.frames_out += 1;
         }
     }

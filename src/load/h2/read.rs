@@ -4,56 +4,55 @@
 
 use super::super::request::pattern;
 use super::{Event, Fault, H2Conn, LAST_ID, MAX_HEADER_LIST, RECV_WINDOW};
-use crate::proto::h2::frame::{self, Head};
+use crate::proto::h2::frame::{self, Frame, Head, ReadError};
+
+impl From<ReadError> for Fault {
+    fn from(e: ReadError) -> Fault {
+        Fault::Bad(match e {
+            ReadError::FrameTooLarge => "a frame larger than SETTINGS_MAX_FRAME_SIZE",
+            ReadError::StreamZero => "HEADERS on stream 0",
+            ReadError::Padding(_) => "bad padding",
+            ReadError::ShortPriority => "a HEADERS frame too short for its priority",
+            ReadError::ContinuationExpected => "a header block not followed by its CONTINUATION",
+            ReadError::ContinuationElsewhere => "a CONTINUATION on another stream",
+            ReadError::StrayContinuation => "a CONTINUATION without a header block",
+            ReadError::BlockTooLarge | ReadError::TooManyContinuations => "a response header block over 64 KiB",
+        })
+    }
+}
 
 impl H2Conn {
     /// Reads the server's bytes: what must be answered goes to `out`, what the engine must act
     /// on to `events`.
     pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
-        if self.buf.is_empty() {
-            let used = self.frames(data, out, events)?;
-            self.buf.extend_from_slice(&data[used..]);
-        } else {
-            self.buf.extend_from_slice(data);
-            let buf = std::mem::take(&mut self.buf);
-            let used = self.frames(&buf, out, events);
-            self.buf = buf;
-            self.buf.drain(..used?);
+        if !self.settings_seen && !data.is_empty() {
+            self.preface(data)?;
         }
+        let mut reader = std::mem::take(&mut self.reader);
+        let before = reader.frames();
+        let read = reader.read(data, &mut |f| self.frame(f, out, events));
+        self.counts.frames_in += reader.frames() - before;
+        self.reader = reader;
+        read?;
         self.pump(out);
         Ok(())
     }
 
-    /// Handles the whole frames at the start of `b`; returns the bytes used.
-    fn frames(&mut self, mut b: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<usize, Fault> {
-        let total = b.len();
-        if !self.settings_seen && !b.is_empty() {
-            // The server's preface is a SETTINGS frame: anything else is not HTTP/2.
-            if b.starts_with(b"HTTP/") {
-                return Err(Fault::Bad(
-                    "the server answered in HTTP/1.x: it does not speak HTTP/2 on this port (prior knowledge)",
-                ));
-            }
-            if b.len() > 3 && b[3] != frame::SETTINGS {
-                return Err(Fault::Bad(
-                    "the server's first frame is not SETTINGS: not an HTTP/2 server",
-                ));
-            }
+    /// The server's first bytes (with those an earlier read left): its preface is a SETTINGS
+    /// frame, anything else is not HTTP/2.
+    fn preface(&self, data: &[u8]) -> Result<(), Fault> {
+        let b: Vec<u8> = self.reader.buffered().iter().chain(data).take(5).copied().collect();
+        if b.starts_with(b"HTTP/") {
+            return Err(Fault::Bad(
+                "the server answered in HTTP/1.x: it does not speak HTTP/2 on this port (prior knowledge)",
+            ));
         }
-        while b.len() >= frame::HEADER_LEN {
-            let h = Head::parse(b);
-            if h.len > frame::MAX_FRAME {
-                return Err(Fault::Bad("a frame larger than SETTINGS_MAX_FRAME_SIZE"));
-            }
-            if b.len() < frame::HEADER_LEN + h.len {
-                break;
-            }
-            let p = &b[frame::HEADER_LEN..frame::HEADER_LEN + h.len];
-            b = &b[frame::HEADER_LEN + h.len..];
-            self.counts.frames_in += 1;
-            self.frame(h, p, out, events)?;
+        if b.len() > 3 && b[3] != frame::SETTINGS {
+            return Err(Fault::Bad(
+                "the server's first frame is not SETTINGS: not an HTTP/2 server",
+            ));
         }
-        Ok(total - b.len())
+        Ok(())
     }
 
     /// Where stream `id` is (the streams are in the order they opened: ids ascending).
@@ -70,69 +69,14 @@ impl H2Conn {
         }
     }
 
-    fn frame(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
-        if self.block_for.is_some() && h.kind != frame::CONTINUATION {
-            return Err(Fault::Bad("a header block not followed by its CONTINUATION"));
-        }
+    fn frame(&mut self, f: Frame<'_>, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
+        let (h, p) = match f {
+            Frame::Headers(b) => return self.head(b.stream(), b.fragment, b.ends_stream(), out, events),
+            Frame::Single(h, p) => (h, p),
+        };
         match h.kind {
             frame::DATA => self.data(h, p, out, events),
-            frame::HEADERS => {
-                let mut p = frame::unpad(h, p).map_err(|_| Fault::Bad("bad padding"))?;
-                if h.flags & frame::PRIORITY_FLAG != 0 {
-                    p = p
-                        .get(5..)
-                        .ok_or(Fault::Bad("a HEADERS frame too short for its priority"))?;
-                }
-                if h.stream == 0 {
-                    return Err(Fault::Bad("HEADERS on stream 0"));
-                }
-                let end_stream = h.flags & frame::END_STREAM != 0;
-                if h.flags & frame::END_HEADERS != 0 {
-                    self.head(h.stream, p, end_stream, out, events)
-                } else {
-                    self.block.clear();
-                    self.block.extend_from_slice(p);
-                    self.block_for = Some((h.stream, end_stream));
-                    Ok(())
-                }
-            }
-            frame::CONTINUATION => {
-                let Some((id, end_stream)) = self.block_for else {
-                    return Err(Fault::Bad("a CONTINUATION without a header block"));
-                };
-                if h.stream != id {
-                    return Err(Fault::Bad("a CONTINUATION on another stream"));
-                }
-                self.block.extend_from_slice(p);
-                if self.block.len() > MAX_HEADER_LIST {
-                    return Err(Fault::Bad("a response header block over 64 KiB"));
-                }
-                if h.flags & frame::END_HEADERS != 0 {
-                    self.block_for = None;
-                    let block = std::mem::take(&mut self.block);
-                    let r = self.head(id, &block, end_stream, out, events);
-                    self.block = block;
-                    return r;
-                }
-                Ok(())
-            }
-            frame::RST_STREAM => {
-                if p.len() != 4 || h.stream == 0 {
-                    return Err(Fault::Bad("a malformed RST_STREAM"));
-                }
-                let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
-                match self.find(h.stream) {
-                    Some(k) => {
-                        self.streams.remove(k);
-                        events.push(match code {
-                            c if c == frame::Code::RefusedStream as u32 => Event::Refused { id: h.stream },
-                            code => Event::Reset { id: h.stream, code },
-                        });
-                        Ok(())
-                    }
-                    None => self.unknown(h.stream),
-                }
-            }
+            frame::RST_STREAM => self.rst_stream(h, p, events),
             frame::SETTINGS => self.settings(h, p, out),
             frame::PING => {
                 if p.len() != 8 || h.stream != 0 {
@@ -145,45 +89,64 @@ impl H2Conn {
                 }
                 Ok(())
             }
-            frame::GOAWAY => {
-                if p.len() < 8 || h.stream != 0 {
-                    return Err(Fault::Bad("a malformed GOAWAY"));
-                }
-                let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
-                let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
-                // A second GOAWAY may only lower the last stream.
-                let last = self.goaway.map_or(last, |l| l.min(last));
-                self.goaway = Some(last);
-                self.streams.retain(|s| s.id <= last);
-                events.push(Event::GoAway { last, code });
-                Ok(())
-            }
-            frame::WINDOW_UPDATE => {
-                if p.len() != 4 {
-                    return Err(Fault::Bad("a malformed WINDOW_UPDATE"));
-                }
-                let inc = i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID);
-                if inc == 0 {
-                    return Err(Fault::Bad("a WINDOW_UPDATE of 0"));
-                }
-                let window = match h.stream {
-                    0 => &mut self.send_window,
-                    id => match self.find(id) {
-                        Some(k) => &mut self.streams[k].window,
-                        None => return self.unknown(id),
-                    },
-                };
-                *window += inc;
-                if *window > frame::MAX_WINDOW {
-                    return Err(Fault::Bad("a window opened past 2^31 - 1"));
-                }
-                self.blocked = true;
-                Ok(())
-            }
+            frame::GOAWAY => self.goaway(h, p, events),
+            frame::WINDOW_UPDATE => self.window_update(h, p),
             frame::PUSH_PROMISE => Err(Fault::Bad("PUSH_PROMISE, though this client disabled push")),
             // PRIORITY, and frame types this client does not know, are ignored (RFC 9113 5.5).
             _ => Ok(()),
         }
+    }
+
+    fn rst_stream(&mut self, h: Head, p: &[u8], events: &mut Vec<Event>) -> Result<(), Fault> {
+        if p.len() != 4 || h.stream == 0 {
+            return Err(Fault::Bad("a malformed RST_STREAM"));
+        }
+        let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+        let Some(k) = self.find(h.stream) else {
+            return self.unknown(h.stream);
+        };
+        self.streams.remove(k);
+        events.push(match code {
+            c if c == frame::Code::RefusedStream as u32 => Event::Refused { id: h.stream },
+            code => Event::Reset { id: h.stream, code },
+        });
+        Ok(())
+    }
+
+    fn goaway(&mut self, h: Head, p: &[u8], events: &mut Vec<Event>) -> Result<(), Fault> {
+        if p.len() < 8 || h.stream != 0 {
+            return Err(Fault::Bad("a malformed GOAWAY"));
+        }
+        let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
+        let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
+        // A second GOAWAY may only lower the last stream.
+        let last = self.goaway.map_or(last, |l| l.min(last));
+        self.goaway = Some(last);
+        self.streams.retain(|s| s.id <= last);
+        events.push(Event::GoAway { last, code });
+        Ok(())
+    }
+
+    fn window_update(&mut self, h: Head, p: &[u8]) -> Result<(), Fault> {
+        if p.len() != 4 {
+            return Err(Fault::Bad("a malformed WINDOW_UPDATE"));
+        }
+        let inc = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
+        if inc == 0 {
+            return Err(Fault::Bad("a WINDOW_UPDATE of 0"));
+        }
+        let window = match h.stream {
+            0 => &mut self.send_window,
+            id => match self.find(id) {
+                Some(k) => &mut self.streams[k].window,
+                None => return self.unknown(id),
+            },
+        };
+        window
+            .grant(inc)
+            .map_err(|_| Fault::Bad("a window opened past 2^31 - 1"))?;
+        self.blocked = true;
+        Ok(())
     }
 
     fn settings(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
@@ -208,12 +171,9 @@ impl H2Conn {
                     let delta = i64::from(v) - self.initial_window;
                     self.initial_window = i64::from(v);
                     for s in &mut self.streams {
-                        s.window += delta;
-                        if s.window > frame::MAX_WINDOW {
-                            return Err(Fault::Bad(
-                                "a stream window moved past 2^31 - 1 by SETTINGS_INITIAL_WINDOW_SIZE",
-                            ));
-                        }
+                        s.window.shift(delta).map_err(|_| {
+                            Fault::Bad("a stream window moved past 2^31 - 1 by SETTINGS_INITIAL_WINDOW_SIZE")
+                        })?;
                     }
                     self.blocked = true;
                 }

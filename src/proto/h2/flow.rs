@@ -2,8 +2,8 @@
 //! bodies it holds, and the window it grants back for the DATA it took.
 
 use super::frame::{self, Code, Head};
-use super::stream::Closed;
-use super::{H2Session, KEEP_BUFFER};
+use super::stream::{AfterEnd, Closed};
+use super::H2Session;
 use crate::proto::Fed;
 
 impl H2Session {
@@ -17,34 +17,31 @@ impl H2Session {
         if head.len != 4 {
             return Err(Code::FrameSize);
         }
-        let inc = i64::from(u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]) & 0x7fff_ffff);
+        let inc = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]) & 0x7fff_ffff;
         if head.stream == 0 {
             if inc == 0 {
                 return Err(Code::Protocol);
             }
-            self.send_window += inc;
-            if self.send_window > frame::MAX_WINDOW {
-                return Err(Code::FlowControl);
-            }
+            self.send_window.grant(inc)?;
             self.flush(out);
             self.grant(out, None);
             return Ok(());
         }
-        if head.stream > self.last_id {
+        if head.stream > self.streams.last_id() {
             return Err(Code::Protocol);
         }
-        let Some(i) = self.find(head.stream) else {
+        let Some(i) = self.streams.find(head.stream) else {
             return Ok(()); // closed: a late update is harmless
         };
         if inc == 0 {
             self.reset(out, head.stream, Code::Protocol, fed);
             return Ok(());
         }
-        self.streams[i].send_window += inc;
-        if self.streams[i].send_window > frame::MAX_WINDOW {
-            self.reset(out, head.stream, Code::FlowControl, fed);
-        } else {
-            self.flush_stream(i, out);
+        match self.streams.at(i).send.grant(inc) {
+            Err(_) => self.reset(out, head.stream, Code::FlowControl, fed),
+            Ok(()) => {
+                self.flush_stream(i, out);
+            }
         }
         self.grant(out, None);
         Ok(())
@@ -62,47 +59,56 @@ impl H2Session {
         }
     }
 
-    /// Flushes stream `i`; `true` if it is done and was removed.
+    /// Flushes the stream at `i`; `true` if it is done and was removed.
     pub(super) fn flush_stream(&mut self, i: usize, out: &mut Vec<u8>) -> bool {
         let max_frame = self.peer_max_frame;
-        let s = &mut self.streams[i];
+        let s = self.streams.at(i);
         while !s.pending.is_empty() {
-            let n = (s.pending.len() as i64)
-                .min(s.send_window)
-                .min(self.send_window)
-                .min(max_frame as i64);
-            if n <= 0 {
+            let n = s
+                .pending
+                .len()
+                .min(s.send.room())
+                .min(self.send_window.room())
+                .min(max_frame);
+            if n == 0 {
                 return false;
             }
-            let n = n as usize;
-            let last = n == s.pending.len() && s.end_out;
+            let last = n == s.pending.len() && s.state.ending();
             frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
             out.extend_from_slice(&s.pending[..n]);
             s.pending.drain(..n);
-            if s.pending.is_empty() && s.pending.capacity() > KEEP_BUFFER {
+            if s.pending.is_empty() && s.pending.capacity() > super::streams::KEEP_BUFFER {
                 s.pending = Vec::new();
             }
-            s.send_window -= n as i64;
-            self.send_window -= n as i64;
+            s.send.spend(n);
+            self.send_window.spend(n);
             self.held -= n;
             if last {
-                s.done_out = true;
+                return self.response_ended(i, out);
             }
         }
-        if s.end_out && !s.done_out {
+        if s.state.ending() {
             frame::head(out, 0, frame::DATA, frame::END_STREAM, s.id);
-            s.done_out = true;
-        }
-        if s.done_out && s.abort_in {
-            frame::rst_stream(out, s.id, Code::NoError);
-            self.close(i, Closed::ResetByUs);
-            return true;
-        }
-        if s.done_out && s.ended_in {
-            self.close(i, Closed::Finished);
-            return true;
+            return self.response_ended(i, out);
         }
         false
+    }
+
+    /// Our END_STREAM went on the stream at `i`: `true` if that closed it.
+    pub(super) fn response_ended(&mut self, i: usize, out: &mut Vec<u8>) -> bool {
+        let s = self.streams.at(i);
+        match s.state.end_response() {
+            AfterEnd::Stays => false,
+            AfterEnd::Closes => {
+                self.close(i, Closed::Finished);
+                true
+            }
+            AfterEnd::Resets => {
+                frame::rst_stream(out, s.id, Code::NoError);
+                self.close(i, Closed::ResetByUs);
+                true
+            }
+        }
     }
 
     /// Grants back the window the client's DATA used, on the connection and on stream `only`
@@ -113,13 +119,15 @@ impl H2Session {
         }
         if self.recv_owed > 0 {
             frame::window_update(out, 0, self.recv_owed);
-            self.recv_window += i64::from(self.recv_owed);
+            self.recv_window
+                .grant(self.recv_owed)
+                .expect("a window granted back what it took");
             self.recv_owed = 0;
         }
-        for s in &mut self.streams {
-            if only.is_none_or(|id| id == s.id) && s.recv_owed > 0 && !s.ended_in {
+        for s in self.streams.iter_mut() {
+            if only.is_none_or(|id| id == s.id) && s.recv_owed > 0 && !s.state.request_ended() {
                 frame::window_update(out, s.id, s.recv_owed);
-                s.recv_window += i64::from(s.recv_owed);
+                s.recv.grant(s.recv_owed).expect("a window granted back what it took");
                 s.recv_owed = 0;
             }
         }

@@ -1,166 +1,142 @@
-//! A request's header block: HEADERS and its CONTINUATIONs assembled within their limits,
-//! decoded with HPACK, checked as RFC 9113 8.2-8.3 asks, and the stream opened and answered
-//! (or refused, reset, or the connection ended).
+//! A request's header block (HEADERS and its CONTINUATIONs, assembled by the frame reader):
+//! where it lands (a new stream, trailers of an open one, a closed one), decoded with HPACK,
+//! checked as RFC 9113 8.2-8.3 asks, and the stream opened and answered, or refused, reset,
+//! or the connection ended.
 
-use super::*;
+use super::frame::{self, Block, Code};
+use super::message::{field, refusal_body, response_head, Fields, Method};
+use super::stream::{Closed, StreamState};
+use super::{hpack, H2Session, MAX_DECODED};
+use crate::proto::http::{BODY, MAX_HEAD};
+use crate::proto::{Answer, Each, Fed, Request};
+
+/// Where a header block lands, known before it is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lands {
+    /// A new stream.
+    New,
+    /// The trailers of the open stream at this place in the table.
+    Trailers(usize),
+    /// A stream error, applied once the block is decoded (the HPACK state must follow every
+    /// block): RST_STREAM with this code.
+    Reset(Code),
+}
 
 impl H2Session {
+    /// A whole header block.
     pub(super) fn headers<F: Each>(
         &mut self,
-        head: Head,
-        payload: &[u8],
+        block: Block<'_>,
         out: &mut Vec<u8>,
         each: &mut F,
         fed: &mut Fed,
     ) -> Result<(), Code> {
-        if head.stream == 0 {
-            return Err(Code::Protocol);
+        let mut lands = self.lands(block)?;
+        let id = block.stream();
+        if block.dependency == Some(id) && !matches!(lands, Lands::Reset(_)) {
+            // A stream that depends on itself (RFC 9113 5.3.1).
+            lands = Lands::Reset(Code::Protocol);
         }
-        let mut fragment = unpad(head, payload)?;
-        self.block_problem = None;
-        if head.flags & frame::PRIORITY_FLAG != 0 {
-            if fragment.len() < 5 {
-                return Err(Code::FrameSize);
+        let f = self.decode(block.fragment)?;
+        match lands {
+            Lands::Reset(code) => {
+                self.streams.seen(id);
+                self.reset(out, id, code, fed);
             }
-            if dependency(fragment) == head.stream {
-                self.block_problem = Some(Problem::Malformed);
-            }
-            fragment = &fragment[5..];
+            Lands::Trailers(i) => self.trailers(i, &f, out, fed),
+            Lands::New => self.open(block, &f, out, each, fed),
         }
-        if head.stream > self.last_id {
-            if head.stream.is_multiple_of(2) {
-                return Err(Code::Protocol);
-            }
-        } else {
-            match self.find(head.stream) {
-                // Trailers end the request; a second HEADERS after it is on a closed stream.
-                Some(i) if !self.streams[i].ended_in => {
-                    if head.flags & frame::END_STREAM == 0 {
-                        self.block_problem = Some(Problem::Malformed);
-                    }
-                }
-                Some(_) => self.block_problem = Some(Problem::StreamClosed),
-                None => match self.was_closed(head.stream) {
-                    Some(Closed::Finished) => return Err(Code::StreamClosed),
-                    Some(Closed::ResetByUs) => self.block_problem = Some(Problem::StreamClosed),
-                    // A stream identifier below the last, never opened (RFC 9113 5.1.1).
-                    None => return Err(Code::Protocol),
-                },
-            }
-        }
-        self.block.clear();
-        self.block_stream = head.stream;
-        self.block_end_stream = head.flags & frame::END_STREAM != 0;
-        self.continuations = 0;
-        self.fragment(fragment, head.flags & frame::END_HEADERS != 0, out, each, fed)
+        Ok(())
     }
 
-    /// A piece of the header block; at its end, the block is decoded and acted on.
-    pub(super) fn fragment<F: Each>(
-        &mut self,
-        fragment: &[u8],
-        end: bool,
-        out: &mut Vec<u8>,
-        each: &mut F,
-        fed: &mut Fed,
-    ) -> Result<(), Code> {
-        if self.block.len() + fragment.len() > MAX_BLOCK {
-            return Err(Code::EnhanceYourCalm);
+    /// Where a block for its stream lands; `Err`: a connection error.
+    fn lands(&self, block: Block<'_>) -> Result<Lands, Code> {
+        let id = block.stream();
+        if id > self.streams.last_id() {
+            return match id.is_multiple_of(2) {
+                true => Err(Code::Protocol),
+                false => Ok(Lands::New),
+            };
         }
-        self.block.extend_from_slice(fragment);
-        self.expecting_continuation = !end;
-        if !end {
-            return Ok(());
-        }
-        let id = self.block_stream;
+        Ok(match self.streams.find(id) {
+            // Trailers end the request; a second HEADERS after it is on a closed stream.
+            Some(i) if !self.streams.get(i).state.request_ended() => match block.ends_stream() {
+                true => Lands::Trailers(i),
+                false => Lands::Reset(Code::Protocol),
+            },
+            Some(_) => Lands::Reset(Code::StreamClosed),
+            None => match self.streams.was_closed(id) {
+                Some(Closed::Finished) => return Err(Code::StreamClosed),
+                Some(Closed::ResetByUs) => Lands::Reset(Code::StreamClosed),
+                // A stream identifier below the last, never opened (RFC 9113 5.1.1).
+                None => return Err(Code::Protocol),
+            },
+        })
+    }
+
+    /// Decodes a block into the request head it carries (its path into `self.path`).
+    fn decode(&mut self, block: &[u8]) -> Result<Fields, Code> {
         let mut f = Fields::default();
-        let block = std::mem::take(&mut self.block);
         let path = &mut self.path;
         path.clear();
-        let decoded = self
-            .decoder
-            .decode(&block, MAX_DECODED, &mut |name, value| field(&mut f, path, name, value));
-        self.block = block;
-        decoded.map_err(|e| match e {
-            hpack::BadBlock::TooLarge => Code::EnhanceYourCalm,
-            hpack::BadBlock::Invalid => Code::Compression,
-        })?;
-        let existing = self.find(id);
-        if let Some(problem) = self.block_problem {
-            let code = match problem {
-                Problem::Malformed => Code::Protocol,
-                Problem::StreamClosed => Code::StreamClosed,
-            };
-            if id > self.last_id {
-                self.last_id = id;
-            }
-            self.reset(out, id, code, fed);
-            return Ok(());
+        self.decoder
+            .decode(block, MAX_DECODED, &mut |name, value| field(&mut f, path, name, value))
+            .map_err(|e| match e {
+                hpack::BadBlock::TooLarge => Code::EnhanceYourCalm,
+                hpack::BadBlock::Invalid => Code::Compression,
+            })?;
+        Ok(f)
+    }
+
+    /// Trailers of the open stream at `i`: no pseudo-headers, and they end the request.
+    fn trailers(&mut self, i: usize, f: &Fields, out: &mut Vec<u8>, fed: &mut Fed) {
+        let id = self.streams.at(i).id;
+        if f.method.is_some() || f.scheme || f.path || f.authority || f.malformed {
+            self.reset(out, id, Code::Protocol, fed);
+            return;
         }
-        if let Some(i) = existing {
-            // Trailers: no pseudo-headers, and they end the request.
-            if f.method.is_some() || f.scheme || f.path || f.authority || f.malformed {
-                self.reset(out, id, Code::Protocol, fed);
-            } else {
-                self.end_request(i, out, fed);
-                if let Some(i) = self.find(id) {
-                    self.flush_stream(i, out);
-                }
-            }
-            return Ok(());
+        self.end_request(i, out, fed);
+        if let Some(i) = self.streams.find(id) {
+            self.flush_stream(i, out);
         }
-        self.last_id = id;
-        if self.peer_gone {
+    }
+
+    /// A new stream: refused past the limit or after the client's GOAWAY, else opened, its
+    /// request checked and answered.
+    fn open<F: Each>(&mut self, block: Block<'_>, f: &Fields, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
+        let id = block.stream();
+        self.streams.seen(id);
+        if self.peer_gone || self.streams.len() >= self.limits.max_streams as usize {
             fed.streams.refused += 1;
-            self.remember(id, Closed::ResetByUs);
+            self.streams.remember(id, Closed::ResetByUs);
             frame::rst_stream(out, id, Code::RefusedStream);
-            return Ok(());
-        }
-        if self.streams.len() >= self.limits.max_streams as usize {
-            fed.streams.refused += 1;
-            self.remember(id, Closed::ResetByUs);
-            frame::rst_stream(out, id, Code::RefusedStream);
-            return Ok(());
+            return;
         }
         fed.streams.opened += 1;
-        let mut s = self.spare.pop().unwrap_or_else(|| Stream {
-            id,
-            recv_window: 0,
-            send_window: 0,
-            recv_owed: 0,
-            pending: Vec::new(),
-            method: Method::Other,
-            ended_in: false,
-            abort_in: false,
-            end_out: false,
-            done_out: false,
-            expect_len: None,
-            got_len: 0,
-        });
-        s.open(id, self.peer_initial_window);
-        self.streams.push(s);
-        let i = self.streams.len() - 1;
-        let whole = if f.connect {
-            f.authority && !f.scheme && !f.path
-        } else {
-            f.scheme && f.path
-        };
-        let Some(method) = f.method.filter(|_| whole && !f.malformed) else {
+        let i = self.streams.open(id, self.peer_initial_window);
+        let Some(method) = checked(f) else {
             self.reset(out, id, Code::Protocol, fed);
-            return Ok(());
+            return;
         };
-        self.streams[i].method = method;
-        self.streams[i].expect_len = f.content_length;
-        if self.block_end_stream {
+        let s = self.streams.at(i);
+        s.method = method;
+        s.expect_len = f.content_length;
+        if block.ends_stream() {
             if f.content_length.is_some_and(|n| n != 0) {
                 // Its content-length promised a body that will not come.
                 self.reset(out, id, Code::Protocol, fed);
-                return Ok(());
+                return;
             }
-            self.streams[i].ended_in = true;
+            s.state.end_request();
         }
-        // The answer, after the request's work.
-        let status: &[u8] = if f.list_size > MAX_HEAD {
+        let status = self.status(method, f, each, out);
+        fed.requests += 1;
+        self.answer(i, method, status, f.content_length, out);
+    }
+
+    /// The status a checked request gets, after its work (the model's hook).
+    fn status<F: Each>(&self, method: Method, f: &Fields, each: &mut F, out: &mut Vec<u8>) -> &'static [u8] {
+        if f.list_size > MAX_HEAD {
             b"431"
         } else if method == Method::Other {
             b"405"
@@ -170,40 +146,58 @@ impl H2Session {
             b"400"
         } else {
             b"200"
-        };
-        fed.requests += 1;
-        let s = &mut self.streams[i];
+        }
+    }
+
+    /// The response of the stream at `i`: its head, and the body it holds for window.
+    fn answer(&mut self, i: usize, method: Method, status: &[u8], content_length: Option<u64>, out: &mut Vec<u8>) {
+        let s = self.streams.at(i);
+        let id = s.id;
+        let ended = s.state.request_ended();
         if status != b"200" {
             // Refused with a status and a short body; a body still coming is not wanted.
             s.method = Method::Other;
             s.pending.extend_from_slice(refusal_body(status));
             self.held += s.pending.len();
-            s.end_out = true;
             response_head(out, id, status, None, s.pending.len(), false);
-            s.abort_in = !s.ended_in;
+            if !ended {
+                s.state = StreamState::Refusing;
+            }
             self.flush_stream(i, out);
-            return Ok(());
+            return;
         }
         match method {
             Method::Get => {
                 s.pending.extend_from_slice(BODY);
                 self.held += BODY.len();
-                s.end_out = true;
+                if !ended {
+                    s.state = StreamState::Open { ending: true };
+                }
                 response_head(out, id, b"200", Some(b"text/html"), BODY.len(), false);
             }
             Method::Head => {
-                s.end_out = true;
-                s.done_out = true;
                 response_head(out, id, b"200", Some(b"text/html"), BODY.len(), true);
+                // END_STREAM went with the head.
+                self.response_ended(i, out);
+                return;
             }
             Method::Echo => {
-                let len = f.content_length.map_or(usize::MAX, |n| n as usize);
+                let len = content_length.map_or(usize::MAX, |n| n as usize);
                 response_head(out, id, b"200", Some(b"application/octet-stream"), len, false);
-                s.end_out = s.ended_in;
             }
-            Method::Other => unreachable!("refused above"),
+            Method::Other => unreachable!("refused with 405"),
         }
         self.flush_stream(i, out);
-        Ok(())
     }
+}
+
+/// The method of a request head that has every pseudo-header its kind needs and nothing
+/// malformed; `None` for a malformed one.
+fn checked(f: &Fields) -> Option<Method> {
+    let whole = if f.connect {
+        f.authority && !f.scheme && !f.path
+    } else {
+        f.scheme && f.path
+    };
+    f.method.filter(|_| whole && !f.malformed)
 }

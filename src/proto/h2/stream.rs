@@ -1,47 +1,135 @@
-//! One HTTP/2 stream's state, and how a closed one is remembered.
+//! One HTTP/2 stream: where it is in its life ([`StreamState`]), its windows, the response
+//! body it holds for window; and how a closed one is remembered.
 
 use super::frame;
 use super::message::Method;
+use super::window::Window;
+
+/// Where a stream is in the life RFC 9113 5.1 draws, as the server sees it. Idle, reserved
+/// and closed streams are not in the table: a stream enters it as its request's HEADERS
+/// arrive and leaves it closed (remembered as [`Closed`] for a while).
+///
+/// ```text
+///                       recv HEADERS
+///        idle  ---------------------------.
+///                                          v
+///                                   +------------+   send ES      +--------------+
+///                                   |    open    |--------------->| half-closed  |
+///                                   | (Open)     |                | (local)      |
+///                                   +------------+                +--------------+
+///                      refused before  |      | recv ES               | recv ES,
+///                      the request     |      v                       | send R, recv R
+///                      ended           |  +--------------+            v
+///                                      |  | half-closed  |  send ES  +--------+
+///                                      |  | (remote)     |---------->| closed |
+///                                      |  +--------------+  send R,  +--------+
+///                                      v                    recv R       ^
+///                                 +-----------+  refusal sent: send R    |
+///                                 | Refusing  |--------------------------'
+///                                 +-----------+
+///         ES: END_STREAM   R: RST_STREAM
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StreamState {
+    /// Both sides may still send. `ending`: the response ends once what it holds is sent (its
+    /// method decided so: a GET's body is whole at once, an echo's only with the request's).
+    Open { ending: bool },
+    /// The request ended (END_STREAM in); the response ends once what it holds is sent.
+    HalfClosedRemote,
+    /// The response ended (END_STREAM out); the request's body may still come.
+    HalfClosedLocal,
+    /// Answered with a refusal before the request ended: the rest of the request is not
+    /// wanted (its DATA is dropped) and, once the refusal is sent, RST_STREAM(NO_ERROR) closes
+    /// the stream (RFC 9113 8.1).
+    Refusing,
+}
+
+/// What follows our END_STREAM on a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterEnd {
+    /// The request goes on: half-closed (local).
+    Stays,
+    /// Both sides are done: the stream closes.
+    Closes,
+    /// A refusal went before the request ended: RST_STREAM(NO_ERROR) closes it.
+    Resets,
+}
+
+impl StreamState {
+    /// The response ends once what it holds is sent (END_STREAM goes with its last DATA).
+    pub(super) fn ending(self) -> bool {
+        !matches!(self, StreamState::Open { ending: false } | StreamState::HalfClosedLocal)
+    }
+
+    /// The client's request has ended (its END_STREAM came).
+    pub(super) fn request_ended(self) -> bool {
+        self == StreamState::HalfClosedRemote
+    }
+
+    /// The client's END_STREAM arrived: `true` when the stream is done with it (our side
+    /// had ended already).
+    pub(super) fn end_request(&mut self) -> bool {
+        match *self {
+            StreamState::Open { .. } => {
+                *self = StreamState::HalfClosedRemote;
+                false
+            }
+            StreamState::HalfClosedLocal => true,
+            // A refusal closes the stream itself; an ended request does not end twice.
+            StreamState::Refusing | StreamState::HalfClosedRemote => false,
+        }
+    }
+
+    /// Our END_STREAM went: what follows.
+    pub(super) fn end_response(&mut self) -> AfterEnd {
+        match *self {
+            StreamState::Open { .. } => {
+                *self = StreamState::HalfClosedLocal;
+                AfterEnd::Stays
+            }
+            StreamState::HalfClosedRemote => AfterEnd::Closes,
+            StreamState::Refusing => AfterEnd::Resets,
+            StreamState::HalfClosedLocal => AfterEnd::Stays,
+        }
+    }
+}
 
 /// One stream that is open or half-closed.
 #[derive(Debug)]
 pub(super) struct Stream {
     pub(super) id: u32,
-    /// What the client may still send us, and what we may send it.
-    pub(super) recv_window: i64,
-    pub(super) send_window: i64,
-    /// Window consumed by DATA and not yet granted back.
+    pub(super) state: StreamState,
+    /// What the client may still send us, and the part of it its DATA used that is not yet
+    /// granted back.
+    pub(super) recv: Window,
     pub(super) recv_owed: u32,
+    /// What we may still send it.
+    pub(super) send: Window,
     /// Response body waiting for window.
     pub(super) pending: Vec<u8>,
     pub(super) method: Method,
-    /// The request's END_STREAM arrived.
-    pub(super) ended_in: bool,
-    /// A refusal was sent before the request ended: the rest of it is not wanted (RFC 9113
-    /// 8.1: RST_STREAM with NO_ERROR once the response is complete), and its DATA is dropped.
-    pub(super) abort_in: bool,
-    /// The response is complete once `pending` is sent; and its END_STREAM went.
-    pub(super) end_out: bool,
-    pub(super) done_out: bool,
     /// The request's content-length, and the body bytes so far.
     pub(super) expect_len: Option<u64>,
     pub(super) got_len: u64,
 }
 
 impl Stream {
-    pub(super) fn open(&mut self, id: u32, send_window: i64) {
-        self.id = id;
-        self.recv_window = frame::INITIAL_WINDOW;
-        self.send_window = send_window;
-        self.recv_owed = 0;
-        self.pending.clear();
-        self.method = Method::Other;
-        self.ended_in = false;
-        self.abort_in = false;
-        self.end_out = false;
-        self.done_out = false;
-        self.expect_len = None;
-        self.got_len = 0;
+    /// A stream opened by HEADERS on `id`, allowed to send `send_window` (the client's
+    /// SETTINGS_INITIAL_WINDOW_SIZE); `reuse`: a closed stream's, whose buffer is kept.
+    pub(super) fn new(id: u32, send_window: i64, reuse: Option<Stream>) -> Stream {
+        let mut pending = reuse.map(|s| s.pending).unwrap_or_default();
+        pending.clear();
+        Stream {
+            id,
+            state: StreamState::Open { ending: false },
+            recv: Window::new(frame::INITIAL_WINDOW),
+            recv_owed: 0,
+            send: Window::new(send_window),
+            pending,
+            method: Method::Other,
+            expect_len: None,
+            got_len: 0,
+        }
     }
 }
 
@@ -52,4 +140,31 @@ pub(super) enum Closed {
     Finished,
     /// We reset it: frames the client sent before it knew are ignored.
     ResetByUs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_states_follow_the_rfc_diagram() {
+        // An echo: open, the request ends, then the response.
+        let mut s = StreamState::Open { ending: false };
+        assert!(!s.ending());
+        assert!(!s.end_request());
+        assert_eq!(s, StreamState::HalfClosedRemote);
+        assert!(s.ending() && s.request_ended());
+        assert_eq!(s.end_response(), AfterEnd::Closes);
+        // A GET whose request still has body to come: the response ends first.
+        let mut s = StreamState::Open { ending: true };
+        assert_eq!(s.end_response(), AfterEnd::Stays);
+        assert_eq!(s, StreamState::HalfClosedLocal);
+        assert!(!s.ending());
+        assert!(s.end_request(), "both sides done");
+        // A refusal before the request ended: reset once sent, whatever comes in.
+        let mut s = StreamState::Refusing;
+        assert!(s.ending());
+        assert!(!s.end_request());
+        assert_eq!(s.end_response(), AfterEnd::Resets);
+    }
 }

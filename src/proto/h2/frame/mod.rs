@@ -122,3 +122,7 @@ pub fn unpad(head: Head, payload: &[u8]) -> Result<&[u8], Code> {
 pub fn dependency(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff
 }
+
+mod reader;
+
+pub use reader::{Block, Frame, ReadError, Reader};

@@ -1,0 +1,105 @@
+//! A flow-control window (RFC 9113 5.2, 6.9): what one side may still send on a stream or on
+//! the connection. Its arithmetic is checked in one place, as hyper/h2's `FlowControl` does:
+//! a window opened past 2^31 - 1, or DATA beyond what it allows, is the flow-control error;
+//! a change of SETTINGS_INITIAL_WINDOW_SIZE may drive it below zero (RFC 9113 6.9.2), and
+//! nothing is sent until WINDOW_UPDATEs bring it back above.
+
+use super::frame::{Code, MAX_WINDOW};
+
+/// A window: bytes the other side lets this one send (or, receiving, what it let the other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window(i64);
+
+/// A window's rule broken: RFC 9113's FLOW_CONTROL_ERROR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowError;
+
+impl From<FlowError> for Code {
+    fn from(_: FlowError) -> Code {
+        Code::FlowControl
+    }
+}
+
+impl Window {
+    /// A window of `size` bytes.
+    pub const fn new(size: i64) -> Window {
+        Window(size)
+    }
+
+    /// What it holds (below zero after SETTINGS_INITIAL_WINDOW_SIZE shrank it).
+    pub fn get(self) -> i64 {
+        self.0
+    }
+
+    /// How much may be sent now: what it holds, 0 when it is closed or below zero.
+    pub fn room(self) -> usize {
+        self.0.max(0) as usize
+    }
+
+    /// A WINDOW_UPDATE of `inc`: opening it past 2^31 - 1 is the error.
+    pub fn grant(&mut self, inc: u32) -> Result<(), FlowError> {
+        self.shift(i64::from(inc))
+    }
+
+    /// SETTINGS_INITIAL_WINDOW_SIZE changed by `delta`: every stream's window moves by it,
+    /// below zero too; past 2^31 - 1 is the error.
+    pub fn shift(&mut self, delta: i64) -> Result<(), FlowError> {
+        let moved = self.0 + delta;
+        if moved > MAX_WINDOW {
+            return Err(FlowError);
+        }
+        self.0 = moved;
+        Ok(())
+    }
+
+    /// `n` bytes of DATA arrived under it: more than it allows is the error.
+    pub fn consume(&mut self, n: usize) -> Result<(), FlowError> {
+        let n = n as i64;
+        if n > self.0 {
+            return Err(FlowError);
+        }
+        self.0 -= n;
+        Ok(())
+    }
+
+    /// `n` bytes were sent under it (at most its [`room`](Window::room)).
+    pub fn spend(&mut self, n: usize) {
+        debug_assert!(n <= self.room(), "sent past the window");
+        self.0 -= n as i64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_opens_to_two_to_the_31_less_one_and_not_past_it() {
+        let mut w = Window::new(MAX_WINDOW - 10);
+        assert_eq!(w.grant(10), Ok(()));
+        assert_eq!(w.get(), MAX_WINDOW);
+        assert_eq!(w.grant(1), Err(FlowError));
+        assert_eq!(w.get(), MAX_WINDOW, "a refused grant changes nothing");
+    }
+
+    #[test]
+    fn settings_may_drive_a_window_below_zero_and_updates_bring_it_back() {
+        let mut w = Window::new(65_535);
+        w.spend(60_000);
+        w.shift(-65_535 + 1000).unwrap();
+        assert_eq!(w.get(), 5_535 - 64_535);
+        assert_eq!(w.room(), 0, "nothing may be sent below zero");
+        w.grant(70_000).unwrap();
+        assert_eq!(w.room(), 11_000);
+    }
+
+    #[test]
+    fn data_past_the_window_is_the_flow_control_error() {
+        let mut w = Window::new(100);
+        assert_eq!(w.consume(60), Ok(()));
+        assert_eq!(w.consume(41), Err(FlowError));
+        assert_eq!(w.consume(40), Ok(()));
+        assert_eq!(w.get(), 0);
+        assert_eq!(Code::from(FlowError), Code::FlowControl);
+    }
+}
