@@ -181,7 +181,8 @@ struct Row {
 
 fn rows(r: &Results) -> Vec<Row> {
     let mut targets: Vec<&str> = Vec::new();
-    for c in &r.cells {
+    // An A/A twin is no design of its own (advise's experiment is not paired: none today).
+    for c in r.cells.iter().filter(|c| !c.twin) {
         if !targets.contains(&c.target.as_str()) {
             targets.push(&c.target);
         }
@@ -189,7 +190,7 @@ fn rows(r: &Results) -> Vec<Row> {
     let mut rows: Vec<Row> = targets
         .iter()
         .map(|t| {
-            let of: Vec<&Cell> = r.cells.iter().filter(|c| c.target == *t).collect();
+            let of: Vec<&Cell> = r.cells.iter().filter(|c| c.target == *t && !c.twin).collect();
             let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
             let predicted: Vec<f64> = of
                 .iter()

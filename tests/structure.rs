@@ -64,23 +64,58 @@ fn module_of(rel: &str) -> &str {
     rel.split('/').next().unwrap().trim_end_matches(".rs")
 }
 
-/// The `crate::X` modules a file's code names.
-fn uses(code: &str) -> Vec<String> {
+/// The names right after each `prefix` in `code` (`crate::` -> `load`, `sys`), a braced group's
+/// too (`crate::{load::X, sys}` -> `load`, `sys`).
+fn after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
     let mut out: Vec<String> = Vec::new();
-    for (i, _) in code.match_indices("crate::") {
+    for (i, _) in code.match_indices(prefix) {
         let before = code[..i].chars().last();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue; // `muxlab_crate::`, not ours
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue; // `my_crate::`, or a `crate::` that is not a path's start
         }
-        let name: String = code[i + 7..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if !out.contains(&name) {
-            out.push(name);
+        let rest = &code[i + prefix.len()..];
+        let names: Vec<String> = match rest.strip_prefix('{') {
+            Some(group) => {
+                // The group's top-level names: each item up to its first `::`.
+                let mut depth = 0;
+                let end = group
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        depth += match c {
+                            '{' => 1,
+                            '}' => -1,
+                            _ => 0,
+                        };
+                        depth < 0
+                    })
+                    .map_or(group.len(), |(k, _)| k);
+                let mut depth = 0;
+                let mut items = vec![String::new()];
+                for c in group[..end].chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => items.push(String::new()),
+                        c => items.last_mut().unwrap().push(c),
+                    }
+                }
+                items.iter().map(|it| ident(it.trim())).collect()
+            }
+            None => vec![ident(rest)],
+        };
+        for n in names.into_iter().filter(|n| !n.is_empty()) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
         }
     }
     out
+}
+
+/// The `crate::X` modules a file's code names.
+fn uses(code: &str) -> Vec<String> {
+    after(code, "crate::")
 }
 
 #[test]
@@ -116,18 +151,23 @@ fn bench_imports_one_way_run_then_judge_then_record() {
             Some("judge") => &["record", "judge", "error"],
             _ => continue,
         };
-        for (i, _) in text.match_indices("crate::bench::") {
-            let name: String = text[i + 14..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !allowed.contains(&name.as_str()) {
-                wrong.push(format!("{r} names bench::{name}"));
-            }
+        // `bench` is reached as `crate::bench::X`, as `super::X` from a room's mod.rs, or as
+        // `super::super::X` from a file in a room.
+        let mut named = after(&text, "crate::bench::");
+        let top = r.ends_with("/mod.rs");
+        named.extend(if top {
+            after(&text, "super::")
+        } else {
+            after(&text, "super::super::")
+        });
+        named.retain(|n| n != "super" && !allowed.contains(&n.as_str()));
+        if !top && named.is_empty() && text.contains("super::super::super") {
+            named.push("super::super::super".into());
         }
-        if r.starts_with("bench/record") && (text.contains("judge::") || text.contains("super::super")) {
-            wrong.push(format!("{r} reaches out of the record"));
+        if text.contains("crate::bench;") || text.contains("crate::bench as") {
+            named.push("bench (a path that names the run)".into());
         }
+        wrong.extend(named.into_iter().map(|n| format!("{r} names bench::{n}")));
     }
     assert!(
         wrong.is_empty(),
@@ -138,12 +178,17 @@ fn bench_imports_one_way_run_then_judge_then_record() {
 
 #[test]
 fn there_is_one_metric_type() {
+    let defines = |c: &str| {
+        ["struct Metric", "enum Metric", "type Metric", "trait Metric"]
+            .iter()
+            .any(|k| {
+                c.match_indices(k)
+                    .any(|(i, _)| !c[i + k.len()..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_'))
+            })
+    };
     let defined: Vec<String> = files(Path::new(SRC))
         .into_iter()
-        .filter(|f| {
-            let c = code(f);
-            c.contains("struct Metric ") || c.contains("struct Metric{") || c.contains("type Metric ")
-        })
+        .filter(|f| defines(&code(f)))
         .map(|f| rel(&f))
         .collect();
     assert_eq!(defined, vec!["bench/judge/metric.rs"], "one Metric, in bench::judge");
@@ -172,8 +217,15 @@ fn long_functions(text: &str, most: usize) -> Vec<(usize, String, usize)> {
     while i < lines.len() {
         let l = lines[i];
         let indent = l.len() - l.trim_start().len();
-        let t = l.trim_start();
-        let after = ["pub(crate) ", "pub(super) ", "pub ", "async ", "const ", "unsafe "]
+        let mut t = l.trim_start();
+        // `#[inline] fn`, `pub(in crate::x) fn`, `pub const unsafe fn`: what stands before `fn`.
+        while let Some(rest) = t.strip_prefix("#[") {
+            t = rest.split_once(']').map_or("", |(_, r)| r).trim_start();
+        }
+        if let Some(rest) = t.strip_prefix("pub(") {
+            t = rest.split_once(')').map_or("", |(_, r)| r).trim_start();
+        }
+        let after = ["pub ", "async ", "const ", "unsafe ", "extern \"C\" "]
             .iter()
             .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
         if let Some(rest) = after.strip_prefix("fn ").filter(|_| !l.trim_end().ends_with(';')) {
@@ -212,5 +264,13 @@ fn the_long_function_reader_finds_a_long_function_and_its_end() {
     let text = format!("impl A {{\n    pub(crate) fn big() {{\n{body}    }}\n\n    fn small() {{}}\n}}\n");
     assert_eq!(long_functions(&text, 100), vec![(2, "big".to_string(), 103)]);
     assert!(long_functions(&text, 103).is_empty());
+    let scoped = format!("    #[inline] pub(in crate::bench) fn big() {{\n{body}    }}\n");
+    assert_eq!(long_functions(&scoped, 100), vec![(1, "big".to_string(), 103)]);
     assert_eq!(uses("use crate::load::Hist; x(crate::sys::a)"), vec!["load", "sys"]);
+    assert_eq!(
+        uses("use crate::{bench::{Results, x}, report::html};"),
+        vec!["bench", "report"],
+        "a braced group's names count"
+    );
+    assert!(uses("my_crate::load::x").is_empty());
 }

@@ -3,7 +3,7 @@
 //! - **run** (this module and the files beside it): runs a scenario's matrix of cells — the
 //!   servers (`process`, `own`, `nginx`, `hosts`), each cell (`runner`) or capacity search
 //!   (`capacity`), placement and what is held for a run (`setup`, `steer`), the prediction
-//!   each cell gets (`predicted`) — shows progress, reports each finished cell to its caller
+//!   each cell gets (`predicted`), the unit costs of a syscall and a switch (`unit_costs`) — shows progress, reports each finished cell to its caller
 //!   (the CLI prints it as a table row), and writes `results/<scenario>-<timestamp>/`;
 //! - **judge** (`judge/`): one `Metric` type, the verdicts and their reasons, worked out from
 //!   the record;
@@ -25,6 +25,7 @@ pub mod record;
 pub(crate) mod runner;
 mod setup;
 pub mod steer;
+mod unit_costs;
 
 pub use record::{results, scenario};
 

@@ -94,7 +94,7 @@ pub(super) fn environment(place: &Placement) -> Environment {
     let unit_costs = (!place.remote_server())
         .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
         .flatten()
-        .and_then(crate::bench::record::costs::UnitCosts::measure);
+        .and_then(super::unit_costs::measure);
     Environment {
         kernel,
         cpu_model,

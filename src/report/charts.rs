@@ -1,6 +1,7 @@
 //! Line charts as inline SVG (plotters' SVG backend): one line per target over connection
 //! counts, on a logarithmic axis when the counts span more than a factor of ten; values in human
-//! units (k, M; µs, ms); client-bound points drawn hollow; reference series (a seed's published
+//! units (k, M; µs, ms); points that may not be ranked drawn hollow (the client was the limit, a
+//! latency of a cell that starved connections); reference series (a seed's published
 //! numbers) dashed.
 
 use plotters::prelude::*;
@@ -9,7 +10,8 @@ use plotters::prelude::*;
 pub struct Series {
     pub name: String,
     pub values: Vec<Option<f64>>,
-    /// Points measured while the client was saturated (drawn hollow); may be empty.
+    /// Points that may not be ranked (the client was the limit, or the metric's rule leaves the
+    /// cell out: a starved latency), drawn hollow; may be empty.
     pub hollow: Vec<bool>,
     /// A reference (a seed's published numbers, a prediction), drawn dashed.
     pub reference: bool,
@@ -186,7 +188,7 @@ where
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart
                 .draw_series(pts.iter().map(|p| {
-                    // Hollow: the client was saturated there.
+                    // Hollow: not a value to rank (see `Series::hollow`).
                     let style = if p.2 { color.stroke_width(2) } else { color.filled() };
                     Circle::new((p.0, p.1), 4, style)
                 }))

@@ -1,20 +1,9 @@
-//! What one unit of a counter costs the server in CPU, measured once per bench run on the
-//! server's CPU: a verdict's *why* weighs a counter's difference with it, and names the counter
-//! only if that accounts for a real share of the gap it explains.
-//!
-//! - A system call: a non-blocking `read` of an empty socket (EAGAIN), the kind of call an event
-//!   loop makes beyond the reads and writes that move bytes. A floor: the calls that move bytes
-//!   cost more.
-//! - A context switch: half a round trip between two threads on one CPU, each blocking in a
-//!   `read` of a socket the other `write`s to: the switch with the call that causes it.
-
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+//! What one unit of a counter costs the server in CPU, as a run recorded it (measured by
+//! `bench::unit_costs` on the server's CPU): a verdict's *why* weighs a counter's difference
+//! with it, and names the counter only if that accounts for a real share of the gap it
+//! explains.
 
 use serde::{Deserialize, Serialize};
-
-use crate::sys;
 
 /// CPU cost of one unit of each priced counter, in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -27,94 +16,10 @@ pub struct UnitCosts {
 
 impl UnitCosts {
     /// For results written before the costs were measured: the dev machine's (a 2-vCPU KVM
-    /// guest, Linux 6.x), measured by [`UnitCosts::measure`] on 2026-11-24.
+    /// guest, Linux 6.x), measured by `bench::unit_costs` on 2026-11-24.
     pub const DOCUMENTED: UnitCosts = UnitCosts {
         syscall_us: 0.27,
         context_switch_us: 4.0,
         measured: false,
     };
-
-    /// Measures both costs on `cpu` (about 50 ms); `None` where the threads cannot be pinned
-    /// there or the sockets fail.
-    pub fn measure(cpu: usize) -> Option<UnitCosts> {
-        std::thread::spawn(move || {
-            sys::affinity::set(&[cpu]).ok()?;
-            let syscall = empty_read_cost().ok()?;
-            let switch = switch_cost(cpu).ok()?;
-            Some(UnitCosts {
-                syscall_us: syscall.as_secs_f64() * 1e6,
-                context_switch_us: switch.as_secs_f64() * 1e6,
-                measured: true,
-            })
-        })
-        .join()
-        .ok()
-        .flatten()
-    }
-}
-
-/// The best of five batches: the cost without the machine's interruptions.
-fn best_of(mut batch: impl FnMut() -> std::io::Result<Duration>) -> std::io::Result<Duration> {
-    let mut best = Duration::MAX;
-    for _ in 0..5 {
-        best = best.min(batch()?);
-    }
-    Ok(best)
-}
-
-fn empty_read_cost() -> std::io::Result<Duration> {
-    const N: u32 = 20_000;
-    let (mut a, _b) = UnixStream::pair()?;
-    a.set_nonblocking(true)?;
-    let mut buf = [0u8; 16];
-    best_of(|| {
-        let t0 = sys::process::thread_cpu_time();
-        for _ in 0..N {
-            match a.read(&mut buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                other => return Err(std::io::Error::other(format!("an empty socket read {other:?}"))),
-            }
-        }
-        Ok((sys::process::thread_cpu_time() - t0) / N)
-    })
-}
-
-fn switch_cost(cpu: usize) -> std::io::Result<Duration> {
-    const N: u32 = 2_000;
-    let (mut a, mut b) = UnixStream::pair()?;
-    let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        sys::affinity::set(&[cpu])?;
-        let mut byte = [0u8; 1];
-        while b.read(&mut byte)? == 1 {
-            b.write_all(&byte)?;
-        }
-        Ok(())
-    });
-    let mut byte = [0u8; 1];
-    let cost = best_of(|| {
-        let t0 = Instant::now();
-        for _ in 0..N {
-            a.write_all(&byte)?;
-            a.read_exact(&mut byte)?;
-        }
-        // Two switches per round trip; both threads share the one CPU, so wall time is CPU time.
-        Ok(t0.elapsed() / (2 * N))
-    });
-    drop(a);
-    let _ = echo.join();
-    cost
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn both_costs_are_measured_and_a_switch_costs_more_than_an_empty_read() {
-        let cpu = sys::affinity::get().unwrap()[0];
-        let c = UnitCosts::measure(cpu).unwrap();
-        assert!(c.measured);
-        assert!(c.syscall_us > 0.0 && c.syscall_us < 100.0, "{c:?}");
-        assert!(c.context_switch_us > c.syscall_us, "{c:?}");
-    }
 }

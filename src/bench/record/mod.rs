@@ -4,8 +4,10 @@
 //! samples (`figures`), the repeats taken together (`repeats`), the unit costs of a syscall
 //! and a context switch (`costs`), and the results files (`results`).
 //!
-//! Nothing here judges: the verdicts a [`Results`] holds are handed to it by its caller
-//! (`bench::judge` works them out). The record imports neither the judge nor the run.
+//! Nothing here judges or measures: the verdicts a [`Results`] holds are handed to it by its
+//! caller (`bench::judge` works them out), and the unit costs it records were measured by the
+//! run (`bench::unit_costs`). The record imports neither the judge nor the run; beside the
+//! layers below, it uses bench's error type (`bench::error`, shared by the three rooms).
 
 mod axes;
 mod cell;

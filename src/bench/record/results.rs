@@ -110,7 +110,7 @@ pub fn new_dir(base: &Path, scenario: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// One CSV row per cell.
+/// One CSV row per cell (an A/A twin's target written with its " (A/A)" mark, as before format 3).
 pub fn csv(cells: &[Cell]) -> String {
     let mut s = String::from(
         "experiment,target,connections,repeat,status,throughput_rps,requests,errors,p50_us,p99_us,p999_us,\
@@ -132,7 +132,7 @@ pub fn csv(cells: &[Cell]) -> String {
         s.push_str(&format!(
             "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{},{},{:.3},{},{},{:.2},{},{},{},{},{},{},{},{},{}\n",
             q(&c.experiment),
-            q(&c.target),
+            q(&c.label()),
             c.connections,
             c.repeat,
             q(c.status.text()),
@@ -185,7 +185,7 @@ fn format_one() -> u32 {
 }
 
 impl<V: Serialize> Results<V> {
-    /// The results of `cells`, with the `verdicts` worked out from them.
+    /// The results of `cells`, with the `verdicts` its caller worked out from them.
     pub fn new(
         scenario: Scenario,
         environment: Environment,

@@ -163,3 +163,63 @@ fn a_search_ends_inconclusive_at_the_clients_limit_out_of_time_or_with_nothing_h
     let c = s.finish(&slo);
     assert!(c.rps.is_none() && c.inconclusive.unwrap().contains("no rate held"));
 }
+
+/// The one definition of the client's limit, read off a document: its CPUs at 90 % or more
+/// (exactly 90 % included), late by over a quarter of the tightest bound, or short of its
+/// schedule while the target held; nothing else.
+#[test]
+fn the_client_was_the_limit_by_its_cpus_its_lateness_or_its_shortfall_and_nothing_else() {
+    use crate::load::ClientLimit;
+    let of = |d: &Document, held: bool| ClientLimit::of(&d.results, Some(5000.0), held);
+    assert_eq!(of(&doc(1000.0, 1000, 2000, 50, 0.5), true), None);
+    // 0.9 of its one CPU over the second: the limit, and the document says so.
+    let busy = doc(1000.0, 1000, 2000, 50, 0.9);
+    assert!(matches!(of(&busy, true), Some(ClientLimit::Busy(u)) if (u - 0.9).abs() < 1e-9));
+    assert!(busy.results.client_saturated, "at 90 % exactly");
+    assert!(!doc(1000.0, 1000, 2000, 50, 0.899).results.client_saturated);
+    // Late: a send lag p99 over 1.25 ms against 5 ms, whether the target held or not.
+    for held in [true, false] {
+        assert!(matches!(
+            of(&doc(1000.0, 1000, 2000, 1300, 0.2), held),
+            Some(ClientLimit::Behind(_))
+        ));
+    }
+    assert_eq!(of(&doc(1000.0, 1000, 2000, 1200, 0.2), true), None, "under a quarter");
+    // Short of its schedule: the client's limit only where the target held.
+    assert_eq!(of(&doc(1000.0, 900, 2000, 50, 0.2), true), Some(ClientLimit::Short));
+    assert_eq!(of(&doc(1000.0, 900, 2000, 50, 0.2), false), None);
+    // Without a target only its CPUs can say.
+    assert_eq!(
+        ClientLimit::of(&doc(1000.0, 900, 2000, 1300, 0.2).results, None, true),
+        None
+    );
+}
+
+/// `Search::drive` is the probe loop of `load --slo` and of bench: it keeps what the last probe
+/// that held measured, the last that failed, and the one that stopped the search.
+#[test]
+fn drive_keeps_the_last_probe_that_held_the_last_that_failed_and_the_one_that_stopped() {
+    let slo: Slo = "p99<=5ms".parse().unwrap();
+    let window = Duration::from_secs(1);
+    let search = || Search::new(1000.0, Duration::from_secs(600), Duration::from_millis(1));
+    // Holds below 3,000 req/s: 1,000, 2,000 held, 4,000 failed, then bisection.
+    let found = search().drive(&slo, window, |rate| Probed::Ran(probe(rate, Some(rate < 3000.0)), rate));
+    let (held, failed) = (found.held.unwrap(), found.failed.unwrap());
+    assert_eq!(found.capacity.rps, Some(held), "the answer is the last probe that held");
+    assert!(
+        held < 3000.0 && failed >= 3000.0 && (failed - held) / held <= 0.02,
+        "{held} {failed}"
+    );
+    assert_eq!(found.stopped, None);
+    // A probe that could not run ends the search with no answer, what it measured kept.
+    let found = search().drive(&slo, window, |rate| match rate > 1500.0 {
+        true => Probed::Stopped("interrupted".into(), Some(rate)),
+        false => Probed::Ran(probe(rate, Some(true)), rate),
+    });
+    assert_eq!(
+        (found.held, found.stopped, found.failed),
+        (Some(1000.0), Some(2000.0), None)
+    );
+    assert_eq!(found.capacity.rps, None);
+    assert_eq!(found.capacity.inconclusive.as_deref(), Some("interrupted"));
+}
