@@ -6,10 +6,29 @@
 use crate::load::{HttpReader, Read};
 use crate::proto::{Proto, Session};
 
+/// The limits the fuzz targets run under: small bodies, and HTTP/2 budgets small enough that
+/// inputs of a few KiB reach past them.
+fn fuzz_limits() -> crate::proto::Limits {
+    use crate::proto::h2::budget::{Calm, Rate};
+    let rate = |max| Rate {
+        max,
+        per: std::time::Duration::from_secs(10),
+    };
+    crate::proto::Limits {
+        max_body: 4096,
+        calm: Calm {
+            client_resets: rate(8),
+            server_resets: rate(8),
+            quiet_frames: rate(64),
+        },
+        ..crate::proto::Limits::default()
+    }
+}
+
 /// Feeds `data` to a fresh session whole, then split at `cut`, and returns both outputs.
 fn whole_and_split(proto: Proto, data: &[u8], cut: usize) -> [(Vec<u8>, u64, bool); 2] {
     let run = |pieces: &[&[u8]]| {
-        let mut s = Session::with_max_body(proto, 4096);
+        let mut s = Session::with_limits(proto, fuzz_limits());
         let (mut out, mut requests, mut close) = (Vec::new(), 0, false);
         for p in pieces {
             let fed = s.feed(p, &mut out);
@@ -145,5 +164,39 @@ pub fn scenario_toml(data: &[u8]) {
             e.to_string().starts_with("fuzz.toml"),
             "an error that does not say where: {e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The corpus reaches past every HTTP/2 budget (under the fuzz targets' small ones): the
+    /// seeds named for a flood end their connection with GOAWAY ENHANCE_YOUR_CALM, the window
+    /// driven below zero does not.
+    #[test]
+    fn the_h2_corpus_reaches_past_every_budget() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/h2_session");
+        let calm = crate::proto::h2::frame::Code::EnhanceYourCalm as u32;
+        for (seed, ends) in [
+            ("rapid_reset", true),
+            ("made_you_reset", true),
+            ("ping_flood", true),
+            ("empty_data_flood", true),
+            ("priority_flood", true),
+            ("unknown_flood", true),
+            ("closed_window_updates", true),
+            ("continuation_flood", true),
+            ("negative_window", false),
+        ] {
+            let data = std::fs::read(dir.join(format!("{seed}_0"))).unwrap();
+            let mut input = Vec::new();
+            crate::proto::h2::wire::preface(&mut input);
+            input.extend_from_slice(&data[1..]);
+            let [(out, _, close), _] = whole_and_split(Proto::H2, &input, 0);
+            let got = crate::proto::h2::wire::read(&out);
+            let calmed = got.goaway.is_some_and(|(_, code)| code == calm);
+            assert_eq!((calmed, close), (ends, ends), "{seed}: {:?}", got.goaway);
+        }
     }
 }

@@ -368,3 +368,148 @@ fn clients_that_never_read_or_never_grant_window_cost_bounded_memory() {
         srv.stop();
     });
 }
+
+/// Writes `b` to `s` and reads until GOAWAY or the close (a server that ends the connection
+/// mid-flood stops reading: the rest of the write fails, which is the point).
+fn flood(s: &mut TcpStream, b: &[u8]) -> (Got, bool) {
+    let mut w = s.try_clone().unwrap();
+    let b = b.to_vec();
+    let writer = std::thread::spawn(move || {
+        for chunk in b.chunks(64 * 1024) {
+            if w.write_all(chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let got = read_until(s, |g| g.goaway.is_some());
+    let _ = s.shutdown(std::net::Shutdown::Both);
+    writer.join().unwrap();
+    got
+}
+
+/// Rapid Reset (HEADERS then RST_STREAM, 20,000 times on one connection) is cut off with GOAWAY
+/// ENHANCE_YOUR_CALM long before its 20,000th stream, while another connection is still
+/// answered; floods of empty DATA and of empty CONTINUATIONs end theirs too. Counted by cause
+/// in the stats line.
+#[test]
+fn floods_end_their_connection_with_enhance_your_calm_and_others_are_still_served() {
+    for_each_model(|model, args| {
+        let srv = h2(model, args, &[]);
+        let calm = |g: &Got| {
+            g.goaway
+                .map(|(last, code)| (last, code == Code::EnhanceYourCalm as u32))
+        };
+        let mut b = preface();
+        for k in 0..20_000u32 {
+            get(&mut b, 1 + 2 * k);
+            wire::frame(
+                &mut b,
+                frame::RST_STREAM,
+                0,
+                1 + 2 * k,
+                &(Code::Cancel as u32).to_be_bytes(),
+            );
+        }
+        let (got, _) = flood(&mut srv.connect(), &b);
+        let (last, calmed) = calm(&got).unwrap_or_else(|| panic!("{model}: no GOAWAY: {:?}", got.goaway));
+        assert!(
+            calmed && last < 2 * 1000,
+            "{model}: Rapid Reset: GOAWAY at stream {last}"
+        );
+        // Another connection is served.
+        let mut s = srv.connect();
+        let mut one = preface();
+        get(&mut one, 1);
+        s.write_all(&one).unwrap();
+        let (got, _) = read_until(&mut s, |g| served(g, 1));
+        assert!(served(&got, 1), "{model}: the other connection: {got:?}");
+        drop(s);
+        // Empty DATA on an open stream, and an endless header block of empty CONTINUATIONs.
+        let mut data = preface();
+        post_open(&mut data, 1);
+        for _ in 0..100_000 {
+            wire::data(&mut data, 1, b"", false);
+        }
+        let mut cont = preface();
+        wire::frame(
+            &mut cont,
+            frame::HEADERS,
+            frame::END_STREAM,
+            1,
+            &wire::request_block("GET", "/", &[], Coding::Plain),
+        );
+        for _ in 0..100_000 {
+            wire::frame(&mut cont, frame::CONTINUATION, 0, 1, b"");
+        }
+        for (what, b) in [("empty DATA", data), ("empty CONTINUATION", cont)] {
+            let (got, _) = flood(&mut srv.connect(), &b);
+            assert_eq!(calm(&got).map(|c| c.1), Some(true), "{model}: {what}: {:?}", got.goaway);
+        }
+        let stopped = srv.stop();
+        assert_eq!(stopped.total("h2_calm_client_resets"), 1, "{model}");
+        assert_eq!(stopped.total("h2_calm_quiet_frames"), 1, "{model}: the empty DATA");
+    });
+}
+
+/// Frames that ask nothing of the server (PING) do not keep a connection from being idle.
+#[test]
+fn pings_alone_do_not_keep_a_connection_from_its_idle_timeout() {
+    for_each_model(|model, args| {
+        let srv = h2(model, args, &["--idle-timeout", "1s"]);
+        let mut s = srv.connect();
+        s.write_all(&preface()).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        let t0 = Instant::now();
+        let mut buf = [0u8; 4096];
+        let closed = loop {
+            let mut ping = Vec::new();
+            wire::frame(&mut ping, frame::PING, 0, 0, &[7; 8]);
+            if s.write_all(&ping).is_err() {
+                break true;
+            }
+            match s.read(&mut buf) {
+                Ok(0) => break true,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+                _ => {}
+            }
+            if t0.elapsed() > Duration::from_secs(15) {
+                break false;
+            }
+            // A keep-alive, not a flood: five a second.
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert!(closed, "{model}: a client sending only PINGs kept its connection");
+        // Closed by its deadline (uring may find the last ACK's send still in flight, and
+        // count the close as the send timeout's).
+        let stopped = srv.stop();
+        let by_deadline = stopped.total("closed_idle") + stopped.total("closed_send_timeout");
+        assert_eq!(by_deadline, 1, "{model}");
+    });
+}
+
+/// h2load at 100 streams per connection spends no budget.
+#[test]
+fn h2load_with_a_hundred_streams_per_connection_trips_no_budget() {
+    if !have("h2load", "nghttp2-client") {
+        return;
+    }
+    let srv = h2("epoll", &[], &[]);
+    let out = Command::new("h2load")
+        .args([
+            "-n",
+            "100000",
+            "-c",
+            "10",
+            "-m",
+            "100",
+            &format!("http://{}/", srv.addr),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("100000 succeeded"), "{text}");
+    let stopped = srv.stop();
+    for cause in ["h2_calm_client_resets", "h2_calm_server_resets", "h2_calm_quiet_frames"] {
+        assert_eq!(stopped.total(cause), 0, "{cause}");
+    }
+}

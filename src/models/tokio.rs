@@ -119,7 +119,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
                 }
             }
         });
-        deadlines.input(&session, fed.requests > 0, Instant::now());
+        deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
         // A client that takes nothing for --idle-timeout loses its connection (send timeout).
         let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
         match timeout(limit, stream.write_all(&out)).await {
@@ -133,6 +133,14 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         w.count(Counter::BytesOut, out.len() as u64);
         out.clear();
         if fed.close {
+            break;
+        }
+        // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
+        // frames that ask nothing): check here too.
+        if let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
+            why.last_word(w, &session, |b| {
+                let _ = stream.try_write(b);
+            });
             break;
         }
     }

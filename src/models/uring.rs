@@ -120,7 +120,7 @@ impl UConn {
                 out.drain(..sent);
             }
         });
-        self.deadlines.input(&self.session, fed.requests > 0, now);
+        self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
         self.closing |= fed.close;
         if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {
             self.paused = true;
@@ -390,7 +390,10 @@ impl RingLoop<'_> {
             return self.slots.close(self.w, tag);
         };
         self.w.count(Counter::BytesOut, n as u64);
-        if n > 0 {
+        // Progress on a backlog (a short send, or replies queued behind it) keeps the
+        // connection alive; a reply that went whole at once is only its input's answer (a
+        // PING's ACK does not keep a connection from being idle).
+        if n > 0 && (n < buf.len() || !conn.out.is_empty()) {
             conn.deadlines.output(self.now);
         }
         if n < buf.len() {

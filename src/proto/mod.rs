@@ -71,6 +71,12 @@ pub struct Fed {
     pub close: bool,
     /// HTTP/2 streams this call opened, refused and reset.
     pub streams: StreamCounts,
+    /// HTTP/2 frames this call read, and those of them that produced no output (see
+    /// [`Fed::quiet`]).
+    pub frames: u32,
+    pub quiet_frames: u32,
+    /// HTTP/2: the budget the connection went past (it ends with GOAWAY ENHANCE_YOUR_CALM).
+    pub calm: Option<h2::budget::Cause>,
 }
 
 /// HTTP/2 streams opened, refused (over the concurrency limit) and reset (by either side).
@@ -88,6 +94,15 @@ impl Fed {
         self.streams.opened += other.streams.opened;
         self.streams.refused += other.streams.refused;
         self.streams.reset += other.streams.reset;
+        self.frames += other.frames;
+        self.quiet_frames += other.quiet_frames;
+        self.calm = self.calm.or(other.calm);
+    }
+
+    /// The input was only frames that produce no output (HTTP/2): it asked nothing of the
+    /// server, so it does not count as the connection's activity (the idle timer runs on).
+    pub fn quiet(&self) -> bool {
+        self.frames > 0 && self.quiet_frames == self.frames
     }
 }
 
@@ -100,6 +115,9 @@ pub struct Limits {
     pub max_output: usize,
     /// HTTP/2 streams open at once (`--max-streams`).
     pub max_streams: u32,
+    /// HTTP/2's budgets per connection (`--h2-client-resets`, `--h2-server-resets`,
+    /// `--h2-quiet-frames`).
+    pub calm: h2::budget::Calm,
 }
 
 impl Default for Limits {
@@ -108,6 +126,7 @@ impl Default for Limits {
             max_body: http::MAX_BODY,
             max_output: 256 * 1024,
             max_streams: 100,
+            calm: h2::budget::Calm::default(),
         }
     }
 }

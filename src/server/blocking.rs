@@ -118,7 +118,7 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                             out.clear();
                         }
                     });
-                    deadlines.input(&session, fed.requests > 0, Instant::now());
+                    deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
                     if write_all(w, &fd, &out, &mut deadlines).is_err() || fed.close {
                         break;
                     }
@@ -161,14 +161,21 @@ fn expire(w: Worker<'_>, fd: &OwnedFd, session: &crate::proto::Session, deadline
 
 /// Writes all of `data`, retrying on send timeouts until the server stops, or until the client
 /// has taken nothing for `--idle-timeout` (counted as `closed_send_timeout`): a client that
-/// never reads must not hold a blocking worker for ever.
+/// never reads must not hold a blocking worker for ever. Output that went at once is no
+/// progress of its own (the input it answers was the activity, or was not: a PING's ACK does
+/// not keep a connection from being idle); output that had to wait for the client to take
+/// some is, each time it moves.
 fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8], deadlines: &mut Deadlines) -> io::Result<()> {
+    let mut waited = false;
     while !data.is_empty() {
         match sys::fd::write(fd, data) {
             Ok(n) => {
                 w.count(Counter::BytesOut, n as u64);
                 data = &data[n..];
-                deadlines.output(Instant::now());
+                waited |= !data.is_empty();
+                if waited {
+                    deadlines.output(Instant::now());
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                 if w.stopping() {

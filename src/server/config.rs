@@ -1,6 +1,7 @@
 //! What `muxlab serve` was asked to do.
 
 use std::net::{IpAddr, SocketAddr};
+use std::str::FromStr;
 use std::time::Duration;
 
 use super::error::Error;
@@ -73,6 +74,20 @@ pub struct ServeArgs {
     /// more are refused with REFUSED_STREAM).
     #[arg(long, default_value_t = 100)]
     pub max_streams: u32,
+    /// HTTP/2: resets of open or answered streams a client may send, N per WINDOW, before its
+    /// connection ends with GOAWAY ENHANCE_YOUR_CALM (Rapid Reset); `off` for none. Netty's
+    /// server default.
+    #[arg(long, default_value = "200/30s", value_parser = crate::proto::h2::budget::Rate::from_str)]
+    pub h2_client_resets: crate::proto::h2::budget::Rate,
+    /// HTTP/2: stream errors a client may make the server reset, N per WINDOW (MadeYouReset);
+    /// `off` for none. Netty's default.
+    #[arg(long, default_value = "200/30s", value_parser = crate::proto::h2::budget::Rate::from_str)]
+    pub h2_server_resets: crate::proto::h2::budget::Rate,
+    /// HTTP/2: frames that produce no output a client may send, N per WINDOW (empty DATA,
+    /// PRIORITY, unknown types, SETTINGS, PING, RST_STREAM and WINDOW_UPDATE on closed
+    /// streams); `off` for none. Netty's and nginx's 10,000.
+    #[arg(long, default_value = "10000/10s", value_parser = crate::proto::h2::budget::Rate::from_str)]
+    pub h2_quiet_frames: crate::proto::h2::budget::Rate,
     /// Work per request, a service-time distribution: cpu:D spins D of the handling thread's
     /// CPU, sleep:D blocks it (a backend call), cpu:D1+sleep:D2 both; D is 200us, exp(MEAN),
     /// lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(99.5%:50us,0.5%:5ms), bimodal1(MEAN),

@@ -40,6 +40,9 @@ pub struct Conn {
     got_input: bool,
     /// ... and it completed a request (the head timer restarts for the next head).
     answered: bool,
+    /// ... and some of it asked something of the server (not only quiet frames: see
+    /// [`crate::proto::Fed::quiet`]).
+    heard: bool,
     /// What the last `drive` asked for.
     want: Want,
 }
@@ -68,6 +71,7 @@ impl Conn {
             deadlines: Deadlines::new(Instant::now()),
             got_input: false,
             answered: false,
+            heard: false,
             want: Want::Read,
         }
     }
@@ -100,7 +104,8 @@ impl Conn {
             // Input (which also tells the header deadline where the session stands) or output.
             if std::mem::take(&mut self.got_input) {
                 let answered = std::mem::take(&mut self.answered);
-                self.deadlines.input(&self.session, answered, now);
+                let quiet = !std::mem::take(&mut self.heard);
+                self.deadlines.input(&self.session, answered, quiet, now);
             } else {
                 self.deadlines.output(now);
             }
@@ -130,6 +135,7 @@ impl Conn {
                     });
                     self.got_input = true;
                     self.answered |= fed.requests > 0;
+                    self.heard |= !fed.quiet();
                     self.closing |= fed.close;
                     if let Some(stop) = self.settle(w, moved) {
                         return stop;

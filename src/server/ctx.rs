@@ -126,6 +126,11 @@ impl<'a> Worker<'a> {
             max_body: cfg.max_body,
             max_output: cfg.max_output,
             max_streams: cfg.max_streams,
+            calm: crate::proto::h2::budget::Calm {
+                client_resets: cfg.h2_client_resets,
+                server_resets: cfg.h2_server_resets,
+                quiet_frames: cfg.h2_quiet_frames,
+            },
         };
         let plain = Session::with_limits(cfg.proto, limits);
         match &self.ctx.cfg.tls {
@@ -163,6 +168,9 @@ impl<'a> Worker<'a> {
         if fed.streams != Default::default() {
             self.count_streams(fed.streams);
         }
+        if let Some(cause) = fed.calm {
+            self.count_calm(cause);
+        }
         if let Some(n) = self.ctx.cfg.crash_after_requests {
             crash_if_reached(&self.ctx.stats, n);
         }
@@ -173,6 +181,19 @@ impl<'a> Worker<'a> {
         self.counters.add(Counter::StreamsOpened, u64::from(s.opened));
         self.counters.add(Counter::StreamsRefused, u64::from(s.refused));
         self.counters.add(Counter::StreamsReset, u64::from(s.reset));
+    }
+
+    /// A connection went past one of HTTP/2's budgets (it ends with ENHANCE_YOUR_CALM).
+    fn count_calm(&self, cause: crate::proto::h2::budget::Cause) {
+        use crate::proto::h2::budget::Cause;
+        self.counters.add(
+            match cause {
+                Cause::ClientResets => Counter::CalmClientResets,
+                Cause::ServerResets => Counter::CalmServerResets,
+                Cause::QuietFrames => Counter::CalmQuietFrames,
+            },
+            1,
+        );
     }
 
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.

@@ -72,13 +72,17 @@ impl Deadlines {
         }
     }
 
-    /// Input arrived and was fed to `session`; `answered`: it completed at least one request.
-    /// The head timer runs from the first byte of each request head until that head completes:
-    /// a head still pending after a request was answered is the next one's, begun in this input
-    /// (a pipelining client that always sends the start of its next request with the end of
-    /// the last is not timed from its first request).
-    pub fn input(&mut self, session: &Session, answered: bool, now: Instant) {
-        self.last = now;
+    /// Input arrived and was fed to `session`; `answered`: it completed at least one request;
+    /// `quiet`: it was only frames that ask nothing of the server (HTTP/2's PING, PRIORITY,
+    /// empty DATA...: [`crate::proto::Fed::quiet`]), which do not keep the connection from
+    /// being idle. The head timer runs from the first byte of each request head until that
+    /// head completes: a head still pending after a request was answered is the next one's,
+    /// begun in this input (a pipelining client that always sends the start of its next
+    /// request with the end of the last is not timed from its first request).
+    pub fn input(&mut self, session: &Session, answered: bool, quiet: bool, now: Instant) {
+        if !quiet {
+            self.last = now;
+        }
         self.head_since = match (session.head_pending(), self.head_since) {
             (false, _) => None,
             (true, Some(since)) if !answered => Some(since),
@@ -150,14 +154,14 @@ mod server_deadline {
         let s = half_head();
         let mut d = Deadlines::new(t0);
         // A dribbled head: timed from its first byte, however often bytes come.
-        d.input(&s, false, t0);
-        d.input(&s, false, t0 + Duration::from_millis(900));
+        d.input(&s, false, false, t0);
+        d.input(&s, false, false, t0 + Duration::from_millis(900));
         assert_eq!(
             d.expired(&cfg, false, t0 + Duration::from_millis(1100)),
             Some(Expired::Header)
         );
         // A request answered in this input: the pending head is the next one's, timed from now.
-        d.input(&s, true, t0 + Duration::from_millis(1000));
+        d.input(&s, true, false, t0 + Duration::from_millis(1000));
         assert_eq!(d.expired(&cfg, false, t0 + Duration::from_millis(1900)), None);
         assert_eq!(
             d.expired(&cfg, false, t0 + Duration::from_millis(2000)),

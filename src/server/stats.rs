@@ -79,10 +79,18 @@ counters! {
     StreamsRefused => "streams_refused",
     /// HTTP/2 streams reset, by the client or by a stream error.
     StreamsReset => "streams_reset",
+    /// HTTP/2 connections ended with ENHANCE_YOUR_CALM past `--h2-client-resets`: the client
+    /// reset open or answered streams too fast (Rapid Reset).
+    CalmClientResets => "h2_calm_client_resets",
+    /// ... past `--h2-server-resets`: the client made the server reset streams too fast
+    /// (MadeYouReset).
+    CalmServerResets => "h2_calm_server_resets",
+    /// ... past `--h2-quiet-frames`: frames that produce no output, too many.
+    CalmQuietFrames => "h2_calm_quiet_frames",
 }
 
-/// Words per block: 24 x 8 bytes = three cache lines, so neighbours never share a line.
-const BLOCK: usize = 24;
+/// Words per block: 32 x 8 bytes = four cache lines, so neighbours never share a line.
+const BLOCK: usize = 32;
 const _: () = assert!(Counter::ALL.len() <= BLOCK);
 
 /// One worker's counters.

@@ -28,6 +28,7 @@ fn server() -> Session {
             max_body: 1 << 20,
             max_output: 256 * 1024,
             max_streams: 100,
+            ..Limits::default()
         },
     )
 }

@@ -2,6 +2,7 @@
 //! windows a change of SETTINGS_INITIAL_WINDOW_SIZE moves), PING, GOAWAY, PRIORITY and
 //! RST_STREAM.
 
+use super::budget::Cause;
 use super::frame::{self, Code, Head};
 use super::stream::Closed;
 use super::H2Session;
@@ -43,6 +44,7 @@ impl H2Session {
         out: &mut Vec<u8>,
         fed: &mut Fed,
     ) -> Result<(), Code> {
+        self.quiet_frame();
         if head.stream == 0 {
             return Err(Code::Protocol);
         }
@@ -54,7 +56,9 @@ impl H2Session {
         Ok(())
     }
 
-    /// RST_STREAM from the client: the stream, if open, is dropped.
+    /// RST_STREAM from the client: the stream, if open, is dropped. A reset of an open stream,
+    /// or of one already answered and closed, counts against the client's budget (Rapid Reset:
+    /// HEADERS then RST_STREAM, again and again); one that crosses our own reset does not.
     pub(super) fn rst_stream(&mut self, head: Head, fed: &mut Fed, out: &mut Vec<u8>) -> Result<(), Code> {
         if head.stream == 0 {
             return Err(Code::Protocol);
@@ -65,15 +69,26 @@ impl H2Session {
         if head.stream > self.streams.last_id() {
             return Err(Code::Protocol);
         }
-        if let Some(i) = self.streams.find(head.stream) {
-            fed.streams.reset += 1;
-            self.close(i, Closed::Finished);
-            self.grant(out, None);
+        match self.streams.find(head.stream) {
+            Some(i) => {
+                fed.streams.reset += 1;
+                self.spend(Cause::ClientResets);
+                self.close(i, Closed::Finished);
+                self.grant(out, None);
+            }
+            None => {
+                self.quiet_frame();
+                if self.streams.was_closed(head.stream) != Some(Closed::ResetByUs) {
+                    self.spend(Cause::ClientResets);
+                }
+            }
         }
         Ok(())
     }
 
     pub(super) fn settings(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), Code> {
+        // An ACK, or settings that ask nothing of a request: beyond reason, a flood.
+        self.quiet_frame();
         if head.stream != 0 {
             return Err(Code::Protocol);
         }

@@ -25,6 +25,10 @@ impl H2Session {
             return Err(Code::Protocol);
         }
         let body = unpad(head, payload)?;
+        if head.len == 0 && head.flags & frame::END_STREAM == 0 {
+            // Empty, and not the request's end: a frame that asks for nothing.
+            self.quiet_frame();
+        }
         // All of the payload, padding included, counts against the windows.
         self.recv_window.consume(head.len)?;
         self.recv_owed += head.len as u32;
@@ -32,9 +36,11 @@ impl H2Session {
             return match self.streams.was_closed(head.stream) {
                 Some(Closed::ResetByUs) => Ok(()),
                 Some(Closed::Finished) => Err(Code::StreamClosed),
-                // Closed too long ago to say how: a stream error (RFC 9113 6.1).
+                // Closed too long ago to say how: a stream error (RFC 9113 6.1), a reset the
+                // client made the server send.
                 None => {
                     frame::rst_stream(out, head.stream, Code::StreamClosed);
+                    self.spend(super::budget::Cause::ServerResets);
                     Ok(())
                 }
             };

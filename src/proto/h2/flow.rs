@@ -2,7 +2,7 @@
 //! bodies it holds, and the window it grants back for the DATA it took.
 
 use super::frame::{self, Code, Head};
-use super::stream::{AfterEnd, Closed};
+use super::stream::{AfterEnd, Closed, Stream};
 use super::H2Session;
 use crate::proto::Fed;
 
@@ -31,7 +31,9 @@ impl H2Session {
             return Err(Code::Protocol);
         }
         let Some(i) = self.streams.find(head.stream) else {
-            return Ok(()); // closed: a late update is harmless
+            // Closed: a late update is harmless, and asks for nothing.
+            self.quiet_frame();
+            return Ok(());
         };
         if inc == 0 {
             self.reset(out, head.stream, Code::Protocol, fed);
@@ -124,12 +126,22 @@ impl H2Session {
                 .expect("a window granted back what it took");
             self.recv_owed = 0;
         }
-        for s in self.streams.iter_mut() {
-            if only.is_none_or(|id| id == s.id) && s.recv_owed > 0 && !s.state.request_ended() {
-                frame::window_update(out, s.id, s.recv_owed);
-                s.recv.grant(s.recv_owed).expect("a window granted back what it took");
-                s.recv_owed = 0;
+        match only {
+            Some(id) => {
+                if let Some(i) = self.streams.find(id) {
+                    grant_stream(self.streams.at(i), out);
+                }
             }
+            None => self.streams.iter_mut().for_each(|s| grant_stream(s, out)),
         }
+    }
+}
+
+/// Grants back the window the client's DATA used on stream `s`, while its request goes on.
+fn grant_stream(s: &mut Stream, out: &mut Vec<u8>) {
+    if s.recv_owed > 0 && !s.state.request_ended() {
+        frame::window_update(out, s.id, s.recv_owed);
+        s.recv.grant(s.recv_owed).expect("a window granted back what it took");
+        s.recv_owed = 0;
     }
 }

@@ -21,6 +21,7 @@
 //! table of streams), `headers` (a request's header block), `data` (its body), `control`
 //! (SETTINGS, PING, GOAWAY, PRIORITY, RST_STREAM), `flow` (what the windows let go out).
 
+pub mod budget;
 mod control;
 mod data;
 mod flow;
@@ -34,6 +35,7 @@ mod streams;
 pub mod window;
 pub mod wire;
 
+use budget::{Budgets, Cause};
 use frame::{Code, Frame, ReadError, Reader};
 use stream::Closed;
 use streams::Streams;
@@ -114,6 +116,11 @@ pub struct H2Session {
     peer_gone: bool,
     /// The request path of the block being decoded.
     path: Vec<u8>,
+    /// The budgets for floods, the one the connection went past, and the frames so far that
+    /// produced no output.
+    budgets: Budgets,
+    tripped: Option<Cause>,
+    quiet: u32,
 }
 
 impl H2Session {
@@ -139,6 +146,9 @@ impl H2Session {
             held: 0,
             peer_gone: false,
             path: Vec::new(),
+            budgets: Budgets::new(limits.calm),
+            tripped: None,
+            quiet: 0,
         }
     }
 
@@ -188,13 +198,21 @@ impl H2Session {
         }
         self.greet(out);
         let mut reader = std::mem::take(&mut self.reader);
+        let (frames, quiet) = (reader.frames(), self.quiet);
         let read = reader.read(input, &mut |f| {
             self.frame(f, out, each, &mut fed)?;
+            if self.tripped.is_some() {
+                // Past a budget: GOAWAY naming the last stream processed, then close.
+                return Err(Halt::Error(Code::EnhanceYourCalm));
+            }
             match self.peer_gone && self.streams.is_empty() {
                 true => Err(Halt::Done),
                 false => Ok(()),
             }
         });
+        fed.frames = (reader.frames() - frames) as u32;
+        fed.quiet_frames = self.quiet - quiet;
+        fed.calm = self.tripped;
         self.reader = reader;
         match read {
             Ok(()) => {}
@@ -245,12 +263,32 @@ impl H2Session {
             frame::RST_STREAM => self.rst_stream(head, fed, out),
             frame::SETTINGS => self.settings(head, payload, out),
             frame::PUSH_PROMISE => Err(Code::Protocol),
-            frame::PING => control::ping(head, payload, out),
+            frame::PING => {
+                self.quiet_frame();
+                control::ping(head, payload, out)
+            }
             frame::GOAWAY => self.goaway_in(head),
             frame::WINDOW_UPDATE => self.window_update(head, payload, out, fed),
             // Unknown frame types are ignored (RFC 9113 4.1).
-            _ => Ok(()),
+            _ => {
+                self.quiet_frame();
+                Ok(())
+            }
         }
+    }
+
+    /// One event against a budget; the first one spent is the connection's end.
+    fn spend(&mut self, cause: Cause) {
+        if self.tripped.is_none() {
+            self.tripped = self.budgets.spend(cause).err();
+        }
+    }
+
+    /// A frame that produced no output (asked nothing of the server): counted against its
+    /// budget, and not as the connection's activity.
+    fn quiet_frame(&mut self) {
+        self.quiet += 1;
+        self.spend(Cause::QuietFrames);
     }
 
     /// The client's preface ends with a SETTINGS frame (RFC 9113 3.4): its first frame must be
@@ -265,10 +303,12 @@ impl H2Session {
         Ok(())
     }
 
-    /// A stream error: RST_STREAM with `code`; the stream, if open, is dropped.
+    /// A stream error: RST_STREAM with `code`; the stream, if open, is dropped. The client made
+    /// the server reset it: counted against that budget (MadeYouReset).
     fn reset(&mut self, out: &mut Vec<u8>, id: u32, code: Code, fed: &mut Fed) {
         frame::rst_stream(out, id, code);
         fed.streams.reset += 1;
+        self.spend(Cause::ServerResets);
         match self.streams.find(id) {
             Some(i) => self.close(i, Closed::ResetByUs),
             None => self.streams.remember(id, Closed::ResetByUs),

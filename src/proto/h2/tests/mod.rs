@@ -9,6 +9,7 @@ fn limits() -> Limits {
         max_body: 1 << 20,
         max_output: 256 * 1024,
         max_streams: 100,
+        ..Limits::default()
     }
 }
 
@@ -38,10 +39,21 @@ fn get(b: &mut Vec<u8>, stream: u32) {
     wire::headers(b, stream, &wire::request_block("GET", "/", &[], Coding::Plain), true);
 }
 
+/// A POST on `stream` whose body is still to come.
+fn post_open(b: &mut Vec<u8>, stream: u32) {
+    wire::headers(b, stream, &wire::request_block("POST", "/", &[], Coding::Plain), false);
+}
+
+/// Stream `id` got its whole response.
+fn served(got: &Got, id: u32) -> bool {
+    got.streams.get(&id).is_some_and(|s| s.ended)
+}
+
 fn goaway_code(got: &Got) -> Option<u32> {
     got.goaway.map(|(_, code)| code)
 }
 
+mod budgets;
 mod limits;
 
 #[test]

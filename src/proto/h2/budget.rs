@@ -1,0 +1,234 @@
+//! Budgets per connection for the floods that cost a server without asking it for anything:
+//! resets by the client (Rapid Reset, CVE-2023-44487), resets the client makes the server send
+//! (MadeYouReset, 2025), and frames that produce no output (empty DATA, PRIORITY, unknown
+//! types, SETTINGS and PING beyond reason, RST_STREAM and WINDOW_UPDATE on closed streams).
+//! Past a budget the connection ends with GOAWAY ENHANCE_YOUR_CALM, as nginx, h2o, Go, hyper/h2
+//! and Netty end theirs.
+//!
+//! Each budget is a number of events in a sliding window, kept in O(1) state: the count of the
+//! current fixed window plus the previous window's, weighted by how much of it the sliding
+//! window still covers (the approximation rate limiters use at scale). The clock is read only
+//! when an event is counted: a connection that sends requests and nothing else never reads it.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::units::{exact_duration, parse_duration, BadValue};
+
+/// At most `max` events in any `per` (`off`: no budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    pub max: u32,
+    pub per: Duration,
+}
+
+impl Rate {
+    /// No budget at all.
+    pub const OFF: Rate = Rate {
+        max: u32::MAX,
+        per: Duration::from_secs(1),
+    };
+
+    /// Client resets of open and answered streams: Netty's server default since the Rapid
+    /// Reset fix (`decoderEnforceMaxRstFramesPerWindow`, 4.1.100, Oct 2023): 200 RST_STREAM
+    /// frames per 30 s.
+    pub const CLIENT_RESETS: Rate = Rate {
+        max: 200,
+        per: Duration::from_secs(30),
+    };
+
+    /// Resets the server sends for stream errors the client caused: Netty's
+    /// `encoderEnforceMaxRstFramesPerWindow` (its MadeYouReset fix, 2025), the same 200 per
+    /// 30 s; hyper/h2's `max_local_error_reset_streams` (1,024 in all) bounds the same thing.
+    pub const SERVER_RESETS: Rate = Rate {
+        max: 200,
+        per: Duration::from_secs(30),
+    };
+
+    /// Frames that produce no output: Netty's bound on control frames a peer may make it
+    /// queue (`maxQueuedControlFrames`, 10,000, its fix for the 2019 ping and settings floods,
+    /// CVE-2019-9512 and -9515), and nginx's 10,000 frames before "http2 flood detected", per
+    /// 10 s: a browser's PRIORITY_UPDATE per request stays far below it, a flood meets it in
+    /// milliseconds.
+    pub const QUIET_FRAMES: Rate = Rate {
+        max: 10_000,
+        per: Duration::from_secs(10),
+    };
+}
+
+impl FromStr for Rate {
+    type Err = BadValue;
+
+    /// `N/DURATION` (`200/30s`), or `off`.
+    fn from_str(s: &str) -> Result<Rate, BadValue> {
+        if s.trim() == "off" {
+            return Ok(Rate::OFF);
+        }
+        let bad = |why: &str| BadValue(format!("'{s}': {why} (write N/DURATION, e.g. 200/30s, or off)"));
+        let (n, per) = s.split_once('/').ok_or_else(|| bad("no '/'"))?;
+        let max: u32 = n.trim().parse().map_err(|_| bad("the count is not a whole number"))?;
+        let per = parse_duration(per.trim()).map_err(|e| bad(&e.0))?;
+        if max == 0 || per.is_zero() {
+            return Err(bad("the count and the window must be more than zero"));
+        }
+        Ok(Rate { max, per })
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self == Rate::OFF {
+            true => f.write_str("off"),
+            false if self.per.subsec_nanos() == 0 => write!(f, "{}/{}s", self.max, self.per.as_secs()),
+            false => write!(f, "{}/{}", self.max, exact_duration(self.per)),
+        }
+    }
+}
+
+/// One budget's count over its sliding window.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    rate: Rate,
+    /// When the current fixed window began (`None`: no event yet).
+    start: Option<Instant>,
+    current: u32,
+    previous: u32,
+}
+
+impl Budget {
+    pub fn new(rate: Rate) -> Budget {
+        Budget {
+            rate,
+            start: None,
+            current: 0,
+            previous: 0,
+        }
+    }
+
+    /// One more event at `now`: `false` once the events in the sliding window pass the budget.
+    pub fn spend(&mut self, now: Instant) -> bool {
+        if self.rate == Rate::OFF {
+            return true;
+        }
+        let per = self.rate.per;
+        let start = *self.start.get_or_insert(now);
+        let since = now.saturating_duration_since(start);
+        if since >= per {
+            // The fixed window moved on: one window later, the current becomes the previous;
+            // two or more, both are past.
+            let windows = (since.as_nanos() / per.as_nanos()) as u32;
+            self.previous = if windows == 1 { self.current } else { 0 };
+            self.current = 0;
+            self.start = Some(start + per * windows);
+        }
+        self.current += 1;
+        let into = now.saturating_duration_since(self.start.unwrap_or(now)).as_secs_f64() / per.as_secs_f64();
+        let seen = f64::from(self.previous) * (1.0 - into) + f64::from(self.current);
+        seen <= f64::from(self.rate.max)
+    }
+}
+
+/// The budgets of one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Calm {
+    pub client_resets: Rate,
+    pub server_resets: Rate,
+    pub quiet_frames: Rate,
+}
+
+impl Default for Calm {
+    fn default() -> Calm {
+        Calm {
+            client_resets: Rate::CLIENT_RESETS,
+            server_resets: Rate::SERVER_RESETS,
+            quiet_frames: Rate::QUIET_FRAMES,
+        }
+    }
+}
+
+/// Which budget a connection went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    ClientResets,
+    ServerResets,
+    QuietFrames,
+}
+
+/// A connection's three budgets.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    client_resets: Budget,
+    server_resets: Budget,
+    quiet_frames: Budget,
+}
+
+impl Budgets {
+    pub fn new(calm: Calm) -> Budgets {
+        Budgets {
+            client_resets: Budget::new(calm.client_resets),
+            server_resets: Budget::new(calm.server_resets),
+            quiet_frames: Budget::new(calm.quiet_frames),
+        }
+    }
+
+    /// One event of `cause`, now: `Err` once its budget is spent.
+    pub fn spend(&mut self, cause: Cause) -> Result<(), Cause> {
+        let budget = match cause {
+            Cause::ClientResets => &mut self.client_resets,
+            Cause::ServerResets => &mut self.server_resets,
+            Cause::QuietFrames => &mut self.quiet_frames,
+        };
+        match budget.spend(Instant::now()) {
+            true => Ok(()),
+            false => Err(cause),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_reads_and_writes_back_and_bad_ones_are_refused() {
+        let r: Rate = "200/30s".parse().unwrap();
+        assert_eq!(r, Rate::CLIENT_RESETS);
+        assert_eq!(r.to_string(), "200/30s");
+        assert_eq!("off".parse::<Rate>().unwrap().to_string(), "off");
+        for bad in ["200", "x/1s", "0/1s", "5/0s", "5/soon"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_budget_allows_its_count_in_a_window_and_refuses_the_next() {
+        let t0 = Instant::now();
+        let mut b = Budget::new("3/10s".parse().unwrap());
+        assert!((0..3).all(|i| b.spend(t0 + Duration::from_millis(i))));
+        assert!(!b.spend(t0 + Duration::from_millis(5)), "the fourth within the window");
+    }
+
+    #[test]
+    fn the_window_slides_the_previous_windows_events_fading_out() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let mut b = Budget::new("10/10s".parse().unwrap());
+        assert!((0..10).all(|_| b.spend(t0)));
+        // 5 s into the next window half of the previous 10 still count: 5 more fit.
+        assert!((0..5).all(|_| b.spend(t0 + s(15))));
+        assert!(!b.spend(t0 + s(15)));
+        // Two windows later nothing of the first counts: 10 fit again, not 11.
+        let mut b = Budget::new("10/10s".parse().unwrap());
+        assert!((0..10).all(|_| b.spend(t0)));
+        assert!((0..10).all(|_| b.spend(t0 + s(25))));
+        assert!(!b.spend(t0 + s(25)));
+    }
+
+    #[test]
+    fn no_budget_never_runs_out() {
+        let mut b = Budget::new(Rate::OFF);
+        let t0 = Instant::now();
+        assert!((0..100_000).all(|_| b.spend(t0)));
+    }
+}
