@@ -137,7 +137,10 @@ impl H2Session {
             settings_seen: false,
             reader: Reader::new(MAX_BLOCK, MAX_CONTINUATIONS),
             decoder: hpack::Decoder::new(),
-            streams: Streams::new(REMEMBERED.max(2 * limits.max_streams as usize)),
+            streams: Streams::new(
+                limits.max_streams as usize,
+                REMEMBERED.max(2 * limits.max_streams as usize),
+            ),
             peer_initial_window: frame::INITIAL_WINDOW,
             peer_max_frame: frame::MAX_FRAME,
             send_window: Window::new(frame::INITIAL_WINDOW),

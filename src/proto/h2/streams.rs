@@ -1,12 +1,96 @@
 //! A connection's table of streams: those open or half-closed, the closed ones kept for their
 //! buffers, and the identifiers of recently closed ones with how they closed (to tell a frame
-//! on a closed stream from one on a stream never opened). A stream is found by its identifier
-//! in O(1), whatever the number open or remembered: a DATA frame costs the same on a
-//! connection with one stream or a thousand.
-
-use std::collections::{HashMap, VecDeque};
+//! on a closed stream from one on a stream never opened). An open stream is found by its
+//! identifier in O(1) ([`IdIndex`]), so a DATA frame costs the same on a connection with one
+//! stream open or a thousand. A closed one is looked for in a ring of fixed size, only for a
+//! frame on a stream that is not open.
 
 use super::stream::{Closed, Stream};
+
+/// Where each open stream is in the table, by its identifier: open addressing over a table of
+/// at least twice the streams that may be open (a load under a half), probed linearly from the
+/// identifier's place ((id >> 1), identifiers being odd), emptied by shifting back. A few
+/// instructions a lookup; identifiers a client picks to collide cost at worst a probe over
+/// `--max-streams` entries, the linear search there was before.
+#[derive(Debug, Default)]
+struct IdIndex {
+    /// Identifiers (0: empty) and their places in the table; allocated at the first stream.
+    ids: Vec<u32>,
+    places: Vec<u32>,
+    /// Slots for `max` streams open at once.
+    max: usize,
+}
+
+impl IdIndex {
+    fn new(max: usize) -> IdIndex {
+        IdIndex {
+            max,
+            ..IdIndex::default()
+        }
+    }
+
+    fn mask(&self) -> usize {
+        self.ids.len() - 1
+    }
+
+    fn home(&self, id: u32) -> usize {
+        (id >> 1) as usize & self.mask()
+    }
+
+    /// The slot holding `id`, or the empty one where it would go.
+    fn slot(&self, id: u32) -> usize {
+        let mut i = self.home(id);
+        while self.ids[i] != 0 && self.ids[i] != id {
+            i = (i + 1) & self.mask();
+        }
+        i
+    }
+
+    fn get(&self, id: u32) -> Option<usize> {
+        if self.ids.is_empty() {
+            return None;
+        }
+        let i = self.slot(id);
+        (self.ids[i] == id).then(|| self.places[i] as usize)
+    }
+
+    fn set(&mut self, id: u32, place: usize) {
+        if self.ids.is_empty() {
+            let n = (2 * self.max.max(8)).next_power_of_two();
+            self.ids = vec![0; n];
+            self.places = vec![0; n];
+        }
+        let i = self.slot(id);
+        self.ids[i] = id;
+        self.places[i] = place as u32;
+    }
+
+    fn remove(&mut self, id: u32) {
+        if self.ids.is_empty() {
+            return;
+        }
+        let mut hole = self.slot(id);
+        if self.ids[hole] != id {
+            return;
+        }
+        // Shift back the entries after the hole whose probe passed through it.
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask();
+            if self.ids[j] == 0 {
+                break;
+            }
+            let home = self.home(self.ids[j]);
+            let passes = if hole <= j { home <= hole || home > j } else { home <= hole && home > j };
+            if passes {
+                self.ids[hole] = self.ids[j];
+                self.places[hole] = self.places[j];
+                hole = j;
+            }
+        }
+        self.ids[hole] = 0;
+    }
+}
 
 /// A stream's pending-body buffer larger than this is given back when it closes (a spare
 /// stream keeps at most this much).
@@ -16,28 +100,26 @@ pub(super) const KEEP_BUFFER: usize = 16 * 1024;
 pub(super) struct Streams {
     open: Vec<Stream>,
     /// Where each open stream is in `open`.
-    index: HashMap<u32, usize>,
+    index: IdIndex,
     spare: Vec<Stream>,
     /// The highest stream identifier the client used.
     last_id: u32,
-    /// Recently closed streams, how each closed, and the order they closed in (the oldest is
-    /// forgotten past `remember`).
-    closed: HashMap<u32, Closed>,
-    closed_order: VecDeque<u32>,
-    remember: usize,
+    /// A ring of recently closed streams.
+    closed: Vec<(u32, Closed)>,
+    closed_next: usize,
 }
 
 impl Streams {
-    /// A table remembering the last `remember` closed streams.
-    pub(super) fn new(remember: usize) -> Streams {
+    /// A table of up to `max_open` streams open at once, remembering the last `remember`
+    /// closed ones.
+    pub(super) fn new(max_open: usize, remember: usize) -> Streams {
         Streams {
             open: Vec::new(),
-            index: HashMap::new(),
+            index: IdIndex::new(max_open),
             spare: Vec::new(),
             last_id: 0,
-            closed: HashMap::new(),
-            closed_order: VecDeque::new(),
-            remember: remember.max(1),
+            closed: vec![(0, Closed::Finished); remember.max(1)],
+            closed_next: 0,
         }
     }
 
@@ -61,7 +143,7 @@ impl Streams {
 
     /// Where stream `id` is in the table.
     pub(super) fn find(&self, id: u32) -> Option<usize> {
-        self.index.get(&id).copied()
+        self.index.get(id)
     }
 
     pub(super) fn get(&self, i: usize) -> &Stream {
@@ -81,16 +163,16 @@ impl Streams {
         let s = Stream::new(id, send_window, self.spare.pop());
         self.open.push(s);
         let i = self.open.len() - 1;
-        self.index.insert(id, i);
+        self.index.set(id, i);
         i
     }
 
     /// Closes the stream at `i` (`how`, remembered); the response bytes it still held.
     pub(super) fn close(&mut self, i: usize, how: Closed) -> usize {
         let mut s = self.open.swap_remove(i);
-        self.index.remove(&s.id);
+        self.index.remove(s.id);
         if let Some(moved) = self.open.get(i) {
-            self.index.insert(moved.id, i);
+            self.index.set(moved.id, i);
         }
         let held = s.pending.len();
         if s.pending.capacity() > KEEP_BUFFER {
@@ -103,18 +185,43 @@ impl Streams {
 
     /// Remembers that stream `id` closed `how`.
     pub(super) fn remember(&mut self, id: u32, how: Closed) {
-        if self.closed.insert(id, how).is_none() {
-            self.closed_order.push_back(id);
-        }
-        if self.closed_order.len() > self.remember {
-            if let Some(old) = self.closed_order.pop_front() {
-                self.closed.remove(&old);
-            }
-        }
+        self.closed[self.closed_next] = (id, how);
+        self.closed_next = (self.closed_next + 1) % self.closed.len();
     }
 
-    /// How stream `id` closed, if it is one of those remembered.
+    /// How stream `id` closed, if it is one of those remembered (the most recent word on it).
     pub(super) fn was_closed(&self, id: u32) -> Option<Closed> {
-        self.closed.get(&id).copied()
+        let n = self.closed.len();
+        (1..=n)
+            .map(|k| self.closed[(self.closed_next + n - k) % n])
+            .find(|(i, _)| *i == id && id != 0)
+            .map(|(_, how)| how)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_finds_every_open_stream_through_collisions_and_removals() {
+        let mut x = IdIndex::new(8);
+        // Identifiers 32 apart share a home in a table of 16: a run of collisions.
+        let ids: Vec<u32> = (0..8).map(|k| 1 + 32 * k).chain([3, 5]).collect();
+        for (p, &id) in ids.iter().enumerate() {
+            x.set(id, p);
+        }
+        for (p, &id) in ids.iter().enumerate() {
+            assert_eq!(x.get(id), Some(p), "{id}");
+        }
+        // Out of the middle of the run, then the rest still found; a removed one is gone.
+        for &gone in &[33, 1, 129] {
+            x.remove(gone);
+            assert_eq!(x.get(gone), None);
+        }
+        for (p, &id) in ids.iter().enumerate().filter(|(_, id)| ![33, 1, 129].contains(*id)) {
+            assert_eq!(x.get(id), Some(p), "{id} after removals");
+        }
+        assert_eq!(x.get(7), None, "never opened");
     }
 }
