@@ -102,6 +102,9 @@ struct UConn {
     /// Close once the output is sent.
     closing: bool,
     deadlines: Deadlines,
+    /// The last input asked nothing of the server (HTTP/2's quiet frames): the sends that
+    /// answer it are no progress of the connection's own.
+    quiet: bool,
     /// Tells this connection from an earlier one in the same slot.
     gen: u32,
 }
@@ -120,7 +123,8 @@ impl UConn {
                 out.drain(..sent);
             }
         });
-        self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
+        self.quiet = fed.quiet();
+        self.deadlines.input(&self.session, fed.requests > 0, self.quiet, now);
         self.closing |= fed.close;
         if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {
             self.paused = true;
@@ -168,6 +172,7 @@ impl Slots {
             paused: false,
             unread: Vec::new(),
             closing: false,
+            quiet: false,
             deadlines: Deadlines::new(now),
             gen: self.gen,
         };
@@ -390,10 +395,10 @@ impl RingLoop<'_> {
             return self.slots.close(self.w, tag);
         };
         self.w.count(Counter::BytesOut, n as u64);
-        // Progress on a backlog (a short send, or replies queued behind it) keeps the
-        // connection alive; a reply that went whole at once is only its input's answer (a
-        // PING's ACK does not keep a connection from being idle).
-        if n > 0 && (n < buf.len() || !conn.out.is_empty()) {
+        // Output that moves keeps the connection alive, but for the answer to input that
+        // asked nothing (a PING's ACK does not keep a connection from being idle) when it
+        // went whole, with nothing behind it.
+        if n > 0 && (!conn.quiet || n < buf.len() || !conn.out.is_empty()) {
             conn.deadlines.output(self.now);
         }
         if n < buf.len() {

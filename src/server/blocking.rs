@@ -178,6 +178,7 @@ fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8], deadlines: &mut Deadl
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+                waited = true;
                 if w.stopping() {
                     return Err(e);
                 }

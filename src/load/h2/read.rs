@@ -72,6 +72,8 @@ impl H2Conn {
     fn frame(&mut self, f: Frame<'_>, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
         let (h, p) = match f {
             Frame::Headers(b) => return self.head(b.stream(), b.fragment, b.ends_stream(), out, events),
+            // Read once whole.
+            Frame::Opening(_) => return Ok(()),
             Frame::Single(h, p) => (h, p),
         };
         match h.kind {

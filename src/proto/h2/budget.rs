@@ -69,8 +69,11 @@ impl FromStr for Rate {
         let (n, per) = s.split_once('/').ok_or_else(|| bad("no '/'"))?;
         let max: u32 = n.trim().parse().map_err(|_| bad("the count is not a whole number"))?;
         let per = parse_duration(per.trim()).map_err(|e| bad(&e.0))?;
-        if max == 0 || per.is_zero() {
-            return Err(bad("the count and the window must be more than zero"));
+        if max == 0 {
+            return Err(bad("the count must be more than zero"));
+        }
+        if per < Duration::from_millis(1) || per > Duration::from_secs(86_400) {
+            return Err(bad("the window must be from 1ms to a day"));
         }
         Ok(Rate { max, per })
     }
@@ -116,13 +119,14 @@ impl Budget {
         let since = now.saturating_duration_since(start);
         if since >= per {
             // The fixed window moved on: one window later, the current becomes the previous;
-            // two or more, both are past.
-            let windows = (since.as_nanos() / per.as_nanos()) as u32;
+            // two or more, both are past (and the window starts where `now` falls).
+            let windows = since.as_nanos() / per.as_nanos();
             self.previous = if windows == 1 { self.current } else { 0 };
             self.current = 0;
-            self.start = Some(start + per * windows);
+            let into = Duration::from_nanos((since.as_nanos() % per.as_nanos()) as u64);
+            self.start = Some(now - into);
         }
-        self.current += 1;
+        self.current = self.current.saturating_add(1);
         let into = now.saturating_duration_since(self.start.unwrap_or(now)).as_secs_f64() / per.as_secs_f64();
         let seen = f64::from(self.previous) * (1.0 - into) + f64::from(self.current);
         seen <= f64::from(self.rate.max)
@@ -196,7 +200,7 @@ mod tests {
         assert_eq!(r, Rate::CLIENT_RESETS);
         assert_eq!(r.to_string(), "200/30s");
         assert_eq!("off".parse::<Rate>().unwrap().to_string(), "off");
-        for bad in ["200", "x/1s", "0/1s", "5/0s", "5/soon"] {
+        for bad in ["200", "x/1s", "0/1s", "5/0s", "5/soon", "5/1ns", "5/2d"] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }
     }

@@ -25,8 +25,9 @@ impl H2Session {
             return Err(Code::Protocol);
         }
         let body = unpad(head, payload)?;
-        if head.len == 0 && head.flags & frame::END_STREAM == 0 {
-            // Empty, and not the request's end: a frame that asks for nothing.
+        if body.is_empty() && head.flags & frame::END_STREAM == 0 {
+            // No body (padding alone counts as none), and not the request's end: a frame that
+            // asks for nothing.
             self.quiet_frame();
         }
         // All of the payload, padding included, counts against the windows.
@@ -48,7 +49,7 @@ impl H2Session {
         let s = self.streams.at(i);
         match s.state {
             // The rest of a refused request is not wanted.
-            super::stream::StreamState::Refusing => return Ok(()),
+            super::stream::StreamState::Refusing { .. } => return Ok(()),
             _ if s.state.request_ended() => {
                 self.reset(out, head.stream, Code::StreamClosed, fed);
                 return Ok(());

@@ -7,6 +7,8 @@ use super::H2Session;
 use crate::proto::Fed;
 
 impl H2Session {
+    /// WINDOW_UPDATE: what the window lets go now goes. One that lets nothing go asks
+    /// nothing of the server: a quiet frame (a flood of increments of 1 is one).
     pub(super) fn window_update(
         &mut self,
         head: Head,
@@ -14,6 +16,15 @@ impl H2Session {
         out: &mut Vec<u8>,
         fed: &mut Fed,
     ) -> Result<(), Code> {
+        let before = out.len();
+        let r = self.update_window(head, payload, out, fed);
+        if r.is_ok() && out.len() == before {
+            self.quiet_frame();
+        }
+        r
+    }
+
+    fn update_window(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
         if head.len != 4 {
             return Err(Code::FrameSize);
         }
@@ -31,9 +42,7 @@ impl H2Session {
             return Err(Code::Protocol);
         }
         let Some(i) = self.streams.find(head.stream) else {
-            // Closed: a late update is harmless, and asks for nothing.
-            self.quiet_frame();
-            return Ok(());
+            return Ok(()); // closed: a late update is harmless, and asks for nothing
         };
         if inc == 0 {
             self.reset(out, head.stream, Code::Protocol, fed);

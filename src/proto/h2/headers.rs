@@ -12,7 +12,7 @@ use crate::proto::{Answer, Each, Fed, Request};
 
 /// Where a header block lands, known before it is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lands {
+pub(super) enum Lands {
     /// A new stream.
     New,
     /// The trailers of the open stream at this place in the table.
@@ -31,7 +31,11 @@ impl H2Session {
         each: &mut F,
         fed: &mut Fed,
     ) -> Result<(), Code> {
-        let mut lands = self.lands(block)?;
+        let mut lands = match self.lands_on(block.stream())? {
+            // Trailers are whole only with END_STREAM.
+            Lands::Trailers(_) if !block.ends_stream() => Lands::Reset(Code::Protocol),
+            lands => lands,
+        };
         let id = block.stream();
         if block.dependency == Some(id) && !matches!(lands, Lands::Reset(_)) {
             // A stream that depends on itself (RFC 9113 5.3.1).
@@ -49,9 +53,8 @@ impl H2Session {
         Ok(())
     }
 
-    /// Where a block for its stream lands; `Err`: a connection error.
-    fn lands(&self, block: Block<'_>) -> Result<Lands, Code> {
-        let id = block.stream();
+    /// Where a block for stream `id` lands; `Err`: a connection error.
+    pub(super) fn lands_on(&self, id: u32) -> Result<Lands, Code> {
         if id > self.streams.last_id() {
             return match id.is_multiple_of(2) {
                 true => Err(Code::Protocol),
@@ -60,10 +63,7 @@ impl H2Session {
         }
         Ok(match self.streams.find(id) {
             // Trailers end the request; a second HEADERS after it is on a closed stream.
-            Some(i) if !self.streams.get(i).state.request_ended() => match block.ends_stream() {
-                true => Lands::Trailers(i),
-                false => Lands::Reset(Code::Protocol),
-            },
+            Some(i) if !self.streams.get(i).state.request_ended() => Lands::Trailers(i),
             Some(_) => Lands::Reset(Code::StreamClosed),
             None => match self.streams.was_closed(id) {
                 Some(Closed::Finished) => return Err(Code::StreamClosed),
@@ -107,9 +107,12 @@ impl H2Session {
         let id = block.stream();
         self.streams.seen(id);
         if self.peer_gone || self.streams.len() >= self.limits.max_streams as usize {
+            // Refused unprocessed, but its block was decoded: a reset the client made the
+            // server send, like any other.
             fed.streams.refused += 1;
             self.streams.remember(id, Closed::ResetByUs);
             frame::rst_stream(out, id, Code::RefusedStream);
+            self.spend(super::budget::Cause::ServerResets);
             return;
         }
         fed.streams.opened += 1;
@@ -161,7 +164,7 @@ impl H2Session {
             self.held += s.pending.len();
             response_head(out, id, status, None, s.pending.len(), false);
             if !ended {
-                s.state = StreamState::Refusing;
+                s.state = StreamState::Refusing { ended: false };
             }
             self.flush_stream(i, out);
             return;

@@ -214,12 +214,22 @@ impl H2Session {
             }
         });
         fed.frames = (reader.frames() - frames) as u32;
-        fed.quiet_frames = self.quiet - quiet;
-        fed.calm = self.tripped;
+        fed.quiet_frames = self.quiet.wrapping_sub(quiet);
+        if fed.frames == 0 && !input.is_empty() {
+            // Only part of a frame came: it is activity unless it is a part of a frame that
+            // would ask nothing (a PING dribbled byte by byte keeps nothing alive).
+            fed.frames = 1;
+            fed.quiet_frames = u32::from(reader.partial_is_quiet());
+        }
         self.reader = reader;
         match read {
             Ok(()) => {}
-            Err(Halt::Error(code)) => self.connection_error(out, code, &mut fed),
+            Err(Halt::Error(code)) => {
+                // Counted by cause only where a budget ended it, not a protocol error that
+                // came with the frame that spent the last of one.
+                fed.calm = self.tripped.filter(|_| code == Code::EnhanceYourCalm);
+                self.connection_error(out, code, &mut fed);
+            }
             Err(Halt::Done) => {
                 frame::goaway(out, self.streams.last_id(), Code::NoError);
                 self.phase = Phase::Dead;
@@ -257,6 +267,12 @@ impl H2Session {
                 self.client_settings_first(frame::HEADERS, 0)?;
                 return self.headers(block, out, each, fed);
             }
+            // A block's connection errors are known from its HEADERS: said at once, not after
+            // its CONTINUATIONs.
+            Frame::Opening(head) => {
+                self.client_settings_first(frame::HEADERS, 0)?;
+                return self.lands_on(head.stream).map(drop);
+            }
             Frame::Single(head, payload) => (head, payload),
         };
         self.client_settings_first(head.kind, head.flags)?;
@@ -290,7 +306,7 @@ impl H2Session {
     /// A frame that produced no output (asked nothing of the server): counted against its
     /// budget, and not as the connection's activity.
     fn quiet_frame(&mut self) {
-        self.quiet += 1;
+        self.quiet = self.quiet.wrapping_add(1);
         self.spend(Cause::QuietFrames);
     }
 

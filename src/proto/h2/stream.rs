@@ -26,7 +26,7 @@ use super::window::Window;
 ///                                      v                    recv R       ^
 ///                                 +-----------+  refusal sent: send R    |
 ///                                 | Refusing  |--------------------------'
-///                                 +-----------+
+///                                 +-----------+  (recv ES: its `ended`)
 ///         ES: END_STREAM   R: RST_STREAM
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +40,8 @@ pub(super) enum StreamState {
     HalfClosedLocal,
     /// Answered with a refusal before the request ended: the rest of the request is not
     /// wanted (its DATA is dropped) and, once the refusal is sent, RST_STREAM(NO_ERROR) closes
-    /// the stream (RFC 9113 8.1).
-    Refusing,
+    /// the stream (RFC 9113 8.1). `ended`: the request's END_STREAM came meanwhile (trailers).
+    Refusing { ended: bool },
 }
 
 /// What follows our END_STREAM on a stream.
@@ -63,7 +63,10 @@ impl StreamState {
 
     /// The client's request has ended (its END_STREAM came).
     pub(super) fn request_ended(self) -> bool {
-        self == StreamState::HalfClosedRemote
+        matches!(
+            self,
+            StreamState::HalfClosedRemote | StreamState::Refusing { ended: true }
+        )
     }
 
     /// The client's END_STREAM arrived: `true` when the stream is done with it (our side
@@ -75,8 +78,13 @@ impl StreamState {
                 false
             }
             StreamState::HalfClosedLocal => true,
-            // A refusal closes the stream itself; an ended request does not end twice.
-            StreamState::Refusing | StreamState::HalfClosedRemote => false,
+            // A refusal closes the stream itself.
+            StreamState::Refusing { .. } => {
+                *self = StreamState::Refusing { ended: true };
+                false
+            }
+            // An ended request does not end twice.
+            StreamState::HalfClosedRemote => false,
         }
     }
 
@@ -88,7 +96,7 @@ impl StreamState {
                 AfterEnd::Stays
             }
             StreamState::HalfClosedRemote => AfterEnd::Closes,
-            StreamState::Refusing => AfterEnd::Resets,
+            StreamState::Refusing { .. } => AfterEnd::Resets,
             StreamState::HalfClosedLocal => AfterEnd::Stays,
         }
     }
@@ -161,10 +169,12 @@ mod tests {
         assert_eq!(s, StreamState::HalfClosedLocal);
         assert!(!s.ending());
         assert!(s.end_request(), "both sides done");
-        // A refusal before the request ended: reset once sent, whatever comes in.
-        let mut s = StreamState::Refusing;
-        assert!(s.ending());
+        // A refusal before the request ended: reset once sent, whatever comes in; trailers
+        // end the request (a second block is then on an ended one).
+        let mut s = StreamState::Refusing { ended: false };
+        assert!(s.ending() && !s.request_ended());
         assert!(!s.end_request());
+        assert!(s.request_ended());
         assert_eq!(s.end_response(), AfterEnd::Resets);
     }
 }

@@ -81,7 +81,11 @@ impl IdIndex {
                 break;
             }
             let home = self.home(self.ids[j]);
-            let passes = if hole <= j { home <= hole || home > j } else { home <= hole && home > j };
+            let passes = if hole <= j {
+                home <= hole || home > j
+            } else {
+                home <= hole && home > j
+            };
             if passes {
                 self.ids[hole] = self.ids[j];
                 self.places[hole] = self.places[j];

@@ -13,6 +13,9 @@ pub enum Frame<'a> {
     Single(Head, &'a [u8]),
     /// A header block: HEADERS and every CONTINUATION after it.
     Headers(Block<'a>),
+    /// A HEADERS frame without END_HEADERS arrived: its block is being assembled (a server
+    /// may refuse it at once, before its CONTINUATIONs come).
+    Opening(Head),
 }
 
 /// A header block, assembled.
@@ -117,6 +120,17 @@ impl Reader {
     /// Whole frames read so far, each CONTINUATION of a block counted.
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// The frame not yet whole is one that asks nothing of its peer whatever it holds (PING,
+    /// SETTINGS, PRIORITY, RST_STREAM, WINDOW_UPDATE, a type unknown): as far as its type is
+    /// known, and not inside a header block.
+    pub fn partial_is_quiet(&self) -> bool {
+        self.open.is_none()
+            && self
+                .partial
+                .get(3)
+                .is_some_and(|&t| !matches!(t, super::DATA | HEADERS | CONTINUATION | super::GOAWAY))
     }
 
     /// Inside a header block, or a HEADERS or CONTINUATION frame not yet whole.
@@ -229,7 +243,7 @@ impl Reader {
             dependency,
             continuations: 0,
         });
-        Ok(())
+        each(Frame::Opening(head))
     }
 
     fn continuation<E: From<ReadError>>(
@@ -279,10 +293,11 @@ mod tests {
         let mut last = 0;
         for &c in cuts.iter().chain(std::iter::once(&input.len())) {
             r.read(&input[last..c], &mut |f| {
-                got.push(match f {
-                    Frame::Single(h, p) => (h.kind, h.stream, p.to_vec()),
-                    Frame::Headers(b) => (HEADERS, b.stream(), b.fragment.to_vec()),
-                });
+                match f {
+                    Frame::Single(h, p) => got.push((h.kind, h.stream, p.to_vec())),
+                    Frame::Headers(b) => got.push((HEADERS, b.stream(), b.fragment.to_vec())),
+                    Frame::Opening(_) => {}
+                }
                 Ok::<(), ReadError>(())
             })?;
             last = c;

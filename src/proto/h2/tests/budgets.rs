@@ -206,16 +206,172 @@ fn a_window_driven_below_zero_by_settings_sends_nothing_until_updates_restore_it
 #[test]
 fn h2load_like_traffic_spends_no_budget() {
     // 100 streams at a time, ten rounds: requests, their connection's WINDOW_UPDATE and a
-    // SETTINGS ACK, as h2load sends them.
+    // SETTINGS ACK, as h2load sends them: 1,022 quiet frames, well under 10,000.
+    // And a PRIORITY_UPDATE (type 0x10, unknown here) per request, as browsers send.
     let mut b = hello();
     wire::frame(&mut b, frame::SETTINGS, frame::ACK, 0, b"");
     for round in 0..10u32 {
         for k in 0..100 {
-            get(&mut b, 1 + 2 * (round * 100 + k));
+            let id = 1 + 2 * (round * 100 + k);
+            wire::frame(&mut b, 0x10, 0, 0, &id.to_be_bytes());
+            get(&mut b, id);
         }
         wire::window_update(&mut b, 0, 1 << 20);
     }
     let (got, close, requests) = talk_with(limits(), &b);
     assert!(!close && got.goaway.is_none());
     assert_eq!(requests, 1000);
+}
+
+#[test]
+fn resets_of_open_streams_count_as_rapid_reset_too() {
+    // GET without END_STREAM: answered, still open on the client's side, then reset.
+    let mut b = hello();
+    for k in 0..300 {
+        let id = 1 + 2 * k;
+        wire::headers(&mut b, id, &wire::request_block("GET", "/", &[], Coding::Plain), false);
+        wire::frame(&mut b, frame::RST_STREAM, 0, id, &(Code::Cancel as u32).to_be_bytes());
+    }
+    let (got, close, requests) = talk_with(limits(), &b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::EnhanceYourCalm as u32));
+    assert_eq!(requests, 201);
+}
+
+/// A budget of `rate` for quiet frames, the reset budgets off.
+fn quiet_only(rate: &str) -> Limits {
+    with_calm(Calm {
+        client_resets: Rate::OFF,
+        server_resets: Rate::OFF,
+        quiet_frames: rate.parse().unwrap(),
+    })
+}
+
+#[test]
+fn padding_alone_resets_on_closed_streams_and_idle_window_updates_are_quiet_frames() {
+    let floods: [(&str, Writer); 3] = [
+        // PADDED with a pad length of 0: no body at all.
+        (
+            "padded empty DATA",
+            Box::new(|b| wire::frame(b, frame::DATA, frame::PADDED, 1, &[0])),
+        ),
+        (
+            "RST on a closed stream",
+            Box::new(|b| wire::frame(b, frame::RST_STREAM, 0, 3, &[0, 0, 0, 8])),
+        ),
+        (
+            "connection WINDOW_UPDATE of 1",
+            Box::new(|b| wire::window_update(b, 0, 1)),
+        ),
+    ];
+    for (name, each) in floods {
+        let mut b = hello();
+        post_open(&mut b, 1);
+        get(&mut b, 3);
+        for _ in 0..200 {
+            each(&mut b);
+        }
+        let (got, close, _) = talk_with(quiet_only("100/10s"), &b);
+        assert!(close, "{name}");
+        assert_eq!(goaway_code(&got), Some(Code::EnhanceYourCalm as u32), "{name}");
+    }
+}
+
+#[test]
+fn refused_streams_count_as_resets_the_server_sends() {
+    let mut b = hello();
+    post_open(&mut b, 1);
+    for k in 1..300 {
+        get(&mut b, 1 + 2 * k);
+    }
+    let lim = Limits {
+        max_streams: 1,
+        ..limits()
+    };
+    let (got, close, _) = talk_with(lim, &b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::EnhanceYourCalm as u32));
+    let refused = got
+        .streams
+        .values()
+        .filter(|s| s.reset == Some(Code::RefusedStream as u32))
+        .count();
+    assert_eq!(refused, 201);
+}
+
+#[test]
+fn a_refused_request_that_ended_takes_no_second_trailers() {
+    // The 405 is held by a window of 0, so the stream stays; trailers end its request, and a
+    // second block on it is on an ended request: STREAM_CLOSED.
+    let mut b = hello();
+    wire::settings(&mut b, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    wire::headers(
+        &mut b,
+        1,
+        &wire::request_block("DELETE", "/", &[], Coding::Plain),
+        false,
+    );
+    let trailers = wire::request_block("GET", "/", &[], Coding::Plain)[..0].to_vec();
+    wire::headers(&mut b, 1, &trailers, true);
+    wire::headers(&mut b, 1, &trailers, true);
+    let (got, close) = talk(&b);
+    assert!(!close);
+    assert_eq!(got.streams[&1].status.as_deref(), Some("405"));
+    assert_eq!(got.streams[&1].reset, Some(Code::StreamClosed as u32));
+}
+
+#[test]
+fn a_header_blocks_connection_error_comes_with_its_headers_not_after_its_continuations() {
+    // HEADERS as the very first frame (no SETTINGS), then more CONTINUATIONs than a block may
+    // take: the preface's rule answers, at the HEADERS.
+    let mut b = Vec::new();
+    b.extend_from_slice(frame::PREFACE);
+    wire::frame(
+        &mut b,
+        frame::HEADERS,
+        frame::END_STREAM,
+        1,
+        &wire::request_block("GET", "/", &[], Coding::Plain),
+    );
+    for _ in 0..65 {
+        wire::frame(&mut b, frame::CONTINUATION, 0, 1, b"");
+    }
+    let (got, close) = talk(&b);
+    assert!(close);
+    assert_eq!(goaway_code(&got), Some(Code::Protocol as u32));
+}
+
+#[test]
+fn a_ping_dribbled_byte_by_byte_is_quiet_once_its_type_is_known() {
+    let mut s = Session::with_limits(Proto::H2, limits());
+    let mut out = Vec::new();
+    s.feed(&hello(), &mut out);
+    let mut ping = Vec::new();
+    wire::frame(&mut ping, frame::PING, 0, 0, &[1; 8]);
+    let quiet: Vec<bool> = ping
+        .iter()
+        .map(|b| s.feed(std::slice::from_ref(b), &mut out).quiet())
+        .collect();
+    assert_eq!(&quiet[..3], &[false; 3], "its type not known yet");
+    assert!(quiet[3..].iter().all(|q| *q), "{quiet:?}");
+    // A DATA frame dribbled is activity (a slow upload).
+    let mut data = Vec::new();
+    post_open(&mut data, 1);
+    s.feed(&data, &mut out);
+    let mut body = Vec::new();
+    wire::data(&mut body, 1, b"abcdef", false);
+    assert!(body.iter().all(|b| !s.feed(std::slice::from_ref(b), &mut out).quiet()));
+}
+
+#[test]
+fn a_protocol_error_that_spends_the_last_of_a_budget_is_not_counted_as_the_budget() {
+    let mut s = Session::with_limits(Proto::H2, quiet_only("1/10s"));
+    let mut out = Vec::new();
+    let mut b = hello();
+    // The SETTINGS spends the one quiet frame; PRIORITY on stream 0 is a protocol error.
+    wire::frame(&mut b, frame::PRIORITY, 0, 0, &[0, 0, 0, 0, 16]);
+    let fed = s.feed(&b, &mut out);
+    assert!(fed.close);
+    assert_eq!(goaway_code(&wire::read(&out)), Some(Code::Protocol as u32));
+    assert_eq!(fed.calm, None);
 }
