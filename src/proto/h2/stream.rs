@@ -123,10 +123,9 @@ pub(super) struct Stream {
 
 impl Stream {
     /// A stream opened by HEADERS on `id`, allowed to send `send_window` (the client's
-    /// SETTINGS_INITIAL_WINDOW_SIZE); `reuse`: a closed stream's, whose buffer is kept.
-    pub(super) fn new(id: u32, send_window: i64, reuse: Option<Stream>) -> Stream {
-        let mut pending = reuse.map(|s| s.pending).unwrap_or_default();
-        pending.clear();
+    /// SETTINGS_INITIAL_WINDOW_SIZE), holding its response body in `pending` (a closed stream's
+    /// buffer, emptied, or a new one).
+    pub(super) fn new(id: u32, send_window: i64, pending: Vec<u8>) -> Stream {
         Stream {
             id,
             state: StreamState::Open { ending: false },

@@ -1,15 +1,15 @@
 //! A connection's table of streams: those open or half-closed, the closed ones kept for their
 //! buffers, and the identifiers of recently closed ones with how they closed (to tell a frame
 //! on a closed stream from one on a stream never opened). An open stream is found by its
-//! identifier in O(1) ([`IdIndex`]), so a DATA frame costs the same on a connection with one
-//! stream open or a thousand. A closed one is looked for in a ring of fixed size, only for a
+//! identifier in O(1) (at most [`LINEAR`] compares, or [`IdIndex`] past that), so a DATA frame
+//! costs the same on a connection with one stream open or a thousand. A closed one is looked for in a ring of fixed size, only for a
 //! frame on a stream that is not open.
 
 use super::stream::{Closed, Stream};
 
 /// Where each open stream is in the table, by its identifier: open addressing over a table of
 /// at least twice the streams that may be open (a load under a half), probed linearly from the
-/// identifier's place ((id >> 1), identifiers being odd), emptied by shifting back. A few
+/// identifier's place (`id >> 1`: identifiers are odd), emptied by shifting back. A few
 /// instructions a lookup; identifiers a client picks to collide cost at worst a probe over
 /// `--max-streams` entries, the linear search there was before.
 #[derive(Debug, Default)]
@@ -65,6 +65,11 @@ impl IdIndex {
         self.places[i] = place as u32;
     }
 
+    /// Forgets every identifier (keeping the table).
+    fn clear(&mut self) {
+        self.ids.iter_mut().for_each(|i| *i = 0);
+    }
+
     fn remove(&mut self, id: u32) {
         if self.ids.is_empty() {
             return;
@@ -96,6 +101,10 @@ impl IdIndex {
     }
 }
 
+/// Up to this many open streams are found by looking at each (a handful of compares, fewer
+/// instructions than keeping an index); past it by the index.
+const LINEAR: usize = 16;
+
 /// A stream's pending-body buffer larger than this is given back when it closes (a spare
 /// stream keeps at most this much).
 pub(super) const KEEP_BUFFER: usize = 16 * 1024;
@@ -103,9 +112,12 @@ pub(super) const KEEP_BUFFER: usize = 16 * 1024;
 #[derive(Debug)]
 pub(super) struct Streams {
     open: Vec<Stream>,
-    /// Where each open stream is in `open`.
+    /// Where each open stream is in `open`, kept while more than [`LINEAR`] are open (fewer
+    /// are found faster by looking at each).
     index: IdIndex,
-    spare: Vec<Stream>,
+    indexed: bool,
+    /// Closed streams' body buffers, emptied, for the next streams.
+    spare: Vec<Vec<u8>>,
     /// The highest stream identifier the client used.
     last_id: u32,
     /// A ring of recently closed streams.
@@ -120,6 +132,7 @@ impl Streams {
         Streams {
             open: Vec::new(),
             index: IdIndex::new(max_open),
+            indexed: false,
             spare: Vec::new(),
             last_id: 0,
             closed: vec![(0, Closed::Finished); remember.max(1)],
@@ -147,7 +160,10 @@ impl Streams {
 
     /// Where stream `id` is in the table.
     pub(super) fn find(&self, id: u32) -> Option<usize> {
-        self.index.get(id)
+        match self.indexed {
+            true => self.index.get(id),
+            false => self.open.iter().position(|s| s.id == id),
+        }
     }
 
     pub(super) fn get(&self, i: usize) -> &Stream {
@@ -164,26 +180,39 @@ impl Streams {
 
     /// Opens stream `id`, allowed to send `send_window`; its place in the table.
     pub(super) fn open(&mut self, id: u32, send_window: i64) -> usize {
-        let s = Stream::new(id, send_window, self.spare.pop());
-        self.open.push(s);
+        self.open
+            .push(Stream::new(id, send_window, self.spare.pop().unwrap_or_default()));
         let i = self.open.len() - 1;
-        self.index.set(id, i);
+        if self.indexed {
+            self.index.set(id, i);
+        } else if self.open.len() > LINEAR {
+            for (k, s) in self.open.iter().enumerate() {
+                self.index.set(s.id, k);
+            }
+            self.indexed = true;
+        }
         i
     }
 
     /// Closes the stream at `i` (`how`, remembered); the response bytes it still held.
     pub(super) fn close(&mut self, i: usize, how: Closed) -> usize {
-        let mut s = self.open.swap_remove(i);
-        self.index.remove(s.id);
-        if let Some(moved) = self.open.get(i) {
-            self.index.set(moved.id, i);
+        let s = self.open.swap_remove(i);
+        if self.indexed && self.open.len() <= LINEAR / 2 {
+            self.index.clear();
+            self.indexed = false;
+        } else if self.indexed {
+            self.index.remove(s.id);
+            if let Some(moved) = self.open.get(i) {
+                self.index.set(moved.id, i);
+            }
         }
         let held = s.pending.len();
-        if s.pending.capacity() > KEEP_BUFFER {
-            s.pending = Vec::new();
-        }
         self.remember(s.id, how);
-        self.spare.push(s);
+        if s.pending.capacity() <= KEEP_BUFFER {
+            let mut buffer = s.pending;
+            buffer.clear();
+            self.spare.push(buffer);
+        }
         held
     }
 
@@ -209,15 +238,17 @@ mod tests {
 
     #[test]
     fn the_index_finds_every_open_stream_through_collisions_and_removals() {
-        let mut x = IdIndex::new(8);
-        // Identifiers 32 apart share a home in a table of 16: a run of collisions.
+        // Identifiers 32 apart share a home in a table of 32 slots: runs of collisions
+        // (checked below), with two more between them.
         let ids: Vec<u32> = (0..8).map(|k| 1 + 32 * k).chain([3, 5]).collect();
+        let mut x = IdIndex::new(16);
         for (p, &id) in ids.iter().enumerate() {
             x.set(id, p);
         }
         for (p, &id) in ids.iter().enumerate() {
             assert_eq!(x.get(id), Some(p), "{id}");
         }
+        assert!(ids.iter().any(|&id| x.ids[x.home(id)] != id), "no collision to test");
         // Out of the middle of the run, then the rest still found; a removed one is gone.
         for &gone in &[33, 1, 129] {
             x.remove(gone);
@@ -227,5 +258,28 @@ mod tests {
             assert_eq!(x.get(id), Some(p), "{id} after removals");
         }
         assert_eq!(x.get(7), None, "never opened");
+    }
+
+    #[test]
+    fn streams_are_found_by_looking_or_by_the_index_as_their_number_rises_and_falls() {
+        let mut t = Streams::new(100, 64);
+        let ids: Vec<u32> = (0..40).map(|k| 1 + 2 * k).collect();
+        for &id in &ids {
+            t.open(id, 100);
+        }
+        assert!(t.indexed, "past {LINEAR} open");
+        let check = |t: &Streams| {
+            for (k, s) in t.open.iter().enumerate() {
+                assert_eq!(t.find(s.id), Some(k), "{}", s.id);
+            }
+        };
+        check(&t);
+        while t.len() > 3 {
+            let i = t.find(t.open[t.len() / 2].id).unwrap();
+            t.close(i, Closed::Finished);
+            check(&t);
+        }
+        assert!(!t.indexed, "back to looking");
+        assert_eq!(t.find(ids[0] + 1000), None);
     }
 }
