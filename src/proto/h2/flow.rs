@@ -7,8 +7,10 @@ use super::H2Session;
 use crate::proto::Fed;
 
 impl H2Session {
-    /// WINDOW_UPDATE: what the window lets go now goes. One that lets nothing go asks
-    /// nothing of the server: a quiet frame (a flood of increments of 1 is one).
+    /// WINDOW_UPDATE: what the window lets go now goes. One that grows a window already past
+    /// its initial size, and lets nothing go, asks nothing of the server: a quiet frame (a
+    /// flood of increments of 1 is one). One that gives back window the server's DATA used is
+    /// the client's bookkeeping, however often it comes.
     pub(super) fn window_update(
         &mut self,
         head: Head,
@@ -16,9 +18,17 @@ impl H2Session {
         out: &mut Vec<u8>,
         fed: &mut Fed,
     ) -> Result<(), Code> {
+        let (window, initial) = match head.stream {
+            0 => (Some(self.send_window.get()), frame::INITIAL_WINDOW),
+            id => (
+                self.streams.find(id).map(|i| self.streams.get(i).send.get()),
+                self.peer_initial_window,
+            ),
+        };
         let before = out.len();
         let r = self.update_window(head, payload, out, fed);
-        if r.is_ok() && out.len() == before {
+        // A closed stream's update is quiet too.
+        if r.is_ok() && out.len() == before && window.is_none_or(|w| w > initial) {
             self.quiet_frame();
         }
         r

@@ -375,3 +375,17 @@ fn a_protocol_error_that_spends_the_last_of_a_budget_is_not_counted_as_the_budge
     assert_eq!(goaway_code(&wire::read(&out)), Some(Code::Protocol as u32));
     assert_eq!(fed.calm, None);
 }
+
+#[test]
+fn window_updates_that_give_back_what_the_server_sent_are_never_quiet() {
+    // A client that grants back each response's bytes as they come (curl and h2load do it per
+    // chunk): 20,000 of them are bookkeeping, not a flood.
+    let mut b = hello();
+    for k in 0..20_000u32 {
+        get(&mut b, 1 + 2 * k);
+        wire::window_update(&mut b, 0, 18);
+    }
+    let (got, close, requests) = talk_with(limits(), &b);
+    assert!(!close && got.goaway.is_none(), "{:?}", got.goaway);
+    assert_eq!(requests, 20_000);
+}
