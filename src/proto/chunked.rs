@@ -53,28 +53,9 @@ impl Chunked {
     pub fn step(&mut self, data: &[u8], max_body: usize) -> Result<Option<usize>, ChunkError> {
         match self.phase {
             Phase::Size => {
-                let Some(end) = line_end(data) else {
-                    return if data.len() > MAX_CHUNK_LINE + 18 {
-                        Err(ChunkError::Malformed)
-                    } else {
-                        Ok(None)
-                    };
+                let Some((n, used)) = size_line(data)? else {
+                    return Ok(None);
                 };
-                let line = &data[..end];
-                let (size, ext) = match line.iter().position(|&b| b == b';') {
-                    Some(i) => (&line[..i], &line[i..]),
-                    None => (line, &line[line.len()..]),
-                };
-                let size = size.trim_ascii_end();
-                if size.is_empty()
-                    || size.len() > 16
-                    || !size.iter().all(u8::is_ascii_hexdigit)
-                    || ext.len() > MAX_CHUNK_LINE
-                {
-                    return Err(ChunkError::Malformed);
-                }
-                let n = usize::from_str_radix(std::str::from_utf8(size).expect("hex digits"), 16)
-                    .map_err(|_| ChunkError::Malformed)?;
                 if self.size.saturating_add(n) > max_body {
                     return Err(ChunkError::TooLarge);
                 }
@@ -83,7 +64,7 @@ impl Chunked {
                 } else {
                     Phase::Data { left: n }
                 };
-                Ok(Some(end + 2))
+                Ok(Some(used))
             }
             Phase::Data { left } => {
                 if data.is_empty() {
@@ -110,28 +91,123 @@ impl Chunked {
                 _ => Err(ChunkError::Malformed),
             },
             Phase::Trailers { seen } => {
-                let Some(end) = line_end(data) else {
+                let Some(lf) = data.iter().position(|&b| b == b'\n') else {
                     return if seen + data.len() > MAX_TRAILERS {
                         Err(ChunkError::TrailersTooLarge)
                     } else {
                         Ok(None)
                     };
                 };
-                if end == 0 {
+                if seen + lf + 1 > MAX_TRAILERS {
+                    return Err(ChunkError::TrailersTooLarge);
+                }
+                // A head line: its CR is optional, as in the request head (RFC 9112 §2.2).
+                let line = data[..lf].strip_suffix(b"\r").unwrap_or(&data[..lf]);
+                if line.is_empty() {
                     self.phase = Phase::Done;
-                } else if !data[..end].contains(&b':') {
+                } else if !trailer_field(line) {
                     return Err(ChunkError::Malformed);
                 } else {
-                    self.phase = Phase::Trailers { seen: seen + end + 2 };
+                    self.phase = Phase::Trailers { seen: seen + lf + 1 };
                 }
-                Ok(Some(end + 2))
+                Ok(Some(lf + 1))
             }
             Phase::Done => Ok(None),
         }
     }
 }
 
-/// The index of the CRLF ending the first line of `data`, if it is there.
-fn line_end(data: &[u8]) -> Option<usize> {
-    data.windows(2).position(|w| w == b"\r\n")
+/// The chunk-size line at the start of `data`, by RFC 9112 §7.1: `chunk-size [ chunk-ext ]
+/// CRLF`, where `chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted-string ) ] )`.
+/// `Some((size, bytes of the line))`, `None` while the line is not complete. Anything else is
+/// malformed: a line ended by a bare LF, a bare CR, whitespace that is not around an extension's
+/// `;` or `=`, an empty or bad extension, a size over 16 hex digits, a line over 4 KiB. A front
+/// end that reads the same bytes more leniently would see another request where this one sees a
+/// body: the shape of request smuggling, so nothing lenient is accepted here.
+fn size_line(data: &[u8]) -> Result<Option<(usize, usize)>, ChunkError> {
+    let Some(lf) = data.iter().position(|&b| b == b'\n') else {
+        return if data.len() > MAX_CHUNK_LINE + 18 {
+            Err(ChunkError::Malformed)
+        } else {
+            Ok(None)
+        };
+    };
+    let line = data[..lf].strip_suffix(b"\r").ok_or(ChunkError::Malformed)?;
+    if line.len() > MAX_CHUNK_LINE + 16 {
+        return Err(ChunkError::Malformed);
+    }
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 || digits > 16 || !extensions(&line[digits..]) {
+        return Err(ChunkError::Malformed);
+    }
+    let size = std::str::from_utf8(&line[..digits]).expect("hex digits");
+    let n = usize::from_str_radix(size, 16).map_err(|_| ChunkError::Malformed)?;
+    Ok(Some((n, lf + 1)))
+}
+
+/// `ext` is a list of chunk extensions, each `BWS ";" BWS name [ BWS "=" BWS value ]`.
+fn extensions(ext: &[u8]) -> bool {
+    let ws = |i: usize| i + ext[i..].iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    let mut i = 0;
+    while i < ext.len() {
+        i = ws(i);
+        if ext.get(i) != Some(&b';') {
+            return false;
+        }
+        i = ws(i + 1);
+        let name = token_len(&ext[i..]);
+        if name == 0 {
+            return false;
+        }
+        i += name;
+        let eq = ws(i);
+        if ext.get(eq) == Some(&b'=') {
+            i = ws(eq + 1);
+            let value = match ext.get(i) {
+                Some(b'"') => quoted_len(&ext[i..]),
+                _ => token_len(&ext[i..]),
+            };
+            if value == 0 {
+                return false;
+            }
+            i += value;
+        }
+    }
+    true
+}
+
+/// A trailer field line (CR and LF taken off): `name ":" OWS value OWS`, the name a token right
+/// against the colon (no whitespace before it, no obs-fold), the value visible characters,
+/// spaces and tabs only.
+fn trailer_field(line: &[u8]) -> bool {
+    let name = token_len(line);
+    name > 0
+        && line.get(name) == Some(&b':')
+        && line[name + 1..]
+            .iter()
+            .all(|&b| b == b'\t' || b == b' ' || (0x21..=0x7e).contains(&b) || b >= 0x80)
+}
+
+/// The length of the token (RFC 9110 §5.6.2) at the start of `b`.
+fn token_len(b: &[u8]) -> usize {
+    b.iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+        .count()
+}
+
+/// The length of the quoted-string (RFC 9110 §5.6.4) at the start of `b`, 0 if there is none.
+fn quoted_len(b: &[u8]) -> usize {
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return i + 1,
+            b'\\' => match b.get(i + 1) {
+                Some(&c) if c == b'\t' || c >= 0x20 && c != 0x7f => i += 2,
+                _ => return 0,
+            },
+            c if c == b'\t' || c >= 0x20 && c != 0x7f => i += 1,
+            _ => return 0,
+        }
+    }
+    0
 }

@@ -8,11 +8,15 @@
 //!
 //! Refused, each with its status and `Connection: close`: malformed syntax, an HTTP/1.1 request
 //! without exactly one valid `Host`, `Transfer-Encoding` with `Content-Length`, an unusable
-//! `Content-Length`, bad chunk framing or a chunk extension over 4 KiB -> 400; a head over
+//! `Content-Length`, chunk framing that is not exactly RFC 9112 §7.1's (a chunk-size line or
+//! chunk data ended by anything but CRLF, an extension outside its grammar or over 4 KiB) -> 400;
+//! a head over
 //! 8 KiB or too many headers -> 431; a body over `max_body` -> 413; a `Transfer-Encoding` other
 //! than `chunked` -> 501; an `Expect` other than `100-continue` -> 417. `Expect: 100-continue`
 //! gets `100 Continue` before the body. Other methods -> 405 (their body, if any, is skipped).
-//! Parsing of heads is `httparse`.
+//! Parsing of heads is `httparse`. A head line may end in a bare LF (RFC 9112 §2.2 lets a
+//! recipient accept one), alike in the request line, the fields and the trailers; a bare CR, a
+//! folded line (obs-fold) or whitespace before a field's colon is 400.
 
 use std::io::Write;
 

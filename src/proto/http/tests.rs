@@ -152,3 +152,82 @@ fn pipelined_requests_are_answered_in_order() {
     assert_eq!(out.matches("200 OK").count(), 3);
     assert_eq!(out.matches("<html>hello</html>").count(), 2);
 }
+
+/// Request smuggling lives where two parsers read one byte stream differently: a front end that
+/// is lenient where we are strict is harmless (it sends what we refuse), one that is strict where
+/// we are lenient is not. So framing is as strict as RFC 9112 says, each case with its status;
+/// every refusal closes the connection, and nothing after it is answered.
+#[test]
+fn smuggling_shapes_are_refused_with_their_status_and_close() {
+    const POST: &str = "POST / HTTP/1.1\r\nHost: x\r\n";
+    const NEXT: &str = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+    let te = |te: &str, body: &str| format!("{POST}Transfer-Encoding: {te}\r\n\r\n{body}");
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("CL.TE", format!("{POST}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG"), "400"),
+        ("TE.CL", format!("{POST}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\n"), "400"),
+        ("TE.TE: a second coding header", format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n"), "501"),
+        ("TE.TE: chunked twice", format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), "400"),
+        ("TE.TE: xchunked", te("xchunked", ""), "501"),
+        ("TE.TE: chunked, identity", te("chunked, identity", ""), "501"),
+        ("TE.TE: space before the colon", format!("{POST}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"), "400"),
+        ("TE.TE: obs-fold", format!("{POST}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"), "400"),
+        ("obs-fold in any field", format!("{POST}X-A: a\r\n b\r\nContent-Length: 0\r\n\r\n"), "400"),
+        ("size line ended by a bare LF", te("chunked", &format!("5\n\r\nhello\r\n0\r\n\r\n{NEXT}")), "400"),
+        ("last chunk ended by a bare LF", te("chunked", &format!("0\n\r\n{NEXT}")), "400"),
+        ("a bare CR in the size line", te("chunked", "5\rX\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("a bare CR ending the size line", te("chunked", "5\r0\r\n\r\n"), "400"),
+        ("chunk data ended by a bare LF", te("chunked", "5\r\nhello\n0\r\n\r\n"), "400"),
+        ("space after the size", te("chunked", "5 \r\nhello\r\n0\r\n\r\n"), "400"),
+        ("a sign before the size", te("chunked", "+5\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("0x before the size", te("chunked", "0x5\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("an extension without a name", te("chunked", "5;\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("an extension with an empty value", te("chunked", "5;a=\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("an unterminated quoted value", te("chunked", "5;a=\"b\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("a control character in an extension", te("chunked", "5;a=b\x01\r\nhello\r\n0\r\n\r\n"), "400"),
+        ("trailing space after an extension", te("chunked", "5;a=b \r\nhello\r\n0\r\n\r\n"), "400"),
+        ("an extension over 4 KiB", te("chunked", &format!("5;a={}\r\nhello\r\n0\r\n\r\n", "b".repeat(4200))), "400"),
+        ("a trailer with space before its colon", te("chunked", "5\r\nhello\r\n0\r\nT : 1\r\n\r\n"), "400"),
+        ("a folded trailer", te("chunked", "5\r\nhello\r\n0\r\nT: 1\r\n 2\r\n\r\n"), "400"),
+        ("a bare CR in a trailer", te("chunked", "5\r\nhello\r\n0\r\nT: 1\r2\r\n\r\n"), "400"),
+        ("a bare CR in a field", format!("{POST}X-A: a\rb\r\nContent-Length: 0\r\n\r\n"), "400"),
+        ("a bare CR in the request line", "GET /\r HTTP/1.1\r\nHost: x\r\n\r\n".to_string(), "400"),
+        ("two different lengths", format!("{POST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"), "400"),
+        ("a length list", format!("{POST}Content-Length: 5, 5\r\n\r\nhello"), "400"),
+    ];
+    for (what, req, status) in &cases {
+        let (out, fed) = run(&[req.as_bytes()]);
+        assert!(
+            out.starts_with(&format!("HTTP/1.1 {status} ")) && fed.close && fed.requests == 1,
+            "{what}: want {status} and close, got {out:?} ({fed:?})"
+        );
+        assert!(!out.contains("200 OK"), "{what}: something was answered: {out:?}");
+    }
+    // What the grammar allows is served, the request after it too.
+    let good: Vec<(&str, String)> = vec![
+        ("extensions with whitespace around ; and =", te("chunked", "5 ; a = b ;c;d=\"q \\\" x\"\r\nhello\r\n0;e\r\n\r\n")),
+        ("CHUNKED in capitals", te("CHUNKED", "5\r\nhello\r\n0\r\n\r\n")),
+        ("a tab before the coding", te("\tchunked", "5\r\nhello\r\n0\r\n\r\n")),
+        ("leading zeros", te("chunked", "0005\r\nhello\r\n000\r\n\r\n")),
+        ("trailers", te("chunked", "5\r\nhello\r\n0\r\nT: 1\r\nU:2 \t3\r\n\r\n")),
+    ];
+    for (what, req) in &good {
+        let (out, fed) = run(&[format!("{req}{NEXT}").as_bytes()]);
+        assert!(
+            out.starts_with("HTTP/1.1 200 ") && out.contains("\r\n\r\nhello") && fed.requests == 2 && !fed.close,
+            "{what}: {out:?}"
+        );
+    }
+}
+
+/// A bare LF ends a head line (RFC 9112 §2.2 lets a recipient accept it), the same in the
+/// request line, the fields and the trailers; it never ends a chunk-size line or chunk data.
+#[test]
+fn a_bare_lf_ends_head_lines_alike_and_never_a_chunk_line() {
+    let (out, fed) = run(&[b"GET / HTTP/1.1\nHost: x\n\nGET / HTTP/1.1\r\nHost: x\n\r\n"]);
+    assert_eq!((out.matches("200 OK").count(), fed.close), (2, false), "{out}");
+    let (out, fed) =
+        run(&[b"POST / HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\r\nhello\r\n0\r\nT: 1\nU: 2\r\n\n"]);
+    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("hello") && !fed.close, "{out}");
+    let (out, _) = run(&[b"POST / HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\nhello\r\n0\r\n\r\n"]);
+    assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+}
