@@ -496,6 +496,47 @@ fn slow_readers_receive_every_reply_in_order() {
     });
 }
 
+/// With `--max-output 1KiB` every read of pipelined requests answers past the bound: each
+/// session stops mid-buffer, holds the rest, and goes on once its replies are written. Every
+/// reply comes, whole and in order, in every model and over TLS, and the stops are counted.
+#[test]
+fn pipelined_requests_held_at_a_small_output_bound_are_all_answered_in_order() {
+    const N: usize = 3_000;
+    for_each_model_and_over_tls(|model, args| {
+        let srv = Server::start(model, &[args, &["--max-output", "1KiB"]].concat());
+        let mut s = srv.stream();
+        let mut reqs = Vec::new();
+        for i in 0..N {
+            if i % 2 == 0 {
+                reqs.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            } else {
+                reqs.extend_from_slice(
+                    format!("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n{i:06}").as_bytes(),
+                );
+            }
+        }
+        // All of it in one write (the replies fit the socket buffers, so nothing blocks).
+        s.write_all(&reqs).unwrap();
+        let mut pending = Vec::new();
+        for i in 0..N {
+            let resp = read_response(&mut s, &mut pending).unwrap().expect("a reply");
+            let want: Vec<u8> = if i % 2 == 0 {
+                HELLO.to_vec()
+            } else {
+                format!("{i:06}").into_bytes()
+            };
+            assert_eq!((resp.status, resp.body), (200, want), "{model}: reply {i}");
+        }
+        drop(s);
+        let st = srv.stop();
+        assert!(
+            st.total("output_paused") > 0,
+            "{model}: no session ever stopped at the bound"
+        );
+        assert_eq!(st.total("requests"), N as u64, "{model}");
+    });
+}
+
 /// Reads at most 4 KiB at a time, pausing a millisecond every 8 reads: a slow client.
 struct SlowReader {
     inner: std::net::TcpStream,

@@ -112,7 +112,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         let now = Instant::now();
         if ticker.due(now) {
             let mut idle = lock(&sh.idle);
-            for (fd, why) in idle.expired(w, now) {
+            for (fd, why) in idle.sweep(w, now) {
                 if let Some(conn) = idle.take(fd) {
                     conn.expire(w, why);
                 }

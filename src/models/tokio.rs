@@ -16,10 +16,11 @@
 
 use std::time::Instant;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::time::timeout;
 
 use crate::server::deadline::{self, Deadlines};
+use crate::server::idle::Shed;
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -83,17 +84,19 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     })
 }
 
-/// One connection's task: read, answer, write, under the same deadlines as every model.
+/// One connection's task: read, answer, write, under the same deadlines as every model. The
+/// task holds no read buffer: it waits for readability, then reads into its thread's buffer
+/// and feeds the session before it awaits anything again.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut session = w.session();
-    let mut buf = vec![0u8; READ_BUF];
     let mut out = Vec::new();
     let mut deadlines = Deadlines::new(Instant::now());
+    let mut shed = Shed::default();
     while !w.stopping() {
-        let r = timeout(TICK, stream.read(&mut buf)).await;
+        let r = timeout(TICK, stream.readable()).await;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
-        let n = match r {
+        match r {
             Err(_) => match deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
                 Some(why) => {
                     why.last_word(w, &session, |b| {
@@ -101,38 +104,40 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
                     });
                     break;
                 }
-                None => continue,
+                None => {
+                    // A tick in silence: the connection gives back what it is not using.
+                    shed.idle(&mut session, &mut out, deadlines.last(), Instant::now());
+                    sys::mem::give_back();
+                    continue;
+                }
             },
-            Ok(Ok(0)) | Ok(Err(_)) => break,
-            Ok(Ok(n)) => n,
+            Ok(Err(_)) => break,
+            Ok(Ok(())) => {}
+        }
+        let fed = match READ.with_borrow_mut(|buf| match stream.try_read(buf) {
+            Ok(0) => Err(()),
+            Ok(n) => Ok(Some(feed(w, &mut session, &buf[..n], &mut out, &stream))),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(_) => Err(()),
+        }) {
+            Ok(Some(fed)) => fed,
+            Ok(None) => continue,
+            Err(()) => break,
         };
         w.count(Counter::Useful, 1);
-        let fed = w.on_input(&mut session, &buf[..n], &mut out, &mut |out| {
-            // Before the next request's work: what the socket takes now.
-            while !out.is_empty() {
-                match stream.try_write(out) {
-                    Ok(n) => {
-                        out.drain(..n);
-                        w.count(Counter::BytesOut, n as u64);
-                    }
-                    Err(_) => break,
-                }
-            }
-        });
+        shed.active();
         deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
-        // A client that takes nothing for --idle-timeout loses its connection (send timeout).
-        let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
-        match timeout(limit, stream.write_all(&out)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => break,
-            Err(_) => {
-                w.count(Counter::ClosedSendTimeout, 1);
-                break;
-            }
+        if !write_out(w, &mut stream, &mut out).await || fed.close {
+            break;
         }
-        w.count(Counter::BytesOut, out.len() as u64);
-        out.clear();
-        if fed.close {
+        // What the session held back at --max-output, now that its replies went.
+        let mut close = false;
+        while session.holding() && !close {
+            let fed = feed(w, &mut session, &[], &mut out, &stream);
+            deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
+            close = !write_out(w, &mut stream, &mut out).await || fed.close;
+        }
+        if close {
             break;
         }
         // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
@@ -151,4 +156,49 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     }
     drop(stream);
     w.release();
+}
+
+thread_local! {
+    /// The read buffer of each runtime thread, lent to one task at a time between its
+    /// readiness and the end of its feed.
+    static READ: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; READ_BUF]);
+}
+
+/// Feeds `bytes` (none: what the session held back) to the session; before each request's work
+/// the replies so far go, as far as the socket takes them now.
+fn feed(
+    w: Worker<'static>,
+    session: &mut crate::proto::Session,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+    stream: &tokio::net::TcpStream,
+) -> crate::proto::Fed {
+    w.on_input(session, bytes, out, w.max_output(), &mut |out: &mut Vec<u8>| {
+        while !out.is_empty() {
+            match stream.try_write(out) {
+                Ok(n) => {
+                    out.drain(..n);
+                    w.count(Counter::BytesOut, n as u64);
+                }
+                Err(_) => break,
+            }
+        }
+    })
+}
+
+/// Writes all of `out` and empties it; `false` when the connection is done: the write failed,
+/// or the client took nothing for `--idle-timeout` (counted as a send timeout).
+async fn write_out(w: Worker<'static>, stream: &mut tokio::net::TcpStream, out: &mut Vec<u8>) -> bool {
+    let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
+    match timeout(limit, stream.write_all(out)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => return false,
+        Err(_) => {
+            w.count(Counter::ClosedSendTimeout, 1);
+            return false;
+        }
+    }
+    w.count(Counter::BytesOut, out.len() as u64);
+    out.clear();
+    true
 }

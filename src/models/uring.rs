@@ -2,13 +2,13 @@
 //!
 //! **Mechanism.** Each of `--workers` threads owns a ring and its own SO_REUSEPORT listener (one
 //! multishot accept on a shared listener would take every connection into one ring). The
-//! multishot accept yields a completion per new connection. Each connection has one multishot
-//! receive armed: one submission, then a completion per arrival, each bringing the bytes in a
-//! buffer the kernel took from a provided-buffer ring (given back once the session consumed
-//! them). When a connection's unsent replies reach `--max-output`, its receive is cancelled
-//! (back-pressure); bytes the kernel delivered before the cancel took effect wait, unread by the
-//! session, until the replies drain. Replies go out as send operations whose buffers the ring
-//! holds until they complete. One `io_uring_enter` submits everything queued and waits: no
+//! multishot accept yields a completion per new connection. Each connection has one receive
+//! armed while its session holds nothing back, its completion bringing the bytes in a buffer the
+//! kernel took from a provided-buffer ring (given back once the session has them); the next is
+//! armed as it is handled, in the same submission. When a connection's unsent replies reach
+//! `--max-output`, its session stops mid-buffer and holds the rest, and no receive is armed
+//! (back-pressure) until the replies drain. Replies go out as send operations whose buffers the
+//! ring holds until they complete. One `io_uring_enter` submits everything queued and waits: no
 //! per-request read / write / epoll_ctl syscalls, and no per-request arming. With hundreds of
 //! connections on a ring, that wait is for a batch (`--batch-wait`, io_uring's min-wait): as
 //! many completions as the last turn brought, up to an eighth of the connections, but at most
@@ -19,10 +19,13 @@
 //! **Trade-offs.** Fewer syscalls and copies per request; needs Linux 6.0+ (buffer rings; the
 //! batched wait 6.12+, a plain one before). Batching pays with hundreds of connections; with a
 //! few dozen from one client, or short connections, it was measured dearer (the client waits
-//! for the batch's own replies), so a ring with fewer than 256 open never batches. A multishot
-//! receive drains a socket into every free buffer until it is cancelled, so a client
-//! that never reads can make the server hold what arrived in one turn (at most the buffer ring,
-//! 4 MiB, shared by all connections) beyond `--max-output`.
+//! for the batch's own replies), so a ring with fewer than 256 open never batches. Receives are
+//! single-shot: a multishot one drains a socket into every free buffer of the ring until a
+//! cancel takes effect, so a client that never reads could make a connection hold hundreds of
+//! KiB past `--max-output` (measured: 100 such clients grew the server 68 MiB, against 32 MiB
+//! single-shot), and arming each receive measured no dearer (`bench`, paired, CPU per request
+//! 1.00×). So a connection holds at most `--max-output` of replies, one response over it, and
+//! one buffer (16 KiB) of input past it; in all, one buffer per connection in flight.
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds.
 
@@ -34,16 +37,17 @@ use crate::proto::Session;
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
 use crate::server::deadline::{self, Deadlines};
+use crate::server::idle::Shed;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::server::{Assign, Discipline};
 use crate::sys;
-use crate::sys::uring::{Completion, OpId, RecvBuf, Ring, SharedFd};
+use crate::sys::uring::{Completion, RecvBuf, Ring, SharedFd};
 
 pub const MODEL: Model = Model {
     name: "uring",
     family: Family::Completion,
     mechanism:
-        "io_uring per worker, own SO_REUSEPORT listener: multishot accept, multishot recv into a buffer ring (cancelled past --max-output), send",
+        "io_uring per worker, own SO_REUSEPORT listener: multishot accept, one recv at a time into a buffer ring (none past --max-output), send",
     product: "liburing examples, tokio-uring, glommio",
     workers: Workers::Threads,
     reuseport: true,
@@ -91,17 +95,13 @@ struct UConn {
     out: Vec<u8>,
     /// Bytes of the send in flight (0: none).
     sending: usize,
-    /// The multishot receive armed, if any.
-    recv: Option<OpId>,
-    /// Its cancellation was asked for.
-    cancelled: bool,
-    /// Receiving is paused: unsent output reached `--max-output`.
-    paused: bool,
-    /// Bytes received after the pause, before the cancel took effect: fed once output drains.
-    unread: Vec<u8>,
+    /// A receive is armed.
+    receiving: bool,
     /// Close once the output is sent.
     closing: bool,
     deadlines: Deadlines,
+    /// Gave back its buffers since it last moved.
+    shed: Shed,
     /// The last input asked nothing of the server (HTTP/2's quiet frames): the sends that
     /// answer it are no progress of the connection's own.
     quiet: bool,
@@ -110,11 +110,13 @@ struct UConn {
 }
 
 impl UConn {
-    /// Hands received bytes to the session; pauses receiving once the unsent replies reach
-    /// `--max-output`.
+    /// Hands received bytes (none: what it held back) to the session, which stops at
+    /// `--max-output` (counting the send in flight: with a send of that much in flight, it
+    /// takes nothing until the send completes) and holds the rest.
     fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
         let (fd, sending) = (&self.fd, self.sending);
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, &mut |out| {
+        let bound = w.max_output().saturating_sub(sending);
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, &mut |out| {
             // Before the next request's work, what the socket takes now: only while no send is
             // in flight on the ring (a direct write must not overtake one).
             if sending == 0 {
@@ -126,28 +128,12 @@ impl UConn {
         self.quiet = fed.quiet();
         self.deadlines.input(&self.session, fed.requests > 0, self.quiet, now);
         self.closing |= fed.close;
-        if !self.paused && self.sending + self.out.len() >= w.ctx.cfg.max_output {
-            self.paused = true;
-            w.count(Counter::OutputPaused, 1);
-        }
+        self.shed.active();
     }
 
-    /// Feeds what arrived while paused, a buffer's worth at a time, until paused again.
-    fn feed_unread(&mut self, w: Worker<'_>, piece: usize, now: Instant) {
-        let unread = std::mem::take(&mut self.unread);
-        let mut used = 0;
-        while !self.paused && used < unread.len() {
-            let n = (unread.len() - used).min(piece);
-            self.feed(w, &unread[used..used + n], now);
-            used += n;
-        }
-        self.unread = unread;
-        self.unread.drain(..used);
-    }
-
-    /// Nothing left to send or to read.
+    /// Nothing left to send or to go on with.
     fn drained(&self) -> bool {
-        self.sending == 0 && self.out.is_empty() && self.unread.is_empty()
+        self.sending == 0 && self.out.is_empty() && !self.session.holding()
     }
 }
 
@@ -167,13 +153,11 @@ impl Slots {
             session,
             out: Vec::new(),
             sending: 0,
-            recv: None,
-            cancelled: false,
-            paused: false,
-            unread: Vec::new(),
+            receiving: false,
             closing: false,
             quiet: false,
             deadlines: Deadlines::new(now),
+            shed: Shed::default(),
             gen: self.gen,
         };
         let slot = self.free.pop().unwrap_or_else(|| {
@@ -196,7 +180,7 @@ impl Slots {
             .filter(|c| c.gen == gen)
     }
 
-    /// Closes a connection: shutdown first, so its armed multishot receive ends. The descriptor
+    /// Closes a connection: shutdown first, so its armed receive ends. The descriptor
     /// itself closes when the last operation on it completes (the ring holds it till then), so
     /// its number cannot be reused under an operation still queued.
     fn close(&mut self, w: Worker<'_>, tag: u64) {
@@ -207,6 +191,15 @@ impl Slots {
             self.free.push(slot);
             w.release();
         }
+    }
+
+    /// The connections quiet for a tick with nothing to send give back the buffers a burst
+    /// grew.
+    fn shed_idle(&mut self, now: Instant) {
+        for c in self.conns.iter_mut().flatten().filter(|c| c.sending == 0) {
+            c.shed.idle(&mut c.session, &mut c.out, c.deadlines.last(), now);
+        }
+        sys::mem::give_back();
     }
 
     /// Tags of the connections `keep` selects.
@@ -272,7 +265,7 @@ impl RingLoop<'_> {
                             rearm_accept_at = Some(Instant::now() + TICK / 10);
                         }
                     }
-                    Completion::Recv { tag, data, more } => self.on_recv(tag, data, more),
+                    Completion::Recv { tag, data, .. } => self.on_recv(tag, data),
                     Completion::Send { tag, sent, buf } => self.on_send(tag, sent, buf),
                 }
             }
@@ -290,6 +283,7 @@ impl RingLoop<'_> {
                     });
                     self.slots.close(w, tag);
                 }
+                self.slots.shed_idle(now);
             }
             w.flush_syscalls();
         }
@@ -334,7 +328,7 @@ impl RingLoop<'_> {
         Ok(true)
     }
 
-    fn on_recv(&mut self, tag: u64, data: io::Result<Option<RecvBuf>>, more: bool) {
+    fn on_recv(&mut self, tag: u64, data: io::Result<Option<RecvBuf>>) {
         let w = self.w;
         let Some(conn) = self.slots.get(tag) else {
             if let Ok(Some(buf)) = data {
@@ -342,49 +336,33 @@ impl RingLoop<'_> {
             }
             return;
         };
-        if !more {
-            conn.recv = None;
-            conn.cancelled = false;
-        }
+        conn.receiving = false;
         match data {
             Ok(Some(buf)) => {
                 w.count(Counter::Useful, 1);
-                let bytes = self.ring.buffer(&buf);
-                if conn.paused {
-                    // Arrived before the cancel took effect: kept until the replies drain.
-                    conn.unread.extend_from_slice(bytes);
-                } else {
-                    conn.feed(w, bytes, self.now);
-                }
+                conn.feed(w, self.ring.buffer(&buf), self.now);
                 self.ring.recycle(buf);
                 self.flush(tag);
                 self.arm(tag);
             }
-            // Cancelled (paused), or every provided buffer was in use: arm again if reading.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ECANCELED) | Some(libc::ENOBUFS)) => self.arm(tag),
+            // Every provided buffer was in use: receive again.
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.arm(tag),
             // The peer finished sending; let the last replies go out, then close.
             Ok(None) if !conn.drained() => conn.closing = true,
             _ => self.slots.close(w, tag),
         }
     }
 
-    /// Keeps one multishot receive armed while the connection reads, and cancels it once the
-    /// connection is paused. (A connection that is closing keeps it: the shutdown that closes
-    /// the connection ends it, with no cancel to pay for on every short connection.)
+    /// Keeps one receive armed while the session holds nothing back and the connection is not
+    /// closing (the shutdown that closes a connection ends the receive it has armed).
     fn arm(&mut self, tag: u64) {
         let Some(conn) = self.slots.get(tag) else { return };
-        match conn.recv {
-            None if !conn.paused && !conn.closing => match self.ring.recv_multi(&conn.fd, tag) {
-                Ok(op) => conn.recv = Some(op),
-                Err(_) => self.slots.close(self.w, tag),
-            },
-            Some(op) if conn.paused && !conn.cancelled => {
-                conn.cancelled = true;
-                if self.ring.cancel(op).is_err() {
-                    self.slots.close(self.w, tag);
-                }
-            }
-            _ => {}
+        if conn.receiving || conn.closing || conn.session.holding() {
+            return;
+        }
+        match self.ring.recv_once(&conn.fd, tag) {
+            Ok(_) => conn.receiving = true,
+            Err(_) => self.slots.close(self.w, tag),
         }
     }
 
@@ -411,10 +389,9 @@ impl RingLoop<'_> {
             buf.clear();
             conn.out = buf;
         }
-        // Below the bound again: what arrived meanwhile first, then receive again.
-        if conn.paused && conn.sending + conn.out.len() < self.w.ctx.cfg.max_output {
-            conn.paused = false;
-            conn.feed_unread(self.w, self.ring.buffer_size(), self.now);
+        // The output moved: what the session held back goes on, then receiving again.
+        if conn.session.holding() {
+            conn.feed(self.w, &[], self.now);
         }
         self.flush(tag);
         self.arm(tag);

@@ -2,21 +2,48 @@
 
 use super::{Each, Fed, Request};
 
-/// Echo has no state: the output is the input.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct EchoSession;
+/// Echo's only state is what the bound on output held back.
+#[derive(Debug, Default)]
+pub struct EchoSession {
+    /// Bytes received and not yet echoed: the output was full ([`Each::room`]).
+    held: Vec<u8>,
+}
 
 impl EchoSession {
-    /// Each non-empty read counts as one request (the server cannot see message boundaries);
-    /// `each` sees it before its bytes go back.
-    pub fn feed<F: Each>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        if !input.is_empty() {
-            each(Request { target: b"" }, out);
+    /// Input held back at the bound on output, to go on with.
+    pub fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Echoes `input` (after what was held), as much as [`Each::room`] allows; the rest is
+    /// held. Each feed that echoes something counts as one request (the server cannot see
+    /// message boundaries); `each` sees it before its bytes go back.
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let room = each.room(out.len());
+        if self.held.is_empty() && input.len() <= room {
+            return echo(input, out, each);
         }
-        out.extend_from_slice(input);
-        Fed {
-            requests: u64::from(!input.is_empty()),
-            ..Fed::default()
-        }
+        self.held.extend_from_slice(input);
+        let n = self.held.len().min(room);
+        let fed = echo(&self.held[..n], out, each);
+        self.held.drain(..n);
+        fed
+    }
+
+    /// Gives up what holding input grew, once it is empty: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.held, 0)
+    }
+}
+
+fn echo<F: Each + ?Sized>(bytes: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    if bytes.is_empty() {
+        return Fed::default();
+    }
+    each.request(Request { target: b"" }, out);
+    out.extend_from_slice(bytes);
+    Fed {
+        requests: 1,
+        ..Fed::default()
     }
 }

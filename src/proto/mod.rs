@@ -10,6 +10,9 @@ pub(crate) mod http;
 pub(crate) mod packet;
 pub(crate) mod tls;
 
+#[cfg(test)]
+mod tests;
+
 use std::fmt;
 
 /// Which protocol a server speaks (the `--proto` flag).
@@ -40,6 +43,17 @@ impl fmt::Display for Proto {
     }
 }
 
+/// Drops `buf`'s allocation when it is empty and holds more than `keep` bytes: the bytes given
+/// up (what an idle connection's buffers shed).
+pub fn shed(buf: &mut Vec<u8>, keep: usize) -> usize {
+    let cap = buf.capacity();
+    if !buf.is_empty() || cap <= keep {
+        return 0;
+    }
+    *buf = Vec::new();
+    cap
+}
+
 /// A request about to be answered, as a server's hook sees it ([`Session::feed_each`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
@@ -56,11 +70,35 @@ pub enum Answer {
     Refuse,
 }
 
-/// What a session calls for each request it reads, right before its response is written (the
-/// model's hook: its per-request work, a refusal): one bound for every protocol's `feed`.
-pub trait Each: FnMut(Request<'_>, &mut Vec<u8>) -> Answer {}
+/// The model's hook in a session's `feed`: one bound for every protocol.
+///
+/// - [`Each::request`] is called for each request right before its response is written (its
+///   per-request work, a refusal).
+/// - [`Each::room`] says how much more output the connection takes (`--max-output`). A
+///   session asks before each request, echoed byte and frame; at 0 it stops consuming input,
+///   mid-buffer, keeps the rest ([`Session::holding`]) and goes on when fed again, with or
+///   without new bytes, once the output has drained.
+pub trait Each {
+    fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer;
 
-impl<F: FnMut(Request<'_>, &mut Vec<u8>) -> Answer> Each for F {}
+    /// Bytes of output the connection still takes when the session's output buffer holds
+    /// `pending` unsent bytes: never 0 when nothing at all is unsent, so a session always
+    /// makes progress on an empty buffer.
+    fn room(&self, pending: usize) -> usize {
+        let _ = pending;
+        usize::MAX
+    }
+}
+
+/// The hook that serves every request, with no bound on output: what [`Session::feed`] uses.
+pub struct ServeAll;
+
+impl Each for ServeAll {
+    #[inline]
+    fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
+        Answer::Serve
+    }
+}
 
 /// What one call to [`Session::feed`] produced besides output bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -176,7 +214,7 @@ impl Session {
     pub fn with_limits(proto: Proto, limits: Limits) -> Session {
         match proto {
             Proto::Http => Session::Http(http::HttpSession::new(limits.max_body)),
-            Proto::Echo => Session::Echo(echo::EchoSession),
+            Proto::Echo => Session::Echo(echo::EchoSession::default()),
             Proto::Packet(size) => Session::Packet(packet::PacketSession::new(size)),
             Proto::H2 => Session::Detect(Detect {
                 seen: 0,
@@ -227,6 +265,33 @@ impl Session {
         }
     }
 
+    /// The session stopped consuming input at the bound on output ([`Each::room`]) and holds
+    /// the rest: feed it again (with nothing new) once the output has drained, before reading
+    /// more.
+    pub fn holding(&self) -> bool {
+        match self {
+            Session::Http(s) => s.holding(),
+            Session::Echo(s) => s.holding(),
+            Session::Packet(s) => s.holding(),
+            Session::Tls(s) => s.holding(),
+            Session::H2(s) => s.holding(),
+            Session::Detect(_) => false,
+        }
+    }
+
+    /// Gives up the buffers a burst grew that an idle connection does not need (the
+    /// connection's model calls it once the connection is idle): the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        match self {
+            Session::Http(s) => s.trim(),
+            Session::Echo(s) => s.trim(),
+            Session::Packet(s) => s.trim(),
+            Session::Tls(s) => s.trim(),
+            Session::H2(s) => s.trim(),
+            Session::Detect(_) => 0,
+        }
+    }
+
     /// What to send a client whose request head timed out, before closing (HTTP's 408; behind
     /// TLS nothing: the connection just closes).
     pub fn timeout_response(&self) -> &'static [u8] {
@@ -239,7 +304,7 @@ impl Session {
     /// Consumes `input` (any split of the stream), appends the responses to `out`.
     #[inline]
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Fed {
-        self.feed_each(input, out, &mut |_, _| Answer::Serve)
+        self.feed_each(input, out, &mut ServeAll)
     }
 
     /// [`Session::feed`], calling `each` for every request right before its response is
@@ -247,7 +312,7 @@ impl Session {
     /// may send and take out): what a server's per-request work runs in, so the response to a
     /// request waits for its own work only, not for the work of requests pipelined after it.
     #[inline]
-    pub fn feed_each<F: Each>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         match self {
             Session::Http(s) => s.feed(input, out, each),
             Session::Echo(s) => s.feed(input, out, each),

@@ -7,8 +7,10 @@ use super::{Each, Fed, Request};
 pub struct PacketSession {
     /// Frame size in bytes.
     size: usize,
-    /// Bytes of an incomplete frame.
+    /// Bytes not answered yet: an incomplete frame, or whole ones the bound on output held back.
     partial: Vec<u8>,
+    /// The last feed stopped at the bound on output ([`Each::room`]).
+    held: bool,
 }
 
 impl PacketSession {
@@ -16,35 +18,52 @@ impl PacketSession {
         PacketSession {
             size: size.max(1),
             partial: Vec::new(),
+            held: false,
         }
     }
 
-    /// Answers every whole frame; `each` sees each frame before it goes back.
-    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut frames = 0;
-        if !self.partial.is_empty() {
-            let need = self.size - self.partial.len();
-            let take = need.min(input.len());
-            self.partial.extend_from_slice(&input[..take]);
-            input = &input[take..];
-            if self.partial.len() < self.size {
-                return Fed::default();
+    /// Input held back at the bound on output, to go on with.
+    pub fn holding(&self) -> bool {
+        self.held
+    }
+
+    /// Answers every whole frame while the output has room; `each` sees each frame before it
+    /// goes back.
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if self.partial.is_empty() {
+            let used = self.frames(input, out, each, &mut fed);
+            self.partial.extend_from_slice(&input[used..]);
+        } else {
+            let mut data = std::mem::take(&mut self.partial);
+            data.extend_from_slice(input);
+            let used = self.frames(&data, out, each, &mut fed);
+            data.drain(..used);
+            self.partial = data;
+        }
+        fed
+    }
+
+    /// Gives up what a burst grew, keeping room for a frame: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.partial, self.size)
+    }
+
+    /// Answers the whole frames at the start of `data` until the output is full; returns the
+    /// bytes used.
+    fn frames<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> usize {
+        let mut used = 0;
+        self.held = false;
+        for frame in data.chunks_exact(self.size) {
+            if each.room(out.len()) == 0 {
+                self.held = true;
+                break;
             }
-            each(Request { target: b"" }, out);
-            out.extend_from_slice(&self.partial);
-            self.partial.clear();
-            frames += 1;
-        }
-        let whole = input.len() / self.size * self.size;
-        for frame in input[..whole].chunks_exact(self.size) {
-            each(Request { target: b"" }, out);
+            each.request(Request { target: b"" }, out);
             out.extend_from_slice(frame);
+            used += self.size;
+            fed.requests += 1;
         }
-        frames += (whole / self.size) as u64;
-        self.partial.extend_from_slice(&input[whole..]);
-        Fed {
-            requests: frames,
-            ..Fed::default()
-        }
+        used
     }
 }

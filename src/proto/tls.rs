@@ -59,6 +59,11 @@ pub struct TlsSession {
     chosen: bool,
     /// Plaintext the inner session produced, reused.
     plain_out: Vec<u8>,
+    /// Ciphertext not given to rustls yet: the output reached its bound ([`Each::room`]).
+    cipher: Vec<u8>,
+    /// The last feed stopped at the bound on output: input waits, in the inner session, in
+    /// rustls or in `cipher`.
+    held: bool,
 }
 
 impl std::fmt::Debug for TlsSession {
@@ -69,6 +74,31 @@ impl std::fmt::Debug for TlsSession {
     }
 }
 
+/// The inner session's hook: what it sees as output is plaintext, what the model's hook sees
+/// is ciphertext. The plaintext of the responses before a request is encrypted into `out`
+/// first (whatever the model's hook sends of `out` goes), and the room left is the model's
+/// less what is still plaintext.
+struct Sealed<'a, F: Each + ?Sized> {
+    tls: &'a mut ServerConnection,
+    out: &'a mut Vec<u8>,
+    each: &'a mut F,
+}
+
+impl<F: Each + ?Sized> Each for Sealed<'_, F> {
+    fn request(&mut self, req: Request<'_>, plain: &mut Vec<u8>) -> Answer {
+        if !plain.is_empty() {
+            let _ = self.tls.writer().write_all(plain);
+            plain.clear();
+            flush(self.tls, self.out);
+        }
+        self.each.request(req, self.out)
+    }
+
+    fn room(&self, pending: usize) -> usize {
+        self.each.room(self.out.len() + pending)
+    }
+}
+
 impl TlsSession {
     pub fn new(cfg: Arc<ServerConfig>, inner: Session) -> Result<TlsSession, rustls::Error> {
         Ok(TlsSession {
@@ -76,6 +106,8 @@ impl TlsSession {
             inner,
             chosen: false,
             plain_out: Vec::new(),
+            cipher: Vec::new(),
+            held: false,
         })
     }
 
@@ -84,11 +116,34 @@ impl TlsSession {
         self.tls.is_handshaking() || self.inner.head_pending()
     }
 
-    /// Ciphertext in, ciphertext out; the inner session sees the plaintext.
-    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    /// Input held back at the bound on output, to go on with.
+    pub fn holding(&self) -> bool {
+        self.held
+    }
+
+    /// Gives up what a burst grew, once it is empty: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.plain_out, 4 * 1024) + super::shed(&mut self.cipher, 0) + self.inner.trim()
+    }
+
+    /// Ciphertext in, ciphertext out; the inner session sees the plaintext. What the bound on
+    /// output holds back waits, and goes first at the next feed.
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
-        while !input.is_empty() {
-            match self.tls.read_tls(&mut input) {
+        let mut cipher = std::mem::take(&mut self.cipher);
+        let mut data = if cipher.is_empty() {
+            input
+        } else {
+            cipher.extend_from_slice(input);
+            &cipher[..]
+        };
+        self.held = false;
+        loop {
+            self.held = !self.plaintext(out, each, &mut fed);
+            if self.held || fed.close || data.is_empty() {
+                break;
+            }
+            match self.tls.read_tls(&mut data) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(_) => {
@@ -98,7 +153,7 @@ impl TlsSession {
             }
             if self.tls.process_new_packets().is_err() {
                 // rustls queued an alert saying why: send it, then close.
-                self.flush(out);
+                flush(&mut self.tls, out);
                 fed.close = true;
                 return fed;
             }
@@ -108,44 +163,59 @@ impl TlsSession {
                     self.inner = s;
                 }
             }
-            // Each piece of plaintext goes straight to the inner session (any split feeds the
-            // same), its replies straight back into TLS.
-            let mut buf = [0u8; 16 * 1024];
-            loop {
-                let n = match self.tls.reader().read(&mut buf) {
-                    Ok(0) => {
-                        fed.close = true;
-                        break;
-                    }
-                    Ok(n) => n,
-                    Err(_) => break,
-                };
-                self.plain_out.clear();
-                // The hook sees ciphertext: the plaintext of the responses before a request is
-                // encrypted into `out` first, and whatever the hook sends of `out` goes.
-                let tls = &mut self.tls;
-                let mut hook = |req: Request<'_>, plain: &mut Vec<u8>| {
-                    if !plain.is_empty() {
-                        let _ = tls.writer().write_all(plain);
-                        plain.clear();
-                        while tls.wants_write() && tls.write_tls(out).is_ok() {}
-                    }
-                    each(req, out)
-                };
-                // Erased: the inner session's feed is not instantiated once more per layer.
-                let hook: &mut dyn FnMut(Request<'_>, &mut Vec<u8>) -> Answer = &mut hook;
-                let f = self.inner.feed_each(&buf[..n], &mut self.plain_out, &mut { hook });
-                fed.add(f);
-                if !self.plain_out.is_empty() {
-                    let _ = self.tls.writer().write_all(&self.plain_out);
-                }
-            }
+        }
+        if self.held && !data.is_empty() {
+            self.cipher = data.to_vec();
         }
         if fed.close {
+            self.held = false;
             self.tls.send_close_notify();
         }
-        self.flush(out);
+        flush(&mut self.tls, out);
         fed
+    }
+
+    /// Hands the plaintext waiting (what the inner session held, then what rustls decrypted) to
+    /// the inner session, its replies straight back into TLS; `false` when the output reached
+    /// its bound first.
+    fn plaintext<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
+        let mut buf = [0u8; 16 * 1024];
+        let mut n = 0;
+        loop {
+            if n > 0 || self.inner.holding() {
+                let mut hook = Sealed {
+                    tls: &mut self.tls,
+                    out,
+                    each,
+                };
+                // Erased: the inner session's feed is not instantiated once more per layer.
+                let hook: &mut dyn Each = &mut hook;
+                fed.add(self.inner.feed_each(&buf[..n], &mut self.plain_out, hook));
+                if !self.plain_out.is_empty() {
+                    let _ = self.tls.writer().write_all(&self.plain_out);
+                    self.plain_out.clear();
+                }
+                flush(&mut self.tls, out);
+                if self.inner.holding() {
+                    return false;
+                }
+            }
+            if fed.close {
+                return true;
+            }
+            if each.room(out.len()) == 0 {
+                // Decrypted plaintext stays in rustls until the output drains.
+                return false;
+            }
+            n = match self.tls.reader().read(&mut buf) {
+                Ok(0) => {
+                    fed.close = true;
+                    return true;
+                }
+                Ok(n) => n,
+                Err(_) => return true,
+            };
+        }
     }
 
     /// The inner session's last words (HTTP/2's GOAWAY), encrypted into `out`.
@@ -154,16 +224,16 @@ impl TlsSession {
         self.inner.farewell(&mut self.plain_out);
         if !self.plain_out.is_empty() {
             let _ = self.tls.writer().write_all(&self.plain_out);
-            self.flush(out);
+            flush(&mut self.tls, out);
         }
     }
+}
 
-    /// Moves every queued TLS record to `out`.
-    fn flush(&mut self, out: &mut Vec<u8>) {
-        while self.tls.wants_write() {
-            if self.tls.write_tls(out).is_err() {
-                break;
-            }
+/// Moves every queued TLS record to `out`.
+fn flush(tls: &mut ServerConnection, out: &mut Vec<u8>) {
+    while tls.wants_write() {
+        if tls.write_tls(out).is_err() {
+            break;
         }
     }
 }

@@ -17,6 +17,7 @@ use super::config::{READ_BUF, TICK};
 use super::ctx::Worker;
 use super::deadline::{Deadlines, Expired};
 use super::error::Error;
+use super::idle::Shed;
 use super::stats::Counter;
 use crate::sys;
 
@@ -99,30 +100,62 @@ pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
 /// counts the close. Returns early (closing) when the server stops or a deadline passes: silence
 /// or a stalled write for `--idle-timeout`, a request head longer than `--header-timeout` (408).
 pub fn serve(w: Worker<'_>, fd: OwnedFd) {
-    let mut buf = vec![0u8; READ_BUF];
+    READ.with(|buf| match &mut *buf.borrow_mut() {
+        Some(buf) => serve_with(w, fd, buf),
+        None => {
+            // No buffer of its own (out of mappings): one from the heap, for this connection.
+            let mut heap = vec![0u8; READ_BUF];
+            serve_with(w, fd, &mut heap)
+        }
+    })
+}
+
+thread_local! {
+    /// The thread's read buffer, in pages of its own: a blocking thread serves one connection
+    /// at a time, and gives the pages back while that connection is idle.
+    static READ: std::cell::RefCell<Option<sys::mem::Pages>> =
+        std::cell::RefCell::new(sys::mem::Pages::new(READ_BUF).ok());
+}
+
+/// A read buffer whose memory an idle connection can give back.
+trait ReadBuf: std::ops::DerefMut<Target = [u8]> {
+    fn release(&mut self) {}
+}
+
+impl ReadBuf for sys::mem::Pages {
+    fn release(&mut self) {
+        sys::mem::Pages::release(self)
+    }
+}
+
+impl ReadBuf for Vec<u8> {}
+
+fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     let mut out = Vec::new();
     let mut session = w.session();
     let mut deadlines = Deadlines::new(Instant::now());
-    if sys::socket::set_timeouts(&fd, conn_tick(&w.ctx.cfg)).is_ok() {
+    let mut shed = Shed::default();
+    // The first wait after activity is short, so a connection that went quiet gives back its
+    // buffers soon; once it has, it waits the connection tick (two setsockopts per spell of
+    // silence, none while requests keep coming).
+    let (tick, first) = (conn_tick(&w.ctx.cfg), conn_tick(&w.ctx.cfg).min(2 * TICK));
+    let mut waits = tick;
+    if sys::socket::set_timeouts(&fd, tick).is_ok() {
         while !w.stopping() {
-            let r = sys::fd::read(&fd, &mut buf);
+            let r = sys::fd::read(&fd, buf);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, 1);
             match r {
                 Ok(0) => break,
                 Ok(n) => {
                     w.count(Counter::Useful, 1);
-                    let fed = w.on_input(&mut session, &buf[..n], &mut out, &mut |out| {
-                        // Before the next request's work: the replies so far, blocking as usual.
-                        if write_all(w, &fd, out, &mut deadlines).is_ok() {
-                            out.clear();
-                        }
-                    });
-                    deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
-                    if write_all(w, &fd, &out, &mut deadlines).is_err() || fed.close {
+                    shed.active();
+                    if waits != first && sys::socket::set_read_timeout(&fd, first).is_ok() {
+                        waits = first;
+                    }
+                    if !answer(w, &fd, &mut session, &buf[..n], &mut out, &mut deadlines) {
                         break;
                     }
-                    out.clear();
                     // A head dribbled byte by byte never lets a read time out: check here too.
                     if expire(w, &fd, &session, &deadlines) {
                         break;
@@ -132,6 +165,14 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
                     if expire(w, &fd, &session, &deadlines) {
                         break;
                     }
+                    // A tick in silence: the connection gives back what it is not using.
+                    if shed.idle(&mut session, &mut out, deadlines.last(), Instant::now()) {
+                        buf.release();
+                    }
+                    if waits != tick && sys::socket::set_read_timeout(&fd, tick).is_ok() {
+                        waits = tick;
+                    }
+                    sys::mem::give_back();
                 }
                 Err(_) => break,
             }
@@ -146,6 +187,42 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     drop(fd);
     w.flush_syscalls();
     w.release();
+}
+
+/// The most replies a blocking connection gathers before it writes them.
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// Feeds `data` to the session and writes the replies (blocking), then goes on with what the
+/// session held back at `--max-output`, until it holds nothing; `false` when the connection is
+/// done (the write failed, or the session asked to close).
+fn answer(
+    w: Worker<'_>,
+    fd: &OwnedFd,
+    session: &mut crate::proto::Session,
+    mut data: &[u8],
+    out: &mut Vec<u8>,
+    deadlines: &mut Deadlines,
+) -> bool {
+    // The replies are written as they pile up, a chunk at a time: a blocking write waits for
+    // the client either way, and a connection's own process (fork) holds less.
+    let bound = w.max_output().min(WRITE_CHUNK);
+    loop {
+        let fed = w.on_input(session, data, out, bound, &mut |out| {
+            // Before the next request's work: the replies so far, blocking as usual.
+            if write_all(w, fd, out, deadlines).is_ok() {
+                out.clear();
+            }
+        });
+        deadlines.input(session, fed.requests > 0, fed.quiet(), Instant::now());
+        if write_all(w, fd, out, deadlines).is_err() || fed.close {
+            return false;
+        }
+        out.clear();
+        if !session.holding() {
+            return true;
+        }
+        data = &[];
+    }
 }
 
 /// `true` (counted, and a 408 sent for a header timeout) when a deadline has passed.

@@ -213,6 +213,9 @@ impl ServeArgs {
         if self.backlog < 1 {
             return Err(Error::Usage("--backlog must be at least 1".into()));
         }
+        if self.max_output == 0 {
+            return Err(Error::Usage("--max-output must be at least 1 byte".into()));
+        }
         if self.max_conns == Some(0) {
             return Err(Error::Usage("--max-conns must be at least 1".into()));
         }

@@ -1,9 +1,11 @@
 //! A non-blocking connection driven by readiness, and the fd-indexed table of them that the
 //! event loops share.
 //!
-//! `drive` does everything after a readiness event: flush pending output, read (once, or
-//! until EAGAIN for edge-triggered loops), feed the protocol session, do the `--work`, write.
-//! While output is pending it stops reading (back-pressure) and asks for writability.
+//! `drive` does everything after a readiness event: flush pending output, go on with what the
+//! session held back at `--max-output`, read (once, or until EAGAIN for edge-triggered loops),
+//! feed the protocol session, do the `--work`, write. While output is pending it stops reading
+//! (back-pressure) and asks for writability; within one read, the session itself stops at
+//! `--max-output`.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -11,6 +13,7 @@ use std::time::Instant;
 
 use super::ctx::Worker;
 use super::deadline::{Deadlines, Expired};
+use super::idle::Shed;
 use super::stats::Counter;
 use crate::proto::Session;
 use crate::sys;
@@ -45,6 +48,8 @@ pub struct Conn {
     heard: bool,
     /// What the last `drive` asked for.
     want: Want,
+    /// Gave back its buffers since it last moved.
+    shed: Shed,
 }
 
 /// A connection the server closes says goodbye first (HTTP/2's GOAWAY), after whatever output
@@ -73,6 +78,7 @@ impl Conn {
             answered: false,
             heard: false,
             want: Want::Read,
+            shed: Shed::default(),
         }
     }
 
@@ -110,17 +116,14 @@ impl Conn {
                 self.deadlines.output(now);
             }
             w.count(Counter::Useful, 1);
-        }
-        if want == Want::Write && self.want != Want::Write {
-            // Back-pressure: no more reading until the client takes its replies.
-            w.count(Counter::OutputPaused, 1);
+            self.shed.active();
         }
         self.want = want;
         want
     }
 
     fn drive_inner(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
-        if let Some(stop) = self.settle(w, moved) {
+        if let Some(stop) = self.pump(w, moved) {
             return stop;
         }
         loop {
@@ -128,16 +131,8 @@ impl Conn {
                 Ok(0) => return Want::Close,
                 Ok(n) => {
                     *moved = true;
-                    let (fd, sent) = (&self.fd, &mut self.sent);
-                    let fed = w.on_input(&mut self.session, &buf[..n], &mut self.out, &mut |out| {
-                        let n = sys::fd::send_now(fd, out, sent);
-                        w.count(Counter::BytesOut, n as u64);
-                    });
-                    self.got_input = true;
-                    self.answered |= fed.requests > 0;
-                    self.heard |= !fed.quiet();
-                    self.closing |= fed.close;
-                    if let Some(stop) = self.settle(w, moved) {
+                    self.feed(w, &buf[..n]);
+                    if let Some(stop) = self.pump(w, moved) {
                         return stop;
                     }
                     if !until_eagain {
@@ -148,6 +143,37 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Want::Close,
             }
+        }
+    }
+
+    /// Feeds `bytes` to the session (none: it goes on with what it held back). Output goes to
+    /// `out`, which holds only unsent bytes here: what the per-request hook sends is taken out.
+    fn feed(&mut self, w: Worker<'_>, bytes: &[u8]) {
+        let fd = &self.fd;
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, w.max_output(), &mut |out| {
+            let mut sent = 0;
+            w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
+            out.drain(..sent);
+        });
+        self.got_input = true;
+        self.answered |= fed.requests > 0;
+        self.heard |= !fed.quiet();
+        self.closing |= fed.close;
+    }
+
+    /// Flushes output and goes on with what the session held back at `--max-output` while the
+    /// output drains at once; `Some(want)` when the connection must stop reading (see
+    /// [`Conn::settle`]).
+    fn pump(&mut self, w: Worker<'_>, moved: &mut bool) -> Option<Want> {
+        loop {
+            if let Some(stop) = self.settle(w, moved) {
+                return Some(stop);
+            }
+            if !self.session.holding() {
+                return None;
+            }
+            *moved = true;
+            self.feed(w, &[]);
         }
     }
 
@@ -238,11 +264,22 @@ impl ConnTable {
         conn
     }
 
-    /// Connections past a deadline (idle, send, header), with which.
-    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Vec<(RawFd, Expired)> {
-        self.iter()
-            .filter_map(|(fd, conn)| conn.expired(w, now).map(|e| (fd, e)))
-            .collect()
+    /// The periodic sweep: the connections past a deadline (idle, send, header), with which;
+    /// the others that were quiet for a tick give back the buffers a burst grew.
+    pub fn sweep(&mut self, w: Worker<'_>, now: Instant) -> Vec<(RawFd, Expired)> {
+        let mut expired = Vec::new();
+        for (fd, conn) in self.slots.iter_mut().enumerate() {
+            let Some(conn) = conn else { continue };
+            match conn.expired(w, now) {
+                Some(why) => expired.push((fd as RawFd, why)),
+                None => {
+                    conn.shed
+                        .idle(&mut conn.session, &mut conn.out, conn.deadlines.last(), now);
+                }
+            }
+        }
+        sys::mem::give_back();
+        expired
     }
 }
 

@@ -13,7 +13,7 @@ use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
 use super::stats::{Counter, Counters, Stats};
-use crate::proto::{Fed, Session};
+use crate::proto::{Answer, Each, Fed, Request, Session};
 use crate::sys;
 
 /// Everything a running model shares with its workers.
@@ -90,6 +90,13 @@ impl<'a> Worker<'a> {
         self.ctx.stopping()
     }
 
+    /// `--max-output`: the unsent output a connection may hold before its session stops
+    /// consuming input (at least 1 byte, so an empty output always has room).
+    #[inline]
+    pub fn max_output(&self) -> usize {
+        self.ctx.cfg.max_output
+    }
+
     /// Adds `n` to one of this worker's counters.
     #[inline]
     pub fn count(&self, counter: Counter, n: u64) {
@@ -142,29 +149,38 @@ impl<'a> Worker<'a> {
     /// What every model does with bytes that arrived: count them, feed them to the connection's
     /// protocol session (replies are appended to `out`), do each request's `--work` right before
     /// its response, and count the requests. One function, so every model handles input alike.
-    /// With work, `send` is given the output so far before each request's work: the model
-    /// sends what the socket takes now (and takes it out of the buffer, or remembers how much
-    /// went), so a response never waits for the work of the requests after it.
+    ///
+    /// `out` holds only unsent output, and `bound` is how much of it the model lets pile up:
+    /// `--max-output` ([`Worker::max_output`]), less what it has handed on and not yet seen go
+    /// (a ring's send), or less for a blocking model, which writes it all before it goes on
+    /// anyway. At the bound the session stops consuming input, mid-buffer if need be, and
+    /// holds the rest ([`Session::holding`], counted as `output_paused`); the model feeds it
+    /// again, with no new bytes, once the output has drained, before it reads more. With work, `send` is given the output so far before each request's
+    /// work: the model sends what the socket takes now and takes it out of `out`, so a
+    /// response never waits for the work of the requests after it.
     #[inline]
     pub fn on_input(
         &self,
         session: &mut Session,
         data: &[u8],
         out: &mut Vec<u8>,
+        bound: usize,
         send: &mut impl FnMut(&mut Vec<u8>),
     ) -> Fed {
         self.counters.add(Counter::BytesIn, data.len() as u64);
         let cfg = &self.ctx.cfg;
-        let fed = if cfg.work.is_none() && !cfg.work_from_request {
-            session.feed(data, out)
-        } else {
-            // Each request's work runs right before its own response is written.
-            session.feed_each(data, out, &mut |req, out| {
-                send(out);
-                super::per_request::each(*self, req)
-            })
+        let was_holding = session.holding();
+        let mut hook = Hook {
+            w: *self,
+            send,
+            work: !cfg.work.is_none() || cfg.work_from_request,
+            bound,
         };
+        let fed = session.feed_each(data, out, &mut hook);
         self.counters.add(Counter::Requests, fed.requests);
+        if session.holding() && !was_holding {
+            self.counters.add(Counter::OutputPaused, 1);
+        }
         if fed.streams != Default::default() {
             self.count_streams(fed.streams);
         }
@@ -200,6 +216,32 @@ impl<'a> Worker<'a> {
     #[inline]
     pub fn flush_syscalls(&self) {
         self.counters.flush_syscalls();
+    }
+}
+
+/// The hook every model gives its sessions ([`Worker::on_input`]): each request's work, and
+/// the room `--max-output` leaves.
+struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
+    w: Worker<'w>,
+    send: &'a mut S,
+    work: bool,
+    bound: usize,
+}
+
+impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
+    #[inline]
+    fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer {
+        if !self.work {
+            return Answer::Serve;
+        }
+        // Each request's work runs right before its own response is written.
+        (self.send)(out);
+        super::per_request::each(self.w, req)
+    }
+
+    #[inline]
+    fn room(&self, pending: usize) -> usize {
+        self.bound.saturating_sub(pending)
     }
 }
 

@@ -90,6 +90,11 @@ impl Deadlines {
         };
     }
 
+    /// When input last arrived or output last moved.
+    pub fn last(&self) -> Instant {
+        self.last
+    }
+
     /// Output made progress. A head pending meanwhile is timed from now: while replies were
     /// going out (a blocking write, or output past `--max-output`) the server was not reading,
     /// so the time the head took is not the client's.

@@ -126,7 +126,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
         self.ready = ready;
         if self.ticker.due(self.now) {
-            for (fd, why) in self.conns.expired(self.w, self.now) {
+            for (fd, why) in self.conns.sweep(self.w, self.now) {
                 if let Some(conn) = self.conns.get_mut(fd) {
                     conn.expire(self.w, why);
                 }

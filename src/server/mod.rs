@@ -14,6 +14,7 @@ pub(crate) mod error;
 pub(crate) mod evloop;
 pub(crate) mod gate;
 pub(crate) mod handoff;
+pub(crate) mod idle;
 mod per_request;
 pub(crate) mod poller;
 pub(crate) mod registry;

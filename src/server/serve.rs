@@ -56,6 +56,8 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
     let nofile = apply_nofile(&cfg)?;
+    // What an idle or stalled connection does not use leaves the process (see `sys::mem`).
+    sys::mem::large_blocks_from_the_kernel();
     // Leave room for listeners, epoll, spares and the process's own files.
     let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
     // Each process has its own descriptor table: the server as a whole holds one share per

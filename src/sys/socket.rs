@@ -182,11 +182,20 @@ pub fn local_addr(fd: impl AsFd) -> io::Result<SocketAddr> {
 /// Sets SO_RCVTIMEO and SO_SNDTIMEO: a blocking accept / read / write returns EAGAIN after `d`,
 /// which is how blocking models notice shutdown and idle timeouts without signals.
 pub fn set_timeouts(fd: impl AsFd, d: Duration) -> io::Result<()> {
+    timeouts(fd, d, &[libc::SO_RCVTIMEO, libc::SO_SNDTIMEO])
+}
+
+/// SO_RCVTIMEO alone: how long a blocking read waits.
+pub fn set_read_timeout(fd: impl AsFd, d: Duration) -> io::Result<()> {
+    timeouts(fd, d, &[libc::SO_RCVTIMEO])
+}
+
+fn timeouts(fd: impl AsFd, d: Duration, opts: &[libc::c_int]) -> io::Result<()> {
     let tv = libc::timeval {
         tv_sec: d.as_secs() as libc::time_t,
         tv_usec: d.subsec_micros() as libc::suseconds_t,
     };
-    for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+    for &opt in opts {
         // SAFETY: tv lives for the call and its size is passed.
         cvt(unsafe {
             libc::setsockopt(

@@ -98,13 +98,22 @@ impl Server {
     /// The same, run through `prefix` (e.g. `ip netns exec NS`, which execs: the pid is the
     /// server's).
     pub fn start_under(prefix: &[&str], model: &str, args: &[&str]) -> Server {
+        Server::launch(BIN, prefix, model, args)
+    }
+
+    /// Starts another build of muxlab (`bin`): what a probe measures a change against.
+    pub fn start_bin(bin: &str, model: &str, args: &[&str]) -> Server {
+        Server::launch(bin, &[], model, args)
+    }
+
+    fn launch(bin: &str, prefix: &[&str], model: &str, args: &[&str]) -> Server {
         let mut cmd = match prefix.split_first() {
             Some((p, rest)) => {
                 let mut c = Command::new(p);
-                c.args(rest).arg(BIN);
+                c.args(rest).arg(bin);
                 c
             }
-            None => Command::new(BIN),
+            None => Command::new(bin),
         };
         let mut child = cmd
             .args(["serve", "--model", model, "--port", "0"])

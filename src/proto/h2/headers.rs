@@ -24,7 +24,7 @@ pub(super) enum Lands {
 
 impl H2Session {
     /// A whole header block.
-    pub(super) fn headers<F: Each>(
+    pub(super) fn headers<F: Each + ?Sized>(
         &mut self,
         block: Block<'_>,
         out: &mut Vec<u8>,
@@ -103,7 +103,7 @@ impl H2Session {
 
     /// A new stream: refused past the limit or after the client's GOAWAY, else opened, its
     /// request checked and answered.
-    fn open<F: Each>(&mut self, block: Block<'_>, f: &Fields, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
+    fn open<F: Each + ?Sized>(&mut self, block: Block<'_>, f: &Fields, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
         let id = block.stream();
         self.streams.seen(id);
         if self.peer_gone || self.streams.len() >= self.limits.max_streams as usize {
@@ -138,14 +138,14 @@ impl H2Session {
     }
 
     /// The status a checked request gets, after its work (the model's hook).
-    fn status<F: Each>(&self, method: Method, f: &Fields, each: &mut F, out: &mut Vec<u8>) -> &'static [u8] {
+    fn status<F: Each + ?Sized>(&self, method: Method, f: &Fields, each: &mut F, out: &mut Vec<u8>) -> &'static [u8] {
         if f.list_size > MAX_HEAD {
             b"431"
         } else if method == Method::Other {
             b"405"
         } else if method == Method::Echo && f.content_length.is_some_and(|n| n > self.limits.max_body as u64) {
             b"413"
-        } else if each(Request { target: &self.path }, out) == Answer::Refuse {
+        } else if each.request(Request { target: &self.path }, out) == Answer::Refuse {
             b"400"
         } else {
             b"200"

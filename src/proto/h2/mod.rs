@@ -22,6 +22,7 @@
 //! (SETTINGS, PING, GOAWAY, PRIORITY, RST_STREAM), `flow` (what the windows let go out).
 
 pub mod budget;
+pub mod burst;
 mod control;
 mod data;
 mod flow;
@@ -76,6 +77,8 @@ enum Halt {
     Error(Code),
     /// The client said GOAWAY and its streams are done: ours, and close.
     Done,
+    /// The output is at its bound ([`Each::room`]): the rest of the input waits.
+    Hold,
 }
 
 impl From<ReadError> for Halt {
@@ -121,6 +124,8 @@ pub struct H2Session {
     budgets: Budgets,
     tripped: Option<Cause>,
     quiet: u32,
+    /// The last feed stopped at the bound on output: the reader holds frames to go on with.
+    holding: bool,
 }
 
 impl H2Session {
@@ -152,12 +157,24 @@ impl H2Session {
             budgets: Budgets::new(limits.calm),
             tripped: None,
             quiet: 0,
+            holding: false,
         }
     }
 
     /// Inside the preface or a header block (what `--header-timeout` limits).
     pub fn head_pending(&self) -> bool {
         matches!(self.phase, Phase::Preface(_)) || self.reader.head_pending()
+    }
+
+    /// Input held back at the bound on output, to go on with.
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+
+    /// Gives up what a burst of streams or a large header block grew, once it is not in use
+    /// (an idle connection's): the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        self.reader.trim() + self.decoder.trim() + crate::proto::shed(&mut self.path, 1024) + self.streams.trim()
     }
 
     /// Response bytes held for the client's window.
@@ -176,7 +193,7 @@ impl H2Session {
     }
 
     /// Bytes in (any split), frames out.
-    pub fn feed<F: Each>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    pub fn feed<F: Each + ?Sized>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if let Phase::Preface(left) = self.phase {
             let done = frame::PREFACE.len() - left;
@@ -202,28 +219,38 @@ impl H2Session {
         self.greet(out);
         let mut reader = std::mem::take(&mut self.reader);
         let (frames, quiet) = (reader.frames(), self.quiet);
-        let read = reader.read(input, &mut |f| {
-            self.frame(f, out, each, &mut fed)?;
-            if self.tripped.is_some() {
-                // Past a budget: GOAWAY naming the last stream processed, then close.
-                return Err(Halt::Error(Code::EnhanceYourCalm));
-            }
-            match self.peer_gone && self.streams.is_empty() {
-                true => Err(Halt::Done),
-                false => Ok(()),
-            }
-        });
+        let read = if each.room(out.len()) == 0 {
+            reader.keep(input);
+            Err(Halt::Hold)
+        } else {
+            reader.read(input, &mut |f| {
+                self.frame(f, out, each, &mut fed)?;
+                if self.tripped.is_some() {
+                    // Past a budget: GOAWAY naming the last stream processed, then close.
+                    return Err(Halt::Error(Code::EnhanceYourCalm));
+                }
+                if self.peer_gone && self.streams.is_empty() {
+                    return Err(Halt::Done);
+                }
+                match each.room(out.len()) {
+                    0 => Err(Halt::Hold),
+                    _ => Ok(()),
+                }
+            })
+        };
+        self.holding = read == Err(Halt::Hold);
         fed.frames = (reader.frames() - frames) as u32;
         fed.quiet_frames = self.quiet.wrapping_sub(quiet);
         if fed.frames == 0 && !input.is_empty() {
-            // Only part of a frame came: it is activity unless it is a part of a frame that
-            // would ask nothing (a PING dribbled byte by byte keeps nothing alive).
+            // Only part of a frame came (or input was held back): it is activity unless it is a
+            // part of a frame that would ask nothing (a PING dribbled byte by byte keeps nothing
+            // alive).
             fed.frames = 1;
-            fed.quiet_frames = u32::from(reader.partial_is_quiet());
+            fed.quiet_frames = u32::from(!self.holding && reader.partial_is_quiet());
         }
         self.reader = reader;
         match read {
-            Ok(()) => {}
+            Ok(()) | Err(Halt::Hold) => {}
             Err(Halt::Error(code)) => {
                 // Counted by cause only where a budget ended it, not a protocol error that
                 // came with the frame that spent the last of one.
@@ -261,7 +288,13 @@ impl H2Session {
     }
 
     /// One frame or header block. `Err`: a connection error.
-    fn frame<F: Each>(&mut self, f: Frame<'_>, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> Result<(), Code> {
+    fn frame<F: Each + ?Sized>(
+        &mut self,
+        f: Frame<'_>,
+        out: &mut Vec<u8>,
+        each: &mut F,
+        fed: &mut Fed,
+    ) -> Result<(), Code> {
         let (head, payload) = match f {
             Frame::Headers(block) => {
                 self.client_settings_first(frame::HEADERS, 0)?;

@@ -108,6 +108,11 @@ const LINEAR: usize = 16;
 /// A stream's pending-body buffer larger than this is given back when it closes (a spare
 /// stream keeps at most this much).
 pub(super) const KEEP_BUFFER: usize = 16 * 1024;
+/// Closed streams' buffers kept for the next streams: a few, not one per stream a burst had
+/// open.
+const SPARE_BUFFERS: usize = 4;
+/// What an idle connection keeps of them: small buffers only.
+const IDLE_BUFFER: usize = 1024;
 
 #[derive(Debug)]
 pub(super) struct Streams {
@@ -208,12 +213,35 @@ impl Streams {
         }
         let held = s.pending.len();
         self.remember(s.id, how);
-        if s.pending.capacity() <= KEEP_BUFFER {
+        if s.pending.capacity() <= KEEP_BUFFER && self.spare.len() < SPARE_BUFFERS {
             let mut buffer = s.pending;
             buffer.clear();
             self.spare.push(buffer);
         }
         held
+    }
+
+    /// Gives up what a burst of streams grew, once none is open: the spare buffers but small
+    /// ones, the room for many open streams and their index. The bytes given up.
+    pub(super) fn trim(&mut self) -> usize {
+        if !self.open.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        self.spare.retain(|b| {
+            let keep = b.capacity() <= IDLE_BUFFER;
+            n += if keep { 0 } else { b.capacity() };
+            keep
+        });
+        if self.open.capacity() > LINEAR {
+            n += self.open.capacity() * std::mem::size_of::<Stream>();
+            self.open = Vec::new();
+        }
+        if !self.index.ids.is_empty() {
+            n += self.index.ids.capacity() * 8;
+            self.index = IdIndex::new(self.index.max);
+        }
+        n
     }
 
     /// Remembers that stream `id` closed `how`.

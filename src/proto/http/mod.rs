@@ -25,6 +25,8 @@ use super::{Answer, Each, Fed, Request};
 
 /// The largest request head (request line + headers) accepted, and of a trailer section.
 pub const MAX_HEAD: usize = 8 * 1024;
+/// The capacity of the input buffer kept once it is empty: what one small request needs.
+const SPARE: usize = 4 * 1024;
 /// The most headers one request may carry.
 const MAX_HEADERS: usize = 64;
 /// The default largest request body (`--max-body`).
@@ -101,8 +103,11 @@ enum State {
 /// One connection's HTTP state.
 #[derive(Debug)]
 pub struct HttpSession {
-    /// Bytes not yet consumed (an incomplete head, chunk-size line or trailer line).
+    /// Bytes not yet consumed (an incomplete head, chunk-size line or trailer line, or what the
+    /// bound on output held back).
     buf: Vec<u8>,
+    /// The last feed stopped at the bound on output: `buf` holds input to go on with.
+    held: bool,
     state: State,
     /// The largest request body accepted.
     max_body: usize,
@@ -129,6 +134,7 @@ impl HttpSession {
     pub fn new(max_body: usize) -> HttpSession {
         HttpSession {
             buf: Vec::new(),
+            held: false,
             state: State::Head,
             max_body,
         }
@@ -139,14 +145,21 @@ impl HttpSession {
         matches!(self.state, State::Head) && !self.buf.is_empty()
     }
 
+    /// Input held back at the bound on output, to go on with.
+    pub fn holding(&self) -> bool {
+        self.held
+    }
+
     /// Consumes `input`, answering every request in it; `each` sees each request (its target)
-    /// right before its response is written, and may refuse it (400).
-    pub fn feed<F: Each>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+    /// right before its response is written, and may refuse it (400). Stops where
+    /// [`Each::room`] says the output is full, keeping the rest.
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if matches!(self.state, State::Closed) {
             fed.close = true;
             return fed;
         }
+        self.held = false;
         if self.buf.is_empty() {
             // Fast path: work straight from the read buffer, keep only an incomplete tail.
             let used = self.run(input, out, &mut fed, each);
@@ -160,17 +173,28 @@ impl HttpSession {
         }
         if fed.close {
             self.state = State::Closed;
+            self.held = false;
             self.buf = Vec::new();
         }
         fed
     }
 
+    /// Gives up the input buffer a burst or a large head grew, once it is empty (an idle
+    /// connection's): the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.buf, SPARE)
+    }
+
     /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
-    fn run<F: Each>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> usize {
+    fn run<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> usize {
         let mut pos = 0;
         while !fed.close {
             let step = match &mut self.state {
                 State::Head if pos == data.len() => Step::More,
+                State::Head if each.room(out.len()) == 0 => {
+                    self.held = true;
+                    Step::More
+                }
                 State::Head => Step::Head,
                 State::Body {
                     left,
@@ -178,7 +202,11 @@ impl HttpSession {
                     keep,
                     announce,
                 } => {
-                    let n = (*left).min(data.len() - pos);
+                    let mut n = (*left).min(data.len() - pos);
+                    if *echo && n > 0 {
+                        n = n.min(each.room(out.len()));
+                        self.held = n == 0;
+                    }
                     if *echo && n > 0 {
                         if let Some(len) = announce.take() {
                             echo_head(len, *keep, out);
@@ -190,7 +218,7 @@ impl HttpSession {
                         finish(*keep, fed);
                         self.state = State::Head;
                     }
-                    if n == 0 && pos == data.len() {
+                    if n == 0 && (pos == data.len() || self.held) {
                         Step::More
                     } else {
                         Step::Used(n)
@@ -240,7 +268,7 @@ impl HttpSession {
     }
 
     /// Parses a request head at the start of `data` and answers or starts its body.
-    fn head<F: Each>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
+    fn head<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         let n = match req.parse(data) {
@@ -263,7 +291,7 @@ impl HttpSession {
         // The request's own work, before its response is written.
         let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
         let target = req.path.unwrap_or("").as_bytes();
-        if served && each(Request { target }, out) == Answer::Refuse {
+        if served && each.request(Request { target }, out) == Answer::Refuse {
             return refuse(Refusal::BadRequest, out, fed);
         }
         if h.continue_expected && (h.chunked || h.content_length.is_some_and(|n| n > 0)) {

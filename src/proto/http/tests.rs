@@ -8,7 +8,7 @@ fn run(chunks: &[&[u8]]) -> (String, Fed) {
     let mut out = Vec::new();
     let mut total = Fed::default();
     for c in chunks {
-        let f = s.feed(c, &mut out, &mut |_, _| crate::proto::Answer::Serve);
+        let f = s.feed(c, &mut out, &mut crate::proto::ServeAll);
         total.requests += f.requests;
         total.close |= f.close;
     }
@@ -163,36 +163,136 @@ fn smuggling_shapes_are_refused_with_their_status_and_close() {
     const NEXT: &str = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
     let te = |te: &str, body: &str| format!("{POST}Transfer-Encoding: {te}\r\n\r\n{body}");
     let cases: Vec<(&str, String, &str)> = vec![
-        ("CL.TE", format!("{POST}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG"), "400"),
-        ("TE.CL", format!("{POST}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\n"), "400"),
-        ("TE.TE: a second coding header", format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n"), "501"),
-        ("TE.TE: chunked twice", format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), "400"),
+        (
+            "CL.TE",
+            format!("{POST}Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG"),
+            "400",
+        ),
+        (
+            "TE.CL",
+            format!("{POST}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\n"),
+            "400",
+        ),
+        (
+            "TE.TE: a second coding header",
+            format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n"),
+            "501",
+        ),
+        (
+            "TE.TE: chunked twice",
+            format!("{POST}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            "400",
+        ),
         ("TE.TE: xchunked", te("xchunked", ""), "501"),
         ("TE.TE: chunked, identity", te("chunked, identity", ""), "501"),
-        ("TE.TE: space before the colon", format!("{POST}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"), "400"),
-        ("TE.TE: obs-fold", format!("{POST}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"), "400"),
-        ("obs-fold in any field", format!("{POST}X-A: a\r\n b\r\nContent-Length: 0\r\n\r\n"), "400"),
-        ("size line ended by a bare LF", te("chunked", &format!("5\n\r\nhello\r\n0\r\n\r\n{NEXT}")), "400"),
-        ("last chunk ended by a bare LF", te("chunked", &format!("0\n\r\n{NEXT}")), "400"),
-        ("a bare CR in the size line", te("chunked", "5\rX\r\nhello\r\n0\r\n\r\n"), "400"),
+        (
+            "TE.TE: space before the colon",
+            format!("{POST}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "TE.TE: obs-fold",
+            format!("{POST}Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "obs-fold in any field",
+            format!("{POST}X-A: a\r\n b\r\nContent-Length: 0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "size line ended by a bare LF",
+            te("chunked", &format!("5\n\r\nhello\r\n0\r\n\r\n{NEXT}")),
+            "400",
+        ),
+        (
+            "last chunk ended by a bare LF",
+            te("chunked", &format!("0\n\r\n{NEXT}")),
+            "400",
+        ),
+        (
+            "a bare CR in the size line",
+            te("chunked", "5\rX\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
         ("a bare CR ending the size line", te("chunked", "5\r0\r\n\r\n"), "400"),
-        ("chunk data ended by a bare LF", te("chunked", "5\r\nhello\n0\r\n\r\n"), "400"),
+        (
+            "chunk data ended by a bare LF",
+            te("chunked", "5\r\nhello\n0\r\n\r\n"),
+            "400",
+        ),
         ("space after the size", te("chunked", "5 \r\nhello\r\n0\r\n\r\n"), "400"),
-        ("a sign before the size", te("chunked", "+5\r\nhello\r\n0\r\n\r\n"), "400"),
+        (
+            "a sign before the size",
+            te("chunked", "+5\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
         ("0x before the size", te("chunked", "0x5\r\nhello\r\n0\r\n\r\n"), "400"),
-        ("an extension without a name", te("chunked", "5;\r\nhello\r\n0\r\n\r\n"), "400"),
-        ("an extension with an empty value", te("chunked", "5;a=\r\nhello\r\n0\r\n\r\n"), "400"),
-        ("an unterminated quoted value", te("chunked", "5;a=\"b\r\nhello\r\n0\r\n\r\n"), "400"),
-        ("a control character in an extension", te("chunked", "5;a=b\x01\r\nhello\r\n0\r\n\r\n"), "400"),
-        ("trailing space after an extension", te("chunked", "5;a=b \r\nhello\r\n0\r\n\r\n"), "400"),
-        ("an extension over 4 KiB", te("chunked", &format!("5;a={}\r\nhello\r\n0\r\n\r\n", "b".repeat(4200))), "400"),
-        ("a trailer with space before its colon", te("chunked", "5\r\nhello\r\n0\r\nT : 1\r\n\r\n"), "400"),
-        ("a folded trailer", te("chunked", "5\r\nhello\r\n0\r\nT: 1\r\n 2\r\n\r\n"), "400"),
-        ("a bare CR in a trailer", te("chunked", "5\r\nhello\r\n0\r\nT: 1\r2\r\n\r\n"), "400"),
-        ("a bare CR in a field", format!("{POST}X-A: a\rb\r\nContent-Length: 0\r\n\r\n"), "400"),
-        ("a bare CR in the request line", "GET /\r HTTP/1.1\r\nHost: x\r\n\r\n".to_string(), "400"),
-        ("two different lengths", format!("{POST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"), "400"),
-        ("a length list", format!("{POST}Content-Length: 5, 5\r\n\r\nhello"), "400"),
+        (
+            "an extension without a name",
+            te("chunked", "5;\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "an extension with an empty value",
+            te("chunked", "5;a=\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "an unterminated quoted value",
+            te("chunked", "5;a=\"b\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "a control character in an extension",
+            te("chunked", "5;a=b\x01\r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "trailing space after an extension",
+            te("chunked", "5;a=b \r\nhello\r\n0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "an extension over 4 KiB",
+            te("chunked", &format!("5;a={}\r\nhello\r\n0\r\n\r\n", "b".repeat(4200))),
+            "400",
+        ),
+        (
+            "a trailer with space before its colon",
+            te("chunked", "5\r\nhello\r\n0\r\nT : 1\r\n\r\n"),
+            "400",
+        ),
+        (
+            "a folded trailer",
+            te("chunked", "5\r\nhello\r\n0\r\nT: 1\r\n 2\r\n\r\n"),
+            "400",
+        ),
+        (
+            "a bare CR in a trailer",
+            te("chunked", "5\r\nhello\r\n0\r\nT: 1\r2\r\n\r\n"),
+            "400",
+        ),
+        (
+            "a bare CR in a field",
+            format!("{POST}X-A: a\rb\r\nContent-Length: 0\r\n\r\n"),
+            "400",
+        ),
+        (
+            "a bare CR in the request line",
+            "GET /\r HTTP/1.1\r\nHost: x\r\n\r\n".to_string(),
+            "400",
+        ),
+        (
+            "two different lengths",
+            format!("{POST}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"),
+            "400",
+        ),
+        (
+            "a length list",
+            format!("{POST}Content-Length: 5, 5\r\n\r\nhello"),
+            "400",
+        ),
     ];
     for (what, req, status) in &cases {
         let (out, fed) = run(&[req.as_bytes()]);
@@ -204,7 +304,10 @@ fn smuggling_shapes_are_refused_with_their_status_and_close() {
     }
     // What the grammar allows is served, the request after it too.
     let good: Vec<(&str, String)> = vec![
-        ("extensions with whitespace around ; and =", te("chunked", "5 ; a = b ;c;d=\"q \\\" x\"\r\nhello\r\n0;e\r\n\r\n")),
+        (
+            "extensions with whitespace around ; and =",
+            te("chunked", "5 ; a = b ;c;d=\"q \\\" x\"\r\nhello\r\n0;e\r\n\r\n"),
+        ),
         ("CHUNKED in capitals", te("CHUNKED", "5\r\nhello\r\n0\r\n\r\n")),
         ("a tab before the coding", te("\tchunked", "5\r\nhello\r\n0\r\n\r\n")),
         ("leading zeros", te("chunked", "0005\r\nhello\r\n000\r\n\r\n")),
@@ -227,7 +330,10 @@ fn a_bare_lf_ends_head_lines_alike_and_never_a_chunk_line() {
     assert_eq!((out.matches("200 OK").count(), fed.close), (2, false), "{out}");
     let (out, fed) =
         run(&[b"POST / HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\r\nhello\r\n0\r\nT: 1\nU: 2\r\n\n"]);
-    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("hello") && !fed.close, "{out}");
+    assert!(
+        out.starts_with("HTTP/1.1 200") && out.ends_with("hello") && !fed.close,
+        "{out}"
+    );
     let (out, _) = run(&[b"POST / HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\nhello\r\n0\r\n\r\n"]);
     assert!(out.starts_with("HTTP/1.1 400"), "{out}");
 }

@@ -14,10 +14,9 @@
 //!   [`Ring::accept_multi`] is borrowed for the ring's whole life (`'l`).
 //! - [`Ring::accept_multi`]: one submission, a completion per accepted connection (5.19+),
 //!   each an [`OwnedFd`].
-//! - [`Ring::recv_multi`] (a completion per arrival until the socket ends): the data in a buffer
-//!   the kernel picked from the provided-buffer ring (6.0+). The completion lends it as a
+//! - [`Ring::recv_once`]: one receive, its data in a buffer the kernel picked from the
+//!   provided-buffer ring (6.0+), at most one buffer's worth. The completion lends it as a
 //!   [`RecvBuf`]; read it with [`Ring::buffer`], give it back with [`Ring::recycle`].
-//! - [`Ring::cancel`]: ends an operation in flight (a multishot receive the caller must stop).
 //! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
 //!   send that cannot be queued hands them back at once.
 //! - [`Ring::wait`]: submit everything queued and wait for a completion (or for a batch, up
@@ -36,10 +35,6 @@ use bufring::{BufRing, BGID};
 
 use io_uring::types::{CancelBuilder, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
-
-/// `user_data` of cancellations: no slot of the table of operations (slots are u32 indexes
-/// that never reach u32::MAX), so their completions are dropped.
-const CANCEL: u64 = u64::MAX;
 
 /// A connection's descriptor, shared between its owner and the operations in flight on it: it
 /// is closed when the last of them lets go, never while an operation, queued or issued, names it.
@@ -70,12 +65,11 @@ pub struct OpId(u64);
 pub enum Completion {
     /// A multishot accept produced a connection, or failed (EMFILE, ...). `more`: still armed.
     Accept { conn: io::Result<OwnedFd>, more: bool },
-    /// A multishot receive for `tag` delivered bytes (`Ok(Some)`), reached end of stream
-    /// (`Ok(None)`) or failed (ENOBUFS: every provided buffer was in use). `more`: still armed.
+    /// A receive for `tag` delivered bytes (`Ok(Some)`), reached end of stream (`Ok(None)`)
+    /// or failed (ENOBUFS: every provided buffer was in use).
     Recv {
         tag: u64,
         data: io::Result<Option<RecvBuf>>,
-        more: bool,
     },
     /// A send for `tag` finished: how many bytes went out (or the error), and the bytes back.
     Send {
@@ -120,7 +114,7 @@ impl<'l> Ring<'l> {
             .map_err(|e| lacks("io_uring probe (needs Linux 5.6+)", e))?;
         for (code, name) in [
             (opcode::AcceptMulti::CODE, "accept"),
-            (opcode::RecvMulti::CODE, "recv"),
+            (opcode::Recv::CODE, "recv"),
             (opcode::Send::CODE, "send"),
         ] {
             if !probe.is_supported(code) {
@@ -196,27 +190,19 @@ impl<'l> Ring<'l> {
         self.push(sqe, Op::Accept).map(drop).map_err(|(e, _)| e)
     }
 
-    /// Arms a multishot receive on `fd` into the provided buffers; completions carry `tag`. The
-    /// ring holds `fd` open until the receive's last completion.
-    pub fn recv_multi(&mut self, fd: &SharedFd, tag: u64) -> io::Result<OpId> {
-        let sqe = opcode::RecvMulti::new(types::Fd(fd.as_raw_fd()), BGID).build();
+    /// Arms one receive on `fd` into a provided buffer: a single completion, [`Completion::Recv`],
+    /// bringing at most one buffer's bytes. What a caller that must bound
+    /// what arrives arms, one at a time. The ring holds `fd` open until it completes.
+    pub fn recv_once(&mut self, fd: &SharedFd, tag: u64) -> io::Result<OpId> {
+        let sqe = opcode::Recv::new(types::Fd(fd.as_raw_fd()), std::ptr::null_mut(), self.bufs.size as u32)
+            .buf_group(BGID)
+            .build()
+            .flags(squeue::Flags::BUFFER_SELECT);
         let op = Op::Recv {
             tag,
             _fd: Rc::clone(fd),
         };
         self.push(sqe, op).map_err(|(e, _)| e)
-    }
-
-    /// Asks the kernel to cancel operation `op` (a no-op if it has ended). The operation then
-    /// completes on its own, with ECANCELED unless it had already finished. The cancel itself
-    /// posts no completion when it succeeds, and one the ring drops when it fails: it is not
-    /// recorded in the table of operations.
-    pub fn cancel(&mut self, op: OpId) -> io::Result<()> {
-        let sqe = opcode::AsyncCancel::new(op.0)
-            .build()
-            .flags(squeue::Flags::SKIP_SUCCESS)
-            .user_data(CANCEL);
-        self.queue(&sqe)
     }
 
     /// Sends `data` on `fd`; the ring keeps the bytes, and `fd` open, until the completion, which
@@ -294,8 +280,7 @@ impl<'l> Ring<'l> {
         let op = if more {
             match entry.1.as_ref()? {
                 Op::Accept => Done::Accept,
-                Op::Recv { tag, .. } => Done::Recv { tag: *tag },
-                Op::Send { .. } => unreachable!("sends are not multishot"),
+                Op::Recv { .. } | Op::Send { .. } => unreachable!("only accepts are multishot"),
             }
         } else {
             let op = entry.1.take()?;
@@ -331,7 +316,6 @@ impl<'l> Ring<'l> {
                     None if result >= 0 => Ok(None),
                     None => Err(err()),
                 },
-                more,
             },
             Done::Send { tag, buf } => Completion::Send {
                 tag,
@@ -339,11 +323,6 @@ impl<'l> Ring<'l> {
                 buf,
             },
         })
-    }
-
-    /// The size of one provided buffer.
-    pub fn buffer_size(&self) -> usize {
-        self.bufs.size
     }
 
     /// The bytes a receive completion delivered.
@@ -460,30 +439,29 @@ mod sys_uring {
     }
 
     #[test]
-    fn a_cancelled_multishot_receive_ends_with_ecanceled_and_delivers_nothing_more() {
+    fn a_receive_brings_one_buffer_at_most_and_leaves_the_rest_in_the_socket() {
         let Ok(mut ring) = Ring::new(8, 4, 64) else {
             return skip(LACKS);
         };
         let (a, b) = pair();
-        let op = ring.recv_multi(&a, 9).unwrap();
-        ring.cancel(op).unwrap();
+        std::io::Write::write_all(&mut &b, &[7u8; 200]).unwrap();
+        ring.recv_once(&a, 9).unwrap();
         let done = reap(&mut ring, 1);
-        assert!(
-            matches!(
-                done.as_slice(),
-                [Completion::Recv { tag: 9, data: Err(e), more: false }] if e.raw_os_error() == Some(libc::ECANCELED)
-            ),
-            "{done:?}"
-        );
-        // Bytes sent now stay in the socket: nothing is armed to take them.
-        std::io::Write::write_all(&mut &b, b"late").unwrap();
+        let [Completion::Recv {
+            tag: 9,
+            data: Ok(Some(buf)),
+        }] = done.as_slice()
+        else {
+            panic!("{done:?}");
+        };
+        assert_eq!(ring.buffer(buf).len(), 64, "one buffer's worth");
+        // Nothing more arrives until a receive is armed again: the rest waits in the socket.
         let mut some = Vec::new();
         ring.wait(Duration::from_millis(50), None).unwrap();
         ring.completions(&mut some);
         assert!(some.is_empty(), "{some:?}");
-        let mut got = [0u8; 4];
-        assert_eq!(crate::sys::fd::read(&*a, &mut got).unwrap(), 4);
-        assert_eq!(&got, b"late");
+        let mut rest = [0u8; 200];
+        assert_eq!(crate::sys::fd::read(&*a, &mut rest).unwrap(), 136);
     }
 
     #[test]
@@ -518,7 +496,7 @@ mod sys_uring {
             return skip(LACKS);
         };
         let (a, b) = pair();
-        ring.recv_multi(&a, 7).unwrap();
+        ring.recv_once(&a, 7).unwrap();
         std::io::Write::write_all(&mut &b, b"hello").unwrap();
         let done = reap(&mut ring, 1);
         let Some(Completion::Recv {
@@ -531,8 +509,9 @@ mod sys_uring {
         };
         assert_eq!(ring.buffer(&buf), b"hello");
         ring.recycle(buf);
+        ring.recv_once(&a, 7).unwrap();
         drop(b);
-        // End of stream ends the multishot receive.
+        // End of stream: a receive with nothing.
         let done = reap(&mut ring, 1);
         assert!(
             matches!(
@@ -560,7 +539,7 @@ mod sys_uring {
         let (a, mut first_peer) = pair();
         let number = a.as_raw_fd();
         ring.send(&a, b"for the first client".to_vec(), 1).unwrap();
-        ring.recv_multi(&a, 1).unwrap();
+        ring.recv_once(&a, 1).unwrap();
         drop(a); // the connection closes it, with both operations still only queued
         let (b, mut second_peer) = pair();
         assert_ne!(b.as_raw_fd(), number, "the number was reused while operations named it");
@@ -581,14 +560,7 @@ mod sys_uring {
         first_peer.shutdown(std::net::Shutdown::Write).unwrap();
         let done = reap(&mut ring, 1);
         assert!(
-            matches!(
-                done.first(),
-                Some(Completion::Recv {
-                    data: Ok(None),
-                    more: false,
-                    ..
-                })
-            ),
+            matches!(done.first(), Some(Completion::Recv { data: Ok(None), .. })),
             "{done:?}"
         );
         first_peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

@@ -6,6 +6,9 @@
 
 use super::{unpad, Code, Head, CONTINUATION, END_HEADERS, HEADERS, HEADER_LEN, MAX_FRAME, PRIORITY_FLAG};
 
+/// The capacity of a buffer kept once it is empty: what small frames and blocks need.
+const SPARE: usize = 4 * 1024;
+
 /// One thing read: a frame, or a whole header block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame<'a> {
@@ -138,9 +141,25 @@ impl Reader {
         self.open.is_some() || self.partial.get(3).is_some_and(|&t| t == HEADERS || t == CONTINUATION)
     }
 
+    /// Gives up the buffers a burst or a large frame grew, once they are empty (an idle
+    /// connection's): the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        let block = match self.open {
+            None => crate::proto::shed(&mut self.block, SPARE),
+            Some(_) => 0,
+        };
+        block + crate::proto::shed(&mut self.partial, SPARE)
+    }
+
+    /// Keeps `input` unread, after what earlier calls left, for the next call.
+    pub fn keep(&mut self, input: &[u8]) {
+        self.partial.extend_from_slice(input);
+    }
+
     /// Reads every whole frame of what earlier calls left and `input`, handing each frame (a
     /// header block whole) to `each` in order. Stops at the first error, the reader's or
-    /// `each`'s; what is not whole yet waits for the next call.
+    /// `each`'s (one that only stops reading is an error of `each`'s own); what is not read
+    /// waits for the next call.
     pub fn read<E: From<ReadError>>(
         &mut self,
         input: &[u8],
@@ -272,7 +291,7 @@ impl Reader {
             dependency: open.dependency,
             fragment: &self.block,
         }));
-        if self.block.capacity() > MAX_FRAME {
+        if self.block.capacity() > SPARE {
             // A large block's buffer is not kept for the life of the connection.
             self.block = Vec::new();
         }

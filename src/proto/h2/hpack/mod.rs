@@ -173,6 +173,18 @@ impl Decoder {
         Ok(name.len())
     }
 
+    /// Gives up what a large field grew: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        self.field.clear();
+        match self.field.capacity() {
+            n if n > 4 * 1024 => {
+                self.field = Vec::with_capacity(256);
+                n - 256
+            }
+            _ => 0,
+        }
+    }
+
     /// Decodes a whole header block, calling `each(name, value)` for every field in order;
     /// past `limit` bytes of decoded list (name + value + 32 per field) it stops with
     /// `TooLarge`. An error leaves the table out of step with the peer's: the connection must

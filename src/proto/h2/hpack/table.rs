@@ -30,9 +30,10 @@ pub(super) struct Table {
 
 impl Table {
     pub(super) fn new() -> Table {
+        // Allocated at the first entry: a client that never indexes a field costs nothing here.
         Table {
-            bytes: Vec::with_capacity(2 * TABLE_SIZE),
-            entries: VecDeque::with_capacity(TABLE_SIZE / ENTRY_OVERHEAD),
+            bytes: Vec::new(),
+            entries: VecDeque::new(),
             size: 0,
             max: TABLE_SIZE,
         }
@@ -62,6 +63,10 @@ impl Table {
             return;
         }
         self.evict_to(self.max - size);
+        if self.bytes.capacity() == 0 {
+            self.bytes.reserve_exact(2 * TABLE_SIZE);
+            self.entries.reserve_exact(TABLE_SIZE / ENTRY_OVERHEAD);
+        }
         let n = name.len() + value.len();
         if self.bytes.len() + n > self.bytes.capacity() {
             // Compact: the live entries move to the front (no allocation: they fit).

@@ -1,0 +1,197 @@
+//! Memory that holds its stated bound: what an idle connection costs after a burst, what
+//! clients that never read cost, measured as the server tree's proportional set size (PSS).
+//!
+//! Knobs for measuring by hand (the defaults are what CI runs): `MUXLAB_PROBE_CONNS` (idle
+//! connections, 60), `MUXLAB_PROBE_MODELS` (comma-separated), `MUXLAB_PROBE_BIN` (another build
+//! of muxlab, e.g. the one before a change). Each result is printed as one line per model.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{tree_pss_kib, Server, BIN};
+use muxlab::proto::h2::burst::Burst;
+
+/// The bound on an idle connection's memory after a burst (issue 33): the event loops, uring,
+/// tokio and thread (its stack counted).
+const IDLE_BOUND_KIB: u64 = 64;
+
+fn probe_bin() -> String {
+    std::env::var("MUXLAB_PROBE_BIN").unwrap_or_else(|_| BIN.to_string())
+}
+
+fn probe_models(default: &[&str]) -> Vec<String> {
+    match std::env::var("MUXLAB_PROBE_MODELS") {
+        Ok(list) => list.split(',').map(|m| m.trim().to_string()).collect(),
+        Err(_) => default.iter().map(|m| m.to_string()).collect(),
+    }
+}
+
+/// The model's test arguments: two workers where it has workers.
+fn workers(model: &str) -> Vec<&'static str> {
+    let m = muxlab::models::ALL
+        .iter()
+        .find(|m| m.name == model)
+        .unwrap_or_else(|| panic!("{model} is not a model"));
+    match m.workers {
+        muxlab::server::Workers::None => vec![],
+        _ => vec!["--workers", "2"],
+    }
+}
+
+/// One connection's burst to its end: `streams` concurrent POSTs of `body` bytes, echoed.
+fn burst(srv: &Server, streams: u32, body: usize) -> TcpStream {
+    let mut s = srv.connect();
+    let mut b = Burst::new(streams, body);
+    let (mut out, mut buf) = (Vec::new(), vec![0u8; 64 * 1024]);
+    b.start(&mut out);
+    while !b.done() {
+        s.write_all(&out).unwrap();
+        out.clear();
+        let n = s
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("{}: a burst read: {e}", srv.model));
+        assert!(n > 0, "{}: the server closed a burst", srv.model);
+        b.input(&buf[..n], &mut out)
+            .unwrap_or_else(|e| panic!("{}: {}", srv.model, e.0));
+    }
+    s.write_all(&out).unwrap();
+    s
+}
+
+/// `conns` HTTP/2 connections each echo a burst of 100 concurrent 16 KiB streams, then stay
+/// open and idle; the server's PSS growth per connection, once it has had two seconds to give
+/// back what idle connections do not use.
+fn idle_kib_per_conn(model: &str, args: &[&str], conns: usize) -> f64 {
+    let srv = Server::start_bin(
+        &probe_bin(),
+        model,
+        &[args, &["--proto", "h2", "--idle-timeout", "120s"]].concat(),
+    );
+    // Warm up: the allocator's arenas and the worker threads exist before the baseline.
+    drop(burst(&srv, 4, 16 * 1024));
+    std::thread::sleep(Duration::from_millis(300));
+    let before = tree_pss_kib(srv.pid());
+    let open: Vec<TcpStream> = std::thread::scope(|sc| {
+        let per = conns.div_ceil(4);
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let srv = &srv;
+                sc.spawn(move || {
+                    (t * per..((t + 1) * per).min(conns))
+                        .map(|_| burst(srv, 100, 16 * 1024))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(open.len(), conns);
+    let wait: u64 = std::env::var("MUXLAB_PROBE_WAIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    std::thread::sleep(Duration::from_secs(wait));
+    let after = tree_pss_kib(srv.pid());
+    drop(open);
+    srv.stop();
+    after.saturating_sub(before) as f64 / conns as f64
+}
+
+/// After a burst of 100 concurrent 16 KiB echoed streams, an idle HTTP/2 connection costs the
+/// server at most 64 KiB: read buffers are the worker's (or given back), output and stream
+/// buffers are dropped once the connection is quiet for a tick, and the allocator is trimmed.
+#[test]
+fn idle_h2_connections_after_a_burst_cost_at_most_64_kib_each() {
+    let conns: usize = std::env::var("MUXLAB_PROBE_CONNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    let models = probe_models(&["epoll", "reactor", "multi-reactor", "tokio", "thread", "uring"]);
+    let mut over = Vec::new();
+    for model in &models {
+        let args = workers(model);
+        let t0 = Instant::now();
+        let kib = idle_kib_per_conn(model, &args, conns);
+        println!(
+            "idle after a burst: {model}: {kib:.1} KiB per connection ({conns} connections, {:.1?})",
+            t0.elapsed()
+        );
+        if kib > IDLE_BOUND_KIB as f64 {
+            over.push(format!("{model}: {kib:.1} KiB"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "idle connections over {IDLE_BOUND_KIB} KiB each: {over:?}"
+    );
+}
+
+/// 100 clients pipeline requests for two seconds and never read: no model grows by more than
+/// 64 MiB (each connection holds at most `--max-output` of replies, one response over it, and
+/// what it read and held back), and another client is still answered where the model has a
+/// worker to spare for it (a fixed pool of blocking workers is held by the stalled clients
+/// until their send timeouts). One model at a time: the floods would starve each other.
+#[test]
+fn a_hundred_clients_that_never_read_grow_no_model_by_more_than_64_mib() {
+    let mut failures = Vec::new();
+    for (model, args) in common::models() {
+        if let Err(e) = std::panic::catch_unwind(|| never_readers(model, &args)) {
+            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            failures.push(format!("{model}: {msg}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn never_readers(model: &str, args: &[&str]) {
+    let srv = Server::start(model, &[args, &["--idle-timeout", "5s"]].concat());
+    let mut s = srv.connect();
+    assert_eq!(common::get(&mut s, &mut Vec::new()).status, 200);
+    drop(s);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = tree_pss_kib(srv.pid());
+    let burst = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n".repeat(2048);
+    let clients: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let c = srv.connect();
+            c.set_nonblocking(true).unwrap();
+            c
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut sent = 0usize;
+    while t0.elapsed() < Duration::from_secs(2) {
+        for mut c in &clients {
+            if let Ok(n) = c.write(&burst) {
+                sent += n;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let grown = tree_pss_kib(srv.pid()).saturating_sub(before);
+    println!(
+        "never read: {model}: grew {grown} KiB for 100 clients that sent {} MiB",
+        sent >> 20
+    );
+    assert!(
+        grown <= 64 * 1024,
+        "the server grew by {grown} KiB for 100 clients that never read"
+    );
+    if !["iterative", "prefork", "prethread"].contains(&model) {
+        let mut s = srv.connect();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        let r = common::read_response(&mut s, &mut Vec::new());
+        assert!(
+            matches!(r, Ok(Some(ref r)) if r.status == 200),
+            "another client was not answered while 100 never read: {r:?}"
+        );
+    }
+    drop(clients);
+    // Whether the bound was reached depends on how fast this build answers: the kernel's
+    // socket buffers take some megabytes of replies per connection first.
+    srv.stop();
+}
