@@ -698,3 +698,43 @@ fn classes_and_head_requests_over_h2_are_counted_exactly() {
     assert!(err.contains("more than one HTTP/2 frame"), "{err}");
     assert_eq!(s.stop().total("requests"), 1100);
 }
+
+/// A server that floods PINGs and never reads: the client queues at most 512 KiB of their
+/// acknowledgements, then ends that connection as a bad response (said once, in one line),
+/// connects again under the usual rules, and the run ends on its own.
+#[test]
+fn a_server_that_floods_pings_and_never_reads_cannot_grow_the_client() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let floods = Arc::new(AtomicU64::new(0));
+    let f2 = floods.clone();
+    thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            f2.fetch_add(1, Ordering::Relaxed);
+            thread::spawn(move || {
+                let mut pre = [0u8; 24];
+                if s.read_exact(&mut pre).is_err() {
+                    return;
+                }
+                let mut burst = Vec::new();
+                wire::settings(&mut burst, &[]);
+                for k in 0..4096u32 {
+                    wire::frame(&mut burst, frame::PING, 0, 0, &u64::from(k).to_be_bytes());
+                }
+                // Never reads again: every acknowledgement stays with the client.
+                while s.write_all(&burst).is_ok() {}
+            });
+        }
+    });
+    let url = format!("h2c://{addr}/");
+    let t0 = std::time::Instant::now();
+    let (code, doc, err) = load(&[&url, "-c", "1", "-n", "3", "--timeout", "3s"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60), "the run did not end on its own");
+    assert!(
+        err.contains("faster than it reads their acknowledgements"),
+        "the reason is said: {err}"
+    );
+    assert!(doc["errors"]["bad_response"].as_u64().unwrap() >= 1, "{}", doc["errors"]);
+    assert!(floods.load(Ordering::Relaxed) >= 2, "the client connected again");
+}

@@ -93,6 +93,12 @@ struct Stream {
     unacked: u64,
 }
 
+/// The most bytes of PING and SETTINGS acknowledgements the client queues while the server
+/// does not read: twice what one read of a flood of PINGs asks for (the engine reads 256 KiB),
+/// so a server that reads is never cut off, and one that does not cannot grow the client past
+/// it.
+pub(crate) const MAX_ACKS_WAITING: usize = 512 * 1024;
+
 /// One connection's HTTP/2 session.
 #[derive(Debug)]
 pub struct H2Conn {
@@ -119,6 +125,9 @@ pub struct H2Conn {
     encoder: Encoder,
     /// Some stream has body bytes its window held back.
     blocked: bool,
+    /// Bytes of PING and SETTINGS acknowledgements queued since the output was last empty:
+    /// past [`MAX_ACKS_WAITING`] the server is flooding us faster than it reads.
+    acks_waiting: usize,
     scratch: Vec<u8>,
     pub counts: Counts,
 }
@@ -142,6 +151,7 @@ impl H2Conn {
             decoder: hpack::Decoder::new(),
             encoder: Encoder::new(classes),
             blocked: false,
+            acks_waiting: 0,
             scratch: Vec::new(),
             counts: Counts::default(),
         }

@@ -3,7 +3,7 @@
 //! checked, and what the engine must act on raised as [`Event`]s.
 
 use super::super::request::pattern;
-use super::{Event, Fault, H2Conn, LAST_ID, MAX_HEADER_LIST, RECV_WINDOW};
+use super::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST, RECV_WINDOW};
 use crate::proto::h2::frame::{self, Frame, Head, ReadError};
 
 impl From<ReadError> for Fault {
@@ -27,6 +27,10 @@ impl H2Conn {
     pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
         if !self.settings_seen && !data.is_empty() {
             self.preface(data)?;
+        }
+        if out.is_empty() {
+            // The server took everything we had for it, acknowledgements included.
+            self.acks_waiting = 0;
         }
         let mut reader = std::mem::take(&mut self.reader);
         let before = reader.frames();
@@ -85,6 +89,7 @@ impl H2Conn {
                     return Err(Fault::Bad("a malformed PING"));
                 }
                 if h.flags & frame::ACK == 0 {
+                    self.ack(17)?;
                     frame::head(out, 8, frame::PING, frame::ACK, 0);
                     out.extend_from_slice(p);
                     self.counts.frames_out += 1;
@@ -188,9 +193,23 @@ impl H2Conn {
                 _ => {}
             }
         }
+        self.ack(9)?;
         frame::head(out, 0, frame::SETTINGS, frame::ACK, 0);
         self.counts.frames_out += 1;
         Ok(())
+    }
+
+    /// One more acknowledgement of `len` bytes to queue: a fault once those queued since the
+    /// server last took our output are past [`MAX_ACKS_WAITING`] (a server that sends PING or
+    /// SETTINGS and never reads would grow the client without end).
+    fn ack(&mut self, len: usize) -> Result<(), Fault> {
+        self.acks_waiting += len;
+        match self.acks_waiting > MAX_ACKS_WAITING {
+            true => Err(Fault::Bad(
+                "the server sends PING or SETTINGS faster than it reads their acknowledgements (over 512 KiB waiting)",
+            )),
+            false => Ok(()),
+        }
     }
 
     fn data(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
