@@ -458,38 +458,11 @@ fn slow_readers_receive_every_reply_in_order() {
         let srv = Server::start(model, args);
         let s = srv.connect();
         let mut w = s.try_clone().unwrap();
-        let writer = std::thread::spawn(move || {
-            let mut reqs = Vec::new();
-            for i in 0..N {
-                // Alternate GET and a small POST, so the replies differ and their order shows.
-                if i % 2 == 0 {
-                    reqs.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
-                } else {
-                    reqs.extend_from_slice(
-                        format!(
-                            "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n{:06}",
-                            i % 1_000_000
-                        )
-                        .as_bytes(),
-                    );
-                }
-            }
-            w.write_all(&reqs).unwrap();
-        });
+        let writer = std::thread::spawn(move || w.write_all(&mixed_requests(N)).unwrap());
         let r = s;
         r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let mut pending = Vec::new();
         let mut reader = SlowReader { inner: r, reads: 0 };
-        for i in 0..N {
-            let resp = read_response(&mut reader, &mut pending).unwrap().expect("a reply");
-            assert_eq!(resp.status, 200, "{model}: reply {i}");
-            let want: Vec<u8> = if i % 2 == 0 {
-                HELLO.to_vec()
-            } else {
-                format!("{:06}", i % 1_000_000).into_bytes()
-            };
-            assert_eq!(resp.body, want, "{model}: reply {i} out of order or damaged");
-        }
+        read_mixed_replies(model, &mut reader, N);
         writer.join().unwrap();
         drop(reader);
         srv.stop();
@@ -505,28 +478,9 @@ fn pipelined_requests_held_at_a_small_output_bound_are_all_answered_in_order() {
     for_each_model_and_over_tls(|model, args| {
         let srv = Server::start(model, &[args, &["--max-output", "1KiB"]].concat());
         let mut s = srv.stream();
-        let mut reqs = Vec::new();
-        for i in 0..N {
-            if i % 2 == 0 {
-                reqs.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
-            } else {
-                reqs.extend_from_slice(
-                    format!("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n{i:06}").as_bytes(),
-                );
-            }
-        }
         // All of it in one write (the replies fit the socket buffers, so nothing blocks).
-        s.write_all(&reqs).unwrap();
-        let mut pending = Vec::new();
-        for i in 0..N {
-            let resp = read_response(&mut s, &mut pending).unwrap().expect("a reply");
-            let want: Vec<u8> = if i % 2 == 0 {
-                HELLO.to_vec()
-            } else {
-                format!("{i:06}").into_bytes()
-            };
-            assert_eq!((resp.status, resp.body), (200, want), "{model}: reply {i}");
-        }
+        s.write_all(&mixed_requests(N)).unwrap();
+        read_mixed_replies(model, &mut s, N);
         drop(s);
         let st = srv.stop();
         assert!(
@@ -535,6 +489,38 @@ fn pipelined_requests_held_at_a_small_output_bound_are_all_answered_in_order() {
         );
         assert_eq!(st.total("requests"), N as u64, "{model}");
     });
+}
+
+/// `n` pipelined requests alternating GET and a small POST, so the replies differ and their
+/// order shows.
+fn mixed_requests(n: usize) -> Vec<u8> {
+    let mut reqs = Vec::new();
+    for i in 0..n {
+        if i % 2 == 0 {
+            reqs.extend_from_slice(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        } else {
+            let body = format!("{:06}", i % 1_000_000);
+            reqs.extend_from_slice(format!("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\n{body}").as_bytes());
+        }
+    }
+    reqs
+}
+
+/// Reads the `n` replies to [`mixed_requests`]: each whole, 200, in order.
+fn read_mixed_replies(model: &str, r: &mut impl Read, n: usize) {
+    let mut pending = Vec::new();
+    for i in 0..n {
+        let resp = read_response(r, &mut pending).unwrap().expect("a reply");
+        let want: Vec<u8> = match i % 2 {
+            0 => HELLO.to_vec(),
+            _ => format!("{:06}", i % 1_000_000).into_bytes(),
+        };
+        assert_eq!(
+            (resp.status, resp.body),
+            (200, want),
+            "{model}: reply {i} out of order or damaged"
+        );
+    }
 }
 
 /// Reads at most 4 KiB at a time, pausing a millisecond every 8 reads: a slow client.

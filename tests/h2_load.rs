@@ -730,11 +730,18 @@ fn a_server_that_floods_pings_and_never_reads_cannot_grow_the_client() {
     let t0 = std::time::Instant::now();
     let (code, doc, err) = load(&[&url, "-c", "1", "-n", "3", "--timeout", "3s"]);
     assert_eq!(code, 1, "{err}");
-    assert!(t0.elapsed() < std::time::Duration::from_secs(60), "the run did not end on its own");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(60),
+        "the run did not end on its own"
+    );
     assert!(
         err.contains("faster than it reads their acknowledgements"),
         "the reason is said: {err}"
     );
-    assert!(doc["errors"]["bad_response"].as_u64().unwrap() >= 1, "{}", doc["errors"]);
+    assert!(
+        doc["errors"]["bad_response"].as_u64().unwrap() >= 1,
+        "{}",
+        doc["errors"]
+    );
     assert!(floods.load(Ordering::Relaxed) >= 2, "the client connected again");
 }

@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
 use crate::server::deadline::{self, Deadlines};
@@ -84,19 +84,21 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     })
 }
 
-/// One connection's task: read, answer, write, under the same deadlines as every model. The
-/// task holds no read buffer: it waits for readability, then reads into its thread's buffer
-/// and feeds the session before it awaits anything again.
+/// A task's read buffer between bursts: a read that fills it grows it to [`READ_BUF`], and a
+/// connection idle for a tick shrinks it back.
+const SMALL_READ: usize = 4 * 1024;
+
+/// One connection's task: read, answer, write, under the same deadlines as every model.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut session = w.session();
-    let mut out = Vec::new();
+    let (mut buf, mut out) = (vec![0u8; SMALL_READ], Vec::new());
     let mut deadlines = Deadlines::new(Instant::now());
     let mut shed = Shed::default();
     while !w.stopping() {
-        let r = timeout(TICK, stream.readable()).await;
+        let r = timeout(TICK, stream.read(&mut buf)).await;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
-        match r {
+        let n = match r {
             Err(_) => match deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
                 Some(why) => {
                     why.last_word(w, &session, |b| {
@@ -106,24 +108,23 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
                 }
                 None => {
                     // A tick in silence: the connection gives back what it is not using.
-                    shed.idle(&mut session, &mut out, deadlines.last(), Instant::now());
+                    if shed.idle(&mut session, &mut out, deadlines.last(), Instant::now()) && buf.len() > SMALL_READ {
+                        sys::mem::released(buf.len() - SMALL_READ);
+                        buf.truncate(SMALL_READ);
+                        buf.shrink_to_fit();
+                    }
                     sys::mem::give_back();
                     continue;
                 }
             },
-            Ok(Err(_)) => break,
-            Ok(Ok(())) => {}
-        }
-        let fed = match READ.with_borrow_mut(|buf| match stream.try_read(buf) {
-            Ok(0) => Err(()),
-            Ok(n) => Ok(Some(feed(w, &mut session, &buf[..n], &mut out, &stream))),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
-            Err(_) => Err(()),
-        }) {
-            Ok(Some(fed)) => fed,
-            Ok(None) => continue,
-            Err(()) => break,
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => n,
         };
+        let fed = feed(w, &mut session, &buf[..n], &mut out, &stream);
+        if n == buf.len() && n < READ_BUF {
+            // A burst: read in large pieces until the connection is idle again.
+            buf.resize(READ_BUF, 0);
+        }
         w.count(Counter::Useful, 1);
         shed.active();
         deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
@@ -156,12 +157,6 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     }
     drop(stream);
     w.release();
-}
-
-thread_local! {
-    /// The read buffer of each runtime thread, lent to one task at a time between its
-    /// readiness and the end of its feed.
-    static READ: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; READ_BUF]);
 }
 
 /// Feeds `bytes` (none: what the session held back) to the session; before each request's work

@@ -100,22 +100,26 @@ pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
 /// counts the close. Returns early (closing) when the server stops or a deadline passes: silence
 /// or a stalled write for `--idle-timeout`, a request head longer than `--header-timeout` (408).
 pub fn serve(w: Worker<'_>, fd: OwnedFd) {
-    READ.with(|buf| match &mut *buf.borrow_mut() {
-        Some(buf) => serve_with(w, fd, buf),
-        None => {
-            // No buffer of its own (out of mappings): one from the heap, for this connection.
-            let mut heap = vec![0u8; READ_BUF];
-            serve_with(w, fd, &mut heap)
+    let spare = SPARE_READ.lock().ok().and_then(|mut v| v.pop());
+    match spare.map_or_else(|| sys::mem::Pages::new(READ_BUF), Ok) {
+        Ok(mut pages) => {
+            serve_with(w, fd, &mut pages);
+            if let Ok(mut v) = SPARE_READ.lock() {
+                if v.len() < SPARE_KEEP {
+                    v.push(pages);
+                }
+            }
         }
-    })
+        // No mapping to be had: a buffer from the heap, for this connection.
+        Err(_) => serve_with(w, fd, &mut vec![0u8; READ_BUF]),
+    }
 }
 
-thread_local! {
-    /// The thread's read buffer, in pages of its own: a blocking thread serves one connection
-    /// at a time, and gives the pages back while that connection is idle.
-    static READ: std::cell::RefCell<Option<sys::mem::Pages>> =
-        std::cell::RefCell::new(sys::mem::Pages::new(READ_BUF).ok());
-}
+/// Read buffers of blocking connections, each in pages of its own: a connection takes one for
+/// its life (its pages given back to the kernel while it is idle) and puts it back for the
+/// next; a few are kept, so a thread or a connection of its own costs no mapping.
+static SPARE_READ: std::sync::Mutex<Vec<sys::mem::Pages>> = std::sync::Mutex::new(Vec::new());
+const SPARE_KEEP: usize = 16;
 
 /// A read buffer whose memory an idle connection can give back.
 trait ReadBuf: std::ops::DerefMut<Target = [u8]> {
@@ -137,10 +141,10 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     let mut shed = Shed::default();
     // The first wait after activity is short, so a connection that went quiet gives back its
     // buffers soon; once it has, it waits the connection tick (two setsockopts per spell of
-    // silence, none while requests keep coming).
+    // silence, none while requests keep coming or for a connection that never idles).
     let (tick, first) = (conn_tick(&w.ctx.cfg), conn_tick(&w.ctx.cfg).min(2 * TICK));
-    let mut waits = tick;
-    if sys::socket::set_timeouts(&fd, tick).is_ok() {
+    let mut waits = first;
+    if sys::socket::set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
             let r = sys::fd::read(&fd, buf);
             w.count(Counter::Loops, 1);

@@ -306,7 +306,11 @@ mod tests {
     #[test]
     fn the_table_evicts_oldest_first_and_compacts_in_place() {
         let mut d = Decoder::new();
-        assert_eq!(d.table.bytes.capacity(), 0, "a table nothing was added to takes no memory");
+        assert_eq!(
+            d.table.bytes.capacity(),
+            0,
+            "a table nothing was added to takes no memory"
+        );
         let cap = 2 * TABLE_SIZE;
         // 200 insertions of 100-byte fields: the table holds the newest that fit in 4096.
         for k in 0..200 {
