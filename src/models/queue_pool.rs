@@ -118,6 +118,8 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 }
                 w.release();
             }
+            drop(idle);
+            sys::mem::give_back();
         }
         w.flush_syscalls();
     }

@@ -16,8 +16,9 @@ impl EchoSession {
     }
 
     /// Echoes `input` (after what was held), as much as [`Each::room`] allows; the rest is
-    /// held. Each feed that echoes something counts as one request (the server cannot see
-    /// message boundaries); `each` sees it before its bytes go back.
+    /// held. Each feed that echoes something counts as one request, and its work runs once (the
+    /// server cannot see message boundaries: a read cut by the bound is two); `each` sees it
+    /// before its bytes go back.
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let room = each.room(out.len());
         if self.held.is_empty() && input.len() <= room {

@@ -82,8 +82,9 @@ pub trait Each {
     fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer;
 
     /// Bytes of output the connection still takes when the session's output buffer holds
-    /// `pending` unsent bytes: never 0 when nothing at all is unsent, so a session always
-    /// makes progress on an empty buffer.
+    /// `pending` unsent bytes. 0 only while output is unsent, in the buffer or handed on (a
+    /// ring's send in flight), whose going resumes the session: a session fed with nothing
+    /// pending anywhere makes progress.
     fn room(&self, pending: usize) -> usize {
         let _ = pending;
         usize::MAX

@@ -1,7 +1,8 @@
 //! The bound on output (`--max-output`) in every protocol: a session whose hook says the
 //! output is full stops consuming input, mid-buffer, holds the rest, and goes on where it
 //! stopped when fed again once the output drained, so the bytes that come out are exactly
-//! those an unbounded session writes.
+//! those an unbounded session writes (for HTTP/2, the same frames' contents: a DATA frame may
+//! be cut where the bound fell).
 
 use super::{Answer, Each, Limits, Proto, Request, Session};
 use crate::proto::h2::wire::{self, Coding};
@@ -56,10 +57,12 @@ fn holds(proto: Proto, input: &[u8], over: usize) {
     for bound in [1, 100, 4096] {
         for piece in [7, 1000, 64 * 1024] {
             let (all, most, held) = bounded(proto, input, piece, bound);
-            assert!(
-                all == whole,
-                "{proto} bound {bound} reads {piece}: other bytes came out"
-            );
+            // HTTP/2 may cut a DATA frame where the bound fell: the same frames' contents.
+            let same = match proto {
+                Proto::H2 => wire::read(&all) == wire::read(&whole),
+                _ => all == whole,
+            };
+            assert!(same, "{proto} bound {bound} reads {piece}: other bytes came out");
             // A read whose answers are over the bound is held in part.
             assert!(
                 held || piece < 64 * 1024,
@@ -110,4 +113,22 @@ fn h2_stops_reading_frames_at_the_bound_and_resumes() {
         wire::frame(&mut input, crate::proto::h2::frame::PING, 0, 0, &[k as u8; 8]);
     }
     holds(Proto::H2, &input, 200);
+}
+
+#[test]
+fn h2_bodies_a_window_update_lets_go_leave_within_the_bound() {
+    use crate::proto::h2::frame;
+    let mut input = Vec::new();
+    wire::preface(&mut input);
+    // No stream window at first: every echoed body waits in the session for window.
+    wire::settings(&mut input, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    let block = wire::request_block("POST", "/", &[("content-length", "4000")], Coding::Plain);
+    for k in 0..16u32 {
+        wire::headers(&mut input, 1 + 2 * k, &block, false);
+        wire::data(&mut input, 1 + 2 * k, &[b'a' + k as u8; 4000], true);
+    }
+    // Then one frame lets all of it go: the bound, not the window, says how much leaves now.
+    wire::window_update(&mut input, 0, 1 << 20);
+    wire::settings(&mut input, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)]);
+    holds(Proto::H2, &input, frame::MAX_FRAME + 200);
 }

@@ -265,7 +265,8 @@ impl ConnTable {
     }
 
     /// The periodic sweep: the connections past a deadline (idle, send, header), with which;
-    /// the others that were quiet for a tick give back the buffers a burst grew.
+    /// the others that were quiet for a tick give back the buffers a burst grew (the caller
+    /// then calls [`sys::mem::give_back`], outside any lock it holds).
     pub fn sweep(&mut self, w: Worker<'_>, now: Instant) -> Vec<(RawFd, Expired)> {
         let mut expired = Vec::new();
         for (fd, conn) in self.slots.iter_mut().enumerate() {
@@ -278,7 +279,6 @@ impl ConnTable {
                 }
             }
         }
-        sys::mem::give_back();
         expired
     }
 }

@@ -126,7 +126,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
         self.ready = ready;
         if self.ticker.due(self.now) {
-            for (fd, why) in self.conns.sweep(self.w, self.now) {
+            let expired = self.conns.sweep(self.w, self.now);
+            sys::mem::give_back();
+            for (fd, why) in expired {
                 if let Some(conn) = self.conns.get_mut(fd) {
                     conn.expire(self.w, why);
                 }

@@ -63,7 +63,9 @@ counters! {
     Restarts => "restarts",
     /// A fork() or thread spawn failed (the connection it was for was closed).
     SpawnFailed => "spawn_failed",
-    /// Reading a connection paused because its unsent output reached `--max-output`.
+    /// A session stopped consuming input because its connection's unsent output reached the
+    /// bound: `--max-output`, or 64 KiB in the blocking models, which write as they go (see
+    /// `Worker::on_input`).
     OutputPaused => "output_paused",
     /// Closed: silent between requests for `--idle-timeout`.
     ClosedIdle => "closed_idle",

@@ -149,21 +149,33 @@ impl Engine<'_> {
         }
     }
 
-    /// `flush` for TLS: the pending plaintext goes into the connection, ciphertext out.
+    /// `flush` for TLS: the pending plaintext goes into the connection as far as rustls takes
+    /// it (its buffer is bounded), ciphertext out; what rustls cannot take yet stays pending,
+    /// as on a plain socket, for the next flush.
     pub(super) fn tls_flush(&mut self, i: usize) -> Result<(), ()> {
-        let c = &mut self.conns[i];
-        if let Some(tls) = c.tls.as_mut() {
-            if c.out_pos < c.out.len() {
-                let _ = tls.writer().write_all(&c.out[c.out_pos..]);
+        loop {
+            let c = &mut self.conns[i];
+            let before = c.out_pos;
+            if let Some(tls) = c.tls.as_mut() {
+                while c.out_pos < c.out.len() {
+                    match tls.writer().write(&c.out[c.out_pos..]) {
+                        Ok(n) if n > 0 => c.out_pos += n,
+                        _ => break,
+                    }
+                }
             }
-        }
-        c.out.clear();
-        c.out_pos = 0;
-        match self.tls_io(i, false) {
-            Ok(_) => Ok(()),
-            Err(class) => {
+            let (moved, done) = (c.out_pos > before, c.out_pos == c.out.len());
+            if done {
+                c.out.clear();
+                c.out_pos = 0;
+            }
+            if let Err(class) = self.tls_io(i, false) {
                 self.fail(i, class, Instant::now());
-                Err(())
+                return Err(());
+            }
+            // Sending made room in rustls: hand it more, until the socket takes no more.
+            if done || !moved {
+                return Ok(());
             }
         }
     }

@@ -27,8 +27,9 @@ impl H2Session {
         };
         let before = out.len();
         let r = self.update_window(head, payload, out, fed);
-        // A closed stream's update is quiet too.
-        if r.is_ok() && out.len() == before && window.is_none_or(|w| w > initial) {
+        // A closed stream's update is quiet too; one whose bytes the bound on output holds
+        // back is not.
+        if r.is_ok() && out.len() == before && !self.releasing && window.is_none_or(|w| w > initial) {
             self.quiet_frame();
         }
         r
@@ -80,7 +81,8 @@ impl H2Session {
         }
     }
 
-    /// Flushes the stream at `i`; `true` if it is done and was removed.
+    /// Flushes the stream at `i`, as far as the windows and the bound on output allow; `true`
+    /// if it is done and was removed.
     pub(super) fn flush_stream(&mut self, i: usize, out: &mut Vec<u8>) -> bool {
         let max_frame = self.peer_max_frame;
         let s = self.streams.at(i);
@@ -94,6 +96,17 @@ impl H2Session {
             if n == 0 {
                 return false;
             }
+            let room = match out.is_empty() {
+                // An empty output always takes a frame: progress whatever the bound.
+                true => n,
+                false => self.cap.saturating_sub(out.len() + frame::HEADER_LEN),
+            };
+            if room == 0 {
+                // The rest goes once the output has drained (the next feed).
+                self.releasing = true;
+                return false;
+            }
+            let n = n.min(room);
             let last = n == s.pending.len() && s.state.ending();
             frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
             out.extend_from_slice(&s.pending[..n]);

@@ -126,6 +126,10 @@ pub struct H2Session {
     quiet: u32,
     /// The last feed stopped at the bound on output: the reader holds frames to go on with.
     holding: bool,
+    /// How long `out` may grow this feed ([`Each::room`]); body bytes the windows let go past
+    /// it wait (`releasing`) for the next feed.
+    cap: usize,
+    releasing: bool,
 }
 
 impl H2Session {
@@ -158,6 +162,8 @@ impl H2Session {
             tripped: None,
             quiet: 0,
             holding: false,
+            cap: usize::MAX,
+            releasing: false,
         }
     }
 
@@ -166,9 +172,10 @@ impl H2Session {
         matches!(self.phase, Phase::Preface(_)) || self.reader.head_pending()
     }
 
-    /// Input held back at the bound on output, to go on with.
+    /// Input held back at the bound on output, or response bytes the windows let go that the
+    /// bound held back: to go on with.
     pub fn holding(&self) -> bool {
-        self.holding
+        self.holding || self.releasing
     }
 
     /// Gives up what a burst of streams or a large header block grew, once it is not in use
@@ -217,6 +224,10 @@ impl H2Session {
             return fed;
         }
         self.greet(out);
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        if std::mem::take(&mut self.releasing) {
+            self.flush(out);
+        }
         let mut reader = std::mem::take(&mut self.reader);
         let (frames, quiet) = (reader.frames(), self.quiet);
         let read = if each.room(out.len()) == 0 {

@@ -1,0 +1,142 @@
+//! The charts of one experiment's section: throughput (with the seed's published numbers
+//! dashed), p99, server CPU per request and fairness against the connection count, a line per
+//! target.
+
+use super::super::charts::{line_chart, Series, Unit};
+use super::esc;
+use crate::bench::judge::metric::{self, Metric};
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{Cell, Summary};
+
+/// A chart of an experiment: its title, its y axis, and the metric it draws.
+struct Chart {
+    title: &'static str,
+    y: &'static str,
+    unit: Unit,
+    metric: &'static Metric,
+}
+
+impl Chart {
+    const fn of(title: &'static str, y: &'static str, unit: Unit, metric: &'static Metric) -> Chart {
+        Chart { title, y, unit, metric }
+    }
+}
+
+/// The charts of every experiment, against the connection count.
+const CHARTS: [Chart; 4] = [
+    Chart::of(
+        "Throughput vs connections",
+        "requests / s",
+        Unit::Count,
+        &metric::THROUGHPUT,
+    ),
+    Chart::of("p99 latency vs connections", "p99 latency", Unit::Micros, &metric::P99),
+    Chart::of(
+        "Server CPU per request",
+        "server CPU per request",
+        Unit::Micros,
+        &metric::CPU,
+    ),
+    Chart::of(
+        "Fairness across connections",
+        "Jain's index",
+        Unit::Plain,
+        &metric::FAIRNESS,
+    ),
+];
+
+/// The experiment's charts against the connection count: throughput (with the seed's published
+/// numbers dashed), p99, server CPU per request and fairness, a line per target.
+pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
+    let mut conns: Vec<usize> = summary.iter().map(|s| s.cell.connections).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    let mut targets: Vec<String> = Vec::new();
+    for s in summary {
+        if !targets.contains(&s.cell.label()) {
+            targets.push(s.cell.label());
+        }
+    }
+    // A point that may not be ranked on its metric (the client was the limit; a latency of a
+    // cell that starved connections) is drawn hollow.
+    let series = |metric: &dyn Fn(&Cell) -> Option<f64>, unranked: &dyn Fn(&Cell) -> bool| -> Vec<Series> {
+        targets
+            .iter()
+            .map(|t| {
+                let cell = |n: &usize| {
+                    summary
+                        .iter()
+                        .map(|s| &s.cell)
+                        .find(|c| &c.label() == t && c.connections == *n && c.ok())
+                };
+                Series {
+                    name: t.clone(),
+                    values: conns.iter().map(|n| cell(n).and_then(metric)).collect(),
+                    hollow: conns
+                        .iter()
+                        .map(|n| cell(n).is_some_and(|c| c.figures.client_bound || unranked(c)))
+                        .collect(),
+                    reference: false,
+                    like: None,
+                }
+            })
+            .collect()
+    };
+    let mut h = String::new();
+    for chart in &CHARTS {
+        let m = chart.metric;
+        let mut lines = series(&|c: &Cell| m.value(c), &|c: &Cell| m.comparable(c).is_none());
+        if m.name == metric::THROUGHPUT.name {
+            lines.extend(published(x, &conns));
+        }
+        // Each target's prediction (its queueing alone), dashed in its colour.
+        let predicted = series(&|c: &Cell| m.predicted(c), &|_: &Cell| false);
+        lines.extend(
+            predicted
+                .into_iter()
+                .enumerate()
+                .filter(|(_, p)| p.values.iter().any(Option::is_some))
+                .map(|(i, p)| Series {
+                    name: format!("{} (predicted)", p.name),
+                    hollow: Vec::new(),
+                    reference: true,
+                    like: Some(i),
+                    ..p
+                }),
+        );
+        match line_chart(chart.title, chart.y, chart.unit, &conns, &lines) {
+            Ok(svg) => h.push_str(&format!("<div class=\"chart\">{svg}</div>\n")),
+            Err(e) => h.push_str(&format!(
+                "<p class=\"bad\">chart '{}' failed: {}</p>\n",
+                chart.title,
+                esc(&e.to_string())
+            )),
+        }
+    }
+    h
+}
+
+/// The seed's published numbers at `conns`, as dashed reference lines.
+fn published(x: &Experiment, conns: &[usize]) -> Vec<Series> {
+    let mut models: Vec<String> = x.published.iter().map(|p| p.model.clone()).collect();
+    models.dedup();
+    models
+        .iter()
+        .map(|m| Series {
+            name: format!("seed: {m}"),
+            values: conns
+                .iter()
+                .map(|n| {
+                    x.published
+                        .iter()
+                        .find(|p| &p.model == m && p.connections == *n)
+                        .map(|p| p.rps)
+                })
+                .collect(),
+            hollow: Vec::new(),
+            reference: true,
+            like: None,
+        })
+        .filter(|s| s.values.iter().any(Option::is_some))
+        .collect()
+}
