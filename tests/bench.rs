@@ -226,9 +226,12 @@ fn ctrl_c_stops_cleanly_and_keeps_what_finished() {
 
 /// A cell whose connections need more descriptors than the client may open runs its load as
 /// several processes: the window (and so the server's CPU per request) is still measured, and
-/// the client's CPU is counted against the one CPU it is pinned to.
+/// the client's CPU is counted against the one CPU it is pinned to. The same cell run as one
+/// process is measured beside it: both windows are the planned second, both cells carry the
+/// server's CPU per request and the client's CPU, and the ratio of the two is printed (a
+/// measurement, not a pass/fail on speed).
 #[test]
-fn a_cell_whose_load_is_split_over_processes_still_measures_the_server() {
+fn a_cell_whose_load_is_split_over_processes_measures_what_the_unsplit_cell_does() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     if Command::new("prlimit").arg("--version").output().is_err() {
         return skip("prlimit (util-linux) is not installed");
@@ -238,30 +241,52 @@ fn a_cell_whose_load_is_split_over_processes_still_measures_the_server() {
         &d,
         "[[experiment]]\nname = \"e\"\nproto = \"echo\"\nmodels = [\"procs-accept --workers 2\"]\nconnections = [1200]\nduration = \"1s\"\n",
     );
-    let out = Command::new("prlimit")
-        .args([
-            "--nofile=1000:1000",
-            BIN,
-            "bench",
-            p.to_str().unwrap(),
-            "--out",
-            d.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = results(&results_dir(&d));
-    let cell = &r["cells"][0];
-    assert_eq!(cell["status"], "ok", "{cell}");
-    assert!(cell["load"]["requests"].as_u64().unwrap() > 0);
-    let cpu = cell["figures"]["server_cpu_us_per_req"].as_f64().unwrap();
-    assert!(cpu > 0.0, "the split load's window was never seen: server CPU {cpu}");
+    let run = |limit: Option<&str>, out: &std::path::Path| {
+        let mut cmd = match limit {
+            Some(l) => {
+                let mut c = Command::new("prlimit");
+                c.args([l, BIN]);
+                c
+            }
+            None => Command::new(BIN),
+        };
+        let done = cmd
+            .args(["bench", p.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+        results(&results_dir(out))["cells"][0].clone()
+    };
+    let (split_dir, whole_dir) = (d.join("split"), d.join("whole"));
+    let split = run(Some("--nofile=1000:1000"), &split_dir);
+    let whole = run(None, &whole_dir);
     assert_eq!(
-        cell["load"]["interchange"]["shards"], 2,
+        split["load"]["interchange"]["shards"], 2,
         "{}",
-        cell["load"]["interchange"]
+        split["load"]["interchange"]
     );
-    assert_eq!(cell["load"]["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+    assert_eq!(split["load"]["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+    assert!(whole["load"]["interchange"]["shards"].as_u64().unwrap_or(1) <= 1);
+    let figure = |c: &serde_json::Value, f: &str| c["figures"][f].as_f64();
+    for (what, c) in [("split", &split), ("whole", &whole)] {
+        assert_eq!(c["status"], "ok", "{what}: {c}");
+        assert!(c["load"]["requests"].as_u64().unwrap() > 0, "{what}");
+        let window = c["load"]["duration_s"].as_f64().unwrap();
+        assert!(
+            (0.9..1.5).contains(&window),
+            "{what}: the planned 1 s window, measured {window}"
+        );
+        for f in ["server_cpu_us_per_req", "client_cpu_util"] {
+            assert!(figure(c, f).is_some_and(|v| v > 0.0), "{what}: {f} in {}", c["figures"]);
+        }
+    }
+    let ratio = |f: &str| figure(&split, f).unwrap() / figure(&whole, f).unwrap();
+    eprintln!(
+        "split / whole: server CPU per request {:.2}, throughput {:.2}, client CPU {:.2}",
+        ratio("server_cpu_us_per_req"),
+        ratio("throughput_rps"),
+        ratio("client_cpu_util")
+    );
 }
 
 /// Every process a bench started, from a snapshot of its tree, that is still running.
@@ -493,18 +518,20 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
 }
 
 /// An experiment with a latency target: each cell is a capacity search against its server, the
-/// cell's figures those of the probe that held, with the prediction's capacity beside the
-/// measured one; the verdict ranks capacity first; the report has the capacity table and the
-/// p99-against-offered chart. Which design carries more is a measurement, not asserted.
+/// cell's figures those of the latest probe at the answer, with the prediction's capacity beside
+/// the measured one; the verdict ranks capacity first; the report has the capacity table and the
+/// p99-against-offered chart. The servers' capacities are set by their designs (2 and 4
+/// workers sleeping 1 ms: at most 2,000 and 4,000 req/s, with little CPU), so both searches
+/// must answer, each within its design's ceiling; where under it is a measurement.
 #[test]
 fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("slo");
     let p = scenario(
         &d,
-        "[[experiment]]\nname = \"cap\"\nproto = \"http\"\nmodels = [\"reactor\", \"queue-pool --workers 2\"]\nconnections = [16]\n\
-         work = \"sleep:exp(1ms)\"\nslo = \"p99<=10ms\"\nslo_time = \"12s\"\nrate = 200\narrivals = \"poisson\"\n\
-         duration = \"400ms\"\nwarmup = \"100ms\"\n",
+        "[[experiment]]\nname = \"cap\"\nproto = \"http\"\nmodels = [\"queue-pool --workers 2\", \"queue-pool --workers 4\"]\n\
+         connections = [64]\nwork = \"sleep:1ms\"\nslo = \"p99<=20ms\"\nslo_time = \"90s\"\nrate = 1000\narrivals = \"poisson\"\n\
+         duration = \"500ms\"\nwarmup = \"200ms\"\n",
     );
     let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -518,37 +545,39 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
     let r = results(&dir);
     for c in r["cells"].as_array().unwrap() {
         let cap = &c["figures"]["capacity"];
-        assert_eq!(cap["slo"], "p99<=10ms", "{c}");
-        // A loaded machine may stop a search at the client's limit: then it says so.
-        assert!(!cap["probes"].as_array().unwrap().is_empty(), "{cap}");
+        assert_eq!(cap["slo"], "p99<=20ms", "{c}");
+        let rps = cap["rps"].as_f64().unwrap_or_else(|| panic!("an answer: {cap}"));
+        let most = if c["target"] == "queue-pool --workers 2" {
+            2000.0
+        } else {
+            4000.0
+        };
+        assert!(rps <= most, "no more than its design allows: {cap}");
         assert!(
-            cap["rps"].is_f64() != cap["inconclusive"].is_string(),
-            "a capacity or why not: {cap}"
+            cap["low"].as_f64() == Some(rps) && cap["high"].as_f64() > Some(rps),
+            "{cap}"
         );
+        for p in cap["probes"].as_array().unwrap() {
+            assert!(p["samples"].is_u64(), "every probe its sample count: {p}");
+        }
         let predicted = c["figures"]["predicted"]["capacity_rps"]
             .as_f64()
             .expect("a prediction");
-        // One CPU, sleep:exp(1ms): reactor carries under 1,000 req/s, two workers under 2,000.
-        let most = if c["target"] == "reactor" { 1000.0 } else { 2000.0 };
-        assert!(predicted > 0.0 && predicted < most, "{c}");
-        if let Some(rps) = cap["rps"].as_f64() {
-            assert_eq!(
-                c["load"]["config"]["rate"].as_f64(),
-                Some(rps),
-                "the cell is the probe that held"
-            );
-        }
+        assert!(predicted > 0.0 && predicted <= most, "{c}");
+        assert_eq!(
+            c["load"]["config"]["rate"].as_f64(),
+            Some(rps),
+            "the cell is the latest probe at the answer"
+        );
     }
     let text = r["verdicts"][0]["text"].as_str().unwrap();
-    // Two capacities rank; a search the loaded machine stopped at the client's limit is named.
     assert!(
-        text.starts_with("cap (server on ")
-            && (text.contains("Capacity at the target: ") || text.contains("No capacity for ")),
+        text.starts_with("cap (server on ") && text.contains("Capacity at the target: "),
         "{text}"
     );
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(
-        html.contains("<h3>Capacity at p99&lt;=10ms</h3>") && html.contains("p99 against offered load"),
+        html.contains("<h3>Capacity at p99&lt;=20ms</h3>") && html.contains("p99 against offered load"),
         "report"
     );
 }

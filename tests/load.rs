@@ -838,100 +838,87 @@ fn mix_files_shares_and_poisson_arrivals_keep_their_classes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--slo`: probes rising then bisecting; the answer is the highest rate that held, the lowest
-/// that failed lies within 2 % above it (or the search said why not), and every probe is in
-/// the JSON. Whether a given rate holds is a measurement: only the search's shape is asserted.
+/// `--slo` against a server whose capacity is set by its design, not this machine's speed:
+/// `queue-pool` with 4 workers sleeping 1 ms each serves at most 4,000 req/s, with little CPU.
+/// The search must answer, with a bracket in order whose ends were both re-checked over longer
+/// windows, and every probe in the JSON with its sample count, window, client CPU and errors.
+/// Where in its band the answer falls is a measurement (quoted in the note), not
+/// asserted: only the structure is.
 #[test]
-fn an_slo_search_answers_with_the_highest_rate_that_held_and_every_probe() {
-    let srv = Server::start("reactor", &["--work", "cpu:exp(100us)", "--cpus", "0"]);
+fn an_slo_search_against_a_known_capacity_answers_with_a_rechecked_bracket() {
+    let srv = Server::start("queue-pool", &["--workers", "4", "--work", "sleep:1ms", "--cpus", "0"]);
     let (code, doc, err) = load(&[
         &format!("http://{}/", srv.addr),
         "-c",
-        "32",
+        "64",
         "--cpus",
         "1",
         "--slo",
-        "p99<=5ms",
+        "p99<=20ms",
         "--arrivals",
         "poisson",
         "-d",
-        "500ms",
+        "1s",
         "--warmup",
-        "100ms",
+        "200ms",
         "--slo-time",
-        "40s",
+        "120s",
     ]);
     let c = &doc["capacity"];
-    assert_eq!(c["slo"], "p99<=5ms", "{c}");
+    assert_eq!(code, 0, "{err}\n{c}");
+    assert_eq!(c["slo"], "p99<=20ms", "{c}");
+    assert!(c["inconclusive"].is_null(), "{c}");
+    let (rps, low, high) = (c["rps"].as_f64(), c["low"].as_f64(), c["high"].as_f64());
+    let (Some(rps), Some(low), Some(high)) = (rps, low, high) else {
+        panic!("an answer and both ends: {c}")
+    };
+    assert!(rps == low && low < high && (high - low) / low <= 0.02 + 1e-9, "{c}");
+    // No design of 4 workers sleeping 1 ms serves more than 4,000 a second: a capacity above
+    // that is a bug in the search, not a fast machine.
+    assert!(rps <= 4000.0, "{c}");
     let probes = c["probes"].as_array().unwrap();
-    assert!(!probes.is_empty(), "{c}");
-    match c["inconclusive"].as_str() {
-        // A probe the client could not drive (a busy machine: the test suite runs beside it)
-        // ends the search there, with no answer.
-        Some(why) => {
-            assert_eq!(code, 1, "an inconclusive search exits 1: {err}");
-            assert!(c["rps"].is_null() && !why.is_empty(), "{c}");
-        }
-        None => {
-            assert_eq!(code, 0, "{err}");
-            assert!(
-                probes.len() >= 2,
-                "a capacity lies between a rate that held and one that failed: {c}"
-            );
-            let rps = c["rps"].as_f64().unwrap();
-            let held: Vec<f64> = probes
-                .iter()
-                .filter(|p| p["holds"] == true)
-                .map(|p| p["offered_rps"].as_f64().unwrap())
-                .collect();
-            assert_eq!(
-                held.iter().cloned().fold(0.0, f64::max),
-                rps,
-                "the highest that held: {c}"
-            );
-            let failed = c["failed_at"].as_f64().unwrap();
-            assert!(failed > rps && (failed - rps) / rps <= 0.02 + 1e-9, "{c}");
-            // The document is the probe that held at the capacity.
-            assert_eq!(doc["config"]["rate"].as_f64().unwrap(), rps);
-        }
-    }
-    for p in probes {
+    for end in [low, high] {
         assert!(
-            p["offered_rps"].as_f64().unwrap() > 0.0 && p.get("p99_us").is_some(),
-            "{p}"
+            probes
+                .iter()
+                .any(|p| p["recheck"] == true && p["offered_rps"].as_f64() == Some(end)),
+            "both ends re-checked: {c}"
         );
     }
+    for p in probes {
+        for field in ["samples", "window_s", "client_cpu", "errors", "sent_rps"] {
+            assert!(p[field].is_number(), "{field} in {p}");
+        }
+        if p["holds"] == true {
+            assert!(
+                p["samples"].as_u64().unwrap() >= 1000,
+                "a p99 judged on 1,000 samples: {p}"
+            );
+        }
+    }
+    // The document is the latest probe at the answer.
+    assert_eq!(doc["config"]["rate"].as_f64(), Some(rps));
 }
 
-/// A client pinned beside the server that cannot offer the rate: the answer is inconclusive,
-/// never a capacity nobody saw; with --hosts, --slo is refused in one line.
+/// A search against an address where nothing listens stops at its first probe, saying so
+/// (before: it descended through ever longer probes, blaming the server's latency); with
+/// --hosts, --slo is refused in one line. (Whether the client or the server was the limit of a
+/// probe is judged in `load::slo`'s unit tests, on documents whose figures are known.)
 #[test]
-fn a_client_that_cannot_keep_up_makes_the_search_inconclusive() {
-    let srv = Server::start("epoll", &["--cpus", "0"]);
-    let url = format!("http://{}/", srv.addr);
-    let (code, doc, _) = load(&[
-        &url,
-        "-c",
-        "64",
-        "--cpus",
-        "0",
-        "--rate",
-        "5000000",
-        "--slo",
-        "p99<=1s",
-        "-d",
-        "500ms",
-        "--slo-time",
-        "20s",
-    ]);
+fn an_slo_search_where_nothing_listens_stops_at_once() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", free.local_addr().unwrap());
+    drop(free);
+    let (code, doc, err) = load(&[&url, "-c", "4", "--slo", "p99<=5ms", "-d", "500ms", "--slo-time", "60s"]);
     let c = &doc["capacity"];
-    assert_eq!(code, 1);
+    assert_eq!(code, 1, "{err}");
     assert!(c["rps"].is_null(), "{c}");
+    assert_eq!(c["probes"].as_array().map(Vec::len), Some(0), "no probe judged: {c}");
     assert!(
         c["inconclusive"]
             .as_str()
             .unwrap()
-            .starts_with("the client could not offer more than"),
+            .starts_with("no connection could be made ("),
         "{c}"
     );
     let out = Command::new(BIN)

@@ -9,7 +9,7 @@ use super::process::Placement;
 use super::runner::{At, Standing, Target};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{Cell, CellStatus};
-use crate::load::slo::{judge, probe_warmup, Probed, Search, PROBE};
+use crate::load::slo::{class_share, judge, probe_warmup, unreachable, Probe, Probed, Search, PROBE};
 
 /// Runs the search for `target` at the cell `at`.
 pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
@@ -17,23 +17,36 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
     let slo = x.load.slo.clone().expect("a search has a target");
     let window = x.load.duration.unwrap_or(PROBE);
     let warmup = probe_warmup(x.load.warmup);
-    let search = Search::new(x.load.rate.unwrap_or(1000.0), x.load.slo_time, warmup + window);
+    let search = Search::new(
+        &slo,
+        x.load.rate.unwrap_or(1000.0),
+        x.load.slo_time,
+        window,
+        warmup,
+        class_share(&x.load),
+    );
     let mut server = Standing::start(x, target, place);
-    let found = search.drive(&slo, window, |rate| {
+    let found = search.drive(&slo, |plan| {
+        let rate = plan.rate;
         let mut probe = x.clone();
         probe.load.rate = Some(rate);
         probe.load.slo = None;
-        probe.load.duration = Some(window);
+        probe.load.duration = Some(plan.window);
         probe.load.warmup = warmup;
         let cell = server.burst(at, &probe, place, stop_flag);
         let stopped = stop_flag.load(Ordering::Relaxed) != 0 || cell.status == CellStatus::Interrupted;
+        let judged = |doc| Probe {
+            recheck: plan.recheck,
+            ..judge(&slo, rate, doc)
+        };
         match (&cell.status, &cell.load) {
             _ if stopped => Probed::Stopped("interrupted".to_string(), Some(cell)),
-            (CellStatus::Ok, Some(doc)) => Probed::Ran(judge(&slo, rate, doc), cell),
-            // A probe that completed nothing: the target did not hold at this rate.
-            (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => {
-                Probed::Ran(judge(&slo, rate, doc), cell)
+            (_, Some(doc)) if unreachable(doc).is_some() => {
+                Probed::Stopped(unreachable(doc).unwrap_or_default(), Some(cell))
             }
+            (CellStatus::Ok, Some(doc)) => Probed::Ran(judged(doc), cell),
+            // A probe that completed nothing: the target did not hold at this rate.
+            (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => Probed::Ran(judged(doc), cell),
             // A probe that could not run: no answer, and the cell says why.
             (s, _) => Probed::Stopped(
                 format!("the probe at {rate:.0} req/s did not run: {}", s.text()),

@@ -188,7 +188,8 @@ impl Standing {
         let tcp_base = up.sampler.tcp_pages().unwrap_or(0);
         let mut tcp_peak = tcp_base;
         let args = load_args(x, up.server.addr, at.conns, place, at.number);
-        let measured = run_load(x, args, stop_flag, &mut up.sampler, |s, tcp| {
+        let harness = harness_cpus(place);
+        let measured = run_load(x, args, harness.as_deref(), stop_flag, &mut up.sampler, |s, tcp| {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
             tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
@@ -290,11 +291,25 @@ struct Mark {
 /// How long before the window closes its end is sampled (a quarter of the window at most).
 const END_EARLY: Duration = Duration::from_millis(300);
 
-/// Runs the load child, sampling the server tree every 50 ms; the CPU window starts when the
-/// warm-up ends.
+/// Where the harness samples the server while a load runs: on the server's CPUs, never the
+/// client's. Its reads of `/proc` (every server process every 50 ms: 256 of them for `fork`)
+/// on the client's CPU delayed the client, and that lateness was charged to the probe. `None`
+/// (where it was): a server on another host, or sharing the client's CPUs.
+fn harness_cpus(place: &Placement) -> Option<Vec<usize>> {
+    if place.remote_server() {
+        return None;
+    }
+    let server = crate::units::parse_cpus(&place.server_cpus).ok()?;
+    let client = crate::units::parse_cpus(&place.client_cpus).ok()?;
+    (!server.is_empty() && server.iter().all(|c| !client.contains(c))).then_some(server)
+}
+
+/// Runs the load child, sampling the server tree every 50 ms (from `harness` CPUs, where
+/// given); the CPU window starts when the warm-up ends.
 fn run_load(
     x: &Experiment,
     args: Vec<String>,
+    harness: Option<&[usize]>,
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
     mut on_sample: impl FnMut(&ProcSample, Option<u64>),
@@ -307,6 +322,8 @@ fn run_load(
             .spawn()
             .map_err(|e| Error::Cell(format!("starting the load generator: {e}")))?,
     );
+    // Moved after the spawn: the load starts where this thread was and pins itself.
+    let _pinned = harness.and_then(|cpus| sys::affinity::Pinned::to(cpus).ok());
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
@@ -450,6 +467,24 @@ mod tests {
         o.elapsed = Duration::from_secs_f64(secs);
         o.tally.requests = requests;
         Document::new(&spec, &o)
+    }
+
+    /// The harness samples from the server's CPUs, never the client's (before: wherever the
+    /// scheduler put it, the client's CPU included); where they share CPUs or the server is on
+    /// another host it stays where it was.
+    #[test]
+    fn the_harness_samples_on_the_servers_cpus_never_the_clients() {
+        let place = |server: &str, client: &str| Placement {
+            server_cpus: server.into(),
+            client_cpus: client.into(),
+            client_threads: 1,
+            server_addr: "127.0.0.1:0".into(),
+            hosts: None,
+        };
+        assert_eq!(harness_cpus(&place("0", "1")), Some(vec![0]));
+        assert_eq!(harness_cpus(&place("0-3", "4,5")), Some(vec![0, 1, 2, 3]));
+        assert_eq!(harness_cpus(&place("0", "0")), None);
+        assert_eq!(harness_cpus(&place("0,1", "1")), None);
     }
 
     #[test]

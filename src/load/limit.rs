@@ -4,25 +4,27 @@
 //! its throughput and latency are not the server's alone.
 //!
 //! The client is the limit when:
-//! - its CPUs were at least [`BUSY`] busy (any run);
-//! - against a latency target, its send lag p99 was over [`LATE_SHARE`] of the tightest bound:
-//!   its pacing, not the rate's, shaped the arrivals;
-//! - against a latency target that held, it completed under [`COMPLETED_SHARE`] of what its
-//!   schedule called for (it did not offer the rate the target held at).
+//! - in a run with no latency target (a bench cell), its CPUs were at least [`BUSY`] busy;
+//! - against a latency target that failed, its own lateness accounts for the miss: at the
+//!   failing quantile, the latency less the send lag at that quantile is within the bound
+//!   (otherwise the miss is the server's, however busy or late the client was);
+//! - against a latency target that held, it did not complete what its schedule called for
+//!   before the window's close less the bound ([`COMPLETED_SHARE`]): it did not offer the rate.
+//!
+//! A busy or late client whose probe held is no limit: the latency counts from each request's
+//! intended time, so the client's lateness is in it already, and the rate was offered.
 
 use super::document::Results;
-use crate::units::fmt_us;
+use crate::units::{fmt_us, thousands};
 
 /// The client's CPUs at least this busy: its own work, not the server, may set the pace (a
 /// thread that is busy 90 % of the time queues its sends and reads behind each other).
 pub const BUSY: f64 = 0.90;
 
-/// Sent late by more than this share of the tightest latency bound: the lateness alone eats a
-/// quarter of the target, so the arrivals the server saw were the client's, not the rate's.
-pub const LATE_SHARE: f64 = 0.25;
-
-/// Completed under this share of what the schedule called for while the target held: the
-/// client did not offer the rate (2 % allows for requests in flight at the window's close).
+/// Completed under this share of what the schedule called for before the window's close less
+/// the bound while the target held: the client did not offer the rate (requests younger than
+/// the bound at the close are in flight, not missing; 2 % allows for the Poisson schedule's
+/// count in the last bound's time).
 pub const COMPLETED_SHARE: f64 = 0.98;
 
 /// Why the client was the limit.
@@ -30,10 +32,11 @@ pub const COMPLETED_SHARE: f64 = 0.98;
 pub enum ClientLimit {
     /// Its CPUs were this busy (a share, ≥ [`BUSY`]).
     Busy(f64),
-    /// Its send lag p99 (µs) was over [`LATE_SHARE`] of the target.
+    /// Its send lag (µs) at the failing quantile accounts for the miss.
     Behind(f64),
-    /// It completed under [`COMPLETED_SHARE`] of its schedule while the target held.
-    Short,
+    /// While the target held it completed `completed` of the `due` requests its schedule
+    /// called for before the close less the bound.
+    Short { completed: u64, due: u64 },
 }
 
 impl ClientLimit {
@@ -42,34 +45,44 @@ impl ClientLimit {
         (utilization >= BUSY).then_some(ClientLimit::Busy(utilization))
     }
 
-    /// Whether the client of a run with `results` was the limit, against a latency target whose
-    /// tightest bound is `bound_us` (`None`: no target, the CPU alone decides) that `held` or not.
-    pub fn of(r: &Results, bound_us: Option<f64>, held: bool) -> Option<ClientLimit> {
-        if let Some(busy) = ClientLimit::busy(r.client_cpu_utilization) {
-            return Some(busy);
-        }
-        let bound = bound_us?;
-        let open = r.open_loop.as_ref();
-        if let Some(lag) = open.and_then(|o| o.send_lag_us.p99).filter(|l| *l > bound * LATE_SHARE) {
-            return Some(ClientLimit::Behind(lag));
-        }
-        // Against what the schedule called for in the window (Poisson gaps vary that count),
-        // else the offered rate.
-        let short = match open.and_then(|o| o.scheduled).filter(|n| *n > 0) {
-            Some(n) => (r.requests as f64) < n as f64 * COMPLETED_SHARE,
-            None => open.is_some_and(|o| o.achieved_rps < o.offered_rps * COMPLETED_SHARE),
+    /// A latency bound of `max_us` missed at `measured_us`: the client's where its send lag at
+    /// the same quantile (`lag_us`) accounts for the miss, else `None` (the server's).
+    pub fn of_miss(measured_us: f64, lag_us: Option<f64>, max_us: f64) -> Option<ClientLimit> {
+        let lag = lag_us?;
+        (measured_us - lag <= max_us).then_some(ClientLimit::Behind(lag))
+    }
+
+    /// A latency target whose tightest bound is `bound_us` held in the run with `results`: the
+    /// client's limit where it completed under [`COMPLETED_SHARE`] of what its schedule called
+    /// for before the close less the bound.
+    pub fn of_hold(r: &Results, bound_us: f64) -> Option<ClientLimit> {
+        let open = r.open_loop.as_ref()?;
+        let window_us = r.duration_s * 1e6;
+        // Before the close less the bound: the schedule's share of the window then (Poisson
+        // counts vary around it by far less than the 2 % allowed).
+        let before = ((window_us - bound_us) / window_us).clamp(0.0, 1.0);
+        let due = match open.scheduled.filter(|n| *n > 0) {
+            Some(n) => n as f64 * before,
+            None => open.offered_rps * r.duration_s * before,
         };
-        (held && short).then_some(ClientLimit::Short)
+        ((r.requests as f64) < due * COMPLETED_SHARE).then_some(ClientLimit::Short {
+            completed: r.requests,
+            due: due.round() as u64,
+        })
     }
 
     /// In words, as a probe's note says it.
     pub fn said(&self) -> String {
         match self {
             ClientLimit::Busy(u) => format!("the client's CPUs were {:.0}% busy", u * 100.0),
-            ClientLimit::Behind(lag) => format!("the client fell behind its schedule (send lag p99 {})", fmt_us(*lag)),
-            ClientLimit::Short => format!(
-                "the client completed under {:.0}% of what its schedule called for",
-                COMPLETED_SHARE * 100.0
+            ClientLimit::Behind(lag) => format!(
+                "the client fell behind its schedule: its send lag ({}) accounts for the miss",
+                fmt_us(*lag)
+            ),
+            ClientLimit::Short { completed, due } => format!(
+                "the client completed {} of the {} requests its schedule called for before the close less the bound",
+                thousands(*completed),
+                thousands(*due)
             ),
         }
     }

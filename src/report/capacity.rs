@@ -120,12 +120,13 @@ mod tests {
             p50_us: Some(p99 / 3.0),
             p99_us: Some(p99),
             holds: Some(p99 <= 5000.0),
-            note: None,
+            ..Probe::default()
         };
         c.figures.capacity = Some(Capacity {
             slo: "p99<=5ms".into(),
             rps,
-            failed_at: None,
+            low: None,
+            high: None,
             probes: vec![probe(1000.0, 800.0), probe(2000.0, 7000.0)],
             inconclusive: inconclusive.map(String::from),
         });

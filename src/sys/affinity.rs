@@ -32,3 +32,21 @@ pub fn set(cpus: &[usize]) -> io::Result<()> {
     super::cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
     Ok(())
 }
+
+/// This thread kept on some CPUs until the guard drops, then back on the ones it had.
+pub struct Pinned(Vec<usize>);
+
+impl Pinned {
+    /// Moves this thread onto `cpus` for the guard's life.
+    pub fn to(cpus: &[usize]) -> io::Result<Pinned> {
+        let was = get()?;
+        set(cpus)?;
+        Ok(Pinned(was))
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let _ = set(&self.0);
+    }
+}

@@ -138,7 +138,8 @@ mod tests {
             c.figures.capacity = Some(crate::load::slo::Capacity {
                 slo: "p99<=10ms".into(),
                 rps: Some(measured),
-                failed_at: None,
+                low: None,
+                high: None,
                 probes: Vec::new(),
                 inconclusive: None,
             });

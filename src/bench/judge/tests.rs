@@ -110,7 +110,8 @@ fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
     let capacity = |rps: Option<f64>, why: Option<&str>| crate::load::slo::Capacity {
         slo: "p99<=10ms".into(),
         rps,
-        failed_at: None,
+        low: None,
+        high: None,
         probes: Vec::new(),
         inconclusive: why.map(String::from),
     };

@@ -149,8 +149,11 @@ pub struct Workload {
     pub seed: u64,
     /// Find the highest open-loop rate at which this latency target holds: p99<=5ms (p50, p90,
     /// p99, p999), several joined by ',', a class's as NAME:p99<=1ms. Probes at rising rates from
-    /// --rate (default 1000), then bisection to 2 %; each probe is a run of its own (--warmup,
-    /// then -d, default 2s). A probe the client could not drive makes the answer inconclusive.
+    /// --rate (default 1000), then bisection to 2 %, then both ends probed again over 3 times the
+    /// window; each probe is a run of its own (--warmup, then -d, default 2s, lengthened until
+    /// each bound has 10/(1-q) samples: 1,000 for a p99). Errors and non-2xx/3xx responses fail a
+    /// probe; a miss the client's own lateness accounts for, or a shortfall of what it sent,
+    /// makes the answer inconclusive.
     #[arg(long, value_name = "TARGET")]
     #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,

@@ -37,6 +37,12 @@ impl Quantile {
         }
     }
 
+    /// The samples a bound at this quantile needs to be judged: 10 / (1 − q), so that ten
+    /// requests lie beyond it (1,000 for a p99, 10,000 for a p999).
+    pub fn fewest_samples(self) -> u64 {
+        (10.0 / (1.0 - self.fraction())).round() as u64
+    }
+
     pub fn of(self, l: &crate::load::Latency) -> Option<f64> {
         match self {
             Quantile::P50 => l.p50,
@@ -109,6 +115,19 @@ impl Slo {
     /// The request classes its bounds name.
     pub fn classes(&self) -> impl Iterator<Item = &str> {
         self.0.iter().filter_map(|b| b.class.as_deref())
+    }
+
+    /// The requests a probe at any rate must carry for every bound to have its
+    /// [`fewest_samples`](Quantile::fewest_samples), a class's scaled by its `share` of the
+    /// requests (a class `share` does not know counts as all of them).
+    pub fn fewest_requests(&self, share: impl Fn(&str) -> Option<f64>) -> f64 {
+        self.0
+            .iter()
+            .map(|b| {
+                let part = b.class.as_deref().and_then(&share).filter(|s| *s > 0.0).unwrap_or(1.0);
+                b.quantile.fewest_samples() as f64 / part
+            })
+            .fold(0.0, f64::max)
     }
 
     /// The tightest bound, in µs.
