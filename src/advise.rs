@@ -194,7 +194,7 @@ fn rows(r: &Results) -> Vec<Row> {
             let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
             let predicted: Vec<f64> = of
                 .iter()
-                .filter_map(|c| Some(c.figures.predicted?.capacity_rps))
+                .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
                 .collect();
             let probes = || {
                 of.iter()

@@ -26,6 +26,9 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         class_share(&x.load),
     );
     let mut server = Standing::start(x, target, place);
+    // The design's CPU per request at the lowest rate probed: what the prediction adds to the
+    // work (at higher rates a design may batch more per wake-up, cheaper per request).
+    let mut lowest: Option<(f64, f64)> = None;
     let found = search.drive(&slo, |plan| {
         let rate = plan.rate;
         let mut probe = x.clone();
@@ -34,6 +37,11 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         probe.load.duration = Some(plan.window);
         probe.load.warmup = warmup;
         let cell = server.burst(at, &probe, place, stop_flag);
+        if let Some(cpu) = cell.figures.server_cpu_us_per_req.filter(|_| cell.ok()) {
+            if lowest.is_none_or(|(r, _)| rate < r) {
+                lowest = Some((rate, cpu));
+            }
+        }
         let stopped = stop_flag.load(Ordering::Relaxed) != 0 || cell.status == CellStatus::Interrupted;
         let judged = |doc| Probe {
             recheck: plan.recheck,
@@ -67,7 +75,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         (cell.figures.predicted.as_mut(), target)
     {
         // The prediction's capacity at the same target, beside the measured one.
-        match super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus) {
+        match super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, lowest.map(|(_, c)| c)) {
             Some(c) => p.capacity_rps = c,
             None => cell.figures.predicted = None,
         }

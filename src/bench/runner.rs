@@ -212,10 +212,9 @@ impl Standing {
         };
         cell.figures = figures(&w.doc, &samples, up.watched.then_some(cpu_source).flatten());
         cell.figures.steal_pct = w.steal_pct;
-        cell.figures.predicted = self
-            .entry
-            .as_deref()
-            .and_then(|e| super::predicted::prediction(x, e, at.conns, &place.server_cpus));
+        cell.figures.predicted = self.entry.as_deref().and_then(|e| {
+            super::predicted::prediction(x, e, at.conns, &place.server_cpus, cell.figures.server_cpu_us_per_req)
+        });
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
         cell.load = Some(Box::new(w.doc));

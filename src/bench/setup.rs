@@ -95,6 +95,7 @@ pub(super) fn environment(place: &Placement) -> Environment {
         .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
         .flatten()
         .and_then(super::unit_costs::measure);
+    let (slice, slice_from) = crate::queueing::base_slice();
     Environment {
         kernel,
         cpu_model,
@@ -113,6 +114,8 @@ pub(super) fn environment(place: &Placement) -> Environment {
         git_revision: git,
         steer_rx: None,
         cpu_idle: None,
+        sched_slice_us: Some(slice.as_secs_f64() * 1e6),
+        sched_slice_from: Some(slice_from),
     }
 }
 

@@ -5,9 +5,10 @@
 //!
 //! The client is the limit when:
 //! - in a run with no latency target (a bench cell), its CPUs were at least [`BUSY`] busy;
-//! - against a latency target that failed, its own lateness accounts for the miss: at the
-//!   failing quantile, the latency less the send lag at that quantile is within the bound
-//!   (otherwise the miss is the server's, however busy or late the client was);
+//! - against a latency target that failed, its own lateness accounts for the miss (at the
+//!   failing quantile, the latency less the send lag at that quantile is within the bound), or
+//!   its CPUs were at least [`BUSY`] busy (a saturated client is late reading responses too, which
+//!   no lag shows); otherwise the miss is the server's, however late the client was;
 //! - against a latency target that held, it did not complete what its schedule called for
 //!   before the window's close less the bound ([`COMPLETED_SHARE`]): it did not offer the rate.
 //!

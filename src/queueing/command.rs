@@ -51,6 +51,14 @@ pub struct PredictArgs {
     /// it none are modelled (requests reach the server as they arrive).
     #[arg(long, short = 'c')]
     pub connections: Option<usize>,
+    /// The design's own CPU per request beside the work (its syscalls, wake-ups, copies), as
+    /// a bench cell measures it: without it a design whose work is all waiting (sleep:) and
+    /// that has a thread per connection is bounded by nothing and is not modelled.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub design_cpu: Duration,
+    /// Share the CPUs ideally (processor sharing) instead of in the kernel's slices.
+    #[arg(long)]
+    pub processor_sharing: bool,
     /// Requests simulated (a tenth more run first, as a warm-up).
     #[arg(long, default_value_t = 200_000)]
     pub requests: usize,
@@ -108,9 +116,13 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
             "--requests at least 1000; --cpus, --workers and -c at least 1".into(),
         ));
     }
-    let mix: Vec<(f64, &str)> = match a.mix.is_empty() {
-        true => vec![(1.0, "/")],
-        false => a.mix.iter().map(|m| (m.weight, m.path.as_str())).collect(),
+    let mix: Vec<(&str, f64, &str)> = match a.mix.is_empty() {
+        true => vec![("", 1.0, "/")],
+        false => a
+            .mix
+            .iter()
+            .map(|m| (m.name.as_str(), m.weight, m.path.as_str()))
+            .collect(),
     };
     let classes = classes_of(&mix, &work, a.work_from_request, a.max_work).ok_or_else(|| {
         BadValue("no work to predict: give --work, or --mix classes whose queries name work the server accepts".into())
@@ -121,6 +133,11 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         discipline: discipline_of(model, workers, connections),
         workers,
         cpus: a.cpus,
+        sharing: match a.processor_sharing {
+            true => super::Sharing::Processor,
+            false => super::Sharing::Slices(super::base_slice().0.as_secs_f64()),
+        },
+        design_cpu: a.design_cpu,
         connections: a.connections,
         arrivals,
         classes,
@@ -130,7 +147,8 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
     let p = predict(&setup).ok_or_else(|| {
         BadValue(format!(
             "{}: its queueing is not modelled (one connection at a time per worker past its workers, work stealing, \
-             or a spread its wake-ups decide), so there is no prediction",
+             a spread its wake-ups decide, or a thread per connection whose work only waits and whose CPU per \
+             request is not given: --design-cpu), so there is no prediction",
             model.name
         ))
     })?;
@@ -219,6 +237,14 @@ fn text(a: &PredictArgs, s: &Setup, p: &Prediction, mmk: Option<(f64, f64)>) -> 
         )),
         None => out.push_str("  latency     none: the offered rate is past capacity, the queue grows for as long as the run lasts\n"),
     }
+    for k in &p.classes {
+        out.push_str(&format!(
+            "  class {:<6} p50 {}  p99 {}\n",
+            k.name,
+            us(k.p50_us),
+            us(k.p99_us)
+        ));
+    }
     if let Some((p50, p99)) = mmk {
         out.push_str(&format!(
             "  M/M/{}       p50 {}  p99 {}  (the closed form of this case)\n",
@@ -227,7 +253,20 @@ fn text(a: &PredictArgs, s: &Setup, p: &Prediction, mmk: Option<(f64, f64)>) -> 
             us(Some(p99))
         ));
     }
-    out + "The prediction is the design's queueing alone: what a server measures beyond it is its implementation's cost.\n"
+    out.push_str(&match p.slice_us {
+        Some(slice) => format!(
+            "  CPUs        shared in slices of {} (round robin, no wake-up preemption)\n",
+            us(Some(slice))
+        ),
+        None => "  CPUs        shared ideally (processor sharing)\n".to_string(),
+    });
+    out + &match p.design_cpu_us {
+        Some(d) => format!(
+            "The prediction is the design's queueing with {} of its own CPU per request: what a server measures beyond it is not modelled.\n",
+            us(Some(d))
+        ),
+        None => "The prediction is the design's queueing alone (no --design-cpu): what a server measures beyond it is its implementation's cost, or not modelled.\n".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,16 @@
 //! What is modelled: the load generator's connections (each with one request in flight at most,
 //! the free ones taken in the order they came free, requests waiting at the client when none is
 //! free, latency from the intended send time); the design's dispatch ([`Discipline`]); each
-//! request's work (its CPU part and its wait, as `--work` draws them); and the server's CPUs,
-//! shared equally by the workers computing at once (processor sharing), so that with `cpu:` work
-//! the CPU count, not the worker count, bounds the servers. What is not: the implementation's
-//! own cost per request (syscalls, wake-ups, copies), which is what a measurement beyond the
-//! prediction shows.
+//! request's work (its CPU part and its wait, as `--work` draws them) and the design's own CPU
+//! per request (`design_cpu`: its syscalls, wake-ups and copies, measured where a bench cell
+//! gives it); and the server's CPUs, shared by the workers computing at once as the kernel
+//! shares them, in slices ([`Sharing::Slices`], [`base_slice`]) or, for comparison, ideally
+//! ([`Sharing::Processor`]), so that with `cpu:` work the CPU count, not the worker count,
+//! bounds the servers. What is not: wake-up preemption, context switches beyond the measured
+//! CPU per request, caches, the client's own cost.
 
 pub mod command;
+mod cpu;
 pub mod erlang;
 mod sim;
 
@@ -25,7 +28,37 @@ use crate::server::{Model, Work};
 
 pub use crate::server::{Assign, Discipline};
 
+pub use cpu::Sharing;
 pub use sim::simulate;
+
+/// The kernel's base slice, and where it came from: `/sys/kernel/debug/sched/base_slice_ns`
+/// where the kernel exposes it, else its default computed as the kernel does (0.75 ms ×
+/// (1 + log2 of the online CPUs, at most 8)).
+pub fn base_slice() -> (Duration, String) {
+    match crate::sys::procfs::base_slice_ns() {
+        Some(ns) => (
+            Duration::from_nanos(ns),
+            "the kernel's base_slice_ns (debugfs)".to_string(),
+        ),
+        None => {
+            let cpus = crate::sys::procfs::online_cpus().unwrap_or(1);
+            (
+                default_slice(cpus),
+                format!(
+                    "0.75 ms × (1 + log2 {} CPUs), the kernel's default (not exposed here)",
+                    cpus.min(8)
+                ),
+            )
+        }
+    }
+}
+
+/// The kernel's default base slice on a machine with `cpus` online CPUs: 0.75 ms scaled by
+/// `1 + ilog2(min(cpus, 8))` (`sysctl_sched_base_slice`, `SCHED_TUNABLESCALING_LOG`).
+pub fn default_slice(cpus: usize) -> Duration {
+    let factor = 1 + cpus.clamp(1, 8).ilog2();
+    Duration::from_micros(750) * factor
+}
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,9 +69,10 @@ pub enum Arrivals {
     Closed { think: Duration },
 }
 
-/// A class of requests: its share of them, its work, and where its draws are cut.
+/// A class of requests: its name, its share of them, its work, and where its draws are cut.
 #[derive(Debug, Clone)]
 pub struct Class {
+    pub name: String,
     pub weight: f64,
     pub work: Work,
     pub cap: Duration,
@@ -50,8 +84,11 @@ pub struct Setup {
     pub discipline: Discipline,
     /// Workers (1 for a single event loop; ignored for a thread per connection).
     pub workers: usize,
-    /// The server's CPUs.
+    /// The server's CPUs, and how the requests computing at once share them.
     pub cpus: usize,
+    pub sharing: Sharing,
+    /// The design's own CPU per request, beside the work's (zero: not known).
+    pub design_cpu: Duration,
     /// The client's connections; `None` models none (requests reach the server as they arrive:
     /// the textbook open system). A closed loop needs them.
     pub connections: Option<usize>,
@@ -65,7 +102,7 @@ pub struct Setup {
 /// A prediction: latency from the intended send time, and the throughput the server keeps up.
 /// Latencies are `None` where the offered rate is past what the design can serve (no steady
 /// state: the queue grows for as long as the run lasts).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
@@ -74,11 +111,28 @@ pub struct Prediction {
     /// In a closed loop, the throughput the loop reaches; in an open one, the offered rate
     /// where it is served.
     pub throughput_rps: f64,
+    /// Each request class's predicted latency, in the load's order (empty without classes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassPrediction>,
+    /// The design's CPU per request the simulation added to the work (µs; `None`: none known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design_cpu_us: Option<f64>,
+    /// The slice the CPUs were shared in (µs; `None`: ideal processor sharing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_us: Option<f64>,
+}
+
+/// One request class's predicted latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassPrediction {
+    pub name: String,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
 }
 
 impl Setup {
     /// The mean work per request (CPU and wait), and its CPU part, in seconds.
-    pub(crate) fn means(&self) -> (f64, f64) {
+    pub fn means(&self) -> (f64, f64) {
         let total: f64 = self.classes.iter().map(|c| c.weight).sum();
         let (mut all, mut cpu) = (0.0, 0.0);
         for c in &self.classes {
@@ -86,18 +140,21 @@ impl Setup {
             all += c.weight / total * m.as_secs_f64();
             cpu += c.weight / total * p.as_secs_f64();
         }
-        (all, cpu)
+        let design = self.design_cpu.as_secs_f64();
+        (all + design, cpu + design)
     }
 
-    /// The highest rate served: servers busy all the time (the workers, or the connections of a
-    /// thread per connection), or the CPUs computing all the time, whichever binds first.
+    /// The highest rate the design serves: its workers busy all the time, or the CPUs
+    /// computing all the time, whichever binds first. A thread per connection has no workers to
+    /// fill: only the CPUs bound it (the client's connections are the client's limit, not the
+    /// design's), so with work that is all waiting and no design CPU known it has no bound.
     pub fn capacity_rps(&self) -> f64 {
         let (mean, cpu) = self.means();
         // Servers that can be busy at once: a connection has one request in flight, so fewer
         // connections than workers leave workers idle.
         let conns = self.connections.map_or(f64::INFINITY, |n| n as f64);
         let servers = match self.discipline {
-            Discipline::PerConnection => conns,
+            Discipline::PerConnection => f64::INFINITY,
             _ => (self.workers.max(1) as f64).min(conns),
         };
         let by_servers = if mean > 0.0 { servers / mean } else { f64::INFINITY };
@@ -125,24 +182,31 @@ pub fn discipline_of(model: &Model, workers: usize, connections: usize) -> Disci
     }
 }
 
-/// The service classes of a load whose request classes are `mix` (weight, request target):
+/// The service classes of a load whose request classes are `mix` (name, weight, request target):
 /// each one's work as a server with `--work-from-request` reads its query (cut at `max_work`),
 /// the others `work` (cut at its ceiling). `None` where a query names work the server refuses
 /// (it answers 400: no service to predict) or no request does any work.
-pub fn classes_of(mix: &[(f64, &str)], work: &Work, from_request: bool, max_work: Duration) -> Option<Vec<Class>> {
+pub fn classes_of(
+    mix: &[(&str, f64, &str)],
+    work: &Work,
+    from_request: bool,
+    max_work: Duration,
+) -> Option<Vec<Class>> {
     let mut classes = Vec::new();
-    for &(weight, target) in mix {
+    for &(name, weight, target) in mix {
         let named = match from_request {
             true => crate::server::query_work(target, max_work).ok()?,
             false => None,
         };
         classes.push(match named {
             Some(w) => Class {
+                name: name.to_string(),
                 weight,
                 work: w,
                 cap: max_work,
             },
             None => Class {
+                name: name.to_string(),
                 weight,
                 work: work.clone(),
                 cap: CEILING,
@@ -162,15 +226,22 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
     if !capacity.is_finite() {
         return None;
     }
+    let base = Prediction {
+        p50_us: None,
+        p99_us: None,
+        capacity_rps: capacity,
+        throughput_rps: capacity,
+        classes: Vec::new(),
+        design_cpu_us: (!setup.design_cpu.is_zero()).then_some(setup.design_cpu.as_secs_f64() * 1e6),
+        slice_us: match setup.sharing {
+            Sharing::Slices(s) => Some(s * 1e6),
+            Sharing::Processor => None,
+        },
+    };
     // Past capacity an open loop has no steady state; at it, the queue's wait has no bound.
     if let Arrivals::Open { rate, .. } = setup.arrivals {
         if rate >= capacity * 0.999 {
-            return Some(Prediction {
-                p50_us: None,
-                p99_us: None,
-                capacity_rps: capacity,
-                throughput_rps: capacity,
-            });
+            return Some(base);
         }
     }
     // A random spread of connections over workers is one draw of many: the median of five
@@ -192,11 +263,30 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
+    let named = setup.classes.len() > 1 || setup.classes.iter().any(|c| !c.name.is_empty());
+    let classes = match named {
+        true => (0..setup.classes.len())
+            .map(|k| {
+                let q = |p: f64| {
+                    let mut v: Vec<f64> = runs.iter().filter_map(|r| r.class_percentile(k, p)).collect();
+                    v.sort_by(|a, b| a.total_cmp(b));
+                    v.get(v.len() / 2).map(|s| s * 1e6)
+                };
+                ClassPrediction {
+                    name: setup.classes[k].name.clone(),
+                    p50_us: q(0.50),
+                    p99_us: q(0.99),
+                }
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     Some(Prediction {
         p50_us: Some(med(&|r| r.percentile(0.50)) * 1e6),
         p99_us: Some(med(&|r| r.percentile(0.99)) * 1e6),
-        capacity_rps: capacity,
         throughput_rps: med(&|r| r.throughput),
+        classes,
+        ..base
     })
 }
 

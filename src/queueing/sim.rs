@@ -1,19 +1,19 @@
 //! The simulation behind [`predict`](super::predict): events taken in time order — arrivals,
-//! a request's CPU part ending, its wait ending, a closed loop's next send — over the client's
-//! connections, the design's queues and workers, and the CPUs shared by the workers computing
-//! at once. Processor sharing is kept by a virtual clock that runs at each computing request's
-//! share of a CPU (`min(1, cpus / computing)`): a request's CPU part ends when the virtual clock
-//! has run its length since it began.
+//! a request's CPU part ending (or its slice), its wait ending, a closed loop's next send — over
+//! the client's connections, the design's queues and workers, and the CPUs shared by the
+//! workers computing at once ([`Cpus`]: processor sharing or the kernel's slices). Each
+//! request's CPU part is its work's and the design's own cost per request.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
+use super::cpu::Cpus;
 use super::{Arrivals, Assign, Discipline, Setup};
 use crate::rng::Rng;
 
 /// A time (or a virtual time) in seconds, ordered.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct At(f64);
+pub(super) struct At(pub(super) f64);
 
 impl Eq for At {}
 
@@ -42,22 +42,36 @@ struct Job {
     worker: usize,
     /// Its wait (a blocking call), after its CPU part.
     wait: f64,
+    /// Its class (by its place in the setup's classes).
+    class: usize,
 }
 
 const NO_CONN: usize = usize::MAX;
 
-/// A finished simulation: the recorded latencies (seconds, sorted) and the throughput over
-/// them.
+/// A finished simulation: the recorded latencies (seconds, sorted), each class's, and the
+/// throughput over them.
 pub struct Run {
     latencies: Vec<f64>,
+    classes: Vec<Vec<f64>>,
     pub throughput: f64,
+}
+
+/// The `q` quantile of sorted `latencies` (`None`: none).
+fn quantile(latencies: &[f64], q: f64) -> Option<f64> {
+    let n = latencies.len();
+    (n > 0).then(|| latencies[((n as f64 * q).ceil() as usize).clamp(1, n) - 1])
 }
 
 impl Run {
     /// The `q` quantile of the latencies, in seconds.
     pub fn percentile(&self, q: f64) -> f64 {
-        let i = ((self.latencies.len() as f64 * q).ceil() as usize).clamp(1, self.latencies.len()) - 1;
-        self.latencies[i]
+        quantile(&self.latencies, q).unwrap_or(0.0)
+    }
+
+    /// The `q` quantile of class `k`'s latencies, in seconds (`None`: none of its requests
+    /// was recorded).
+    pub fn class_percentile(&self, k: usize, q: f64) -> Option<f64> {
+        quantile(self.classes.get(k)?, q)
     }
 
     /// The mean latency, in seconds.
@@ -80,9 +94,8 @@ struct Sim<'a> {
     queues: Vec<VecDeque<Job>>,
     idle: Vec<usize>,
     idle_mark: Vec<bool>,
-    // Requests computing (by virtual end), waiting (by time), and closed-loop sends (by time).
-    virtual_now: f64,
-    computing: Timeline,
+    // Requests computing, waiting (by time), and closed-loop sends (by time).
+    cpus: Cpus,
     waiting: Timeline,
     sends: Timeline,
     slots: Vec<Job>,
@@ -95,6 +108,7 @@ struct Sim<'a> {
     completed: usize,
     warmup: usize,
     latencies: Vec<f64>,
+    by_class: Vec<Vec<f64>>,
     first_recorded: f64,
 }
 
@@ -111,9 +125,17 @@ pub fn simulate(setup: &Setup) -> Option<Run> {
         return None;
     }
     latencies.sort_by(|a, b| a.total_cmp(b));
+    let mut classes = std::mem::take(&mut sim.by_class);
+    for c in &mut classes {
+        c.sort_by(|a, b| a.total_cmp(b));
+    }
     let span = sim.now - sim.first_recorded;
     let throughput = if span > 0.0 { latencies.len() as f64 / span } else { 0.0 };
-    Some(Run { latencies, throughput })
+    Some(Run {
+        latencies,
+        classes,
+        throughput,
+    })
 }
 
 impl<'a> Sim<'a> {
@@ -152,8 +174,7 @@ impl<'a> Sim<'a> {
             queues: vec![VecDeque::new(); queues],
             idle: (0..workers).rev().collect(),
             idle_mark: vec![true; workers],
-            virtual_now: 0.0,
-            computing: BinaryHeap::new(),
+            cpus: Cpus::new(s.cpus, s.sharing),
             waiting: BinaryHeap::new(),
             sends: BinaryHeap::new(),
             slots: Vec::new(),
@@ -164,17 +185,8 @@ impl<'a> Sim<'a> {
             completed: 0,
             warmup,
             latencies: Vec::with_capacity(s.requests),
+            by_class: vec![Vec::new(); s.classes.len()],
             first_recorded: 0.0,
-        }
-    }
-
-    /// Each computing request's share of a CPU.
-    fn share(&self) -> f64 {
-        let m = self.computing.len();
-        if m == 0 {
-            0.0
-        } else {
-            (self.s.cpus.max(1) as f64 / m as f64).min(1.0)
         }
     }
 
@@ -193,9 +205,8 @@ impl<'a> Sim<'a> {
         }
         let total = self.warmup + self.s.requests;
         while self.completed < total {
-            let share = self.share();
             let next = |t: &Timeline| t.peek().map(|Reverse((at, _, _))| at.0);
-            let cpu_end = next(&self.computing).map(|v| self.now + (v - self.virtual_now).max(0.0) / share);
+            let cpu_end = self.cpus.next(self.now);
             let open = matches!(self.s.arrivals, Arrivals::Open { .. }) && self.arrivals_left > 0;
             let candidates = [
                 (cpu_end, 0),
@@ -210,14 +221,11 @@ impl<'a> Sim<'a> {
             else {
                 break;
             };
-            if !self.computing.is_empty() {
-                self.virtual_now += (t - self.now) * share;
-            }
+            self.cpus.advance(self.now, t);
             self.now = t;
             match kind {
                 0 => {
-                    let Reverse((end, _, slot)) = self.computing.pop().expect("peeked");
-                    self.virtual_now = self.virtual_now.max(end.0);
+                    let Some(slot) = self.cpus.step(t) else { continue };
                     let job = self.slots[slot];
                     if job.wait > 0.0 {
                         self.push_wait(slot, t + job.wait);
@@ -264,6 +272,7 @@ impl<'a> Sim<'a> {
             conn,
             worker: 0,
             wait: 0.0,
+            class: 0,
         };
         match self.s.discipline {
             // Its own thread, idle since a connection has one request in flight at most.
@@ -296,8 +305,11 @@ impl<'a> Sim<'a> {
 
     /// A worker takes `job`: draws its work, computes, then waits.
     fn start(&mut self, mut job: Job) {
-        let class = &self.s.classes[self.rng.pick(&self.classes)];
+        job.class = self.rng.pick(&self.classes);
+        let class = &self.s.classes[job.class];
         let (cpu, wait) = class.work.draw(&mut self.rng, class.cap);
+        // The design's own cost per request is CPU too, beside the work's.
+        let cpu = cpu.as_secs_f64() + self.s.design_cpu.as_secs_f64();
         job.wait = wait.as_secs_f64();
         let slot = match self.spare.pop() {
             Some(i) => {
@@ -309,10 +321,8 @@ impl<'a> Sim<'a> {
                 self.slots.len() - 1
             }
         };
-        if !cpu.is_zero() {
-            self.order += 1;
-            let end = self.virtual_now + cpu.as_secs_f64();
-            self.computing.push(Reverse((At(end), self.order, slot)));
+        if cpu > 0.0 {
+            self.cpus.add(slot, cpu, self.now);
         } else if job.wait > 0.0 {
             self.push_wait(slot, self.now + job.wait);
         } else {
@@ -335,6 +345,9 @@ impl<'a> Sim<'a> {
                 self.first_recorded = self.now;
             }
             self.latencies.push(self.now - job.intended);
+            if let Some(k) = self.by_class.get_mut(job.class) {
+                k.push(self.now - job.intended);
+            }
         }
         match self.s.discipline {
             Discipline::Shared | Discipline::PerWorker(_) => {

@@ -5,6 +5,7 @@ use super::*;
 
 fn work(spec: &str) -> Vec<Class> {
     vec![Class {
+        name: String::new(),
         weight: 1.0,
         work: spec.parse().unwrap(),
         cap: Duration::from_secs(10),
@@ -16,6 +17,8 @@ fn setup(discipline: Discipline, workers: usize, rate: f64, spec: &str) -> Setup
         discipline,
         workers,
         cpus: 1,
+        sharing: Sharing::Processor,
+        design_cpu: Duration::ZERO,
         connections: None,
         arrivals: Arrivals::Open { rate, poisson: true },
         classes: work(spec),
@@ -92,9 +95,11 @@ fn one_worker_is_m_m_1_and_per_worker_queues_split_at_random_are_four_of_them() 
 /// about twice the p99 of one shared queue, and a thread per connection has the service's own.
 #[test]
 fn partitioned_queues_wait_longer_than_a_shared_one_and_threads_not_at_all() {
+    // A thread per connection is bounded only by its CPU per request: 10 µs here.
     let with_conns = |d: Discipline| Setup {
         connections: Some(500),
         requests: 100_000,
+        design_cpu: Duration::from_micros(10),
         ..setup(d, 4, 2800.0, "sleep:exp(1ms)")
     };
     let p99 = |d: Discipline| predict(&with_conns(d)).unwrap().p99_us.unwrap();
@@ -225,4 +230,105 @@ fn two_cpus_halve_the_sharing_and_think_time_spaces_a_closed_loop() {
     assert!(two.mean() < one.mean(), "{} {}", two.mean(), one.mean());
     // Two CPUs: at most 1,000 / (1 + 9) ms per connection = 1,000 req/s, nearly reached.
     assert!(within(two.throughput, 1000.0, 12.0), "{}", two.throughput);
+}
+
+/// M/M/1 two ways at ρ = 0.7: FIFO (one worker) and processor sharing (a thread per request on
+/// one CPU). Both have the mean 1 / (μ − λ); FIFO's p99 is ln(100) / (μ − λ), and processor
+/// sharing's tail is longer (a request's time grows with every arrival during it).
+#[test]
+fn processor_sharing_and_fifo_share_their_mean_and_not_their_tail() {
+    let fifo = simulate(&setup(Discipline::Shared, 1, 7000.0, "cpu:exp(100us)")).unwrap();
+    let ps = simulate(&setup(Discipline::PerConnection, 1, 7000.0, "cpu:exp(100us)")).unwrap();
+    let mean = 1.0 / (10_000.0 - 7000.0);
+    assert!(
+        within(fifo.mean(), mean, 5.0) && within(ps.mean(), mean, 5.0),
+        "{} {}",
+        fifo.mean(),
+        ps.mean()
+    );
+    let exact = mm1_sojourn_quantile(7000.0, 10_000.0, 0.99);
+    assert!(
+        within(fifo.percentile(0.99), exact, 5.0),
+        "{} {exact}",
+        fifo.percentile(0.99)
+    );
+    assert!(
+        ps.percentile(0.99) > 1.15 * exact,
+        "PS {} FIFO {exact}",
+        ps.percentile(0.99)
+    );
+}
+
+/// The head-of-line case: 99.5 % of requests 20 µs, 0.5 % 5 ms, 5,000 req/s, a thread per
+/// connection on one CPU. Shared ideally, a short request barely notices a long one; in the
+/// kernel's slices of 1.5 ms it waits for the rest of the long one's slice (measured on this
+/// machine: a short p99 of 1.59 ms; the simulation, which leaves out wake-up preemption, waits
+/// two slices where two long requests overlap, about 2 % of the time). A slice longer than any
+/// request is FIFO.
+#[test]
+fn in_slices_a_short_request_waits_for_a_long_ones_slice() {
+    let classes = |s: &mut Setup| {
+        s.classes = vec![
+            Class {
+                name: "short".into(),
+                weight: 995.0,
+                work: "cpu:20us".parse().unwrap(),
+                cap: Duration::from_secs(1),
+            },
+            Class {
+                name: "long".into(),
+                weight: 5.0,
+                work: "cpu:5ms".parse().unwrap(),
+                cap: Duration::from_secs(1),
+            },
+        ];
+        s.connections = Some(100);
+    };
+    let short_p99 = |sharing: Sharing| {
+        let mut s = setup(Discipline::PerConnection, 1, 5000.0, "cpu:20us");
+        classes(&mut s);
+        s.sharing = sharing;
+        let p = predict(&s).unwrap();
+        assert_eq!(p.classes.len(), 2, "{p:?}");
+        assert_eq!(p.classes[0].name, "short");
+        p.classes[0].p99_us.unwrap()
+    };
+    let ideal = short_p99(Sharing::Processor);
+    let sliced = short_p99(Sharing::Slices(0.0015));
+    let fifo = short_p99(Sharing::Slices(1.0));
+    assert!(ideal < 200.0, "processor sharing: {ideal} µs");
+    assert!((1000.0..3000.0).contains(&sliced), "a slice or two: {sliced} µs");
+    assert!(fifo > 4000.0, "FIFO: behind the whole 5 ms: {fifo} µs");
+}
+
+/// A thread per connection whose work only waits is bounded by nothing but its own CPU per
+/// request: without it there is no prediction ("not modelled"), with 20 µs it is 50,000 req/s.
+#[test]
+fn a_thread_per_connection_is_bounded_by_its_cpu_per_request() {
+    let s = Setup {
+        connections: Some(500),
+        ..setup(Discipline::PerConnection, 1, 2800.0, "sleep:exp(1ms)")
+    };
+    assert!(predict(&s).is_none(), "unbounded: not modelled");
+    let costed = Setup {
+        design_cpu: Duration::from_micros(20),
+        ..s
+    };
+    let p = predict(&costed).unwrap();
+    assert!(within(p.capacity_rps, 50_000.0, 0.01), "{p:?}");
+    assert_eq!(p.design_cpu_us, Some(20.0));
+    // Its latency is the work's plus its CPU: exp(1ms)'s p99 and a little.
+    assert!(within(p.p99_us.unwrap(), 4625.0, 5.0), "{p:?}");
+}
+
+/// The kernel's default slice: 0.75 ms × (1 + log2 of the CPUs, at most 8).
+#[test]
+fn the_default_slice_grows_with_the_log_of_the_cpus_up_to_eight() {
+    let ms = |n: usize| default_slice(n).as_secs_f64() * 1e3;
+    assert_eq!([ms(1), ms(2), ms(4), ms(8), ms(16)], [0.75, 1.5, 2.25, 3.0, 3.0]);
+    let (slice, from) = base_slice();
+    assert!(
+        slice >= Duration::from_micros(100) && !from.is_empty(),
+        "{slice:?} {from}"
+    );
 }

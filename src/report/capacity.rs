@@ -40,7 +40,7 @@ pub(super) fn section(x: &Experiment, cells: &[Cell]) -> String {
         let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
         let predicted: Vec<f64> = of
             .iter()
-            .filter_map(|c| Some(c.figures.predicted?.capacity_rps))
+            .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
             .collect();
         let notes: Vec<String> = of
             .iter()

@@ -366,3 +366,25 @@ pub fn ephemeral_ports() -> Option<usize> {
     let (lo, hi) = (w.next()??, w.next()??);
     (hi >= lo).then(|| hi - lo + 1)
 }
+
+/// The scheduler's base slice in ns, where debugfs exposes it (`sched/base_slice_ns`).
+pub fn base_slice_ns() -> Option<u64> {
+    fs::read_to_string("/sys/kernel/debug/sched/base_slice_ns")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The online CPUs of the machine (`/sys/devices/system/cpu/online`: `0-1`, `0,2-5`).
+pub fn online_cpus() -> Option<usize> {
+    let text = fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    let mut n = 0;
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        n += match part.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().ok()? - a.parse::<usize>().ok()? + 1,
+            None => 1,
+        };
+    }
+    Some(n)
+}

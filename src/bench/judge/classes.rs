@@ -49,6 +49,16 @@ pub(super) fn as_class(c: &Cell, name: &str) -> Cell {
     v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
     v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
     v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
+    // Its prediction is the class's too (none where the simulation kept none for it).
+    v.figures.predicted = c.figures.predicted.as_ref().and_then(|p| {
+        let k = p.classes.iter().find(|k| k.name == name)?;
+        Some(crate::queueing::Prediction {
+            p50_us: k.p50_us,
+            p99_us: k.p99_us,
+            classes: Vec::new(),
+            ..p.clone()
+        })
+    });
     v
 }
 

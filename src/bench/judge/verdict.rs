@@ -176,7 +176,18 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
         if f.metric == P99.name {
             parts.extend(classes::against_service(x, ok, f, &classes));
         }
-        parts.extend(super::against_prediction::sentence(ok, f));
+        // A class's finding is set against the class's own prediction.
+        let view = f.class.as_deref().map(|name| classes::view(ok, name));
+        let seen: Vec<&Cell> = match &view {
+            Some(v) => v.iter().collect(),
+            None => ok.to_vec(),
+        };
+        let aa_pct = aa.filter(|a| a.metric == f.metric).map(|a| a.median_diff_pct);
+        parts.extend(super::against_prediction::sentence(
+            &seen,
+            f,
+            aa_pct.filter(|_| repeats <= 1),
+        ));
     }
     parts
 }

@@ -51,6 +51,11 @@ pub struct Environment {
     /// Whether idle CPUs polled or halted for the run (results before 2026-11-25: halted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_idle: Option<String>,
+    /// The scheduler's slice the predictions share the CPUs in (µs), and where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_slice_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_slice_from: Option<String>,
 }
 
 /// The hosts of a run across hosts.

@@ -1,7 +1,8 @@
 //! One probe judged on what it measured: errors and refusals fail it (the server's), a bound
 //! with too few samples says nothing, a latency miss is the server's unless the client's own
-//! lateness accounts for it, and a target that held is the client's limit only where the client
-//! did not offer the rate ([`ClientLimit`], the one definition).
+//! lateness accounts for it or its CPUs were saturated (it cannot then tell its own delay in
+//! reading from the server's), and a target that held is the client's limit only where the
+//! client did not offer the rate ([`ClientLimit`], the one definition).
 
 use super::{Nothing, Probe, Slo};
 use crate::load::{ClientLimit, Document};
@@ -76,8 +77,9 @@ fn verdict(slo: &Slo, offered: f64, doc: &Document) -> (Option<bool>, Option<Not
             continue;
         }
         let figure = format!("{class}{} {}", b.quantile.name(), fmt_us(v));
-        match ClientLimit::of_miss(v, lag.and_then(|l| b.quantile.of(l)), max) {
-            // A miss the client's lateness does not account for: the server's.
+        let busy = ClientLimit::busy(r.client_cpu_utilization);
+        match ClientLimit::of_miss(v, lag.and_then(|l| b.quantile.of(l)), max).or(busy) {
+            // A miss neither the client's lateness nor its busy CPUs account for: the server's.
             None => return fail(figure),
             Some(c) => client = client.or(Some((c, figure))),
         }

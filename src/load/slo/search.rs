@@ -3,7 +3,8 @@
 //! and the answer is given only where both survived. A re-check that turns an end over moves
 //! the bracket (a low end that fails is a failure, a high end that holds a hold) and the search
 //! goes on, so one spurious hold or failure cannot put the answer outside the bracket it
-//! reports. Each rate's latest judgement counts; a rate held above the lowest failure is not
+//! reports. A probe whose client was the limit is run once more at the same rate; twice is the
+//! client's limit, and the search ends. Each rate's latest judgement counts; a rate held above the lowest failure is not
 //! an end. A probe too short for its target's samples is lengthened, within the time left.
 
 use std::time::{Duration, Instant};
@@ -57,6 +58,11 @@ pub struct Search {
     pub overhead: Duration,
     /// The requests a probe must carry for every bound's samples.
     fewest: f64,
+    /// A probe whose client was the limit, to run once more (a moment's lateness is not the
+    /// client's limit: twice at the same rate is).
+    again: Option<Plan>,
+    /// Rates whose client was the limit once already.
+    client_once: Vec<f64>,
 }
 
 impl Search {
@@ -85,6 +91,8 @@ impl Search {
                 .fold(window, Duration::max),
             overhead,
             fewest: slo.fewest_requests(share),
+            again: None,
+            client_once: Vec::new(),
         }
     }
 
@@ -114,6 +122,7 @@ impl Search {
         let long = self.window * RECHECK;
         let (low, high) = self.bracket();
         let plan = match (low, high) {
+            _ if self.again.is_some() => self.again.take()?,
             (Some(l), Some(h)) if (h.rate - l.rate) / l.rate <= NARROW => match (l.checked, h.checked) {
                 (false, _) => Plan {
                     rate: l.rate,
@@ -201,6 +210,10 @@ impl Search {
                     thousands(plan.rate.round() as u64),
                     p.note.clone().unwrap_or_default()
                 ));
+            }
+            (None, _) if !self.client_once.contains(&plan.rate) => {
+                self.client_once.push(plan.rate);
+                self.again = Some(plan);
             }
             (None, _) => {
                 let sent = p.sent_rps.filter(|s| *s > 0.0).unwrap_or(plan.rate);

@@ -129,6 +129,15 @@ fn environment(env: &Environment) -> String {
             row(k, v.clone());
         }
     }
+    if let (Some(us), Some(from)) = (env.sched_slice_us, &env.sched_slice_from) {
+        row(
+            "sched_slice",
+            format!(
+                "{} ({from}): predictions share the CPUs in it",
+                crate::units::fmt_us(us)
+            ),
+        );
+    }
     row("muxlab_version", env.muxlab_version.clone());
     row("git_revision", env.git_revision.clone());
     h.push_str("</table>\n");
