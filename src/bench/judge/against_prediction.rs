@@ -90,7 +90,9 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
         true => format!("not modelled ({NOT_MODELLED}), mostly {whose}'s"),
         false => format!("their implementations' cost and what is not modelled, mostly {whose}'s"),
     };
-    let said = if predicted - 1.0 <= noise {
+    // The designs predicted equal: within the noise either way.
+    let equal = predicted.max(1.0 / predicted) - 1.0 <= noise;
+    let said = if equal {
         match measured - 1.0 <= noise {
             true => format!(
                 "{predicts}: the queueing predicts no difference, and none beyond the noise was measured ({measured:.2}×; {within})"
@@ -99,6 +101,8 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
         }
     } else if (measured / predicted - 1.0).abs() <= noise {
         format!("{predicts} ({predicted:.2}×), as measured ({measured:.2}×; {within}): the gap is the queueing their designs imply")
+    } else if predicted < 1.0 {
+        format!("{predicts} ({predicted:.2}×: the other way round); the measured {measured:.2}× is {rest} ({within})")
     } else if measured > predicted {
         format!("{predicts} ({predicted:.2}×); the rest of the measured {measured:.2}× is {rest} ({within})")
     } else {
