@@ -29,6 +29,13 @@ pub(super) fn prediction(
     ))
 }
 
+/// The work each request of `x` asks of `entry` on average: (CPU, waiting) in µs; `None`
+/// where no work is known (none, a peer, a load the simulation does not take).
+pub(super) fn work_means(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<(f64, f64)> {
+    let (all, cpu) = setup_of(x, entry, connections, cpus)?.means();
+    Some((cpu * 1e6, (all - cpu) * 1e6))
+}
+
 /// `setup` with the design's own CPU per request: what was measured per request less the
 /// work's mean CPU (never below zero).
 fn with_design_cpu(mut setup: Setup, measured_cpu_us: Option<f64>) -> Setup {

@@ -19,7 +19,7 @@ use crate::bench::record::{counters, figures, Samples};
 use crate::bench::record::{Cell, CellStatus};
 use crate::load::{Document, Line, Said};
 use crate::sys;
-use crate::sys::procfs::ProcSample;
+use crate::sys::procfs::{CpuTimes, ProcSample};
 use crate::units::{AddrRange, CpuList};
 
 /// How a baseline target's label ends.
@@ -189,7 +189,12 @@ impl Standing {
         let mut tcp_peak = tcp_base;
         let args = load_args(x, up.server.addr, at.conns, place, at.number);
         let harness = harness_cpus(place);
-        let measured = run_load(x, args, harness.as_deref(), stop_flag, &mut up.sampler, |s, tcp| {
+        let cpus = local_server_cpus(place);
+        let on = Cpus {
+            harness: harness.as_deref(),
+            server: cpus.as_deref(),
+        };
+        let measured = run_load(x, args, on, stop_flag, &mut up.sampler, |s, tcp| {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
             tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
@@ -209,9 +214,21 @@ impl Standing {
             begin: &w.begin,
             end: &w.end,
             span: w.span,
+            cpus: w.cpus,
         };
         cell.figures = figures(&w.doc, &samples, up.watched.then_some(cpu_source).flatten());
         cell.figures.steal_pct = w.steal_pct;
+        if let Some(why) = cell.figures.why.as_mut() {
+            why.server_cpus = cpus.as_ref().map(Vec::len);
+            let work = self
+                .entry
+                .as_deref()
+                .and_then(|e| super::predicted::work_means(x, e, at.conns, &place.server_cpus));
+            why.work_cpu_us = work.map(|w| w.0);
+            why.work_sleep_us = work.map(|w| w.1);
+            why.connections = at.conns;
+            why.closed_no_think = x.load.rate.is_none() && x.load.think.is_none() && x.load.slo.is_none();
+        }
         cell.figures.predicted = self.entry.as_deref().and_then(|e| {
             super::predicted::prediction(x, e, at.conns, &place.server_cpus, cell.figures.server_cpu_us_per_req)
         });
@@ -272,6 +289,16 @@ struct Window {
     end: ProcSample,
     span: Duration,
     steal_pct: Option<f64>,
+    /// The server's CPUs' times at the two ends.
+    cpus: Option<(CpuTimes, CpuTimes)>,
+}
+
+/// Where the harness samples from, and the server's CPUs whose times it reads at the window's
+/// ends (each `None` where it does not apply).
+#[derive(Clone, Copy)]
+struct Cpus<'a> {
+    harness: Option<&'a [usize]>,
+    server: Option<&'a [usize]>,
 }
 
 type Measured = Result<Window, Error>;
@@ -285,6 +312,8 @@ struct Mark {
     at: Instant,
     /// The machine's steal and total CPU time then (`/proc/stat`), where readable.
     steal: Option<(u64, u64)>,
+    /// The server's CPUs' times then.
+    cpus: Option<CpuTimes>,
 }
 
 /// How long before the window closes its end is sampled (a quarter of the window at most).
@@ -295,12 +324,19 @@ const END_EARLY: Duration = Duration::from_millis(300);
 /// on the client's CPU delayed the client, and that lateness was charged to the probe. `None`
 /// (where it was): a server on another host, or sharing the client's CPUs.
 fn harness_cpus(place: &Placement) -> Option<Vec<usize>> {
+    let server = local_server_cpus(place)?;
+    let client = crate::units::parse_cpus(&place.client_cpus).ok()?;
+    server.iter().all(|c| !client.contains(c)).then_some(server)
+}
+
+/// The server's CPUs where they are this machine's (`None`: on another host, or no list).
+fn local_server_cpus(place: &Placement) -> Option<Vec<usize>> {
     if place.remote_server() {
         return None;
     }
-    let server = crate::units::parse_cpus(&place.server_cpus).ok()?;
-    let client = crate::units::parse_cpus(&place.client_cpus).ok()?;
-    (!server.is_empty() && server.iter().all(|c| !client.contains(c))).then_some(server)
+    crate::units::parse_cpus(&place.server_cpus)
+        .ok()
+        .filter(|c| !c.is_empty())
 }
 
 /// Runs the load child, sampling the server tree every 50 ms (from `harness` CPUs, where
@@ -308,7 +344,7 @@ fn harness_cpus(place: &Placement) -> Option<Vec<usize>> {
 fn run_load(
     x: &Experiment,
     args: Vec<String>,
-    harness: Option<&[usize]>,
+    on: Cpus,
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
     mut on_sample: impl FnMut(&ProcSample, Option<u64>),
@@ -322,7 +358,7 @@ fn run_load(
             .map_err(|e| Error::Cell(format!("starting the load generator: {e}")))?,
     );
     // Moved after the spawn: the load starts where this thread was and pins itself.
-    let _pinned = harness.and_then(|cpus| sys::affinity::Pinned::to(cpus).ok());
+    let _pinned = on.harness.and_then(|cpus| sys::affinity::Pinned::to(cpus).ok());
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).
@@ -338,7 +374,7 @@ fn run_load(
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
         }
     }
-    let (begin, end) = sample_window(x, &mut child, stop_flag, sampler, &mut on_sample)?;
+    let (begin, end) = sample_window(x, &mut child, stop_flag, sampler, on.server, &mut on_sample)?;
     for l in drain(&out) {
         if let Said::Document(d) = Line::read(&l) {
             doc = Some(d);
@@ -362,18 +398,21 @@ fn run_load(
         end: end.sample,
         span,
         steal_pct: steal,
+        cpus: begin.cpus.zip(end.cpus),
     })
 }
 
 /// One end of the window: a sample with every thread's context switches (a file per thread:
 /// with 15,000 threads that takes a while), stamped when the CPU times are read, at its start.
-fn mark(sampler: &mut Sampler) -> Result<Mark, Error> {
+fn mark(sampler: &mut Sampler, server: Option<&[usize]>) -> Result<Mark, Error> {
     let at = Instant::now();
     let steal = sys::procfs::steal_and_total();
+    let cpus = server.and_then(sys::procfs::cpu_times);
     Ok(Mark {
         sample: sampler.all()?,
         at,
         steal,
+        cpus,
     })
 }
 
@@ -386,11 +425,12 @@ fn sample_window(
     child: &mut Owned,
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
+    server: Option<&[usize]>,
     on_sample: &mut impl FnMut(&ProcSample, Option<u64>),
 ) -> Result<(Mark, Mark), Error> {
     let warm_end = Instant::now() + x.warmup();
     let mut begin = if x.warmup().is_zero() {
-        Some(mark(sampler)?)
+        Some(mark(sampler, server)?)
     } else {
         None
     };
@@ -408,7 +448,7 @@ fn sample_window(
         let s = sampler.tree()?;
         on_sample(&s, sampler.tcp_pages());
         if begin.is_none() && Instant::now() >= warm_end {
-            let b = mark(sampler)?;
+            let b = mark(sampler, server)?;
             // The end's scan must finish before the connections close: start it earlier by
             // twice what this one took (a quarter of the window at most).
             let cost = b.at.elapsed() * 2;
@@ -418,7 +458,7 @@ fn sample_window(
             begin = Some(b);
         }
         if end.is_none() && window_end.is_some_and(|w| Instant::now() >= w) {
-            end = Some(mark(sampler)?);
+            end = Some(mark(sampler, server)?);
         }
         if stop_flag.load(Ordering::Relaxed) != 0 && !signalled {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
@@ -427,7 +467,7 @@ fn sample_window(
     }
     let end = match end {
         Some(e) => e,
-        None => mark(sampler)?,
+        None => mark(sampler, server)?,
     };
     Ok((begin.unwrap_or(end), end))
 }

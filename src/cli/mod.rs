@@ -107,6 +107,23 @@ pub enum Command {
     ///   muxlab advise --work 'cpu:hist:measured.hgrm' --print-scenario > mine.toml
     #[command(verbatim_doc_comment)]
     Advise(crate::advise::AdviseArgs),
+    /// Where each cell's time went: what bound it (client, server-cpu, server-kernel,
+    /// server-waiting, interference, offered or unclear, with the figures that decided it) and
+    /// its mean latency in named parts per request (the work's CPU and waiting, the design's
+    /// own CPU, run-queue wait, waiting inside the server, outside it, and what is left),
+    /// beside its prediction. Worked out from DIR/results.json alone.
+    ///
+    /// Examples:
+    ///   muxlab explain results/head-of-line-20261125-224319
+    ///   muxlab explain results/quick-20261125-120000 --json
+    #[command(verbatim_doc_comment)]
+    Explain {
+        /// A directory written by muxlab bench (holding results.json).
+        dir: std::path::PathBuf,
+        /// Print the cards as JSON (one array).
+        #[arg(long)]
+        json: bool,
+    },
     /// Rebuild report.html from a results directory; with two, compare them.
     ///
     /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
@@ -251,6 +268,19 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(args) => run_bench(&args)?,
         Command::Predict(args) => print!("{}", crate::queueing::command::run(&args)?),
         Command::Advise(args) => run_advise(&args)?,
+        Command::Explain { dir, json } => {
+            let results = crate::bench::read(&dir)?;
+            let cards: Vec<_> = results.cells.iter().filter_map(crate::bench::judge::card::of).collect();
+            match json {
+                true => println!("{}", serde_json::to_string_pretty(&cards)?),
+                false if cards.is_empty() => println!("no cell of {} has server figures to explain", dir.display()),
+                false => {
+                    for c in &cards {
+                        println!("{}", c.text());
+                    }
+                }
+            }
+        }
         Command::Report { dirs } => match dirs.as_slice() {
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());

@@ -256,6 +256,7 @@ impl RingLoop<'_> {
             self.ring.wait(tick, batch).map_err(io_err("io_uring_enter"))?;
             self.ring.completions(&mut cqes);
             self.now = Instant::now();
+            w.learned(self.now);
             last_batch = cqes.len().clamp(1, BATCH_MAX);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, cqes.len() as u64);

@@ -106,6 +106,9 @@ pub struct Setup {
 pub struct Prediction {
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
+    /// The mean latency (µs), which the explain card sets the measured mean against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_us: Option<f64>,
     /// The highest rate the design serves with this work: all its servers (or CPUs) busy.
     pub capacity_rps: f64,
     /// In a closed loop, the throughput the loop reaches; in an open one, the offered rate
@@ -229,6 +232,7 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
     let base = Prediction {
         p50_us: None,
         p99_us: None,
+        mean_us: None,
         capacity_rps: capacity,
         throughput_rps: capacity,
         classes: Vec::new(),
@@ -284,6 +288,7 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
     Some(Prediction {
         p50_us: Some(med(&|r| r.percentile(0.50)) * 1e6),
         p99_us: Some(med(&|r| r.percentile(0.99)) * 1e6),
+        mean_us: Some(med(&|r| r.mean()) * 1e6),
         throughput_rps: med(&|r| r.throughput),
         classes,
         ..base

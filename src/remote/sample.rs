@@ -59,6 +59,7 @@ impl SampleLine {
             involuntary_switches: self.involuntary_switches,
             reaped_children: Duration::from_nanos(self.reaped_children_ns),
             thread_set: self.thread_set,
+            ..ProcSample::default()
         }
     }
 }

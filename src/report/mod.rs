@@ -1,6 +1,7 @@
 //! `report`: terminal tables, and the self-contained HTML report with SVG charts.
 
 mod capacity;
+mod cards;
 mod charts;
 mod classes;
 pub(crate) mod compare;

@@ -44,6 +44,10 @@ pub fn row(c: &Cell) -> String {
     if f.client_bound {
         notes.push("client-bound".into());
     }
+    if let Some(b) = crate::bench::judge::bound::of(c).filter(|b| b.bound != crate::bench::judge::bound::Bound::Client)
+    {
+        notes.push(format!("bound by {}", b.bound.name()));
+    }
     if let Some(st) = f.steal_pct.filter(|s| *s > STEAL_SHOWN) {
         notes.push(format!("steal {st:.1}%"));
     }

@@ -5,9 +5,11 @@
 //! Contract: one server per process. `serve` builds one `Ctx` and leaks it, so it is
 //! `'static`: threads, forked workers and tokio tasks all hold plain `&'static Ctx` references.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::classes::Classes;
 use super::config::Config;
@@ -170,14 +172,32 @@ impl<'a> Worker<'a> {
         self.counters.add(Counter::BytesIn, data.len() as u64);
         let cfg = &self.ctx.cfg;
         let was_holding = session.holding();
+        let entered = Instant::now();
+        let learned = learned_at().unwrap_or(entered);
         let mut hook = Hook {
             w: *self,
             send,
             work: !cfg.work.is_none() || cfg.work_from_request,
             bound,
+            entered,
+            waited: Duration::ZERO,
         };
         let fed = session.feed_each(data, out, &mut hook);
         self.counters.add(Counter::Requests, fed.requests);
+        if fed.requests > 0 {
+            // Each request of this feed resided from when its input was known to its end (at
+            // most the feed's end), and waited from then to the feed's start (behind the
+            // wake-up's earlier connections), and before its own work (behind this read's
+            // earlier requests' work).
+            let n = fed.requests;
+            let resided = Instant::now().saturating_duration_since(learned);
+            let before = entered.saturating_duration_since(learned);
+            self.counters.add(Counter::ResidenceNs, resided.as_nanos() as u64 * n);
+            self.counters.add(
+                Counter::WaitInsideNs,
+                before.as_nanos() as u64 * n + hook.waited.as_nanos() as u64,
+            );
+        }
         if session.holding() && !was_holding {
             self.counters.add(Counter::OutputPaused, 1);
         }
@@ -212,6 +232,13 @@ impl<'a> Worker<'a> {
         );
     }
 
+    /// This thread's loop learned of the input it handles next at `at` (its wait returned):
+    /// what the requests' time in the server counts from.
+    #[inline]
+    pub fn learned(&self, at: Instant) {
+        LEARNED.with(|l| l.set(Some(at)));
+    }
+
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.
     #[inline]
     pub fn flush_syscalls(&self) {
@@ -219,13 +246,27 @@ impl<'a> Worker<'a> {
     }
 }
 
+thread_local! {
+    /// When this thread's loop learned of the input it is handling: the return of its wait
+    /// (set by the event loops and uring after each wait), `None` where the read's own return
+    /// is that moment (blocking models).
+    static LEARNED: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+fn learned_at() -> Option<Instant> {
+    LEARNED.with(Cell::get)
+}
+
 /// The hook every model gives its sessions ([`Worker::on_input`]): each request's work, and
-/// the room `--max-output` leaves.
+/// the room `--max-output` leaves; it keeps how long requests waited before their work.
 struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
     w: Worker<'w>,
     send: &'a mut S,
     work: bool,
     bound: usize,
+    /// When the feed began, and what its requests waited for their work since then, summed.
+    entered: Instant,
+    waited: Duration,
 }
 
 impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
@@ -236,6 +277,7 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         }
         // Each request's work runs right before its own response is written.
         (self.send)(out);
+        self.waited += self.entered.elapsed();
         super::per_request::each(self.w, req)
     }
 

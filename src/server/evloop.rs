@@ -115,6 +115,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             .wait(&mut ready, TICK)
             .map_err(io_err("waiting for events"))?;
         self.now = Instant::now();
+        self.w.learned(self.now);
         self.w.count(Counter::Loops, 1);
         self.w.count(Counter::Events, examined as u64);
         for &token in &ready {

@@ -25,6 +25,21 @@ pub struct ProcSample {
     /// two equal fingerprints mean the same threads lived at both readings, so their context
     /// switches cover everything between.
     pub thread_set: Option<u64>,
+    /// User and system CPU time of the live processes, in clock ticks (their threads' summed).
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    /// The scheduler's view of every live thread (`/proc/PID/task/TID/schedstat`), summed: time
+    /// on a CPU, time runnable but waiting for one (ns), and slices run; read by
+    /// [`sample_tree_all_threads`] only (`None`: not read, or the kernel keeps no schedstats).
+    pub sched: Option<Sched>,
+}
+
+/// What the scheduler says of a set of threads (schedstat), summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sched {
+    pub run_ns: u64,
+    pub wait_ns: u64,
+    pub slices: u64,
 }
 
 impl ProcSample {
@@ -74,6 +89,8 @@ pub fn sample(pid: i32) -> io::Result<ProcSample> {
         threads: num(17),
         rss: num(21) * 4096,
         reaped_children: Duration::from_secs_f64((num(13) + num(14)) as f64 / hz),
+        user_ticks: num(11),
+        system_ticks: num(12),
         ..Default::default()
     };
     if let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) {
@@ -104,8 +121,9 @@ pub fn children(pid: i32) -> Vec<i32> {
 }
 
 /// Context switches (voluntary, involuntary) of every live thread of `pid`, and their thread
-/// ids (pushed to `tids`); /proc/PID/status alone counts only the main thread's.
-pub fn thread_switches(pid: i32, tids: &mut Vec<i32>) -> (u64, u64) {
+/// ids (pushed to `tids`); /proc/PID/status alone counts only the main thread's. Their
+/// schedstats are added to `sched` (left `None` where a thread has none).
+pub fn thread_switches(pid: i32, tids: &mut Vec<i32>, sched: &mut Option<Sched>) -> (u64, u64) {
     let mut total = (0, 0);
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return total;
@@ -116,6 +134,18 @@ pub fn thread_switches(pid: i32, tids: &mut Vec<i32>) -> (u64, u64) {
         };
         let Ok(status) = fs::read_to_string(t.path().join("status")) else {
             continue;
+        };
+        let read = fs::read_to_string(t.path().join("schedstat")).ok().and_then(|text| {
+            let f: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            (f.len() >= 3).then(|| (f[0], f[1], f[2]))
+        });
+        *sched = match (*sched, read) {
+            (Some(s), Some((run, wait, slices))) => Some(Sched {
+                run_ns: s.run_ns + run,
+                wait_ns: s.wait_ns + wait,
+                slices: s.slices + slices,
+            }),
+            _ => None,
         };
         for line in status.lines() {
             let v = || {
@@ -175,8 +205,9 @@ pub fn sample_tree_all_threads(pid: i32) -> io::Result<ProcSample> {
     let (mut vol, mut invol) = (0, 0);
     let mut tids = Vec::new();
     let mut pss_sum = Some(0);
+    let mut sched = Some(Sched::default());
     for p in tree(pid) {
-        let (v, i) = thread_switches(p, &mut tids);
+        let (v, i) = thread_switches(p, &mut tids, &mut sched);
         vol += v;
         invol += i;
         pss_sum = pss_sum.and_then(|sum| pss(p).ok().map(|x| sum + x));
@@ -185,6 +216,7 @@ pub fn sample_tree_all_threads(pid: i32) -> io::Result<ProcSample> {
     total.involuntary_switches = invol;
     total.pss = pss_sum;
     total.thread_set = Some(fingerprint(&mut tids));
+    total.sched = sched;
     Ok(total)
 }
 
@@ -211,6 +243,8 @@ pub fn sample_tree(pid: i32) -> io::Result<ProcSample> {
             total.rss += s.rss;
             total.voluntary_switches += s.voluntary_switches;
             total.involuntary_switches += s.involuntary_switches;
+            total.user_ticks += s.user_ticks;
+            total.system_ticks += s.system_ticks;
         }
     }
     Ok(total)
@@ -387,4 +421,37 @@ pub fn online_cpus() -> Option<usize> {
         };
     }
     Some(n)
+}
+
+/// Time of some CPUs so far (their `cpuN` lines of /proc/stat, in clock ticks): busy (all but
+/// idle and iowait), of which softirq and steal, and the total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub busy: u64,
+    pub softirq: u64,
+    pub steal: u64,
+    pub total: u64,
+}
+
+/// [`CpuTimes`] of `cpus`, summed (`None`: /proc/stat unreadable, or a CPU not in it).
+pub fn cpu_times(cpus: &[usize]) -> Option<CpuTimes> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let mut t = CpuTimes::default();
+    for &cpu in cpus {
+        let name = format!("cpu{cpu} ");
+        let line = text.lines().find(|l| l.starts_with(&name))?;
+        let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+        // user nice system idle iowait irq softirq steal
+        let total: u64 = f.iter().take(8).sum();
+        t.total += total;
+        t.busy += total - f.get(3)? - f.get(4)?;
+        t.softirq += f.get(6)?;
+        t.steal += f.get(7)?;
+    }
+    Some(t)
+}
+
+/// Clock ticks per second (for /proc's tick counts).
+pub fn ticks_per_second() -> f64 {
+    ticks()
 }

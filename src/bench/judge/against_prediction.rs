@@ -124,6 +124,7 @@ mod tests {
         c.figures.predicted = predicted.map(|p| Prediction {
             p50_us: Some(p / 3.0),
             p99_us: Some(p),
+            mean_us: None,
             capacity_rps: 4000.0,
             throughput_rps: 2800.0,
             classes: Vec::new(),

@@ -19,6 +19,9 @@ pub enum Unranked {
     /// Under what the measurement resolves (memory: under a page over all the connections):
     /// no ratio can be taken of it, though it is still the least of the values beside it.
     Unresolved,
+    /// The cell was bound by something other than the server (the client, or another task on
+    /// its CPUs: `judge::bound`): its throughput and latency are not the server's.
+    NotTheServer,
 }
 
 /// A figure of a cell that targets are compared on.
@@ -64,9 +67,20 @@ fn always(_: &Cell, _: f64) -> Option<Unranked> {
     None
 }
 
-/// A latency of a cell that starved connections covers only the served ones.
-fn latency_rule(c: &Cell, _: f64) -> Option<Unranked> {
-    (c.figures.starved_conns > 0).then_some(Unranked::Starved)
+/// A latency of a cell that starved connections covers only the served ones; one bound by
+/// the client or by another task is not the server's.
+fn latency_rule(c: &Cell, v: f64) -> Option<Unranked> {
+    match c.figures.starved_conns > 0 {
+        true => Some(Unranked::Starved),
+        false => server_rule(c, v),
+    }
+}
+
+/// A throughput or latency of a cell the server did not bound (`judge::bound`) is not ranked.
+fn server_rule(c: &Cell, _: f64) -> Option<Unranked> {
+    super::bound::of(c)
+        .filter(|b| !b.bound.speaks_for_the_server())
+        .map(|_| Unranked::NotTheServer)
 }
 
 pub const THROUGHPUT: Metric = Metric {
@@ -76,7 +90,7 @@ pub const THROUGHPUT: Metric = Metric {
     largest_only: false,
     read: |c| positive(c.figures.throughput_rps),
     predicted: none,
-    unranked: always,
+    unranked: server_rule,
     show: rate,
     whole: whole_rate,
 };
@@ -276,6 +290,23 @@ mod tests {
         // Not measured is not a value, least of all 0.
         c.figures.p99_us = 0.0;
         assert_eq!(P99.value(&c), None);
+    }
+
+    /// A cell the client bound (its CPUs busy) says nothing of the server's throughput or
+    /// latency: measured, not ranked (before: ranked, and counted in a sentence).
+    #[test]
+    fn a_cell_the_client_bound_is_not_ranked_on_throughput_or_latency() {
+        let mut c = Cell::new("e", "t", 10, 0);
+        c.figures.p99_us = 900.0;
+        c.figures.throughput_rps = 1000.0;
+        c.figures.server_cpu_us_per_req = Some(20.0);
+        c.figures.why = Some(crate::bench::record::Why::default());
+        assert_eq!(THROUGHPUT.ranked(&c), Some(1000.0));
+        c.figures.client_bound = true;
+        assert_eq!(THROUGHPUT.unranked(&c), Some(Unranked::NotTheServer));
+        assert_eq!((THROUGHPUT.ranked(&c), P99.ranked(&c)), (None, None));
+        assert_eq!(P99.value(&c), Some(900.0), "still measured");
+        assert_eq!(CPU.ranked(&c), Some(20.0), "its CPU per request is the server's own");
     }
 
     #[test]

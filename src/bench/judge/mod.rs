@@ -4,13 +4,16 @@
 //! experiment's verdict, with the *why* from the counters (`reasons`), the A/A figure (`aa`),
 //! the request classes (`classes`), the shapes the scenario promises (`expect`), the
 //! prediction beside the measurement (`against_prediction`) and, across experiments, the
-//! shapes of one load (`shapes`).
+//! shapes of one load (`shapes`); per cell, what bound it (`bound`) and where its requests'
+//! time went (`card`).
 //!
 //! A new metric goes in `metric`, a new verdict rule in `verdict` (or a file of its own beside
 //! it), a new figure in `bench::record`. The judge reads the record and never runs anything.
 
 mod aa;
 mod against_prediction;
+pub mod bound;
+pub mod card;
 mod classes;
 pub mod expect;
 pub mod finding;

@@ -188,6 +188,9 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
             f,
             aa_pct.filter(|_| repeats <= 1),
         ));
+        if f.metric == P99.name && f.class.is_none() {
+            parts.extend(super::card::why_gap(ok, &f.best, &f.runner_up, f.connections));
+        }
     }
     parts
 }

@@ -70,6 +70,9 @@ pub struct Figures {
     /// Per request class of the load (`mix`), in its order; empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassFigure>,
+    /// Where the time went, as raw figures (`bench::judge::card` works the card out of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<super::why::Why>,
 }
 
 /// What one request class measured in a cell.

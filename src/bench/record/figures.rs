@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use super::cell::{ClassFigure, CpuSource, Figures};
+use super::why::Why;
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
-use crate::sys::procfs::ProcSample;
+use crate::sys::procfs::{CpuTimes, ProcSample};
 
 /// The server tree's samples a cell's figures come from.
 pub(in crate::bench) struct Samples<'a> {
@@ -18,6 +19,8 @@ pub(in crate::bench) struct Samples<'a> {
     pub begin: &'a ProcSample,
     pub end: &'a ProcSample,
     pub span: Duration,
+    /// The server's CPUs at the window's ends (where they are this machine's).
+    pub cpus: Option<(CpuTimes, CpuTimes)>,
 }
 
 /// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
@@ -75,6 +78,7 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         steal_pct: None,
         predicted: None,
         capacity: None,
+        why: watched.then(|| why(doc, s, scale)),
         classes: doc
             .config
             .classes
@@ -96,6 +100,39 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
     }
 }
 
+/// Where the time went, as measured at the window's two edges.
+fn why(doc: &Document, s: &Samples, scale: f64) -> Why {
+    let r = &doc.results;
+    let hz = crate::sys::procfs::ticks_per_second();
+    let ticks = |a: u64, b: u64| Some(b.saturating_sub(a) as f64 / hz * scale);
+    let sched = match (s.begin.sched, s.end.sched) {
+        // Over the window only if the same threads lived at both ends.
+        (Some(a), Some(b)) if s.begin.thread_set.is_some() && s.begin.thread_set == s.end.thread_set => Some((a, b)),
+        _ => None,
+    };
+    let open = r.open_loop.as_ref();
+    let cpus = s.cpus.filter(|(a, b)| b.total > a.total);
+    let of_cpus = |f: fn(&CpuTimes) -> u64| cpus.and_then(|(a, b)| ticks(f(&a), f(&b)));
+    Why {
+        latency_mean_us: r.latency_us.mean,
+        open_loop: open.is_some(),
+        offered_completed: open.and_then(|o| {
+            let (scheduled, missing) = (o.scheduled?, o.not_completed?);
+            Some(missing as f64 <= scheduled as f64 * (1.0 - crate::load::limit::COMPLETED_SHARE))
+        }),
+        on_cpu_s: sched.map(|(a, b)| b.run_ns.saturating_sub(a.run_ns) as f64 / 1e9 * scale),
+        runq_wait_s: sched.map(|(a, b)| b.wait_ns.saturating_sub(a.wait_ns) as f64 / 1e9 * scale),
+        slices: sched.map(|(a, b)| (b.slices.saturating_sub(a.slices) as f64 * scale) as u64),
+        user_s: ticks(s.begin.user_ticks, s.end.user_ticks),
+        system_s: ticks(s.begin.system_ticks, s.end.system_ticks),
+        cpus_busy_s: of_cpus(|c| c.busy),
+        cpus_softirq_s: of_cpus(|c| c.softirq),
+        cpus_steal_s: of_cpus(|c| c.steal),
+        cpus_total_s: of_cpus(|c| c.total),
+        ..Why::default()
+    }
+}
+
 /// The figures that come from the server's counters (its stats line when it stops).
 pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
     let total = |c: Counter| stats.totals.get(c);
@@ -112,6 +149,16 @@ pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
     f.useful_ratio = ratio(total(Counter::Useful), total(Counter::Events));
     f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
     f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
+    if let Some(w) = f.why.as_mut() {
+        w.server_requests = total(Counter::Requests);
+        w.residence_ns = total(Counter::ResidenceNs);
+        w.wait_inside_ns = total(Counter::WaitInsideNs);
+        let (most, fewest) = (per_worker.iter().max(), per_worker.iter().min());
+        w.imbalance = match (most, fewest) {
+            (Some(&m), Some(&f)) if per_worker.len() > 1 && f > 0 => Some(m as f64 / f as f64),
+            _ => None,
+        };
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +183,7 @@ mod tests {
             begin,
             end,
             span: Duration::from_secs(1),
+            cpus: None,
         }
     }
 

@@ -257,12 +257,13 @@ fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String {
     let mut h = String::from(
         "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
          <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
-         <th colspan=\"4\">counters</th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
+         <th colspan=\"4\">counters</th><th></th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
          <th title=\"median of the repeats; below: their range\">req/s</th><th>p50</th><th>p99</th><th>p99.9</th>\
          <th title=\"server CPU per request\">µs/req</th><th>CPU</th><th>KiB/conn</th><th>CPU</th>\
          <th>conns</th><th>workers</th><th title=\"useful events / events examined\">useful</th><th>syscalls/req</th>\
          <th title=\"context switches per request\">cs/req</th>\
-         <th title=\"lost accept races per accepted connection\">lost races</th><th class=\"l\">notes</th></tr>\n",
+         <th title=\"lost accept races per accepted connection\">lost races</th>\
+         <th class=\"l\" title=\"what bound the cell: muxlab explain says why\">bound by</th><th class=\"l\">notes</th></tr>\n",
     );
     for s in summary {
         let c = &s.cell;
@@ -279,8 +280,11 @@ fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String {
             };
             h.push_str(&format!("<td{class}>{text}</td>"));
         }
+        let by = crate::bench::judge::bound::of(c);
         h.push_str(&format!(
-            "<td class=\"l{}\">{}</td></tr>\n",
+            "<td class=\"l\" title=\"{}\">{}</td><td class=\"l{}\">{}</td></tr>\n",
+            esc(by.as_ref().map_or("", |b| b.evidence.as_str())),
+            by.as_ref().map_or("–", |b| b.bound.name()),
             if c.ok() { "" } else { " bad" },
             esc(&notes(c).join(", "))
         ));
@@ -378,6 +382,7 @@ fn experiment(x: &Experiment, cells: &[Cell]) -> String {
     }
     h.push_str(&super::capacity::section(x, cells));
     h.push_str(&super::classes::section(&summary, cells));
+    h.push_str(&super::cards::section(cells));
     h.push_str("<div class=\"charts\">\n");
     h.push_str(&plots::charts(x, &summary));
     h.push_str("</div>\n");

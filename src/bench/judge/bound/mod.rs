@@ -1,0 +1,157 @@
+//! What bound a cell: one label with its evidence, decided from the cell's own figures by named
+//! thresholds, in this order — the client, another task on the server's CPUs, the server's
+//! CPUs, the offered rate, the server waiting on something other than the CPU — and `unclear`
+//! where none fits, never a guess.
+
+use serde::Serialize;
+
+use crate::bench::record::Cell;
+
+/// The server used at least this share of its CPUs: they were the limit (a loop at 90 % has
+/// work waiting for the CPU in every burst).
+pub const SATURATED: f64 = 0.90;
+
+/// The server used under this share of its CPUs while requests took more than [`WAITED`] times
+/// its CPU per request: they waited on something else (a blocking call, a lock, a full pool).
+pub const IDLE: f64 = 0.50;
+
+/// Latency over this many times the CPU per request is time not spent computing.
+pub const WAITED: f64 = 2.0;
+
+/// Steal over this share of the server CPUs' time: the hypervisor ran something else.
+pub const STEAL: f64 = 0.05;
+
+/// Other tasks' time on the server's CPUs over this share of it: they shared the CPUs.
+pub const OTHERS: f64 = 0.10;
+
+/// A closed loop whose client spends at least this share of each request's cycle
+/// (connections ÷ throughput) outside the measured latency: its own turnaround paced it.
+pub const TURNAROUND: f64 = 0.5;
+
+/// What bound a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bound {
+    Client,
+    Interference,
+    ServerCpu,
+    ServerKernel,
+    Offered,
+    ServerWaiting,
+    Unclear,
+}
+
+impl Bound {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Client => "client",
+            Bound::Interference => "interference",
+            Bound::ServerCpu => "server-cpu",
+            Bound::ServerKernel => "server-kernel",
+            Bound::Offered => "offered",
+            Bound::ServerWaiting => "server-waiting",
+            Bound::Unclear => "unclear",
+        }
+    }
+
+    /// Whether a cell so bound says something of the server's throughput and latency.
+    pub fn speaks_for_the_server(self) -> bool {
+        !matches!(self, Bound::Client | Bound::Interference)
+    }
+}
+
+/// The label and the figures that decided it, in words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundBy {
+    pub bound: Bound,
+    pub evidence: String,
+}
+
+/// What bound cell `c` (`None`: no server figures to say it from, as for a peer sampled nowhere).
+pub fn of(c: &Cell) -> Option<BoundBy> {
+    let f = &c.figures;
+    let w = f.why.as_ref()?;
+    let by = |bound, evidence: String| Some(BoundBy { bound, evidence });
+    if f.client_bound {
+        return by(
+            Bound::Client,
+            format!("the client's CPUs {:.0}% busy", f.client_cpu_util * 100.0),
+        );
+    }
+    // Little's law in a closed loop: each connection's cycle is conns ÷ throughput; what the
+    // latency does not cover is the client's own turnaround.
+    if let (true, Some(mean)) = (w.closed_no_think && f.throughput_rps > 0.0, w.latency_mean_us) {
+        let cycle = w.connections as f64 / f.throughput_rps * 1e6;
+        let turnaround = cycle - mean;
+        if turnaround >= TURNAROUND * cycle {
+            return by(
+                Bound::Client,
+                format!("the client's own turnaround {turnaround:.0} µs of each {cycle:.0} µs cycle (Little's law)"),
+            );
+        }
+    }
+    if let (Some(total), Some(busy)) = (w.cpus_total_s, w.cpus_busy_s) {
+        let steal = w.cpus_steal_s.unwrap_or(0.0) / total;
+        if steal > STEAL {
+            return by(
+                Bound::Interference,
+                format!("steal {:.0}% of the server CPUs' time", steal * 100.0),
+            );
+        }
+        // The window's length in CPU-seconds is `total`; the server's own share of it is its
+        // CPU use (cores × the window), the rest of the busy time is other tasks'.
+        let window_s = total / w.server_cpus.unwrap_or(1).max(1) as f64;
+        let own = f.server_cpu_cores.map_or(0.0, |cores| cores * window_s);
+        let others = (busy - own).max(0.0) / total;
+        if others > OTHERS {
+            return by(
+                Bound::Interference,
+                format!("other tasks used {:.0}% of the server CPUs", others * 100.0),
+            );
+        }
+    }
+    let used = f
+        .server_cpu_cores
+        .zip(w.server_cpus)
+        .map(|(cores, n)| cores / n.max(1) as f64);
+    if let Some(u) = used.filter(|u| *u >= SATURATED) {
+        let (user, system) = (w.user_s.unwrap_or(0.0), w.system_s.unwrap_or(0.0));
+        let (bound, share) = match system > user {
+            true => (
+                Bound::ServerKernel,
+                format!("system time {:.0}% of it", system / (user + system) * 100.0),
+            ),
+            false => (
+                Bound::ServerCpu,
+                format!("user time {:.0}% of it", user / (user + system).max(1e-12) * 100.0),
+            ),
+        };
+        return by(bound, format!("the server used {:.0}% of its CPUs, {share}", u * 100.0));
+    }
+    if w.open_loop && w.offered_completed == Some(true) {
+        return by(
+            Bound::Offered,
+            format!(
+                "an open loop that completed what it scheduled, the server at {}",
+                used.map_or("–".into(), |u| format!("{:.0}% of its CPUs", u * 100.0))
+            ),
+        );
+    }
+    if let (Some(u), Some(cpu), Some(mean)) = (used, f.server_cpu_us_per_req, w.latency_mean_us) {
+        if u < IDLE && mean > WAITED * cpu {
+            return by(
+                Bound::ServerWaiting,
+                format!(
+                    "the server used {:.0}% of its CPUs while requests took {:.0} µs for {:.1} µs of its CPU each",
+                    u * 100.0,
+                    mean,
+                    cpu
+                ),
+            );
+        }
+    }
+    by(Bound::Unclear, "no threshold fits: none is guessed".into())
+}
+
+#[cfg(test)]
+mod tests;
