@@ -1146,3 +1146,70 @@ fn h2_experiments_load_models_and_nginx_and_the_shapes_get_their_verdict() {
         assert!(text.contains(t), "{t}\n{text}");
     }
 }
+
+/// `muxlab explain`: each cell's card from results.json alone. A single event loop whose every
+/// request sleeps 1 ms, in a closed loop over 4 connections, is bound by waiting (its CPU idle
+/// while requests take milliseconds); its card's parts are measured (the work's waiting, the
+/// server's residence) and its mean is their sum and a rest printed as it is.
+#[test]
+fn explain_prints_each_cells_card_and_a_sleeping_loop_is_server_waiting() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tmpdir("explain");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"reactor\"]\nwork = \"sleep:1ms\"\nconnections = [4]\nduration = \"600ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = results_dir(&d);
+    let json = Command::new(BIN)
+        .args(["explain", dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(0), "{}", String::from_utf8_lossy(&json.stderr));
+    let cards: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let card = &cards[0];
+    assert_eq!(card["bound_by"]["bound"], "server-waiting", "{card}");
+    let part = |n: &str| {
+        card["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == n)
+            .unwrap_or_else(|| panic!("{n} in {card}"))["us"]
+            .as_f64()
+    };
+    assert_eq!(part("work waiting"), Some(1000.0), "sleep:1ms asked of each request");
+    assert!(
+        part("waiting inside").is_some() && part("kernel and client").is_some(),
+        "{card}"
+    );
+    let (mean, rest) = (
+        card["mean_us"].as_f64().unwrap(),
+        card["unexplained_us"].as_f64().unwrap(),
+    );
+    let sum: f64 = card["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["us"].as_f64())
+        .sum();
+    assert!(
+        (sum + rest - mean).abs() < 1e-6,
+        "the parts and the rest add up to the mean: {card}"
+    );
+    let text = Command::new(BIN)
+        .args(["explain", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("bound by   server-waiting") && text.contains("unexplained"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h3>Where the time went</h3>") && html.contains(">server-waiting<"),
+        "report"
+    );
+}

@@ -32,6 +32,11 @@ pub(super) fn prediction(
 /// The work each request of `x` asks of `entry` on average: (CPU, waiting) in µs; `None`
 /// where no work is known (none, a peer, a load the simulation does not take).
 pub(super) fn work_means(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<(f64, f64)> {
+    let (_, args) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
+    if args.work_spec.parse::<crate::server::Work>().ok()?.is_none() && !args.work_from_request {
+        // No work asked for: none, known.
+        return Some((0.0, 0.0));
+    }
     let (all, cpu) = setup_of(x, entry, connections, cpus)?.means();
     Some((cpu * 1e6, (all - cpu) * 1e6))
 }

@@ -89,9 +89,11 @@ counters! {
     CalmServerResets => "h2_calm_server_resets",
     /// ... past `--h2-quiet-frames`: frames that produce no output, too many.
     CalmQuietFrames => "h2_calm_quiet_frames",
-    /// Nanoseconds requests spent in the server, summed: from when it learned their input was
-    /// there (the wait's return in an event loop, else the read's) to when their responses were
-    /// ready to be handed to the kernel (the end of the feed that answered them).
+    /// Requests whose time in the server was measured (those of one feed in eight).
+    TimedRequests => "timed_requests",
+    /// Nanoseconds those requests spent in the server, summed: from when it learned their
+    /// input was there (the wait's return in an event loop, else the read's) to when their
+    /// responses were ready to be handed to the kernel (the end of the feed that answered them).
     ResidenceNs => "residence_ns",
     /// Of that, nanoseconds before their handling began (behind other connections' requests of
     /// the same wake-up, or earlier requests of the same read).

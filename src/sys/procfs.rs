@@ -423,8 +423,9 @@ pub fn online_cpus() -> Option<usize> {
     Some(n)
 }
 
-/// Time of some CPUs so far (their `cpuN` lines of /proc/stat, in clock ticks): busy (all but
-/// idle and iowait), of which softirq and steal, and the total.
+/// Time of some CPUs so far (their `cpuN` lines of /proc/stat, in clock ticks): tasks' time
+/// (user, nice, system: not interrupts), softirq (the kernel's network work, much of it on
+/// behalf of the server), steal, and the total.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTimes {
     pub busy: u64,
@@ -444,7 +445,7 @@ pub fn cpu_times(cpus: &[usize]) -> Option<CpuTimes> {
         // user nice system idle iowait irq softirq steal
         let total: u64 = f.iter().take(8).sum();
         t.total += total;
-        t.busy += total - f.get(3)? - f.get(4)?;
+        t.busy += f.first()? + f.get(1)? + f.get(2)?;
         t.softirq += f.get(6)?;
         t.steal += f.get(7)?;
     }

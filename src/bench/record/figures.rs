@@ -150,7 +150,7 @@ pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
     f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
     f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
     if let Some(w) = f.why.as_mut() {
-        w.server_requests = total(Counter::Requests);
+        w.server_requests = total(Counter::TimedRequests);
         w.residence_ns = total(Counter::ResidenceNs);
         w.wait_inside_ns = total(Counter::WaitInsideNs);
         let (most, fewest) = (per_worker.iter().max(), per_worker.iter().min());

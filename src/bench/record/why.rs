@@ -21,14 +21,15 @@ pub struct Why {
     pub slices: Option<u64>,
     pub user_s: Option<f64>,
     pub system_s: Option<f64>,
-    /// The server's CPUs over the window (/proc/stat, s): busy (every task's), of which softirq
-    /// and steal, and their whole time.
+    /// The server's CPUs over the window (/proc/stat, s): every task's time (user, nice,
+    /// system), softirq, steal, and their whole time.
     pub cpus_busy_s: Option<f64>,
     pub cpus_softirq_s: Option<f64>,
     pub cpus_steal_s: Option<f64>,
     pub cpus_total_s: Option<f64>,
-    /// The server's own counters over its life (every burst against it): requests, and their
-    /// time in the server and before their handling began, summed (ns).
+    /// The server's own counters over its life (every burst against it): the requests it
+    /// timed (those of one feed in eight), and their time in the server and before their
+    /// handling began, summed (ns).
     pub server_requests: Option<u64>,
     pub residence_ns: Option<u64>,
     pub wait_inside_ns: Option<u64>,

@@ -56,7 +56,7 @@ pub const PARTS: [&str; 6] = [
     "design CPU",
     "run-queue wait",
     "waiting inside",
-    "outside",
+    "kernel and client",
 ];
 
 /// The card of cell `c`; `None` without server figures.
@@ -126,7 +126,8 @@ pub fn of(c: &Cell) -> Option<Card> {
         .filter_map(|p| Some((p.name.to_string(), p.us?)))
         .collect();
     not_modelled.extend(unexplained.map(|u| ("unexplained".to_string(), u)));
-    let not_modelled = match gap.filter(|g| g.abs() > 0.0) {
+    // A gap within one run's noise of the mean has no shares worth giving.
+    let not_modelled = match gap.filter(|g| w.latency_mean_us.is_some_and(|m| g.abs() > super::SINGLE_RUN_NOISE * m)) {
         Some(g) => not_modelled.into_iter().map(|(n, us)| (n, us / g)).collect(),
         None => Vec::new(),
     };
@@ -181,7 +182,7 @@ impl Card {
         };
         for p in &self.parts {
             s.push_str(&format!(
-                "  {:<15} {:>10} {}{}\n",
+                "  {:<17} {:>10} {}{}\n",
                 p.name,
                 us(p.us),
                 share(p.us),
@@ -189,7 +190,7 @@ impl Card {
             ));
         }
         s.push_str(&format!(
-            "  {:<15} {:>10} {}\n",
+            "  {:<17} {:>10} {}\n",
             "unexplained",
             self.unexplained_us.map_or("–".into(), |v| format!("{v:.1}µs")),
             share(self.unexplained_us)

@@ -37,7 +37,7 @@ fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
     assert_eq!(part("run-queue wait"), Some(100.0), "1 s over 10,000 requests");
     assert_eq!(part("waiting inside"), Some(400.0));
     assert_eq!(
-        part("outside"),
+        part("kernel and client"),
         Some(0.0),
         "1,000 µs of latency less 900 of residence and 100 of run-queue wait"
     );
@@ -46,7 +46,7 @@ fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
     let text = card.text();
     assert!(text.contains("unexplained") && text.contains("17%"), "{text}");
     // Beside a prediction of a 500 µs mean: a 500 µs gap, of which the model leaves out the
-    // outside (0) and the unexplained 170 µs (34 %).
+    // kernel and client (0) and the unexplained 170 µs (34 %).
     let mut c = cell();
     c.figures.predicted = Some(crate::queueing::Prediction {
         p50_us: Some(400.0),
@@ -62,11 +62,14 @@ fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
     assert_eq!(card.gap_us, Some(500.0));
     assert_eq!(
         card.not_modelled,
-        vec![("outside".to_string(), 0.0), ("unexplained".to_string(), 0.34)]
+        vec![
+            ("kernel and client".to_string(), 0.0),
+            ("unexplained".to_string(), 0.34)
+        ]
     );
     assert!(
         card.text()
-            .contains("of that gap, not in the model: outside 0%, unexplained 34%"),
+            .contains("of that gap, not in the model: kernel and client 0%, unexplained 34%"),
         "{}",
         card.text()
     );
@@ -83,7 +86,7 @@ fn a_part_not_measured_is_absent_not_zero() {
     assert_eq!(card.parts.iter().find(|p| p.name == "run-queue wait").unwrap().us, None);
     // Outside is then 100 µs (nothing to take off), the sum 830.
     assert!((card.unexplained_us.unwrap() - 170.0).abs() < 1e-9, "{card:?}");
-    assert!(card.text().contains("run-queue wait           –"), "{}", card.text());
+    assert!(card.text().contains("run-queue wait             –"), "{}", card.text());
 }
 
 /// Without the server's figures there is no card; the machine's lack of a PMU is said, never 0.
@@ -119,7 +122,7 @@ fn the_part_that_carries_a_gap_is_named_and_a_small_one_never() {
         s.contains("thread's mean is 800us longer than reactor's, 75% of it in run-queue wait"),
         "{s}"
     );
-    // 200 µs more of run-queue wait and 300 µs more outside for an 800 µs gap: no part
+    // 200 µs more of run-queue wait and 300 µs more in the kernel and client for an 800 µs gap: no part
     // carries half of it.
     let cells = [with("reactor", 1000.0, 1.0, 900), with("thread", 1800.0, 3.0, 1200)];
     let refs: Vec<&Cell> = cells.iter().collect();
