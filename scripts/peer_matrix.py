@@ -102,6 +102,14 @@ def main():
     ap.add_argument("--workers", type=int, default=1, help="workers for models that have them")
     ap.add_argument("--json", help="write all results here")
     a = ap.parse_args()
+    # A kept result must be reproducible from its commit: refuse a tree with uncommitted changes.
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                           capture_output=True, text=True).stdout.strip()
+    if a.json and dirty:
+        sys.exit("peer_matrix.py --json: the tree has uncommitted changes; commit, then run again")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                            capture_output=True, text=True).stdout.strip() or "unknown"
     for tool in ("ab", "wrk", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed: apt-get install apache2-utils wrk util-linux")
@@ -134,6 +142,7 @@ def main():
             cells.append(f"{r['rps']:>10.0f} {r['cpu_us']:>6.1f}" if r.get("rps") else f"{'fail':>10} {'':>6}")
         print(f"{model:<12}" + "  ".join(cells), flush=True)
     if a.json:
+        results["commit"] = commit
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
 

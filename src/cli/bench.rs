@@ -63,15 +63,76 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     Ok(())
 }
 
-/// `muxlab advise`: the scenario its flags make, run as bench runs it, then the answer.
+/// `muxlab advise`: the scenario its flags make, run as bench runs it in two rounds (every
+/// design once within most of `--time`, then the contenders again within the rest), then the
+/// answer from both.
 pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow::Error> {
-    let plan = crate::advise::plan(args, crate::bench::default_server_cpus())?;
+    let cpus = crate::bench::default_server_cpus();
+    let plan = crate::advise::plan(args, cpus)?;
     if args.print_scenario {
         print!("{}", plan.scenario.to_toml());
         return Ok(());
     }
+    let started = std::time::Instant::now();
+    let first_time = args.time.mul_f64(crate::advise::FIRST_ROUND);
+    let first = crate::advise::plan_within(args, cpus, first_time, None)
+        .or_else(|_| crate::advise::plan_within(args, cpus, args.time, None))?;
+    let mut rounds = Vec::new();
+    let mut done = Vec::new();
+    let whole = first.scenario.experiments[0].load.slo_time
+        >= crate::advise::plan(args, cpus)?.scenario.experiments[0].load.slo_time;
+    let one = advise_round(args, first.scenario)?;
+    let interrupted = one.interrupted;
+    done.push(one);
+    // The contenders again, in the time left: each a longer search than the first round's.
+    let left = args.time.saturating_sub(started.elapsed());
+    let contenders = crate::advise::contenders(&[&done[0].results]);
+    let again = (!whole && !interrupted && contenders.len() >= 2)
+        .then(|| crate::advise::plan_within(args, cpus, left, Some(&contenders)).ok())
+        .flatten();
+    rounds.push(format!(
+        "every design once, {} searches each",
+        crate::units::format_duration(first_time)
+    ));
+    match again {
+        Some(p) => {
+            rounds.push(format!(
+                "the {} contenders again ({})",
+                contenders.len(),
+                contenders.join(", ")
+            ));
+            let two = advise_round(args, p.scenario)?;
+            done.push(two);
+        }
+        None => rounds.push(match contenders.len() {
+            0 | 1 => "no second round: no design close enough to the best to re-run".to_string(),
+            _ => "no second round: the budget allowed one run of each design".to_string(),
+        }),
+    }
+    let runs: Vec<(&crate::bench::Results, &std::path::Path)> =
+        done.iter().map(|d| (&d.results, d.dir.as_path())).collect();
+    let answer = crate::advise::Answer::of(args, &runs, rounds, started.elapsed().as_secs_f64());
+    match args.json {
+        true => println!("{}", serde_json::to_string_pretty(&answer)?),
+        false => print!("{}", answer.text()),
+    }
+    if done.iter().any(|d| d.interrupted) {
+        return Err(Failure {
+            code: 130,
+            message: format!("interrupted; finished cells are in {}", done[0].dir.display()),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// One round of advise: its scenario run as bench runs it, its report written.
+fn advise_round(
+    args: &crate::advise::AdviseArgs,
+    scenario: crate::bench::record::scenario::Scenario,
+) -> Result<crate::bench::Finished, anyhow::Error> {
     let opts = crate::bench::Options {
-        scenario: crate::bench::Which::Given(Box::new(plan.scenario)),
+        scenario: crate::bench::Which::Given(Box::new(scenario)),
         target: None,
         out: args.out.clone(),
         repeats: None,
@@ -82,18 +143,15 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
         steer_rx: false,
         deep_idle: false,
     };
+    // With --json, the progress goes to stderr only.
     let mut shown = BenchShow::new();
-    let done = crate::bench::run(&opts, &mut |event| shown.event(event))?;
-    crate::report::write_html(&done.dir, &done.results)?;
-    print!("{}", crate::advise::answer(args, &done.results, &done.dir));
-    if done.interrupted {
-        return Err(Failure {
-            code: 130,
-            message: format!("interrupted; finished cells are in {}", done.dir.display()),
+    let done = crate::bench::run(&opts, &mut |event| {
+        if !args.json {
+            shown.event(event)
         }
-        .into());
-    }
-    Ok(())
+    })?;
+    crate::report::write_html(&done.dir, &done.results)?;
+    Ok(done)
 }
 
 /// How `muxlab bench` shows a run: what runs where and each finished cell on stdout, a line

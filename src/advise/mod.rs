@@ -1,15 +1,17 @@
 //! `muxlab advise`: a user's workload and latency target in, a ranked answer out. It writes
-//! the experiment those flags describe as a scenario (`--print-scenario` shows it), runs it with
-//! `muxlab bench` within the time given, and reads the answer off the results: which designs
-//! meet the target, their capacity at it beside the capacity their queueing predicts, the
-//! runner-up and why, what the answer depends on, and where the full results are.
+//! the experiment those flags describe as a scenario (`--print-scenario` shows it) and runs it
+//! with `muxlab bench` in two rounds within the time given: every design once, then the
+//! contenders again (`contenders`), so the answer has repeats where it matters. The answer
+//! (`answer`) is read off both rounds' results: designs ranked by their capacity at the target
+//! (a search that ran out of time by its bracket's low end), the ones within the noise of the
+//! best named together as tied, their predicted capacity, why, what it depends on (`-c` where
+//! the client's connections queued, the server's CPUs, the client's limit), and where the full
+//! results are — as text or as one JSON document (`--json`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::bench::record::scenario::{Experiment, Protocol, Scenario};
-use crate::bench::record::{median, Cell};
-use crate::bench::Results;
 use crate::load::{Slo, Workload};
 use crate::server::Work;
 use crate::units::{format_duration, parse_duration, thousands, BadValue};
@@ -69,6 +71,10 @@ pub struct AdviseArgs {
     /// Print the scenario these flags make (a bench TOML file) and stop.
     #[arg(long)]
     pub print_scenario: bool,
+    /// Print the answer as one JSON document (the ranking, ties, capacities with their
+    /// brackets, predictions, reasons, the time planned and spent, the results directories).
+    #[arg(long)]
+    pub json: bool,
     /// Parent directory of the results.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -80,9 +86,23 @@ pub struct Plan {
     pub models: Vec<String>,
 }
 
+/// The share of `--time` the first round (every design once) takes; the rest re-runs the
+/// contenders.
+pub const FIRST_ROUND: f64 = 0.6;
+
 /// The scenario `a` describes, the server on `server_cpus` CPUs (what bench's placement gives
-/// it here).
+/// it here), over `models` (`None`: `--models` or the defaults) within `time`.
 pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
+    plan_within(a, server_cpus, a.time, None)
+}
+
+/// [`plan`] within `time`, over `models` where given.
+pub fn plan_within(
+    a: &AdviseArgs,
+    server_cpus: usize,
+    time: Duration,
+    models: Option<&[String]>,
+) -> Result<Plan, BadValue> {
     let work: Work = a.work.parse()?;
     if work.is_none() {
         return Err(BadValue(
@@ -101,21 +121,22 @@ pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
     if let Some(r) = a.rate.filter(|r| !(*r > 0.0 && r.is_finite())) {
         return Err(BadValue(format!("--rate {r}: give a positive rate")));
     }
-    let models: Vec<String> = match a.models.is_empty() {
-        true => DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
-        false => a.models.clone(),
+    let models: Vec<String> = match (models, a.models.is_empty()) {
+        (Some(m), _) => m.to_vec(),
+        (None, true) => DEFAULT_MODELS.iter().map(|m| m.to_string()).collect(),
+        (None, false) => a.models.clone(),
     };
     for m in &models {
-        if crate::models::find(m).is_none() {
+        if crate::models::find(m.split_whitespace().next().unwrap_or(m)).is_none() {
             return Err(BadValue(format!("--models: unknown model '{m}' (see muxlab models)")));
         }
     }
-    let per_cell = a.time.checked_div(models.len() as u32).unwrap_or_default();
+    let per_cell = time.checked_div(models.len() as u32).unwrap_or_default();
     let search = per_cell.saturating_sub(PER_CELL);
     if search < LEAST_SEARCH {
         return Err(BadValue(format!(
             "--time {}: too short for {} designs (each needs {} at least); give more time or fewer --models",
-            format_duration(a.time),
+            format_duration(time),
             models.len(),
             format_duration(LEAST_SEARCH + PER_CELL)
         )));
@@ -124,11 +145,13 @@ pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
         Some(_) => 4 * server_cpus.max(1),
         None => server_cpus.max(1),
     });
+    // A design given with its flags (a contender re-run) keeps them.
     let entries: Vec<String> = models
         .iter()
         .map(|m| {
-            let model = crate::models::find(m).expect("checked above");
+            let model = crate::models::find(m.split_whitespace().next().unwrap_or(m)).expect("checked above");
             match model.workers {
+                _ if m.contains(' ') => m.clone(),
                 crate::server::Workers::None => m.clone(),
                 _ => format!("{m} --workers {workers}"),
             }
@@ -166,167 +189,9 @@ pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
     })
 }
 
-/// A design's line in the answer.
-struct Row {
-    target: String,
-    capacity: Option<f64>,
-    predicted: Option<f64>,
-    /// The highest rate any of its probes held at (a search that ended inconclusive may still
-    /// have held at the rate asked).
-    held: Option<f64>,
-    /// Its search ended at the client's limit.
-    client_limited: bool,
-    note: Option<String>,
-}
+mod answer;
 
-fn rows(r: &Results) -> Vec<Row> {
-    let mut targets: Vec<&str> = Vec::new();
-    // An A/A twin is no design of its own (advise's experiment is not paired: none today).
-    for c in r.cells.iter().filter(|c| !c.twin) {
-        if !targets.contains(&c.target.as_str()) {
-            targets.push(&c.target);
-        }
-    }
-    let mut rows: Vec<Row> = targets
-        .iter()
-        .map(|t| {
-            let of: Vec<&Cell> = r.cells.iter().filter(|c| c.target == *t && !c.twin).collect();
-            let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
-            let predicted: Vec<f64> = of
-                .iter()
-                .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
-                .collect();
-            let probes = || {
-                of.iter()
-                    .filter_map(|c| c.figures.capacity.as_ref())
-                    .flat_map(|k| &k.probes)
-            };
-            let held = probes()
-                .filter(|p| p.holds == Some(true))
-                .map(|p| p.offered_rps)
-                .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))));
-            let client_limited = probes().any(|p| p.holds.is_none());
-            let note = of
-                .iter()
-                .find_map(|c| match (&c.status, &c.figures.capacity) {
-                    (s, _) if !c.ok() => Some(s.text().to_string()),
-                    (_, Some(k)) => k
-                        .inconclusive
-                        .clone()
-                        .or_else(|| k.rps.is_none().then(|| format!("no probed rate held {}", k.slo))),
-                    _ => None,
-                })
-                .or_else(|| {
-                    of.iter()
-                        .any(|c| c.figures.client_bound)
-                        .then(|| "client-bound".to_string())
-                });
-            Row {
-                target: t.to_string(),
-                capacity: (!caps.is_empty()).then(|| median(caps)),
-                predicted: (!predicted.is_empty()).then(|| median(predicted)),
-                held,
-                client_limited,
-                note,
-            }
-        })
-        .collect();
-    rows.sort_by(|a, b| b.capacity.unwrap_or(-1.0).total_cmp(&a.capacity.unwrap_or(-1.0)));
-    rows
-}
-
-/// The answer a person reads, from the results of the plan's run.
-pub fn answer(a: &AdviseArgs, r: &Results, dir: &std::path::Path) -> String {
-    let rps = |v: Option<f64>| v.map_or("–".to_string(), |v| thousands(v.round() as u64));
-    let rows = rows(r);
-    let slo = &a.slo;
-    let mut s = format!(
-        "\nAdvice for {} per request at {slo}, {} connections, {} arrivals, the server on {}:\n",
-        a.work,
-        a.connections,
-        match a.arrivals {
-            crate::load::Arrivals::Poisson => "Poisson",
-            crate::load::Arrivals::Uniform => "uniform",
-        },
-        cpus_said(&r.environment.server_cpus)
-    );
-    s.push_str(&format!(
-        "  {:<28} {:>12} {:>12}  {}\n",
-        "design", "capacity", "predicted", "notes"
-    ));
-    for row in &rows {
-        s.push_str(&format!(
-            "  {:<28} {:>12} {:>12}  {}\n",
-            row.target,
-            rps(row.capacity),
-            rps(row.predicted),
-            row.note.clone().unwrap_or_default()
-        ));
-    }
-    // Meeting the rate asked: a probe at it (or above) held, whether or not the search went on
-    // to a finished capacity.
-    let meeting: Vec<&Row> = rows
-        .iter()
-        .filter(|r| match a.rate {
-            Some(rate) => r.held.is_some_and(|h| h >= rate),
-            None => r.capacity.is_some(),
-        })
-        .collect();
-    s.push_str(&match (a.rate, meeting.first()) {
-        (_, None) => format!(
-            "No design was measured meeting {slo}{}.\n",
-            a.rate.map_or(String::new(), |r| format!(" at {} req/s", rps(Some(r))))
-        ),
-        (Some(rate), Some(best)) => format!(
-            "At {} req/s, {} of {} designs meet {slo}: {}; the most headroom: {} ({} req/s).\n",
-            rps(Some(rate)),
-            meeting.len(),
-            rows.len(),
-            meeting.iter().map(|r| r.target.as_str()).collect::<Vec<_>>().join(", "),
-            best.target,
-            rps(best.capacity.or(best.held))
-        ),
-        (None, Some(best)) => format!(
-            "Highest capacity at {slo}: {} ({} req/s).\n",
-            best.target,
-            rps(best.capacity)
-        ),
-    });
-    if let Some(v) = r.verdicts.first() {
-        s.push_str(&format!("Why (the verdict): {}\n", v.text));
-    }
-    let limited: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.client_limited)
-        .map(|r| r.target.as_str())
-        .collect();
-    s.push_str(&format!(
-        "It depends on: the server on {} (designs with workers are compared on these; more CPUs change the \
-         pools' answer: `--print-scenario`, set server_cpus, and run it with `muxlab bench FILE`); {}.\n",
-        cpus_said(&r.environment.server_cpus),
-        match limited.is_empty() {
-            true => "the client was not the limit of any search".to_string(),
-            false => format!(
-                "the client was the limit of {} of {} searches ({}: their capacity is at least what they held, not \
-                 measured)",
-                limited.len(),
-                rows.len(),
-                limited.join(", ")
-            ),
-        }
-    ));
-    s.push_str(&format!("Full results: {}\n", dir.join("report.html").display()));
-    s
-}
-
-/// A CPU list as a person reads it: "1 CPU (CPU 0)", "2 CPUs (0-1)".
-fn cpus_said(list: &str) -> String {
-    match crate::units::parse_cpus(list) {
-        Ok(c) if c.len() == 1 => format!("1 CPU (CPU {list})"),
-        Ok(c) => format!("{} CPUs ({list})", c.len()),
-        Err(_) => format!("CPUs {list}"),
-    }
-}
+pub use answer::{contenders, Answer, Row};
 
 #[cfg(test)]
 mod tests {
