@@ -151,18 +151,18 @@ fn bench_imports_one_way_run_then_judge_then_record() {
             Some("judge") => &["record", "judge", "error"],
             _ => continue,
         };
-        // `bench` is reached as `crate::bench::X`, as `super::X` from a room's mod.rs, or as
-        // `super::super::X` from a file in a room.
+        // `bench` is reached as `crate::bench::X`, or by as many `super::` as the file's module
+        // is deep below bench: `super::X` from a room's mod.rs, `super::super::X` from a file in
+        // a room or a folder's mod.rs inside it, and so on (a `super::` chain any longer leaves
+        // bench, which no room may name either).
         let mut named = after(&text, "crate::bench::");
-        let top = r.ends_with("/mod.rs");
-        named.extend(if top {
-            after(&text, "super::")
-        } else {
-            after(&text, "super::super::")
-        });
-        named.retain(|n| n != "super" && !allowed.contains(&n.as_str()));
-        if !top && named.is_empty() && text.contains("super::super::super") {
-            named.push("super::super::super".into());
+        let parts: Vec<&str> = r.split('/').skip(1).collect();
+        let depth = parts.len() - usize::from(r.ends_with("/mod.rs"));
+        let up = "super::".repeat(depth);
+        named.extend(after(&text, &up).into_iter().filter(|n| n != "super"));
+        named.retain(|n| !allowed.contains(&n.as_str()));
+        if text.contains(&format!("{up}super::")) {
+            named.push(format!("{up}super (beyond bench)"));
         }
         if text.contains("crate::bench;") || text.contains("crate::bench as") {
             named.push("bench (a path that names the run)".into());
