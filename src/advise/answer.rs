@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::AdviseArgs;
-use crate::bench::record::{median, Cell};
+use crate::bench::record::{median, relative_spread, Cell};
 use crate::bench::Results;
 use crate::units::thousands;
 
@@ -20,7 +20,8 @@ pub const TIED: f64 = 0.10;
 /// connections were a queue in front of the server, and the answer depends on `-c`.
 pub const WAITS: f64 = 0.01;
 
-/// Contenders re-run in the second round: those within this share of the best's capacity.
+/// Contenders re-run in the second round: those within this share of the best's capacity (the
+/// best alone, where no other is this close).
 pub const CONTENDING: f64 = 0.75;
 
 /// At most this many contenders are re-run.
@@ -95,8 +96,13 @@ pub fn rows(runs: &[&Results]) -> Vec<Row> {
         }
     }
     let mut rows: Vec<Row> = targets.iter().map(|t| row(t, &cells)).collect();
-    rows.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
+    rank(&mut rows);
     rows
+}
+
+/// Best first, by what each design was measured to carry (a bracket's low end as it is).
+fn rank(rows: &mut [Row]) {
+    rows.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
 }
 
 fn row(t: &str, cells: &[&Cell]) -> Row {
@@ -112,12 +118,7 @@ fn row(t: &str, cells: &[&Cell]) -> Row {
             .copied()
             .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v)))),
     };
-    let spread = (values.len() >= 2).then(|| {
-        let (lo, hi) = values
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(*v), h.max(*v)));
-        hi / lo.max(1e-9) - 1.0
-    });
+    let spread = relative_spread(&values);
     let client_limited = of.iter().any(|c| {
         c.figures
             .capacity
@@ -180,13 +181,15 @@ pub fn contenders(runs: &[&Results]) -> Vec<String> {
         .collect()
 }
 
-/// The largest share of a probe's requests that waited for a free connection, and the
-/// connections that probe needed (its rate × its p99, Little's law at the tail).
+/// The largest share of a probe's requests that waited for a free connection, among the probes
+/// that held (those the answer rests on: past capacity every connection is busy, whatever -c),
+/// and the connections that probe needed (its rate × its p99, Little's law at the tail).
 fn waits(runs: &[&Results]) -> Option<(f64, usize)> {
     runs.iter()
         .flat_map(|r| r.cells.iter())
         .filter_map(|c| c.figures.capacity.as_ref())
         .flat_map(|k| &k.probes)
+        .filter(|p| p.holds == Some(true))
         .filter_map(|p| {
             let share = p.waited_for_connection? as f64 / p.samples?.max(1) as f64;
             let needed = (p.offered_rps * p.p99_us? / 1e6).ceil() as usize;
@@ -378,12 +381,7 @@ mod tests {
     use super::*;
 
     fn row(design: &str, values: &[f64], narrowed: bool) -> Row {
-        let spread = (values.len() >= 2).then(|| {
-            let (lo, hi) = values
-                .iter()
-                .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(*v), h.max(*v)));
-            hi / lo - 1.0
-        });
+        let spread = relative_spread(values);
         Row {
             design: design.into(),
             runs: values.len(),
@@ -420,6 +418,22 @@ mod tests {
         ];
         assert_eq!(tied(&rows), vec!["thread", "fork"]);
         assert!(tied(&[]).is_empty());
+    }
+
+    /// A search that ran out of time with thread held at 28,000 ranks above a narrowed 3,500
+    /// (before: the narrowed answer first, thread "–"); nothing measured ranks last.
+    #[test]
+    fn a_brackets_low_end_ranks_above_a_smaller_narrowed_answer() {
+        let mut none = row("reactor", &[1.0], false);
+        none.at_least = None;
+        let mut rows = vec![
+            none,
+            row("queue-pool", &[3_500.0], true),
+            row("thread", &[28_000.0], false),
+        ];
+        rank(&mut rows);
+        let order: Vec<&str> = rows.iter().map(|r| r.design.as_str()).collect();
+        assert_eq!(order, ["thread", "queue-pool", "reactor"]);
     }
 
     #[test]

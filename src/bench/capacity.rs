@@ -49,9 +49,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         };
         match (&cell.status, &cell.load) {
             _ if stopped => Probed::Stopped("interrupted".to_string(), Some(cell)),
-            (_, Some(doc)) if unreachable(doc).is_some() => {
-                Probed::Stopped(unreachable(doc).unwrap_or_default(), Some(cell))
-            }
+            (_, Some(doc)) if let Some(why) = unreachable(doc) => Probed::Stopped(why, Some(cell)),
             (CellStatus::Ok, Some(doc)) => Probed::Ran(judged(doc), cell),
             // A probe that completed nothing: the target did not hold at this rate.
             (CellStatus::Failed(_), Some(doc)) if doc.results.requests == 0 => Probed::Ran(judged(doc), cell),
@@ -71,14 +69,20 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         ));
         c
     });
-    if let (Some(p), Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _)) =
-        (cell.figures.predicted.as_mut(), target)
-    {
-        // The prediction's capacity at the same target, beside the measured one.
-        match super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, lowest.map(|(_, c)| c)) {
-            Some(c) => p.capacity_rps = c,
-            None => cell.figures.predicted = None,
-        }
+    if let Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _) = target {
+        // The whole prediction from the design's CPU per request at the lowest rate probed (not
+        // the answer's own, which the prediction is set against): at the cell's rate, with its
+        // capacity at the same target beside the measured one.
+        let cpu = lowest.map(|(_, c)| c);
+        let mut at_rate = x.clone();
+        at_rate.load.slo = None;
+        at_rate.load.rate = cell.load.as_ref().and_then(|d| d.config.rate).or(x.load.rate);
+        let predicted = super::predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, cpu);
+        let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, cpu);
+        cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {
+            p.capacity_rps = c;
+            p
+        });
     }
     cell.figures.capacity = Some(capacity);
     server.stop(&mut [&mut cell]);

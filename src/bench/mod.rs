@@ -26,6 +26,7 @@ pub(crate) mod runner;
 mod setup;
 pub mod steer;
 mod unit_costs;
+mod window;
 
 pub use record::{results, scenario};
 

@@ -52,8 +52,8 @@ fn with_design_cpu(mut setup: Setup, measured_cpu_us: Option<f64>) -> Setup {
 }
 
 /// The highest rate at which `x`'s target (its `slo`, every request's bounds) holds in the
-/// prediction for `entry`; `None` without a target, with a class's bound (the simulation keeps
-/// no classes' latencies apart), or without a prediction.
+/// prediction for `entry`; `None` without a target, with a class's bound (the search over
+/// rates judges every request's bounds only), or without a prediction.
 pub(super) fn capacity_at_slo(
     x: &Experiment,
     entry: &str,

@@ -87,7 +87,7 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
     // The contenders again, in the time left: each a longer search than the first round's.
     let left = args.time.saturating_sub(started.elapsed());
     let contenders = crate::advise::contenders(&[&done[0].results]);
-    let again = (!whole && !interrupted && contenders.len() >= 2)
+    let again = (!whole && !interrupted && !contenders.is_empty())
         .then(|| crate::advise::plan_within(args, cpus, left, Some(&contenders)).ok())
         .flatten();
     rounds.push(format!(
@@ -104,9 +104,9 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
             let two = advise_round(args, p.scenario)?;
             done.push(two);
         }
-        None => rounds.push(match contenders.len() {
-            0 | 1 => "no second round: no design close enough to the best to re-run".to_string(),
-            _ => "no second round: the budget allowed one run of each design".to_string(),
+        None => rounds.push(match contenders.is_empty() {
+            true => "no second round: no design answered".to_string(),
+            false => "no second round: the budget allowed one run of each design".to_string(),
         }),
     }
     let runs: Vec<(&crate::bench::Results, &std::path::Path)> =

@@ -72,6 +72,15 @@ impl ClientLimit {
         })
     }
 
+    /// Whether an open loop over a duration completed what it scheduled, requests in flight at
+    /// the close aside: the [`of_hold`](Self::of_hold) rule with the run's mean latency as the
+    /// bound (`None`: not an open loop over a duration, or no latency).
+    pub fn completed_schedule(r: &Results) -> Option<bool> {
+        r.open_loop.as_ref()?.scheduled?;
+        let mean = r.latency_us.mean?;
+        Some(ClientLimit::of_hold(r, mean).is_none())
+    }
+
     /// In words, as a probe's note says it.
     pub fn said(&self) -> String {
         match self {

@@ -47,8 +47,9 @@ struct Shared {
     ep: Epoll,
     /// Connections not being processed, by fd.
     idle: Mutex<ConnTable>,
-    /// The one queue of ready connections.
-    ready: Mutex<VecDeque<Conn>>,
+    /// The one queue of ready connections, each with when the poller found it ready (what its
+    /// requests' time in the server counts from: their wait in this queue is inside it).
+    ready: Mutex<VecDeque<(Conn, Instant)>>,
     wake: Condvar,
 }
 
@@ -86,6 +87,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             .map_err(io_err("epoll_wait"))?;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, n as u64);
+        let woke = Instant::now();
         for (token, _) in events.iter() {
             if token == LISTENER {
                 let mut fresh = Vec::new();
@@ -105,7 +107,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             }
             let conn = lock(&sh.idle).take(token as RawFd);
             if let Some(conn) = conn {
-                lock(&sh.ready).push_back(conn);
+                lock(&sh.ready).push_back((conn, woke));
                 sh.wake.notify_one();
             }
         }
@@ -135,7 +137,8 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         let mut conn = {
             let mut q = lock(&sh.ready);
             loop {
-                if let Some(conn) = q.pop_front() {
+                if let Some((conn, found)) = q.pop_front() {
+                    w.learned(found);
                     break conn;
                 }
                 if w.stopping() {

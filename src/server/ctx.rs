@@ -269,11 +269,12 @@ thread_local! {
     static FEEDS: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Whether the feed beginning now is one of those timed.
+/// Whether the feed beginning now is one of those timed: a thread's first (a connection's
+/// thread or process that serves one request is timed), then one in [`TIMED`].
 fn next_is_timed() -> bool {
     FEEDS.with(|f| {
-        let n = f.get().wrapping_add(1);
-        f.set(n);
+        let n = f.get();
+        f.set(n.wrapping_add(1));
         n % TIMED == 0
     })
 }

@@ -8,7 +8,7 @@
 use super::finding::Finding;
 use super::metric::Metric;
 use super::SINGLE_RUN_NOISE;
-use crate::bench::record::{median, Cell};
+use crate::bench::record::{median, relative_spread, Cell};
 
 /// What the simulation leaves out, in words, for a remainder it does not cover.
 pub const NOT_MODELLED: &str =
@@ -33,15 +33,9 @@ fn measured_and_predicted(cells: &[&Cell], m: &Metric, target: &str, n: usize) -
 /// repeats (largest ÷ smallest − 1); with one run each, the A/A difference where the run has
 /// one (`aa_pct`), else one run's noise.
 pub(super) fn noise(spreads: &[&[f64]], aa_pct: Option<f64>) -> f64 {
-    let spread = |v: &[f64]| {
-        let (lo, hi) = v
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
-        (v.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
-    };
     let widest = spreads
         .iter()
-        .filter_map(|v| spread(v))
+        .filter_map(|v| relative_spread(v))
         .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))));
     widest.unwrap_or_else(|| aa_pct.map_or(SINGLE_RUN_NOISE, |p| p / 100.0))
 }
@@ -90,8 +84,9 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
         true => format!("not modelled ({NOT_MODELLED}), mostly {whose}'s"),
         false => format!("their implementations' cost and what is not modelled, mostly {whose}'s"),
     };
-    // The designs predicted equal: within the noise either way.
-    let equal = predicted.max(1.0 / predicted) - 1.0 <= noise;
+    // The designs predicted equal: the simulation's own resolution (one run's noise), either
+    // way; the measurement's noise is for the measured gap.
+    let equal = predicted.max(1.0 / predicted) - 1.0 <= SINGLE_RUN_NOISE;
     let said = if equal {
         match measured - 1.0 <= noise {
             true => format!(

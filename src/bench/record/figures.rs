@@ -21,6 +21,8 @@ pub(in crate::bench) struct Samples<'a> {
     pub span: Duration,
     /// The server's CPUs at the window's ends (where they are this machine's).
     pub cpus: Option<(CpuTimes, CpuTimes)>,
+    /// The harness's own CPU time on the server's CPUs over the window, where it ran there.
+    pub harness: Option<Duration>,
 }
 
 /// The cell's figures. `cpu`: how the server's CPU was sampled; `None` when it was not (a
@@ -116,10 +118,7 @@ fn why(doc: &Document, s: &Samples, scale: f64) -> Why {
     Why {
         latency_mean_us: r.latency_us.mean,
         open_loop: open.is_some(),
-        offered_completed: open.and_then(|o| {
-            let (scheduled, missing) = (o.scheduled?, o.not_completed?);
-            Some(missing as f64 <= scheduled as f64 * (1.0 - crate::load::limit::COMPLETED_SHARE))
-        }),
+        offered_completed: crate::load::ClientLimit::completed_schedule(r),
         on_cpu_s: sched.map(|(a, b)| b.run_ns.saturating_sub(a.run_ns) as f64 / 1e9 * scale),
         runq_wait_s: sched.map(|(a, b)| b.wait_ns.saturating_sub(a.wait_ns) as f64 / 1e9 * scale),
         slices: sched.map(|(a, b)| (b.slices.saturating_sub(a.slices) as f64 * scale) as u64),
@@ -129,12 +128,14 @@ fn why(doc: &Document, s: &Samples, scale: f64) -> Why {
         cpus_softirq_s: of_cpus(|c| c.softirq),
         cpus_steal_s: of_cpus(|c| c.steal),
         cpus_total_s: of_cpus(|c| c.total),
+        harness_s: s.harness.map(|h| h.as_secs_f64() * scale),
         ..Why::default()
     }
 }
 
 /// The figures that come from the server's counters (its stats line when it stops).
-pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
+/// `alone`: the server served this cell's load only, so its time per request is the cell's.
+pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine, alone: bool) {
     let total = |c: Counter| stats.totals.get(c);
     let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
@@ -149,7 +150,7 @@ pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine) {
     f.useful_ratio = ratio(total(Counter::Useful), total(Counter::Events));
     f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
     f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
-    if let Some(w) = f.why.as_mut() {
+    if let Some(w) = f.why.as_mut().filter(|_| alone) {
         w.server_requests = total(Counter::TimedRequests);
         w.residence_ns = total(Counter::ResidenceNs);
         w.wait_inside_ns = total(Counter::WaitInsideNs);
@@ -184,6 +185,7 @@ mod tests {
             end,
             span: Duration::from_secs(1),
             cpus: None,
+            harness: None,
         }
     }
 

@@ -24,6 +24,8 @@ mod why;
 pub use cell::{Cell, CellStatus, ClassFigure, CpuSource, Figures, TWIN};
 pub(in crate::bench) use check::serve_line;
 pub(in crate::bench) use figures::{counters, figures, Samples};
-pub use repeats::{drift, in_round, median, sign_test, spread, summarize, within_rounds, Spread, Summary, CHANCE};
+pub use repeats::{
+    drift, in_round, median, relative_spread, sign_test, spread, summarize, within_rounds, Spread, Summary, CHANCE,
+};
 pub use results::{Environment, HostsEnvironment, Results, FORMAT};
 pub use why::Why;

@@ -37,6 +37,13 @@ pub fn spread(xs: Vec<f64>) -> Option<Spread> {
     })
 }
 
+/// How widely repeats spread: largest ÷ smallest − 1 (`None`: under two values, or a value not
+/// above zero).
+pub fn relative_spread(xs: &[f64]) -> Option<f64> {
+    let s = spread(xs.to_vec()).filter(|_| xs.len() >= 2)?;
+    (s.lowest > 0.0).then(|| s.highest / s.lowest - 1.0)
+}
+
 /// The repeats of one (experiment, target, connections) as one row: the cell of the median
 /// throughput, and the lowest and highest throughput (NaN when no repeat finished).
 #[derive(Debug, Clone)]

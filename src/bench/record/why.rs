@@ -27,6 +27,9 @@ pub struct Why {
     pub cpus_softirq_s: Option<f64>,
     pub cpus_steal_s: Option<f64>,
     pub cpus_total_s: Option<f64>,
+    /// Of the tasks' time, the harness's own (its sampling thread runs on the server's CPUs).
+    #[serde(default)]
+    pub harness_s: Option<f64>,
     /// The server's own counters over its life (every burst against it): the requests it
     /// timed (those of one feed in eight), and their time in the server and before their
     /// handling began, summed (ns).

@@ -197,6 +197,8 @@ impl Search {
         self.planned += plan.window + self.overhead;
         match (p.holds, p.nothing) {
             (Some(held), _) => {
+                // A judged result: a later client-limited probe here gets its retry again.
+                self.client_once.retain(|r| *r != plan.rate);
                 self.tried.retain(|t| t.rate != plan.rate);
                 self.tried.push(Tried {
                     rate: plan.rate,

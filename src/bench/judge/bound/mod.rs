@@ -101,7 +101,8 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
         // The window's length in CPU-seconds is `total`; the server's own share of it is its
         // CPU use (cores × the window), the rest of the busy time is other tasks'.
         let window_s = total / w.server_cpus.unwrap_or(1).max(1) as f64;
-        let own = f.server_cpu_cores.map_or(0.0, |cores| cores * window_s);
+        // The harness's own sampling, which runs there, is not another task's.
+        let own = f.server_cpu_cores.map_or(0.0, |cores| cores * window_s) + w.harness_s.unwrap_or(0.0);
         let others = (busy - own).max(0.0) / total;
         if others > OTHERS {
             return by(

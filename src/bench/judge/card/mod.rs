@@ -110,7 +110,7 @@ pub fn of(c: &Cell) -> Option<Card> {
             us: w
                 .latency_mean_us
                 .zip(residence)
-                .map(|(m, r)| (m - r - runq.unwrap_or(0.0)).max(0.0)),
+                .map(|(m, r)| m - r - runq.unwrap_or(0.0)),
             modelled: false,
         },
     ];
@@ -126,8 +126,9 @@ pub fn of(c: &Cell) -> Option<Card> {
         .filter_map(|p| Some((p.name.to_string(), p.us?)))
         .collect();
     not_modelled.extend(unexplained.map(|u| ("unexplained".to_string(), u)));
-    // A gap within one run's noise of the mean has no shares worth giving.
-    let not_modelled = match gap.filter(|g| w.latency_mean_us.is_some_and(|m| g.abs() > super::SINGLE_RUN_NOISE * m)) {
+    // Shares of a measured mean longer than the prediction by more than one run's noise (a
+    // shorter one is the model's overestimate: no part of the measurement carries it).
+    let not_modelled = match gap.filter(|g| w.latency_mean_us.is_some_and(|m| *g > super::SINGLE_RUN_NOISE * m)) {
         Some(g) => not_modelled.into_iter().map(|(n, us)| (n, us / g)).collect(),
         None => Vec::new(),
     };
@@ -253,13 +254,15 @@ pub(super) fn why_gap(cells: &[&Cell], best: &str, runner_up: &str, n: usize) ->
     };
     let (ma, mb) = (mean(&a)?, mean(&b)?);
     let gap = mb - ma;
-    if gap.abs() <= super::SINGLE_RUN_NOISE * ma.max(mb) {
+    // Only a longer mean for the runner-up has parts to carry it (a p99 finding whose runner-up
+    // has the shorter mean is not one the means explain).
+    if gap <= super::SINGLE_RUN_NOISE * ma.max(mb) {
         return None;
     }
     let (name, pa, pb) = PARTS
         .iter()
         .filter_map(|&name| Some((name, part(&a, name)?, part(&b, name)?)))
-        .max_by(|x, y| (x.2 - x.1).total_cmp(&(y.2 - y.1)).then(std::cmp::Ordering::Equal))
+        .max_by(|x, y| (x.2 - x.1).total_cmp(&(y.2 - y.1)))
         .filter(|(_, pa, pb)| (pb - pa) / gap >= CARRIES)?;
     Some(format!(
         "Where the time went: {runner_up}'s mean is {} longer than {best}'s, {:.0}% of it in {name} ({} against {} per request).",

@@ -76,15 +76,17 @@ fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
     assert!(text.contains("imbalance  1.50×"), "{text}");
 }
 
-/// What was not measured stays "–" and out of the sum: it is left in the unexplained part,
-/// never counted as zero.
+/// What was not measured stays "–" and out of the sum, never counted as zero: run-queue wait
+/// unmeasured is then part of the time before the server's read ("kernel and client").
 #[test]
 fn a_part_not_measured_is_absent_not_zero() {
     let mut c = cell();
     c.figures.why.as_mut().unwrap().runq_wait_s = None;
     let card = of(&c).unwrap();
     assert_eq!(card.parts.iter().find(|p| p.name == "run-queue wait").unwrap().us, None);
-    // Outside is then 100 µs (nothing to take off), the sum 830.
+    // Kernel and client is then 100 µs (no run-queue wait to take off), the sum 830.
+    let kernel = card.parts.iter().find(|p| p.name == "kernel and client").unwrap().us;
+    assert_eq!(kernel, Some(100.0));
     assert!((card.unexplained_us.unwrap() - 170.0).abs() < 1e-9, "{card:?}");
     assert!(card.text().contains("run-queue wait             –"), "{}", card.text());
 }
