@@ -601,7 +601,7 @@ fn advise_answers_for_a_workload_within_its_budget() {
         "--models",
         "reactor,queue-pool",
         "--time",
-        "40s",
+        "60s",
     ];
     let printed = Command::new(BIN).args(flags).arg("--print-scenario").output().unwrap();
     assert_eq!(printed.status.code(), Some(0));
@@ -636,7 +636,11 @@ fn advise_answers_for_a_workload_within_its_budget() {
     for r in ranking {
         assert!(r["runs"].as_u64() >= Some(1) && r["predicted"].is_number(), "{r}");
     }
-    assert_eq!(a["time_planned_s"].as_f64(), Some(40.0));
+    // Two rounds: every design, then the best alone again (reactor is not within 75 % of it).
+    assert_eq!(a["rounds"].as_array().map(Vec::len), Some(2), "{a}");
+    assert_eq!(ranking[0]["runs"], 2, "the contender ran twice: {a}");
+    assert_eq!(ranking[1]["runs"], 1, "{a}");
+    assert_eq!(a["time_planned_s"].as_f64(), Some(60.0));
     assert!(
         a["time_spent_s"].is_number() && !a["rounds"].as_array().unwrap().is_empty(),
         "{a}"
