@@ -131,9 +131,10 @@ fn row(t: &str, cells: &[&Cell]) -> Row {
         .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
         .collect();
     let cpu: Vec<f64> = of.iter().filter_map(|c| c.figures.server_cpu_us_per_req).collect();
+    // Why it has no answer, where none of its searches answered.
     let note = of.iter().find_map(|c| match (&c.status, &c.figures.capacity) {
         (s, _) if !c.ok() => Some(s.text().to_string()),
-        (_, Some(k)) => k.inconclusive.clone(),
+        (_, Some(k)) if !narrowed => k.inconclusive.clone(),
         _ => None,
     });
     Row {

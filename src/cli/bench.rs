@@ -81,6 +81,8 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
     let mut done = Vec::new();
     let whole = first.scenario.experiments[0].load.slo_time
         >= crate::advise::plan(args, cpus)?.scenario.experiments[0].load.slo_time;
+    let per_search = |p: &crate::advise::Plan| crate::units::format_duration(p.scenario.experiments[0].load.slo_time);
+    let first_search = per_search(&first);
     let one = advise_round(args, first.scenario)?;
     let interrupted = one.interrupted;
     done.push(one);
@@ -91,14 +93,20 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
         .then(|| crate::advise::plan_within(args, cpus, left, Some(&contenders)).ok())
         .flatten();
     rounds.push(format!(
-        "every design once, {} searches each",
-        crate::units::format_duration(first_time)
+        "every design once in {} ({} per search)",
+        crate::units::format_duration(if whole { args.time } else { first_time }),
+        first_search
     ));
     match again {
         Some(p) => {
             rounds.push(format!(
-                "the {} contenders again ({})",
-                contenders.len(),
+                "{} again in {} ({} per search): {}",
+                match contenders.len() {
+                    1 => "the best".to_string(),
+                    n => format!("the {n} contenders"),
+                },
+                crate::units::format_duration(left),
+                per_search(&p),
                 contenders.join(", ")
             ));
             let two = advise_round(args, p.scenario)?;
