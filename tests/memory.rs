@@ -104,8 +104,14 @@ fn idle_kib_per_conn(model: &str, args: &[&str], conns: usize) -> f64 {
 /// After a burst of 100 concurrent 16 KiB echoed streams, an idle HTTP/2 connection costs the
 /// server at most 64 KiB: read buffers are the worker's (or given back), output and stream
 /// buffers are dropped once the connection is quiet for a tick, and the allocator is trimmed.
+/// The two tests measure memory and never-readers' growth: run together, one's hundred
+/// pipelining clients crowd the other's measurement (an idle server's pages were read while
+/// the CPUs were busy elsewhere), so they run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn idle_h2_connections_after_a_burst_cost_at_most_64_kib_each() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let conns: usize = std::env::var("MUXLAB_PROBE_CONNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -139,6 +145,7 @@ fn idle_h2_connections_after_a_burst_cost_at_most_64_kib_each() {
 /// until their send timeouts). One model at a time: the floods would starve each other.
 #[test]
 fn a_hundred_clients_that_never_read_grow_no_model_by_more_than_64_mib() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut failures = Vec::new();
     for (model, args) in common::models() {
         if let Err(e) = std::panic::catch_unwind(|| never_readers(model, &args)) {
