@@ -70,7 +70,7 @@ pub struct Figures {
     /// Per request class of the load (`mix`), in its order; empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassFigure>,
-    /// Where the time went, as raw figures (`bench::judge::card` works the card out of them).
+    /// Where the time went, as raw figures (the judge works a cell's card out of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<super::why::Why>,
 }
