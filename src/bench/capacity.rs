@@ -25,7 +25,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         warmup,
         class_share(&x.load),
     );
-    let mut server = Standing::start(x, target, place);
+    let mut server = Standing::start(x, target, place).unpredicted();
     // The design's CPU per request at the lowest rate probed: what the prediction adds to the
     // work (at higher rates a design may batch more per wake-up, cheaper per request).
     let mut lowest: Option<(f64, f64)> = None;

@@ -116,6 +116,9 @@ pub struct Standing {
     entry: Option<String>,
     /// Loads run against it: its counters cover all of them (and their warm-ups).
     bursts: usize,
+    /// Whether each burst's cell gets its prediction (a capacity search's probes do not: the
+    /// search predicts once, for the cell it keeps).
+    predict: bool,
     up: Result<Up, Error>,
 }
 
@@ -166,6 +169,7 @@ impl Standing {
             target: target.clone(),
             entry,
             bursts: 0,
+            predict: true,
             up,
         }
     }
@@ -231,13 +235,19 @@ impl Standing {
             why.connections = at.conns;
             why.closed_no_think = x.load.rate.is_none() && x.load.think.is_none() && x.load.slo.is_none();
         }
-        cell.figures.predicted = self.entry.as_deref().and_then(|e| {
+        cell.figures.predicted = self.entry.as_deref().filter(|_| self.predict).and_then(|e| {
             super::predicted::prediction(x, e, at.conns, &place.server_cpus, cell.figures.server_cpu_us_per_req)
         });
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
         cell.load = Some(Box::new(w.doc));
         cell
+    }
+
+    /// The same server whose bursts make no prediction (a capacity search's probes).
+    pub fn unpredicted(mut self) -> Standing {
+        self.predict = false;
+        self
     }
 
     /// Stops the server. Its stats line completes `cells` (all measured against it): the

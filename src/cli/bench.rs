@@ -75,12 +75,14 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
     }
     let started = std::time::Instant::now();
     let first_time = args.time.mul_f64(crate::advise::FIRST_ROUND);
-    let first = crate::advise::plan_within(args, cpus, first_time, None)
-        .or_else(|_| crate::advise::plan_within(args, cpus, args.time, None))?;
+    // The first round in its share of the time, or, where that is too short, the whole plan
+    // (and no second round).
+    let (first, whole) = match crate::advise::plan_within(args, cpus, first_time, None) {
+        Ok(p) => (p, false),
+        Err(_) => (plan, true),
+    };
     let mut rounds = Vec::new();
     let mut done = Vec::new();
-    let whole = first.scenario.experiments[0].load.slo_time
-        >= crate::advise::plan(args, cpus)?.scenario.experiments[0].load.slo_time;
     let per_search = |p: &crate::advise::Plan| crate::units::format_duration(p.scenario.experiments[0].load.slo_time);
     let first_search = per_search(&first);
     let one = advise_round(args, first.scenario)?;
