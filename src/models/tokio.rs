@@ -99,7 +99,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         let n = match r {
-            Err(_) => match deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
+            Err(_) => match deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
                 Some(why) => {
                     why.last_word(w, &session, |b| {
                         let _ = stream.try_write(b);
@@ -143,7 +143,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         }
         // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
         // frames that ask nothing): check here too.
-        if let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) {
+        if let Some(why) = deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
             why.last_word(w, &session, |b| {
                 let _ = stream.try_write(b);
             });

@@ -276,7 +276,10 @@ impl RingLoop<'_> {
             }
             if ticker.due(self.now) {
                 let now = self.now;
-                let expired = |c: &UConn| c.deadlines.expired(&w.ctx.cfg, c.sending > 0 || !c.out.is_empty(), now);
+                let expired = |c: &UConn| {
+                    c.deadlines
+                        .expired(&w.ctx.cfg, &c.session, c.sending > 0 || !c.out.is_empty(), now)
+                };
                 for tag in self.slots.tags(|c| expired(c).is_some()) {
                     let Some(conn) = self.slots.get(tag) else { continue };
                     let why = expired(conn).expect("selected as expired");

@@ -7,6 +7,7 @@ pub(crate) mod chunked;
 pub(crate) mod echo;
 pub mod h2;
 pub(crate) mod http;
+pub mod later;
 pub(crate) mod packet;
 pub(crate) mod tls;
 
@@ -14,6 +15,7 @@ pub(crate) mod tls;
 mod tests;
 
 use std::fmt;
+use std::time::Instant;
 
 /// Which protocol a server speaks (the `--proto` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,12 +64,15 @@ pub struct Request<'a> {
 }
 
 /// What a server's hook says about a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Answer {
     /// Answer it as the protocol does.
     Serve,
     /// Refuse it: HTTP's 400, and the connection closes (echo and packet serve it anyway).
     Refuse,
+    /// Its response finishes later ([`later`]): a GET's head now, its body as it comes (HEAD
+    /// gets the head only; the other methods and echo and packet are served as usual).
+    Later(later::Later),
 }
 
 /// The model's hook in a session's `feed`: one bound for every protocol.
@@ -235,12 +240,14 @@ impl Session {
         }
     }
 
-    /// What a stopping server sends before it closes the connection: HTTP/2's GOAWAY (the
+    /// What a stopping server sends before it closes the connection: HTTP/2's GOAWAY (its
+    /// event streams ended first), HTTP/1.1's last chunk of an event stream going out (the
     /// others need nothing).
     pub fn farewell(&mut self, out: &mut Vec<u8>) {
         match self {
             Session::H2(s) => s.goaway(out),
             Session::Tls(s) => s.farewell(out),
+            Session::Http(s) => s.farewell(out),
             _ => {}
         }
     }
@@ -299,6 +306,29 @@ impl Session {
         match self {
             Session::Http(_) => http::REQUEST_TIMEOUT,
             _ => b"",
+        }
+    }
+
+    /// When a response that finishes later ([`later`]) has its next piece due: the model wakes
+    /// then and calls [`Session::advance_each`]. `None`: nothing is owed.
+    pub fn due(&self) -> Option<Instant> {
+        match self {
+            Session::Http(s) => s.due(),
+            Session::Tls(s) => s.due(),
+            Session::H2(s) => s.due(),
+            _ => None,
+        }
+    }
+
+    /// Writes the pieces of later responses due at `now` to `out`, as far as [`Each::room`]
+    /// lets them; a response that ended lets the input held behind it go on (HTTP/1.1's
+    /// pipelined requests, answered through `each` as in a feed).
+    pub fn advance_each<F: Each + ?Sized>(&mut self, now: Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        match self {
+            Session::Http(s) => s.advance(now, out, each),
+            Session::Tls(s) => s.advance(now, out, each),
+            Session::H2(s) => s.advance(now, out, each),
+            _ => Fed::default(),
         }
     }
 

@@ -218,6 +218,32 @@ impl TlsSession {
         }
     }
 
+    /// When the inner session's next later piece is due.
+    pub fn due(&self) -> Option<std::time::Instant> {
+        self.inner.due()
+    }
+
+    /// The inner session's pieces due at `now`, encrypted into `out`.
+    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut hook = Sealed {
+            tls: &mut self.tls,
+            out,
+            each,
+        };
+        let hook: &mut dyn Each = &mut hook;
+        let fed = self.inner.advance_each(now, &mut self.plain_out, hook);
+        if !self.plain_out.is_empty() {
+            let _ = self.tls.writer().write_all(&self.plain_out);
+            self.plain_out.clear();
+        }
+        flush(&mut self.tls, out);
+        if fed.close {
+            self.tls.send_close_notify();
+            flush(&mut self.tls, out);
+        }
+        fed
+    }
+
     /// The inner session's last words (HTTP/2's GOAWAY), encrypted into `out`.
     pub fn farewell(&mut self, out: &mut Vec<u8>) {
         self.plain_out.clear();

@@ -15,7 +15,7 @@ use std::time::Instant;
 use super::accept::{Accepted, Acceptor};
 use super::config::{READ_BUF, TICK};
 use super::ctx::Worker;
-use super::deadline::{Deadlines, Expired};
+use super::deadline::Deadlines;
 use super::error::Error;
 use super::idle::Shed;
 use super::stats::Counter;
@@ -146,6 +146,21 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     let mut waits = first;
     if sys::socket::set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
+            // A later response owed (an event stream): wait for input or its next piece, to
+            // the nanosecond, and write what is due.
+            match session.due().map(|due| owed(w, &fd, due, tick)) {
+                Some(Owed::Due) => {
+                    if !advance(w, &fd, &mut session, &mut out, &mut deadlines) {
+                        break;
+                    }
+                    continue;
+                }
+                Some(Owed::Waiting) => {
+                    w.flush_syscalls();
+                    continue;
+                }
+                Some(Owed::Input) | None => {}
+            }
             let r = sys::fd::read(&fd, buf);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, 1);
@@ -229,9 +244,63 @@ fn answer(
     }
 }
 
+/// What a connection that owes a later response found when it waited.
+enum Owed {
+    /// Input came (or the connection ended): read it.
+    Input,
+    /// The next piece is due.
+    Due,
+    /// A tick passed: look at the stop flag, and wait again.
+    Waiting,
+}
+
+/// Blocks until input arrives on `fd`, `due` comes, or a tick passes (ppoll, to the
+/// nanosecond).
+fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration) -> Owed {
+    let wait = due.saturating_duration_since(Instant::now());
+    if wait.is_zero() {
+        return Owed::Due;
+    }
+    let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), sys::poll::IN)];
+    let r = sys::poll::ppoll(&mut p, wait.min(tick));
+    w.count(Counter::Loops, 1);
+    w.count(Counter::Events, 1);
+    match r {
+        Ok(n) if n > 0 => Owed::Input,
+        Err(_) => Owed::Input,
+        _ if Instant::now() >= due => Owed::Due,
+        _ => Owed::Waiting,
+    }
+}
+
+/// Writes what the session's later responses have due now, blocking, then goes on with what a
+/// response that ended held back; `false` when the connection is done.
+fn advance(
+    w: Worker<'_>,
+    fd: &OwnedFd,
+    session: &mut crate::proto::Session,
+    out: &mut Vec<u8>,
+    deadlines: &mut Deadlines,
+) -> bool {
+    let now = Instant::now();
+    let bound = w.max_output().min(WRITE_CHUNK);
+    let fed = w.on_due(session, now, out, bound, &mut |out| {
+        if write_all(w, fd, out, deadlines).is_ok() {
+            out.clear();
+        }
+    });
+    w.count(Counter::Useful, 1);
+    deadlines.output(now);
+    if write_all(w, fd, out, deadlines).is_err() || fed.close {
+        return false;
+    }
+    out.clear();
+    !session.holding() || answer(w, fd, session, &[], out, deadlines)
+}
+
 /// `true` (counted, and a 408 sent for a header timeout) when a deadline has passed.
 fn expire(w: Worker<'_>, fd: &OwnedFd, session: &crate::proto::Session, deadlines: &Deadlines) -> bool {
-    let Some(why) = deadlines.expired(&w.ctx.cfg, false, Instant::now()) else {
+    let Some(why) = deadlines.expired(&w.ctx.cfg, session, false, Instant::now()) else {
         return false;
     };
     why.last_word(w, session, |b| {
@@ -263,7 +332,7 @@ fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8], deadlines: &mut Deadl
                 if w.stopping() {
                     return Err(e);
                 }
-                if deadlines.expired(&w.ctx.cfg, true, Instant::now()) == Some(Expired::Send) {
+                if deadlines.send_expired(&w.ctx.cfg, Instant::now()) {
                     w.count(Counter::ClosedSendTimeout, 1);
                     return Err(e);
                 }

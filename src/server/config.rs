@@ -105,6 +105,26 @@ pub struct ServeArgs {
     /// it on average: 400), and where its draws are cut (--work's own are cut at 10s).
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub max_work: Duration,
+    /// Make every GET an event stream (text/event-stream), with these defaults over
+    /// events=10,every=100ms,size=32: events=N, every=D (a fixed time or a --work distribution,
+    /// exp(20ms)), size=B (of each event's data), first=D0 (before the first event; default: a
+    /// gap like the others). Without it only GET /stream?events=N&every=D&size=B&first=D0
+    /// streams; a /stream query's keys win over these.
+    #[arg(long, value_name = "SPEC", value_parser = super::events::StreamSpec::from_str)]
+    pub stream: Option<super::events::StreamSpec>,
+    /// The largest event stream a request may ask for, over it 400: events=N, time=D (the
+    /// stream's time on average; a longer gap is cut here), size=B (of one event's data).
+    #[arg(
+        long,
+        value_name = "BOUNDS",
+        default_value = "events=100000,time=1h,size=64KiB",
+        value_parser = super::events::StreamBounds::from_str
+    )]
+    pub max_stream: super::events::StreamBounds,
+    /// An event sent more than this after its due time counts as late (the stats line's
+    /// sse_late; every event's lateness is in its sse_late_le_* histogram).
+    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
+    pub stream_slack: Duration,
     /// Seed of the work's draws (with the worker and the process: forked workers do not repeat
     /// each other, and runs repeat).
     #[arg(long, default_value_t = 1)]
@@ -227,6 +247,11 @@ impl ServeArgs {
         if self.work_from_request && !matches!(self.proto_name, ProtoName::Http | ProtoName::H2) {
             return Err(Error::Usage(
                 "--work-from-request reads an HTTP request's query: it needs --proto http or h2".into(),
+            ));
+        }
+        if self.stream.is_some() && !matches!(self.proto_name, ProtoName::Http | ProtoName::H2) {
+            return Err(Error::Usage(
+                "--stream makes HTTP responses event streams: it needs --proto http or h2".into(),
             ));
         }
         if self.max_streams == 0 {

@@ -15,6 +15,7 @@ use super::ctx::Worker;
 use super::deadline::{Deadlines, Expired};
 use super::idle::Shed;
 use super::stats::Counter;
+use super::timers::Armed;
 use crate::proto::Session;
 use crate::sys;
 
@@ -50,6 +51,8 @@ pub struct Conn {
     want: Want,
     /// Gave back its buffers since it last moved.
     shed: Shed,
+    /// The due time its loop's timers hold for it (a later response's next piece).
+    armed: Armed,
 }
 
 /// A connection the server closes says goodbye first (HTTP/2's GOAWAY), after whatever output
@@ -79,7 +82,38 @@ impl Conn {
             heard: false,
             want: Want::Read,
             shed: Shed::default(),
+            armed: Armed::default(),
         }
+    }
+
+    /// When its loop must wake for it next (a later response's piece falls due), if that needs
+    /// a new entry in the loop's [`super::timers::Timers`].
+    /// None while its output is pending: writability drives it then.
+    pub fn to_arm(&mut self) -> Option<Instant> {
+        if self.sent < self.out.len() {
+            return None;
+        }
+        self.armed.arm(self.session.due())
+    }
+
+    /// Its loop's timer entry for `at` came up: writes what is due, then as
+    /// [`Conn::drive`] (`false` when the entry was stale: nothing to do).
+    pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, now: Instant) -> Option<Want> {
+        if !self.armed.fired(at) {
+            return None;
+        }
+        let mut moved = false;
+        let want = match self.pump(w, now, &mut moved) {
+            Some(stop) => stop,
+            None => Want::Read,
+        };
+        if moved {
+            self.deadlines.output(now);
+            w.count(Counter::Useful, 1);
+            self.shed.active();
+        }
+        self.want = want;
+        Some(want)
     }
 
     /// What the connection waits for (the interest a select / poll loop should register).
@@ -89,7 +123,8 @@ impl Conn {
 
     /// What has expired for this connection at `now`, if anything.
     pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
-        self.deadlines.expired(&w.ctx.cfg, self.sent < self.out.len(), now)
+        self.deadlines
+            .expired(&w.ctx.cfg, &self.session, self.sent < self.out.len(), now)
     }
 
     /// Before it is closed for `why`: the last word and the count (see [`Expired::last_word`]).
@@ -105,7 +140,7 @@ impl Conn {
     /// moved, one useful event.
     pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, now: Instant) -> Want {
         let mut moved = false;
-        let want = self.drive_inner(w, buf, until_eagain, &mut moved);
+        let want = self.drive_inner(w, buf, until_eagain, now, &mut moved);
         if moved {
             // Input (which also tells the header deadline where the session stands) or output.
             if std::mem::take(&mut self.got_input) {
@@ -122,8 +157,15 @@ impl Conn {
         want
     }
 
-    fn drive_inner(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, moved: &mut bool) -> Want {
-        if let Some(stop) = self.pump(w, moved) {
+    fn drive_inner(
+        &mut self,
+        w: Worker<'_>,
+        buf: &mut [u8],
+        until_eagain: bool,
+        now: Instant,
+        moved: &mut bool,
+    ) -> Want {
+        if let Some(stop) = self.pump(w, now, moved) {
             return stop;
         }
         loop {
@@ -132,7 +174,7 @@ impl Conn {
                 Ok(n) => {
                     *moved = true;
                     self.feed(w, &buf[..n]);
-                    if let Some(stop) = self.pump(w, moved) {
+                    if let Some(stop) = self.pump(w, now, moved) {
                         return stop;
                     }
                     if !until_eagain {
@@ -149,25 +191,40 @@ impl Conn {
     /// Feeds `bytes` to the session (none: it goes on with what it held back). Output goes to
     /// `out`, which holds only unsent bytes here: what the per-request hook sends is taken out.
     fn feed(&mut self, w: Worker<'_>, bytes: &[u8]) {
-        let fd = &self.fd;
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, w.max_output(), &mut |out| {
-            let mut sent = 0;
-            w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
-            out.drain(..sent);
-        });
+        let fed = w.on_input(
+            &mut self.session,
+            bytes,
+            &mut self.out,
+            w.max_output(),
+            &mut send_now(w, &self.fd),
+        );
         self.got_input = true;
         self.answered |= fed.requests > 0;
         self.heard |= !fed.quiet();
         self.closing |= fed.close;
     }
 
-    /// Flushes output and goes on with what the session held back at `--max-output` while the
-    /// output drains at once; `Some(want)` when the connection must stop reading (see
-    /// [`Conn::settle`]).
-    fn pump(&mut self, w: Worker<'_>, moved: &mut bool) -> Option<Want> {
+    /// Flushes output, writes what later responses have due at `now`, and goes on with what
+    /// the session held back at `--max-output`, while the output drains at once; `Some(want)`
+    /// when the connection must stop reading (see [`Conn::settle`]).
+    fn pump(&mut self, w: Worker<'_>, now: Instant, moved: &mut bool) -> Option<Want> {
         loop {
             if let Some(stop) = self.settle(w, moved) {
                 return Some(stop);
+            }
+            if self.session.due().is_some_and(|d| d <= now) {
+                let fed = w.on_due(
+                    &mut self.session,
+                    now,
+                    &mut self.out,
+                    w.max_output(),
+                    &mut send_now(w, &self.fd),
+                );
+                self.closing |= fed.close;
+                if !self.out.is_empty() || fed.close {
+                    *moved = true;
+                    continue;
+                }
             }
             if !self.session.holding() {
                 return None;
@@ -205,6 +262,16 @@ impl Conn {
         self.out.clear();
         self.sent = 0;
         Ok(true)
+    }
+}
+
+/// What the per-request hook does with the replies before a request's work: sends what the
+/// socket takes now, and takes it out of `out`.
+fn send_now<'a>(w: Worker<'a>, fd: &'a OwnedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
+    move |out| {
+        let mut sent = 0;
+        w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
+        out.drain(..sent);
     }
 }
 

@@ -217,6 +217,34 @@ impl<'a> Worker<'a> {
         fed
     }
 
+    /// What every model does when a connection's later response is due ([`Session::due`]):
+    /// the session writes what is due at `now` (its events) and, a response having ended, goes
+    /// on with the input held behind it, through the same hook as [`Worker::on_input`].
+    pub fn on_due(
+        &self,
+        session: &mut Session,
+        now: Instant,
+        out: &mut Vec<u8>,
+        bound: usize,
+        send: &mut impl FnMut(&mut Vec<u8>),
+    ) -> Fed {
+        let cfg = &self.ctx.cfg;
+        let mut hook = Hook {
+            w: *self,
+            send,
+            work: !cfg.work.is_none() || cfg.work_from_request,
+            bound,
+            entered: None,
+            waited: Duration::ZERO,
+        };
+        let fed = session.advance_each(now, out, &mut hook);
+        self.counters.add(Counter::Requests, fed.requests);
+        if fed.streams != Default::default() {
+            self.count_streams(fed.streams);
+        }
+        fed
+    }
+
     fn count_streams(&self, s: crate::proto::StreamCounts) {
         self.counters.add(Counter::StreamsOpened, u64::from(s.opened));
         self.counters.add(Counter::StreamsRefused, u64::from(s.refused));
@@ -295,15 +323,21 @@ struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
 impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     #[inline]
     fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer {
-        if !self.work {
-            return Answer::Serve;
+        let answer = if self.work {
+            // Each request's work runs right before its own response is written.
+            (self.send)(out);
+            if let Some(e) = self.entered {
+                self.waited += e.elapsed();
+            }
+            super::per_request::each(self.w, req)
+        } else {
+            Answer::Serve
+        };
+        match answer {
+            // A stream request's response is an event stream (or a 400 over the bounds).
+            Answer::Serve => super::events::answer(self.w, req.target).unwrap_or(Answer::Serve),
+            refused => refused,
         }
-        // Each request's work runs right before its own response is written.
-        (self.send)(out);
-        if let Some(e) = self.entered {
-            self.waited += e.elapsed();
-        }
-        super::per_request::each(self.w, req)
     }
 
     #[inline]

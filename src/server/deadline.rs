@@ -110,14 +110,29 @@ impl Deadlines {
     /// taken its replies), so a head that is not complete may be waiting, whole, in the socket:
     /// the head timer does not run out then (the send timeout covers a client that takes
     /// nothing), and a 408 never lands behind unsent replies.
-    pub fn expired(&self, cfg: &Config, pending: bool, now: Instant) -> Option<Expired> {
+    ///
+    /// A connection whose session owes a later response ([`Session::due`]: an event stream
+    /// between events) is not idle: the silence is the server's. Its output not moving still
+    /// is a send timeout.
+    pub fn expired(&self, cfg: &Config, session: &Session, pending: bool, now: Instant) -> Option<Expired> {
         if let (Some(t), Some(since), false) = (cfg.header_deadline(), self.head_since, pending) {
             if now.duration_since(since) >= t {
                 return Some(Expired::Header);
             }
         }
         let idle = cfg.idle()?;
+        if !pending && session.due().is_some() {
+            return None;
+        }
         (now.duration_since(self.last) >= idle).then_some(if pending { Expired::Send } else { Expired::Idle })
+    }
+}
+
+impl Deadlines {
+    /// Output that is pending has made no progress for `--idle-timeout` (a blocked write's
+    /// check: [`Deadlines::expired`] with output pending, for a writer that holds no session).
+    pub fn send_expired(&self, cfg: &Config, now: Instant) -> bool {
+        cfg.idle().is_some_and(|idle| now.duration_since(self.last) >= idle)
     }
 }
 
@@ -162,23 +177,23 @@ mod server_deadline {
         d.input(&s, false, false, t0);
         d.input(&s, false, false, t0 + Duration::from_millis(900));
         assert_eq!(
-            d.expired(&cfg, false, t0 + Duration::from_millis(1100)),
+            d.expired(&cfg, &s, false, t0 + Duration::from_millis(1100)),
             Some(Expired::Header)
         );
         // A request answered in this input: the pending head is the next one's, timed from now.
         d.input(&s, true, false, t0 + Duration::from_millis(1000));
-        assert_eq!(d.expired(&cfg, false, t0 + Duration::from_millis(1900)), None);
+        assert_eq!(d.expired(&cfg, &s, false, t0 + Duration::from_millis(1900)), None);
         assert_eq!(
-            d.expired(&cfg, false, t0 + Duration::from_millis(2000)),
+            d.expired(&cfg, &s, false, t0 + Duration::from_millis(2000)),
             Some(Expired::Header)
         );
         // Replies not taken (the server is not reading): no 408, the rest may wait in the socket.
-        assert_eq!(d.expired(&cfg, true, t0 + Duration::from_secs(5)), None);
+        assert_eq!(d.expired(&cfg, &s, true, t0 + Duration::from_secs(5)), None);
         // Output moved: the time the server was not reading is not the head's.
         d.output(t0 + Duration::from_secs(5));
-        assert_eq!(d.expired(&cfg, false, t0 + Duration::from_millis(5900)), None);
+        assert_eq!(d.expired(&cfg, &s, false, t0 + Duration::from_millis(5900)), None);
         assert_eq!(
-            d.expired(&cfg, false, t0 + Duration::from_secs(6)),
+            d.expired(&cfg, &s, false, t0 + Duration::from_secs(6)),
             Some(Expired::Header)
         );
     }

@@ -16,6 +16,7 @@ use super::ctx::Worker;
 use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
 use super::stats::Counter;
+use super::timers::Timers;
 use crate::sys;
 
 /// Token of a listening socket.
@@ -40,6 +41,9 @@ pub struct EventLoop<'a, P: Poller> {
     /// The time, read once per turn after the wait (as nginx caches it): what deadlines start
     /// from.
     now: Instant,
+    /// When its connections' later responses have pieces due; the entries that came up.
+    timers: Timers,
+    fired: Vec<(Instant, u64)>,
 }
 
 impl<'a, P: Poller> EventLoop<'a, P> {
@@ -52,6 +56,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             buf: vec![0u8; READ_BUF],
             ticker: Ticker::default(),
             now: Instant::now(),
+            timers: Timers::new(),
+            fired: Vec::new(),
         }
     }
 
@@ -95,6 +101,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         };
         let token = conn.fd.as_raw_fd() as u64;
         if self.poller.register(conn.fd.as_fd(), token, interest).is_ok() {
+            if let Some(at) = conn.to_arm() {
+                self.timers.arm(at, token);
+            }
             self.conns.insert(conn);
         } else {
             drop(conn);
@@ -106,13 +115,15 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.conns.len()
     }
 
-    /// One iteration: wait (up to a tick), hand the model's own tokens to `on_token`, drive the
-    /// ready connections, sweep idle ones once per tick.
+    /// One iteration: wait (up to a tick, or the next due time of a later response), hand the
+    /// model's own tokens to `on_token`, drive the ready connections and those with pieces
+    /// due, sweep idle ones once per tick.
     pub fn turn(&mut self, on_token: &mut impl FnMut(&mut Self, u64)) -> Result<(), Error> {
         let mut ready = std::mem::take(&mut self.ready);
+        let timeout = self.timers.timeout(Instant::now(), TICK);
         let examined = self
             .poller
-            .wait(&mut ready, TICK)
+            .wait(&mut ready, timeout)
             .map_err(io_err("waiting for events"))?;
         self.now = Instant::now();
         self.w.learned(self.now);
@@ -126,6 +137,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             }
         }
         self.ready = ready;
+        self.fire_timers();
         if self.ticker.due(self.now) {
             let expired = self.conns.sweep(self.w, self.now);
             sys::mem::give_back();
@@ -168,11 +180,40 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
+    /// Drives the connections whose timer entries came up by now.
+    fn fire_timers(&mut self) {
+        let mut fired = std::mem::take(&mut self.fired);
+        self.timers.take_due(self.now, &mut fired);
+        for (at, token) in fired.drain(..) {
+            let fd = token as RawFd;
+            let Some(conn) = self.conns.get_mut(fd) else { continue };
+            let before = conn.want();
+            if let Some(want) = conn.on_timer(self.w, at, self.now) {
+                self.settled(fd, before, want);
+            }
+        }
+        self.fired = fired;
+    }
+
     fn drive(&mut self, fd: RawFd) {
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
         let edge = self.poller.edge();
-        match conn.drive(self.w, &mut self.buf, edge, self.now) {
+        let want = conn.drive(self.w, &mut self.buf, edge, self.now);
+        self.settled(fd, before, want);
+    }
+
+    /// A connection that waited for `before` now waits for `want`: closed, watched for what it
+    /// waits for now (level-triggered), and its next due time armed.
+    fn settled(&mut self, fd: RawFd, before: Want, want: Want) {
+        let edge = self.poller.edge();
+        let Some(conn) = self.conns.get_mut(fd) else { return };
+        if want != Want::Close {
+            if let Some(at) = conn.to_arm() {
+                self.timers.arm(at, fd as u64);
+            }
+        }
+        match want {
             Want::Close => self.close(fd),
             // Level-triggered: watch for what the connection now waits for.
             want if !edge && want != before => {

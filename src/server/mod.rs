@@ -11,6 +11,7 @@ pub(crate) mod conn;
 pub(crate) mod ctx;
 pub(crate) mod deadline;
 pub(crate) mod error;
+pub(crate) mod events;
 pub(crate) mod evloop;
 pub(crate) mod gate;
 pub(crate) mod handoff;
@@ -20,6 +21,7 @@ pub(crate) mod poller;
 pub(crate) mod registry;
 pub(crate) mod serve;
 pub(crate) mod stats;
+pub(crate) mod timers;
 pub(crate) mod work;
 pub(crate) mod workers;
 
@@ -27,6 +29,7 @@ pub use config::{AcceptGuard, Config, Flag, ProtoName, ServeArgs, Trigger, Work,
 pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use error::{io_err, Error};
+pub use events::{StreamBounds, StreamSpec};
 pub use per_request::query_work;
 pub use registry::{Assign, Discipline, Family, Model};
 pub use serve::serve;

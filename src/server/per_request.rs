@@ -148,7 +148,7 @@ pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, crate::un
 }
 
 /// `%XX` decoded (a query may encode the parentheses of `exp(1ms)`).
-fn percent_decoded(v: &[u8]) -> String {
+pub(super) fn percent_decoded(v: &[u8]) -> String {
     let mut out = Vec::with_capacity(v.len());
     let mut i = 0;
     while i < v.len() {

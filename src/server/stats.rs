@@ -98,10 +98,48 @@ counters! {
     /// Of that, nanoseconds before their handling began (behind other connections' requests of
     /// the same wake-up, or earlier requests of the same read).
     WaitInsideNs => "wait_inside_ns",
+    /// Event streams (`/stream`, `--stream`) begun.
+    SseStarted => "sse_started",
+    /// ... that sent every event.
+    SseFinished => "sse_finished",
+    /// ... cut before their last event: the connection closed, its HTTP/2 stream was reset, or
+    /// the server stopped.
+    SseCut => "sse_cut",
+    /// Events sent.
+    SseEvents => "sse_events",
+    /// Events sent more than `--stream-slack` after their due time.
+    SseLate => "sse_late",
+    /// Events by lateness (sent after their due time): up to 1 ms, 2 ms, 5 ms, 10 ms, 50 ms,
+    /// 100 ms, 1 s, and more.
+    SseLateLe1ms => "sse_late_le_1ms",
+    SseLateLe2ms => "sse_late_le_2ms",
+    SseLateLe5ms => "sse_late_le_5ms",
+    SseLateLe10ms => "sse_late_le_10ms",
+    SseLateLe50ms => "sse_late_le_50ms",
+    SseLateLe100ms => "sse_late_le_100ms",
+    SseLateLe1s => "sse_late_le_1s",
+    SseLateOver1s => "sse_late_over_1s",
 }
 
-/// Words per block: 32 x 8 bytes = four cache lines, so neighbours never share a line.
-const BLOCK: usize = 32;
+impl Counter {
+    /// The lateness histogram's buckets: each one's upper bound (`None`: the last, unbounded).
+    pub const SSE_LATENESS: [(Counter, Option<std::time::Duration>); 8] = {
+        use std::time::Duration;
+        [
+            (Counter::SseLateLe1ms, Some(Duration::from_millis(1))),
+            (Counter::SseLateLe2ms, Some(Duration::from_millis(2))),
+            (Counter::SseLateLe5ms, Some(Duration::from_millis(5))),
+            (Counter::SseLateLe10ms, Some(Duration::from_millis(10))),
+            (Counter::SseLateLe50ms, Some(Duration::from_millis(50))),
+            (Counter::SseLateLe100ms, Some(Duration::from_millis(100))),
+            (Counter::SseLateLe1s, Some(Duration::from_secs(1))),
+            (Counter::SseLateOver1s, None),
+        ]
+    };
+}
+
+/// Words per block: 64 x 8 bytes = eight cache lines, so neighbours never share a line.
+const BLOCK: usize = 64;
 const _: () = assert!(Counter::ALL.len() <= BLOCK);
 
 /// One worker's counters.

@@ -107,7 +107,7 @@ impl H2Session {
                 return false;
             }
             let n = n.min(room);
-            let last = n == s.pending.len() && s.state.ending();
+            let last = n == s.pending.len() && s.ends();
             frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
             out.extend_from_slice(&s.pending[..n]);
             s.pending.drain(..n);
@@ -121,7 +121,7 @@ impl H2Session {
                 return self.response_ended(i, out);
             }
         }
-        if s.state.ending() {
+        if s.ends() {
             frame::head(out, 0, frame::DATA, frame::END_STREAM, s.id);
             return self.response_ended(i, out);
         }

@@ -8,6 +8,7 @@ use super::message::{field, refusal_body, response_head, Fields, Method};
 use super::stream::{Closed, StreamState};
 use super::{hpack, H2Session, MAX_DECODED};
 use crate::proto::http::{BODY, MAX_HEAD};
+use crate::proto::later::{EventStream, Later};
 use crate::proto::{Answer, Each, Fed, Request};
 
 /// Where a header block lands, known before it is decoded.
@@ -132,24 +133,53 @@ impl H2Session {
             }
             s.state.end_request();
         }
-        let status = self.status(method, f, each, out);
+        let (status, later) = self.status(method, f, each, out);
         fed.requests += 1;
+        if let Some(stream) = later {
+            return self.stream(i, method, stream, out);
+        }
         self.answer(i, method, status, f.content_length, out);
     }
 
-    /// The status a checked request gets, after its work (the model's hook).
-    fn status<F: Each + ?Sized>(&self, method: Method, f: &Fields, each: &mut F, out: &mut Vec<u8>) -> &'static [u8] {
+    /// The status a checked request gets, after its work (the model's hook), and the event
+    /// stream a GET or HEAD gets instead of its usual body.
+    fn status<F: Each + ?Sized>(
+        &self,
+        method: Method,
+        f: &Fields,
+        each: &mut F,
+        out: &mut Vec<u8>,
+    ) -> (&'static [u8], Option<Box<EventStream>>) {
         if f.list_size > MAX_HEAD {
-            b"431"
+            (b"431", None)
         } else if method == Method::Other {
-            b"405"
+            (b"405", None)
         } else if method == Method::Echo && f.content_length.is_some_and(|n| n > self.limits.max_body as u64) {
-            b"413"
-        } else if each.request(Request { target: &self.path }, out) == Answer::Refuse {
-            b"400"
+            (b"413", None)
         } else {
-            b"200"
+            match each.request(Request { target: &self.path }, out) {
+                Answer::Refuse => (b"400", None),
+                Answer::Later(Later::Stream(s)) if matches!(method, Method::Get | Method::Head) => (b"200", Some(s)),
+                _ => (b"200", None),
+            }
         }
+    }
+
+    /// An event stream's response on the stream at `i`: its head now, its events as they fall
+    /// due ([`H2Session::advance`]); a HEAD gets the head only.
+    fn stream(&mut self, i: usize, method: Method, stream: Box<EventStream>, out: &mut Vec<u8>) {
+        let s = self.streams.at(i);
+        let id = s.id;
+        if method == Method::Head {
+            response_head(out, id, b"200", Some(b"text/event-stream"), usize::MAX, true);
+            self.response_ended(i, out);
+            return;
+        }
+        if !s.state.request_ended() {
+            s.state = StreamState::Open { ending: true };
+        }
+        s.later = Some(stream);
+        response_head(out, id, b"200", Some(b"text/event-stream"), usize::MAX, false);
     }
 
     /// The response of the stream at `i`: its head, and the body it holds for window.

@@ -189,11 +189,68 @@ impl H2Session {
         self.held
     }
 
+    /// When the next event of the event streams going out is due.
+    /// `None` while the output held for the client's windows is at `max_output`: its
+    /// WINDOW_UPDATE, which is input, lets the events go on.
+    pub fn due(&self) -> Option<std::time::Instant> {
+        if self.phase != Phase::Frames || self.held >= self.limits.max_output {
+            return None;
+        }
+        (0..self.streams.len())
+            .filter_map(|i| self.streams.get(i).later.as_ref()?.due())
+            .min()
+    }
+
+    /// Writes the events due at `now` into their streams' DATA, as far as the windows, the
+    /// output held for them (`max_output`) and [`Each::room`] let them; a stream whose events
+    /// all went ends (END_STREAM).
+    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let fed = Fed::default();
+        if self.phase != Phase::Frames {
+            return fed;
+        }
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        let mut i = 0;
+        while i < self.streams.len() {
+            let s = self.streams.at(i);
+            let Some(later) = s.later.as_mut() else {
+                i += 1;
+                continue;
+            };
+            let mut moved = false;
+            while later.due().is_some_and(|d| d <= now)
+                && self.held < self.limits.max_output
+                && each.room(out.len()) > 0
+            {
+                let before = s.pending.len();
+                later.next_event(now, &mut s.pending);
+                self.held += s.pending.len() - before;
+                moved = true;
+            }
+            if later.done() {
+                s.later = None;
+                moved = true;
+            }
+            if moved && self.flush_stream(i, out) {
+                continue; // closed: another stream moved into its place
+            }
+            i += 1;
+        }
+        fed
+    }
+
     /// Ends the connection politely: GOAWAY naming the last stream served (a server that is
-    /// stopping).
+    /// stopping), after ending its event streams (END_STREAM once what they hold is sent).
     pub fn goaway(&mut self, out: &mut Vec<u8>) {
         if self.phase == Phase::Frames {
             self.greet(out);
+            let mut i = 0;
+            while i < self.streams.len() {
+                if self.streams.at(i).later.take().is_some() && self.flush_stream(i, out) {
+                    continue;
+                }
+                i += 1;
+            }
             frame::goaway(out, self.streams.last_id(), Code::NoError);
             self.phase = Phase::Dead;
         }

@@ -4,6 +4,7 @@
 use super::frame;
 use super::message::Method;
 use super::window::Window;
+use crate::proto::later::EventStream;
 
 /// Where a stream is in the life RFC 9113 5.1 draws, as the server sees it. Idle, reserved
 /// and closed streams are not in the table: a stream enters it as its request's HEADERS
@@ -119,6 +120,9 @@ pub(super) struct Stream {
     /// The request's content-length, and the body bytes so far.
     pub(super) expect_len: Option<u64>,
     pub(super) got_len: u64,
+    /// A response that finishes later ([`crate::proto::later`]): its events go into `pending`
+    /// as they fall due, and the response does not end before it does.
+    pub(super) later: Option<Box<EventStream>>,
 }
 
 impl Stream {
@@ -136,7 +140,14 @@ impl Stream {
             method: Method::Other,
             expect_len: None,
             got_len: 0,
+            later: None,
         }
+    }
+
+    /// The response ends once what it holds is sent: its method says so and nothing is to
+    /// come later.
+    pub(super) fn ends(&self) -> bool {
+        self.state.ending() && self.later.is_none()
     }
 }
 

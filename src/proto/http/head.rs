@@ -9,6 +9,8 @@ pub(super) struct Head {
     pub(super) content_length: Option<usize>,
     pub(super) chunked: bool,
     pub(super) continue_expected: bool,
+    /// An HTTP/1.0 request (no chunked coding in its response).
+    pub(super) http10: bool,
 }
 
 impl Head {
@@ -20,6 +22,7 @@ impl Head {
             content_length: None,
             chunked: false,
             continue_expected: false,
+            http10,
         };
         let (mut hosts, mut te) = (0, false);
         for header in req.headers.iter() {

@@ -21,6 +21,7 @@
 use std::io::Write;
 
 use super::chunked::{ChunkError, Chunked, Phase};
+use super::later::{EventStream, Later};
 use super::{Answer, Each, Fed, Request};
 
 /// The largest request head (request line + headers) accepted, and of a trailer section.
@@ -35,6 +36,11 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// The body every 200 to GET carries (seed 000's).
 pub const BODY: &[u8] = b"<html>hello</html>";
 
+const STREAM_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+/// The most input a client may pipeline behind an event stream before the stream is cut and
+/// the connection closed: the session holds it until the stream ends.
+const MAX_BEHIND_STREAM: usize = 64 * 1024;
 const OK_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/html\r\nContent-Length: 18\r\n";
 const ECHO_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: application/octet-stream\r\n";
 const KEEP: &[u8] = b"Connection: keep-alive\r\n";
@@ -96,6 +102,13 @@ enum State {
     },
     /// Inside a chunked body.
     Chunked(Chunked),
+    /// An event stream is going out ([`super::later`]): input waits in the buffer until it
+    /// ends. `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
+    Streaming {
+        stream: Box<EventStream>,
+        keep: bool,
+        chunked: bool,
+    },
     /// A response said `Connection: close`; everything after is ignored.
     Closed,
 }
@@ -171,12 +184,69 @@ impl HttpSession {
             data.drain(..used);
             self.buf = data;
         }
+        if matches!(self.state, State::Streaming { .. }) && self.buf.len() > MAX_BEHIND_STREAM {
+            fed.close = true;
+        }
         if fed.close {
             self.state = State::Closed;
             self.held = false;
             self.buf = Vec::new();
         }
         fed
+    }
+
+    /// When the event stream going out has its next event due.
+    pub fn due(&self) -> Option<std::time::Instant> {
+        match &self.state {
+            State::Streaming { stream, .. } => stream.due(),
+            _ => None,
+        }
+    }
+
+    /// Writes the events due at `now`, as far as [`Each::room`] lets them; once the stream has
+    /// ended, the requests pipelined behind it are answered.
+    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let State::Streaming { stream, keep, chunked } = &mut self.state else {
+            return Fed::default();
+        };
+        while stream.due().is_some_and(|d| d <= now) && each.room(out.len()) > 0 {
+            let at = out.len();
+            if *chunked {
+                let _ = write!(out, "{:x}\r\n", stream.next_len());
+            }
+            stream.next_event(now, out);
+            if *chunked {
+                out.extend_from_slice(b"\r\n");
+            }
+            debug_assert!(out.len() > at);
+        }
+        if !stream.done() {
+            return Fed::default();
+        }
+        if *chunked {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        let mut fed = Fed::default();
+        if *keep && *chunked {
+            self.state = State::Head;
+            // What was pipelined behind the stream.
+            fed = self.feed(&[], out, each);
+        } else {
+            fed.close = true;
+            self.state = State::Closed;
+            self.buf = Vec::new();
+        }
+        fed
+    }
+
+    /// What a stopping server sends: the end of an event stream going out.
+    pub fn farewell(&mut self, out: &mut Vec<u8>) {
+        if let State::Streaming { chunked: true, .. } = self.state {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        if matches!(self.state, State::Streaming { .. }) {
+            self.state = State::Closed;
+        }
     }
 
     /// Gives up the input buffer a burst or a large head grew, once it is empty (an idle
@@ -237,7 +307,7 @@ impl HttpSession {
                         fed,
                     ),
                 },
-                State::Closed => Step::More,
+                State::Closed | State::Streaming { .. } => Step::More,
             };
             if let State::Chunked(c) = &self.state {
                 if c.complete() {
@@ -267,6 +337,34 @@ impl HttpSession {
         }
     }
 
+    /// Starts an event stream's response (a HEAD gets its head only): chunked over HTTP/1.1,
+    /// ended by the close over HTTP/1.0. The request counts as answered now.
+    fn stream(
+        &mut self,
+        stream: Box<EventStream>,
+        get: bool,
+        h: &Head,
+        out: &mut Vec<u8>,
+        fed: &mut Fed,
+        n: usize,
+    ) -> Step {
+        let chunked = !h.http10;
+        out.extend_from_slice(STREAM_HEAD);
+        if chunked {
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        }
+        let keep = h.keep && chunked;
+        out.extend_from_slice(if keep { KEEP } else { CLOSE });
+        out.extend_from_slice(b"\r\n");
+        fed.requests += 1;
+        if !get {
+            fed.close |= !keep;
+            return Step::Used(n);
+        }
+        self.state = State::Streaming { stream, keep, chunked };
+        Step::Used(n)
+    }
+
     /// Parses a request head at the start of `data` and answers or starts its body.
     fn head<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -291,8 +389,17 @@ impl HttpSession {
         // The request's own work, before its response is written.
         let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
         let target = req.path.unwrap_or("").as_bytes();
-        if served && each.request(Request { target }, out) == Answer::Refuse {
-            return refuse(Refusal::BadRequest, out, fed);
+        let answer = match served {
+            true => each.request(Request { target }, out),
+            false => Answer::Serve,
+        };
+        let bodiless = !h.chunked && h.content_length.unwrap_or(0) == 0;
+        match answer {
+            Answer::Refuse => return refuse(Refusal::BadRequest, out, fed),
+            Answer::Later(Later::Stream(stream)) if bodiless && matches!(method, "GET" | "HEAD") => {
+                return self.stream(stream, method == "GET", &h, out, fed, n);
+            }
+            _ => {}
         }
         if h.continue_expected && (h.chunked || h.content_length.is_some_and(|n| n > 0)) {
             out.extend_from_slice(CONTINUE);

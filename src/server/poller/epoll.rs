@@ -63,7 +63,7 @@ impl Poller for Epoll {
     fn closing(&mut self, _fd: BorrowedFd<'_>) {}
 
     fn wait(&mut self, ready: &mut Vec<u64>, timeout: Duration) -> io::Result<usize> {
-        let n = self.ep.wait(&mut self.events, timeout.as_millis() as i32)?;
+        let n = self.ep.wait_precise(&mut self.events, timeout)?;
         ready.clear();
         ready.extend(self.events.iter().map(|(token, _)| token));
         Ok(n)

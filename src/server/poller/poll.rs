@@ -6,7 +6,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use super::{Interest, Poller};
-use crate::sys::poll::{entry, poll, PollFd, IN, OUT};
+use crate::sys::poll::{entry, ppoll, PollFd, IN, OUT};
 
 /// The poll backend.
 #[derive(Default)]
@@ -72,7 +72,7 @@ impl Poller for Poll {
 
     fn wait(&mut self, ready: &mut Vec<u64>, timeout: Duration) -> io::Result<usize> {
         ready.clear();
-        if poll(&mut self.fds, timeout.as_millis() as i32)? > 0 {
+        if ppoll(&mut self.fds, timeout)? > 0 {
             for (p, token) in self.fds.iter().zip(&self.tokens) {
                 if p.revents != 0 {
                     ready.push(*token);
