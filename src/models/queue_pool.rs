@@ -10,7 +10,9 @@
 //!
 //! **Trade-offs.** Slow handlers (`--work`) run in parallel and do not stall the loop; every
 //! request pays two hand-offs, a lock on one shared queue (contention grows with workers), a
-//! condition-variable wake-up and an epoll_ctl.
+//! condition-variable wake-up and an epoll_ctl. An event stream's next event is a deadline in
+//! the epoll thread's heap (its wait times out then): the connection is queued like a ready
+//! one, and a worker that arms an earlier one wakes the epoll thread through an eventfd.
 //!
 //! **Seed** (docs/seeds.md). 002 #2: acceptor + 1 locked queue + N workers, 60k QPS, below the single reactor.
 
@@ -20,6 +22,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
+use crate::server::timers::Timers;
 use crate::server::Discipline;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
@@ -29,6 +32,7 @@ use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
 
 const LISTENER: u64 = u64::MAX;
+const WAKE: u64 = u64::MAX - 1;
 
 pub const MODEL: Model = Model {
     name: "queue-pool",
@@ -48,9 +52,14 @@ struct Shared {
     /// Connections not being processed, by fd.
     idle: Mutex<ConnTable>,
     /// The one queue of ready connections, each with when the poller found it ready (what its
-    /// requests' time in the server counts from: their wait in this queue is inside it).
-    ready: Mutex<VecDeque<(Conn, Instant)>>,
+    /// requests' time in the server counts from: their wait in this queue is inside it), and
+    /// the timer entry that made it ready (`None`: readiness).
+    ready: Mutex<VecDeque<(Conn, Instant, Option<Instant>)>>,
     wake: Condvar,
+    /// When connections' later responses have pieces due; the eventfd that wakes the epoll
+    /// thread for one earlier than it planned.
+    timers: Mutex<Timers>,
+    poke: sys::eventfd::EventFd,
 }
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
@@ -60,11 +69,14 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         idle: Mutex::new(ConnTable::new()),
         ready: Mutex::new(VecDeque::new()),
         wake: Condvar::new(),
+        timers: Mutex::new(Timers::new()),
+        poke: sys::eventfd::EventFd::new().map_err(io_err("eventfd"))?,
     };
     shared
         .ep
         .add(&ctx.listener, LISTENER, IN)
         .map_err(io_err("registering the listener"))?;
+    shared.ep.add(&shared.poke, WAKE, IN).map_err(io_err("registering the eventfd"))?;
     let result = workers::threads_and(ctx, |w| worker(w, &shared), || poller(ctx.worker(0), &shared));
     // Every thread has stopped: close what is left, parked or queued.
     let left = lock(&shared.idle).len() + lock(&shared.ready).len();
@@ -80,15 +92,18 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
     let mut acceptor = Acceptor::new(true);
     let mut events = Events::with_capacity(1024);
     let mut ticker = Ticker::default();
+    let mut fired = Vec::new();
     while !ctx.stopping() {
-        let n = sh
-            .ep
-            .wait(&mut events, TICK.as_millis() as i32)
-            .map_err(io_err("epoll_wait"))?;
+        let timeout = lock(&sh.timers).timeout(Instant::now(), TICK);
+        let n = sh.ep.wait_precise(&mut events, timeout).map_err(io_err("epoll_wait"))?;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, n as u64);
         let woke = Instant::now();
         for (token, _) in events.iter() {
+            if token == WAKE {
+                let _ = sh.poke.drain();
+                continue;
+            }
             if token == LISTENER {
                 let mut fresh = Vec::new();
                 if acceptor.accept_ready(w, &ctx.listener, 1, |fd| fresh.push(fd)) {
@@ -107,11 +122,12 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             }
             let conn = lock(&sh.idle).take(token as RawFd);
             if let Some(conn) = conn {
-                lock(&sh.ready).push_back((conn, woke));
+                lock(&sh.ready).push_back((conn, woke, None));
                 sh.wake.notify_one();
             }
         }
         let now = Instant::now();
+        due(sh, now, &mut fired);
         if ticker.due(now) {
             let mut idle = lock(&sh.idle);
             for (fd, why) in idle.sweep(w, now) {
@@ -129,17 +145,45 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
     Ok(())
 }
 
+/// A worker arms a connection's next due time: the epoll thread is woken when it is earlier
+/// than any it planned for.
+fn arm(sh: &Shared, at: Instant, fd: RawFd) {
+    let mut timers = lock(&sh.timers);
+    let earlier = timers.next().is_none_or(|e| at < e);
+    timers.arm(at, fd as u64);
+    drop(timers);
+    if earlier {
+        let _ = sh.poke.notify();
+    }
+}
+
+/// Queues the connections whose timer entries came up by `now` (not the stale entries, nor a
+/// connection a worker holds: it arms its next one when it puts it back).
+fn due(sh: &Shared, now: Instant, fired: &mut Vec<(Instant, u64)>) {
+    lock(&sh.timers).take_due(now, fired);
+    for (at, token) in fired.drain(..) {
+        let mut idle = lock(&sh.idle);
+        if !idle.get_mut(token as RawFd).is_some_and(|c| c.armed_for(at)) {
+            continue;
+        }
+        let conn = idle.take(token as RawFd).expect("just found");
+        drop(idle);
+        lock(&sh.ready).push_back((conn, now, Some(at)));
+        sh.wake.notify_one();
+    }
+}
+
 /// A pool thread: pop a ready connection, drive it, put it back and re-arm it.
 fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
     let mut buf = vec![0u8; READ_BUF];
     w.ready();
     loop {
-        let mut conn = {
+        let (mut conn, timer) = {
             let mut q = lock(&sh.ready);
             loop {
-                if let Some((conn, found)) = q.pop_front() {
+                if let Some((conn, found, timer)) = q.pop_front() {
                     w.learned(found);
-                    break conn;
+                    break (conn, timer);
                 }
                 if w.stopping() {
                     return Ok(());
@@ -148,7 +192,11 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             }
         };
         let fd: RawFd = conn.fd.as_raw_fd();
-        match conn.drive(w, &mut buf, false, Instant::now()) {
+        let want = match timer {
+            Some(at) => conn.on_timer(w, at, Instant::now()).unwrap_or(conn.want()),
+            None => conn.drive(w, &mut buf, false, Instant::now()),
+        };
+        match want {
             Want::Close => {
                 drop(conn);
                 w.release();
@@ -159,9 +207,13 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 let mut idle = lock(&sh.idle);
                 idle.insert(conn);
                 let parked = idle.get_mut(fd).expect("just put back");
+                let next = parked.to_arm();
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
                     idle.take(fd);
                     w.release();
+                } else if let Some(at) = next {
+                    drop(idle);
+                    arm(sh, at, fd);
                 }
             }
         }

@@ -95,10 +95,26 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut deadlines = Deadlines::new(Instant::now());
     let mut shed = Shed::default();
     while !w.stopping() {
-        let r = timeout(TICK, stream.read(&mut buf)).await;
+        // A later response owed (an event stream): the read times out at its next piece
+        // (tokio's timer), which is then written.
+        let due = session.due();
+        let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
+        let r = timeout(wait, stream.read(&mut buf)).await;
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         let n = match r {
+            Err(_) if due.is_some_and(|d| d <= Instant::now()) => {
+                let fed = w.on_due(&mut session, Instant::now(), &mut out, w.max_output(), &mut send_now(&stream, w));
+                w.count(Counter::Useful, 1);
+                deadlines.output(Instant::now());
+                if !write_out(w, &mut stream, &mut out).await || fed.close {
+                    break;
+                }
+                if session.holding() && !drain_held(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
+                    break;
+                }
+                continue;
+            }
             Err(_) => match deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
                 Some(why) => {
                     why.last_word(w, &session, |b| {
@@ -132,13 +148,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             break;
         }
         // What the session held back at --max-output, now that its replies went.
-        let mut close = false;
-        while session.holding() && !close {
-            let fed = feed(w, &mut session, &[], &mut out, &stream);
-            deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
-            close = !write_out(w, &mut stream, &mut out).await || fed.close;
-        }
-        if close {
+        if !drain_held(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
             break;
         }
         // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
@@ -159,6 +169,25 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     w.release();
 }
 
+/// Goes on with what the session held back at `--max-output`, writing as it goes; `false` when
+/// the connection is done.
+async fn drain_held(
+    w: Worker<'static>,
+    session: &mut crate::proto::Session,
+    out: &mut Vec<u8>,
+    stream: &mut tokio::net::TcpStream,
+    deadlines: &mut Deadlines,
+) -> bool {
+    while session.holding() {
+        let fed = feed(w, session, &[], out, stream);
+        deadlines.input(session, fed.requests > 0, fed.quiet(), Instant::now());
+        if !write_out(w, stream, out).await || fed.close {
+            return false;
+        }
+    }
+    true
+}
+
 /// Feeds `bytes` (none: what the session held back) to the session; before each request's work
 /// the replies so far go, as far as the socket takes them now.
 fn feed(
@@ -168,7 +197,13 @@ fn feed(
     out: &mut Vec<u8>,
     stream: &tokio::net::TcpStream,
 ) -> crate::proto::Fed {
-    w.on_input(session, bytes, out, w.max_output(), &mut |out: &mut Vec<u8>| {
+    w.on_input(session, bytes, out, w.max_output(), &mut send_now(stream, w))
+}
+
+/// What the per-request hook does with the replies before a request's work: what the socket
+/// takes now goes.
+fn send_now<'a>(stream: &'a tokio::net::TcpStream, w: Worker<'static>) -> impl FnMut(&mut Vec<u8>) + 'a {
+    move |out: &mut Vec<u8>| {
         while !out.is_empty() {
             match stream.try_write(out) {
                 Ok(n) => {
@@ -178,7 +213,7 @@ fn feed(
                 Err(_) => break,
             }
         }
-    })
+    }
 }
 
 /// Writes all of `out` and empties it; `false` when the connection is done: the write failed,

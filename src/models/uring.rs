@@ -32,6 +32,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::rc::Rc;
 use std::time::Instant;
 
 use crate::proto::Session;
@@ -39,6 +40,7 @@ use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
 use crate::server::deadline::{self, Deadlines};
 use crate::server::idle::Shed;
+use crate::server::timers::Armed;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::server::{Assign, Discipline};
 use crate::sys;
@@ -108,6 +110,8 @@ struct UConn {
     quiet: bool,
     /// Tells this connection from an earlier one in the same slot.
     gen: u32,
+    /// The time its timeout operation in flight is for (a later response's next piece).
+    timer: Armed,
 }
 
 impl UConn {
@@ -115,26 +119,41 @@ impl UConn {
     /// `--max-output` (counting the send in flight: with a send of that much in flight, it
     /// takes nothing until the send completes) and holds the rest.
     fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
-        let (fd, sending) = (&self.fd, self.sending);
-        let bound = w.max_output().saturating_sub(sending);
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, &mut |out| {
-            // Before the next request's work, what the socket takes now: only while no send is
-            // in flight on the ring (a direct write must not overtake one).
-            if sending == 0 {
-                let mut sent = 0;
-                w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
-                out.drain(..sent);
-            }
-        });
+        let bound = w.max_output().saturating_sub(self.sending);
+        let mut send = send_now(w, self);
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, &mut send);
         self.quiet = fed.quiet();
         self.deadlines.input(&self.session, fed.requests > 0, self.quiet, now);
         self.closing |= fed.close;
         self.shed.active();
     }
 
+    /// Writes what its later responses have due at `now` (events), under the same bound.
+    fn advance(&mut self, w: Worker<'_>, now: Instant) {
+        let bound = w.max_output().saturating_sub(self.sending);
+        let mut send = send_now(w, self);
+        let fed = w.on_due(&mut self.session, now, &mut self.out, bound, &mut send);
+        self.closing |= fed.close;
+        self.deadlines.output(now);
+        self.shed.active();
+    }
+
     /// Nothing left to send or to go on with.
     fn drained(&self) -> bool {
         self.sending == 0 && self.out.is_empty() && !self.session.holding()
+    }
+}
+
+/// Before the next request's work, what the socket takes now: only while no send is in flight
+/// on the ring (a direct write must not overtake one).
+fn send_now<'a>(w: Worker<'a>, c: &UConn) -> impl FnMut(&mut Vec<u8>) + 'a {
+    let (fd, sending) = (Rc::clone(&c.fd), c.sending);
+    move |out| {
+        if sending == 0 {
+            let mut sent = 0;
+            w.count(Counter::BytesOut, sys::fd::send_now(&fd, out, &mut sent) as u64);
+            out.drain(..sent);
+        }
     }
 }
 
@@ -160,6 +179,7 @@ impl Slots {
             deadlines: Deadlines::new(now),
             shed: Shed::default(),
             gen: self.gen,
+            timer: Armed::default(),
         };
         let slot = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
@@ -269,6 +289,7 @@ impl RingLoop<'_> {
                     }
                     Completion::Recv { tag, data, .. } => self.on_recv(tag, data),
                     Completion::Send { tag, sent, buf } => self.on_send(tag, sent, buf),
+                    Completion::Timeout { tag } => self.on_timeout(tag),
                 }
             }
             for tag in std::mem::take(&mut self.retry) {
@@ -349,6 +370,7 @@ impl RingLoop<'_> {
                 self.ring.recycle(buf);
                 self.flush(tag);
                 self.arm(tag);
+                self.arm_timer(tag);
             }
             // Every provided buffer was in use: receive again.
             Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.arm(tag),
@@ -394,12 +416,46 @@ impl RingLoop<'_> {
             buf.clear();
             conn.out = buf;
         }
-        // The output moved: what the session held back goes on, then receiving again.
+        // The output moved: what the session held back goes on, and what later responses
+        // have due, then receiving again.
         if conn.session.holding() {
             conn.feed(self.w, &[], self.now);
         }
+        if conn.session.due().is_some_and(|d| d <= self.now) {
+            conn.advance(self.w, self.now);
+        }
         self.flush(tag);
         self.arm(tag);
+        self.arm_timer(tag);
+    }
+
+    /// A connection's timeout operation completed: what is due goes.
+    fn on_timeout(&mut self, tag: u64) {
+        let (w, now) = (self.w, self.now);
+        let Some(conn) = self.slots.get(tag) else { return };
+        conn.timer.passed(now);
+        if conn.sending == 0 && conn.session.due().is_some_and(|d| d <= now) {
+            w.count(Counter::Useful, 1);
+            conn.advance(w, now);
+        }
+        self.flush(tag);
+        self.arm(tag);
+        self.arm_timer(tag);
+    }
+
+    /// Keeps one timeout operation in flight for the next piece a later response has due,
+    /// while no send is (its completion goes on with the rest).
+    fn arm_timer(&mut self, tag: u64) {
+        let now = self.now;
+        let Some(conn) = self.slots.get(tag) else { return };
+        if conn.sending > 0 || !conn.out.is_empty() {
+            return;
+        }
+        if let Some(at) = conn.timer.arm(conn.session.due()) {
+            if self.ring.timeout(at.saturating_duration_since(now), tag).is_err() {
+                self.slots.close(self.w, tag);
+            }
+        }
     }
 
     /// Starts a send of the pending replies unless one is in flight, and closes a connection

@@ -96,6 +96,11 @@ impl Conn {
         self.armed.arm(self.session.due())
     }
 
+    /// Its loop's timer entry for `at` is its current one (not stale).
+    pub fn armed_for(&self, at: Instant) -> bool {
+        self.armed.is(at)
+    }
+
     /// Its loop's timer entry for `at` came up: writes what is due, then as
     /// [`Conn::drive`] (`false` when the entry was stale: nothing to do).
     pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, now: Instant) -> Option<Want> {

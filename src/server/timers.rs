@@ -32,6 +32,19 @@ impl Armed {
         })
     }
 
+    /// Its entry is the one for `at`.
+    pub fn is(&self, at: Instant) -> bool {
+        self.0 == Some(at)
+    }
+
+    /// A wake-up that carries no time came (an io_uring timeout's completion): the entry is
+    /// spent if its time has come by `now`.
+    pub fn passed(&mut self, now: Instant) {
+        if self.0.is_some_and(|at| at <= now) {
+            self.0 = None;
+        }
+    }
+
     /// The entry for `at` came up: `true` when it is this connection's current one (it is
     /// spent).
     pub fn fired(&mut self, at: Instant) -> bool {
@@ -51,6 +64,11 @@ impl Timers {
     /// Wakes the loop for `token` at `at`.
     pub fn arm(&mut self, at: Instant, token: u64) {
         self.heap.push(Reverse((at, token)));
+    }
+
+    /// The earliest entry's time.
+    pub fn next(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse((at, _))| *at)
     }
 
     /// How long the loop may wait at `now`: until the earliest entry, at most `tick`.

@@ -19,6 +19,7 @@
 //!   [`RecvBuf`]; read it with [`Ring::buffer`], give it back with [`Ring::recycle`].
 //! - [`Ring::send`]: the ring owns the bytes until the send completes, then hands them back; a
 //!   send that cannot be queued hands them back at once.
+//! - [`Ring::timeout`]: a timeout operation, its completion tagged like a receive's.
 //! - [`Ring::wait`]: submit everything queued and wait for a completion (or for a batch, up
 //!   to a short extra wait) or a timeout (one io_uring_enter, counted as one syscall).
 
@@ -46,6 +47,8 @@ enum Op {
     Accept,
     Recv { tag: u64, _fd: SharedFd },
     Send { tag: u64, buf: Vec<u8>, _fd: SharedFd },
+    /// A timeout: its time, read by the kernel when the entry is submitted.
+    Timeout { tag: u64, _ts: Box<Timespec> },
 }
 
 /// What a completion reports of its operation (the descriptor stays with the record, or is
@@ -54,6 +57,7 @@ enum Done {
     Accept,
     Recv { tag: u64 },
     Send { tag: u64, buf: Vec<u8> },
+    Timeout { tag: u64 },
 }
 
 /// An operation in flight.
@@ -77,6 +81,8 @@ pub enum Completion {
         sent: io::Result<usize>,
         buf: Vec<u8>,
     },
+    /// A timeout for `tag` expired.
+    Timeout { tag: u64 },
 }
 
 /// An io_uring instance with its buffer ring and its table of operations in flight; `'l` is
@@ -116,6 +122,7 @@ impl<'l> Ring<'l> {
             (opcode::AcceptMulti::CODE, "accept"),
             (opcode::Recv::CODE, "recv"),
             (opcode::Send::CODE, "send"),
+            (opcode::Timeout::CODE, "timeout"),
         ] {
             if !probe.is_supported(code) {
                 return Err(io::Error::new(
@@ -170,8 +177,8 @@ impl<'l> Ring<'l> {
     fn queue(&mut self, sqe: &squeue::Entry) -> io::Result<()> {
         loop {
             // SAFETY: every entry the Ring queues references only memory it keeps alive until
-            // the operation completes: send bytes in `ops`, receive buffers in `bufs` (a cancel
-            // references none). The descriptor an entry names stays open, under that number,
+            // the operation completes: send bytes and timeouts' times in `ops`, receive buffers
+            // in `bufs` (a cancel references none). The descriptor an entry names stays open, under that number,
             // until the operation's last completion: a connection's through the SharedFd its
             // record in `ops` holds, the listener through the borrow for 'l.
             if unsafe { self.ring.submission().push(sqe) }.is_ok() {
@@ -222,6 +229,16 @@ impl<'l> Ring<'l> {
             Op::Send { buf, .. } => (e, buf),
             _ => unreachable!("a send records a send"),
         })
+    }
+
+    /// Arms a timeout operation: a completion, [`Completion::Timeout`] with `tag`, `after`
+    /// from now (or at once, when `after` is zero).
+    pub fn timeout(&mut self, after: Duration, tag: u64) -> io::Result<()> {
+        let ts = Box::new(Timespec::new().sec(after.as_secs()).nsec(after.subsec_nanos()));
+        let sqe = opcode::Timeout::new(&*ts as *const Timespec).build();
+        self.push(sqe, Op::Timeout { tag, _ts: ts })
+            .map(drop)
+            .map_err(|(e, _)| e)
     }
 
     /// Whether [`Ring::wait`] can wait for a batch (the kernel's min-wait, Linux 6.12+).
@@ -280,7 +297,9 @@ impl<'l> Ring<'l> {
         let op = if more {
             match entry.1.as_ref()? {
                 Op::Accept => Done::Accept,
-                Op::Recv { .. } | Op::Send { .. } => unreachable!("only accepts are multishot"),
+                Op::Recv { .. } | Op::Send { .. } | Op::Timeout { .. } => {
+                    unreachable!("only accepts are multishot")
+                }
             }
         } else {
             let op = entry.1.take()?;
@@ -289,6 +308,7 @@ impl<'l> Ring<'l> {
                 Op::Accept => Done::Accept,
                 Op::Recv { tag, .. } => Done::Recv { tag },
                 Op::Send { tag, buf, .. } => Done::Send { tag, buf },
+                Op::Timeout { tag, .. } => Done::Timeout { tag },
             }
         };
         let err = || io::Error::from_raw_os_error(-result);
@@ -317,6 +337,8 @@ impl<'l> Ring<'l> {
                     None => Err(err()),
                 },
             },
+            // Expired (-ETIME) or cancelled with the ring: either way, the time is up.
+            Done::Timeout { tag } => Completion::Timeout { tag },
             Done::Send { tag, buf } => Completion::Send {
                 tag,
                 sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
