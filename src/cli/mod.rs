@@ -309,6 +309,7 @@ fn print_models(json: bool) {
             .map(|m| {
                 serde_json::json!({"name": m.name, "family": m.family.name(), "mechanism": m.mechanism,
                     "product": m.product, "seed": m.seed, "one_conn_per_worker": m.one_conn_per_worker,
+                    "streams": m.streams.says(),
                     "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>()})
             })
             .collect();
@@ -324,6 +325,9 @@ fn print_models(json: bool) {
         let mut notes: Vec<String> = m.flags.iter().map(|f| format!("{} honoured", f.name())).collect();
         if m.one_conn_per_worker {
             notes.push("one connection at a time per worker".into());
+        }
+        if m.streams != crate::server::Streams::Timers {
+            notes.push(m.streams.says().into());
         }
         let notes = if notes.is_empty() {
             String::new()

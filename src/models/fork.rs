@@ -13,6 +13,7 @@
 //! **Seed** (docs/seeds.md). 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
 use crate::server::Discipline;
+use crate::server::Streams;
 use crate::server::{blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;
 
@@ -25,6 +26,7 @@ pub const MODEL: Model = Model {
     default_max_conns: Some(1000),
     run,
     queueing: Discipline::PerConnection,
+    streams: Streams::ProcessEach,
     ..Model::BASE
 };
 

@@ -11,6 +11,7 @@
 //!
 //! **Seed** (docs/seeds.md). 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
 
+use crate::server::Streams;
 use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
@@ -21,6 +22,7 @@ pub const MODEL: Model = Model {
     seed: "000",
     one_conn_per_worker: true,
     run,
+    streams: Streams::OnePerWorker,
     ..Model::BASE
 };
 

@@ -13,6 +13,7 @@
 //!
 //! **Seed** (docs/seeds.md). muduo's table of server models (Apache prefork); not measured in the seeds.
 
+use crate::server::Streams;
 use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
@@ -24,6 +25,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Processes,
     one_conn_per_worker: true,
     run,
+    streams: Streams::OnePerWorker,
     ..Model::BASE
 };
 

@@ -10,6 +10,7 @@
 //!
 //! **Seed** (docs/seeds.md). muduo's table of server models; not measured in the seeds.
 
+use crate::server::Streams;
 use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
@@ -21,6 +22,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     one_conn_per_worker: true,
     run,
+    streams: Streams::OnePerWorker,
     ..Model::BASE
 };
 

@@ -76,7 +76,10 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         .ep
         .add(&ctx.listener, LISTENER, IN)
         .map_err(io_err("registering the listener"))?;
-    shared.ep.add(&shared.poke, WAKE, IN).map_err(io_err("registering the eventfd"))?;
+    shared
+        .ep
+        .add(&shared.poke, WAKE, IN)
+        .map_err(io_err("registering the eventfd"))?;
     let result = workers::threads_and(ctx, |w| worker(w, &shared), || poller(ctx.worker(0), &shared));
     // Every thread has stopped: close what is left, parked or queued.
     let left = lock(&shared.idle).len() + lock(&shared.ready).len();

@@ -16,6 +16,7 @@
 use crate::server::evloop::accept_loop;
 use crate::server::poller::Select;
 use crate::server::Discipline;
+use crate::server::Streams;
 use crate::server::{Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
@@ -26,6 +27,7 @@ pub const MODEL: Model = Model {
     seed: "000",
     run,
     queueing: Discipline::Shared,
+    streams: Streams::UnderFdSetSize,
     ..Model::BASE
 };
 

@@ -16,6 +16,7 @@ use std::thread;
 
 use crate::server::Counter;
 use crate::server::Discipline;
+use crate::server::Streams;
 use crate::server::{blocking, Ctx, Error, Family, Model};
 
 /// Stack of a connection thread: the read buffer is on the heap, so this is plenty.
@@ -29,6 +30,7 @@ pub const MODEL: Model = Model {
     seed: "000, 001",
     run,
     queueing: Discipline::PerConnection,
+    streams: Streams::ThreadEach,
     ..Model::BASE
 };
 

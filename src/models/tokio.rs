@@ -104,7 +104,13 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         w.count(Counter::Events, 1);
         let n = match r {
             Err(_) if due.is_some_and(|d| d <= Instant::now()) => {
-                let fed = w.on_due(&mut session, Instant::now(), &mut out, w.max_output(), &mut send_now(&stream, w));
+                let fed = w.on_due(
+                    &mut session,
+                    Instant::now(),
+                    &mut out,
+                    w.max_output(),
+                    &mut send_now(&stream, w),
+                );
                 w.count(Counter::Useful, 1);
                 deadlines.output(Instant::now());
                 if !write_out(w, &mut stream, &mut out).await || fed.close {

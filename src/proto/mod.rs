@@ -12,6 +12,8 @@ pub(crate) mod packet;
 pub(crate) mod tls;
 
 #[cfg(test)]
+mod later_tests;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;

@@ -31,6 +31,6 @@ pub use ctx::{Ctx, Worker};
 pub use error::{io_err, Error};
 pub use events::{StreamBounds, StreamSpec};
 pub use per_request::query_work;
-pub use registry::{Assign, Discipline, Family, Model};
+pub use registry::{Assign, Discipline, Family, Model, Streams};
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};

@@ -55,6 +55,8 @@ pub struct Model {
     pub counts_syscalls: bool,
     /// How it hands requests to its workers, for the queueing prediction (`Unknown`: none).
     pub queueing: Discipline,
+    /// How many event streams (`/stream`) it can hold open at once, and what each costs it.
+    pub streams: Streams,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
@@ -85,8 +87,38 @@ impl Model {
         reuseport: false,
         counts_syscalls: true,
         queueing: Discipline::Unknown,
+        streams: Streams::Timers,
         run: |_| Ok(()),
     };
+}
+
+/// How many event streams a design holds at once, said up front (`muxlab models`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streams {
+    /// Thousands: a stream is a timer (a deadline heap's entry, a timeout operation, a runtime's
+    /// timer) and its connection's buffers.
+    Timers,
+    /// One at a time per worker: a stream holds its worker for its whole life.
+    OnePerWorker,
+    /// A thread per stream, blocked between events.
+    ThreadEach,
+    /// A process per stream, blocked between events (at most `--max-conns`, 1,000 by default).
+    ProcessEach,
+    /// Under FD_SETSIZE (1,024) descriptors, streams and listener together.
+    UnderFdSetSize,
+}
+
+impl Streams {
+    /// What `muxlab models` says.
+    pub fn says(self) -> &'static str {
+        match self {
+            Streams::Timers => "thousands of streams, a timer each",
+            Streams::OnePerWorker => "one stream at a time per worker",
+            Streams::ThreadEach => "a thread per stream",
+            Streams::ProcessEach => "a process per stream",
+            Streams::UnderFdSetSize => "streams under 1,024 descriptors",
+        }
+    }
 }
 
 /// How a design hands requests to its workers: declared by each model here, read by the

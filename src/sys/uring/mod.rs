@@ -45,10 +45,20 @@ pub type SharedFd = Rc<OwnedFd>;
 /// (held until its last completion).
 enum Op {
     Accept,
-    Recv { tag: u64, _fd: SharedFd },
-    Send { tag: u64, buf: Vec<u8>, _fd: SharedFd },
+    Recv {
+        tag: u64,
+        _fd: SharedFd,
+    },
+    Send {
+        tag: u64,
+        buf: Vec<u8>,
+        _fd: SharedFd,
+    },
     /// A timeout: its time, read by the kernel when the entry is submitted.
-    Timeout { tag: u64, _ts: Box<Timespec> },
+    Timeout {
+        tag: u64,
+        _ts: Box<Timespec>,
+    },
 }
 
 /// What a completion reports of its operation (the descriptor stays with the record, or is
