@@ -313,6 +313,7 @@ impl RingLoop<'_> {
             }
             w.flush_syscalls();
         }
+        self.settle_sends()?;
         for tag in self.slots.tags(|_| true) {
             if let Some(conn) = self.slots.get(tag).filter(|c| c.sending == 0 && c.out.is_empty()) {
                 deadline::farewell(&mut conn.session, |b| {
@@ -323,6 +324,35 @@ impl RingLoop<'_> {
         }
         // The ring is torn down asynchronously and its accept holds the listener: stop it now.
         let _ = sys::socket::shutdown(self.listener);
+        Ok(())
+    }
+
+    /// The server is stopping: lets the sends in flight and the output behind them go, for a
+    /// tick at most, so a connection's last words (an event stream's last chunk) follow them.
+    fn settle_sends(&mut self) -> Result<(), Error> {
+        let until = Instant::now() + TICK;
+        let mut cqes = Vec::new();
+        while Instant::now() < until && !self.slots.tags(|c| c.sending > 0).is_empty() {
+            self.ring.wait(TICK / 10, None).map_err(io_err("io_uring_enter"))?;
+            self.ring.completions(&mut cqes);
+            for cqe in cqes.drain(..) {
+                match cqe {
+                    Completion::Send { tag, sent, mut buf } => {
+                        let Some(conn) = self.slots.get(tag) else { continue };
+                        conn.sending = 0;
+                        let n = sent.unwrap_or(buf.len());
+                        buf.drain(..n.min(buf.len()));
+                        buf.append(&mut conn.out);
+                        conn.out = buf;
+                        self.flush(tag);
+                    }
+                    Completion::Recv {
+                        data: Ok(Some(buf)), ..
+                    } => self.ring.recycle(buf),
+                    _ => {}
+                }
+            }
+        }
         Ok(())
     }
 

@@ -16,7 +16,7 @@ pub mod mem;
 pub(crate) mod poll;
 pub mod process;
 pub mod procfs;
-pub(crate) mod rlimit;
+pub mod rlimit;
 pub(crate) mod select;
 pub(crate) mod shm;
 pub mod signal;
