@@ -344,3 +344,27 @@ fn a_client_that_stops_reading_a_stream_is_bounded_and_closed_by_the_send_timeou
         drop(c);
     }
 }
+
+#[test]
+fn streams_go_over_tls_by_both_versions() {
+    if let Some(why) = clients_missing() {
+        return skip(&why);
+    }
+    for model in ["epoll", "thread"] {
+        let server = Server::start(model, &["--proto", "h2", "--tls", "self-signed"]);
+        let url = format!(
+            "https://127.0.0.1:{}/stream?events=5&every=5ms&size=16",
+            server.addr.port()
+        );
+        for v in ["--http1.1", "--http2"] {
+            let out = Command::new("curl")
+                .args(["-sSNk", "--max-time", "20", v, &url])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{model} {v}: {out:?}");
+            assert_eq!(curl_events(&out), (vec![1, 2, 3, 4, 5], vec![16; 5]), "{model} {v}");
+        }
+        let stats = server.stop().stats;
+        assert_eq!(total(&stats, "sse_finished"), 2, "{model}: {stats}");
+    }
+}
