@@ -308,6 +308,12 @@ impl LoadArgs {
         if w.timeout.is_zero() {
             return Err(Error::invalid("timeout", "--timeout must be more than zero"));
         }
+        if w.sse && !http {
+            return Err(Error::invalid(
+                "sse",
+                "--sse reads HTTP responses as event streams: give an http://, https:// or h2c:// target",
+            ));
+        }
         for h in &w.headers {
             let name = h.split_once(':').map(|(n, _)| n);
             let token = |n: &str| {

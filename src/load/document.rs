@@ -161,6 +161,9 @@ pub struct Results {
     /// HTTP/2 runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2: Option<super::H2Figures>,
+    /// Runs that received event streams only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse: Option<super::sse::SseFigures>,
     /// Open loop (`--rate`) only.
     #[serde(flatten)]
     pub open_loop: Option<OpenLoop>,
@@ -382,6 +385,7 @@ impl Results {
                 .h2
                 .as_ref()
                 .map(|h| super::H2Figures::of(h, t.requests, secs, o.connections)),
+            sse: t.sse.as_ref().map(|s| super::sse::SseFigures::of(s, secs)),
             // Measured only where the window's schedule is known (a duration run): else null.
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),

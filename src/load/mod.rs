@@ -23,6 +23,7 @@ mod shard;
 pub mod slo;
 mod sources;
 mod spec;
+pub mod sse;
 pub(crate) mod summary;
 mod tally;
 mod tls;

@@ -59,6 +59,13 @@ pub struct HttpReader {
     body_off: usize,
     /// The expected bytes of a verified body, reused from read to read.
     scratch: Vec<u8>,
+    /// Read every response as an event stream (`load --sse`); otherwise those whose
+    /// Content-Type is `text/event-stream`.
+    pub sse: bool,
+    /// The response being read is an event stream: its body bytes, decoded, are handed out
+    /// as they come ([`HttpReader::stream_bytes`]).
+    event_stream: bool,
+    streamed: Vec<u8>,
 }
 
 /// The largest response head accepted.
@@ -85,6 +92,8 @@ impl HttpReader {
         self.head = None;
         self.seq = next_seq;
         self.body_off = 0;
+        self.event_stream = false;
+        self.streamed.clear();
     }
 
     /// Appends received bytes.
@@ -111,7 +120,12 @@ impl HttpReader {
         let mut len = None;
         let mut coding: Option<&[u8]> = None;
         let mut close = resp.version == Some(0);
+        let mut event_stream = self.sse && status == 200;
         for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-type") {
+                let v = h.value.trim_ascii();
+                event_stream |= v.len() >= 17 && v[..17].eq_ignore_ascii_case(b"text/event-stream");
+            }
             if h.name.eq_ignore_ascii_case("content-length") {
                 let l = std::str::from_utf8(h.value)
                     .ok()
@@ -136,7 +150,7 @@ impl HttpReader {
             if last.eq_ignore_ascii_case(b"chunked") {
                 Body::Chunked(Chunked {
                     phase: Phase::Size,
-                    body: self.verify.filter(|_| status == 200).map(|_| Vec::new()),
+                    body: (self.verify.is_some() && status == 200 || event_stream).then(Vec::new),
                     size: 0,
                     keep: true,
                 })
@@ -162,6 +176,7 @@ impl HttpReader {
         self.head = Some((status, close));
         self.body = Some(body);
         self.body_off = 0;
+        self.event_stream = event_stream && !self.head_only;
         Ok(Head::Parsed)
     }
 
@@ -202,6 +217,9 @@ impl HttpReader {
                 if !self.verify_bytes(take, false) {
                     return Read::Mismatch;
                 }
+                if self.event_stream {
+                    self.streamed.extend_from_slice(&self.buf[..take]);
+                }
                 self.buf.drain(..take);
                 if !done {
                     return Read::More;
@@ -220,6 +238,11 @@ impl HttpReader {
                     }
                 }
                 let complete = c.complete();
+                if self.event_stream {
+                    if let Some(b) = c.body.as_mut() {
+                        self.streamed.append(b);
+                    }
+                }
                 self.buf.drain(..used);
                 if !complete {
                     return Read::More;
@@ -228,16 +251,20 @@ impl HttpReader {
                     Some(Body::Chunked(c)) => c.body.as_ref().map_or(0, Vec::len),
                     _ => 0,
                 };
-                if self
-                    .verify
-                    .is_some_and(|(_, size)| got != size && self.head.map(|h| h.0) == Some(200))
-                    || !self.verify_bytes(got, true)
+                if !self.event_stream
+                    && (self
+                        .verify
+                        .is_some_and(|(_, size)| got != size && self.head.map(|h| h.0) == Some(200))
+                        || !self.verify_bytes(got, true))
                 {
                     return Read::Mismatch;
                 }
             }
             Body::UntilClose => {
                 self.body_off += self.buf.len();
+                if self.event_stream {
+                    self.streamed.append(&mut self.buf);
+                }
                 self.buf.clear();
                 return Read::More;
             }
@@ -246,6 +273,22 @@ impl HttpReader {
         self.body = None;
         let (status, close) = self.head.take().expect("head parsed above");
         Read::Done { status, close }
+    }
+
+    /// The response being read is an event stream (its head said so, or `--sse`).
+    pub fn event_stream(&self) -> bool {
+        self.event_stream && self.head.is_some()
+    }
+
+    /// The event stream's body bytes decoded since the last call (the caller gives the buffer
+    /// back, emptied, with [`HttpReader::give_back`]).
+    pub fn stream_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.streamed)
+    }
+
+    pub fn give_back(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        self.streamed = buf;
     }
 
     /// The connection closed: a response delimited by the close is complete; anything else

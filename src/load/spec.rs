@@ -80,6 +80,11 @@ impl Spec {
         }
     }
 
+    /// Every response is read as an event stream (`--sse`).
+    pub fn sse(&self) -> bool {
+        self.args.workload.sse
+    }
+
     pub fn close(&self) -> bool {
         self.args.workload.close
     }

@@ -132,6 +132,9 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
     if let Some(h) = &t.h2 {
         s.push_str(&h2_lines(&super::H2Figures::of(h, t.requests, secs, o.connections)));
     }
+    if let Some(e) = &t.sse {
+        s.push_str(&sse_lines(e, secs));
+    }
     s.push_str(&format!(
         "  transfer     {:.1} MB in, {:.1} MB out\n",
         t.bytes_in as f64 / 1e6,
@@ -183,6 +186,25 @@ fn h2_lines(h: &super::H2Figures) -> String {
         thousands(h.lanes as u64),
         thousands(h.lanes_starved as u64),
     )
+}
+
+/// What a run's event streams delivered: streams, events, loss, then time to first event and
+/// the gaps between events.
+fn sse_lines(e: &super::sse::SseTally, secs: f64) -> String {
+    let mut s = format!(
+        "  streams      {} ended ({} cut by the server, with {} events), {} events = {} events/s, {} lost, {} out of order\n",
+        thousands(e.streams),
+        thousands(e.cut),
+        thousands(e.cut_events),
+        thousands(e.events),
+        thousands(if secs > 0.0 { (e.events as f64 / secs).round() as u64 } else { 0 }),
+        thousands(e.lost),
+        thousands(e.out_of_order)
+    );
+    s.push_str(&latency_line("first event", &e.ttfe));
+    s.push_str(&latency_line("event gap", &e.gap));
+    s.push_str(&latency_line("stream", &e.duration));
+    s
 }
 
 /// A latency distribution's line.

@@ -34,10 +34,13 @@ pub enum ErrorClass {
     /// HTTP/2: the server reset a request's stream (RST_STREAM other than REFUSED_STREAM,
     /// which is retried); the connection goes on.
     StreamReset,
+    /// An event stream the server ended (closed, or reset) before its end; the events it
+    /// delivered are counted (`sse.cut_events`).
+    StreamCut,
 }
 
 /// How many error classes there are.
-pub const CLASSES: usize = 11;
+pub const CLASSES: usize = 12;
 
 pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::Refused, "refused"),
@@ -51,6 +54,7 @@ pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::LocalLimit, "local_fd_limit"),
     (ErrorClass::Other, "other"),
     (ErrorClass::StreamReset, "stream_reset"),
+    (ErrorClass::StreamCut, "stream_cut"),
 ];
 
 impl ErrorClass {
@@ -118,6 +122,9 @@ pub struct Tally {
     /// HTTP/2 runs: what the streams did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2: Option<super::H2Tally>,
+    /// Event streams (`--sse`, or `text/event-stream` responses): what they delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse: Option<super::sse::SseTally>,
 }
 
 /// What one request class counted.
@@ -247,6 +254,11 @@ impl Tally {
         match (&mut self.h2, &other.h2) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.h2 = Some(b.clone()),
+            _ => {}
+        }
+        match (&mut self.sse, &other.sse) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.sse = Some(b.clone()),
             _ => {}
         }
     }

@@ -154,6 +154,7 @@ impl Engine<'_> {
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
         self.tally.error(class);
+        self.end_stream(i, now, true);
         // The failure is the oldest request's in flight, and its class's.
         if let Some(r) = self.conns[i].inflight.front() {
             if let Some(c) = self.tally.classes.get_mut(r.class as usize) {
@@ -192,11 +193,15 @@ impl Engine<'_> {
                 State::Handshaking => now.duration_since(c.tls_started) > limit,
                 // Nothing in flight but requests to send again that the server leaves no room
                 // for (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS of 0) is stuck as well.
+                // An event stream is timed from its last event, not from its request.
                 State::Up => c
                     .inflight
                     .front()
                     .or(c.retry.front().filter(|_| c.inflight.is_empty()))
-                    .is_some_and(|r| now.duration_since(r.at) > limit),
+                    .is_some_and(|r| {
+                        let since = c.sse.as_ref().and_then(|s| s.last()).unwrap_or(r.at);
+                        now.duration_since(since.max(r.at)) > limit
+                    }),
                 State::Down => false,
             };
             if late {

@@ -141,6 +141,8 @@ pub struct Engine<'a> {
     start: &'a Start,
     /// HTTP/2: the events a session's input raised.
     events: Vec<crate::load::h2::Event>,
+    /// Event streams' figures from outside the measured window (warm-up), kept apart.
+    sse_spill: Option<Box<crate::load::sse::SseTally>>,
 }
 
 impl<'a> Engine<'a> {
@@ -155,7 +157,9 @@ impl<'a> Engine<'a> {
             .map(|i| {
                 let slot = plan.first_slot + i as u64;
                 let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
-                Conn::new(slot, plan.t0, head_only, verify, spec.size(), session, spec.pipeline())
+                let mut c = Conn::new(slot, plan.t0, head_only, verify, spec.size(), session, spec.pipeline());
+                c.http.sse = spec.sse();
+                c
             })
             .collect();
         let tally = Tally {
@@ -188,6 +192,7 @@ impl<'a> Engine<'a> {
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
             events: Vec::new(),
+            sse_spill: None,
         })
     }
 

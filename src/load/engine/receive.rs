@@ -53,11 +53,14 @@ impl Engine<'_> {
             Kind::Http => {
                 self.conns[i].http.push(&self.buf[..n]);
                 loop {
-                    match self.conns[i].http.next_response() {
+                    let read = self.conns[i].http.next_response();
+                    self.stream_events(i, now);
+                    match read {
                         Read::Done { status, close } => {
                             if close {
                                 self.conns[i].server_closing = true;
                             }
+                            self.end_stream(i, now, false);
                             if !self.complete(i, 0, status, now) {
                                 return false;
                             }
@@ -92,6 +95,34 @@ impl Engine<'_> {
             }
         }
         self.after_responses(i, now)
+    }
+
+    /// The events of connection `i`'s event stream that this read brought (HTTP/1.1): time
+    /// to first event, gaps, ids.
+    pub(super) fn stream_events(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let bytes = c.http.stream_bytes();
+        if bytes.is_empty() && c.sse.is_none() {
+            return c.http.give_back(bytes);
+        }
+        let intended = c.inflight.front().map_or(now, |r| r.intended);
+        let stream = c.sse.get_or_insert_with(|| crate::load::sse::Stream::new(intended));
+        let t = match self.window.inside(now) {
+            true => self.tally.sse.get_or_insert_with(Default::default),
+            false => self.sse_spill.get_or_insert_with(Default::default),
+        };
+        stream.feed(&bytes, now, t);
+        c.http.give_back(bytes);
+    }
+
+    /// Connection `i`'s event stream ended (`cut`: before its end): its totals are counted.
+    pub(super) fn end_stream(&mut self, i: usize, now: Instant, cut: bool) {
+        let Some(stream) = self.conns[i].sse.take() else { return };
+        let t = match self.window.inside(now) {
+            true => self.tally.sse.get_or_insert_with(Default::default),
+            false => self.sse_spill.get_or_insert_with(Default::default),
+        };
+        stream.end(now, cut, t);
     }
 
     /// Records the response to the request at `pos` in flight (HTTP/1.1 and echo: the
@@ -195,12 +226,18 @@ impl Engine<'_> {
         // A response delimited by the close (HTTP/1.0, or no length) is complete now.
         if let Some(Read::Done { status, .. }) = self.conns[i].http.at_close() {
             self.conns[i].server_closing = true;
+            self.stream_events(i, now);
+            self.end_stream(i, now, false);
             if !self.complete(i, 0, status, now) {
                 return;
             }
         }
         let c = &self.conns[i];
-        if !c.inflight.is_empty() || c.http.mid_response() || c.echo.mid_message() {
+        if c.sse.is_some() {
+            // An event stream the server ended before its end: an error of its own, its
+            // events counted (in `fail`).
+            self.fail(i, ErrorClass::StreamCut, now);
+        } else if !c.inflight.is_empty() || c.http.mid_response() || c.echo.mid_message() {
             self.fail(i, ErrorClass::UnexpectedClose, now);
         } else {
             // The server closed an idle keep-alive connection: open a new one.

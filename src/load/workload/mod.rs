@@ -54,6 +54,13 @@ pub struct Workload {
     #[arg(long, default_value_t = 1)]
     #[serde(default = "one", deserialize_with = "pipeline_or_none")]
     pub streams: usize,
+    /// Read every response as an event stream (SSE, LLM token streams) and measure each event:
+    /// time to first event (from the intended start), the gaps between events, each stream's
+    /// duration, events and bytes, its ids checked for order and loss. Without it, responses
+    /// whose Content-Type is text/event-stream are measured the same way.
+    #[arg(long)]
+    #[serde(default)]
+    pub sse: bool,
     /// HTTP/1.1: requests in flight per connection (pipelined).
     #[arg(long, default_value_t = 1)]
     #[serde(default = "one", deserialize_with = "pipeline_or_none")]
@@ -232,6 +239,7 @@ impl Default for Workload {
             rate: None,
             think: None,
             h2: false,
+            sse: false,
             streams: one(),
             pipeline: one(),
             close: false,
