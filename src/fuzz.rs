@@ -84,6 +84,7 @@ pub fn h2_client(data: &[u8]) {
         classes: vec![H2Class::new("POST", "http", "t", "/", &[], Payload::Generated(3000))],
         head_only: false,
         verify: Some(3000),
+        sse: false,
     });
     let run = |pieces: &[&[u8]]| {
         let mut conn = H2Conn::new(plan.clone(), 7);

@@ -192,7 +192,7 @@ fn h2_lines(h: &super::H2Figures) -> String {
 /// the gaps between events.
 fn sse_lines(e: &super::sse::SseTally, secs: f64) -> String {
     let mut s = format!(
-        "  streams      {} ended ({} cut by the server, with {} events), {} events = {} events/s, {} lost, {} out of order\n",
+        "  sse          {} streams ended ({} cut by the server, with {} events), {} events = {} events/s, {} lost, {} out of order\n",
         thousands(e.streams),
         thousands(e.cut),
         thousands(e.cut_events),

@@ -58,8 +58,9 @@ pub(super) struct Conn {
     pub(super) out: Vec<u8>,
     pub(super) out_pos: usize,
     pub(super) http: HttpReader,
-    /// The event stream being received (HTTP/1.1: the oldest request's response).
-    pub(super) sse: Option<crate::load::sse::Stream>,
+    /// The event streams being received, by HTTP/2 stream (HTTP/1.1's, the oldest request's
+    /// response, is 0).
+    pub(super) sse: Vec<(u32, crate::load::sse::Stream)>,
     pub(super) echo: EchoReader,
     /// The HTTP/2 session (h2 targets).
     pub(super) h2: Option<Box<H2Conn>>,
@@ -119,7 +120,7 @@ impl Conn {
                 Some(size) => HttpReader::new(head_only).verifying(slot, size),
                 None => HttpReader::new(head_only),
             },
-            sse: None,
+            sse: Vec::new(),
             echo: EchoReader::new(size),
             lanes: match h2 {
                 Some(_) => (0..streams as u16).collect(),

@@ -154,7 +154,7 @@ impl Engine<'_> {
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
         self.tally.error(class);
-        self.end_stream(i, now, true);
+        self.end_stream(i, None, now, true);
         // The failure is the oldest request's in flight, and its class's.
         if let Some(r) = self.conns[i].inflight.front() {
             if let Some(c) = self.tally.classes.get_mut(r.class as usize) {
@@ -199,7 +199,8 @@ impl Engine<'_> {
                     .front()
                     .or(c.retry.front().filter(|_| c.inflight.is_empty()))
                     .is_some_and(|r| {
-                        let since = c.sse.as_ref().and_then(|s| s.last()).unwrap_or(r.at);
+                        let streaming = c.sse.iter().find(|(id, _)| *id == r.stream || *id == 0);
+                        let since = streaming.and_then(|(_, s)| s.last()).unwrap_or(r.at);
                         now.duration_since(since.max(r.at)) > limit
                     }),
                 State::Down => false,

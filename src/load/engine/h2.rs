@@ -164,11 +164,19 @@ impl Engine<'_> {
         let inside = self.window.inside(now);
         for e in events.drain(..) {
             match e {
+                Event::Data { id, from, to } => {
+                    let bytes = std::mem::take(&mut self.conns[i].h2.as_mut().expect("an h2 connection").streamed);
+                    self.stream_bytes(i, id, &bytes[from as usize..to as usize], now);
+                    if let Some(h) = self.conns[i].h2.as_mut() {
+                        h.streamed = bytes;
+                    }
+                }
                 Event::Done { id, status } => {
                     let Some(pos) = self.conns[i].inflight.iter().position(|r| r.stream == id) else {
                         self.fail(i, ErrorClass::BadResponse, now);
                         return false;
                     };
+                    self.end_stream(i, Some(id), now, false);
                     if !self.complete(i, pos, status, now) {
                         return false;
                     }
@@ -182,6 +190,7 @@ impl Engine<'_> {
                     }
                 }
                 Event::Reset { id, .. } => {
+                    self.end_stream(i, Some(id), now, true);
                     if let Some(r) = self.take(i, id) {
                         if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
                             t.reset += 1;

@@ -60,7 +60,7 @@ impl Engine<'_> {
                             if close {
                                 self.conns[i].server_closing = true;
                             }
-                            self.end_stream(i, now, false);
+                            self.end_stream(i, Some(0), now, false);
                             if !self.complete(i, 0, status, now) {
                                 return false;
                             }
@@ -97,32 +97,47 @@ impl Engine<'_> {
         self.after_responses(i, now)
     }
 
-    /// The events of connection `i`'s event stream that this read brought (HTTP/1.1): time
-    /// to first event, gaps, ids.
+    /// The events of connection `i`'s HTTP/1.1 event stream that this read brought.
     pub(super) fn stream_events(&mut self, i: usize, now: Instant) {
-        let c = &mut self.conns[i];
-        let bytes = c.http.stream_bytes();
-        if bytes.is_empty() && c.sse.is_none() {
-            return c.http.give_back(bytes);
+        let bytes = self.conns[i].http.stream_bytes();
+        if !bytes.is_empty() || !self.conns[i].sse.is_empty() {
+            self.stream_bytes(i, 0, &bytes, now);
         }
-        let intended = c.inflight.front().map_or(now, |r| r.intended);
-        let stream = c.sse.get_or_insert_with(|| crate::load::sse::Stream::new(intended));
-        let t = match self.window.inside(now) {
-            true => self.tally.sse.get_or_insert_with(Default::default),
-            false => self.sse_spill.get_or_insert_with(Default::default),
-        };
-        stream.feed(&bytes, now, t);
-        c.http.give_back(bytes);
+        self.conns[i].http.give_back(bytes);
     }
 
-    /// Connection `i`'s event stream ended (`cut`: before its end): its totals are counted.
-    pub(super) fn end_stream(&mut self, i: usize, now: Instant, cut: bool) {
-        let Some(stream) = self.conns[i].sse.take() else { return };
+    /// Body bytes of event stream `id` (HTTP/2's stream; 0 for HTTP/1.1) of connection `i`
+    /// that arrived at `now`: time to first event, gaps, ids.
+    pub(super) fn stream_bytes(&mut self, i: usize, id: u32, bytes: &[u8], now: Instant) {
+        let c = &mut self.conns[i];
+        let k = match c.sse.iter().position(|(s, _)| *s == id) {
+            Some(k) => k,
+            None => {
+                let sent = c.inflight.iter().find(|r| id == 0 || r.stream == id);
+                let intended = sent.map_or(now, |r| r.intended);
+                c.sse.push((id, crate::load::sse::Stream::new(intended)));
+                c.sse.len() - 1
+            }
+        };
         let t = match self.window.inside(now) {
             true => self.tally.sse.get_or_insert_with(Default::default),
             false => self.sse_spill.get_or_insert_with(Default::default),
         };
-        stream.end(now, cut, t);
+        c.sse[k].1.feed(bytes, now, t);
+    }
+
+    /// Event stream `id` of connection `i` ended (`cut`: before its end; `None`: all of its
+    /// streams): its totals are counted.
+    pub(super) fn end_stream(&mut self, i: usize, id: Option<u32>, now: Instant, cut: bool) {
+        let c = &mut self.conns[i];
+        while let Some(k) = c.sse.iter().position(|(s, _)| id.is_none_or(|id| *s == id)) {
+            let (_, stream) = c.sse.swap_remove(k);
+            let t = match self.window.inside(now) {
+                true => self.tally.sse.get_or_insert_with(Default::default),
+                false => self.sse_spill.get_or_insert_with(Default::default),
+            };
+            stream.end(now, cut, t);
+        }
     }
 
     /// Records the response to the request at `pos` in flight (HTTP/1.1 and echo: the
@@ -227,13 +242,13 @@ impl Engine<'_> {
         if let Some(Read::Done { status, .. }) = self.conns[i].http.at_close() {
             self.conns[i].server_closing = true;
             self.stream_events(i, now);
-            self.end_stream(i, now, false);
+            self.end_stream(i, Some(0), now, false);
             if !self.complete(i, 0, status, now) {
                 return;
             }
         }
         let c = &self.conns[i];
-        if c.sse.is_some() {
+        if !c.sse.is_empty() {
             // An event stream the server ended before its end: an error of its own, its
             // events counted (in `fail`).
             self.fail(i, ErrorClass::StreamCut, now);

@@ -37,6 +37,8 @@ pub enum Event {
     /// GOAWAY: streams above `last` were not processed and are forgotten here; no new stream
     /// may open on this connection.
     GoAway { last: u32, code: u32 },
+    /// Body bytes of stream `id`, an event stream: `H2Conn::streamed[from..to]`.
+    Data { id: u32, from: u32, to: u32 },
 }
 
 /// The connection cannot go on.
@@ -87,6 +89,8 @@ struct Stream {
     window: Window,
     /// The final response's status (0 until its head came).
     status: u16,
+    /// Its response is an event stream: its body bytes are handed out ([`Event::Data`]).
+    event_stream: bool,
     content_length: Option<u64>,
     /// Body bytes received, and received since we last opened its window.
     received: u64,
@@ -130,6 +134,8 @@ pub struct H2Conn {
     acks_waiting: usize,
     scratch: Vec<u8>,
     pub counts: Counts,
+    /// Event streams' body bytes of the last input, which [`Event::Data`] points into.
+    pub streamed: Vec<u8>,
 }
 
 impl H2Conn {
@@ -153,6 +159,7 @@ impl H2Conn {
             blocked: false,
             acks_waiting: 0,
             scratch: Vec::new(),
+            streamed: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -227,6 +234,7 @@ impl H2Conn {
             body_left: body,
             window: Window::new(self.initial_window),
             status: 0,
+            event_stream: false,
             content_length: None,
             received: 0,
             unacked: 0,

@@ -96,6 +96,8 @@ pub struct H2Plan {
     pub head_only: bool,
     /// Verify the body of every 200 against the generated body of this size (`--body-size`).
     pub verify: Option<usize>,
+    /// Every 200 is an event stream (`--sse`); without it, those whose content-type says so.
+    pub sse: bool,
 }
 
 impl H2Plan {
@@ -117,6 +119,7 @@ impl H2Plan {
         H2Plan {
             classes,
             head_only: spec.method.eq_ignore_ascii_case("HEAD"),
+            sse: spec.sse(),
             verify: match spec.payload {
                 Payload::Generated(n) => Some(n),
                 _ => None,

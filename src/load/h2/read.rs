@@ -32,6 +32,7 @@ impl H2Conn {
             // The server took everything we had for it, acknowledgements included.
             self.acks_waiting = 0;
         }
+        self.streamed.clear();
         let mut reader = std::mem::take(&mut self.reader);
         let before = reader.frames();
         let read = reader.read(data, &mut |f| self.frame(f, out, events));
@@ -247,6 +248,15 @@ impl H2Conn {
         }
         s.received += body.len() as u64;
         s.unacked += h.len as u64;
+        if s.event_stream && !body.is_empty() {
+            let from = self.streamed.len() as u32;
+            self.streamed.extend_from_slice(body);
+            events.push(Event::Data {
+                id: s.id,
+                from,
+                to: self.streamed.len() as u32,
+            });
+        }
         if h.flags & frame::END_STREAM != 0 {
             return self.finish(k, out, events);
         }
@@ -268,6 +278,7 @@ impl H2Conn {
         events: &mut Vec<Event>,
     ) -> Result<(), Fault> {
         let (mut status, mut length, mut text, mut bad) = (None::<u16>, None::<u64>, 0u64, false);
+        let mut event_stream = false;
         self.decoder
             .decode(block, MAX_HEADER_LIST, &mut |n, v| {
                 // As HTTP/1.1 text: `HTTP/1.1 200\r\n` for the status, `name: value\r\n` for
@@ -281,6 +292,7 @@ impl H2Conn {
                         status = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
                         bad |= status.is_none_or(|s| !(100..600).contains(&s));
                     }
+                    b"content-type" => event_stream = v.starts_with(b"text/event-stream"),
                     b"content-length" => {
                         let l = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
                         bad |= l.is_none() || (length.is_some() && length != l);
@@ -313,6 +325,7 @@ impl H2Conn {
                 Some(st) => {
                     s.status = st;
                     s.content_length = length;
+                    s.event_stream = st == 200 && (event_stream || self.plan.sse) && !self.plan.head_only;
                     if let (Some(size), 200, Some(l)) = (self.plan.verify, st, length) {
                         if l != size as u64 {
                             return Err(Fault::Mismatch);

@@ -18,6 +18,7 @@ fn plan(method: &str, payload: Payload, headers: &[&str]) -> Arc<H2Plan> {
         classes: vec![H2Class::new(method, "http", "127.0.0.1:80", "/", &headers, payload)],
         head_only: method == "HEAD",
         verify,
+        sse: false,
     })
 }
 
