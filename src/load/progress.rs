@@ -38,6 +38,11 @@ pub struct Tick {
     pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rps: Option<f64>,
+    /// Event streams open now, and events per second (runs that receive event streams).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_per_s: Option<f64>,
 }
 
 /// What a followed run said in one line of its stdout.
@@ -95,6 +100,7 @@ pub(super) struct Ticker {
     t0: Instant,
     warm_end: Instant,
     last: (Instant, u64),
+    last_events: u64,
 }
 
 impl Ticker {
@@ -108,6 +114,7 @@ impl Ticker {
             t0,
             warm_end: t0 + warmup,
             last: (t0, 0),
+            last_events: 0,
         }
     }
 
@@ -126,6 +133,10 @@ impl Ticker {
         let done: u64 = progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum();
         let errors: u64 = progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum();
         let rps = done.saturating_sub(self.last.1) as f64 / now.duration_since(self.last.0).as_secs_f64();
+        let streams: u64 = progress.iter().map(|p| p.streams.load(Ordering::Relaxed)).sum();
+        let events: u64 = progress.iter().map(|p| p.events.load(Ordering::Relaxed)).sum();
+        let eps = events.saturating_sub(self.last_events) as f64 / now.duration_since(self.last.0).as_secs_f64();
+        let sse = events > 0 || streams > 0;
         let warm = now < self.warm_end;
         let secs = now.duration_since(self.t0).as_secs_f64();
         if self.show == Show::JsonLines {
@@ -136,20 +147,31 @@ impl Ticker {
                 requests: done,
                 errors,
                 rps: Some(rps),
+                streams: sse.then_some(streams),
+                events_per_s: sse.then_some(eps),
             })
             .print();
         } else {
             let phase = if warm { " (warm-up)" } else { "" };
             let mut err = std::io::stderr();
+            let streaming = match sse {
+                true => format!(
+                    "  streams open {}  {} events/s",
+                    thousands(streams),
+                    thousands(eps as u64)
+                ),
+                false => String::new(),
+            };
             let _ = write!(
                 err,
-                "\r\x1b[2K[{secs:>4.0}s] {:>12} req/s  total {:>12}  errors {errors}{phase}",
+                "\r\x1b[2K[{secs:>4.0}s] {:>12} req/s  total {:>12}  errors {errors}{streaming}{phase}",
                 thousands(rps as u64),
                 thousands(done),
             );
             let _ = err.flush();
         }
         self.last = (now, done);
+        self.last_events = events;
     }
 
     pub(super) fn finish(&self) {

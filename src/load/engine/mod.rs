@@ -84,6 +84,9 @@ impl ThreadPlan {
 pub struct Progress {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
+    /// Event streams open now, and events received so far.
+    pub streams: AtomicU64,
+    pub events: AtomicU64,
 }
 
 /// When the run's window may start: once every engine thread has seen the first attempt of
@@ -304,6 +307,12 @@ impl<'a> Engine<'a> {
             }
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
+            if let Some(t) = &self.tally.sse {
+                let open: usize = self.conns.iter().map(|c| c.sse.len()).sum();
+                let going: u64 = self.conns.iter().flat_map(|c| &c.sse).map(|(_, s)| s.events).sum();
+                progress.streams.store(open as u64, Ordering::Relaxed);
+                progress.events.store(t.events + going, Ordering::Relaxed);
+            }
         }
         let cpu = cpu_from.map_or(Duration::ZERO, |from| {
             sys::process::thread_cpu_time().saturating_sub(from)
