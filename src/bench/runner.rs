@@ -278,7 +278,7 @@ pub(super) fn status_after(doc: &Document, planned: Option<Duration>, interrupte
         CellStatus::Interrupted
     } else if let Some(short) = short_window(doc, planned) {
         CellStatus::Failed(short)
-    } else if doc.results.requests == 0 {
+    } else if doc.results.requests == 0 && doc.results.sse.as_ref().is_none_or(|s| s.events == 0) {
         CellStatus::Failed("no request completed in the measured window: nothing was measured".into())
     } else {
         CellStatus::Ok

@@ -194,8 +194,62 @@ pub const SYSCALLS: Metric = Metric {
     whole: |v| format!("{v:.2}"),
 };
 
+/// Event streams: the tail of the gaps between a stream's events as the client saw them (the
+/// lateness at the tail, every design being asked for the same gaps).
+pub const GAP_P99: Metric = Metric {
+    name: "event gap p99",
+    short: "gap p99",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| positive(c.figures.streams.as_ref()?.gap_p99_us?),
+    predicted: none,
+    unranked: server_rule,
+    show: fmt_us,
+    whole: fmt_us,
+};
+
+/// Event streams: time to first event (from the intended start), at the tail.
+pub const TTFE_P99: Metric = Metric {
+    name: "first event p99",
+    short: "TTFE p99",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| positive(c.figures.streams.as_ref()?.ttfe_p99_us?),
+    predicted: none,
+    unranked: server_rule,
+    show: fmt_us,
+    whole: fmt_us,
+};
+
+/// Event streams: the share of events the server sent within `--stream-slack` of their due
+/// time (its own clock, its stats line): 100 % is every event on time.
+pub const ON_TIME: Metric = Metric {
+    name: "events on time",
+    short: "on time",
+    higher_is_better: true,
+    largest_only: false,
+    read: |c| positive(100.0 - c.figures.streams.as_ref()?.late_pct()?),
+    predicted: none,
+    unranked: always,
+    show: |v| format!("{v:.2}%"),
+    whole: |v| format!("{v:.3}%"),
+};
+
+/// Event streams: server CPU per event sent.
+pub const CPU_EVENT: Metric = Metric {
+    name: "server CPU per event",
+    short: "CPU/event",
+    higher_is_better: false,
+    largest_only: false,
+    read: |c| c.figures.cpu_per_event(),
+    predicted: none,
+    unranked: always,
+    show: |v| format!("{v:.1} µs"),
+    whole: |v| format!("{v:.2} µs"),
+};
+
 /// Every metric, for finding one by name.
-pub const ALL: [&Metric; 9] = [
+pub const ALL: [&Metric; 13] = [
     &THROUGHPUT,
     &P50,
     &P99,
@@ -205,6 +259,10 @@ pub const ALL: [&Metric; 9] = [
     &CAPACITY,
     &FAIRNESS,
     &SYSCALLS,
+    &GAP_P99,
+    &TTFE_P99,
+    &ON_TIME,
+    &CPU_EVENT,
 ];
 
 impl Metric {

@@ -9,7 +9,7 @@
 use super::aa::aa_figure;
 use super::classes;
 use super::finding::{AaFigure, Finding, Reason, Verdict};
-use super::metric::{Metric, CAPACITY, CPU, MEMORY, P99, THROUGHPUT};
+use super::metric::{Metric, CAPACITY, CPU, CPU_EVENT, GAP_P99, MEMORY, ON_TIME, P99, THROUGHPUT, TTFE_P99};
 use super::ranking::finding;
 use super::reasons::{counter_value, why, Difference, Why};
 use super::{expect, Context};
@@ -108,8 +108,13 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
     // With a latency target, capacity at it takes the place of throughput and p99 (each cell is
     // the probe that held at its own capacity: their rates and latencies do not compare);
     // without one there is no capacity to rank.
+    // Event streams: a stream is long, its rate says little; what ranks is how late events
+    // come at the tail, the first event, the server's own lateness, and what each event and
+    // each open stream cost.
+    let streams = ok.iter().any(|c| c.figures.streams.is_some());
     let order: &[&Metric] = match x.load.slo {
         Some(_) => &[&CAPACITY, &CPU, &MEMORY],
+        None if streams => &[&GAP_P99, &TTFE_P99, &ON_TIME, &CPU_EVENT, &MEMORY],
         None => &[&THROUGHPUT, &P99, &CPU, &MEMORY],
     };
     let doing: Vec<String> = targets.iter().filter(|t| !does_no_work(x, t)).cloned().collect();

@@ -8,6 +8,36 @@ use crate::bench::error::Error;
 use crate::load::Document;
 use crate::server::stats::StatsLine;
 
+/// What a cell's event streams did: the client's side (time to first event, gaps, loss) and
+/// the server's (its events and the late ones, from its stats line).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StreamFigures {
+    /// Events the client received in the window, and per second.
+    pub events: u64,
+    pub events_per_s: f64,
+    pub lost: u64,
+    pub cut: u64,
+    /// Time to first event and the gaps between events, in microseconds (`None`: none came).
+    pub ttfe_p50_us: Option<f64>,
+    pub ttfe_p99_us: Option<f64>,
+    pub gap_p50_us: Option<f64>,
+    pub gap_p99_us: Option<f64>,
+    /// The window's length, in seconds (CPU per event is the window's CPU over its events).
+    pub window_s: f64,
+    /// The server's events over the whole run, and those sent past `--stream-slack` after
+    /// their due time (`None`: a server whose stats line was not read).
+    pub server_events: Option<u64>,
+    pub server_late: Option<u64>,
+}
+
+impl StreamFigures {
+    /// Late events as a share of the events sent, in per cent.
+    pub fn late_pct(&self) -> Option<f64> {
+        let (late, all) = (self.server_late?, self.server_events?);
+        (all > 0).then(|| late as f64 * 100.0 / all as f64)
+    }
+}
+
 /// The figures of one cell (one target at one connection count, one repeat).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Figures {
@@ -70,6 +100,9 @@ pub struct Figures {
     /// Per request class of the load (`mix`), in its order; empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassFigure>,
+    /// Event streams the load received (`sse`): `None` in other cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamFigures>,
     /// Where the time went, as raw figures (the judge works a cell's card out of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<super::why::Why>,
@@ -99,6 +132,14 @@ impl Figures {
     /// 0 for "not measured").
     pub fn cpu_per_req(&self) -> Option<f64> {
         self.server_cpu_us_per_req.filter(|v| *v > 0.0)
+    }
+
+    /// Server CPU per event, in microseconds: the window's server CPU over the events the
+    /// client received in it (event-stream cells whose server CPU was measured).
+    pub fn cpu_per_event(&self) -> Option<f64> {
+        let s = self.streams.as_ref()?;
+        let cpu = self.server_cpu_cores? * s.window_s;
+        (s.events > 0).then(|| cpu * 1e6 / s.events as f64)
     }
 
     /// Memory per connection where the server's CPU was measured too (the same samples).

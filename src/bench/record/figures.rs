@@ -81,6 +81,19 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         predicted: None,
         capacity: None,
         why: watched.then(|| why(doc, s, scale)),
+        streams: r.sse.as_ref().map(|e| super::StreamFigures {
+            events: e.events,
+            events_per_s: e.events_per_s,
+            lost: e.lost,
+            cut: e.cut,
+            ttfe_p50_us: e.ttfe.p50,
+            ttfe_p99_us: e.ttfe.p99,
+            gap_p50_us: e.gap.p50,
+            gap_p99_us: e.gap.p99,
+            window_s: window,
+            server_events: None,
+            server_late: None,
+        }),
         classes: doc
             .config
             .classes
@@ -150,6 +163,10 @@ pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine, alone: bool
     f.useful_ratio = ratio(total(Counter::Useful), total(Counter::Events));
     f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
     f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
+    if let Some(st) = f.streams.as_mut() {
+        st.server_events = total(Counter::SseEvents);
+        st.server_late = total(Counter::SseLate);
+    }
     if let Some(w) = f.why.as_mut().filter(|_| alone) {
         w.server_requests = total(Counter::TimedRequests);
         w.residence_ns = total(Counter::ResidenceNs);

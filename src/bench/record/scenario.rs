@@ -47,6 +47,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "streams-vs-connections",
         include_str!("../../../scenarios/streams-vs-connections.toml"),
     ),
+    ("token-streams", include_str!("../../../scenarios/token-streams.toml")),
 ];
 
 /// A whole scenario file.
@@ -171,6 +172,11 @@ pub struct Experiment {
     /// Per-request work on the server: `cpu:100us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<String>,
+    /// Every model serves every GET as an event stream (`serve --stream`, e.g.
+    /// `"events=200,every=exp(35ms),size=32,first=100ms"`); the load reads them as such
+    /// (`sse`), and the verdicts rank the streams' lateness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
     /// Every model serves with `--work-from-request`: a request's query names its work (the
     /// load's classes, `mix = ["short=995:/?cpu=20us", ...]`, then carry their own service times).
     #[serde(default)]
@@ -287,6 +293,7 @@ impl Experiment {
             load,
             work: None,
             work_from_request: false,
+            stream: None,
             expect: Vec::new(),
             workers: None,
             tls: false,
@@ -349,6 +356,9 @@ impl Experiment {
         }
         if let Some(w) = &x.work {
             args.extend(["--work".into(), w.clone()]);
+        }
+        if let Some(spec) = &x.stream {
+            args.extend(["--stream".into(), spec.clone()]);
         }
         if x.work_from_request && !entry.contains("--work-from-request") {
             args.push("--work-from-request".into());

@@ -45,6 +45,23 @@ const CHARTS: [Chart; 4] = [
     ),
 ];
 
+/// The charts of an experiment whose cells received event streams: when the first event came
+/// and the gaps between events, at the tail, per design.
+const STREAM_CHARTS: [Chart; 2] = [
+    Chart::of(
+        "Time to first event (p99) vs connections",
+        "first event p99",
+        Unit::Micros,
+        &metric::TTFE_P99,
+    ),
+    Chart::of(
+        "Gap between events (p99) vs connections",
+        "event gap p99",
+        Unit::Micros,
+        &metric::GAP_P99,
+    ),
+];
+
 /// The experiment's charts against the connection count: throughput (with the seed's published
 /// numbers dashed), p99, server CPU per request and fairness, a line per target.
 pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
@@ -83,7 +100,9 @@ pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
             .collect()
     };
     let mut h = String::new();
-    for chart in &CHARTS {
+    let streams = summary.iter().any(|s| s.cell.figures.streams.is_some());
+    let extra: &[Chart] = if streams { &STREAM_CHARTS } else { &[] };
+    for chart in CHARTS.iter().chain(extra) {
         let m = chart.metric;
         let mut lines = series(&|c: &Cell| m.value(c), &|c: &Cell| m.comparable(c).is_none());
         if m.name == metric::THROUGHPUT.name {
