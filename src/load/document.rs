@@ -385,7 +385,10 @@ impl Results {
                 .h2
                 .as_ref()
                 .map(|h| super::H2Figures::of(h, t.requests, secs, o.connections)),
-            sse: t.sse.as_ref().map(|s| super::sse::SseFigures::of(s, secs)),
+            sse: t
+                .sse
+                .as_ref()
+                .map(|s| super::sse::SseFigures::of(s, secs, t.starved_streams().unwrap_or(t.per_conn.len()))),
             // Measured only where the window's schedule is known (a duration run): else null.
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),

@@ -123,8 +123,11 @@ impl Stream {
     /// event, gaps), their ids checked.
     pub fn feed(&mut self, bytes: &[u8], now: Instant, t: &mut SseTally) {
         self.bytes += bytes.len() as u64;
+        t.bytes += bytes.len() as u64;
+        let (lost, reordered) = (self.lost, self.out_of_order);
         let mut events = Vec::new();
         self.parser.feed(bytes, &mut |e| events.push(e));
+        t.events += events.len() as u64;
         for e in events {
             match self.last {
                 None => t
@@ -145,6 +148,8 @@ impl Stream {
                 self.next_id = Some(self.next_id.map_or(id + 1, |w| w.max(id + 1)));
             }
         }
+        t.lost += self.lost - lost;
+        t.out_of_order += self.out_of_order - reordered;
     }
 
     /// When its last event arrived.
@@ -152,13 +157,10 @@ impl Stream {
         self.last
     }
 
-    /// The stream ended at `now` (whole, or `cut` by the server mid-way): its totals go to `t`.
+    /// The stream ended at `now` (whole, or `cut` by the server mid-way): counted in `t` (its
+    /// events, bytes and ids were, as they came).
     pub fn end(self, now: Instant, cut: bool, t: &mut SseTally) {
         t.streams += 1;
-        t.events += self.events;
-        t.bytes += self.bytes;
-        t.lost += self.lost;
-        t.out_of_order += self.out_of_order;
         if cut {
             t.cut += 1;
             t.cut_events += self.events;
@@ -175,6 +177,8 @@ impl Stream {
 pub struct SseTally {
     /// Streams ended (whole or cut).
     pub streams: u64,
+    // Events, bytes, lost and out-of-order ids are counted as they arrive: a stream still going
+    // at the window's end has its events in the window counted.
     /// Of them, cut by the server (or the connection) before their end, and the events those
     /// delivered.
     pub cut: u64,
@@ -212,6 +216,9 @@ impl SseTally {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SseFigures {
     pub streams: u64,
+    /// Connections that received no event in the window.
+    #[serde(default)]
+    pub starved: u64,
     pub cut: u64,
     pub cut_events: u64,
     pub events: u64,
@@ -229,9 +236,10 @@ pub struct SseFigures {
 }
 
 impl SseFigures {
-    pub fn of(t: &SseTally, secs: f64) -> SseFigures {
+    pub fn of(t: &SseTally, secs: f64, starved: usize) -> SseFigures {
         SseFigures {
             streams: t.streams,
+            starved: starved as u64,
             cut: t.cut,
             cut_events: t.cut_events,
             events: t.events,
@@ -292,6 +300,8 @@ mod tests {
         s.feed(b"id: 2\ndata: a\n\nid: 3\ndata: a\n\n", ms(50), &mut t);
         s.feed(b"id: 4\ndata: a", ms(60), &mut t);
         s.feed(b"\n\n", ms(75), &mut t);
+        assert_eq!(t.events, 4, "events count as they come, before the stream ends");
+        assert_eq!(t.streams, 0);
         s.end(ms(80), false, &mut t);
         assert_eq!(t.ttfe.count(), 1);
         assert_eq!(t.ttfe.0.max() / 1_000_000, 30);

@@ -95,6 +95,10 @@ pub struct Tally {
     pub per_second: Vec<u64>,
     /// Completions per connection slot (fairness).
     pub per_conn: Vec<u64>,
+    /// Event-stream events per connection slot, in its order (empty: none came to this
+    /// thread's connections; see [`Tally::starved_streams`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_conn_events: Vec<u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
     /// Connections established inside the measured window.
@@ -232,6 +236,16 @@ impl Tally {
         for (a, b) in self.per_second.iter_mut().zip(other.per_second.iter()) {
             *a += b;
         }
+        if !self.per_conn_events.is_empty() || !other.per_conn_events.is_empty() {
+            // A piece with no events has its connections' zeros.
+            self.per_conn_events.resize(self.per_conn.len(), 0);
+            match other.per_conn_events.is_empty() {
+                true => self
+                    .per_conn_events
+                    .extend(std::iter::repeat_n(0, other.per_conn.len())),
+                false => self.per_conn_events.extend_from_slice(&other.per_conn_events),
+            }
+        }
         self.per_conn.extend_from_slice(&other.per_conn);
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
@@ -261,6 +275,14 @@ impl Tally {
             (None, Some(b)) => self.sse = Some(b.clone()),
             _ => {}
         }
+    }
+
+    /// Connections that received no event of an event stream (`None`: no event came at all).
+    pub fn starved_streams(&self) -> Option<usize> {
+        (!self.per_conn_events.is_empty()).then(|| {
+            let zero = self.per_conn_events.iter().filter(|&&e| e == 0).count();
+            zero + self.per_conn.len().saturating_sub(self.per_conn_events.len())
+        })
     }
 
     /// Jain's fairness index over connection slots: 1 = perfectly even, 1/n = one took all.
@@ -294,6 +316,25 @@ mod load_tally {
         // Nothing served: not measured, never "perfectly fair".
         assert_eq!(jain(&[]), None);
         assert_eq!(jain(&[0, 0, 0]), None);
+    }
+
+    #[test]
+    fn connections_without_events_are_starved_streams_whichever_piece_they_were_in() {
+        let (mut a, mut b, mut c) = (Tally::default(), Tally::default(), Tally::default());
+        a.per_conn = vec![0, 0];
+        a.per_conn_events = vec![5, 0];
+        b.per_conn = vec![1, 0, 0];
+        c.per_conn = vec![0];
+        c.per_conn_events = vec![7];
+        assert_eq!((a.starved_streams(), b.starved_streams()), (Some(1), None));
+        let mut m = Tally::default();
+        for t in [&b, &a, &c] {
+            m.merge(t);
+        }
+        assert_eq!(m.per_conn_events, vec![0, 0, 0, 5, 0, 7]);
+        assert_eq!(m.starved_streams(), Some(4));
+        let wire: Tally = serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
+        assert_eq!(wire.per_conn_events, m.per_conn_events);
     }
 
     #[test]

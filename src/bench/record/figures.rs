@@ -72,7 +72,9 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         context_switches: (watched && same_threads).then_some((switches as f64 * scale) as u64),
         jain_workers: None,
         jain_conns: r.fairness.jain,
-        starved_conns: r.fairness.starved as u64,
+        // Event streams: a connection is starved when no event came to it (its stream may
+        // rightly still be going at the window's end).
+        starved_conns: r.sse.as_ref().map_or(r.fairness.starved as u64, |s| s.starved),
         useful_ratio: None,
         syscalls_per_req: None,
         lost_races_per_accept: None,

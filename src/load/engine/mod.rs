@@ -309,9 +309,8 @@ impl<'a> Engine<'a> {
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
             if let Some(t) = &self.tally.sse {
                 let open: usize = self.conns.iter().map(|c| c.sse.len()).sum();
-                let going: u64 = self.conns.iter().flat_map(|c| &c.sse).map(|(_, s)| s.events).sum();
                 progress.streams.store(open as u64, Ordering::Relaxed);
-                progress.events.store(t.events + going, Ordering::Relaxed);
+                progress.events.store(t.events, Ordering::Relaxed);
             }
         }
         let cpu = cpu_from.map_or(Duration::ZERO, |from| {

@@ -119,11 +119,21 @@ impl Engine<'_> {
                 c.sse.len() - 1
             }
         };
-        let t = match self.window.inside(now) {
+        let inside = self.window.inside(now);
+        let t = match inside {
             true => self.tally.sse.get_or_insert_with(Default::default),
             false => self.sse_spill.get_or_insert_with(Default::default),
         };
+        let before = t.events;
         c.sse[k].1.feed(bytes, now, t);
+        let got = t.events - before;
+        if inside && got > 0 {
+            let per = &mut self.tally.per_conn_events;
+            if per.is_empty() {
+                per.resize(self.conns.len(), 0);
+            }
+            per[i] += got;
+        }
     }
 
     /// Event stream `id` of connection `i` ended (`cut`: before its end; `None`: all of its

@@ -79,8 +79,11 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
         );
     }
     // Little's law in a closed loop: each connection's cycle is conns ÷ throughput; what the
-    // latency does not cover is the client's own turnaround.
-    if let (true, Some(mean)) = (w.closed_no_think && f.throughput_rps > 0.0, w.latency_mean_us) {
+    // latency does not cover is the client's own turnaround. Not for event streams: a stream's
+    // time is the server's schedule, and streams longer than the window complete too few for
+    // a throughput.
+    let paced = f.streams.is_some();
+    if let (true, Some(mean)) = (w.closed_no_think && f.throughput_rps > 0.0 && !paced, w.latency_mean_us) {
         let cycle = w.connections as f64 / f.throughput_rps * 1e6;
         let turnaround = cycle - mean;
         if turnaround >= TURNAROUND * cycle {

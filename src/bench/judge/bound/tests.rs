@@ -123,3 +123,18 @@ fn none_fits_is_unclear_and_no_server_figures_is_no_label() {
     c.figures.why = None;
     assert_eq!(of(&c), None);
 }
+
+/// 1,000 event streams longer than the window: two complete in it, so conns ÷ throughput is a
+/// 500 s "cycle" and Little's law would call any such cell the client's; a stream's time is the
+/// server's schedule, so the law says nothing here.
+#[test]
+fn event_stream_cells_are_not_called_the_clients_by_littles_law() {
+    let mut c = cell(0.3, 5_900_000.0, 150_000.0);
+    c.figures.throughput_rps = 2.0;
+    let w = c.figures.why.as_mut().unwrap();
+    w.closed_no_think = true;
+    w.connections = 1000;
+    assert_eq!(label(&c), Bound::Client, "without streams, the law applies");
+    c.figures.streams = Some(crate::bench::record::StreamFigures::default());
+    assert_ne!(label(&c), Bound::Client);
+}
