@@ -41,7 +41,13 @@ fn echo<F: Each + ?Sized>(bytes: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed 
     if bytes.is_empty() {
         return Fed::default();
     }
-    each.request(Request { target: b"" }, out);
+    each.request(
+        Request {
+            target: b"",
+            deferrable: false,
+        },
+        out,
+    );
     out.extend_from_slice(bytes);
     Fed {
         requests: 1,

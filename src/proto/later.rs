@@ -19,7 +19,11 @@
 //!   connection's unsent output is at its bound ([`Each::room`](super::Each::room)): output
 //!   driven by timers is bounded like any other; it goes on, late, once the output drains.
 //! - "a completion was posted for this connection from another thread": the model's own queue
-//!   or eventfd, which ends in the same `advance_each` (the offload pool uses it).
+//!   and eventfd bring the response's ticket back to the thread that owns the connection, which
+//!   calls [`Session::complete_each`](super::Session::complete_each) (the offload pool). A
+//!   response whose stream was reset before its completion came is cancelled: the session says
+//!   so ([`Session::cancelled`](super::Session::cancelled)), and the completion, if it comes,
+//!   finds nothing to complete.
 //!
 //! What paces an event stream is the server's ([`Pace`]): the gaps between events (a
 //! distribution the server draws from) and what it counts of each event sent (its lateness).
@@ -111,6 +115,10 @@ impl EventStream {
 pub enum Later {
     /// An event stream: `200`, `text/event-stream`, its events as they fall due.
     Stream(Box<EventStream>),
+    /// The usual response, once the server completes `ticket` (work done on another thread:
+    /// [`Session::complete_each`](super::Session::complete_each)). Only for a request the
+    /// session can answer later ([`Request::deferrable`](super::Request::deferrable)).
+    Pending(u64),
 }
 
 /// The earlier of two due times.

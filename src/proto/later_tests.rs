@@ -249,3 +249,78 @@ fn an_h2_stream_whose_client_grants_no_window_holds_at_most_max_output_and_owes_
     let got = wire::read(&out);
     assert!(got.goaway.is_some());
 }
+
+/// A hook that answers every request it may answer later with a ticket of its own (as the
+/// offload model does), and serves the others.
+#[derive(Default)]
+struct Deferring {
+    tickets: Vec<u64>,
+}
+
+impl Each for Deferring {
+    fn request(&mut self, req: Request<'_>, _: &mut Vec<u8>) -> Answer {
+        if !req.deferrable {
+            return Answer::Serve;
+        }
+        self.tickets.push(100 + self.tickets.len() as u64);
+        Answer::Later(Later::Pending(*self.tickets.last().unwrap()))
+    }
+}
+
+#[test]
+fn an_http1_response_waits_for_its_ticket_and_the_pipelined_ones_follow_in_order() {
+    let mut each = Deferring::default();
+    let mut s = Session::new(Proto::Http);
+    let mut out = Vec::new();
+    let req = b"GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\nPOST /c HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi";
+    let fed = s.feed_each(req, &mut out, &mut each);
+    assert_eq!(
+        (fed.requests, out.len()),
+        (0, 0),
+        "nothing until the first one's work is done"
+    );
+    assert_eq!(each.tickets, vec![100], "the requests behind it wait unread");
+    // A completion for a ticket it does not hold does nothing.
+    assert_eq!(s.complete_each(7, &mut out, &mut each).requests, 0);
+    let fed = s.complete_each(100, &mut out, &mut each);
+    assert_eq!(fed.requests, 1, "the second is deferred in turn");
+    assert_eq!(each.tickets, vec![100, 101]);
+    assert!(text(&out).ends_with("<html>hello</html>") && text(&out).matches("HTTP/1.1 200").count() == 1);
+    // The POST (a body: not deferrable) is served in the same call that completes the GET.
+    let fed = s.complete_each(101, &mut out, &mut each);
+    assert_eq!(fed.requests, 2);
+    let all = text(&out);
+    assert_eq!(all.matches("HTTP/1.1 200").count(), 3, "{all}");
+    assert!(all.ends_with("hi"), "in order: {all}");
+}
+
+#[test]
+fn an_h2_response_that_waits_for_its_ticket_is_cancelled_by_a_reset() {
+    let mut each = Deferring::default();
+    let mut s = Session::with_limits(Proto::H2, Limits::default());
+    let mut b = Vec::new();
+    wire::preface(&mut b);
+    for id in [1, 3] {
+        wire::headers(&mut b, id, &wire::request_block("GET", "/", &[], Coding::Plain), true);
+    }
+    let mut out = Vec::new();
+    assert_eq!(s.feed_each(&b, &mut out, &mut each).requests, 0);
+    assert_eq!(each.tickets, vec![100, 101]);
+    let mut b = Vec::new();
+    wire::frame(&mut b, 3, 0, 1, &8u32.to_be_bytes()); // RST_STREAM(CANCEL) on stream 1
+    s.feed_each(&b, &mut out, &mut each);
+    assert_eq!(s.cancelled(), vec![100], "stream 1's work may be dropped");
+    assert!(s.cancelled().is_empty(), "said once");
+    assert_eq!(
+        s.complete_each(100, &mut out, &mut each).requests,
+        0,
+        "nothing left to complete"
+    );
+    assert_eq!(s.complete_each(101, &mut out, &mut each).requests, 1);
+    let got = wire::read(&out);
+    assert!(got.streams[&3].ended && got.streams[&3].body == b"<html>hello</html>");
+    assert!(
+        !got.streams.get(&1).is_some_and(|st| st.status.is_some()),
+        "no response on the reset stream"
+    );
+}

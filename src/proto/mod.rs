@@ -63,6 +63,9 @@ pub fn shed(buf: &mut Vec<u8>, keep: usize) -> usize {
 pub struct Request<'a> {
     /// HTTP's request target (path and query); empty for echo and packet.
     pub target: &'a [u8],
+    /// The session can answer it later ([`later::Later::Pending`]): a GET or HEAD without a
+    /// body.
+    pub deferrable: bool,
 }
 
 /// What a server's hook says about a request.
@@ -331,6 +334,29 @@ impl Session {
             Session::Tls(s) => s.advance(now, out, each),
             Session::H2(s) => s.advance(now, out, each),
             _ => Fed::default(),
+        }
+    }
+
+    /// Writes the response whose ticket is `ticket` ([`later::Later::Pending`]), its work done;
+    /// then goes on with the input held behind it (HTTP/1.1's pipelined requests, through
+    /// `each`). Nothing when no response waits for that ticket (its stream was reset, or its
+    /// connection is another one now): `Fed::requests` says whether one was answered.
+    pub fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        match self {
+            Session::Http(s) => s.complete(ticket, out, each),
+            Session::Tls(s) => s.complete(ticket, out, each),
+            Session::H2(s) => s.complete(ticket, out, each),
+            _ => Fed::default(),
+        }
+    }
+
+    /// The tickets of responses that will never be written (their HTTP/2 streams were reset),
+    /// since the last call: their work may be dropped.
+    pub fn cancelled(&mut self) -> Vec<u64> {
+        match self {
+            Session::Tls(s) => s.cancelled(),
+            Session::H2(s) => s.cancelled(),
+            _ => Vec::new(),
         }
     }
 

@@ -59,7 +59,13 @@ impl PacketSession {
                 self.held = true;
                 break;
             }
-            each.request(Request { target: b"" }, out);
+            each.request(
+                Request {
+                    target: b"",
+                    deferrable: false,
+                },
+                out,
+            );
             out.extend_from_slice(frame);
             used += self.size;
             fed.requests += 1;

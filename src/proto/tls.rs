@@ -232,6 +232,28 @@ impl TlsSession {
         };
         let hook: &mut dyn Each = &mut hook;
         let fed = self.inner.advance_each(now, &mut self.plain_out, hook);
+        self.seal(out, fed)
+    }
+
+    /// The inner session's response for `ticket`, encrypted into `out`.
+    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut hook = Sealed {
+            tls: &mut self.tls,
+            out,
+            each,
+        };
+        let hook: &mut dyn Each = &mut hook;
+        let fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
+        self.seal(out, fed)
+    }
+
+    /// The inner session's cancelled tickets.
+    pub fn cancelled(&mut self) -> Vec<u64> {
+        self.inner.cancelled()
+    }
+
+    /// Encrypts what the inner session wrote into `out` (closing TLS when it asked to close).
+    fn seal(&mut self, out: &mut Vec<u8>, fed: Fed) -> Fed {
         if !self.plain_out.is_empty() {
             let _ = self.tls.writer().write_all(&self.plain_out);
             self.plain_out.clear();

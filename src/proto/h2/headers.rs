@@ -133,12 +133,38 @@ impl H2Session {
             }
             s.state.end_request();
         }
-        let (status, later) = self.status(method, f, each, out);
-        fed.requests += 1;
-        if let Some(stream) = later {
-            return self.stream(i, method, stream, out);
+        // A GET or HEAD whose request has ended may be answered later.
+        let deferrable = matches!(method, Method::Get | Method::Head) && self.streams.get(i).state.request_ended();
+        match self.status(method, f, deferrable, each, out) {
+            (_, Some(Later::Stream(stream))) => {
+                fed.requests += 1;
+                self.stream(i, method, stream, out);
+            }
+            // Its response waits for its work ([`H2Session::complete`]).
+            (_, Some(Later::Pending(ticket))) => self.streams.at(i).ticket = Some(ticket),
+            (status, None) => {
+                fed.requests += 1;
+                self.answer(i, method, status, f.content_length, out);
+            }
         }
-        self.answer(i, method, status, f.content_length, out);
+    }
+
+    /// Writes the response of the stream waiting for `ticket` (its work done); nothing if no
+    /// stream waits for it (it was reset meanwhile).
+    pub(super) fn complete_ticket(&mut self, ticket: u64, out: &mut Vec<u8>) -> Fed {
+        let mut fed = Fed::default();
+        if self.phase != super::Phase::Frames {
+            return fed;
+        }
+        let Some(i) = (0..self.streams.len()).find(|&i| self.streams.get(i).ticket == Some(ticket)) else {
+            return fed;
+        };
+        let s = self.streams.at(i);
+        s.ticket = None;
+        let (method, length) = (s.method, s.expect_len);
+        fed.requests += 1;
+        self.answer(i, method, b"200", length, out);
+        fed
     }
 
     /// The status a checked request gets, after its work (the model's hook), and the event
@@ -147,9 +173,10 @@ impl H2Session {
         &self,
         method: Method,
         f: &Fields,
+        deferrable: bool,
         each: &mut F,
         out: &mut Vec<u8>,
-    ) -> (&'static [u8], Option<Box<EventStream>>) {
+    ) -> (&'static [u8], Option<Later>) {
         if f.list_size > MAX_HEAD {
             (b"431", None)
         } else if method == Method::Other {
@@ -157,9 +184,16 @@ impl H2Session {
         } else if method == Method::Echo && f.content_length.is_some_and(|n| n > self.limits.max_body as u64) {
             (b"413", None)
         } else {
-            match each.request(Request { target: &self.path }, out) {
+            let req = Request {
+                target: &self.path,
+                deferrable,
+            };
+            match each.request(req, out) {
                 Answer::Refuse => (b"400", None),
-                Answer::Later(Later::Stream(s)) if matches!(method, Method::Get | Method::Head) => (b"200", Some(s)),
+                Answer::Later(Later::Stream(s)) if matches!(method, Method::Get | Method::Head) => {
+                    (b"200", Some(Later::Stream(s)))
+                }
+                Answer::Later(Later::Pending(t)) if deferrable => (b"200", Some(Later::Pending(t))),
                 _ => (b"200", None),
             }
         }

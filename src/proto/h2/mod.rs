@@ -126,6 +126,8 @@ pub struct H2Session {
     quiet: u32,
     /// The last feed stopped at the bound on output: the reader holds frames to go on with.
     holding: bool,
+    /// Tickets of responses that waited for work and whose streams closed first.
+    cancelled: Vec<u64>,
     /// How long `out` may grow this feed ([`Each::room`]); body bytes the windows let go past
     /// it wait (`releasing`) for the next feed.
     cap: usize,
@@ -162,6 +164,7 @@ impl H2Session {
             tripped: None,
             quiet: 0,
             holding: false,
+            cancelled: Vec::new(),
             cap: usize::MAX,
             releasing: false,
         }
@@ -187,6 +190,13 @@ impl H2Session {
     /// Response bytes held for the client's window.
     pub fn held(&self) -> usize {
         self.held
+    }
+
+    /// Writes the response waiting for `ticket` (its work done elsewhere), under the bound on
+    /// output like any response (what the windows hold back goes later).
+    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        self.complete_ticket(ticket, out)
     }
 
     /// When the next event of the event streams going out is due.
@@ -437,7 +447,15 @@ impl H2Session {
 
     /// Closes the stream at `i`: what it held for window is no longer held.
     fn close(&mut self, i: usize, how: Closed) {
+        if let Some(t) = self.streams.get(i).ticket {
+            self.cancelled.push(t);
+        }
         self.held -= self.streams.close(i, how);
+    }
+
+    /// Tickets of responses cancelled since the last call (their streams were reset first).
+    pub fn cancelled(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.cancelled)
     }
 }
 

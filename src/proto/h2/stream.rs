@@ -123,6 +123,8 @@ pub(super) struct Stream {
     /// A response that finishes later ([`crate::proto::later`]): its events go into `pending`
     /// as they fall due, and the response does not end before it does.
     pub(super) later: Option<Box<EventStream>>,
+    /// Its response waits for the work of this ticket ([`crate::proto::later::Later::Pending`]).
+    pub(super) ticket: Option<u64>,
 }
 
 impl Stream {
@@ -141,6 +143,7 @@ impl Stream {
             expect_len: None,
             got_len: 0,
             later: None,
+            ticket: None,
         }
     }
 

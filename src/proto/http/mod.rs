@@ -109,6 +109,9 @@ enum State {
         keep: bool,
         chunked: bool,
     },
+    /// A GET or HEAD whose response waits for its work to be done elsewhere
+    /// ([`Later::Pending`]): input waits in the buffer until [`HttpSession::complete`].
+    Waiting { ticket: u64, get: bool, keep: bool },
     /// A response said `Connection: close`; everything after is ignored.
     Closed,
 }
@@ -184,7 +187,7 @@ impl HttpSession {
             data.drain(..used);
             self.buf = data;
         }
-        if matches!(self.state, State::Streaming { .. }) && self.buf.len() > MAX_BEHIND_STREAM {
+        if matches!(self.state, State::Streaming { .. } | State::Waiting { .. }) && self.buf.len() > MAX_BEHIND_STREAM {
             fed.close = true;
         }
         if fed.close {
@@ -236,6 +239,28 @@ impl HttpSession {
             self.state = State::Closed;
             self.buf = Vec::new();
         }
+        fed
+    }
+
+    /// Writes the response `ticket` stands for (its work is done), then answers what was
+    /// pipelined behind it.
+    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let State::Waiting { ticket: t, get, keep } = self.state else {
+            return Fed::default();
+        };
+        if t != ticket {
+            return Fed::default();
+        }
+        ok_response(get, keep, out);
+        let mut fed = Fed::default();
+        finish(keep, &mut fed);
+        if fed.close {
+            self.state = State::Closed;
+            self.buf = Vec::new();
+            return fed;
+        }
+        self.state = State::Head;
+        fed.add(self.feed(&[], out, each));
         fed
     }
 
@@ -307,7 +332,7 @@ impl HttpSession {
                         fed,
                     ),
                 },
-                State::Closed | State::Streaming { .. } => Step::More,
+                State::Closed | State::Streaming { .. } | State::Waiting { .. } => Step::More,
             };
             if let State::Chunked(c) = &self.state {
                 if c.complete() {
@@ -389,15 +414,21 @@ impl HttpSession {
         // The request's own work, before its response is written.
         let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
         let target = req.path.unwrap_or("").as_bytes();
+        let bodiless = !h.chunked && h.content_length.unwrap_or(0) == 0;
+        let deferrable = bodiless && matches!(method, "GET" | "HEAD");
         let answer = match served {
-            true => each.request(Request { target }, out),
+            true => each.request(Request { target, deferrable }, out),
             false => Answer::Serve,
         };
-        let bodiless = !h.chunked && h.content_length.unwrap_or(0) == 0;
         match answer {
             Answer::Refuse => return refuse(Refusal::BadRequest, out, fed),
-            Answer::Later(Later::Stream(stream)) if bodiless && matches!(method, "GET" | "HEAD") => {
+            Answer::Later(Later::Stream(stream)) if deferrable => {
                 return self.stream(stream, method == "GET", &h, out, fed, n);
+            }
+            Answer::Later(Later::Pending(ticket)) if deferrable => {
+                let (get, keep) = (method == "GET", h.keep);
+                self.state = State::Waiting { ticket, get, keep };
+                return Step::Used(n);
             }
             _ => {}
         }
@@ -406,14 +437,7 @@ impl HttpSession {
         }
         let conn_line = if h.keep { KEEP } else { CLOSE };
         match method {
-            "GET" | "HEAD" => {
-                out.extend_from_slice(OK_HEAD);
-                out.extend_from_slice(conn_line);
-                out.extend_from_slice(b"\r\n");
-                if method == "GET" {
-                    out.extend_from_slice(BODY);
-                }
-            }
+            "GET" | "HEAD" => ok_response(method == "GET", h.keep, out),
             // The echo's head goes out with the first body byte (or now, for an empty body).
             "POST" | "PUT" if !h.chunked && h.content_length.unwrap_or(0) == 0 => echo_head(0, h.keep, out),
             "POST" | "PUT" => {}
@@ -446,6 +470,16 @@ impl HttpSession {
             }
         };
         Step::Used(n)
+    }
+}
+
+/// Writes a GET's (or a HEAD's) 200.
+fn ok_response(get: bool, keep: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(OK_HEAD);
+    out.extend_from_slice(if keep { KEEP } else { CLOSE });
+    out.extend_from_slice(b"\r\n");
+    if get {
+        out.extend_from_slice(BODY);
     }
 }
 
