@@ -10,6 +10,7 @@ mod epoll;
 mod fork;
 mod iterative;
 mod multi_reactor;
+mod offload;
 mod poll;
 mod prefork;
 mod prethread;
@@ -42,6 +43,7 @@ pub static ALL: &[&Model] = &[
     &threads_accept::MODEL,
     &reuseport::MODEL,
     &multi_reactor::MODEL,
+    &offload::MODEL,
     &uring::MODEL,
     &tokio::MODEL,
 ];

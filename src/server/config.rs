@@ -125,6 +125,14 @@ pub struct ServeArgs {
     /// sse_late; every event's lateness is in its sse_late_le_* histogram).
     #[arg(long, default_value = "5ms", value_parser = parse_duration)]
     pub stream_slack: Duration,
+    /// Model offload only: hand only work whose mean is over this to the pool; shorter work
+    /// is done on the loop (0: all of it goes to the pool).
+    #[arg(long, value_parser = parse_duration)]
+    pub offload_over: Option<Duration>,
+    /// Model offload only: under=D:K reserves K of the pool's workers for requests whose work
+    /// has a mean under D (the short class); the others take any (Perséphone's DARC).
+    #[arg(long, value_name = "under=D:K", value_parser = Reserve::from_str)]
+    pub reserve: Option<Reserve>,
     /// Seed of the work's draws (with the worker and the process: forked workers do not repeat
     /// each other, and runs repeat).
     #[arg(long, default_value_t = 1)]
@@ -227,6 +235,21 @@ impl ServeArgs {
                 format_duration(d)
             )));
         }
+        if self.offload_over.is_some() && !flags.contains(&Flag::OffloadOver) {
+            return refuse("--offload-over", "it has no pool to hand work to");
+        }
+        if self.reserve.is_some() && !flags.contains(&Flag::Reserve) {
+            return refuse("--reserve", "it has no pool whose workers could be reserved");
+        }
+        if let (Some(r), Some(workers)) = (&self.reserve, self.workers) {
+            if r.workers >= workers {
+                return Err(Error::Usage(format!(
+                    "--reserve under={}:{} reserves every one of the {workers} workers: leave at least one for the long work",
+                    format_duration(r.under),
+                    r.workers
+                )));
+            }
+        }
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
             return refuse("--accept", "its workers do not share one listener through epoll");
         }
@@ -303,6 +326,10 @@ pub enum Flag {
     Accept,
     /// `--batch-wait DUR`.
     BatchWait,
+    /// `--offload-over DUR`.
+    OffloadOver,
+    /// `--reserve under=DUR:K`.
+    Reserve,
 }
 
 impl Flag {
@@ -312,7 +339,33 @@ impl Flag {
             Flag::Trigger => "--trigger",
             Flag::Accept => "--accept",
             Flag::BatchWait => "--batch-wait",
+            Flag::OffloadOver => "--offload-over",
+            Flag::Reserve => "--reserve",
         }
+    }
+}
+
+/// `--reserve under=D:K`: K workers for work whose mean is under D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserve {
+    pub under: Duration,
+    pub workers: usize,
+}
+
+impl FromStr for Reserve {
+    type Err = crate::units::BadValue;
+    fn from_str(s: &str) -> Result<Reserve, Self::Err> {
+        let bad = || crate::units::BadValue(format!("--reserve '{s}': give under=D:K, e.g. under=1ms:1"));
+        let rest = s.strip_prefix("under=").ok_or_else(bad)?;
+        let (d, k) = rest.rsplit_once(':').ok_or_else(bad)?;
+        let under = parse_duration(d)?;
+        let workers: usize = k.parse().map_err(|_| bad())?;
+        if workers == 0 || under.is_zero() {
+            return Err(crate::units::BadValue(format!(
+                "--reserve '{s}': reserve at least one worker, for work under more than 0"
+            )));
+        }
+        Ok(Reserve { under, workers })
     }
 }
 

@@ -96,6 +96,41 @@ impl Conn {
         self.armed.arm(self.session.due())
     }
 
+    /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
+    /// session held behind it; as [`Conn::drive`] after.
+    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, now: Instant) -> Want {
+        super::offload::serving(self.fd.as_raw_fd());
+        let fed = w.on_complete(
+            &mut self.session,
+            ticket,
+            &mut self.out,
+            w.max_output(),
+            &mut send_now(w, &self.fd),
+        );
+        self.closing |= fed.close;
+        self.cancel(w);
+        let mut moved = fed.requests > 0;
+        let want = self.pump(w, now, &mut moved).unwrap_or(Want::Read);
+        if moved {
+            self.deadlines.output(now);
+            w.count(Counter::Useful, 1);
+            self.shed.active();
+        }
+        self.want = want;
+        want
+    }
+
+    /// Tells the server's pool which responses will never be written (their streams were
+    /// reset), so their work is dropped.
+    fn cancel(&mut self, w: Worker<'_>) {
+        if let Some(pool) = w.ctx.offload.get() {
+            let gone = self.session.cancelled();
+            if !gone.is_empty() {
+                pool.cancel(w, &gone);
+            }
+        }
+    }
+
     /// Its loop's timer entry for `at` is its current one (not stale).
     pub fn armed_for(&self, at: Instant) -> bool {
         self.armed.is(at)
@@ -144,6 +179,7 @@ impl Conn {
     /// `now`: the loop's clock, read once per turn. Counts bytes, requests and, when anything
     /// moved, one useful event.
     pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, now: Instant) -> Want {
+        super::offload::serving(self.fd.as_raw_fd());
         let mut moved = false;
         let want = self.drive_inner(w, buf, until_eagain, now, &mut moved);
         if moved {
@@ -203,6 +239,7 @@ impl Conn {
             w.max_output(),
             &mut send_now(w, &self.fd),
         );
+        self.cancel(w);
         self.got_input = true;
         self.answered |= fed.requests > 0;
         self.heard |= !fed.quiet();

@@ -42,6 +42,9 @@ pub struct Ctx {
     pub classes: Classes,
     /// The process that serves (forked workers are others).
     pub main_pid: i32,
+    /// Where requests' work goes when the design hands it to other threads (`offload`): set by
+    /// the model when it starts; unset, work runs on the thread that parsed the request.
+    pub offload: std::sync::OnceLock<&'static dyn super::offload::Offloader>,
 }
 
 impl Ctx {
@@ -217,6 +220,36 @@ impl<'a> Worker<'a> {
         fed
     }
 
+    /// What a design with a pool does when the work of `ticket` is done: the session writes its
+    /// response and goes on with the input held behind it, through the same hook as
+    /// [`Worker::on_input`]; its requests are counted.
+    pub fn on_complete(
+        &self,
+        session: &mut Session,
+        ticket: u64,
+        out: &mut Vec<u8>,
+        bound: usize,
+        send: &mut impl FnMut(&mut Vec<u8>),
+    ) -> Fed {
+        let mut hook = self.hook(send, bound);
+        let fed = session.complete_each(ticket, out, &mut hook);
+        self.counters.add(Counter::Requests, fed.requests);
+        fed
+    }
+
+    /// The per-request hook of a call that is not a read's feed (no time is taken).
+    fn hook<'s, S: FnMut(&mut Vec<u8>)>(&self, send: &'s mut S, bound: usize) -> Hook<'s, 'a, S> {
+        let cfg = &self.ctx.cfg;
+        Hook {
+            w: *self,
+            send,
+            work: !cfg.work.is_none() || cfg.work_from_request,
+            bound,
+            entered: None,
+            waited: Duration::ZERO,
+        }
+    }
+
     /// What every model does when a connection's later response is due ([`Session::due`]):
     /// the session writes what is due at `now` (its events) and, a response having ended, goes
     /// on with the input held behind it, through the same hook as [`Worker::on_input`].
@@ -228,15 +261,7 @@ impl<'a> Worker<'a> {
         bound: usize,
         send: &mut impl FnMut(&mut Vec<u8>),
     ) -> Fed {
-        let cfg = &self.ctx.cfg;
-        let mut hook = Hook {
-            w: *self,
-            send,
-            work: !cfg.work.is_none() || cfg.work_from_request,
-            bound,
-            entered: None,
-            waited: Duration::ZERO,
-        };
+        let mut hook = self.hook(send, bound);
         let fed = session.advance_each(now, out, &mut hook);
         self.counters.add(Counter::Requests, fed.requests);
         if fed.streams != Default::default() {
@@ -323,15 +348,18 @@ struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
 impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     #[inline]
     fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer {
-        let answer = if self.work {
-            // Each request's work runs right before its own response is written.
-            (self.send)(out);
-            if let Some(e) = self.entered {
-                self.waited += e.elapsed();
+        let answer = match (self.work, self.w.ctx.offload.get()) {
+            // A design with a pool: the work goes there and the response waits for it.
+            (true, Some(pool)) if req.deferrable => self.offload(*pool, req),
+            (true, _) => {
+                // Each request's work runs right before its own response is written.
+                (self.send)(out);
+                if let Some(e) = self.entered {
+                    self.waited += e.elapsed();
+                }
+                super::per_request::each(self.w, req)
             }
-            super::per_request::each(self.w, req)
-        } else {
-            Answer::Serve
+            (false, _) => Answer::Serve,
         };
         match answer {
             // A stream request's response is an event stream (or a 400 over the bounds).
@@ -343,6 +371,34 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     #[inline]
     fn room(&self, pending: usize) -> usize {
         self.bound.saturating_sub(pending)
+    }
+}
+
+impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
+    /// Draws the request's work and hands it to `pool` (its response waits for the ticket),
+    /// or does it here when the pool does not take work that short (`--offload-over`).
+    fn offload(&mut self, pool: &dyn super::offload::Offloader, req: Request<'_>) -> Answer {
+        let w = self.w;
+        let Some(d) = super::per_request::draw(w, req) else {
+            return Answer::Refuse;
+        };
+        if !pool.takes(d.mean) {
+            w.count(Counter::OffloadInline, 1);
+            super::per_request::perform(w, &d);
+            return Answer::Serve;
+        }
+        let ticket = super::offload::ticket();
+        let job = super::offload::Job {
+            conn: super::offload::served(),
+            ticket,
+            cpu: d.cpu,
+            wait: d.wait,
+            mean: d.mean,
+            row: d.row,
+            queued: Instant::now(),
+        };
+        pool.submit(w, job);
+        Answer::Later(crate::proto::later::Later::Pending(ticket))
     }
 }
 

@@ -180,6 +180,16 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
+    /// The work of `ticket` for connection `fd` is done (its design's pool posted it): the
+    /// response goes out. A connection that closed meanwhile, or a number reused since, holds
+    /// no such ticket: nothing happens.
+    pub fn complete(&mut self, fd: RawFd, ticket: u64) {
+        let Some(conn) = self.conns.get_mut(fd) else { return };
+        let before = conn.want();
+        let want = conn.complete(self.w, ticket, self.now);
+        self.settled(fd, before, want);
+    }
+
     /// Drives the connections whose timer entries came up by now.
     fn fire_timers(&mut self) {
         let mut fired = std::mem::take(&mut self.fired);

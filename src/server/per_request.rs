@@ -42,9 +42,40 @@ fn thread_rng(seed: u64, worker: usize, ordinal: u64) -> Rng {
     Rng::new(&[seed, worker as u64, ordinal, thread])
 }
 
+/// A request's work, drawn: done on the thread that parsed it ([`each`]) or by a pool.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Drawn {
+    pub(super) cpu: Duration,
+    pub(super) wait: Duration,
+    /// The mean of the work it was drawn from.
+    pub(super) mean: Duration,
+    /// Its class's row (`--work-from-request`), where it is counted.
+    pub(super) row: Option<usize>,
+}
+
 /// Does request `req`'s work for worker `w`; refuses a request whose work is malformed or over
 /// `--max-work`.
 pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
+    match draw(w, req) {
+        Some(d) => {
+            perform(w, &d);
+            Answer::Serve
+        }
+        None => Answer::Refuse,
+    }
+}
+
+/// Does drawn work on the calling thread and counts it in its class.
+pub(super) fn perform(w: Worker<'_>, d: &Drawn) {
+    let busy = super::work::perform(d.cpu, d.wait);
+    if let Some(row) = d.row {
+        w.ctx.classes.count(row.min(ROWS), busy.as_nanos() as u64);
+    }
+}
+
+/// Draws request `req`'s work (`--work`, or what its query names); `None` when it is refused
+/// (malformed, or over `--max-work`).
+pub(super) fn draw(w: Worker<'_>, req: Request<'_>) -> Option<Drawn> {
     LOCAL.with(|l| {
         let mut l = l.borrow_mut();
         let pid = sys::process::pid();
@@ -65,8 +96,14 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
         let l = l.as_mut().expect("set above");
         let cfg = &w.ctx.cfg;
         if !cfg.work_from_request {
-            cfg.work.run(&mut l.rng, CEILING);
-            return Answer::Serve;
+            let (cpu, wait) = cfg.work.draw(&mut l.rng, CEILING);
+            let mean = cfg.work.mean();
+            return Some(Drawn {
+                cpu,
+                wait,
+                mean,
+                row: None,
+            });
         }
         let (name, spec) = named_work(req.target);
         let class = match l.parsed.iter().position(|p| p.0 == name) {
@@ -86,14 +123,16 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
             }
         };
         let (name, work, row) = &l.parsed[class];
-        let Some(work) = work else {
-            return Answer::Refuse;
-        };
+        let work = work.as_ref()?;
         // The class `none` runs --work, whose draws are cut at its own ceiling.
         let cap = if name == b"none" { CEILING } else { cfg.max_work };
-        let busy = work.run(&mut l.rng, cap);
-        w.ctx.classes.count((*row).min(ROWS), busy.as_nanos() as u64);
-        Answer::Serve
+        let (cpu, wait) = work.draw(&mut l.rng, cap);
+        Some(Drawn {
+            cpu,
+            wait,
+            mean: work.mean(),
+            row: Some(*row),
+        })
     })
 }
 

@@ -94,6 +94,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         gate,
         classes: Classes::new().map_err(io_err("mapping the class table"))?,
         main_pid: sys::process::pid(),
+        offload: std::sync::OnceLock::new(),
     }));
 
     let started = Instant::now();

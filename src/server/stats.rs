@@ -119,6 +119,17 @@ counters! {
     SseLateLe100ms => "sse_late_le_100ms",
     SseLateLe1s => "sse_late_le_1s",
     SseLateOver1s => "sse_late_over_1s",
+    /// `offload`: requests whose work went to the pool, and those done inline (under
+    /// `--offload-over`).
+    OffloadQueued => "offload_queued",
+    OffloadInline => "offload_inline",
+    /// ... pool jobs done, those a reserved worker took (`--reserve`), and those dropped because
+    /// their HTTP/2 stream was reset first.
+    OffloadDone => "offload_done",
+    OffloadReserved => "offload_reserved",
+    OffloadCancelled => "offload_cancelled",
+    /// Nanoseconds the pool's jobs waited in its queue, summed (÷ offload_done: the mean wait).
+    OffloadWaitNs => "offload_wait_ns",
 }
 
 impl Counter {

@@ -199,11 +199,7 @@ impl Work {
     /// counts (a sleep may overrun it by the kernel's wake-up latency).
     pub fn run(&self, rng: &mut Rng, cap: Duration) -> Duration {
         let (cpu, wait) = self.draw(rng, cap);
-        spin(cpu);
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
-        }
-        cpu + wait
+        perform(cpu, wait)
     }
 
     /// The mean and the 99th percentile of what a request of it costs as served, its draws cut
@@ -245,6 +241,16 @@ impl Work {
         };
         (total, ns(cpu))
     }
+}
+
+/// Does a drawn request's work on the calling thread: spins `cpu`, then sleeps `wait`; returns
+/// what was drawn.
+pub(crate) fn perform(cpu: Duration, wait: Duration) -> Duration {
+    spin(cpu);
+    if !wait.is_zero() {
+        std::thread::sleep(wait);
+    }
+    cpu + wait
 }
 
 /// Uses `d` of this thread's CPU time (a thread preempted meanwhile is not credited with time
