@@ -200,7 +200,7 @@ fn a_reset_http2_stream_cancels_its_queued_work() {
     }
     let read = wire::read(&got);
     assert!(
-        !read.streams.get(&5).is_some_and(|s| s.status.is_some()),
+        read.streams.get(&5).is_none_or(|s| s.status.is_none()),
         "no response on the reset stream"
     );
     let stats = server.stop().stats;
@@ -248,6 +248,8 @@ fn the_pool_flags_are_refused_where_there_is_no_pool_or_no_worker_left() {
         vec!["--model", "offload", "--workers", "2", "--reserve", "under=1ms:2"],
         vec!["--model", "offload", "--reserve", "1ms:1"],
         vec!["--model", "offload", "--reserve", "under=1ms:0"],
+        // The default pool (4 workers) all reserved.
+        vec!["--model", "offload", "--reserve", "under=1ms:4"],
     ] {
         let out = Command::new(BIN)
             .arg("serve")

@@ -44,7 +44,7 @@ pub enum Command {
     ///
     /// Prints {"event":"listening",...} on stdout once it accepts, and {"event":"stats",...}
     /// with every counter when it stops.
-    Serve(ServeCommand),
+    Serve(Box<ServeCommand>),
     /// Drive load at a server and measure it (HTTP like ab / wrk, echo, packet).
     ///
     /// Examples:

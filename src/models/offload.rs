@@ -3,7 +3,7 @@
 //! **Mechanism.** One thread runs an epoll loop: it accepts, reads, parses and writes. Each
 //! request's `--work` (with `--offload-over D`, only work whose mean is over D: shorter work is
 //! done on the loop) is drawn on the loop and handed, with the response's ticket, to a pool of
-//! `--workers` threads through one locked queue; the request's response waits in its session
+//! `--workers` threads (default: the CPUs, at least 4, libuv's pool) through one locked queue; the request's response waits in its session
 //! ([`Later::Pending`](crate::proto::later::Later::Pending)). A worker does the work, posts the
 //! ticket to the loop's completion list and writes an eventfd; the loop wakes, and each
 //! response goes out in its connection's order (HTTP/1.1's pipelined requests wait behind it;
@@ -44,6 +44,8 @@ pub const MODEL: Model = Model {
     mechanism: "one epoll loop accepts, reads, parses and writes; each request's work goes to a pool of N threads through one queue, completions come back over an eventfd",
     product: "Netty/Vert.x executeBlocking, tokio spawn_blocking, libuv",
     workers: Workers::Threads,
+    // A pool for blocking work is sized by the work, not the CPUs: libuv's default of 4.
+    min_workers: 4,
     flags: &[Flag::OffloadOver, Flag::Reserve],
     run,
     queueing: Discipline::Shared,

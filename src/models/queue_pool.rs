@@ -210,7 +210,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 let mut idle = lock(&sh.idle);
                 idle.insert(conn);
                 let parked = idle.get_mut(fd).expect("just put back");
-                let next = parked.to_arm();
+                let next = parked.arm_next();
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
                     idle.take(fd);
                     w.release();

@@ -241,15 +241,6 @@ impl ServeArgs {
         if self.reserve.is_some() && !flags.contains(&Flag::Reserve) {
             return refuse("--reserve", "it has no pool whose workers could be reserved");
         }
-        if let (Some(r), Some(workers)) = (&self.reserve, self.workers) {
-            if r.workers >= workers {
-                return Err(Error::Usage(format!(
-                    "--reserve under={}:{} reserves every one of the {workers} workers: leave at least one for the long work",
-                    format_duration(r.under),
-                    r.workers
-                )));
-            }
-        }
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
             return refuse("--accept", "its workers do not share one listener through epoll");
         }

@@ -89,7 +89,7 @@ impl Conn {
     /// When its loop must wake for it next (a later response's piece falls due), if that needs
     /// a new entry in the loop's [`super::timers::Timers`].
     /// None while its output is pending: writability drives it then.
-    pub fn to_arm(&mut self) -> Option<Instant> {
+    pub fn arm_next(&mut self) -> Option<Instant> {
         if self.sent < self.out.len() {
             return None;
         }

@@ -101,7 +101,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         };
         let token = conn.fd.as_raw_fd() as u64;
         if self.poller.register(conn.fd.as_fd(), token, interest).is_ok() {
-            if let Some(at) = conn.to_arm() {
+            if let Some(at) = conn.arm_next() {
                 self.timers.arm(at, token);
             }
             self.conns.insert(conn);
@@ -219,7 +219,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let edge = self.poller.edge();
         let Some(conn) = self.conns.get_mut(fd) else { return };
         if want != Want::Close {
-            if let Some(at) = conn.to_arm() {
+            if let Some(at) = conn.arm_next() {
                 self.timers.arm(at, fd as u64);
             }
         }

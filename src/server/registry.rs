@@ -48,6 +48,9 @@ pub struct Model {
     pub one_conn_per_worker: bool,
     /// Default `--max-conns` when the fd-limit-based default is too high for the model.
     pub default_max_conns: Option<usize>,
+    /// The fewest workers it runs by default (a pool for blocking work is not sized by the
+    /// CPUs: libuv's holds 4).
+    pub min_workers: usize,
     /// The listener is bound with SO_REUSEPORT, so workers can bind their own on the same port.
     pub reuseport: bool,
     /// Its syscalls go through `sys` and are counted; `false` where a runtime makes them
@@ -63,12 +66,12 @@ pub struct Model {
 
 impl Model {
     /// The workers it runs with `--workers given` on `cpus` CPUs: 1 for a model without
-    /// workers, else as given, else one per CPU.
+    /// workers, else as given, else one per CPU (at least `min_workers`).
     pub fn worker_count(&self, given: Option<usize>, cpus: usize) -> usize {
         match (self.workers, given) {
             (Workers::None, _) => 1,
             (_, Some(n)) => n,
-            (_, None) => cpus.max(1),
+            (_, None) => cpus.max(self.min_workers).max(1),
         }
     }
 
@@ -84,6 +87,7 @@ impl Model {
         flags: &[],
         one_conn_per_worker: false,
         default_max_conns: None,
+        min_workers: 1,
         reuseport: false,
         counts_syscalls: true,
         queueing: Discipline::Unknown,

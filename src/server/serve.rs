@@ -52,6 +52,13 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         None => sys::affinity::get().map(|c| c.len()).unwrap_or(1),
     };
     let workers = model.worker_count(cfg.workers, cpus);
+    if let Some(r) = cfg.reserve.filter(|r| r.workers >= workers) {
+        return Err(Error::Usage(format!(
+            "--reserve under={}:{} reserves every one of the pool's {workers} workers: leave at least one for the long work (give more --workers)",
+            crate::units::format_duration(r.under),
+            r.workers
+        )));
+    }
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
