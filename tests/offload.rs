@@ -78,8 +78,8 @@ fn short_requests_on_other_connections_are_answered_while_a_long_ones_work_is_in
         a.extend(args);
         let server = Server::start(model, &a);
         let (tx, rx) = mpsc::channel();
-        let long = request(&server, "/?sleep=800ms", "long", tx.clone());
-        std::thread::sleep(Duration::from_millis(100));
+        let long = request(&server, "/?sleep=1500ms", "long", tx.clone());
+        std::thread::sleep(Duration::from_millis(300));
         let shorts: Vec<_> = (0..5)
             .map(|_| request(&server, "/?cpu=20us", "short", tx.clone()))
             .collect();
@@ -118,9 +118,9 @@ fn a_reserved_worker_takes_the_short_request_while_the_others_hold_long_ones() {
     let (tx, rx) = mpsc::channel();
     // Two long ones: the one worker that takes any work holds the first, the second waits.
     let longs: Vec<_> = (0..2)
-        .map(|_| request(&server, "/?sleep=500ms", "long", tx.clone()))
+        .map(|_| request(&server, "/?sleep=1200ms", "long", tx.clone()))
         .collect();
-    std::thread::sleep(Duration::from_millis(100));
+    std::thread::sleep(Duration::from_millis(300));
     let short = request(&server, "/?cpu=20us", "short", tx.clone());
     assert_eq!(
         rx.recv_timeout(Duration::from_secs(30))

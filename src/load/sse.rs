@@ -140,9 +140,13 @@ impl Stream {
             if let Some(id) = e.id {
                 match self.next_id {
                     Some(want) if id > want => self.lost += id - want,
-                    Some(want) if id < want => self.out_of_order += 1,
-                    // The first id a stream shows starts its count (ids from 1: earlier ones lost).
-                    None if id > 1 => self.lost += id - 1,
+                    // One counted lost came after all, late.
+                    Some(want) if id < want => {
+                        self.out_of_order += 1;
+                        self.lost = self.lost.saturating_sub(1);
+                    }
+                    // The first id a stream shows starts its count (a server's ids need not
+                    // start at 1: timestamps, offsets).
                     _ => {}
                 }
                 self.next_id = Some(self.next_id.map_or(id + 1, |w| w.max(id + 1)));
@@ -155,6 +159,19 @@ impl Stream {
     /// When its last event arrived.
     pub fn last(&self) -> Option<Instant> {
         self.last
+    }
+
+    /// The window closes at `now` with this stream still going: what it has not delivered yet
+    /// counts as it would had it come now (coordinated-omission-correct, as an unfinished
+    /// request's latency counts to the close): its first event, or the gap since its last.
+    pub fn at_close(&self, now: Instant, t: &mut SseTally) {
+        match self.last {
+            None => t
+                .ttfe
+                .record_ns(now.saturating_duration_since(self.intended).as_nanos() as u64),
+            Some(last) => t.gap.record_ns(now.saturating_duration_since(last).as_nanos() as u64),
+        }
+        t.open_at_close += 1;
     }
 
     /// The stream ended at `now` (whole, or `cut` by the server mid-way): counted in `t` (its
@@ -189,6 +206,10 @@ pub struct SseTally {
     /// Events whose ids never came (a gap in the count), and events that came after a later one.
     pub lost: u64,
     pub out_of_order: u64,
+    /// Streams still going when the window closed (their pending first event or open gap is
+    /// in the histograms, as of the close).
+    #[serde(default)]
+    pub open_at_close: u64,
     /// Time to first event, from the request's intended start.
     pub ttfe: Hist,
     /// Each gap between two events of a stream.
@@ -206,6 +227,7 @@ impl SseTally {
         self.bytes += o.bytes;
         self.lost += o.lost;
         self.out_of_order += o.out_of_order;
+        self.open_at_close += o.open_at_close;
         self.ttfe.merge(&o.ttfe);
         self.gap.merge(&o.gap);
         self.duration.merge(&o.duration);
@@ -319,8 +341,8 @@ mod tests {
         let mut t = SseTally::default();
         let mut s = Stream::new(t0);
         s.feed(b"id: 2\n\nid: 3\n\nid: 6\n\nid: 5\n\nid: 7\n\n", t0, &mut t);
-        // 1 never came, 4 never came, 5 came after 6.
-        assert_eq!((s.lost, s.out_of_order), (3, 1));
+        // The count starts at 2; 4 never came; 5 came after 6 (late, not lost).
+        assert_eq!((s.lost, s.out_of_order), (1, 1));
         s.end(t0, true, &mut t);
         assert_eq!((t.cut, t.cut_events, t.duration.count()), (1, 5, 0));
         let mut other = SseTally::default();
@@ -328,7 +350,26 @@ mod tests {
         other.merge(&t);
         assert_eq!(
             (other.streams, other.events, other.lost, other.gap.count()),
-            (2, 10, 6, 8)
+            (2, 10, 2, 8)
         );
+    }
+
+    #[test]
+    fn a_stream_going_at_the_close_counts_its_pending_first_event_or_open_gap_as_of_then() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut t = SseTally::default();
+        // Nothing came in 500 ms: its first event counts as 500 ms, not as nothing.
+        Stream::new(t0).at_close(ms(500), &mut t);
+        assert_eq!((t.ttfe.count(), t.ttfe.0.max() / 1_000_000), (1, 500));
+        let mut s = Stream::new(t0);
+        s.feed(b"id: 1\n\n", ms(10), &mut t);
+        s.at_close(ms(310), &mut t);
+        assert_eq!(
+            (t.gap.count(), t.gap.0.max() / 1_000_000),
+            (1, 300),
+            "the gap open at the close"
+        );
+        assert_eq!(t.open_at_close, 2);
     }
 }

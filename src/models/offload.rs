@@ -7,8 +7,11 @@
 //! ([`Later::Pending`](crate::proto::later::Later::Pending)). A worker does the work, posts the
 //! ticket to the loop's completion list and writes an eventfd; the loop wakes, and each
 //! response goes out in its connection's order (HTTP/1.1's pipelined requests wait behind it;
-//! HTTP/2's streams complete in any order). A reset HTTP/2 stream cancels its queued work. The
-//! loop never blocks on work.
+//! HTTP/2's streams complete in any order). A reset HTTP/2 stream cancels its queued work. What
+//! the session cannot answer later is served on the loop, work and all: a request with a body
+//! (POST, PUT), echo and packet messages, and event streams (whose events are the loop's
+//! timers). Past 16,384 queued jobs, work is done on the loop too: back-pressure, not a queue
+//! without end. The work of a connection that closed still runs; its completion finds nothing.
 //!
 //! **Reservation** (`--reserve under=D:K`): K of the workers take only jobs whose work has a
 //! mean under D (the short class); the others take the oldest job of any class. Short requests
@@ -27,6 +30,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -89,17 +93,24 @@ struct Pool {
     /// `--offload-over` (zero: every request's work goes to the pool).
     over: Duration,
     reserve: Option<Reserve>,
+    /// Jobs waiting in the queue: past [`QUEUE_MAX`] work is done on the loop (which then
+    /// reads no more until it is done: back-pressure instead of a queue without end).
+    waiting: AtomicUsize,
 }
+
+/// The most jobs the queue holds.
+const QUEUE_MAX: usize = 16 * 1024;
 
 impl Offloader for Pool {
     fn takes(&self, mean: Duration) -> bool {
-        self.over.is_zero() || mean > self.over
+        (self.over.is_zero() || mean > self.over) && self.waiting.load(Ordering::Relaxed) < QUEUE_MAX
     }
 
     fn submit(&self, w: Worker<'_>, job: Job) {
         w.count(Counter::OffloadQueued, 1);
         let short = self.reserve.is_some_and(|r| job.mean < r.under);
         let mut q = lock(&self.queue);
+        self.waiting.fetch_add(1, Ordering::Relaxed);
         match short {
             true => q.short.push_back(job),
             false => q.any.push_back(job),
@@ -124,6 +135,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         cancelled: Mutex::new(HashSet::new()),
         over: ctx.cfg.offload_over.unwrap_or(Duration::ZERO),
         reserve: ctx.cfg.reserve,
+        waiting: AtomicUsize::new(0),
     }));
     let _ = ctx.offload.set(pool);
     let reserved = ctx.cfg.reserve.map_or(0, |r| r.workers);
@@ -162,6 +174,7 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
             let mut q = lock(&pool.queue);
             loop {
                 if let Some(job) = q.pop(reserved) {
+                    pool.waiting.fetch_sub(1, Ordering::Relaxed);
                     break job;
                 }
                 if w.stopping() {
@@ -183,6 +196,13 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
         }
         perform(w, &job);
         w.count(Counter::OffloadDone, 1);
+        {
+            // A reset that came while the work was done: nothing to drop any more.
+            let mut cancelled = lock(&pool.cancelled);
+            if !cancelled.is_empty() {
+                cancelled.remove(&job.ticket);
+            }
+        }
         lock(&pool.done).push((job.conn, job.ticket));
         let _ = pool.wake.notify();
         w.flush_syscalls();

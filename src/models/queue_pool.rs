@@ -210,6 +210,9 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 let mut idle = lock(&sh.idle);
                 idle.insert(conn);
                 let parked = idle.get_mut(fd).expect("just put back");
+                // An entry that came up while this worker held the connection was dropped:
+                // its time, if it has passed, is armed again (at once).
+                parked.timer_passed(Instant::now());
                 let next = parked.arm_next();
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
                     idle.take(fd);

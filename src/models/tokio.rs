@@ -104,19 +104,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         w.count(Counter::Events, 1);
         let n = match r {
             Err(_) if due.is_some_and(|d| d <= Instant::now()) => {
-                let fed = w.on_due(
-                    &mut session,
-                    Instant::now(),
-                    &mut out,
-                    w.max_output(),
-                    &mut send_now(&stream, w),
-                );
-                w.count(Counter::Useful, 1);
-                deadlines.output(Instant::now());
-                if !write_out(w, &mut stream, &mut out).await || fed.close {
-                    break;
-                }
-                if session.holding() && !drain_held(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
+                if !advance(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
                     break;
                 }
                 continue;
@@ -157,6 +145,12 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         if !drain_held(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
             break;
         }
+        // Input that keeps coming never lets a read time out: what is due goes here too.
+        if session.due().is_some_and(|d| d <= Instant::now())
+            && !advance(w, &mut session, &mut out, &mut stream, &mut deadlines).await
+        {
+            break;
+        }
         // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
         // frames that ask nothing): check here too.
         if let Some(why) = deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
@@ -173,6 +167,24 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     }
     drop(stream);
     w.release();
+}
+
+/// Writes what the session's later responses have due now, then what a response that ended
+/// held behind it; `false` when the connection is done.
+async fn advance(
+    w: Worker<'static>,
+    session: &mut crate::proto::Session,
+    out: &mut Vec<u8>,
+    stream: &mut tokio::net::TcpStream,
+    deadlines: &mut Deadlines,
+) -> bool {
+    let fed = w.on_due(session, Instant::now(), out, w.max_output(), &mut send_now(stream, w));
+    w.count(Counter::Useful, 1);
+    deadlines.output(Instant::now());
+    if !write_out(w, stream, out).await || fed.close {
+        return false;
+    }
+    !session.holding() || drain_held(w, session, out, stream, deadlines).await
 }
 
 /// Goes on with what the session held back at `--max-output`, writing as it goes; `false` when

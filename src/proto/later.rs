@@ -36,6 +36,9 @@ use std::time::{Duration, Instant};
 
 /// How a server paces one event stream and counts what it sends.
 pub trait Pace: Send + fmt::Debug {
+    /// The stream's response began (the session took it: not a HEAD's).
+    fn opened(&mut self) {}
+
     /// The gap from one event's due time to the next one's.
     fn gap(&mut self) -> Duration;
 
@@ -69,6 +72,11 @@ impl EventStream {
             due: first,
             pace,
         }
+    }
+
+    /// The session begins the stream's response.
+    pub fn open(&mut self) {
+        self.pace.opened();
     }
 
     /// When the next event is due; `None` once every event went.

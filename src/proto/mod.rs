@@ -325,6 +325,17 @@ impl Session {
         }
     }
 
+    /// A response is owed later ([`later`]): an event stream going out, or a response waiting
+    /// for its work. The connection is not idle meanwhile: the silence is the server's.
+    pub fn owes(&self) -> bool {
+        match self {
+            Session::Http(s) => s.owes(),
+            Session::Tls(s) => s.owes(),
+            Session::H2(s) => s.owes(),
+            _ => false,
+        }
+    }
+
     /// Writes the pieces of later responses due at `now` to `out`, as far as [`Each::room`]
     /// lets them; a response that ended lets the input held behind it go on (HTTP/1.1's
     /// pipelined requests, answered through `each` as in a feed).

@@ -218,6 +218,11 @@ impl TlsSession {
         }
     }
 
+    /// The inner session owes a response later.
+    pub fn owes(&self) -> bool {
+        self.inner.owes()
+    }
+
     /// When the inner session's next later piece is due.
     pub fn due(&self) -> Option<std::time::Instant> {
         self.inner.due()

@@ -131,6 +131,12 @@ impl Conn {
         }
     }
 
+    /// Its timer entry, if its time has passed by `now`, is spent (it came up while the
+    /// connection was away from its table: queue-pool's workers hold it).
+    pub fn timer_passed(&mut self, now: Instant) {
+        self.armed.passed(now);
+    }
+
     /// Its loop's timer entry for `at` is its current one (not stale).
     pub fn armed_for(&self, at: Instant) -> bool {
         self.armed.is(at)
@@ -142,6 +148,7 @@ impl Conn {
         if !self.armed.fired(at) {
             return None;
         }
+        super::offload::serving(self.fd.as_raw_fd());
         let mut moved = false;
         let want = match self.pump(w, now, &mut moved) {
             Some(stop) => stop,
@@ -340,6 +347,10 @@ impl ConnTable {
             self.len += 1;
         }
         fd
+    }
+
+    pub fn get(&self, fd: RawFd) -> Option<&Conn> {
+        self.slots.get(fd as usize).and_then(Option::as_ref)
     }
 
     #[inline]

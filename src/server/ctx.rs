@@ -350,7 +350,10 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer {
         let answer = match (self.work, self.w.ctx.offload.get()) {
             // A design with a pool: the work goes there and the response waits for it.
-            (true, Some(pool)) if req.deferrable => self.offload(*pool, req),
+            // (A stream's events are the loop's: its work, if any, is done here.)
+            (true, Some(pool)) if req.deferrable && !super::events::is_stream(self.w, req.target) => {
+                self.offload(*pool, req)
+            }
             (true, _) => {
                 // Each request's work runs right before its own response is written.
                 (self.send)(out);

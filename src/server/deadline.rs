@@ -111,8 +111,9 @@ impl Deadlines {
     /// the head timer does not run out then (the send timeout covers a client that takes
     /// nothing), and a 408 never lands behind unsent replies.
     ///
-    /// A connection whose session owes a later response ([`Session::due`]: an event stream
-    /// between events) is not idle: the silence is the server's. Its output not moving still
+    /// A connection whose session owes a later response ([`Session::owes`]: an event stream
+    /// between events, a response whose work is in a pool) is not idle: the silence is the
+    /// server's. Its output not moving still
     /// is a send timeout.
     pub fn expired(&self, cfg: &Config, session: &Session, pending: bool, now: Instant) -> Option<Expired> {
         if let (Some(t), Some(since), false) = (cfg.header_deadline(), self.head_since, pending) {
@@ -121,7 +122,7 @@ impl Deadlines {
             }
         }
         let idle = cfg.idle()?;
-        if !pending && session.due().is_some() {
+        if !pending && session.owes() {
             return None;
         }
         (now.duration_since(self.last) >= idle).then_some(if pending { Expired::Send } else { Expired::Idle })

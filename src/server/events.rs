@@ -170,6 +170,12 @@ impl std::str::FromStr for StreamBounds {
     }
 }
 
+/// Whether a request is a stream request (its path is `/stream`, or the server has `--stream`).
+pub(super) fn is_stream(w: Worker<'_>, target: &[u8]) -> bool {
+    let path = target.split(|&b| b == b'?').next().unwrap_or(b"");
+    path == b"/stream" || w.ctx.cfg.stream.is_some()
+}
+
 /// The stream a request asks for: `None` when it is not a stream request (its path is not
 /// `/stream` and the server has no `--stream`); `Err` (400) when its query does not parse or
 /// is over `--max-stream`.
@@ -193,6 +199,12 @@ pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpe
                 .any(|k| p.starts_with(k))
         })
         .collect();
+    // What a client may name as work, it may name as gaps: no file of the server's.
+    if let Some(bad) = ours.iter().find(|p| !super::per_request::a_client_may_name(p)) {
+        return Some(Err(BadValue(format!(
+            "'{bad}': a query may not name hist:, more than 128 bytes or two levels of parentheses"
+        ))));
+    }
     Some(
         StreamSpec::parse_over(&ours.join("&"), &defaults)
             .and_then(|s| s.over(&cfg.max_stream).map_or(Ok(s), |why| Err(BadValue(why)))),
@@ -211,7 +223,6 @@ pub(super) fn answer(w: Worker<'_>, target: &[u8]) -> Option<crate::proto::Answe
         Some(d) => pacing.draw(d),
         None => pacing.gap(),
     };
-    w.count(Counter::SseStarted, 1);
     let stream = EventStream::new(spec.events, spec.size, now + first, Box::new(pacing));
     Some(crate::proto::Answer::Later(Later::Stream(Box::new(stream))))
 }
@@ -229,6 +240,8 @@ pub struct Pacing {
     slack: Duration,
     events: u32,
     sent: u32,
+    /// Its response began (a HEAD's, or a request the session serves otherwise, does not).
+    opened: bool,
 }
 
 impl std::fmt::Debug for Pacing {
@@ -253,6 +266,7 @@ impl Pacing {
             slack: w.ctx.cfg.stream_slack,
             events: spec.events,
             sent: 0,
+            opened: false,
         }
     }
 
@@ -262,6 +276,11 @@ impl Pacing {
 }
 
 impl Pace for Pacing {
+    fn opened(&mut self) {
+        self.opened = true;
+        self.counters.add(Counter::SseStarted, 1);
+    }
+
     fn gap(&mut self) -> Duration {
         let every = self.every.clone();
         self.draw(&every)
@@ -284,6 +303,9 @@ impl Pace for Pacing {
 
 impl Drop for Pacing {
     fn drop(&mut self) {
+        if !self.opened {
+            return;
+        }
         self.counters.add(
             if self.sent >= self.events {
                 Counter::SseFinished
@@ -298,6 +320,55 @@ impl Drop for Pacing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the stats line says of one stream: started when opened, each event in its
+    /// lateness bucket, those past the slack late, and the stream finished or cut.
+    #[test]
+    fn pacing_counts_events_late_ones_and_how_streams_ended() {
+        let stats = crate::server::Stats::new(1).unwrap();
+        let pacing = |events| Pacing {
+            every: Dist::Fixed(Duration::from_millis(10)),
+            rng: Rng::new(&[1]),
+            cap: Duration::from_secs(1),
+            counters: stats.worker(0),
+            slack: Duration::from_millis(5),
+            events,
+            sent: 0,
+            opened: false,
+        };
+        let get = |c| stats.total(c);
+        let mut p = pacing(2);
+        p.opened();
+        p.sent(1, Duration::from_micros(300));
+        p.sent(2, Duration::from_millis(7));
+        drop(p);
+        assert_eq!(
+            (
+                get(Counter::SseStarted),
+                get(Counter::SseFinished),
+                get(Counter::SseCut)
+            ),
+            (1, 1, 0)
+        );
+        assert_eq!(
+            (get(Counter::SseEvents), get(Counter::SseLate)),
+            (2, 1),
+            "7 ms is past the 5 ms slack"
+        );
+        assert_eq!((get(Counter::SseLateLe1ms), get(Counter::SseLateLe10ms)), (1, 1));
+        let mut p = pacing(5);
+        p.opened();
+        p.sent(1, Duration::from_secs(2));
+        drop(p);
+        assert_eq!(
+            (get(Counter::SseCut), get(Counter::SseLateOver1s)),
+            (1, 1),
+            "one of five sent: cut"
+        );
+        // A HEAD's stream never opens: counted nowhere.
+        drop(pacing(3));
+        assert_eq!((get(Counter::SseStarted), get(Counter::SseCut)), (2, 1));
+    }
 
     #[test]
     fn a_spec_reads_from_a_query_or_a_flag_and_is_held_to_its_bounds() {

@@ -139,6 +139,13 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.ready = ready;
         self.fire_timers();
         if self.ticker.due(self.now) {
+            // Entries of connections that closed or were armed again: dropped once they
+            // outnumber the connections (a client that opens long streams and leaves).
+            if self.timers.len() > 2 * self.conns.len() + 64 {
+                let conns = &self.conns;
+                self.timers
+                    .retain(|at, token| conns.get(token as RawFd).is_some_and(|c| c.armed_for(at)));
+            }
             let expired = self.conns.sweep(self.w, self.now);
             sys::mem::give_back();
             for (fd, why) in expired {
@@ -198,7 +205,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             let fd = token as RawFd;
             let Some(conn) = self.conns.get_mut(fd) else { continue };
             let before = conn.want();
-            if let Some(want) = conn.on_timer(self.w, at, self.now) {
+            // The time the events go, not the turn's: a loaded turn's I/O came first.
+            if let Some(want) = conn.on_timer(self.w, at, Instant::now()) {
                 self.settled(fd, before, want);
             }
         }

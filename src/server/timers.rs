@@ -1,7 +1,7 @@
 //! The deadline heap of an event loop: when its connections' later responses have their next
 //! piece due ([`crate::proto::Session::due`]). The loop's wait times out at the earliest
 //! (never later than a tick), so a thousand streams cost one wake-up per due time, not a poll
-//! of each; nothing is scanned between events.
+//! of each (the loop's idle sweep, once a tick, visits every connection as it always did).
 //!
 //! A connection keeps the due time it is armed for ([`Armed`]); an entry that no longer
 //! matches (the connection closed, its number was reused, or it was armed again for an earlier
@@ -71,6 +71,16 @@ impl Timers {
         self.heap.peek().map(|Reverse((at, _))| *at)
     }
 
+    /// Entries held (live and stale).
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Keeps the entries `keep` says are live (the others: connections gone or armed again).
+    pub fn retain(&mut self, mut keep: impl FnMut(Instant, u64) -> bool) {
+        self.heap.retain(|Reverse((at, token))| keep(*at, *token));
+    }
+
     /// How long the loop may wait at `now`: until the earliest entry, at most `tick`.
     pub fn timeout(&self, now: Instant, tick: Duration) -> Duration {
         match self.heap.peek() {
@@ -116,6 +126,14 @@ mod tests {
         assert_eq!(due[2], (t0 + ms(30), 1));
         assert!(!a.fired(t0 + ms(30)), "the stale entry of connection 1 does nothing");
         assert_eq!(timers.timeout(t0, ms(100)), ms(100), "every entry taken");
+        timers.arm(t0 + ms(5), 1);
+        timers.arm(t0 + ms(6), 2);
+        timers.retain(|_, token| token == 2);
+        assert_eq!(
+            (timers.len(), timers.next()),
+            (1, Some(t0 + ms(6))),
+            "stale entries dropped"
+        );
         assert_eq!(a.arm(None), None, "nothing due: no entry");
     }
 }

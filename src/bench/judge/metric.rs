@@ -203,7 +203,7 @@ pub const GAP_P99: Metric = Metric {
     largest_only: false,
     read: |c| positive(c.figures.streams.as_ref()?.gap_p99_us?),
     predicted: none,
-    unranked: server_rule,
+    unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
 };
@@ -216,19 +216,20 @@ pub const TTFE_P99: Metric = Metric {
     largest_only: false,
     read: |c| positive(c.figures.streams.as_ref()?.ttfe_p99_us?),
     predicted: none,
-    unranked: server_rule,
+    unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
 };
 
 /// Event streams: the share of events the server sent within `--stream-slack` of their due
-/// time (its own clock, its stats line): 100 % is every event on time.
+/// time (its own clock, its stats line, over the whole run, warm-up included): 100 % is every
+/// event on time; 0 % (every event late) is a measured figure, not an absent one.
 pub const ON_TIME: Metric = Metric {
     name: "events on time",
     short: "on time",
     higher_is_better: true,
     largest_only: false,
-    read: |c| positive(100.0 - c.figures.streams.as_ref()?.late_pct()?),
+    read: |c| Some(100.0 - c.figures.streams.as_ref()?.late_pct()?),
     predicted: none,
     unranked: always,
     show: |v| format!("{v:.2}%"),
@@ -348,6 +349,34 @@ mod tests {
         // Not measured is not a value, least of all 0.
         c.figures.p99_us = 0.0;
         assert_eq!(P99.value(&c), None);
+    }
+
+    /// Event streams: every event late is 0 % on time, a measured figure; no CPU read over the
+    /// window is no CPU per event; a cell whose connections got no event is not ranked on its
+    /// gaps or first events.
+    #[test]
+    fn stream_figures_at_their_edges() {
+        use crate::bench::record::StreamFigures;
+        let mut c = Cell::new("e", "t", 10, 0);
+        c.figures.streams = Some(StreamFigures {
+            events: 1000,
+            window_s: 2.0,
+            gap_p99_us: Some(21_000.0),
+            server_events: Some(1000),
+            server_late: Some(1000),
+            ..StreamFigures::default()
+        });
+        assert_eq!(ON_TIME.value(&c), Some(0.0), "every event late is measured");
+        c.figures.server_cpu_cores = Some(0.0);
+        assert_eq!(CPU_EVENT.value(&c), None, "no CPU read is not a cost of 0");
+        c.figures.server_cpu_cores = Some(0.01);
+        assert!(
+            (CPU_EVENT.value(&c).unwrap() - 20.0).abs() < 1e-9,
+            "0.02 s of CPU over 1,000 events"
+        );
+        assert_eq!(GAP_P99.ranked(&c), Some(21_000.0));
+        c.figures.starved_conns = 2;
+        assert_eq!(GAP_P99.unranked(&c), Some(Unranked::Starved));
     }
 
     /// A cell the client bound (its CPUs busy) says nothing of the server's throughput or

@@ -139,7 +139,8 @@ impl Figures {
     pub fn cpu_per_event(&self) -> Option<f64> {
         let s = self.streams.as_ref()?;
         let cpu = self.server_cpu_cores? * s.window_s;
-        (s.events > 0).then(|| cpu * 1e6 / s.events as f64)
+        // No CPU read over the window (its clock's ticks are 10 ms) is not a cost of 0.
+        (s.events > 0 && cpu > 0.0).then(|| cpu * 1e6 / s.events as f64)
     }
 
     /// Memory per connection where the server's CPU was measured too (the same samples).

@@ -339,6 +339,7 @@ impl<'a> Engine<'a> {
     /// get done by its close is counted and enters the corrected histogram (see
     /// [`Schedule::close`]).
     fn close_window(&mut self, now: Instant) {
+        self.close_streams(now);
         let Some(s) = self.schedule.as_mut() else { return };
         let inflight = self
             .conns
@@ -357,6 +358,38 @@ impl<'a> Engine<'a> {
         }
         self.tally.scheduled = Some(scheduled);
         self.tally.not_completed = Some(lost.len() as u64);
+    }
+
+    /// The event streams still going at the close: a first event not come yet, or the gap
+    /// open since the last, counts as of the close (coordinated-omission-correct).
+    fn close_streams(&mut self, now: Instant) {
+        let forced = self.spec.sse();
+        let mut pending = Vec::new();
+        for c in &self.conns {
+            for r in &c.inflight {
+                let id = if c.h2.is_some() { r.stream } else { 0 };
+                let going = c.sse.iter().any(|(s, _)| *s == id);
+                // A response known to be a stream (`--sse`, or an HTTP/1.1 head that said so)
+                // whose first event has not come.
+                let head_said = id == 0 && c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at);
+                if !going && (forced || head_said) {
+                    pending.push(r.intended);
+                }
+            }
+        }
+        let open = self.conns.iter().any(|c| !c.sse.is_empty());
+        if pending.is_empty() && !open {
+            return;
+        }
+        let t = self.tally.sse.get_or_insert_with(Default::default);
+        for c in &self.conns {
+            for (_, s) in &c.sse {
+                s.at_close(now, t);
+            }
+        }
+        for intended in pending {
+            crate::load::sse::Stream::new(intended).at_close(now, t);
+        }
     }
 
     fn finished(&self, now: Instant) -> bool {

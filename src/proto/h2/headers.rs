@@ -212,6 +212,8 @@ impl H2Session {
         if !s.state.request_ended() {
             s.state = StreamState::Open { ending: true };
         }
+        let mut stream = stream;
+        stream.open();
         s.later = Some(stream);
         response_head(out, id, b"200", Some(b"text/event-stream"), usize::MAX, false);
     }

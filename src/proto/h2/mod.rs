@@ -199,6 +199,14 @@ impl H2Session {
         self.complete_ticket(ticket, out)
     }
 
+    /// A response is owed later on some stream (an event stream, or one waiting for its work).
+    pub fn owes(&self) -> bool {
+        (0..self.streams.len()).any(|i| {
+            let s = self.streams.get(i);
+            s.later.is_some() || s.ticket.is_some()
+        })
+    }
+
     /// When the next event of the event streams going out is due.
     /// `None` while the output held for the client's windows is at `max_output`: its
     /// WINDOW_UPDATE, which is input, lets the events go on.

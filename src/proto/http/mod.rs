@@ -198,6 +198,11 @@ impl HttpSession {
         fed
     }
 
+    /// A response is owed later (an event stream, or one waiting for its work).
+    pub fn owes(&self) -> bool {
+        matches!(self.state, State::Streaming { .. } | State::Waiting { .. })
+    }
+
     /// When the event stream going out has its next event due.
     pub fn due(&self) -> Option<std::time::Instant> {
         match &self.state {
@@ -386,6 +391,8 @@ impl HttpSession {
             fed.close |= !keep;
             return Step::Used(n);
         }
+        let mut stream = stream;
+        stream.open();
         self.state = State::Streaming { stream, keep, chunked };
         Step::Used(n)
     }
