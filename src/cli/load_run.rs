@@ -43,7 +43,10 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         print!("{}", load::summary::human(&doc));
     }
     write_hgrm(cmd, &outcome)?;
-    if outcome.tally.error_total() > 0 || outcome.tally.requests == 0 {
+    // Event streams longer than the window complete no request in it; their events are what
+    // was measured.
+    let events = outcome.tally.sse.as_ref().map_or(0, |s| s.events);
+    if outcome.tally.error_total() > 0 || (outcome.tally.requests == 0 && events == 0) {
         return Err(Failure {
             code: 1,
             message: format!(
