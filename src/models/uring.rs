@@ -1,32 +1,29 @@
 //! # uring — io_uring: completions instead of readiness
 //!
 //! **Mechanism.** Each of `--workers` threads owns a ring and its own SO_REUSEPORT listener (one
-//! multishot accept on a shared listener would take every connection into one ring). The
-//! multishot accept yields a completion per new connection. Each connection has one receive
-//! armed while its session holds nothing back, its completion bringing the bytes in a buffer the
-//! kernel took from a provided-buffer ring (given back once the session has them); the next is
-//! armed as it is handled, in the same submission. When a connection's unsent replies reach
-//! `--max-output`, its session stops mid-buffer and holds the rest, and no receive is armed
-//! (back-pressure) until the replies drain. Replies go out as send operations whose buffers the
-//! ring holds until they complete. One `io_uring_enter` submits everything queued and waits: no
-//! per-request read / write / epoll_ctl syscalls, and no per-request arming. With hundreds of
-//! connections on a ring, that wait is for a batch (`--batch-wait`, io_uring's min-wait): as
-//! many completions as the last turn brought, up to an eighth of the connections, but at most
-//! 100 µs longer once the first is there — fewer wake-ups per request, a little latency.
+//! multishot accept on a shared listener would take every connection into one ring), whose
+//! multishot accept yields a completion per connection. Each connection has one receive armed
+//! while its session holds nothing back, into a buffer the kernel takes from a provided-buffer
+//! ring (given back once the session has the bytes), the next armed in the same submission. At
+//! `--max-output` of unsent replies its session holds the rest and no receive is armed
+//! (back-pressure). Replies are send operations whose buffers the ring holds until they
+//! complete. One `io_uring_enter` submits everything and waits: no per-request read / write /
+//! epoll_ctl. With hundreds of connections, that wait is for a batch (`--batch-wait`, io_uring's
+//! min-wait): as many completions as the last turn brought, up to an eighth of the connections,
+//! at most 100 µs longer once the first is there.
 //!
 //! **Product.** The liburing examples, tokio-uring, glommio, monoio.
 //!
 //! **Trade-offs.** Fewer syscalls and copies per request; needs Linux 6.0+ (buffer rings; the
-//! batched wait 6.12+, a plain one before). Batching pays with hundreds of connections; with a
-//! few dozen from one client, or short connections, it was measured dearer (the client waits
-//! for the batch's own replies), so a ring with fewer than 256 open never batches. Receives are
-//! single-shot: a multishot one drains a socket into every free buffer of the ring until a
+//! batched wait 6.12+). Batching pays with hundreds of connections; with a few dozen, or short
+//! connections, it was measured dearer, so a ring with fewer than 256 open never batches.
+//! Receives are single-shot: a multishot one drains a socket into every free buffer until a
 //! cancel takes effect, so a client that never reads could make a connection hold hundreds of
-//! KiB past `--max-output` (100 clients pipelining for 2 s without reading, `tests/memory.rs`,
-//! debug build: 98 MiB with a multishot receive, 10 MiB single-shot). Arming each receive costs little: paired against multishot, server CPU per
-//! request 1.00× for HTTP keep-alive and short connections, 1.05× for 128-byte echoes over 500
-//! connections. So a connection holds at most `--max-output` of replies, one response over it,
-//! and one buffer (16 KiB) of input past it; in all, one buffer per connection in flight.
+//! KiB past `--max-output` (`tests/memory.rs`, debug build: 98 MiB multishot, 10 MiB
+//! single-shot); arming each costs little (server CPU per request 1.00× for keep-alive and
+//! short connections, 1.05× for 128-byte echoes). A connection holds at most `--max-output` of
+//! replies, one response over it, and one 16 KiB buffer of input past it. An event stream's next
+//! event is a timeout operation, one in flight per connection.
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds.
 
@@ -337,15 +334,8 @@ impl RingLoop<'_> {
             self.ring.completions(&mut cqes);
             for cqe in cqes.drain(..) {
                 match cqe {
-                    Completion::Send { tag, sent, mut buf } => {
-                        let Some(conn) = self.slots.get(tag) else { continue };
-                        conn.sending = 0;
-                        let n = sent.unwrap_or(buf.len());
-                        buf.drain(..n.min(buf.len()));
-                        buf.append(&mut conn.out);
-                        conn.out = buf;
-                        self.flush(tag);
-                    }
+                    // The rest of its output follows (no new events: the server is stopping).
+                    Completion::Send { tag, sent, buf } => self.on_send(tag, sent, buf),
                     Completion::Recv {
                         data: Ok(Some(buf)), ..
                     } => self.ring.recycle(buf),
@@ -451,7 +441,7 @@ impl RingLoop<'_> {
         if conn.session.holding() {
             conn.feed(self.w, &[], self.now);
         }
-        if conn.session.due().is_some_and(|d| d <= self.now) {
+        if conn.session.due().is_some_and(|d| d <= self.now) && !self.w.stopping() {
             conn.advance(self.w, self.now);
         }
         self.flush(tag);

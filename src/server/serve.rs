@@ -22,6 +22,18 @@ fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
     Ok(want)
 }
 
+/// `--reserve` must leave a worker of the pool for the long work.
+fn check_reserve(cfg: &Config, workers: usize) -> Result<(), Error> {
+    match cfg.reserve.filter(|r| r.workers >= workers) {
+        Some(r) => Err(Error::Usage(format!(
+            "--reserve under={}:{} reserves every one of the pool's {workers} workers: leave at least one for the long work (give more --workers)",
+            crate::units::format_duration(r.under),
+            r.workers
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Binds the listener, turning the usual failures into what the user should do.
 fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> {
     let addr = cfg.listen_addr();
@@ -52,13 +64,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         None => sys::affinity::get().map(|c| c.len()).unwrap_or(1),
     };
     let workers = model.worker_count(cfg.workers, cpus);
-    if let Some(r) = cfg.reserve.filter(|r| r.workers >= workers) {
-        return Err(Error::Usage(format!(
-            "--reserve under={}:{} reserves every one of the pool's {workers} workers: leave at least one for the long work (give more --workers)",
-            crate::units::format_duration(r.under),
-            r.workers
-        )));
-    }
+    check_reserve(&cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
