@@ -778,7 +778,7 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-            "--window-size=1280,900",
+            "--window-size=1280,800",
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -799,6 +799,19 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
         dom.contains("data-overflow-x=\"no\""),
         "nothing overflows sideways at 1,280 px"
     );
+    // Measured, not assumed from a scroll container: no table is wider than the viewport.
+    let widest: u32 = attr(&dom, "data-widest-table").parse().unwrap();
+    assert!(widest > 0 && widest <= 1280, "the widest table is {widest} px");
+    assert!(
+        dom.contains("data-first-screen=\"yes\""),
+        "the first screen (1,280 × 800) holds the first experiment's headline and verdict table"
+    );
+}
+
+/// The value of attribute `name` in a dumped DOM.
+fn attr<'a>(dom: &'a str, name: &str) -> &'a str {
+    let at = dom.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("no {name}")) + name.len() + 2;
+    &dom[at..at + dom[at..].find('"').unwrap()]
 }
 
 #[test]

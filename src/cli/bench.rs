@@ -35,7 +35,7 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     if !done.results.verdicts.is_empty() {
         println!("\nVerdicts:");
         for v in &done.results.verdicts {
-            println!("  {}", v.text);
+            print!("{}", crate::report::verdict_lines(v));
         }
     }
     for a in crate::report::compare::against_reference(&done.results) {

@@ -15,6 +15,35 @@ use crate::bench::error::{io_err, Error};
 use crate::bench::{read, Results};
 
 /// Writes `DIR/report.html` for `results`; returns its path.
+/// A verdict as the terminal prints it: the experiment and its headline, a row per ranked
+/// metric, then the whole verdict.
+pub fn verdict_lines(v: &crate::bench::judge::finding::Verdict) -> String {
+    let mut s = match v.headline.is_empty() {
+        true => format!("  {}\n", v.experiment),
+        false => format!("  {}: {}\n", v.experiment, v.headline),
+    };
+    if !v.table.is_empty() {
+        s.push_str(&format!(
+            "    {:<34} {:<30} {:<30} {:>7}  {:<10} {:<17} bound by\n",
+            "metric", "best", "runner-up", "ratio", "confidence", "reason"
+        ));
+        for r in &v.table {
+            s.push_str(&format!(
+                "    {:<34} {:<30} {:<30} {:>6.2}×  {:<10} {:<17} {}\n",
+                r.metric,
+                r.best,
+                r.runner_up,
+                r.ratio,
+                r.confidence,
+                r.reason,
+                r.bound_by.as_deref().unwrap_or("–")
+            ));
+        }
+    }
+    s.push_str(&format!("    {}\n", v.text));
+    s
+}
+
 pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {
     let out = dir.join("report.html");
     std::fs::write(&out, html::render(results)).map_err(io_err(format!("writing {}", out.display())))?;

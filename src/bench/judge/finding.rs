@@ -52,6 +52,11 @@ pub struct Verdict {
     /// The shapes the experiment's `expect` promises, each checked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expected: Vec<Expectation>,
+    /// The answer first: at most two short sentences (`headline`), then a row per finding.
+    #[serde(default)]
+    pub headline: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table: Vec<super::headline::Row>,
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.
@@ -112,6 +117,13 @@ impl Finding {
                 f.runner_up,
                 f.ratio,
                 match inside_aa {
+                    // A ratio over the noise whose difference the measurement does not resolve.
+                    _ if !super::metric::resolved(m, f.best_value, f.runner_up_value, f.connections) => format!(
+                        "{} KiB apart over all {} connections: under the {} MiB the measurement resolves",
+                        ((f.runner_up_value - f.best_value).abs() * f.connections as f64).round(),
+                        thousands(f.connections as u64),
+                        super::metric::MEMORY_RESOLVES_KIB / 1024.0
+                    ),
                     Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
                     None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
                     None if repeats > 1 => format!("inside the spread of {repeats} runs"),

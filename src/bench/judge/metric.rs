@@ -22,6 +22,21 @@ pub enum Unranked {
     /// The cell was bound by something other than the server (the client, or another task on
     /// its CPUs: `judge::bound`): its throughput and latency are not the server's.
     NotTheServer,
+    /// Requests failed (errors, or answers other than 2xx/3xx): its latency and memory cover
+    /// only what it served.
+    Lost,
+}
+
+/// The least memory difference the measurement resolves between two designs, over all their
+/// connections (KiB): PSS growth moves by pages, and a run's allocator and kernel buffers by
+/// more; under a mebibyte in all, two designs are not told apart.
+pub const MEMORY_RESOLVES_KIB: f64 = 1024.0;
+
+/// Whether `best` and `second` of metric `m` at `connections` differ by more than the
+/// measurement resolves (memory: [`MEMORY_RESOLVES_KIB`] over all the connections; the others:
+/// always).
+pub fn resolved(m: &Metric, best: f64, second: f64, connections: usize) -> bool {
+    m.name != MEMORY.name || (second - best).abs() * connections as f64 >= MEMORY_RESOLVES_KIB
 }
 
 /// A figure of a cell that targets are compared on.
@@ -70,9 +85,17 @@ fn always(_: &Cell, _: f64) -> Option<Unranked> {
 /// A latency of a cell that starved connections covers only the served ones; one bound by
 /// the client or by another task is not the server's.
 fn latency_rule(c: &Cell, v: f64) -> Option<Unranked> {
-    match c.figures.starved_conns > 0 {
-        true => Some(Unranked::Starved),
-        false => server_rule(c, v),
+    served_rule(c).or_else(|| server_rule(c, v))
+}
+
+/// A cell that starved connections or lost requests covers only what it served.
+fn served_rule(c: &Cell) -> Option<Unranked> {
+    if c.figures.starved_conns > 0 {
+        Some(Unranked::Starved)
+    } else if c.figures.errors > 0 {
+        Some(Unranked::Lost)
+    } else {
+        None
     }
 }
 
@@ -150,7 +173,7 @@ pub const MEMORY: Metric = Metric {
     largest_only: true,
     read: |c| c.figures.mem_per_conn(),
     predicted: none,
-    unranked: |c, v| (v * (c.figures.established as f64) < PAGE_KIB).then_some(Unranked::Unresolved),
+    unranked: |c, v| served_rule(c).or((v * (c.figures.established as f64) < PAGE_KIB).then_some(Unranked::Unresolved)),
     show: |v| match v < 1.0 {
         true => format!("{v:.2} KiB"),
         false => format!("{v:.1} KiB"),
@@ -292,7 +315,7 @@ impl Metric {
     /// connections). A value under what the measurement resolves may: it is the least.
     pub fn comparable(&self, c: &Cell) -> Option<f64> {
         self.value(c)
-            .filter(|v| (self.unranked)(c, *v) != Some(Unranked::Starved))
+            .filter(|v| !matches!((self.unranked)(c, *v), Some(Unranked::Starved | Unranked::Lost)))
     }
 
     /// The value the design's queueing alone predicts for `c`.
@@ -349,6 +372,31 @@ mod tests {
         // Not measured is not a value, least of all 0.
         c.figures.p99_us = 0.0;
         assert_eq!(P99.value(&c), None);
+    }
+
+    /// A design that starved connections or lost requests is ranked on neither memory nor
+    /// latency; a memory difference under a mebibyte over all the connections is none (the
+    /// reactor's 0.04 KiB against 0.8 KiB at 100 connections is 76 KiB: not "20×").
+    #[test]
+    fn memory_and_latency_of_designs_that_did_not_serve_everyone_are_not_ranked() {
+        let mut c = Cell::new("e", "prefork", 1000, 0);
+        c.figures.mem_per_conn_kib = Some(0.5);
+        c.figures.server_cpu_us_per_req = Some(10.0);
+        c.figures.established = 1000;
+        c.figures.p99_us = 900.0;
+        assert_eq!(MEMORY.ranked(&c), Some(0.5));
+        c.figures.starved_conns = 998;
+        assert_eq!(MEMORY.unranked(&c), Some(Unranked::Starved));
+        assert_eq!(MEMORY.comparable(&c), None, "never marked best");
+        c.figures.starved_conns = 0;
+        c.figures.errors = 3;
+        assert_eq!(
+            (MEMORY.unranked(&c), P99.unranked(&c)),
+            (Some(Unranked::Lost), Some(Unranked::Lost))
+        );
+        assert!(!resolved(&MEMORY, 0.04, 0.8, 100), "76 KiB in all");
+        assert!(resolved(&MEMORY, 1.0, 20.0, 100), "1,900 KiB in all");
+        assert!(resolved(&P99, 1.0, 1.01, 1), "only memory has a floor");
     }
 
     /// Event streams: every event late is 0 % on time, a measured figure; no CPU read over the

@@ -17,6 +17,7 @@ pub mod card;
 mod classes;
 pub mod expect;
 pub mod finding;
+pub mod headline;
 pub mod metric;
 mod ranking;
 mod reasons;

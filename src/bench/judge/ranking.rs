@@ -167,6 +167,10 @@ pub(super) fn finding(
     } else {
         ratio > 1.0 + SINGLE_RUN_NOISE
     };
+    // A difference under what the measurement resolves (memory: a mebibyte over all the
+    // connections) is no difference, whatever its ratio.
+    let n = *shared.last().expect("shared is not empty");
+    let clear = clear && super::metric::resolved(m, best.at(n).median, second.at(n).median, n);
     let worst = ranked
         .last()
         .filter(|_| ranked.len() > 2)

@@ -126,11 +126,14 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
     }
     Some(Verdict {
         experiment: NAME.to_string(),
-        text,
+        text: text.clone(),
         findings: Vec::new(),
         reasons: Vec::new(),
         aa: None,
         expected: Vec::new(),
+        // Its first line says it in a sentence.
+        headline: text.lines().next().unwrap_or_default().to_string(),
+        table: Vec::new(),
     })
 }
 

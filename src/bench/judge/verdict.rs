@@ -59,6 +59,8 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         reasons: Vec::new(),
         aa: aa_figure(&twins, &ok),
         expected: Vec::new(),
+        headline: String::new(),
+        table: Vec::new(),
     };
     if targets.len() < 2 {
         v.text = match targets.first() {
@@ -68,6 +70,9 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         return v;
     }
     v.findings = findings(x, &ok, &targets, repeats);
+    let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
+    v.table = super::headline::rows(&v.findings, &ok, repeats);
+    v.headline = super::headline::headline(&v.findings, &ok, &all);
     let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
     if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {
         parts.push(s);

@@ -25,20 +25,29 @@ td.best{font-weight:bold;background:#e3f6e3}tr.bound td{font-style:italic;color:
 .bad{color:#b00}.note{background:#fff8e0;padding:.5em 1em;border-left:4px solid #e0b000}\
 .verdicts li{margin:.4em 0}.how{font-size:13px;color:#444}\
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}.chart svg{max-width:100%;height:auto}\
-h2{border-bottom:2px solid #444;margin-top:2em}";
+h2{border-bottom:2px solid #444;margin-top:2em}\
+.headline{font-size:17px;font-weight:600;margin:.3em 0}.verdict h3{margin:.8em 0 .2em}\
+table{max-width:100%}table.cells{table-layout:fixed;width:100%;font-size:12px}td,th{overflow-wrap:anywhere}\
+table.vt{font-size:13px}table.vt td,table.vt th{text-align:left}";
 
 /// The answers first: one verdict per experiment, worked out from the results.
 fn verdicts(d: &Results) -> String {
-    let mut h = String::from("<section class=\"verdicts\"><h2>Verdicts</h2>\n<ul>\n");
+    let mut h = String::from("<section class=\"verdicts\"><h2>Verdicts</h2>\n");
     for v in &d.verdicts {
-        // A verdict across experiments puts each target on a line of its own.
+        h.push_str(&format!("<div class=\"verdict\"><h3>{}</h3>\n", esc(&v.experiment)));
+        if !v.headline.is_empty() {
+            h.push_str(&format!("<p class=\"headline\">{}</p>\n", esc(&v.headline)));
+        }
+        h.push_str(&verdict_table(&v.table));
+        // The prose, for those who want it; a verdict across experiments puts each target on
+        // a line of its own.
         h.push_str(&format!(
-            "<li class=\"verdict\">{}</li>\n",
+            "<details><summary>The whole verdict</summary><p>{}</p></details></div>\n",
             esc(&v.text).replace('\n', "<br>")
         ));
     }
     h.push_str(
-        "</ul><p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
+        "<p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
          runner-up on the geometric mean of their ratios over the connection counts both ran; \
          \"no clear difference\" means the gap lies inside the spread of the repeats (or, with one run, \
          under 10%). When the client was saturated (marked client-bound, drawn hollow), throughput and \
@@ -47,6 +56,31 @@ fn verdicts(d: &Results) -> String {
          served: it is drawn hollow, never marked best, and not ranked. The reasons come from the servers' own \
          counters.</p></section>\n",
     );
+    h
+}
+
+/// A verdict's table: a row per ranked metric.
+fn verdict_table(rows: &[crate::bench::judge::headline::Row]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(
+        "<table class=\"vt\"><tr><th>metric</th><th>best</th><th>runner-up</th><th>ratio</th>\
+         <th>confidence</th><th>reason</th><th>bound by</th></tr>\n",
+    );
+    for r in rows {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}×</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&r.metric),
+            esc(&r.best),
+            esc(&r.runner_up),
+            r.ratio,
+            esc(&r.confidence),
+            esc(&r.reason),
+            esc(r.bound_by.as_deref().unwrap_or("–"))
+        ));
+    }
+    h.push_str("</table>\n");
     h
 }
 
@@ -173,7 +207,11 @@ pub fn render(d: &Results) -> String {
         "<script>(function(){var s=document.querySelectorAll('svg.chart-svg, .chart svg');var ok=0;\
          s.forEach(function(e){var b=e.getBBox?e.getBBox():null;if(b&&b.width>0&&b.height>0&&e.querySelectorAll('path,polyline,circle,line').length>0)ok++;});\
          document.body.setAttribute('data-charts-total',s.length);document.body.setAttribute('data-charts-rendered',ok);\
-         document.body.setAttribute('data-overflow-x',document.documentElement.scrollWidth>window.innerWidth?'yes':'no');})();</script>\n",
+         document.body.setAttribute('data-overflow-x',document.documentElement.scrollWidth>window.innerWidth?'yes':'no');\
+         var w=0;document.querySelectorAll('table').forEach(function(t){w=Math.max(w,Math.ceil(t.getBoundingClientRect().width));});\
+         document.body.setAttribute('data-widest-table',w);\
+         var v=document.querySelector('.verdict');var b=v?v.querySelector('table.vt')||v.querySelector('.headline'):null;\
+         document.body.setAttribute('data-first-screen',b&&b.getBoundingClientRect().bottom<=800?'yes':'no');})();</script>\n",
     );
     h.push_str("</body></html>\n");
     h
@@ -255,7 +293,7 @@ fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String {
         paired,
     };
     let mut h = String::from(
-        "<div class=\"tw\"><table><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
+        "<div class=\"tw\"><table class=\"cells\"><tr class=\"groups\"><th colspan=\"2\"></th><th>throughput</th>\
          <th colspan=\"3\">latency</th><th colspan=\"3\">server</th><th>client</th><th colspan=\"2\">fairness (Jain)</th>\
          <th colspan=\"4\">counters</th><th></th><th></th></tr>\n<tr><th class=\"l\">target</th><th>conns</th>\
          <th title=\"median of the repeats; below: their range\">req/s</th><th>p50</th><th>p99</th><th>p99.9</th>\

@@ -1,0 +1,220 @@
+//! The answer first: an experiment's headline (at most two short sentences a person reads in
+//! five seconds) and its verdict table (a row per ranked metric), both built from the findings
+//! and the cells, before the prose.
+
+use serde::{Deserialize, Serialize};
+
+use super::finding::Finding;
+use super::metric::Metric;
+use crate::bench::record::Cell;
+use crate::units::thousands;
+
+/// One row of a verdict table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// The metric (and the request class, where the row is about one).
+    pub metric: String,
+    pub best: String,
+    pub runner_up: String,
+    /// How many times better the best is.
+    pub ratio: f64,
+    /// "one run", or how many repeats.
+    pub confidence: String,
+    /// Why the row says what it says: beyond the noise, or within it.
+    pub reason: String,
+    /// What bound the best's cell at the count compared (`None`: no explain card).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_by: Option<String>,
+}
+
+/// The verdict table of `findings` over `cells`.
+pub fn rows(findings: &[Finding], cells: &[&Cell], repeats: usize) -> Vec<Row> {
+    findings
+        .iter()
+        .map(|f| Row {
+            metric: match &f.class {
+                Some(c) => format!("{} of {c}", f.metric),
+                None => f.metric.clone(),
+            },
+            best: f.best.clone(),
+            runner_up: f.runner_up.clone(),
+            ratio: f.ratio,
+            confidence: match repeats {
+                0 | 1 => "one run".into(),
+                n => format!("{n} repeats"),
+            },
+            reason: match f.clear {
+                true => "beyond the noise".into(),
+                false => "within the noise".into(),
+            },
+            bound_by: cells
+                .iter()
+                .find(|c| c.label() == f.best && c.connections == f.connections)
+                .and_then(|c| super::bound::of(c))
+                .map(|b| b.bound.name().to_string()),
+        })
+        .collect()
+}
+
+/// At most two short sentences: which design won what beyond the noise (or that nothing
+/// separated them, and why), then which designs failed or starved connections.
+pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell]) -> String {
+    let mut first = winners(findings);
+    if first.is_empty() {
+        let bound = cells.iter().filter(|c| c.figures.client_bound).count();
+        first = match bound {
+            0 => "No design separated from the others beyond the noise".into(),
+            n => format!(
+                "No design separated from the others: the client was the limit in {n} of {} cells",
+                cells.len()
+            ),
+        };
+    }
+    let mut s = format!("{first}.");
+    if let Some(trouble) = trouble(all) {
+        s.push(' ');
+        s.push_str(&trouble);
+        s.push('.');
+    }
+    s
+}
+
+/// "epoll is best on throughput (1.24×) and CPU per request (1.31×); uring on p99 latency
+/// (1.10×)": the clear findings of every request, grouped by their best.
+fn winners(findings: &[Finding]) -> String {
+    let mut by: Vec<(String, Vec<String>)> = Vec::new();
+    for f in findings.iter().filter(|f| f.clear && f.class.is_none()) {
+        let what = format!("{} ({:.2}×)", short(&f.metric), f.ratio);
+        match by.iter_mut().find(|(b, _)| *b == f.best) {
+            Some((_, w)) => w.push(what),
+            None => by.push((f.best.clone(), vec![what])),
+        }
+    }
+    by.iter()
+        .enumerate()
+        .map(|(i, (best, what))| {
+            let list = match what.len() {
+                1 => what[0].clone(),
+                n => format!("{} and {}", what[..n - 1].join(", "), what[n - 1]),
+            };
+            match i {
+                0 => format!("{best} is best on {list}"),
+                _ => format!("{best} on {list}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A metric's name as a headline says it.
+fn short(metric: &str) -> String {
+    Metric::named(metric).map_or(metric.to_string(), |m| m.name.to_string())
+}
+
+/// "prefork starved 998 of 1,000 connections; thread failed 2 cells": the designs a person must
+/// not read as fine, the worst of each.
+fn trouble(all: &[&Cell]) -> Option<String> {
+    let mut said: Vec<String> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    for c in all {
+        if !labels.contains(&c.label()) {
+            labels.push(c.label());
+        }
+    }
+    for label in labels {
+        let mine: Vec<&&Cell> = all.iter().filter(|c| c.label() == label).collect();
+        let failed = mine.iter().filter(|c| !c.ok()).count();
+        let starved = mine
+            .iter()
+            .filter(|c| c.ok())
+            .max_by_key(|c| c.figures.starved_conns)
+            .filter(|c| c.figures.starved_conns > 0);
+        if failed > 0 {
+            said.push(format!("{label} failed {failed} of {} cells", mine.len()));
+        } else if let Some(c) = starved {
+            said.push(format!(
+                "{label} starved {} of {} connections",
+                thousands(c.figures.starved_conns),
+                thousands(c.connections as u64)
+            ));
+        }
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::record::CellStatus;
+
+    fn finding(metric: &str, best: &str, ratio: f64, clear: bool) -> Finding {
+        Finding {
+            metric: metric.into(),
+            best: best.into(),
+            runner_up: "poll".into(),
+            ratio,
+            clear,
+            best_value: 1.0,
+            runner_up_value: ratio,
+            connections: 100,
+            client_bound_cells: 0,
+            last: None,
+            unranked: Vec::new(),
+            class: None,
+        }
+    }
+
+    fn cell(model: &str, starved: u64, ok: bool) -> Cell {
+        let mut c = Cell::new("e", model, 1000, 0);
+        c.status = if ok {
+            CellStatus::Ok
+        } else {
+            CellStatus::Failed("it died".into())
+        };
+        c.figures.starved_conns = starved;
+        c
+    }
+
+    #[test]
+    fn the_headline_names_the_clear_winners_then_the_designs_not_to_trust() {
+        let f = [
+            finding("throughput", "epoll", 1.24, true),
+            finding("server CPU per request", "epoll", 1.31, true),
+            finding("p99 latency", "uring", 1.10, true),
+            finding("memory per connection", "reactor", 1.02, false),
+        ];
+        let (a, b, c) = (
+            cell("epoll", 0, true),
+            cell("prefork", 998, true),
+            cell("thread", 0, false),
+        );
+        let again = cell("prefork", 3, true);
+        let all = [&a, &b, &c, &again];
+        let h = headline(&f, &all[..2], &all);
+        assert_eq!(
+            h,
+            "epoll is best on throughput (1.24×) and server CPU per request (1.31×); uring on p99 latency (1.10×). \
+             prefork starved 998 of 1,000 connections; thread failed 1 of 1 cells."
+        );
+        // Each design once, its worst cell.
+        assert!(h.matches(". ").count() <= 1, "two sentences at most");
+    }
+
+    #[test]
+    fn a_headline_with_nothing_clear_says_so_and_why() {
+        let f = [finding("throughput", "epoll", 1.03, false)];
+        let mut a = cell("epoll", 0, true);
+        a.figures.client_bound = true;
+        let b = cell("poll", 0, true);
+        let all = [&a, &b];
+        assert_eq!(
+            headline(&f, &all, &all),
+            "No design separated from the others: the client was the limit in 1 of 2 cells."
+        );
+        let rows = rows(&f, &all, 1);
+        assert_eq!(
+            (rows[0].confidence.as_str(), rows[0].reason.as_str()),
+            ("one run", "within the noise")
+        );
+    }
+}
