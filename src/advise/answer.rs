@@ -79,6 +79,9 @@ pub struct Answer {
     pub time_spent_s: f64,
     pub rounds: Vec<String>,
     pub results: Vec<PathBuf>,
+    /// Each round's bench headlines (the judge's: what separated the designs, who starved).
+    #[serde(default)]
+    pub headlines: Vec<String>,
 }
 
 /// A capacity as a person reads it.
@@ -271,6 +274,12 @@ impl Answer {
             time_spent_s: spent_s,
             rounds,
             results: runs.iter().map(|(_, d)| d.to_path_buf()).collect(),
+            headlines: results
+                .iter()
+                .flat_map(|r| &r.verdicts)
+                .filter(|v| !v.headline.is_empty())
+                .map(|v| v.headline.clone())
+                .collect(),
         }
     }
 
@@ -292,6 +301,9 @@ impl Answer {
                 many.join(", ")
             ),
         });
+        for h in &self.headlines {
+            s.push_str(&format!("  The bench: {h}\n"));
+        }
         s.push_str(&format!(
             "  {:<28} {:>16} {:>5} {:>12} {:>10}  {}\n",
             "design", "capacity", "runs", "predicted", "CPU/req", "notes"
@@ -460,11 +472,16 @@ mod tests {
             time_spent_s: 290.0,
             rounds: vec!["every design once".into()],
             results: vec![PathBuf::from("/tmp/r")],
+            headlines: vec!["epoll is best on capacity at the target (1.30×).".into()],
         };
         let t = a.text();
         assert!(
             t.contains("Best: thread") && t.contains("≥ 28,000") && t.contains("not modelled"),
             "{t}"
+        );
+        assert!(
+            t.contains("The bench: epoll is best on capacity"),
+            "the judge's headline: {t}"
         );
         assert!(
             t.contains("At 2,800 req/s, 2 of 2 designs meet p99<=10ms") && t.contains("-c: raise it"),

@@ -275,6 +275,11 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
                 true => println!("{}", serde_json::to_string_pretty(&cards)?),
                 false if cards.is_empty() => println!("no cell of {} has server figures to explain", dir.display()),
                 false => {
+                    // The answer first: each experiment's headline, then its cells' cards.
+                    for v in results.verdicts.iter().filter(|v| !v.headline.is_empty()) {
+                        println!("{}: {}", v.experiment, v.headline);
+                    }
+                    println!();
                     for c in &cards {
                         println!("{}", c.text());
                     }

@@ -158,12 +158,34 @@ fn cell_text(c: &Option<Change>) -> String {
     }
 }
 
-/// The terminal table.
+/// The answer first: what changed beyond the noise, metric by metric, or that nothing did.
+pub fn headline(rows: &[Row]) -> String {
+    let mut moved = Vec::new();
+    for (i, m) in METRICS.iter().enumerate() {
+        let cs: Vec<&Change> = rows.iter().filter_map(|r| r.changes[i].as_ref()).collect();
+        let better = cs.iter().filter(|c| c.verdict == Some(true)).count();
+        let worse = cs.iter().filter(|c| c.verdict == Some(false)).count();
+        let n = cs.len();
+        match (better, worse) {
+            (0, 0) => {}
+            (b, 0) => moved.push(format!("{} better in {b} of {n} cells", m.name)),
+            (0, w) => moved.push(format!("{} WORSE in {w} of {n} cells", m.name)),
+            (b, w) => moved.push(format!("{} better in {b} and WORSE in {w} of {n} cells", m.name)),
+        }
+    }
+    match moved.is_empty() {
+        true => format!("B against A: nothing changed beyond the noise in {} cells.", rows.len()),
+        false => format!("B against A, beyond the noise: {}.", moved.join("; ")),
+    }
+}
+
+/// The terminal table, its headline first.
 pub fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
     let mut s = format!(
-        "B = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow; a paired run: of its rounds' ratios]; better / WORSE when beyond the noise\n\
+        "{}\n\nB = {b_name}\nA = {a_name}\nB/A per cell: median ratio [range the repeats allow; a paired run: of its rounds' ratios]; better / WORSE when beyond the noise\n\
          (runs made at different times also differ by the machine's drift, which repeats within one run do\n\
-         not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n"
+         not show: for a before/after, alternate A and B runs and compare the combined sets)\n\n",
+        headline(rows)
     );
     s.push_str(&grid(rows));
     s.push_str(&summary(rows));
@@ -221,11 +243,12 @@ pub fn html(a_name: &str, b_name: &str, rows: &[Row]) -> String {
          table{{border-collapse:collapse;font-size:14px}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}\
          th{{background:#f3f3f3;position:sticky;top:0}}td.l,th.l{{text-align:left}}\
          {CLASSES}</style></head><body>\
-         <h1>B against A</h1><p>A: {}<br>B: {}</p>\
+         <h1>B against A</h1><p class=\"headline\"><b>{}</b></p><p>A: {}<br>B: {}</p>\
          <p>Each cell: the ratio of B's median to A's, and in brackets the lowest and highest ratio the repeats \
          allow. Green: better beyond the noise; red: worse beyond it (the repeats' ranges do not overlap; with one \
          run each, a change over 10%). Throughput: higher is better; p99 and server CPU per request: lower.</p>\
          <p>{}</p>{}</body></html>\n",
+        esc(&headline(rows)),
         esc(a_name),
         esc(b_name),
         esc(&summary(rows)).replace('\n', "<br>"),

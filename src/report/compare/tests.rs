@@ -52,6 +52,15 @@ fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
     );
     let t = table("A", "B", &r);
     assert!(t.contains("better") && t.contains("1 better and 0 worse"), "{t}");
+    // The answer first: what moved beyond the noise.
+    assert!(
+        t.starts_with("B against A, beyond the noise: throughput better in 1 of 2 cells; "),
+        "{t}"
+    );
+    assert_eq!(
+        super::headline(&r[1..]),
+        "B against A: nothing changed beyond the noise in 1 cells."
+    );
     assert!(html("A", "B", &r).contains("class=\"better\""));
 }
 
