@@ -692,12 +692,21 @@ fn predict_prints_the_simulation_beside_erlang_c() {
 fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir("report");
-    let p = scenario(
-        &d,
-        "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\", \"poll\"]\nconnections = [1, 4]\nduration = \"300ms\"\n\
-         published = [ { model = \"epoll\", connections = 1, rps = 1000 }, { model = \"poll\", connections = 1, rps = 900 } ]\n\
-         seed_note = \"a seed\"\n[[experiment]]\nname = \"echo\"\nproto = \"echo\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"300ms\"\n",
-    );
+    // A description as long as head-of-line's: the first screen must hold the answer anyway.
+    let long = "A description that goes on as a real scenario's does, saying what it measures and why, \
+                which shape the literature expects and which designs should show it. "
+        .repeat(7);
+    let p = d.join("s.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "name = \"t\"\ndescription = \"{long}\"\n\
+             [[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\", \"poll\"]\nconnections = [1, 4]\nduration = \"300ms\"\n\
+         published = [ {{ model = \"epoll\", connections = 1, rps = 1000 }}, {{ model = \"poll\", connections = 1, rps = 900 }} ]\n\
+         seed_note = \"a seed\"\n[[experiment]]\nname = \"echo\"\nproto = \"echo\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"300ms\"\n"
+        ),
+    )
+    .unwrap();
     let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let dir = results_dir(&d);
@@ -708,6 +717,15 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
         "the seed's numbers are drawn as a reference series"
     );
     assert!(html.contains("class=\"verdict\"") && html.contains("How to read this"));
+    // The answer first: a headline and a verdict table per experiment, the prose folded.
+    assert!(html.contains("class=\"headline\"") && html.contains("<table class=\"vt\">"));
+    assert!(html.contains("<details><summary>The whole verdict</summary>"));
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    let at = |what: &str| terminal.find(what).unwrap_or_else(|| panic!("no {what} in {terminal}"));
+    assert!(
+        at("  ka: ") < at("    metric ") && at("    metric ") < at("ka (server on"),
+        "headline, table, prose: {terminal}"
+    );
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     let verdicts = results["verdicts"].as_array().unwrap();
@@ -744,6 +762,10 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
     assert!(
         table.contains("1.00×") && table.contains("0 better and 0 worse"),
         "{table}"
+    );
+    assert!(
+        table.starts_with("B against A: nothing changed beyond the noise"),
+        "the answer first: {table}"
     );
     assert!(dir.join("compare.html").exists());
     let out = Command::new(BIN)
@@ -799,9 +821,15 @@ fn the_report_renders_every_chart_in_headless_chromium_and_can_be_rebuilt() {
         dom.contains("data-overflow-x=\"no\""),
         "nothing overflows sideways at 1,280 px"
     );
-    // Measured, not assumed from a scroll container: no table is wider than the viewport.
+    // Measured, not assumed from a scroll container: no table or chart reaches past the
+    // page's right edge, and no cell's text spills out of it.
     let widest: u32 = attr(&dom, "data-widest-table").parse().unwrap();
     assert!(widest > 0 && widest <= 1280, "the widest table is {widest} px");
+    assert_eq!(
+        attr(&dom, "data-overflowing"),
+        "0",
+        "elements past the page's width or spilling"
+    );
     assert!(
         dom.contains("data-first-screen=\"yes\""),
         "the first screen (1,280 × 800) holds the first experiment's headline and verdict table"

@@ -143,6 +143,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: None,
+            why: String::new(),
         }
     }
 

@@ -287,6 +287,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: Some("short".into()),
+            why: String::new(),
         };
         let classes = names(&refs);
         let s = against_service(&x, &refs, &f, &classes).unwrap();
@@ -311,6 +312,7 @@ mod tests {
         // Every request's p99 over classes of different work: no one service time to set it against.
         let all = Finding {
             class: None,
+            why: String::new(),
             ..f.clone()
         };
         assert_eq!(against_service(&x, &refs, &all, &classes), None);

@@ -36,6 +36,9 @@ pub struct Finding {
     /// The request class the finding is about (`None`: every request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// Why it is clear or not, in a few words (the verdict table's reason).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 /// An experiment's verdict: the findings and the sentence a person reads.
@@ -82,6 +85,25 @@ pub struct AaFigure {
 }
 
 impl Finding {
+    /// Why a finding is not clear, in a few words: under what the measurement resolves, under
+    /// the A/A difference, inside the repeats' spread, or one run and under 10%.
+    pub(super) fn noise(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
+        let f = self;
+        match inside_aa {
+            // A ratio over the noise whose difference the measurement does not resolve.
+            _ if !super::metric::resolved(f.metric(), f.best_value, f.runner_up_value, f.connections) => format!(
+                "{} KiB apart over all {} connections: under the {} MiB the measurement resolves",
+                ((f.runner_up_value - f.best_value).abs() * f.connections as f64).round(),
+                thousands(f.connections as u64),
+                super::metric::MEMORY_RESOLVES_KIB / 1024.0
+            ),
+            Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
+            None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
+            None if repeats > 1 => format!("inside the spread of {repeats} runs"),
+            None => "one run each, and under 10%".to_string(),
+        }
+    }
+
     /// The metric the finding ranks.
     pub fn metric(&self) -> &'static Metric {
         Metric::named(&self.metric).expect("findings are made of the known metrics")
@@ -116,19 +138,7 @@ impl Finding {
                 f.best,
                 f.runner_up,
                 f.ratio,
-                match inside_aa {
-                    // A ratio over the noise whose difference the measurement does not resolve.
-                    _ if !super::metric::resolved(m, f.best_value, f.runner_up_value, f.connections) => format!(
-                        "{} KiB apart over all {} connections: under the {} MiB the measurement resolves",
-                        ((f.runner_up_value - f.best_value).abs() * f.connections as f64).round(),
-                        thousands(f.connections as u64),
-                        super::metric::MEMORY_RESOLVES_KIB / 1024.0
-                    ),
-                    Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
-                    None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
-                    None if repeats > 1 => format!("inside the spread of {repeats} runs"),
-                    None => "one run each, and under 10%".to_string(),
-                }
+                f.noise(inside_aa, repeats, paired)
             )
         };
         if let Some((t, r)) = &f.last {
@@ -141,7 +151,7 @@ impl Finding {
                 if f.metric == P99.name {
                     "connections starved or a count missing: their latency covers only what was served"
                 } else {
-                    "not measured at every connection count"
+                    "starved connections, lost requests, or a count not measured"
                 }
             ));
         }

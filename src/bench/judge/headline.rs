@@ -43,9 +43,10 @@ pub fn rows(findings: &[Finding], cells: &[&Cell], repeats: usize) -> Vec<Row> {
                 0 | 1 => "one run".into(),
                 n => format!("{n} repeats"),
             },
-            reason: match f.clear {
-                true => "beyond the noise".into(),
-                false => "within the noise".into(),
+            reason: match (f.why.is_empty(), f.clear) {
+                (false, _) => f.why.clone(),
+                (true, true) => "beyond the noise".into(),
+                (true, false) => "within the noise".into(),
             },
             bound_by: cells
                 .iter()
@@ -79,18 +80,51 @@ pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell]) -> String 
     s
 }
 
+/// The headline of an experiment with fewer than two designs to compare: that sentence, then
+/// the designs that failed or starved.
+pub fn nothing_to_compare(text: &str, all: &[&Cell]) -> String {
+    let said = text.split_once(": ").map_or(text, |(_, t)| t);
+    match trouble(all) {
+        Some(t) => format!("{} {t}.", capital(said)),
+        None => capital(said),
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or(String::new(), |f| f.to_uppercase().collect::<String>() + c.as_str())
+}
+
+/// At most this many designs named in one list of a headline; the rest are counted.
+const NAMED: usize = 3;
+
+/// `items`, the first [`NAMED`] of them, then how many more.
+fn at_most(items: Vec<String>, sep: &str) -> String {
+    let n = items.len();
+    let mut shown: Vec<String> = items.into_iter().take(NAMED).collect();
+    if n > NAMED {
+        shown.push(format!("{} more", n - NAMED));
+    }
+    shown.join(sep)
+}
+
 /// "epoll is best on throughput (1.24×) and CPU per request (1.31×); uring on p99 latency
-/// (1.10×)": the clear findings of every request, grouped by their best.
+/// (1.10×)": the clear findings, grouped by their best (a class's as "short p99 latency").
 fn winners(findings: &[Finding]) -> String {
     let mut by: Vec<(String, Vec<String>)> = Vec::new();
-    for f in findings.iter().filter(|f| f.clear && f.class.is_none()) {
-        let what = format!("{} ({:.2}×)", short(&f.metric), f.ratio);
+    for f in findings.iter().filter(|f| f.clear) {
+        let what = match &f.class {
+            Some(c) => format!("{c} {} ({:.2}×)", short(&f.metric), f.ratio),
+            None => format!("{} ({:.2}×)", short(&f.metric), f.ratio),
+        };
         match by.iter_mut().find(|(b, _)| *b == f.best) {
             Some((_, w)) => w.push(what),
             None => by.push((f.best.clone(), vec![what])),
         }
     }
-    by.iter()
+    let groups: Vec<String> = by
+        .iter()
         .enumerate()
         .map(|(i, (best, what))| {
             let list = match what.len() {
@@ -102,8 +136,8 @@ fn winners(findings: &[Finding]) -> String {
                 _ => format!("{best} on {list}"),
             }
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    at_most(groups, "; ")
 }
 
 /// A metric's name as a headline says it.
@@ -123,7 +157,11 @@ fn trouble(all: &[&Cell]) -> Option<String> {
     }
     for label in labels {
         let mine: Vec<&&Cell> = all.iter().filter(|c| c.label() == label).collect();
-        let failed = mine.iter().filter(|c| !c.ok()).count();
+        // Failed, not skipped (a peer missing) nor interrupted.
+        let failed = mine
+            .iter()
+            .filter(|c| matches!(c.status, crate::bench::record::CellStatus::Failed(_)))
+            .count();
         let starved = mine
             .iter()
             .filter(|c| c.ok())
@@ -139,7 +177,7 @@ fn trouble(all: &[&Cell]) -> Option<String> {
             ));
         }
     }
-    (!said.is_empty()).then(|| said.join("; "))
+    (!said.is_empty()).then(|| at_most(said, "; "))
 }
 
 #[cfg(test)]
@@ -161,6 +199,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: None,
+            why: String::new(),
         }
     }
 

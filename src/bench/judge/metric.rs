@@ -314,8 +314,11 @@ impl Metric {
     /// measured, and not one that flatters its cell (a latency of a cell that starved
     /// connections). A value under what the measurement resolves may: it is the least.
     pub fn comparable(&self, c: &Cell) -> Option<f64> {
+        // A cell that starved connections or lost requests is never marked best (its figures
+        // cover only what it served), on any metric.
+        let spoiled = c.figures.starved_conns > 0 || c.figures.errors > 0;
         self.value(c)
-            .filter(|v| !matches!((self.unranked)(c, *v), Some(Unranked::Starved | Unranked::Lost)))
+            .filter(|v| !spoiled && !matches!((self.unranked)(c, *v), Some(Unranked::Starved | Unranked::Lost)))
     }
 
     /// The value the design's queueing alone predicts for `c`.

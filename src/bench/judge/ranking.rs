@@ -131,11 +131,23 @@ pub(super) fn finding(
         .filter(|c| !m.largest_only || c.connections == largest)
         .collect();
     let cells = &cells[..];
+    // A design that starved connections or lost requests in any cell is named best on nothing:
+    // its figures cover only what it served (not at the counts where it served everyone
+    // either). A capacity search has its own rule: a probe past capacity loses requests.
+    let spoiled = |t: &String| {
+        m.name != super::metric::CAPACITY.name
+            && cells
+                .iter()
+                .any(|c| &c.target == t && (c.figures.starved_conns > 0 || c.figures.errors > 0))
+    };
+    let (kept, spoilt): (Vec<String>, Vec<String>) = targets.iter().cloned().partition(|t| !spoiled(t));
+    let targets = &kept[..];
     let all = table(cells, targets, m, paired);
     if all.len() < 2 {
         return None;
     }
-    let (t, unranked, shared) = rankable(all);
+    let (t, mut unranked, shared) = rankable(all);
+    unranked.extend(spoilt);
     if shared.is_empty() {
         return None;
     }
@@ -194,6 +206,7 @@ pub(super) fn finding(
         last: worst,
         unranked,
         class: None,
+        why: String::new(),
     })
 }
 

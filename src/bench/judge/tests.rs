@@ -382,6 +382,10 @@ fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
         .find(|f| f.metric == "server CPU per request")
         .unwrap();
     assert!(!cpu.clear, "{}", v.text);
+    // The table and the headline say what the prose says: built after the A/A gate.
+    let row = v.table.iter().find(|r| r.metric == "server CPU per request").unwrap();
+    assert_eq!(row.reason, "under the 5.0% the A/A pair differed by");
+    assert!(!v.headline.contains("server CPU per request"), "{}", v.headline);
     says(&v, "Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)");
     says(&v, "Throughput: epoll is best");
 }
@@ -404,6 +408,42 @@ fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
     let only: Vec<Cell> = cells.into_iter().filter(|c| c.target == "epoll").collect();
     assert!(verdict(&experiment(), &only, 3).text.contains("only epoll finished"));
     assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
+}
+
+/// A design that starved connections anywhere is named best on nothing, not even from the
+/// counts where it served everyone (before: best on p99 from those counts alone, and on
+/// throughput); a memory difference under 1 MiB over all the connections is no difference.
+#[test]
+fn a_design_that_starved_anywhere_is_not_named_best_on_latency_or_memory() {
+    let mut cells = Vec::new();
+    for n in [10, 100] {
+        let mut t = cell("thread", n, 0, 200_000.0, 5.0, 2.0, false);
+        t.figures.starved_conns = if n == 100 { 30 } else { 0 };
+        t.figures.mem_per_conn_kib = Some(0.1);
+        cells.push(t);
+        for (m, rps, kib) in [("epoll", 100_000.0, 0.2), ("poll", 90_000.0, 0.3)] {
+            let mut c = cell(m, n, 0, rps, 5.0, 2.0, false);
+            c.figures.mem_per_conn_kib = Some(kib);
+            c.figures.established = n as u64;
+            cells.push(c);
+        }
+    }
+    let v = verdict(&experiment(), &cells, 1);
+    for metric in ["p99 latency", "throughput", "memory per connection"] {
+        let f = v.findings.iter().find(|f| f.metric == metric).unwrap();
+        assert_eq!(f.best, "epoll", "{metric}: {}", v.text);
+        assert!(f.unranked.contains(&"thread".to_string()), "{metric}");
+    }
+    let mem = v.findings.iter().find(|f| f.metric == "memory per connection").unwrap();
+    assert_eq!(mem.best, "epoll");
+    assert!(!mem.clear, "0.1 KiB apart over 100 connections is 10 KiB: {}", v.text);
+    says(&v, "under the 1 MiB the measurement resolves");
+    assert!(
+        v.headline.contains("thread starved 30 of 100 connections"),
+        "{}",
+        v.headline
+    );
+    assert!(!v.headline.starts_with("thread"), "{}", v.headline);
 }
 
 /// Fails, showing the whole verdict, unless its text says `said`.

@@ -67,13 +67,16 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
             None => format!("{}: no cell finished, so there is nothing to compare.", x.name),
             Some(t) => format!("{}: only {t} finished, so there is nothing to compare it with.", x.name),
         };
+        let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
+        v.headline = super::headline::nothing_to_compare(&v.text, &all);
         return v;
     }
     v.findings = findings(x, &ok, &targets, repeats);
+    let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
+    // After `said`, which clears what the A/A pair or an open loop does not resolve.
     let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
     v.table = super::headline::rows(&v.findings, &ok, repeats);
     v.headline = super::headline::headline(&v.findings, &ok, &all);
-    let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
     if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {
         parts.push(s);
     }
@@ -167,12 +170,24 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
             .map(|a| a.median_diff_pct)
             .filter(|_| f.clear);
         f.clear &= gated.is_none();
+        f.why = match f.clear {
+            true => "beyond the noise".into(),
+            false => f.noise(
+                gated.or(aa
+                    .filter(|a| a.metric == f.metric)
+                    .map(|a| a.median_diff_pct)
+                    .filter(|_| gated.is_some())),
+                repeats,
+                x.paired,
+            ),
+        };
         // In an open loop the client sets the rate: targets that all kept up with it do not
         // differ in throughput, however narrow the spread of their repeats.
         let kept_up = |rate: f64| f.best_value.min(f.runner_up_value) >= KEPT_UP * rate;
         let open_loop = x.load.rate.filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
         if let Some(rate) = open_loop.filter(|_| f.ratio < 1.0 + SINGLE_RUN_NOISE) {
             f.clear = false;
+            f.why = "an open loop both kept up with".into();
             parts.push(format!(
                 "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
                 f.best,

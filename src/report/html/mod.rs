@@ -27,7 +27,8 @@ td.best{font-weight:bold;background:#e3f6e3}tr.bound td{font-style:italic;color:
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd}.chart svg{max-width:100%;height:auto}\
 h2{border-bottom:2px solid #444;margin-top:2em}\
 .headline{font-size:17px;font-weight:600;margin:.3em 0}.verdict h3{margin:.8em 0 .2em}\
-table{max-width:100%}table.cells{table-layout:fixed;width:100%;font-size:12px}td,th{overflow-wrap:anywhere}\
+table{max-width:100%}table.cells{table-layout:fixed;width:100%;font-size:12px}\
+table.cells td,table.cells th{white-space:normal;overflow-wrap:anywhere}\
 table.vt{font-size:13px}table.vt td,table.vt th{text-align:left}";
 
 /// The answers first: one verdict per experiment, worked out from the results.
@@ -208,10 +209,12 @@ pub fn render(d: &Results) -> String {
          s.forEach(function(e){var b=e.getBBox?e.getBBox():null;if(b&&b.width>0&&b.height>0&&e.querySelectorAll('path,polyline,circle,line').length>0)ok++;});\
          document.body.setAttribute('data-charts-total',s.length);document.body.setAttribute('data-charts-rendered',ok);\
          document.body.setAttribute('data-overflow-x',document.documentElement.scrollWidth>window.innerWidth?'yes':'no');\
-         var w=0;document.querySelectorAll('table').forEach(function(t){w=Math.max(w,Math.ceil(t.getBoundingClientRect().width));});\
-         document.body.setAttribute('data-widest-table',w);\
+         var w=0,over=0,page=document.documentElement.clientWidth;\
+         document.querySelectorAll('table,svg').forEach(function(t){var r=t.getBoundingClientRect();w=Math.max(w,Math.ceil(r.width));if(r.right>page+1)over++;});\
+         document.querySelectorAll('td,th,.tw').forEach(function(e){if(e.scrollWidth>e.clientWidth+1)over++;});\
+         document.body.setAttribute('data-widest-table',w);document.body.setAttribute('data-overflowing',over);\
          var v=document.querySelector('.verdict');var b=v?v.querySelector('table.vt')||v.querySelector('.headline'):null;\
-         document.body.setAttribute('data-first-screen',b&&b.getBoundingClientRect().bottom<=800?'yes':'no');})();</script>\n",
+         document.body.setAttribute('data-first-screen',b&&b.getBoundingClientRect().bottom<=window.innerHeight?'yes':'no');})();</script>\n",
     );
     h.push_str("</body></html>\n");
     h
