@@ -126,6 +126,8 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
         classes,
         requests: REQUESTS,
         seed: x.load.seed,
+        // Its serve flags' reservation (offload's class-aware dispatch).
+        reserve: args.reserve,
     })
 }
 

@@ -20,6 +20,9 @@
 //! **Product.** Netty / Vert.x `executeBlocking`, tokio's `spawn_blocking`, libuv's thread
 //! pool, nginx's thread pools for blocking file I/O.
 //!
+//! **Queueing.** `muxlab predict --model offload` simulates the pool as one shared queue and a
+//! reservation as a class-aware dispatch; the loop's parsing is not in it.
+//!
 //! **Trade-offs.** Long or blocking work no longer stalls the other connections (compare with
 //! `reactor` in `blocking-calls` and `head-of-line`); each offloaded request pays two hand-offs
 //! (a lock, a condition variable, an eventfd write and a wake-up of the loop), pure overhead

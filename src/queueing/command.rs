@@ -2,6 +2,7 @@
 //! what latency and capacity the design's dispatch alone implies, and beside it the M/M/k
 //! closed form where the case is one.
 
+use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -56,6 +57,10 @@ pub struct PredictArgs {
     /// that has a thread per connection is bounded by nothing and is not modelled.
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     pub design_cpu: Duration,
+    /// A reservation (model offload): K of the pool's workers take only work whose mean is
+    /// under D, as `serve --reserve under=D:K`.
+    #[arg(long, value_name = "under=D:K", value_parser = crate::server::Reserve::from_str)]
+    pub reserve: Option<crate::server::Reserve>,
     /// Share the CPUs ideally (processor sharing) instead of in the kernel's slices.
     #[arg(long)]
     pub processor_sharing: bool,
@@ -128,6 +133,20 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         BadValue("no work to predict: give --work, or --mix classes whose queries name work the server accepts".into())
     })?;
     let workers = model.worker_count(a.workers, a.cpus);
+    if let Some(r) = a.reserve {
+        if !model.flags.contains(&crate::server::Flag::Reserve) {
+            return Err(BadValue(format!(
+                "--reserve: model '{}' has no pool whose workers could be reserved (model offload has)",
+                model.name
+            )));
+        }
+        if r.workers >= workers {
+            return Err(BadValue(format!(
+                "--reserve reserves {} of {workers} workers: leave at least one for the long work",
+                r.workers
+            )));
+        }
+    }
     let connections = a.connections.unwrap_or(usize::MAX);
     let setup = Setup {
         discipline: discipline_of(model, workers, connections),
@@ -143,6 +162,7 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         classes,
         requests: a.requests,
         seed: a.seed,
+        reserve: a.reserve,
     };
     let p = predict(&setup).ok_or_else(|| {
         BadValue(format!(

@@ -97,6 +97,10 @@ pub struct Setup {
     /// Requests whose latency is recorded (a tenth as many more run first, as a warm-up).
     pub requests: usize,
     pub seed: u64,
+    /// A shared queue's class-aware dispatch (`offload --reserve under=D:K`): the first K
+    /// workers take only requests of a class whose work's mean is under D, the others the
+    /// oldest request of any class; `None`: every worker takes any.
+    pub reserve: Option<crate::server::Reserve>,
 }
 
 /// A prediction: latency from the intended send time, and the throughput the server keeps up.

@@ -42,8 +42,10 @@ struct Job {
     worker: usize,
     /// Its wait (a blocking call), after its CPU part.
     wait: f64,
-    /// Its class (by its place in the setup's classes).
+    /// Its class (by its place in the setup's classes), and whether it was drawn yet (at its
+    /// arrival where the dispatch looks at it, else when a worker takes it).
     class: usize,
+    drawn: bool,
 }
 
 const NO_CONN: usize = usize::MAX;
@@ -85,6 +87,8 @@ struct Sim<'a> {
     rng: Rng,
     /// Cumulative class weights.
     classes: Vec<f64>,
+    /// Each class is short (under the reservation's bound: a reserved worker takes it).
+    short: Vec<bool>,
     now: f64,
     // The client.
     free: VecDeque<usize>,
@@ -158,15 +162,23 @@ impl<'a> Sim<'a> {
                 _ => c % workers,
             })
             .collect();
+        // With a reservation, two queues: the short class's, and the others'.
         let queues = match s.discipline {
             Discipline::PerWorker(_) => workers,
+            _ if s.reserve.is_some() => 2,
             _ => 1,
         };
+        let short = s
+            .classes
+            .iter()
+            .map(|c| s.reserve.is_some_and(|r| c.work.mean() < r.under))
+            .collect();
         let warmup = s.requests / 10;
         Sim {
             s,
             rng,
             classes,
+            short,
             now: 0.0,
             free: (0..conns).collect(),
             backlog: VecDeque::new(),
@@ -273,7 +285,11 @@ impl<'a> Sim<'a> {
             worker: 0,
             wait: 0.0,
             class: 0,
+            drawn: false,
         };
+        if self.s.reserve.is_some() && self.s.discipline == Discipline::Shared {
+            return self.dispatch(job);
+        }
         match self.s.discipline {
             // Its own thread, idle since a connection has one request in flight at most.
             Discipline::PerConnection | Discipline::Unknown => self.start(job),
@@ -303,9 +319,53 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Class-aware dispatch (a reservation): the request's class is known on arrival; a short
+    /// one goes to an idle reserved worker, else to any idle one; a long one only to an idle
+    /// worker that is not reserved; else it waits in its class's queue.
+    fn dispatch(&mut self, mut job: Job) {
+        job.class = self.rng.pick(&self.classes);
+        job.drawn = true;
+        let k = self.s.reserve.map_or(0, |r| r.workers);
+        let short = self.short[job.class];
+        let pick = match short {
+            true => self
+                .idle
+                .iter()
+                .position(|&w| w < k)
+                .or((!self.idle.is_empty()).then_some(0)),
+            false => self.idle.iter().position(|&w| w >= k),
+        };
+        match pick {
+            Some(i) => {
+                let w = self.idle.swap_remove(i);
+                self.idle_mark[w] = false;
+                job.worker = w;
+                self.start(job);
+            }
+            None => self.queues[usize::from(!short)].push_back(job),
+        }
+    }
+
+    /// The next request for worker `w` under a reservation: a reserved worker takes the short
+    /// queue's only; the others the older of the two queues' first.
+    fn next_for(&mut self, w: usize) -> Option<Job> {
+        let k = self.s.reserve.map_or(0, |r| r.workers);
+        if w < k {
+            return self.queues[0].pop_front();
+        }
+        let older_long = match (self.queues[0].front(), self.queues[1].front()) {
+            (Some(s), Some(l)) => l.intended < s.intended,
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        self.queues[usize::from(older_long)].pop_front()
+    }
+
     /// A worker takes `job`: draws its work, computes, then waits.
     fn start(&mut self, mut job: Job) {
-        job.class = self.rng.pick(&self.classes);
+        if !job.drawn {
+            job.class = self.rng.pick(&self.classes);
+        }
         let class = &self.s.classes[job.class];
         let (cpu, wait) = class.work.draw(&mut self.rng, class.cap);
         // The design's own cost per request is CPU too, beside the work's.
@@ -352,7 +412,11 @@ impl<'a> Sim<'a> {
         match self.s.discipline {
             Discipline::Shared | Discipline::PerWorker(_) => {
                 let q = if self.queues.len() == 1 { 0 } else { job.worker };
-                match self.queues[q].pop_front() {
+                let next = match self.s.reserve.is_some() && self.s.discipline == Discipline::Shared {
+                    true => self.next_for(job.worker),
+                    false => self.queues[q].pop_front(),
+                };
+                match next {
                     Some(mut next) => {
                         next.worker = job.worker;
                         self.start(next);
