@@ -146,6 +146,8 @@ pub struct Engine<'a> {
     events: Vec<crate::load::h2::Event>,
     /// Event streams' figures from outside the measured window (warm-up), kept apart.
     sse_spill: Option<Box<crate::load::sse::SseTally>>,
+    /// Event streams being received, over every connection (the progress line's).
+    open_streams: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -196,6 +198,7 @@ impl<'a> Engine<'a> {
             start,
             events: Vec::new(),
             sse_spill: None,
+            open_streams: 0,
         })
     }
 
@@ -308,8 +311,7 @@ impl<'a> Engine<'a> {
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
             if let Some(t) = &self.tally.sse {
-                let open: usize = self.conns.iter().map(|c| c.sse.len()).sum();
-                progress.streams.store(open as u64, Ordering::Relaxed);
+                progress.streams.store(self.open_streams as u64, Ordering::Relaxed);
                 progress.events.store(t.events, Ordering::Relaxed);
             }
         }

@@ -116,14 +116,12 @@ impl Engine<'_> {
                 let sent = c.inflight.iter().find(|r| id == 0 || r.stream == id);
                 let intended = sent.map_or(now, |r| r.intended);
                 c.sse.push((id, crate::load::sse::Stream::new(intended)));
+                self.open_streams += 1;
                 c.sse.len() - 1
             }
         };
         let inside = self.window.inside(now);
-        let t = match inside {
-            true => self.tally.sse.get_or_insert_with(Default::default),
-            false => self.sse_spill.get_or_insert_with(Default::default),
-        };
+        let t = sse_tally(inside, &mut self.tally.sse, &mut self.sse_spill);
         let before = t.events;
         c.sse[k].1.feed(bytes, now, t);
         let got = t.events - before;
@@ -142,11 +140,12 @@ impl Engine<'_> {
         let c = &mut self.conns[i];
         while let Some(k) = c.sse.iter().position(|(s, _)| id.is_none_or(|id| *s == id)) {
             let (_, stream) = c.sse.swap_remove(k);
-            let t = match self.window.inside(now) {
-                true => self.tally.sse.get_or_insert_with(Default::default),
-                false => self.sse_spill.get_or_insert_with(Default::default),
-            };
-            stream.end(now, cut, t);
+            self.open_streams -= 1;
+            stream.end(
+                now,
+                cut,
+                sse_tally(self.window.inside(now), &mut self.tally.sse, &mut self.sse_spill),
+            );
         }
     }
 
@@ -268,5 +267,18 @@ impl Engine<'_> {
             // The server closed an idle keep-alive connection: open a new one.
             self.recycle(i, now);
         }
+    }
+}
+
+/// Where event-stream figures taken inside the window go (the run's tally), and those of the
+/// warm-up (kept apart, never reported).
+fn sse_tally<'a>(
+    inside: bool,
+    tally: &'a mut Option<crate::load::sse::SseTally>,
+    spill: &'a mut Option<Box<crate::load::sse::SseTally>>,
+) -> &'a mut crate::load::sse::SseTally {
+    match inside {
+        true => tally.get_or_insert_with(Default::default),
+        false => spill.get_or_insert_with(Default::default),
     }
 }

@@ -141,7 +141,10 @@ impl H2Session {
                 self.stream(i, method, stream, out);
             }
             // Its response waits for its work ([`H2Session::complete`]).
-            (_, Some(Later::Pending(ticket))) => self.streams.at(i).ticket = Some(ticket),
+            (_, Some(Later::Pending(ticket))) => {
+                self.streams.at(i).ticket = Some(ticket);
+                self.owing += 1;
+            }
             (status, None) => {
                 fed.requests += 1;
                 self.answer(i, method, status, f.content_length, out);
@@ -162,6 +165,7 @@ impl H2Session {
         let s = self.streams.at(i);
         s.ticket = None;
         let (method, length) = (s.method, s.expect_len);
+        self.owing -= 1;
         fed.requests += 1;
         self.answer(i, method, b"200", length, out);
         fed
@@ -215,6 +219,7 @@ impl H2Session {
         let mut stream = stream;
         stream.open();
         s.later = Some(stream);
+        self.owing += 1;
         response_head(out, id, b"200", Some(b"text/event-stream"), usize::MAX, false);
     }
 

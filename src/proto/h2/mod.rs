@@ -128,6 +128,9 @@ pub struct H2Session {
     holding: bool,
     /// Tickets of responses that waited for work and whose streams closed first.
     cancelled: Vec<u64>,
+    /// Streams whose response finishes later (an event stream, or one waiting for its work):
+    /// with none, `due` and `owes` answer without looking at the streams (every drive asks).
+    owing: usize,
     /// How long `out` may grow this feed ([`Each::room`]); body bytes the windows let go past
     /// it wait (`releasing`) for the next feed.
     cap: usize,
@@ -165,6 +168,7 @@ impl H2Session {
             quiet: 0,
             holding: false,
             cancelled: Vec::new(),
+            owing: 0,
             cap: usize::MAX,
             releasing: false,
         }
@@ -201,17 +205,14 @@ impl H2Session {
 
     /// A response is owed later on some stream (an event stream, or one waiting for its work).
     pub fn owes(&self) -> bool {
-        (0..self.streams.len()).any(|i| {
-            let s = self.streams.get(i);
-            s.later.is_some() || s.ticket.is_some()
-        })
+        self.owing > 0
     }
 
     /// When the next event of the event streams going out is due.
     /// `None` while the output held for the client's windows is at `max_output`: its
     /// WINDOW_UPDATE, which is input, lets the events go on.
     pub fn due(&self) -> Option<std::time::Instant> {
-        if self.phase != Phase::Frames || self.held >= self.limits.max_output {
+        if self.owing == 0 || self.phase != Phase::Frames || self.held >= self.limits.max_output {
             return None;
         }
         (0..self.streams.len())
@@ -247,6 +248,7 @@ impl H2Session {
             }
             if later.done() {
                 s.later = None;
+                self.owing -= 1;
                 moved = true;
             }
             if moved && self.flush_stream(i, out) {
@@ -264,7 +266,9 @@ impl H2Session {
             self.greet(out);
             let mut i = 0;
             while i < self.streams.len() {
-                if self.streams.at(i).later.take().is_some() && self.flush_stream(i, out) {
+                let ended = self.streams.at(i).later.take().is_some();
+                self.owing -= usize::from(ended);
+                if ended && self.flush_stream(i, out) {
                     continue;
                 }
                 i += 1;
@@ -455,7 +459,9 @@ impl H2Session {
 
     /// Closes the stream at `i`: what it held for window is no longer held.
     fn close(&mut self, i: usize, how: Closed) {
-        if let Some(t) = self.streams.get(i).ticket {
+        let s = self.streams.get(i);
+        self.owing -= usize::from(s.later.is_some() || s.ticket.is_some());
+        if let Some(t) = s.ticket {
             self.cancelled.push(t);
         }
         self.held -= self.streams.close(i, how);
