@@ -23,8 +23,8 @@ pub mod hist;
 pub(crate) mod rng;
 pub(crate) mod sync;
 pub mod sys;
-#[cfg(test)]
-mod testing;
+#[doc(hidden)]
+pub mod testing;
 pub(crate) mod units;
 
 pub mod proto;

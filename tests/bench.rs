@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::skip::host_fact;
 use common::*;
+use muxlab::sys::host::Fact;
 use serde_json::Value;
 
 /// Tests that steer loopback (machine-wide) run one at a time.
@@ -957,9 +959,19 @@ fn a_paired_experiment_keeps_every_server_up_and_alternates_the_loads() {
 #[test]
 fn steer_rx_moves_loopback_receive_processing_for_the_run_and_restores_it() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
-    let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
-    if std::fs::OpenOptions::new().write(true).open(rps).is_err() {
-        return skip(&format!("{} is not writable here (needs root and RPS)", rps.display()));
+    let rps = Path::new(muxlab::sys::host::RPS_CPUS);
+    if !host_fact(Fact::Rps).present {
+        // The branch without (no RPS in this kernel, or not root): the run is refused with
+        // why, before anything is touched.
+        let d = tmpdir("steer-none");
+        let p = scenario(
+            &d,
+            "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+        );
+        let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap(), "--steer-rx"]);
+        assert_ne!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("steer_rx"), "{out:?}");
+        return;
     }
     let _one = STEERING.lock().unwrap_or_else(|e| e.into_inner());
     let before = std::fs::read_to_string(rps).unwrap();
@@ -1101,14 +1113,6 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
     };
     if !root {
         skip("not root: no cpuacct group, the per-process clocks and reaped children's ticks were used");
-    }
-    // Idle CPUs polled for the run where they can (a wake-up of the idle client is then not
-    // an exit charged to the server), and the results say which.
-    let idle = r["environment"]["cpu_idle"].as_str().unwrap_or("");
-    if root && muxlab::sys::cpuidle::PollingIdle::hold().is_ok() {
-        assert!(idle.starts_with("poll"), "{idle}");
-    } else {
-        assert!(idle.starts_with("halt ("), "{idle}");
     }
     for m in ["epoll", "fork"] {
         let added = cpu("work", m) - cpu("none", m);
@@ -1274,4 +1278,19 @@ fn explain_prints_each_cells_card_and_a_sleeping_loop_is_server_waiting() {
         html.contains("<h3>Where the time went</h3>") && html.contains(">server-waiting<"),
         "report"
     );
+    // Idle CPUs polled for the run where the host lets them (a wake-up of the idle client is
+    // then not an exit charged to the server); where it has no polling idle state (a host
+    // fact), they halt and the run says why. The results and the report say which.
+    let r = results(&dir);
+    let idle = r["environment"]["cpu_idle"].as_str().unwrap_or("");
+    let root = common::lab::effective_uid() == 0;
+    match host_fact(Fact::PollingIdle).present && root {
+        true => assert!(idle.starts_with("poll (/dev/cpu_dma_latency 0 held"), "{idle}"),
+        false => assert!(idle.starts_with("halt (cannot make them poll: "), "{idle}"),
+    }
+    let shown = html
+        .split("<td class=\"l\">cpu_idle</td>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the report's environment has no cpu_idle row"));
+    assert!(shown.contains(&idle[..4]), "the report shows {idle}");
 }

@@ -4,9 +4,12 @@
 
 mod common;
 
+use common::skip::host_fact;
+
 use std::process::Command;
 
 use common::*;
+use muxlab::sys::host::Fact;
 use serde_json::Value;
 
 fn load(args: &[&str]) -> Value {
@@ -18,16 +21,21 @@ fn load(args: &[&str]) -> Value {
 #[test]
 fn a_pinned_saturated_client_is_flagged_and_an_idle_one_is_not() {
     let cpus = muxlab::sys::affinity::get().unwrap();
-    if cpus.len() < 2 {
-        return skip("needs two CPUs: the server on one, the client on the other");
-    }
-    let (server_cpu, client_cpu) = (cpus[0].to_string(), cpus[1].to_string());
+    // A host fact: with one CPU, server and client share it and the client cannot run flat
+    // out on a CPU of its own; the branch without checks only the idle client.
+    let two = host_fact(Fact::TwoCpus).present;
+    let (server_cpu, client_cpu) = match two {
+        true => (cpus[0].to_string(), cpus[1].to_string()),
+        false => (cpus[0].to_string(), cpus[0].to_string()),
+    };
     let srv = Server::start("epoll", &["--cpus", &server_cpu]);
     let url = format!("http://{}/", srv.addr);
-    // Keep-alive with 100 connections: the client's one CPU runs flat out.
-    let busy = load(&[&url, "--cpus", &client_cpu, "-c", "100", "-d", "1s"]);
-    assert_eq!(busy["client_saturated"], true, "{}", busy["client_cpu_utilization"]);
-    assert_eq!(busy["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+    if two {
+        // Keep-alive with 100 connections: the client's one CPU runs flat out.
+        let busy = load(&[&url, "--cpus", &client_cpu, "-c", "100", "-d", "1s"]);
+        assert_eq!(busy["client_saturated"], true, "{}", busy["client_cpu_utilization"]);
+        assert_eq!(busy["interchange"]["cpu_slots"], 1, "pinned to one CPU");
+    }
     // One connection with 20 ms of think time: the client is nearly idle.
     let idle = load(&[&url, "--cpus", &client_cpu, "-c", "1", "--think", "20ms", "-d", "1s"]);
     assert_eq!(idle["client_saturated"], false, "{}", idle["client_cpu_utilization"]);

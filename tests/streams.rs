@@ -379,3 +379,36 @@ fn streams_go_over_tls_by_both_versions() {
         assert_eq!(total(&stats, "sse_finished"), 2, "{model}: {stats}");
     }
 }
+
+/// 3,000 requests (about 80 KiB) pipelined behind an event stream: every model stops reading
+/// while the stream goes (what the client sends meanwhile waits in TCP) and answers every one
+/// after the stream's last event, in order. (Past 64 KiB a session once cut the connection.)
+#[test]
+fn input_pipelined_behind_an_event_stream_is_served_after_it() {
+    for_each_model(|model, args| {
+        let server = Server::start(model, args);
+        let mut c = server.connect();
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut batch = b"GET /stream?events=4&every=100ms&size=8 HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+        let n = 3000;
+        for i in 0..n {
+            let close = if i == n - 1 { "Connection: close\r\n" } else { "" };
+            batch.extend_from_slice(format!("GET / HTTP/1.1\r\nHost: t\r\n{close}\r\n").as_bytes());
+        }
+        let mut writer = c.try_clone().unwrap();
+        let sent = std::thread::spawn(move || writer.write_all(&batch).is_ok());
+        let all = common::read_to_end_lossy(&mut c);
+        assert!(sent.join().unwrap(), "{model}: the client's writes went through");
+        let text = String::from_utf8_lossy(&all);
+        server.stop();
+        let ids: Vec<&str> = text.lines().filter(|l| l.starts_with("id: ")).collect();
+        assert_eq!(ids, ["id: 1", "id: 2", "id: 3", "id: 4"], "{model}: the stream first");
+        assert_eq!(
+            text.matches("HTTP/1.1 200 OK").count(),
+            n + 1,
+            "{model}: every request after the stream"
+        );
+        let end = text.find("0\r\n\r\n").expect("the stream's last chunk");
+        assert_eq!(text[..end].matches("HTTP/1.1 200 OK").count(), 1, "{model}: in order");
+    });
+}

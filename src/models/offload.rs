@@ -7,7 +7,8 @@
 //! ([`Later::Pending`](crate::proto::later::Later::Pending)). A worker does the work, posts the
 //! ticket to the loop's completion list and writes an eventfd; the loop wakes, and each
 //! response goes out in its connection's order (HTTP/1.1's pipelined requests wait behind it;
-//! HTTP/2's streams complete in any order). A reset HTTP/2 stream cancels its queued work. What
+//! HTTP/2's streams complete in any order). A reset HTTP/2 stream cancels its queued work (a
+//! cancel that comes after a worker took the job finds nothing to cancel and keeps nothing). What
 //! the session cannot answer later is served on the loop, work and all: a request with a body
 //! (POST, PUT), echo and packet messages, and event streams (whose events are the loop's
 //! timers). Past 16,384 queued jobs, work is done on the loop too: back-pressure, not a queue
@@ -67,19 +68,41 @@ const ACCEPTS_PER_EVENT: usize = 1000;
 struct Queues {
     short: VecDeque<Job>,
     any: VecDeque<Job>,
+    /// Tickets of the queued jobs still wanted. A cancelled job stays in its queue, dead,
+    /// until a worker pops it and drops it; a cancel that comes after a worker took the job
+    /// finds nothing here and leaves nothing behind.
+    live: HashSet<u64>,
 }
 
 impl Queues {
-    /// The next job for a worker: a reserved one takes short jobs only; the others the oldest
-    /// of either.
-    fn pop(&mut self, reserved: bool) -> Option<Job> {
-        if reserved {
-            return self.short.pop_front();
+    fn push(&mut self, job: Job, short: bool) {
+        self.live.insert(job.ticket);
+        match short {
+            true => self.short.push_back(job),
+            false => self.any.push_back(job),
         }
-        match (self.short.front(), self.any.front()) {
-            (Some(s), Some(a)) if a.queued < s.queued => self.any.pop_front(),
-            (Some(_), _) => self.short.pop_front(),
-            (None, _) => self.any.pop_front(),
+    }
+
+    /// Cancels the jobs of `tickets` still queued: how many were.
+    fn cancel(&mut self, tickets: &[u64]) -> usize {
+        tickets.iter().filter(|t| self.live.remove(t)).count()
+    }
+
+    /// The next job for a worker: a reserved one takes short jobs only; the others the oldest
+    /// of either. Dead (cancelled) jobs are dropped on the way: `popped` counts every job taken
+    /// off a queue, dead or not.
+    fn pop(&mut self, reserved: bool, popped: &mut usize) -> Option<Job> {
+        loop {
+            let job = match (reserved, self.short.front(), self.any.front()) {
+                (true, _, _) => self.short.pop_front(),
+                (false, Some(s), Some(a)) if a.queued < s.queued => self.any.pop_front(),
+                (false, Some(_), _) => self.short.pop_front(),
+                (false, None, _) => self.any.pop_front(),
+            }?;
+            *popped += 1;
+            if self.live.remove(&job.ticket) {
+                return Some(job);
+            }
         }
     }
 }
@@ -91,8 +114,6 @@ struct Pool {
     /// Completions for the loop, and the eventfd that wakes it for them.
     done: Mutex<Vec<(RawFd, u64)>>,
     wake: sys::eventfd::EventFd,
-    /// Tickets whose responses will never be written (their streams were reset).
-    cancelled: Mutex<HashSet<u64>>,
     /// `--offload-over` (zero: every request's work goes to the pool).
     over: Duration,
     reserve: Option<Reserve>,
@@ -114,17 +135,15 @@ impl Offloader for Pool {
         let short = self.reserve.is_some_and(|r| job.mean < r.under);
         let mut q = lock(&self.queue);
         self.waiting.fetch_add(1, Ordering::Relaxed);
-        match short {
-            true => q.short.push_back(job),
-            false => q.any.push_back(job),
-        }
+        q.push(job, short);
         drop(q);
         // Reserved workers may not take it: wake them all, the one that can takes it.
         self.ready.notify_all();
     }
 
-    fn cancel(&self, _: Worker<'_>, tickets: &[u64]) {
-        lock(&self.cancelled).extend(tickets);
+    fn cancel(&self, w: Worker<'_>, tickets: &[u64]) {
+        let n = lock(&self.queue).cancel(tickets);
+        w.count(Counter::OffloadCancelled, n as u64);
     }
 }
 
@@ -135,7 +154,6 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         ready: Condvar::new(),
         done: Mutex::new(Vec::new()),
         wake: sys::eventfd::EventFd::new().map_err(io_err("eventfd"))?,
-        cancelled: Mutex::new(HashSet::new()),
         over: ctx.cfg.offload_over.unwrap_or(Duration::ZERO),
         reserve: ctx.cfg.reserve,
         waiting: AtomicUsize::new(0),
@@ -176,8 +194,10 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
         let job = {
             let mut q = lock(&pool.queue);
             loop {
-                if let Some(job) = q.pop(reserved) {
-                    pool.waiting.fetch_sub(1, Ordering::Relaxed);
+                let mut popped = 0;
+                let job = q.pop(reserved, &mut popped);
+                pool.waiting.fetch_sub(popped, Ordering::Relaxed);
+                if let Some(job) = job {
                     break job;
                 }
                 if w.stopping() {
@@ -186,26 +206,12 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
                 q = wait_timeout(&pool.ready, q, TICK);
             }
         };
-        {
-            let mut cancelled = lock(&pool.cancelled);
-            if !cancelled.is_empty() && cancelled.remove(&job.ticket) {
-                w.count(Counter::OffloadCancelled, 1);
-                continue;
-            }
-        }
         w.count(Counter::OffloadWaitNs, job.queued.elapsed().as_nanos() as u64);
         if reserved {
             w.count(Counter::OffloadReserved, 1);
         }
         perform(w, &job);
         w.count(Counter::OffloadDone, 1);
-        {
-            // A reset that came while the work was done: nothing to drop any more.
-            let mut cancelled = lock(&pool.cancelled);
-            if !cancelled.is_empty() {
-                cancelled.remove(&job.ticket);
-            }
-        }
         lock(&pool.done).push((job.conn, job.ticket));
         let _ = pool.wake.notify();
         w.flush_syscalls();
@@ -229,25 +235,50 @@ mod tests {
         }
     }
 
+    fn pop(q: &mut Queues, reserved: bool) -> Option<u64> {
+        q.pop(reserved, &mut 0).map(|j| j.ticket)
+    }
+
     #[test]
     fn reserved_workers_take_only_short_jobs_and_the_others_take_the_oldest() {
         let t0 = Instant::now();
         let at = |us| t0 + Duration::from_micros(us);
         let mut q = Queues::default();
-        q.any.push_back(job(1, 5000, at(0)));
-        q.short.push_back(job(2, 20, at(1)));
-        q.any.push_back(job(3, 5000, at(2)));
-        q.short.push_back(job(4, 20, at(3)));
-        assert_eq!(
-            q.pop(true).map(|j| j.ticket),
-            Some(2),
-            "a reserved worker skips the long one"
-        );
-        assert_eq!(q.pop(false).map(|j| j.ticket), Some(1), "the oldest of either");
-        assert_eq!(q.pop(false).map(|j| j.ticket), Some(3));
-        assert_eq!(q.pop(true).map(|j| j.ticket), Some(4));
-        assert!(q.pop(true).is_none() && q.pop(false).is_none());
-        q.any.push_back(job(5, 5000, at(4)));
-        assert!(q.pop(true).is_none(), "a long job never goes to a reserved worker");
+        q.push(job(1, 5000, at(0)), false);
+        q.push(job(2, 20, at(1)), true);
+        q.push(job(3, 5000, at(2)), false);
+        q.push(job(4, 20, at(3)), true);
+        assert_eq!(pop(&mut q, true), Some(2), "a reserved worker skips the long one");
+        assert_eq!(pop(&mut q, false), Some(1), "the oldest of either");
+        assert_eq!(pop(&mut q, false), Some(3));
+        assert_eq!(pop(&mut q, true), Some(4));
+        assert!(pop(&mut q, true).is_none() && pop(&mut q, false).is_none());
+        q.push(job(5, 5000, at(4)), false);
+        assert!(pop(&mut q, true).is_none(), "a long job never goes to a reserved worker");
+    }
+
+    /// A cancel that races the completion (it comes after a worker took the job) leaves
+    /// nothing behind; one that comes first drops the job, which a worker passes over. The
+    /// interleavings are driven step by step, not by timing.
+    #[test]
+    fn a_cancel_before_the_job_is_taken_drops_it_and_one_after_leaves_nothing() {
+        let t0 = Instant::now();
+        let mut q = Queues::default();
+        // Taken, then cancelled (the reset raced the completion): nothing is kept.
+        q.push(job(1, 100, t0), false);
+        assert_eq!(pop(&mut q, false), Some(1));
+        assert_eq!(q.cancel(&[1]), 0, "nothing queued to cancel");
+        assert!(q.live.is_empty(), "the cancelled set cannot leak");
+        // Cancelled while queued: the worker drops it and takes the next.
+        q.push(job(2, 100, t0), false);
+        q.push(job(3, 100, t0), false);
+        assert_eq!(q.cancel(&[2, 2, 99]), 1);
+        let mut popped = 0;
+        assert_eq!(q.pop(false, &mut popped).map(|j| j.ticket), Some(3));
+        assert_eq!(popped, 2, "the dead job left the queue too");
+        assert!(q.live.is_empty() && q.short.is_empty() && q.any.is_empty());
+        // A cancel for a ticket never queued, and one for a job the pool already finished.
+        assert_eq!(q.cancel(&[7]), 0);
+        assert!(q.live.is_empty());
     }
 }

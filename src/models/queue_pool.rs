@@ -196,7 +196,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         };
         let fd: RawFd = conn.fd.as_raw_fd();
         let want = match timer {
-            Some(at) => conn.on_timer(w, at, Instant::now()).unwrap_or(conn.want()),
+            Some(at) => conn.on_timer(w, at, &mut buf, false, Instant::now()).unwrap_or(conn.want()),
             None => conn.drive(w, &mut buf, false, Instant::now()),
         };
         match want {
@@ -205,7 +205,12 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 w.release();
             }
             want => {
-                let flags = if want == Want::Write { OUT } else { IN };
+                // A response owed later: watched for nothing (an error or hang-up only).
+                let flags = match want {
+                    Want::Write => OUT,
+                    Want::Pending => 0,
+                    _ => IN,
+                };
                 // Back in the table before re-arming: the next event may fire at once.
                 let mut idle = lock(&sh.idle);
                 idle.insert(conn);

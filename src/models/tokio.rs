@@ -96,10 +96,14 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut shed = Shed::default();
     while !w.stopping() {
         // A later response owed (an event stream): the read times out at its next piece
-        // (tokio's timer), which is then written.
+        // (tokio's timer), which is then written. Input behind it waits in TCP: while the
+        // session is paused there is no read, only the timer.
         let due = session.due();
         let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
-        let r = timeout(wait, stream.read(&mut buf)).await;
+        let r = match session.paused() {
+            true => Err(tokio::time::sleep(wait).await),
+            false => timeout(wait, stream.read(&mut buf)).await.map_err(|_| ()),
+        };
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         let n = match r {

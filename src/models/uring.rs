@@ -400,11 +400,12 @@ impl RingLoop<'_> {
         }
     }
 
-    /// Keeps one receive armed while the session holds nothing back and the connection is not
+    /// Keeps one receive armed while the session holds nothing back, is not paused behind a
+    /// response owed later (input waits in TCP until it has gone) and the connection is not
     /// closing (the shutdown that closes a connection ends the receive it has armed).
     fn arm(&mut self, tag: u64) {
         let Some(conn) = self.slots.get(tag) else { return };
-        if conn.receiving || conn.closing || conn.session.holding() {
+        if conn.receiving || conn.closing || conn.session.holding() || conn.session.paused() {
             return;
         }
         match self.ring.recv_once(&conn.fd, tag) {

@@ -324,3 +324,34 @@ fn an_h2_response_that_waits_for_its_ticket_is_cancelled_by_a_reset() {
         "no response on the reset stream"
     );
 }
+
+/// A connection that stops reading while a response is pending (as the event loops do): fed
+/// one read at a time, only while not paused, 150,000 pipelined requests each answered later
+/// come out whole and in order, and the session never holds more than one read.
+#[test]
+fn pipelined_requests_fed_a_read_at_a_time_while_not_paused_are_all_answered() {
+    let mut each = Deferring::default();
+    let mut s = Session::new(Proto::Http);
+    let mut out = Vec::new();
+    let one = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    let input = one.repeat(150_000);
+    let mut pos = 0;
+    let mut answered = 0;
+    while pos < input.len() || s.paused() {
+        if s.paused() {
+            let t = *each.tickets.last().unwrap();
+            let fed = s.complete_each(t, &mut out, &mut each);
+            assert!(!fed.close, "closed after {answered}: {}", text(&out[out.len().saturating_sub(200)..]));
+            answered += fed.requests;
+            continue;
+        }
+        let end = (pos + 65536).min(input.len());
+        let fed = s.feed_each(&input[pos..end], &mut out, &mut each);
+        assert!(!fed.close, "closed after {answered}");
+        answered += fed.requests;
+        pos = end;
+        assert!(s.behind() <= 65536);
+    }
+    assert_eq!(answered, 150_000);
+    assert_eq!(text(&out).matches("HTTP/1.1 200 OK").count(), 150_000);
+}

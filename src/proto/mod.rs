@@ -336,6 +336,29 @@ impl Session {
         }
     }
 
+    /// Input waits behind a response owed later ([`later`]): HTTP/1.x answers in order, so a
+    /// connection reads nothing more until the response has gone, and TCP holds what the
+    /// client sends meanwhile (its writes wait). A wiring that stops reading then holds at most
+    /// one read of input here. HTTP/2 never pauses: its other streams, window updates, pings
+    /// and resets must flow, under its own bounds.
+    pub fn paused(&self) -> bool {
+        match self {
+            Session::Http(s) => s.paused(),
+            Session::Tls(s) => s.paused(),
+            _ => false,
+        }
+    }
+
+    /// Bytes of input the session holds, not consumed yet (HTTP/1.x's and TLS's buffers; the
+    /// others' are bounded by their own rules).
+    pub fn behind(&self) -> usize {
+        match self {
+            Session::Http(s) => s.behind(),
+            Session::Tls(s) => s.behind(),
+            _ => 0,
+        }
+    }
+
     /// Writes the pieces of later responses due at `now` to `out`, as far as [`Each::room`]
     /// lets them; a response that ended lets the input held behind it go on (HTTP/1.1's
     /// pipelined requests, answered through `each` as in a feed).

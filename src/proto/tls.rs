@@ -223,6 +223,16 @@ impl TlsSession {
         self.inner.owes()
     }
 
+    /// The inner session reads no more until a response owed later has gone.
+    pub fn paused(&self) -> bool {
+        self.inner.paused()
+    }
+
+    /// Input held: ciphertext not given to rustls yet, and the inner session's.
+    pub fn behind(&self) -> usize {
+        self.cipher.len() + self.inner.behind()
+    }
+
     /// When the inner session's next later piece is due.
     pub fn due(&self) -> Option<std::time::Instant> {
         self.inner.due()

@@ -147,8 +147,10 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     if sys::socket::set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
             // A later response owed (an event stream): wait for input or its next piece, to
-            // the nanosecond, and write what is due.
-            match session.due().map(|due| owed(w, &fd, due, tick)) {
+            // the nanosecond, and write what is due. Input behind it waits in TCP: while the
+            // session is paused the socket is not read ([`Session::paused`]).
+            match session.due().map(|due| owed(w, &fd, due, tick, session.paused())) {
+                Some(Owed::Gone) => break,
                 Some(Owed::Due) => {
                     if !advance(w, &fd, &mut session, &mut out, &mut deadlines) {
                         break;
@@ -252,20 +254,24 @@ enum Owed {
     Due,
     /// A tick passed: look at the stop flag, and wait again.
     Waiting,
+    /// Not reading (paused), the wait heard of an error or a hang-up: the peer is gone.
+    Gone,
 }
 
-/// Blocks until input arrives on `fd`, `due` comes, or a tick passes (ppoll, to the
-/// nanosecond).
-fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration) -> Owed {
+/// Blocks until input arrives on `fd` (unless `paused`: then only an error or a hang-up
+/// wakes it), `due` comes, or a tick passes (ppoll, to the nanosecond).
+fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration, paused: bool) -> Owed {
     let wait = due.saturating_duration_since(Instant::now());
     if wait.is_zero() {
         return Owed::Due;
     }
-    let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), sys::poll::IN)];
+    let events = if paused { 0 } else { sys::poll::IN };
+    let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), events)];
     let r = sys::poll::ppoll(&mut p, wait.min(tick));
     w.count(Counter::Loops, 1);
     w.count(Counter::Events, 1);
     match r {
+        Ok(n) if n > 0 && paused => Owed::Gone,
         Ok(n) if n > 0 => Owed::Input,
         Err(_) => Owed::Input,
         _ if Instant::now() >= due => Owed::Due,

@@ -5,7 +5,11 @@
 //! session held back at `--max-output`, read (once, or until EAGAIN for edge-triggered loops),
 //! feed the protocol session, do the `--work`, write. While output is pending it stops reading
 //! (back-pressure) and asks for writability; within one read, the session itself stops at
-//! `--max-output`.
+//! `--max-output`. While a response is owed later and input waits behind it
+//! ([`Session::paused`]: HTTP/1.x behind an event stream or pooled work) it reads nothing and
+//! asks for nothing ([`Want::Pending`]): the client's further requests wait in TCP, and the
+//! session holds one read at most. When the response has gone it reads again at once (an
+//! edge-triggered loop gets no new edge for bytes already queued).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -25,6 +29,10 @@ pub enum Want {
     Read,
     /// Output is pending: wait for writability (reading is paused).
     Write,
+    /// A response is owed later and input waits behind it: wait for nothing from the socket
+    /// (the response's own wake — a completion, a timer — comes from the loop). A
+    /// level-triggered loop watches it for nothing, so a wake-up then is an error or hang-up.
+    Pending,
     /// Done: close it.
     Close,
 }
@@ -97,8 +105,15 @@ impl Conn {
     }
 
     /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
-    /// session held behind it; as [`Conn::drive`] after.
-    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, now: Instant) -> Want {
+    /// session held behind it; as [`Conn::drive`] after, reading at once if the connection
+    /// stopped reading for the response (`buf`, `edge`: as for [`Conn::drive`]).
+    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, buf: &mut [u8], edge: bool, now: Instant) -> Want {
+        let was = self.want;
+        self.completed(w, ticket, now);
+        self.resume(w, was, buf, edge, now)
+    }
+
+    fn completed(&mut self, w: Worker<'_>, ticket: u64, now: Instant) {
         super::offload::serving(self.fd.as_raw_fd());
         let fed = w.on_complete(
             &mut self.session,
@@ -110,14 +125,32 @@ impl Conn {
         self.closing |= fed.close;
         self.cancel(w);
         let mut moved = fed.requests > 0;
-        let want = self.pump(w, now, &mut moved).unwrap_or(Want::Read);
+        let want = self.pump(w, now, &mut moved).unwrap_or_else(|| self.reading());
         if moved {
             self.deadlines.output(now);
             w.count(Counter::Useful, 1);
             self.shed.active();
         }
         self.want = want;
-        want
+    }
+
+    /// After a completion or a timer: a connection that had stopped reading for a response
+    /// that has now gone reads what waited in the socket at once (no new readiness comes for
+    /// it in an edge-triggered loop, and a level-triggered one was watching for nothing).
+    fn resume(&mut self, w: Worker<'_>, was: Want, buf: &mut [u8], edge: bool, now: Instant) -> Want {
+        match (was, self.want) {
+            (Want::Pending, Want::Read) => self.drive(w, buf, edge, now),
+            (_, want) => want,
+        }
+    }
+
+    /// What a connection with nothing left to send waits for: input, unless a response owed
+    /// later holds it back.
+    fn reading(&self) -> Want {
+        match self.session.paused() {
+            true => Want::Pending,
+            false => Want::Read,
+        }
     }
 
     /// Tells the server's pool which responses will never be written (their streams were
@@ -143,24 +176,22 @@ impl Conn {
     }
 
     /// Its loop's timer entry for `at` came up: writes what is due, then as
-    /// [`Conn::drive`] (`false` when the entry was stale: nothing to do).
-    pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, now: Instant) -> Option<Want> {
+    /// [`Conn::complete`] (`None` when the entry was stale: nothing to do).
+    pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, buf: &mut [u8], edge: bool, now: Instant) -> Option<Want> {
         if !self.armed.fired(at) {
             return None;
         }
+        let was = self.want;
         super::offload::serving(self.fd.as_raw_fd());
         let mut moved = false;
-        let want = match self.pump(w, now, &mut moved) {
-            Some(stop) => stop,
-            None => Want::Read,
-        };
+        let want = self.pump(w, now, &mut moved).unwrap_or_else(|| self.reading());
         if moved {
             self.deadlines.output(now);
             w.count(Counter::Useful, 1);
             self.shed.active();
         }
         self.want = want;
-        Some(want)
+        Some(self.resume(w, was, buf, edge, now))
     }
 
     /// What the connection waits for (the interest a select / poll loop should register).
@@ -216,6 +247,16 @@ impl Conn {
         if let Some(stop) = self.pump(w, now, moved) {
             return stop;
         }
+        if self.session.paused() {
+            // Watched for nothing while pending, a level-triggered loop hears only of an error
+            // (the peer reset: close) or of readiness it reported before the connection paused
+            // in the same turn (stale: go on waiting). Edge-triggered, a new edge is input
+            // that waits.
+            return match (until_eagain, self.want) {
+                (false, Want::Pending) if !matches!(sys::socket::take_error(&self.fd), Ok(None)) => Want::Close,
+                _ => Want::Pending,
+            };
+        }
         loop {
             match sys::fd::read(&self.fd, buf) {
                 Ok(0) => return Want::Close,
@@ -224,6 +265,9 @@ impl Conn {
                     self.feed(w, &buf[..n]);
                     if let Some(stop) = self.pump(w, now, moved) {
                         return stop;
+                    }
+                    if self.session.paused() {
+                        return Want::Pending;
                     }
                     if !until_eagain {
                         return Want::Read;

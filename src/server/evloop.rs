@@ -97,6 +97,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             }
             _ if edge => Interest::BOTH,
             Want::Write => Interest::WRITE,
+            Want::Pending => Interest::NONE,
             Want::Read => Interest::READ,
         };
         let token = conn.fd.as_raw_fd() as u64;
@@ -193,7 +194,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
     pub fn complete(&mut self, fd: RawFd, ticket: u64) {
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
-        let want = conn.complete(self.w, ticket, self.now);
+        let edge = self.poller.edge();
+        let want = conn.complete(self.w, ticket, &mut self.buf, edge, self.now);
         self.settled(fd, before, want);
     }
 
@@ -206,7 +208,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             let Some(conn) = self.conns.get_mut(fd) else { continue };
             let before = conn.want();
             // The time the events go, not the turn's: a loaded turn's I/O came first.
-            if let Some(want) = conn.on_timer(self.w, at, Instant::now()) {
+            let edge = self.poller.edge();
+            if let Some(want) = conn.on_timer(self.w, at, &mut self.buf, edge, Instant::now()) {
                 self.settled(fd, before, want);
             }
         }
@@ -235,10 +238,10 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             Want::Close => self.close(fd),
             // Level-triggered: watch for what the connection now waits for.
             want if !edge && want != before => {
-                let interest = if want == Want::Write {
-                    Interest::WRITE
-                } else {
-                    Interest::READ
+                let interest = match want {
+                    Want::Write => Interest::WRITE,
+                    Want::Pending => Interest::NONE,
+                    _ => Interest::READ,
                 };
                 if self.poller.modify(conn.fd.as_fd(), fd as u64, interest).is_err() {
                     self.close(fd);

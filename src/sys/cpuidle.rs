@@ -26,9 +26,8 @@ impl PollingIdle {
     /// Fails where the CPUs have no polling idle state, or the file is missing or not writable
     /// (not root).
     pub fn hold() -> io::Result<PollingIdle> {
-        let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
-        let state0 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpuidle/state0/name").unwrap_or_default();
-        if driver.trim().is_empty() || driver.trim() == "none" || state0.trim() != "POLL" {
+        if !has_polling_state() {
+            let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(
@@ -41,4 +40,12 @@ impl PollingIdle {
         file.write_all(&0i32.to_ne_bytes())?;
         Ok(PollingIdle { _file: file })
     }
+}
+
+/// Whether the CPUs have a polling idle state: a cpuidle driver whose first state is `POLL`
+/// (a host fact: [`super::host::Fact::PollingIdle`]).
+pub fn has_polling_state() -> bool {
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
+    let state0 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpuidle/state0/name").unwrap_or_default();
+    !(driver.trim().is_empty() || driver.trim() == "none" || state0.trim() != "POLL")
 }

@@ -12,6 +12,7 @@ pub(crate) mod epoll;
 pub(crate) mod error;
 pub(crate) mod eventfd;
 pub mod fd;
+pub mod host;
 pub mod mem;
 pub(crate) mod poll;
 pub mod process;

@@ -35,9 +35,6 @@ pub const MAX_BODY: usize = 1024 * 1024;
 
 /// The body every 200 to GET carries (seed 000's).
 pub const BODY: &[u8] = b"<html>hello</html>";
-/// The most input a client may pipeline behind an event stream before the stream is cut and
-/// the connection closed: the session holds it until the stream ends.
-const MAX_BEHIND_STREAM: usize = 64 * 1024;
 
 /// The answer to a request head that did not complete in time (`--header-timeout`).
 pub const REQUEST_TIMEOUT: &[u8] =
@@ -66,7 +63,7 @@ enum State {
     /// Inside a chunked body.
     Chunked(Chunked),
     /// An event stream is going out ([`super::later`]): input waits in the buffer until it
-    /// ends. `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
+    /// ends (the connection reads no more meanwhile: [`HttpSession::paused`]). `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
     Streaming {
         stream: Box<EventStream>,
         keep: bool,
@@ -150,9 +147,6 @@ impl HttpSession {
             data.drain(..used);
             self.buf = data;
         }
-        if matches!(self.state, State::Streaming { .. } | State::Waiting { .. }) && self.buf.len() > MAX_BEHIND_STREAM {
-            fed.close = true;
-        }
         if fed.close {
             self.state = State::Closed;
             self.held = false;
@@ -164,6 +158,17 @@ impl HttpSession {
     /// A response is owed later (an event stream, or one waiting for its work).
     pub fn owes(&self) -> bool {
         matches!(self.state, State::Streaming { .. } | State::Waiting { .. })
+    }
+
+    /// Input waits behind a response owed later: requests are answered in order, so nothing
+    /// more is read until it has gone (the connection stops reading; TCP holds the rest).
+    pub fn paused(&self) -> bool {
+        self.owes()
+    }
+
+    /// Bytes of input the session holds, not consumed yet.
+    pub fn behind(&self) -> usize {
+        self.buf.len()
     }
 
     /// When the event stream going out has its next event due.

@@ -40,6 +40,12 @@ impl Interest {
         read: true,
         write: true,
     };
+    /// Watched for nothing: only an error or a hang-up is reported (epoll and poll; select
+    /// reports nothing for it).
+    pub const NONE: Interest = Interest {
+        read: false,
+        write: false,
+    };
 }
 
 /// One readiness mechanism.

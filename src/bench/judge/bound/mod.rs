@@ -1,7 +1,8 @@
 //! What bound a cell: one label with its evidence, decided from the cell's own figures by named
-//! thresholds, in this order — the client, another task on the server's CPUs, the server's
-//! CPUs, the offered rate, the server waiting on something other than the CPU — and `unclear`
-//! where none fits, never a guess.
+//! thresholds, in this order — the client, others delaying the server (steal, or other tasks on
+//! its CPUs while it waited in their run queues), the server's CPUs, the offered rate, the
+//! server waiting on something other than the CPU — and `unclear` where none fits, never a
+//! guess.
 
 use serde::Serialize;
 
@@ -21,8 +22,15 @@ pub const WAITED: f64 = 2.0;
 /// Steal over this share of the server CPUs' time: the hypervisor ran something else.
 pub const STEAL: f64 = 0.05;
 
-/// Other tasks' time on the server's CPUs over this share of it: they shared the CPUs.
+/// Other tasks' time on the server's CPUs over this share of it: they shared the CPUs. Only
+/// with [`DELAYED`]: a neighbour using CPU the server did not want delays nothing.
 pub const OTHERS: f64 = 0.10;
+
+/// The server's threads runnable but waiting for a CPU over this share of the window (summed
+/// over its threads): it was delayed. Alone it is no interference (a design's own threads
+/// queue behind each other: a thread per connection at 100 connections waits 96 times its
+/// window on a quiet machine); with [`OTHERS`] it is.
+pub const DELAYED: f64 = 0.10;
 
 /// A closed loop whose client spends at least this share of each request's cycle
 /// (connections ÷ throughput) outside the measured latency: its own turnaround paced it.
@@ -107,10 +115,16 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
         // The harness's own sampling, which runs there, is not another task's.
         let own = f.server_cpu_cores.map_or(0.0, |cores| cores * window_s) + w.harness_s.unwrap_or(0.0);
         let others = (busy - own).max(0.0) / total;
-        if others > OTHERS {
+        let waited = w.runq_wait_s.map(|s| s / window_s);
+        if let Some(waited) = waited.filter(|q| others > OTHERS && *q > DELAYED) {
             return by(
                 Bound::Interference,
-                format!("other tasks used {:.0}% of the server CPUs", others * 100.0),
+                format!(
+                    "delayed by other tasks: at least {:.0}% (other tasks used {:.0}% of the server CPUs while the server's threads waited {:.0}% of the window for one)",
+                    others.min(waited) * 100.0,
+                    others * 100.0,
+                    waited * 100.0
+                ),
             );
         }
     }

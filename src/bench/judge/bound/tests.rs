@@ -89,18 +89,21 @@ fn a_saturated_server_is_its_cpu_or_its_kernel_by_the_larger_share() {
     assert_ne!(label(&cell(0.89, 500.0, 89.0)), Bound::ServerCpu);
 }
 
-/// Steal or other tasks on the server's CPUs: interference, which says nothing of the server.
+/// Steal, or other tasks on the server's CPUs while the server waited for them: interference,
+/// which says nothing of the server.
 #[test]
-fn steal_or_other_tasks_on_the_server_cpus_is_interference() {
+fn steal_or_other_tasks_that_delayed_the_server_is_interference() {
     let mut c = cell(0.5, 500.0, 50.0);
     let w = c.figures.why.as_mut().unwrap();
     (w.cpus_total_s, w.cpus_busy_s, w.cpus_steal_s) = (Some(1.0), Some(0.55), Some(0.06));
     assert_eq!(label(&c), Bound::Interference);
     let w = c.figures.why.as_mut().unwrap();
     w.cpus_steal_s = Some(0.0);
-    w.cpus_busy_s = Some(0.65);
+    (w.cpus_busy_s, w.runq_wait_s) = (Some(0.65), Some(0.12));
     let b = of(&c).unwrap();
     assert_eq!(b.bound, Bound::Interference);
+    // The smaller of the two shares is quoted first: others 15 %, the server waited 12 %.
+    assert!(b.evidence.starts_with("delayed by other tasks: at least 12%"), "{b:?}");
     assert!(b.evidence.contains("15%"), "{b:?}");
     // The server's own 50 % and 5 % of others: not interference.
     c.figures.why.as_mut().unwrap().cpus_busy_s = Some(0.55);
@@ -113,6 +116,35 @@ fn steal_or_other_tasks_on_the_server_cpus_is_interference() {
     assert_eq!(label(&c), Bound::Interference);
     assert!(!Bound::Interference.speaks_for_the_server() && !Bound::Client.speaks_for_the_server());
     assert!(Bound::ServerCpu.speaks_for_the_server());
+}
+
+/// A neighbour that used 84 % of the server's CPU while the server only slept (it never waited
+/// for a CPU) did not delay it: a sleeping loop is still server-waiting.
+#[test]
+fn a_busy_neighbour_that_never_delayed_the_server_is_not_interference() {
+    let mut c = cell(0.02, 1050.0, 20.0);
+    c.figures.throughput_rps = 3800.0;
+    let w = c.figures.why.as_mut().unwrap();
+    (w.cpus_total_s, w.cpus_busy_s, w.cpus_steal_s) = (Some(1.0), Some(0.86), Some(0.0));
+    w.runq_wait_s = Some(0.004);
+    w.closed_no_think = true;
+    w.connections = 4;
+    let b = of(&c).unwrap();
+    assert_eq!(b.bound, Bound::ServerWaiting, "{b:?}");
+    // Without a run-queue reading, no delay is shown: not interference either.
+    c.figures.why.as_mut().unwrap().runq_wait_s = None;
+    assert_eq!(label(&c), Bound::ServerWaiting);
+}
+
+/// A design whose own threads queue behind each other (a thread per connection: 96 times its
+/// window in run queues) on a quiet machine is not interference: nobody else used the CPUs.
+#[test]
+fn a_designs_own_threads_waiting_for_each_other_is_not_interference() {
+    let mut c = cell(0.97, 9500.0, 97.0);
+    let w = c.figures.why.as_mut().unwrap();
+    (w.cpus_total_s, w.cpus_busy_s, w.cpus_steal_s) = (Some(1.0), Some(0.99), Some(0.0));
+    w.runq_wait_s = Some(96.0);
+    assert_eq!(label(&c), Bound::ServerCpu);
 }
 
 #[test]
