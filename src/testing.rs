@@ -82,7 +82,13 @@ pub fn host_fact(fact: Fact) -> Reading {
     let has = if r.present { "has" } else { "lacks" };
     append(
         HOST_FACTS,
-        &format!("{}: this host {has} {} ({}): {}\n", who(), fact.name(), r.detail, branch(r.present)),
+        &format!(
+            "{}: this host {has} {} ({}): {}\n",
+            who(),
+            fact.name(),
+            r.detail,
+            branch(r.present)
+        ),
     );
     r
 }

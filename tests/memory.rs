@@ -209,3 +209,32 @@ fn never_readers(model: &str, args: &[&str]) {
     // socket buffers take some megabytes of replies per connection first.
     srv.stop();
 }
+
+/// A thread per connection costs four mappings (its stack and its signal stack, a guard page
+/// each) and no more: `vm.max_map_count` (65,530 by default) then holds a thread server to
+/// about 16,000 connections, past seed 001's 15,000. (A read buffer in pages of its own made it
+/// five, and thread creation failed near 13,100.)
+#[test]
+fn a_thread_per_connection_costs_four_mappings_and_no_more() {
+    let srv = Server::start("thread", &[]);
+    let maps = || {
+        std::fs::read_to_string(format!("/proc/{}/maps", srv.pid()))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let before = maps();
+    let n = 400;
+    let conns: Vec<TcpStream> = (0..n)
+        .map(|_| {
+            let mut c = srv.connect();
+            // A request answered: its thread is serving, with its read buffer.
+            assert_eq!(common::get(&mut c, &mut Vec::new()).status, 200);
+            c
+        })
+        .collect();
+    let per = (maps() - before) as f64 / n as f64;
+    drop(conns);
+    srv.stop();
+    assert!(per <= 4.1, "{per:.2} mappings per connection");
+}

@@ -323,7 +323,18 @@ fn three_thousand_pipelined_requests_with_pooled_work_are_all_answered_in_order(
         &["--work", "sleep:100us", "--workers", "2", "--tls", "self-signed"],
     );
     let url = format!("https://{}/", server.addr);
-    let doc = load(&[&url, "-k", "-c", "1", "--pipeline", "3000", "-n", "3000", "--timeout", "60s"]);
+    let doc = load(&[
+        &url,
+        "-k",
+        "-c",
+        "1",
+        "--pipeline",
+        "3000",
+        "-n",
+        "3000",
+        "--timeout",
+        "60s",
+    ]);
     assert_eq!(
         (doc["requests"].as_u64(), doc["error_total"].as_u64()),
         (Some(3000), Some(0)),
@@ -365,17 +376,11 @@ fn a_client_pipelining_behind_pending_work_is_held_in_tcp_not_in_the_server() {
         // The stream goes on where the last write stopped, mid-request or not.
         match c.write(&chunk[offered % chunk.len()..]) {
             Ok(n) => offered += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => panic!("the server closed the connection: {e}"),
         }
     }
-    let (grown, used, wall) = (
-        rss().saturating_sub(rss0),
-        cpu_ns(server.pid()) - cpu0,
-        t0.elapsed(),
-    );
+    let (grown, used, wall) = (rss().saturating_sub(rss0), cpu_ns(server.pid()) - cpu0, t0.elapsed());
     assert!(
         grown < 2048,
         "RSS grew by {grown} KiB while {offered} bytes were pipelined behind pending work"

@@ -46,6 +46,19 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     // Event streams longer than the window complete no request in it; their events are what
     // was measured.
     let events = outcome.tally.sse.as_ref().map_or(0, |s| s.events);
+    if outcome.interrupted {
+        // Stopped by a signal before it was done: not what was asked, whatever it measured.
+        return Err(Failure {
+            code: 1,
+            message: format!(
+                "interrupted before the run was done: {} requests completed{}, {} errors",
+                outcome.tally.requests,
+                spec.requests.map_or(String::new(), |n| format!(" of {n} asked")),
+                outcome.tally.error_total()
+            ),
+        }
+        .into());
+    }
     if outcome.tally.error_total() > 0 || (outcome.tally.requests == 0 && events == 0) {
         return Err(Failure {
             code: 1,

@@ -1,6 +1,9 @@
 //! Reading HTTP/1.x responses as they arrive: the head by `httparse`; the body by
 //! Content-Length, chunked coding (trailers included) or the connection's close; interim 1xx
-//! responses skipped; the bodies of 200s to `--body-size` requests verified byte for byte.
+//! responses skipped (at most [`MAX_INTERIM`] before a final one, as Go's client); the bodies
+//! of 200s to `--body-size` requests verified byte for byte as they stream, never kept whole
+//! (a chunked or close-delimited body too). The server is hostile: what it sends is read in
+//! time linear in its length and held no longer than it takes to frame.
 
 use super::request::pattern;
 use crate::proto::chunked::{Chunked, Phase};
@@ -44,7 +47,12 @@ enum Body {
 /// skipped, HEAD responses have no body.
 #[derive(Debug, Default)]
 pub struct HttpReader {
+    /// Bytes received, not framed yet from `pos` on (what is before it was framed: dropped at
+    /// the next push, so framing many responses from one read costs one move, not one each).
     buf: Vec<u8>,
+    pos: usize,
+    /// Interim responses before the final one of the response being read.
+    interim: usize,
     /// How the body of the response being read ends (`None`: no head parsed yet).
     body: Option<Body>,
     /// Head of the response being read, once parsed.
@@ -71,6 +79,9 @@ pub struct HttpReader {
 /// The largest response head accepted.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
+/// The most interim (1xx) responses accepted before a final one (Go's client stops at 5).
+pub const MAX_INTERIM: usize = 5;
+
 impl HttpReader {
     pub fn new(head_only: bool) -> Self {
         HttpReader {
@@ -88,6 +99,8 @@ impl HttpReader {
     /// A new socket: the next response answers request `next_seq`.
     pub fn reset(&mut self, next_seq: u64) {
         self.buf.clear();
+        self.pos = 0;
+        self.interim = 0;
         self.body = None;
         self.head = None;
         self.seq = next_seq;
@@ -98,25 +111,40 @@ impl HttpReader {
 
     /// Appends received bytes.
     pub fn push(&mut self, data: &[u8]) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
         self.buf.extend_from_slice(data);
+    }
+
+    /// The bytes not framed yet.
+    fn rest(&self) -> &[u8] {
+        &self.buf[self.pos..]
     }
 
     /// Parses a response head at the start of the buffer.
     fn parse_head(&mut self) -> Result<Head, Read> {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut resp = httparse::Response::new(&mut headers);
-        let n = match resp.parse(&self.buf) {
+        let n = match resp.parse(&self.buf[self.pos..]) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) if self.buf.len() > MAX_RESPONSE_HEAD => return Err(Read::Bad),
+            Ok(httparse::Status::Partial) if self.rest().len() > MAX_RESPONSE_HEAD => return Err(Read::Bad),
             Ok(httparse::Status::Partial) => return Ok(Head::Partial),
             Err(_) => return Err(Read::Bad),
         };
         let status = resp.code.unwrap_or(0);
         if (100..200).contains(&status) && status != 101 {
-            // An interim response (100 Continue, 103 Early Hints): the real one follows.
-            self.buf.drain(..n);
+            // An interim response (100 Continue, 103 Early Hints): the real one follows, after
+            // a few at most.
+            self.interim += 1;
+            if self.interim > MAX_INTERIM {
+                return Err(Read::Bad);
+            }
+            self.pos += n;
             return Ok(Head::Skipped);
         }
+        self.interim = 0;
         let mut len = None;
         let mut coding: Option<&[u8]> = None;
         let mut close = resp.version == Some(0);
@@ -172,7 +200,7 @@ impl HttpReader {
                 return Err(Read::Mismatch);
             }
         }
-        self.buf.drain(..n);
+        self.pos += n;
         self.head = Some((status, close));
         self.body = Some(body);
         self.body_off = 0;
@@ -180,24 +208,24 @@ impl HttpReader {
         Ok(Head::Parsed)
     }
 
-    /// Checks `data`, the next body bytes of a 200 being verified.
-    fn verify_bytes(&mut self, data_len: usize, from_chunks: bool) -> bool {
-        let Some((slot, _)) = self.verify else { return true };
-        if self.head.map(|h| h.0) != Some(200) {
+    /// Whether the response being read is a 200 whose body is verified.
+    fn checks_body(&self) -> bool {
+        self.verify.is_some() && self.head.map(|h| h.0) == Some(200) && !self.event_stream
+    }
+
+    /// Checks `data`, the next body bytes of a 200 being verified, against the generated body:
+    /// `false` where they differ or run past its size.
+    fn verify_bytes(&mut self, data: &[u8]) -> bool {
+        let Some((slot, size)) = self.verify.filter(|_| self.checks_body()) else {
             return true;
-        }
-        self.scratch.resize(data_len, 0);
-        pattern(slot, self.seq, self.body_off, &mut self.scratch);
-        let ok = if from_chunks {
-            match &self.body {
-                Some(Body::Chunked(c)) => c.body.as_deref() == Some(&self.scratch[..]),
-                _ => false,
-            }
-        } else {
-            self.scratch[..] == self.buf[..data_len]
         };
-        self.body_off += data_len;
-        ok
+        if self.body_off + data.len() > size {
+            return false;
+        }
+        self.scratch.resize(data.len(), 0);
+        pattern(slot, self.seq, self.body_off, &mut self.scratch);
+        self.body_off += data.len();
+        self.scratch[..] == data[..]
     }
 
     /// Takes the next complete response out of the buffered bytes.
@@ -209,68 +237,87 @@ impl HttpReader {
                 Err(r) => return r,
             }
         }
+        let (pos, verifying) = (self.pos, self.checks_body());
         match self.body.as_mut().expect("a head has its body") {
             Body::Length(left) => {
-                let take = (*left).min(self.buf.len());
+                let take = (*left).min(self.buf.len() - pos);
                 *left -= take;
                 let done = *left == 0;
-                if !self.verify_bytes(take, false) {
+                let data = std::mem::take(&mut self.buf);
+                let ok = self.verify_bytes(&data[pos..pos + take]);
+                if self.event_stream {
+                    self.streamed.extend_from_slice(&data[pos..pos + take]);
+                }
+                self.buf = data;
+                self.pos += take;
+                if !ok {
                     return Read::Mismatch;
                 }
-                if self.event_stream {
-                    self.streamed.extend_from_slice(&self.buf[..take]);
-                }
-                self.buf.drain(..take);
                 if !done {
                     return Read::More;
                 }
             }
             Body::Chunked(c) => {
+                // A verified body is checked chunk by chunk and let go; it may not run past
+                // the size asked for.
+                let limit = match (verifying, self.verify) {
+                    (true, Some((_, size))) => size,
+                    _ => usize::MAX,
+                };
                 let mut used = 0;
-                loop {
-                    match c.step(&self.buf[used..], usize::MAX) {
+                let mut seen = Vec::new();
+                let bad = loop {
+                    match c.step(&self.buf[pos + used..], limit) {
                         Ok(Some(n)) => used += n,
-                        Ok(None) => break,
-                        Err(_) => return Read::Bad,
+                        Ok(None) => break None,
+                        Err(crate::proto::chunked::ChunkError::TooLarge) => break Some(Read::Mismatch),
+                        Err(_) => break Some(Read::Bad),
+                    }
+                    if verifying {
+                        if let Some(b) = c.body.as_mut() {
+                            seen.append(b);
+                        }
                     }
                     if c.complete() {
-                        break;
+                        break None;
                     }
-                }
+                };
                 let complete = c.complete();
                 if self.event_stream {
                     if let Some(b) = c.body.as_mut() {
                         self.streamed.append(b);
                     }
                 }
-                self.buf.drain(..used);
+                self.pos += used;
+                if let Some(r) = bad {
+                    return r;
+                }
+                if !self.verify_bytes(&seen) {
+                    return Read::Mismatch;
+                }
                 if !complete {
                     return Read::More;
                 }
-                let got = match &self.body {
-                    Some(Body::Chunked(c)) => c.body.as_ref().map_or(0, Vec::len),
-                    _ => 0,
-                };
-                if !self.event_stream
-                    && (self
-                        .verify
-                        .is_some_and(|(_, size)| got != size && self.head.map(|h| h.0) == Some(200))
-                        || !self.verify_bytes(got, true))
-                {
-                    return Read::Mismatch;
+                if let Some((_, size)) = self.verify.filter(|_| verifying) {
+                    if self.body_off != size {
+                        return Read::Mismatch;
+                    }
                 }
             }
             Body::UntilClose => {
-                self.body_off += self.buf.len();
+                let data = std::mem::take(&mut self.buf);
+                let ok = self.verify_bytes(&data[pos..]);
                 if self.event_stream {
-                    self.streamed.append(&mut self.buf);
+                    self.streamed.extend_from_slice(&data[pos..]);
                 }
-                self.buf.clear();
-                return Read::More;
+                self.buf = data;
+                self.pos = self.buf.len();
+                return if ok { Read::More } else { Read::Mismatch };
             }
         }
         self.seq += 1;
         self.body = None;
+        self.body_off = 0;
         let (status, close) = self.head.take().expect("head parsed above");
         Read::Done { status, close }
     }
@@ -291,21 +338,29 @@ impl HttpReader {
         self.streamed = buf;
     }
 
-    /// The connection closed: a response delimited by the close is complete; anything else
-    /// unfinished is not (`None`).
+    /// The connection closed: a response delimited by the close is complete (a verified one
+    /// whose body fell short of its size is a [`Read::Mismatch`]); anything else unfinished is
+    /// not (`None`).
     pub fn at_close(&mut self) -> Option<Read> {
         if !matches!(self.body, Some(Body::UntilClose)) {
             return None;
         }
+        let short = self
+            .verify
+            .is_some_and(|(_, size)| self.checks_body() && self.body_off != size);
         self.body = None;
+        self.body_off = 0;
         self.seq += 1;
         let (status, _) = self.head.take()?;
-        Some(Read::Done { status, close: true })
+        Some(match short {
+            true => Read::Mismatch,
+            false => Read::Done { status, close: true },
+        })
     }
 
     /// `true` when bytes of an unfinished response are buffered.
     pub fn mid_response(&self) -> bool {
-        !self.buf.is_empty() || self.head.is_some()
+        !self.rest().is_empty() || self.head.is_some()
     }
 }
 

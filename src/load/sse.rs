@@ -90,6 +90,10 @@ impl Parser {
     }
 }
 
+/// The largest jump between a stream's ids counted as lost events; past it the ids are taken
+/// for something other than a count, and the count goes on from the new id.
+pub const MAX_ID_GAP: u64 = 1 << 20;
+
 /// One stream being received: what it has delivered so far.
 #[derive(Debug, Clone)]
 pub struct Stream {
@@ -139,7 +143,10 @@ impl Stream {
             self.events += 1;
             if let Some(id) = e.id {
                 match self.next_id {
-                    Some(want) if id > want => self.lost += id - want,
+                    // A jump past MAX_ID_GAP is not lost events: the ids are not a count
+                    // (timestamps, offsets); the count goes on from there.
+                    Some(want) if id > want && id - want <= MAX_ID_GAP => self.lost += id - want,
+                    Some(want) if id > want => {}
                     // One counted lost came after all, late.
                     Some(want) if id < want => {
                         self.out_of_order += 1;
@@ -149,7 +156,8 @@ impl Stream {
                     // start at 1: timestamps, offsets).
                     _ => {}
                 }
-                self.next_id = Some(self.next_id.map_or(id + 1, |w| w.max(id + 1)));
+                let next = id.saturating_add(1);
+                self.next_id = Some(self.next_id.map_or(next, |w| w.max(next)));
             }
         }
         t.lost += self.lost - lost;
@@ -345,6 +353,18 @@ mod tests {
         assert_eq!((s.lost, s.out_of_order), (1, 1));
         s.end(t0, true, &mut t);
         assert_eq!((t.cut, t.cut_events, t.duration.count()), (1, 5, 0));
+        // Ids that jump to the top of their range and back neither wrap nor count the jump as
+        // events lost: 1, 2^64 − 1, 2 is one id late.
+        let mut s = Stream::new(t0);
+        s.feed(
+            b"id: 1\n\nid: 18446744073709551615\n\nid: 2\n\n",
+            t0,
+            &mut SseTally::default(),
+        );
+        assert_eq!((s.lost, s.out_of_order), (0, 1));
+        let mut s = Stream::new(t0);
+        s.feed(b"id: 1\n\nid: 1048578\n\n", t0, &mut SseTally::default());
+        assert_eq!(s.lost, MAX_ID_GAP, "a gap up to the bound is lost events");
         let mut other = SseTally::default();
         other.merge(&t);
         other.merge(&t);

@@ -11,8 +11,11 @@
 //! cancel that comes after a worker took the job finds nothing to cancel and keeps nothing). What
 //! the session cannot answer later is served on the loop, work and all: a request with a body
 //! (POST, PUT), echo and packet messages, and event streams (whose events are the loop's
-//! timers). Past 16,384 queued jobs, work is done on the loop too: back-pressure, not a queue
-//! without end. The work of a connection that closed still runs; its completion finds nothing.
+//! timers), all counted `offload_inline`. `--offload-over D` keeps a request on the loop when
+//! its work as drawn (not its distribution's mean) is D or less. Past 16,384 queued jobs,
+//! work is done on the loop too (counted `offload_inline`): back-pressure, not a queue
+//! without end. A connection that closes cancels its queued work, and a stopping server drops
+//! what is still queued instead of running it (counted `offload_cancelled`).
 //!
 //! **Reservation** (`--reserve under=D:K`): K of the workers take only jobs whose work has a
 //! mean under D (the short class); the others take the oldest job of any class. Short requests
@@ -126,8 +129,8 @@ struct Pool {
 const QUEUE_MAX: usize = 16 * 1024;
 
 impl Offloader for Pool {
-    fn takes(&self, mean: Duration) -> bool {
-        (self.over.is_zero() || mean > self.over) && self.waiting.load(Ordering::Relaxed) < QUEUE_MAX
+    fn takes(&self, work: Duration) -> bool {
+        (self.over.is_zero() || work > self.over) && self.waiting.load(Ordering::Relaxed) < QUEUE_MAX
     }
 
     fn submit(&self, w: Worker<'_>, job: Job) {
@@ -194,14 +197,19 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
         let job = {
             let mut q = lock(&pool.queue);
             loop {
+                if w.stopping() {
+                    // Stopping: the connections are closing, and their work with them. What is
+                    // still queued is dropped, not run, and counted.
+                    let live: Vec<u64> = q.live.iter().copied().collect();
+                    let dropped = q.cancel(&live);
+                    w.count(Counter::OffloadCancelled, dropped as u64);
+                    return Ok(());
+                }
                 let mut popped = 0;
                 let job = q.pop(reserved, &mut popped);
                 pool.waiting.fetch_sub(popped, Ordering::Relaxed);
                 if let Some(job) = job {
                     break job;
-                }
-                if w.stopping() {
-                    return Ok(());
                 }
                 q = wait_timeout(&pool.ready, q, TICK);
             }
@@ -254,7 +262,10 @@ mod tests {
         assert_eq!(pop(&mut q, true), Some(4));
         assert!(pop(&mut q, true).is_none() && pop(&mut q, false).is_none());
         q.push(job(5, 5000, at(4)), false);
-        assert!(pop(&mut q, true).is_none(), "a long job never goes to a reserved worker");
+        assert!(
+            pop(&mut q, true).is_none(),
+            "a long job never goes to a reserved worker"
+        );
     }
 
     /// A cancel that races the completion (it comes after a worker took the job) leaves

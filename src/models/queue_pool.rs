@@ -81,7 +81,16 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         .add(&shared.poke, WAKE, IN)
         .map_err(io_err("registering the eventfd"))?;
     let result = workers::threads_and(ctx, |w| worker(w, &shared), || poller(ctx.worker(0), &shared));
-    // Every thread has stopped: close what is left, parked or queued.
+    // Every thread has stopped: close what is left, parked or queued, each with its farewell
+    // (a stopping server's: an event stream's last chunk).
+    let mut idle = lock(&shared.idle);
+    for fd in idle.fds().collect::<Vec<_>>() {
+        if let Some(conn) = idle.get_mut(fd) {
+            conn.stopping();
+        }
+    }
+    drop(idle);
+    lock(&shared.ready).iter_mut().for_each(|(conn, _, _)| conn.stopping());
     let left = lock(&shared.idle).len() + lock(&shared.ready).len();
     for _ in 0..left {
         ctx.worker(0).release();
@@ -196,7 +205,9 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         };
         let fd: RawFd = conn.fd.as_raw_fd();
         let want = match timer {
-            Some(at) => conn.on_timer(w, at, &mut buf, false, Instant::now()).unwrap_or(conn.want()),
+            Some(at) => conn
+                .on_timer(w, at, &mut buf, false, Instant::now())
+                .unwrap_or(conn.want()),
             None => conn.drive(w, &mut buf, false, Instant::now()),
         };
         match want {

@@ -164,11 +164,9 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             break;
         }
     }
-    if w.stopping() {
-        deadline::farewell(&mut session, |b| {
-            let _ = stream.try_write(b);
-        });
-    }
+    deadline::part(&mut session, w.stopping(), |b| {
+        let _ = stream.try_write(b);
+    });
     drop(stream);
     w.release();
 }

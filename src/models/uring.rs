@@ -204,7 +204,14 @@ impl Slots {
     fn close(&mut self, w: Worker<'_>, tag: u64) {
         if self.get(tag).is_some() {
             let slot = tag as u32 as usize;
-            let conn = self.conns[slot].take().expect("just found");
+            let mut conn = self.conns[slot].take().expect("just found");
+            // Closed for a reason of its own (a stopping server said its farewell first): the
+            // cut, written directly only where no send is in flight to be overtaken.
+            if conn.sending == 0 && conn.out.is_empty() {
+                deadline::part(&mut conn.session, false, |b| {
+                    let _ = sys::fd::try_write(&conn.fd, b);
+                });
+            }
             let _ = sys::socket::shutdown(&conn.fd);
             self.free.push(slot);
             w.release();
@@ -313,7 +320,7 @@ impl RingLoop<'_> {
         self.settle_sends()?;
         for tag in self.slots.tags(|_| true) {
             if let Some(conn) = self.slots.get(tag).filter(|c| c.sending == 0 && c.out.is_empty()) {
-                deadline::farewell(&mut conn.session, |b| {
+                deadline::part(&mut conn.session, true, |b| {
                     let _ = sys::fd::try_write(&conn.fd, b);
                 });
             }

@@ -341,7 +341,11 @@ fn pipelined_requests_fed_a_read_at_a_time_while_not_paused_are_all_answered() {
         if s.paused() {
             let t = *each.tickets.last().unwrap();
             let fed = s.complete_each(t, &mut out, &mut each);
-            assert!(!fed.close, "closed after {answered}: {}", text(&out[out.len().saturating_sub(200)..]));
+            assert!(
+                !fed.close,
+                "closed after {answered}: {}",
+                text(&out[out.len().saturating_sub(200)..])
+            );
             answered += fed.requests;
             continue;
         }

@@ -257,6 +257,19 @@ impl Session {
         }
     }
 
+    /// What a connection closed for a reason of its own (a deadline, the peer's close or
+    /// error; not a stopping server) sends: a response still going out is cut, and looks cut.
+    /// HTTP/1.x writes nothing (no last chunk: the close ends it short); HTTP/2 resets every
+    /// stream whose response has not ended (RST_STREAM CANCEL), then GOAWAY.
+    pub fn cut(&mut self, out: &mut Vec<u8>) {
+        match self {
+            Session::H2(s) => s.cut(out),
+            Session::Tls(s) => s.cut(out),
+            Session::Http(s) => s.cut(),
+            _ => {}
+        }
+    }
+
     /// `session` behind TLS with `cfg` (what `serve --tls` gives every connection).
     pub fn with_tls(cfg: std::sync::Arc<rustls::ServerConfig>, session: Session) -> Session {
         match tls::TlsSession::new(cfg, session) {
@@ -349,6 +362,16 @@ impl Session {
         }
     }
 
+    /// Output waits for the client's flow-control window (HTTP/2): nothing of it can go until
+    /// the client grants more. A client that reads TCP but never grants is stalling it.
+    pub fn window_held(&self) -> bool {
+        match self {
+            Session::H2(s) => s.window_held(),
+            Session::Tls(s) => s.window_held(),
+            _ => false,
+        }
+    }
+
     /// Bytes of input the session holds, not consumed yet (HTTP/1.x's and TLS's buffers; the
     /// others' are bounded by their own rules).
     pub fn behind(&self) -> usize {
@@ -381,6 +404,17 @@ impl Session {
             Session::Tls(s) => s.complete(ticket, out, each),
             Session::H2(s) => s.complete(ticket, out, each),
             _ => Fed::default(),
+        }
+    }
+
+    /// The tickets of the responses waiting for their work ([`later::Later::Pending`]): what a
+    /// connection that closes cancels.
+    pub fn tickets(&self) -> Vec<u64> {
+        match self {
+            Session::Http(s) => s.ticket().into_iter().collect(),
+            Session::Tls(s) => s.tickets(),
+            Session::H2(s) => s.tickets(),
+            _ => Vec::new(),
         }
     }
 

@@ -223,6 +223,11 @@ impl TlsSession {
         self.inner.owes()
     }
 
+    /// The inner session's output waits for the client's flow-control window.
+    pub fn window_held(&self) -> bool {
+        self.inner.window_held()
+    }
+
     /// The inner session reads no more until a response owed later has gone.
     pub fn paused(&self) -> bool {
         self.inner.paused()
@@ -262,6 +267,11 @@ impl TlsSession {
         self.seal(out, fed)
     }
 
+    /// The inner session's tickets waiting.
+    pub fn tickets(&self) -> Vec<u64> {
+        self.inner.tickets()
+    }
+
     /// The inner session's cancelled tickets.
     pub fn cancelled(&mut self) -> Vec<u64> {
         self.inner.cancelled()
@@ -279,6 +289,17 @@ impl TlsSession {
             flush(&mut self.tls, out);
         }
         fed
+    }
+
+    /// The inner session cut short ([`crate::proto::Session::cut`]), its last frames
+    /// encrypted into `out`.
+    pub fn cut(&mut self, out: &mut Vec<u8>) {
+        self.plain_out.clear();
+        self.inner.cut(&mut self.plain_out);
+        if !self.plain_out.is_empty() {
+            let _ = self.tls.writer().write_all(&self.plain_out);
+            flush(&mut self.tls, out);
+        }
     }
 
     /// The inner session's last words (HTTP/2's GOAWAY), encrypted into `out`.

@@ -200,11 +200,9 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
             w.flush_syscalls();
         }
     }
-    if w.stopping() {
-        super::deadline::farewell(&mut session, |b| {
-            let _ = sys::fd::try_write(&fd, b);
-        });
-    }
+    super::deadline::part(&mut session, w.stopping(), |b| {
+        let _ = sys::fd::try_write(&fd, b);
+    });
     drop(fd);
     w.flush_syscalls();
     w.release();

@@ -61,15 +61,18 @@ pub struct Conn {
     shed: Shed,
     /// The due time its loop's timers hold for it (a later response's next piece).
     armed: Armed,
+    /// Closed because the server is stopping (its farewell, not a cut).
+    stopping: bool,
 }
 
-/// A connection the server closes says goodbye first (HTTP/2's GOAWAY), after whatever output
-/// it still holds: best effort, what the socket takes now.
+/// A connection the server closes parts first, after whatever output it still holds (best
+/// effort, what the socket takes now): a stopping server's farewell, or, for any other close,
+/// the cut ([`super::deadline::part`]).
 impl Drop for Conn {
     fn drop(&mut self) {
         let fd = &self.fd;
         let (out, sent) = (&mut self.out, self.sent);
-        super::deadline::farewell(&mut self.session, |b| {
+        super::deadline::part(&mut self.session, self.stopping, |b| {
             out.extend_from_slice(b);
             let _ = sys::fd::try_write(fd, &out[sent..]);
         });
@@ -91,7 +94,13 @@ impl Conn {
             want: Want::Read,
             shed: Shed::default(),
             armed: Armed::default(),
+            stopping: false,
         }
+    }
+
+    /// The server is stopping: this connection's close is its farewell.
+    pub fn stopping(&mut self) {
+        self.stopping = true;
     }
 
     /// When its loop must wake for it next (a later response's piece falls due), if that needs
@@ -150,6 +159,17 @@ impl Conn {
         match self.session.paused() {
             true => Want::Pending,
             false => Want::Read,
+        }
+    }
+
+    /// It is closing: the work its responses wait for in the server's pool is dropped (a
+    /// closed connection's work is dead work).
+    pub fn cancel_all(&mut self, w: Worker<'_>) {
+        if let Some(pool) = w.ctx.offload.get() {
+            let waiting = self.session.tickets();
+            if !waiting.is_empty() {
+                pool.cancel(w, &waiting);
+            }
         }
     }
 

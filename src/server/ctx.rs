@@ -354,8 +354,13 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
             (true, Some(pool)) if req.deferrable && !super::events::is_stream(self.w, req.target) => {
                 self.offload(*pool, req)
             }
-            (true, _) => {
-                // Each request's work runs right before its own response is written.
+            (true, pool) => {
+                // Each request's work runs right before its own response is written. A design
+                // with a pool does here what the session cannot answer later (a body, echo,
+                // packet) or an event stream's: counted as done on the loop.
+                if pool.is_some() {
+                    self.w.count(Counter::OffloadInline, 1);
+                }
                 (self.send)(out);
                 if let Some(e) = self.entered {
                     self.waited += e.elapsed();
@@ -385,7 +390,7 @@ impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
         let Some(d) = super::per_request::draw(w, req) else {
             return Answer::Refuse;
         };
-        if !pool.takes(d.mean) {
+        if !pool.takes(d.cpu + d.wait) {
             w.count(Counter::OffloadInline, 1);
             super::per_request::perform(w, &d);
             return Answer::Serve;

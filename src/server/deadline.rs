@@ -27,6 +27,9 @@ pub enum Expired {
     Idle,
     /// Its output made no progress.
     Send,
+    /// Its output waited for the client's flow-control window (HTTP/2) with nothing moving:
+    /// a client that reads but never grants window (its streams are reset as it closes).
+    WindowStall,
     /// Its request head did not complete in time: answer 408, then close.
     Header,
 }
@@ -37,6 +40,7 @@ impl Expired {
         match self {
             Expired::Idle => Counter::ClosedIdle,
             Expired::Send => Counter::ClosedSendTimeout,
+            Expired::WindowStall => Counter::ClosedWindowStall,
             Expired::Header => Counter::ClosedHeaderTimeout,
         }
     }
@@ -52,13 +56,17 @@ impl Expired {
     }
 }
 
-/// What every model does with a connection it closes on its own account (the server is
-/// stopping, or a deadline passed): the session's farewell (HTTP/2's GOAWAY), handed to `send`
-/// (best effort: whatever the socket takes now). Nothing for the other protocols, and nothing
-/// allocated for them.
-pub fn farewell(session: &mut Session, send: impl FnOnce(&[u8])) {
+/// What every model does with a connection it closes, handed to `send` (best effort: whatever
+/// the socket takes now): a stopping server's farewell ([`Session::farewell`]: an event
+/// stream's last chunk, HTTP/2's END_STREAMs and GOAWAY), or, closed for any other reason, the
+/// cut ([`Session::cut`]: no last chunk; HTTP/2's RST_STREAMs and GOAWAY). Nothing for the
+/// other protocols, and nothing allocated for them.
+pub fn part(session: &mut Session, stopping: bool, send: impl FnOnce(&[u8])) {
     let mut last = Vec::new();
-    session.farewell(&mut last);
+    match stopping {
+        true => session.farewell(&mut last),
+        false => session.cut(&mut last),
+    }
     if !last.is_empty() {
         send(&last);
     }
@@ -113,8 +121,9 @@ impl Deadlines {
     ///
     /// A connection whose session owes a later response ([`Session::owes`]: an event stream
     /// between events, a response whose work is in a pool) is not idle: the silence is the
-    /// server's. Its output not moving still
-    /// is a send timeout.
+    /// server's. Its output not moving still is a send timeout, in the socket or held for an
+    /// HTTP/2 client's window ([`Session::window_held`]: a flow-control stall, nginx's
+    /// send_timeout applied there too).
     pub fn expired(&self, cfg: &Config, session: &Session, pending: bool, now: Instant) -> Option<Expired> {
         if let (Some(t), Some(since), false) = (cfg.header_deadline(), self.head_since, pending) {
             if now.duration_since(since) >= t {
@@ -122,10 +131,13 @@ impl Deadlines {
             }
         }
         let idle = cfg.idle()?;
-        if !pending && session.owes() {
-            return None;
-        }
-        (now.duration_since(self.last) >= idle).then_some(if pending { Expired::Send } else { Expired::Idle })
+        let why = match (pending, session.window_held(), session.owes()) {
+            (true, _, _) => Expired::Send,
+            (false, true, _) => Expired::WindowStall,
+            (false, false, true) => return None,
+            (false, false, false) => Expired::Idle,
+        };
+        (now.duration_since(self.last) >= idle).then_some(why)
     }
 }
 

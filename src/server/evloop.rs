@@ -169,10 +169,13 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         Ok(())
     }
 
-    /// Closes every connection (shutdown).
+    /// Closes every connection (shutdown: each says its farewell).
     pub fn close_all(&mut self) {
         let fds: Vec<RawFd> = self.conns.fds().collect();
         for fd in fds {
+            if let Some(conn) = self.conns.get_mut(fd) {
+                conn.stopping();
+            }
             self.close(fd);
         }
     }
@@ -251,9 +254,10 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
-    /// Closes one connection and counts it.
+    /// Closes one connection and counts it; the work its responses wait for is dropped.
     fn close(&mut self, fd: RawFd) {
-        if let Some(conn) = self.conns.take(fd) {
+        if let Some(mut conn) = self.conns.take(fd) {
+            conn.cancel_all(self.w);
             self.poller.closing(conn.fd.as_fd());
             drop(conn);
             self.w.release();

@@ -31,14 +31,17 @@ pub struct Job {
 
 /// A design that takes requests' work off the thread that parsed them.
 pub trait Offloader: Sync {
-    /// Whether a request whose work has mean `mean` goes to the pool (else it runs inline).
-    fn takes(&self, mean: Duration) -> bool;
+    /// Whether a request whose work, as drawn, takes `work` (CPU and waiting) goes to the pool
+    /// (else it runs inline): the draw decides, not its distribution's mean, so a long tail
+    /// behind a small mean still leaves the loop.
+    fn takes(&self, work: Duration) -> bool;
 
     /// Queues `job`.
     fn submit(&self, w: Worker<'_>, job: Job);
 
-    /// The responses of these tickets will never be written (their streams were reset): their
-    /// work may be dropped.
+    /// The responses of these tickets will never be written (their streams were reset, or
+    /// their connection closed): their queued work is dropped (a cancel that comes after a
+    /// worker took the job finds nothing to drop).
     fn cancel(&self, w: Worker<'_>, tickets: &[u64]);
 }
 

@@ -118,7 +118,7 @@ impl Streams {
         match self {
             Streams::Timers => "thousands of streams, a timer each",
             Streams::OnePerWorker => "one stream at a time per worker",
-            Streams::ThreadEach => "a thread per stream",
+            Streams::ThreadEach => "a thread per connection or stream: four mappings each (its stack, its signal stack, a guard page each), so vm.max_map_count (65,530 by default) holds it to about 16,000",
             Streams::ProcessEach => "a process per stream",
             Streams::UnderFdSetSize => "streams under 1,024 descriptors",
         }

@@ -71,6 +71,9 @@ counters! {
     ClosedIdle => "closed_idle",
     /// Closed: its output made no progress for `--idle-timeout` (nginx's send_timeout).
     ClosedSendTimeout => "closed_send_timeout",
+    /// Closed: its HTTP/2 output waited for the client's window for `--idle-timeout` with
+    /// nothing moving (a flow-control stall); its streams reset.
+    ClosedWindowStall => "closed_window_stall",
     /// Closed with 408: a request head not complete within `--header-timeout`.
     ClosedHeaderTimeout => "closed_header_timeout",
     /// A loop stopped accepting: it held its process's share of connections.
@@ -119,12 +122,13 @@ counters! {
     SseLateLe100ms => "sse_late_le_100ms",
     SseLateLe1s => "sse_late_le_1s",
     SseLateOver1s => "sse_late_over_1s",
-    /// `offload`: requests whose work went to the pool, and those done inline (under
-    /// `--offload-over`).
+    /// `offload`: requests whose work went to the pool, and those whose work was done on the
+    /// loop (drawn at or under `--offload-over`, the queue full, or a request the session
+    /// cannot answer later: a body, echo, packet, an event stream).
     OffloadQueued => "offload_queued",
     OffloadInline => "offload_inline",
-    /// ... pool jobs done, those a reserved worker took (`--reserve`), and those dropped because
-    /// their HTTP/2 stream was reset first.
+    /// ... pool jobs done, those a reserved worker took (`--reserve`), and those dropped before
+    /// they ran: their HTTP/2 stream was reset, their connection closed, or the server stopped.
     OffloadDone => "offload_done",
     OffloadReserved => "offload_reserved",
     OffloadCancelled => "offload_cancelled",

@@ -121,8 +121,8 @@ mod sys_cpu_time {
     use std::time::{Duration, Instant};
 
     use crate::sys::cgroup::{self, CpuGroup};
-    use crate::sys::process::{pid, process_cpu_time, thread_cpu_time};
     use crate::sys::host::Fact;
+    use crate::sys::process::{pid, process_cpu_time, thread_cpu_time};
     use crate::testing::{host_fact, skip};
 
     /// A shell that waits for a line on stdin, then spins `loops` times and exits.

@@ -76,7 +76,10 @@ impl Fact {
                     .map(|d| d.trim().to_string())
                     .unwrap_or_default();
                 let polls = super::cpuidle::has_polling_state();
-                (polls, format!("cpuidle driver '{}'", if driver.is_empty() { "none" } else { &driver }))
+                (
+                    polls,
+                    format!("cpuidle driver '{}'", if driver.is_empty() { "none" } else { &driver }),
+                )
             }
             Fact::Pmu => exists("/sys/bus/event_source/devices/cpu"),
             Fact::SchedDebugfs => exists("/sys/kernel/debug/sched/base_slice_ns"),

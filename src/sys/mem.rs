@@ -1,9 +1,10 @@
 //! Memory given back to the kernel, so that what an idle connection no longer uses shows as
 //! freed in the process's resident size, not only in the allocator's free lists.
 //!
-//! - [`Pages`]: a buffer of its own pages (an anonymous mapping) whose memory
-//!   [`Pages::release`] hands back while the buffer stays usable: a blocking worker's read
-//!   buffer, released when its connection goes idle.
+//! - [`Pages`]: a buffer whose whole pages [`Pages::release`] hands back while the buffer
+//!   stays usable: a blocking worker's read buffer, released when its connection goes idle
+//!   (in the heap: a mapping of its own per connection would cost a thread server a fifth of
+//!   its connections under `vm.max_map_count`).
 //! - [`large_blocks_from_the_kernel`]: large buffers are mappings of their own, resident only
 //!   where written and gone when freed.
 //! - [`released`] and [`give_back`]: glibc keeps freed heap blocks for reuse, so buffers an idle
@@ -76,30 +77,42 @@ pub fn large_blocks_from_the_kernel() {
     }
 }
 
-/// A buffer of `len` bytes in pages of its own.
+/// A buffer of `len` bytes whose pages can go back to the kernel while it stays usable. It
+/// lives in the heap, not in a mapping of its own: a thread per connection already costs
+/// four mappings (its stack and guard, its signal stack and guard), and the kernel's
+/// `vm.max_map_count` (65,530 by default) caps every mapping of a process, so a fifth per
+/// connection held a thread server under 13,100 connections. (64 KiB is under glibc's
+/// threshold for a mapping of its own: [`large_blocks_from_the_kernel`].)
 pub struct Pages {
-    ptr: *mut u8,
-    len: usize,
+    buf: Vec<u8>,
 }
 
-// SAFETY: a Pages owns its mapping outright, as a Vec<u8> owns its heap block; moving it to
-// another thread moves that ownership.
-unsafe impl Send for Pages {}
+/// The page size the release rounds to.
+const PAGE: usize = 4096;
 
 impl Pages {
-    /// A zero-filled buffer of `len` bytes (rounded up to whole pages by the kernel, not by
-    /// the slice).
+    /// A zero-filled buffer of `len` bytes.
     pub fn new(len: usize) -> std::io::Result<Pages> {
-        let ptr = super::map_anonymous(len.max(1), false)? as *mut u8;
-        Ok(Pages { ptr, len })
+        Ok(Pages { buf: vec![0u8; len] })
     }
 
-    /// Gives the buffer's memory back to the kernel; it stays usable, reading as zeros, and
-    /// takes pages again as it is written.
+    /// Gives the buffer's memory back to the kernel: the whole pages inside it (the parts of a
+    /// page at either end, which the heap shares with its neighbours, are zeroed instead); it
+    /// stays usable, reading as zeros, and takes pages again as it is written.
     pub fn release(&mut self) {
-        // SAFETY: the range is this buffer's own mapping, which no one else refers to; after
-        // MADV_DONTNEED a private anonymous mapping reads as zeros, still a valid [u8].
-        unsafe { libc::madvise(self.ptr as *mut libc::c_void, self.len, libc::MADV_DONTNEED) };
+        let start = self.buf.as_ptr() as usize;
+        let end = start + self.buf.len();
+        let (first, last) = (start.next_multiple_of(PAGE), end / PAGE * PAGE);
+        if first >= last {
+            self.buf.fill(0);
+            return;
+        }
+        self.buf[..first - start].fill(0);
+        self.buf[last - start..].fill(0);
+        // SAFETY: [first, last) is whole pages inside this buffer's own heap block, which no one
+        // else refers to (the allocator's own words are outside it, before the block); after
+        // MADV_DONTNEED the heap's private anonymous memory reads as zeros, still a valid [u8].
+        unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED) };
         super::count();
     }
 }
@@ -107,23 +120,13 @@ impl Pages {
 impl std::ops::Deref for Pages {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: ptr is a live, readable mapping of len bytes owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+        &self.buf
     }
 }
 
 impl std::ops::DerefMut for Pages {
     fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is a live, writable mapping of len bytes owned by self, borrowed mutably.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for Pages {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was made by Pages::new with this length and is unmapped once.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len.max(1)) };
-        super::count();
+        &mut self.buf
     }
 }
 

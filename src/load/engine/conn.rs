@@ -86,6 +86,10 @@ pub(super) struct Conn {
     pub(super) server_closing: bool,
     /// Offered to the open loop's schedule as free.
     pub(super) in_free: bool,
+    /// HTTP/2: since when the server has left no room for a stream (its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS) while nothing is in flight: stuck, and timed out by
+    /// `--timeout` like a request.
+    pub(super) stalled: Option<Instant>,
 
     /// Requests reserved (and counted) for this socket when it was opened, with a per-socket
     /// limit (`--close`, `--requests-per-conn`), so no socket opens for nothing at the end.
@@ -137,6 +141,7 @@ impl Conn {
             connected_once: false,
             server_closing: false,
             in_free: false,
+            stalled: None,
             tickets: 0,
             counted: 0,
         }
@@ -159,6 +164,7 @@ impl Conn {
         self.http.reset(self.send_seq);
         self.echo.reset(self.send_seq);
         self.server_closing = false;
+        self.stalled = None;
         lost
     }
 

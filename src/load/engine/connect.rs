@@ -194,15 +194,17 @@ impl Engine<'_> {
                 // Nothing in flight but requests to send again that the server leaves no room
                 // for (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS of 0) is stuck as well.
                 // An event stream is timed from its last event, not from its request.
-                State::Up => c
-                    .inflight
-                    .front()
-                    .or(c.retry.front().filter(|_| c.inflight.is_empty()))
-                    .is_some_and(|r| {
-                        let streaming = c.sse.iter().find(|(id, _)| *id == r.stream || *id == 0);
-                        let since = streaming.and_then(|(_, s)| s.last()).unwrap_or(r.at);
-                        now.duration_since(since.max(r.at)) > limit
-                    }),
+                State::Up => {
+                    c.inflight
+                        .front()
+                        .or(c.retry.front().filter(|_| c.inflight.is_empty()))
+                        .is_some_and(|r| {
+                            let streaming = c.sse.iter().find(|(id, _)| *id == r.stream || *id == 0);
+                            let since = streaming.and_then(|(_, s)| s.last()).unwrap_or(r.at);
+                            now.duration_since(since.max(r.at)) > limit
+                        })
+                        || c.stalled.is_some_and(|t| now.duration_since(t) > limit)
+                }
                 State::Down => false,
             };
             if late {

@@ -106,6 +106,12 @@ impl Engine<'_> {
         }
         if self.conns[i].h2.is_some() {
             self.harvest(i, now);
+            let c = &mut self.conns[i];
+            let stuck = c.inflight.is_empty() && c.h2.as_ref().is_some_and(|h| h.room() == 0 && !h.closing());
+            c.stalled = match stuck {
+                true => c.stalled.or(Some(now)),
+                false => None,
+            };
         }
         if self.flush(i).is_ok() {
             self.mark_free(i);

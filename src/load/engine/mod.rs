@@ -148,6 +148,9 @@ pub struct Engine<'a> {
     sse_spill: Option<Box<crate::load::sse::SseTally>>,
     /// Event streams being received, over every connection (the progress line's).
     open_streams: usize,
+    /// Connections that stopped reading at [`receive::READS_PER_TURN`] with more to read: read
+    /// again next turn, which does not wait.
+    again: Vec<usize>,
 }
 
 impl<'a> Engine<'a> {
@@ -199,6 +202,7 @@ impl<'a> Engine<'a> {
             events: Vec::new(),
             sse_spill: None,
             open_streams: 0,
+            again: Vec::new(),
         })
     }
 
@@ -293,7 +297,7 @@ impl<'a> Engine<'a> {
                 next_scan = now + SCAN;
             }
             let mut wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
-            if !self.ramp.all_opened() {
+            if !self.ramp.all_opened() || !self.again.is_empty() {
                 wait = Duration::ZERO;
             } else if !self.window.known() {
                 // Another thread may end connecting at any moment.
@@ -305,6 +309,11 @@ impl<'a> Engine<'a> {
             };
             let now = Instant::now();
             debug_assert!(n == events.len());
+            for i in std::mem::take(&mut self.again) {
+                if self.conns[i].state == State::Up {
+                    self.on_readable(i, now, true);
+                }
+            }
             for (token, flags) in events.iter() {
                 self.on_event(token as usize, flags, now);
             }

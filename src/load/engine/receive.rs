@@ -11,6 +11,9 @@ use crate::load::request::{Kind, Read};
 use crate::load::tally::ErrorClass;
 use crate::sys;
 
+/// The most reads of one connection in one turn of the loop (of the engine's 256 KiB buffer).
+pub(super) const READS_PER_TURN: usize = 4;
+
 /// Receiving responses.
 impl Engine<'_> {
     pub(super) fn on_readable(&mut self, i: usize, mut now: Instant, to_eof: bool) {
@@ -18,7 +21,13 @@ impl Engine<'_> {
             return self.tls_readable(i, now);
         }
         let mut first = true;
-        loop {
+        for reads in 0.. {
+            // A server that keeps every read full would hold the loop here: after a few reads
+            // the connection waits for the next turn, which looks at the window, the timeouts
+            // and the signals first (edge-triggered: no new event would come for it).
+            if reads == READS_PER_TURN {
+                return self.again.push(i);
+            }
             // A later read may hold responses to requests sent after the first: a fresh clock.
             if !std::mem::take(&mut first) {
                 now = Instant::now();
@@ -248,13 +257,17 @@ impl Engine<'_> {
 
     pub(super) fn on_eof(&mut self, i: usize, now: Instant) {
         // A response delimited by the close (HTTP/1.0, or no length) is complete now.
-        if let Some(Read::Done { status, .. }) = self.conns[i].http.at_close() {
-            self.conns[i].server_closing = true;
-            self.stream_events(i, now);
-            self.end_stream(i, Some(0), now, false);
-            if !self.complete(i, 0, status, now) {
-                return;
+        match self.conns[i].http.at_close() {
+            Some(Read::Done { status, .. }) => {
+                self.conns[i].server_closing = true;
+                self.stream_events(i, now);
+                self.end_stream(i, Some(0), now, false);
+                if !self.complete(i, 0, status, now) {
+                    return;
+                }
             }
+            Some(Read::Mismatch) => return self.fail(i, ErrorClass::EchoMismatch, now),
+            _ => {}
         }
         let c = &self.conns[i];
         if !c.sse.is_empty() {

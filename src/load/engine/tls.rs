@@ -184,7 +184,11 @@ impl Engine<'_> {
     /// until the socket is drained.
     pub(super) fn tls_readable(&mut self, i: usize, mut now: Instant) {
         let mut first = true;
-        loop {
+        for passes in 0.. {
+            // As for plain connections: a server that keeps the socket full waits a turn.
+            if passes == super::receive::READS_PER_TURN {
+                return self.again.push(i);
+            }
             // A later pass may read responses to requests sent during an earlier one: each
             // pass reads the clock anew, or those would measure zero.
             if !std::mem::take(&mut first) {

@@ -153,7 +153,8 @@ impl H2Conn {
             unacked: 0,
             settings_seen: false,
             goaway: None,
-            reader: Reader::new(MAX_HEADER_LIST, usize::MAX),
+            // CONTINUATIONs capped as the server caps them: endless empty ones end the connection.
+            reader: Reader::new(MAX_HEADER_LIST, crate::proto::h2::MAX_CONTINUATIONS),
             decoder: hpack::Decoder::new(),
             encoder: Encoder::new(classes),
             blocked: false,

@@ -16,7 +16,8 @@ impl From<ReadError> for Fault {
             ReadError::ContinuationExpected => "a header block not followed by its CONTINUATION",
             ReadError::ContinuationElsewhere => "a CONTINUATION on another stream",
             ReadError::StrayContinuation => "a CONTINUATION without a header block",
-            ReadError::BlockTooLarge | ReadError::TooManyContinuations => "a response header block over 64 KiB",
+            ReadError::BlockTooLarge => "a response header block over 64 KiB",
+            ReadError::TooManyContinuations => "a response header block in more than 64 CONTINUATION frames",
         })
     }
 }

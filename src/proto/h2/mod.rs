@@ -50,7 +50,7 @@ use crate::proto::http::MAX_HEAD;
 const MAX_BLOCK: usize = 64 * 1024;
 /// The most CONTINUATION frames one header block may take (an endless run of empty ones is
 /// the CONTINUATION flood).
-const MAX_CONTINUATIONS: usize = 64;
+pub const MAX_CONTINUATIONS: usize = 64;
 /// Recently closed streams remembered, to tell a frame on a closed stream from one on a
 /// stream identifier never used: at least this many, and twice `--max-streams` (a client's
 /// DATA for every stream we refused may still be in flight).
@@ -200,7 +200,19 @@ impl H2Session {
     /// output like any response (what the windows hold back goes later).
     pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
         self.cap = out.len().saturating_add(each.room(out.len()));
-        self.complete_ticket(ticket, out)
+        let mut fed = self.complete_ticket(ticket, out);
+        self.after_goaway(out, &mut fed);
+        fed
+    }
+
+    /// After the client's GOAWAY, the connection ends once its last stream is done, whatever
+    /// ended it (a response that finished later, an event stream's last event, input).
+    fn after_goaway(&mut self, out: &mut Vec<u8>, fed: &mut Fed) {
+        if self.peer_gone && self.streams.is_empty() && self.phase == Phase::Frames {
+            frame::goaway(out, self.streams.last_id(), Code::NoError);
+            self.phase = Phase::Dead;
+            fed.close = true;
+        }
     }
 
     /// A response is owed later on some stream (an event stream, or one waiting for its work).
@@ -224,7 +236,7 @@ impl H2Session {
     /// output held for them (`max_output`) and [`Each::room`] let them; a stream whose events
     /// all went ends (END_STREAM).
     pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let fed = Fed::default();
+        let mut fed = Fed::default();
         if self.phase != Phase::Frames {
             return fed;
         }
@@ -256,6 +268,7 @@ impl H2Session {
             }
             i += 1;
         }
+        self.after_goaway(out, &mut fed);
         fed
     }
 
@@ -272,6 +285,27 @@ impl H2Session {
                     continue;
                 }
                 i += 1;
+            }
+            frame::goaway(out, self.streams.last_id(), Code::NoError);
+            self.phase = Phase::Dead;
+        }
+    }
+
+    /// Response bytes wait for the client's window (none can go until it grants more).
+    pub fn window_held(&self) -> bool {
+        self.held > 0
+    }
+
+    /// Ends the connection for a reason of its own (not a stopping server): every stream
+    /// whose response has not ended is reset (RST_STREAM CANCEL: a response cut short looks
+    /// cut, never ended), then GOAWAY naming the last stream served.
+    pub fn cut(&mut self, out: &mut Vec<u8>) {
+        if self.phase == Phase::Frames {
+            self.greet(out);
+            while !self.streams.is_empty() {
+                let id = self.streams.get(0).id;
+                frame::rst_stream(out, id, Code::Cancel);
+                self.close(0, Closed::ResetByUs);
             }
             frame::goaway(out, self.streams.last_id(), Code::NoError);
             self.phase = Phase::Dead;
@@ -465,6 +499,13 @@ impl H2Session {
             self.cancelled.push(t);
         }
         self.held -= self.streams.close(i, how);
+    }
+
+    /// Tickets of the responses waiting for their work.
+    pub fn tickets(&self) -> Vec<u64> {
+        (0..self.streams.len())
+            .filter_map(|i| self.streams.get(i).ticket)
+            .collect()
     }
 
     /// Tickets of responses cancelled since the last call (their streams were reset first).

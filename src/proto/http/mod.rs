@@ -160,6 +160,14 @@ impl HttpSession {
         matches!(self.state, State::Streaming { .. } | State::Waiting { .. })
     }
 
+    /// The ticket of the response waiting for its work, if one is.
+    pub fn ticket(&self) -> Option<u64> {
+        match self.state {
+            State::Waiting { ticket, .. } => Some(ticket),
+            _ => None,
+        }
+    }
+
     /// Input waits behind a response owed later: requests are answered in order, so nothing
     /// more is read until it has gone (the connection stops reading; TCP holds the rest).
     pub fn paused(&self) -> bool {
@@ -235,6 +243,16 @@ impl HttpSession {
         self.state = State::Head;
         fed.add(self.feed(&[], out, each));
         fed
+    }
+
+    /// The connection closes for a reason of its own (not a stopping server): a response
+    /// still going out ends without its last chunk (a cut stream looks cut: the client sees
+    /// the close, never a complete response), and nothing more is read.
+    pub fn cut(&mut self) {
+        if !matches!(self.state, State::Head) {
+            self.state = State::Closed;
+            self.buf = Vec::new();
+        }
     }
 
     /// What a stopping server sends: the end of an event stream going out.

@@ -6,15 +6,17 @@ use std::os::unix::net::UnixStream;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::sys::uring::*;
 use crate::sys::host::Fact;
+use crate::sys::uring::*;
 use crate::testing::host_fact;
 
 /// A ring where the host has io_uring (a host fact); where it has not, the branch without:
 /// making one is a clear error (the `uring` model refuses to start with it), and `None`.
 fn ring() -> Option<Ring<'static>> {
     if !host_fact(Fact::IoUring).present {
-        let e = Ring::new(8, 4, 64).err().expect("no ring where the host lacks io_uring");
+        let e = Ring::new(8, 4, 64)
+            .err()
+            .expect("no ring where the host lacks io_uring");
         assert!(!e.to_string().is_empty());
         return None;
     }
@@ -97,7 +99,8 @@ fn a_batch_wait_returns_the_whole_batch_or_what_is_there_after_the_extra_wait() 
         // The branch without: a batch wait returns with the first completion.
         assert!(!ring.batches());
         ring.send(&a, b"one".to_vec(), 1).unwrap();
-        ring.wait(Duration::from_secs(20), Some((3, Duration::from_millis(1)))).unwrap();
+        ring.wait(Duration::from_secs(20), Some((3, Duration::from_millis(1))))
+            .unwrap();
         let mut some = Vec::new();
         ring.completions(&mut some);
         assert_eq!(some.len(), 1, "{some:?}");
