@@ -97,8 +97,11 @@ pub(super) fn run_load(
             .spawn()
             .map_err(|e| Error::Cell(format!("starting the load generator: {e}")))?,
     );
-    // Moved after the spawn: the load starts where this thread was and pins itself.
+    // Moved after the spawn: the load starts where this thread was and pins itself. On the
+    // server's CPUs the sampling must not wait behind the server's own threads (thousands of
+    // them, runnable, in a thread per connection): it runs at the highest priority it may.
     let _pinned = on.harness.and_then(|cpus| sys::affinity::Pinned::to(cpus).ok());
+    let _urgent = on.harness.and_then(|_| sys::process::Urgent::raise());
     let out = line_reader(child.stdout.take().expect("piped"));
     let err = line_reader(child.stderr.take().expect("piped"));
     // The load says when it starts (over ssh, the hosts start at an agreed instant, later).

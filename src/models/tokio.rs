@@ -101,7 +101,10 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         let due = session.due();
         let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
         let r = match session.paused() {
-            true => Err(tokio::time::sleep(wait).await),
+            true => {
+                tokio::time::sleep(wait).await;
+                Err(())
+            }
             false => timeout(wait, stream.read(&mut buf)).await.map_err(|_| ()),
         };
         w.count(Counter::Loops, 1);
