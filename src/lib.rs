@@ -4,7 +4,8 @@
 //! it):
 //!
 //! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
-//!   layer may use: [`hist`] (latency histograms), `rng`, `units`, `sync`;
+//!   layer may use: [`hist`] (latency histograms), `rng`, `units`, `sync`, [`origin`] (the
+//!   commit the binary was built from);
 //! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS);
 //! - [`server`]: what models share, and the registry each model declares itself in (its
 //!   mechanism, its workers, its queueing discipline);
@@ -20,6 +21,7 @@
 //! - [`cli`]: the command line.
 
 pub mod hist;
+pub mod origin;
 pub(crate) mod rng;
 pub(crate) mod sync;
 pub mod sys;

@@ -1294,3 +1294,145 @@ fn explain_prints_each_cells_card_and_a_sleeping_loop_is_server_waiting() {
         .unwrap_or_else(|| panic!("the report's environment has no cpu_idle row"));
     assert!(shown.contains(&idle[..4]), "the report shows {idle}");
 }
+
+/// The commit this test's binary was built from, as `muxlab --version` says it (12 hex digits).
+fn built_from() -> String {
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&out.stdout).to_string();
+    let commit = v
+        .split("commit ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("--version names no commit: {v}"))
+        .chars()
+        .take(12)
+        .collect::<String>();
+    assert!(
+        commit.chars().all(|c| c.is_ascii_hexdigit()) && commit.len() == 12,
+        "{v}"
+    );
+    commit
+}
+
+/// `muxlab --version` names the commit the binary was built from: this checkout's HEAD when the
+/// tests were built (they are built from it, and rebuilt when HEAD moves).
+#[test]
+fn version_names_the_builds_commit() {
+    let head = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    assert_eq!(built_from(), head[..12], "the binary names this checkout's HEAD");
+}
+
+/// A bench run started inside another git repository records the binary's commit, not that
+/// repository's (the results know the binary that made them, wherever it ran).
+#[test]
+fn a_run_inside_another_repository_records_the_binarys_commit() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tmpdir("other-repo");
+    let git = |args: &[&str]| {
+        let out = Command::new("git").arg("-C").arg(&d).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(d.join("f"), "x").unwrap();
+    git(&["add", "f"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "other"]);
+    let other = git(&["rev-parse", "HEAD"]);
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nduration = \"200ms\"\n",
+    );
+    let out = Command::new(BIN)
+        .current_dir(&d)
+        .args(["bench", p.to_str().unwrap(), "--out", d.join("out").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = &results(&results_dir(&d.join("out")))["environment"];
+    let commit = env["build_commit"].as_str().expect("the binary's commit");
+    assert_eq!(&commit[..12], built_from(), "{env}");
+    assert_ne!(commit, other, "not the repository it ran in");
+    assert!(
+        env["git_revision"].as_str().unwrap().starts_with(&commit[..12]),
+        "{env}"
+    );
+    assert!(env["build_dirty"].is_boolean(), "{env}");
+}
+
+/// `explain` and `report` read a kept results file (docs/results/NAME.json) as well as a run's
+/// directory; the report goes beside the file.
+#[test]
+fn explain_and_report_read_a_kept_results_file() {
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results/quick.json");
+    let out = Command::new(BIN).args(["explain"]).arg(&kept).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("bound by"),
+        "a card per cell"
+    );
+    let d = tmpdir("kept-report");
+    let copy = d.join("quick.json");
+    std::fs::copy(&kept, &copy).unwrap();
+    let out = Command::new(BIN).arg("report").arg(&copy).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = d.join("quick.report.html");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("quick.report.html"));
+    assert!(std::fs::read_to_string(page)
+        .unwrap()
+        .contains("<h1>muxlab bench: quick</h1>"));
+}
+
+/// `scripts/keep_results.py` keeps only what a clean build of this branch made: a dirty
+/// binary's run, one whose commit is not in HEAD's history, or one that does not say, is
+/// refused; a kept result records the binary's commit.
+#[test]
+fn keep_results_refuses_a_dirty_or_foreign_binarys_run() {
+    let d = tmpdir("keep");
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results/quick.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    let head = Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    let mut keep = |commit: Option<&str>, dirty: Option<bool>| {
+        let env = doc["environment"].as_object_mut().unwrap();
+        env.remove("build_commit");
+        env.remove("build_dirty");
+        if let Some(c) = commit {
+            env.insert("build_commit".into(), c.into());
+        }
+        if let Some(x) = dirty {
+            env.insert("build_dirty".into(), x.into());
+        }
+        let run = d.join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("results.json"), doc.to_string()).unwrap();
+        Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/keep_results.py"))
+            .args([run.to_str().unwrap(), "kept", d.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).to_string();
+    let o = keep(None, None);
+    assert!(
+        !o.status.success() && said(&o).contains("did not record its commit"),
+        "{o:?}"
+    );
+    let o = keep(Some(&head), Some(true));
+    assert!(!o.status.success() && said(&o).contains("uncommitted changes"), "{o:?}");
+    let o = keep(Some("0123456789abcdef0123456789abcdef01234567"), Some(false));
+    assert!(
+        !o.status.success() && said(&o).contains("not in this branch's history"),
+        "{o:?}"
+    );
+    assert!(!d.join("kept.json").exists(), "nothing kept from a refused run");
+    let o = keep(Some(&head), Some(false));
+    assert!(o.status.success(), "{o:?}");
+    let back: Value = serde_json::from_str(&std::fs::read_to_string(d.join("kept.json")).unwrap()).unwrap();
+    assert_eq!(back["commit"], head.as_str());
+}

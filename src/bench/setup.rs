@@ -70,25 +70,6 @@ pub fn default_split(cpus: &[usize], sc: &Scenario) -> (String, String, usize) {
 /// The machine and the placement of a run.
 pub(super) fn environment(place: &Placement) -> Environment {
     let (kernel, cpu_model) = sys::procfs::machine();
-    let git = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    // A tree with changes not committed says so: the revision alone does not describe it.
-    let dirty = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success() && !o.stdout.is_empty())
-        .is_some();
-    let git = if dirty && git != "unknown" {
-        format!("{git}-dirty")
-    } else {
-        git
-    };
     // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
     // (measured only where the server runs on this machine).
     let unit_costs = (!place.remote_server())
@@ -111,7 +92,11 @@ pub(super) fn environment(place: &Placement) -> Environment {
             machines: h.machines.clone(),
         }),
         muxlab_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: git,
+        // The binary's own origin, fixed when it was built: not the git state of wherever it
+        // runs.
+        git_revision: crate::origin::revision(),
+        build_commit: crate::origin::commit().map(String::from),
+        build_dirty: crate::origin::dirty(),
         steer_rx: None,
         cpu_idle: None,
         sched_slice_us: Some(slice.as_secs_f64() * 1e6),

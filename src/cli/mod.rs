@@ -18,7 +18,7 @@ use load_run::{run_load, run_merge};
 #[derive(Parser, Debug)]
 #[command(
     name = "muxlab",
-    version,
+    version = crate::origin::VERSION,
     about = "A laboratory for TCP server concurrency models",
     long_about = "\
 muxlab implements every classic TCP server architecture over the same protocol code, a load \
@@ -118,21 +118,24 @@ pub enum Command {
     ///   muxlab explain results/quick-20261125-120000 --json
     #[command(verbatim_doc_comment)]
     Explain {
-        /// A directory written by muxlab bench (holding results.json).
+        /// A directory written by muxlab bench (holding results.json), or a results file
+        /// (a kept one: docs/results/NAME.json).
         dir: std::path::PathBuf,
         /// Print the cards as JSON (one array).
         #[arg(long)]
         json: bool,
     },
-    /// Rebuild report.html from a results directory; with two, compare them.
+    /// Rebuild report.html from a results directory or file; with two, compare them.
     ///
     /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
+    /// muxlab report FILE      a results file (docs/results/NAME.json): NAME.report.html beside it
     /// muxlab report A B       B against A: a terminal table and B/compare.html with the ratios
     ///                         of throughput, p99 and CPU per request per cell, their spreads,
     ///                         and the changes that go beyond the noise
     #[command(verbatim_doc_comment)]
     Report {
-        /// Directories written by muxlab bench (holding results.json): one, or A and B.
+        /// Directories written by muxlab bench (holding results.json), or results files: one,
+        /// or A and B.
         #[arg(required = true, num_args = 1..=2)]
         dirs: Vec<std::path::PathBuf>,
     },

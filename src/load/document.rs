@@ -25,6 +25,10 @@ const INTERCHANGE: u32 = 1;
 pub struct Document {
     pub tool: String,
     pub version: String,
+    /// The commit the binary was built from (`-dirty`: its tree had changes not committed;
+    /// `unknown`: built outside a checkout); empty in documents from before builds said.
+    #[serde(default)]
+    pub build: String,
     pub target: String,
     pub config: RunConfig,
     pub environment: Environment,
@@ -432,6 +436,7 @@ impl Document {
         Document {
             tool: TOOL.into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            build: crate::origin::revision(),
             target: spec.target().url.clone(),
             config: RunConfig::of(spec, o),
             environment: Environment::here(spec.target().addr),

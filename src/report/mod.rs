@@ -44,13 +44,16 @@ pub fn verdict_lines(v: &crate::bench::judge::finding::Verdict) -> String {
     s
 }
 
+/// Writes the report of `results` beside them (`DIR/report.html`, or `STEM.report.html`
+/// beside a results file).
 pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {
-    let out = dir.join("report.html");
+    let out = crate::bench::record::results::beside(dir, "report.html");
     std::fs::write(&out, html::render(results)).map_err(io_err(format!("writing {}", out.display())))?;
     Ok(out)
 }
 
-/// `muxlab report DIR`: rebuilds `DIR/report.html` from `DIR/results.json`.
+/// `muxlab report DIR`: rebuilds `DIR/report.html` from `DIR/results.json` (or a results
+/// file's report beside it).
 pub fn rebuild(dir: &Path) -> Result<PathBuf, Error> {
     write_html(dir, &read(dir)?)
 }
@@ -68,7 +71,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
         )));
     }
     let (an, bn) = (a.display().to_string(), b.display().to_string());
-    let out = b.join("compare.html");
+    let out = crate::bench::record::results::beside(b, "compare.html");
     std::fs::write(&out, compare::html(&an, &bn, &rows)).map_err(io_err(format!("writing {}", out.display())))?;
     Ok((out, compare::table(&an, &bn, &rows)))
 }
@@ -94,7 +97,7 @@ pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf
         ..results.clone()
     };
     let rows = compare::rows(&side(true), &side(false), true);
-    let out = dir.join("compare.html");
+    let out = crate::bench::record::results::beside(dir, "compare.html");
     std::fs::write(&out, compare::html("--baseline", "this binary", &rows))
         .map_err(io_err(format!("writing {}", out.display())))?;
     Ok(Some((out, compare::table("--baseline", "this binary", &rows))))

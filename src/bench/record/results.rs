@@ -43,8 +43,16 @@ pub struct Environment {
     pub hosts: Option<HostsEnvironment>,
     #[serde(default)]
     pub muxlab_version: String,
+    /// The commit the binary was built from, short, with `-dirty` where its tree had changes
+    /// not committed (`unknown`: built outside a checkout).
     #[serde(default)]
     pub git_revision: String,
+    /// The same in full, and whether the tree was dirty (`None`: results from before builds
+    /// recorded it, or a build outside a checkout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_dirty: Option<bool>,
     /// What `--steer-rx` changed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steer_rx: Option<String>,
@@ -217,13 +225,38 @@ impl<V: Serialize> Results<V> {
     }
 }
 
-/// Reads `DIR/results.json` (this version's, or an earlier one's), its verdicts left for the
-/// caller to work out.
+/// The results file a path names: `PATH/results.json` for a results directory, the path
+/// itself for a file (a kept result: `docs/results/NAME.json`).
+pub fn file_of(path: &Path) -> std::path::PathBuf {
+    match path.is_dir() {
+        true => path.join("results.json"),
+        false => path.to_path_buf(),
+    }
+}
+
+/// Where a page made from the results at `path` goes: `PATH/NAME` beside a directory's
+/// results, `STEM.NAME` beside a results file (`docs/results/quick.json` →
+/// `docs/results/quick.report.html`).
+pub fn beside(path: &Path, name: &str) -> std::path::PathBuf {
+    match path.is_dir() {
+        true => path.join(name),
+        false => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            path.with_file_name(format!("{stem}.{name}"))
+        }
+    }
+}
+
+/// Reads a results directory's `results.json`, or a results file (this version's, or an
+/// earlier one's), its verdicts left for the caller to work out.
 pub fn read<V>(dir: &Path) -> Result<Results<V>, Error> {
-    let path = dir.join("results.json");
+    let path = file_of(dir);
     let bad = |what: String| Error::Usage(format!("{}: {what}", path.display()));
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| bad(format!("{e} (is {} a bench results directory?)", dir.display())))?;
+        .map_err(|e| bad(format!("{e} (give a bench results directory, or a results.json file)")))?;
     let mut r: Results<V> = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     if r.format > FORMAT {
         return Err(bad(format!(
