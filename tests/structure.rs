@@ -191,7 +191,52 @@ fn there_is_one_metric_type() {
         .filter(|f| defines(&code(f)))
         .map(|f| rel(&f))
         .collect();
-    assert_eq!(defined, vec!["bench/judge/metric.rs"], "one Metric, in bench::judge");
+    assert_eq!(
+        defined,
+        vec!["bench/judge/metric/mod.rs"],
+        "one Metric, in bench::judge"
+    );
+}
+
+/// What may be ranked is decided in one place, `bench::judge::metric::rankable`: no other file
+/// defines a rule of it, and none reads the figures that decide it (starved connections, lost
+/// requests, the client's saturation) to leave a value out of a ranking, a mark or a chart.
+#[test]
+fn one_function_decides_what_may_be_ranked() {
+    let rule = "bench/judge/metric/rank.rs";
+    let mut wrong = Vec::new();
+    for f in files(Path::new(SRC)) {
+        let r = rel(&f);
+        let all = code(&f);
+        // A file's own tests build cells with these figures: they are not a rule.
+        let c = all.split("#[cfg(test)]\nmod ").next().unwrap_or("");
+        if r == rule || r.ends_with("tests.rs") || r.starts_with("bench/record/") {
+            continue;
+        }
+        for decides in [
+            "fn rankable",
+            "starved_conns > 0 ||",
+            "starved_conns == 0",
+            "figures.client_bound",
+            "Unranked::Elsewhere",
+        ] {
+            if c.contains(decides) {
+                wrong.push(format!("{r}: {decides}"));
+            }
+        }
+    }
+    // The judge's and the report's consumers ask the rule.
+    for consumer in [
+        "bench/judge/ranking.rs",
+        "report/html/mod.rs",
+        "report/html/plots.rs",
+        "report/compare/mod.rs",
+    ] {
+        if !code(&Path::new(SRC).join(consumer)).contains("rankable(") {
+            wrong.push(format!("{consumer} does not ask metric::rankable"));
+        }
+    }
+    assert!(wrong.is_empty(), "outside {rule}:\n{}", wrong.join("\n"));
 }
 
 #[test]

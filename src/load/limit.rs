@@ -4,7 +4,10 @@
 //! its throughput and latency are not the server's alone.
 //!
 //! The client is the limit when:
-//! - in a run with no latency target (a bench cell), its CPUs were at least [`BUSY`] busy;
+//! - in a run with no latency target (a bench cell), its CPUs were at least [`BUSY`] busy, or,
+//!   in a closed loop without think time, its own turnaround took at least [`TURNAROUND`] of
+//!   each request's cycle (Little's law: connections ÷ throughput is a cycle, and what the
+//!   latency does not cover of it is the client's own time);
 //! - against a latency target that failed, its own lateness accounts for the miss (at the
 //!   failing quantile, the latency less the send lag at that quantile is within the bound), or
 //!   its CPUs were at least [`BUSY`] busy (a saturated client is late reading responses too, which
@@ -28,11 +31,18 @@ pub const BUSY: f64 = 0.90;
 /// count in the last bound's time).
 pub const COMPLETED_SHARE: f64 = 0.98;
 
+/// A closed loop whose client spends at least this share of each request's cycle
+/// (connections ÷ throughput) outside the measured latency: its own turnaround paced it.
+pub const TURNAROUND: f64 = 0.5;
+
 /// Why the client was the limit.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClientLimit {
     /// Its CPUs were this busy (a share, ≥ [`BUSY`]).
     Busy(f64),
+    /// A closed loop without think time: of each request's cycle (µs), this much was the
+    /// client's own turnaround (Little's law).
+    Turnaround { cycle_us: f64, turnaround_us: f64 },
     /// Its send lag (µs) at the failing quantile accounts for the miss.
     Behind(f64),
     /// While the target held it completed `completed` of the `due` requests its schedule
@@ -44,6 +54,21 @@ impl ClientLimit {
     /// A client that used `utilization` of its CPUs: the limit where that is [`BUSY`] or more.
     pub fn busy(utilization: f64) -> Option<ClientLimit> {
         (utilization >= BUSY).then_some(ClientLimit::Busy(utilization))
+    }
+
+    /// A closed loop without think time over `connections` at `throughput_rps` whose requests
+    /// took `mean_us` on average: the client's where its own turnaround (the cycle less the
+    /// latency) is at least [`TURNAROUND`] of the cycle.
+    pub fn turnaround(connections: usize, throughput_rps: f64, mean_us: f64) -> Option<ClientLimit> {
+        if throughput_rps <= 0.0 || connections == 0 {
+            return None;
+        }
+        let cycle_us = connections as f64 / throughput_rps * 1e6;
+        let turnaround_us = cycle_us - mean_us;
+        (turnaround_us >= TURNAROUND * cycle_us).then_some(ClientLimit::Turnaround {
+            cycle_us,
+            turnaround_us,
+        })
     }
 
     /// A latency bound of `max_us` missed at `measured_us`: the client's where its send lag at
@@ -85,6 +110,12 @@ impl ClientLimit {
     pub fn said(&self) -> String {
         match self {
             ClientLimit::Busy(u) => format!("the client's CPUs were {:.0}% busy", u * 100.0),
+            ClientLimit::Turnaround {
+                cycle_us,
+                turnaround_us,
+            } => format!(
+                "the client's own turnaround {turnaround_us:.0} µs of each {cycle_us:.0} µs cycle (Little's law)"
+            ),
             ClientLimit::Behind(lag) => format!(
                 "the client fell behind its schedule: its send lag ({}) accounts for the miss",
                 fmt_us(*lag)

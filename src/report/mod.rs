@@ -9,6 +9,9 @@ pub(crate) mod html;
 mod seed;
 pub(crate) mod table;
 
+#[cfg(test)]
+mod rank_tests;
+
 use std::path::{Path, PathBuf};
 
 use crate::bench::error::{io_err, Error};

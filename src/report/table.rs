@@ -1,5 +1,6 @@
 //! The terminal table `muxlab bench` prints as cells finish.
 
+use crate::bench::judge::metric::{P50, P99, THROUGHPUT};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{Cell, ClassFigure};
 use crate::units::{fmt_us, or_dash, thousands};
@@ -41,7 +42,7 @@ pub fn row(c: &Cell) -> String {
     if f.errors > 0 {
         notes.push(format!("{} errors", thousands(f.errors)));
     }
-    if f.client_bound {
+    if crate::bench::judge::metric::client_limit(c).is_some() {
         notes.push("client-bound".into());
     }
     if let Some(b) = crate::bench::judge::bound::of(c).filter(|b| b.bound != crate::bench::judge::bound::Bound::Client)
@@ -70,9 +71,10 @@ pub fn row(c: &Cell) -> String {
         "{:<28} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>6.0}% {:>8}  {}",
         c.label(),
         c.connections,
-        thousands(f.throughput_rps.round() as u64),
-        fmt_us(f.p50_us),
-        fmt_us(f.p99_us),
+        // Not measured (a stream cell that completed no request) is "–", never 0.
+        THROUGHPUT.value(c).map_or("–".into(), |v| thousands(v.round() as u64)),
+        P50.value(c).map_or("–".into(), fmt_us),
+        P99.value(c).map_or("–".into(), fmt_us),
         or_dash(f.cpu_per_req(), 1),
         f.server_cpu_cores
             .map(|c| format!("{:.0}%", c * 100.0))

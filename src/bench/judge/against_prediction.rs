@@ -15,11 +15,11 @@ pub const NOT_MODELLED: &str =
     "wake-up latency and preemption, batching, locks, the kernel's network path and the client";
 
 /// `target`'s measured figures and its predicted one at `n` connections (the measurements of
-/// every repeat, the median prediction; cells that starved connections do not count).
+/// every repeat that may be ranked, the median prediction).
 fn measured_and_predicted(cells: &[&Cell], m: &Metric, target: &str, n: usize) -> Option<(Vec<f64>, f64)> {
     let at: Vec<&&Cell> = cells
         .iter()
-        .filter(|c| c.target == target && c.connections == n && c.figures.starved_conns == 0)
+        .filter(|c| c.target == target && c.connections == n && super::metric::rankable(m, c, cells).ranked().is_some())
         .collect();
     let measured: Vec<f64> = at.iter().filter_map(|c| m.value(c)).collect();
     let predicted: Vec<f64> = at.iter().filter_map(|c| m.predicted(c)).collect();
@@ -116,6 +116,7 @@ mod tests {
         let mut c = Cell::new("e", target, 500, 0);
         c.status = CellStatus::Ok;
         c.figures.p99_us = measured;
+        c.figures.requests = 10_000;
         c.figures.predicted = predicted.map(|p| Prediction {
             p50_us: Some(p / 3.0),
             p99_us: Some(p),
@@ -144,6 +145,7 @@ mod tests {
             unranked: Vec::new(),
             class: None,
             why: String::new(),
+            counts: None,
         }
     }
 

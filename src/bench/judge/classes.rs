@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::finding::Finding;
+use super::metric::{rankable, P99};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{median, Cell};
 use crate::server::work::CEILING;
@@ -49,6 +50,13 @@ pub(super) fn as_class(c: &Cell, name: &str) -> Cell {
     v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
     v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
     v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
+    // Its quantiles are taken from its own requests (the sample floor counts those).
+    v.figures.requests = c
+        .figures
+        .classes
+        .iter()
+        .find(|k| k.name == name)
+        .map_or(0, |k| k.requests);
     // Its prediction is the class's too (none where the simulation kept none for it).
     v.figures.predicted = c.figures.predicted.as_ref().and_then(|p| {
         let k = p.classes.iter().find(|k| k.name == name)?;
@@ -91,21 +99,19 @@ pub(super) fn service(x: &Experiment, path: Option<&str>) -> Option<Service> {
     })
 }
 
-/// The median p99 of `target`'s cells at `n` connections (of the class's view when given);
-/// cells that starved connections do not count (their latency covers the served ones only),
-/// nor a class with refused requests.
+/// The median p99 of `target`'s cells at `n` connections (of the class's view when given),
+/// where it may be ranked ([`rankable`]: not from cells that starved connections, nor a class
+/// with refused requests, nor from too few samples).
 fn p99_at(cells: &[&Cell], class: Option<&str>, target: &str, n: usize) -> Option<f64> {
-    let xs: Vec<f64> = cells
+    let seen: Vec<Cell> = match class {
+        Some(k) => view(cells, k),
+        None => cells.iter().map(|c| (*c).clone()).collect(),
+    };
+    let seen: Vec<&Cell> = seen.iter().collect();
+    let xs: Vec<f64> = seen
         .iter()
-        .filter(|c| c.target == target && c.connections == n && c.figures.starved_conns == 0)
-        .filter_map(|c| match class {
-            Some(k) => {
-                let k = c.figures.classes.iter().find(|f| f.name == k)?;
-                k.p99_us.filter(|_| k.refused == 0)
-            }
-            None => Some(c.figures.p99_us),
-        })
-        .filter(|v| *v > 0.0)
+        .filter(|c| c.target == target && c.connections == n)
+        .filter_map(|c| rankable(&P99, c, &seen).ranked())
         .collect();
     (!xs.is_empty()).then(|| median(xs))
 }
@@ -191,7 +197,7 @@ mod tests {
         ClassFigure {
             name: name.into(),
             path: path.into(),
-            requests: 100,
+            requests: 1000,
             errors: 0,
             refused: 0,
             p50_us: p99.map(|v| v / 2.0),
@@ -288,6 +294,7 @@ mod tests {
             unranked: Vec::new(),
             class: Some("short".into()),
             why: String::new(),
+            counts: None,
         };
         let classes = names(&refs);
         let s = against_service(&x, &refs, &f, &classes).unwrap();

@@ -49,7 +49,7 @@ fn metric(m: Measure) -> &'static Metric {
 /// The value of `c` a shape compares (of its class's view, where it names a class). On the
 /// `lower` side, only a value that may be ranked: a latency that starved connections covers
 /// only the served ones, so it cannot show its target lower than another.
-fn value(s: &Shape, c: &Cell, lower: bool) -> Option<f64> {
+fn value(s: &Shape, c: &Cell, lower: bool, beside: &[&Cell]) -> Option<f64> {
     let m = metric(s.measure);
     let view;
     let c = match &s.class {
@@ -60,7 +60,7 @@ fn value(s: &Shape, c: &Cell, lower: bool) -> Option<f64> {
         None => c,
     };
     match lower {
-        true => m.ranked(c),
+        true => super::metric::rankable(m, c, beside).ranked(),
         false => m.value(c),
     }
 }
@@ -89,7 +89,7 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
     let values = |t: &str, n: usize, lower: bool| -> Vec<f64> {
         ok.iter()
             .filter(|c| c.target == t && c.connections == n)
-            .filter_map(|c| value(shape, c, lower))
+            .filter_map(|c| value(shape, c, lower, ok))
             .collect()
     };
     let mut counts: Vec<usize> = ok.iter().map(|c| c.connections).collect();
@@ -183,12 +183,13 @@ mod tests {
         let mut c = Cell::new("e", target, 10, repeat);
         c.status = CellStatus::Ok;
         c.figures.throughput_rps = 1000.0;
+        c.figures.requests = 10_000;
         c.figures.p99_us = p99;
         c.figures.starved_conns = starved;
         c.figures.classes = vec![ClassFigure {
             name: "short".into(),
             path: "/?cpu=20us".into(),
-            requests: 10,
+            requests: 1000,
             p99_us: Some(short),
             ..Default::default()
         }];

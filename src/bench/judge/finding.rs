@@ -39,6 +39,10 @@ pub struct Finding {
     /// Why it is clear or not, in a few words (the verdict table's reason).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub why: String,
+    /// A share (late events): the best's and the runner-up's counts at that count, how many of
+    /// how many (`None`: not a share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<((u64, u64), (u64, u64))>,
 }
 
 /// An experiment's verdict: the findings and the sentence a person reads.
@@ -89,6 +93,9 @@ impl Finding {
     /// the A/A difference, inside the repeats' spread, or one run and under 10%.
     pub(super) fn noise(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
         let f = self;
+        if f.counts.is_some() {
+            return "their counts' 95% Poisson intervals overlap".into();
+        }
         match inside_aa {
             // A ratio over the noise whose difference the measurement does not resolve.
             _ if !super::metric::resolved(f.metric(), f.best_value, f.runner_up_value, f.connections) => format!(
@@ -128,8 +135,8 @@ impl Finding {
                 if flipped { " over all counts" } else { "" },
                 f.ratio,
                 f.runner_up,
-                m.show(f.best_value),
-                m.show(f.runner_up_value),
+                f.value_said(true),
+                f.value_said(false),
                 if flipped { ", where the order flips" } else { "" }
             )
         } else {
@@ -149,13 +156,24 @@ impl Finding {
                 "; not ranked: {} ({})",
                 f.unranked.join(", "),
                 if f.metric == P99.name {
-                    "connections starved or a count missing: their latency covers only what was served"
+                    "connections starved or requests lost in a cell, the client the limit, too few samples, or a count missing"
                 } else {
-                    "starved connections, lost requests, or a count not measured"
+                    "starved connections or lost requests in a cell, the client the limit, too few samples, or a count not measured"
                 }
             ));
         }
         s + "."
+    }
+
+    /// The best's (or the runner-up's) value as a sentence gives it: a share by its counts
+    /// (none at all as the rule of three's bound), the others in the metric's unit.
+    fn value_said(&self, best: bool) -> String {
+        match (self.counts, best) {
+            (Some((b, _)), true) => super::metric::share_said(b.0, b.1),
+            (Some((_, r)), false) => super::metric::share_said(r.0, r.1),
+            (None, true) => self.metric().show(self.best_value),
+            (None, false) => self.metric().show(self.runner_up_value),
+        }
     }
 }
 

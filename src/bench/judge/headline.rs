@@ -62,7 +62,10 @@ pub fn rows(findings: &[Finding], cells: &[&Cell], repeats: usize) -> Vec<Row> {
 pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell]) -> String {
     let mut first = winners(findings);
     if first.is_empty() {
-        let bound = cells.iter().filter(|c| c.figures.client_bound).count();
+        let bound = cells
+            .iter()
+            .filter(|c| super::metric::client_limit(c).is_some())
+            .count();
         first = match bound {
             0 => "No design separated from the others beyond the noise".into(),
             n => format!(
@@ -200,6 +203,7 @@ mod tests {
             unranked: Vec::new(),
             class: None,
             why: String::new(),
+            counts: None,
         }
     }
 

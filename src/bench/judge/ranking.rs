@@ -3,7 +3,7 @@
 //! over them, and whether the gap between the best and the runner-up is beyond the noise.
 
 use super::finding::Finding;
-use super::metric::Metric;
+use super::metric::{rankable, shares_apart, Metric};
 use super::verdict::SINGLE_RUN_NOISE;
 use crate::bench::record::{in_round, sign_test, spread, Cell, Spread, CHANCE};
 
@@ -40,8 +40,14 @@ impl TargetRows {
 /// (every target measured in each round) are first freed of each round's drift: a value is
 /// divided by its round's [`drift`], so targets are ranked by how they did against each other
 /// within rounds, as the per-round ratios compare them, not by medians a drifting round skews.
-pub(super) fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: bool) -> Vec<TargetRows> {
-    let get = |c: &Cell| m.ranked(c);
+pub(super) fn table(
+    cells: &[&Cell],
+    beside: &[&Cell],
+    targets: &[String],
+    m: &Metric,
+    paired: bool,
+) -> Vec<TargetRows> {
+    let get = |c: &Cell| rankable(m, c, beside).ranked();
     let value = |c: &Cell| match paired {
         true => in_round(cells, &get, c),
         false => get(c),
@@ -75,7 +81,7 @@ pub(super) fn table(cells: &[&Cell], targets: &[String], m: &Metric, paired: boo
 /// The targets ranked: those measured at every connection count (the others, when that leaves
 /// two or more, are named as not ranked: a count failed, or its figure does not count there),
 /// and the counts all of them share.
-pub(super) fn rankable(all: Vec<TargetRows>) -> (Vec<TargetRows>, Vec<String>, Vec<usize>) {
+pub(super) fn complete_rows(all: Vec<TargetRows>) -> (Vec<TargetRows>, Vec<String>, Vec<usize>) {
     let mut union: Vec<usize> = all.iter().flat_map(|t| t.rows.iter().map(|r| r.connections)).collect();
     union.sort_unstable();
     union.dedup();
@@ -125,29 +131,28 @@ pub(super) fn finding(
     paired: bool,
 ) -> Option<Finding> {
     let largest = cells.iter().map(|c| c.connections).max()?;
+    let beside = cells;
     let cells: Vec<&Cell> = cells
         .iter()
         .copied()
         .filter(|c| !m.largest_only || c.connections == largest)
         .collect();
     let cells = &cells[..];
-    // A design that starved connections or lost requests in any cell is named best on nothing:
-    // its figures cover only what it served (not at the counts where it served everyone
-    // either). A capacity search has its own rule: a probe past capacity loses requests.
-    let spoiled = |t: &String| {
-        m.name != super::metric::CAPACITY.name
-            && cells
-                .iter()
-                .any(|c| &c.target == t && (c.figures.starved_conns > 0 || c.figures.errors > 0))
-    };
-    let (kept, spoilt): (Vec<String>, Vec<String>) = targets.iter().cloned().partition(|t| !spoiled(t));
-    let targets = &kept[..];
-    let all = table(cells, targets, m, paired);
+    // What may be ranked is `metric::rankable`'s to say (a design that starved connections or
+    // lost requests in any cell is named best on nothing; too few samples rank nothing).
+    // Targets measured but ranked nowhere are named as not ranked.
+    let all = table(cells, beside, targets, m, paired);
+    let measured_only: Vec<String> = targets
+        .iter()
+        .filter(|t| !all.iter().any(|r| &r.target == *t))
+        .filter(|t| cells.iter().any(|c| &c.target == *t && m.value(c).is_some()))
+        .cloned()
+        .collect();
     if all.len() < 2 {
         return None;
     }
-    let (t, mut unranked, shared) = rankable(all);
-    unranked.extend(spoilt);
+    let (t, mut unranked, shared) = complete_rows(all);
+    unranked.extend(measured_only);
     if shared.is_empty() {
         return None;
     }
@@ -155,14 +160,21 @@ pub(super) fn finding(
     let (best, second) = (ranked[0].1, ranked[1].1);
     let ratio = (shared
         .iter()
-        .map(|&n| m.better(best.at(n).median, second.at(n).median).ln())
+        .map(|&n| ratio_at(m, cells, best, second, n).ln())
         .sum::<f64>()
         / shared.len() as f64)
         .exp();
-    // Separated at a count: paired, by a sign test over the rounds; else the ranges apart.
+    // Separated at a count: a share, by its counts' Poisson intervals; paired, by a sign test
+    // over the rounds; else the ranges apart.
     let separated = shared
         .iter()
         .filter(|&&n| {
+            if let (Some(a), Some(b)) = (
+                counts_at(m, cells, &best.target, n),
+                counts_at(m, cells, &second.target, n),
+            ) {
+                return shares_apart(a, b);
+            }
             if paired {
                 return paired_clear(cells, m, &best.target, &second.target, n);
             }
@@ -174,7 +186,7 @@ pub(super) fn finding(
             }
         })
         .count();
-    let clear = if repeats > 1 {
+    let clear = if repeats > 1 || m.counts.is_some() {
         separated * 2 > shared.len()
     } else {
         ratio > 1.0 + SINGLE_RUN_NOISE
@@ -191,7 +203,7 @@ pub(super) fn finding(
     let client_bound_cells = cells
         .iter()
         .filter(|c| (c.target == best.target || c.target == second.target) && shared.contains(&c.connections))
-        .filter(|c| c.figures.client_bound)
+        .filter(|c| super::metric::client_limit(c).is_some())
         .count();
     Some(Finding {
         metric: m.name.into(),
@@ -207,7 +219,30 @@ pub(super) fn finding(
         unranked,
         class: None,
         why: String::new(),
+        counts: counts_at(m, cells, &best.target, last).zip(counts_at(m, cells, &second.target, last)),
     })
+}
+
+/// A share's counts for `target` at `n` connections, over its ranked cells (how many of how
+/// many); `None` for a metric that is no share.
+fn counts_at(m: &Metric, cells: &[&Cell], target: &str, n: usize) -> Option<(u64, u64)> {
+    let counts = m.counts?;
+    cells
+        .iter()
+        .filter(|c| c.target == target && c.connections == n && rankable(m, c, cells).ranked().is_some())
+        .filter_map(|c| counts(c))
+        .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// How many times better `best` is than `second` at `n`: their medians' ratio; for a share
+/// whose best is none at all, against the rule of three's bound (3 in its count), so a ratio
+/// is never infinite and never claims more than the counts support.
+fn ratio_at(m: &Metric, cells: &[&Cell], best: &TargetRows, second: &TargetRows, n: usize) -> f64 {
+    let (b, s) = (best.at(n).median, second.at(n).median);
+    match counts_at(m, cells, &best.target, n) {
+        Some((0, of)) if of > 0 => m.better((300.0 / of as f64).max(b), s).max(1.0),
+        _ => m.better(b, s),
+    }
 }
 
 /// Paired repeats (`paired = true`: the two targets measured in the same round, one right after
@@ -218,7 +253,7 @@ pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str
         cells
             .iter()
             .find(|c| c.target == t && c.connections == n && c.repeat == r)
-            .and_then(|c| m.ranked(c))
+            .and_then(|c| rankable(m, c, cells).ranked())
     };
     let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
     let rounds: Vec<bool> = (0..repeats)

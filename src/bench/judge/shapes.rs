@@ -6,7 +6,7 @@
 //! connection, and so all of its streams, stays on the worker that accepted it.
 
 use super::finding::Verdict;
-use super::metric::{CPU, P99};
+use super::metric::{rankable, CPU, P99};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{summarize, Cell, Summary};
 use crate::units::fmt_us;
@@ -37,16 +37,22 @@ const LANES_ALIKE: f64 = 0.9;
 struct Shape<'a> {
     x: &'a Experiment,
     cell: &'a Cell,
+    /// Every cell of the run (what [`rankable`] weighs it beside).
+    all: &'a [Cell],
 }
 
 impl Shape<'_> {
     fn cpu(&self) -> Option<f64> {
-        CPU.ranked(self.cell)
+        rankable(&CPU, self.cell, &self.beside()).ranked()
     }
 
-    /// Its p99 where it may be ranked (not from a cell that starved connections).
+    /// Its p99 where it may be ranked ([`rankable`]).
     fn p99(&self) -> Option<f64> {
-        P99.ranked(self.cell)
+        rankable(&P99, self.cell, &self.beside()).ranked()
+    }
+
+    fn beside(&self) -> Vec<&Cell> {
+        self.all.iter().collect()
     }
 
     /// HTTP/2: Jain's index over the client's stream lanes, and how many lanes.
@@ -107,7 +113,11 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
                     let r = rows
                         .iter()
                         .find(|r| &r.cell.label() == t && r.cell.experiment == x.name)?;
-                    Some(Shape { x, cell: &r.cell })
+                    Some(Shape {
+                        x,
+                        cell: &r.cell,
+                        all: cells,
+                    })
                 })
                 .collect();
             (shapes.len() >= 2).then(|| target_line(t, &shapes, &rows, server_cpus))
@@ -206,7 +216,7 @@ fn uneven_workers(shapes: &[Shape], rows: &[Summary], server_cpus: Option<usize>
     let single = rows
         .iter()
         .filter(|r| r.cell.experiment == s.x.name && r.cell.figures.jain_workers.is_none())
-        .filter_map(|r| Some((r, P99.ranked(&r.cell)?)))
+        .filter_map(|r| Some((r, rankable(&P99, &r.cell, &s.beside()).ranked()?)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
     let cost = match (server_cpus, single) {
         (Some(1), _) => "with the server on one CPU its workers share it, so what the idle one \

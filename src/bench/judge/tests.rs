@@ -14,9 +14,10 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
         seconds: 1.0,
         figures: Figures {
             throughput_rps: rps,
-            requests: 1000,
+            requests: 10_000,
             p99_us: 1e6 / rps,
             server_cpu_us_per_req: Some(cpu),
+            server_cpu_cores: Some(0.5),
             syscalls_per_req: Some(syscalls),
             client_bound: bound,
             ..Figures::default()
@@ -40,10 +41,12 @@ fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said(
                 work_from_request = true\nmix = [\"short=995:/?cpu=20us\", \"long=5:/?cpu=5ms\"]\n\
                 expect = [\"short p99: thread < reactor\"]\n";
     let x = parse(text, "t").unwrap().experiments.remove(0);
+    // 995 short requests to 5 long ones: the short class's p99 has its 1,000 samples, the long
+    // class's has 100 of them.
     let class = |name: &str, path: &str, p99: f64| ClassFigure {
         name: name.into(),
         path: path.into(),
-        requests: 100,
+        requests: if name == "short" { 1000 } else { 100 },
         p99_us: Some(p99),
         ..Default::default()
     };
@@ -66,7 +69,7 @@ fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said(
         "P99 latency of short requests: thread is best, 75.00× reactor (80us against 6.00ms at 10 connections).",
         "The short requests' p99 is 300× their 20us service time under reactor and 4.0× under thread: \
          under reactor they wait behind the long requests (5.00ms).",
-        "P99 latency of long requests: no clear difference",
+        "P99 latency of long requests: too few samples to rank (100, 1,000 needed).",
         "Expected shape 'short p99: thread < reactor' holds",
     ] {
         assert!(v.text.contains(said), "{said}\n{}", v.text);

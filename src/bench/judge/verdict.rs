@@ -9,7 +9,9 @@
 use super::aa::aa_figure;
 use super::classes;
 use super::finding::{AaFigure, Finding, Reason, Verdict};
-use super::metric::{Metric, CAPACITY, CPU, CPU_EVENT, GAP_P99, MEMORY, ON_TIME, P99, THROUGHPUT, TTFE_P99};
+use super::metric::{
+    rankable, Metric, Unranked, CAPACITY, CPU, CPU_EVENT, GAP_P99, LATE, MEMORY, P50, P99, THROUGHPUT, TTFE_P99,
+};
 use super::ranking::finding;
 use super::reasons::{counter_value, why, Difference, Why};
 use super::{expect, Context};
@@ -73,6 +75,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     }
     v.findings = findings(x, &ok, &targets, repeats);
     let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
+    parts.extend(too_few(x, &ok, &v.findings));
     // After `said`, which clears what the A/A pair or an open loop does not resolve.
     let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
     v.table = super::headline::rows(&v.findings, &ok, repeats);
@@ -83,7 +86,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     if x.load.slo.is_some() {
         parts.extend(no_capacity(&ok, &targets, x));
     }
-    let bound = ok.iter().filter(|c| c.figures.client_bound).count();
+    let bound = ok.iter().filter(|c| super::metric::client_limit(c).is_some()).count();
     if bound > 0 {
         parts.push(format!(
             "The client was saturated in {bound} of {} cells: there, throughput and latency say as much about the \
@@ -122,7 +125,7 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
     let streams = ok.iter().any(|c| c.figures.streams.is_some());
     let order: &[&Metric] = match x.load.slo {
         Some(_) => &[&CAPACITY, &CPU, &MEMORY],
-        None if streams => &[&GAP_P99, &TTFE_P99, &ON_TIME, &CPU_EVENT, &MEMORY],
+        None if streams => &[&GAP_P99, &TTFE_P99, &LATE, &CPU_EVENT, &MEMORY],
         None => &[&THROUGHPUT, &P99, &CPU, &MEMORY],
     };
     let doing: Vec<String> = targets.iter().filter(|t| !does_no_work(x, t)).cloned().collect();
@@ -145,15 +148,94 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
     // Each request class's p99, ranked as every request's is: a class's own cells' view. With
     // a target, each cell is the probe that held at its own capacity: class latencies of
     // different rates do not compare.
+    // A class whose p99 has too few samples is ranked on the quantile its samples support
+    // (its p50, from 20), named so.
     for (name, _) in classes::names(ok).iter().filter(|_| x.load.slo.is_none()) {
         let view = classes::view(ok, name);
         let view: Vec<&Cell> = view.iter().collect();
-        if let Some(mut f) = finding(&view, targets, &P99, repeats, x.paired) {
+        let f = finding(&view, targets, &P99, repeats, x.paired)
+            .or_else(|| thin(&view, &P99).and_then(|_| finding(&view, targets, &P50, repeats, x.paired)));
+        if let Some(mut f) = f {
             f.class = Some(name.clone());
             found.push(f);
         }
     }
     found
+}
+
+/// The fewest samples any cell had for quantile metric `m` where that is why it was not
+/// ranked: (n, needed).
+fn thin(cells: &[&Cell], m: &Metric) -> Option<(u64, u64)> {
+    cells
+        .iter()
+        .filter_map(|c| match rankable(m, c, cells).why_not() {
+            Some(Unranked::TooFewSamples { n, needed }) => Some((n, needed)),
+            _ => None,
+        })
+        .min()
+}
+
+/// What the sample floor left unranked, in sentences: a quantile with too few samples is
+/// never called clear ("P99 latency of long requests: too few samples to rank (79, 1,000
+/// needed); ranked on its p50 instead").
+fn too_few(x: &Experiment, ok: &[&Cell], findings: &[Finding]) -> Vec<String> {
+    let streams = ok.iter().any(|c| c.figures.streams.is_some());
+    let mut out = Vec::new();
+    let mut say = |cells: &[&Cell], m: &Metric, class: Option<&str>| {
+        let uncounted = cells
+            .iter()
+            .any(|c| rankable(m, c, cells).why_not() == Some(Unranked::SamplesUnknown));
+        let thin = thin(cells, m);
+        if thin.is_none() && !uncounted {
+            return;
+        }
+        let ranked = findings
+            .iter()
+            .any(|f| f.metric == m.name && f.class.as_deref() == class);
+        if ranked {
+            return;
+        }
+        let instead = findings
+            .iter()
+            .any(|f| f.metric == P50.name && f.class.as_deref() == class && class.is_some());
+        let what = match class {
+            Some(k) => format!("{} of {k} requests", capital(m.name)),
+            None => capital(m.name),
+        };
+        let why = match thin {
+            Some((n, needed)) => format!(
+                "too few samples to rank ({}, {} needed)",
+                crate::units::thousands(n),
+                crate::units::thousands(needed)
+            ),
+            None => "not ranked: its samples were not counted (results from before they were)".into(),
+        };
+        out.push(format!(
+            "{what}: {why}{}.",
+            if instead { "; ranked on its p50 instead" } else { "" }
+        ));
+    };
+    if x.load.slo.is_none() {
+        let metrics: &[&Metric] = match streams {
+            true => &[&GAP_P99, &TTFE_P99],
+            false => &[&P99],
+        };
+        for m in metrics {
+            say(ok, m, None);
+        }
+        for (name, _) in classes::names(ok) {
+            let view = classes::view(ok, &name);
+            let view: Vec<&Cell> = view.iter().collect();
+            say(&view, &P99, Some(&name));
+        }
+    }
+    out
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or(String::new(), |f| f.to_uppercase().collect::<String>() + c.as_str())
 }
 
 /// The findings in sentences, each with what it is set against (the class's service time, the

@@ -24,6 +24,12 @@ pub struct StreamFigures {
     pub gap_p99_us: Option<f64>,
     /// The window's length, in seconds (CPU per event is the window's CPU over its events).
     pub window_s: f64,
+    /// The samples of those quantiles: first events and gaps the client timed (`None`: results
+    /// from before they were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaps: Option<u64>,
     /// The server's events over the whole run, and those sent past `--stream-slack` after
     /// their due time (`None`: a server whose stats line was not read).
     pub server_events: Option<u64>,
@@ -143,9 +149,11 @@ impl Figures {
         (s.events > 0 && cpu > 0.0).then(|| cpu * 1e6 / s.events as f64)
     }
 
-    /// Memory per connection where the server's CPU was measured too (the same samples).
+    /// Memory per connection where the server was sampled (its CPU read over the window: the
+    /// same samples). Event streams that complete no request in the window have it too.
     pub fn mem_per_conn(&self) -> Option<f64> {
-        self.mem_per_conn_kib.filter(|_| self.cpu_per_req().is_some())
+        self.mem_per_conn_kib
+            .filter(|_| self.server_cpu_cores.is_some_and(|c| c > 0.0))
     }
 
     /// The capacity at the experiment's target where a search found one.

@@ -93,6 +93,8 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
             gap_p50_us: e.gap.p50,
             gap_p99_us: e.gap.p99,
             window_s: window,
+            first_events: Some(e.ttfe.count),
+            gaps: Some(e.gap.count),
             server_events: None,
             server_late: None,
         }),

@@ -38,18 +38,21 @@ pub struct Row {
 /// The metrics compared, in the tables' order.
 const METRICS: [&Metric; 3] = [&metric::THROUGHPUT, &metric::P99, &metric::CPU];
 
-/// A figure's spread over the repeats that measured it where it may be ranked (a latency of a
-/// cell that starved connections covers only the served ones), and how many did.
-fn stats(cells: &[&Cell], m: &Metric) -> Option<(Spread, usize)> {
-    let xs: Vec<f64> = cells.iter().filter_map(|c| m.ranked(c)).collect();
+/// A figure's spread over the repeats that measured it where it may be ranked
+/// ([`metric::rankable`], beside the rest of its run), and how many did.
+fn stats(cells: &[&Cell], m: &Metric, run: &[&Cell]) -> Option<(Spread, usize)> {
+    let xs: Vec<f64> = cells
+        .iter()
+        .filter_map(|c| metric::rankable(m, c, run).ranked())
+        .collect();
     let n = xs.len();
     spread(xs).map(|s| (s, n))
 }
 
-fn change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
+fn change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> Option<Change> {
     let higher = &m.higher_is_better;
-    let (sa, an) = stats(a, m)?;
-    let (sb, bn) = stats(b, m)?;
+    let (sa, an) = stats(a, m, runs.0)?;
+    let (sb, bn) = stats(b, m, runs.1)?;
     let ratio = sb.median / sa.median;
     let beyond = if an > 1 && bn > 1 {
         sb.lowest > sa.highest || sb.highest < sa.lowest
@@ -69,13 +72,13 @@ fn change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
 /// experiment: the two servers measured in the same round, one right after the other): the
 /// ratio of each round, their median and range; beyond the noise when B moved the same way in
 /// so many rounds that chance would do it less than one time in 20 (a sign test).
-fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
+fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> Option<Change> {
     let higher = &m.higher_is_better;
     let ratios: Vec<f64> = b
         .iter()
         .filter_map(|cb| {
             let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
-            Some(m.ranked(cb)? / m.ranked(ca)?)
+            Some(metric::rankable(m, cb, runs.1).ranked()? / metric::rankable(m, ca, runs.0).ranked()?)
         })
         .collect();
     let n = ratios.len();
@@ -107,6 +110,7 @@ fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric) -> Option<Change> {
 pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
     let ok = |r: &Results| -> Vec<Cell> { r.cells.iter().filter(|c| c.ok()).cloned().collect() };
     let (ca, cb) = (ok(a), ok(b));
+    let (run_a, run_b): (Vec<&Cell>, Vec<&Cell>) = (ca.iter().collect(), cb.iter().collect());
     let mut keys: Vec<(String, String, usize)> = Vec::new();
     for c in &cb {
         let k = (c.experiment.clone(), c.label(), c.connections);
@@ -135,7 +139,7 @@ pub fn rows(a: &Results, b: &Results, same_run: bool) -> Vec<Row> {
                 experiment: e,
                 target: t,
                 connections: n,
-                changes: METRICS.map(|m| compare(&ra, &rb, m)),
+                changes: METRICS.map(|m| compare(&ra, &rb, m, (&run_a, &run_b))),
             }
         })
         .collect()
@@ -321,7 +325,7 @@ pub fn against_reference(r: &Results) -> Vec<AgainstReference> {
                         experiment: x.name.clone(),
                         target: t.clone(),
                         connections: *n,
-                        changes: METRICS.map(|m| compare(&base, &cells, m)),
+                        changes: METRICS.map(|m| compare(&base, &cells, m, (&ok, &ok))),
                     });
                 }
             }

@@ -250,24 +250,38 @@ impl Marks<'_> {
         c.ok() && !c.twin
     }
 
-    /// What `c` is ranked by in column `col`: the metric's value where it may stand as the
-    /// best ([`Metric::comparable`]: a latency of a cell that starved connections never takes
-    /// a mark).
+    /// What `c` is ranked by in column `col`: the metric's value where the verdicts may rank
+    /// it ([`metric::rankable`], the one rule: a cell the client bound, a design that starved
+    /// connections anywhere, too few samples never take a mark).
     fn rank(&self, c: &Cell, col: &Best) -> Option<f64> {
         let m = col.1;
-        m.comparable(c)?;
+        let rank = |c: &Cell| metric::rankable(m, c, &self.ok).ranked();
+        rank(c)?;
         match self.paired {
-            true => within_rounds(&self.ok, &|c| m.comparable(c), &c.label(), c.connections),
-            false => m.comparable(c),
+            true => within_rounds(&self.ok, &rank, &c.label(), c.connections),
+            false => rank(c),
         }
     }
 
+    /// The best value of column `col` at `n`, where it stands apart from the runner-up by
+    /// what the measurement resolves (memory: a mebibyte over all the connections).
     fn best_at(&self, n: usize, col: &Best) -> Option<f64> {
-        self.summary
+        let mut values: Vec<f64> = self
+            .summary
             .iter()
             .filter(|s| s.cell.connections == n && Self::ranked(&s.cell))
             .filter_map(|s| self.rank(&s.cell, col))
-            .reduce(|a, v| col.1.best_of(a, v))
+            .collect();
+        let m = col.1;
+        values.sort_by(|a, b| match m.higher_is_better {
+            true => b.total_cmp(a),
+            false => a.total_cmp(b),
+        });
+        let best = *values.first()?;
+        match values.get(1) {
+            Some(&second) if !metric::resolved(m, best, second, n) => None,
+            _ => Some(best),
+        }
     }
 
     /// Whether column `i` of `c`'s row is the best of its count.
@@ -308,7 +322,7 @@ fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String {
     );
     for s in summary {
         let c = &s.cell;
-        h.push_str(if c.figures.client_bound {
+        h.push_str(if metric::client_limit(c).is_some() {
             "<tr class=\"bound\">"
         } else {
             "<tr>"
@@ -341,7 +355,7 @@ fn notes(c: &Cell) -> Vec<String> {
     if !c.ok() {
         notes.push(c.status.text().to_string());
     }
-    if f.client_bound {
+    if metric::client_limit(c).is_some() {
         notes.push("client-bound".into());
     }
     if let Some(st) = f.steal_pct.filter(|s| *s > super::table::STEAL_SHOWN) {
@@ -378,10 +392,14 @@ fn columns(s: &Summary, cells: &[Cell]) -> [String; 16] {
     [
         esc(&c.label()),
         c.connections.to_string(),
-        format!("{}{rps_spread}", thousands(f.throughput_rps.round() as u64)),
-        fmt_us(f.p50_us),
-        fmt_us(f.p99_us),
-        fmt_us(f.p999_us),
+        // Not measured (a stream cell that completed no request) is "–", never 0.
+        match metric::THROUGHPUT.value(c) {
+            Some(v) => format!("{}{rps_spread}", thousands(v.round() as u64)),
+            None => "–".into(),
+        },
+        metric::P50.value(c).map_or("–".into(), fmt_us),
+        metric::P99.value(c).map_or("–".into(), fmt_us),
+        metric::P999.value(c).map_or("–".into(), fmt_us),
         format!("{}{cpu_spread}", or_dash(f.cpu_per_req(), 1)),
         or_dash(f.server_cpu_cores.map(|c| c * 100.0), 0) + if f.server_cpu_cores.is_some() { "%" } else { "" },
         or_dash(f.mem_per_conn(), 1),

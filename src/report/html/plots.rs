@@ -74,8 +74,9 @@ pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
             targets.push(s.cell.label());
         }
     }
-    // A point that may not be ranked on its metric (the client was the limit; a latency of a
-    // cell that starved connections) is drawn hollow.
+    // A point that may not be ranked on its metric (`metric::rankable`: the client was the
+    // limit, a latency of a design that starved connections, too few samples) is drawn hollow.
+    let beside: Vec<&Cell> = summary.iter().map(|s| &s.cell).collect();
     let series = |metric: &dyn Fn(&Cell) -> Option<f64>, unranked: &dyn Fn(&Cell) -> bool| -> Vec<Series> {
         targets
             .iter()
@@ -89,10 +90,7 @@ pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
                 Series {
                     name: t.clone(),
                     values: conns.iter().map(|n| cell(n).and_then(metric)).collect(),
-                    hollow: conns
-                        .iter()
-                        .map(|n| cell(n).is_some_and(|c| c.figures.client_bound || unranked(c)))
-                        .collect(),
+                    hollow: conns.iter().map(|n| cell(n).is_some_and(unranked)).collect(),
                     reference: false,
                     like: None,
                 }
@@ -104,7 +102,9 @@ pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
     let extra: &[Chart] = if streams { &STREAM_CHARTS } else { &[] };
     for chart in CHARTS.iter().chain(extra) {
         let m = chart.metric;
-        let mut lines = series(&|c: &Cell| m.value(c), &|c: &Cell| m.comparable(c).is_none());
+        let mut lines = series(&|c: &Cell| m.value(c), &|c: &Cell| {
+            metric::rankable(m, c, &beside).ranked().is_none()
+        });
         if m.name == metric::THROUGHPUT.name {
             lines.extend(published(x, &conns));
         }

@@ -32,10 +32,6 @@ pub const OTHERS: f64 = 0.10;
 /// window on a quiet machine); with [`OTHERS`] it is.
 pub const DELAYED: f64 = 0.10;
 
-/// A closed loop whose client spends at least this share of each request's cycle
-/// (connections ÷ throughput) outside the measured latency: its own turnaround paced it.
-pub const TURNAROUND: f64 = 0.5;
-
 /// What bound a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -80,26 +76,13 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
     let f = &c.figures;
     let w = f.why.as_ref()?;
     let by = |bound, evidence: String| Some(BoundBy { bound, evidence });
-    if f.client_bound {
-        return by(
-            Bound::Client,
-            format!("the client's CPUs {:.0}% busy", f.client_cpu_util * 100.0),
-        );
-    }
-    // Little's law in a closed loop: each connection's cycle is conns ÷ throughput; what the
-    // latency does not cover is the client's own turnaround. Not for event streams: a stream's
-    // time is the server's schedule, and streams longer than the window complete too few for
-    // a throughput.
-    let paced = f.streams.is_some();
-    if let (true, Some(mean)) = (w.closed_no_think && f.throughput_rps > 0.0 && !paced, w.latency_mean_us) {
-        let cycle = w.connections as f64 / f.throughput_rps * 1e6;
-        let turnaround = cycle - mean;
-        if turnaround >= TURNAROUND * cycle {
-            return by(
-                Bound::Client,
-                format!("the client's own turnaround {turnaround:.0} µs of each {cycle:.0} µs cycle (Little's law)"),
-            );
-        }
+    // The client's limit, as the one definition has it (`load::limit`, Little's law included).
+    if let Some(limit) = super::metric::client_limit(c) {
+        let evidence = match limit {
+            crate::load::limit::ClientLimit::Busy(u) => format!("the client's CPUs {:.0}% busy", u * 100.0),
+            other => other.said(),
+        };
+        return by(Bound::Client, evidence);
     }
     if let (Some(total), Some(busy)) = (w.cpus_total_s, w.cpus_busy_s) {
         let steal = w.cpus_steal_s.unwrap_or(0.0) / total;

@@ -1,7 +1,17 @@
 //! One [`Metric`]: what a figure is called, its unit, which way is better, how to read it from a
-//! cell (measured, and as the design's queueing predicts it), and which cells may be ranked on
-//! it. The verdicts, the predictions, `report A B`, the report's tables and its charts all read
-//! figures through these, so a rule about what may be ranked is made once, here.
+//! cell (measured, and as the design's queueing predicts it), and — in [`rankable`], the one
+//! rule every consumer asks (the verdicts, the headline and its table, the report's marks and
+//! charts, `report A B`, `advise`, `explain`) — whether a cell's value may be ranked at all:
+//! measured; from a cell the server bound (not the client, not another task); from a design
+//! that served every connection and lost no request in any cell of its experiment; from
+//! enough samples for its quantile (n ≥ 10 / (1 − q): 20 for a p50, 1,000 for a p99); over
+//! what the measurement resolves. Shares (late events) are ranked as shares, their counts
+//! compared by Poisson intervals.
+
+mod rank;
+
+use rank::pct;
+pub use rank::{client_limit, floor, poisson_interval, rankable, share_said, shares_apart, Rank, Unranked};
 
 use crate::bench::record::Cell;
 use crate::units::{fmt_us, si, thousands};
@@ -9,23 +19,6 @@ use crate::units::{fmt_us, si, thousands};
 /// A page: the growth of memory PSS resolves. A difference in memory per connection smaller
 /// than a page over all the connections is not one the measurement can see.
 const PAGE_KIB: f64 = 4.0;
-
-/// Why a cell's value may not be ranked on a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unranked {
-    /// Connections starved: a latency covers only the requests that were served, so it
-    /// flatters the cell.
-    Starved,
-    /// Under what the measurement resolves (memory: under a page over all the connections):
-    /// no ratio can be taken of it, though it is still the least of the values beside it.
-    Unresolved,
-    /// The cell was bound by something other than the server (the client, or another task on
-    /// its CPUs: `judge::bound`): its throughput and latency are not the server's.
-    NotTheServer,
-    /// Requests failed (errors, or answers other than 2xx/3xx): its latency and memory cover
-    /// only what it served.
-    Lost,
-}
 
 /// The least memory difference the measurement resolves between two designs, over all their
 /// connections (KiB): PSS growth moves by pages, and a run's allocator and kernel buffers by
@@ -38,6 +31,12 @@ pub const MEMORY_RESOLVES_KIB: f64 = 1024.0;
 pub fn resolved(m: &Metric, best: f64, second: f64, connections: usize) -> bool {
     m.name != MEMORY.name || (second - best).abs() * connections as f64 >= MEMORY_RESOLVES_KIB
 }
+
+/// How many samples a cell took a quantile from (`None`: not counted).
+type Samples = fn(&Cell) -> Option<u64>;
+
+/// A share's counts in a cell: how many of how many.
+pub type Counts = fn(&Cell) -> Option<(u64, u64)>;
 
 /// A figure of a cell that targets are compared on.
 #[derive(Debug)]
@@ -53,8 +52,13 @@ pub struct Metric {
     read: fn(&Cell) -> Option<f64>,
     /// The value the design's queueing alone predicts for the cell (`None`: no prediction).
     predicted: fn(&Cell) -> Option<f64>,
-    /// Why a measured value may not be ranked (`None`: it may).
+    /// Why a measured value may not be ranked (`None`: it may), from the cell alone.
     unranked: fn(&Cell, f64) -> Option<Unranked>,
+    /// A quantile: which (0.99 for a p99), and how many samples a cell took it from (`None`:
+    /// not counted).
+    quantile: Option<(f64, Samples)>,
+    /// A share of events: how many of how many, per cell (compared by Poisson intervals).
+    pub counts: Option<Counts>,
     /// The value in its unit, as a sentence gives it ("17.5k req/s", "4.73ms", "12.3 µs").
     show: fn(f64) -> String,
     /// The same with every digit ("17,500 req/s"), where one measurement is quoted exactly.
@@ -99,11 +103,19 @@ fn served_rule(c: &Cell) -> Option<Unranked> {
     }
 }
 
-/// A throughput or latency of a cell the server did not bound (`judge::bound`) is not ranked.
+/// A throughput or latency of a cell the server did not bound (`judge::bound`) is not ranked;
+/// where the server was not watched (a peer sampled nowhere), the client's limit alone decides.
 fn server_rule(c: &Cell, _: f64) -> Option<Unranked> {
-    super::bound::of(c)
-        .filter(|b| !b.bound.speaks_for_the_server())
-        .map(|_| Unranked::NotTheServer)
+    let not = match super::bound::of(c) {
+        Some(b) => !b.bound.speaks_for_the_server(),
+        None => client_limit(c).is_some(),
+    };
+    not.then_some(Unranked::NotTheServer)
+}
+
+/// Requests answered: what every request's quantiles are taken from.
+fn requests(c: &Cell) -> Option<u64> {
+    Some(c.figures.requests)
 }
 
 pub const THROUGHPUT: Metric = Metric {
@@ -116,6 +128,8 @@ pub const THROUGHPUT: Metric = Metric {
     unranked: server_rule,
     show: rate,
     whole: whole_rate,
+    quantile: None,
+    counts: None,
 };
 
 pub const P50: Metric = Metric {
@@ -128,6 +142,8 @@ pub const P50: Metric = Metric {
     unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
+    quantile: Some((0.5, requests)),
+    counts: None,
 };
 
 pub const P99: Metric = Metric {
@@ -140,6 +156,8 @@ pub const P99: Metric = Metric {
     unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
+    quantile: Some((0.99, requests)),
+    counts: None,
 };
 
 pub const P999: Metric = Metric {
@@ -152,6 +170,8 @@ pub const P999: Metric = Metric {
     unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
+    quantile: Some((0.999, requests)),
+    counts: None,
 };
 
 pub const CPU: Metric = Metric {
@@ -164,6 +184,8 @@ pub const CPU: Metric = Metric {
     unranked: always,
     show: |v| format!("{v:.1} µs"),
     whole: |v| format!("{v:.1} µs"),
+    quantile: None,
+    counts: None,
 };
 
 pub const MEMORY: Metric = Metric {
@@ -179,6 +201,8 @@ pub const MEMORY: Metric = Metric {
         false => format!("{v:.1} KiB"),
     },
     whole: |v| format!("{v:.2} KiB"),
+    quantile: None,
+    counts: None,
 };
 
 pub const CAPACITY: Metric = Metric {
@@ -191,6 +215,8 @@ pub const CAPACITY: Metric = Metric {
     unranked: always,
     show: rate,
     whole: whole_rate,
+    quantile: None,
+    counts: None,
 };
 
 pub const FAIRNESS: Metric = Metric {
@@ -203,6 +229,8 @@ pub const FAIRNESS: Metric = Metric {
     unranked: always,
     show: |v| format!("{v:.3}"),
     whole: |v| format!("{v:.3}"),
+    quantile: None,
+    counts: None,
 };
 
 pub const SYSCALLS: Metric = Metric {
@@ -215,6 +243,8 @@ pub const SYSCALLS: Metric = Metric {
     unranked: always,
     show: |v| format!("{v:.1}"),
     whole: |v| format!("{v:.2}"),
+    quantile: None,
+    counts: None,
 };
 
 /// Event streams: the tail of the gaps between a stream's events as the client saw them (the
@@ -229,6 +259,8 @@ pub const GAP_P99: Metric = Metric {
     unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
+    quantile: Some((0.99, |c| c.figures.streams.as_ref()?.gaps)),
+    counts: None,
 };
 
 /// Event streams: time to first event (from the intended start), at the tail.
@@ -242,21 +274,29 @@ pub const TTFE_P99: Metric = Metric {
     unranked: latency_rule,
     show: fmt_us,
     whole: fmt_us,
+    quantile: Some((0.99, |c| c.figures.streams.as_ref()?.first_events)),
+    counts: None,
 };
 
-/// Event streams: the share of events the server sent within `--stream-slack` of their due
-/// time (its own clock, its stats line, over the whole run, warm-up included): 100 % is every
-/// event on time; 0 % (every event late) is a measured figure, not an absent one.
-pub const ON_TIME: Metric = Metric {
-    name: "events on time",
-    short: "on time",
-    higher_is_better: true,
+/// Event streams: the share of events the server sent more than `--stream-slack` after their
+/// due time (its own clock, its stats line, over the whole run, warm-up included), ranked as a
+/// share: 3.98 % late against 0.12 % is 34 times as often, not "1.04×" of the shares on time.
+/// None late is a measured figure (the rule of three bounds it), not an absent one.
+pub const LATE: Metric = Metric {
+    name: "late events",
+    short: "late",
+    higher_is_better: false,
     largest_only: false,
-    read: |c| Some(100.0 - c.figures.streams.as_ref()?.late_pct()?),
+    read: |c| c.figures.streams.as_ref()?.late_pct(),
     predicted: none,
     unranked: always,
-    show: |v| format!("{v:.2}%"),
-    whole: |v| format!("{v:.3}%"),
+    show: |v| pct(v),
+    whole: |v| format!("{v:.4}%"),
+    quantile: None,
+    counts: Some(|c| {
+        let s = c.figures.streams.as_ref()?;
+        Some((s.server_late?, s.server_events.filter(|n| *n > 0)?))
+    }),
 };
 
 /// Event streams: server CPU per event sent.
@@ -270,6 +310,8 @@ pub const CPU_EVENT: Metric = Metric {
     unranked: always,
     show: |v| format!("{v:.1} µs"),
     whole: |v| format!("{v:.2} µs"),
+    quantile: None,
+    counts: None,
 };
 
 /// Every metric, for finding one by name.
@@ -285,7 +327,7 @@ pub const ALL: [&Metric; 13] = [
     &SYSCALLS,
     &GAP_P99,
     &TTFE_P99,
-    &ON_TIME,
+    &LATE,
     &CPU_EVENT,
 ];
 
@@ -298,27 +340,6 @@ impl Metric {
     /// The value measured in `c` (`None`: not measured).
     pub fn value(&self, c: &Cell) -> Option<f64> {
         (self.read)(c)
-    }
-
-    /// The value of `c` where it may be ranked: measured, and not [`Unranked`].
-    pub fn ranked(&self, c: &Cell) -> Option<f64> {
-        self.value(c).filter(|v| (self.unranked)(c, *v).is_none())
-    }
-
-    /// Why `c`'s measured value may not be ranked (`None`: it may, or nothing was measured).
-    pub fn unranked(&self, c: &Cell) -> Option<Unranked> {
-        self.value(c).and_then(|v| (self.unranked)(c, v))
-    }
-
-    /// The value of `c` where it may stand beside others' as the best of them (a table's mark):
-    /// measured, and not one that flatters its cell (a latency of a cell that starved
-    /// connections). A value under what the measurement resolves may: it is the least.
-    pub fn comparable(&self, c: &Cell) -> Option<f64> {
-        // A cell that starved connections or lost requests is never marked best (its figures
-        // cover only what it served), on any metric.
-        let spoiled = c.figures.starved_conns > 0 || c.figures.errors > 0;
-        self.value(c)
-            .filter(|v| !spoiled && !matches!((self.unranked)(c, *v), Some(Unranked::Starved | Unranked::Lost)))
     }
 
     /// The value the design's queueing alone predicts for `c`.
@@ -356,120 +377,4 @@ impl Metric {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_starved_latency_is_measured_but_not_ranked_and_other_metrics_do_not_care() {
-        let mut c = Cell::new("e", "t", 10, 0);
-        c.figures.p99_us = 900.0;
-        c.figures.throughput_rps = 1000.0;
-        c.figures.starved_conns = 3;
-        assert_eq!(P99.value(&c), Some(900.0));
-        assert_eq!(P99.ranked(&c), None);
-        assert_eq!(P99.unranked(&c), Some(Unranked::Starved));
-        assert_eq!(P99.comparable(&c), None, "a flattering latency is never the best");
-        assert_eq!(THROUGHPUT.ranked(&c), Some(1000.0));
-        c.figures.starved_conns = 0;
-        assert_eq!(P99.ranked(&c), Some(900.0));
-        // Not measured is not a value, least of all 0.
-        c.figures.p99_us = 0.0;
-        assert_eq!(P99.value(&c), None);
-    }
-
-    /// A design that starved connections or lost requests is ranked on neither memory nor
-    /// latency; a memory difference under a mebibyte over all the connections is none (the
-    /// reactor's 0.04 KiB against 0.8 KiB at 100 connections is 76 KiB: not "20×").
-    #[test]
-    fn memory_and_latency_of_designs_that_did_not_serve_everyone_are_not_ranked() {
-        let mut c = Cell::new("e", "prefork", 1000, 0);
-        c.figures.mem_per_conn_kib = Some(0.5);
-        c.figures.server_cpu_us_per_req = Some(10.0);
-        c.figures.established = 1000;
-        c.figures.p99_us = 900.0;
-        assert_eq!(MEMORY.ranked(&c), Some(0.5));
-        c.figures.starved_conns = 998;
-        assert_eq!(MEMORY.unranked(&c), Some(Unranked::Starved));
-        assert_eq!(MEMORY.comparable(&c), None, "never marked best");
-        c.figures.starved_conns = 0;
-        c.figures.errors = 3;
-        assert_eq!(
-            (MEMORY.unranked(&c), P99.unranked(&c)),
-            (Some(Unranked::Lost), Some(Unranked::Lost))
-        );
-        assert!(!resolved(&MEMORY, 0.04, 0.8, 100), "76 KiB in all");
-        assert!(resolved(&MEMORY, 1.0, 20.0, 100), "1,900 KiB in all");
-        assert!(resolved(&P99, 1.0, 1.01, 1), "only memory has a floor");
-    }
-
-    /// Event streams: every event late is 0 % on time, a measured figure; no CPU read over the
-    /// window is no CPU per event; a cell whose connections got no event is not ranked on its
-    /// gaps or first events.
-    #[test]
-    fn stream_figures_at_their_edges() {
-        use crate::bench::record::StreamFigures;
-        let mut c = Cell::new("e", "t", 10, 0);
-        c.figures.streams = Some(StreamFigures {
-            events: 1000,
-            window_s: 2.0,
-            gap_p99_us: Some(21_000.0),
-            server_events: Some(1000),
-            server_late: Some(1000),
-            ..StreamFigures::default()
-        });
-        assert_eq!(ON_TIME.value(&c), Some(0.0), "every event late is measured");
-        c.figures.server_cpu_cores = Some(0.0);
-        assert_eq!(CPU_EVENT.value(&c), None, "no CPU read is not a cost of 0");
-        c.figures.server_cpu_cores = Some(0.01);
-        assert!(
-            (CPU_EVENT.value(&c).unwrap() - 20.0).abs() < 1e-9,
-            "0.02 s of CPU over 1,000 events"
-        );
-        assert_eq!(GAP_P99.ranked(&c), Some(21_000.0));
-        c.figures.starved_conns = 2;
-        assert_eq!(GAP_P99.unranked(&c), Some(Unranked::Starved));
-    }
-
-    /// A cell the client bound (its CPUs busy) says nothing of the server's throughput or
-    /// latency: measured, not ranked (before: ranked, and counted in a sentence).
-    #[test]
-    fn a_cell_the_client_bound_is_not_ranked_on_throughput_or_latency() {
-        let mut c = Cell::new("e", "t", 10, 0);
-        c.figures.p99_us = 900.0;
-        c.figures.throughput_rps = 1000.0;
-        c.figures.server_cpu_us_per_req = Some(20.0);
-        c.figures.why = Some(crate::bench::record::Why::default());
-        assert_eq!(THROUGHPUT.ranked(&c), Some(1000.0));
-        c.figures.client_bound = true;
-        assert_eq!(THROUGHPUT.unranked(&c), Some(Unranked::NotTheServer));
-        assert_eq!((THROUGHPUT.ranked(&c), P99.ranked(&c)), (None, None));
-        assert_eq!(P99.value(&c), Some(900.0), "still measured");
-        assert_eq!(CPU.ranked(&c), Some(20.0), "its CPU per request is the server's own");
-    }
-
-    #[test]
-    fn memory_under_a_page_over_all_connections_is_not_ranked() {
-        let mut c = Cell::new("e", "t", 100, 0);
-        c.figures.server_cpu_us_per_req = Some(5.0);
-        c.figures.established = 100;
-        c.figures.mem_per_conn_kib = Some(0.03);
-        assert_eq!(MEMORY.value(&c), Some(0.03));
-        assert_eq!(MEMORY.unranked(&c), Some(Unranked::Unresolved), "3 KiB in all");
-        assert_eq!(MEMORY.ranked(&c), None, "no ratio of it");
-        assert_eq!(MEMORY.comparable(&c), Some(0.03), "still the least beside larger ones");
-        c.figures.mem_per_conn_kib = Some(0.05);
-        assert_eq!(MEMORY.ranked(&c), Some(0.05), "5 KiB in all");
-    }
-
-    #[test]
-    fn every_metric_is_found_by_its_name_and_better_follows_its_direction() {
-        for m in ALL {
-            assert_eq!(Metric::named(m.name).unwrap().short, m.short, "{}", m.name);
-        }
-        assert!(Metric::named("latency").is_none());
-        assert_eq!(THROUGHPUT.better(200.0, 100.0), 2.0);
-        assert_eq!(P99.better(100.0, 200.0), 2.0);
-        assert_eq!(P99.best_of(300.0, 100.0), 100.0);
-        assert_eq!(CAPACITY.whole(19_691.0), "19,691 req/s");
-    }
-}
+mod tests;
