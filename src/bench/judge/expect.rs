@@ -117,7 +117,7 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
         return (
             None,
             format!(
-                "no connection count measured {} (a latency from cells that starved connections does not count)",
+                "no connection count measured {} where its latency may be ranked (not from cells that starved connections or lost requests, that the client bound, or of too few samples)",
                 if missing.is_empty() {
                     "every target".to_string()
                 } else {
