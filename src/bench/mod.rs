@@ -223,7 +223,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         sc.steer_rx = true;
     }
     let hosts = hosts::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
-    let place = placement(&sc, hosts);
+    let mut place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
     // CPU groups an earlier bench made and could not remove (it was killed).
     sys::cgroup::remove_stale();
@@ -231,6 +231,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let mut env = environment(&place);
     let mut notes = sc.notes.clone();
     let _held = hold(&sc, opts, &place, &mut env, &mut notes)?;
+    place.round_trip = env.round_trip;
     let dir = record::results::new_dir(&opts.out, &sc.name)
         .map_err(error::io_err(format!("creating {}", opts.out.display())))?;
     on_event(Event::Started {
@@ -269,6 +270,23 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
 
 /// Runs the planned cells in order (a paired group's servers up for its cells), saving the
 /// results after every cell so nothing finished is lost.
+/// `rate_of` worked out for experiment `x` at `conns` connections: its share of the lowest
+/// throughput the named experiment's finished cells reached there (those that served every
+/// connection); why not, where none did.
+fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, String> {
+    let spec = x.rate_of.as_deref().expect("called for rate_of");
+    let (share, of) = record::scenario::rate_of(spec)?;
+    cells
+        .iter()
+        // A target that starved connections served only some of them: its rate is not its
+        // capacity at this count.
+        .filter(|c| c.experiment == of && c.connections == conns && c.ok() && !c.twin && c.figures.starved_conns == 0)
+        .filter_map(|c| Some(c.figures.throughput_rps).filter(|t| *t > 0.0))
+        .reduce(f64::min)
+        .map(|lowest| (share * lowest).max(1.0))
+        .ok_or_else(|| format!("no rate: '{of}' measured no throughput at {conns} connections (rate_of = \"{spec}\")"))
+}
+
 fn run_plan(
     r: &mut Results,
     opts: &Options,
@@ -315,9 +333,26 @@ fn run_plan(
             conns: step.conns,
             repeat: step.repeat,
         };
-        let cell = match group.as_mut() {
-            Some(g) => g.burst(step.ti, r.cells.len(), at, x, place),
-            None => runner::run_cell(at, x, &step.target, place, &STOP),
+        // `rate_of`: the rate from what an earlier experiment of this run measured.
+        let derived = x.rate_of.as_ref().map(|_| derived_rate(x, &r.cells, step.conns));
+        let with_rate;
+        let x = match derived {
+            Some(Ok(rate)) => {
+                let mut e = x.clone();
+                e.load.rate = Some(rate);
+                with_rate = e;
+                &with_rate
+            }
+            _ => x,
+        };
+        let cell = match (derived, group.as_mut()) {
+            (Some(Err(why)), _) => {
+                let mut c = step.target.cell(&x.name, at);
+                c.status = record::CellStatus::Failed(why);
+                c
+            }
+            (_, Some(g)) => g.burst(step.ti, r.cells.len(), at, x, place),
+            (_, None) => runner::run_cell(at, x, &step.target, place, &STOP),
         };
         on_event(Event::Cell(&cell));
         r.cells.push(cell);
@@ -403,4 +438,32 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
         }
     }
     steps
+}
+
+#[cfg(test)]
+mod rate_of {
+    use super::*;
+
+    /// Half of the lowest rate the named experiment's designs reached at the count, those that
+    /// starved connections left out; none there is a reason, not a rate of 0.
+    #[test]
+    fn a_derived_rate_is_its_share_of_the_slowest_design_that_served_everyone() {
+        let mut x = record::scenario::experiment_of("\"epoll\"", "100", "").unwrap();
+        x.rate_of = Some("50% of ka".into());
+        let cell = |t: &str, rps: f64, starved: u64| {
+            let mut c = Cell::new("ka", t, 100, 0);
+            c.status = record::CellStatus::Ok;
+            c.figures.throughput_rps = rps;
+            c.figures.starved_conns = starved;
+            c
+        };
+        let cells = [
+            cell("epoll", 1000.0, 0),
+            cell("prefork", 20.0, 98),
+            cell("thread", 800.0, 0),
+        ];
+        assert_eq!(derived_rate(&x, &cells, 100), Ok(400.0));
+        let e = derived_rate(&x, &cells, 10).unwrap_err();
+        assert!(e.contains("'ka' measured no throughput at 10 connections"), "{e}");
+    }
 }

@@ -24,6 +24,9 @@ pub struct Placement {
     pub server_addr: String,
     /// Other hosts the scenario names (none: everything runs here).
     pub hosts: Option<super::hosts::Hosts>,
+    /// The loopback round trip between the server's and the client's CPUs, measured once the
+    /// run holds what it holds (idle CPUs polling or not); each cell's card reads it.
+    pub round_trip: Option<super::record::costs::RoundTrip>,
 }
 
 impl Placement {

@@ -234,6 +234,9 @@ impl Standing {
             why.work_sleep_us = work.map(|w| w.1);
             why.connections = at.conns;
             why.closed_no_think = x.load.rate.is_none() && x.load.think.is_none() && x.load.slo.is_none();
+            why.per_connection = Some(x.load.pipeline.max(x.load.streams));
+            why.round_trip_us = place.round_trip.map(|r| r.us);
+            why.round_trip_client_cpu_us = place.round_trip.map(|r| r.client_cpu_us);
         }
         cell.figures.predicted = self.entry.as_deref().filter(|_| self.predict).and_then(|e| {
             super::predicted::prediction(x, e, at.conns, &place.server_cpus, cell.figures.server_cpu_us_per_req)

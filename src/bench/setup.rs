@@ -30,6 +30,7 @@ pub(super) fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement
         client_threads,
         server_addr,
         hosts,
+        round_trip: None,
     }
 }
 
@@ -100,6 +101,7 @@ pub(super) fn environment(place: &Placement) -> Environment {
         steer_rx: None,
         cpu_idle: None,
         sched_slice_us: Some(slice.as_secs_f64() * 1e6),
+        round_trip: None,
         sched_slice_from: Some(slice_from),
     }
 }
@@ -130,6 +132,19 @@ pub(super) fn placement_text(place: &Placement) -> String {
 pub(super) struct Held {
     _steered: Option<steer::Steered>,
     _polling: Option<sys::cpuidle::PollingIdle>,
+}
+
+/// The round trip between the first server and client CPUs, where both are this machine's
+/// and apart.
+fn round_trip(place: &Placement) -> Option<crate::bench::record::costs::RoundTrip> {
+    if place.remote_server() || place.hosts.as_ref().is_some_and(|h| !h.clients.is_empty()) {
+        return None;
+    }
+    let first = |cpus: &str| crate::units::parse_cpus(cpus).ok()?.first().copied();
+    let (server, client) = (first(&place.server_cpus)?, first(&place.client_cpus)?);
+    (server != client)
+        .then(|| super::unit_costs::round_trip(server, client))
+        .flatten()
 }
 
 /// Takes what the run holds, records it in `env` and says it in `notes`.
@@ -169,6 +184,9 @@ pub(super) fn hold(
     };
     notes.push(format!("idle CPUs {idle}"));
     env.cpu_idle = Some(idle);
+    // The loopback round trip between the server's and the client's CPUs, idle as the run keeps
+    // them (measured here, after the hold): the least a request's time outside the server is.
+    env.round_trip = round_trip(place);
     Ok(Held {
         _steered: steered,
         _polling: polling,

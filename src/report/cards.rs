@@ -1,6 +1,7 @@
 //! "Where the time went" in the report: each cell's card as a stacked bar of its mean latency
-//! (work, the design's CPU, run-queue wait, waiting inside the server, outside it, and what is
-//! left), with its prediction's mean beside it and what bound it (`bench::judge::card`).
+//! (its disjoint intervals: waiting inside the server, handling, run-queue wait, outside it,
+//! and what is left), with its prediction's mean beside it and what bound it
+//! (`bench::judge::card`).
 
 use super::html::esc;
 use crate::bench::judge::card::{self, Card};
@@ -8,9 +9,7 @@ use crate::bench::record::Cell;
 use crate::units::fmt_us;
 
 /// The segments' colours, in the card's part order, then the unexplained rest.
-const COLOURS: [&str; 7] = [
-    "#4e79a7", "#a0cbe8", "#f28e2b", "#e15759", "#b07aa1", "#bab0ac", "#eeeeee",
-];
+const COLOURS: [&str; 5] = ["#b07aa1", "#4e79a7", "#e15759", "#bab0ac", "#eeeeee"];
 
 /// The widest bar, in pixels (the longest mean of the experiment).
 const WIDTH: f64 = 480.0;
@@ -32,7 +31,7 @@ pub(super) fn section(cells: &[Cell]) -> String {
          <div class=\"tw\"><table><tr><th class=\"l\">target</th><th>conns</th><th class=\"l\">bound by</th>\
          <th>mean</th><th class=\"l\">parts</th></tr>\n",
     );
-    let legend: Vec<String> = card::PARTS
+    let legend: Vec<String> = card::INTERVALS
         .iter()
         .chain(["unexplained"].iter())
         .zip(COLOURS)
@@ -65,7 +64,7 @@ fn bar(c: &Card, longest: f64) -> String {
         .filter_map(|(p, col)| Some((p.name.to_string(), p.us?, col)))
         .collect();
     if let Some(u) = c.unexplained_us.filter(|u| *u > 0.0) {
-        segs.push(("unexplained".into(), u, COLOURS[6]));
+        segs.push(("unexplained".into(), u, COLOURS[4]));
     }
     let mut h = format!("<div style=\"position:relative;width:{WIDTH}px;height:14px;display:flex\">");
     for (name, us, col) in segs.iter().filter(|s| s.1 > 0.0) {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::finding::Finding;
-use super::metric::Metric;
+use super::metric::{Metric, P99, THROUGHPUT};
 use crate::bench::record::Cell;
 use crate::units::thousands;
 
@@ -57,30 +57,83 @@ pub fn rows(findings: &[Finding], cells: &[&Cell], repeats: usize) -> Vec<Row> {
         .collect()
 }
 
-/// At most two short sentences: which design won what beyond the noise (or that nothing
-/// separated them, and why), then which designs failed or starved connections.
+/// A design this many times behind the best on a ranked metric is named in the headline with
+/// its ratio, whether or not the best and the runner-up separated.
+pub const BEHIND: f64 = 1.5;
+
+/// Short sentences, the answer first: which design won what beyond the noise (or, where the
+/// best tied, who fell clearly behind on what, with the ratio; "the client was the limit"
+/// only of the metrics it confounds: throughput and latency), then which designs failed or
+/// starved connections.
 pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell]) -> String {
-    let mut first = winners(findings);
-    if first.is_empty() {
-        let bound = cells
-            .iter()
-            .filter(|c| super::metric::client_limit(c).is_some())
-            .count();
-        first = match bound {
-            0 => "No design separated from the others beyond the noise".into(),
-            n => format!(
-                "No design separated from the others: the client was the limit in {n} of {} cells",
-                cells.len()
-            ),
-        };
+    let won = winners(findings);
+    let behind = behind(findings);
+    let confounded = findings
+        .iter()
+        .filter(|f| f.class.is_none() && (f.metric == THROUGHPUT.name || f.metric == P99.name))
+        .all(|f| !f.clear);
+    let bound = cells
+        .iter()
+        .filter(|c| super::metric::client_limit(c).is_some())
+        .count();
+    let mut said: Vec<String> = Vec::new();
+    if !won.is_empty() {
+        said.push(won);
     }
-    let mut s = format!("{first}.");
+    if confounded && bound > 0 {
+        said.push(format!(
+            "On throughput and latency no design separated: the client was the limit in {bound} of {} cells",
+            cells.len()
+        ));
+    }
+    if !behind.is_empty() {
+        // A design's name as it is written, even first in a sentence.
+        said.push(behind);
+    }
+    if said.is_empty() {
+        said.push("No design separated from the others beyond the noise".into());
+    }
+    let mut s = said.join(". ") + ".";
     if let Some(trouble) = trouble(all) {
         s.push(' ');
         s.push_str(&trouble);
         s.push('.');
     }
     s
+}
+
+/// "prefork is 2.43× the best (epoll) on CPU per request; thread 221× on memory per
+/// connection": the designs at least [`BEHIND`] behind the best of a finding, where the
+/// measurement resolves the difference (memory: a mebibyte over all the connections), and
+/// not already said as a clear runner-up.
+fn behind(findings: &[Finding]) -> String {
+    let items: Vec<String> = findings
+        .iter()
+        .filter_map(|f| {
+            let (t, r) = f.last.as_ref()?;
+            let m = f.metric();
+            let last_value = match m.higher_is_better {
+                true => f.best_value / r,
+                false => f.best_value * r,
+            };
+            let resolved = super::metric::resolved(m, f.best_value, last_value, f.connections);
+            (*r >= BEHIND && resolved && !(f.clear && *t == f.runner_up)).then(|| {
+                let what = match &f.class {
+                    Some(c) => format!("{c} {}", f.metric),
+                    None => f.metric.clone(),
+                };
+                format!("{t} is {} the best ({}) on {what}", times(*r), f.best)
+            })
+        })
+        .collect();
+    at_most(items, "; ")
+}
+
+fn times(r: f64) -> String {
+    match r >= 10.0 {
+        true => format!("{r:.0}×"),
+        false => format!("{r:.2}×"),
+    }
 }
 
 /// The headline of an experiment with fewer than two designs to compare: that sentence, then
@@ -243,6 +296,30 @@ mod tests {
         assert!(h.matches(". ").count() <= 1, "two sentences at most");
     }
 
+    /// Where the best tied, the headline still names who fell clearly behind, with the ratio
+    /// (prefork 2.43× the best CPU per request, thread 221× the best memory), and says the
+    /// client was the limit only of throughput and latency; a memory gap the measurement does
+    /// not resolve is not named.
+    #[test]
+    fn a_tie_at_the_top_still_names_who_fell_clearly_behind() {
+        let mut cpu = finding("server CPU per request", "epoll", 1.05, false);
+        (cpu.best_value, cpu.last) = (6.0, Some(("prefork".into(), 2.43)));
+        let mut mem = finding("memory per connection", "epoll", 1.02, false);
+        (mem.best_value, mem.connections, mem.last) = (0.5, 1000, Some(("thread".into(), 221.0)));
+        let mut small = finding("memory per connection", "reactor", 1.0, false);
+        (small.best_value, small.connections, small.last) = (0.04, 100, Some(("uring".into(), 20.0)));
+        let f = [finding("throughput", "epoll", 1.03, false), cpu, mem, small];
+        let mut a = cell("epoll", 0, true);
+        a.figures.client_bound = true;
+        let b = cell("poll", 0, true);
+        let all = [&a, &b];
+        assert_eq!(
+            headline(&f, &all, &all),
+            "On throughput and latency no design separated: the client was the limit in 1 of 2 cells. \
+             prefork is 2.43× the best (epoll) on server CPU per request; thread is 221× the best (epoll) on memory per connection."
+        );
+    }
+
     #[test]
     fn a_headline_with_nothing_clear_says_so_and_why() {
         let f = [finding("throughput", "epoll", 1.03, false)];
@@ -252,7 +329,7 @@ mod tests {
         let all = [&a, &b];
         assert_eq!(
             headline(&f, &all, &all),
-            "No design separated from the others: the client was the limit in 1 of 2 cells."
+            "On throughput and latency no design separated: the client was the limit in 1 of 2 cells."
         );
         let rows = rows(&f, &all, 1);
         assert_eq!(

@@ -281,7 +281,7 @@ fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
     says(&v, "Server CPU per request: epoll is best, 1.29× poll");
     says(&v, "last is thread");
     says(&v, "Why: epoll has 2.00 syscalls per request against 6.00 (≈ 1.1 µs), of the 1.5 µs gap in server CPU per request to poll.");
-    says(&v, "client was saturated in 6 of 18 cells");
+    says(&v, "client was the limit in 6 of 18 cells");
 }
 
 /// Two syscalls cannot cover 20 µs: a counter that differs a lot but accounts for little

@@ -89,7 +89,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     let bound = ok.iter().filter(|c| super::metric::client_limit(c).is_some()).count();
     if bound > 0 {
         parts.push(format!(
-            "The client was saturated in {bound} of {} cells: there, throughput and latency say as much about the \
+            "The client was the limit in {bound} of {} cells (its CPUs busy, or its own turnaround by Little's law): there, throughput and latency say as much about the \
              client as about the servers, while CPU per request still compares them.",
             ok.len()
         ));

@@ -314,6 +314,23 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
     }
     let ip = addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
     check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), e))?;
+    if let Some(r) = &x.rate_of {
+        let (_, of) = super::scenario::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
+        let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
+        let Some(source) = before.iter().find(|e| e.name == of) else {
+            return Err(o.key(x, "rate_of", format!("'{of}' is not an experiment before this one")));
+        };
+        if x.load.rate.is_some() || x.load.slo.is_some() {
+            return Err(o.key(x, "rate_of", "works out the rate itself: drop rate (and slo)"));
+        }
+        if let Some(n) = x.connections.iter().find(|n| !source.connections.contains(n)) {
+            return Err(o.key(
+                x,
+                "rate_of",
+                format!("'{of}' has no cells at {n} connections to take a rate from"),
+            ));
+        }
+    }
     if x.paired && x.load.slo.is_some() {
         return Err(o.key(
             x,
@@ -476,5 +493,30 @@ mod bench_scenario {
         let s = parse(&format!("{head}proto = \"packet\"\n"), "f").unwrap();
         let args = s.experiments[0].serve_args("epoll", "127.0.0.1", "0").unwrap();
         assert!(args.windows(2).any(|w| w == ["--packet-size", "128"]), "{args:?}");
+    }
+
+    /// `rate_of`: a share of an earlier experiment, at counts it ran; refused with `rate`, or
+    /// naming what is not before it.
+    #[test]
+    fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
+        let exp = |name: &str, keys: &str| {
+            format!("[[experiment]]\nname = \"{name}\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [100]\nduration = \"1s\"\n{keys}")
+        };
+        let head = "name = \"x\"\ndescription = \"d\"\n";
+        let ok = format!("{head}{}{}", exp("ka", ""), exp("lat", "rate_of = \"50% of ka\"\n"));
+        let s = parse(&ok, "f").unwrap();
+        assert_eq!(s.experiments[1].rate_of.as_deref(), Some("50% of ka"));
+        assert_eq!(super::super::scenario::rate_of("50% of ka"), Ok((0.5, "ka")));
+        for (keys, says) in [
+            ("rate_of = \"50% of lat\"\n", "not an experiment before this one"),
+            ("rate_of = \"half of ka\"\n", "a share between 0 and 100%"),
+            ("rate_of = \"50%\"\n", "give \"P% of EXPERIMENT\""),
+            ("rate_of = \"50% of ka\"\nrate = 100\n", "drop rate"),
+        ] {
+            let e = parse(&format!("{head}{}{}", exp("ka", ""), exp("lat", keys)), "f")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("field 'rate_of'") && e.contains(says), "{keys}: {e}");
+        }
     }
 }

@@ -23,3 +23,12 @@ impl UnitCosts {
         measured: false,
     };
 }
+
+/// A loopback round trip as a run measured it (`bench::unit_costs::round_trip`): its mean
+/// (µs) between the client's and the server's CPUs, and the client thread's CPU per round
+/// trip (µs), the least a request's time outside the server can be.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RoundTrip {
+    pub us: f64,
+    pub client_cpu_us: f64,
+}

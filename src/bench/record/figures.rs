@@ -146,6 +146,8 @@ fn why(doc: &Document, s: &Samples, scale: f64) -> Why {
         cpus_steal_s: of_cpus(|c| c.steal),
         cpus_total_s: of_cpus(|c| c.total),
         harness_s: s.harness.map(|h| h.as_secs_f64() * scale),
+        client_cpu_us: (r.requests > 0 && doc.outcome().client_cpu > std::time::Duration::ZERO)
+            .then(|| doc.outcome().client_cpu.as_secs_f64() * 1e6 / r.requests as f64),
         ..Why::default()
     }
 }

@@ -64,6 +64,10 @@ pub struct Environment {
     pub sched_slice_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_slice_from: Option<String>,
+    /// The loopback round trip between the server's and the client's CPUs, measured at the
+    /// run's start (`None`: not measured: another host, or one CPU for both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip: Option<super::costs::RoundTrip>,
 }
 
 /// The hosts of a run across hosts.

@@ -208,6 +208,14 @@ pub struct Experiment {
     /// and whether it goes beyond the noise (in a paired experiment, round by round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// An open loop at a share of what an earlier experiment of the run measured:
+    /// `"50% of http-keepalive"` — that share of the lowest throughput the named experiment's
+    /// targets reached at the same connection count, worked out when the cell runs. Below the
+    /// slowest target's rate every target keeps up, and below the client's capacity (which
+    /// the named experiment, client-bound, found) the client is not the limit: latency then
+    /// compares the servers. Not with `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_of: Option<String>,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
@@ -300,6 +308,7 @@ impl Experiment {
             rotate_sources: false,
             paired: false,
             reference: None,
+            rate_of: None,
             published: Vec::new(),
             seed_note: None,
             unknown: BTreeMap::new(),
@@ -388,6 +397,20 @@ impl Experiment {
 }
 
 /// The model name of a model entry (`"epoll --trigger edge"` -> `epoll`).
+/// `rate_of`'s value read: the share (0, 1] and the experiment it is of.
+pub fn rate_of(text: &str) -> Result<(f64, &str), String> {
+    let (pct, of) = text
+        .split_once(" of ")
+        .ok_or_else(|| format!("'{text}': give \"P% of EXPERIMENT\", e.g. \"50% of http-keepalive\""))?;
+    let share = pct
+        .trim()
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse::<f64>().ok())
+        .filter(|p| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| format!("'{pct}': a share between 0 and 100%, such as 50%"))?;
+    Ok((share / 100.0, of.trim()))
+}
+
 pub fn model_name(entry: &str) -> &str {
     entry.split_whitespace().next().unwrap_or("")
 }

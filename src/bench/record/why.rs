@@ -49,4 +49,17 @@ pub struct Why {
     /// Connections of the load.
     #[serde(default)]
     pub connections: usize,
+    /// Requests each connection keeps in flight in a closed loop (`--pipeline`, HTTP/2's
+    /// `--streams`); `None`: not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_connection: Option<usize>,
+    /// The client's CPU per request (µs: its CPU over the window ÷ its requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_us: Option<f64>,
+    /// The run's loopback round trip between the server's and the client's CPUs (µs), and the
+    /// client thread's CPU in it (µs): what the path outside the server costs at the least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip_client_cpu_us: Option<f64>,
 }

@@ -51,7 +51,7 @@ fn verdicts(d: &Results) -> String {
         "<p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
          runner-up on the geometric mean of their ratios over the connection counts both ran; \
          \"no clear difference\" means the gap lies inside the spread of the repeats (or, with one run, \
-         under 10%). When the client was saturated (marked client-bound, drawn hollow), throughput and \
+         under 10%). When the client was the limit (marked client-bound, drawn hollow), throughput and \
          latency say as much about the client as about the server; server CPU per request still \
          compares servers. A latency from a cell that starved connections covers only the connections it \
          served: it is drawn hollow, never marked best, and not ranked. The reasons come from the servers' own \

@@ -1,8 +1,8 @@
 //! What bound a cell: one label with its evidence, decided from the cell's own figures by named
 //! thresholds, in this order — the client, others delaying the server (steal, or other tasks on
-//! its CPUs while it waited in their run queues), the server's CPUs, the offered rate, the
-//! server waiting on something other than the CPU — and `unclear` where none fits, never a
-//! guess.
+//! its CPUs while it waited in their run queues), the server's CPUs, the offered rate, one
+//! request in flight at a time (the round trip), the server waiting on something other than
+//! the CPU — and `unclear` where none fits, never a guess.
 
 use serde::Serialize;
 
@@ -41,6 +41,9 @@ pub enum Bound {
     ServerCpu,
     ServerKernel,
     Offered,
+    /// One request in flight at a time (a closed loop of one connection): each waits a whole
+    /// round trip, and the server idles between them.
+    RoundTrip,
     ServerWaiting,
     Unclear,
 }
@@ -53,6 +56,7 @@ impl Bound {
             Bound::ServerCpu => "server-cpu",
             Bound::ServerKernel => "server-kernel",
             Bound::Offered => "offered",
+            Bound::RoundTrip => "round-trip",
             Bound::ServerWaiting => "server-waiting",
             Bound::Unclear => "unclear",
         }
@@ -134,6 +138,20 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
             Bound::Offered,
             format!(
                 "an open loop that completed what it scheduled, the server at {}",
+                used.map_or("–".into(), |u| format!("{:.0}% of its CPUs", u * 100.0))
+            ),
+        );
+    }
+    // One request in flight, no waiting work: the loop is its round trip.
+    let one = w.closed_no_think && w.connections * w.per_connection.unwrap_or(1) == 1;
+    if one && w.work_sleep_us.is_none_or(|s| s <= 0.0) && f.streams.is_none() {
+        return by(
+            Bound::RoundTrip,
+            format!(
+                "one request in flight at a time: each waits a whole round trip{} while the server is at {}",
+                w.round_trip_us.map_or(String::new(), |rt| format!(
+                    " (the loopback round trip alone is {rt:.1} µs here)"
+                )),
                 used.map_or("–".into(), |u| format!("{:.0}% of its CPUs", u * 100.0))
             ),
         );

@@ -170,3 +170,23 @@ fn event_stream_cells_are_not_called_the_clients_by_littles_law() {
     c.figures.streams = Some(crate::bench::record::StreamFigures::default());
     assert_ne!(label(&c), Bound::Client);
 }
+
+/// One request in flight at a time (a closed loop of one connection, no waiting work) is bound
+/// by its round trip, not "unclear"; with four connections, the same figures are not.
+#[test]
+fn one_request_in_flight_is_round_trip_bound() {
+    let mut c = cell(0.4, 12.0, 5.0);
+    c.figures.throughput_rps = 80_000.0;
+    let w = c.figures.why.as_mut().unwrap();
+    w.closed_no_think = true;
+    w.connections = 1;
+    w.per_connection = Some(1);
+    w.round_trip_us = Some(9.5);
+    let b = of(&c).unwrap();
+    assert_eq!(b.bound, Bound::RoundTrip, "{b:?}");
+    assert!(b.evidence.contains("9.5 µs"), "{b:?}");
+    let w = c.figures.why.as_mut().unwrap();
+    w.connections = 4;
+    c.figures.throughput_rps = 320_000.0;
+    assert_ne!(label(&c), Bound::RoundTrip);
+}

@@ -3,7 +3,8 @@ use crate::bench::record::{CellStatus, Why};
 
 /// A cell whose figures are known: 10,000 requests, a mean of 1,000 µs, the server 30 µs of
 /// CPU per request of which the work asked 20, 1 s of run-queue wait (100 µs per request),
-/// 400 µs waiting inside and 900 µs of residence per request.
+/// 400 µs waiting inside and 900 µs of residence per request, a 50 µs loopback round trip
+/// whose client used 8 µs, and 12 µs of the client's CPU per request.
 fn cell() -> Cell {
     let mut c = Cell::new("e", "thread", 100, 0);
     c.status = CellStatus::Ok;
@@ -22,36 +23,51 @@ fn cell() -> Cell {
         wait_inside_ns: Some(20_000 * 400_000),
         imbalance: Some(1.5),
         connections: 100,
+        round_trip_us: Some(50.0),
+        round_trip_client_cpu_us: Some(8.0),
+        client_cpu_us: Some(12.0),
         ..Why::default()
     });
     c
 }
 
 #[test]
-fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
+fn the_mean_is_disjoint_intervals_plus_a_real_residual_and_the_costs_stand_beside() {
     let card = of(&cell()).unwrap();
     let part = |n: &str| card.parts.iter().find(|p| p.name == n).unwrap().us;
-    assert_eq!(part("work CPU"), Some(20.0));
-    assert_eq!(part("work waiting"), Some(300.0));
-    assert_eq!(part("design CPU"), Some(10.0), "30 µs of CPU less the work's 20");
-    assert_eq!(part("run-queue wait"), Some(100.0), "1 s over 10,000 requests");
+    let cost = |n: &str| card.costs.iter().find(|p| p.name == n).unwrap().us;
     assert_eq!(part("waiting inside"), Some(400.0));
+    assert_eq!(part("handling"), Some(500.0), "900 µs of residence less 400 of waiting");
+    assert_eq!(part("run-queue wait"), Some(100.0), "1 s over 10,000 requests");
     assert_eq!(
-        part("kernel and client"),
-        Some(0.0),
-        "1,000 µs of latency less 900 of residence and 100 of run-queue wait"
+        part("outside the server"),
+        Some(54.0),
+        "a 50 µs round trip and the client's 12 µs of CPU less the 8 in it"
     );
-    // 1,000 − (20 + 300 + 10 + 100 + 400 + 0) = 170.
-    assert!((card.unexplained_us.unwrap() - 170.0).abs() < 1e-9, "{card:?}");
+    assert_eq!(
+        (
+            cost("work CPU"),
+            cost("work waiting"),
+            cost("design CPU"),
+            cost("server CPU")
+        ),
+        (Some(20.0), Some(300.0), Some(10.0), Some(30.0)),
+        "costs are beside the parts"
+    );
+    // 1,000 − (400 + 500 + 100 + 54) = −54: a residual, printed as it is.
+    assert!((card.unexplained_us.unwrap() + 54.0).abs() < 1e-9, "{card:?}");
     let text = card.text();
-    assert!(text.contains("unexplained") && text.contains("17%"), "{text}");
-    // Beside a prediction of a 500 µs mean: a 500 µs gap, of which the model leaves out the
-    // kernel and client (0) and the unexplained 170 µs (34 %).
+    assert!(text.contains("unexplained") && text.contains("-5%"), "{text}");
+    assert!(text.contains("cost       work CPU 20us"), "{text}");
+    assert!(text.contains("imbalance  1.50×"), "{text}");
+    // Beside a prediction of an 800 µs mean: a 200 µs gap, which the parts the model leaves
+    // out cover only where each share is within it (outside: 54 µs is 27 %; the negative
+    // residual carries none).
     let mut c = cell();
     c.figures.predicted = Some(crate::queueing::Prediction {
         p50_us: Some(400.0),
         p99_us: Some(2000.0),
-        mean_us: Some(500.0),
+        mean_us: Some(800.0),
         capacity_rps: 20_000.0,
         throughput_rps: 10_000.0,
         classes: Vec::new(),
@@ -59,36 +75,61 @@ fn the_mean_is_the_named_parts_plus_what_is_left_printed_as_it_is() {
         slice_us: Some(1500.0),
     });
     let card = of(&c).unwrap();
-    assert_eq!(card.gap_us, Some(500.0));
-    assert_eq!(
-        card.not_modelled,
-        vec![
-            ("kernel and client".to_string(), 0.0),
-            ("unexplained".to_string(), 0.34)
-        ]
-    );
-    assert!(
-        card.text()
-            .contains("of that gap, not in the model: kernel and client 0%, unexplained 34%"),
-        "{}",
-        card.text()
-    );
-    assert!(text.contains("imbalance  1.50×"), "{text}");
+    assert_eq!(card.gap_us, Some(200.0));
+    assert_eq!(card.not_modelled, vec![("outside the server".to_string(), 0.27)]);
+    // A prediction far shorter than every part: no share above 100 %.
+    c.figures.predicted.as_mut().unwrap().mean_us = Some(950.0);
+    assert!(of(&c).unwrap().not_modelled.iter().all(|(_, s)| *s <= 1.0));
 }
 
-/// What was not measured stays "–" and out of the sum, never counted as zero: run-queue wait
-/// unmeasured is then part of the time before the server's read ("kernel and client").
+/// What was not measured stays "–" and makes no residual, never counted as zero; a server
+/// nobody watched says its time inside was not measured.
 #[test]
 fn a_part_not_measured_is_absent_not_zero() {
     let mut c = cell();
     c.figures.why.as_mut().unwrap().runq_wait_s = None;
     let card = of(&c).unwrap();
     assert_eq!(card.parts.iter().find(|p| p.name == "run-queue wait").unwrap().us, None);
-    // Kernel and client is then 100 µs (no run-queue wait to take off), the sum 830.
-    let kernel = card.parts.iter().find(|p| p.name == "kernel and client").unwrap().us;
-    assert_eq!(kernel, Some(100.0));
-    assert!((card.unexplained_us.unwrap() - 170.0).abs() < 1e-9, "{card:?}");
-    assert!(card.text().contains("run-queue wait             –"), "{}", card.text());
+    assert_eq!(card.unexplained_us, None, "no residual over a part not measured");
+    assert!(
+        card.text().contains("run-queue wait               –"),
+        "{}",
+        card.text()
+    );
+    let mut peer = cell();
+    let w = peer.figures.why.as_mut().unwrap();
+    (w.server_requests, w.residence_ns, w.wait_inside_ns) = (None, None, None);
+    let card = of(&peer).unwrap();
+    assert_eq!(card.unexplained_us, None);
+    assert!(
+        card.text()
+            .contains("the server's own time (waiting inside, handling): not measured"),
+        "{}",
+        card.text()
+    );
+    assert!(
+        !card.text().contains("100%"),
+        "never unexplained 100 %: {}",
+        card.text()
+    );
+}
+
+/// Where the client was the limit its queueing is not measured: the part outside is the rest
+/// of the mean, and says so.
+#[test]
+fn a_client_bound_card_infers_the_outside_part_and_says_how() {
+    let mut c = cell();
+    c.figures.client_bound = true;
+    c.figures.client_cpu_util = 0.99;
+    let card = of(&c).unwrap();
+    let outside = card.parts.iter().find(|p| p.name == "outside the server").unwrap();
+    assert!(outside.inferred && outside.us == Some(0.0), "{outside:?}");
+    assert_eq!(card.unexplained_us, Some(0.0));
+    assert!(
+        card.text().contains("inferred as the mean less the parts inside it"),
+        "{}",
+        card.text()
+    );
 }
 
 /// Without the server's figures there is no card; the machine's lack of a PMU is said, never 0.
@@ -108,7 +149,7 @@ fn no_server_figures_no_card_and_no_pmu_is_said() {
 /// under half of it, or a gap within the noise, names nothing.
 #[test]
 fn the_part_that_carries_a_gap_is_named_and_a_small_one_never() {
-    let with = |target: &str, mean: f64, runq_s: f64, residence_us: u64| {
+    let with = |target: &str, mean: f64, runq_s: f64, residence_us: u64| -> Cell {
         let mut c = cell();
         c.target = target.into();
         let w = c.figures.why.as_mut().unwrap();
@@ -125,7 +166,7 @@ fn the_part_that_carries_a_gap_is_named_and_a_small_one_never() {
         s.contains("thread's mean is 800us longer than reactor's, 75% of it in run-queue wait"),
         "{s}"
     );
-    // 200 µs more of run-queue wait and 300 µs more in the kernel and client for an 800 µs gap: no part
+    // 200 µs more of run-queue wait and 300 µs more of handling for an 800 µs gap: no part
     // carries half of it.
     let cells = [with("reactor", 1000.0, 1.0, 900), with("thread", 1800.0, 3.0, 1200)];
     let refs: Vec<&Cell> = cells.iter().collect();
