@@ -1442,3 +1442,43 @@ fn keep_results_refuses_a_dirty_or_foreign_binarys_run() {
     let back: Value = serde_json::from_str(&std::fs::read_to_string(d.join("kept.json")).unwrap()).unwrap();
     assert_eq!(back["commit"], head.as_str());
 }
+
+/// An experiment that predicts runs a calibration cell per design first (half the connections
+/// of a closed loop), recorded as such and never ranked; each prediction takes its cost from
+/// it, never from the cell it predicts.
+#[test]
+fn predictions_take_their_costs_from_calibration_cells_never_ranked() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tmpdir("calibration");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"w\"\nproto = \"http\"\nmodels = [\"reactor\", \"thread\"]\nwork = \"cpu:200us\"\n\
+         connections = [4]\nduration = \"400ms\"\nwarmup = \"100ms\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    let calibrations: Vec<&Value> = cells.iter().filter(|c| c["calibration"].is_string()).collect();
+    assert_eq!(calibrations.len(), 2, "one per design");
+    for c in &calibrations {
+        assert_eq!(c["connections"], 2, "half the connections: {c}");
+        assert!(c["calibration"]
+            .as_str()
+            .unwrap()
+            .contains("2 connections, half the experiment's 4"));
+    }
+    for c in cells.iter().filter(|c| c["calibration"].is_null()) {
+        let p = &c["figures"]["predicted"];
+        let from = p["costs_from"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a prediction from a calibration: {c}"));
+        assert!(from.contains("calibration cell"), "{from}");
+        let own = c["figures"]["server_cpu_us_per_req"].as_f64().unwrap();
+        let design = p["design_cpu_us"].as_f64().unwrap();
+        assert_ne!(design, (own - 200.0).max(0.0), "not the cell's own cost: {c}");
+    }
+    for f in r["verdicts"][0]["findings"].as_array().unwrap() {
+        assert!(!f["best"].as_str().unwrap().contains("calibration"), "{f}");
+    }
+}

@@ -91,7 +91,11 @@ fn rps(v: f64) -> String {
 
 /// The rows of the designs measured in `runs`, best first.
 pub fn rows(runs: &[&Results]) -> Vec<Row> {
-    let cells: Vec<&Cell> = runs.iter().flat_map(|r| r.cells.iter()).filter(|c| !c.twin).collect();
+    let cells: Vec<&Cell> = runs
+        .iter()
+        .flat_map(|r| r.cells.iter())
+        .filter(|c| c.compared())
+        .collect();
     let mut targets: Vec<&str> = Vec::new();
     for c in &cells {
         if !targets.contains(&c.target.as_str()) {

@@ -10,6 +10,7 @@ use super::runner::{At, Standing, Target};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{Cell, CellStatus};
 use crate::load::slo::{class_share, judge, probe_warmup, unreachable, Probe, Probed, Search, PROBE};
+use crate::units::thousands;
 
 /// Runs the search for `target` at the cell `at`.
 pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
@@ -25,7 +26,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         warmup,
         class_share(&x.load),
     );
-    let mut server = Standing::start(x, target, place).unpredicted();
+    let mut server = Standing::start(x, target, place);
     // The design's CPU per request at the lowest rate probed: what the prediction adds to the
     // work (at higher rates a design may batch more per wake-up, cheaper per request).
     let mut lowest: Option<(f64, f64)> = None;
@@ -70,10 +71,12 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         c
     });
     if let Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _) = target {
-        // The whole prediction from the design's CPU per request at the lowest rate probed (not
-        // the answer's own, which the prediction is set against): at the cell's rate, with its
-        // capacity at the same target beside the measured one.
-        let cpu = lowest.map(|(_, c)| c);
+        // The whole prediction from the design's CPU per request at the lowest rate probed,
+        // never the answer's own (which the prediction is set against): at the cell's rate,
+        // with its capacity at the same target beside the measured one. Where the lowest probe
+        // is the answer, there is no calibration: no prediction.
+        let answer = capacity.rps;
+        let cpu = lowest.filter(|(r, _)| Some(*r) != answer).map(|(_, c)| c);
         let mut at_rate = x.clone();
         at_rate.load.slo = None;
         at_rate.load.rate = cell.load.as_ref().and_then(|d| d.config.rate).or(x.load.rate);
@@ -81,8 +84,18 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, cpu);
         cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {
             p.capacity_rps = c;
+            p.costs_from = lowest.map(|(r, c)| {
+                format!(
+                    "the search's lowest probe ({} req/s, not its answer): {c:.1} µs of server CPU per request",
+                    thousands(r.round() as u64)
+                )
+            });
             p
         });
+        if cpu.is_none() {
+            cell.figures.unpredicted =
+                Some("not modelled: the search's only calibration, its lowest probe, is its answer".into());
+        }
     }
     cell.figures.capacity = Some(capacity);
     server.stop(&mut [&mut cell]);

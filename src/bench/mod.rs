@@ -13,6 +13,7 @@
 //! It returns the results with their verdicts; rendering them (`report.html`) is the report
 //! layer's job, above this one.
 
+mod calibration;
 mod capacity;
 pub(crate) mod error;
 pub(crate) mod hosts;
@@ -270,6 +271,25 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
 
 /// Runs the planned cells in order (a paired group's servers up for its cells), saving the
 /// results after every cell so nothing finished is lost.
+/// The prediction of `cell` (of experiment `x`, whose rate is worked out), its design's cost
+/// from its calibration cell among `cells`; where there is none, no prediction, and why.
+fn predict(cell: &mut Cell, x: &Experiment, target: &Target, cells: &[Cell], place: &Placement) {
+    let Some(entry) = target.model_entry() else { return };
+    if !calibration::wanted(x) || cell.twin {
+        return;
+    }
+    match calibration::cost(cells, &x.name, &cell.target) {
+        Ok((cpu, from)) => {
+            cell.figures.predicted = predicted::prediction(x, entry, cell.connections, &place.server_cpus, Some(cpu))
+                .map(|p| crate::queueing::Prediction {
+                    costs_from: Some(from),
+                    ..p
+                });
+        }
+        Err(why) => cell.figures.unpredicted = Some(format!("not modelled: {why}")),
+    }
+}
+
 /// `rate_of` worked out for experiment `x` at `conns` connections: its share of the lowest
 /// throughput the named experiment's finished cells reached there (those that served every
 /// connection); why not, where none did.
@@ -280,7 +300,9 @@ fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, Str
         .iter()
         // A target that starved connections served only some of them: its rate is not its
         // capacity at this count.
-        .filter(|c| c.experiment == of && c.connections == conns && c.ok() && !c.twin && c.figures.starved_conns == 0)
+        .filter(|c| {
+            c.experiment == of && c.connections == conns && c.ok() && c.compared() && c.figures.starved_conns == 0
+        })
         .filter_map(|c| Some(c.figures.throughput_rps).filter(|t| *t > 0.0))
         .reduce(f64::min)
         .map(|lowest| (share * lowest).max(1.0))
@@ -345,15 +367,24 @@ fn run_plan(
             }
             _ => x,
         };
-        let cell = match (derived, group.as_mut()) {
+        let mut cell = match (derived, group.as_mut()) {
             (Some(Err(why)), _) => {
                 let mut c = step.target.cell(&x.name, at);
                 c.status = record::CellStatus::Failed(why);
                 c
             }
+            _ if step.calibration => {
+                let (cx, conns, said) = calibration::conditions(x, step.conns);
+                let mut c = runner::run_cell(runner::At { conns, ..at }, &cx, &step.target, place, &STOP);
+                c.calibration = Some(said);
+                c
+            }
             (_, Some(g)) => g.burst(step.ti, r.cells.len(), at, x, place),
             (_, None) => runner::run_cell(at, x, &step.target, place, &STOP),
         };
+        if !step.calibration && x.load.slo.is_none() {
+            predict(&mut cell, x, &step.target, &r.cells, place);
+        }
         on_event(Event::Cell(&cell));
         r.cells.push(cell);
         r.verdicts = judge::verdicts(r);
@@ -413,6 +444,8 @@ struct Step {
     target: Target,
     conns: usize,
     repeat: usize,
+    /// A calibration cell (`calibration`): the design under lighter load, for its predictions.
+    calibration: bool,
 }
 
 /// The run's cells in order: per experiment and connection count, repeat after repeat, every
@@ -421,6 +454,22 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     for (xi, x) in sc.experiments.iter().enumerate() {
         let ts = targets(x, opts.target, opts.baseline.as_ref());
+        // Each model's calibration first (at the first connection count), so every cell of the
+        // experiment is predicted from it.
+        if calibration::wanted(x) {
+            let models = ts
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| matches!(t, Target::Model(_) | Target::Baseline(..)));
+            steps.extend(models.map(|(ti, t)| Step {
+                xi,
+                ti,
+                target: t.clone(),
+                conns: x.connections[0],
+                repeat: 0,
+                calibration: true,
+            }));
+        }
         for &conns in &x.connections {
             for repeat in 0..sc.repeats {
                 let mut order: Vec<usize> = (0..ts.len()).collect();
@@ -433,6 +482,7 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
                     target: ts[ti].clone(),
                     conns,
                     repeat,
+                    calibration: false,
                 }));
             }
         }

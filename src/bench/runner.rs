@@ -49,6 +49,15 @@ impl Target {
         }
     }
 
+    /// The muxlab model entry this target serves (a model, its A/A twin, or the baseline
+    /// binary's same entry); `None` for a peer or a server somebody else runs.
+    pub fn model_entry(&self) -> Option<&str> {
+        match self {
+            Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _) => Some(m),
+            Target::Peer(_) | Target::External(_) => None,
+        }
+    }
+
     /// As tables and progress lines show it.
     pub fn label(&self) -> String {
         self.cell("", At::default()).label()
@@ -116,9 +125,6 @@ pub struct Standing {
     entry: Option<String>,
     /// Loads run against it: its counters cover all of them (and their warm-ups).
     bursts: usize,
-    /// Whether each burst's cell gets its prediction (a capacity search's probes do not: the
-    /// search predicts once, for the cell it keeps).
-    predict: bool,
     up: Result<Up, Error>,
 }
 
@@ -169,7 +175,6 @@ impl Standing {
             target: target.clone(),
             entry,
             bursts: 0,
-            predict: true,
             up,
         }
     }
@@ -238,19 +243,10 @@ impl Standing {
             why.round_trip_us = place.round_trip.map(|r| r.us);
             why.round_trip_client_cpu_us = place.round_trip.map(|r| r.client_cpu_us);
         }
-        cell.figures.predicted = self.entry.as_deref().filter(|_| self.predict).and_then(|e| {
-            super::predicted::prediction(x, e, at.conns, &place.server_cpus, cell.figures.server_cpu_us_per_req)
-        });
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
         cell.load = Some(Box::new(w.doc));
         cell
-    }
-
-    /// The same server whose bursts make no prediction (a capacity search's probes).
-    pub fn unpredicted(mut self) -> Standing {
-        self.predict = false;
-        self
     }
 
     /// Stops the server. Its stats line completes `cells` (all measured against it): the

@@ -127,6 +127,14 @@ pub struct Prediction {
     /// The slice the CPUs were shared in (µs; `None`: ideal processor sharing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_us: Option<f64>,
+    /// The capacity is the CPUs over the cost per request (the CPUs bind before the workers
+    /// do): a cost bound, not a result of the queueing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capacity_cost_bound: bool,
+    /// Where the design's CPU per request came from (a calibration cell, and its conditions;
+    /// `None`: none measured, or results from before it was said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs_from: Option<String>,
 }
 
 /// One request class's predicted latency.
@@ -156,6 +164,11 @@ impl Setup {
     /// fill: only the CPUs bound it (the client's connections are the client's limit, not the
     /// design's), so with work that is all waiting and no design CPU known it has no bound.
     pub fn capacity_rps(&self) -> f64 {
+        self.capacity_bound().0
+    }
+
+    /// [`Setup::capacity_rps`], and whether the CPUs bind it (a cost bound: CPUs ÷ cost).
+    pub fn capacity_bound(&self) -> (f64, bool) {
         let (mean, cpu) = self.means();
         // Servers that can be busy at once: a connection has one request in flight, so fewer
         // connections than workers leave workers idle.
@@ -170,7 +183,7 @@ impl Setup {
         } else {
             f64::INFINITY
         };
-        by_servers.min(by_cpus)
+        (by_servers.min(by_cpus), by_cpus <= by_servers)
     }
 }
 
@@ -229,7 +242,7 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
     if setup.discipline == Discipline::Unknown || setup.classes.is_empty() {
         return None;
     }
-    let capacity = setup.capacity_rps();
+    let (capacity, cost_bound) = setup.capacity_bound();
     if !capacity.is_finite() {
         return None;
     }
@@ -245,6 +258,8 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
             Sharing::Slices(s) => Some(s * 1e6),
             Sharing::Processor => None,
         },
+        capacity_cost_bound: cost_bound,
+        costs_from: None,
     };
     // Past capacity an open loop has no steady state; at it, the queue's wait has no bound.
     if let Arrivals::Open { rate, .. } = setup.arrivals {

@@ -61,9 +61,27 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
             .iter()
             .any(|c| &&c.target == t && c.figures.predicted.as_ref().is_some_and(|p| p.design_cpu_us.is_some()))
     });
-    let queueing = match costed {
-        true => "Their queueing, with each design's measured CPU per request,",
-        false => "Their queueing alone",
+    // Where the costs came from: each design's calibration (never the cell predicted).
+    let calibrated = [&f.best, &f.runner_up].iter().all(|t| {
+        cells
+            .iter()
+            .any(|c| &&c.target == t && c.figures.predicted.as_ref().is_some_and(|p| p.costs_from.is_some()))
+    });
+    let queueing = match (costed, calibrated) {
+        (true, true) => "Their queueing, with each design's CPU per request from its calibration cell,",
+        (true, false) => "Their queueing, with each design's measured CPU per request,",
+        (false, _) => "Their queueing alone",
+    };
+    // A capacity that is the CPUs over the cost is a cost bound, said so.
+    let bound = fig.name == super::metric::CAPACITY.name
+        && [&f.best, &f.runner_up].iter().all(|t| {
+            cells
+                .iter()
+                .any(|c| &&c.target == t && c.figures.predicted.as_ref().is_some_and(|p| p.capacity_cost_bound))
+        });
+    let queueing = match bound {
+        true => "Their cost bound (the CPUs over each design's calibrated CPU per request, not a queueing result)",
+        false => queueing,
     };
     let predicts = format!(
         "{queueing} predicts {} {} and {} {}",
@@ -126,6 +144,8 @@ mod tests {
             classes: Vec::new(),
             design_cpu_us: Some(20.0),
             slice_us: Some(1500.0),
+            capacity_cost_bound: false,
+            costs_from: None,
         });
         c
     }

@@ -250,6 +250,7 @@ mod tests {
             experiment: x.into(),
             target: target.into(),
             twin: false,
+            calibration: None,
             connections: conns,
             repeat: 0,
             status: CellStatus::Ok,

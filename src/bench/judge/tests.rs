@@ -8,6 +8,7 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
         experiment: "e".into(),
         target: target.into(),
         twin: false,
+        calibration: None,
         connections: conns,
         repeat,
         status: crate::bench::record::CellStatus::Ok,

@@ -49,9 +49,10 @@ fn targets_of(cells: &[&Cell]) -> Vec<String> {
 /// server's CPU count (said first: a comparison on one CPU is not one on eight).
 pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Context) -> Verdict {
     // An A/A twin measures the machine's noise, not a target: never ranked.
+    // Calibration cells measure a design under lighter load for its predictions: never ranked.
     let (twins, ok): (Vec<&Cell>, Vec<&Cell>) = cells
         .iter()
-        .filter(|c| c.experiment == x.name && c.ok())
+        .filter(|c| c.experiment == x.name && c.ok() && c.calibration.is_none())
         .partition(|c| c.twin);
     let targets = targets_of(&ok);
     let mut v = Verdict {
@@ -69,7 +70,10 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
             None => format!("{}: no cell finished, so there is nothing to compare.", x.name),
             Some(t) => format!("{}: only {t} finished, so there is nothing to compare it with.", x.name),
         };
-        let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
+        let all: Vec<&Cell> = cells
+            .iter()
+            .filter(|c| c.experiment == x.name && c.compared())
+            .collect();
         v.headline = super::headline::nothing_to_compare(&v.text, &all);
         return v;
     }
@@ -77,7 +81,10 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
     parts.extend(too_few(x, &ok, &v.findings));
     // After `said`, which clears what the A/A pair or an open loop does not resolve.
-    let all: Vec<&Cell> = cells.iter().filter(|c| c.experiment == x.name && !c.twin).collect();
+    let all: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.experiment == x.name && c.compared())
+        .collect();
     v.table = super::headline::rows(&v.findings, &ok, repeats);
     v.headline = super::headline::headline(&v.findings, &ok, &all);
     if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {

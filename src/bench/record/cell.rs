@@ -103,6 +103,10 @@ pub struct Figures {
     /// there is no prediction (no work, a peer, a design or load not modelled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<crate::queueing::Prediction>,
+    /// Why a cell whose experiment predicts has no prediction (its design's calibration did
+    /// not finish, or measured no cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpredicted: Option<String>,
     /// Per request class of the load (`mix`), in its order; empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassFigure>,
@@ -249,6 +253,9 @@ impl<'de> Deserialize<'de> for CellStatus {
 /// How an A/A twin's label ends.
 pub const TWIN: &str = "(A/A)";
 
+/// How a calibration cell's label ends.
+pub const CALIBRATION: &str = "(calibration)";
+
 /// One cell's record.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
@@ -260,6 +267,11 @@ pub struct Cell {
     /// to rank.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub twin: bool,
+    /// A calibration cell (`bench::calibration`): the design measured under lighter load than
+    /// the experiment's (its conditions, in words), whose CPU per request every prediction of
+    /// the design's cells is made from. Never ranked, never the cell it predicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
     pub connections: usize,
     pub repeat: usize,
     pub status: CellStatus,
@@ -287,6 +299,7 @@ impl Cell {
             experiment: experiment.into(),
             target: target.into(),
             twin: false,
+            calibration: None,
             connections,
             repeat,
             status: CellStatus::Ok,
@@ -306,12 +319,20 @@ impl Cell {
         matches!(self.status, CellStatus::Skipped(_))
     }
 
-    /// The target as tables and reports name it: an A/A twin's with [`TWIN`] after it.
+    /// The target as tables and reports name it: an A/A twin's with [`TWIN`] after it, a
+    /// calibration cell's with [`CALIBRATION`].
     pub fn label(&self) -> String {
-        match self.twin {
-            true => format!("{} {TWIN}", self.target),
-            false => self.target.clone(),
+        match (self.twin, &self.calibration) {
+            (true, _) => format!("{} {TWIN}", self.target),
+            (false, Some(_)) => format!("{} {CALIBRATION}", self.target),
+            (false, None) => self.target.clone(),
         }
+    }
+
+    /// A cell of a target the experiment compares: not an A/A twin (the machine's noise), not
+    /// a calibration (the design under lighter load).
+    pub fn compared(&self) -> bool {
+        !self.twin && self.calibration.is_none()
     }
 
     /// Results written before the twin was a field of its own (format 2 and earlier) marked it

@@ -506,7 +506,7 @@ mod bench_scenario {
         let ok = format!("{head}{}{}", exp("ka", ""), exp("lat", "rate_of = \"50% of ka\"\n"));
         let s = parse(&ok, "f").unwrap();
         assert_eq!(s.experiments[1].rate_of.as_deref(), Some("50% of ka"));
-        assert_eq!(super::super::scenario::rate_of("50% of ka"), Ok((0.5, "ka")));
+        assert_eq!(crate::bench::record::scenario::rate_of("50% of ka"), Ok((0.5, "ka")));
         for (keys, says) in [
             ("rate_of = \"50% of lat\"\n", "not an experiment before this one"),
             ("rate_of = \"half of ka\"\n", "a share between 0 and 100%"),

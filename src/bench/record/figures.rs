@@ -81,6 +81,7 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         established,
         steal_pct: None,
         predicted: None,
+        unpredicted: None,
         capacity: None,
         why: watched.then(|| why(doc, s, scale)),
         streams: r.sse.as_ref().map(|e| super::StreamFigures {

@@ -14,6 +14,7 @@ fn results(rps: &[(&str, f64)]) -> Results {
             experiment: "e".into(),
             target: t.to_string(),
             twin: false,
+            calibration: None,
             connections: 10,
             repeat: i,
             status: crate::bench::record::CellStatus::Ok,

@@ -247,7 +247,7 @@ struct Marks<'a> {
 
 impl Marks<'_> {
     fn ranked(c: &Cell) -> bool {
-        c.ok() && !c.twin
+        c.ok() && c.compared()
     }
 
     /// What `c` is ranked by in column `col`: the metric's value where the verdicts may rank

@@ -65,6 +65,13 @@ const STREAM_CHARTS: [Chart; 2] = [
 /// The experiment's charts against the connection count: throughput (with the seed's published
 /// numbers dashed), p99, server CPU per request and fairness, a line per target.
 pub(super) fn charts(x: &Experiment, summary: &[Summary]) -> String {
+    // A calibration cell is the design under lighter load: in the table, not on the lines.
+    let summary: Vec<Summary> = summary
+        .iter()
+        .filter(|s| s.cell.calibration.is_none())
+        .cloned()
+        .collect();
+    let summary = &summary[..];
     let mut conns: Vec<usize> = summary.iter().map(|s| s.cell.connections).collect();
     conns.sort_unstable();
     conns.dedup();

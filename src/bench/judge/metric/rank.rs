@@ -28,6 +28,8 @@ pub enum Unranked {
     TooFewSamples { n: u64, needed: u64 },
     /// A quantile whose samples were not counted (results written before they were).
     SamplesUnknown,
+    /// A calibration cell: the design under lighter load, for its predictions.
+    Calibration,
 }
 
 impl Unranked {
@@ -43,6 +45,7 @@ impl Unranked {
                 format!("too few samples ({}, {} needed)", thousands(n), thousands(needed))
             }
             Unranked::SamplesUnknown => "its samples were not counted".into(),
+            Unranked::Calibration => "a calibration cell, measured for the predictions".into(),
         }
     }
 }
@@ -106,6 +109,9 @@ pub fn rankable(m: &Metric, c: &Cell, cells: &[&Cell]) -> Rank {
     let Some(v) = m.value(c) else {
         return Rank::NotMeasured;
     };
+    if c.calibration.is_some() {
+        return Rank::Unranked(v, Unranked::Calibration);
+    }
     if let Some(u) = (m.unranked)(c, v) {
         return Rank::Unranked(v, u);
     }
