@@ -21,7 +21,8 @@ pub struct Ssh {
 
 /// What `muxlab --version` prints.
 pub fn local_version() -> String {
-    format!("muxlab {}", env!("CARGO_PKG_VERSION"))
+    // The build's origin too: the same version built from another commit is another binary.
+    format!("muxlab {}", crate::origin::VERSION)
 }
 
 /// `word` quoted for a POSIX shell.
