@@ -102,14 +102,14 @@ def main():
     ap.add_argument("--workers", type=int, default=1, help="workers for models that have them")
     ap.add_argument("--json", help="write all results here")
     a = ap.parse_args()
-    # A kept result must be reproducible from its commit: refuse a tree with uncommitted changes.
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                           capture_output=True, text=True).stdout.strip()
-    if a.json and dirty:
-        sys.exit("peer_matrix.py --json: the tree has uncommitted changes; commit, then run again")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
+    # A kept result must be reproducible from its commit: the binary's own (fixed into it when
+    # it was built, as `muxlab --version` says), refused where its tree had uncommitted changes.
+    version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"commit ([0-9a-f]+)(, dirty)?", version)
+    if a.json and (not m or m.group(2)):
+        sys.exit(f"peer_matrix.py --json: {BIN} was built from a tree with uncommitted changes "
+                 "(or records no commit): commit, build, then run again")
+    commit = m.group(1)[:8] if m else "unknown"
     for tool in ("ab", "wrk", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed: apt-get install apache2-utils wrk util-linux")

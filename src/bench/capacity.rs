@@ -76,25 +76,29 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         // with its capacity at the same target beside the measured one. Where the lowest probe
         // is the answer, there is no calibration: no prediction.
         let answer = capacity.rps;
-        let cpu = lowest.filter(|(r, _)| Some(*r) != answer).map(|(_, c)| c);
-        let mut at_rate = x.clone();
-        at_rate.load.slo = None;
-        at_rate.load.rate = cell.load.as_ref().and_then(|d| d.config.rate).or(x.load.rate);
-        let predicted = super::predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, cpu);
-        let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, cpu);
-        cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {
-            p.capacity_rps = c;
-            p.costs_from = lowest.map(|(r, c)| {
-                format!(
-                    "the search's lowest probe ({} req/s, not its answer): {c:.1} µs of server CPU per request",
-                    thousands(r.round() as u64)
-                )
-            });
-            p
-        });
-        if cpu.is_none() {
-            cell.figures.unpredicted =
-                Some("not modelled: the search's only calibration, its lowest probe, is its answer".into());
+        let calibration = lowest.filter(|(r, _)| Some(*r) != answer);
+        match calibration {
+            Some((rate, cpu)) => {
+                let mut at_rate = x.clone();
+                at_rate.load.slo = None;
+                at_rate.load.rate = cell.load.as_ref().and_then(|d| d.config.rate).or(x.load.rate);
+                let predicted = super::predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, Some(cpu));
+                let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, Some(cpu));
+                cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {
+                    p.capacity_rps = c;
+                    p.costs_from = Some(format!(
+                        "the search's lowest probe ({} req/s, not its answer): {cpu:.1} µs of server CPU per request",
+                        thousands(rate.round() as u64)
+                    ));
+                    p
+                });
+            }
+            None => {
+                cell.figures.unpredicted = Some(match lowest {
+                    Some(_) => "not modelled: the search's only calibration, its lowest probe, is its answer".into(),
+                    None => "not modelled: no probe of the search measured the design's CPU per request".into(),
+                });
+            }
         }
     }
     cell.figures.capacity = Some(capacity);

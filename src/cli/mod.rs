@@ -125,6 +125,30 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Render every table and measured figure of README.md and docs/*.md from the committed
+    /// results (docs/results/*), between marked lines, the verdicts by this binary's judge.
+    ///
+    /// A block is `<!-- muxlab KIND` (a TOML spec: which result, which rows, which figures)
+    /// `-->`, its rendered text, then `<!-- /muxlab -->`. Kinds: run, cells, verdict, glance,
+    /// screen (from a kept bench run), peers, advise, h2cost, h2client (from a script's file).
+    /// Outside blocks, code and paragraphs marked `<!-- cited -->` or `<!-- analytic -->`, a
+    /// number with a unit (µs, ms, s, KiB, MiB, GB, req/s, %, ×) is listed as unmarked.
+    ///
+    /// Examples:
+    ///   muxlab docs            rewrites the blocks that changed
+    ///   muxlab docs --check    changes nothing; exits 1 naming each block that differs
+    #[command(verbatim_doc_comment)]
+    Docs {
+        /// Change nothing: name each block whose text differs from what the results render,
+        /// and exit 1 if any does (or a number stands unmarked).
+        #[arg(long)]
+        check: bool,
+        /// The repository's root (holding README.md, docs/ and docs/results/).
+        #[arg(long, default_value = ".")]
+        root: std::path::PathBuf,
+        /// Only these files (relative to the root); default README.md and docs/*.md.
+        files: Vec<std::path::PathBuf>,
+    },
     /// Rebuild report.html from a results directory or file; with two, compare them.
     ///
     /// muxlab report DIR       rebuilds DIR/report.html (and, for a run with --baseline, compare.html)
@@ -289,6 +313,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Docs { check, root, files } => run_docs(&root, files, check)?,
         Command::Report { dirs } => match dirs.as_slice() {
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());
@@ -305,6 +330,43 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
             }
             _ => unreachable!("clap takes one or two"),
         },
+    }
+    Ok(())
+}
+
+/// `muxlab docs`: renders the blocks (or checks them), says what changed, and exits 1 where a
+/// block differs under --check, fails to render, or a number stands unmarked.
+fn run_docs(root: &std::path::Path, files: Vec<std::path::PathBuf>, check: bool) -> anyhow::Result<()> {
+    let docs = crate::report::docs::files(root).map_err(anyhow::Error::msg)?;
+    let files = if files.is_empty() { docs } else { files };
+    let out = crate::report::docs::run(root, &files, check).map_err(anyhow::Error::msg)?;
+    for e in &out.errors {
+        eprintln!("muxlab docs: {e}");
+    }
+    for c in &out.changed {
+        match check {
+            true => eprintln!("differs: {c}"),
+            false => println!("rendered: {c}"),
+        }
+    }
+    for w in &out.written {
+        println!("wrote {}", w.display());
+    }
+    for u in &out.unmarked {
+        eprintln!("unmarked figure: {u} (render it in a block, put it in code, or mark its paragraph <!-- cited --> or <!-- analytic -->)");
+    }
+    println!(
+        "{} blocks in {} files; {} {}, {} unmarked figures, {} errors",
+        out.blocks,
+        files.len(),
+        out.changed.len(),
+        if check { "differ" } else { "rendered anew" },
+        out.unmarked.len(),
+        out.errors.len()
+    );
+    let failed = !out.errors.is_empty() || !out.unmarked.is_empty() || (check && !out.changed.is_empty());
+    if failed {
+        std::process::exit(1);
     }
     Ok(())
 }

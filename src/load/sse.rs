@@ -160,7 +160,9 @@ impl Stream {
                 self.next_id = Some(self.next_id.map_or(next, |w| w.max(next)));
             }
         }
-        t.lost += self.lost - lost;
+        // A read may bring back an event an earlier read counted lost: the stream's count falls,
+        // and the tally with it.
+        t.lost = (t.lost + self.lost).saturating_sub(lost);
         t.out_of_order += self.out_of_order - reordered;
     }
 
@@ -372,6 +374,19 @@ mod tests {
             (other.streams, other.events, other.lost, other.gap.count()),
             (2, 10, 2, 8)
         );
+    }
+
+    /// An event counted lost in one read that comes in the next takes its count back from the
+    /// tally as well as from the stream (it used to underflow there: a panic in a debug build).
+    #[test]
+    fn an_event_counted_lost_in_one_read_and_arriving_in_the_next_is_not_lost() {
+        let t0 = Instant::now();
+        let mut t = SseTally::default();
+        let mut s = Stream::new(t0);
+        s.feed(b"id: 1\n\nid: 3\n\n", t0, &mut t);
+        assert_eq!(t.lost, 1);
+        s.feed(b"id: 2\n\n", t0, &mut t);
+        assert_eq!((s.lost, t.lost, t.out_of_order), (0, 0, 1));
     }
 
     #[test]

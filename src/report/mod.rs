@@ -5,6 +5,7 @@ mod cards;
 mod charts;
 mod classes;
 pub(crate) mod compare;
+pub(crate) mod docs;
 pub(crate) mod html;
 mod seed;
 pub(crate) mod table;

@@ -32,8 +32,9 @@ pub fn header(x: &Experiment) -> String {
     )
 }
 
-/// One finished cell.
-pub fn row(c: &Cell) -> String {
+/// What a cell's row says beside its figures: its status, errors, the client's limit, what
+/// bound it, steal, starved connections, a low useful share.
+pub fn notes(c: &Cell) -> Vec<String> {
     let f = &c.figures;
     let mut notes = Vec::new();
     if !c.ok() {
@@ -58,6 +59,13 @@ pub fn row(c: &Cell) -> String {
     if let Some(u) = f.useful_ratio.filter(|u| *u < 0.5) {
         notes.push(format!("useful {:.2}%", u * 100.0));
     }
+    notes
+}
+
+/// One finished cell.
+pub fn row(c: &Cell) -> String {
+    let f = &c.figures;
+    let notes = notes(c);
     if c.figures.requests == 0 && c.load.is_none() {
         return format!(
             "{:<28} {:>6} {:>10}  {}",

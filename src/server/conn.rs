@@ -269,11 +269,12 @@ impl Conn {
         }
         if self.session.paused() {
             // Watched for nothing while pending, a level-triggered loop hears only of an error
-            // (the peer reset: close) or of readiness it reported before the connection paused
+            // or a hang-up (the peer reset, its error pending or already taken by a write:
+            // close) or of readiness it reported before the connection paused
             // in the same turn (stale: go on waiting). Edge-triggered, a new edge is input
             // that waits.
             return match (until_eagain, self.want) {
-                (false, Want::Pending) if !matches!(sys::socket::take_error(&self.fd), Ok(None)) => Want::Close,
+                (false, Want::Pending) if !matches!(sys::socket::peer_gone(&self.fd), Ok(false)) => Want::Close,
                 _ => Want::Pending,
             };
         }

@@ -212,6 +212,11 @@ mod sys_cpu_time {
             assert!(e.to_string().contains("no polling idle state"), "{e}");
             return;
         }
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency") {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                return skip("holding /dev/cpu_dma_latency needs root");
+            }
+        }
         let before = dma_latency();
         if before == 0 {
             return skip("another process holds /dev/cpu_dma_latency at 0: this test cannot see its own request");

@@ -267,6 +267,32 @@ pub fn take_error(fd: impl AsFd) -> io::Result<Option<io::Error>> {
     })
 }
 
+/// Whether a TCP connection is over from the peer's side: an error is pending (read and
+/// cleared here), or the connection is closed (a reset whose error a write already took). A
+/// peer that only half-closed (its FIN, `CLOSE_WAIT`) still waits for its answers: not over.
+pub fn peer_gone(fd: impl AsFd) -> io::Result<bool> {
+    if take_error(fd.as_fd())?.is_some() {
+        return Ok(true);
+    }
+    // SAFETY: tcp_info is plain data; zeroed is a valid value of it.
+    let mut info: libc::tcp_info = unsafe { mem::zeroed() };
+    let mut len = mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: info and len are valid for writes of len bytes.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(info.tcpi_state == TCP_CLOSE)
+}
+
+/// The kernel's `TCP_CLOSE` state (include/net/tcp_states.h), which libc does not name.
+const TCP_CLOSE: u8 = 7;
+
 /// shutdown(SHUT_RDWR): wakes threads blocked in accept() on a listener (Linux).
 pub fn shutdown(fd: impl AsFd) -> io::Result<()> {
     // SAFETY: plain integers.

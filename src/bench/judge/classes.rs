@@ -40,7 +40,7 @@ pub(super) fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
 
 /// `c` seen through class `name`: its latency figures are the class's (0, not measured, where
 /// none of its requests completed or the class was refused).
-pub(super) fn as_class(c: &Cell, name: &str) -> Cell {
+pub(crate) fn as_class(c: &Cell, name: &str) -> Cell {
     let mut v = Cell::new(&c.experiment, &c.target, c.connections, c.repeat);
     v.status = c.status.clone();
     v.seconds = c.seconds;

@@ -26,6 +26,8 @@ mod shapes;
 mod tests;
 mod verdict;
 
+/// A cell seen through one request class (its latency figures the class's).
+pub(crate) use classes::as_class;
 pub use finding::{AaFigure, Finding, Reason, Verdict};
 pub use metric::{Metric, Unranked};
 pub use shapes::NAME as ACROSS_SHAPES;

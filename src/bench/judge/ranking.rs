@@ -47,7 +47,16 @@ pub(super) fn table(
     m: &Metric,
     paired: bool,
 ) -> Vec<TargetRows> {
-    let get = |c: &Cell| rankable(m, c, beside).ranked();
+    // A share is ranked no finer than its counts resolve: below the rule of three's bound
+    // (3 in its count) none late and a few late are the same figure, and a share of 0 would
+    // make every ratio to it infinite.
+    let get = |c: &Cell| {
+        let v = rankable(m, c, beside).ranked()?;
+        Some(match m.counts.and_then(|counts| counts(c)) {
+            Some((_, of)) if of > 0 => v.max(300.0 / of as f64),
+            _ => v,
+        })
+    };
     let value = |c: &Cell| match paired {
         true => in_round(cells, &get, c),
         false => get(c),

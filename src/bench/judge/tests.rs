@@ -454,3 +454,41 @@ fn a_design_that_starved_anywhere_is_not_named_best_on_latency_or_memory() {
 fn says(v: &crate::bench::judge::Verdict, said: &str) {
     assert!(v.text.contains(said), "{said}\n{}", v.text);
 }
+
+/// A design with no late event at all is the best on late events, the others ranked behind it
+/// in the order of their shares, every ratio finite: a share is floored at the rule of three's
+/// bound before ranking, so none late is never a 0 that every ratio divides by.
+#[test]
+fn none_late_is_best_and_the_others_follow_by_their_shares_with_finite_ratios() {
+    use crate::bench::record::StreamFigures;
+    let x = crate::bench::record::scenario::experiment_of("\"epoll\", \"poll\", \"thread\"", "100", "").unwrap();
+    let mut cells = Vec::new();
+    // In the order the scenario lists them: the worst first, so order alone cannot pass.
+    for (t, late) in [("epoll", 400), ("poll", 50), ("thread", 0)] {
+        let mut c = cell(t, 100, 0, 5000.0, 30.0, 2.0, false);
+        c.figures.streams = Some(StreamFigures {
+            events: 10_000,
+            server_events: Some(10_000),
+            server_late: Some(late),
+            window_s: 1.0,
+            ..StreamFigures::default()
+        });
+        cells.push(c);
+    }
+    let v = verdict(&x, &cells, 1);
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "late events")
+        .expect("late events ranked");
+    assert_eq!(
+        (f.best.as_str(), f.runner_up.as_str()),
+        ("thread", "poll"),
+        "{}",
+        v.text
+    );
+    let (last, times) = f.last.clone().expect("three designs");
+    assert_eq!(last, "epoll");
+    assert!(f.ratio.is_finite() && times.is_finite(), "{} {times}", f.ratio);
+    assert!(!v.text.contains("NaN") && !v.text.contains("inf"), "{}", v.text);
+}

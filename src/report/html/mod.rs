@@ -29,7 +29,7 @@ h2{border-bottom:2px solid #444;margin-top:2em}\
 .headline{font-size:17px;font-weight:600;margin:.3em 0}.verdict h3{margin:.8em 0 .2em}\
 table{max-width:100%}table.cells{table-layout:fixed;width:100%;font-size:12px}\
 table.cells td,table.cells th{white-space:normal;overflow-wrap:anywhere}\
-table.vt{font-size:13px}table.vt td,table.vt th{text-align:left}";
+table.vt{font-size:13px}table.vt td,table.vt th{text-align:left;white-space:normal;overflow-wrap:anywhere}";
 
 /// The answers first: one verdict per experiment, worked out from the results.
 fn verdicts(d: &Results) -> String {

@@ -132,8 +132,12 @@ pub fn of(c: &Cell) -> Option<Card> {
         part(COSTS[2], design, designed),
         part(COSTS[3], f.server_cpu_us_per_req, designed),
     ];
-    // The residual: only where every part was measured (a part not measured is no zero).
-    let all = parts.iter().map(|p| p.us).collect::<Option<Vec<f64>>>();
+    // The residual: only where every part was measured (a part not measured is no zero, and
+    // an inferred one is the mean less the others: its residual would be 0 by construction).
+    let all = parts
+        .iter()
+        .map(|p| p.us.filter(|_| !p.inferred))
+        .collect::<Option<Vec<f64>>>();
     let unexplained = all.zip(w.latency_mean_us).map(|(ps, m)| m - ps.iter().sum::<f64>());
     let not_measured = served.is_none().then(|| {
         "the server's own time (waiting inside, handling): not measured — the server was not watched, or \
@@ -325,7 +329,9 @@ pub(super) fn why_gap(cells: &[&Cell], best: &str, runner_up: &str, n: usize) ->
         .iter()
         .filter_map(|&name| Some((name, part(&a, name)?, part(&b, name)?)))
         .max_by(|x, y| (x.2 - x.1).total_cmp(&(y.2 - y.1)))
-        .filter(|(_, pa, pb)| (pb - pa) / gap >= CARRIES)?;
+        // A part carries the gap when it holds at least half of it and no more than all of
+        // it (a share over 100 % means other parts ran the other way: no one part carries it).
+        .filter(|(_, pa, pb)| (CARRIES..=1.0).contains(&((pb - pa) / gap)))?;
     Some(format!(
         "Where the time went: {runner_up}'s mean is {} longer than {best}'s, {:.0}% of it in {name} ({} against {} per request).",
         fmt_us(gap),
