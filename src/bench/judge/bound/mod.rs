@@ -75,6 +75,30 @@ pub struct BoundBy {
     pub evidence: String,
 }
 
+/// Whether steal (a `steal` share of the server CPUs' time, `busy` of it used) delayed the
+/// server enough to bound the cell. A hypervisor steals only from a CPU that wanted to run, so
+/// the share of the wanted time it took is `steal ÷ (busy + steal)`. A server using at least
+/// [`IDLE`] of its CPUs lost capacity in that proportion; one mostly sleeping lost only that
+/// share of its own CPU per request, which bounds nothing unless it is over [`STEAL`] of a
+/// request's latency (a loop sleeping 1 ms per request on 95 µs of CPU, 6 % stolen, lost some
+/// 60 µs of 2.4 ms: still server-waiting).
+fn stole_from_the_server(c: &Cell, steal: f64, busy: f64) -> bool {
+    let f = &c.figures;
+    let used = f
+        .server_cpu_cores
+        .zip(f.why.as_ref().and_then(|w| w.server_cpus))
+        .map(|(cores, n)| cores / n.max(1) as f64);
+    if used.is_none_or(|u| u >= IDLE) {
+        return true;
+    }
+    let taken = steal / (busy + steal).max(1e-12);
+    let latency = f.why.as_ref().and_then(|w| w.latency_mean_us);
+    match (f.server_cpu_us_per_req, latency) {
+        (Some(cpu), Some(lat)) if lat > 0.0 => cpu * taken / (1.0 - taken).max(1e-3) > STEAL * lat,
+        _ => true,
+    }
+}
+
 /// What bound cell `c` (`None`: no server figures to say it from, as for a peer sampled nowhere).
 pub fn of(c: &Cell) -> Option<BoundBy> {
     let f = &c.figures;
@@ -90,7 +114,7 @@ pub fn of(c: &Cell) -> Option<BoundBy> {
     }
     if let (Some(total), Some(busy)) = (w.cpus_total_s, w.cpus_busy_s) {
         let steal = w.cpus_steal_s.unwrap_or(0.0) / total;
-        if steal > STEAL {
+        if steal > STEAL && stole_from_the_server(c, steal, busy / total) {
             return by(
                 Bound::Interference,
                 format!("steal {:.0}% of the server CPUs' time", steal * 100.0),

@@ -118,6 +118,30 @@ fn steal_or_other_tasks_that_delayed_the_server_is_interference() {
     assert!(Bound::ServerCpu.speaks_for_the_server());
 }
 
+/// Steal on the CPUs of a server that mostly slept (6 % stolen, 8 % of its CPU used, 95 µs of
+/// CPU per 2.4 ms request) took some 60 µs from each request: not what bound it. The same steal
+/// under a CPU-heavy request, or a server using half its CPUs, is interference.
+#[test]
+fn steal_beside_a_sleeping_server_is_not_interference_unless_it_delayed_its_requests() {
+    let mut c = cell(0.08, 2400.0, 95.0);
+    c.figures.throughput_rps = 840.0;
+    let w = c.figures.why.as_mut().unwrap();
+    (w.cpus_total_s, w.cpus_busy_s, w.cpus_steal_s) = (Some(1.0), Some(0.10), Some(0.06));
+    w.closed_no_think = true;
+    w.connections = 2;
+    let b = of(&c).unwrap();
+    assert_eq!(b.bound, Bound::ServerWaiting, "{b:?}");
+    c.figures.server_cpu_us_per_req = Some(1500.0);
+    assert_eq!(
+        label(&c),
+        Bound::Interference,
+        "a CPU-heavy request loses 900 µs of 2.4 ms"
+    );
+    c.figures.server_cpu_us_per_req = Some(95.0);
+    c.figures.server_cpu_cores = Some(0.5);
+    assert_eq!(label(&c), Bound::Interference, "half the CPUs used: capacity was taken");
+}
+
 /// A neighbour that used 84 % of the server's CPU while the server only slept (it never waited
 /// for a CPU) did not delay it: a sleeping loop is still server-waiting.
 #[test]
