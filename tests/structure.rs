@@ -323,3 +323,114 @@ fn the_long_function_reader_finds_a_long_function_and_its_end() {
     );
     assert!(uses("my_crate::load::x").is_empty());
 }
+
+/// The calls only a connection makes: its session's verbs, its deadlines', idle shedding's,
+/// the per-request verbs and the parting words. `server/connection.rs` makes them; the files
+/// that define them (`ctx`, `deadline`, `idle`) may name them.
+const CONNECTION_VERBS: &[&str] = &[
+    ".on_input(",
+    ".on_due(",
+    ".on_complete(",
+    ".feed_each(",
+    ".advance_each(",
+    ".complete_each(",
+    "Deadlines::new(",
+    "Shed::default(",
+    "deadline::part(",
+    ".last_word(",
+    ".session()",
+    "session.",
+];
+
+/// The files of `server/` and `models/` that call a connection's verbs, with the first verb.
+fn calling_connection_verbs(files: &[(String, String)]) -> Vec<String> {
+    const ALLOWED: &[&str] = &[
+        "server/connection.rs",
+        "server/ctx.rs",
+        "server/deadline.rs",
+        "server/idle.rs",
+    ];
+    files
+        .iter()
+        .filter(|(r, _)| (r.starts_with("server/") || r.starts_with("models/")) && !ALLOWED.contains(&r.as_str()))
+        .filter_map(|(r, code)| {
+            let verb = CONNECTION_VERBS.iter().find(|v| code.contains(**v))?;
+            Some(format!("{r} calls {verb}"))
+        })
+        .collect()
+}
+
+/// One connection, stepped by every wiring: outside `server/connection.rs` no file of `server/`
+/// or `models/` calls the session, deadline, shedding or per-request verbs directly.
+#[test]
+fn every_wiring_steps_the_one_connection_and_none_calls_its_verbs() {
+    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let wrong = calling_connection_verbs(&files);
+    assert!(
+        wrong.is_empty(),
+        "a connection's verbs called outside it:\n{}",
+        wrong.join("\n")
+    );
+    // Each wiring holds a Connection.
+    for wiring in [
+        "server/conn.rs",
+        "server/blocking.rs",
+        "models/uring.rs",
+        "models/tokio.rs",
+    ] {
+        let (_, code) = files.iter().find(|(r, _)| r == wiring).expect(wiring);
+        assert!(code.contains("Connection"), "{wiring} does not step a Connection");
+    }
+    // The reader sees a verb where one is called.
+    let planted = vec![(
+        "models/epoll.rs".to_string(),
+        "w.on_input(s, b, o, 1, f, x)".to_string(),
+    )];
+    assert_eq!(
+        calling_connection_verbs(&planted),
+        vec!["models/epoll.rs calls .on_input("]
+    );
+}
+
+/// The text from the first `{` of `code` to the `}` that closes it.
+fn braced(code: &str) -> &str {
+    let start = code.find('{').unwrap_or(0);
+    let mut depth = 0;
+    for (i, c) in code[start..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 1 => return &code[start..start + i + 1],
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    &code[start..]
+}
+
+/// No connection or turn state rides in a thread-local: what a connection or its loop's turn
+/// knows is passed. The thread-locals left hold a thread's own things (its work generator, its
+/// sampling count, its syscall count, its allocation count).
+#[test]
+fn no_connection_or_turn_state_is_thread_local() {
+    const PER_THREAD: &[&str] = &["LOCAL", "FEEDS", "SYSCALLS", "ON"];
+    let mut wrong = Vec::new();
+    for f in files(Path::new(SRC)) {
+        let code = code(&f);
+        for (i, _) in code.match_indices("thread_local!") {
+            let block = braced(&code[i..]);
+            for name in block.split("static ").skip(1) {
+                let name: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !PER_THREAD.contains(&name.as_str()) {
+                    wrong.push(format!("{} holds {name}", rel(&f)));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "thread-locals not known to be per-thread:\n{}",
+        wrong.join("\n")
+    );
+    let planted = "thread_local! {\n    static SERVING: Cell<i32> = const { Cell::new(-1) };\n    static X: u8 = 0;\n}";
+    assert!(braced(planted).contains("SERVING") && braced(planted).contains("static X"));
+}

@@ -36,7 +36,6 @@
 //! **Seed** (docs/seeds.md). Not in the seeds.
 
 use std::collections::{HashSet, VecDeque};
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -115,7 +114,7 @@ struct Pool {
     queue: Mutex<Queues>,
     ready: Condvar,
     /// Completions for the loop, and the eventfd that wakes it for them.
-    done: Mutex<Vec<(RawFd, u64)>>,
+    done: Mutex<Vec<(u64, u64)>>,
     wake: sys::eventfd::EventFd,
     /// `--offload-over` (zero: every request's work goes to the pool).
     over: Duration,
@@ -183,8 +182,8 @@ fn serve(w: Worker<'static>, pool: &'static Pool) -> Result<(), Error> {
         _ => {
             let _ = pool.wake.drain();
             std::mem::swap(&mut done, &mut *lock(&pool.done));
-            for (fd, ticket) in done.drain(..) {
-                ev.complete(fd, ticket);
+            for (conn, ticket) in done.drain(..) {
+                ev.complete(conn, ticket);
             }
         }
     })

@@ -125,7 +125,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 for fd in fresh {
                     let raw = fd.as_raw_fd();
                     if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
-                        idle.insert(Conn::new(w.session(), fd));
+                        idle.insert(Conn::new(w, fd));
                     } else {
                         w.release();
                     }
@@ -190,12 +190,11 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
     let mut buf = vec![0u8; READ_BUF];
     w.ready();
     loop {
-        let (mut conn, timer) = {
+        let (mut conn, found, timer) = {
             let mut q = lock(&sh.ready);
             loop {
-                if let Some((conn, found, timer)) = q.pop_front() {
-                    w.learned(found);
-                    break (conn, timer);
+                if let Some(ready) = q.pop_front() {
+                    break ready;
                 }
                 if w.stopping() {
                     return Ok(());
@@ -208,7 +207,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
             Some(at) => conn
                 .on_timer(w, at, &mut buf, false, Instant::now())
                 .unwrap_or(conn.want()),
-            None => conn.drive(w, &mut buf, false, Instant::now()),
+            None => conn.drive_learned(w, &mut buf, Instant::now(), found),
         };
         match want {
             Want::Close => {

@@ -19,8 +19,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
-use crate::server::deadline::{self, Deadlines};
-use crate::server::idle::Shed;
+use crate::server::connection::{Connection, Next};
 use crate::server::{accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
 
@@ -88,139 +87,81 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
 /// connection idle for a tick shrinks it back.
 const SMALL_READ: usize = 4 * 1024;
 
-/// One connection's task: read, answer, write, under the same deadlines as every model.
+/// One connection's task: it steps the connection, its reads and writes async, its waits
+/// tokio's timer.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
-    let mut session = w.session();
-    let (mut buf, mut out) = (vec![0u8; SMALL_READ], Vec::new());
-    let mut deadlines = Deadlines::new(Instant::now());
-    let mut shed = Shed::default();
+    let token = std::os::fd::AsRawFd::as_raw_fd(&stream) as u64;
+    let mut conn = Connection::new(w, token, Instant::now());
+    let mut buf = vec![0u8; SMALL_READ];
+    let send_limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
     while !w.stopping() {
-        // A later response owed (an event stream): the read times out at its next piece
-        // (tokio's timer), which is then written. Input behind it waits in TCP: while the
-        // session is paused there is no read, only the timer.
-        let due = session.due();
-        let wait = due.map_or(TICK, |d| d.saturating_duration_since(Instant::now()).min(TICK));
-        let r = match session.paused() {
-            true => {
-                tokio::time::sleep(wait).await;
-                Err(())
-            }
-            false => timeout(wait, stream.read(&mut buf)).await.map_err(|_| ()),
-        };
-        w.count(Counter::Loops, 1);
-        w.count(Counter::Events, 1);
-        let n = match r {
-            Err(_) if due.is_some_and(|d| d <= Instant::now()) => {
-                if !advance(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
-                    break;
-                }
-                continue;
-            }
-            Err(_) => match deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
-                Some(why) => {
-                    why.last_word(w, &session, |b| {
-                        let _ = stream.try_write(b);
-                    });
-                    break;
-                }
-                None => {
-                    // A tick in silence: the connection gives back what it is not using.
-                    if shed.idle(&mut session, &mut out, deadlines.last(), Instant::now()) && buf.len() > SMALL_READ {
-                        sys::mem::released(buf.len() - SMALL_READ);
-                        buf.truncate(SMALL_READ);
-                        buf.shrink_to_fit();
-                    }
-                    sys::mem::give_back();
+        let now = Instant::now();
+        let next = conn.next(w, now, &mut send_now(&stream, w));
+        match next {
+            // A write that takes nothing for --idle-timeout is a send timeout.
+            Next::Send => match timeout(send_limit, stream.write(conn.output())).await {
+                Ok(Ok(n)) if n > 0 => {
+                    conn.wrote(w, n, Instant::now());
                     continue;
                 }
+                Ok(_) => break,
+                Err(_) => {
+                    w.count(Counter::ClosedSendTimeout, 1);
+                    break;
+                }
             },
-            Ok(Ok(0)) | Ok(Err(_)) => break,
-            Ok(Ok(n)) => n,
-        };
-        let fed = feed(w, &mut session, &buf[..n], &mut out, &stream);
-        if n == buf.len() && n < READ_BUF {
-            // A burst: read in large pieces until the connection is idle again.
-            buf.resize(READ_BUF, 0);
+            Next::Close | Next::Sending => break,
+            Next::Read | Next::Pending => conn.settle(w, now),
         }
-        w.count(Counter::Useful, 1);
-        shed.active();
-        deadlines.input(&session, fed.requests > 0, fed.quiet(), Instant::now());
-        if !write_out(w, &mut stream, &mut out).await || fed.close {
-            break;
-        }
-        // What the session held back at --max-output, now that its replies went.
-        if !drain_held(w, &mut session, &mut out, &mut stream, &mut deadlines).await {
-            break;
-        }
-        // Input that keeps coming never lets a read time out: what is due goes here too.
-        if session.due().is_some_and(|d| d <= Instant::now())
-            && !advance(w, &mut session, &mut out, &mut stream, &mut deadlines).await
-        {
-            break;
-        }
-        // Input that keeps coming never lets a read time out (a head dribbled byte by byte,
-        // frames that ask nothing): check here too.
-        if let Some(why) = deadlines.expired(&w.ctx.cfg, &session, false, Instant::now()) {
-            why.last_word(w, &session, |b| {
+        if let Some(why) = conn.expired(w, now) {
+            conn.expire(w, why, |b| {
                 let _ = stream.try_write(b);
             });
             break;
         }
+        // A later response owed (an event stream): the read times out at its next piece
+        // (tokio's timer), which the next step writes. Input behind it waits in TCP: while the
+        // session is paused there is no read, only the timer.
+        let due = conn.due();
+        let wait = due.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+        let r = match next {
+            Next::Pending => {
+                tokio::time::sleep(wait).await;
+                None
+            }
+            _ => timeout(wait, stream.read(&mut buf)).await.ok(),
+        };
+        w.count(Counter::Loops, 1);
+        w.count(Counter::Events, 1);
+        match r {
+            None if due.is_some_and(|d| d <= Instant::now()) => {}
+            None => {
+                // A tick in silence: the connection gives back what it is not using.
+                if conn.idle(Instant::now()) && buf.len() > SMALL_READ {
+                    sys::mem::released(buf.len() - SMALL_READ);
+                    buf.truncate(SMALL_READ);
+                    buf.shrink_to_fit();
+                }
+                sys::mem::give_back();
+            }
+            Some(Ok(0)) | Some(Err(_)) => break,
+            Some(Ok(n)) => {
+                conn.input(w, &buf[..n], None, &mut send_now(&stream, w));
+                if n == buf.len() && n < READ_BUF {
+                    // A burst: read in large pieces until the connection is idle again.
+                    buf.resize(READ_BUF, 0);
+                }
+            }
+        }
     }
-    deadline::part(&mut session, w.stopping(), |b| {
+    if w.stopping() {
+        conn.stopping();
+    }
+    conn.parting(|b| {
         let _ = stream.try_write(b);
     });
     drop(stream);
     w.release();
-}
-
-/// Writes what the session's later responses have due now, then what a response that ended
-/// held behind it; `false` when the connection is done.
-async fn advance(
-    w: Worker<'static>,
-    session: &mut crate::proto::Session,
-    out: &mut Vec<u8>,
-    stream: &mut tokio::net::TcpStream,
-    deadlines: &mut Deadlines,
-) -> bool {
-    let fed = w.on_due(session, Instant::now(), out, w.max_output(), &mut send_now(stream, w));
-    w.count(Counter::Useful, 1);
-    deadlines.output(Instant::now());
-    if !write_out(w, stream, out).await || fed.close {
-        return false;
-    }
-    !session.holding() || drain_held(w, session, out, stream, deadlines).await
-}
-
-/// Goes on with what the session held back at `--max-output`, writing as it goes; `false` when
-/// the connection is done.
-async fn drain_held(
-    w: Worker<'static>,
-    session: &mut crate::proto::Session,
-    out: &mut Vec<u8>,
-    stream: &mut tokio::net::TcpStream,
-    deadlines: &mut Deadlines,
-) -> bool {
-    while session.holding() {
-        let fed = feed(w, session, &[], out, stream);
-        deadlines.input(session, fed.requests > 0, fed.quiet(), Instant::now());
-        if !write_out(w, stream, out).await || fed.close {
-            return false;
-        }
-    }
-    true
-}
-
-/// Feeds `bytes` (none: what the session held back) to the session; before each request's work
-/// the replies so far go, as far as the socket takes them now.
-fn feed(
-    w: Worker<'static>,
-    session: &mut crate::proto::Session,
-    bytes: &[u8],
-    out: &mut Vec<u8>,
-    stream: &tokio::net::TcpStream,
-) -> crate::proto::Fed {
-    w.on_input(session, bytes, out, w.max_output(), &mut send_now(stream, w))
 }
 
 /// What the per-request hook does with the replies before a request's work: what the socket
@@ -237,21 +178,4 @@ fn send_now<'a>(stream: &'a tokio::net::TcpStream, w: Worker<'static>) -> impl F
             }
         }
     }
-}
-
-/// Writes all of `out` and empties it; `false` when the connection is done: the write failed,
-/// or the client took nothing for `--idle-timeout` (counted as a send timeout).
-async fn write_out(w: Worker<'static>, stream: &mut tokio::net::TcpStream, out: &mut Vec<u8>) -> bool {
-    let limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
-    match timeout(limit, stream.write_all(out)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(_)) => return false,
-        Err(_) => {
-            w.count(Counter::ClosedSendTimeout, 1);
-            return false;
-        }
-    }
-    w.count(Counter::BytesOut, out.len() as u64);
-    out.clear();
-    true
 }

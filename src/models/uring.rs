@@ -29,15 +29,11 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::rc::Rc;
 use std::time::Instant;
 
-use crate::proto::Session;
 use crate::server::accept::{own_listener, Acceptor};
 use crate::server::conn::Ticker;
-use crate::server::deadline::{self, Deadlines};
-use crate::server::idle::Shed;
-use crate::server::timers::Armed;
+use crate::server::connection::{Connection, Next};
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::server::{Assign, Discipline};
 use crate::sys;
@@ -86,71 +82,24 @@ const BATCH_FROM: usize = 256;
 /// The largest batch a turn waits for.
 const BATCH_MAX: usize = 64;
 
-/// One connection of a ring.
+/// One connection of a ring: the [`Connection`] it steps, and what the ring has in flight on it.
 struct UConn {
     /// Shared with the ring's operations on it: closed once they and the connection let go.
     fd: SharedFd,
-    session: Session,
-    /// Replies not yet handed to a send.
-    out: Vec<u8>,
-    /// Bytes of the send in flight (0: none).
-    sending: usize,
+    conn: Connection,
     /// A receive is armed.
     receiving: bool,
-    /// Close once the output is sent.
-    closing: bool,
-    deadlines: Deadlines,
-    /// Gave back its buffers since it last moved.
-    shed: Shed,
-    /// The last input asked nothing of the server (HTTP/2's quiet frames): the sends that
-    /// answer it are no progress of the connection's own.
-    quiet: bool,
     /// Tells this connection from an earlier one in the same slot.
     gen: u32,
-    /// The time its timeout operation in flight is for (a later response's next piece).
-    timer: Armed,
 }
 
-impl UConn {
-    /// Hands received bytes (none: what it held back) to the session, which stops at
-    /// `--max-output` (counting the send in flight: with a send of that much in flight, it
-    /// takes nothing until the send completes) and holds the rest.
-    fn feed(&mut self, w: Worker<'_>, bytes: &[u8], now: Instant) {
-        let bound = w.max_output().saturating_sub(self.sending);
-        let mut send = send_now(w, self);
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, &mut send);
-        self.quiet = fed.quiet();
-        self.deadlines.input(&self.session, fed.requests > 0, self.quiet, now);
-        self.closing |= fed.close;
-        self.shed.active();
-    }
-
-    /// Writes what its later responses have due at `now` (events), under the same bound.
-    fn advance(&mut self, w: Worker<'_>, now: Instant) {
-        let bound = w.max_output().saturating_sub(self.sending);
-        let mut send = send_now(w, self);
-        let fed = w.on_due(&mut self.session, now, &mut self.out, bound, &mut send);
-        self.closing |= fed.close;
-        self.deadlines.output(now);
-        self.shed.active();
-    }
-
-    /// Nothing left to send or to go on with.
-    fn drained(&self) -> bool {
-        self.sending == 0 && self.out.is_empty() && !self.session.holding()
-    }
-}
-
-/// Before the next request's work, what the socket takes now: only while no send is in flight
-/// on the ring (a direct write must not overtake one).
-fn send_now<'a>(w: Worker<'a>, c: &UConn) -> impl FnMut(&mut Vec<u8>) + 'a {
-    let (fd, sending) = (Rc::clone(&c.fd), c.sending);
+/// Before the next request's work, what the socket takes now (the connection calls it only
+/// while no send is in flight on the ring: a direct write must not overtake one).
+fn send_now<'a>(w: Worker<'a>, fd: &'a SharedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
     move |out| {
-        if sending == 0 {
-            let mut sent = 0;
-            w.count(Counter::BytesOut, sys::fd::send_now(&fd, out, &mut sent) as u64);
-            out.drain(..sent);
-        }
+        let mut sent = 0;
+        w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
+        out.drain(..sent);
     }
 }
 
@@ -163,26 +112,20 @@ struct Slots {
 }
 
 impl Slots {
-    fn insert(&mut self, fd: OwnedFd, session: Session, now: Instant) -> (u64, &UConn) {
+    fn insert(&mut self, w: Worker<'_>, fd: OwnedFd, now: Instant) -> u64 {
         self.gen = self.gen.wrapping_add(1);
-        let conn = UConn {
-            fd: SharedFd::new(fd),
-            session,
-            out: Vec::new(),
-            sending: 0,
-            receiving: false,
-            closing: false,
-            quiet: false,
-            deadlines: Deadlines::new(now),
-            shed: Shed::default(),
-            gen: self.gen,
-            timer: Armed::default(),
-        };
         let slot = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
             self.conns.len() - 1
         });
-        (slot as u64 | (self.gen as u64) << 32, self.conns[slot].insert(conn))
+        let tag = slot as u64 | (self.gen as u64) << 32;
+        self.conns[slot] = Some(UConn {
+            fd: SharedFd::new(fd),
+            conn: Connection::new(w, tag, now),
+            receiving: false,
+            gen: self.gen,
+        });
+        tag
     }
 
     /// Connections open.
@@ -204,15 +147,14 @@ impl Slots {
     fn close(&mut self, w: Worker<'_>, tag: u64) {
         if self.get(tag).is_some() {
             let slot = tag as u32 as usize;
-            let mut conn = self.conns[slot].take().expect("just found");
-            // Closed for a reason of its own (a stopping server said its farewell first): the
-            // cut, written directly only where no send is in flight to be overtaken.
-            if conn.sending == 0 && conn.out.is_empty() {
-                deadline::part(&mut conn.session, false, |b| {
-                    let _ = sys::fd::try_write(&conn.fd, b);
-                });
-            }
-            let _ = sys::socket::shutdown(&conn.fd);
+            let mut c = self.conns[slot].take().expect("just found");
+            // Its parting words, written directly only where no send is in flight to be
+            // overtaken.
+            let fd = &c.fd;
+            c.conn.parting(|b| {
+                let _ = sys::fd::try_write(fd, b);
+            });
+            let _ = sys::socket::shutdown(&c.fd);
             self.free.push(slot);
             w.release();
         }
@@ -221,8 +163,8 @@ impl Slots {
     /// The connections quiet for a tick with nothing to send give back the buffers a burst
     /// grew.
     fn shed_idle(&mut self, now: Instant) {
-        for c in self.conns.iter_mut().flatten().filter(|c| c.sending == 0) {
-            c.shed.idle(&mut c.session, &mut c.out, c.deadlines.last(), now);
+        for c in self.conns.iter_mut().flatten() {
+            c.conn.idle(now);
         }
         sys::mem::give_back();
     }
@@ -280,7 +222,6 @@ impl RingLoop<'_> {
             self.ring.wait(tick, batch).map_err(io_err("io_uring_enter"))?;
             self.ring.completions(&mut cqes);
             self.now = Instant::now();
-            w.learned(self.now);
             last_batch = cqes.len().clamp(1, BATCH_MAX);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, cqes.len() as u64);
@@ -297,19 +238,15 @@ impl RingLoop<'_> {
                 }
             }
             for tag in std::mem::take(&mut self.retry) {
-                self.flush(tag);
+                self.step(tag);
             }
             if ticker.due(self.now) {
                 let now = self.now;
-                let expired = |c: &UConn| {
-                    c.deadlines
-                        .expired(&w.ctx.cfg, &c.session, c.sending > 0 || !c.out.is_empty(), now)
-                };
-                for tag in self.slots.tags(|c| expired(c).is_some()) {
-                    let Some(conn) = self.slots.get(tag) else { continue };
-                    let why = expired(conn).expect("selected as expired");
-                    why.last_word(w, &conn.session, |b| {
-                        let _ = sys::fd::try_write(&conn.fd, b);
+                for tag in self.slots.tags(|c| c.conn.expired(w, now).is_some()) {
+                    let Some(c) = self.slots.get(tag) else { continue };
+                    let why = c.conn.expired(w, now).expect("selected as expired");
+                    c.conn.expire(w, why, |b| {
+                        let _ = sys::fd::try_write(&c.fd, b);
                     });
                     self.slots.close(w, tag);
                 }
@@ -319,10 +256,8 @@ impl RingLoop<'_> {
         }
         self.settle_sends()?;
         for tag in self.slots.tags(|_| true) {
-            if let Some(conn) = self.slots.get(tag).filter(|c| c.sending == 0 && c.out.is_empty()) {
-                deadline::part(&mut conn.session, true, |b| {
-                    let _ = sys::fd::try_write(&conn.fd, b);
-                });
+            if let Some(c) = self.slots.get(tag) {
+                c.conn.stopping();
             }
             self.slots.close(w, tag);
         }
@@ -336,7 +271,7 @@ impl RingLoop<'_> {
     fn settle_sends(&mut self) -> Result<(), Error> {
         let until = Instant::now() + TICK;
         let mut cqes = Vec::new();
-        while Instant::now() < until && !self.slots.tags(|c| c.sending > 0).is_empty() {
+        while Instant::now() < until && !self.slots.tags(|c| c.conn.sending()).is_empty() {
             self.ring.wait(TICK / 10, None).map_err(io_err("io_uring_enter"))?;
             self.ring.completions(&mut cqes);
             for cqe in cqes.drain(..) {
@@ -361,8 +296,8 @@ impl RingLoop<'_> {
             Ok(fd) => {
                 if let Some(fd) = w.admit(fd) {
                     w.count(Counter::Useful, 1);
-                    let (tag, _) = self.slots.insert(fd, w.session(), self.now);
-                    self.arm(tag);
+                    let tag = self.slots.insert(w, fd, self.now);
+                    self.step(tag);
                 }
             }
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
@@ -383,126 +318,91 @@ impl RingLoop<'_> {
 
     fn on_recv(&mut self, tag: u64, data: io::Result<Option<RecvBuf>>) {
         let w = self.w;
-        let Some(conn) = self.slots.get(tag) else {
+        let Some(c) = self.slots.get(tag) else {
             if let Ok(Some(buf)) = data {
                 self.ring.recycle(buf);
             }
             return;
         };
-        conn.receiving = false;
+        c.receiving = false;
         match data {
             Ok(Some(buf)) => {
-                w.count(Counter::Useful, 1);
-                conn.feed(w, self.ring.buffer(&buf), self.now);
+                c.conn
+                    .input(w, self.ring.buffer(&buf), Some(self.now), &mut send_now(w, &c.fd));
                 self.ring.recycle(buf);
-                self.flush(tag);
-                self.arm(tag);
-                self.arm_timer(tag);
+                self.step(tag);
             }
             // Every provided buffer was in use: receive again.
-            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.arm(tag),
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.step(tag),
             // The peer finished sending; let the last replies go out, then close.
-            Ok(None) if !conn.drained() => conn.closing = true,
-            _ => self.slots.close(w, tag),
-        }
-    }
-
-    /// Keeps one receive armed while the session holds nothing back, is not paused behind a
-    /// response owed later (input waits in TCP until it has gone) and the connection is not
-    /// closing (the shutdown that closes a connection ends the receive it has armed).
-    fn arm(&mut self, tag: u64) {
-        let Some(conn) = self.slots.get(tag) else { return };
-        if conn.receiving || conn.closing || conn.session.holding() || conn.session.paused() {
-            return;
-        }
-        match self.ring.recv_once(&conn.fd, tag) {
-            Ok(_) => conn.receiving = true,
-            Err(_) => self.slots.close(self.w, tag),
-        }
-    }
-
-    fn on_send(&mut self, tag: u64, sent: io::Result<usize>, mut buf: Vec<u8>) {
-        let Some(conn) = self.slots.get(tag) else { return };
-        conn.sending = 0;
-        let Ok(n) = sent else {
-            return self.slots.close(self.w, tag);
-        };
-        self.w.count(Counter::BytesOut, n as u64);
-        // Output that moves keeps the connection alive, but for the answer to input that
-        // asked nothing (a PING's ACK does not keep a connection from being idle) when it
-        // went whole, with nothing behind it.
-        if n > 0 && (!conn.quiet || n < buf.len() || !conn.out.is_empty()) {
-            conn.deadlines.output(self.now);
-        }
-        if n < buf.len() {
-            // A short send: the rest goes first, ahead of newer replies.
-            buf.drain(..n);
-            buf.append(&mut conn.out);
-            conn.out = buf;
-        } else if conn.out.is_empty() {
-            // Keep the allocation for the next reply.
-            buf.clear();
-            conn.out = buf;
-        }
-        // The output moved: what the session held back goes on, and what later responses
-        // have due, then receiving again.
-        if conn.session.holding() {
-            conn.feed(self.w, &[], self.now);
-        }
-        if conn.session.due().is_some_and(|d| d <= self.now) && !self.w.stopping() {
-            conn.advance(self.w, self.now);
-        }
-        self.flush(tag);
-        self.arm(tag);
-        self.arm_timer(tag);
-    }
-
-    /// A connection's timeout operation completed: what is due goes.
-    fn on_timeout(&mut self, tag: u64) {
-        let (w, now) = (self.w, self.now);
-        let Some(conn) = self.slots.get(tag) else { return };
-        conn.timer.passed(now);
-        if conn.sending == 0 && conn.session.due().is_some_and(|d| d <= now) {
-            w.count(Counter::Useful, 1);
-            conn.advance(w, now);
-        }
-        self.flush(tag);
-        self.arm(tag);
-        self.arm_timer(tag);
-    }
-
-    /// Keeps one timeout operation in flight for the next piece a later response has due,
-    /// while no send is (its completion goes on with the rest).
-    fn arm_timer(&mut self, tag: u64) {
-        let now = self.now;
-        let Some(conn) = self.slots.get(tag) else { return };
-        if conn.sending > 0 || !conn.out.is_empty() {
-            return;
-        }
-        if let Some(at) = conn.timer.arm(conn.session.due()) {
-            if self.ring.timeout(at.saturating_duration_since(now), tag).is_err() {
-                self.slots.close(self.w, tag);
+            Ok(None) => {
+                c.conn.ended();
+                self.step(tag);
             }
+            Err(_) => self.slots.close(w, tag),
         }
     }
 
-    /// Starts a send of the pending replies unless one is in flight, and closes a connection
-    /// that is done. A send the ring cannot queue keeps its bytes and is retried next turn.
-    fn flush(&mut self, tag: u64) {
-        let Some(conn) = self.slots.get(tag) else { return };
-        if conn.sending == 0 && !conn.out.is_empty() {
-            let data = std::mem::take(&mut conn.out);
-            let len = data.len();
-            match self.ring.send(&conn.fd, data, tag) {
-                Ok(()) => conn.sending = len,
-                Err((_, data)) => {
-                    conn.out = data;
-                    return self.retry.push(tag);
+    fn on_send(&mut self, tag: u64, sent: io::Result<usize>, buf: Vec<u8>) {
+        let (w, now) = (self.w, self.now);
+        let Some(c) = self.slots.get(tag) else { return };
+        let Ok(n) = sent else {
+            return self.slots.close(w, tag);
+        };
+        c.conn.send_done(w, buf, n, now);
+        self.step(tag);
+    }
+
+    /// A connection's timeout operation completed: its timer is spent, and what is due goes.
+    fn on_timeout(&mut self, tag: u64) {
+        let now = self.now;
+        let Some(c) = self.slots.get(tag) else { return };
+        c.conn.timer_passed(now);
+        self.step(tag);
+    }
+
+    /// Steps a connection: starts a send of its output unless one is in flight, keeps one
+    /// receive armed while it reads (not while it holds input back at the bound, is paused
+    /// behind a response owed later — input waits in TCP until it has gone — or closes: the
+    /// shutdown that closes a connection ends the receive it has armed), one timeout in flight
+    /// for its next due piece, and closes it once it is done. A stopping server goes on with
+    /// nothing new: its sends in flight and the output behind them go. A send the ring cannot
+    /// queue keeps its bytes and is retried next turn.
+    fn step(&mut self, tag: u64) {
+        let (w, now) = (self.w, self.now);
+        let Some(c) = self.slots.get(tag) else { return };
+        let next = match w.stopping() {
+            true if c.conn.sending() => Next::Send,
+            true => Next::Sending,
+            false => c.conn.next(w, now, &mut send_now(w, &c.fd)),
+        };
+        let armed = match next {
+            Next::Send if c.conn.output().is_empty() => Ok(()),
+            Next::Send => {
+                let data = c.conn.take_output();
+                match self.ring.send(&c.fd, data, tag) {
+                    Ok(()) => match c.conn.next(w, now, &mut send_now(w, &c.fd)) {
+                        Next::Read if !c.receiving => self.ring.recv_once(&c.fd, tag).map(|_| c.receiving = true),
+                        _ => Ok(()),
+                    },
+                    Err((_, data)) => {
+                        c.conn.send_done(w, data, 0, now);
+                        self.retry.push(tag);
+                        Ok(())
+                    }
                 }
             }
-        }
-        if conn.closing && conn.drained() {
-            self.slots.close(self.w, tag);
+            Next::Read if !c.receiving => self.ring.recv_once(&c.fd, tag).map(|_| c.receiving = true),
+            Next::Close => return self.slots.close(w, tag),
+            Next::Read | Next::Pending | Next::Sending => Ok(()),
+        };
+        let timer = match c.conn.wake_at() {
+            Some(at) => self.ring.timeout(at.saturating_duration_since(now), tag).map(|_| ()),
+            None => Ok(()),
+        };
+        c.conn.settle(w, now);
+        if armed.is_err() || timer.is_err() {
+            self.slots.close(w, tag);
         }
     }
 }

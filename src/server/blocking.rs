@@ -14,10 +14,9 @@ use std::time::Instant;
 
 use super::accept::{Accepted, Acceptor};
 use super::config::{READ_BUF, TICK};
+use super::connection::{Connection, Next};
 use super::ctx::Worker;
-use super::deadline::Deadlines;
 use super::error::Error;
-use super::idle::Shed;
 use super::stats::Counter;
 use crate::sys;
 
@@ -135,10 +134,8 @@ impl ReadBuf for sys::mem::Pages {
 impl ReadBuf for Vec<u8> {}
 
 fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
-    let mut out = Vec::new();
-    let mut session = w.session();
-    let mut deadlines = Deadlines::new(Instant::now());
-    let mut shed = Shed::default();
+    let token = std::os::fd::AsRawFd::as_raw_fd(&fd) as u64;
+    let mut conn = Connection::new(w, token, Instant::now()).in_chunks(WRITE_CHUNK);
     // The first wait after activity is short, so a connection that went quiet gives back its
     // buffers soon; once it has, it waits the connection tick (two setsockopts per spell of
     // silence, none while requests keep coming or for a connection that never idles).
@@ -146,17 +143,31 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     let mut waits = first;
     if sys::socket::set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
-            // A later response owed (an event stream): wait for input or its next piece, to
-            // the nanosecond, and write what is due. Input behind it waits in TCP: while the
-            // session is paused the socket is not read ([`Session::paused`]).
-            match session.due().map(|due| owed(w, &fd, due, tick, session.paused())) {
-                Some(Owed::Gone) => break,
-                Some(Owed::Due) => {
-                    if !advance(w, &fd, &mut session, &mut out, &mut deadlines) {
+            let now = Instant::now();
+            let next = conn.next(w, now, &mut early(w, &fd));
+            match next {
+                Next::Send => {
+                    if !write_some(w, &fd, &mut conn) {
                         break;
                     }
                     continue;
                 }
+                Next::Close | Next::Sending => break,
+                Next::Read | Next::Pending => conn.settle(w, now),
+            }
+            // A head dribbled byte by byte never lets a read time out: check before each.
+            if let Some(why) = conn.expired(w, now) {
+                conn.expire(w, why, |b| {
+                    let _ = sys::fd::try_write(&fd, b);
+                });
+                break;
+            }
+            // A later response owed (an event stream): wait for input or its next piece, to
+            // the nanosecond. Input behind it waits in TCP: while the session is paused the
+            // socket is not read ([`Next::Pending`]).
+            match conn.due().map(|due| owed(w, &fd, due, tick, next == Next::Pending)) {
+                Some(Owed::Gone) => break,
+                Some(Owed::Due) => continue,
                 Some(Owed::Waiting) => {
                     w.flush_syscalls();
                     continue;
@@ -169,25 +180,14 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
             match r {
                 Ok(0) => break,
                 Ok(n) => {
-                    w.count(Counter::Useful, 1);
-                    shed.active();
                     if waits != first && sys::socket::set_read_timeout(&fd, first).is_ok() {
                         waits = first;
                     }
-                    if !answer(w, &fd, &mut session, &buf[..n], &mut out, &mut deadlines) {
-                        break;
-                    }
-                    // A head dribbled byte by byte never lets a read time out: check here too.
-                    if expire(w, &fd, &session, &deadlines) {
-                        break;
-                    }
+                    conn.input(w, &buf[..n], None, &mut early(w, &fd));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    if expire(w, &fd, &session, &deadlines) {
-                        break;
-                    }
                     // A tick in silence: the connection gives back what it is not using.
-                    if shed.idle(&mut session, &mut out, deadlines.last(), Instant::now()) {
+                    if conn.idle(Instant::now()) {
                         buf.release();
                     }
                     if waits != tick && sys::socket::set_read_timeout(&fd, tick).is_ok() {
@@ -200,7 +200,10 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
             w.flush_syscalls();
         }
     }
-    super::deadline::part(&mut session, w.stopping(), |b| {
+    if w.stopping() {
+        conn.stopping();
+    }
+    conn.parting(|b| {
         let _ = sys::fd::try_write(&fd, b);
     });
     drop(fd);
@@ -208,39 +211,52 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
     w.release();
 }
 
-/// The most replies a blocking connection gathers before it writes them.
+/// The most replies a blocking connection gathers before it writes them: a blocking write
+/// waits for the client either way, and a connection's own process (fork) holds less.
 const WRITE_CHUNK: usize = 64 * 1024;
 
-/// Feeds `data` to the session and writes the replies (blocking), then goes on with what the
-/// session held back at `--max-output`, until it holds nothing; `false` when the connection is
-/// done (the write failed, or the session asked to close).
-fn answer(
-    w: Worker<'_>,
-    fd: &OwnedFd,
-    session: &mut crate::proto::Session,
-    mut data: &[u8],
-    out: &mut Vec<u8>,
-    deadlines: &mut Deadlines,
-) -> bool {
-    // The replies are written as they pile up, a chunk at a time: a blocking write waits for
-    // the client either way, and a connection's own process (fork) holds less.
-    let bound = w.max_output().min(WRITE_CHUNK);
-    loop {
-        let fed = w.on_input(session, data, out, bound, &mut |out| {
-            // Before the next request's work: the replies so far, blocking as usual.
-            if write_all(w, fd, out, deadlines).is_ok() {
-                out.clear();
+/// One blocking write of the connection's output; `false` when the connection is done: the
+/// write failed, the server is stopping, or the client has taken nothing for `--idle-timeout`
+/// (counted as `closed_send_timeout`: a client that never reads must not hold a blocking worker
+/// for ever). A write that returns on the send timeout's tick is retried by the caller.
+fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection) -> bool {
+    match sys::fd::write(fd, conn.output()) {
+        Ok(n) => {
+            conn.wrote(w, n, Instant::now());
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+            conn.blocked();
+            !w.stopping() && !conn.send_expired(w, Instant::now())
+        }
+        Err(_) => false,
+    }
+}
+
+/// Before the next request's work: the replies so far, written blocking as usual, until the
+/// server stops or the client has taken nothing for `--idle-timeout` (what is left then stays
+/// in `out`, and the connection's own write ends it).
+fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
+    move |out| {
+        let mut last = Instant::now();
+        let mut sent = 0;
+        while sent < out.len() {
+            match sys::fd::write(fd, &out[sent..]) {
+                Ok(n) => {
+                    w.count(Counter::BytesOut, n as u64);
+                    sent += n;
+                    last = Instant::now();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+                    let stalled = w.ctx.cfg.idle().is_some_and(|idle| last.elapsed() >= idle);
+                    if w.stopping() || stalled {
+                        break;
+                    }
+                }
+                Err(_) => break,
             }
-        });
-        deadlines.input(session, fed.requests > 0, fed.quiet(), Instant::now());
-        if write_all(w, fd, out, deadlines).is_err() || fed.close {
-            return false;
         }
-        out.clear();
-        if !session.holding() {
-            return true;
-        }
-        data = &[];
+        out.drain(..sent);
     }
 }
 
@@ -275,74 +291,4 @@ fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration, pa
         _ if Instant::now() >= due => Owed::Due,
         _ => Owed::Waiting,
     }
-}
-
-/// Writes what the session's later responses have due now, blocking, then goes on with what a
-/// response that ended held back; `false` when the connection is done.
-fn advance(
-    w: Worker<'_>,
-    fd: &OwnedFd,
-    session: &mut crate::proto::Session,
-    out: &mut Vec<u8>,
-    deadlines: &mut Deadlines,
-) -> bool {
-    let now = Instant::now();
-    let bound = w.max_output().min(WRITE_CHUNK);
-    let fed = w.on_due(session, now, out, bound, &mut |out| {
-        if write_all(w, fd, out, deadlines).is_ok() {
-            out.clear();
-        }
-    });
-    w.count(Counter::Useful, 1);
-    deadlines.output(now);
-    if write_all(w, fd, out, deadlines).is_err() || fed.close {
-        return false;
-    }
-    out.clear();
-    !session.holding() || answer(w, fd, session, &[], out, deadlines)
-}
-
-/// `true` (counted, and a 408 sent for a header timeout) when a deadline has passed.
-fn expire(w: Worker<'_>, fd: &OwnedFd, session: &crate::proto::Session, deadlines: &Deadlines) -> bool {
-    let Some(why) = deadlines.expired(&w.ctx.cfg, session, false, Instant::now()) else {
-        return false;
-    };
-    why.last_word(w, session, |b| {
-        let _ = sys::fd::try_write(fd, b);
-    });
-    true
-}
-
-/// Writes all of `data`, retrying on send timeouts until the server stops, or until the client
-/// has taken nothing for `--idle-timeout` (counted as `closed_send_timeout`): a client that
-/// never reads must not hold a blocking worker for ever. Output that went at once is no
-/// progress of its own (the input it answers was the activity, or was not: a PING's ACK does
-/// not keep a connection from being idle); output that had to wait for the client to take
-/// some is, each time it moves.
-fn write_all(w: Worker<'_>, fd: &OwnedFd, mut data: &[u8], deadlines: &mut Deadlines) -> io::Result<()> {
-    let mut waited = false;
-    while !data.is_empty() {
-        match sys::fd::write(fd, data) {
-            Ok(n) => {
-                w.count(Counter::BytesOut, n as u64);
-                data = &data[n..];
-                waited |= !data.is_empty();
-                if waited {
-                    deadlines.output(Instant::now());
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                waited = true;
-                if w.stopping() {
-                    return Err(e);
-                }
-                if deadlines.send_expired(&w.ctx.cfg, Instant::now()) {
-                    w.count(Counter::ClosedSendTimeout, 1);
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }

@@ -15,12 +15,10 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
+use super::connection::{Connection, Next};
 use super::ctx::Worker;
-use super::deadline::{Deadlines, Expired};
-use super::idle::Shed;
+use super::deadline::Expired;
 use super::stats::Counter;
-use super::timers::Armed;
-use crate::proto::Session;
 use crate::sys;
 
 /// What the connection waits for next.
@@ -37,181 +35,79 @@ pub enum Want {
     Close,
 }
 
-/// One connection of an event loop.
+/// One connection of an event loop: its socket and the [`Connection`] it steps.
 pub struct Conn {
     pub fd: OwnedFd,
-    session: Session,
-    /// Output not yet taken by the kernel, from `sent` on.
-    out: Vec<u8>,
-    sent: usize,
-    /// The session asked to close once `out` is written.
-    closing: bool,
-    /// Idle, send and header deadlines.
-    deadlines: Deadlines,
-    /// Input arrived during the current `drive`.
-    got_input: bool,
-    /// ... and it completed a request (the head timer restarts for the next head).
-    answered: bool,
-    /// ... and some of it asked something of the server (not only quiet frames: see
-    /// [`crate::proto::Fed::quiet`]).
-    heard: bool,
-    /// What the last `drive` asked for.
+    conn: Connection,
+    /// What the last step asked for.
     want: Want,
-    /// Gave back its buffers since it last moved.
-    shed: Shed,
-    /// The due time its loop's timers hold for it (a later response's next piece).
-    armed: Armed,
-    /// Closed because the server is stopping (its farewell, not a cut).
-    stopping: bool,
 }
 
-/// A connection the server closes parts first, after whatever output it still holds (best
-/// effort, what the socket takes now): a stopping server's farewell, or, for any other close,
-/// the cut ([`super::deadline::part`]).
+/// A connection the server closes says its parting words first, after whatever output it
+/// still holds (best effort, what the socket takes now).
 impl Drop for Conn {
     fn drop(&mut self) {
         let fd = &self.fd;
-        let (out, sent) = (&mut self.out, self.sent);
-        super::deadline::part(&mut self.session, self.stopping, |b| {
-            out.extend_from_slice(b);
-            let _ = sys::fd::try_write(fd, &out[sent..]);
+        self.conn.parting(|b| {
+            let _ = sys::fd::try_write(fd, b);
         });
     }
 }
 
 impl Conn {
-    pub fn new(session: Session, fd: OwnedFd) -> Conn {
+    /// A new connection of worker `w`'s on `fd` (its token is the descriptor number).
+    pub fn new(w: Worker<'_>, fd: OwnedFd) -> Conn {
+        let token = fd.as_raw_fd() as u64;
         Conn {
             fd,
-            session,
-            out: Vec::new(),
-            sent: 0,
-            closing: false,
-            deadlines: Deadlines::new(Instant::now()),
-            got_input: false,
-            answered: false,
-            heard: false,
+            conn: Connection::new(w, token, Instant::now()),
             want: Want::Read,
-            shed: Shed::default(),
-            armed: Armed::default(),
-            stopping: false,
         }
     }
 
     /// The server is stopping: this connection's close is its farewell.
     pub fn stopping(&mut self) {
-        self.stopping = true;
+        self.conn.stopping();
     }
 
-    /// When its loop must wake for it next (a later response's piece falls due), if that needs
-    /// a new entry in the loop's [`super::timers::Timers`].
-    /// None while its output is pending: writability drives it then.
+    /// When its loop must wake for it next, if that needs a new timer entry.
     pub fn arm_next(&mut self) -> Option<Instant> {
-        if self.sent < self.out.len() {
-            return None;
-        }
-        self.armed.arm(self.session.due())
+        self.conn.wake_at()
     }
 
     /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
-    /// session held behind it; as [`Conn::drive`] after, reading at once if the connection
-    /// stopped reading for the response (`buf`, `edge`: as for [`Conn::drive`]).
+    /// session held behind it; reading at once if the connection had stopped reading for the
+    /// response (`buf`, `edge`: as for [`Conn::drive`]).
     pub fn complete(&mut self, w: Worker<'_>, ticket: u64, buf: &mut [u8], edge: bool, now: Instant) -> Want {
-        let was = self.want;
-        self.completed(w, ticket, now);
-        self.resume(w, was, buf, edge, now)
-    }
-
-    fn completed(&mut self, w: Worker<'_>, ticket: u64, now: Instant) {
-        super::offload::serving(self.fd.as_raw_fd());
-        let fed = w.on_complete(
-            &mut self.session,
-            ticket,
-            &mut self.out,
-            w.max_output(),
-            &mut send_now(w, &self.fd),
-        );
-        self.closing |= fed.close;
-        self.cancel(w);
-        let mut moved = fed.requests > 0;
-        let want = self.pump(w, now, &mut moved).unwrap_or_else(|| self.reading());
-        if moved {
-            self.deadlines.output(now);
-            w.count(Counter::Useful, 1);
-            self.shed.active();
-        }
-        self.want = want;
-    }
-
-    /// After a completion or a timer: a connection that had stopped reading for a response
-    /// that has now gone reads what waited in the socket at once (no new readiness comes for
-    /// it in an edge-triggered loop, and a level-triggered one was watching for nothing).
-    fn resume(&mut self, w: Worker<'_>, was: Want, buf: &mut [u8], edge: bool, now: Instant) -> Want {
-        match (was, self.want) {
-            (Want::Pending, Want::Read) => self.drive(w, buf, edge, now),
-            (_, want) => want,
-        }
-    }
-
-    /// What a connection with nothing left to send waits for: input, unless a response owed
-    /// later holds it back.
-    fn reading(&self) -> Want {
-        match self.session.paused() {
-            true => Want::Pending,
-            false => Want::Read,
-        }
-    }
-
-    /// It is closing: the work its responses wait for in the server's pool is dropped (a
-    /// closed connection's work is dead work).
-    pub fn cancel_all(&mut self, w: Worker<'_>) {
-        if let Some(pool) = w.ctx.offload.get() {
-            let waiting = self.session.tickets();
-            if !waiting.is_empty() {
-                pool.cancel(w, &waiting);
-            }
-        }
-    }
-
-    /// Tells the server's pool which responses will never be written (their streams were
-    /// reset), so their work is dropped.
-    fn cancel(&mut self, w: Worker<'_>) {
-        if let Some(pool) = w.ctx.offload.get() {
-            let gone = self.session.cancelled();
-            if !gone.is_empty() {
-                pool.cancel(w, &gone);
-            }
-        }
+        self.conn.complete(w, ticket, &mut send_now(w, &self.fd));
+        self.resume(w, buf, edge, now)
     }
 
     /// Its timer entry, if its time has passed by `now`, is spent (it came up while the
     /// connection was away from its table: queue-pool's workers hold it).
     pub fn timer_passed(&mut self, now: Instant) {
-        self.armed.passed(now);
+        self.conn.timer_passed(now);
     }
 
     /// Its loop's timer entry for `at` is its current one (not stale).
     pub fn armed_for(&self, at: Instant) -> bool {
-        self.armed.is(at)
+        self.conn.armed_for(at)
     }
 
     /// Its loop's timer entry for `at` came up: writes what is due, then as
     /// [`Conn::complete`] (`None` when the entry was stale: nothing to do).
     pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, buf: &mut [u8], edge: bool, now: Instant) -> Option<Want> {
-        if !self.armed.fired(at) {
+        if !self.conn.fired(at) {
             return None;
         }
-        let was = self.want;
-        super::offload::serving(self.fd.as_raw_fd());
-        let mut moved = false;
-        let want = self.pump(w, now, &mut moved).unwrap_or_else(|| self.reading());
-        if moved {
-            self.deadlines.output(now);
-            w.count(Counter::Useful, 1);
-            self.shed.active();
-        }
-        self.want = want;
-        Some(self.resume(w, was, buf, edge, now))
+        Some(self.resume(w, buf, edge, now))
+    }
+
+    /// After a completion or a timer: a connection that had stopped reading for a response
+    /// that has now gone reads what waited in the socket at once (no new readiness comes for
+    /// it in an edge-triggered loop, and a level-triggered one was watching for nothing).
+    fn resume(&mut self, w: Worker<'_>, buf: &mut [u8], edge: bool, now: Instant) -> Want {
+        self.step(w, buf, edge, Cause::Later, now)
     }
 
     /// What the connection waits for (the interest a select / poll loop should register).
@@ -221,162 +117,96 @@ impl Conn {
 
     /// What has expired for this connection at `now`, if anything.
     pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
-        self.deadlines
-            .expired(&w.ctx.cfg, &self.session, self.sent < self.out.len(), now)
+        self.conn.expired(w, now)
     }
 
     /// Before it is closed for `why`: the last word and the count (see [`Expired::last_word`]).
     pub fn expire(&self, w: Worker<'_>, why: Expired) {
-        why.last_word(w, &self.session, |b| {
+        self.conn.expire(w, why, |b| {
             let _ = sys::fd::try_write(&self.fd, b);
         });
     }
 
+    /// It is closing: the work its responses wait for in the server's pool is dropped.
+    pub fn cancel_all(&mut self, w: Worker<'_>) {
+        self.conn.cancel_all(w);
+    }
+
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the
     /// socket is drained (edge-triggered), otherwise one read per event (level-triggered);
-    /// `now`: the loop's clock, read once per turn. Counts bytes, requests and, when anything
-    /// moved, one useful event.
+    /// `now`: the loop's clock, read once per turn, which is also when it learned of the
+    /// input (`learned`: another time, where the connection waited in a queue since).
     pub fn drive(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, now: Instant) -> Want {
-        super::offload::serving(self.fd.as_raw_fd());
-        let mut moved = false;
-        let want = self.drive_inner(w, buf, until_eagain, now, &mut moved);
-        if moved {
-            // Input (which also tells the header deadline where the session stands) or output.
-            if std::mem::take(&mut self.got_input) {
-                let answered = std::mem::take(&mut self.answered);
-                let quiet = !std::mem::take(&mut self.heard);
-                self.deadlines.input(&self.session, answered, quiet, now);
-            } else {
-                self.deadlines.output(now);
+        self.step(w, buf, until_eagain, Cause::Ready(now), now)
+    }
+
+    /// As [`Conn::drive`], the input learned of at `learned` (queue-pool: when its poller found
+    /// the connection ready; its wait in the queue is the request's time in the server).
+    pub fn drive_learned(&mut self, w: Worker<'_>, buf: &mut [u8], now: Instant, learned: Instant) -> Want {
+        self.step(w, buf, false, Cause::Ready(learned), now)
+    }
+
+    /// Steps the connection: writes while it has output and the socket takes it, reads while
+    /// it wants input and readiness was reported (or it had stopped reading for a response
+    /// that has gone), once unless `until_eagain`.
+    fn step(&mut self, w: Worker<'_>, buf: &mut [u8], until_eagain: bool, cause: Cause, now: Instant) -> Want {
+        let (fd, was) = (&self.fd, self.want);
+        let (ready, learned) = match cause {
+            Cause::Ready(at) => (true, Some(at)),
+            Cause::Later => (false, None),
+        };
+        let read = ready || was == Want::Pending;
+        let conn = &mut self.conn;
+        let mut reads = 0;
+        let want = loop {
+            match conn.next(w, now, &mut send_now(w, fd)) {
+                Next::Send => match sys::fd::write(fd, conn.output()) {
+                    Ok(n) => conn.wrote(w, n, now),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        conn.blocked();
+                        break Want::Write;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break Want::Close,
+                },
+                Next::Close => break Want::Close,
+                // Watched for nothing while pending, a level-triggered loop hears only of an
+                // error or a hang-up (the peer reset, its error pending or already taken by a
+                // write: close) or of readiness it reported before the connection paused in
+                // the same turn (stale: go on waiting). Edge-triggered, a new edge is input
+                // that waits.
+                Next::Pending | Next::Sending => {
+                    let woke = ready && reads == 0 && !until_eagain && was == Want::Pending;
+                    break match woke && !matches!(sys::socket::peer_gone(fd), Ok(false)) {
+                        true => Want::Close,
+                        false => Want::Pending,
+                    };
+                }
+                Next::Read if !read || (reads > 0 && !until_eagain) => break Want::Read,
+                Next::Read => match sys::fd::read(fd, buf) {
+                    Ok(0) => break Want::Close,
+                    Ok(n) => {
+                        reads += 1;
+                        conn.input(w, &buf[..n], learned, &mut send_now(w, fd));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Want::Read,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break Want::Close,
+                },
             }
-            w.count(Counter::Useful, 1);
-            self.shed.active();
-        }
+        };
+        conn.settle(w, now);
         self.want = want;
         want
     }
+}
 
-    fn drive_inner(
-        &mut self,
-        w: Worker<'_>,
-        buf: &mut [u8],
-        until_eagain: bool,
-        now: Instant,
-        moved: &mut bool,
-    ) -> Want {
-        if let Some(stop) = self.pump(w, now, moved) {
-            return stop;
-        }
-        if self.session.paused() {
-            // Watched for nothing while pending, a level-triggered loop hears only of an error
-            // or a hang-up (the peer reset, its error pending or already taken by a write:
-            // close) or of readiness it reported before the connection paused
-            // in the same turn (stale: go on waiting). Edge-triggered, a new edge is input
-            // that waits.
-            return match (until_eagain, self.want) {
-                (false, Want::Pending) if !matches!(sys::socket::peer_gone(&self.fd), Ok(false)) => Want::Close,
-                _ => Want::Pending,
-            };
-        }
-        loop {
-            match sys::fd::read(&self.fd, buf) {
-                Ok(0) => return Want::Close,
-                Ok(n) => {
-                    *moved = true;
-                    self.feed(w, &buf[..n]);
-                    if let Some(stop) = self.pump(w, now, moved) {
-                        return stop;
-                    }
-                    if self.session.paused() {
-                        return Want::Pending;
-                    }
-                    if !until_eagain {
-                        return Want::Read;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Want::Read,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Want::Close,
-            }
-        }
-    }
-
-    /// Feeds `bytes` to the session (none: it goes on with what it held back). Output goes to
-    /// `out`, which holds only unsent bytes here: what the per-request hook sends is taken out.
-    fn feed(&mut self, w: Worker<'_>, bytes: &[u8]) {
-        let fed = w.on_input(
-            &mut self.session,
-            bytes,
-            &mut self.out,
-            w.max_output(),
-            &mut send_now(w, &self.fd),
-        );
-        self.cancel(w);
-        self.got_input = true;
-        self.answered |= fed.requests > 0;
-        self.heard |= !fed.quiet();
-        self.closing |= fed.close;
-    }
-
-    /// Flushes output, writes what later responses have due at `now`, and goes on with what
-    /// the session held back at `--max-output`, while the output drains at once; `Some(want)`
-    /// when the connection must stop reading (see [`Conn::settle`]).
-    fn pump(&mut self, w: Worker<'_>, now: Instant, moved: &mut bool) -> Option<Want> {
-        loop {
-            if let Some(stop) = self.settle(w, moved) {
-                return Some(stop);
-            }
-            if self.session.due().is_some_and(|d| d <= now) {
-                let fed = w.on_due(
-                    &mut self.session,
-                    now,
-                    &mut self.out,
-                    w.max_output(),
-                    &mut send_now(w, &self.fd),
-                );
-                self.closing |= fed.close;
-                if !self.out.is_empty() || fed.close {
-                    *moved = true;
-                    continue;
-                }
-            }
-            if !self.session.holding() {
-                return None;
-            }
-            *moved = true;
-            self.feed(w, &[]);
-        }
-    }
-
-    /// Flushes pending output; `Some(want)` when the connection must stop reading: output is
-    /// still pending (back-pressure), the write failed, or the session asked to close.
-    fn settle(&mut self, w: Worker<'_>, moved: &mut bool) -> Option<Want> {
-        match self.flush(w, moved) {
-            Ok(true) if self.closing => Some(Want::Close),
-            Ok(true) => None,
-            Ok(false) => Some(Want::Write),
-            Err(_) => Some(Want::Close),
-        }
-    }
-
-    /// Writes pending output; `Ok(true)` when all of it went out.
-    fn flush(&mut self, w: Worker<'_>, moved: &mut bool) -> io::Result<bool> {
-        while self.sent < self.out.len() {
-            match sys::fd::write(&self.fd, &self.out[self.sent..]) {
-                Ok(n) => {
-                    *moved = true;
-                    self.sent += n;
-                    w.count(Counter::BytesOut, n as u64);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        self.out.clear();
-        self.sent = 0;
-        Ok(true)
-    }
+/// Why a connection is stepped: readiness its loop learned of at a time, or a later response's
+/// own wake-up (a completion, a timer).
+#[derive(Clone, Copy)]
+enum Cause {
+    Ready(Instant),
+    Later,
 }
 
 /// What the per-request hook does with the replies before a request's work: sends what the
@@ -459,8 +289,7 @@ impl ConnTable {
             match conn.expired(w, now) {
                 Some(why) => expired.push((fd as RawFd, why)),
                 None => {
-                    conn.shed
-                        .idle(&mut conn.session, &mut conn.out, conn.deadlines.last(), now);
+                    conn.conn.idle(now);
                 }
             }
         }

@@ -76,6 +76,38 @@ impl Ctx {
     }
 }
 
+#[cfg(test)]
+impl Ctx {
+    /// A context for tests that step connections by hand: the server's flags `args` (as
+    /// `muxlab serve` takes them) for a one-worker model, no listener of use (`/dev/null`).
+    pub(crate) fn for_tests(args: &[&str]) -> &'static Ctx {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            cfg: super::ServeArgs,
+        }
+        let cfg = Flags::parse_from(std::iter::once("t").chain(args.iter().copied()))
+            .cfg
+            .validate("epoll", super::Workers::None, &[])
+            .expect("valid test flags");
+        let null = std::fs::File::open("/dev/null").expect("/dev/null");
+        Box::leak(Box::new(Ctx {
+            cfg,
+            listener: OwnedFd::from(null),
+            addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 1,
+            max_conns: 16,
+            process_conns: usize::MAX,
+            stats: Stats::new(1).expect("counters"),
+            gate: Gate::new(0),
+            classes: Classes::new().expect("class table"),
+            main_pid: sys::process::pid(),
+            offload: std::sync::OnceLock::new(),
+        }))
+    }
+}
+
 /// A worker's handle on the server: the shared context and the worker's own counters. Cheap to
 /// copy; every step a model takes with a connection goes through one.
 #[derive(Clone, Copy)]
@@ -170,8 +202,10 @@ impl<'a> Worker<'a> {
         data: &[u8],
         out: &mut Vec<u8>,
         bound: usize,
+        from: Origin,
         send: &mut impl FnMut(&mut Vec<u8>),
     ) -> Fed {
+        let Origin { conn, learned } = from;
         self.counters.add(Counter::BytesIn, data.len() as u64);
         let cfg = &self.ctx.cfg;
         let was_holding = session.holding();
@@ -181,6 +215,7 @@ impl<'a> Worker<'a> {
         let entered = timed.then(Instant::now);
         let mut hook = Hook {
             w: *self,
+            conn,
             send,
             work: !cfg.work.is_none() || cfg.work_from_request,
             bound,
@@ -195,7 +230,7 @@ impl<'a> Worker<'a> {
             // from then to the feed's start (behind the wake-up's earlier connections) and
             // before its own work (behind this read's earlier requests' work).
             let n = fed.requests;
-            let learned = learned_at().filter(|l| *l <= entered).unwrap_or(entered);
+            let learned = learned.filter(|l| *l <= entered).unwrap_or(entered);
             let resided = entered.elapsed() + (entered - learned);
             let before = entered - learned;
             self.counters.add(Counter::TimedRequests, n);
@@ -229,19 +264,21 @@ impl<'a> Worker<'a> {
         ticket: u64,
         out: &mut Vec<u8>,
         bound: usize,
+        conn: u64,
         send: &mut impl FnMut(&mut Vec<u8>),
     ) -> Fed {
-        let mut hook = self.hook(send, bound);
+        let mut hook = self.hook(send, bound, conn);
         let fed = session.complete_each(ticket, out, &mut hook);
         self.counters.add(Counter::Requests, fed.requests);
         fed
     }
 
     /// The per-request hook of a call that is not a read's feed (no time is taken).
-    fn hook<'s, S: FnMut(&mut Vec<u8>)>(&self, send: &'s mut S, bound: usize) -> Hook<'s, 'a, S> {
+    fn hook<'s, S: FnMut(&mut Vec<u8>)>(&self, send: &'s mut S, bound: usize, conn: u64) -> Hook<'s, 'a, S> {
         let cfg = &self.ctx.cfg;
         Hook {
             w: *self,
+            conn,
             send,
             work: !cfg.work.is_none() || cfg.work_from_request,
             bound,
@@ -259,9 +296,10 @@ impl<'a> Worker<'a> {
         now: Instant,
         out: &mut Vec<u8>,
         bound: usize,
+        conn: u64,
         send: &mut impl FnMut(&mut Vec<u8>),
     ) -> Fed {
-        let mut hook = self.hook(send, bound);
+        let mut hook = self.hook(send, bound, conn);
         let fed = session.advance_each(now, out, &mut hook);
         self.counters.add(Counter::Requests, fed.requests);
         if fed.streams != Default::default() {
@@ -289,13 +327,6 @@ impl<'a> Worker<'a> {
         );
     }
 
-    /// This thread's loop learned of the input it handles next at `at` (its wait returned):
-    /// what the requests' time in the server counts from.
-    #[inline]
-    pub fn learned(&self, at: Instant) {
-        LEARNED.with(|l| l.set(Some(at)));
-    }
-
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.
     #[inline]
     pub fn flush_syscalls(&self) {
@@ -303,15 +334,13 @@ impl<'a> Worker<'a> {
     }
 }
 
-thread_local! {
-    /// When this thread's loop learned of the input it is handling: the return of its wait
-    /// (set by the event loops and uring after each wait), `None` where the read's own return
-    /// is that moment (blocking models).
-    static LEARNED: Cell<Option<Instant>> = const { Cell::new(None) };
-}
-
-fn learned_at() -> Option<Instant> {
-    LEARNED.with(Cell::get)
+/// Where input came from: the connection's token in its wiring (what a pooled job's
+/// completion names), and when its wiring learned of it (its wait's return; `None`: the
+/// read's own return is that moment) — what the requests' time in the server counts from.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin {
+    pub conn: u64,
+    pub learned: Option<Instant>,
 }
 
 /// One feed in this many is timed.
@@ -336,6 +365,8 @@ fn next_is_timed() -> bool {
 /// the room `--max-output` leaves; it keeps how long requests waited before their work.
 struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
     w: Worker<'w>,
+    /// The connection's token in its wiring: what a pooled job's completion names.
+    conn: u64,
     send: &'a mut S,
     work: bool,
     bound: usize,
@@ -397,7 +428,7 @@ impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
         }
         let ticket = super::offload::ticket();
         let job = super::offload::Job {
-            conn: super::offload::served(),
+            conn: self.conn,
             ticket,
             cpu: d.cpu,
             wait: d.wait,

@@ -82,7 +82,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
     /// more syscall per short connection.) Otherwise it is registered: edge-triggered once for
     /// both directions; level-triggered for reading.
     pub fn add(&mut self, fd: OwnedFd) {
-        let mut conn = Conn::new(self.w.session(), fd);
+        let mut conn = Conn::new(self.w, fd);
         let edge = self.poller.edge();
         let want = if self.w.ctx.cfg.defer_accept {
             conn.drive(self.w, &mut self.buf, edge, self.now)
@@ -127,7 +127,6 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             .wait(&mut ready, timeout)
             .map_err(io_err("waiting for events"))?;
         self.now = Instant::now();
-        self.w.learned(self.now);
         self.w.count(Counter::Loops, 1);
         self.w.count(Counter::Events, examined as u64);
         for &token in &ready {
@@ -191,10 +190,11 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
-    /// The work of `ticket` for connection `fd` is done (its design's pool posted it): the
-    /// response goes out. A connection that closed meanwhile, or a number reused since, holds
-    /// no such ticket: nothing happens.
-    pub fn complete(&mut self, fd: RawFd, ticket: u64) {
+    /// The work of `ticket` for the connection of `token` is done (its design's pool posted
+    /// it): the response goes out. A connection that closed meanwhile, or a number reused
+    /// since, holds no such ticket: nothing happens.
+    pub fn complete(&mut self, token: u64, ticket: u64) {
+        let fd = token as RawFd;
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
         let edge = self.poller.edge();

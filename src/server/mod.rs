@@ -8,6 +8,7 @@ pub(crate) mod blocking;
 pub(crate) mod classes;
 pub(crate) mod config;
 pub(crate) mod conn;
+pub(crate) mod connection;
 pub(crate) mod ctx;
 pub(crate) mod deadline;
 pub(crate) mod error;

@@ -5,8 +5,6 @@
 //! posts the ticket back to the loop, which completes the response
 //! ([`crate::proto::Session::complete_each`]).
 
-use std::cell::Cell;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -15,8 +13,8 @@ use super::ctx::Worker;
 /// One request's work, drawn by the loop, done by the pool.
 #[derive(Debug, Clone, Copy)]
 pub struct Job {
-    /// The connection (its descriptor in the loop that owns it) and the response's ticket.
-    pub conn: RawFd,
+    /// The connection (its token in the loop that owns it) and the response's ticket.
+    pub conn: u64,
     pub ticket: u64,
     /// The drawn CPU time and wait, and the mean of the distribution they were drawn from
     /// (what a reservation sorts by).
@@ -61,19 +59,4 @@ static TICKETS: AtomicU64 = AtomicU64::new(1);
 /// A ticket no other response of this process has.
 pub fn ticket() -> u64 {
     TICKETS.fetch_add(1, Ordering::Relaxed)
-}
-
-thread_local! {
-    /// The connection this thread's loop is driving (what a job is posted back to).
-    static SERVING: Cell<RawFd> = const { Cell::new(-1) };
-}
-
-/// This thread's loop drives connection `fd` now.
-pub fn serving(fd: RawFd) {
-    SERVING.with(|s| s.set(fd));
-}
-
-/// The connection this thread's loop drives.
-pub fn served() -> RawFd {
-    SERVING.with(Cell::get)
 }

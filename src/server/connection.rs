@@ -1,0 +1,660 @@
+//! One connection's life, sans I/O: what every wiring (the event loops and queue-pool, the
+//! blocking models, uring, tokio) steps, each doing only its own reads, writes and waiting.
+//!
+//! A [`Connection`] owns its protocol session, its output and the output bound, its deadlines
+//! (idle, send, header), idle shedding, the wake-up its later responses need (due events, a
+//! pool's completions, cancellations), reading back-pressure and its close. A wiring tells it
+//! what happened — bytes in ([`Connection::input`]), bytes the wire took
+//! ([`Connection::wrote`], or a ring's [`Connection::send_done`]), a completion
+//! ([`Connection::complete`]), a timer ([`Connection::fired`]), time passing
+//! ([`Connection::expired`], [`Connection::idle`]) — and asks what to do next
+//! ([`Connection::next`]: send [`Connection::output`], read, wait for nothing, close), ending
+//! each wake-up with [`Connection::settle`] (deadlines moved, one useful event counted). It
+//! never reads or writes a socket: the one call that reaches the wire is the wiring's own
+//! `early` send, handed in, which the per-request hook gives the replies so far before a
+//! request's work (a response never waits for the work of the requests after it).
+//!
+//! The rules, in the order [`Connection::next`] applies them:
+//! - unsent output goes first, and while it waits for the client nothing is read
+//!   (back-pressure; within one read the session stops at the bound itself);
+//! - a send in flight (a ring's) lets input in under the bound less its bytes, but nothing else
+//!   goes on until it completes;
+//! - a close the session asked for comes once the output has gone;
+//! - later responses' pieces due by now are written, then what the session held back at the
+//!   bound is fed again;
+//! - a response owed later with input behind it ([`Session::paused`]): nothing is read (the
+//!   client's further requests wait in TCP), and the wake-up is the response's own.
+
+use std::time::Instant;
+
+use super::ctx::{Origin, Worker};
+use super::deadline::{Deadlines, Expired};
+use super::idle::Shed;
+use super::stats::Counter;
+use super::timers::Armed;
+use crate::proto::Session;
+
+/// What a connection asks of its wiring next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Write [`Connection::output`] and say how much went ([`Connection::wrote`]).
+    Send,
+    /// Read, and hand what came to [`Connection::input`].
+    Read,
+    /// A response is owed later and input waits behind it: read nothing. Its wake-up is a
+    /// completion or [`Connection::wake_at`]; a socket watched for nothing that wakes has an
+    /// error or a hang-up.
+    Pending,
+    /// A send is in flight that must complete before anything else goes (a ring's).
+    Sending,
+    /// Done: close it.
+    Close,
+}
+
+/// What moved in one wake-up, for [`Connection::settle`].
+#[derive(Debug, Default, Clone, Copy)]
+struct Moved {
+    /// Anything: one useful event.
+    any: bool,
+    /// Input was fed; it completed a request; some of it asked something of the server.
+    input: bool,
+    answered: bool,
+    heard: bool,
+    /// Output progressed on its own (not the answer, at once, to this wake-up's input).
+    output: bool,
+}
+
+/// One connection, whatever drives it.
+pub struct Connection {
+    /// What its wiring knows it by: a pool's completion names it ([`super::offload::Job`]).
+    token: u64,
+    session: Session,
+    /// Output not yet taken by the wire, from `sent` on.
+    out: Vec<u8>,
+    sent: usize,
+    /// Bytes handed to a send not yet completed (a ring's: it holds its buffer).
+    in_flight: usize,
+    /// The most output gathered before the wire must take it (a blocking wiring writes in
+    /// chunks); `--max-output` bounds it too.
+    chunk: usize,
+    /// The session asked to close, or the peer finished: close once the output has gone.
+    closing: bool,
+    /// Closed because the server is stopping (its farewell, not a cut).
+    stopping: bool,
+    deadlines: Deadlines,
+    shed: Shed,
+    /// The due time its wiring holds a timer for.
+    armed: Armed,
+    moved: Moved,
+    /// The output pending has waited for the client: each time it moves is progress. (Output
+    /// that goes at once is no progress of its own: the input it answers was, or was not — a
+    /// PING's ACK does not keep a connection from being idle.)
+    waited: bool,
+}
+
+impl Connection {
+    /// A new connection of worker `w`'s, known to its wiring as `token`.
+    pub fn new(w: Worker<'_>, token: u64, now: Instant) -> Connection {
+        Connection {
+            token,
+            session: w.session(),
+            out: Vec::new(),
+            sent: 0,
+            in_flight: 0,
+            chunk: usize::MAX,
+            closing: false,
+            stopping: false,
+            deadlines: Deadlines::new(now),
+            shed: Shed::default(),
+            armed: Armed::default(),
+            moved: Moved::default(),
+            waited: false,
+        }
+    }
+
+    /// The wire takes output in chunks of at most `chunk` bytes (a blocking write waits for
+    /// the client either way, and a connection's own process holds less).
+    pub fn in_chunks(mut self, chunk: usize) -> Connection {
+        self.chunk = chunk.max(1);
+        self
+    }
+
+    /// The output a session may add now: `--max-output` (or the chunk), less what a send in
+    /// flight holds.
+    fn bound(&self, w: Worker<'_>) -> usize {
+        w.max_output().min(self.chunk).saturating_sub(self.in_flight)
+    }
+
+    // What happened.
+
+    /// `bytes` arrived (none: go on with what the session held back); `learned`: when the
+    /// wiring learned of them (its wait's return; `None`: the read's own return). Replies are
+    /// gathered for [`Connection::output`]; `early` is the wiring's send of the replies so far
+    /// before a request's work (not called while a send is in flight: it must not overtake it).
+    pub fn input(
+        &mut self,
+        w: Worker<'_>,
+        bytes: &[u8],
+        learned: Option<Instant>,
+        early: &mut impl FnMut(&mut Vec<u8>),
+    ) {
+        let (bound, token, flying) = (self.bound(w), self.token, self.in_flight > 0);
+        let from = Origin { conn: token, learned };
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, from, &mut |out| {
+            if !flying {
+                early(out)
+            }
+        });
+        self.cancel(w);
+        self.moved.any = true;
+        self.moved.input = true;
+        self.moved.answered |= fed.requests > 0;
+        self.moved.heard |= !fed.quiet();
+        self.closing |= fed.close;
+    }
+
+    /// The wire took `n` bytes of [`Connection::output`] at `now`.
+    pub fn wrote(&mut self, w: Worker<'_>, n: usize, now: Instant) {
+        if n == 0 {
+            return;
+        }
+        w.count(Counter::BytesOut, n as u64);
+        self.progressed(now);
+        self.sent += n;
+        if self.sent < self.out.len() {
+            self.waited = true;
+        } else {
+            self.out.clear();
+            self.sent = 0;
+        }
+    }
+
+    /// The wire took nothing now: the output waits for the client.
+    pub fn blocked(&mut self) {
+        self.waited = true;
+    }
+
+    /// Output moved at `now`: progress, at once (a blocking write may wait long for the
+    /// rest), when it had waited for the client.
+    fn progressed(&mut self, now: Instant) {
+        self.moved.any = true;
+        if self.waited {
+            self.deadlines.output(now);
+        }
+    }
+
+    /// A ring's send: takes the output, which the send holds until [`Connection::send_done`].
+    pub fn take_output(&mut self) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.out);
+        out.drain(..std::mem::take(&mut self.sent));
+        self.in_flight = out.len();
+        out
+    }
+
+    /// A ring's send of `buf` completed at `now` with `n` bytes taken: the rest goes first,
+    /// ahead of newer replies. Progress when it had waited, or output is backed up behind it.
+    pub fn send_done(&mut self, w: Worker<'_>, mut buf: Vec<u8>, n: usize, now: Instant) {
+        self.in_flight = 0;
+        if n > 0 {
+            w.count(Counter::BytesOut, n as u64);
+            let short = n < buf.len();
+            self.waited |= short || !self.out.is_empty();
+            self.progressed(now);
+            self.waited = short;
+        }
+        if n < buf.len() {
+            buf.drain(..n);
+            buf.append(&mut self.out);
+            self.out = buf;
+        } else if self.out.is_empty() {
+            // Keep the allocation for the next reply.
+            buf.clear();
+            self.out = buf;
+        }
+    }
+
+    /// The work of `ticket` is done (its pool posted it): its response is written, then what
+    /// the session held behind it.
+    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, early: &mut impl FnMut(&mut Vec<u8>)) {
+        let (bound, token) = (self.bound(w), self.token);
+        let fed = w.on_complete(&mut self.session, ticket, &mut self.out, bound, token, early);
+        self.closing |= fed.close;
+        self.cancel(w);
+        if fed.requests > 0 {
+            self.moved.any = true;
+            self.moved.output = true;
+        }
+    }
+
+    /// The peer finished sending: close once the replies have gone.
+    pub fn ended(&mut self) {
+        self.closing = true;
+    }
+
+    /// The server is stopping: this connection's close is its farewell.
+    pub fn stopping(&mut self) {
+        self.stopping = true;
+    }
+
+    // What to do.
+
+    /// What the connection needs next at `now`, after going on with what it can (pieces due,
+    /// input held back at the bound); `early`: as for [`Connection::input`].
+    pub fn next(&mut self, w: Worker<'_>, now: Instant, early: &mut impl FnMut(&mut Vec<u8>)) -> Next {
+        loop {
+            if self.in_flight > 0 {
+                let held = self.closing || self.session.holding() || self.session.paused();
+                return if held { Next::Sending } else { Next::Read };
+            }
+            if self.sent < self.out.len() {
+                return Next::Send;
+            }
+            if self.closing {
+                return Next::Close;
+            }
+            if self.session.due().is_some_and(|d| d <= now) {
+                let (bound, token) = (self.bound(w), self.token);
+                let fed = w.on_due(&mut self.session, now, &mut self.out, bound, token, early);
+                self.closing |= fed.close;
+                if !self.out.is_empty() || fed.close {
+                    self.moved.any = true;
+                    self.moved.output = true;
+                    continue;
+                }
+            }
+            if self.session.holding() {
+                self.input(w, &[], None, early);
+                continue;
+            }
+            return match self.session.paused() {
+                true => Next::Pending,
+                false => Next::Read,
+            };
+        }
+    }
+
+    /// When a later response's next piece is due (a blocking wiring waits for it).
+    pub fn due(&self) -> Option<Instant> {
+        self.session.due()
+    }
+
+    /// The output the wire should take now.
+    pub fn output(&self) -> &[u8] {
+        &self.out[self.sent..]
+    }
+
+    /// Output is waiting for the wire or in flight on it.
+    pub fn sending(&self) -> bool {
+        self.in_flight > 0 || self.sent < self.out.len()
+    }
+
+    /// Ends a wake-up at `now`: if anything moved, the deadlines hear of it (input, else
+    /// output that progressed), one useful event is counted, and the connection may grow
+    /// buffers again.
+    pub fn settle(&mut self, w: Worker<'_>, now: Instant) {
+        let m = std::mem::take(&mut self.moved);
+        if !m.any {
+            return;
+        }
+        if m.input {
+            self.deadlines.input(&self.session, m.answered, !m.heard, now);
+        } else if m.output {
+            self.deadlines.output(now);
+        }
+        w.count(Counter::Useful, 1);
+        self.shed.active();
+    }
+
+    /// When its wiring must wake for it next (a later response's piece falls due), if that
+    /// needs a new timer; none while output is pending (the output's progress drives it then).
+    pub fn wake_at(&mut self) -> Option<Instant> {
+        if self.sending() {
+            return None;
+        }
+        self.armed.arm(self.session.due())
+    }
+
+    /// Its timer for `at` came up: `true` when it is its current one (then step it).
+    pub fn fired(&mut self, at: Instant) -> bool {
+        self.armed.fired(at)
+    }
+
+    /// A wake-up that carries no time came (a ring's timeout), or its timer came up while it
+    /// was away from its table (a pool thread held it): the timer is spent if its time has
+    /// come by `now`.
+    pub fn timer_passed(&mut self, now: Instant) {
+        self.armed.passed(now);
+    }
+
+    /// Its wiring's timer for `at` is its current one (not stale).
+    pub fn armed_for(&self, at: Instant) -> bool {
+        self.armed.is(at)
+    }
+
+    /// What has expired for it at `now`, if anything.
+    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
+        self.deadlines.expired(&w.ctx.cfg, &self.session, self.sending(), now)
+    }
+
+    /// A write that waits for the client has made no progress for `--idle-timeout` (a
+    /// blocking write's check), counted as a send timeout.
+    pub fn send_expired(&self, w: Worker<'_>, now: Instant) -> bool {
+        let gone = self.deadlines.send_expired(&w.ctx.cfg, now);
+        if gone {
+            w.count(Counter::ClosedSendTimeout, 1);
+        }
+        gone
+    }
+
+    /// Before it is closed for `why`: the last word (HTTP's 408 for a head that took too
+    /// long), handed to `send` (best effort), and the close counted.
+    pub fn expire(&self, w: Worker<'_>, why: Expired, send: impl FnOnce(&[u8])) {
+        why.last_word(w, &self.session, send);
+    }
+
+    /// A wiring's periodic sweep found it not expired at `now`: silent for a tick with
+    /// nothing to send, it gives back the buffers a burst grew, once per idle spell (`true`
+    /// when it did: a wiring gives back its own read buffer then too).
+    pub fn idle(&mut self, now: Instant) -> bool {
+        if self.in_flight > 0 {
+            return false;
+        }
+        self.shed
+            .idle(&mut self.session, &mut self.out, self.deadlines.last(), now)
+    }
+
+    /// Its parting bytes, handed to `send` (best effort: what the socket takes now), unless a
+    /// send in flight must not be overtaken: the output it still holds, then a stopping
+    /// server's farewell or, for any other close, the cut ([`super::deadline::part`]).
+    pub fn parting(&mut self, send: impl FnOnce(&[u8])) {
+        if self.in_flight > 0 {
+            return;
+        }
+        let out = &mut self.out;
+        super::deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
+        if self.sent < self.out.len() {
+            send(&self.out[self.sent..]);
+        }
+    }
+
+    /// It is closing: the work its responses wait for in the server's pool is dropped (a
+    /// closed connection's work is dead work).
+    pub fn cancel_all(&mut self, w: Worker<'_>) {
+        if let Some(pool) = w.ctx.offload.get() {
+            let waiting = self.session.tickets();
+            if !waiting.is_empty() {
+                pool.cancel(w, &waiting);
+            }
+        }
+    }
+
+    /// Tells the server's pool which responses will never be written (their streams were
+    /// reset), so their work is dropped.
+    fn cancel(&mut self, w: Worker<'_>) {
+        if let Some(pool) = w.ctx.offload.get() {
+            let gone = self.session.cancelled();
+            if !gone.is_empty() {
+                pool.cancel(w, &gone);
+            }
+        }
+    }
+}
+
+/// The connection's rules, stepped by hand with scripted events: no socket, no wiring.
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::server::{Ctx, Job, Offloader};
+
+    const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    const STREAM: &[u8] = b"GET /stream?events=2&every=10ms HTTP/1.1\r\nHost: t\r\n\r\n";
+
+    fn responses(b: &[u8]) -> usize {
+        b.windows(9).filter(|x| x == b"HTTP/1.1 ").count()
+    }
+
+    /// No early send (the tests read the output whole).
+    fn keep() -> impl FnMut(&mut Vec<u8>) {
+        |_| {}
+    }
+
+    /// Takes all the output the connection has now.
+    fn take_all(w: Worker<'_>, c: &mut Connection, now: Instant) -> Vec<u8> {
+        let out = c.output().to_vec();
+        c.wrote(w, out.len(), now);
+        out
+    }
+
+    #[test]
+    fn output_goes_before_any_read_and_reading_resumes_once_the_wire_took_it_all() {
+        let w = Ctx::for_tests(&[]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
+        c.input(w, &[GET, GET].concat(), None, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        let all = c.output().to_vec();
+        assert_eq!(responses(&all), 2);
+        c.wrote(w, 10, t0);
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send, "the rest is still the wire's");
+        assert_eq!(c.output(), &all[10..]);
+        c.wrote(w, all.len() - 10, t0);
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
+        assert!(c.output().is_empty());
+        assert_eq!(w.counters.get(Counter::BytesOut), all.len() as u64);
+    }
+
+    #[test]
+    fn input_held_at_the_output_bound_is_answered_once_the_output_drains() {
+        let w = Ctx::for_tests(&["--max-output", "100"]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, &GET.repeat(10), None, &mut keep());
+        let (mut answered, mut sends) = (0, 0);
+        loop {
+            match c.next(w, t0, &mut keep()) {
+                Next::Send => {
+                    assert!(c.output().len() < 100 + 200, "one response over the bound at most");
+                    answered += responses(&take_all(w, &mut c, t0));
+                    sends += 1;
+                }
+                Next::Read => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(answered, 10);
+        assert!(sends > 1, "the bound held the input back: {sends} send(s)");
+    }
+
+    #[test]
+    fn a_send_in_flight_lets_input_in_and_its_rest_goes_first() {
+        let w = Ctx::for_tests(&[]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, GET, None, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        let first = c.take_output();
+        assert!(c.sending() && c.output().is_empty());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Read, "a ring reads while it sends");
+        c.input(w, GET, None, &mut keep());
+        let second = c.output().len();
+        assert!(second > 0);
+        assert_eq!(
+            c.next(w, t0, &mut keep()),
+            Next::Read,
+            "no second send while one is in flight"
+        );
+        c.send_done(w, first.clone(), 5, t0);
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        assert!(c.output().starts_with(&first[5..]), "the short send's rest goes first");
+        assert_eq!(c.output().len(), first.len() - 5 + second);
+    }
+
+    #[test]
+    fn a_close_the_session_asked_for_comes_after_the_response() {
+        let w = Ctx::for_tests(&[]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(
+            w,
+            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            None,
+            &mut keep(),
+        );
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Close);
+    }
+
+    #[test]
+    fn a_stream_writes_its_events_when_due_and_the_input_behind_it_waits_for_its_end() {
+        let w = Ctx::for_tests(&[]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, &[STREAM, GET].concat(), None, &mut keep());
+        let (mut now, mut said, mut waits) = (t0, Vec::new(), 0);
+        loop {
+            match c.next(w, now, &mut keep()) {
+                Next::Send => said.extend(take_all(w, &mut c, now)),
+                Next::Pending => {
+                    // Paused behind the stream: nothing is read; the wake-up is its own.
+                    let at = c.wake_at().expect("a stream between events wakes for its next");
+                    assert!(at > now);
+                    assert_eq!(c.wake_at(), None, "armed once for that time");
+                    assert!(c.fired(at) && !c.fired(at), "its timer fires once");
+                    now = at;
+                    waits += 1;
+                }
+                Next::Read => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(waits, 2, "one wake-up per event");
+        assert_eq!(responses(&said), 2, "the stream, then the request behind it");
+        let end = said
+            .windows(5)
+            .position(|x| x == b"0\r\n\r\n")
+            .expect("the stream's last chunk");
+        let behind = said.windows(9).rposition(|x| x == b"HTTP/1.1 ").unwrap();
+        assert!(end < behind, "the request behind the stream is answered after it");
+        assert!(now >= t0 + Duration::from_millis(20));
+    }
+
+    #[test]
+    fn output_that_waited_for_the_client_is_progress_and_output_at_once_is_not() {
+        let w = Ctx::for_tests(&["--idle-timeout", "1s"]).worker(0);
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // Answered at once: the request was the activity, then silence.
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, GET, None, &mut keep());
+        c.next(w, t0, &mut keep());
+        take_all(w, &mut c, t0);
+        c.settle(w, t0);
+        assert_eq!(c.expired(w, t0 + ms(999)), None);
+        assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Idle));
+        // The client took its reply only after 900 ms: while it waited that was a send
+        // timeout in the making, and the reply moving then is progress.
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, GET, None, &mut keep());
+        c.next(w, t0, &mut keep());
+        c.blocked();
+        c.settle(w, t0);
+        assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Send));
+        take_all(w, &mut c, t0 + ms(900));
+        c.settle(w, t0 + ms(900));
+        assert_eq!(c.expired(w, t0 + ms(1800)), None);
+        assert_eq!(c.expired(w, t0 + ms(1900)), Some(Expired::Idle));
+    }
+
+    #[test]
+    fn a_head_past_the_header_timeout_gets_408_and_is_counted() {
+        let w = Ctx::for_tests(&["--header-timeout", "1s"]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, b"GET / HT", None, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
+        c.settle(w, t0);
+        assert_eq!(c.expired(w, t0 + Duration::from_millis(500)), None);
+        let why = c
+            .expired(w, t0 + Duration::from_secs(1))
+            .expect("past the header timeout");
+        assert_eq!(why, Expired::Header);
+        let mut said = Vec::new();
+        c.expire(w, why, |b| said.extend_from_slice(b));
+        assert!(said.starts_with(b"HTTP/1.1 408"), "{}", String::from_utf8_lossy(&said));
+        assert_eq!(w.counters.get(Counter::ClosedHeaderTimeout), 1);
+    }
+
+    #[test]
+    fn a_stopping_servers_close_is_a_farewell_and_any_other_a_cut() {
+        let w = Ctx::for_tests(&[]).worker(0);
+        let t0 = Instant::now();
+        for stopping in [false, true] {
+            let mut c = Connection::new(w, 7, t0);
+            c.input(w, STREAM, None, &mut keep());
+            assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+            take_all(w, &mut c, t0);
+            if stopping {
+                c.stopping();
+            }
+            let mut said = Vec::new();
+            c.parting(|b| said.extend_from_slice(b));
+            assert_eq!(said.ends_with(b"0\r\n\r\n"), stopping, "stopping {stopping}: {said:?}");
+        }
+    }
+
+    /// A pool that keeps what it is given.
+    #[derive(Default)]
+    struct Kept {
+        jobs: Mutex<Vec<Job>>,
+        cancelled: Mutex<Vec<u64>>,
+    }
+
+    impl Offloader for Kept {
+        fn takes(&self, _: Duration) -> bool {
+            true
+        }
+        fn submit(&self, _: Worker<'_>, job: Job) {
+            self.jobs.lock().unwrap().push(job);
+        }
+        fn cancel(&self, _: Worker<'_>, tickets: &[u64]) {
+            self.cancelled.lock().unwrap().extend_from_slice(tickets);
+        }
+    }
+
+    #[test]
+    fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
+        let ctx = Ctx::for_tests(&["--work", "sleep:1ms"]);
+        let pool: &'static Kept = Box::leak(Box::default());
+        assert!(ctx.offload.set(pool).is_ok());
+        let w = ctx.worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 42, t0);
+        c.input(w, &[GET, GET].concat(), None, &mut keep());
+        assert_eq!(
+            c.next(w, t0, &mut keep()),
+            Next::Pending,
+            "the response waits for its work"
+        );
+        let job = pool.jobs.lock().unwrap()[0];
+        assert_eq!(job.conn, 42, "the job names its connection by its token");
+        assert_eq!(c.wake_at(), None, "a completion, not a timer, wakes it");
+        c.complete(w, job.ticket, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
+        // The second request, held behind the first, went to the pool in turn.
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Pending);
+        let second = pool.jobs.lock().unwrap()[1];
+        assert_eq!(second.conn, 42);
+        c.cancel_all(w);
+        assert_eq!(
+            *pool.cancelled.lock().unwrap(),
+            vec![second.ticket],
+            "closing drops its work"
+        );
+    }
+}
