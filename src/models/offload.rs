@@ -40,7 +40,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use crate::server::evloop::{EventLoop, LISTENER, WAKE};
+use crate::server::completions::Completions;
+use crate::server::evloop::{EventLoop, LISTENER};
 use crate::server::offload::{perform, Job, Offloader};
 use crate::server::poller::Epoll;
 use crate::server::{accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers};
@@ -113,9 +114,8 @@ impl Queues {
 struct Pool {
     queue: Mutex<Queues>,
     ready: Condvar,
-    /// Completions for the loop, and the eventfd that wakes it for them.
-    done: Mutex<Vec<(u64, u64)>>,
-    wake: sys::eventfd::EventFd,
+    /// Where done work goes: the loop's completion queue.
+    done: Completions,
     /// `--offload-over` (zero: every request's work goes to the pool).
     over: Duration,
     reserve: Option<Reserve>,
@@ -154,8 +154,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     let pool: &'static Pool = Box::leak(Box::new(Pool {
         queue: Mutex::new(Queues::default()),
         ready: Condvar::new(),
-        done: Mutex::new(Vec::new()),
-        wake: sys::eventfd::EventFd::new().map_err(io_err("eventfd"))?,
+        done: Completions::new().map_err(io_err("eventfd"))?,
         over: ctx.cfg.offload_over.unwrap_or(Duration::ZERO),
         reserve: ctx.cfg.reserve,
         waiting: AtomicUsize::new(0),
@@ -174,19 +173,9 @@ fn serve(w: Worker<'static>, pool: &'static Pool) -> Result<(), Error> {
     let ctx = w.ctx;
     let mut ev = EventLoop::new(w, Epoll::level()?);
     ev.watch(&ctx.listener, LISTENER)?;
-    ev.watch(&pool.wake, WAKE)?;
+    ev.take_completions(&pool.done)?;
     let mut acceptor = Acceptor::new(true);
-    let mut done = Vec::new();
-    ev.run(|ev, token| match token {
-        LISTENER => ev.accept_from(&mut acceptor, &ctx.listener, ACCEPTS_PER_EVENT),
-        _ => {
-            let _ = pool.wake.drain();
-            std::mem::swap(&mut done, &mut *lock(&pool.done));
-            for (conn, ticket) in done.drain(..) {
-                ev.complete(conn, ticket);
-            }
-        }
-    })
+    ev.run(|ev, _listener| ev.accept_from(&mut acceptor, &ctx.listener, ACCEPTS_PER_EVENT))
 }
 
 /// A pool thread: takes a job, does its work, posts its ticket back to the loop.
@@ -219,8 +208,7 @@ fn work(w: Worker<'_>, pool: &Pool, reserved: bool) -> Result<(), Error> {
         }
         perform(w, &job);
         w.count(Counter::OffloadDone, 1);
-        lock(&pool.done).push((job.conn, job.ticket));
-        let _ = pool.wake.notify();
+        pool.done.post(job.conn, job.ticket);
         w.flush_syscalls();
     }
 }

@@ -10,6 +10,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use super::accept::Acceptor;
+use super::completions::Completions;
 use super::config::{READ_BUF, TICK};
 use super::conn::{Conn, ConnTable, Ticker, Want};
 use super::ctx::Worker;
@@ -23,6 +24,8 @@ use crate::sys;
 pub const LISTENER: u64 = u64::MAX;
 /// Token of a wake-up eventfd.
 pub const WAKE: u64 = u64::MAX - 1;
+/// Token of the loop's [`Completions`] (see [`EventLoop::take_completions`]).
+const COMPLETED: u64 = u64::MAX - 2;
 
 /// A worker's event loop.
 pub struct EventLoop<'a, P: Poller> {
@@ -44,6 +47,10 @@ pub struct EventLoop<'a, P: Poller> {
     /// When its connections' later responses have pieces due; the entries that came up.
     timers: Timers,
     fired: Vec<(Instant, u64)>,
+    /// Work done elsewhere for its connections, once it takes them; what the last wake-up
+    /// brought.
+    completions: Option<&'a Completions>,
+    posted: Vec<(u64, u64)>,
 }
 
 impl<'a, P: Poller> EventLoop<'a, P> {
@@ -58,7 +65,18 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             now: Instant::now(),
             timers: Timers::new(),
             fired: Vec::new(),
+            completions: None,
+            posted: Vec::new(),
         }
+    }
+
+    /// Takes the completions posted to `c` from now on: each goes to its connection
+    /// ([`EventLoop::complete`]) in the turn that hears of it.
+    pub fn take_completions(&mut self, c: &'a Completions) -> Result<(), Error> {
+        self.completions = Some(c);
+        self.poller
+            .register(c.wake_fd().as_fd(), COMPLETED, Interest::READ)
+            .map_err(io_err("watching the completion queue"))
     }
 
     /// Registers a descriptor of the model's own (listener, eventfd) under `token`.
@@ -130,7 +148,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.w.count(Counter::Loops, 1);
         self.w.count(Counter::Events, examined as u64);
         for &token in &ready {
-            if token >= WAKE {
+            if token == COMPLETED {
+                self.completed();
+            } else if token >= WAKE {
                 on_token(self, token);
             } else {
                 self.drive(token as RawFd);
@@ -190,10 +210,21 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
+    /// Hands what was posted to the loop's completions to their connections.
+    fn completed(&mut self) {
+        let Some(c) = self.completions else { return };
+        let mut posted = std::mem::take(&mut self.posted);
+        c.take(&mut posted);
+        for &(token, ticket) in &posted {
+            self.complete(token, ticket);
+        }
+        self.posted = posted;
+    }
+
     /// The work of `ticket` for the connection of `token` is done (its design's pool posted
     /// it): the response goes out. A connection that closed meanwhile, or a number reused
     /// since, holds no such ticket: nothing happens.
-    pub fn complete(&mut self, token: u64, ticket: u64) {
+    fn complete(&mut self, token: u64, ticket: u64) {
         let fd = token as RawFd;
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();

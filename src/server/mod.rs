@@ -6,6 +6,7 @@
 pub(crate) mod accept;
 pub(crate) mod blocking;
 pub(crate) mod classes;
+pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod conn;
 pub(crate) mod connection;
