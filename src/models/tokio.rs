@@ -114,7 +114,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             Next::Read | Next::Pending => conn.settle(w, now),
         }
         if let Some(why) = conn.expired(w, now) {
-            conn.expire(w, why, |b| {
+            conn.last_word(w, why, |b| {
                 let _ = stream.try_write(b);
             });
             break;
@@ -137,7 +137,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             None if due.is_some_and(|d| d <= Instant::now()) => {}
             None => {
                 // A tick in silence: the connection gives back what it is not using.
-                if conn.idle(Instant::now()) && buf.len() > SMALL_READ {
+                if conn.shed_if_idle(Instant::now()) && buf.len() > SMALL_READ {
                     sys::mem::released(buf.len() - SMALL_READ);
                     buf.truncate(SMALL_READ);
                     buf.shrink_to_fit();
@@ -146,7 +146,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             }
             Some(Ok(0)) | Some(Err(_)) => break,
             Some(Ok(n)) => {
-                conn.input(w, &buf[..n], None, &mut send_now(&stream, w));
+                conn.input(w, &buf[..n], Instant::now(), None, &mut send_now(&stream, w));
                 if n == buf.len() && n < READ_BUF {
                     // A burst: read in large pieces until the connection is idle again.
                     buf.resize(READ_BUF, 0);
@@ -155,7 +155,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         }
     }
     if w.stopping() {
-        conn.stopping();
+        conn.server_stopping();
     }
     conn.parting(|b| {
         let _ = stream.try_write(b);

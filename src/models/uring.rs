@@ -164,7 +164,7 @@ impl Slots {
     /// grew.
     fn shed_idle(&mut self, now: Instant) {
         for c in self.conns.iter_mut().flatten() {
-            c.conn.idle(now);
+            c.conn.shed_if_idle(now);
         }
         sys::mem::give_back();
     }
@@ -245,7 +245,7 @@ impl RingLoop<'_> {
                 for tag in self.slots.tags(|c| c.conn.expired(w, now).is_some()) {
                     let Some(c) = self.slots.get(tag) else { continue };
                     let why = c.conn.expired(w, now).expect("selected as expired");
-                    c.conn.expire(w, why, |b| {
+                    c.conn.last_word(w, why, |b| {
                         let _ = sys::fd::try_write(&c.fd, b);
                     });
                     self.slots.close(w, tag);
@@ -257,7 +257,7 @@ impl RingLoop<'_> {
         self.settle_sends()?;
         for tag in self.slots.tags(|_| true) {
             if let Some(c) = self.slots.get(tag) {
-                c.conn.stopping();
+                c.conn.server_stopping();
             }
             self.slots.close(w, tag);
         }
@@ -271,7 +271,7 @@ impl RingLoop<'_> {
     fn settle_sends(&mut self) -> Result<(), Error> {
         let until = Instant::now() + TICK;
         let mut cqes = Vec::new();
-        while Instant::now() < until && !self.slots.tags(|c| c.conn.sending()).is_empty() {
+        while Instant::now() < until && !self.slots.tags(|c| c.conn.in_flight()).is_empty() {
             self.ring.wait(TICK / 10, None).map_err(io_err("io_uring_enter"))?;
             self.ring.completions(&mut cqes);
             for cqe in cqes.drain(..) {
@@ -327,8 +327,13 @@ impl RingLoop<'_> {
         c.receiving = false;
         match data {
             Ok(Some(buf)) => {
-                c.conn
-                    .input(w, self.ring.buffer(&buf), Some(self.now), &mut send_now(w, &c.fd));
+                c.conn.input(
+                    w,
+                    self.ring.buffer(&buf),
+                    self.now,
+                    Some(self.now),
+                    &mut send_now(w, &c.fd),
+                );
                 self.ring.recycle(buf);
                 self.step(tag);
             }
@@ -336,7 +341,7 @@ impl RingLoop<'_> {
             Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.step(tag),
             // The peer finished sending; let the last replies go out, then close.
             Ok(None) => {
-                c.conn.ended();
+                c.conn.peer_finished();
                 self.step(tag);
             }
             Err(_) => self.slots.close(w, tag),

@@ -157,7 +157,7 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
             }
             // A head dribbled byte by byte never lets a read time out: check before each.
             if let Some(why) = conn.expired(w, now) {
-                conn.expire(w, why, |b| {
+                conn.last_word(w, why, |b| {
                     let _ = sys::fd::try_write(&fd, b);
                 });
                 break;
@@ -183,11 +183,11 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
                     if waits != first && sys::socket::set_read_timeout(&fd, first).is_ok() {
                         waits = first;
                     }
-                    conn.input(w, &buf[..n], None, &mut early(w, &fd));
+                    conn.input(w, &buf[..n], Instant::now(), None, &mut early(w, &fd));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                     // A tick in silence: the connection gives back what it is not using.
-                    if conn.idle(Instant::now()) {
+                    if conn.shed_if_idle(Instant::now()) {
                         buf.release();
                     }
                     if waits != tick && sys::socket::set_read_timeout(&fd, tick).is_ok() {
@@ -201,7 +201,7 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
         }
     }
     if w.stopping() {
-        conn.stopping();
+        conn.server_stopping();
     }
     conn.parting(|b| {
         let _ = sys::fd::try_write(&fd, b);

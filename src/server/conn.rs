@@ -1,15 +1,15 @@
-//! A non-blocking connection driven by readiness, and the fd-indexed table of them that the
-//! event loops share.
+//! A non-blocking connection driven by readiness — its socket and the [`Connection`] it
+//! steps — and the fd-indexed table of them that the event loops share.
 //!
-//! `drive` does everything after a readiness event: flush pending output, go on with what the
-//! session held back at `--max-output`, read (once, or until EAGAIN for edge-triggered loops),
-//! feed the protocol session, do the `--work`, write. While output is pending it stops reading
-//! (back-pressure) and asks for writability; within one read, the session itself stops at
-//! `--max-output`. While a response is owed later and input waits behind it
-//! ([`Session::paused`]: HTTP/1.x behind an event stream or pooled work) it reads nothing and
-//! asks for nothing ([`Want::Pending`]): the client's further requests wait in TCP, and the
-//! session holds one read at most. When the response has gone it reads again at once (an
-//! edge-triggered loop gets no new edge for bytes already queued).
+//! `drive` does what a readiness event asks: it steps the connection, writing what it has to
+//! send while the socket takes it and reading (once, or until EAGAIN for edge-triggered loops)
+//! while it wants input. What is read, answered, held back or owed later is the
+//! [`Connection`]'s: this file does the reads and writes. While output is pending it stops
+//! reading (back-pressure) and asks for writability. While a response is owed later and input
+//! waits behind it (HTTP/1.x behind an event stream or pooled work) it reads nothing and asks
+//! for nothing ([`Want::Pending`]): the client's further requests wait in TCP. When the
+//! response has gone it reads again at once (an edge-triggered loop gets no new edge for bytes
+//! already queued).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -67,7 +67,7 @@ impl Conn {
 
     /// The server is stopping: this connection's close is its farewell.
     pub fn stopping(&mut self) {
-        self.conn.stopping();
+        self.conn.server_stopping();
     }
 
     /// When its loop must wake for it next, if that needs a new timer entry.
@@ -122,7 +122,7 @@ impl Conn {
 
     /// Before it is closed for `why`: the last word and the count (see [`Expired::last_word`]).
     pub fn expire(&self, w: Worker<'_>, why: Expired) {
-        self.conn.expire(w, why, |b| {
+        self.conn.last_word(w, why, |b| {
             let _ = sys::fd::try_write(&self.fd, b);
         });
     }
@@ -187,7 +187,7 @@ impl Conn {
                     Ok(0) => break Want::Close,
                     Ok(n) => {
                         reads += 1;
-                        conn.input(w, &buf[..n], learned, &mut send_now(w, fd));
+                        conn.input(w, &buf[..n], now, learned, &mut send_now(w, fd));
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Want::Read,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -289,7 +289,7 @@ impl ConnTable {
             match conn.expired(w, now) {
                 Some(why) => expired.push((fd as RawFd, why)),
                 None => {
-                    conn.conn.idle(now);
+                    conn.conn.shed_if_idle(now);
                 }
             }
         }

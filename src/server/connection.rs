@@ -9,10 +9,12 @@
 //! ([`Connection::complete`]), a timer ([`Connection::fired`]), time passing
 //! ([`Connection::expired`], [`Connection::idle`]) — and asks what to do next
 //! ([`Connection::next`]: send [`Connection::output`], read, wait for nothing, close), ending
-//! each wake-up with [`Connection::settle`] (deadlines moved, one useful event counted). It
-//! never reads or writes a socket: the one call that reaches the wire is the wiring's own
-//! `early` send, handed in, which the per-request hook gives the replies so far before a
-//! request's work (a response never waits for the work of the requests after it).
+//! each wake-up with [`Connection::settle`] (one useful event counted, shedding re-armed). It
+//! never reads or writes a socket itself: what reaches the wire goes through the wiring's own
+//! sends handed in — `early`, which the per-request hook gives the replies so far before a
+//! request's work (a response never waits for the work of the requests after it; never while
+//! output is pending, which it would overtake), and the best-effort writes of a last word and
+//! of parting words.
 //!
 //! The rules, in the order [`Connection::next`] applies them:
 //! - unsent output goes first, and while it waits for the client nothing is read
@@ -37,7 +39,8 @@ use crate::proto::Session;
 /// What a connection asks of its wiring next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    /// Write [`Connection::output`] and say how much went ([`Connection::wrote`]).
+    /// Write [`Connection::output`] and say how much went ([`Connection::wrote`]), or hand
+    /// it to a send ([`Connection::take_output`], then [`Connection::send_done`]).
     Send,
     /// Read, and hand what came to [`Connection::input`].
     Read,
@@ -56,11 +59,7 @@ pub enum Next {
 struct Moved {
     /// Anything: one useful event.
     any: bool,
-    /// Input was fed; it completed a request; some of it asked something of the server.
-    input: bool,
-    answered: bool,
-    heard: bool,
-    /// Output progressed on its own (not the answer, at once, to this wake-up's input).
+    /// Output progressed on its own: later responses' pieces or a completion's response.
     output: bool,
 }
 
@@ -77,8 +76,10 @@ pub struct Connection {
     /// The most output gathered before the wire must take it (a blocking wiring writes in
     /// chunks); `--max-output` bounds it too.
     chunk: usize,
-    /// The session asked to close, or the peer finished: close once the output has gone.
+    /// The session asked to close: close once the output has gone.
     closing: bool,
+    /// The peer finished sending: close once the output has gone and nothing is held.
+    peer_finished: bool,
     /// Closed because the server is stopping (its farewell, not a cut).
     stopping: bool,
     deadlines: Deadlines,
@@ -103,6 +104,7 @@ impl Connection {
             in_flight: 0,
             chunk: usize::MAX,
             closing: false,
+            peer_finished: false,
             stopping: false,
             deadlines: Deadlines::new(now),
             shed: Shed::default(),
@@ -127,30 +129,44 @@ impl Connection {
 
     // What happened.
 
-    /// `bytes` arrived (none: go on with what the session held back); `learned`: when the
-    /// wiring learned of them (its wait's return; `None`: the read's own return). Replies are
-    /// gathered for [`Connection::output`]; `early` is the wiring's send of the replies so far
-    /// before a request's work (not called while a send is in flight: it must not overtake it).
+    /// `bytes` arrived at `now` (none: go on with what the session held back); `learned`:
+    /// when the wiring learned of them (its wait's return; `None`: the read's own return).
+    /// Replies are gathered for [`Connection::output`]; `early` is the wiring's send of the
+    /// replies so far before a request's work. The deadlines hear of it at once (a blocking
+    /// wiring's write that follows measures its send timeout from here): input that asked
+    /// nothing of the server (HTTP/2's PING, ...) does not keep the connection from being idle.
     pub fn input(
         &mut self,
         w: Worker<'_>,
         bytes: &[u8],
+        now: Instant,
         learned: Option<Instant>,
         early: &mut impl FnMut(&mut Vec<u8>),
     ) {
-        let (bound, token, flying) = (self.bound(w), self.token, self.in_flight > 0);
-        let from = Origin { conn: token, learned };
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, from, &mut |out| {
-            if !flying {
-                early(out)
-            }
-        });
+        let (bound, from) = (
+            self.bound(w),
+            Origin {
+                conn: self.token,
+                learned,
+            },
+        );
+        let mut early = self.guarded(early);
+        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, from, &mut early);
         self.cancel(w);
         self.moved.any = true;
-        self.moved.input = true;
-        self.moved.answered |= fed.requests > 0;
-        self.moved.heard |= !fed.quiet();
+        self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
         self.closing |= fed.close;
+    }
+
+    /// The wiring's early send, or nothing while output is pending or in flight: the replies
+    /// so far would overtake it (and `out` still holds bytes the wire took).
+    fn guarded<'e, E: FnMut(&mut Vec<u8>)>(&self, early: &'e mut E) -> impl FnMut(&mut Vec<u8>) + 'e {
+        let pending = self.sending();
+        move |out: &mut Vec<u8>| {
+            if !pending {
+                early(out)
+            }
+        }
     }
 
     /// The wire took `n` bytes of [`Connection::output`] at `now`.
@@ -164,8 +180,10 @@ impl Connection {
         if self.sent < self.out.len() {
             self.waited = true;
         } else {
+            // All gone: the next output goes at once until it waits again.
             self.out.clear();
             self.sent = 0;
+            self.waited = false;
         }
     }
 
@@ -213,11 +231,16 @@ impl Connection {
         }
     }
 
-    /// The work of `ticket` is done (its pool posted it): its response is written, then what
-    /// the session held behind it.
+    /// The work of `ticket` is done (its pool posted it): its response joins the output,
+    /// then what the session held behind it is answered.
     pub fn complete(&mut self, w: Worker<'_>, ticket: u64, early: &mut impl FnMut(&mut Vec<u8>)) {
+        // Output the wire took leaves the buffer first: the session measures the bound on it.
+        if self.sent > 0 {
+            self.out.drain(..std::mem::take(&mut self.sent));
+        }
         let (bound, token) = (self.bound(w), self.token);
-        let fed = w.on_complete(&mut self.session, ticket, &mut self.out, bound, token, early);
+        let mut early = self.guarded(early);
+        let fed = w.on_complete(&mut self.session, ticket, &mut self.out, bound, token, &mut early);
         self.closing |= fed.close;
         self.cancel(w);
         if fed.requests > 0 {
@@ -226,13 +249,13 @@ impl Connection {
         }
     }
 
-    /// The peer finished sending: close once the replies have gone.
-    pub fn ended(&mut self) {
-        self.closing = true;
+    /// The peer finished sending: close once the replies have gone and nothing is held.
+    pub fn peer_finished(&mut self) {
+        self.peer_finished = true;
     }
 
     /// The server is stopping: this connection's close is its farewell.
-    pub fn stopping(&mut self) {
+    pub fn server_stopping(&mut self) {
         self.stopping = true;
     }
 
@@ -243,13 +266,13 @@ impl Connection {
     pub fn next(&mut self, w: Worker<'_>, now: Instant, early: &mut impl FnMut(&mut Vec<u8>)) -> Next {
         loop {
             if self.in_flight > 0 {
-                let held = self.closing || self.session.holding() || self.session.paused();
+                let held = self.closing || self.peer_finished || self.session.holding() || self.session.paused();
                 return if held { Next::Sending } else { Next::Read };
             }
             if self.sent < self.out.len() {
                 return Next::Send;
             }
-            if self.closing {
+            if self.closing || (self.peer_finished && !self.session.holding()) {
                 return Next::Close;
             }
             if self.session.due().is_some_and(|d| d <= now) {
@@ -263,7 +286,7 @@ impl Connection {
                 }
             }
             if self.session.holding() {
-                self.input(w, &[], None, early);
+                self.input(w, &[], now, None, early);
                 continue;
             }
             return match self.session.paused() {
@@ -288,17 +311,19 @@ impl Connection {
         self.in_flight > 0 || self.sent < self.out.len()
     }
 
-    /// Ends a wake-up at `now`: if anything moved, the deadlines hear of it (input, else
-    /// output that progressed), one useful event is counted, and the connection may grow
-    /// buffers again.
+    /// A send is in flight (a ring's).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight > 0
+    }
+
+    /// Ends a wake-up at `now`: if anything moved, later responses' output is progress for
+    /// the deadlines, one useful event is counted, and the connection may grow buffers again.
     pub fn settle(&mut self, w: Worker<'_>, now: Instant) {
         let m = std::mem::take(&mut self.moved);
         if !m.any {
             return;
         }
-        if m.input {
-            self.deadlines.input(&self.session, m.answered, !m.heard, now);
-        } else if m.output {
+        if m.output {
             self.deadlines.output(now);
         }
         w.count(Counter::Useful, 1);
@@ -348,14 +373,14 @@ impl Connection {
 
     /// Before it is closed for `why`: the last word (HTTP's 408 for a head that took too
     /// long), handed to `send` (best effort), and the close counted.
-    pub fn expire(&self, w: Worker<'_>, why: Expired, send: impl FnOnce(&[u8])) {
+    pub fn last_word(&self, w: Worker<'_>, why: Expired, send: impl FnOnce(&[u8])) {
         why.last_word(w, &self.session, send);
     }
 
     /// A wiring's periodic sweep found it not expired at `now`: silent for a tick with
     /// nothing to send, it gives back the buffers a burst grew, once per idle spell (`true`
     /// when it did: a wiring gives back its own read buffer then too).
-    pub fn idle(&mut self, now: Instant) -> bool {
+    pub fn shed_if_idle(&mut self, now: Instant) -> bool {
         if self.in_flight > 0 {
             return false;
         }
@@ -434,7 +459,7 @@ mod tests {
         let t0 = Instant::now();
         let mut c = Connection::new(w, 7, t0);
         assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
-        c.input(w, &[GET, GET].concat(), None, &mut keep());
+        c.input(w, &[GET, GET].concat(), t0, None, &mut keep());
         assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
         let all = c.output().to_vec();
         assert_eq!(responses(&all), 2);
@@ -452,7 +477,7 @@ mod tests {
         let w = Ctx::for_tests(&["--max-output", "100"]).worker(0);
         let t0 = Instant::now();
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, &GET.repeat(10), None, &mut keep());
+        c.input(w, &GET.repeat(10), t0, None, &mut keep());
         let (mut answered, mut sends) = (0, 0);
         loop {
             match c.next(w, t0, &mut keep()) {
@@ -471,15 +496,20 @@ mod tests {
 
     #[test]
     fn a_send_in_flight_lets_input_in_and_its_rest_goes_first() {
-        let w = Ctx::for_tests(&[]).worker(0);
+        let w = Ctx::for_tests(&["--work", "cpu:1us"]).worker(0);
         let t0 = Instant::now();
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, None, &mut keep());
+        let mut early_sends = 0;
+        c.input(w, &[GET, GET].concat(), t0, None, &mut |_: &mut Vec<u8>| {
+            early_sends += 1
+        });
+        assert_eq!(early_sends, 2, "before each request's work, the replies so far may go");
         assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
         let first = c.take_output();
-        assert!(c.sending() && c.output().is_empty());
+        assert!(c.sending() && c.in_flight() && c.output().is_empty());
         assert_eq!(c.next(w, t0, &mut keep()), Next::Read, "a ring reads while it sends");
-        c.input(w, GET, None, &mut keep());
+        c.input(w, GET, t0, None, &mut |_: &mut Vec<u8>| early_sends += 1);
+        assert_eq!(early_sends, 2, "no early send may overtake the send in flight");
         let second = c.output().len();
         assert!(second > 0);
         assert_eq!(
@@ -487,10 +517,49 @@ mod tests {
             Next::Read,
             "no second send while one is in flight"
         );
+        let mut said = Vec::new();
+        c.parting(|b| said.extend_from_slice(b));
+        assert!(said.is_empty(), "parting words never overtake a send in flight");
         c.send_done(w, first.clone(), 5, t0);
         assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
         assert!(c.output().starts_with(&first[5..]), "the short send's rest goes first");
         assert_eq!(c.output().len(), first.len() - 5 + second);
+    }
+
+    #[test]
+    fn a_send_in_flight_counts_against_the_output_bound() {
+        let w = Ctx::for_tests(&["--max-output", "200"]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, GET, t0, None, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        let first = c.take_output();
+        // Input while the first reply is in flight: it and the new replies stay within the
+        // bound, one reply over it at most.
+        c.input(w, &GET.repeat(20), t0, None, &mut keep());
+        let held = first.len() + c.output().len();
+        assert!(
+            held <= 200 + first.len(),
+            "{held} bytes held with a {}-byte reply in flight",
+            first.len()
+        );
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Sending, "the rest waits for the send");
+        let mut answered = 1;
+        let n = first.len();
+        c.send_done(w, first, n, t0);
+        loop {
+            match c.next(w, t0, &mut keep()) {
+                Next::Send => {
+                    let out = c.take_output();
+                    answered += responses(&out);
+                    let n = out.len();
+                    c.send_done(w, out, n, t0);
+                }
+                Next::Read => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(answered, 21);
     }
 
     #[test]
@@ -501,6 +570,7 @@ mod tests {
         c.input(
             w,
             b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            t0,
             None,
             &mut keep(),
         );
@@ -514,7 +584,7 @@ mod tests {
         let w = Ctx::for_tests(&[]).worker(0);
         let t0 = Instant::now();
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, &[STREAM, GET].concat(), None, &mut keep());
+        c.input(w, &[STREAM, GET].concat(), t0, None, &mut keep());
         let (mut now, mut said, mut waits) = (t0, Vec::new(), 0);
         loop {
             match c.next(w, now, &mut keep()) {
@@ -548,18 +618,18 @@ mod tests {
         let w = Ctx::for_tests(&["--idle-timeout", "1s"]).worker(0);
         let t0 = Instant::now();
         let ms = Duration::from_millis;
-        // Answered at once: the request was the activity, then silence.
+        // Taken by the wire when asked, even 500 ms later: the request was the activity.
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, None, &mut keep());
+        c.input(w, GET, t0, None, &mut keep());
         c.next(w, t0, &mut keep());
-        take_all(w, &mut c, t0);
-        c.settle(w, t0);
+        take_all(w, &mut c, t0 + ms(500));
+        c.settle(w, t0 + ms(500));
         assert_eq!(c.expired(w, t0 + ms(999)), None);
         assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Idle));
         // The client took its reply only after 900 ms: while it waited that was a send
         // timeout in the making, and the reply moving then is progress.
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, None, &mut keep());
+        c.input(w, GET, t0, None, &mut keep());
         c.next(w, t0, &mut keep());
         c.blocked();
         c.settle(w, t0);
@@ -568,6 +638,80 @@ mod tests {
         c.settle(w, t0 + ms(900));
         assert_eq!(c.expired(w, t0 + ms(1800)), None);
         assert_eq!(c.expired(w, t0 + ms(1900)), Some(Expired::Idle));
+        // The next reply goes at once again: no progress of its own.
+        c.input(w, GET, t0 + ms(1000), None, &mut keep());
+        c.next(w, t0 + ms(1500), &mut keep());
+        take_all(w, &mut c, t0 + ms(1500));
+        assert_eq!(c.expired(w, t0 + ms(2000)), Some(Expired::Idle));
+    }
+
+    /// HTTP/2 frames, as a client sends them.
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn pings_do_not_keep_a_connection_alive_even_after_a_reply_waited_for_the_client() {
+        let w = Ctx::for_tests(&["--proto", "h2", "--idle-timeout", "1s"]).worker(0);
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut c = Connection::new(w, 7, t0);
+        let preface = [&b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..], &frame(4, 0, 0, &[])].concat();
+        c.input(w, &preface, t0, None, &mut keep());
+        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
+        // The server's SETTINGS wait for the client a while: progress when they go.
+        c.blocked();
+        take_all(w, &mut c, t0 + ms(100));
+        c.settle(w, t0 + ms(100));
+        // Then only PINGs, each answered at once.
+        for at in [ms(400), ms(700), ms(1000)] {
+            c.input(w, &frame(6, 0, 0, &[0; 8]), t0 + at, None, &mut keep());
+            assert_eq!(c.next(w, t0 + at, &mut keep()), Next::Send, "a PING's ACK");
+            take_all(w, &mut c, t0 + at);
+            c.settle(w, t0 + at);
+        }
+        assert_eq!(c.expired(w, t0 + ms(1099)), None);
+        assert_eq!(
+            c.expired(w, t0 + ms(1100)),
+            Some(Expired::Idle),
+            "idle since the SETTINGS went"
+        );
+    }
+
+    #[test]
+    fn a_blocking_writes_send_timeout_counts_from_the_input_it_answers() {
+        let w = Ctx::for_tests(&["--idle-timeout", "10s"]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        // Quiet for 9 s, then a request whose reply the client is slow to take.
+        c.input(w, GET, t0 + Duration::from_secs(9), None, &mut keep());
+        assert_eq!(c.next(w, t0 + Duration::from_secs(9), &mut keep()), Next::Send);
+        c.blocked();
+        assert!(!c.send_expired(w, t0 + Duration::from_secs(10)));
+        assert!(c.send_expired(w, t0 + Duration::from_secs(19)));
+        assert_eq!(w.counters.get(Counter::ClosedSendTimeout), 1);
+    }
+
+    #[test]
+    fn a_peer_that_finished_sending_is_closed_after_what_the_session_held_is_answered() {
+        let w = Ctx::for_tests(&["--max-output", "100"]).worker(0);
+        let t0 = Instant::now();
+        let mut c = Connection::new(w, 7, t0);
+        c.input(w, &GET.repeat(10), t0, None, &mut keep());
+        c.peer_finished();
+        let mut answered = 0;
+        loop {
+            match c.next(w, t0, &mut keep()) {
+                Next::Send => answered += responses(&take_all(w, &mut c, t0)),
+                Next::Close => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(answered, 10);
     }
 
     #[test]
@@ -575,7 +719,7 @@ mod tests {
         let w = Ctx::for_tests(&["--header-timeout", "1s"]).worker(0);
         let t0 = Instant::now();
         let mut c = Connection::new(w, 7, t0);
-        c.input(w, b"GET / HT", None, &mut keep());
+        c.input(w, b"GET / HT", t0, None, &mut keep());
         assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
         c.settle(w, t0);
         assert_eq!(c.expired(w, t0 + Duration::from_millis(500)), None);
@@ -584,7 +728,7 @@ mod tests {
             .expect("past the header timeout");
         assert_eq!(why, Expired::Header);
         let mut said = Vec::new();
-        c.expire(w, why, |b| said.extend_from_slice(b));
+        c.last_word(w, why, |b| said.extend_from_slice(b));
         assert!(said.starts_with(b"HTTP/1.1 408"), "{}", String::from_utf8_lossy(&said));
         assert_eq!(w.counters.get(Counter::ClosedHeaderTimeout), 1);
     }
@@ -595,11 +739,11 @@ mod tests {
         let t0 = Instant::now();
         for stopping in [false, true] {
             let mut c = Connection::new(w, 7, t0);
-            c.input(w, STREAM, None, &mut keep());
+            c.input(w, STREAM, t0, None, &mut keep());
             assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
             take_all(w, &mut c, t0);
             if stopping {
-                c.stopping();
+                c.server_stopping();
             }
             let mut said = Vec::new();
             c.parting(|b| said.extend_from_slice(b));
@@ -634,7 +778,7 @@ mod tests {
         let w = ctx.worker(0);
         let t0 = Instant::now();
         let mut c = Connection::new(w, 42, t0);
-        c.input(w, &[GET, GET].concat(), None, &mut keep());
+        c.input(w, &[GET, GET].concat(), t0, None, &mut keep());
         assert_eq!(
             c.next(w, t0, &mut keep()),
             Next::Pending,

@@ -70,8 +70,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         }
     }
 
-    /// Takes the completions posted to `c` from now on: each goes to its connection
-    /// ([`EventLoop::complete`]) in the turn that hears of it.
+    /// Takes the completions posted to `c` from now on: each goes to its connection in the
+    /// turn that hears of it.
     pub fn take_completions(&mut self, c: &'a Completions) -> Result<(), Error> {
         self.completions = Some(c);
         self.poller
