@@ -326,7 +326,7 @@ fn the_long_function_reader_finds_a_long_function_and_its_end() {
 
 /// The calls only a connection makes: its session's verbs, its deadlines', idle shedding's,
 /// the per-request verbs and the parting words. `server/connection.rs` makes them; the files
-/// that define them (`ctx`, `deadline`, `idle`) may name them.
+/// that define them (`ctx`, `hook`, `deadline`, `idle`) may name them.
 const CONNECTION_VERBS: &[&str] = &[
     ".on_input(",
     ".on_due(",
@@ -353,6 +353,7 @@ fn calling_connection_verbs(files: &[(String, String)]) -> Vec<String> {
     const ALLOWED: &[&str] = &[
         "server/connection.rs",
         "server/ctx.rs",
+        "server/hook.rs",
         "server/deadline.rs",
         "server/idle.rs",
     ];
@@ -434,7 +435,7 @@ fn thread_locals(files: &[(String, String)]) -> Vec<(String, String)> {
 fn no_connection_or_turn_state_is_thread_local() {
     const PER_THREAD: &[(&str, &str)] = &[
         ("server/per_request.rs", "LOCAL"),
-        ("server/ctx.rs", "FEEDS"),
+        ("server/hook.rs", "FEEDS"),
         ("sys/mod.rs", "SYSCALLS"),
         ("sys/alloc.rs", "ON"),
     ];
@@ -462,4 +463,69 @@ fn no_connection_or_turn_state_is_thread_local() {
     )];
     let names: Vec<String> = thread_locals(&planted).into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["SERVING", "X"]);
+}
+
+/// The modules of `server/` each file imports (`super::x`, `crate::server::x`), by file stem.
+fn server_imports(files: &[(String, String)]) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut graph = std::collections::BTreeMap::new();
+    for (r, code) in files {
+        let Some(stem) = r.strip_prefix("server/").and_then(|f| f.strip_suffix(".rs")) else {
+            continue;
+        };
+        let stem = stem.trim_end_matches("/mod").split('/').next().unwrap().to_string();
+        let mut used: Vec<String> = after(code, "super::");
+        used.extend(after(code, "crate::server::"));
+        used.retain(|u| !u.is_empty() && *u != stem && u != "super");
+        used.sort();
+        used.dedup();
+        graph.entry(stem).or_insert_with(Vec::new).extend(used);
+    }
+    graph
+}
+
+/// A cycle in `graph`, as the modules around it, if there is one.
+fn a_cycle(graph: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        graph: &std::collections::BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            return Some(path[i..].to_vec());
+        }
+        if !done.insert(n.to_string()) {
+            return None;
+        }
+        path.push(n.to_string());
+        for next in graph.get(n).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph.keys().find_map(|n| visit(n, graph, &mut Vec::new(), &mut done))
+}
+
+/// `server/` imports one way: no module reaches itself through others (the hook and the offload
+/// contract sit beside the context they use, the stream spec beside the configuration that
+/// parses it).
+#[test]
+fn server_has_no_import_circle() {
+    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let graph = server_imports(&files);
+    assert!(
+        graph.get("connection").is_some_and(|u| u.contains(&"hook".to_string())),
+        "{graph:?}"
+    );
+    assert_eq!(a_cycle(&graph), None, "an import circle in server/");
+    let planted: std::collections::BTreeMap<String, Vec<String>> = [
+        ("ctx".to_string(), vec!["events".to_string()]),
+        ("events".to_string(), vec!["ctx".to_string()]),
+    ]
+    .into();
+    assert_eq!(a_cycle(&planted), Some(vec!["ctx".to_string(), "events".to_string()]));
 }

@@ -42,10 +42,11 @@ use std::time::Duration;
 
 use crate::server::completions::Completions;
 use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::offload::{perform, Job, Offloader};
+use crate::server::offload::perform;
 use crate::server::poller::Epoll;
 use crate::server::{accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::server::{Discipline, Reserve, TICK};
+use crate::server::{Job, Offloader};
 use crate::sync::{lock, wait_timeout};
 use crate::sys;
 

@@ -110,17 +110,17 @@ pub struct ServeArgs {
     /// exp(20ms)), size=B (of each event's data), first=D0 (before the first event; default: a
     /// gap like the others). Without it only GET /stream?events=N&every=D&size=B&first=D0
     /// streams; a /stream query's keys win over these.
-    #[arg(long, value_name = "SPEC", value_parser = super::events::StreamSpec::from_str)]
-    pub stream: Option<super::events::StreamSpec>,
+    #[arg(long, value_name = "SPEC", value_parser = super::stream_spec::StreamSpec::from_str)]
+    pub stream: Option<super::stream_spec::StreamSpec>,
     /// The largest event stream a request may ask for, over it 400: events=N, time=D (the
     /// stream's time on average; a longer gap is cut here), size=B (of one event's data).
     #[arg(
         long,
         value_name = "BOUNDS",
         default_value = "events=100000,time=1h,size=64KiB",
-        value_parser = super::events::StreamBounds::from_str
+        value_parser = super::stream_spec::StreamBounds::from_str
     )]
-    pub max_stream: super::events::StreamBounds,
+    pub max_stream: super::stream_spec::StreamBounds,
     /// An event sent more than this after its due time counts as late (the stats line's
     /// sse_late; every event's lateness is in its sse_late_le_* histogram).
     #[arg(long, default_value = "5ms", value_parser = parse_duration)]

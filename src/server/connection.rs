@@ -29,8 +29,9 @@
 
 use std::time::Instant;
 
-use super::ctx::{Origin, Worker};
+use super::ctx::Worker;
 use super::deadline::{Deadlines, Expired};
+use super::hook::{self, Origin};
 use super::idle::Shed;
 use super::stats::Counter;
 use super::timers::Armed;
@@ -151,7 +152,7 @@ impl Connection {
             },
         );
         let mut early = self.guarded(early);
-        let fed = w.on_input(&mut self.session, bytes, &mut self.out, bound, from, &mut early);
+        let fed = hook::on_input(w, &mut self.session, bytes, &mut self.out, bound, from, &mut early);
         self.cancel(w);
         self.moved.any = true;
         self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
@@ -240,7 +241,7 @@ impl Connection {
         }
         let (bound, token) = (self.bound(w), self.token);
         let mut early = self.guarded(early);
-        let fed = w.on_complete(&mut self.session, ticket, &mut self.out, bound, token, &mut early);
+        let fed = hook::on_complete(w, &mut self.session, ticket, &mut self.out, bound, token, &mut early);
         self.closing |= fed.close;
         self.cancel(w);
         if fed.requests > 0 {
@@ -277,7 +278,7 @@ impl Connection {
             }
             if self.session.due().is_some_and(|d| d <= now) {
                 let (bound, token) = (self.bound(w), self.token);
-                let fed = w.on_due(&mut self.session, now, &mut self.out, bound, token, early);
+                let fed = hook::on_due(w, &mut self.session, now, &mut self.out, bound, token, early);
                 self.closing |= fed.close;
                 if !self.out.is_empty() || fed.close {
                     self.moved.any = true;

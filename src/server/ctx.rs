@@ -1,11 +1,11 @@
 //! The bottom of `server`: the context a running model shares with its workers, the [`Worker`]
-//! handle each worker holds. The plumbing in `server/` builds on this file; it imports only
-//! `config`, `error`, `gate` and `stats`.
+//! handle each worker holds, and the contract of a design that hands requests' work to other
+//! threads ([`Offloader`], [`Job`]). The plumbing in `server/` builds on this file; it imports
+//! only `classes`, `config`, `gate` and `stats`.
 //!
 //! Contract: one server per process. `serve` builds one `Ctx` and leaks it, so it is
 //! `'static`: threads, forked workers and tokio tasks all hold plain `&'static Ctx` references.
 
-use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
@@ -15,7 +15,7 @@ use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
 use super::stats::{Counter, Counters, Stats};
-use crate::proto::{Answer, Each, Fed, Request, Session};
+use crate::proto::Session;
 use crate::sys;
 
 /// Everything a running model shares with its workers.
@@ -44,7 +44,7 @@ pub struct Ctx {
     pub main_pid: i32,
     /// Where requests' work goes when the design hands it to other threads (`offload`): set by
     /// the model when it starts; unset, work runs on the thread that parsed the request.
-    pub offload: std::sync::OnceLock<&'static dyn super::offload::Offloader>,
+    pub offload: std::sync::OnceLock<&'static dyn Offloader>,
 }
 
 impl Ctx {
@@ -183,150 +183,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// What every model does with bytes that arrived: count them, feed them to the connection's
-    /// protocol session (replies are appended to `out`), do each request's `--work` right before
-    /// its response, and count the requests. One function, so every model handles input alike.
-    ///
-    /// `out` holds only unsent output, and `bound` is how much of it the model lets pile up:
-    /// `--max-output` ([`Worker::max_output`]), less what it has handed on and not yet seen go
-    /// (a ring's send), or less for a blocking model, which writes it all before it goes on
-    /// anyway. At the bound the session stops consuming input, mid-buffer if need be, and
-    /// holds the rest ([`Session::holding`], counted as `output_paused`); the model feeds it
-    /// again, with no new bytes, once the output has drained, before it reads more. With work, `send` is given the output so far before each request's
-    /// work: the model sends what the socket takes now and takes it out of `out`, so a
-    /// response never waits for the work of the requests after it.
-    #[inline]
-    pub fn on_input(
-        &self,
-        session: &mut Session,
-        data: &[u8],
-        out: &mut Vec<u8>,
-        bound: usize,
-        from: Origin,
-        send: &mut impl FnMut(&mut Vec<u8>),
-    ) -> Fed {
-        let Origin { conn, learned } = from;
-        self.counters.add(Counter::BytesIn, data.len() as u64);
-        let cfg = &self.ctx.cfg;
-        let was_holding = session.holding();
-        // One feed in TIMED is timed (two clock reads, and one per request with work): the
-        // sums over the timed feeds' requests give the means, at an eighth of the cost.
-        let timed = next_is_timed();
-        let entered = timed.then(Instant::now);
-        let mut hook = Hook {
-            w: *self,
-            conn,
-            send,
-            work: !cfg.work.is_none() || cfg.work_from_request,
-            bound,
-            entered,
-            waited: Duration::ZERO,
-        };
-        let fed = session.feed_each(data, out, &mut hook);
-        self.counters.add(Counter::Requests, fed.requests);
-        if let (Some(entered), true) = (entered, fed.requests > 0) {
-            // Each request of this feed resided from when its input was known (the wait's
-            // return in an event loop, else the read's) to the feed's end at most, and waited
-            // from then to the feed's start (behind the wake-up's earlier connections) and
-            // before its own work (behind this read's earlier requests' work).
-            let n = fed.requests;
-            let learned = learned.filter(|l| *l <= entered).unwrap_or(entered);
-            let resided = entered.elapsed() + (entered - learned);
-            let before = entered - learned;
-            self.counters.add(Counter::TimedRequests, n);
-            self.counters.add(Counter::ResidenceNs, resided.as_nanos() as u64 * n);
-            self.counters.add(
-                Counter::WaitInsideNs,
-                before.as_nanos() as u64 * n + hook.waited.as_nanos() as u64,
-            );
-        }
-        if session.holding() && !was_holding {
-            self.counters.add(Counter::OutputPaused, 1);
-        }
-        if fed.streams != Default::default() {
-            self.count_streams(fed.streams);
-        }
-        if let Some(cause) = fed.calm {
-            self.count_calm(cause);
-        }
-        if let Some(n) = self.ctx.cfg.crash_after_requests {
-            crash_if_reached(&self.ctx.stats, n);
-        }
-        fed
-    }
-
-    /// What a design with a pool does when the work of `ticket` is done: the session writes its
-    /// response and goes on with the input held behind it, through the same hook as
-    /// [`Worker::on_input`]; its requests are counted.
-    pub fn on_complete(
-        &self,
-        session: &mut Session,
-        ticket: u64,
-        out: &mut Vec<u8>,
-        bound: usize,
-        conn: u64,
-        send: &mut impl FnMut(&mut Vec<u8>),
-    ) -> Fed {
-        let mut hook = self.hook(send, bound, conn);
-        let fed = session.complete_each(ticket, out, &mut hook);
-        self.counters.add(Counter::Requests, fed.requests);
-        fed
-    }
-
-    /// The per-request hook of a call that is not a read's feed (no time is taken).
-    fn hook<'s, S: FnMut(&mut Vec<u8>)>(&self, send: &'s mut S, bound: usize, conn: u64) -> Hook<'s, 'a, S> {
-        let cfg = &self.ctx.cfg;
-        Hook {
-            w: *self,
-            conn,
-            send,
-            work: !cfg.work.is_none() || cfg.work_from_request,
-            bound,
-            entered: None,
-            waited: Duration::ZERO,
-        }
-    }
-
-    /// What every model does when a connection's later response is due ([`Session::due`]):
-    /// the session writes what is due at `now` (its events) and, a response having ended, goes
-    /// on with the input held behind it, through the same hook as [`Worker::on_input`].
-    pub fn on_due(
-        &self,
-        session: &mut Session,
-        now: Instant,
-        out: &mut Vec<u8>,
-        bound: usize,
-        conn: u64,
-        send: &mut impl FnMut(&mut Vec<u8>),
-    ) -> Fed {
-        let mut hook = self.hook(send, bound, conn);
-        let fed = session.advance_each(now, out, &mut hook);
-        self.counters.add(Counter::Requests, fed.requests);
-        if fed.streams != Default::default() {
-            self.count_streams(fed.streams);
-        }
-        fed
-    }
-
-    fn count_streams(&self, s: crate::proto::StreamCounts) {
-        self.counters.add(Counter::StreamsOpened, u64::from(s.opened));
-        self.counters.add(Counter::StreamsRefused, u64::from(s.refused));
-        self.counters.add(Counter::StreamsReset, u64::from(s.reset));
-    }
-
-    /// A connection went past one of HTTP/2's budgets (it ends with ENHANCE_YOUR_CALM).
-    fn count_calm(&self, cause: crate::proto::h2::budget::Cause) {
-        use crate::proto::h2::budget::Cause;
-        self.counters.add(
-            match cause {
-                Cause::ClientResets => Counter::CalmClientResets,
-                Cause::ServerResets => Counter::CalmServerResets,
-                Cause::QuietFrames => Counter::CalmQuietFrames,
-            },
-            1,
-        );
-    }
-
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.
     #[inline]
     pub fn flush_syscalls(&self) {
@@ -334,119 +190,35 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// Where input came from: the connection's token in its wiring (what a pooled job's
-/// completion names), and when its wiring learned of it (its wait's return; `None`: the
-/// read's own return is that moment) — what the requests' time in the server counts from.
+/// One request's work, drawn by the loop, done by the pool.
 #[derive(Debug, Clone, Copy)]
-pub struct Origin {
+pub struct Job {
+    /// The connection (its token in the loop that owns it) and the response's ticket.
     pub conn: u64,
-    pub learned: Option<Instant>,
+    pub ticket: u64,
+    /// The drawn CPU time and wait, and the mean of the distribution they were drawn from
+    /// (what a reservation sorts by).
+    pub cpu: Duration,
+    pub wait: Duration,
+    pub mean: Duration,
+    /// The class's row in the server's class table (`None`: not counted per class).
+    pub row: Option<usize>,
+    /// When it was queued (its wait in the pool counts from here).
+    pub queued: Instant,
 }
 
-/// One feed in this many is timed.
-const TIMED: u32 = 8;
+/// A design that takes requests' work off the thread that parsed them.
+pub trait Offloader: Sync {
+    /// Whether a request whose work, as drawn, takes `work` (CPU and waiting) goes to the pool
+    /// (else it runs inline): the draw decides, not its distribution's mean, so a long tail
+    /// behind a small mean still leaves the loop.
+    fn takes(&self, work: Duration) -> bool;
 
-thread_local! {
-    /// Feeds this thread has begun, for [`TIMED`].
-    static FEEDS: Cell<u32> = const { Cell::new(0) };
-}
+    /// Queues `job`.
+    fn submit(&self, w: Worker<'_>, job: Job);
 
-/// Whether the feed beginning now is one of those timed: a thread's first (a connection's
-/// thread or process that serves one request is timed), then one in [`TIMED`].
-fn next_is_timed() -> bool {
-    FEEDS.with(|f| {
-        let n = f.get();
-        f.set(n.wrapping_add(1));
-        n % TIMED == 0
-    })
-}
-
-/// The hook every model gives its sessions ([`Worker::on_input`]): each request's work, and
-/// the room `--max-output` leaves; it keeps how long requests waited before their work.
-struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
-    w: Worker<'w>,
-    /// The connection's token in its wiring: what a pooled job's completion names.
-    conn: u64,
-    send: &'a mut S,
-    work: bool,
-    bound: usize,
-    /// When the feed began (a timed one), and what its requests waited for their work since
-    /// then, summed.
-    entered: Option<Instant>,
-    waited: Duration,
-}
-
-impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
-    #[inline]
-    fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer {
-        let answer = match (self.work, self.w.ctx.offload.get()) {
-            // A design with a pool: the work goes there and the response waits for it.
-            // (A stream's events are the loop's: its work, if any, is done here.)
-            (true, Some(pool)) if req.deferrable && !super::events::is_stream(self.w, req.target) => {
-                self.offload(*pool, req)
-            }
-            (true, pool) => {
-                // Each request's work runs right before its own response is written. A design
-                // with a pool does here what the session cannot answer later (a body, echo,
-                // packet) or an event stream's: counted as done on the loop.
-                if pool.is_some() {
-                    self.w.count(Counter::OffloadInline, 1);
-                }
-                (self.send)(out);
-                if let Some(e) = self.entered {
-                    self.waited += e.elapsed();
-                }
-                super::per_request::each(self.w, req)
-            }
-            (false, _) => Answer::Serve,
-        };
-        match answer {
-            // A stream request's response is an event stream (or a 400 over the bounds).
-            Answer::Serve => super::events::answer(self.w, req.target).unwrap_or(Answer::Serve),
-            refused => refused,
-        }
-    }
-
-    #[inline]
-    fn room(&self, pending: usize) -> usize {
-        self.bound.saturating_sub(pending)
-    }
-}
-
-impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
-    /// Draws the request's work and hands it to `pool` (its response waits for the ticket),
-    /// or does it here when the pool does not take work that short (`--offload-over`).
-    fn offload(&mut self, pool: &dyn super::offload::Offloader, req: Request<'_>) -> Answer {
-        let w = self.w;
-        let Some(d) = super::per_request::draw(w, req) else {
-            return Answer::Refuse;
-        };
-        if !pool.takes(d.cpu + d.wait) {
-            w.count(Counter::OffloadInline, 1);
-            super::per_request::perform(w, &d);
-            return Answer::Serve;
-        }
-        let ticket = super::offload::ticket();
-        let job = super::offload::Job {
-            conn: self.conn,
-            ticket,
-            cpu: d.cpu,
-            wait: d.wait,
-            mean: d.mean,
-            row: d.row,
-            queued: Instant::now(),
-        };
-        pool.submit(w, job);
-        Answer::Later(crate::proto::later::Later::Pending(ticket))
-    }
-}
-
-/// Fault injection (`--crash-after-requests`, for tests of the bench harness): aborts the
-/// process once the server has answered `n` requests.
-#[cold]
-fn crash_if_reached(stats: &Stats, n: u64) {
-    if stats.total(Counter::Requests) >= n {
-        eprintln!("muxlab: --crash-after-requests {n} reached: aborting");
-        std::process::abort();
-    }
+    /// The responses of these tickets will never be written (their streams were reset, or
+    /// their connection closed): their queued work is dropped (a cancel that comes after a
+    /// worker took the job finds nothing to drop).
+    fn cancel(&self, w: Worker<'_>, tickets: &[u64]);
 }
