@@ -1,8 +1,8 @@
 //! The per-request hook every model gives its sessions — each request's `--work` right before
 //! its response (or handed to the design's pool), the room `--max-output` leaves, what requests
-//! waited before their work — and the three verbs that feed a session through it: input
-//! ([`on_input`]), a later response's pieces falling due ([`on_due`]) and a pool's completion
-//! ([`on_complete`]). [`super::connection::Connection`] is their one caller: every model handles
+//! waited before their work — and the two verbs that feed a session through it: input
+//! ([`on_input`]) and a later response's pieces falling due or a pool's completion
+//! ([`on_later`]). [`super::connection::Connection`] is their one caller: every model handles
 //! input alike.
 
 use std::cell::Cell;
@@ -84,24 +84,6 @@ pub fn on_input(
     fed
 }
 
-/// What a design with a pool does when the work of `ticket` is done: the session writes its
-/// response and goes on with the input held behind it, through the same hook as
-/// [`on_input`]; its requests are counted.
-pub fn on_complete(
-    w: Worker<'_>,
-    session: &mut Session,
-    ticket: u64,
-    out: &mut Vec<u8>,
-    bound: usize,
-    conn: u64,
-    send: &mut impl FnMut(&mut Vec<u8>),
-) -> Fed {
-    let mut hook = hook(w, send, bound, conn);
-    let fed = session.complete_each(ticket, out, &mut hook);
-    w.counters.add(Counter::Requests, fed.requests);
-    fed
-}
-
 /// The per-request hook of a call that is not a read's feed (no time is taken).
 fn hook<'s, 'a, S: FnMut(&mut Vec<u8>)>(w: Worker<'a>, send: &'s mut S, bound: usize, conn: u64) -> Hook<'s, 'a, S> {
     let cfg = &w.ctx.cfg;
@@ -116,20 +98,33 @@ fn hook<'s, 'a, S: FnMut(&mut Vec<u8>)>(w: Worker<'a>, send: &'s mut S, bound: u
     }
 }
 
-/// What every model does when a connection's later response is due ([`Session::due`]):
-/// the session writes what is due at `now` (its events) and, a response having ended, goes
-/// on with the input held behind it, through the same hook as [`on_input`].
-pub fn on_due(
+/// What wakes a connection for a later response.
+#[derive(Debug, Clone, Copy)]
+pub enum Later {
+    /// Its pieces fall due ([`Session::due`]): the session writes what is due at this time
+    /// (its events).
+    Due(Instant),
+    /// The work of this ticket is done (a design with a pool): the session writes its response.
+    Done(u64),
+}
+
+/// What every model does when a connection's later response moves (`what`): the session
+/// writes it and, a response having ended, goes on with the input held behind it, through the
+/// same hook as [`on_input`]; its requests and streams are counted.
+pub fn on_later(
     w: Worker<'_>,
     session: &mut Session,
-    now: Instant,
+    what: Later,
     out: &mut Vec<u8>,
     bound: usize,
     conn: u64,
     send: &mut impl FnMut(&mut Vec<u8>),
 ) -> Fed {
     let mut hook = hook(w, send, bound, conn);
-    let fed = session.advance_each(now, out, &mut hook);
+    let fed = match what {
+        Later::Due(now) => session.advance_each(now, out, &mut hook),
+        Later::Done(ticket) => session.complete_each(ticket, out, &mut hook),
+    };
     w.counters.add(Counter::Requests, fed.requests);
     if fed.streams != Default::default() {
         count_streams(w, fed.streams);

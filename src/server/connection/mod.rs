@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use super::ctx::Worker;
 use super::deadline::{Deadlines, Expired};
-use super::hook::{self, Origin};
+use super::hook::{self, Later, Origin};
 use super::idle::Shed;
 use super::stats::Counter;
 use super::timers::Armed;
@@ -241,7 +241,15 @@ impl Connection {
         }
         let (bound, token) = (self.bound(w), self.token);
         let mut early = self.guarded(early);
-        let fed = hook::on_complete(w, &mut self.session, ticket, &mut self.out, bound, token, &mut early);
+        let fed = hook::on_later(
+            w,
+            &mut self.session,
+            Later::Done(ticket),
+            &mut self.out,
+            bound,
+            token,
+            &mut early,
+        );
         self.closing |= fed.close;
         self.cancel(w);
         if fed.requests > 0 {
@@ -278,7 +286,15 @@ impl Connection {
             }
             if self.session.due().is_some_and(|d| d <= now) {
                 let (bound, token) = (self.bound(w), self.token);
-                let fed = hook::on_due(w, &mut self.session, now, &mut self.out, bound, token, early);
+                let fed = hook::on_later(
+                    w,
+                    &mut self.session,
+                    Later::Due(now),
+                    &mut self.out,
+                    bound,
+                    token,
+                    early,
+                );
                 self.closing |= fed.close;
                 if !self.out.is_empty() || fed.close {
                     self.moved.any = true;
@@ -428,378 +444,4 @@ impl Connection {
 
 /// The connection's rules, stepped by hand with scripted events: no socket, no wiring.
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-    use std::time::Duration;
-
-    use super::*;
-    use crate::server::{Ctx, Job, Offloader};
-
-    const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
-    const STREAM: &[u8] = b"GET /stream?events=2&every=10ms HTTP/1.1\r\nHost: t\r\n\r\n";
-
-    fn responses(b: &[u8]) -> usize {
-        b.windows(9).filter(|x| x == b"HTTP/1.1 ").count()
-    }
-
-    /// No early send (the tests read the output whole).
-    fn keep() -> impl FnMut(&mut Vec<u8>) {
-        |_| {}
-    }
-
-    /// Takes all the output the connection has now.
-    fn take_all(w: Worker<'_>, c: &mut Connection, now: Instant) -> Vec<u8> {
-        let out = c.output().to_vec();
-        c.wrote(w, out.len(), now);
-        out
-    }
-
-    #[test]
-    fn output_goes_before_any_read_and_reading_resumes_once_the_wire_took_it_all() {
-        let w = Ctx::for_tests(&[]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
-        c.input(w, &[GET, GET].concat(), t0, None, &mut keep());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        let all = c.output().to_vec();
-        assert_eq!(responses(&all), 2);
-        c.wrote(w, 10, t0);
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send, "the rest is still the wire's");
-        assert_eq!(c.output(), &all[10..]);
-        c.wrote(w, all.len() - 10, t0);
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
-        assert!(c.output().is_empty());
-        assert_eq!(w.counters.get(Counter::BytesOut), all.len() as u64);
-    }
-
-    #[test]
-    fn input_held_at_the_output_bound_is_answered_once_the_output_drains() {
-        let w = Ctx::for_tests(&["--max-output", "100"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, &GET.repeat(10), t0, None, &mut keep());
-        let (mut answered, mut sends) = (0, 0);
-        loop {
-            match c.next(w, t0, &mut keep()) {
-                Next::Send => {
-                    assert!(c.output().len() < 100 + 200, "one response over the bound at most");
-                    answered += responses(&take_all(w, &mut c, t0));
-                    sends += 1;
-                }
-                Next::Read => break,
-                other => panic!("{other:?}"),
-            }
-        }
-        assert_eq!(answered, 10);
-        assert!(sends > 1, "the bound held the input back: {sends} send(s)");
-    }
-
-    #[test]
-    fn a_send_in_flight_lets_input_in_and_its_rest_goes_first() {
-        let w = Ctx::for_tests(&["--work", "cpu:1us"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        let mut early_sends = 0;
-        c.input(w, &[GET, GET].concat(), t0, None, &mut |_: &mut Vec<u8>| {
-            early_sends += 1
-        });
-        assert_eq!(early_sends, 2, "before each request's work, the replies so far may go");
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        let first = c.take_output();
-        assert!(c.sending() && c.in_flight() && c.output().is_empty());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Read, "a ring reads while it sends");
-        c.input(w, GET, t0, None, &mut |_: &mut Vec<u8>| early_sends += 1);
-        assert_eq!(early_sends, 2, "no early send may overtake the send in flight");
-        let second = c.output().len();
-        assert!(second > 0);
-        assert_eq!(
-            c.next(w, t0, &mut keep()),
-            Next::Read,
-            "no second send while one is in flight"
-        );
-        let mut said = Vec::new();
-        c.parting(|b| said.extend_from_slice(b));
-        assert!(said.is_empty(), "parting words never overtake a send in flight");
-        c.send_done(w, first.clone(), 5, t0);
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        assert!(c.output().starts_with(&first[5..]), "the short send's rest goes first");
-        assert_eq!(c.output().len(), first.len() - 5 + second);
-    }
-
-    #[test]
-    fn a_send_in_flight_counts_against_the_output_bound() {
-        let w = Ctx::for_tests(&["--max-output", "200"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, t0, None, &mut keep());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        let first = c.take_output();
-        // Input while the first reply is in flight: it and the new replies stay within the
-        // bound, one reply over it at most.
-        c.input(w, &GET.repeat(20), t0, None, &mut keep());
-        let held = first.len() + c.output().len();
-        assert!(
-            held <= 200 + first.len(),
-            "{held} bytes held with a {}-byte reply in flight",
-            first.len()
-        );
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Sending, "the rest waits for the send");
-        let mut answered = 1;
-        let n = first.len();
-        c.send_done(w, first, n, t0);
-        loop {
-            match c.next(w, t0, &mut keep()) {
-                Next::Send => {
-                    let out = c.take_output();
-                    answered += responses(&out);
-                    let n = out.len();
-                    c.send_done(w, out, n, t0);
-                }
-                Next::Read => break,
-                other => panic!("{other:?}"),
-            }
-        }
-        assert_eq!(answered, 21);
-    }
-
-    #[test]
-    fn a_close_the_session_asked_for_comes_after_the_response() {
-        let w = Ctx::for_tests(&[]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(
-            w,
-            b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-            t0,
-            None,
-            &mut keep(),
-        );
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Close);
-    }
-
-    #[test]
-    fn a_stream_writes_its_events_when_due_and_the_input_behind_it_waits_for_its_end() {
-        let w = Ctx::for_tests(&[]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, &[STREAM, GET].concat(), t0, None, &mut keep());
-        let (mut now, mut said, mut waits) = (t0, Vec::new(), 0);
-        loop {
-            match c.next(w, now, &mut keep()) {
-                Next::Send => said.extend(take_all(w, &mut c, now)),
-                Next::Pending => {
-                    // Paused behind the stream: nothing is read; the wake-up is its own.
-                    let at = c.wake_at().expect("a stream between events wakes for its next");
-                    assert!(at > now);
-                    assert_eq!(c.wake_at(), None, "armed once for that time");
-                    assert!(c.fired(at) && !c.fired(at), "its timer fires once");
-                    now = at;
-                    waits += 1;
-                }
-                Next::Read => break,
-                other => panic!("{other:?}"),
-            }
-        }
-        assert_eq!(waits, 2, "one wake-up per event");
-        assert_eq!(responses(&said), 2, "the stream, then the request behind it");
-        let end = said
-            .windows(5)
-            .position(|x| x == b"0\r\n\r\n")
-            .expect("the stream's last chunk");
-        let behind = said.windows(9).rposition(|x| x == b"HTTP/1.1 ").unwrap();
-        assert!(end < behind, "the request behind the stream is answered after it");
-        assert!(now >= t0 + Duration::from_millis(20));
-    }
-
-    #[test]
-    fn output_that_waited_for_the_client_is_progress_and_output_at_once_is_not() {
-        let w = Ctx::for_tests(&["--idle-timeout", "1s"]).worker(0);
-        let t0 = Instant::now();
-        let ms = Duration::from_millis;
-        // Taken by the wire when asked, even 500 ms later: the request was the activity.
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, t0, None, &mut keep());
-        c.next(w, t0, &mut keep());
-        take_all(w, &mut c, t0 + ms(500));
-        c.settle(w, t0 + ms(500));
-        assert_eq!(c.expired(w, t0 + ms(999)), None);
-        assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Idle));
-        // The client took its reply only after 900 ms: while it waited that was a send
-        // timeout in the making, and the reply moving then is progress.
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, GET, t0, None, &mut keep());
-        c.next(w, t0, &mut keep());
-        c.blocked();
-        c.settle(w, t0);
-        assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Send));
-        take_all(w, &mut c, t0 + ms(900));
-        c.settle(w, t0 + ms(900));
-        assert_eq!(c.expired(w, t0 + ms(1800)), None);
-        assert_eq!(c.expired(w, t0 + ms(1900)), Some(Expired::Idle));
-        // The next reply goes at once again: no progress of its own.
-        c.input(w, GET, t0 + ms(1000), None, &mut keep());
-        c.next(w, t0 + ms(1500), &mut keep());
-        take_all(w, &mut c, t0 + ms(1500));
-        assert_eq!(c.expired(w, t0 + ms(2000)), Some(Expired::Idle));
-    }
-
-    /// HTTP/2 frames, as a client sends them.
-    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-        f.extend([kind, flags]);
-        f.extend(stream.to_be_bytes());
-        f.extend_from_slice(payload);
-        f
-    }
-
-    #[test]
-    fn pings_do_not_keep_a_connection_alive_even_after_a_reply_waited_for_the_client() {
-        let w = Ctx::for_tests(&["--proto", "h2", "--idle-timeout", "1s"]).worker(0);
-        let t0 = Instant::now();
-        let ms = Duration::from_millis;
-        let mut c = Connection::new(w, 7, t0);
-        let preface = [&b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..], &frame(4, 0, 0, &[])].concat();
-        c.input(w, &preface, t0, None, &mut keep());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        // The server's SETTINGS wait for the client a while: progress when they go.
-        c.blocked();
-        take_all(w, &mut c, t0 + ms(100));
-        c.settle(w, t0 + ms(100));
-        // Then only PINGs, each answered at once.
-        for at in [ms(400), ms(700), ms(1000)] {
-            c.input(w, &frame(6, 0, 0, &[0; 8]), t0 + at, None, &mut keep());
-            assert_eq!(c.next(w, t0 + at, &mut keep()), Next::Send, "a PING's ACK");
-            take_all(w, &mut c, t0 + at);
-            c.settle(w, t0 + at);
-        }
-        assert_eq!(c.expired(w, t0 + ms(1099)), None);
-        assert_eq!(
-            c.expired(w, t0 + ms(1100)),
-            Some(Expired::Idle),
-            "idle since the SETTINGS went"
-        );
-    }
-
-    #[test]
-    fn a_blocking_writes_send_timeout_counts_from_the_input_it_answers() {
-        let w = Ctx::for_tests(&["--idle-timeout", "10s"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        // Quiet for 9 s, then a request whose reply the client is slow to take.
-        c.input(w, GET, t0 + Duration::from_secs(9), None, &mut keep());
-        assert_eq!(c.next(w, t0 + Duration::from_secs(9), &mut keep()), Next::Send);
-        c.blocked();
-        assert!(!c.send_expired(w, t0 + Duration::from_secs(10)));
-        assert!(c.send_expired(w, t0 + Duration::from_secs(19)));
-        assert_eq!(w.counters.get(Counter::ClosedSendTimeout), 1);
-    }
-
-    #[test]
-    fn a_peer_that_finished_sending_is_closed_after_what_the_session_held_is_answered() {
-        let w = Ctx::for_tests(&["--max-output", "100"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, &GET.repeat(10), t0, None, &mut keep());
-        c.peer_finished();
-        let mut answered = 0;
-        loop {
-            match c.next(w, t0, &mut keep()) {
-                Next::Send => answered += responses(&take_all(w, &mut c, t0)),
-                Next::Close => break,
-                other => panic!("{other:?}"),
-            }
-        }
-        assert_eq!(answered, 10);
-    }
-
-    #[test]
-    fn a_head_past_the_header_timeout_gets_408_and_is_counted() {
-        let w = Ctx::for_tests(&["--header-timeout", "1s"]).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        c.input(w, b"GET / HT", t0, None, &mut keep());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
-        c.settle(w, t0);
-        assert_eq!(c.expired(w, t0 + Duration::from_millis(500)), None);
-        let why = c
-            .expired(w, t0 + Duration::from_secs(1))
-            .expect("past the header timeout");
-        assert_eq!(why, Expired::Header);
-        let mut said = Vec::new();
-        c.last_word(w, why, |b| said.extend_from_slice(b));
-        assert!(said.starts_with(b"HTTP/1.1 408"), "{}", String::from_utf8_lossy(&said));
-        assert_eq!(w.counters.get(Counter::ClosedHeaderTimeout), 1);
-    }
-
-    #[test]
-    fn a_stopping_servers_close_is_a_farewell_and_any_other_a_cut() {
-        let w = Ctx::for_tests(&[]).worker(0);
-        let t0 = Instant::now();
-        for stopping in [false, true] {
-            let mut c = Connection::new(w, 7, t0);
-            c.input(w, STREAM, t0, None, &mut keep());
-            assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-            take_all(w, &mut c, t0);
-            if stopping {
-                c.server_stopping();
-            }
-            let mut said = Vec::new();
-            c.parting(|b| said.extend_from_slice(b));
-            assert_eq!(said.ends_with(b"0\r\n\r\n"), stopping, "stopping {stopping}: {said:?}");
-        }
-    }
-
-    /// A pool that keeps what it is given.
-    #[derive(Default)]
-    struct Kept {
-        jobs: Mutex<Vec<Job>>,
-        cancelled: Mutex<Vec<u64>>,
-    }
-
-    impl Offloader for Kept {
-        fn takes(&self, _: Duration) -> bool {
-            true
-        }
-        fn submit(&self, _: Worker<'_>, job: Job) {
-            self.jobs.lock().unwrap().push(job);
-        }
-        fn cancel(&self, _: Worker<'_>, tickets: &[u64]) {
-            self.cancelled.lock().unwrap().extend_from_slice(tickets);
-        }
-    }
-
-    #[test]
-    fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
-        let ctx = Ctx::for_tests(&["--work", "sleep:1ms"]);
-        let pool: &'static Kept = Box::leak(Box::default());
-        assert!(ctx.offload.set(pool).is_ok());
-        let w = ctx.worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 42, t0);
-        c.input(w, &[GET, GET].concat(), t0, None, &mut keep());
-        assert_eq!(
-            c.next(w, t0, &mut keep()),
-            Next::Pending,
-            "the response waits for its work"
-        );
-        let job = pool.jobs.lock().unwrap()[0];
-        assert_eq!(job.conn, 42, "the job names its connection by its token");
-        assert_eq!(c.wake_at(), None, "a completion, not a timer, wakes it");
-        c.complete(w, job.ticket, &mut keep());
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
-        assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
-        // The second request, held behind the first, went to the pool in turn.
-        assert_eq!(c.next(w, t0, &mut keep()), Next::Pending);
-        let second = pool.jobs.lock().unwrap()[1];
-        assert_eq!(second.conn, 42);
-        c.cancel_all(w);
-        assert_eq!(
-            *pool.cancelled.lock().unwrap(),
-            vec![second.ticket],
-            "closing drops its work"
-        );
-    }
-}
+mod tests;
