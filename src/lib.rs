@@ -4,8 +4,8 @@
 //! it):
 //!
 //! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
-//!   layer may use: [`hist`] (latency histograms), `rng`, `units`, `sync`, [`origin`] (the
-//!   commit the binary was built from);
+//!   layer may use: [`hist`] (latency histograms), [`timer`] ("wake me at T", the one timer heap), `rng`,
+//!   `units`, `sync`, [`origin`] (the commit the binary was built from);
 //! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS);
 //! - [`server`]: what models share, and the registry each model declares itself in (its
 //!   mechanism, its workers, its queueing discipline);
@@ -27,6 +27,7 @@ pub(crate) mod sync;
 pub mod sys;
 #[doc(hidden)]
 pub mod testing;
+pub mod timer;
 pub(crate) mod units;
 
 pub mod proto;

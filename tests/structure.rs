@@ -40,11 +40,11 @@ fn code(path: &Path) -> String {
 }
 
 /// The layer of a top-level module: each may use only those at its level or below. The
-/// helpers with no layer of their own (`rng`, `units`, `sync`, `hist`, `testing`) sit at the
+/// helpers with no layer of their own (`rng`, `units`, `sync`, `hist`, `timer`, `testing`) sit at the
 /// bottom beside `sys`.
 fn layer(module: &str) -> Option<usize> {
     Some(match module {
-        "sys" | "rng" | "units" | "sync" | "hist" | "testing" => 0,
+        "sys" | "rng" | "units" | "sync" | "hist" | "timer" | "testing" => 0,
         "proto" => 1,
         "server" => 2,
         "models" => 3,
@@ -530,4 +530,55 @@ fn server_has_no_import_circle() {
     ]
     .into();
     assert_eq!(a_cycle(&planted), Some(vec!["ctx".to_string(), "events".to_string()]));
+}
+
+/// The files of `src/server`, `src/models` and `src/load` that keep a heap of their own (a
+/// `BinaryHeap`), and the wirings that wait for a due time without the one timer's mapping.
+fn own_time(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let heaps = files
+        .iter()
+        .filter(|(r, c)| ["server/", "models/", "load/"].iter().any(|p| r.starts_with(p)) && c.contains("BinaryHeap"))
+        .map(|(r, _)| r.clone())
+        .collect();
+    // Each wiring that keeps its own time (an event loop, the queue-pool's shared heap, the
+    // load engine's, a ring timeout, a tokio sleep, a ppoll bound) names the one timer.
+    const KEEPS_TIME: &[&str] = &[
+        "server/evloop.rs",
+        "models/queue_pool.rs",
+        "load/engine/mod.rs",
+        "models/uring.rs",
+        "models/tokio.rs",
+        "server/blocking.rs",
+    ];
+    let apart = KEEPS_TIME
+        .iter()
+        .filter(|k| !files.iter().any(|(r, c)| r == *k && c.contains("timer::")))
+        .map(|k| k.to_string())
+        .collect();
+    (heaps, apart)
+}
+
+#[test]
+fn server_models_and_load_keep_time_with_the_one_timer() {
+    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let (heaps, apart) = own_time(&files);
+    assert!(heaps.is_empty(), "heaps of their own: {heaps:?}");
+    assert!(apart.is_empty(), "waits not mapped from crate::timer: {apart:?}");
+    assert!(
+        files.iter().any(|(r, c)| r == "timer.rs" && c.contains("BinaryHeap")),
+        "the one heap is in src/timer.rs"
+    );
+    let mut planted = files.clone();
+    planted.push(("load/engine/x.rs".into(), "use std::collections::BinaryHeap;".into()));
+    for (_, c) in planted.iter_mut().filter(|(r, _)| r == "models/tokio.rs") {
+        *c = c.replace("timer::", "tmr::");
+    }
+    assert_eq!(
+        own_time(&planted),
+        (
+            vec!["load/engine/x.rs".to_string()],
+            vec!["models/tokio.rs".to_string()]
+        ),
+        "a planted heap and an unmapped wait are found"
+    );
 }

@@ -22,7 +22,6 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::server::conn::{Conn, ConnTable, Ticker, Want};
-use crate::server::timers::Timers;
 use crate::server::Discipline;
 use crate::server::{
     accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
@@ -30,6 +29,7 @@ use crate::server::{
 use crate::sync::{lock, wait_timeout};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};
+use crate::timer::Timers;
 
 const LISTENER: u64 = u64::MAX;
 const WAKE: u64 = u64::MAX - 1;
@@ -58,7 +58,7 @@ struct Shared {
     wake: Condvar,
     /// When connections' later responses have pieces due; the eventfd that wakes the epoll
     /// thread for one earlier than it planned.
-    timers: Mutex<Timers>,
+    timers: Mutex<Timers<u64>>,
     poke: sys::eventfd::EventFd,
 }
 

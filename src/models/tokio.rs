@@ -123,7 +123,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
         // (tokio's timer), which the next step writes. Input behind it waits in TCP: while the
         // session is paused there is no read, only the timer.
         let due = conn.due();
-        let wait = due.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+        let wait = crate::timer::wait(due, now, TICK);
         let r = match next {
             Next::Pending => {
                 tokio::time::sleep(wait).await;

@@ -402,7 +402,7 @@ impl RingLoop<'_> {
             Next::Read | Next::Pending | Next::Sending => Ok(()),
         };
         let timer = match c.conn.wake_at() {
-            Some(at) => self.ring.timeout(at.saturating_duration_since(now), tag).map(|_| ()),
+            Some(at) => self.ring.timeout(crate::timer::until(at, now), tag).map(|_| ()),
             None => Ok(()),
         };
         c.conn.settle(w, now);

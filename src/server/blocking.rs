@@ -275,13 +275,13 @@ enum Owed {
 /// Blocks until input arrives on `fd` (unless `paused`: then only an error or a hang-up
 /// wakes it), `due` comes, or a tick passes (ppoll, to the nanosecond).
 fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration, paused: bool) -> Owed {
-    let wait = due.saturating_duration_since(Instant::now());
+    let wait = crate::timer::wait(Some(due), Instant::now(), tick);
     if wait.is_zero() {
         return Owed::Due;
     }
     let events = if paused { 0 } else { sys::poll::IN };
     let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), events)];
-    let r = sys::poll::ppoll(&mut p, wait.min(tick));
+    let r = sys::poll::ppoll(&mut p, wait);
     w.count(Counter::Loops, 1);
     w.count(Counter::Events, 1);
     match r {

@@ -17,8 +17,8 @@ use super::ctx::Worker;
 use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
 use super::stats::Counter;
-use super::timers::Timers;
 use crate::sys;
+use crate::timer::Timers;
 
 /// Token of a listening socket.
 pub const LISTENER: u64 = u64::MAX;
@@ -45,7 +45,7 @@ pub struct EventLoop<'a, P: Poller> {
     /// from.
     now: Instant,
     /// When its connections' later responses have pieces due; the entries that came up.
-    timers: Timers,
+    timers: Timers<u64>,
     fired: Vec<(Instant, u64)>,
     /// Work done elsewhere for its connections, once it takes them; what the last wake-up
     /// brought.

@@ -26,7 +26,6 @@ pub(crate) mod registry;
 pub(crate) mod serve;
 pub(crate) mod stats;
 pub(crate) mod stream_spec;
-pub(crate) mod timers;
 pub(crate) mod work;
 pub(crate) mod workers;
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::load::h2::H2Conn;
 use crate::load::request::{EchoReader, HttpReader};
+use crate::timer::Armed;
 
 /// First and largest pause before reconnecting after a failure.
 pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(10);
@@ -73,7 +74,7 @@ pub(super) struct Conn {
     /// Messages sent on this slot (the pattern's sequence number).
     pub(super) send_seq: u64,
     /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
-    pub(super) wake: Option<Instant>,
+    pub(super) wake: Armed,
     /// A connect time under `--connect-rate` is booked for this slot (its timer is set).
     pub(super) connect_booked: bool,
     /// Counted among the connections up before sending started (`--connect-first`).
@@ -133,7 +134,7 @@ impl Conn {
             h2: h2.map(Box::new),
             retry: VecDeque::new(),
             send_seq: 0,
-            wake: None,
+            wake: Armed::default(),
             connect_booked: false,
             counted_up: false,
             tried: false,

@@ -25,8 +25,6 @@ mod receive;
 mod tls;
 mod window;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -38,6 +36,7 @@ use super::tally::{ErrorClass, Tally};
 use super::Spec;
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
+use crate::timer::Timers;
 use conn::{Conn, State};
 use ramp::Ramp;
 use window::Window;
@@ -127,7 +126,7 @@ pub struct Engine<'a> {
     ep: Epoll,
     conns: Vec<Conn>,
     tally: Tally,
-    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    timers: Timers<usize>,
     /// The read buffer.
     buf: Vec<u8>,
     /// Each class's HTTP request head (and fixed body), the same for every request of it; one
@@ -188,7 +187,7 @@ impl<'a> Engine<'a> {
             ep: Epoll::new()?,
             conns,
             tally,
-            timers: BinaryHeap::new(),
+            timers: Timers::new(),
             buf: vec![0u8; 256 * 1024],
             requests: classes::requests(spec),
             cumulative: classes::cumulative(spec),
@@ -334,13 +333,8 @@ impl<'a> Engine<'a> {
 
     /// Runs the timers that are due.
     fn fire_timers(&mut self, now: Instant) {
-        while let Some(&Reverse((t, i))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
-            if self.conns[i].wake == Some(t) {
-                self.conns[i].wake = None;
+        while let Some((t, i)) = self.timers.pop_due(now) {
+            if self.conns[i].wake.fired(t) {
                 self.on_timer(i, now);
             }
         }
@@ -413,7 +407,7 @@ impl<'a> Engine<'a> {
 
     fn next_deadline(&self, next_scan: Instant) -> Instant {
         let mut d = next_scan;
-        if let Some(&Reverse((t, _))) = self.timers.peek() {
+        if let Some(t) = self.timers.next() {
             d = d.min(t);
         }
         if let Some(s) = self.schedule.as_ref().filter(|_| self.window.known()) {
@@ -428,8 +422,7 @@ impl<'a> Engine<'a> {
     }
 
     fn set_timer(&mut self, i: usize, at: Instant) {
-        self.conns[i].wake = Some(at);
-        self.timers.push(Reverse((at, i)));
+        self.timers.set(&mut self.conns[i].wake, at, i);
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {

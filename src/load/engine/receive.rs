@@ -243,7 +243,7 @@ impl Engine<'_> {
             return true;
         }
         match self.spec.pacing {
-            Pacing::Think(d) if c.inflight.is_empty() && c.wake.is_none() => self.set_timer(i, now + d),
+            Pacing::Think(d) if c.inflight.is_empty() && !c.wake.is_set() => self.set_timer(i, now + d),
             Pacing::Think(_) => {}
             Pacing::Closed => self.fill(i, now),
             Pacing::Rate(_) => {

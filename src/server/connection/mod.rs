@@ -34,8 +34,8 @@ use super::deadline::{Deadlines, Expired};
 use super::hook::{self, Later, Origin};
 use super::idle::Shed;
 use super::stats::Counter;
-use super::timers::Armed;
 use crate::proto::Session;
+use crate::timer::Armed;
 
 /// What a connection asks of its wiring next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,205 @@
+//! "Wake me at T": the one kind of timer, below both the server and the load generator.
+//!
+//! A heap of due times by key ([`Timers`], earliest first) and, for each key, the time it
+//! is armed for ([`Armed`]). Deletion is lazy: arming again for another time, or forgetting a
+//! key, leaves its old entry in the heap, and an entry that no longer matches its key's
+//! [`Armed`] is dropped when it comes up ([`Armed::fired`] says `false`).
+//!
+//! Every wait maps onto it by [`until`]: an event loop's `epoll_wait` timeout
+//! ([`Timers::timeout`]), an io_uring timeout, a tokio sleep and a `ppoll` bound are each the
+//! time to an [`Armed`] due time, capped by a tick where the waiter must also look around.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+/// Due times by key, earliest first (a stale entry stays until it comes up or is
+/// [`Timers::retain`]ed away).
+#[derive(Debug)]
+pub struct Timers<K> {
+    heap: BinaryHeap<Reverse<(Instant, K)>>,
+}
+
+impl<K: Ord + Copy> Default for Timers<K> {
+    fn default() -> Self {
+        Timers {
+            heap: BinaryHeap::new(),
+        }
+    }
+}
+
+/// The due time a key has its live entry in [`Timers`] for, if any.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Armed(Option<Instant>);
+
+impl Armed {
+    /// `due` is when its owner next needs a wake-up: `Some(due)` when that needs a new entry
+    /// (it has none for that time yet); the entry for any other time is stale from now on.
+    pub fn arm(&mut self, due: Option<Instant>) -> Option<Instant> {
+        let due = due?;
+        (self.0 != Some(due)).then(|| {
+            self.0 = Some(due);
+            due
+        })
+    }
+
+    /// Its live entry is the one for `at`.
+    pub fn is(&self, at: Instant) -> bool {
+        self.0 == Some(at)
+    }
+
+    /// It has a live entry.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// A wake-up that carries no time came (an io_uring timeout's completion, or its entry
+    /// came up while its owner was away): the entry is spent if its time has come by `now`.
+    pub fn passed(&mut self, now: Instant) {
+        if self.0.is_some_and(|at| at <= now) {
+            self.0 = None;
+        }
+    }
+
+    /// The entry for `at` came up: `true` when it is the live one (it is spent).
+    pub fn fired(&mut self, at: Instant) -> bool {
+        let mine = self.0 == Some(at);
+        if mine {
+            self.0 = None;
+        }
+        mine
+    }
+}
+
+/// How long from `now` until `at` (zero once it has come): what a ring timeout waits.
+pub fn until(at: Instant, now: Instant) -> Duration {
+    at.saturating_duration_since(now)
+}
+
+/// How long a waiter that must also look around every `cap` may wait at `now` for `due`
+/// (`cap` when nothing is due): a sleep's, a `ppoll`'s, an `epoll_wait`'s bound.
+pub fn wait(due: Option<Instant>, now: Instant, cap: Duration) -> Duration {
+    due.map_or(cap, |at| until(at, now).min(cap))
+}
+
+impl<K: Ord + Copy> Timers<K> {
+    pub fn new() -> Timers<K> {
+        Timers::default()
+    }
+
+    /// Wakes `key` at `at` (its [`Armed`] says whether this entry is still live when it
+    /// comes up).
+    pub fn arm(&mut self, at: Instant, key: K) {
+        self.heap.push(Reverse((at, key)));
+    }
+
+    /// Arms `armed` (the owner of `key`) for `at`, with an entry only if it has none for
+    /// that time.
+    pub fn set(&mut self, armed: &mut Armed, at: Instant, key: K) {
+        if let Some(at) = armed.arm(Some(at)) {
+            self.arm(at, key);
+        }
+    }
+
+    /// The earliest entry's time.
+    pub fn next(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse((at, _))| *at)
+    }
+
+    /// Entries held (live and stale).
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Keeps the entries `keep` says are live (the others: owners gone or armed again).
+    pub fn retain(&mut self, mut keep: impl FnMut(Instant, K) -> bool) {
+        self.heap.retain(|Reverse((at, key))| keep(*at, *key));
+    }
+
+    /// How long a waiter may wait at `now`: until the earliest entry, at most `cap`.
+    pub fn timeout(&self, now: Instant, cap: Duration) -> Duration {
+        wait(self.next(), now, cap)
+    }
+
+    /// The earliest entry, if it is due at `now` (taken out of the heap).
+    pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, K)> {
+        let Reverse((at, key)) = *self.heap.peek()?;
+        (at <= now).then(|| {
+            self.heap.pop();
+            (at, key)
+        })
+    }
+
+    /// Takes the entries due at `now`, earliest first, into `out` (their time and key).
+    pub fn take_due(&mut self, now: Instant, out: &mut Vec<(Instant, K)>) {
+        while let Some(due) = self.pop_due(now) {
+            out.push(due);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_ends_at_the_earliest_due_time_and_stale_entries_do_not_fire() {
+        let (t0, ms) = (Instant::now(), Duration::from_millis);
+        let mut timers = Timers::new();
+        assert_eq!(timers.timeout(t0, ms(100)), ms(100), "nothing due: a tick");
+        let (mut a, mut b) = (Armed::default(), Armed::default());
+        timers.set(&mut a, t0 + ms(30), 1u64);
+        timers.set(&mut a, t0 + ms(30), 1);
+        assert_eq!(timers.len(), 1, "armed for that time already: no second entry");
+        // Armed again, earlier: a new entry; the old one is stale.
+        timers.set(&mut a, t0 + ms(10), 1);
+        timers.set(&mut b, t0 + ms(20), 2);
+        assert_eq!(timers.timeout(t0, ms(100)), ms(10));
+        assert_eq!(timers.timeout(t0 + ms(50), ms(100)), Duration::ZERO, "overdue: no wait");
+        let mut due = Vec::new();
+        timers.take_due(t0 + ms(25), &mut due);
+        assert_eq!(due, vec![(t0 + ms(10), 1), (t0 + ms(20), 2)]);
+        assert!(a.fired(t0 + ms(10)) && b.fired(t0 + ms(20)));
+        assert!(!a.is_set(), "spent");
+        timers.take_due(t0 + ms(40), &mut due);
+        assert_eq!(due[2], (t0 + ms(30), 1));
+        assert!(!a.fired(t0 + ms(30)), "the stale entry of key 1 does nothing");
+        assert_eq!(timers.timeout(t0, ms(100)), ms(100), "every entry taken");
+        timers.arm(t0 + ms(5), 1);
+        timers.arm(t0 + ms(6), 2);
+        timers.retain(|_, key| key == 2);
+        assert_eq!(
+            (timers.len(), timers.next()),
+            (1, Some(t0 + ms(6))),
+            "stale entries dropped"
+        );
+        assert_eq!(timers.pop_due(t0 + ms(5)), None, "not due yet");
+        assert_eq!(timers.pop_due(t0 + ms(6)), Some((t0 + ms(6), 2)));
+        assert_eq!(a.arm(None), None, "nothing due: no entry");
+    }
+
+    #[test]
+    fn a_timeout_that_carries_no_time_spends_only_an_entry_whose_time_has_come() {
+        let (t0, ms) = (Instant::now(), Duration::from_millis);
+        let mut a = Armed::default();
+        a.arm(Some(t0 + ms(10)));
+        a.passed(t0 + ms(5));
+        assert!(a.is(t0 + ms(10)), "a wake-up before its time leaves it armed");
+        a.passed(t0 + ms(10));
+        assert!(!a.is_set());
+    }
+
+    #[test]
+    fn every_wait_is_the_time_to_the_due_time_capped_by_the_tick() {
+        let (t0, ms) = (Instant::now(), Duration::from_millis);
+        assert_eq!(wait(None, t0, ms(100)), ms(100));
+        assert_eq!(wait(Some(t0 + ms(30)), t0, ms(100)), ms(30));
+        assert_eq!(wait(Some(t0 + ms(300)), t0, ms(100)), ms(100));
+        assert_eq!(wait(Some(t0), t0 + ms(1), ms(100)), Duration::ZERO);
+        assert_eq!(until(t0 + ms(300), t0), ms(300), "a ring timeout is not capped");
+    }
+}
