@@ -96,8 +96,9 @@ fn nghttp_uploads_are_echoed_byte_for_byte_and_curl_gets_hello() {
     }
     let dir = std::env::temp_dir().join(format!("muxlab-h2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // Past the 64 KiB windows: the upload and its echo both wait for WINDOW_UPDATEs.
-    let body: Vec<u8> = (0..300_000u32)
+    // 1 MiB, past the windows (256 KiB at the default --max-output): the upload and its echo
+    // both wait for WINDOW_UPDATEs.
+    let body: Vec<u8> = (0..1u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     let file = dir.join("up.bin");
@@ -118,6 +119,22 @@ fn nghttp_uploads_are_echoed_byte_for_byte_and_curl_gets_hello() {
             out.stdout == body,
             "{model}: the echo differs ({} bytes back)",
             out.stdout.len()
+        );
+        // The server grants its window back half a window at a time: at most one
+        // WINDOW_UPDATE for two DATA frames (the one that opens the connection's window at
+        // the greeting included), not one per frame on the connection and one on the stream.
+        let out = Command::new("nghttp")
+            .args(["-v", "-n", "-d", file.to_str().unwrap(), &url])
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout);
+        let (data, updates) = (
+            log.matches("send DATA frame").count(),
+            log.matches("recv WINDOW_UPDATE frame").count(),
+        );
+        assert!(
+            data >= 64 && updates >= 1 && 2 * updates <= data,
+            "{model}: {updates} WINDOW_UPDATEs for {data} DATA frames"
         );
         let out = curl(&["--http2-prior-knowledge", &url]);
         assert_eq!(out, "<html>hello</html> 200 2", "{model}");

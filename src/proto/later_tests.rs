@@ -325,6 +325,35 @@ fn an_h2_response_that_waits_for_its_ticket_is_cancelled_by_a_reset() {
     );
 }
 
+/// A response that waits for its work has not begun: a WINDOW_UPDATE meanwhile (which sends
+/// what every stream's window lets go) sends nothing on it, and its HEADERS come first.
+#[test]
+fn an_h2_response_that_waits_for_its_ticket_sends_nothing_before_its_head_when_window_opens() {
+    let mut each = Deferring::default();
+    let mut s = Session::with_limits(Proto::H2, Limits::default());
+    let mut b = Vec::new();
+    wire::preface(&mut b);
+    wire::headers(&mut b, 1, &wire::request_block("GET", "/", &[], Coding::Plain), true);
+    let mut out = Vec::new();
+    s.feed_each(&b, &mut out, &mut each);
+    let mut b = Vec::new();
+    wire::window_update(&mut b, 0, 1000);
+    wire::window_update(&mut b, 1, 1000);
+    s.feed_each(&b, &mut out, &mut each);
+    let got = wire::read(&out);
+    assert!(
+        !got.streams.contains_key(&1),
+        "nothing on stream 1 before its work is done: {:?}",
+        got.streams.get(&1)
+    );
+    assert!(s.cancelled().is_empty(), "its work is still wanted");
+    assert_eq!(s.complete_each(100, &mut out, &mut each).requests, 1);
+    let got = wire::read(&out);
+    let st = &got.streams[&1];
+    assert_eq!(st.status.as_deref(), Some("200"));
+    assert!(st.ended && st.body == b"<html>hello</html>", "{st:?}");
+}
+
 /// A connection that stops reading while a response is pending (as the event loops do): fed
 /// one read at a time, only while not paused, 150,000 pipelined requests each answered later
 /// come out whole and in order, and the session never holds more than one read.

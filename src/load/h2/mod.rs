@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::request::{pattern, Payload};
 use crate::proto::h2::frame::{self, Reader};
 use crate::proto::h2::hpack;
-use crate::proto::h2::window::Window;
+use crate::proto::h2::window::{Inflow, Window};
 
 /// Our receive windows, per stream and for the connection: large, so a server never waits on
 /// this client (h2load's default is the same, 2^30 - 1).
@@ -92,9 +92,9 @@ struct Stream {
     /// Its response is an event stream: its body bytes are handed out ([`Event::Data`]).
     event_stream: bool,
     content_length: Option<u64>,
-    /// Body bytes received, and received since we last opened its window.
+    /// Body bytes received; the window we grant it, given back at half.
     received: u64,
-    unacked: u64,
+    recv: Inflow,
 }
 
 /// The most bytes of PING and SETTINGS acknowledgements the client queues while the server
@@ -117,8 +117,8 @@ pub struct H2Conn {
     max_frame: usize,
     /// Our send window on the connection.
     send_window: Window,
-    /// Bytes received since we last opened the connection's window.
-    unacked: u64,
+    /// The window we grant the server on the connection, given back at half.
+    recv: Inflow,
     /// The server's preface (a SETTINGS frame) has come.
     settings_seen: bool,
     /// GOAWAY's last stream.
@@ -150,7 +150,7 @@ impl H2Conn {
             initial_window: frame::INITIAL_WINDOW,
             max_frame: frame::MAX_FRAME,
             send_window: Window::new(frame::INITIAL_WINDOW),
-            unacked: 0,
+            recv: Inflow::new(RECV_WINDOW),
             settings_seen: false,
             goaway: None,
             // CONTINUATIONs capped as the server caps them: endless empty ones end the connection.
@@ -238,7 +238,7 @@ impl H2Conn {
             event_stream: false,
             content_length: None,
             received: 0,
-            unacked: 0,
+            recv: Inflow::new(RECV_WINDOW),
         });
         // A body goes behind those the windows hold back (oldest first, see `pump`), as far
         // as the windows let it now.

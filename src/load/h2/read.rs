@@ -3,7 +3,7 @@
 //! checked, and what the engine must act on raised as [`Event`]s.
 
 use super::super::request::pattern;
-use super::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST, RECV_WINDOW};
+use super::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST};
 use crate::proto::h2::frame::{self, Frame, Head, ReadError};
 
 impl From<ReadError> for Fault {
@@ -219,11 +219,12 @@ impl H2Conn {
             return Err(Fault::Bad("DATA on stream 0"));
         }
         // Flow control counts the whole payload, padding too.
-        self.unacked += h.len as u64;
-        if self.unacked >= u64::from(RECV_WINDOW / 2) {
-            frame::window_update(out, 0, self.unacked as u32);
+        if self.recv.consume(h.len).is_err() {
+            return Err(Fault::Bad("DATA past the connection window the client granted"));
+        }
+        if let Some(inc) = self.recv.release() {
+            frame::window_update(out, 0, inc);
             self.counts.frames_out += 1;
-            self.unacked = 0;
         }
         let body = frame::unpad(h, p).map_err(|_| Fault::Bad("bad padding"))?;
         let Some(k) = self.find(h.stream) else {
@@ -248,7 +249,9 @@ impl H2Conn {
             }
         }
         s.received += body.len() as u64;
-        s.unacked += h.len as u64;
+        if s.recv.consume(h.len).is_err() {
+            return Err(Fault::Bad("DATA past the stream window the client granted"));
+        }
         if s.event_stream && !body.is_empty() {
             let from = self.streamed.len() as u32;
             self.streamed.extend_from_slice(body);
@@ -261,9 +264,8 @@ impl H2Conn {
         if h.flags & frame::END_STREAM != 0 {
             return self.finish(k, out, events);
         }
-        if s.unacked >= u64::from(RECV_WINDOW / 2) {
-            frame::window_update(out, s.id, s.unacked as u32);
-            s.unacked = 0;
+        if let Some(inc) = s.recv.release() {
+            frame::window_update(out, s.id, inc);
             self.counts.frames_out += 1;
         }
         Ok(())

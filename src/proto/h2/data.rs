@@ -10,7 +10,7 @@ use crate::proto::Fed;
 
 impl H2Session {
     /// DATA: the body goes to its stream (echoed as window allows), and the window it used is
-    /// granted back at once while the session holds less than `max_output`.
+    /// granted back once it is half a window, while the session holds less than `max_output`.
     pub(super) fn data(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>, fed: &mut Fed) -> Result<(), Code> {
         self.take_data(head, payload, out, fed)?;
         if let Some(i) = self.streams.find(head.stream) {
@@ -31,8 +31,7 @@ impl H2Session {
             self.quiet_frame();
         }
         // All of the payload, padding included, counts against the windows.
-        self.recv_window.consume(head.len)?;
-        self.recv_owed += head.len as u32;
+        self.recv.consume(head.len)?;
         let Some(i) = self.streams.find(head.stream) else {
             return match self.streams.was_closed(head.stream) {
                 Some(Closed::ResetByUs) => Ok(()),
@@ -60,7 +59,6 @@ impl H2Session {
             self.reset(out, head.stream, Code::FlowControl, fed);
             return Ok(());
         }
-        s.recv_owed += head.len as u32;
         s.got_len += body.len() as u64;
         if s.expect_len.is_some_and(|n| s.got_len > n) {
             // More body than its content-length: malformed, before a byte of it is echoed.

@@ -146,17 +146,14 @@ impl H2Session {
     }
 
     /// Grants back the window the client's DATA used, on the connection and on stream `only`
-    /// (every stream: `None`), while the held output is under `max_output`.
+    /// (every stream: `None`), where that is half a window or more, while the held output is
+    /// under `max_output`.
     pub(super) fn grant(&mut self, out: &mut Vec<u8>, only: Option<u32>) {
         if self.held >= self.limits.max_output {
             return;
         }
-        if self.recv_owed > 0 {
-            frame::window_update(out, 0, self.recv_owed);
-            self.recv_window
-                .grant(self.recv_owed)
-                .expect("a window granted back what it took");
-            self.recv_owed = 0;
+        if let Some(inc) = self.recv.release() {
+            frame::window_update(out, 0, inc);
         }
         match only {
             Some(id) => {
@@ -169,11 +166,13 @@ impl H2Session {
     }
 }
 
-/// Grants back the window the client's DATA used on stream `s`, while its request goes on.
+/// Grants back the window the client's DATA used on stream `s` (once it is half a window),
+/// while its request goes on.
 fn grant_stream(s: &mut Stream, out: &mut Vec<u8>) {
-    if s.recv_owed > 0 && !s.state.request_ended() {
-        frame::window_update(out, s.id, s.recv_owed);
-        s.recv.grant(s.recv_owed).expect("a window granted back what it took");
-        s.recv_owed = 0;
+    if s.state.request_ended() {
+        return;
+    }
+    if let Some(inc) = s.recv.release() {
+        frame::window_update(out, s.id, inc);
     }
 }

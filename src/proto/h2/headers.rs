@@ -141,10 +141,7 @@ impl H2Session {
                 self.stream(i, method, stream, out);
             }
             // Its response waits for its work ([`H2Session::complete`]).
-            (_, Some(Later::Pending(ticket))) => {
-                self.streams.at(i).ticket = Some(ticket);
-                self.owing += 1;
-            }
+            (_, Some(Later::Pending(ticket))) => self.streams.defer(i, Later::Pending(ticket)),
             (status, None) => {
                 fed.requests += 1;
                 self.answer(i, method, status, f.content_length, out);
@@ -159,13 +156,12 @@ impl H2Session {
         if self.phase != super::Phase::Frames {
             return fed;
         }
-        let Some(i) = (0..self.streams.len()).find(|&i| self.streams.get(i).ticket == Some(ticket)) else {
+        let Some(i) = self.streams.find_ticket(ticket) else {
             return fed;
         };
-        let s = self.streams.at(i);
-        s.ticket = None;
+        self.streams.settle(i);
+        let s = self.streams.get(i);
         let (method, length) = (s.method, s.expect_len);
-        self.owing -= 1;
         fed.requests += 1;
         self.answer(i, method, b"200", length, out);
         fed
@@ -218,8 +214,7 @@ impl H2Session {
         }
         let mut stream = stream;
         stream.open();
-        s.later = Some(stream);
-        self.owing += 1;
+        self.streams.defer(i, Later::Stream(stream));
         response_head(out, id, b"200", Some(b"text/event-stream"), usize::MAX, false);
     }
 

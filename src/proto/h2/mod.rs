@@ -36,11 +36,12 @@ mod streams;
 pub mod window;
 pub mod wire;
 
+use crate::proto::later::Later;
 use budget::{Budgets, Cause};
 use frame::{Code, Frame, ReadError, Reader};
 use stream::Closed;
 use streams::Streams;
-use window::Window;
+use window::{Inflow, Window};
 
 use super::{Each, Fed, Limits};
 use crate::proto::http::MAX_HEAD;
@@ -107,11 +108,10 @@ pub struct H2Session {
     /// The client's SETTINGS.
     peer_initial_window: i64,
     peer_max_frame: usize,
-    /// The connection's windows: what we may send, what the client may; and window its DATA
-    /// used, owed back to it.
+    /// The connection's windows: what we may send, and what the client may (with the credit
+    /// its DATA used, granted back at half).
     send_window: Window,
-    recv_window: Window,
-    recv_owed: u32,
+    recv: Inflow,
     /// Response bytes held for window, over all streams.
     held: usize,
     /// The client sent GOAWAY: its streams go on, new ones are refused, and once they are done
@@ -128,13 +128,21 @@ pub struct H2Session {
     holding: bool,
     /// Tickets of responses that waited for work and whose streams closed first.
     cancelled: Vec<u64>,
-    /// Streams whose response finishes later (an event stream, or one waiting for its work):
-    /// with none, `due` and `owes` answer without looking at the streams (every drive asks).
-    owing: usize,
     /// How long `out` may grow this feed ([`Each::room`]); body bytes the windows let go past
     /// it wait (`releasing`) for the next feed.
     cap: usize,
     releasing: bool,
+}
+
+/// The window the server grants the client, per stream and on the connection: as large as
+/// `--max-output` (never under the RFC's 65,535, never past 2^31 - 1), so a client may have as
+/// much on its way as the server may hold toward it, and a steady upload costs a WINDOW_UPDATE
+/// per half of it ([`Inflow`]). A client that never reads makes the session hold at most
+/// `max_output` plus one such window.
+pub fn recv_window(max_output: usize) -> u32 {
+    max_output
+        .min(frame::MAX_WINDOW as usize)
+        .max(frame::INITIAL_WINDOW as usize) as u32
 }
 
 impl H2Session {
@@ -154,12 +162,12 @@ impl H2Session {
             streams: Streams::new(
                 limits.max_streams as usize,
                 REMEMBERED.max(2 * limits.max_streams as usize),
+                recv_window(limits.max_output),
             ),
             peer_initial_window: frame::INITIAL_WINDOW,
             peer_max_frame: frame::MAX_FRAME,
             send_window: Window::new(frame::INITIAL_WINDOW),
-            recv_window: Window::new(frame::INITIAL_WINDOW),
-            recv_owed: 0,
+            recv: Inflow::new(recv_window(limits.max_output)),
             held: 0,
             peer_gone: false,
             path: Vec::new(),
@@ -168,7 +176,6 @@ impl H2Session {
             quiet: 0,
             holding: false,
             cancelled: Vec::new(),
-            owing: 0,
             cap: usize::MAX,
             releasing: false,
         }
@@ -217,18 +224,18 @@ impl H2Session {
 
     /// A response is owed later on some stream (an event stream, or one waiting for its work).
     pub fn owes(&self) -> bool {
-        self.owing > 0
+        self.streams.owes()
     }
 
     /// When the next event of the event streams going out is due.
     /// `None` while the output held for the client's windows is at `max_output`: its
     /// WINDOW_UPDATE, which is input, lets the events go on.
     pub fn due(&self) -> Option<std::time::Instant> {
-        if self.owing == 0 || self.phase != Phase::Frames || self.held >= self.limits.max_output {
+        if !self.streams.owes() || self.phase != Phase::Frames || self.held >= self.limits.max_output {
             return None;
         }
         (0..self.streams.len())
-            .filter_map(|i| self.streams.get(i).later.as_ref()?.due())
+            .filter_map(|i| self.streams.get(i).event_due())
             .min()
     }
 
@@ -244,23 +251,20 @@ impl H2Session {
         let mut i = 0;
         while i < self.streams.len() {
             let s = self.streams.at(i);
-            let Some(later) = s.later.as_mut() else {
+            if !s.streams_events() {
                 i += 1;
                 continue;
-            };
+            }
             let mut moved = false;
-            while later.due().is_some_and(|d| d <= now)
+            while s.event_due().is_some_and(|d| d <= now)
                 && self.held < self.limits.max_output
                 && each.room(out.len()) > 0
             {
-                let before = s.pending.len();
-                later.next_event(now, &mut s.pending);
-                self.held += s.pending.len() - before;
+                self.held += s.next_event(now);
                 moved = true;
             }
-            if later.done() {
-                s.later = None;
-                self.owing -= 1;
+            if s.events_done() {
+                self.streams.settle(i);
                 moved = true;
             }
             if moved && self.flush_stream(i, out) {
@@ -279,8 +283,8 @@ impl H2Session {
             self.greet(out);
             let mut i = 0;
             while i < self.streams.len() {
-                let ended = self.streams.at(i).later.take().is_some();
-                self.owing -= usize::from(ended);
+                // Its event stream ends; a response waiting for its work stays unsent.
+                let ended = self.streams.get(i).streams_events() && self.streams.settle(i).is_some();
                 if ended && self.flush_stream(i, out) {
                     continue;
                 }
@@ -394,13 +398,18 @@ impl H2Session {
     fn greet(&mut self, out: &mut Vec<u8>) {
         if !self.greeted {
             self.greeted = true;
-            frame::settings(
-                out,
-                &[
-                    (frame::SETTINGS_MAX_CONCURRENT_STREAMS, self.limits.max_streams),
-                    (frame::SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEAD as u32),
-                ],
-            );
+            let window = recv_window(self.limits.max_output);
+            let ours = [
+                (frame::SETTINGS_MAX_CONCURRENT_STREAMS, self.limits.max_streams),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEAD as u32),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, window),
+            ];
+            // The RFC's initial window goes without saying.
+            let wider = window - frame::INITIAL_WINDOW as u32;
+            frame::settings(out, &ours[..if wider > 0 { 3 } else { 2 }]);
+            if wider > 0 {
+                frame::window_update(out, 0, wider);
+            }
         }
     }
 
@@ -493,19 +502,16 @@ impl H2Session {
 
     /// Closes the stream at `i`: what it held for window is no longer held.
     fn close(&mut self, i: usize, how: Closed) {
-        let s = self.streams.get(i);
-        self.owing -= usize::from(s.later.is_some() || s.ticket.is_some());
-        if let Some(t) = s.ticket {
+        let (held, owed) = self.streams.close(i, how);
+        if let Some(Later::Pending(t)) = owed {
             self.cancelled.push(t);
         }
-        self.held -= self.streams.close(i, how);
+        self.held -= held;
     }
 
     /// Tickets of the responses waiting for their work.
     pub fn tickets(&self) -> Vec<u64> {
-        (0..self.streams.len())
-            .filter_map(|i| self.streams.get(i).ticket)
-            .collect()
+        self.streams.tickets()
     }
 
     /// Tickets of responses cancelled since the last call (their streams were reset first).

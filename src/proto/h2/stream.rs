@@ -1,10 +1,11 @@
 //! One HTTP/2 stream: where it is in its life ([`StreamState`]), its windows, the response
-//! body it holds for window; and how a closed one is remembered.
+//! body it holds for window, the response it owes later; and how a closed one is remembered.
 
-use super::frame;
+use std::time::Instant;
+
 use super::message::Method;
-use super::window::Window;
-use crate::proto::later::EventStream;
+use super::window::{Inflow, Window};
+use crate::proto::later::Later;
 
 /// Where a stream is in the life RFC 9113 5.1 draws, as the server sees it. Idle, reserved
 /// and closed streams are not in the table: a stream enters it as its request's HEADERS
@@ -108,10 +109,8 @@ impl StreamState {
 pub(super) struct Stream {
     pub(super) id: u32,
     pub(super) state: StreamState,
-    /// What the client may still send us, and the part of it its DATA used that is not yet
-    /// granted back.
-    pub(super) recv: Window,
-    pub(super) recv_owed: u32,
+    /// What the client may still send us, and the credit its DATA used, granted back at half.
+    pub(super) recv: Inflow,
     /// What we may still send it.
     pub(super) send: Window,
     /// Response body waiting for window.
@@ -120,37 +119,77 @@ pub(super) struct Stream {
     /// The request's content-length, and the body bytes so far.
     pub(super) expect_len: Option<u64>,
     pub(super) got_len: u64,
-    /// A response that finishes later ([`crate::proto::later`]): its events go into `pending`
-    /// as they fall due, and the response does not end before it does.
-    pub(super) later: Option<Box<EventStream>>,
-    /// Its response waits for the work of this ticket ([`crate::proto::later::Later::Pending`]).
-    pub(super) ticket: Option<u64>,
+    /// A response that finishes later ([`Later`]): an event stream, whose events go into
+    /// `pending` as they fall due, or the usual response once the work of its ticket is done.
+    /// The response does not end before it does. Set and taken by [`super::streams::Streams`]
+    /// alone, which counts the streams that owe one.
+    later: Option<Later>,
 }
 
 impl Stream {
     /// A stream opened by HEADERS on `id`, allowed to send `send_window` (the client's
-    /// SETTINGS_INITIAL_WINDOW_SIZE), holding its response body in `pending` (a closed stream's
-    /// buffer, emptied, or a new one).
-    pub(super) fn new(id: u32, send_window: i64, pending: Vec<u8>) -> Stream {
+    /// SETTINGS_INITIAL_WINDOW_SIZE) and to receive `recv_window` (ours), holding its response
+    /// body in `pending` (a closed stream's buffer, emptied, or a new one).
+    pub(super) fn new(id: u32, send_window: i64, recv_window: u32, pending: Vec<u8>) -> Stream {
         Stream {
             id,
             state: StreamState::Open { ending: false },
-            recv: Window::new(frame::INITIAL_WINDOW),
-            recv_owed: 0,
+            recv: Inflow::new(recv_window),
             send: Window::new(send_window),
             pending,
             method: Method::Other,
             expect_len: None,
             got_len: 0,
             later: None,
-            ticket: None,
         }
     }
 
-    /// The response ends once what it holds is sent: its method says so and nothing is to
-    /// come later.
+    /// The response ends once what it holds is sent: its method says so and nothing is owed
+    /// later (no event to come, no work to wait for).
     pub(super) fn ends(&self) -> bool {
         self.state.ending() && self.later.is_none()
+    }
+
+    /// What it owes later now becomes `later` (the one it owed is handed back): for
+    /// [`super::streams::Streams`], which keeps the count.
+    pub(super) fn swap_later(&mut self, later: Option<Later>) -> Option<Later> {
+        std::mem::replace(&mut self.later, later)
+    }
+
+    /// The ticket whose work its response waits for.
+    pub(super) fn ticket(&self) -> Option<u64> {
+        match self.later {
+            Some(Later::Pending(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// It sends an event stream.
+    pub(super) fn streams_events(&self) -> bool {
+        matches!(self.later, Some(Later::Stream(_)))
+    }
+
+    /// When its event stream's next event is due.
+    pub(super) fn event_due(&self) -> Option<Instant> {
+        match &self.later {
+            Some(Later::Stream(e)) => e.due(),
+            _ => None,
+        }
+    }
+
+    /// Its event stream's next event goes into `pending` (as of `now`): the bytes it added.
+    pub(super) fn next_event(&mut self, now: Instant) -> usize {
+        let Some(Later::Stream(e)) = self.later.as_mut() else {
+            return 0;
+        };
+        let before = self.pending.len();
+        e.next_event(now, &mut self.pending);
+        self.pending.len() - before
+    }
+
+    /// Its event stream has sent its last event.
+    pub(super) fn events_done(&self) -> bool {
+        matches!(&self.later, Some(Later::Stream(e)) if e.done())
     }
 }
 

@@ -6,6 +6,7 @@
 //! frame on a stream that is not open.
 
 use super::stream::{Closed, Stream};
+use crate::proto::later::Later;
 
 /// Where each open stream is in the table, by its identifier: open addressing over a table of
 /// at least twice the streams that may be open (a load under a half), probed linearly from the
@@ -128,12 +129,18 @@ pub(super) struct Streams {
     /// A ring of recently closed streams.
     closed: Vec<(u32, Closed)>,
     closed_next: usize,
+    /// The window each new stream grants the client (our SETTINGS_INITIAL_WINDOW_SIZE).
+    recv_window: u32,
+    /// Open streams that owe a response later (an event stream, or one waiting for its
+    /// work), kept where a stream takes, settles or drops what it owes: with none, the
+    /// session's `due` and `owes` answer without looking at the streams (every drive asks).
+    owing: usize,
 }
 
 impl Streams {
-    /// A table of up to `max_open` streams open at once, remembering the last `remember`
-    /// closed ones.
-    pub(super) fn new(max_open: usize, remember: usize) -> Streams {
+    /// A table of up to `max_open` streams open at once, each granting the client
+    /// `recv_window`, remembering the last `remember` closed ones.
+    pub(super) fn new(max_open: usize, remember: usize, recv_window: u32) -> Streams {
         Streams {
             open: Vec::new(),
             index: IdIndex::new(max_open),
@@ -142,7 +149,39 @@ impl Streams {
             last_id: 0,
             closed: vec![(0, Closed::Finished); remember.max(1)],
             closed_next: 0,
+            recv_window,
+            owing: 0,
         }
+    }
+
+    /// Some open stream owes a response later.
+    pub(super) fn owes(&self) -> bool {
+        self.owing > 0
+    }
+
+    /// The stream at `i` owes `later` (it owed nothing).
+    pub(super) fn defer(&mut self, i: usize, later: Later) {
+        let before = self.open[i].swap_later(Some(later));
+        debug_assert!(before.is_none(), "a stream owes one response");
+        self.owing += usize::from(before.is_none());
+    }
+
+    /// The stream at `i` owes nothing later any more (its work is done, its events all sent,
+    /// or the server ends them): what it owed.
+    pub(super) fn settle(&mut self, i: usize) -> Option<Later> {
+        let owed = self.open[i].swap_later(None);
+        self.owing -= usize::from(owed.is_some());
+        owed
+    }
+
+    /// Where the stream whose response waits for `ticket` is.
+    pub(super) fn find_ticket(&self, ticket: u64) -> Option<usize> {
+        self.open.iter().position(|s| s.ticket() == Some(ticket))
+    }
+
+    /// The tickets open streams wait for.
+    pub(super) fn tickets(&self) -> Vec<u64> {
+        self.open.iter().filter_map(Stream::ticket).collect()
     }
 
     pub(super) fn len(&self) -> usize {
@@ -185,8 +224,8 @@ impl Streams {
 
     /// Opens stream `id`, allowed to send `send_window`; its place in the table.
     pub(super) fn open(&mut self, id: u32, send_window: i64) -> usize {
-        self.open
-            .push(Stream::new(id, send_window, self.spare.pop().unwrap_or_default()));
+        let buffer = self.spare.pop().unwrap_or_default();
+        self.open.push(Stream::new(id, send_window, self.recv_window, buffer));
         let i = self.open.len() - 1;
         if self.indexed {
             self.index.set(id, i);
@@ -199,8 +238,10 @@ impl Streams {
         i
     }
 
-    /// Closes the stream at `i` (`how`, remembered); the response bytes it still held.
-    pub(super) fn close(&mut self, i: usize, how: Closed) -> usize {
+    /// Closes the stream at `i` (`how`, remembered): the response bytes it still held, and
+    /// what it owed later.
+    pub(super) fn close(&mut self, i: usize, how: Closed) -> (usize, Option<Later>) {
+        let owed = self.settle(i);
         let s = self.open.swap_remove(i);
         if self.indexed && self.open.len() <= LINEAR / 2 {
             self.index.clear();
@@ -218,7 +259,7 @@ impl Streams {
             buffer.clear();
             self.spare.push(buffer);
         }
-        held
+        (held, owed)
     }
 
     /// Gives up what a burst of streams grew, once none is open: the spare buffers but small
@@ -290,7 +331,7 @@ mod tests {
 
     #[test]
     fn streams_are_found_by_looking_or_by_the_index_as_their_number_rises_and_falls() {
-        let mut t = Streams::new(100, 64);
+        let mut t = Streams::new(100, 64, 65_535);
         let ids: Vec<u32> = (0..40).map(|k| 1 + 2 * k).collect();
         for &id in &ids {
             t.open(id, 100);
@@ -309,5 +350,32 @@ mod tests {
         }
         assert!(!t.indexed, "back to looking");
         assert_eq!(t.find(ids[0] + 1000), None);
+    }
+
+    #[test]
+    fn the_count_of_streams_that_owe_follows_each_deferral_settlement_and_close() {
+        let mut t = Streams::new(100, 64, 65_535);
+        for id in [1, 3, 5] {
+            t.open(id, 100);
+        }
+        assert!(!t.owes());
+        t.defer(0, Later::Pending(7));
+        t.defer(2, Later::Pending(9));
+        assert!(t.owes());
+        assert_eq!(t.tickets(), vec![7, 9]);
+        assert_eq!(t.find_ticket(9), Some(2));
+        let (_, owed) = t.close(0, Closed::ResetByUs);
+        assert!(
+            matches!(owed, Some(Later::Pending(7))),
+            "a closed stream hands back what it owed"
+        );
+        assert!(t.owes(), "stream 5 still owes");
+        let i = t.find_ticket(9).expect("moved, still found");
+        assert!(matches!(t.settle(i), Some(Later::Pending(9))));
+        assert!(t.settle(i).is_none(), "settled once");
+        assert!(!t.owes() && t.tickets().is_empty());
+        let (_, owed) = t.close(i, Closed::Finished);
+        assert!(owed.is_none());
+        assert!(!t.owes(), "a stream that owed nothing closes without moving the count");
     }
 }

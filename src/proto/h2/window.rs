@@ -3,6 +3,10 @@
 //! a window opened past 2^31 - 1, or DATA beyond what it allows, is the flow-control error;
 //! a change of SETTINGS_INITIAL_WINDOW_SIZE may drive it below zero (RFC 9113 6.9.2), and
 //! nothing is sent until WINDOW_UPDATEs bring it back above.
+//!
+//! The receiving side is [`Inflow`]: the window it granted and the credit the other side's
+//! DATA used, given back once that is half the window (as h2's `FlowControl` does), so a
+//! steady upload costs a WINDOW_UPDATE per half window, not one per DATA frame.
 
 use super::frame::{Code, MAX_WINDOW};
 
@@ -69,6 +73,53 @@ impl Window {
     }
 }
 
+/// A receive window of `size` bytes: what the other side may still send, and the credit its
+/// DATA used that is not granted back yet (the two always add up to `size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inflow {
+    window: Window,
+    size: u32,
+    owed: u32,
+}
+
+impl Inflow {
+    /// A window of `size` bytes (at most 2^31 - 1), all of it open.
+    pub fn new(size: u32) -> Inflow {
+        let size = size.min(MAX_WINDOW as u32);
+        Inflow {
+            window: Window::new(i64::from(size)),
+            size,
+            owed: 0,
+        }
+    }
+
+    /// `n` bytes of DATA (padding included) arrived under it: more than it allows is the
+    /// error; otherwise they are owed back.
+    pub fn consume(&mut self, n: usize) -> Result<(), FlowError> {
+        self.window.consume(n)?;
+        self.owed += n as u32;
+        Ok(())
+    }
+
+    /// The credit to grant back now (a WINDOW_UPDATE's increment), once it is half the
+    /// window or more: then the window holds it again.
+    pub fn release(&mut self) -> Option<u32> {
+        if self.owed == 0 || self.owed < self.size.div_ceil(2) {
+            return None;
+        }
+        let inc = std::mem::take(&mut self.owed);
+        self.window
+            .grant(inc)
+            .expect("the credit given back is what the window took");
+        Some(inc)
+    }
+
+    /// The credit its DATA used that is not granted back yet.
+    pub fn owed(&self) -> u32 {
+        self.owed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +152,29 @@ mod tests {
         assert_eq!(w.consume(40), Ok(()));
         assert_eq!(w.get(), 0);
         assert_eq!(Code::from(FlowError), Code::FlowControl);
+    }
+
+    #[test]
+    fn a_receive_window_gives_its_credit_back_at_half_and_never_past_its_size() {
+        let mut w = Inflow::new(100);
+        w.consume(30).unwrap();
+        assert_eq!(w.release(), None, "under half: kept");
+        w.consume(20).unwrap();
+        assert_eq!(w.release(), Some(50), "half: all of it back");
+        assert_eq!((w.owed(), w.release()), (0, None));
+        // The window was whole again: 100 more may come, not 101.
+        assert_eq!(w.consume(101), Err(FlowError));
+        w.consume(100).unwrap();
+        assert_eq!(w.consume(1), Err(FlowError), "closed until credit goes back");
+        assert_eq!(w.release(), Some(100));
+        // An odd size: half rounds up, so a window of 1 gives back each byte.
+        let mut one = Inflow::new(1);
+        one.consume(1).unwrap();
+        assert_eq!(one.release(), Some(1));
+        assert_eq!(
+            Inflow::new(u32::MAX),
+            Inflow::new(MAX_WINDOW as u32),
+            "capped at 2^31 - 1"
+        );
     }
 }

@@ -115,8 +115,12 @@ pub struct Got {
     pub settings_acks: usize,
     /// PING ACK payloads.
     pub pongs: Vec<[u8; 8]>,
-    /// Window granted on the connection (stream 0) and per stream.
+    /// Window granted on the connection (stream 0) and per stream, and the WINDOW_UPDATE
+    /// frames that granted it.
     pub granted: BTreeMap<u32, u64>,
+    pub window_updates: usize,
+    /// The server's SETTINGS_INITIAL_WINDOW_SIZE, if its SETTINGS said one.
+    pub initial_window: Option<u32>,
     /// Bytes after the last whole frame (none when the server's output ended cleanly).
     pub trailing: usize,
     /// A header block that did not decode, or a frame no server sends.
@@ -136,7 +140,14 @@ pub fn read(mut b: &[u8]) -> Got {
         b = &b[frame::HEADER_LEN + h.len..];
         match h.kind {
             frame::SETTINGS if h.flags & frame::ACK != 0 => got.settings_acks += 1,
-            frame::SETTINGS => got.settings += 1,
+            frame::SETTINGS => {
+                got.settings += 1;
+                for pair in p.chunks_exact(6) {
+                    if u16::from_be_bytes([pair[0], pair[1]]) == frame::SETTINGS_INITIAL_WINDOW_SIZE {
+                        got.initial_window = Some(u32::from_be_bytes([pair[2], pair[3], pair[4], pair[5]]));
+                    }
+                }
+            }
             frame::PING => {
                 let mut x = [0u8; 8];
                 x.copy_from_slice(&p[..8.min(p.len())]);
@@ -151,6 +162,7 @@ pub fn read(mut b: &[u8]) -> Got {
             frame::WINDOW_UPDATE => {
                 let inc = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
                 *got.granted.entry(h.stream).or_default() += u64::from(inc);
+                got.window_updates += 1;
             }
             frame::RST_STREAM => {
                 got.streams.entry(h.stream).or_default().reset = Some(u32::from_be_bytes([p[0], p[1], p[2], p[3]]))

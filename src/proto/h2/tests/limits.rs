@@ -79,6 +79,55 @@ fn a_response_waits_for_window_and_goes_when_granted() {
     assert!(got.streams[&1].ended);
 }
 
+/// A 1 MiB upload in 16 KiB DATA frames, sent as fast as the server's windows let it: it is
+/// echoed whole, and the server grants its window back a half window at a time, not once per
+/// DATA frame on the connection and once more on the stream.
+#[test]
+fn a_1_mib_upload_gets_at_most_half_as_many_window_updates_as_data_frames_and_echoes_whole() {
+    let mut s = Session::with_limits(Proto::H2, limits());
+    let body: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut b = hello();
+    // The client reads everything: its own windows never hold the echo back.
+    wire::settings(&mut b, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, (1 << 31) - 1)]);
+    wire::window_update(&mut b, 0, (1 << 31) - 1 - 65_535);
+    post_open(&mut b, 1);
+    let mut out = Vec::new();
+    s.feed(&b, &mut out);
+    let first = wire::read(&out);
+    let initial = i64::from(first.initial_window.unwrap_or(65_535));
+    // What the server lets this client send, on the connection and on stream 1.
+    let (mut conn, mut stream) = (65_535 + first.granted.get(&0).copied().unwrap_or(0) as i64, initial);
+    let (mut sent, mut frames, mut seen) = (0usize, 0usize, out.len());
+    while sent < body.len() {
+        let n = 16_384.min(body.len() - sent).min(conn.min(stream).max(0) as usize);
+        assert!(n > 0, "stuck at {sent} bytes: the server granted no more window");
+        let mut b = Vec::new();
+        wire::data(&mut b, 1, &body[sent..sent + n], false);
+        s.feed(&b, &mut out);
+        (sent, frames, conn, stream) = (sent + n, frames + 1, conn - n as i64, stream - n as i64);
+        let got = wire::read(&out[seen..]);
+        seen = out.len() - got.trailing;
+        conn += got.granted.get(&0).copied().unwrap_or(0) as i64;
+        stream += got.granted.get(&1).copied().unwrap_or(0) as i64;
+    }
+    let mut b = Vec::new();
+    wire::data(&mut b, 1, b"", true);
+    s.feed(&b, &mut out);
+    let data_frames = frames + 1;
+    let got = wire::read(&out);
+    assert_eq!(data_frames, 65, "1 MiB in 16 KiB frames, and the request's end");
+    assert!(got.streams[&1].ended, "the echo ended");
+    assert!(got.streams[&1].body == body, "the echo is the upload, whole");
+    // The one that opened the connection's window at the greeting is not a grant back.
+    let updates = got.window_updates - usize::from(first.granted.contains_key(&0));
+    assert!(
+        2 * updates <= data_frames,
+        "{updates} WINDOW_UPDATEs for {data_frames} DATA frames"
+    );
+}
+
 #[test]
 fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_limit() {
     let lim = Limits {
@@ -106,7 +155,7 @@ fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_
     }
     let Session::H2(h2) = &s else { panic!("not h2") };
     assert!(
-        h2.held() <= lim.max_output + frame::INITIAL_WINDOW as usize,
+        h2.held() <= lim.max_output + super::super::recv_window(lim.max_output) as usize,
         "held {} bytes",
         h2.held()
     );
