@@ -582,3 +582,70 @@ fn server_models_and_load_keep_time_with_the_one_timer() {
         "a planted heap and an unmapped wait are found"
     );
 }
+
+/// The fields of the load engine's `Conn` (as `src/load/engine/conn.rs` declares them).
+fn conn_fields(conn_rs: &str) -> Vec<String> {
+    let start = conn_rs.find("pub(super) struct Conn {").expect("Conn is declared");
+    let body = braced(&conn_rs[start..]);
+    body.lines()
+        .filter_map(|l| {
+            let l = l.trim().trim_start_matches("pub(super) ");
+            let (name, _) = l.split_once(':')?;
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_')
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Where a file outside `conn.rs` sets one of `fields` (`x.field = `, `+=`, `-=`).
+fn sets_fields(files: &[(String, String)], fields: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (r, code) in files {
+        for f in fields {
+            let needle = format!(".{f}");
+            for (i, _) in code.match_indices(&needle) {
+                let rest = &code[i + needle.len()..];
+                if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    continue; // a longer name
+                }
+                let rest = rest.trim_start();
+                let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                    || rest.starts_with("+=")
+                    || rest.starts_with("-=");
+                if assigns {
+                    found.push(format!("{r} sets .{f}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_load_engines_connection_is_changed_by_its_methods_not_by_fields_set_from_outside() {
+    let all: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let conn = &all.iter().find(|(r, _)| r == "load/engine/conn.rs").expect("conn.rs").1;
+    let fields = conn_fields(conn);
+    assert!(
+        ["state", "fd", "tickets", "out", "inflight"]
+            .iter()
+            .all(|f| fields.iter().any(|x| x == f)),
+        "the reader finds Conn's fields: {fields:?}"
+    );
+    let others: Vec<(String, String)> = all
+        .iter()
+        .filter(|(r, _)| r.starts_with("load/engine/") && r != "load/engine/conn.rs")
+        .cloned()
+        .collect();
+    let found = sets_fields(&others, &fields);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    let planted = vec![(
+        "load/engine/x.rs".to_string(),
+        "c.state = State::Up; c.errors += 1; self.conns[i].tickets -= 1; if c.fd == None {}".to_string(),
+    )];
+    assert_eq!(
+        sets_fields(&planted, &fields),
+        ["load/engine/x.rs sets .state", "load/engine/x.rs sets .tickets"]
+    );
+}

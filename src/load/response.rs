@@ -69,7 +69,7 @@ pub struct HttpReader {
     scratch: Vec<u8>,
     /// Read every response as an event stream (`load --sse`); otherwise those whose
     /// Content-Type is `text/event-stream`.
-    pub sse: bool,
+    sse: bool,
     /// The response being read is an event stream: its body bytes, decoded, are handed out
     /// as they come ([`HttpReader::stream_bytes`]).
     event_stream: bool,
@@ -93,6 +93,12 @@ impl HttpReader {
     /// Verifies every 200 body against the body generated for connection `slot`'s requests.
     pub fn verifying(mut self, slot: u64, size: usize) -> Self {
         self.verify = Some((slot, size));
+        self
+    }
+
+    /// Reads every response as an event stream (`load --sse`) when `all` holds.
+    pub fn all_event_streams(mut self, all: bool) -> Self {
+        self.sse = all;
         self
     }
 

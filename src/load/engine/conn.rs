@@ -1,5 +1,12 @@
 //! One connection slot of an engine thread: its socket (and TLS), the requests in flight on
 //! it, what it has yet to write, its readers, and the state of its life cycle.
+//!
+//! Its invariants live here, in methods, not in fields the engine sets: the life cycle moves
+//! Down → Connecting → (Handshaking →) Up → Down only through [`Conn::connecting`],
+//! [`Conn::handshaking`], [`Conn::up`] and [`Conn::close_socket`], each setting what goes with
+//! it (the socket, the times connect and handshake are measured from); what is to be written
+//! is an [`Outbox`] (bytes go on at the end, leave from the front); the requests reserved for
+//! a socket are [`Tickets`] (never more counted than held).
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -39,25 +46,101 @@ pub(super) struct Sent {
     pub(super) tries: u8,
 }
 
+/// What a connection has yet to write: requests go on at the end, the socket takes from the
+/// front, and once it has taken all the buffer is empty again.
+#[derive(Debug, Default)]
+pub(super) struct Outbox {
+    buf: Vec<u8>,
+    sent: usize,
+}
+
+impl Outbox {
+    /// Where the next request is written: after everything waiting (append only).
+    pub(super) fn queue(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// What the socket has not taken yet.
+    pub(super) fn unsent(&self) -> &[u8] {
+        &self.buf[self.sent..]
+    }
+
+    /// The socket took `n` more bytes.
+    pub(super) fn took(&mut self, n: usize) {
+        self.sent += n;
+        debug_assert!(self.sent <= self.buf.len(), "took more than was queued");
+        if self.sent >= self.buf.len() {
+            self.clear();
+        }
+    }
+
+    /// Nothing is waiting.
+    pub(super) fn is_empty(&self) -> bool {
+        self.sent == self.buf.len()
+    }
+
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.sent = 0;
+    }
+}
+
+/// The requests reserved for a socket when it opened, with a per-socket limit (`--close`,
+/// `--requests-per-conn`), and how many of them were counted against the quota then (never
+/// more than it holds).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Tickets {
+    left: u64,
+    counted: u64,
+}
+
+impl Tickets {
+    /// `left` reserved, `counted` of them counted already.
+    pub(super) fn reserve(&mut self, left: u64, counted: u64) {
+        debug_assert!(counted <= left);
+        *self = Tickets { left, counted };
+    }
+
+    /// Reserved and not used yet.
+    pub(super) fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// One is used: `Some(true)` when it had been counted against the quota at reservation,
+    /// `None` when none was left.
+    pub(super) fn take(&mut self) -> Option<bool> {
+        self.left = self.left.checked_sub(1)?;
+        let counted = self.counted > 0;
+        self.counted -= u64::from(counted);
+        Some(counted)
+    }
+
+    /// The socket is done with them: those unused (and how many of them were counted) go
+    /// back; none are left.
+    pub(super) fn give_back(&mut self) -> (u64, u64) {
+        let Tickets { left, counted } = std::mem::take(self);
+        (left, counted)
+    }
+}
+
 /// A connection slot.
 pub(super) struct Conn {
     /// Global slot number (echo patterns and bodies differ per slot).
     pub(super) slot: u64,
-    pub(super) fd: Option<OwnedFd>,
+    fd: Option<OwnedFd>,
     /// The TLS connection over `fd` (https targets).
-    pub(super) tls: Option<Box<rustls::ClientConnection>>,
+    tls: Option<Box<rustls::ClientConnection>>,
     /// When the TLS handshake began.
-    pub(super) tls_started: Instant,
-    pub(super) state: State,
+    tls_started: Instant,
+    state: State,
     /// When the current connect began.
-    pub(super) started: Instant,
+    started: Instant,
     /// Requests awaiting responses, oldest first.
     pub(super) inflight: VecDeque<Sent>,
     /// Requests sent on the current socket.
-    pub(super) on_socket: u64,
-    /// Bytes to write, from `out_pos` on.
-    pub(super) out: Vec<u8>,
-    pub(super) out_pos: usize,
+    on_socket: u64,
+    /// Bytes to write.
+    pub(super) out: Outbox,
     pub(super) http: HttpReader,
     /// The event streams being received, by HTTP/2 stream (HTTP/1.1's, the oldest request's
     /// response, is 0).
@@ -72,40 +155,36 @@ pub(super) struct Conn {
     /// a closed loop of its own, and an open loop's requests take them in turn).
     pub(super) lanes: VecDeque<u16>,
     /// Messages sent on this slot (the pattern's sequence number).
-    pub(super) send_seq: u64,
+    send_seq: u64,
     /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
     pub(super) wake: Armed,
     /// A connect time under `--connect-rate` is booked for this slot (its timer is set).
     pub(super) connect_booked: bool,
     /// Counted among the connections up before sending started (`--connect-first`).
-    pub(super) counted_up: bool,
+    counted_up: bool,
     /// Its first connect attempt has ended (up, or failed).
-    pub(super) tried: bool,
-    pub(super) backoff: Duration,
-    pub(super) connected_once: bool,
+    tried: bool,
+    backoff: Duration,
+    connected_once: bool,
     /// The server announced it will close after the last response.
-    pub(super) server_closing: bool,
+    server_closing: bool,
     /// Offered to the open loop's schedule as free.
-    pub(super) in_free: bool,
+    in_free: bool,
     /// HTTP/2: since when the server has left no room for a stream (its
     /// SETTINGS_MAX_CONCURRENT_STREAMS) while nothing is in flight: stuck, and timed out by
     /// `--timeout` like a request.
-    pub(super) stalled: Option<Instant>,
-
-    /// Requests reserved (and counted) for this socket when it was opened, with a per-socket
-    /// limit (`--close`, `--requests-per-conn`), so no socket opens for nothing at the end.
-    pub(super) tickets: u64,
-    /// How many of `tickets` were counted against the quota (reserved inside the window).
-    pub(super) counted: u64,
+    stalled: Option<Instant>,
+    /// Requests reserved for this socket when it was opened, so no socket opens for nothing
+    /// at the end.
+    pub(super) tickets: Tickets,
 }
 
 impl Conn {
-    /// Slot `slot`, down, from `t0`; its HTTP reader verifies echoed bodies of `verify` bytes.
+    /// Slot `slot`, down, from `t0`, reading HTTP responses with `http`.
     pub(super) fn new(
         slot: u64,
         t0: Instant,
-        head_only: bool,
-        verify: Option<usize>,
+        http: HttpReader,
         size: usize,
         h2: Option<H2Conn>,
         streams: usize,
@@ -119,12 +198,8 @@ impl Conn {
             started: t0,
             inflight: VecDeque::new(),
             on_socket: 0,
-            out: Vec::new(),
-            out_pos: 0,
-            http: match verify {
-                Some(size) => HttpReader::new(head_only).verifying(slot, size),
-                None => HttpReader::new(head_only),
-            },
+            out: Outbox::default(),
+            http,
             sse: Vec::new(),
             echo: EchoReader::new(size),
             lanes: match h2 {
@@ -143,8 +218,7 @@ impl Conn {
             server_closing: false,
             in_free: false,
             stalled: None,
-            tickets: 0,
-            counted: 0,
+            tickets: Tickets::default(),
         }
     }
 
@@ -161,12 +235,140 @@ impl Conn {
         }
         self.on_socket = 0;
         self.out.clear();
-        self.out_pos = 0;
         self.http.reset(self.send_seq);
         self.echo.reset(self.send_seq);
         self.server_closing = false;
         self.stalled = None;
         lost
+    }
+
+    /// Where it is in its life.
+    pub(super) fn state(&self) -> State {
+        self.state
+    }
+
+    pub(super) fn is_up(&self) -> bool {
+        self.state == State::Up
+    }
+
+    /// Its socket (none while down).
+    pub(super) fn fd(&self) -> Option<&OwnedFd> {
+        self.fd.as_ref()
+    }
+
+    /// Its TLS connection (https targets, from the handshake on).
+    pub(super) fn tls(&self) -> Option<&rustls::ClientConnection> {
+        self.tls.as_deref()
+    }
+
+    /// Its socket, TLS connection and output together (a flush uses all three).
+    pub(super) fn wire(&mut self) -> (Option<&OwnedFd>, Option<&mut rustls::ClientConnection>, &mut Outbox) {
+        (self.fd.as_ref(), self.tls.as_deref_mut(), &mut self.out)
+    }
+
+    /// A connect on `fd` began at `now`.
+    pub(super) fn connecting(&mut self, fd: OwnedFd, now: Instant) {
+        debug_assert_eq!(self.state, State::Down);
+        self.fd = Some(fd);
+        self.state = State::Connecting;
+        self.started = now;
+    }
+
+    /// TCP is up: how long the connect took. The back-off starts over.
+    pub(super) fn connected(&mut self, now: Instant) -> Duration {
+        self.connected_once = true;
+        self.backoff = BACKOFF_MIN;
+        now.duration_since(self.started)
+    }
+
+    /// A TLS handshake began at `now` over the socket.
+    pub(super) fn handshaking(&mut self, tls: rustls::ClientConnection, now: Instant) {
+        self.tls = Some(Box::new(tls));
+        self.state = State::Handshaking;
+        self.tls_started = now;
+    }
+
+    /// The TLS handshake is done: how long it took, if one was going.
+    pub(super) fn handshake_done(&self, now: Instant) -> Option<Duration> {
+        (self.state == State::Handshaking && self.tls.as_ref().is_some_and(|t| !t.is_handshaking()))
+            .then(|| now.duration_since(self.tls_started))
+    }
+
+    /// It can carry requests.
+    pub(super) fn up(&mut self) {
+        self.state = State::Up;
+    }
+
+    /// When the current connect began (with `--close` a request's clock starts there).
+    pub(super) fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Its connect or handshake has taken longer than `limit` by `now`.
+    pub(super) fn setting_up_past(&self, now: Instant, limit: Duration) -> bool {
+        match self.state {
+            State::Connecting => now.duration_since(self.started) > limit,
+            State::Handshaking => now.duration_since(self.tls_started) > limit,
+            State::Up | State::Down => false,
+        }
+    }
+
+    /// It has been up at least once.
+    pub(super) fn connected_once(&self) -> bool {
+        self.connected_once
+    }
+
+    /// The next message's sequence number (the body pattern's), taken.
+    pub(super) fn next_seq(&mut self) -> u64 {
+        self.send_seq += 1;
+        self.send_seq - 1
+    }
+
+    /// A request went on the current socket.
+    pub(super) fn sent_one(&mut self) {
+        self.on_socket += 1;
+    }
+
+    /// Requests sent on the current socket.
+    pub(super) fn on_socket(&self) -> u64 {
+        self.on_socket
+    }
+
+    /// The server said it closes after its last response (`Connection: close`, GOAWAY).
+    pub(super) fn server_closes(&mut self) {
+        self.server_closing = true;
+    }
+
+    pub(super) fn server_closing(&self) -> bool {
+        self.server_closing
+    }
+
+    /// Offered to the open loop's schedule as free: `true` if it was not already (and is up).
+    pub(super) fn offer(&mut self) -> bool {
+        let fresh = !self.in_free && self.state == State::Up;
+        self.in_free |= fresh;
+        fresh
+    }
+
+    /// The schedule took it.
+    pub(super) fn taken(&mut self) {
+        self.in_free = false;
+    }
+
+    /// HTTP/2: whether the server leaves it no room with nothing in flight (`stuck`) as of
+    /// `now`; stuck since the first time it was.
+    pub(super) fn stall(&mut self, stuck: bool, now: Instant) {
+        self.stalled = if stuck { self.stalled.or(Some(now)) } else { None };
+    }
+
+    /// HTTP/2: stuck for longer than `limit` by `now`.
+    pub(super) fn stalled_past(&self, now: Instant, limit: Duration) -> bool {
+        self.stalled.is_some_and(|t| now.duration_since(t) > limit)
+    }
+
+    /// It is up before sending started (`--connect-first` counts it): `true` the first time.
+    pub(super) fn up_before_sending(&mut self) -> bool {
+        !std::mem::replace(&mut self.counted_up, true)
     }
 
     /// Its first attempt ended; `true` the first time.
@@ -179,5 +381,70 @@ impl Conn {
         let b = self.backoff;
         self.backoff = (b * 2).min(BACKOFF_MAX);
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outbox_gives_the_socket_what_was_queued_in_order_and_is_empty_once_all_is_taken() {
+        let mut o = Outbox::default();
+        assert!(o.is_empty());
+        o.queue().extend_from_slice(b"GET /a");
+        o.took(4);
+        o.queue().extend_from_slice(b"GET /b");
+        assert_eq!(o.unsent(), b"/aGET /b", "what the socket took does not come again");
+        o.took(8);
+        assert!(o.is_empty() && o.unsent().is_empty());
+        o.queue().extend_from_slice(b"x");
+        assert_eq!(o.unsent(), b"x", "emptied, it starts over at the front");
+    }
+
+    #[test]
+    fn tickets_never_count_more_than_they_hold_and_what_is_unused_goes_back() {
+        let mut t = Tickets::default();
+        assert_eq!(t.take(), None, "none reserved");
+        t.reserve(3, 2);
+        assert_eq!((t.take(), t.take(), t.left()), (Some(true), Some(true), 1));
+        assert_eq!(t.take(), Some(false), "the third was not counted at reservation");
+        assert_eq!(t.take(), None);
+        t.reserve(5, 1);
+        t.take();
+        assert_eq!(t.give_back(), (4, 0), "four unused, none of them counted");
+        assert_eq!((t.left(), t.take()), (0, None), "given back: none left");
+    }
+
+    #[test]
+    fn a_slot_is_up_only_through_its_connect_and_times_the_connect_from_its_start() {
+        let t0 = Instant::now();
+        let mut c = Conn::new(7, t0, HttpReader::new(false), 0, None, 1);
+        assert_eq!((c.state(), c.fd().is_none()), (State::Down, true));
+        let fd = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        c.connecting(fd, t0);
+        assert_eq!(c.state(), State::Connecting);
+        assert!(c.setting_up_past(t0 + Duration::from_secs(2), Duration::from_secs(1)));
+        assert!(!c.setting_up_past(t0 + Duration::from_millis(500), Duration::from_secs(1)));
+        assert!(!c.connected_once());
+        assert_eq!(c.connected(t0 + Duration::from_millis(3)), Duration::from_millis(3));
+        c.up();
+        assert!(c.is_up() && c.connected_once() && c.fd().is_some());
+        assert!(c.offer() && !c.offer(), "offered to the schedule once");
+        c.out.queue().extend_from_slice(b"left over");
+        c.server_closes();
+        c.stall(true, t0);
+        c.stall(true, t0 + Duration::from_secs(5));
+        assert!(
+            c.stalled_past(t0 + Duration::from_secs(2), Duration::from_secs(1)),
+            "stuck since the first time"
+        );
+        c.close_socket();
+        assert_eq!(
+            (c.state(), c.fd().is_none(), c.out.is_empty()),
+            (State::Down, true, true)
+        );
+        assert!(!c.server_closing() && !c.stalled_past(t0 + Duration::from_secs(9), Duration::ZERO));
+        assert_eq!((c.next_seq(), c.next_seq()), (0, 1));
     }
 }

@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
-use super::conn::{State, BACKOFF_MIN};
+use super::conn::State;
 use super::Engine;
 use crate::load::tally::ErrorClass;
 use crate::sys;
@@ -19,18 +19,16 @@ impl Engine<'_> {
         // Past the quota a slot still connects for what it holds: requests to send again
         // (HTTP/2), or tickets its last socket did not use (the server closed it early).
         let c = &self.conns[i];
-        if !self.may_issue(now) && !open_loop && c.retry.is_empty() && c.tickets == 0 {
+        if !self.may_issue(now) && !open_loop && c.retry.is_empty() && c.tickets.left() == 0 {
             return;
         }
         // Requests sent again (HTTP/2) had their ticket when they were first sent.
         if let (Some(k), false, true) = (self.per_socket(), open_loop, self.conns[i].retry.is_empty()) {
-            if self.conns[i].tickets == 0 {
+            if self.conns[i].tickets.left() == 0 {
                 let Some((tickets, counted)) = self.budget.reserve(k, self.counting(now)) else {
                     return;
                 };
-                let c = &mut self.conns[i];
-                c.tickets = tickets;
-                c.counted = counted;
+                self.conns[i].tickets.reserve(tickets, counted);
             }
         }
         // --connect-rate: take the next free connect time; a slot woken at the time it took
@@ -56,12 +54,7 @@ impl Engine<'_> {
             Ok(fd)
         })();
         match result {
-            Ok(fd) => {
-                let c = &mut self.conns[i];
-                c.fd = Some(fd);
-                c.state = State::Connecting;
-                c.started = now;
-            }
+            Ok(fd) => self.conns[i].connecting(fd, now),
             Err(e) => self.fail(i, ErrorClass::of(&e), now),
         }
     }
@@ -71,7 +64,7 @@ impl Engine<'_> {
         self.ramp.open_gate();
         let open_loop = self.schedule.is_some();
         for i in 0..self.conns.len() {
-            if self.conns[i].state == State::Up {
+            if self.conns[i].is_up() {
                 if open_loop {
                     self.mark_free(i);
                 } else {
@@ -88,26 +81,23 @@ impl Engine<'_> {
         self.first_try_over(i);
         let counting = self.counting(now);
         let c = &mut self.conns[i];
-        c.state = State::Up;
-        c.connected_once = true;
-        c.backoff = BACKOFF_MIN;
+        let took = c.connected(now);
         // Nagle only delays a second small write: keep-alive and pipelined sockets need it off,
         // and so does a TLS handshake (several small writes each way).
         if !self.spec.close() || self.spec.tls.is_some() {
-            if let Some(fd) = &c.fd {
+            if let Some(fd) = c.fd() {
                 let _ = sys::socket::set_nodelay(fd);
             }
         }
         if counting {
-            self.tally
-                .connect
-                .record_ns(now.duration_since(c.started).as_nanos() as u64);
+            self.tally.connect.record_ns(took.as_nanos() as u64);
             self.tally.connects += 1;
         }
         if self.spec.tls.is_some() {
             // https: the handshake comes first (see `tls`), then `when_up`.
             return self.start_tls(i, now);
         }
+        self.conns[i].up();
         self.when_up(i, now);
     }
 
@@ -119,7 +109,7 @@ impl Engine<'_> {
         if !self.ramp.sending() {
             // Connecting is not over (or, with --connect-first, not every connection is up):
             // the first requests wait (see `Engine::run`).
-            if !std::mem::replace(&mut self.conns[i].counted_up, true) {
+            if self.conns[i].up_before_sending() {
                 self.ramp.up_early();
             }
             return;
@@ -171,9 +161,8 @@ impl Engine<'_> {
         }
         // Requests the socket reserved but never sent go back to the pool.
         let c = &mut self.conns[i];
-        self.budget.give_back(c.tickets, c.counted);
-        c.tickets = 0;
-        c.counted = 0;
+        let (left, counted) = c.tickets.give_back();
+        self.budget.give_back(left, counted);
         if c.inflight.is_empty() && none_waiting {
             // A failed attempt with nothing in flight (or waiting: those are charged a try)
             // still uses up a request, so -n ends.
@@ -188,9 +177,8 @@ impl Engine<'_> {
         let limit = self.spec.timeout();
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            let late = match c.state {
-                State::Connecting => now.duration_since(c.started) > limit,
-                State::Handshaking => now.duration_since(c.tls_started) > limit,
+            let late = match c.state() {
+                State::Connecting | State::Handshaking => c.setting_up_past(now, limit),
                 // Nothing in flight but requests to send again that the server leaves no room
                 // for (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS of 0) is stuck as well.
                 // An event stream is timed from its last event, not from its request.
@@ -203,7 +191,7 @@ impl Engine<'_> {
                             let since = streaming.and_then(|(_, s)| s.last()).unwrap_or(r.at);
                             now.duration_since(since.max(r.at)) > limit
                         })
-                        || c.stalled.is_some_and(|t| now.duration_since(t) > limit)
+                        || c.stalled_past(now, limit)
                 }
                 State::Down => false,
             };

@@ -30,7 +30,7 @@ impl Engine<'_> {
     /// The connection is up: checks ALPN (TLS) and writes the preface. `false` if it failed.
     pub(super) fn h2_up(&mut self, i: usize, now: Instant) -> bool {
         let c = &mut self.conns[i];
-        if let Some(tls) = c.tls.as_ref() {
+        if let Some(tls) = c.tls() {
             if tls.alpn_protocol() != Some(b"h2") {
                 self.say("the server did not pick h2 in the TLS handshake (ALPN)");
                 self.fail(i, ErrorClass::Tls, now);
@@ -38,7 +38,7 @@ impl Engine<'_> {
             }
         }
         if let Some(h) = c.h2.as_mut() {
-            h.start(&mut c.out);
+            h.start(c.out.queue());
         }
         self.flush(i).is_ok()
     }
@@ -49,9 +49,12 @@ impl Engine<'_> {
     pub(super) fn h2_open(&mut self, i: usize, class: u8, now: Instant) -> (u32, u16) {
         let c = &mut self.conns[i];
         let lane = c.lanes.pop_front().unwrap_or(0);
+        if c.h2.is_none() {
+            return (0, lane);
+        }
+        let seq = c.next_seq();
         let Some(h) = c.h2.as_mut() else { return (0, lane) };
-        let id = h.open(&mut c.out, class, c.send_seq);
-        c.send_seq += 1;
+        let id = h.open(c.out.queue(), class, seq);
         let open = h.open_streams() as u64;
         if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {
             t.streams += 1;
@@ -74,7 +77,7 @@ impl Engine<'_> {
             tries: r.tries,
             ..r
         });
-        c.on_socket += 1;
+        c.sent_one();
     }
 
     /// Adds what connection `i`'s session counted to the window's figures.
@@ -136,9 +139,9 @@ impl Engine<'_> {
         events.clear();
         let c = &mut self.conns[i];
         let Some(h) = c.h2.as_mut() else { return false };
-        let r = h.push(&self.buf[..n], &mut c.out, &mut events);
+        let r = h.push(&self.buf[..n], c.out.queue(), &mut events);
         if h.closing() {
-            c.server_closing = true;
+            c.server_closes();
         }
         self.harvest(i, now);
         // What the server completed before a fault is counted first.
@@ -199,7 +202,7 @@ impl Engine<'_> {
                     }
                 }
                 Event::GoAway { last, .. } => {
-                    self.conns[i].server_closing = true;
+                    self.conns[i].server_closes();
                     let c = &mut self.conns[i];
                     let (keep, above): (Vec<Sent>, Vec<Sent>) = c.inflight.drain(..).partition(|r| r.stream <= last);
                     c.inflight.extend(keep);

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::conn::{Sent, State};
+use super::conn::Sent;
 use super::Engine;
 use crate::load::request::{append_body, pattern, Kind, Payload};
 
@@ -33,7 +33,7 @@ impl Engine<'_> {
             || super::classes::pick(cumulative, rng),
         );
         while let Some(i) = self.schedule.as_mut().and_then(|s| s.take_free()) {
-            self.conns[i].in_free = false;
+            self.conns[i].taken();
             self.fill(i, now);
         }
     }
@@ -43,8 +43,7 @@ impl Engine<'_> {
         let room = self.has_room(i);
         let c = &mut self.conns[i];
         if let Some(s) = self.schedule.as_mut() {
-            if !c.in_free && c.state == State::Up && room {
-                c.in_free = true;
+            if room && c.offer() {
                 s.offer(i);
             }
         }
@@ -76,7 +75,7 @@ impl Engine<'_> {
         }
         loop {
             let c = &self.conns[i];
-            if c.state != State::Up || c.server_closing || !self.has_room(i) {
+            if !c.is_up() || c.server_closing() || !self.has_room(i) {
                 break;
             }
             if !c.retry.is_empty() {
@@ -86,16 +85,16 @@ impl Engine<'_> {
                 continue;
             }
             let (intended, class, noticed) = if self.schedule.is_some() {
-                if self.per_socket().is_some_and(|k| c.on_socket >= k) {
+                if self.per_socket().is_some_and(|k| c.on_socket() >= k) {
                     break;
                 }
                 match self.schedule.as_mut().and_then(|s| s.take_due()) {
                     Some((t, class, noticed)) => (t, class, Some(noticed)),
                     None => break,
                 }
-            } else if c.tickets > 0 {
+            } else if c.tickets.left() > 0 {
                 // ab-style: with --close the request's clock starts at connect.
-                let t = if self.spec.close() { c.started } else { now };
+                let t = if self.spec.close() { c.started() } else { now };
                 (t, super::classes::pick(&self.cumulative, &mut self.rng), None)
             } else if self.per_socket().is_none() && self.may_issue(now) {
                 (now, super::classes::pick(&self.cumulative, &mut self.rng), None)
@@ -108,10 +107,7 @@ impl Engine<'_> {
             self.harvest(i, now);
             let c = &mut self.conns[i];
             let stuck = c.inflight.is_empty() && c.h2.as_ref().is_some_and(|h| h.room() == 0 && !h.closing());
-            c.stalled = match stuck {
-                true => c.stalled.or(Some(now)),
-                false => None,
-            };
+            c.stall(stuck, now);
         }
         if self.flush(i).is_ok() {
             self.mark_free(i);
@@ -132,21 +128,19 @@ impl Engine<'_> {
     pub(super) fn enqueue(&mut self, i: usize, intended: Instant, class: u8, noticed: Option<Instant>, now: Instant) {
         let open_loop = self.schedule.is_some();
         let sent = if self.spec.close() && !open_loop { intended } else { now };
-        let c = &mut self.conns[i];
-        if c.tickets > 0 {
-            c.tickets -= 1;
-            self.budget.spend();
-            if c.counted > 0 {
-                // Counted against the quota when the socket reserved it.
-                c.counted -= 1;
+        match self.conns[i].tickets.take() {
+            // Counted against the quota when the socket reserved it.
+            Some(true) => {
+                self.budget.spend();
                 if self.window.started(now) {
                     self.tally.sent += 1;
                 }
-            } else {
+            }
+            Some(false) => {
+                self.budget.spend();
                 self.count_issue(now);
             }
-        } else {
-            self.count_issue(now);
+            None => self.count_issue(now),
         }
         if let (Some(noticed), true) = (noticed, self.window.started(now)) {
             // The client's own lateness: how long after its time it noticed the request was
@@ -164,20 +158,21 @@ impl Engine<'_> {
         match self.spec.target().kind {
             Kind::Http if c.h2.is_some() => (stream, lane) = self.h2_open(i, class, now),
             Kind::Http => {
-                c.out.extend_from_slice(&self.requests[class as usize]);
+                let (slot, seq) = (c.slot, c.next_seq());
+                let out = c.out.queue();
+                out.extend_from_slice(&self.requests[class as usize]);
                 if let Payload::Generated(size) = self.spec.payload {
-                    let (slot, seq) = (c.slot, c.send_seq);
-                    append_body(&mut c.out, size, self.spec.chunked(), |off, piece| {
+                    append_body(out, size, self.spec.chunked(), |off, piece| {
                         pattern(slot, seq, off, piece)
                     });
                 }
-                c.send_seq += 1;
             }
             Kind::Echo | Kind::Packet => {
-                let start = c.out.len();
-                c.out.resize(start + self.spec.size(), 0);
-                pattern(c.slot, c.send_seq, 0, &mut c.out[start..]);
-                c.send_seq += 1;
+                let (slot, seq) = (c.slot, c.next_seq());
+                let out = c.out.queue();
+                let start = out.len();
+                out.resize(start + self.spec.size(), 0);
+                pattern(slot, seq, 0, &mut out[start..]);
             }
         }
         let c = &mut self.conns[i];
@@ -189,7 +184,7 @@ impl Engine<'_> {
             lane,
             tries: 0,
         });
-        c.on_socket += 1;
+        c.sent_one();
         self.budget.sent();
     }
 }

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::pacing::{Budget, Schedule};
-use super::request::Payload;
+use super::request::{HttpReader, Payload};
 use super::tally::{ErrorClass, Tally};
 use super::Spec;
 use crate::sys;
@@ -164,9 +164,18 @@ impl<'a> Engine<'a> {
             .map(|i| {
                 let slot = plan.first_slot + i as u64;
                 let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
-                let mut c = Conn::new(slot, plan.t0, head_only, verify, spec.size(), session, spec.pipeline());
-                c.http.sse = spec.sse();
-                c
+                let http = match verify {
+                    Some(size) => HttpReader::new(head_only).verifying(slot, size),
+                    None => HttpReader::new(head_only),
+                };
+                Conn::new(
+                    slot,
+                    plan.t0,
+                    http.all_event_streams(spec.sse()),
+                    spec.size(),
+                    session,
+                    spec.pipeline(),
+                )
             })
             .collect();
         let tally = Tally {
@@ -309,7 +318,7 @@ impl<'a> Engine<'a> {
             let now = Instant::now();
             debug_assert!(n == events.len());
             for i in std::mem::take(&mut self.again) {
-                if self.conns[i].state == State::Up {
+                if self.conns[i].is_up() {
                     self.on_readable(i, now, true);
                 }
             }
@@ -326,7 +335,7 @@ impl<'a> Engine<'a> {
         let cpu = cpu_from.map_or(Duration::ZERO, |from| {
             sys::process::thread_cpu_time().saturating_sub(from)
         });
-        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once).count() as u64;
+        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
         self.close_window(Instant::now());
         (self.tally, cpu)
     }
@@ -426,7 +435,7 @@ impl<'a> Engine<'a> {
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {
-        match self.conns[i].state {
+        match self.conns[i].state() {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),
             State::Connecting | State::Handshaking => {}
@@ -434,10 +443,10 @@ impl<'a> Engine<'a> {
     }
 
     fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
-        if self.conns[i].state == State::Connecting {
+        if self.conns[i].state() == State::Connecting {
             if flags & (ERR | HUP) != 0 {
                 // The connect failed: SO_ERROR says why.
-                let e = match self.conns[i].fd.as_ref().map(sys::socket::take_error) {
+                let e = match self.conns[i].fd().map(sys::socket::take_error) {
                     Some(Ok(Some(e))) | Some(Err(e)) => e,
                     _ => io::Error::from(io::ErrorKind::ConnectionRefused),
                 };
@@ -447,13 +456,13 @@ impl<'a> Engine<'a> {
                 return;
             }
             self.on_connected(i, now);
-            if self.conns[i].state == State::Handshaking {
+            if self.conns[i].state() == State::Handshaking {
                 return;
             }
-        } else if self.conns[i].state == State::Handshaking {
+        } else if self.conns[i].state() == State::Handshaking {
             return self.drive_handshake(i, now);
         }
-        if self.conns[i].state != State::Up {
+        if !self.conns[i].is_up() {
             return;
         }
         if flags & OUT != 0 && self.flush(i).is_err() {
@@ -467,17 +476,16 @@ impl<'a> Engine<'a> {
     }
 
     fn flush(&mut self, i: usize) -> Result<(), ()> {
-        if self.conns[i].tls.is_some() {
+        if self.conns[i].tls().is_some() {
             return self.tls_flush(i);
         }
-        let c = &mut self.conns[i];
-        let Some(fd) = c.fd.as_ref() else {
+        let (Some(fd), _, out) = self.conns[i].wire() else {
             return Err(());
         };
-        while c.out_pos < c.out.len() {
-            match sys::fd::write(fd, &c.out[c.out_pos..]) {
+        while !out.is_empty() {
+            match sys::fd::write(fd, out.unsent()) {
                 Ok(n) => {
-                    c.out_pos += n;
+                    out.took(n);
                     self.tally.bytes_out += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -488,8 +496,6 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        c.out.clear();
-        c.out_pos = 0;
         Ok(())
     }
 }

@@ -17,7 +17,7 @@ pub(super) const READS_PER_TURN: usize = 4;
 /// Receiving responses.
 impl Engine<'_> {
     pub(super) fn on_readable(&mut self, i: usize, mut now: Instant, to_eof: bool) {
-        if self.conns[i].tls.is_some() {
+        if self.conns[i].tls().is_some() {
             return self.tls_readable(i, now);
         }
         let mut first = true;
@@ -32,7 +32,7 @@ impl Engine<'_> {
             if !std::mem::take(&mut first) {
                 now = Instant::now();
             }
-            let r = match self.conns[i].fd.as_ref() {
+            let r = match self.conns[i].fd() {
                 Some(fd) => sys::fd::read(fd, &mut self.buf),
                 None => return,
             };
@@ -67,7 +67,7 @@ impl Engine<'_> {
                     match read {
                         Read::Done { status, close } => {
                             if close {
-                                self.conns[i].server_closing = true;
+                                self.conns[i].server_closes();
                             }
                             self.end_stream(i, Some(0), now, false);
                             if !self.complete(i, 0, status, now) {
@@ -232,9 +232,9 @@ impl Engine<'_> {
     /// Decides what a connection does once its responses are processed.
     pub(super) fn after_responses(&mut self, i: usize, now: Instant) -> bool {
         let c = &self.conns[i];
-        let socket_done = c.server_closing
-            || self.per_socket().is_some_and(|k| c.on_socket >= k)
-            || (self.per_socket().is_some() && c.tickets == 0 && self.schedule.is_none());
+        let socket_done = c.server_closing()
+            || self.per_socket().is_some_and(|k| c.on_socket() >= k)
+            || (self.per_socket().is_some() && c.tickets.left() == 0 && self.schedule.is_none());
         if socket_done {
             if c.inflight.is_empty() {
                 self.recycle(i, now);
@@ -259,7 +259,7 @@ impl Engine<'_> {
         // A response delimited by the close (HTTP/1.0, or no length) is complete now.
         match self.conns[i].http.at_close() {
             Some(Read::Done { status, .. }) => {
-                self.conns[i].server_closing = true;
+                self.conns[i].server_closes();
                 self.stream_events(i, now);
                 self.end_stream(i, Some(0), now, false);
                 if !self.complete(i, 0, status, now) {

@@ -9,7 +9,6 @@ use std::time::Instant;
 use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
 
-use super::conn::State;
 use super::Engine;
 use crate::load::tally::ErrorClass;
 use crate::sys;
@@ -55,10 +54,7 @@ impl Engine<'_> {
         };
         match ClientConnection::new(cfg, name) {
             Ok(tls) => {
-                let c = &mut self.conns[i];
-                c.tls = Some(Box::new(tls));
-                c.state = State::Handshaking;
-                c.tls_started = now;
+                self.conns[i].handshaking(tls, now);
                 self.drive_handshake(i, now);
             }
             Err(_) => self.fail(i, ErrorClass::Other, now),
@@ -73,14 +69,11 @@ impl Engine<'_> {
             Ok(_) => {}
         }
         let counting = self.counting(now);
-        let c = &mut self.conns[i];
-        if c.tls.as_ref().is_some_and(|t| !t.is_handshaking()) {
+        if let Some(took) = self.conns[i].handshake_done(now) {
             if counting {
-                self.tally
-                    .tls_handshake
-                    .record_ns(now.duration_since(c.tls_started).as_nanos() as u64);
+                self.tally.tls_handshake.record_ns(took.as_nanos() as u64);
             }
-            c.state = State::Up;
+            self.conns[i].up();
             self.when_up(i, now);
         }
     }
@@ -90,8 +83,7 @@ impl Engine<'_> {
     /// the caller then takes the plaintext: with edge-triggered epoll, bytes read and left
     /// behind would raise no new event.)
     fn tls_io(&mut self, i: usize, read: bool) -> Result<Moved, ErrorClass> {
-        let c = &mut self.conns[i];
-        let (Some(fd), Some(tls)) = (c.fd.as_ref(), c.tls.as_mut()) else {
+        let (Some(fd), Some(tls), _) = self.conns[i].wire() else {
             return Err(ErrorClass::Other);
         };
         let mut io = FdIo(fd);
@@ -154,21 +146,20 @@ impl Engine<'_> {
     /// as on a plain socket, for the next flush.
     pub(super) fn tls_flush(&mut self, i: usize) -> Result<(), ()> {
         loop {
-            let c = &mut self.conns[i];
-            let before = c.out_pos;
-            if let Some(tls) = c.tls.as_mut() {
-                while c.out_pos < c.out.len() {
-                    match tls.writer().write(&c.out[c.out_pos..]) {
-                        Ok(n) if n > 0 => c.out_pos += n,
+            let (_, tls, out) = self.conns[i].wire();
+            let mut moved = false;
+            if let Some(tls) = tls {
+                while !out.is_empty() {
+                    match tls.writer().write(out.unsent()) {
+                        Ok(n) if n > 0 => {
+                            out.took(n);
+                            moved = true;
+                        }
                         _ => break,
                     }
                 }
             }
-            let (moved, done) = (c.out_pos > before, c.out_pos == c.out.len());
-            if done {
-                c.out.clear();
-                c.out_pos = 0;
-            }
+            let done = out.is_empty();
             if let Err(class) = self.tls_io(i, false) {
                 self.fail(i, class, Instant::now());
                 return Err(());
@@ -199,7 +190,9 @@ impl Engine<'_> {
                 Err(class) => return self.fail(i, class, now),
             };
             loop {
-                let Some(tls) = self.conns[i].tls.as_mut() else { return };
+                let (_, Some(tls), _) = self.conns[i].wire() else {
+                    return;
+                };
                 match tls.reader().read(&mut self.buf) {
                     Ok(0) => return self.on_eof(i, now),
                     Ok(n) => {
