@@ -62,7 +62,7 @@ impl Outbox {
 
     /// What the socket has not taken yet.
     pub(super) fn unsent(&self) -> &[u8] {
-        &self.buf[self.sent..]
+        &self.buf[self.sent.min(self.buf.len())..]
     }
 
     /// The socket took `n` more bytes.
@@ -76,7 +76,7 @@ impl Outbox {
 
     /// Nothing is waiting.
     pub(super) fn is_empty(&self) -> bool {
-        self.sent == self.buf.len()
+        self.sent >= self.buf.len()
     }
 
     fn clear(&mut self) {
@@ -159,7 +159,7 @@ pub(super) struct Conn {
     /// A timer (think time, a booked connect, a reconnect back-off) is set for this instant.
     pub(super) wake: Armed,
     /// A connect time under `--connect-rate` is booked for this slot (its timer is set).
-    pub(super) connect_booked: bool,
+    connect_booked: bool,
     /// Counted among the connections up before sending started (`--connect-first`).
     counted_up: bool,
     /// Its first connect attempt has ended (up, or failed).
@@ -283,6 +283,7 @@ impl Conn {
 
     /// A TLS handshake began at `now` over the socket.
     pub(super) fn handshaking(&mut self, tls: rustls::ClientConnection, now: Instant) {
+        debug_assert_eq!(self.state, State::Connecting);
         self.tls = Some(Box::new(tls));
         self.state = State::Handshaking;
         self.tls_started = now;
@@ -296,6 +297,7 @@ impl Conn {
 
     /// It can carry requests.
     pub(super) fn up(&mut self) {
+        debug_assert!(matches!(self.state, State::Connecting | State::Handshaking));
         self.state = State::Up;
     }
 
@@ -364,6 +366,16 @@ impl Conn {
     /// HTTP/2: stuck for longer than `limit` by `now`.
     pub(super) fn stalled_past(&self, now: Instant, limit: Duration) -> bool {
         self.stalled.is_some_and(|t| now.duration_since(t) > limit)
+    }
+
+    /// A connect time under `--connect-rate` is booked for it (its timer is set).
+    pub(super) fn book(&mut self) {
+        self.connect_booked = true;
+    }
+
+    /// Whether it had a connect time booked (now used).
+    pub(super) fn take_booking(&mut self) -> bool {
+        std::mem::take(&mut self.connect_booked)
     }
 
     /// It is up before sending started (`--connect-first` counts it): `true` the first time.

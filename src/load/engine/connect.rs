@@ -33,7 +33,9 @@ impl Engine<'_> {
         }
         // --connect-rate: take the next free connect time; a slot woken at the time it took
         // connects then (others have moved the next free time on meanwhile).
-        if let Some(at) = self.ramp.when(now, &mut self.conns[i].connect_booked) {
+        let booked = self.conns[i].take_booking();
+        if let Some(at) = self.ramp.when(now, booked) {
+            self.conns[i].book();
             return self.set_timer(i, at);
         }
         let target = self.spec.target().addr;

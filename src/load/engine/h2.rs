@@ -53,7 +53,7 @@ impl Engine<'_> {
             return (0, lane);
         }
         let seq = c.next_seq();
-        let Some(h) = c.h2.as_mut() else { return (0, lane) };
+        let h = c.h2.as_mut().expect("checked above");
         let id = h.open(c.out.queue(), class, seq);
         let open = h.open_streams() as u64;
         if let (true, Some(t)) = (self.window.inside(now), self.tally.h2.as_mut()) {

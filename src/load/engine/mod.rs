@@ -304,7 +304,7 @@ impl<'a> Engine<'a> {
                 self.scan_timeouts(now);
                 next_scan = now + SCAN;
             }
-            let mut wait = self.next_deadline(next_scan).saturating_duration_since(Instant::now());
+            let mut wait = crate::timer::until(self.next_deadline(next_scan), Instant::now());
             if !self.ramp.all_opened() || !self.again.is_empty() {
                 wait = Duration::ZERO;
             } else if !self.window.known() {

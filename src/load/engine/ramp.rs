@@ -80,17 +80,16 @@ impl Ramp {
         None
     }
 
-    /// `--connect-rate`: when a slot may connect. `None`: now; else the time it booked (it
-    /// is woken then, with `booked` set, and connects at once).
-    pub(super) fn when(&mut self, now: Instant, booked: &mut bool) -> Option<Instant> {
+    /// `--connect-rate`: when a slot may connect. `None`: now (a slot that `booked` its time
+    /// is woken then and connects at once); else the time it books.
+    pub(super) fn when(&mut self, now: Instant, booked: bool) -> Option<Instant> {
         let iv = self.interval?;
-        if std::mem::take(booked) {
+        if booked {
             return None;
         }
         if now < self.next {
             let at = self.next;
             self.next += iv;
-            *booked = true;
             return Some(at);
         }
         self.next = now.max(self.next) + iv;

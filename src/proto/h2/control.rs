@@ -93,7 +93,14 @@ impl H2Session {
             return Err(Code::Protocol);
         }
         if head.flags & frame::ACK != 0 {
-            return if head.len == 0 { Ok(()) } else { Err(Code::FrameSize) };
+            if head.len != 0 {
+                return Err(Code::FrameSize);
+            }
+            // Our windows apply from here on ([`super::recv_window`]).
+            if !std::mem::replace(&mut self.settings_acked, true) {
+                self.grant(out, None);
+            }
+            return Ok(());
         }
         if !head.len.is_multiple_of(6) {
             return Err(Code::FrameSize);

@@ -150,29 +150,38 @@ impl H2Session {
     /// under `max_output`.
     pub(super) fn grant(&mut self, out: &mut Vec<u8>, only: Option<u32>) {
         if self.held >= self.limits.max_output {
+            self.withheld = true;
             return;
         }
+        self.withheld = false;
         if let Some(inc) = self.recv.release() {
             frame::window_update(out, 0, inc);
         }
+        // Before the client acknowledged our SETTINGS it may still assume the RFC's window
+        // on a stream: its credit goes back at half of that.
+        let at = (!self.settings_acked).then_some((frame::INITIAL_WINDOW as u32).div_ceil(2));
         match only {
             Some(id) => {
                 if let Some(i) = self.streams.find(id) {
-                    grant_stream(self.streams.at(i), out);
+                    grant_stream(self.streams.at(i), at, out);
                 }
             }
-            None => self.streams.iter_mut().for_each(|s| grant_stream(s, out)),
+            None => self.streams.iter_mut().for_each(|s| grant_stream(s, at, out)),
         }
     }
 }
 
-/// Grants back the window the client's DATA used on stream `s` (once it is half a window),
-/// while its request goes on.
-fn grant_stream(s: &mut Stream, out: &mut Vec<u8>) {
+/// Grants back the window the client's DATA used on stream `s` (once it is half a window, or
+/// `at`), while its request goes on.
+fn grant_stream(s: &mut Stream, at: Option<u32>, out: &mut Vec<u8>) {
     if s.state.request_ended() {
         return;
     }
-    if let Some(inc) = s.recv.release() {
+    let released = match at {
+        Some(at) => s.recv.release_at(at),
+        None => s.recv.release(),
+    };
+    if let Some(inc) = released {
         frame::window_update(out, s.id, inc);
     }
 }

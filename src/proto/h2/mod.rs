@@ -6,15 +6,17 @@
 //! a turn's frames leave in one write.
 //!
 //! By the RFC: the preface and SETTINGS (ours: `SETTINGS_MAX_CONCURRENT_STREAMS`, streams past
-//! it refused with REFUSED_STREAM) and their ACK; HEADERS + CONTINUATION decoded with HPACK;
+//! it refused with REFUSED_STREAM; `SETTINGS_INITIAL_WINDOW_SIZE`, [`recv_window`]) and their ACK; HEADERS + CONTINUATION decoded with HPACK;
 //! DATA under connection- and stream-level flow control both ways; PING; RST_STREAM; GOAWAY;
 //! PRIORITY checked and otherwise ignored; unknown frame types ignored. A connection error
 //! sends GOAWAY with its code and closes; a stream error resets only that stream.
 //!
 //! Limits as for http: a header list over 8 KiB gets 431, a body over `max_body` resets its
 //! stream. Response bytes waiting for the client's flow-control window count against
-//! `max_output`: past it the session grants the client no more window, so a client that never
-//! sends WINDOW_UPDATE cannot make it hold more than `max_output` plus one window.
+//! `max_output`: past it the session grants the client no more window (what it withheld goes
+//! once the output is under the bound again), so a client that never sends WINDOW_UPDATE cannot
+//! make it hold more than `max_output` plus one window ([`recv_window`]: about twice
+//! `max_output`).
 //!
 //! The parts: `frame` (the frame format and its [`frame::Reader`], which assembles header
 //! blocks), `window` (flow-control arithmetic), `stream` (a stream's state), `streams` (the
@@ -126,6 +128,12 @@ pub struct H2Session {
     quiet: u32,
     /// The last feed stopped at the bound on output: the reader holds frames to go on with.
     holding: bool,
+    /// Window was not granted back while the held output was at `max_output`: granted once
+    /// it is under it again, whatever brought it there.
+    withheld: bool,
+    /// The client acknowledged our SETTINGS: until then a stream's credit goes back at half
+    /// the RFC's window, which a client that has not applied ours still assumes.
+    settings_acked: bool,
     /// Tickets of responses that waited for work and whose streams closed first.
     cancelled: Vec<u64>,
     /// How long `out` may grow this feed ([`Each::room`]); body bytes the windows let go past
@@ -175,6 +183,8 @@ impl H2Session {
             tripped: None,
             quiet: 0,
             holding: false,
+            withheld: false,
+            settings_acked: false,
             cancelled: Vec::new(),
             cap: usize::MAX,
             releasing: false,
@@ -208,6 +218,7 @@ impl H2Session {
     pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
         self.cap = out.len().saturating_add(each.room(out.len()));
         let mut fed = self.complete_ticket(ticket, out);
+        self.grant_withheld(out);
         self.after_goaway(out, &mut fed);
         fed
     }
@@ -272,6 +283,7 @@ impl H2Session {
             }
             i += 1;
         }
+        self.grant_withheld(out);
         self.after_goaway(out, &mut fed);
         fed
     }
@@ -390,8 +402,16 @@ impl H2Session {
                 self.phase = Phase::Dead;
             }
         }
+        self.grant_withheld(out);
         fed.close |= self.phase == Phase::Dead;
         fed
+    }
+
+    /// Grants the window held back at `max_output`, once the held output is under it.
+    fn grant_withheld(&mut self, out: &mut Vec<u8>) {
+        if self.withheld && self.held < self.limits.max_output && self.phase == Phase::Frames {
+            self.grant(out, None);
+        }
     }
 
     /// Our SETTINGS, once, first.

@@ -104,7 +104,13 @@ impl Inflow {
     /// The credit to grant back now (a WINDOW_UPDATE's increment), once it is half the
     /// window or more: then the window holds it again.
     pub fn release(&mut self) -> Option<u32> {
-        if self.owed == 0 || self.owed < self.size.div_ceil(2) {
+        self.release_at(self.size.div_ceil(2))
+    }
+
+    /// [`Inflow::release`] once the credit is `at` or more (half of a smaller window the
+    /// other side may still assume).
+    pub fn release_at(&mut self, at: u32) -> Option<u32> {
+        if self.owed == 0 || self.owed < at {
             return None;
         }
         let inc = std::mem::take(&mut self.owed);
@@ -176,5 +182,8 @@ mod tests {
             Inflow::new(MAX_WINDOW as u32),
             "capped at 2^31 - 1"
         );
+        let mut big = Inflow::new(1 << 20);
+        big.consume(40_000).unwrap();
+        assert_eq!((big.release(), big.release_at(32_768)), (None, Some(40_000)));
     }
 }
