@@ -115,6 +115,74 @@ pub fn h2_client(data: &[u8]) {
     assert!(b.is_empty(), "the output ends inside a frame header");
 }
 
+/// A hook that runs keyed commands against a table of its own (what a server with `--store
+/// owned` does), with the output bounded at `room` bytes a feed.
+struct Keyed {
+    table: crate::store::Table,
+}
+
+impl crate::proto::Each for Keyed {
+    fn request(&mut self, _: crate::proto::Request<'_>, _: &mut Vec<u8>) -> crate::proto::Answer {
+        crate::proto::Answer::Serve
+    }
+
+    fn command(
+        &mut self,
+        op: crate::proto::keyed::Op<'_>,
+        replies: &mut dyn crate::proto::keyed::Replies,
+    ) -> crate::proto::keyed::Outcome {
+        self.table.run(op, std::time::Instant::now(), replies)
+    }
+}
+
+/// Feeds `data` to a fresh keyed session (a value over 64 bytes is past `--max-value`) whole,
+/// then split at `cut`: both outputs, the commands answered and whether it closed.
+fn keyed_whole_and_split(proto: Proto, data: &[u8], cut: usize) -> [(Vec<u8>, u64, bool); 2] {
+    let run = |pieces: &[&[u8]]| {
+        let limits = crate::proto::Limits {
+            max_value: 64,
+            ..fuzz_limits()
+        };
+        let mut s = Session::with_limits(proto, limits);
+        let mut each = Keyed {
+            table: crate::store::Table::new(),
+        };
+        let (mut out, mut requests, mut close) = (Vec::new(), 0, false);
+        for p in pieces {
+            let fed = s.feed_each(p, &mut out, &mut each);
+            requests += fed.requests;
+            close |= fed.close;
+        }
+        (out, requests, close)
+    };
+    let cut = cut.min(data.len());
+    [run(&[data]), run(&[&data[..cut], &data[cut..]])]
+}
+
+/// The RESP session: any command stream, split anywhere, gives the same replies, each a RESP
+/// reply (`+`, `-`, `:`, `$` or `*` first); nothing panics. (TTLs are not in the corpus: the
+/// replies would depend on the clock.)
+pub fn resp_session(data: &[u8]) {
+    let Some((&c, rest)) = data.split_first() else { return };
+    let [whole, split] = keyed_whole_and_split(Proto::Resp, rest, c as usize * rest.len() / 255);
+    assert_eq!(whole, split, "the replies depend on how the stream was split");
+    if let Some(first) = whole.0.first() {
+        assert!(b"+-:$*".contains(first), "a reply that is not RESP");
+    }
+}
+
+/// The memcache session: any command stream, split anywhere, gives the same replies; nothing
+/// panics.
+pub fn memcache_session(data: &[u8]) {
+    let Some((&c, rest)) = data.split_first() else { return };
+    let [whole, split] = keyed_whole_and_split(Proto::Memcache, rest, c as usize * rest.len() / 255);
+    assert_eq!(whole, split, "the replies depend on how the stream was split");
+    assert!(
+        whole.0.is_empty() || whole.0.ends_with(b"\r\n"),
+        "a reply line not ended"
+    );
+}
+
 /// Packet framing: every whole frame is answered, once, in order; the split does not matter.
 pub fn packet_framing(data: &[u8]) {
     let [a, b, rest @ ..] = data else { return };

@@ -6,7 +6,8 @@
 //! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
 //!   layer may use: [`hist`] (latency histograms), [`timer`] ("wake me at T", the one timer heap), `rng`,
 //!   `units`, `sync`, [`origin`] (the commit the binary was built from);
-//! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS);
+//! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS, RESP, memcache);
+//! - [`store`]: the keyed state RESP and memcache commands run against (`owned`, `locked`);
 //! - [`server`]: what models share, and the registry each model declares itself in (its
 //!   mechanism, its workers, its queueing discipline);
 //! - [`models`]: one file per architecture;
@@ -32,6 +33,7 @@ pub(crate) mod units;
 
 pub mod proto;
 pub mod server;
+pub mod store;
 
 pub mod models;
 

@@ -47,3 +47,13 @@ fn h2_session_corpus() {
 fn h2_client_corpus() {
     replay("h2_client", muxlab::fuzz::h2_client);
 }
+
+#[test]
+fn resp_session_corpus() {
+    replay("resp_session", muxlab::fuzz::resp_session);
+}
+
+#[test]
+fn memcache_session_corpus() {
+    replay("memcache_session", muxlab::fuzz::memcache_session);
+}

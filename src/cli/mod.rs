@@ -379,7 +379,7 @@ fn print_models(json: bool) {
             .map(|m| {
                 serde_json::json!({"name": m.name, "family": m.family.name(), "mechanism": m.mechanism,
                     "product": m.product, "seed": m.seed, "one_conn_per_worker": m.one_conn_per_worker,
-                    "streams": m.streams.says(),
+                    "streams": m.streams.says(), "store": m.data.says(),
                     "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>()})
             })
             .collect();
@@ -399,6 +399,7 @@ fn print_models(json: bool) {
         if m.streams != crate::server::Streams::Timers {
             notes.push(m.streams.says().into());
         }
+        notes.push(format!("store: {}", m.data.says()));
         let notes = if notes.is_empty() {
             String::new()
         } else {

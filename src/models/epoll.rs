@@ -29,6 +29,7 @@ pub const MODEL: Model = Model {
     flags: &[Flag::Trigger],
     run,
     queueing: Discipline::Shared,
+    data: crate::store::Toucher::OneThread,
     ..Model::BASE
 };
 

@@ -27,6 +27,7 @@ pub const MODEL: Model = Model {
     run,
     queueing: Discipline::PerConnection,
     streams: Streams::ProcessEach,
+    data: crate::store::Toucher::Processes,
     ..Model::BASE
 };
 

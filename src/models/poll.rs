@@ -26,6 +26,7 @@ pub const MODEL: Model = Model {
     seed: "003",
     run,
     queueing: Discipline::Shared,
+    data: crate::store::Toucher::OneThread,
     ..Model::BASE
 };
 

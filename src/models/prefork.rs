@@ -26,6 +26,7 @@ pub const MODEL: Model = Model {
     one_conn_per_worker: true,
     run,
     streams: Streams::OnePerWorker,
+    data: crate::store::Toucher::Processes,
     ..Model::BASE
 };
 

@@ -39,6 +39,7 @@ pub const MODEL: Model = Model {
     // Its spread depends on --accept (EPOLLEXCLUSIVE wake-ups, or nginx's balancing mutex): not
     // modelled.
     queueing: Discipline::Unknown,
+    data: crate::store::Toucher::Processes,
     ..Model::BASE
 };
 

@@ -29,6 +29,7 @@ pub const MODEL: Model = Model {
     seed: "002 #1",
     run,
     queueing: Discipline::Shared,
+    data: crate::store::Toucher::OneThread,
     ..Model::BASE
 };
 

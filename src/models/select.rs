@@ -28,6 +28,7 @@ pub const MODEL: Model = Model {
     run,
     queueing: Discipline::Shared,
     streams: Streams::UnderFdSetSize,
+    data: crate::store::Toucher::OneThread,
     ..Model::BASE
 };
 

@@ -32,6 +32,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     run,
     counts_syscalls: false,
+    data: crate::store::Toucher::EachWorker,
     ..Model::BASE
 };
 

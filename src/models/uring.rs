@@ -50,6 +50,7 @@ pub const MODEL: Model = Model {
     flags: &[Flag::BatchWait],
     run,
     queueing: Discipline::PerWorker(Assign::Random),
+    data: crate::store::Toucher::EachWorker,
     ..Model::BASE
 };
 

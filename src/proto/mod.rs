@@ -7,8 +7,11 @@ pub(crate) mod chunked;
 pub(crate) mod echo;
 pub mod h2;
 pub(crate) mod http;
+pub mod keyed;
 pub mod later;
+pub(crate) mod memcache;
 pub(crate) mod packet;
+pub(crate) mod resp;
 pub(crate) mod tls;
 
 #[cfg(test)]
@@ -28,6 +31,10 @@ pub enum Proto {
     Packet(usize),
     /// HTTP/2 with prior knowledge, or over TLS by ALPN; HTTP/1.1 on the same port.
     H2,
+    /// RESP2, redis's protocol: keyed commands run against the server's store.
+    Resp,
+    /// memcached's text protocol: keyed commands run against the server's store.
+    Memcache,
 }
 
 impl Proto {
@@ -37,7 +44,14 @@ impl Proto {
             Proto::Echo => "echo",
             Proto::Packet(_) => "packet",
             Proto::H2 => "h2",
+            Proto::Resp => "resp",
+            Proto::Memcache => "memcache",
         }
+    }
+
+    /// Its requests are keyed commands, run against a store ([`keyed`]).
+    pub fn keyed(&self) -> bool {
+        matches!(self, Proto::Resp | Proto::Memcache)
     }
 }
 
@@ -45,6 +59,17 @@ impl fmt::Display for Proto {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Drops the spans a command with many arguments grew (an idle connection's): the bytes
+/// given up.
+pub(crate) fn shed_spans(spans: &mut Vec<(u32, u32)>) -> usize {
+    let cap = spans.capacity();
+    if !spans.is_empty() || cap <= 64 {
+        return 0;
+    }
+    *spans = Vec::new();
+    cap * std::mem::size_of::<(u32, u32)>()
 }
 
 /// Drops `buf`'s allocation when it is empty and holds more than `keep` bytes: the bytes given
@@ -99,6 +124,18 @@ pub trait Each {
         let _ = pending;
         usize::MAX
     }
+
+    /// A keyed command (RESP, memcache) about to be answered: the hook runs it against its
+    /// store, answering through `replies` in the session's protocol, and says what it found.
+    /// Without a store every command is answered with an error.
+    fn command(&mut self, op: keyed::Op<'_>, replies: &mut dyn keyed::Replies) -> keyed::Outcome {
+        let _ = op;
+        replies.error(keyed::KeyedError::NoStore);
+        keyed::Outcome {
+            error: true,
+            ..Default::default()
+        }
+    }
 }
 
 /// The hook that serves every request, with no bound on output: what [`Session::feed`] uses.
@@ -126,6 +163,9 @@ pub struct Fed {
     pub quiet_frames: u32,
     /// HTTP/2: the budget the connection went past (it ends with GOAWAY ENHANCE_YOUR_CALM).
     pub calm: Option<h2::budget::Cause>,
+    /// Keyed commands answered with an error (unknown, malformed, past a bound, or failed in
+    /// the store).
+    pub errors: u32,
 }
 
 /// HTTP/2 streams opened, refused (over the concurrency limit) and reset (by either side).
@@ -146,6 +186,7 @@ impl Fed {
         self.frames += other.frames;
         self.quiet_frames += other.quiet_frames;
         self.calm = self.calm.or(other.calm);
+        self.errors += other.errors;
     }
 
     /// The input was only frames that produce no output (HTTP/2): it asked nothing of the
@@ -167,6 +208,8 @@ pub struct Limits {
     /// HTTP/2's budgets per connection (`--h2-client-resets`, `--h2-server-resets`,
     /// `--h2-quiet-frames`).
     pub calm: h2::budget::Calm,
+    /// The largest value a keyed command may carry (`--max-value`).
+    pub max_value: usize,
 }
 
 impl Default for Limits {
@@ -176,6 +219,7 @@ impl Default for Limits {
             max_output: 256 * 1024,
             max_streams: 100,
             calm: h2::budget::Calm::default(),
+            max_value: 1024 * 1024,
         }
     }
 }
@@ -193,6 +237,8 @@ pub enum Session {
     Detect(Detect),
     /// Any of the others behind TLS (`serve --tls`).
     Tls(Box<tls::TlsSession>),
+    Resp(resp::RespSession),
+    Memcache(memcache::McSession),
 }
 
 /// A connection whose protocol its first bytes decide.
@@ -232,6 +278,8 @@ impl Session {
                 line: Vec::new(),
                 limits,
             }),
+            Proto::Resp => Session::Resp(resp::RespSession::new(limits.max_value)),
+            Proto::Memcache => Session::Memcache(memcache::McSession::new(limits.max_value)),
         }
     }
 
@@ -301,6 +349,8 @@ impl Session {
             Session::Packet(s) => s.holding(),
             Session::Tls(s) => s.holding(),
             Session::H2(s) => s.holding(),
+            Session::Resp(s) => s.holding(),
+            Session::Memcache(s) => s.holding(),
             Session::Detect(_) => false,
         }
     }
@@ -314,6 +364,8 @@ impl Session {
             Session::Packet(s) => s.trim(),
             Session::Tls(s) => s.trim(),
             Session::H2(s) => s.trim(),
+            Session::Resp(s) => s.trim(),
+            Session::Memcache(s) => s.trim(),
             Session::Detect(_) => 0,
         }
     }
@@ -372,12 +424,14 @@ impl Session {
         }
     }
 
-    /// Bytes of input the session holds, not consumed yet (HTTP/1.x's and TLS's buffers; the
-    /// others' are bounded by their own rules).
+    /// Bytes of input the session holds, not consumed yet (HTTP/1.x's, RESP's, memcache's and
+    /// TLS's buffers; the others' are bounded by their own rules).
     pub fn behind(&self) -> usize {
         match self {
             Session::Http(s) => s.behind(),
             Session::Tls(s) => s.behind(),
+            Session::Resp(s) => s.behind(),
+            Session::Memcache(s) => s.behind(),
             _ => 0,
         }
     }
@@ -446,6 +500,8 @@ impl Session {
             Session::Packet(s) => s.feed(input, out, each),
             Session::Tls(s) => s.feed(input, out, each),
             Session::H2(s) => s.feed(input, out, each),
+            Session::Resp(s) => s.feed(input, out, each),
+            Session::Memcache(s) => s.feed(input, out, each),
             Session::Detect(d) => {
                 let preface = h2::frame::PREFACE;
                 if d.line.is_empty() {

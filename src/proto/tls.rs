@@ -97,6 +97,11 @@ impl<F: Each + ?Sized> Each for Sealed<'_, F> {
     fn room(&self, pending: usize) -> usize {
         self.each.room(self.out.len() + pending)
     }
+
+    fn command(&mut self, op: super::keyed::Op<'_>, replies: &mut dyn super::keyed::Replies) -> super::keyed::Outcome {
+        // The reply goes into the plaintext; the store is the hook's.
+        self.each.command(op, replies)
+    }
 }
 
 impl TlsSession {

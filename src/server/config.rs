@@ -25,13 +25,18 @@ pub enum ProtoName {
     /// HTTP/2: prior knowledge on a cleartext port (which also answers HTTP/1.1), ALPN over
     /// --tls.
     H2,
+    /// RESP2 (redis's protocol): GET, SET, INCR, ... against the server's keyed store.
+    Resp,
+    /// memcached's text protocol: get, set, incr, ... against the server's keyed store.
+    Memcache,
 }
 
 /// What `muxlab serve` was asked: its flags as clap reads them. [`ServeArgs::validate`] checks
 /// them against the model and makes the [`Config`] a server runs with.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Protocol: http, echo, packet or h2 (HTTP/2; the same port answers HTTP/1.1).
+    /// Protocol: http, echo, packet, h2 (HTTP/2; the same port answers HTTP/1.1), resp (redis's
+    /// protocol) or memcache (memcached's text protocol).
     #[arg(long = "proto", short = 'P', value_enum, default_value = "http")]
     pub proto_name: ProtoName,
     /// Frame size of the packet protocol, in bytes.
@@ -54,6 +59,15 @@ pub struct ServeArgs {
     /// rejected) [default: 90 % of the descriptor limit; 1,000 for fork].
     #[arg(long)]
     pub max_conns: Option<usize>,
+    /// resp and memcache: the keyed store, `owned` (one thread's table, no lock: only for a
+    /// design with one thread that touches data) or `locked` (one table behind one lock)
+    /// [default: the design's own, see `muxlab models`].
+    #[arg(long = "store")]
+    pub store_kind: Option<crate::store::Kind>,
+    /// resp and memcache: the largest value a command may carry (larger: the protocol's
+    /// error, and the value is dropped), e.g. 1MiB.
+    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+    pub max_value: usize,
     /// The largest HTTP request body accepted (larger: 413), e.g. 1MiB, 64KiB, 100000.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub max_body: usize,
@@ -204,6 +218,25 @@ impl ServeArgs {
         (!self.header_timeout.is_zero()).then_some(self.header_timeout)
     }
 
+    /// The flags of keyed state (`--store`, `--max-value`) where they apply, and `--work`
+    /// where it does not.
+    fn check_keyed(&self, proto: Proto, work: &Work) -> Result<(), Error> {
+        if self.store_kind.is_some() && !proto.keyed() {
+            return Err(Error::Usage(
+                "--store is the keyed state of resp and memcache: it needs --proto resp or memcache".into(),
+            ));
+        }
+        if self.max_value == 0 {
+            return Err(Error::Usage("--max-value must be at least 1 byte".into()));
+        }
+        if proto.keyed() && !work.is_none() {
+            return Err(Error::Usage(
+                "--work is each HTTP, echo or packet request's work: a resp or memcache command's work is its run against the store".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the flags against the model they are for: a flag the model does not honour, or a
     /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
     /// Returns the configuration to run (the packet protocol with its `--packet-size`).
@@ -282,6 +315,8 @@ impl ServeArgs {
             }
             ProtoName::Packet => Proto::Packet(self.packet_size),
             ProtoName::H2 => Proto::H2,
+            ProtoName::Resp => Proto::Resp,
+            ProtoName::Memcache => Proto::Memcache,
         };
         let tls = self
             .tls_spec
@@ -290,6 +325,7 @@ impl ServeArgs {
             .transpose()
             .map_err(|e| Error::Usage(e.0))?;
         let work = self.work_spec.parse::<Work>().map_err(|e| Error::Usage(e.0))?;
+        self.check_keyed(proto, &work)?;
         Ok(Config {
             args: self,
             proto,

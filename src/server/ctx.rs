@@ -45,6 +45,8 @@ pub struct Ctx {
     /// Where requests' work goes when the design hands it to other threads (`offload`): set by
     /// the model when it starts; unset, work runs on the thread that parsed the request.
     pub offload: std::sync::OnceLock<&'static dyn Offloader>,
+    /// resp and memcache: the keyed state commands run against.
+    pub store: Option<crate::store::Store>,
 }
 
 impl Ctx {
@@ -104,6 +106,7 @@ impl Ctx {
             classes: Classes::new().expect("class table"),
             main_pid: sys::process::pid(),
             offload: std::sync::OnceLock::new(),
+            store: None,
         }))
     }
 }
@@ -175,6 +178,7 @@ impl<'a> Worker<'a> {
                 server_resets: cfg.h2_server_resets,
                 quiet_frames: cfg.h2_quiet_frames,
             },
+            max_value: cfg.max_value,
         };
         let plain = Session::with_limits(cfg.proto, limits);
         match &self.ctx.cfg.tls {

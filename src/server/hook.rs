@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::ctx::{Offloader, Worker};
 use super::stats::{Counter, Stats};
+use crate::proto::keyed::{Op, OpKind, Outcome, Replies};
 use crate::proto::{Answer, Each, Fed, Request, Session};
 
 /// What every model does with bytes that arrived: count them, feed them to the connection's
@@ -71,6 +72,9 @@ pub fn on_input(
     }
     if session.holding() && !was_holding {
         w.counters.add(Counter::OutputPaused, 1);
+    }
+    if fed.errors > 0 {
+        w.counters.add(Counter::KeyedErrors, u64::from(fed.errors));
     }
     if fed.streams != Default::default() {
         count_streams(w, fed.streams);
@@ -227,6 +231,36 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     #[inline]
     fn room(&self, pending: usize) -> usize {
         self.bound.saturating_sub(pending)
+    }
+
+    /// A keyed command runs against the design's store, on this thread (its work).
+    fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
+        let Some(store) = self.w.ctx.store.as_ref() else {
+            replies.error(crate::proto::keyed::KeyedError::NoStore);
+            return Outcome {
+                error: true,
+                ..Default::default()
+            };
+        };
+        let o = store.run(op, replies);
+        let w = self.w;
+        w.count(
+            match op.kind() {
+                OpKind::Get => Counter::KeyedGets,
+                OpKind::Set => Counter::KeyedSets,
+                OpKind::Del => Counter::KeyedDels,
+                OpKind::Incr => Counter::KeyedIncrs,
+                OpKind::Other => Counter::KeyedOther,
+            },
+            1,
+        );
+        if o.hits > 0 {
+            w.count(Counter::KeyedHits, u64::from(o.hits));
+        }
+        if o.misses > 0 {
+            w.count(Counter::KeyedMisses, u64::from(o.misses));
+        }
+        o
     }
 }
 

@@ -60,6 +60,9 @@ pub struct Model {
     pub queueing: Discipline,
     /// How many event streams (`/stream`) it can hold open at once, and what each costs it.
     pub streams: Streams,
+    /// Which of its threads touch keyed data (resp, memcache): the stores it may keep, and
+    /// the one it keeps by default.
+    pub data: crate::store::Toucher,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
@@ -92,6 +95,7 @@ impl Model {
         counts_syscalls: true,
         queueing: Discipline::Unknown,
         streams: Streams::Timers,
+        data: crate::store::Toucher::Threads,
         run: |_| Ok(()),
     };
 }

@@ -53,6 +53,39 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
     Ok(fd)
 }
 
+/// The line a server prints once it can accept.
+fn listening(ctx: &Ctx, model: &Model) -> String {
+    let line = Listening {
+        event: "listening".into(),
+        addr: ctx.addr,
+        pid: sys::process::pid(),
+        model: model.name.into(),
+        proto: ctx.cfg.proto.name().into(),
+        workers: ctx.workers,
+        max_conns: ctx.max_conns,
+        store: ctx.store.as_ref().map(|s| s.kind().name().into()),
+    };
+    serde_json::to_string(&line).expect("a line serialises")
+}
+
+/// resp and memcache: the store the design keeps, `--store` or its own (`None` for the other
+/// protocols). `owned` is refused where more than one thread would touch it.
+fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<crate::store::Store>, Error> {
+    if !cfg.proto.keyed() {
+        return Ok(None);
+    }
+    let kind = cfg.store_kind.unwrap_or(model.data.default_store(workers));
+    if !model.data.allows(kind, workers) {
+        return Err(Error::Usage(format!(
+            "--store {} is one thread's table, and model '{}' with {workers} worker(s) has more than one thread touching data ({}): use --store locked",
+            kind.name(),
+            model.name,
+            model.data.says()
+        )));
+    }
+    Ok(Some(crate::store::Store::new(kind)))
+}
+
 /// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept
 /// and the `stats` line when every worker has stopped. Call it once per process: the context
 /// it builds lives until the process exits.
@@ -65,6 +98,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     };
     let workers = model.worker_count(cfg.workers, cpus);
     check_reserve(&cfg, workers)?;
+    let store = keyed_store(model, &cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
     }
@@ -108,19 +142,11 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         classes: Classes::new().map_err(io_err("mapping the class table"))?,
         main_pid: sys::process::pid(),
         offload: std::sync::OnceLock::new(),
+        store,
     }));
 
     let started = Instant::now();
-    let line = Listening {
-        event: "listening".into(),
-        addr,
-        pid: sys::process::pid(),
-        model: model.name.into(),
-        proto: ctx.cfg.proto.name().into(),
-        workers,
-        max_conns,
-    };
-    writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
+    writeln!(out, "{}", listening(ctx, model))
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 

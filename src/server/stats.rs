@@ -134,6 +134,18 @@ counters! {
     OffloadCancelled => "offload_cancelled",
     /// Nanoseconds the pool's jobs waited in its queue, summed (÷ offload_done: the mean wait).
     OffloadWaitNs => "offload_wait_ns",
+    /// resp and memcache: commands run against the store by kind (GET and MGET, memcache's
+    /// get and gets; SET and MSET, memcache's set, add and replace; DEL and delete; INCR and
+    /// DECR in their forms; the rest), keys read that were there and those that were not, and
+    /// commands answered with an error (unknown, malformed, past a bound, or failed).
+    KeyedGets => "keyed_gets",
+    KeyedSets => "keyed_sets",
+    KeyedDels => "keyed_dels",
+    KeyedIncrs => "keyed_incrs",
+    KeyedOther => "keyed_other",
+    KeyedHits => "keyed_hits",
+    KeyedMisses => "keyed_misses",
+    KeyedErrors => "keyed_errors",
 }
 
 impl Counter {
@@ -308,6 +320,9 @@ pub struct Listening {
     pub proto: String,
     pub workers: usize,
     pub max_conns: usize,
+    /// resp and memcache: the keyed store (`owned`, `locked`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 /// The line a server prints on stdout when it stops: every counter, in total and per worker.

@@ -25,6 +25,8 @@ pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
     pub model: String,
+    /// Its listening line.
+    pub listening: Value,
     stdout: BufReader<ChildStdout>,
     /// Started with `--tls`: [`Server::stream`] speaks TLS.
     pub tls: bool,
@@ -138,6 +140,7 @@ impl Server {
             child,
             addr,
             model: model.to_string(),
+            listening: v,
             stdout,
             tls: args.contains(&"--tls"),
         }

@@ -1,0 +1,191 @@
+//! Keyed state's commands as RESP and memcache carry them, in one protocol-free form: what a
+//! session hands its hook ([`super::Each::command`]), and the replies a store gives back
+//! through the session's encoder ([`Replies`]), so a value goes from the table to the output
+//! without a copy in between.
+//!
+//! A protocol parses its command into an [`Op`] (RESP's `SET k v NX EX 10` and memcache's
+//! `add k 0 10 1` are the same op), the hook runs it against the design's store, and the
+//! store answers with [`Replies`] calls the session encodes in its own protocol.
+
+use std::time::Duration;
+
+/// Arguments of a command as they sit in the session's input: spans of `buf`.
+#[derive(Debug, Clone, Copy)]
+pub struct Args<'a> {
+    buf: &'a [u8],
+    spans: &'a [(u32, u32)],
+}
+
+impl<'a> Args<'a> {
+    /// The arguments at `spans` (start, end) of `buf`.
+    pub fn new(buf: &'a [u8], spans: &'a [(u32, u32)]) -> Args<'a> {
+        Args { buf, spans }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Argument `i`.
+    pub fn get(&self, i: usize) -> &'a [u8] {
+        let (a, b) = self.spans[i];
+        &self.buf[a as usize..b as usize]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The first `n` of these.
+    pub fn take(&self, n: usize) -> Args<'a> {
+        Args {
+            buf: self.buf,
+            spans: &self.spans[..n.min(self.spans.len())],
+        }
+    }
+
+    /// Arguments `from..` of these.
+    pub fn from(&self, from: usize) -> Args<'a> {
+        Args {
+            buf: self.buf,
+            spans: &self.spans[from.min(self.spans.len())..],
+        }
+    }
+}
+
+/// When a write applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Always,
+    /// Only if the key is absent (RESP's NX, memcache's `add`).
+    Absent,
+    /// Only if it is present (RESP's XX, memcache's `replace`).
+    Present,
+}
+
+/// What an increment does where RESP and memcache differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// RESP: a missing key counts from 0; a signed 64-bit result, overflow an error.
+    Signed,
+    /// memcache: a missing key is not found; unsigned 64-bit, incr wraps, decr stops at 0.
+    Unsigned,
+}
+
+/// One command, as the store runs it.
+#[derive(Debug, Clone, Copy)]
+pub enum Op<'a> {
+    Ping,
+    /// The values of `keys` (RESP's GET and MGET, memcache's get and gets).
+    Get {
+        keys: Args<'a>,
+    },
+    Set {
+        key: &'a [u8],
+        value: &'a [u8],
+        /// memcache's client flags (0 under RESP).
+        flags: u32,
+        /// Expires this long from now; `None`: never (RESP's SET drops an old TTL too).
+        ttl: Option<Duration>,
+        when: When,
+    },
+    /// Sets every (key, value) pair of `pairs`, all at once.
+    MSet {
+        pairs: Args<'a>,
+    },
+    Del {
+        keys: Args<'a>,
+    },
+    Exists {
+        keys: Args<'a>,
+    },
+    Incr {
+        key: &'a [u8],
+        by: i64,
+        counting: Counting,
+    },
+    /// A new lifetime for `key` (RESP's EXPIRE, memcache's touch): `ttl` from now, or
+    /// none (memcache's 0: never expires).
+    Expire {
+        key: &'a [u8],
+        ttl: Option<Duration>,
+    },
+    /// Seconds `key` has left.
+    Ttl {
+        key: &'a [u8],
+    },
+    DbSize,
+    FlushAll,
+    /// INFO's keyspace section.
+    Info,
+}
+
+impl Op<'_> {
+    /// The kind counted in the server's stats.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Get { .. } => OpKind::Get,
+            Op::Set { .. } | Op::MSet { .. } => OpKind::Set,
+            Op::Del { .. } => OpKind::Del,
+            Op::Incr { .. } => OpKind::Incr,
+            _ => OpKind::Other,
+        }
+    }
+}
+
+/// The kinds of command a server counts apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Get,
+    Set,
+    Del,
+    Incr,
+    Other,
+}
+
+/// A stored value as a reply carries it.
+#[derive(Debug, Clone, Copy)]
+pub struct Item<'a> {
+    pub value: &'a [u8],
+    pub flags: u32,
+    /// Its version (memcache's `gets` shows it): changes with every write.
+    pub cas: u64,
+}
+
+/// Why a command failed (each protocol words it its own way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyedError {
+    /// The value is not an integer (INCR on "abc").
+    NotInteger,
+    /// The increment would overflow.
+    Overflow,
+    /// The server keeps no keyed state (a hook without a store).
+    NoStore,
+}
+
+/// How a store answers a command: the session encodes each call in its protocol (it knows
+/// which command it asked).
+pub trait Replies {
+    /// The value of one key asked for (`None`: missing or expired).
+    fn value(&mut self, key: &[u8], item: Option<Item<'_>>);
+    /// A number: a count (DEL, EXISTS, DBSIZE), an increment's result, a TTL.
+    fn int(&mut self, n: i64);
+    /// Whether a write or an expiry applied.
+    fn done(&mut self, applied: bool);
+    fn error(&mut self, e: KeyedError);
+    /// Text (INFO).
+    fn text(&mut self, text: &str);
+}
+
+/// What running one command found, for the server's stats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Keys read that were there, and those that were not.
+    pub hits: u32,
+    pub misses: u32,
+    pub error: bool,
+}

@@ -1,0 +1,411 @@
+//! memcache: memcached's text protocol as a sans-I/O session. Each command line parsed into a
+//! [`keyed::Op`] the hook runs against its store ([`Each::command`]); replies in order,
+//! none for a command with `noreply`.
+//!
+//! Commands: get and gets (many keys), set, add, replace, delete, incr, decr, touch, version,
+//! flush_all, quit. Bounds, each answered in the protocol: a data block over `--max-value`
+//! gets `SERVER_ERROR object too large for cache` and is dropped, the connection going on
+//! (as memcached does); a key over 250 bytes or a malformed line gets `CLIENT_ERROR`; a line
+//! past 64 KiB, or a data block not ended by CRLF, cannot be resynchronised: an error, and the
+//! connection closes.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::keyed::{Args, Counting, Item, KeyedError, Op, Replies, When};
+use super::{Each, Fed};
+
+/// The longest command line, and the longest key (memcached's).
+const MAX_LINE: usize = 64 * 1024;
+const MAX_KEY: usize = 250;
+/// Expiry times past this many seconds are Unix times, not durations (memcached's 30 days).
+const RELATIVE_MAX: i64 = 60 * 60 * 24 * 30;
+
+/// One connection's memcache session.
+#[derive(Debug)]
+pub struct McSession {
+    /// Input not consumed yet, from `pos` on.
+    buf: Vec<u8>,
+    pos: usize,
+    /// The words of the command line being run: spans of `buf`.
+    spans: Vec<(u32, u32)>,
+    /// Bytes of a data block past `--max-value` still to drop.
+    skip: usize,
+    holding: bool,
+    max_value: usize,
+    closed: bool,
+}
+
+/// What the input holds next.
+enum Parsed {
+    Incomplete,
+    /// A command (its words in `spans`; a storage command's data at `data`), up to here.
+    Command {
+        end: usize,
+        data: Option<(usize, usize)>,
+    },
+    /// Answered with this line, up to here (a malformed command).
+    Refused(usize, &'static str),
+    /// Answered with this line; then `skip` bytes of its data dropped from `at`.
+    TooLarge {
+        at: usize,
+        skip: usize,
+    },
+    /// Cannot go on: this line, then the connection closes.
+    Broken(&'static str),
+}
+
+impl McSession {
+    pub fn new(max_value: usize) -> McSession {
+        McSession {
+            buf: Vec::new(),
+            pos: 0,
+            spans: Vec::new(),
+            skip: 0,
+            holding: false,
+            max_value,
+            closed: false,
+        }
+    }
+
+    /// Stopped at the bound on output with commands still to run.
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+
+    /// Bytes of input held, not run yet.
+    pub fn behind(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Gives up the buffers a burst grew: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.buf, 4096) + super::shed_spans(&mut self.spans)
+    }
+
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if self.closed {
+            fed.close = true;
+            return fed;
+        }
+        self.buf.extend_from_slice(input);
+        self.holding = false;
+        loop {
+            let n = self.skip.min(self.buf.len() - self.pos);
+            (self.pos, self.skip) = (self.pos + n, self.skip - n);
+            if self.skip > 0 || self.pos == self.buf.len() {
+                break;
+            }
+            if each.room(out.len()) == 0 {
+                self.holding = true;
+                break;
+            }
+            match self.parse() {
+                Parsed::Incomplete => break,
+                Parsed::Command { end, data } => {
+                    if self.run(data, out, each, &mut fed) {
+                        fed.close = true;
+                        self.closed = true;
+                        break;
+                    }
+                    self.pos = end;
+                }
+                Parsed::Refused(end, line) => {
+                    say(out, line);
+                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                    self.pos = end;
+                }
+                Parsed::TooLarge { at, skip } => {
+                    say(out, "SERVER_ERROR object too large for cache");
+                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                    (self.pos, self.skip) = (at, skip);
+                }
+                Parsed::Broken(line) => {
+                    say(out, line);
+                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                    fed.close = true;
+                    self.closed = true;
+                    break;
+                }
+            }
+        }
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos > 64 * 1024 && self.pos > self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        fed
+    }
+
+    fn parse(&mut self) -> Parsed {
+        self.spans.clear();
+        let b = &self.buf[self.pos..];
+        let Some(nl) = b.iter().take(MAX_LINE + 1).position(|&c| c == b'\n') else {
+            return match b.len() > MAX_LINE {
+                true => Parsed::Broken("CLIENT_ERROR line too long"),
+                false => Parsed::Incomplete,
+            };
+        };
+        let line = &b[..nl];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut i = 0;
+        while i < line.len() {
+            if line[i] == b' ' || line[i] == b'\t' {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
+                i += 1;
+            }
+            self.spans.push(((self.pos + start) as u32, (self.pos + i) as u32));
+        }
+        let end = self.pos + nl + 1;
+        let args = Args::new(&self.buf, &self.spans);
+        if args.is_empty() {
+            return Parsed::Refused(end, "ERROR");
+        }
+        if args.iter().skip(1).any(|k| k.len() > MAX_KEY) && !matches!(args.get(0), b"get" | b"gets") {
+            return Parsed::Refused(end, "CLIENT_ERROR bad command line format");
+        }
+        if !matches!(args.get(0), b"set" | b"add" | b"replace") {
+            return Parsed::Command { end, data: None };
+        }
+        // A storage command: its data block follows the line.
+        if args.len() < 5 || args.len() > 6 {
+            return Parsed::Refused(end, "CLIENT_ERROR bad command line format");
+        }
+        let Some(bytes) = number(args.get(4)).filter(|&n| n >= 0) else {
+            return Parsed::Refused(end, "CLIENT_ERROR bad command line format");
+        };
+        let bytes = bytes as usize;
+        if bytes > self.max_value {
+            return Parsed::TooLarge {
+                at: end,
+                skip: bytes + 2,
+            };
+        }
+        let rel = end - self.pos;
+        if b.len() < rel + bytes + 2 {
+            return Parsed::Incomplete;
+        }
+        if &b[rel + bytes..rel + bytes + 2] != b"\r\n" {
+            return Parsed::Broken("CLIENT_ERROR bad data chunk");
+        }
+        Parsed::Command {
+            end: end + bytes + 2,
+            data: Some((end, end + bytes)),
+        }
+    }
+
+    /// Runs the command in `spans` (its data at `data`): `true` when the connection closes.
+    fn run<F: Each + ?Sized>(
+        &self,
+        data: Option<(usize, usize)>,
+        out: &mut Vec<u8>,
+        each: &mut F,
+        fed: &mut Fed,
+    ) -> bool {
+        let args = Args::new(&self.buf, &self.spans);
+        let noreply = args.len() > 1 && args.get(args.len() - 1) == b"noreply";
+        fed.requests += 1;
+        let (verb, op) = match self.op(args, args.len() - usize::from(noreply), data) {
+            Ok(c) => c,
+            Err(Other::Quit) => return true,
+            Err(Other::Version) => {
+                say(out, concat!("VERSION muxlab-", env!("CARGO_PKG_VERSION")));
+                return false;
+            }
+            Err(Other::Refused(line)) => {
+                fed.errors += 1;
+                say(out, line);
+                return false;
+            }
+        };
+        let mut sink = Vec::new();
+        let o = {
+            let target = if noreply { &mut sink } else { &mut *out };
+            each.command(op, &mut Reply { out: target, verb })
+        };
+        fed.errors += u32::from(o.error);
+        if matches!(verb, Verb::Get | Verb::Gets) && !noreply {
+            say(out, "END");
+        }
+        false
+    }
+
+    /// The op the command in `args` asks for (`n` of them, `noreply` left out; a storage
+    /// command's data at `data`), or what else it is.
+    fn op<'a>(&'a self, args: Args<'a>, n: usize, data: Option<(usize, usize)>) -> Result<(Verb, Op<'a>), Other> {
+        const BAD: Other = Other::Refused("CLIENT_ERROR bad command line format");
+        let name = args.get(0);
+        Ok(match name {
+            b"get" | b"gets" if n >= 2 => (
+                if name == b"gets" { Verb::Gets } else { Verb::Get },
+                Op::Get { keys: args.from(1) },
+            ),
+            b"set" | b"add" | b"replace" => {
+                let (Some(flags), Some(exptime), Some((a, b))) = (number(args.get(2)), number(args.get(3)), data)
+                else {
+                    return Err(BAD);
+                };
+                let flags = u32::try_from(flags).map_err(|_| BAD)?;
+                let when = match name {
+                    b"add" => When::Absent,
+                    b"replace" => When::Present,
+                    _ => When::Always,
+                };
+                let op = Op::Set {
+                    key: args.get(1),
+                    value: &self.buf[a..b],
+                    flags,
+                    ttl: ttl(exptime),
+                    when,
+                };
+                (Verb::Store, op)
+            }
+            b"delete" if n == 2 => (
+                Verb::Delete,
+                Op::Del {
+                    keys: args.from(1).take(1),
+                },
+            ),
+            b"incr" | b"decr" if n == 3 => {
+                let v = number(args.get(2))
+                    .filter(|&v| v >= 0)
+                    .ok_or(Other::Refused("CLIENT_ERROR invalid numeric delta argument"))?;
+                let by = if name == b"incr" { v } else { -v };
+                let op = Op::Incr {
+                    key: args.get(1),
+                    by,
+                    counting: Counting::Unsigned,
+                };
+                (Verb::Incr, op)
+            }
+            b"touch" if n == 3 => {
+                let exptime = number(args.get(2)).ok_or(BAD)?;
+                let op = Op::Expire {
+                    key: args.get(1),
+                    ttl: ttl(exptime),
+                };
+                (Verb::Touch, op)
+            }
+            b"flush_all" if n <= 2 => (Verb::Flush, Op::FlushAll),
+            b"version" => return Err(Other::Version),
+            b"quit" => return Err(Other::Quit),
+            b"get" | b"gets" | b"delete" | b"incr" | b"decr" | b"touch" | b"flush_all" => return Err(BAD),
+            _ => return Err(Other::Refused("ERROR")),
+        })
+    }
+}
+
+/// A command that is no op for the store.
+enum Other {
+    Quit,
+    Version,
+    /// Answered with this error line.
+    Refused(&'static str),
+}
+
+/// The commands it knows, as their replies differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Get,
+    Gets,
+    Store,
+    Delete,
+    Incr,
+    Touch,
+    Flush,
+}
+
+/// A decimal integer.
+fn number(word: &[u8]) -> Option<i64> {
+    std::str::from_utf8(word).ok()?.parse().ok()
+}
+
+/// memcached's expiry time: 0 never, up to 30 days a duration, past that a Unix time, below
+/// zero already past.
+fn ttl(exptime: i64) -> Option<Duration> {
+    match exptime {
+        0 => None,
+        t if t < 0 => Some(Duration::ZERO),
+        t if t <= RELATIVE_MAX => Some(Duration::from_secs(t as u64)),
+        t => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs() as i64;
+            Some(Duration::from_secs(t.saturating_sub(now).max(0) as u64))
+        }
+    }
+}
+
+fn say(out: &mut Vec<u8>, line: &str) {
+    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A command's reply in memcache's text protocol.
+struct Reply<'o> {
+    out: &'o mut Vec<u8>,
+    verb: Verb,
+}
+
+impl Replies for Reply<'_> {
+    fn value(&mut self, key: &[u8], item: Option<Item<'_>>) {
+        match (self.verb, item) {
+            (Verb::Get | Verb::Gets, Some(i)) => {
+                self.out.extend_from_slice(b"VALUE ");
+                self.out.extend_from_slice(key);
+                let cas = match self.verb {
+                    Verb::Gets => format!(" {}", i.cas),
+                    _ => String::new(),
+                };
+                say(self.out, &format!(" {} {}{cas}", i.flags, i.value.len()));
+                self.out.extend_from_slice(i.value);
+                self.out.extend_from_slice(b"\r\n");
+            }
+            (Verb::Get | Verb::Gets, None) => {}
+            // An increment of a key that is not there.
+            (_, _) => say(self.out, "NOT_FOUND"),
+        }
+    }
+
+    fn int(&mut self, n: i64) {
+        match self.verb {
+            Verb::Delete => say(self.out, if n > 0 { "DELETED" } else { "NOT_FOUND" }),
+            // memcache's counters are unsigned: the bits of the store's result.
+            _ => say(self.out, &(n as u64).to_string()),
+        }
+    }
+
+    fn done(&mut self, applied: bool) {
+        let line = match (self.verb, applied) {
+            (Verb::Store, true) => "STORED",
+            (Verb::Store, false) => "NOT_STORED",
+            (Verb::Touch, true) => "TOUCHED",
+            (Verb::Touch, false) => "NOT_FOUND",
+            _ => "OK",
+        };
+        say(self.out, line);
+    }
+
+    fn error(&mut self, e: KeyedError) {
+        say(
+            self.out,
+            match e {
+                KeyedError::NotInteger | KeyedError::Overflow => {
+                    "CLIENT_ERROR cannot increment or decrement non-numeric value"
+                }
+                KeyedError::NoStore => "SERVER_ERROR this server keeps no keyed state",
+            },
+        );
+    }
+
+    fn text(&mut self, text: &str) {
+        say(self.out, text);
+    }
+}

@@ -1,0 +1,541 @@
+//! resp: RESP2, the protocol redis speaks, as a sans-I/O session. Multibulk commands
+//! (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) and inline ones (`GET k\r\n`), pipelined; each command
+//! parsed into a [`keyed::Op`] the hook runs against its store ([`Each::command`]), replies in
+//! order.
+//!
+//! Commands: PING, GET, SET (EX, PX, NX, XX), DEL, EXISTS, INCR, INCRBY, DECR, DECRBY, MGET,
+//! MSET, EXPIRE, TTL, DBSIZE, FLUSHALL, INFO (its keyspace section), and CONFIG GET (an empty
+//! answer: redis-benchmark asks at start).
+//!
+//! Bounds, each answered in the protocol: a bulk over `--max-value` (or a command whose bulks
+//! add up to more than `--max-value` plus 64 KiB) gets an error and is skipped to its end, the
+//! connection going on; a bad length, a count past 2^20, a header or inline line past its bound
+//! cannot be resynchronised: an error, and the connection closes (as redis does). A client
+//! that pipelines and never reads holds the session to `--max-output` ([`Each::room`]) plus
+//! one read.
+
+use super::keyed::{Args, Counting, Item, KeyedError, Op, Replies, When};
+use super::{Each, Fed};
+use std::time::Duration;
+
+/// The most arguments one command may have.
+const MAX_ARGS: i64 = 1 << 20;
+/// The longest inline command, and the most a multibulk's headers may add to its bulks.
+const MAX_INLINE: usize = 64 * 1024;
+const SLACK: usize = 64 * 1024;
+/// The longest count or length line (`*N`, `$N`).
+const MAX_HEADER: usize = 32;
+
+/// One connection's RESP session.
+#[derive(Debug)]
+pub struct RespSession {
+    /// Input not consumed yet, from `pos` on.
+    buf: Vec<u8>,
+    pos: usize,
+    /// The command being run: its arguments' spans in `buf`.
+    spans: Vec<(u32, u32)>,
+    /// The rest of a command past a bound, being dropped.
+    skip: Option<Skip>,
+    holding: bool,
+    max_value: usize,
+    closed: bool,
+}
+
+/// What is left to drop of a command past a bound: this many bytes of the current bulk
+/// (its CRLF included), then this many more bulks.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    bytes: usize,
+    args: usize,
+}
+
+/// What the input holds next.
+enum Parsed {
+    /// Not all of the next command yet.
+    Incomplete,
+    /// Nothing to run up to here (an empty line, `*0`).
+    Nothing(usize),
+    /// A command whose arguments are in `spans`, up to here.
+    Command(usize),
+    /// Past a bound that cannot be resynchronised: the error, then the connection closes.
+    Broken(&'static str),
+    /// Past a bound with the rest skippable: the error, then the rest dropped from here.
+    Over(usize, Skip, String),
+}
+
+impl RespSession {
+    pub fn new(max_value: usize) -> RespSession {
+        RespSession {
+            buf: Vec::new(),
+            pos: 0,
+            spans: Vec::new(),
+            skip: None,
+            holding: false,
+            max_value,
+            closed: false,
+        }
+    }
+
+    /// Stopped at the bound on output with commands still to run.
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+
+    /// Bytes of input held, not run yet.
+    pub fn behind(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Gives up the buffers a burst grew: the bytes given up.
+    pub fn trim(&mut self) -> usize {
+        super::shed(&mut self.buf, 4096) + super::shed_spans(&mut self.spans)
+    }
+
+    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if self.closed {
+            fed.close = true;
+            return fed;
+        }
+        self.buf.extend_from_slice(input);
+        self.holding = false;
+        loop {
+            if !self.skipped() {
+                break;
+            }
+            if self.pos == self.buf.len() {
+                break;
+            }
+            if each.room(out.len()) == 0 {
+                self.holding = true;
+                break;
+            }
+            match self.parse() {
+                Parsed::Incomplete => break,
+                Parsed::Nothing(end) => self.pos = end,
+                Parsed::Command(end) => {
+                    self.run(out, each, &mut fed);
+                    self.pos = end;
+                }
+                Parsed::Broken(why) => {
+                    error(out, &format!("Protocol error: {why}"));
+                    fed.requests += 1;
+                    fed.errors += 1;
+                    fed.close = true;
+                    self.closed = true;
+                    break;
+                }
+                Parsed::Over(at, skip, why) => {
+                    error(out, &why);
+                    fed.requests += 1;
+                    fed.errors += 1;
+                    self.pos = at;
+                    self.skip = Some(skip);
+                }
+            }
+        }
+        self.compact();
+        fed
+    }
+
+    /// Drops what is left of a command past a bound, as far as the input goes: `true` once
+    /// none is left.
+    fn skipped(&mut self) -> bool {
+        while let Some(mut s) = self.skip {
+            let n = s.bytes.min(self.buf.len() - self.pos);
+            self.pos += n;
+            s.bytes -= n;
+            if s.bytes > 0 {
+                self.skip = Some(s);
+                return false;
+            }
+            if s.args == 0 {
+                self.skip = None;
+                return true;
+            }
+            // The next bulk's header says how much more to drop.
+            let b = &self.buf[self.pos..];
+            match header(b, 0, b'$') {
+                Ok(None) => {
+                    self.skip = Some(s);
+                    return false;
+                }
+                Ok(Some((len, next))) if len >= 0 => {
+                    self.pos += next;
+                    self.skip = Some(Skip {
+                        bytes: len as usize + 2,
+                        args: s.args - 1,
+                    });
+                }
+                _ => {
+                    // A broken stream inside the dropped command: nothing more can be read.
+                    self.skip = None;
+                    self.closed = true;
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Keeps `buf` from growing with what was consumed.
+    fn compact(&mut self) {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos > 64 * 1024 && self.pos > self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+    }
+
+    fn parse(&mut self) -> Parsed {
+        self.spans.clear();
+        let b = &self.buf[self.pos..];
+        if b[0] != b'*' {
+            return self.inline();
+        }
+        let (n, mut at) = match header(b, 0, b'*') {
+            Ok(Some(h)) => h,
+            Ok(None) => return Parsed::Incomplete,
+            Err(()) => return Parsed::Broken("invalid multibulk length"),
+        };
+        if n <= 0 {
+            return Parsed::Nothing(self.pos + at);
+        }
+        if n > MAX_ARGS {
+            return Parsed::Broken("invalid multibulk length");
+        }
+        let n = n as usize;
+        let mut total = 0usize;
+        for k in 0..n {
+            if at >= b.len() {
+                return Parsed::Incomplete;
+            }
+            if b[at] != b'$' {
+                return Parsed::Broken("expected '$'");
+            }
+            let (len, next) = match header(b, at, b'$') {
+                Ok(Some(h)) => h,
+                Ok(None) => return Parsed::Incomplete,
+                Err(()) => return Parsed::Broken("invalid bulk length"),
+            };
+            if len < 0 {
+                return Parsed::Broken("invalid bulk length");
+            }
+            let len = len as usize;
+            total += len;
+            if len > self.max_value || total > self.max_value + SLACK {
+                let why = format!(
+                    "value of {len} bytes in a command of {} arguments: over --max-value ({} bytes)",
+                    n, self.max_value
+                );
+                let skip = Skip {
+                    bytes: len + 2,
+                    args: n - k - 1,
+                };
+                return Parsed::Over(self.pos + next, skip, why);
+            }
+            if b.len() < next + len + 2 {
+                return Parsed::Incomplete;
+            }
+            if &b[next + len..next + len + 2] != b"\r\n" {
+                return Parsed::Broken("a bulk not ended by CRLF");
+            }
+            self.spans
+                .push(((self.pos + next) as u32, (self.pos + next + len) as u32));
+            at = next + len + 2;
+        }
+        Parsed::Command(self.pos + at)
+    }
+
+    /// An inline command: a line of words.
+    fn inline(&mut self) -> Parsed {
+        let b = &self.buf[self.pos..];
+        let Some(nl) = b.iter().take(MAX_INLINE + 1).position(|&c| c == b'\n') else {
+            return match b.len() > MAX_INLINE {
+                true => Parsed::Broken("too big inline request"),
+                false => Parsed::Incomplete,
+            };
+        };
+        let line = &b[..nl];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut i = 0;
+        while i < line.len() {
+            if line[i].is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < line.len() && !line[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            self.spans.push(((self.pos + start) as u32, (self.pos + i) as u32));
+        }
+        match self.spans.is_empty() {
+            true => Parsed::Nothing(self.pos + nl + 1),
+            false => Parsed::Command(self.pos + nl + 1),
+        }
+    }
+
+    /// Runs the command in `spans`: parsed into an op for the hook, or answered with the
+    /// protocol's error.
+    fn run<F: Each + ?Sized>(&self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
+        fed.requests += 1;
+        let args = Args::new(&self.buf, &self.spans);
+        let name = args.get(0);
+        // What a client asks of the connection or of the server's configuration, answered
+        // here: redis-benchmark asks CONFIG GET at start, redis-cli's prompt COMMAND DOCS.
+        if name.eq_ignore_ascii_case(b"CONFIG") || name.eq_ignore_ascii_case(b"COMMAND") {
+            return out.extend_from_slice(b"*0\r\n");
+        }
+        if name.eq_ignore_ascii_case(b"SELECT") && args.len() == 2 && args.get(1) == b"0" {
+            return out.extend_from_slice(b"+OK\r\n");
+        }
+        let (verb, op) = match command(name, args) {
+            Ok(c) => c,
+            Err(why) => {
+                fed.errors += 1;
+                return error(out, &why);
+            }
+        };
+        if verb == Verb::MGet {
+            out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
+        }
+        let echo = (verb == Verb::Ping && args.len() > 1).then(|| args.get(1));
+        let mut r = Reply { out, verb, echo };
+        let o = each.command(op, &mut r);
+        fed.errors += u32::from(o.error);
+    }
+}
+
+/// The commands it knows, as their replies differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Ping,
+    Get,
+    MGet,
+    Set,
+    MSet,
+    Del,
+    Exists,
+    Incr,
+    Expire,
+    Ttl,
+    DbSize,
+    FlushAll,
+    Info,
+}
+
+/// The op command `name` with `args` (the name first) asks for, or the error it gets.
+fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
+    let upper = name.to_ascii_uppercase();
+    let n = args.len();
+    let wrong = || {
+        Err(format!(
+            "wrong number of arguments for '{}' command",
+            String::from_utf8_lossy(name).to_ascii_lowercase()
+        ))
+    };
+    let key = || args.get(1);
+    let int = |i: usize| -> Result<i64, String> {
+        std::str::from_utf8(args.get(i))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| "value is not an integer or out of range".to_string())
+    };
+    Ok(match upper.as_slice() {
+        b"PING" if n <= 2 => (Verb::Ping, Op::Ping),
+        b"GET" if n == 2 => (Verb::Get, Op::Get { keys: args.from(1) }),
+        b"MGET" if n >= 2 => (Verb::MGet, Op::Get { keys: args.from(1) }),
+        b"SET" if n >= 3 => (Verb::Set, set(args)?),
+        b"MSET" if n >= 3 && n % 2 == 1 => (Verb::MSet, Op::MSet { pairs: args.from(1) }),
+        b"DEL" if n >= 2 => (Verb::Del, Op::Del { keys: args.from(1) }),
+        b"EXISTS" if n >= 2 => (Verb::Exists, Op::Exists { keys: args.from(1) }),
+        b"INCR" | b"DECR" if n == 2 => {
+            let by = if upper == b"INCR" { 1 } else { -1 };
+            (Verb::Incr, incr(key(), by))
+        }
+        b"INCRBY" if n == 3 => (Verb::Incr, incr(key(), int(2)?)),
+        b"DECRBY" if n == 3 => {
+            let by = int(2)?.checked_neg().ok_or("decrement would overflow")?;
+            (Verb::Incr, incr(key(), by))
+        }
+        b"EXPIRE" if n == 3 => {
+            let secs = int(2)?;
+            // A time already past deletes the key, as redis does.
+            let ttl = Duration::from_secs(secs.max(0) as u64);
+            (
+                Verb::Expire,
+                Op::Expire {
+                    key: key(),
+                    ttl: Some(ttl),
+                },
+            )
+        }
+        b"TTL" if n == 2 => (Verb::Ttl, Op::Ttl { key: key() }),
+        b"DBSIZE" if n == 1 => (Verb::DbSize, Op::DbSize),
+        b"FLUSHALL" if n <= 2 => (Verb::FlushAll, Op::FlushAll),
+        b"INFO" if n <= 2 => (Verb::Info, Op::Info),
+        b"PING" | b"GET" | b"MGET" | b"SET" | b"MSET" | b"DEL" | b"EXISTS" | b"INCR" | b"DECR" | b"INCRBY"
+        | b"DECRBY" | b"EXPIRE" | b"TTL" | b"DBSIZE" | b"FLUSHALL" | b"INFO" => return wrong(),
+        _ => {
+            return Err(format!(
+                "unknown command '{}', with args beginning with: {}",
+                String::from_utf8_lossy(name),
+                args.iter()
+                    .skip(1)
+                    .map(|a| format!("'{}' ", String::from_utf8_lossy(a)))
+                    .collect::<String>()
+            ))
+        }
+    })
+}
+
+fn incr(key: &[u8], by: i64) -> Op<'_> {
+    Op::Incr {
+        key,
+        by,
+        counting: Counting::Signed,
+    }
+}
+
+/// SET key value [NX|XX] [EX seconds|PX milliseconds].
+fn set(args: Args<'_>) -> Result<Op<'_>, String> {
+    let (mut when, mut ttl) = (When::Always, None);
+    let mut i = 3;
+    let syntax = || "syntax error".to_string();
+    while i < args.len() {
+        let opt = args.get(i).to_ascii_uppercase();
+        match opt.as_slice() {
+            b"NX" if when == When::Always => when = When::Absent,
+            b"XX" if when == When::Always => when = When::Present,
+            b"EX" | b"PX" if ttl.is_none() && i + 1 < args.len() => {
+                i += 1;
+                let n: i64 = std::str::from_utf8(args.get(i))
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("value is not an integer or out of range")?;
+                if n <= 0 {
+                    return Err("invalid expire time in 'set' command".into());
+                }
+                ttl = Some(match opt.as_slice() {
+                    b"EX" => Duration::from_secs(n as u64),
+                    _ => Duration::from_millis(n as u64),
+                });
+            }
+            _ => return Err(syntax()),
+        }
+        i += 1;
+    }
+    Ok(Op::Set {
+        key: args.get(1),
+        value: args.get(2),
+        flags: 0,
+        ttl,
+        when,
+    })
+}
+
+/// A count or length line at `at` of `b` (`*N\r\n`, `$N\r\n`, starting with `mark`): the
+/// number and where what follows begins; `None` while its CRLF has not come; an error past
+/// [`MAX_HEADER`] or for what is not a number.
+fn header(b: &[u8], at: usize, mark: u8) -> Result<Option<(i64, usize)>, ()> {
+    if b.get(at) != Some(&mark) {
+        return match b.get(at) {
+            None => Ok(None),
+            Some(_) => Err(()),
+        };
+    }
+    let rest = &b[at + 1..];
+    let Some(cr) = rest.iter().take(MAX_HEADER).position(|&c| c == b'\r') else {
+        return match rest.len() >= MAX_HEADER {
+            true => Err(()),
+            false => Ok(None),
+        };
+    };
+    if rest.len() < cr + 2 {
+        return Ok(None);
+    }
+    if rest[cr + 1] != b'\n' {
+        return Err(());
+    }
+    let n = std::str::from_utf8(&rest[..cr])
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(())?;
+    Ok(Some((n, at + 1 + cr + 2)))
+}
+
+fn error(out: &mut Vec<u8>, why: &str) {
+    out.extend_from_slice(b"-ERR ");
+    out.extend_from_slice(why.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+fn bulk(out: &mut Vec<u8>, v: &[u8]) {
+    out.push(b'$');
+    out.extend_from_slice(itoa(v.len() as i64).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(v);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn itoa(n: i64) -> String {
+    n.to_string()
+}
+
+/// A command's reply in RESP.
+struct Reply<'o> {
+    out: &'o mut Vec<u8>,
+    verb: Verb,
+    /// PING's argument, said back.
+    echo: Option<&'o [u8]>,
+}
+
+impl Replies for Reply<'_> {
+    fn value(&mut self, _key: &[u8], item: Option<Item<'_>>) {
+        match item {
+            Some(i) => bulk(self.out, i.value),
+            None => self.out.extend_from_slice(b"$-1\r\n"),
+        }
+    }
+
+    fn int(&mut self, n: i64) {
+        self.out.push(b':');
+        self.out.extend_from_slice(itoa(n).as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    fn done(&mut self, applied: bool) {
+        match (self.verb, applied) {
+            (Verb::Expire, _) => self.int(i64::from(applied)),
+            (_, true) => self.out.extend_from_slice(b"+OK\r\n"),
+            // A SET whose NX or XX did not hold.
+            (_, false) => self.out.extend_from_slice(b"$-1\r\n"),
+        }
+    }
+
+    fn error(&mut self, e: KeyedError) {
+        error(
+            self.out,
+            match e {
+                KeyedError::NotInteger => "value is not an integer or out of range",
+                KeyedError::Overflow => "increment or decrement would overflow",
+                KeyedError::NoStore => "this server keeps no keyed state",
+            },
+        );
+    }
+
+    fn text(&mut self, text: &str) {
+        match (self.verb, self.echo) {
+            (Verb::Ping, Some(msg)) => bulk(self.out, msg),
+            (Verb::Ping, None) => {
+                self.out.push(b'+');
+                self.out.extend_from_slice(text.as_bytes());
+                self.out.extend_from_slice(b"\r\n");
+            }
+            _ => bulk(self.out, text.as_bytes()),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! store: the keyed state a server keeps for RESP and memcache (`--proto resp|memcache`), below
+//! the models, which pick a kind and never touch a table themselves.
+//!
+//! Two kinds ([`Kind`], `--store`):
+//! - `owned`: one table and no lock, the table of the one thread that touches data (redis's
+//!   design: its events "are basically memory look-ups"). Only for designs with one such
+//!   thread; a design with more is refused it.
+//! - `locked`: one table behind one lock, shared by every thread (memcached before its
+//!   striped item locks: every command takes the lock).
+//!
+//! A design whose workers are processes (fork, prefork, procs-accept) keeps a keyspace per
+//! process: what one process writes the others never see (`muxlab models` says so).
+
+mod table;
+
+#[cfg(test)]
+mod protocol_tests;
+
+pub use table::Table;
+
+use std::cell::RefCell;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::proto::keyed::{Op, Outcome, Replies};
+
+/// Which store a server keeps (`--store`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Owned,
+    Locked,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Owned => "owned",
+            Kind::Locked => "locked",
+        }
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Kind, String> {
+        match s {
+            "owned" => Ok(Kind::Owned),
+            "locked" => Ok(Kind::Locked),
+            _ => Err(format!(
+                "'{s}' is not a store: owned (one thread's table, no lock) or locked (one table behind one lock)"
+            )),
+        }
+    }
+}
+
+/// Who touches a design's data, which decides the stores it may keep and the one it keeps
+/// by default (each model declares it; `muxlab models` shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toucher {
+    /// One thread serves every connection: `owned` by default.
+    OneThread,
+    /// One thread per worker: `owned` with one worker, else `locked`.
+    EachWorker,
+    /// Several threads of one process: `locked`.
+    Threads,
+    /// Processes, each with its keyspace: `locked` within each.
+    Processes,
+}
+
+impl Toucher {
+    /// The store it keeps by default with `workers` workers.
+    pub fn default_store(self, workers: usize) -> Kind {
+        match self {
+            Toucher::OneThread => Kind::Owned,
+            Toucher::EachWorker if workers == 1 => Kind::Owned,
+            _ => Kind::Locked,
+        }
+    }
+
+    /// Whether `kind` is safe for it with `workers` workers: `owned` only where one thread
+    /// touches the data.
+    pub fn allows(self, kind: Kind, workers: usize) -> bool {
+        kind == Kind::Locked || self.default_store(workers) == Kind::Owned
+    }
+
+    /// What `muxlab models` says of its keyed state.
+    pub fn says(self) -> &'static str {
+        match self {
+            Toucher::OneThread => "owned (one thread touches data)",
+            Toucher::EachWorker => "owned with one worker, locked with more",
+            Toucher::Threads => "locked (threads share one table)",
+            Toucher::Processes => "locked, a keyspace per process (processes do not share one)",
+        }
+    }
+}
+
+/// A server's keyed state.
+#[derive(Debug)]
+pub enum Store {
+    /// The table of the thread that runs the command ([`OWNED`]).
+    Owned,
+    Locked(Mutex<Table>),
+}
+
+thread_local! {
+    /// The `owned` store's table: the one thread that touches data owns it.
+    static OWNED: RefCell<Table> = RefCell::new(Table::new());
+}
+
+impl Store {
+    pub fn new(kind: Kind) -> Store {
+        match kind {
+            Kind::Owned => Store::Owned,
+            Kind::Locked => Store::Locked(Mutex::new(Table::new())),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Store::Owned => Kind::Owned,
+            Store::Locked(_) => Kind::Locked,
+        }
+    }
+
+    /// Runs `op` now, answering through `r`.
+    pub fn run(&self, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
+        let now = Instant::now();
+        match self {
+            Store::Owned => OWNED.with(|t| t.borrow_mut().run(op, now, r)),
+            Store::Locked(t) => crate::sync::lock(t).run(op, now, r),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_is_refused_where_more_than_one_thread_touches_data() {
+        assert!(Toucher::OneThread.allows(Kind::Owned, 4));
+        assert!(Toucher::EachWorker.allows(Kind::Owned, 1));
+        assert!(!Toucher::EachWorker.allows(Kind::Owned, 2));
+        assert!(!Toucher::Threads.allows(Kind::Owned, 1));
+        assert!(!Toucher::Processes.allows(Kind::Owned, 1));
+        assert!(Toucher::Processes.allows(Kind::Locked, 8));
+        assert_eq!(Toucher::EachWorker.default_store(2), Kind::Locked);
+        assert_eq!("locked".parse::<Kind>(), Ok(Kind::Locked));
+        assert!("striped".parse::<Kind>().is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! RESP and memcache sessions (`proto`) over a table of their own: replies in order, the
+//! protocols' errors at their bounds, and the output bound for a client that never reads.
+
+use super::Table;
+use crate::proto::keyed::{Op, Outcome, Replies};
+use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
+
+/// Runs commands against a table of its own (a server's `owned` store), the output bounded
+/// at `bound` bytes.
+struct Keyed {
+    table: Table,
+    bound: usize,
+}
+
+impl Keyed {
+    fn new() -> Keyed {
+        Keyed {
+            table: Table::new(),
+            bound: usize::MAX,
+        }
+    }
+}
+
+impl Each for Keyed {
+    fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
+        Answer::Serve
+    }
+
+    fn room(&self, pending: usize) -> usize {
+        self.bound.saturating_sub(pending)
+    }
+
+    fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
+        self.table.run(op, std::time::Instant::now(), replies)
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        max_value: 64,
+        ..Limits::default()
+    }
+}
+
+/// Feeds `input` in `pieces` to a fresh session: the replies, commands answered, errors, and
+/// whether it closed.
+fn talk(proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
+    let mut s = Session::with_limits(proto, limits());
+    let mut each = Keyed::new();
+    let (mut out, mut n, mut errors, mut close) = (Vec::new(), 0, 0, false);
+    for p in pieces {
+        let fed = s.feed_each(p, &mut out, &mut each);
+        (n, errors, close) = (n + fed.requests, errors + fed.errors, close | fed.close);
+    }
+    (String::from_utf8_lossy(&out).into_owned(), n, errors, close)
+}
+
+fn whole(proto: Proto, input: &[u8]) -> (String, u64, u32, bool) {
+    talk(proto, &[input])
+}
+
+/// Every split of `input` in two gives what it gives whole.
+fn same_at_every_split(proto: Proto, input: &[u8]) {
+    let all = whole(proto, input);
+    for cut in 0..=input.len() {
+        assert_eq!(talk(proto, &[&input[..cut], &input[cut..]]), all, "cut at {cut}");
+    }
+}
+
+const RESP_SESSION: &[u8] =
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv1\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\nPING hi\r\n\
+INCR n\r\nINCRBY n 10\r\nDECRBY n 3\r\nGET n\r\nMSET a 1 b 2\r\nMGET a b c\r\nDEL a b c\r\nEXISTS a b k\r\n\
+SET k x NX\r\nSET k y XX\r\nGET k\r\nSET q 1 EX 100\r\nTTL q\r\nTTL k\r\nTTL nope\r\nEXPIRE k 100\r\nDBSIZE\r\n\
+CONFIG GET save\r\nFOO bar\r\nGET\r\nSET k v BOGUS\r\nSET s abc\r\nINCR s\r\nFLUSHALL\r\nDBSIZE\r\n";
+
+#[test]
+fn resp_commands_are_answered_in_order_as_redis_answers_them() {
+    let (out, n, errors, close) = whole(Proto::Resp, RESP_SESSION);
+    let want = "+OK\r\n$2\r\nv1\r\n+PONG\r\n$2\r\nhi\r\n:1\r\n:11\r\n:8\r\n$1\r\n8\r\n+OK\r\n\
+*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n:2\r\n:1\r\n$-1\r\n+OK\r\n$1\r\ny\r\n+OK\r\n:100\r\n:-1\r\n:-2\r\n:1\r\n:3\r\n\
+*0\r\n-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n-ERR wrong number of arguments for 'get' command\r\n\
+-ERR syntax error\r\n+OK\r\n-ERR value is not an integer or out of range\r\n+OK\r\n:0\r\n";
+    assert_eq!(out, want);
+    assert_eq!((n, errors, close), (29, 4, false));
+}
+
+#[test]
+fn resp_replies_do_not_depend_on_how_the_commands_were_split() {
+    same_at_every_split(Proto::Resp, RESP_SESSION);
+}
+
+#[test]
+fn a_resp_value_past_max_value_gets_an_error_and_the_connection_goes_on() {
+    let big = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\n{}\r\nPING\r\n", "x".repeat(100));
+    let (out, n, errors, close) = whole(Proto::Resp, big.as_bytes());
+    assert!(out.starts_with("-ERR value of 100 bytes"), "{out}");
+    assert!(out.ends_with("+PONG\r\n"), "the next command is served: {out}");
+    assert_eq!((n, errors, close), (2, 1, false));
+    // The dropped value arriving a byte at a time is never held.
+    let mut s = Session::with_limits(Proto::Resp, limits());
+    let mut each = Keyed::new();
+    let mut out = Vec::new();
+    for b in big.as_bytes().chunks(1) {
+        s.feed_each(b, &mut out, &mut each);
+        assert!(s.behind() < 40, "{} bytes held", s.behind());
+    }
+    assert!(String::from_utf8_lossy(&out).ends_with("+PONG\r\n"));
+    same_at_every_split(Proto::Resp, big.as_bytes());
+}
+
+#[test]
+fn a_resp_stream_that_cannot_be_resynchronised_gets_a_protocol_error_and_closes() {
+    for bad in [
+        &b"*2\r\n$3\r\nGET\r\n$-5\r\n"[..],
+        b"*99999999999\r\n",
+        b"*1\r\n+PING\r\n",
+        b"*1\r\n$4\r\nPINGxx",
+        b"*1\r\n$123456789012345678901234567890123\r\n",
+    ] {
+        let (out, _, errors, close) = whole(Proto::Resp, bad);
+        assert!(out.starts_with("-ERR Protocol error: "), "{out}");
+        assert!(close && errors == 1, "{}", String::from_utf8_lossy(bad));
+    }
+    let line = vec![b'a'; 70 * 1024];
+    let (out, _, _, close) = whole(Proto::Resp, &line);
+    assert!(close && out.contains("too big inline request"), "{out}");
+}
+
+#[test]
+fn a_resp_client_that_pipelines_a_million_commands_and_never_reads_holds_the_session_to_its_bound() {
+    let bound = 64 * 1024;
+    let mut s = Session::with_limits(Proto::Resp, limits());
+    let mut each = Keyed { bound, ..Keyed::new() };
+    let one = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+    let input = one.repeat(1_000_000);
+    let mut out = Vec::new();
+    let (mut pos, mut answered, mut most) = (0, 0u64, 0);
+    // The wiring reads 64 KiB at a time, and only while the session is not holding; the
+    // client never reads, so the output is only taken once the input is all in.
+    while pos < input.len() && answered < 1_000_000 {
+        if s.holding() {
+            break;
+        }
+        let n = (64 * 1024).min(input.len() - pos);
+        answered += s.feed_each(&input[pos..pos + n], &mut out, &mut each).requests;
+        pos += n;
+        most = most.max(out.len());
+        assert!(s.behind() <= 64 * 1024 + one.len(), "{} bytes held", s.behind());
+    }
+    assert!(s.holding(), "it stopped at the bound");
+    assert!(most <= bound + 16, "{most} bytes of output held");
+    // Then the client reads: every command is answered, once.
+    while pos < input.len() || s.holding() {
+        out.clear();
+        let n = if s.holding() {
+            0
+        } else {
+            (64 * 1024).min(input.len() - pos)
+        };
+        answered += s.feed_each(&input[pos..pos + n], &mut out, &mut each).requests;
+        pos += n;
+    }
+    assert_eq!(answered, 1_000_000);
+}
+
+const MC_SESSION: &[u8] = b"set k 5 0 2\r\nhi\r\nget k nope\r\ngets k\r\nadd k 0 0 1\r\nx\r\nadd j 0 0 1\r\nx\r\n\
+replace q 0 0 1\r\ny\r\ndelete j\r\ndelete j\r\ndelete k noreply\r\nset n 0 0 2\r\n10\r\nincr n 5\r\ndecr n 100\r\n\
+incr nope 1\r\nset s 0 0 1 noreply\r\na\r\nincr s 1\r\ntouch n 0\r\ntouch nope 10\r\nflush_all\r\nget n\r\nbogus\r\n\
+incr n x\r\nget\r\n";
+
+#[test]
+fn memcache_commands_are_answered_in_order_as_memcached_answers_them() {
+    let (out, n, errors, close) = whole(Proto::Memcache, MC_SESSION);
+    let want = "STORED\r\nVALUE k 5 2\r\nhi\r\nEND\r\nVALUE k 5 2 1\r\nhi\r\nEND\r\nNOT_STORED\r\nSTORED\r\n\
+NOT_STORED\r\nDELETED\r\nNOT_FOUND\r\nSTORED\r\n15\r\n0\r\nNOT_FOUND\r\n\
+CLIENT_ERROR cannot increment or decrement non-numeric value\r\nTOUCHED\r\nNOT_FOUND\r\nOK\r\nEND\r\nERROR\r\n\
+CLIENT_ERROR invalid numeric delta argument\r\nCLIENT_ERROR bad command line format\r\n";
+    assert_eq!(out, want);
+    assert_eq!((n, errors, close), (22, 4, false));
+    same_at_every_split(Proto::Memcache, MC_SESSION);
+}
+
+#[test]
+fn memcache_data_past_max_value_is_dropped_and_a_bad_chunk_closes() {
+    let big = format!("set big 0 0 100\r\n{}\r\nget big\r\nversion\r\n", "x".repeat(100));
+    let (out, _, errors, close) = whole(Proto::Memcache, big.as_bytes());
+    assert!(
+        out.starts_with("SERVER_ERROR object too large for cache\r\nEND\r\nVERSION "),
+        "{out}"
+    );
+    assert!(!close && errors == 1);
+    same_at_every_split(Proto::Memcache, big.as_bytes());
+    let (out, _, _, close) = whole(Proto::Memcache, b"set k 0 0 2\r\nabcd\r\nget k\r\n");
+    assert_eq!((out.as_str(), close), ("CLIENT_ERROR bad data chunk\r\n", true));
+    let (out, _, _, close) = whole(Proto::Memcache, format!("get {}\r\n", "k".repeat(70_000)).as_bytes());
+    assert!(close && out == "CLIENT_ERROR line too long\r\n", "{out}");
+}
+
+#[test]
+fn without_a_store_every_command_is_answered_with_an_error() {
+    let mut s = Session::new(Proto::Resp);
+    let mut out = Vec::new();
+    let fed = s.feed(b"GET k\r\nPING\r\n", &mut out);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "-ERR this server keeps no keyed state\r\n-ERR this server keeps no keyed state\r\n"
+    );
+    assert_eq!((fed.requests, fed.errors), (2, 2));
+}

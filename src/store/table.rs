@@ -1,0 +1,403 @@
+//! One keyspace: a hash table of values with their flags, versions and expiry times, and
+//! every command run against it. Expiry is lazy (a key past its time is dropped when a
+//! command touches it), as redis does between its sweeps.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::proto::keyed::{Counting, Item, KeyedError, Op, Outcome, Replies, When};
+
+/// A stored value.
+#[derive(Debug)]
+struct Entry {
+    value: Vec<u8>,
+    flags: u32,
+    cas: u64,
+    expires: Option<Instant>,
+}
+
+impl Entry {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|at| at > now)
+    }
+
+    fn item(&self) -> Item<'_> {
+        Item {
+            value: &self.value,
+            flags: self.flags,
+            cas: self.cas,
+        }
+    }
+}
+
+/// One keyspace.
+#[derive(Debug, Default)]
+pub struct Table {
+    map: HashMap<Box<[u8]>, Entry>,
+    /// The last version given to a write.
+    cas: u64,
+}
+
+impl Table {
+    pub fn new() -> Table {
+        Table::default()
+    }
+
+    /// Keys held (those expired and not touched since included, as redis's DBSIZE counts
+    /// them until its sweep).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Runs `op` at `now`, answering through `r`: what it found.
+    pub fn run(&mut self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
+        let mut o = Outcome::default();
+        match op {
+            Op::Ping => r.text("PONG"),
+            Op::Get { keys } => {
+                for key in keys.iter() {
+                    match self.live(key, now) {
+                        Some(e) => {
+                            o.hits += 1;
+                            r.value(key, Some(e.item()));
+                        }
+                        None => {
+                            o.misses += 1;
+                            r.value(key, None);
+                        }
+                    }
+                }
+            }
+            Op::Set {
+                key,
+                value,
+                flags,
+                ttl,
+                when,
+            } => {
+                let present = self.live(key, now).is_some();
+                let applies = match when {
+                    When::Always => true,
+                    When::Absent => !present,
+                    When::Present => present,
+                };
+                if applies {
+                    self.put(key, value, flags, ttl.map(|t| now + t));
+                }
+                r.done(applies);
+            }
+            Op::MSet { pairs } => {
+                for k in (0..pairs.len() / 2).map(|i| 2 * i) {
+                    self.put(pairs.get(k), pairs.get(k + 1), 0, None);
+                }
+                r.done(true);
+            }
+            Op::Del { keys } => {
+                let n = keys.iter().filter(|k| self.remove_live(k, now)).count();
+                r.int(n as i64);
+            }
+            Op::Exists { keys } => {
+                let n = keys.iter().filter(|k| self.live(k, now).is_some()).count();
+                r.int(n as i64);
+            }
+            Op::Incr { key, by, counting } => match self.incr(key, by, counting, now) {
+                Ok(Some(n)) => {
+                    o.hits += 1;
+                    r.int(n);
+                }
+                Ok(None) => {
+                    o.misses += 1;
+                    r.value(key, None);
+                }
+                Err(e) => {
+                    o.error = true;
+                    r.error(e);
+                }
+            },
+            Op::Expire { key, ttl } => {
+                let found = self.expire(key, ttl.map(|t| now + t), now);
+                r.done(found);
+            }
+            Op::Ttl { key } => {
+                let left = self.ttl(key, now);
+                r.int(left);
+            }
+            Op::DbSize => r.int(self.map.len() as i64),
+            Op::FlushAll => {
+                self.map = HashMap::new();
+                r.done(true);
+            }
+            Op::Info => r.text(&format!(
+                "# Keyspace\r\ndb0:keys={},expires={},avg_ttl=0\r\n",
+                self.map.len(),
+                self.map.values().filter(|e| e.expires.is_some()).count()
+            )),
+        }
+        o
+    }
+
+    /// `key` expires at `at` (never: `None`): whether it was there.
+    fn expire(&mut self, key: &[u8], at: Option<Instant>, now: Instant) -> bool {
+        let cas = self.next_cas();
+        let Some(e) = self.live_mut(key, now) else {
+            return false;
+        };
+        (e.expires, e.cas) = (at, cas);
+        true
+    }
+
+    /// Seconds `key` has left, rounded as redis rounds (to the nearest): -2 for a missing key,
+    /// -1 for one that never expires.
+    fn ttl(&mut self, key: &[u8], now: Instant) -> i64 {
+        match self.live(key, now) {
+            None => -2,
+            Some(Entry { expires: None, .. }) => -1,
+            Some(Entry { expires: Some(at), .. }) => {
+                ((at.saturating_duration_since(now).as_millis() + 500) / 1000) as i64
+            }
+        }
+    }
+
+    fn next_cas(&mut self) -> u64 {
+        self.cas += 1;
+        self.cas
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8], flags: u32, expires: Option<Instant>) {
+        let cas = self.next_cas();
+        match self.map.get_mut(key) {
+            Some(e) => {
+                e.value.clear();
+                e.value.extend_from_slice(value);
+                (e.flags, e.cas, e.expires) = (flags, cas, expires);
+            }
+            None => {
+                let e = Entry {
+                    value: value.to_vec(),
+                    flags,
+                    cas,
+                    expires,
+                };
+                self.map.insert(key.into(), e);
+            }
+        }
+    }
+
+    /// The entry of `key` if it is live at `now` (one past its time is dropped).
+    fn live(&mut self, key: &[u8], now: Instant) -> Option<&Entry> {
+        self.live_mut(key, now).map(|e| &*e)
+    }
+
+    fn live_mut(&mut self, key: &[u8], now: Instant) -> Option<&mut Entry> {
+        if self.map.get(key).is_some_and(|e| !e.live(now)) {
+            self.map.remove(key);
+            return None;
+        }
+        self.map.get_mut(key)
+    }
+
+    /// Removes `key`: whether it was there (and live).
+    fn remove_live(&mut self, key: &[u8], now: Instant) -> bool {
+        self.map.remove(key).is_some_and(|e| e.live(now))
+    }
+
+    /// Adds `by` to the integer at `key`: its new value; `None` where the key is missing and
+    /// the counting does not create it.
+    fn incr(&mut self, key: &[u8], by: i64, counting: Counting, now: Instant) -> Result<Option<i64>, KeyedError> {
+        let cas = self.next_cas();
+        let Some(e) = self.live_mut(key, now) else {
+            return match counting {
+                Counting::Unsigned => Ok(None),
+                Counting::Signed => {
+                    self.put(key, by.to_string().as_bytes(), 0, None);
+                    Ok(Some(by))
+                }
+            };
+        };
+        let text = std::str::from_utf8(&e.value).map_err(|_| KeyedError::NotInteger)?;
+        let next = match counting {
+            Counting::Signed => {
+                let n: i64 = text.parse().map_err(|_| KeyedError::NotInteger)?;
+                n.checked_add(by).ok_or(KeyedError::Overflow)?
+            }
+            Counting::Unsigned => {
+                let n: u64 = text.trim_end().parse().map_err(|_| KeyedError::NotInteger)?;
+                // incr wraps at 2^64; decr stops at 0 (memcached's rules).
+                let m = if by >= 0 {
+                    n.wrapping_add(by as u64)
+                } else {
+                    n.saturating_sub(by.unsigned_abs())
+                };
+                // The unsigned result is handed back as a signed one's bits.
+                m as i64
+            }
+        };
+        e.value.clear();
+        match counting {
+            Counting::Signed => e.value.extend_from_slice(next.to_string().as_bytes()),
+            Counting::Unsigned => e.value.extend_from_slice((next as u64).to_string().as_bytes()),
+        }
+        e.cas = cas;
+        Ok(Some(next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::keyed::Args;
+    use std::time::Duration;
+
+    /// What a store answered, as text.
+    #[derive(Default)]
+    struct Said(Vec<String>);
+
+    impl Replies for Said {
+        fn value(&mut self, key: &[u8], item: Option<Item<'_>>) {
+            let k = String::from_utf8_lossy(key);
+            self.0.push(match item {
+                Some(i) => format!("{k}={}", String::from_utf8_lossy(i.value)),
+                None => format!("{k}=nil"),
+            });
+        }
+        fn int(&mut self, n: i64) {
+            self.0.push(n.to_string());
+        }
+        fn done(&mut self, applied: bool) {
+            self.0.push(if applied { "ok" } else { "no" }.into());
+        }
+        fn error(&mut self, e: KeyedError) {
+            self.0.push(format!("{e:?}"));
+        }
+        fn text(&mut self, text: &str) {
+            self.0.push(text.into());
+        }
+    }
+
+    fn set<'a>(key: &'a [u8], value: &'a [u8], ttl: Option<Duration>, when: When) -> Op<'a> {
+        Op::Set {
+            key,
+            value,
+            flags: 0,
+            ttl,
+            when,
+        }
+    }
+
+    #[test]
+    fn writes_apply_as_their_condition_says_and_keys_expire_at_their_time() {
+        let (t0, s) = (Instant::now(), Duration::from_secs);
+        let mut t = Table::new();
+        let mut said = Said::default();
+        t.run(set(b"k", b"v1", None, When::Present), t0, &mut said);
+        t.run(set(b"k", b"v1", None, When::Absent), t0, &mut said);
+        t.run(set(b"k", b"v2", None, When::Absent), t0, &mut said);
+        t.run(set(b"k", b"v3", Some(s(10)), When::Present), t0, &mut said);
+        let buf = b"k";
+        let spans = [(0, 1)];
+        let keys = Args::new(buf, &spans);
+        t.run(Op::Get { keys }, t0 + s(9), &mut said);
+        t.run(Op::Ttl { key: b"k" }, t0 + s(4), &mut said);
+        let late = t.run(Op::Get { keys }, t0 + s(10), &mut said);
+        assert_eq!(late.misses, 1, "expired at its time");
+        t.run(Op::Ttl { key: b"k" }, t0 + s(10), &mut said);
+        assert_eq!(said.0, ["no", "ok", "no", "ok", "k=v3", "6", "k=nil", "-2"]);
+        assert!(t.is_empty(), "the expired key is dropped when touched");
+    }
+
+    #[test]
+    fn increments_count_from_nothing_in_resp_and_find_nothing_in_memcache() {
+        let t0 = Instant::now();
+        let mut t = Table::new();
+        let mut said = Said::default();
+        for counting in [Counting::Unsigned, Counting::Signed, Counting::Signed] {
+            t.run(
+                Op::Incr {
+                    key: b"n",
+                    by: 5,
+                    counting,
+                },
+                t0,
+                &mut said,
+            );
+        }
+        t.run(
+            Op::Incr {
+                key: b"n",
+                by: -20,
+                counting: Counting::Unsigned,
+            },
+            t0,
+            &mut said,
+        );
+        t.run(set(b"s", b"abc", None, When::Always), t0, &mut said);
+        let bad = t.run(
+            Op::Incr {
+                key: b"s",
+                by: 1,
+                counting: Counting::Signed,
+            },
+            t0,
+            &mut said,
+        );
+        t.run(
+            set(b"m", i64::MAX.to_string().as_bytes(), None, When::Always),
+            t0,
+            &mut said,
+        );
+        t.run(
+            Op::Incr {
+                key: b"m",
+                by: 1,
+                counting: Counting::Signed,
+            },
+            t0,
+            &mut said,
+        );
+        assert!(bad.error);
+        assert_eq!(
+            said.0,
+            ["n=nil", "5", "10", "0", "ok", "NotInteger", "ok", "Overflow"],
+            "decr stops at 0 in memcache"
+        );
+    }
+
+    #[test]
+    fn del_exists_mset_dbsize_and_flushall_count_what_is_there() {
+        let t0 = Instant::now();
+        let mut t = Table::new();
+        let mut said = Said::default();
+        let buf = b"abcd";
+        let pairs = [(0, 1), (1, 2), (2, 3), (3, 4)];
+        t.run(
+            Op::MSet {
+                pairs: Args::new(buf, &pairs),
+            },
+            t0,
+            &mut said,
+        );
+        t.run(Op::DbSize, t0, &mut said);
+        let keys = [(0, 1), (2, 3), (1, 2)];
+        t.run(
+            Op::Exists {
+                keys: Args::new(buf, &keys),
+            },
+            t0,
+            &mut said,
+        );
+        t.run(
+            Op::Del {
+                keys: Args::new(buf, &keys),
+            },
+            t0,
+            &mut said,
+        );
+        t.run(Op::FlushAll, t0, &mut said);
+        t.run(Op::DbSize, t0, &mut said);
+        assert_eq!(said.0, ["ok", "2", "2", "2", "ok", "0"]);
+    }
+}

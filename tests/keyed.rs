@@ -1,0 +1,299 @@
+//! Keyed state (`serve --proto resp|memcache`) in every model, against clients no one here
+//! wrote: Debian's redis-cli and redis-benchmark (redis-tools) and libmemcached's tools
+//! (libmemcached-tools), which `.ci/run` installs.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{for_each_model, skip, tree_pss_kib, Server};
+
+/// Whether `tool` runs here; says so (and fails under CI) when it does not.
+fn have(tool: &str, package: &str) -> bool {
+    let ok = Command::new(tool).arg("--version").output().is_ok();
+    if !ok {
+        skip(&format!(
+            "{tool} is not installed (apt-get install {package}; .ci/run does)"
+        ));
+    }
+    ok
+}
+
+/// Its workers (or its connections) are processes, each with a keyspace of its own.
+fn per_process(model: &str) -> bool {
+    muxlab::models::ALL
+        .iter()
+        .any(|m| m.name == model && m.data == muxlab::store::Toucher::Processes)
+}
+
+/// Runs `cmd` to its end, killed (and the test failed) past `secs` seconds: its output.
+fn run_within(mut cmd: Command, secs: u64, what: &str) -> std::process::Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect(what);
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("{what}: still running after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The connections a design serves at once: its workers where it serves one at a time each.
+fn at_once(model: &str, args: &[&str], most: usize) -> usize {
+    let m = muxlab::models::ALL.iter().find(|m| m.name == model).unwrap();
+    if !m.one_conn_per_worker {
+        return most;
+    }
+    args.iter()
+        .position(|a| *a == "--workers")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(1)
+}
+
+/// redis-cli with `commands` on its standard input (one connection, in order): its output.
+fn redis_cli(srv: &Server, extra: &[&str], commands: &str) -> String {
+    let mut child = Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &srv.addr.port().to_string()])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("redis-cli");
+    child.stdin.take().unwrap().write_all(commands.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}: redis-cli: {}",
+        srv.model,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const COMMANDS: &str = "SET k hello\nGET k\nINCR n\nINCRBY n 41\nMSET a 1 b 2\nMGET a b c\nDEL a b\nEXISTS a k\nSET k x NX\nSET t v EX 100\nTTL t\nDBSIZE\nGET nope\nPING\n";
+const REPLIES: &str = "OK\nhello\n1\n42\nOK\n1\n2\n\n2\n1\n\nOK\n100\n3\n\nPONG\n";
+
+#[test]
+fn redis_cli_is_answered_as_redis_answers_on_every_model_and_over_tls() {
+    if !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for_each_model(|model, args| {
+        for tls in [false, true] {
+            let mut a = args.to_vec();
+            a.extend(["--proto", "resp"]);
+            let mut cli: Vec<&str> = vec![];
+            if tls {
+                a.extend(["--tls", "self-signed"]);
+                cli.extend(["--tls", "--insecure"]);
+            }
+            let srv = Server::start(model, &a);
+            let out = redis_cli(&srv, &cli, COMMANDS);
+            assert_eq!(out, REPLIES, "{model} (tls {tls})");
+            // Another connection sees the same keyspace, but where each process keeps its own.
+            if !per_process(model) {
+                assert_eq!(redis_cli(&srv, &cli, "GET k\n"), "hello\n", "{model} (tls {tls})");
+            }
+            let st = srv.stop();
+            assert!(st.total("keyed_sets") >= 3 && st.total("keyed_gets") >= 3, "{model}");
+            assert!(st.total("keyed_hits") >= 1 && st.total("keyed_misses") >= 1, "{model}");
+        }
+    });
+}
+
+#[test]
+fn incr_from_50_connections_sums_exactly_on_every_store_that_is_one_keyspace() {
+    if !have("redis-benchmark", "redis-tools") || !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for_each_model(|model, args| {
+        if per_process(model) {
+            return; // a keyspace per process: `muxlab models` says so (tested below)
+        }
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let port = srv.addr.port().to_string();
+        // 50 connections, or as many as a design that serves one at a time per worker has
+        // workers (the others would wait for ever behind them).
+        let clients = at_once(model, args, 50).to_string();
+        let mut cmd = Command::new("redis-benchmark");
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "incr",
+            "-n",
+            "3000",
+            "-c",
+            &clients,
+            "-q",
+        ]);
+        let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
+        assert!(
+            out.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            redis_cli(&srv, &[], "GET counter:__rand_int__\n"),
+            "3000\n",
+            "{model}: the INCRs from {clients} connections"
+        );
+        let st = srv.stop();
+        assert_eq!(st.total("keyed_incrs"), 3000, "{model}");
+    });
+}
+
+#[test]
+fn the_process_designs_say_they_keep_a_keyspace_per_process() {
+    let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
+        .args(["models"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for m in muxlab::models::ALL.iter().filter(|m| per_process(m.name)) {
+        let line = text.lines().find(|l| l.starts_with(&format!("{} ", m.name))).unwrap();
+        assert!(line.contains("a keyspace per process"), "{line}");
+    }
+    assert!(per_process("fork") && per_process("prefork") && !per_process("thread"));
+}
+
+#[test]
+fn owned_is_refused_where_more_than_one_thread_touches_data_and_each_design_says_its_store() {
+    for (model, args, store) in [
+        ("reactor", &[][..], "owned"),
+        ("uring", &["--workers", "1"][..], "owned"),
+        ("uring", &["--workers", "2"][..], "locked"),
+        ("thread", &[][..], "locked"),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "memcache"]);
+        let srv = Server::start(model, &a);
+        let line = srv.listening.clone();
+        assert_eq!(line["store"], store, "{model} {args:?}");
+        srv.stop();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
+        .args([
+            "serve", "--model", "thread", "--port", "0", "--proto", "resp", "--store", "owned",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--store owned is one thread's table"));
+    let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
+        .args(["serve", "--model", "epoll", "--port", "0", "--store", "locked"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--store without a keyed protocol");
+}
+
+/// libmemcached's tools (the text protocol): a file copied in, read back, touched, removed.
+#[test]
+fn libmemcached_tools_store_read_and_remove_on_every_model() {
+    if !have("memccp", "libmemcached-tools") || !have("memccat", "libmemcached-tools") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("muxlab-mc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("greeting");
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&file, &body).unwrap();
+    for_each_model(|model, args| {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "memcache"]);
+        let srv = Server::start(model, &a);
+        let servers = format!("--servers=127.0.0.1:{}", srv.addr.port());
+        let run = |tool: &str, args: &[&str]| {
+            let out = Command::new(tool).arg(&servers).args(args).output().unwrap();
+            (out.status.success(), out.stdout)
+        };
+        if !per_process(model) {
+            let (ok, _) = run("memccp", &[file.to_str().unwrap()]);
+            assert!(ok, "{model}: memccp");
+            let (ok, got) = run("memccat", &["greeting"]);
+            // memccat ends what it prints with a newline.
+            assert!(
+                ok && got.strip_suffix(b"\n") == Some(&body[..]),
+                "{model}: memccat gave {} bytes",
+                got.len()
+            );
+            let (ok, _) = run("memcrm", &["greeting"]);
+            assert!(ok, "{model}: memcrm");
+            let (ok, _) = run("memccat", &["greeting"]);
+            assert!(!ok, "{model}: removed, not found");
+        }
+        // One connection: a raw session (the process designs keep it in one process).
+        let mut s = srv.connect();
+        s.write_all(b"set a 0 0 1\r\n1\r\nincr a 41\r\nget a\r\nversion\r\n")
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("VERSION") {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "{model}: closed");
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(
+            String::from_utf8_lossy(&got).starts_with("STORED\r\n42\r\nVALUE a 0 2\r\n42\r\nEND\r\nVERSION "),
+            "{model}: {}",
+            String::from_utf8_lossy(&got)
+        );
+        srv.stop();
+    });
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A client that pipelines GETs of a 4 KiB value and never reads: the server stops reading it
+/// (holding `--max-output` plus a read), does not grow, and answers everybody else meanwhile.
+#[test]
+fn a_client_that_pipelines_and_never_reads_does_not_grow_any_model() {
+    if !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for_each_model(|model, args| {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let before = tree_pss_kib(srv.pid());
+        let mut s = srv.connect();
+        s.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
+        // A 4 KiB value, then GETs of it: their replies are past any socket buffer soon.
+        let value = "v".repeat(4096);
+        s.write_all(format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4096\r\n{value}\r\n").as_bytes())
+            .unwrap();
+        let chunk = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n".repeat(10_000);
+        let mut sent = 0usize;
+        // Until the server stops reading and TCP's buffers are full (or 1,000,000 commands).
+        while sent < 1_000_000 * 20 && s.write_all(&chunk).is_ok() {
+            sent += chunk.len();
+        }
+        assert!(
+            sent < 1_000_000 * 20,
+            "{model}: read {sent} bytes of commands it could not answer"
+        );
+        // (A design that serves one connection at a time has no one else to answer.)
+        let one_at_a_time = muxlab::models::ALL
+            .iter()
+            .any(|m| m.name == model && m.one_conn_per_worker && m.workers == muxlab::server::Workers::None);
+        if !one_at_a_time {
+            assert_eq!(
+                redis_cli(&srv, &[], "PING\n"),
+                "PONG\n",
+                "{model}: another client is answered"
+            );
+        }
+        let grown = tree_pss_kib(srv.pid()).saturating_sub(before);
+        assert!(grown < 16 * 1024, "{model}: grew {grown} KiB");
+        drop(s);
+        srv.stop();
+    });
+}
