@@ -9,20 +9,9 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{for_each_model, skip, tree_pss_kib, Server};
+use common::{for_each_model, have, tree_pss_kib, Server};
 use muxlab::proto::h2::frame::{self, Code};
 use muxlab::proto::h2::wire::{self, Coding, Got};
-
-/// Whether `tool` runs here; says so (and fails under CI) when it does not.
-fn have(tool: &str, package: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").output().is_ok();
-    if !ok {
-        skip(&format!(
-            "{tool} is not installed (apt-get install {package}; .ci/run does)"
-        ));
-    }
-    ok
-}
 
 fn h2(model: &str, args: &[&str], more: &[&str]) -> Server {
     Server::start(model, &[args, &["--proto", "h2"], more].concat())

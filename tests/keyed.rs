@@ -8,18 +8,7 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{for_each_model, skip, tree_pss_kib, Server};
-
-/// Whether `tool` runs here; says so (and fails under CI) when it does not.
-fn have(tool: &str, package: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").output().is_ok();
-    if !ok {
-        skip(&format!(
-            "{tool} is not installed (apt-get install {package}; .ci/run does)"
-        ));
-    }
-    ok
-}
+use common::{for_each_model, have, tree_pss_kib, Server};
 
 /// Its workers (or its connections) are processes, each with a keyspace of its own.
 fn per_process(model: &str) -> bool {

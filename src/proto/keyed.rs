@@ -57,6 +57,43 @@ impl<'a> Args<'a> {
     }
 }
 
+/// A keyed session's input (RESP's, memcache's): the bytes not run yet, from `pos` on, and
+/// the spans of the command being run. The sessions parse it; this keeps it from growing.
+#[derive(Debug, Default)]
+pub(crate) struct Input {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) pos: usize,
+    pub(crate) spans: Vec<(u32, u32)>,
+}
+
+impl Input {
+    /// Bytes not run yet.
+    pub(crate) fn behind(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// The arguments in `spans`.
+    pub(crate) fn args(&self) -> Args<'_> {
+        Args::new(&self.buf, &self.spans)
+    }
+
+    /// Gives up the buffers a burst grew, once idle: the bytes given up.
+    pub(crate) fn trim(&mut self) -> usize {
+        super::shed(&mut self.buf, 4096) + super::shed_spans(&mut self.spans)
+    }
+
+    /// Drops what was run: all of it at once, or the front once it is most of a large buffer.
+    pub(crate) fn compact(&mut self) {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        } else if self.pos > 64 * 1024 && self.pos > self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+    }
+}
+
 /// When a write applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::keyed::{Args, Counting, Item, KeyedError, Op, Replies, When};
+use super::keyed::{Args, Counting, Input, Item, KeyedError, Op, Replies, When};
 use super::{Each, Fed};
 
 /// The longest command line, and the longest key (memcached's).
@@ -23,11 +23,8 @@ const RELATIVE_MAX: i64 = 60 * 60 * 24 * 30;
 /// One connection's memcache session.
 #[derive(Debug)]
 pub struct McSession {
-    /// Input not consumed yet, from `pos` on.
-    buf: Vec<u8>,
-    pos: usize,
-    /// The words of the command line being run: spans of `buf`.
-    spans: Vec<(u32, u32)>,
+    /// Input not run yet, and the spans of the command being run.
+    input: Input,
     /// Bytes of a data block past `--max-value` still to drop.
     skip: usize,
     holding: bool,
@@ -57,9 +54,7 @@ enum Parsed {
 impl McSession {
     pub fn new(max_value: usize) -> McSession {
         McSession {
-            buf: Vec::new(),
-            pos: 0,
-            spans: Vec::new(),
+            input: Input::default(),
             skip: 0,
             holding: false,
             max_value,
@@ -74,12 +69,12 @@ impl McSession {
 
     /// Bytes of input held, not run yet.
     pub fn behind(&self) -> usize {
-        self.buf.len() - self.pos
+        self.input.behind()
     }
 
     /// Gives up the buffers a burst grew: the bytes given up.
     pub fn trim(&mut self) -> usize {
-        super::shed(&mut self.buf, 4096) + super::shed_spans(&mut self.spans)
+        self.input.trim()
     }
 
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
@@ -88,12 +83,12 @@ impl McSession {
             fed.close = true;
             return fed;
         }
-        self.buf.extend_from_slice(input);
+        self.input.buf.extend_from_slice(input);
         self.holding = false;
         loop {
-            let n = self.skip.min(self.buf.len() - self.pos);
-            (self.pos, self.skip) = (self.pos + n, self.skip - n);
-            if self.skip > 0 || self.pos == self.buf.len() {
+            let n = self.skip.min(self.input.buf.len() - self.input.pos);
+            (self.input.pos, self.skip) = (self.input.pos + n, self.skip - n);
+            if self.skip > 0 || self.input.pos == self.input.buf.len() {
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -108,17 +103,17 @@ impl McSession {
                         self.closed = true;
                         break;
                     }
-                    self.pos = end;
+                    self.input.pos = end;
                 }
                 Parsed::Refused(end, line) => {
                     say(out, line);
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    self.pos = end;
+                    self.input.pos = end;
                 }
                 Parsed::TooLarge { at, skip } => {
                     say(out, "SERVER_ERROR object too large for cache");
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    (self.pos, self.skip) = (at, skip);
+                    (self.input.pos, self.skip) = (at, skip);
                 }
                 Parsed::Broken(line) => {
                     say(out, line);
@@ -129,19 +124,13 @@ impl McSession {
                 }
             }
         }
-        if self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-        } else if self.pos > 64 * 1024 && self.pos > self.buf.len() / 2 {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
+        self.input.compact();
         fed
     }
 
     fn parse(&mut self) -> Parsed {
-        self.spans.clear();
-        let b = &self.buf[self.pos..];
+        self.input.spans.clear();
+        let b = &self.input.buf[self.input.pos..];
         let Some(nl) = b.iter().take(MAX_LINE + 1).position(|&c| c == b'\n') else {
             return match b.len() > MAX_LINE {
                 true => Parsed::Broken("CLIENT_ERROR line too long"),
@@ -160,10 +149,12 @@ impl McSession {
             while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
                 i += 1;
             }
-            self.spans.push(((self.pos + start) as u32, (self.pos + i) as u32));
+            self.input
+                .spans
+                .push(((self.input.pos + start) as u32, (self.input.pos + i) as u32));
         }
-        let end = self.pos + nl + 1;
-        let args = Args::new(&self.buf, &self.spans);
+        let end = self.input.pos + nl + 1;
+        let args = self.input.args();
         if args.is_empty() {
             return Parsed::Refused(end, "ERROR");
         }
@@ -187,7 +178,7 @@ impl McSession {
                 skip: bytes + 2,
             };
         }
-        let rel = end - self.pos;
+        let rel = end - self.input.pos;
         if b.len() < rel + bytes + 2 {
             return Parsed::Incomplete;
         }
@@ -208,7 +199,7 @@ impl McSession {
         each: &mut F,
         fed: &mut Fed,
     ) -> bool {
-        let args = Args::new(&self.buf, &self.spans);
+        let args = self.input.args();
         let noreply = args.len() > 1 && args.get(args.len() - 1) == b"noreply";
         fed.requests += 1;
         let (verb, op) = match self.op(args, args.len() - usize::from(noreply), data) {
@@ -259,7 +250,7 @@ impl McSession {
                 };
                 let op = Op::Set {
                     key: args.get(1),
-                    value: &self.buf[a..b],
+                    value: &self.input.buf[a..b],
                     flags,
                     ttl: ttl(exptime),
                     when,

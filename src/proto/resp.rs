@@ -14,7 +14,7 @@
 //! that pipelines and never reads holds the session to `--max-output` ([`Each::room`]) plus
 //! one read.
 
-use super::keyed::{Args, Counting, Item, KeyedError, Op, Replies, When};
+use super::keyed::{Args, Counting, Input, Item, KeyedError, Op, Replies, When};
 use super::{Each, Fed};
 use std::time::Duration;
 
@@ -29,11 +29,8 @@ const MAX_HEADER: usize = 32;
 /// One connection's RESP session.
 #[derive(Debug)]
 pub struct RespSession {
-    /// Input not consumed yet, from `pos` on.
-    buf: Vec<u8>,
-    pos: usize,
-    /// The command being run: its arguments' spans in `buf`.
-    spans: Vec<(u32, u32)>,
+    /// Input not run yet, and the spans of the command being run.
+    input: Input,
     /// The rest of a command past a bound, being dropped.
     skip: Option<Skip>,
     holding: bool,
@@ -66,9 +63,7 @@ enum Parsed {
 impl RespSession {
     pub fn new(max_value: usize) -> RespSession {
         RespSession {
-            buf: Vec::new(),
-            pos: 0,
-            spans: Vec::new(),
+            input: Input::default(),
             skip: None,
             holding: false,
             max_value,
@@ -83,12 +78,12 @@ impl RespSession {
 
     /// Bytes of input held, not run yet.
     pub fn behind(&self) -> usize {
-        self.buf.len() - self.pos
+        self.input.behind()
     }
 
     /// Gives up the buffers a burst grew: the bytes given up.
     pub fn trim(&mut self) -> usize {
-        super::shed(&mut self.buf, 4096) + super::shed_spans(&mut self.spans)
+        self.input.trim()
     }
 
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
@@ -97,13 +92,13 @@ impl RespSession {
             fed.close = true;
             return fed;
         }
-        self.buf.extend_from_slice(input);
+        self.input.buf.extend_from_slice(input);
         self.holding = false;
         loop {
             if !self.skipped() {
                 break;
             }
-            if self.pos == self.buf.len() {
+            if self.input.pos == self.input.buf.len() {
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -112,10 +107,10 @@ impl RespSession {
             }
             match self.parse() {
                 Parsed::Incomplete => break,
-                Parsed::Nothing(end) => self.pos = end,
+                Parsed::Nothing(end) => self.input.pos = end,
                 Parsed::Command(end) => {
                     self.run(out, each, &mut fed);
-                    self.pos = end;
+                    self.input.pos = end;
                 }
                 Parsed::Broken(why) => {
                     error(out, &format!("Protocol error: {why}"));
@@ -129,12 +124,12 @@ impl RespSession {
                     error(out, &why);
                     fed.requests += 1;
                     fed.errors += 1;
-                    self.pos = at;
+                    self.input.pos = at;
                     self.skip = Some(skip);
                 }
             }
         }
-        self.compact();
+        self.input.compact();
         fed
     }
 
@@ -142,8 +137,8 @@ impl RespSession {
     /// none is left.
     fn skipped(&mut self) -> bool {
         while let Some(mut s) = self.skip {
-            let n = s.bytes.min(self.buf.len() - self.pos);
-            self.pos += n;
+            let n = s.bytes.min(self.input.buf.len() - self.input.pos);
+            self.input.pos += n;
             s.bytes -= n;
             if s.bytes > 0 {
                 self.skip = Some(s);
@@ -154,14 +149,14 @@ impl RespSession {
                 return true;
             }
             // The next bulk's header says how much more to drop.
-            let b = &self.buf[self.pos..];
+            let b = &self.input.buf[self.input.pos..];
             match header(b, 0, b'$') {
                 Ok(None) => {
                     self.skip = Some(s);
                     return false;
                 }
                 Ok(Some((len, next))) if len >= 0 => {
-                    self.pos += next;
+                    self.input.pos += next;
                     self.skip = Some(Skip {
                         bytes: len as usize + 2,
                         args: s.args - 1,
@@ -178,20 +173,9 @@ impl RespSession {
         true
     }
 
-    /// Keeps `buf` from growing with what was consumed.
-    fn compact(&mut self) {
-        if self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-        } else if self.pos > 64 * 1024 && self.pos > self.buf.len() / 2 {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-    }
-
     fn parse(&mut self) -> Parsed {
-        self.spans.clear();
-        let b = &self.buf[self.pos..];
+        self.input.spans.clear();
+        let b = &self.input.buf[self.input.pos..];
         if b[0] != b'*' {
             return self.inline();
         }
@@ -201,7 +185,7 @@ impl RespSession {
             Err(()) => return Parsed::Broken("invalid multibulk length"),
         };
         if n <= 0 {
-            return Parsed::Nothing(self.pos + at);
+            return Parsed::Nothing(self.input.pos + at);
         }
         if n > MAX_ARGS {
             return Parsed::Broken("invalid multibulk length");
@@ -234,7 +218,7 @@ impl RespSession {
                     bytes: len + 2,
                     args: n - k - 1,
                 };
-                return Parsed::Over(self.pos + next, skip, why);
+                return Parsed::Over(self.input.pos + next, skip, why);
             }
             if b.len() < next + len + 2 {
                 return Parsed::Incomplete;
@@ -242,16 +226,17 @@ impl RespSession {
             if &b[next + len..next + len + 2] != b"\r\n" {
                 return Parsed::Broken("a bulk not ended by CRLF");
             }
-            self.spans
-                .push(((self.pos + next) as u32, (self.pos + next + len) as u32));
+            self.input
+                .spans
+                .push(((self.input.pos + next) as u32, (self.input.pos + next + len) as u32));
             at = next + len + 2;
         }
-        Parsed::Command(self.pos + at)
+        Parsed::Command(self.input.pos + at)
     }
 
     /// An inline command: a line of words.
     fn inline(&mut self) -> Parsed {
-        let b = &self.buf[self.pos..];
+        let b = &self.input.buf[self.input.pos..];
         let Some(nl) = b.iter().take(MAX_INLINE + 1).position(|&c| c == b'\n') else {
             return match b.len() > MAX_INLINE {
                 true => Parsed::Broken("too big inline request"),
@@ -270,11 +255,13 @@ impl RespSession {
             while i < line.len() && !line[i].is_ascii_whitespace() {
                 i += 1;
             }
-            self.spans.push(((self.pos + start) as u32, (self.pos + i) as u32));
+            self.input
+                .spans
+                .push(((self.input.pos + start) as u32, (self.input.pos + i) as u32));
         }
-        match self.spans.is_empty() {
-            true => Parsed::Nothing(self.pos + nl + 1),
-            false => Parsed::Command(self.pos + nl + 1),
+        match self.input.spans.is_empty() {
+            true => Parsed::Nothing(self.input.pos + nl + 1),
+            false => Parsed::Command(self.input.pos + nl + 1),
         }
     }
 
@@ -282,7 +269,7 @@ impl RespSession {
     /// protocol's error.
     fn run<F: Each + ?Sized>(&self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
         fed.requests += 1;
-        let args = Args::new(&self.buf, &self.spans);
+        let args = self.input.args();
         let name = args.get(0);
         // What a client asks of the connection or of the server's configuration, answered
         // here: redis-benchmark asks CONFIG GET at start, redis-cli's prompt COMMAND DOCS.

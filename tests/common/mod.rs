@@ -17,6 +17,17 @@ pub mod skip;
 
 pub use skip::skip;
 
+/// Whether `tool` runs here; says so (and fails under CI) when it does not.
+pub fn have(tool: &str, package: &str) -> bool {
+    let ok = std::process::Command::new(tool).arg("--version").output().is_ok();
+    if !ok {
+        skip(&format!(
+            "{tool} is not installed (apt-get install {package}; .ci/run does)"
+        ));
+    }
+    ok
+}
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_muxlab");
 pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
 
