@@ -191,7 +191,6 @@ impl RespSession {
             return Parsed::Broken("invalid multibulk length");
         }
         let n = n as usize;
-        let mut total = 0usize;
         for k in 0..n {
             if at >= b.len() {
                 return Parsed::Incomplete;
@@ -208,12 +207,18 @@ impl RespSession {
                 return Parsed::Broken("invalid bulk length");
             }
             let len = len as usize;
-            total += len;
-            if len > self.max_value || total > self.max_value + SLACK {
-                let why = format!(
-                    "value of {len} bytes in a command of {} arguments: over --max-value ({} bytes)",
-                    n, self.max_value
-                );
+            // The command's bytes through this bulk, its headers included: what it would hold.
+            if len > self.max_value || next + len > self.max_value + SLACK {
+                let why = match len > self.max_value {
+                    true => format!(
+                        "value of {len} bytes in a command of {n} arguments: over --max-value ({} bytes)",
+                        self.max_value
+                    ),
+                    false => format!(
+                        "a command of {n} arguments past --max-value ({} bytes) and 64 KiB",
+                        self.max_value
+                    ),
+                };
                 let skip = Skip {
                     bytes: len + 2,
                     args: n - k - 1,

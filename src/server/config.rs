@@ -226,8 +226,10 @@ impl ServeArgs {
                 "--store is the keyed state of resp and memcache: it needs --proto resp or memcache".into(),
             ));
         }
-        if self.max_value == 0 {
-            return Err(Error::Usage("--max-value must be at least 1 byte".into()));
+        if self.max_value == 0 || self.max_value > 1 << 30 {
+            return Err(Error::Usage(
+                "--max-value must be from 1 byte to 1GiB (a command is held whole until it runs)".into(),
+            ));
         }
         if proto.keyed() && !work.is_none() {
             return Err(Error::Usage(

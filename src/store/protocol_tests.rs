@@ -109,6 +109,21 @@ fn a_resp_value_past_max_value_gets_an_error_and_the_connection_goes_on() {
 }
 
 #[test]
+fn a_resp_command_of_many_small_arguments_is_bounded_as_a_whole_and_skipped() {
+    // 30,000 empty arguments: no value past --max-value (64 bytes here), but the command would
+    // be held whole past it and 64 KiB.
+    let mut cmd = b"*30001\r\n$3\r\nDEL\r\n".to_vec();
+    cmd.extend(b"$0\r\n\r\n".repeat(30_000));
+    cmd.extend(b"PING\r\n");
+    let (out, n, errors, close) = whole(Proto::Resp, &cmd);
+    assert!(
+        out.starts_with("-ERR a command of 30001 arguments past --max-value"),
+        "{out}"
+    );
+    assert!(out.ends_with("+PONG\r\n") && !close && (n, errors) == (2, 1), "{out}");
+}
+
+#[test]
 fn a_resp_stream_that_cannot_be_resynchronised_gets_a_protocol_error_and_closes() {
     for bad in [
         &b"*2\r\n$3\r\nGET\r\n$-5\r\n"[..],
@@ -190,6 +205,12 @@ fn memcache_data_past_max_value_is_dropped_and_a_bad_chunk_closes() {
     );
     assert!(!close && errors == 1);
     same_at_every_split(Proto::Memcache, big.as_bytes());
+    let long = format!("get {}\r\nversion\r\n", "k".repeat(251));
+    let (out, _, errors, close) = whole(Proto::Memcache, long.as_bytes());
+    assert!(
+        out.starts_with("CLIENT_ERROR bad command line format\r\nVERSION ") && errors == 1 && !close,
+        "{out}"
+    );
     let (out, _, _, close) = whole(Proto::Memcache, b"set k 0 0 2\r\nabcd\r\nget k\r\n");
     assert_eq!((out.as_str(), close), ("CLIENT_ERROR bad data chunk\r\n", true));
     let (out, _, _, close) = whole(Proto::Memcache, format!("get {}\r\n", "k".repeat(70_000)).as_bytes());
