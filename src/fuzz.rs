@@ -119,6 +119,8 @@ pub fn h2_client(data: &[u8]) {
 /// owned` does), with the output bounded at `room` bytes a feed.
 struct Keyed {
     table: crate::store::Table,
+    /// One clock for the whole and the split run (an expiry must not fall between them).
+    now: std::time::Instant,
 }
 
 impl crate::proto::Each for Keyed {
@@ -131,13 +133,14 @@ impl crate::proto::Each for Keyed {
         op: crate::proto::keyed::Op<'_>,
         replies: &mut dyn crate::proto::keyed::Replies,
     ) -> crate::proto::keyed::Outcome {
-        self.table.run(op, std::time::Instant::now(), replies)
+        self.table.run(op, self.now, replies)
     }
 }
 
 /// Feeds `data` to a fresh keyed session (a value over 64 bytes is past `--max-value`) whole,
 /// then split at `cut`: both outputs, the commands answered and whether it closed.
 fn keyed_whole_and_split(proto: Proto, data: &[u8], cut: usize) -> [(Vec<u8>, u64, bool); 2] {
+    let now = std::time::Instant::now();
     let run = |pieces: &[&[u8]]| {
         let limits = crate::proto::Limits {
             max_value: 64,
@@ -146,6 +149,7 @@ fn keyed_whole_and_split(proto: Proto, data: &[u8], cut: usize) -> [(Vec<u8>, u6
         let mut s = Session::with_limits(proto, limits);
         let mut each = Keyed {
             table: crate::store::Table::new(),
+            now,
         };
         let (mut out, mut requests, mut close) = (Vec::new(), 0, false);
         for p in pieces {

@@ -216,6 +216,11 @@ pub trait Replies {
     fn error(&mut self, e: KeyedError);
     /// Text (INFO).
     fn text(&mut self, text: &str);
+    /// The output has reached the bound on it (`--max-output`): a read of many keys stops
+    /// here, after one key at least, and goes on once the output has drained.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// What running one command found, for the server's stats.
@@ -225,4 +230,6 @@ pub struct Outcome {
     pub hits: u32,
     pub misses: u32,
     pub error: bool,
+    /// A read of many keys: how many of them it answered before the output was full.
+    pub answered: u32,
 }

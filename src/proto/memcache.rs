@@ -27,6 +27,8 @@ pub struct McSession {
     input: Input,
     /// Bytes of a data block past `--max-value` still to drop.
     skip: usize,
+    /// Keys of the get being answered already answered: it stopped at the bound on output.
+    answered: u32,
     holding: bool,
     max_value: usize,
     closed: bool,
@@ -56,6 +58,7 @@ impl McSession {
         McSession {
             input: Input::default(),
             skip: 0,
+            answered: 0,
             holding: false,
             max_value,
             closed: false,
@@ -97,14 +100,21 @@ impl McSession {
             }
             match self.parse() {
                 Parsed::Incomplete => break,
-                Parsed::Command { end, data } => {
-                    if self.run(data, out, each, &mut fed) {
+                Parsed::Command { end, data } => match self.run(data, out, each, &mut fed) {
+                    Ran::Done => {
+                        self.input.pos = end;
+                        self.input.spans.clear();
+                    }
+                    Ran::Partly => {
+                        self.holding = true;
+                        break;
+                    }
+                    Ran::Close => {
                         fed.close = true;
                         self.closed = true;
                         break;
                     }
-                    self.input.pos = end;
-                }
+                },
                 Parsed::Refused(end, line) => {
                     say(out, line);
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
@@ -192,40 +202,67 @@ impl McSession {
         }
     }
 
-    /// Runs the command in `spans` (its data at `data`): `true` when the connection closes.
+    /// Runs the command in `spans` (its data at `data`).
     fn run<F: Each + ?Sized>(
-        &self,
+        &mut self,
         data: Option<(usize, usize)>,
         out: &mut Vec<u8>,
         each: &mut F,
         fed: &mut Fed,
-    ) -> bool {
+    ) -> Ran {
         let args = self.input.args();
         let noreply = args.len() > 1 && args.get(args.len() - 1) == b"noreply";
-        fed.requests += 1;
         let (verb, op) = match self.op(args, args.len() - usize::from(noreply), data) {
             Ok(c) => c,
-            Err(Other::Quit) => return true,
-            Err(Other::Version) => {
-                say(out, concat!("VERSION muxlab-", env!("CARGO_PKG_VERSION")));
-                return false;
+            Err(Other::Quit) => return Ran::Close,
+            Err(other) => {
+                fed.requests += 1;
+                match other {
+                    Other::Refused(line) => {
+                        fed.errors += 1;
+                        say(out, line);
+                    }
+                    // A version libmemcached reads as one (it parses the numbers first).
+                    _ => say(out, concat!("VERSION 1.6.0 muxlab-", env!("CARGO_PKG_VERSION"))),
+                }
+                return Ran::Done;
             }
-            Err(Other::Refused(line)) => {
-                fed.errors += 1;
-                say(out, line);
-                return false;
-            }
+        };
+        let resume = self.answered as usize;
+        let (op, keys) = match op {
+            Op::Get { keys } => (
+                Op::Get {
+                    keys: keys.from(resume),
+                },
+                keys.len(),
+            ),
+            op => (op, 0),
         };
         let mut sink = Vec::new();
         let o = {
             let target = if noreply { &mut sink } else { &mut *out };
-            each.command(op, &mut Reply { out: target, verb })
+            let limit = target.len().saturating_add(each.room(target.len()));
+            each.command(
+                op,
+                &mut Reply {
+                    out: target,
+                    verb,
+                    limit,
+                },
+            )
         };
+        let answered = resume + o.answered as usize;
+        if o.answered > 0 && answered < keys {
+            self.answered = answered as u32;
+            return Ran::Partly;
+        }
+        self.answered = 0;
+        fed.requests += 1;
         fed.errors += u32::from(o.error);
         if matches!(verb, Verb::Get | Verb::Gets) && !noreply {
             say(out, "END");
         }
-        false
+        Ran::Done
     }
 
     /// The op the command in `args` asks for (`n` of them, `noreply` left out; a storage
@@ -287,10 +324,21 @@ impl McSession {
             b"flush_all" if n <= 2 => (Verb::Flush, Op::FlushAll),
             b"version" => return Err(Other::Version),
             b"quit" => return Err(Other::Quit),
-            b"get" | b"gets" | b"delete" | b"incr" | b"decr" | b"touch" | b"flush_all" => return Err(BAD),
+            // A get with no key is no command at all to memcached.
+            b"get" | b"gets" => return Err(Other::Refused("ERROR")),
+            b"delete" | b"incr" | b"decr" | b"touch" | b"flush_all" => return Err(BAD),
             _ => return Err(Other::Refused("ERROR")),
         })
     }
+}
+
+/// How far a command went.
+enum Ran {
+    Done,
+    /// A read of many keys stopped at the bound on output: it goes on from its next key.
+    Partly,
+    /// `quit`.
+    Close,
 }
 
 /// A command that is no op for the store.
@@ -344,6 +392,8 @@ fn say(out: &mut Vec<u8>, line: &str) {
 struct Reply<'o> {
     out: &'o mut Vec<u8>,
     verb: Verb,
+    /// How far the output may grow (`--max-output`).
+    limit: usize,
 }
 
 impl Replies for Reply<'_> {
@@ -399,5 +449,9 @@ impl Replies for Reply<'_> {
 
     fn text(&mut self, text: &str) {
         say(self.out, text);
+    }
+
+    fn full(&self) -> bool {
+        self.out.len() >= self.limit
     }
 }

@@ -33,6 +33,9 @@ pub struct RespSession {
     input: Input,
     /// The rest of a command past a bound, being dropped.
     skip: Option<Skip>,
+    /// Keys of the read being answered (GET, MGET) already answered: it stopped at the bound
+    /// on output.
+    answered: u32,
     holding: bool,
     max_value: usize,
     closed: bool,
@@ -65,6 +68,7 @@ impl RespSession {
         RespSession {
             input: Input::default(),
             skip: None,
+            answered: 0,
             holding: false,
             max_value,
             closed: false,
@@ -96,6 +100,11 @@ impl RespSession {
         self.holding = false;
         loop {
             if !self.skipped() {
+                if self.closed {
+                    // A broken length inside the command being dropped.
+                    error(out, "Protocol error: invalid bulk length");
+                    (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
+                }
                 break;
             }
             if self.input.pos == self.input.buf.len() {
@@ -109,8 +118,12 @@ impl RespSession {
                 Parsed::Incomplete => break,
                 Parsed::Nothing(end) => self.input.pos = end,
                 Parsed::Command(end) => {
-                    self.run(out, each, &mut fed);
+                    if !self.run(out, each, &mut fed) {
+                        self.holding = true;
+                        break;
+                    }
                     self.input.pos = end;
+                    self.input.spans.clear();
                 }
                 Parsed::Broken(why) => {
                     error(out, &format!("Protocol error: {why}"));
@@ -272,32 +285,65 @@ impl RespSession {
 
     /// Runs the command in `spans`: parsed into an op for the hook, or answered with the
     /// protocol's error.
-    fn run<F: Each + ?Sized>(&self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) {
-        fed.requests += 1;
+    /// `false` while a read of many keys has stopped at the bound on output (it goes on
+    /// from its next key when fed again).
+    fn run<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
         let args = self.input.args();
-        let name = args.get(0);
-        // What a client asks of the connection or of the server's configuration, answered
-        // here: redis-benchmark asks CONFIG GET at start, redis-cli's prompt COMMAND DOCS.
-        if name.eq_ignore_ascii_case(b"CONFIG") || name.eq_ignore_ascii_case(b"COMMAND") {
-            return out.extend_from_slice(b"*0\r\n");
-        }
-        if name.eq_ignore_ascii_case(b"SELECT") && args.len() == 2 && args.get(1) == b"0" {
-            return out.extend_from_slice(b"+OK\r\n");
-        }
-        let (verb, op) = match command(name, args) {
-            Ok(c) => c,
-            Err(why) => {
-                fed.errors += 1;
-                return error(out, &why);
-            }
+        let resume = self.answered as usize;
+        let Some((verb, op)) = command_of(args, out, fed) else {
+            return true;
         };
-        if verb == Verb::MGet {
+        if verb == Verb::MGet && resume == 0 {
             out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
         }
+        let (op, keys) = match op {
+            Op::Get { keys } => (
+                Op::Get {
+                    keys: keys.from(resume),
+                },
+                keys.len(),
+            ),
+            op => (op, 0),
+        };
         let echo = (verb == Verb::Ping && args.len() > 1).then(|| args.get(1));
-        let mut r = Reply { out, verb, echo };
+        let limit = out.len().saturating_add(each.room(out.len()));
+        let mut r = Reply { out, verb, echo, limit };
         let o = each.command(op, &mut r);
+        let answered = resume + o.answered as usize;
+        if o.answered > 0 && answered < keys {
+            self.answered = answered as u32;
+            return false;
+        }
+        self.answered = 0;
+        fed.requests += 1;
         fed.errors += u32::from(o.error);
+        true
+    }
+}
+
+/// The op the command in `args` asks for; `None` when it was answered here (an error, or a
+/// question about the connection or the configuration).
+fn command_of<'a>(args: Args<'a>, out: &mut Vec<u8>, fed: &mut Fed) -> Option<(Verb, Op<'a>)> {
+    let name = args.get(0);
+    // What a client asks of the connection or of the server's configuration, answered
+    // here: redis-benchmark asks CONFIG GET at start, redis-cli's prompt COMMAND DOCS.
+    if name.eq_ignore_ascii_case(b"CONFIG") || name.eq_ignore_ascii_case(b"COMMAND") {
+        fed.requests += 1;
+        out.extend_from_slice(b"*0\r\n");
+        return None;
+    }
+    if name.eq_ignore_ascii_case(b"SELECT") && args.len() == 2 && args.get(1) == b"0" {
+        fed.requests += 1;
+        out.extend_from_slice(b"+OK\r\n");
+        return None;
+    }
+    match command(name, args) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+            error(out, &why);
+            None
+        }
     }
 }
 
@@ -355,6 +401,10 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
         }
         b"EXPIRE" if n == 3 => {
             let secs = int(2)?;
+            // Seconds whose milliseconds do not fit are refused, as redis refuses them.
+            if secs > i64::MAX / 1000 {
+                return Err("invalid expire time in 'expire' command".into());
+            }
             // A time already past deletes the key, as redis does.
             let ttl = Duration::from_secs(secs.max(0) as u64);
             (
@@ -408,7 +458,7 @@ fn set(args: Args<'_>) -> Result<Op<'_>, String> {
                     .ok()
                     .and_then(|s| s.parse().ok())
                     .ok_or("value is not an integer or out of range")?;
-                if n <= 0 {
+                if n <= 0 || (opt.as_slice() == b"EX" && n > i64::MAX / 1000) {
                     return Err("invalid expire time in 'set' command".into());
                 }
                 ttl = Some(match opt.as_slice() {
@@ -483,6 +533,8 @@ struct Reply<'o> {
     verb: Verb,
     /// PING's argument, said back.
     echo: Option<&'o [u8]>,
+    /// How far the output may grow (`--max-output`).
+    limit: usize,
 }
 
 impl Replies for Reply<'_> {
@@ -517,6 +569,10 @@ impl Replies for Reply<'_> {
                 KeyedError::NoStore => "this server keeps no keyed state",
             },
         );
+    }
+
+    fn full(&self) -> bool {
+        self.out.len() >= self.limit
     }
 
     fn text(&mut self, text: &str) {

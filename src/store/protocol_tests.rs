@@ -108,6 +108,65 @@ fn a_resp_value_past_max_value_gets_an_error_and_the_connection_goes_on() {
     same_at_every_split(Proto::Resp, big.as_bytes());
 }
 
+/// Feeds `input` under an output bound of `bound` bytes, the wire taking all the output after
+/// each feed (and the session fed again while it holds any): all the output, and the most one
+/// feed wrote.
+fn bounded(proto: Proto, input: &[u8], bound: usize) -> (String, usize) {
+    let mut s = Session::with_limits(proto, limits());
+    let mut each = Keyed { bound, ..Keyed::new() };
+    let (mut all, mut out, mut most) = (Vec::new(), Vec::new(), 0);
+    s.feed_each(input, &mut out, &mut each);
+    loop {
+        most = most.max(out.len());
+        all.append(&mut out);
+        if !s.holding() {
+            break;
+        }
+        s.feed_each(&[], &mut out, &mut each);
+    }
+    (String::from_utf8_lossy(&all).into_owned(), most)
+}
+
+#[test]
+fn a_read_of_many_keys_is_held_to_the_output_bound_and_answered_whole_in_order() {
+    let value = "v".repeat(60);
+    let keys = " k".repeat(1000);
+    let input = format!("SET k {value}\r\nMGET{keys} nope\r\nPING\r\n");
+    let (out, most) = bounded(Proto::Resp, input.as_bytes(), 4096);
+    assert!(most <= 4096 + 80, "{most} bytes in one feed");
+    let want = format!(
+        "+OK\r\n*1001\r\n{}$-1\r\n+PONG\r\n",
+        format!("$60\r\n{value}\r\n").repeat(1000)
+    );
+    assert!(out == want, "{} bytes, not the {} expected", out.len(), want.len());
+    let input = format!("set k 0 0 60\r\n{value}\r\nget{keys} nope\r\nversion\r\n");
+    let (out, most) = bounded(Proto::Memcache, input.as_bytes(), 4096);
+    assert!(most <= 4096 + 80, "{most} bytes in one feed");
+    let want = format!(
+        "STORED\r\n{}END\r\nVERSION ",
+        format!("VALUE k 0 60\r\n{value}\r\n").repeat(1000)
+    );
+    assert!(out.starts_with(&want), "{} bytes", out.len());
+}
+
+#[test]
+fn expiry_times_too_far_for_the_clock_are_refused_or_held_far_never_a_panic() {
+    let (out, _, _, close) = whole(
+        Proto::Resp,
+        b"SET k v EX 9223372036854775807\r\nSET k v EX 9223372036854775\r\nEXPIRE k 9223372036854775\r\nTTL nope\r\nEXPIRE k -1\r\nDBSIZE\r\n",
+    );
+    assert_eq!(
+        out, "-ERR invalid expire time in 'set' command\r\n+OK\r\n:1\r\n:-2\r\n:1\r\n:0\r\n",
+        "a time already past deletes the key"
+    );
+    assert!(!close);
+    let (out, _, _, _) = whole(
+        Proto::Memcache,
+        b"set k 0 9223372036854775807 1\r\nx\r\ntouch k 9223372036854775807\r\nset j 0 -1 1\r\ny\r\nget k j\r\n",
+    );
+    assert_eq!(out, "STORED\r\nTOUCHED\r\nSTORED\r\nVALUE k 0 1\r\nx\r\nEND\r\n");
+}
+
 #[test]
 fn a_resp_command_of_many_small_arguments_is_bounded_as_a_whole_and_skipped() {
     // 30,000 empty arguments: no value past --max-value (64 bytes here), but the command would
@@ -189,7 +248,7 @@ fn memcache_commands_are_answered_in_order_as_memcached_answers_them() {
     let want = "STORED\r\nVALUE k 5 2\r\nhi\r\nEND\r\nVALUE k 5 2 1\r\nhi\r\nEND\r\nNOT_STORED\r\nSTORED\r\n\
 NOT_STORED\r\nDELETED\r\nNOT_FOUND\r\nSTORED\r\n15\r\n0\r\nNOT_FOUND\r\n\
 CLIENT_ERROR cannot increment or decrement non-numeric value\r\nTOUCHED\r\nNOT_FOUND\r\nOK\r\nEND\r\nERROR\r\n\
-CLIENT_ERROR invalid numeric delta argument\r\nCLIENT_ERROR bad command line format\r\n";
+CLIENT_ERROR invalid numeric delta argument\r\nERROR\r\n";
     assert_eq!(out, want);
     assert_eq!((n, errors, close), (22, 4, false));
     same_at_every_split(Proto::Memcache, MC_SESSION);

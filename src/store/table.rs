@@ -1,6 +1,7 @@
 //! One keyspace: a hash table of values with their flags, versions and expiry times, and
-//! every command run against it. Expiry is lazy (a key past its time is dropped when a
-//! command touches it), as redis does between its sweeps.
+//! every command run against it. Expiry is lazy only (a key past its time is dropped when a
+//! command touches it); the active sweep redis also runs is part 2's, so keys written once
+//! with a TTL and never touched again stay until then.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -30,6 +31,13 @@ impl Entry {
     }
 }
 
+/// A time too far to add to the clock (a TTL of many centuries): as good as never, and held
+/// as the furthest the clock reaches, a century on.
+fn far(now: Instant) -> Instant {
+    now.checked_add(std::time::Duration::from_secs(100 * 365 * 86_400))
+        .unwrap_or(now)
+}
+
 /// One keyspace.
 #[derive(Debug, Default)]
 pub struct Table {
@@ -43,8 +51,7 @@ impl Table {
         Table::default()
     }
 
-    /// Keys held (those expired and not touched since included, as redis's DBSIZE counts
-    /// them until its sweep).
+    /// Keys held (those expired and not touched since included: there is no sweep yet).
     pub fn len(&self) -> usize {
         self.map.len()
     }
@@ -60,6 +67,10 @@ impl Table {
             Op::Ping => r.text("PONG"),
             Op::Get { keys } => {
                 for key in keys.iter() {
+                    if o.answered > 0 && r.full() {
+                        break;
+                    }
+                    o.answered += 1;
                     match self.live(key, now) {
                         Some(e) => {
                             o.hits += 1;
@@ -85,8 +96,14 @@ impl Table {
                     When::Absent => !present,
                     When::Present => present,
                 };
-                if applies {
-                    self.put(key, value, flags, ttl.map(|t| now + t));
+                match (applies, ttl.map(|t| now.checked_add(t))) {
+                    // Already past (memcache's negative time): no value, the old one gone.
+                    (true, Some(Some(at))) if at <= now => {
+                        self.map.remove(key);
+                    }
+                    (true, Some(at)) => self.put(key, value, flags, Some(at.unwrap_or(far(now)))),
+                    (true, None) => self.put(key, value, flags, None),
+                    (false, _) => {}
                 }
                 r.done(applies);
             }
@@ -119,7 +136,8 @@ impl Table {
                 }
             },
             Op::Expire { key, ttl } => {
-                let found = self.expire(key, ttl.map(|t| now + t), now);
+                let at = ttl.map(|t| now.checked_add(t).unwrap_or(far(now)));
+                let found = self.expire(key, at, now);
                 r.done(found);
             }
             Op::Ttl { key } => {
@@ -140,13 +158,17 @@ impl Table {
         o
     }
 
-    /// `key` expires at `at` (never: `None`): whether it was there.
+    /// `key` expires at `at` (never: `None`; a time already past deletes it, as redis does):
+    /// whether it was there.
     fn expire(&mut self, key: &[u8], at: Option<Instant>, now: Instant) -> bool {
-        let cas = self.next_cas();
         let Some(e) = self.live_mut(key, now) else {
             return false;
         };
-        (e.expires, e.cas) = (at, cas);
+        if at.is_some_and(|at| at <= now) {
+            self.map.remove(key);
+            return true;
+        }
+        e.expires = at;
         true
     }
 
