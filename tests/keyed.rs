@@ -286,3 +286,22 @@ fn a_client_that_pipelines_and_never_reads_does_not_grow_any_model() {
         srv.stop();
     });
 }
+
+/// A read of many keys past `--max-output` goes out in pieces as the client reads, whole and
+/// in order, and counts as one command.
+#[test]
+fn an_mget_past_the_output_bound_is_answered_whole_and_counted_once() {
+    if !have("redis-cli", "redis-tools") {
+        return;
+    }
+    let srv = Server::start("reactor", &["--proto", "resp", "--max-output", "4KiB"]);
+    let value = "v".repeat(60);
+    let keys = " k".repeat(1000);
+    let out = redis_cli(&srv, &[], &format!("SET k {value}\nMGET{keys}\n"));
+    assert_eq!(out, format!("OK\n{}", format!("{value}\n").repeat(1000)));
+    let st = srv.stop();
+    assert_eq!(
+        (st.total("keyed_gets"), st.total("keyed_hits"), st.total("keyed_sets")),
+        (1, 1000, 1)
+    );
+}

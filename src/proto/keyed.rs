@@ -117,9 +117,12 @@ pub enum Counting {
 #[derive(Debug, Clone, Copy)]
 pub enum Op<'a> {
     Ping,
-    /// The values of `keys` (RESP's GET and MGET, memcache's get and gets).
+    /// The values of `keys` (RESP's GET and MGET, memcache's get and gets); `first`: this
+    /// call begins the command (a read of many keys that stopped at the bound on output goes
+    /// on with its other keys in another call).
     Get {
         keys: Args<'a>,
+        first: bool,
     },
     Set {
         key: &'a [u8],

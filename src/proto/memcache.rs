@@ -230,9 +230,10 @@ impl McSession {
         };
         let resume = self.answered as usize;
         let (op, keys) = match op {
-            Op::Get { keys } => (
+            Op::Get { keys, .. } => (
                 Op::Get {
                     keys: keys.from(resume),
+                    first: resume == 0,
                 },
                 keys.len(),
             ),
@@ -273,7 +274,10 @@ impl McSession {
         Ok(match name {
             b"get" | b"gets" if n >= 2 => (
                 if name == b"gets" { Verb::Gets } else { Verb::Get },
-                Op::Get { keys: args.from(1) },
+                Op::Get {
+                    keys: args.from(1),
+                    first: true,
+                },
             ),
             b"set" | b"add" | b"replace" => {
                 let (Some(flags), Some(exptime), Some((a, b))) = (number(args.get(2)), number(args.get(3)), data)

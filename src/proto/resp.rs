@@ -297,9 +297,10 @@ impl RespSession {
             out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
         }
         let (op, keys) = match op {
-            Op::Get { keys } => (
+            Op::Get { keys, .. } => (
                 Op::Get {
                     keys: keys.from(resume),
+                    first: resume == 0,
                 },
                 keys.len(),
             ),
@@ -384,8 +385,20 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
     };
     Ok(match upper.as_slice() {
         b"PING" if n <= 2 => (Verb::Ping, Op::Ping),
-        b"GET" if n == 2 => (Verb::Get, Op::Get { keys: args.from(1) }),
-        b"MGET" if n >= 2 => (Verb::MGet, Op::Get { keys: args.from(1) }),
+        b"GET" if n == 2 => (
+            Verb::Get,
+            Op::Get {
+                keys: args.from(1),
+                first: true,
+            },
+        ),
+        b"MGET" if n >= 2 => (
+            Verb::MGet,
+            Op::Get {
+                keys: args.from(1),
+                first: true,
+            },
+        ),
         b"SET" if n >= 3 => (Verb::Set, set(args)?),
         b"MSET" if n >= 3 && n % 2 == 1 => (Verb::MSet, Op::MSet { pairs: args.from(1) }),
         b"DEL" if n >= 2 => (Verb::Del, Op::Del { keys: args.from(1) }),

@@ -244,6 +244,8 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         };
         let o = store.run(op, replies);
         let w = self.w;
+        // A command is counted once, at its start.
+        let resumed = matches!(op, Op::Get { first: false, .. });
         w.count(
             match op.kind() {
                 OpKind::Get => Counter::KeyedGets,
@@ -252,7 +254,7 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
                 OpKind::Incr => Counter::KeyedIncrs,
                 OpKind::Other => Counter::KeyedOther,
             },
-            1,
+            u64::from(!resumed),
         );
         if o.hits > 0 {
             w.count(Counter::KeyedHits, u64::from(o.hits));

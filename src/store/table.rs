@@ -65,7 +65,7 @@ impl Table {
         let mut o = Outcome::default();
         match op {
             Op::Ping => r.text("PONG"),
-            Op::Get { keys } => {
+            Op::Get { keys, .. } => {
                 for key in keys.iter() {
                     if o.answered > 0 && r.full() {
                         break;
@@ -322,9 +322,9 @@ mod tests {
         let buf = b"k";
         let spans = [(0, 1)];
         let keys = Args::new(buf, &spans);
-        t.run(Op::Get { keys }, t0 + s(9), &mut said);
+        t.run(Op::Get { keys, first: true }, t0 + s(9), &mut said);
         t.run(Op::Ttl { key: b"k" }, t0 + s(4), &mut said);
-        let late = t.run(Op::Get { keys }, t0 + s(10), &mut said);
+        let late = t.run(Op::Get { keys, first: true }, t0 + s(10), &mut said);
         assert_eq!(late.misses, 1, "expired at its time");
         t.run(Op::Ttl { key: b"k" }, t0 + s(10), &mut said);
         assert_eq!(said.0, ["no", "ok", "no", "ok", "k=v3", "6", "k=nil", "-2"]);
