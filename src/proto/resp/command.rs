@@ -1,0 +1,178 @@
+//! RESP's commands: what each asks of the store ([`Op`]), with its arguments checked as redis
+//! checks them, and the questions about the connection answered here.
+
+use std::time::Duration;
+
+use super::reply::error;
+use crate::proto::keyed::{Args, Counting, Op, When};
+use crate::proto::Fed;
+
+/// The op the command in `args` asks for; `None` when it was answered here (an error, or a
+/// question about the connection or the configuration).
+pub(super) fn command_of<'a>(args: Args<'a>, out: &mut Vec<u8>, fed: &mut Fed) -> Option<(Verb, Op<'a>)> {
+    let name = args.get(0);
+    // What a client asks of the connection or of the server's configuration, answered
+    // here: redis-benchmark asks CONFIG GET at start, redis-cli's prompt COMMAND DOCS.
+    if name.eq_ignore_ascii_case(b"CONFIG") || name.eq_ignore_ascii_case(b"COMMAND") {
+        fed.requests += 1;
+        out.extend_from_slice(b"*0\r\n");
+        return None;
+    }
+    if name.eq_ignore_ascii_case(b"SELECT") && args.len() == 2 && args.get(1) == b"0" {
+        fed.requests += 1;
+        out.extend_from_slice(b"+OK\r\n");
+        return None;
+    }
+    match command(name, args) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+            error(out, &why);
+            None
+        }
+    }
+}
+
+/// The commands it knows, as their replies differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verb {
+    Ping,
+    Get,
+    MGet,
+    Set,
+    MSet,
+    Del,
+    Exists,
+    Incr,
+    Expire,
+    Ttl,
+    DbSize,
+    FlushAll,
+    Info,
+}
+
+/// The op command `name` with `args` (the name first) asks for, or the error it gets.
+fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
+    let upper = name.to_ascii_uppercase();
+    let n = args.len();
+    let wrong = || {
+        Err(format!(
+            "wrong number of arguments for '{}' command",
+            String::from_utf8_lossy(name).to_ascii_lowercase()
+        ))
+    };
+    let key = || args.get(1);
+    let int = |i: usize| -> Result<i64, String> {
+        std::str::from_utf8(args.get(i))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| "value is not an integer or out of range".to_string())
+    };
+    Ok(match upper.as_slice() {
+        b"PING" if n <= 2 => (Verb::Ping, Op::Ping),
+        b"GET" if n == 2 => (
+            Verb::Get,
+            Op::Get {
+                keys: args.from(1),
+                first: true,
+            },
+        ),
+        b"MGET" if n >= 2 => (
+            Verb::MGet,
+            Op::Get {
+                keys: args.from(1),
+                first: true,
+            },
+        ),
+        b"SET" if n >= 3 => (Verb::Set, set(args)?),
+        b"MSET" if n >= 3 && n % 2 == 1 => (Verb::MSet, Op::MSet { pairs: args.from(1) }),
+        b"DEL" if n >= 2 => (Verb::Del, Op::Del { keys: args.from(1) }),
+        b"EXISTS" if n >= 2 => (Verb::Exists, Op::Exists { keys: args.from(1) }),
+        b"INCR" | b"DECR" if n == 2 => {
+            let by = if upper == b"INCR" { 1 } else { -1 };
+            (Verb::Incr, incr(key(), by))
+        }
+        b"INCRBY" if n == 3 => (Verb::Incr, incr(key(), int(2)?)),
+        b"DECRBY" if n == 3 => {
+            let by = int(2)?.checked_neg().ok_or("decrement would overflow")?;
+            (Verb::Incr, incr(key(), by))
+        }
+        b"EXPIRE" if n == 3 => {
+            let secs = int(2)?;
+            // Seconds whose milliseconds do not fit are refused, as redis refuses them.
+            if secs > i64::MAX / 1000 {
+                return Err("invalid expire time in 'expire' command".into());
+            }
+            // A time already past deletes the key, as redis does.
+            let ttl = Duration::from_secs(secs.max(0) as u64);
+            (
+                Verb::Expire,
+                Op::Expire {
+                    key: key(),
+                    ttl: Some(ttl),
+                },
+            )
+        }
+        b"TTL" if n == 2 => (Verb::Ttl, Op::Ttl { key: key() }),
+        b"DBSIZE" if n == 1 => (Verb::DbSize, Op::DbSize),
+        b"FLUSHALL" if n <= 2 => (Verb::FlushAll, Op::FlushAll),
+        b"INFO" if n <= 2 => (Verb::Info, Op::Info),
+        b"PING" | b"GET" | b"MGET" | b"SET" | b"MSET" | b"DEL" | b"EXISTS" | b"INCR" | b"DECR" | b"INCRBY"
+        | b"DECRBY" | b"EXPIRE" | b"TTL" | b"DBSIZE" | b"FLUSHALL" | b"INFO" => return wrong(),
+        _ => {
+            return Err(format!(
+                "unknown command '{}', with args beginning with: {}",
+                String::from_utf8_lossy(name),
+                args.iter()
+                    .skip(1)
+                    .map(|a| format!("'{}' ", String::from_utf8_lossy(a)))
+                    .collect::<String>()
+            ))
+        }
+    })
+}
+
+fn incr(key: &[u8], by: i64) -> Op<'_> {
+    Op::Incr {
+        key,
+        by,
+        counting: Counting::Signed,
+    }
+}
+
+/// SET key value [NX|XX] [EX seconds|PX milliseconds].
+fn set(args: Args<'_>) -> Result<Op<'_>, String> {
+    let (mut when, mut ttl) = (When::Always, None);
+    let mut i = 3;
+    let syntax = || "syntax error".to_string();
+    while i < args.len() {
+        let opt = args.get(i).to_ascii_uppercase();
+        match opt.as_slice() {
+            b"NX" if when == When::Always => when = When::Absent,
+            b"XX" if when == When::Always => when = When::Present,
+            b"EX" | b"PX" if ttl.is_none() && i + 1 < args.len() => {
+                i += 1;
+                let n: i64 = std::str::from_utf8(args.get(i))
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or("value is not an integer or out of range")?;
+                if n <= 0 || (opt.as_slice() == b"EX" && n > i64::MAX / 1000) {
+                    return Err("invalid expire time in 'set' command".into());
+                }
+                ttl = Some(match opt.as_slice() {
+                    b"EX" => Duration::from_secs(n as u64),
+                    _ => Duration::from_millis(n as u64),
+                });
+            }
+            _ => return Err(syntax()),
+        }
+        i += 1;
+    }
+    Ok(Op::Set {
+        key: args.get(1),
+        value: args.get(2),
+        flags: 0,
+        ttl,
+        when,
+    })
+}

@@ -1,0 +1,84 @@
+//! RESP's replies: the encoder a store answers through ([`Replies`]), in the shape the
+//! command asked for.
+
+use super::command::Verb;
+use crate::proto::keyed::{Item, KeyedError, Replies};
+
+pub(super) fn error(out: &mut Vec<u8>, why: &str) {
+    out.extend_from_slice(b"-ERR ");
+    out.extend_from_slice(why.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+fn bulk(out: &mut Vec<u8>, v: &[u8]) {
+    out.push(b'$');
+    out.extend_from_slice(itoa(v.len() as i64).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(v);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn itoa(n: i64) -> String {
+    n.to_string()
+}
+
+/// A command's reply in RESP.
+pub(super) struct Reply<'o> {
+    pub(super) out: &'o mut Vec<u8>,
+    pub(super) verb: Verb,
+    /// PING's argument, said back.
+    pub(super) echo: Option<&'o [u8]>,
+    /// How far the output may grow (`--max-output`).
+    pub(super) limit: usize,
+}
+
+impl Replies for Reply<'_> {
+    fn value(&mut self, _key: &[u8], item: Option<Item<'_>>) {
+        match item {
+            Some(i) => bulk(self.out, i.value),
+            None => self.out.extend_from_slice(b"$-1\r\n"),
+        }
+    }
+
+    fn int(&mut self, n: i64) {
+        self.out.push(b':');
+        self.out.extend_from_slice(itoa(n).as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    fn done(&mut self, applied: bool) {
+        match (self.verb, applied) {
+            (Verb::Expire, _) => self.int(i64::from(applied)),
+            (_, true) => self.out.extend_from_slice(b"+OK\r\n"),
+            // A SET whose NX or XX did not hold.
+            (_, false) => self.out.extend_from_slice(b"$-1\r\n"),
+        }
+    }
+
+    fn error(&mut self, e: KeyedError) {
+        error(
+            self.out,
+            match e {
+                KeyedError::NotInteger => "value is not an integer or out of range",
+                KeyedError::Overflow => "increment or decrement would overflow",
+                KeyedError::NoStore => "this server keeps no keyed state",
+            },
+        );
+    }
+
+    fn full(&self) -> bool {
+        self.out.len() >= self.limit
+    }
+
+    fn text(&mut self, text: &str) {
+        match (self.verb, self.echo) {
+            (Verb::Ping, Some(msg)) => bulk(self.out, msg),
+            (Verb::Ping, None) => {
+                self.out.push(b'+');
+                self.out.extend_from_slice(text.as_bytes());
+                self.out.extend_from_slice(b"\r\n");
+            }
+            _ => bulk(self.out, text.as_bytes()),
+        }
+    }
+}
