@@ -11,7 +11,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::keyed::{Args, Counting, Input, Item, KeyedError, Op, Replies, When};
+use super::keyed::{decimal, Args, Counting, Input, Item, KeyedError, Op, Replies, When};
 use super::{Each, Fed};
 
 /// The longest command line, and the longest key (memcached's).
@@ -44,10 +44,12 @@ enum Parsed {
     },
     /// Answered with this line, up to here (a malformed command).
     Refused(usize, &'static str),
-    /// Answered with this line; then `skip` bytes of its data dropped from `at`.
+    /// Answered with this line (none with `noreply`); then `skip` bytes of its data dropped
+    /// from `at`.
     TooLarge {
         at: usize,
         skip: usize,
+        quiet: bool,
     },
     /// Cannot go on: this line, then the connection closes.
     Broken(&'static str),
@@ -80,6 +82,12 @@ impl McSession {
         self.input.trim()
     }
 
+    /// The parse's work so far ([`Input`]'s count).
+    #[cfg(test)]
+    pub(crate) fn looked(&self) -> usize {
+        self.input.looked
+    }
+
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if self.closed {
@@ -91,7 +99,7 @@ impl McSession {
         loop {
             let n = self.skip.min(self.input.buf.len() - self.input.pos);
             (self.input.pos, self.skip) = (self.input.pos + n, self.skip - n);
-            if self.skip > 0 || self.input.pos == self.input.buf.len() {
+            if self.skip > 0 || !self.input.ready() {
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -101,10 +109,7 @@ impl McSession {
             match self.parse() {
                 Parsed::Incomplete => break,
                 Parsed::Command { end, data } => match self.run(data, out, each, &mut fed) {
-                    Ran::Done => {
-                        self.input.pos = end;
-                        self.input.spans.clear();
-                    }
+                    Ran::Done => self.input.to(end),
                     Ran::Partly => {
                         self.holding = true;
                         break;
@@ -118,12 +123,15 @@ impl McSession {
                 Parsed::Refused(end, line) => {
                     say(out, line);
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    self.input.pos = end;
+                    self.input.to(end);
                 }
-                Parsed::TooLarge { at, skip } => {
-                    say(out, "SERVER_ERROR object too large for cache");
+                Parsed::TooLarge { at, skip, quiet } => {
+                    if !quiet {
+                        say(out, "SERVER_ERROR object too large for cache");
+                    }
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    (self.input.pos, self.skip) = (at, skip);
+                    self.input.to(at);
+                    self.skip = skip;
                 }
                 Parsed::Broken(line) => {
                     say(out, line);
@@ -140,13 +148,12 @@ impl McSession {
 
     fn parse(&mut self) -> Parsed {
         self.input.spans.clear();
-        let b = &self.input.buf[self.input.pos..];
-        let Some(nl) = b.iter().take(MAX_LINE + 1).position(|&c| c == b'\n') else {
-            return match b.len() > MAX_LINE {
-                true => Parsed::Broken("CLIENT_ERROR line too long"),
-                false => Parsed::Incomplete,
-            };
+        let nl = match self.input.line(MAX_LINE) {
+            Ok(Some(nl)) => nl,
+            Ok(None) => return Parsed::Incomplete,
+            Err(()) => return Parsed::Broken("CLIENT_ERROR line too long"),
         };
+        let b = &self.input.buf[self.input.pos..];
         let line = &b[..nl];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let mut i = 0;
@@ -187,10 +194,12 @@ impl McSession {
             return Parsed::TooLarge {
                 at: end,
                 skip: bytes + 2,
+                quiet: args.len() == 6 && args.get(5) == b"noreply",
             };
         }
         let rel = end - self.input.pos;
         if b.len() < rel + bytes + 2 {
+            self.input.wait(rel + bytes + 2);
             return Parsed::Incomplete;
         }
         if &b[rel + bytes..rel + bytes + 2] != b"\r\n" {
@@ -299,21 +308,22 @@ impl McSession {
                 };
                 (Verb::Store, op)
             }
-            b"delete" if n == 2 => (
+            // `delete k 0`: the hold time older clients send, which memcached takes if 0.
+            b"delete" if n == 2 || (n == 3 && args.get(2) == b"0") => (
                 Verb::Delete,
                 Op::Del {
                     keys: args.from(1).take(1),
                 },
             ),
             b"incr" | b"decr" if n == 3 => {
-                let v = number(args.get(2))
-                    .filter(|&v| v >= 0)
+                let v = std::str::from_utf8(args.get(2))
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
                     .ok_or(Other::Refused("CLIENT_ERROR invalid numeric delta argument"))?;
-                let by = if name == b"incr" { v } else { -v };
                 let op = Op::Incr {
                     key: args.get(1),
-                    by,
-                    counting: Counting::Unsigned,
+                    by: v as i64,
+                    counting: Counting::Unsigned { down: name == b"decr" },
                 };
                 (Verb::Incr, op)
             }
@@ -406,11 +416,15 @@ impl Replies for Reply<'_> {
             (Verb::Get | Verb::Gets, Some(i)) => {
                 self.out.extend_from_slice(b"VALUE ");
                 self.out.extend_from_slice(key);
-                let cas = match self.verb {
-                    Verb::Gets => format!(" {}", i.cas),
-                    _ => String::new(),
-                };
-                say(self.out, &format!(" {} {}{cas}", i.flags, i.value.len()));
+                self.out.push(b' ');
+                decimal(self.out, u64::from(i.flags));
+                self.out.push(b' ');
+                decimal(self.out, i.value.len() as u64);
+                if self.verb == Verb::Gets {
+                    self.out.push(b' ');
+                    decimal(self.out, i.cas);
+                }
+                self.out.extend_from_slice(b"\r\n");
                 self.out.extend_from_slice(i.value);
                 self.out.extend_from_slice(b"\r\n");
             }
@@ -424,7 +438,10 @@ impl Replies for Reply<'_> {
         match self.verb {
             Verb::Delete => say(self.out, if n > 0 { "DELETED" } else { "NOT_FOUND" }),
             // memcache's counters are unsigned: the bits of the store's result.
-            _ => say(self.out, &(n as u64).to_string()),
+            _ => {
+                decimal(self.out, n as u64);
+                self.out.extend_from_slice(b"\r\n");
+            }
         }
     }
 

@@ -287,3 +287,112 @@ fn without_a_store_every_command_is_answered_with_an_error() {
     );
     assert_eq!((fed.requests, fed.errors), (2, 2));
 }
+
+/// Feeds `input` a byte at a time to a fresh session: the replies and the parse's work.
+fn trickled(proto: Proto, input: &[u8]) -> (String, usize) {
+    let mut s = Session::with_limits(
+        proto,
+        Limits {
+            max_value: 1 << 20,
+            ..Limits::default()
+        },
+    );
+    let mut each = Keyed::new();
+    let mut out = Vec::new();
+    for b in input {
+        s.feed_each(std::slice::from_ref(b), &mut out, &mut each);
+    }
+    let looked = match &s {
+        Session::Resp(r) => r.looked(),
+        Session::Memcache(m) => m.looked(),
+        _ => unreachable!(),
+    };
+    (String::from_utf8_lossy(&out).into_owned(), looked)
+}
+
+#[test]
+fn a_command_trickled_a_byte_at_a_time_is_parsed_in_time_linear_in_its_length() {
+    // RESP: an MSET of 4,000 arguments, then a SET of a 100 KB value; each read of one byte
+    // went back over the whole command before.
+    let mut cmd = b"*4001\r\n$4\r\nMSET\r\n".to_vec();
+    for i in 0..2000 {
+        let k = format!("k{i}");
+        cmd.extend_from_slice(format!("${}\r\n{k}\r\n$1\r\nv\r\n", k.len()).as_bytes());
+    }
+    let big = vec![b'x'; 100_000];
+    cmd.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$100000\r\n");
+    cmd.extend_from_slice(&big);
+    cmd.extend_from_slice(b"\r\nGET k1999\r\n");
+    let (out, looked) = trickled(Proto::Resp, &cmd);
+    assert_eq!(out, "+OK\r\n+OK\r\n$1\r\nv\r\n");
+    assert!(looked < 4 * cmd.len(), "{looked} steps for {} bytes", cmd.len());
+    // memcache: a get of 6,000 keys on one line (under 64 KiB), and a 100 KB value.
+    let mut line = b"set a 0 0 100000\r\n".to_vec();
+    line.extend_from_slice(&big);
+    line.extend_from_slice(b"\r\nget");
+    for i in 0..6000 {
+        line.extend_from_slice(format!(" key{i}").as_bytes());
+    }
+    line.extend_from_slice(b" a\r\n");
+    let (out, looked) = trickled(Proto::Memcache, &line);
+    assert!(out.starts_with("STORED\r\nVALUE a 0 100000\r\nxxx"), "{}", &out[..40]);
+    assert!(out.ends_with("\r\nEND\r\n"));
+    assert!(looked < 4 * line.len(), "{looked} steps for {} bytes", line.len());
+}
+
+#[test]
+fn a_command_parsed_in_part_keeps_its_arguments_when_the_input_is_compacted() {
+    // 100 KB of commands run, then an MSET cut after its first pair: the input's front is
+    // dropped under the parsed pair, whose spans must move with it.
+    let mut first = Vec::new();
+    for _ in 0..8000 {
+        first.extend_from_slice(b"SET pad 0123\r\n");
+    }
+    first.extend_from_slice(b"*5\r\n$4\r\nMSET\r\n$2\r\nka\r\n$2\r\nva\r\n$2\r\nk");
+    let rest: &[u8] = b"b\r\n$2\r\nvb\r\n*3\r\n$4\r\nMGET\r\n$2\r\nka\r\n$2\r\nkb\r\n";
+    let (out, n, errors, close) = talk(Proto::Resp, &[&first, rest]);
+    assert_eq!((n, errors, close), (8002, 0, false));
+    assert!(
+        out.ends_with("+OK\r\n+OK\r\n*2\r\n$2\r\nva\r\n$2\r\nvb\r\n"),
+        "{}",
+        &out[out.len() - 60..]
+    );
+}
+
+#[test]
+fn the_protocols_edge_cases_are_answered_as_redis_and_memcached_answer_them() {
+    // RESP: an empty keyspace has no db0 line; a negative count is written with its sign.
+    let (out, ..) = whole(Proto::Resp, b"INFO keyspace\r\nDECRBY n 12\r\nGET n\r\nINFO\r\n");
+    let info = "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n";
+    assert_eq!(
+        out,
+        format!(
+            "$12\r\n# Keyspace\r\n\r\n:-12\r\n$3\r\n-12\r\n${}\r\n{info}\r\n",
+            info.len()
+        )
+    );
+    // A length with a plus sign or a leading zero is no length to redis.
+    for bad in [
+        &b"*+1\r\n$4\r\nPING\r\n"[..],
+        b"*01\r\n$4\r\nPING\r\n",
+        b"*1\r\n$04\r\nPING\r\n",
+    ] {
+        let (out, _, errors, close) = whole(Proto::Resp, bad);
+        assert!(out.starts_with("-ERR Protocol error: invalid"), "{out}");
+        assert_eq!((errors, close), (1, true));
+    }
+    // memcache: noreply silences the too-large error too; `delete k 0` is a delete; a
+    // delta of 2^63 and more is unsigned, as memcached's.
+    let mut big = b"set k 0 0 100 noreply\r\n".to_vec();
+    big.extend_from_slice(&[b'x'; 100]);
+    big.extend_from_slice(
+        b"\r\nset k 0 0 1\r\na\r\ndelete k 0\r\nget k\r\nset n 0 0 1\r\n1\r\n\
+incr n 9223372036854775808\r\nincr n 18446744073709551615\r\ndecr n 9223372036854775809\r\n",
+    );
+    let (out, n, errors, close) = whole(Proto::Memcache, &big);
+    assert_eq!(
+        out,
+        "STORED\r\nDELETED\r\nEND\r\nSTORED\r\n9223372036854775809\r\n9223372036854775808\r\n0\r\n"
+    );
+    assert_eq!((n, errors, close), (8, 1, false));
+}

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::proto::keyed::{Counting, Item, KeyedError, Op, Outcome, Replies, When};
+use crate::proto::keyed::{decimal, Counting, Item, KeyedError, Op, Outcome, Replies, When};
 
 /// A stored value.
 #[derive(Debug)]
@@ -149,6 +149,8 @@ impl Table {
                 self.map = HashMap::new();
                 r.done(true);
             }
+            // redis leaves out a database with no keys.
+            Op::Info if self.map.is_empty() => r.text("# Keyspace\r\n"),
             Op::Info => r.text(&format!(
                 "# Keyspace\r\ndb0:keys={},expires={},avg_ttl=0\r\n",
                 self.map.len(),
@@ -233,7 +235,7 @@ impl Table {
         let cas = self.next_cas();
         let Some(e) = self.live_mut(key, now) else {
             return match counting {
-                Counting::Unsigned => Ok(None),
+                Counting::Unsigned { .. } => Ok(None),
                 Counting::Signed => {
                     self.put(key, by.to_string().as_bytes(), 0, None);
                     Ok(Some(by))
@@ -246,13 +248,12 @@ impl Table {
                 let n: i64 = text.parse().map_err(|_| KeyedError::NotInteger)?;
                 n.checked_add(by).ok_or(KeyedError::Overflow)?
             }
-            Counting::Unsigned => {
+            Counting::Unsigned { down } => {
                 let n: u64 = text.trim_end().parse().map_err(|_| KeyedError::NotInteger)?;
                 // incr wraps at 2^64; decr stops at 0 (memcached's rules).
-                let m = if by >= 0 {
-                    n.wrapping_add(by as u64)
-                } else {
-                    n.saturating_sub(by.unsigned_abs())
+                let m = match down {
+                    false => n.wrapping_add(by as u64),
+                    true => n.saturating_sub(by as u64),
                 };
                 // The unsigned result is handed back as a signed one's bits.
                 m as i64
@@ -260,8 +261,12 @@ impl Table {
         };
         e.value.clear();
         match counting {
-            Counting::Signed => e.value.extend_from_slice(next.to_string().as_bytes()),
-            Counting::Unsigned => e.value.extend_from_slice((next as u64).to_string().as_bytes()),
+            Counting::Signed if next < 0 => {
+                e.value.push(b'-');
+                decimal(&mut e.value, next.unsigned_abs());
+            }
+            Counting::Signed => decimal(&mut e.value, next as u64),
+            Counting::Unsigned { .. } => decimal(&mut e.value, next as u64),
         }
         e.cas = cas;
         Ok(Some(next))
@@ -336,7 +341,7 @@ mod tests {
         let t0 = Instant::now();
         let mut t = Table::new();
         let mut said = Said::default();
-        for counting in [Counting::Unsigned, Counting::Signed, Counting::Signed] {
+        for counting in [Counting::Unsigned { down: false }, Counting::Signed, Counting::Signed] {
             t.run(
                 Op::Incr {
                     key: b"n",
@@ -350,8 +355,8 @@ mod tests {
         t.run(
             Op::Incr {
                 key: b"n",
-                by: -20,
-                counting: Counting::Unsigned,
+                by: 20,
+                counting: Counting::Unsigned { down: true },
             },
             t0,
             &mut said,

@@ -40,6 +40,9 @@ pub struct RespSession {
     input: Input,
     /// The rest of a command past a bound, being dropped.
     skip: Option<Skip>,
+    /// A multibulk command parsed in part: its argument count and where its next bulk begins
+    /// (from the input's `pos`); the bulks before it are in the input's spans.
+    partial: Option<(usize, usize)>,
     /// Keys of the read being answered (GET, MGET) already answered: it stopped at the bound
     /// on output.
     answered: u32,
@@ -75,6 +78,7 @@ impl RespSession {
         RespSession {
             input: Input::default(),
             skip: None,
+            partial: None,
             answered: 0,
             holding: false,
             max_value,
@@ -97,6 +101,12 @@ impl RespSession {
         self.input.trim()
     }
 
+    /// The parse's work so far ([`Input`]'s count).
+    #[cfg(test)]
+    pub(crate) fn looked(&self) -> usize {
+        self.input.looked
+    }
+
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if self.closed {
@@ -114,7 +124,7 @@ impl RespSession {
                 }
                 break;
             }
-            if self.input.pos == self.input.buf.len() {
+            if !self.input.ready() {
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -123,14 +133,13 @@ impl RespSession {
             }
             match self.parse() {
                 Parsed::Incomplete => break,
-                Parsed::Nothing(end) => self.input.pos = end,
+                Parsed::Nothing(end) => self.input.to(end),
                 Parsed::Command(end) => {
                     if !self.run(out, each, &mut fed) {
                         self.holding = true;
                         break;
                     }
-                    self.input.pos = end;
-                    self.input.spans.clear();
+                    self.input.to(end);
                 }
                 Parsed::Broken(why) => {
                     error(out, &format!("Protocol error: {why}"));
@@ -144,7 +153,7 @@ impl RespSession {
                     error(out, &why);
                     fed.requests += 1;
                     fed.errors += 1;
-                    self.input.pos = at;
+                    self.input.to(at);
                     self.skip = Some(skip);
                 }
             }
@@ -193,34 +202,45 @@ impl RespSession {
         true
     }
 
+    /// The next command, going on from where a parse that wanted more bytes stopped.
     fn parse(&mut self) -> Parsed {
-        self.input.spans.clear();
-        let b = &self.input.buf[self.input.pos..];
-        if b[0] != b'*' {
-            return self.inline();
-        }
-        let (n, mut at) = match header(b, 0, b'*') {
-            Ok(Some(h)) => h,
-            Ok(None) => return Parsed::Incomplete,
-            Err(()) => return Parsed::Broken("invalid multibulk length"),
+        let (n, mut at) = match self.partial.take() {
+            Some(p) => p,
+            None => {
+                self.input.spans.clear();
+                let b = &self.input.buf[self.input.pos..];
+                if b[0] != b'*' {
+                    return self.inline();
+                }
+                let (n, at) = match header(b, 0, b'*') {
+                    Ok(Some(h)) => h,
+                    Ok(None) => return self.incomplete(None, b.len() + 1),
+                    Err(()) => return Parsed::Broken("invalid multibulk length"),
+                };
+                if n <= 0 {
+                    return Parsed::Nothing(self.input.pos + at);
+                }
+                if n > MAX_ARGS {
+                    return Parsed::Broken("invalid multibulk length");
+                }
+                (n as usize, at)
+            }
         };
-        if n <= 0 {
-            return Parsed::Nothing(self.input.pos + at);
-        }
-        if n > MAX_ARGS {
-            return Parsed::Broken("invalid multibulk length");
-        }
-        let n = n as usize;
-        for k in 0..n {
+        let b = &self.input.buf[self.input.pos..];
+        for k in self.input.spans.len()..n {
             if at >= b.len() {
-                return Parsed::Incomplete;
+                return self.incomplete(Some((n, at)), at + 1);
             }
             if b[at] != b'$' {
                 return Parsed::Broken("expected '$'");
             }
+            #[cfg(test)]
+            {
+                self.input.looked += 1;
+            }
             let (len, next) = match header(b, at, b'$') {
                 Ok(Some(h)) => h,
-                Ok(None) => return Parsed::Incomplete,
+                Ok(None) => return self.incomplete(Some((n, at)), b.len() + 1),
                 Err(()) => return Parsed::Broken("invalid bulk length"),
             };
             if len < 0 {
@@ -246,7 +266,7 @@ impl RespSession {
                 return Parsed::Over(self.input.pos + next, skip, why);
             }
             if b.len() < next + len + 2 {
-                return Parsed::Incomplete;
+                return self.incomplete(Some((n, at)), next + len + 2);
             }
             if &b[next + len..next + len + 2] != b"\r\n" {
                 return Parsed::Broken("a bulk not ended by CRLF");
@@ -259,15 +279,22 @@ impl RespSession {
         Parsed::Command(self.input.pos + at)
     }
 
+    /// The parse stopped for want of bytes: it goes on from `partial` once the input holds
+    /// `need` bytes.
+    fn incomplete(&mut self, partial: Option<(usize, usize)>, need: usize) -> Parsed {
+        self.partial = partial;
+        self.input.wait(need);
+        Parsed::Incomplete
+    }
+
     /// An inline command: a line of words.
     fn inline(&mut self) -> Parsed {
-        let b = &self.input.buf[self.input.pos..];
-        let Some(nl) = b.iter().take(MAX_INLINE + 1).position(|&c| c == b'\n') else {
-            return match b.len() > MAX_INLINE {
-                true => Parsed::Broken("too big inline request"),
-                false => Parsed::Incomplete,
-            };
+        let nl = match self.input.line(MAX_INLINE) {
+            Ok(Some(nl)) => nl,
+            Ok(None) => return Parsed::Incomplete,
+            Err(()) => return Parsed::Broken("too big inline request"),
         };
+        let b = &self.input.buf[self.input.pos..];
         let line = &b[..nl];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let mut i = 0;
@@ -301,7 +328,7 @@ impl RespSession {
             return true;
         };
         if verb == Verb::MGet && resume == 0 {
-            out.extend_from_slice(format!("*{}\r\n", args.len() - 1).as_bytes());
+            reply::head(out, b'*', args.len() as i64 - 1);
         }
         let (op, keys) = match op {
             Op::Get { keys, .. } => (
@@ -352,9 +379,18 @@ fn header(b: &[u8], at: usize, mark: u8) -> Result<Option<(i64, usize)>, ()> {
     if rest[cr + 1] != b'\n' {
         return Err(());
     }
-    let n = std::str::from_utf8(&rest[..cr])
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or(())?;
-    Ok(Some((n, at + 1 + cr + 2)))
+    Ok(Some((strict(&rest[..cr]).ok_or(())?, at + 1 + cr + 2)))
+}
+
+/// A length as redis reads one: an optional `-` and digits, no `+`, no leading zero.
+fn strict(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', d)) => (true, d),
+        _ => (false, s),
+    };
+    if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: i64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if neg { -n } else { n })
 }

@@ -2,7 +2,7 @@
 //! command asked for.
 
 use super::command::Verb;
-use crate::proto::keyed::{Item, KeyedError, Replies};
+use crate::proto::keyed::{decimal, Item, KeyedError, Replies};
 
 pub(super) fn error(out: &mut Vec<u8>, why: &str) {
     out.extend_from_slice(b"-ERR ");
@@ -10,16 +10,20 @@ pub(super) fn error(out: &mut Vec<u8>, why: &str) {
     out.extend_from_slice(b"\r\n");
 }
 
-fn bulk(out: &mut Vec<u8>, v: &[u8]) {
-    out.push(b'$');
-    out.extend_from_slice(itoa(v.len() as i64).as_bytes());
-    out.extend_from_slice(b"\r\n");
+pub(super) fn bulk(out: &mut Vec<u8>, v: &[u8]) {
+    head(out, b'$', v.len() as i64);
     out.extend_from_slice(v);
     out.extend_from_slice(b"\r\n");
 }
 
-fn itoa(n: i64) -> String {
-    n.to_string()
+/// A line of `mark` and `n` (`$5`, `:12`, `*3`).
+pub(super) fn head(out: &mut Vec<u8>, mark: u8, n: i64) {
+    out.push(mark);
+    if n < 0 {
+        out.push(b'-');
+    }
+    decimal(out, n.unsigned_abs());
+    out.extend_from_slice(b"\r\n");
 }
 
 /// A command's reply in RESP.
@@ -41,9 +45,7 @@ impl Replies for Reply<'_> {
     }
 
     fn int(&mut self, n: i64) {
-        self.out.push(b':');
-        self.out.extend_from_slice(itoa(n).as_bytes());
-        self.out.extend_from_slice(b"\r\n");
+        head(self.out, b':', n);
     }
 
     fn done(&mut self, applied: bool) {
