@@ -104,41 +104,72 @@ fn incr_from_50_connections_sums_exactly_on_every_store_that_is_one_keyspace() {
         if per_process(model) {
             return; // a keyspace per process: `muxlab models` says so (tested below)
         }
-        let mut a = args.to_vec();
-        a.extend(["--proto", "resp"]);
-        let srv = Server::start(model, &a);
-        let port = srv.addr.port().to_string();
-        // 50 connections, or as many as a design that serves one at a time per worker has
-        // workers (the others would wait for ever behind them).
-        let clients = at_once(model, args, 50).to_string();
-        let mut cmd = Command::new("redis-benchmark");
-        cmd.args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "incr",
-            "-n",
-            "3000",
-            "-c",
-            &clients,
-            "-q",
-        ]);
-        let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
-        assert!(
-            out.status.success(),
-            "{model}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            redis_cli(&srv, &[], "GET counter:__rand_int__\n"),
-            "3000\n",
-            "{model}: the INCRs from {clients} connections"
-        );
-        let st = srv.stop();
-        assert_eq!(st.total("keyed_incrs"), 3000, "{model}");
+        incr_sums_exactly(model, args);
     });
+}
+
+#[test]
+fn incr_from_50_connections_sums_exactly_on_striped_stores() {
+    if !have("redis-benchmark", "redis-tools") || !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for (model, args, store) in [
+        (
+            "dispatch",
+            &["--workers", "2", "--store", "striped:16"][..],
+            "striped:16",
+        ),
+        ("thread", &["--store", "striped:3"][..], "striped:3"),
+        (
+            "multi-reactor",
+            &["--workers", "2", "--store", "striped"][..],
+            "striped:16",
+        ),
+    ] {
+        let srv = incr_sums_exactly(model, args);
+        assert_eq!(srv["store"], store, "{model}");
+    }
+}
+
+/// INCR from 50 connections (or as many as the design serves at once) sums exactly, and the
+/// server counts each: the server's listening line.
+fn incr_sums_exactly(model: &str, args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["--proto", "resp"]);
+    let srv = Server::start(model, &a);
+    let port = srv.addr.port().to_string();
+    // 50 connections, or as many as a design that serves one at a time per worker has
+    // workers (the others would wait for ever behind them).
+    let clients = at_once(model, args, 50).to_string();
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args([
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "incr",
+        "-n",
+        "3000",
+        "-c",
+        &clients,
+        "-q",
+    ]);
+    let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
+    assert!(
+        out.status.success(),
+        "{model}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        redis_cli(&srv, &[], "GET counter:__rand_int__\n"),
+        "3000\n",
+        "{model} {args:?}: the INCRs from {clients} connections"
+    );
+    let listening = srv.listening.clone();
+    let st = srv.stop();
+    assert_eq!(st.total("keyed_incrs"), 3000, "{model}");
+    listening
 }
 
 #[test]

@@ -60,8 +60,9 @@ pub struct ServeArgs {
     #[arg(long)]
     pub max_conns: Option<usize>,
     /// resp and memcache: the keyed store, `owned` (one thread's table, no lock: only for a
-    /// design with one thread that touches data) or `locked` (one table behind one lock)
-    /// [default: the design's own, see `muxlab models`].
+    /// design with one thread that touches data), `locked` (one table behind one lock) or
+    /// `striped:N` (N tables by key hash, a lock each, as memcached's item locks; MSET takes
+    /// its stripes in order and is atomic) [default: the design's own, see `muxlab models`].
     #[arg(long = "store")]
     pub store_kind: Option<crate::store::Kind>,
     /// resp and memcache: the largest value a command may carry (larger: the protocol's

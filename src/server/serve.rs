@@ -63,7 +63,7 @@ fn listening(ctx: &Ctx, model: &Model) -> String {
         proto: ctx.cfg.proto.name().into(),
         workers: ctx.workers,
         max_conns: ctx.max_conns,
-        store: ctx.store.as_ref().map(|s| s.kind().name().into()),
+        store: ctx.store.as_ref().map(|s| s.kind().to_string()),
     };
     serde_json::to_string(&line).expect("a line serialises")
 }
@@ -78,7 +78,7 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
     if !model.data.allows(kind, workers) {
         return Err(Error::Usage(format!(
             "--store {} is one thread's table, and model '{}' with {workers} worker(s) has more than one thread touching data ({}): use --store locked",
-            kind.name(),
+            kind,
             model.name,
             model.data.says()
         )));

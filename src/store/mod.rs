@@ -1,21 +1,25 @@
 //! store: the keyed state a server keeps for RESP and memcache (`--proto resp|memcache`), below
 //! the models, which pick a kind and never touch a table themselves.
 //!
-//! Two kinds ([`Kind`], `--store`):
+//! Three kinds ([`Kind`], `--store`):
 //! - `owned`: one table and no lock, the table of the one thread that touches data (redis's
 //!   design: its events "are basically memory look-ups"). Only for designs with one such
 //!   thread; a design with more is refused it.
 //! - `locked`: one table behind one lock, shared by every thread (memcached before its
 //!   striped item locks: every command takes the lock).
+//! - `striped:N`: one keyspace over N tables by key hash, each behind its own lock
+//!   (memcached's item locks): commands on different stripes run at once.
 //!
 //! A design whose workers are processes (fork, prefork, procs-accept) keeps a keyspace per
 //! process: what one process writes the others never see (`muxlab models` says so).
 
+mod striped;
 mod table;
 
 #[cfg(test)]
 mod protocol_tests;
 
+pub use striped::Striped;
 pub use table::Table;
 
 use std::cell::RefCell;
@@ -29,13 +33,19 @@ use crate::proto::keyed::{Op, Outcome, Replies};
 pub enum Kind {
     Owned,
     Locked,
+    /// This many stripes.
+    Striped(usize),
 }
 
-impl Kind {
-    pub fn name(self) -> &'static str {
+/// The most stripes `striped:N` takes.
+pub const MAX_STRIPES: usize = 4096;
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Kind::Owned => "owned",
-            Kind::Locked => "locked",
+            Kind::Owned => f.write_str("owned"),
+            Kind::Locked => f.write_str("locked"),
+            Kind::Striped(n) => write!(f, "striped:{n}"),
         }
     }
 }
@@ -44,12 +54,20 @@ impl std::str::FromStr for Kind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Kind, String> {
+        let stripes = |n: &str| match n.parse::<usize>() {
+            Ok(n) if (1..=MAX_STRIPES).contains(&n) => Ok(Kind::Striped(n)),
+            _ => Err(format!("'{s}': striped:N takes N from 1 to {MAX_STRIPES} stripes")),
+        };
         match s {
             "owned" => Ok(Kind::Owned),
             "locked" => Ok(Kind::Locked),
-            _ => Err(format!(
-                "'{s}' is not a store: owned (one thread's table, no lock) or locked (one table behind one lock)"
-            )),
+            "striped" => Ok(Kind::Striped(16)),
+            _ => match s.strip_prefix("striped:") {
+                Some(n) => stripes(n),
+                None => Err(format!(
+                    "'{s}' is not a store: owned (one thread's table, no lock), locked (one table behind one lock) or striped:N (N tables by key hash, a lock each; striped alone is 16)"
+                )),
+            },
         }
     }
 }
@@ -81,7 +99,7 @@ impl Toucher {
     /// Whether `kind` is safe for it with `workers` workers: `owned` only where one thread
     /// touches the data.
     pub fn allows(self, kind: Kind, workers: usize) -> bool {
-        kind == Kind::Locked || self.default_store(workers) == Kind::Owned
+        kind != Kind::Owned || self.default_store(workers) == Kind::Owned
     }
 
     /// What `muxlab models` says of its keyed state.
@@ -101,6 +119,7 @@ pub enum Store {
     /// The table of the thread that runs the command ([`OWNED`]).
     Owned,
     Locked(Mutex<Table>),
+    Striped(Striped),
 }
 
 thread_local! {
@@ -113,6 +132,7 @@ impl Store {
         match kind {
             Kind::Owned => Store::Owned,
             Kind::Locked => Store::Locked(Mutex::new(Table::new())),
+            Kind::Striped(n) => Store::Striped(Striped::new(n)),
         }
     }
 
@@ -120,6 +140,7 @@ impl Store {
         match self {
             Store::Owned => Kind::Owned,
             Store::Locked(_) => Kind::Locked,
+            Store::Striped(s) => Kind::Striped(s.stripes()),
         }
     }
 
@@ -129,6 +150,7 @@ impl Store {
         match self {
             Store::Owned => OWNED.with(|t| t.borrow_mut().run(op, now, r)),
             Store::Locked(t) => crate::sync::lock(t).run(op, now, r),
+            Store::Striped(s) => s.run(op, now, r),
         }
     }
 }
@@ -147,6 +169,11 @@ mod tests {
         assert!(Toucher::Processes.allows(Kind::Locked, 8));
         assert_eq!(Toucher::EachWorker.default_store(2), Kind::Locked);
         assert_eq!("locked".parse::<Kind>(), Ok(Kind::Locked));
-        assert!("striped".parse::<Kind>().is_err());
+        assert!(Toucher::EachWorker.allows(Kind::Striped(4), 2));
+        assert_eq!("striped:16".parse::<Kind>(), Ok(Kind::Striped(16)));
+        assert_eq!(Kind::Striped(16).to_string(), "striped:16");
+        for bad in ["striped:0", "striped:x", "striped:4097", "stripes"] {
+            assert!(bad.parse::<Kind>().is_err(), "{bad}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! RESP and memcache sessions (`proto`) over a table of their own: replies in order, the
 //! protocols' errors at their bounds, and the output bound for a client that never reads.
 
-use super::Table;
+use super::{Striped, Table};
 use crate::proto::keyed::{Op, Outcome, Replies};
 use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
 
@@ -9,6 +9,8 @@ use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
 /// at `bound` bytes.
 struct Keyed {
     table: Table,
+    /// Striped instead, where set.
+    striped: Option<Striped>,
     bound: usize,
 }
 
@@ -16,6 +18,7 @@ impl Keyed {
     fn new() -> Keyed {
         Keyed {
             table: Table::new(),
+            striped: None,
             bound: usize::MAX,
         }
     }
@@ -31,7 +34,11 @@ impl Each for Keyed {
     }
 
     fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
-        self.table.run(op, std::time::Instant::now(), replies)
+        let now = std::time::Instant::now();
+        match &self.striped {
+            Some(s) => s.run(op, now, replies),
+            None => self.table.run(op, now, replies),
+        }
     }
 }
 
@@ -45,8 +52,11 @@ fn limits() -> Limits {
 /// Feeds `input` in `pieces` to a fresh session: the replies, commands answered, errors, and
 /// whether it closed.
 fn talk(proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
+    talk_to(Keyed::new(), proto, pieces)
+}
+
+fn talk_to(mut each: Keyed, proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
     let mut s = Session::with_limits(proto, limits());
-    let mut each = Keyed::new();
     let (mut out, mut n, mut errors, mut close) = (Vec::new(), 0, 0, false);
     for p in pieces {
         let fed = s.feed_each(p, &mut out, &mut each);
@@ -395,4 +405,78 @@ incr n 9223372036854775808\r\nincr n 18446744073709551615\r\ndecr n 922337203685
         "STORED\r\nDELETED\r\nEND\r\nSTORED\r\n9223372036854775809\r\n9223372036854775808\r\n0\r\n"
     );
     assert_eq!((n, errors, close), (8, 1, false));
+}
+
+#[test]
+fn a_striped_keyspace_answers_every_command_as_one_table_does() {
+    let memcache: &[u8] = b"set a 0 0 1\r\n1\r\nset b 5 0 2\r\nxy\r\nget a b c\r\ngets a\r\nincr a 9\r\n\
+delete b\r\ndelete b 0\r\nadd a 0 0 1\r\nz\r\nreplace c 0 0 1\r\nz\r\ntouch a 10\r\nflush_all\r\nget a\r\n";
+    let mut more = RESP_SESSION.to_vec();
+    more.extend_from_slice(
+        b"MSET a 1 b 2 c 3 d 4 e 5 f 6\r\nMGET f e d c b a z\r\nDEL a c e z\r\nEXISTS a b c d\r\nDBSIZE\r\nINFO\r\n",
+    );
+    for (proto, input) in [(Proto::Resp, &more[..]), (Proto::Memcache, memcache)] {
+        for stripes in [1, 3, 16] {
+            let striped = Keyed {
+                striped: Some(Striped::new(stripes)),
+                ..Keyed::new()
+            };
+            assert_eq!(
+                talk_to(striped, proto, &[input]),
+                whole(proto, input),
+                "{stripes} stripes"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_striped_mset_is_seen_whole_or_not_at_all() {
+    // One thread writes MSET a N b N ... over keys of many stripes; another reads them all
+    // with MGET: every read sees one MSET's values, never a mix.
+    let store = std::sync::Arc::new(Striped::new(8));
+    let keys: Vec<String> = (0..8).map(|i| format!("key{i}")).collect();
+    let writer = {
+        let (store, keys) = (store.clone(), keys.clone());
+        std::thread::spawn(move || {
+            for n in 0..3000 {
+                let mut cmd = format!("*{}\r\n$4\r\nMSET\r\n", 1 + 2 * keys.len());
+                for k in &keys {
+                    let v = n.to_string();
+                    cmd += &format!("${}\r\n{k}\r\n${}\r\n{v}\r\n", k.len(), v.len());
+                }
+                run_on(&store, Proto::Resp, cmd.as_bytes());
+            }
+        })
+    };
+    let mget = format!("MGET {}\r\n", keys.join(" "));
+    let mut mixed = 0;
+    while !writer.is_finished() {
+        let out = run_on(&store, Proto::Resp, mget.as_bytes());
+        let values: Vec<&str> = out
+            .split("\r\n")
+            .skip(1)
+            .filter(|l| !l.is_empty() && !l.starts_with('$'))
+            .collect();
+        mixed += usize::from(values.iter().any(|v| *v != values[0]));
+    }
+    writer.join().unwrap();
+    assert_eq!(mixed, 0, "reads that saw two MSETs at once");
+}
+
+/// Runs `input` on a session over `store`: its replies.
+fn run_on(store: &Striped, proto: Proto, input: &[u8]) -> String {
+    struct On<'a>(&'a Striped);
+    impl Each for On<'_> {
+        fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
+            Answer::Serve
+        }
+        fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
+            self.0.run(op, std::time::Instant::now(), replies)
+        }
+    }
+    let mut s = Session::new(proto);
+    let mut out = Vec::new();
+    s.feed_each(input, &mut out, &mut On(store));
+    String::from_utf8_lossy(&out).into_owned()
 }

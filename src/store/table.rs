@@ -38,6 +38,17 @@ fn far(now: Instant) -> Instant {
         .unwrap_or(now)
 }
 
+/// INFO's keyspace section for a keyspace of `keys` keys, `expiring` of them with an expiry
+/// (redis leaves out a database with no keys).
+pub(super) fn info(r: &mut dyn Replies, keys: usize, expiring: usize) {
+    match keys {
+        0 => r.text("# Keyspace\r\n"),
+        _ => r.text(&format!(
+            "# Keyspace\r\ndb0:keys={keys},expires={expiring},avg_ttl=0\r\n"
+        )),
+    }
+}
+
 /// One keyspace.
 #[derive(Debug, Default)]
 pub struct Table {
@@ -58,6 +69,11 @@ impl Table {
 
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+
+    /// Keys with an expiry time.
+    pub fn expiring(&self) -> usize {
+        self.map.values().filter(|e| e.expires.is_some()).count()
     }
 
     /// Runs `op` at `now`, answering through `r`: what it found.
@@ -149,13 +165,7 @@ impl Table {
                 self.map = HashMap::new();
                 r.done(true);
             }
-            // redis leaves out a database with no keys.
-            Op::Info if self.map.is_empty() => r.text("# Keyspace\r\n"),
-            Op::Info => r.text(&format!(
-                "# Keyspace\r\ndb0:keys={},expires={},avg_ttl=0\r\n",
-                self.map.len(),
-                self.map.values().filter(|e| e.expires.is_some()).count()
-            )),
+            Op::Info => info(r, self.map.len(), self.expiring()),
         }
         o
     }

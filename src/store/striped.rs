@@ -1,0 +1,145 @@
+//! `striped:N`: one keyspace split over N tables by a hash of the key, each behind its own
+//! lock (memcached's item locks over its hash buckets): commands on keys of different stripes
+//! run at once. A command of one key takes its stripe's lock. MGET and MSET take every stripe
+//! of their keys at once, in stripe order (so two of them never wait on each other in a
+//! circle), and are atomic as redis's are (an MGET that stops at `--max-output` goes on later
+//! under the locks again: its two parts are two reads). DEL and EXISTS of many keys, DBSIZE,
+//! INFO and FLUSHALL take the stripes one at a time: each key is atomic, the command is not.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::table::{info, Table};
+use crate::proto::keyed::{Item, KeyedError, Op, Outcome, Replies, When};
+use crate::sync::lock;
+
+/// One keyspace over N locked tables.
+#[derive(Debug)]
+pub struct Striped {
+    stripes: Box<[Mutex<Table>]>,
+}
+
+impl Striped {
+    pub fn new(n: usize) -> Striped {
+        Striped {
+            stripes: (0..n.max(1)).map(|_| Mutex::new(Table::new())).collect(),
+        }
+    }
+
+    pub fn stripes(&self) -> usize {
+        self.stripes.len()
+    }
+
+    /// The stripe of `key` (FNV-1a).
+    fn of(&self, key: &[u8]) -> usize {
+        let h = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        (h % self.stripes.len() as u64) as usize
+    }
+
+    fn table(&self, key: &[u8]) -> MutexGuard<'_, Table> {
+        lock(&self.stripes[self.of(key)])
+    }
+
+    /// Takes the stripes of `keys`, in stripe order (so two commands that take several never
+    /// wait on each other in a circle): their numbers, sorted, and their guards in that order.
+    fn hold<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> (Vec<usize>, Vec<MutexGuard<'_, Table>>) {
+        let mut held: Vec<usize> = keys.map(|k| self.of(k)).collect();
+        held.sort_unstable();
+        held.dedup();
+        let guards = held.iter().map(|&s| lock(&self.stripes[s])).collect();
+        (held, guards)
+    }
+
+    /// Runs `op` at `now`, answering through `r`.
+    pub fn run(&self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
+        match op {
+            Op::Ping => {
+                r.text("PONG");
+                Outcome::default()
+            }
+            Op::Set { key, .. } | Op::Incr { key, .. } | Op::Expire { key, .. } | Op::Ttl { key } => {
+                self.table(key).run(op, now, r)
+            }
+            Op::Get { keys, first } if keys.len() == 1 => self.table(keys.get(0)).run(op, now, r),
+            Op::Get { keys, first } => {
+                let (held, mut guards) = self.hold(keys.iter());
+                let mut o = Outcome::default();
+                for i in 0..keys.len() {
+                    if o.answered > 0 && r.full() {
+                        break;
+                    }
+                    let one = keys.from(i).take(1);
+                    let g = held.binary_search(&self.of(one.get(0))).expect("its stripe is held");
+                    let got = guards[g].run(Op::Get { keys: one, first }, now, r);
+                    (o.hits, o.misses, o.answered) = (o.hits + got.hits, o.misses + got.misses, o.answered + 1);
+                }
+                o
+            }
+            Op::Del { keys } | Op::Exists { keys } => {
+                let mut n = Count(0);
+                for i in 0..keys.len() {
+                    let one = keys.from(i).take(1);
+                    let each = match op {
+                        Op::Del { .. } => Op::Del { keys: one },
+                        _ => Op::Exists { keys: one },
+                    };
+                    self.table(one.get(0)).run(each, now, &mut n);
+                }
+                r.int(n.0);
+                Outcome::default()
+            }
+            Op::MSet { pairs } => {
+                let (held, mut guards) = self.hold((0..pairs.len() / 2).map(|i| pairs.get(2 * i)));
+                for i in 0..pairs.len() / 2 {
+                    let key = pairs.get(2 * i);
+                    let g = held.binary_search(&self.of(key)).expect("its stripe is held");
+                    let set = Op::Set {
+                        key,
+                        value: pairs.get(2 * i + 1),
+                        flags: 0,
+                        ttl: None,
+                        when: When::Always,
+                    };
+                    guards[g].run(set, now, &mut Count(0));
+                }
+                drop(guards);
+                r.done(true);
+                Outcome::default()
+            }
+            Op::DbSize => {
+                r.int(self.stripes.iter().map(|t| lock(t).len()).sum::<usize>() as i64);
+                Outcome::default()
+            }
+            Op::FlushAll => {
+                for t in self.stripes.iter() {
+                    lock(t).run(Op::FlushAll, now, &mut Count(0));
+                }
+                r.done(true);
+                Outcome::default()
+            }
+            Op::Info => {
+                let (keys, expiring) = self.stripes.iter().fold((0, 0), |(k, e), t| {
+                    let t = lock(t);
+                    (k + t.len(), e + t.expiring())
+                });
+                info(r, keys, expiring);
+                Outcome::default()
+            }
+        }
+    }
+}
+
+/// What a stripe's part of a command answered, kept to be summed: its count.
+struct Count(i64);
+
+impl Replies for Count {
+    fn value(&mut self, _: &[u8], _: Option<Item<'_>>) {}
+    fn int(&mut self, n: i64) {
+        self.0 += n;
+    }
+    fn done(&mut self, _: bool) {}
+    fn error(&mut self, _: KeyedError) {}
+    fn text(&mut self, _: &str) {}
+}
