@@ -62,7 +62,7 @@ impl Striped {
             Op::Set { key, .. } | Op::Incr { key, .. } | Op::Expire { key, .. } | Op::Ttl { key } => {
                 self.table(key).run(op, now, r)
             }
-            Op::Get { keys, first } if keys.len() == 1 => self.table(keys.get(0)).run(op, now, r),
+            Op::Get { keys, .. } if keys.len() == 1 => self.table(keys.get(0)).run(op, now, r),
             Op::Get { keys, first } => {
                 let (held, mut guards) = self.hold(keys.iter());
                 let mut o = Outcome::default();
