@@ -109,7 +109,7 @@ fn incr_from_50_connections_sums_exactly_on_every_store_that_is_one_keyspace() {
 }
 
 #[test]
-fn incr_from_50_connections_sums_exactly_on_striped_stores() {
+fn incr_from_50_connections_sums_exactly_on_striped_and_sharded_stores_and_the_executor() {
     if !have("redis-benchmark", "redis-tools") || !have("redis-cli", "redis-tools") {
         return;
     }
@@ -125,6 +125,14 @@ fn incr_from_50_connections_sums_exactly_on_striped_stores() {
             &["--workers", "2", "--store", "striped"][..],
             "striped:16",
         ),
+        (
+            "multi-reactor",
+            &["--workers", "3", "--store", "sharded"][..],
+            "sharded",
+        ),
+        ("dispatch", &["--workers", "2", "--store", "sharded"][..], "sharded"),
+        ("queue-pool", &["--workers", "4", "--store", "locked"][..], "locked"),
+        ("io-threads", &["--workers", "3"][..], "owned"),
     ] {
         let srv = incr_sums_exactly(model, args);
         assert_eq!(srv["store"], store, "{model}");
@@ -193,6 +201,8 @@ fn owned_is_refused_where_more_than_one_thread_touches_data_and_each_design_says
         ("uring", &["--workers", "1"][..], "owned"),
         ("uring", &["--workers", "2"][..], "locked"),
         ("thread", &[][..], "locked"),
+        ("io-threads", &["--workers", "2"][..], "owned"),
+        ("multi-reactor", &["--store", "sharded"][..], "sharded"),
     ] {
         let mut a = args.to_vec();
         a.extend(["--proto", "memcache"]);
@@ -214,6 +224,112 @@ fn owned_is_refused_where_more_than_one_thread_touches_data_and_each_design_says
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--store without a keyed protocol");
+    let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
+        .args([
+            "serve", "--model", "thread", "--port", "0", "--proto", "resp", "--store", "sharded",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--store sharded is a shard per worker loop"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Commands over many keys (MSET, MGET, DEL, EXISTS) from one connection, then each key read
+/// back from another: the replies redis gives.
+const MANY_KEYS: &str = "MSET k1 a k2 b k3 c k4 d k5 e k6 f k7 g k8 h\nMGET k8 k1 k7 nope k2 k6 k3 k5 k4\nINCR k9\nINCR k9\nDEL k1 k2 nope\nEXISTS k1 k2 k3 k4\nGET k9\nDBSIZE\n";
+const MANY_REPLIES: &str = "OK\nh\na\ng\n\nb\nf\nc\ne\nd\n1\n2\n2\n2\n2\n7\n";
+
+#[test]
+fn a_sharded_store_answers_commands_over_many_keys_in_order_and_counts_its_hops() {
+    if !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for model in ["multi-reactor", "dispatch"] {
+        for tls in [false, true] {
+            let mut a = vec!["--workers", "3", "--proto", "resp", "--store", "sharded"];
+            let mut cli: Vec<&str> = vec![];
+            if tls {
+                a.extend(["--tls", "self-signed"]);
+                cli.extend(["--tls", "--insecure"]);
+            }
+            let srv = Server::start(model, &a);
+            assert_eq!(redis_cli(&srv, &cli, MANY_KEYS), MANY_REPLIES, "{model} (tls {tls})");
+            assert_eq!(redis_cli(&srv, &cli, "MGET k3 k4 k5 k6 k7 k8\n"), "c\nd\ne\nf\ng\nh\n");
+            let st = srv.stop();
+            // Connections on three workers, nine keys over three shards: some of them are
+            // another worker's.
+            assert!(st.total("keyed_hops") > 0, "{model}: {}", st.stats["totals"]);
+            let executed: Vec<u64> = st.stats["per_worker"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["keyed_executed"].as_u64().unwrap())
+                .collect();
+            assert!(
+                executed.iter().filter(|&&n| n > 0).count() >= 2,
+                "{model}: {executed:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn io_threads_run_every_command_on_the_executor_and_never_touch_a_socket_there() {
+    if !have("redis-benchmark", "redis-tools") || !have("redis-cli", "redis-tools") {
+        return;
+    }
+    // The test binary is a debug build: a socket read or write on the executor panics.
+    let srv = Server::start("io-threads", &["--workers", "2", "--proto", "resp"]);
+    assert_eq!(redis_cli(&srv, &[], COMMANDS), REPLIES);
+    assert_eq!(redis_cli(&srv, &[], "FLUSHALL\n"), "OK\n");
+    assert_eq!(redis_cli(&srv, &[], MANY_KEYS), MANY_REPLIES);
+    let port = srv.addr.port().to_string();
+    for p in ["1", "16"] {
+        let mut cmd = Command::new("redis-benchmark");
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "set,get",
+            "-n",
+            "4000",
+            "-c",
+            "20",
+            "-P",
+            p,
+            "-q",
+        ]);
+        let out = run_within(cmd, 60, "redis-benchmark");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listening = srv.listening.clone();
+    let st = srv.stop();
+    assert!(st.stats["ok"].as_bool().unwrap(), "{}", st.stats);
+    let workers = st.stats["per_worker"].as_array().unwrap();
+    assert_eq!(
+        (listening["workers"].as_u64(), workers.len()),
+        (Some(3), 3),
+        "two I/O threads and the executor"
+    );
+    let commands: u64 = ["keyed_gets", "keyed_sets", "keyed_dels", "keyed_incrs", "keyed_other"]
+        .iter()
+        .map(|c| st.total(c))
+        .sum();
+    assert!(commands >= 16_000, "{commands}");
+    assert_eq!(
+        workers[2]["keyed_executed"].as_u64(),
+        Some(commands),
+        "the executor ran them all"
+    );
+    for io in &workers[..2] {
+        assert_eq!(io["keyed_executed"].as_u64(), Some(0));
+    }
 }
 
 /// libmemcached's tools (the text protocol): a file copied in, read back, touched, removed.
@@ -335,4 +451,34 @@ fn an_mget_past_the_output_bound_is_answered_whole_and_counted_once() {
         (st.total("keyed_gets"), st.total("keyed_hits"), st.total("keyed_sets")),
         (1, 1000, 1)
     );
+}
+
+#[test]
+fn a_client_that_stops_sending_gets_every_answer_another_thread_owes_it() {
+    // 2,000 commands, then the client's half of the connection closed: every answer still
+    // comes, though they are run on other threads after the server has read the end.
+    for (model, args) in [
+        ("io-threads", &["--workers", "2"][..]),
+        ("multi-reactor", &["--workers", "2", "--store", "sharded"][..]),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let mut s = std::net::TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut input = String::new();
+        for i in 0..1000 {
+            input += &format!("SET key{i} {i}\r\nGET key{i}\r\n");
+        }
+        s.write_all(input.as_bytes()).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut got = String::new();
+        s.read_to_string(&mut got).unwrap();
+        let want: String = (0..1000)
+            .map(|i| format!("+OK\r\n${}\r\n{i}\r\n", i.to_string().len()))
+            .collect();
+        assert_eq!(got.len(), want.len(), "{model}: answers lost");
+        assert_eq!(got, want, "{model}");
+        srv.stop();
+    }
 }

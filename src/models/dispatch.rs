@@ -25,6 +25,7 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     run,
     queueing: Discipline::PerWorker(Assign::RoundRobin),
+    shards: true,
     ..Model::BASE
 };
 

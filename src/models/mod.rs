@@ -8,6 +8,7 @@
 mod dispatch;
 mod epoll;
 mod fork;
+mod io_threads;
 mod iterative;
 mod multi_reactor;
 mod offload;
@@ -43,6 +44,7 @@ pub static ALL: &[&Model] = &[
     &threads_accept::MODEL,
     &reuseport::MODEL,
     &multi_reactor::MODEL,
+    &io_threads::MODEL,
     &offload::MODEL,
     &uring::MODEL,
     &tokio::MODEL,

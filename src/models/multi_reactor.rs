@@ -14,10 +14,8 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::handoff::with_mailbox_workers;
-use crate::server::poller::Epoll;
-use crate::server::{accept::Accepted, accept::Acceptor, io_err, Counter, Ctx, Error, Family, Model, Workers};
+use crate::server::handoff::{accept_in_turn, with_mailbox_workers};
+use crate::server::{io_err, Ctx, Error, Family, Model, Workers};
 use crate::server::{Assign, Discipline};
 use crate::sys;
 
@@ -30,28 +28,12 @@ pub const MODEL: Model = Model {
     workers: Workers::Threads,
     run,
     queueing: Discipline::PerWorker(Assign::RoundRobin),
+    shards: true,
     ..Model::BASE
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
-    with_mailbox_workers(ctx, |mailboxes| {
-        // The base loop: the listener only. Its wake-ups count in worker 0's block.
-        let mut base = EventLoop::new(ctx.worker(0), Epoll::level()?);
-        base.watch(&ctx.listener, LISTENER)?;
-        let mut acceptor = Acceptor::new(true);
-        let mut next = 0;
-        base.run(|_, _listener| loop {
-            let target = ctx.worker(next);
-            match acceptor.accept_one(target, &ctx.listener) {
-                Accepted::Conn(fd) => {
-                    target.count(Counter::Useful, 1);
-                    mailboxes[next].post(fd, false);
-                    next = (next + 1) % mailboxes.len();
-                }
-                Accepted::Refused => {}
-                Accepted::Empty | Accepted::OutOfFds => break,
-            }
-        })
-    })
+    // The base loop holds the listener only; its wake-ups count in worker 0's block.
+    with_mailbox_workers(ctx, |mailboxes| accept_in_turn(ctx, mailboxes))
 }

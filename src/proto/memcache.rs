@@ -11,7 +11,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::keyed::{decimal, Args, Counting, Input, Item, KeyedError, Op, Replies, When};
+use super::keyed::{decimal, Args, Counting, Form, Input, Item, KeyedError, Op, Outcome, Replies, Sink, Slots, When};
+use super::resp::MAX_WAITING;
 use super::{Each, Fed};
 
 /// The longest command line, and the longest key (memcached's).
@@ -30,6 +31,10 @@ pub struct McSession {
     /// Keys of the get being answered already answered: it stopped at the bound on output.
     answered: u32,
     holding: bool,
+    /// Answers other threads owe, in order, with the replies behind them.
+    slots: Slots,
+    /// Stopped for answers owed: it takes no more until one comes.
+    waiting: bool,
     max_value: usize,
     closed: bool,
 }
@@ -62,6 +67,8 @@ impl McSession {
             skip: 0,
             answered: 0,
             holding: false,
+            slots: Slots::default(),
+            waiting: false,
             max_value,
             closed: false,
         }
@@ -75,6 +82,30 @@ impl McSession {
     /// Bytes of input held, not run yet.
     pub fn behind(&self) -> usize {
         self.input.behind()
+    }
+
+    /// Answers are owed by other threads.
+    pub fn owes(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// It takes no more input until an answer owed comes.
+    pub fn paused(&self) -> bool {
+        self.waiting
+    }
+
+    /// The answer of `ticket` came (through `each`): it goes out in its place, with what
+    /// waited behind it, and the input held goes on.
+    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut ended = 0;
+        if let Some(answer) = each.answer(ticket) {
+            if self.slots.fill(ticket, answer) {
+                ended = self.slots.flush(out);
+            }
+        }
+        let mut fed = self.feed(&[], out, each);
+        fed.requests += ended;
+        fed
     }
 
     /// Gives up the buffers a burst grew: the bytes given up.
@@ -95,11 +126,17 @@ impl McSession {
             return fed;
         }
         self.input.buf.extend_from_slice(input);
-        self.holding = false;
+        (self.holding, self.waiting) = (false, false);
         loop {
             let n = self.skip.min(self.input.buf.len() - self.input.pos);
             (self.input.pos, self.skip) = (self.input.pos + n, self.skip - n);
             if self.skip > 0 || !self.input.ready() {
+                break;
+            }
+            if !self.slots.is_empty()
+                && (self.slots.len() >= MAX_WAITING || each.room(out.len() + self.slots.held()) == 0)
+            {
+                self.waiting = true;
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -121,20 +158,20 @@ impl McSession {
                     }
                 },
                 Parsed::Refused(end, line) => {
-                    say(out, line);
+                    say(self.slots.tail(out), line);
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
                     self.input.to(end);
                 }
                 Parsed::TooLarge { at, skip, quiet } => {
                     if !quiet {
-                        say(out, "SERVER_ERROR object too large for cache");
+                        say(self.slots.tail(out), "SERVER_ERROR object too large for cache");
                     }
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
                     self.input.to(at);
                     self.skip = skip;
                 }
                 Parsed::Broken(line) => {
-                    say(out, line);
+                    say(self.slots.tail(out), line);
                     (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
                     fed.close = true;
                     self.closed = true;
@@ -221,7 +258,8 @@ impl McSession {
     ) -> Ran {
         let args = self.input.args();
         let noreply = args.len() > 1 && args.get(args.len() - 1) == b"noreply";
-        let (verb, op) = match self.op(args, args.len() - usize::from(noreply), data) {
+        let mut sink = Sink::new(out, &mut self.slots);
+        let (verb, op) = match op(&self.input.buf, args, args.len() - usize::from(noreply), data) {
             Ok(c) => c,
             Err(Other::Quit) => return Ran::Close,
             Err(other) => {
@@ -229,10 +267,10 @@ impl McSession {
                 match other {
                     Other::Refused(line) => {
                         fed.errors += 1;
-                        say(out, line);
+                        say(sink.buf(), line);
                     }
                     // A version libmemcached reads as one (it parses the numbers first).
-                    _ => say(out, concat!("VERSION 1.6.0 muxlab-", env!("CARGO_PKG_VERSION"))),
+                    _ => say(sink.buf(), concat!("VERSION 1.6.0 muxlab-", env!("CARGO_PKG_VERSION"))),
                 }
                 return Ran::Done;
             }
@@ -248,36 +286,39 @@ impl McSession {
             ),
             op => (op, 0),
         };
-        let mut sink = Vec::new();
-        let o = {
-            let target = if noreply { &mut sink } else { &mut *out };
-            let limit = target.len().saturating_add(each.room(target.len()));
-            each.command(
-                op,
-                &mut Reply {
-                    out: target,
-                    verb,
-                    limit,
-                },
-            )
+        let limit = sink.len().saturating_add(each.room(sink.len()));
+        let pushed = sink.pushed();
+        let mut r = Reply {
+            sink,
+            verb,
+            noreply,
+            scratch: Vec::new(),
+            limit,
         };
+        let o = each.command(op, &mut r);
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
             self.answered = answered as u32;
             return Ran::Partly;
         }
         self.answered = 0;
-        fed.requests += 1;
         fed.errors += u32::from(o.error);
         if matches!(verb, Verb::Get | Verb::Gets) && !noreply {
-            say(out, "END");
+            say(r.sink.buf(), "END");
+        }
+        // A command with an answer to come is counted once that has gone out.
+        match r.sink.pushed() == pushed {
+            true => fed.requests += 1,
+            false => r.sink.ends_command(),
         }
         Ran::Done
     }
+}
 
-    /// The op the command in `args` asks for (`n` of them, `noreply` left out; a storage
-    /// command's data at `data`), or what else it is.
-    fn op<'a>(&'a self, args: Args<'a>, n: usize, data: Option<(usize, usize)>) -> Result<(Verb, Op<'a>), Other> {
+/// The op the command in `args` asks for (`n` of them, `noreply` left out; a storage
+/// command's data at `data` of `buf`), or what else it is.
+fn op<'a>(buf: &'a [u8], args: Args<'a>, n: usize, data: Option<(usize, usize)>) -> Result<(Verb, Op<'a>), Other> {
+    {
         const BAD: Other = Other::Refused("CLIENT_ERROR bad command line format");
         let name = args.get(0);
         Ok(match name {
@@ -301,7 +342,7 @@ impl McSession {
                 };
                 let op = Op::Set {
                     key: args.get(1),
-                    value: &self.input.buf[a..b],
+                    value: &buf[a..b],
                     flags,
                     ttl: ttl(exptime),
                     when,
@@ -365,7 +406,7 @@ enum Other {
 
 /// The commands it knows, as their replies differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verb {
+pub enum Verb {
     Get,
     Gets,
     Store,
@@ -404,43 +445,79 @@ fn say(out: &mut Vec<u8>, line: &str) {
 
 /// A command's reply in memcache's text protocol.
 struct Reply<'o> {
-    out: &'o mut Vec<u8>,
+    sink: Sink<'o>,
     verb: Verb,
+    /// The command said `noreply`: what it answers goes to `scratch`, dropped.
+    noreply: bool,
+    scratch: Vec<u8>,
     /// How far the output may grow (`--max-output`).
     limit: usize,
 }
 
+impl Reply<'_> {
+    fn out(&mut self) -> &mut Vec<u8> {
+        match self.noreply {
+            true => {
+                self.scratch.clear();
+                &mut self.scratch
+            }
+            false => self.sink.buf(),
+        }
+    }
+}
+
+/// Runs `run` with memcache's encoder for `verb` over `sink` (another thread answering a
+/// command later).
+pub(crate) fn encode(
+    verb: Verb,
+    noreply: bool,
+    sink: Sink<'_>,
+    run: impl FnOnce(&mut dyn Replies) -> Outcome,
+) -> Outcome {
+    run(&mut Reply {
+        sink,
+        verb,
+        noreply,
+        scratch: Vec::new(),
+        limit: usize::MAX,
+    })
+}
+
 impl Replies for Reply<'_> {
     fn value(&mut self, key: &[u8], item: Option<Item<'_>>) {
-        match (self.verb, item) {
+        let verb = self.verb;
+        let out = self.out();
+        match (verb, item) {
             (Verb::Get | Verb::Gets, Some(i)) => {
-                self.out.extend_from_slice(b"VALUE ");
-                self.out.extend_from_slice(key);
-                self.out.push(b' ');
-                decimal(self.out, u64::from(i.flags));
-                self.out.push(b' ');
-                decimal(self.out, i.value.len() as u64);
-                if self.verb == Verb::Gets {
-                    self.out.push(b' ');
-                    decimal(self.out, i.cas);
+                out.extend_from_slice(b"VALUE ");
+                out.extend_from_slice(key);
+                out.push(b' ');
+                decimal(out, u64::from(i.flags));
+                out.push(b' ');
+                decimal(out, i.value.len() as u64);
+                if verb == Verb::Gets {
+                    out.push(b' ');
+                    decimal(out, i.cas);
                 }
-                self.out.extend_from_slice(b"\r\n");
-                self.out.extend_from_slice(i.value);
-                self.out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(i.value);
+                out.extend_from_slice(b"\r\n");
             }
             (Verb::Get | Verb::Gets, None) => {}
             // An increment of a key that is not there.
-            (_, _) => say(self.out, "NOT_FOUND"),
+            (_, _) => say(out, "NOT_FOUND"),
         }
     }
 
     fn int(&mut self, n: i64) {
-        match self.verb {
-            Verb::Delete => say(self.out, if n > 0 { "DELETED" } else { "NOT_FOUND" }),
+        let verb = self.verb;
+        let out = self.out();
+        match verb {
+            Verb::Delete => say(out, if n > 0 { "DELETED" } else { "NOT_FOUND" }),
             // memcache's counters are unsigned: the bits of the store's result.
             _ => {
-                decimal(self.out, n as u64);
-                self.out.extend_from_slice(b"\r\n");
+                decimal(out, n as u64);
+                out.extend_from_slice(b"\r\n");
             }
         }
     }
@@ -453,12 +530,12 @@ impl Replies for Reply<'_> {
             (Verb::Touch, false) => "NOT_FOUND",
             _ => "OK",
         };
-        say(self.out, line);
+        say(self.out(), line);
     }
 
     fn error(&mut self, e: KeyedError) {
         say(
-            self.out,
+            self.out(),
             match e {
                 KeyedError::NotInteger | KeyedError::Overflow => {
                     "CLIENT_ERROR cannot increment or decrement non-numeric value"
@@ -469,10 +546,18 @@ impl Replies for Reply<'_> {
     }
 
     fn text(&mut self, text: &str) {
-        say(self.out, text);
+        say(self.out(), text);
     }
 
     fn full(&self) -> bool {
-        self.out.len() >= self.limit
+        self.sink.len() >= self.limit
+    }
+
+    fn form(&self) -> Option<Form> {
+        Some(Form::Memcache(self.verb, self.noreply))
+    }
+
+    fn later(&mut self, ticket: u64) {
+        self.sink.later(ticket);
     }
 }

@@ -9,9 +9,9 @@ pub mod h2;
 pub(crate) mod http;
 pub mod keyed;
 pub mod later;
-pub(crate) mod memcache;
+pub mod memcache;
 pub(crate) mod packet;
-pub(crate) mod resp;
+pub mod resp;
 pub(crate) mod tls;
 
 #[cfg(test)]
@@ -135,6 +135,13 @@ pub trait Each {
             error: true,
             ..Default::default()
         }
+    }
+
+    /// The answer another thread gave for `ticket` (a keyed command answered later), once:
+    /// what a completion brings ([`Session::complete_each`]).
+    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
+        let _ = ticket;
+        None
     }
 }
 
@@ -397,6 +404,8 @@ impl Session {
             Session::Http(s) => s.owes(),
             Session::Tls(s) => s.owes(),
             Session::H2(s) => s.owes(),
+            Session::Resp(s) => s.owes(),
+            Session::Memcache(s) => s.owes(),
             _ => false,
         }
     }
@@ -410,6 +419,8 @@ impl Session {
         match self {
             Session::Http(s) => s.paused(),
             Session::Tls(s) => s.paused(),
+            Session::Resp(s) => s.paused(),
+            Session::Memcache(s) => s.paused(),
             _ => false,
         }
     }
@@ -457,6 +468,8 @@ impl Session {
             Session::Http(s) => s.complete(ticket, out, each),
             Session::Tls(s) => s.complete(ticket, out, each),
             Session::H2(s) => s.complete(ticket, out, each),
+            Session::Resp(s) => s.complete(ticket, out, each),
+            Session::Memcache(s) => s.complete(ticket, out, each),
             _ => Fed::default(),
         }
     }

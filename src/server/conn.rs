@@ -78,8 +78,16 @@ impl Conn {
     /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
     /// session held behind it; reading at once if the connection had stopped reading for the
     /// response (`buf`, `edge`: as for [`Conn::drive`]).
-    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, buf: &mut [u8], edge: bool, now: Instant) -> Want {
-        self.conn.complete(w, ticket, &mut send_now(w, &self.fd));
+    pub fn complete(
+        &mut self,
+        w: Worker<'_>,
+        ticket: u64,
+        answer: Option<Vec<u8>>,
+        buf: &mut [u8],
+        edge: bool,
+        now: Instant,
+    ) -> Want {
+        self.conn.complete(w, ticket, answer, &mut send_now(w, &self.fd));
         self.resume(w, buf, edge, now)
     }
 
@@ -184,7 +192,11 @@ impl Conn {
                 }
                 Next::Read if !read || (reads > 0 && !until_eagain) => break Want::Read,
                 Next::Read => match sys::fd::read(fd, buf) {
-                    Ok(0) => break Want::Close,
+                    // The peer finished sending: closed once what it is owed has gone.
+                    Ok(0) => {
+                        reads += 1;
+                        conn.peer_finished();
+                    }
                     Ok(n) => {
                         reads += 1;
                         conn.input(w, &buf[..n], now, learned, &mut send_now(w, fd));

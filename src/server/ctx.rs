@@ -47,6 +47,8 @@ pub struct Ctx {
     pub offload: std::sync::OnceLock<&'static dyn Offloader>,
     /// resp and memcache: the keyed state commands run against.
     pub store: Option<crate::store::Store>,
+    /// Where keyed commands go when they cross threads (`--store sharded`, io-threads).
+    pub hops: super::hops::Slot,
 }
 
 impl Ctx {
@@ -107,6 +109,7 @@ impl Ctx {
             main_pid: sys::process::pid(),
             offload: std::sync::OnceLock::new(),
             store: None,
+            hops: std::sync::OnceLock::new(),
         }))
     }
 }

@@ -26,6 +26,8 @@ pub const LISTENER: u64 = u64::MAX;
 pub const WAKE: u64 = u64::MAX - 1;
 /// Token of the loop's [`Completions`] (see [`EventLoop::take_completions`]).
 const COMPLETED: u64 = u64::MAX - 2;
+/// Token of the worker's inbox of keyed commands and answers (see [`EventLoop::take_hops`]).
+const HOPS: u64 = u64::MAX - 3;
 
 /// A worker's event loop.
 pub struct EventLoop<'a, P: Poller> {
@@ -51,6 +53,10 @@ pub struct EventLoop<'a, P: Poller> {
     /// brought.
     completions: Option<&'a Completions>,
     posted: Vec<(u64, u64)>,
+    /// Keyed commands and answers other threads post this worker, once it takes them.
+    hops: Option<&'a super::hops::Hops>,
+    hopped: Vec<super::hops::Post>,
+    answers: Vec<(u64, u64, Vec<u8>)>,
 }
 
 impl<'a, P: Poller> EventLoop<'a, P> {
@@ -67,7 +73,23 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             fired: Vec::new(),
             completions: None,
             posted: Vec::new(),
+            hops: None,
+            hopped: Vec::new(),
+            answers: Vec::new(),
         }
+    }
+
+    /// Takes the keyed commands other workers send this one (`--store sharded`: its shard's)
+    /// and the answers to its connections' commands run elsewhere, if the server's commands
+    /// cross threads.
+    pub fn take_hops(&mut self) -> Result<(), Error> {
+        let Some(hops) = self.w.ctx.hops.get() else {
+            return Ok(());
+        };
+        self.hops = Some(*hops);
+        self.poller
+            .register(hops.inbox(self.w.index).wake_fd().as_fd(), HOPS, Interest::READ)
+            .map_err(io_err("watching the inbox of keyed commands"))
     }
 
     /// Takes the completions posted to `c` from now on: each goes to its connection in the
@@ -150,6 +172,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         for &token in &ready {
             if token == COMPLETED {
                 self.completed();
+            } else if token == HOPS {
+                self.hopped();
             } else if token >= WAKE {
                 on_token(self, token);
             } else {
@@ -216,20 +240,36 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let mut posted = std::mem::take(&mut self.posted);
         c.take(&mut posted);
         for &(token, ticket) in &posted {
-            self.complete(token, ticket);
+            self.complete(token, ticket, None);
         }
         self.posted = posted;
+    }
+
+    /// Runs the keyed commands other workers sent (answers posted back) and hands the
+    /// answers that came to their connections.
+    fn hopped(&mut self) {
+        let (Some(hops), Some(store)) = (self.hops, self.w.ctx.store.as_ref()) else {
+            return;
+        };
+        let mut answers = std::mem::take(&mut self.answers);
+        hops.take(self.w, store, &mut self.hopped, |conn, ticket, bytes| {
+            answers.push((conn, ticket, bytes))
+        });
+        for (token, ticket, bytes) in answers.drain(..) {
+            self.complete(token, ticket, Some(bytes));
+        }
+        self.answers = answers;
     }
 
     /// The work of `ticket` for the connection of `token` is done (its design's pool posted
     /// it): the response goes out. A connection that closed meanwhile, or a number reused
     /// since, holds no such ticket: nothing happens.
-    fn complete(&mut self, token: u64, ticket: u64) {
+    fn complete(&mut self, token: u64, ticket: u64, answer: Option<Vec<u8>>) {
         let fd = token as RawFd;
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
         let edge = self.poller.edge();
-        let want = conn.complete(self.w, ticket, &mut self.buf, edge, self.now);
+        let want = conn.complete(self.w, ticket, answer, &mut self.buf, edge, self.now);
         self.settled(fd, before, want);
     }
 

@@ -4,10 +4,12 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
+use super::accept::{Accepted, Acceptor};
 use super::ctx::{Ctx, Worker};
 use super::error::{io_err, Error};
-use super::evloop::{EventLoop, WAKE};
+use super::evloop::{EventLoop, LISTENER, WAKE};
 use super::poller::Epoll;
+use super::stats::Counter;
 use super::workers;
 use crate::sync::lock;
 use crate::sys::eventfd::EventFd;
@@ -52,6 +54,7 @@ impl Mailbox {
 pub fn mailbox_worker(w: Worker<'_>, mailbox: &Mailbox) -> Result<(), Error> {
     let mut ev = EventLoop::new(w, Epoll::level()?);
     ev.watch(&mailbox.wake, WAKE)?;
+    ev.take_hops()?;
     w.ready();
     ev.run(|ev, _wake| {
         for fd in mailbox.take() {
@@ -63,7 +66,46 @@ pub fn mailbox_worker(w: Worker<'_>, mailbox: &Mailbox) -> Result<(), Error> {
 /// Runs `ctx.workers` threads, each a loop fed by its own mailbox, and `acceptor` on the calling
 /// thread with the mailboxes; returns when all have stopped (dispatch and multi-reactor).
 pub fn with_mailbox_workers(ctx: &Ctx, acceptor: impl FnOnce(&[Mailbox]) -> Result<(), Error>) -> Result<(), Error> {
-    let mailboxes: Vec<Mailbox> = (0..ctx.workers).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
+    with_mailbox_workers_and(ctx, ctx.workers, |_| Ok(()), acceptor)
+}
+
+/// As [`with_mailbox_workers`] with the first `fed` workers fed by mailboxes and the others
+/// running `other` (io-threads' executor).
+pub fn with_mailbox_workers_and(
+    ctx: &Ctx,
+    fed: usize,
+    other: impl Fn(Worker<'_>) -> Result<(), Error> + Sync,
+    acceptor: impl FnOnce(&[Mailbox]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mailboxes: Vec<Mailbox> = (0..fed).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
     let mailboxes = &mailboxes;
-    workers::threads_and(ctx, |w| mailbox_worker(w, &mailboxes[w.index]), || acceptor(mailboxes))
+    workers::threads_and(
+        ctx,
+        |w| match mailboxes.get(w.index) {
+            Some(m) => mailbox_worker(w, m),
+            None => other(w),
+        },
+        || acceptor(mailboxes),
+    )
+}
+
+/// An acceptor loop that hands each connection to the next mailbox in turn, waking its
+/// worker only when its queue was empty (multi-reactor, io-threads).
+pub fn accept_in_turn(ctx: &Ctx, mailboxes: &[Mailbox]) -> Result<(), Error> {
+    let mut base = EventLoop::new(ctx.worker(0), Epoll::level()?);
+    base.watch(&ctx.listener, LISTENER)?;
+    let mut acceptor = Acceptor::new(true);
+    let mut next = 0;
+    base.run(|_, _listener| loop {
+        let target = ctx.worker(next);
+        match acceptor.accept_one(target, &ctx.listener) {
+            Accepted::Conn(fd) => {
+                target.count(Counter::Useful, 1);
+                mailboxes[next].post(fd, false);
+                next = (next + 1) % mailboxes.len();
+            }
+            Accepted::Refused => {}
+            Accepted::Empty | Accepted::OutOfFds => break,
+        }
+    })
 }

@@ -51,6 +51,7 @@ pub fn on_input(
         bound,
         entered,
         waited: Duration::ZERO,
+        answer: None,
     };
     let fed = session.feed_each(data, out, &mut hook);
     w.counters.add(Counter::Requests, fed.requests);
@@ -99,17 +100,19 @@ fn hook<'s, 'a, S: FnMut(&mut Vec<u8>)>(w: Worker<'a>, send: &'s mut S, bound: u
         bound,
         entered: None,
         waited: Duration::ZERO,
+        answer: None,
     }
 }
 
 /// What wakes a connection for a later response.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub enum Later {
     /// Its pieces fall due ([`Session::due`]): the session writes what is due at this time
     /// (its events).
     Due(Instant),
-    /// The work of this ticket is done (a design with a pool): the session writes its response.
-    Done(u64),
+    /// The work of this ticket is done (a design with a pool): the session writes its
+    /// response; a keyed command's comes with it, encoded by the thread that ran it.
+    Done(u64, Option<Vec<u8>>),
 }
 
 /// What every model does when a connection's later response moves (`what`): the session
@@ -127,7 +130,10 @@ pub fn on_later(
     let mut hook = hook(w, send, bound, conn);
     let fed = match what {
         Later::Due(now) => session.advance_each(now, out, &mut hook),
-        Later::Done(ticket) => session.complete_each(ticket, out, &mut hook),
+        Later::Done(ticket, answer) => {
+            hook.answer = answer.map(|a| (ticket, a));
+            session.complete_each(ticket, out, &mut hook)
+        }
     };
     w.counters.add(Counter::Requests, fed.requests);
     if fed.streams != Default::default() {
@@ -195,6 +201,9 @@ struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
     /// then, summed.
     entered: Option<Instant>,
     waited: Duration,
+    /// The answer another thread posted for a keyed command's ticket, until the session
+    /// takes it.
+    answer: Option<(u64, Vec<u8>)>,
 }
 
 impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
@@ -233,7 +242,8 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         self.bound.saturating_sub(pending)
     }
 
-    /// A keyed command runs against the design's store, on this thread (its work).
+    /// A keyed command runs against the design's store (its work): on this thread, or on
+    /// the one its design sends it to ([`super::hops`]), answered later.
     fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
         let Some(store) = self.w.ctx.store.as_ref() else {
             replies.error(crate::proto::keyed::KeyedError::NoStore);
@@ -242,8 +252,11 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
                 ..Default::default()
             };
         };
-        let o = store.run(op, replies);
         let w = self.w;
+        let o = match w.ctx.hops.get() {
+            Some(hops) => hops.command(w, self.conn, store, op, replies),
+            None => super::hops::run(w, store, op, replies),
+        };
         // A command is counted once, at its start.
         let resumed = matches!(op, Op::Get { first: false, .. });
         w.count(
@@ -256,13 +269,17 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
             },
             u64::from(!resumed),
         );
-        if o.hits > 0 {
-            w.count(Counter::KeyedHits, u64::from(o.hits));
-        }
-        if o.misses > 0 {
-            w.count(Counter::KeyedMisses, u64::from(o.misses));
-        }
         o
+    }
+
+    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
+        match self.answer.take() {
+            Some((t, a)) if t == ticket => Some(a),
+            other => {
+                self.answer = other;
+                None
+            }
+        }
     }
 }
 

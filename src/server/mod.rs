@@ -18,6 +18,7 @@ pub(crate) mod evloop;
 pub(crate) mod gate;
 pub(crate) mod handoff;
 pub(crate) mod hook;
+pub(crate) mod hops;
 pub(crate) mod idle;
 pub(crate) mod offload;
 mod per_request;

@@ -63,6 +63,12 @@ pub struct Model {
     /// Which of its threads touch keyed data (resp, memcache): the stores it may keep, and
     /// the one it keeps by default.
     pub data: crate::store::Toucher,
+    /// Its workers' loops take keyed commands from each other (`server::hops`): it may keep
+    /// `--store sharded`.
+    pub shards: bool,
+    /// Threads it runs beside its `--workers` (io-threads' executor): each has a block of
+    /// counters and a place at the start gate, after the workers'.
+    pub extra_threads: usize,
     /// Runs until the stop flag is set; returns once every worker has stopped.
     pub run: fn(&'static Ctx) -> Result<(), Error>,
 }
@@ -96,6 +102,8 @@ impl Model {
         queueing: Discipline::Unknown,
         streams: Streams::Timers,
         data: crate::store::Toucher::Threads,
+        shards: false,
+        extra_threads: 0,
         run: |_| Ok(()),
     };
 }

@@ -75,6 +75,12 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
         return Ok(None);
     }
     let kind = cfg.store_kind.unwrap_or(model.data.default_store(workers));
+    if kind == crate::store::Kind::Sharded && !model.shards {
+        return Err(Error::Usage(format!(
+            "--store sharded is a shard per worker loop, each taking commands for its keys from the others: model '{}' has no such loops (multi-reactor and dispatch do)",
+            model.name
+        )));
+    }
     if !model.data.allows(kind, workers) {
         return Err(Error::Usage(format!(
             "--store {} is one thread's table, and model '{}' with {workers} worker(s) has more than one thread touching data ({}): use --store locked",
@@ -83,7 +89,7 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
             model.data.says()
         )));
     }
-    Ok(Some(crate::store::Store::new(kind)))
+    Ok(Some(crate::store::Store::new(kind, workers)))
 }
 
 /// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept
@@ -96,7 +102,9 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         Some(cpus) => cpus.0.len(),
         None => sys::affinity::get().map(|c| c.len()).unwrap_or(1),
     };
-    let workers = model.worker_count(cfg.workers, cpus);
+    // Its threads beside `--workers` (io-threads' executor) are workers too, the last ones:
+    // counters, a place at the start gate.
+    let workers = model.worker_count(cfg.workers, cpus) + model.extra_threads;
     check_reserve(&cfg, workers)?;
     let store = keyed_store(model, &cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
@@ -142,8 +150,17 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         classes: Classes::new().map_err(io_err("mapping the class table"))?,
         main_pid: sys::process::pid(),
         offload: std::sync::OnceLock::new(),
+        hops: std::sync::OnceLock::new(),
         store,
     }));
+    if ctx
+        .store
+        .as_ref()
+        .is_some_and(|s| s.kind() == crate::store::Kind::Sharded)
+    {
+        let hops = super::hops::Hops::sharded(workers).map_err(io_err("eventfd"))?;
+        let _ = ctx.hops.set(Box::leak(Box::new(hops)));
+    }
 
     let started = Instant::now();
     writeln!(out, "{}", listening(ctx, model))

@@ -146,6 +146,11 @@ counters! {
     KeyedHits => "keyed_hits",
     KeyedMisses => "keyed_misses",
     KeyedErrors => "keyed_errors",
+    /// Commands run against the store by this thread (io-threads: the executor's; sharded:
+    /// each owner's, its own connections' and the hops it took), and commands sent to
+    /// another thread to run (a key of another worker's shard, or the executor).
+    KeyedExecuted => "keyed_executed",
+    KeyedHops => "keyed_hops",
 }
 
 impl Counter {

@@ -9,6 +9,12 @@
 //!   striped item locks: every command takes the lock).
 //! - `striped:N`: one keyspace over N tables by key hash, each behind its own lock
 //!   (memcached's item locks): commands on different stripes run at once.
+//! - `sharded`: a table per worker thread, each the shard of the keys that hash to it
+//!   (Dragonfly's and Seastar's shard per thread): a command for a key of another worker's
+//!   shard goes to that worker's loop and is answered later (`server::hops`). A command of
+//!   many keys that writes or counts takes the shards it touches in shard order (each has a
+//!   lock its owner takes uncontended), so MSET is atomic; a read of many keys is split
+//!   into runs by owner and joined in order, each run read by its owner (not atomic).
 //!
 //! A design whose workers are processes (fork, prefork, procs-accept) keeps a keyspace per
 //! process: what one process writes the others never see (`muxlab models` says so).
@@ -35,6 +41,8 @@ pub enum Kind {
     Locked,
     /// This many stripes.
     Striped(usize),
+    /// A shard per worker.
+    Sharded,
 }
 
 /// The most stripes `striped:N` takes.
@@ -46,6 +54,7 @@ impl std::fmt::Display for Kind {
             Kind::Owned => f.write_str("owned"),
             Kind::Locked => f.write_str("locked"),
             Kind::Striped(n) => write!(f, "striped:{n}"),
+            Kind::Sharded => f.write_str("sharded"),
         }
     }
 }
@@ -62,10 +71,11 @@ impl std::str::FromStr for Kind {
             "owned" => Ok(Kind::Owned),
             "locked" => Ok(Kind::Locked),
             "striped" => Ok(Kind::Striped(16)),
+            "sharded" => Ok(Kind::Sharded),
             _ => match s.strip_prefix("striped:") {
                 Some(n) => stripes(n),
                 None => Err(format!(
-                    "'{s}' is not a store: owned (one thread's table, no lock), locked (one table behind one lock) or striped:N (N tables by key hash, a lock each; striped alone is 16)"
+                    "'{s}' is not a store: owned (one thread's table, no lock), locked (one table behind one lock), striped:N (N tables by key hash, a lock each; striped alone is 16) or sharded (a table per worker, commands sent to the key's owner)"
                 )),
             },
         }
@@ -120,6 +130,8 @@ pub enum Store {
     Owned,
     Locked(Mutex<Table>),
     Striped(Striped),
+    /// A shard per worker: the stripes are the workers' shards.
+    Sharded(Striped),
 }
 
 thread_local! {
@@ -128,8 +140,10 @@ thread_local! {
 }
 
 impl Store {
-    pub fn new(kind: Kind) -> Store {
+    /// A store of `kind` for `workers` workers.
+    pub fn new(kind: Kind, workers: usize) -> Store {
         match kind {
+            Kind::Sharded => Store::Sharded(Striped::new(workers)),
             Kind::Owned => Store::Owned,
             Kind::Locked => Store::Locked(Mutex::new(Table::new())),
             Kind::Striped(n) => Store::Striped(Striped::new(n)),
@@ -141,6 +155,15 @@ impl Store {
             Store::Owned => Kind::Owned,
             Store::Locked(_) => Kind::Locked,
             Store::Striped(s) => Kind::Striped(s.stripes()),
+            Store::Sharded(_) => Kind::Sharded,
+        }
+    }
+
+    /// The worker whose shard holds `key` (0 for a store that is not sharded).
+    pub fn owner(&self, key: &[u8]) -> usize {
+        match self {
+            Store::Sharded(s) => s.of(key),
+            _ => 0,
         }
     }
 
@@ -150,7 +173,7 @@ impl Store {
         match self {
             Store::Owned => OWNED.with(|t| t.borrow_mut().run(op, now, r)),
             Store::Locked(t) => crate::sync::lock(t).run(op, now, r),
-            Store::Striped(s) => s.run(op, now, r),
+            Store::Striped(s) | Store::Sharded(s) => s.run(op, now, r),
         }
     }
 }

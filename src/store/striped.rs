@@ -9,7 +9,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::table::{info, Table};
+use super::table::{info, ping, Table};
 use crate::proto::keyed::{Item, KeyedError, Op, Outcome, Replies, When};
 use crate::sync::lock;
 
@@ -31,11 +31,12 @@ impl Striped {
     }
 
     /// The stripe of `key` (FNV-1a).
-    fn of(&self, key: &[u8]) -> usize {
+    pub fn of(&self, key: &[u8]) -> usize {
         let h = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
             (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
         });
-        (h % self.stripes.len() as u64) as usize
+        // Its high bits, mixed: FNV's low bits follow the bytes' low bits too closely.
+        ((h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) % self.stripes.len() as u64) as usize
     }
 
     fn table(&self, key: &[u8]) -> MutexGuard<'_, Table> {
@@ -55,8 +56,8 @@ impl Striped {
     /// Runs `op` at `now`, answering through `r`.
     pub fn run(&self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
         match op {
-            Op::Ping => {
-                r.text("PONG");
+            Op::Ping { echo } => {
+                ping(echo, r);
                 Outcome::default()
             }
             Op::Set { key, .. } | Op::Incr { key, .. } | Op::Expire { key, .. } | Op::Ttl { key } => {

@@ -49,6 +49,21 @@ pub(super) fn info(r: &mut dyn Replies, keys: usize, expiring: usize) {
     }
 }
 
+/// PING's answer: PONG, or its message said back.
+pub(super) fn ping(echo: Option<&[u8]>, r: &mut dyn Replies) {
+    match echo {
+        Some(m) => r.value(
+            b"",
+            Some(Item {
+                value: m,
+                flags: 0,
+                cas: 0,
+            }),
+        ),
+        None => r.text("PONG"),
+    }
+}
+
 /// One keyspace.
 #[derive(Debug, Default)]
 pub struct Table {
@@ -80,7 +95,7 @@ impl Table {
     pub fn run(&mut self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
         let mut o = Outcome::default();
         match op {
-            Op::Ping => r.text("PONG"),
+            Op::Ping { echo } => ping(echo, r),
             Op::Get { keys, .. } => {
                 for key in keys.iter() {
                     if o.answered > 0 && r.full() {

@@ -5,12 +5,14 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 /// Reads into `buf`; `Ok(0)` is end of stream.
 pub fn read(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    super::socket_io();
     // SAFETY: buf is a valid writable region of buf.len() bytes for the whole call.
     super::cvt_size(unsafe { libc::read(fd.as_fd().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) })
 }
 
 /// Writes from `buf`, returning how many bytes the kernel took. Never raises SIGPIPE.
 pub fn write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    super::socket_io();
     // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
     super::cvt_size(unsafe {
         libc::send(
@@ -25,6 +27,7 @@ pub fn write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
 /// Writes what the socket takes now without blocking, even on a blocking socket
 /// (MSG_DONTWAIT); a last word before closing. Never raises SIGPIPE.
 pub fn try_write(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    super::socket_io();
     // SAFETY: buf is a valid readable region of buf.len() bytes for the whole call.
     super::cvt_size(unsafe {
         libc::send(
@@ -93,5 +96,16 @@ pub fn try_lock_exclusive(fd: impl AsFd) -> io::Result<bool> {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(all(test, debug_assertions))]
+mod tests {
+    #[test]
+    #[should_panic(expected = "socket I/O on a thread that does none")]
+    fn a_thread_that_does_no_socket_io_panics_at_a_write_in_debug_builds() {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        super::super::forbid_socket_io();
+        let _ = super::write(&a, b"x");
     }
 }

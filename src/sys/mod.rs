@@ -31,6 +31,25 @@ thread_local! {
     static SYSCALLS: Cell<u64> = const { Cell::new(0) };
 }
 
+thread_local! {
+    static NO_SOCKET_IO: Cell<bool> = const { Cell::new(false) };
+}
+
+/// This thread never reads or writes a socket from now on (io-threads' executor): `sys`'s
+/// reads and writes assert it in debug builds.
+pub fn forbid_socket_io() {
+    NO_SOCKET_IO.with(|c| c.set(true));
+}
+
+/// A read or write of a descriptor is about to happen on this thread.
+#[inline]
+fn socket_io() {
+    debug_assert!(
+        !NO_SOCKET_IO.with(Cell::get),
+        "socket I/O on a thread that does none (io-threads' executor)"
+    );
+}
+
 /// Returns the number of syscalls this thread issued through `sys` since the last call, and resets it.
 pub fn take_syscalls() -> u64 {
     SYSCALLS.with(|c| c.replace(0))

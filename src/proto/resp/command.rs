@@ -35,7 +35,7 @@ pub(super) fn command_of<'a>(args: Args<'a>, out: &mut Vec<u8>, fed: &mut Fed) -
 
 /// The commands it knows, as their replies differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verb {
+pub enum Verb {
     Ping,
     Get,
     MGet,
@@ -69,7 +69,12 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
             .ok_or_else(|| "value is not an integer or out of range".to_string())
     };
     Ok(match upper.as_slice() {
-        b"PING" if n <= 2 => (Verb::Ping, Op::Ping),
+        b"PING" if n <= 2 => (
+            Verb::Ping,
+            Op::Ping {
+                echo: (n == 2).then(|| args.get(1)),
+            },
+        ),
         b"GET" if n == 2 => (
             Verb::Get,
             Op::Get {

@@ -20,9 +20,10 @@
 mod command;
 mod reply;
 
-use super::keyed::{Input, Op};
+use super::keyed::{Input, Op, Sink, Slots};
 use super::{Each, Fed};
-use command::{command_of, Verb};
+use command::command_of;
+pub use command::Verb;
 use reply::{error, Reply};
 
 /// The most arguments one command may have.
@@ -32,6 +33,9 @@ const MAX_INLINE: usize = 64 * 1024;
 const SLACK: usize = 64 * 1024;
 /// The longest count or length line (`*N`, `$N`).
 const MAX_HEADER: usize = 32;
+/// The most commands a connection has answered later and not sent (past it, it reads no
+/// more until answers come).
+pub(crate) const MAX_WAITING: usize = 256;
 
 /// One connection's RESP session.
 #[derive(Debug)]
@@ -47,6 +51,10 @@ pub struct RespSession {
     /// on output.
     answered: u32,
     holding: bool,
+    /// Answers other threads owe, in order, with the replies behind them.
+    slots: Slots,
+    /// Stopped for answers owed: it takes no more until one comes.
+    waiting: bool,
     max_value: usize,
     closed: bool,
 }
@@ -81,6 +89,8 @@ impl RespSession {
             partial: None,
             answered: 0,
             holding: false,
+            slots: Slots::default(),
+            waiting: false,
             max_value,
             closed: false,
         }
@@ -94,6 +104,30 @@ impl RespSession {
     /// Bytes of input held, not run yet.
     pub fn behind(&self) -> usize {
         self.input.behind()
+    }
+
+    /// Answers are owed by other threads.
+    pub fn owes(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// It takes no more input until an answer owed comes.
+    pub fn paused(&self) -> bool {
+        self.waiting
+    }
+
+    /// The answer of `ticket` came (through `each`): it goes out in its place, with what
+    /// waited behind it, and the input held goes on.
+    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut ended = 0;
+        if let Some(answer) = each.answer(ticket) {
+            if self.slots.fill(ticket, answer) {
+                ended = self.slots.flush(out);
+            }
+        }
+        let mut fed = self.feed(&[], out, each);
+        fed.requests += ended;
+        fed
     }
 
     /// Gives up the buffers a burst grew: the bytes given up.
@@ -114,17 +148,23 @@ impl RespSession {
             return fed;
         }
         self.input.buf.extend_from_slice(input);
-        self.holding = false;
+        (self.holding, self.waiting) = (false, false);
         loop {
             if !self.skipped() {
                 if self.closed {
                     // A broken length inside the command being dropped.
-                    error(out, "Protocol error: invalid bulk length");
+                    error(self.slots.tail(out), "Protocol error: invalid bulk length");
                     (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
                 }
                 break;
             }
             if !self.input.ready() {
+                break;
+            }
+            if !self.slots.is_empty()
+                && (self.slots.len() >= MAX_WAITING || each.room(out.len() + self.slots.held()) == 0)
+            {
+                self.waiting = true;
                 break;
             }
             if each.room(out.len()) == 0 {
@@ -142,7 +182,7 @@ impl RespSession {
                     self.input.to(end);
                 }
                 Parsed::Broken(why) => {
-                    error(out, &format!("Protocol error: {why}"));
+                    error(self.slots.tail(out), &format!("Protocol error: {why}"));
                     fed.requests += 1;
                     fed.errors += 1;
                     fed.close = true;
@@ -150,7 +190,7 @@ impl RespSession {
                     break;
                 }
                 Parsed::Over(at, skip, why) => {
-                    error(out, &why);
+                    error(self.slots.tail(out), &why);
                     fed.requests += 1;
                     fed.errors += 1;
                     self.input.to(at);
@@ -324,11 +364,12 @@ impl RespSession {
     fn run<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
         let args = self.input.args();
         let resume = self.answered as usize;
-        let Some((verb, op)) = command_of(args, out, fed) else {
+        let mut sink = Sink::new(out, &mut self.slots);
+        let Some((verb, op)) = command_of(args, sink.buf(), fed) else {
             return true;
         };
         if verb == Verb::MGet && resume == 0 {
-            reply::head(out, b'*', args.len() as i64 - 1);
+            reply::head(sink.buf(), b'*', args.len() as i64 - 1);
         }
         let (op, keys) = match op {
             Op::Get { keys, .. } => (
@@ -340,9 +381,9 @@ impl RespSession {
             ),
             op => (op, 0),
         };
-        let echo = (verb == Verb::Ping && args.len() > 1).then(|| args.get(1));
-        let limit = out.len().saturating_add(each.room(out.len()));
-        let mut r = Reply { out, verb, echo, limit };
+        let limit = sink.len().saturating_add(each.room(sink.len()));
+        let pushed = sink.pushed();
+        let mut r = Reply { sink, verb, limit };
         let o = each.command(op, &mut r);
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
@@ -350,10 +391,28 @@ impl RespSession {
             return false;
         }
         self.answered = 0;
-        fed.requests += 1;
+        // A command with an answer to come is counted once that has gone out.
+        match r.sink.pushed() == pushed {
+            true => fed.requests += 1,
+            false => r.sink.ends_command(),
+        }
         fed.errors += u32::from(o.error);
         true
     }
+}
+
+/// Runs `run` with RESP's encoder for `verb` over `sink` (another thread answering a command
+/// later).
+pub(crate) fn encode(
+    verb: Verb,
+    sink: Sink<'_>,
+    run: impl FnOnce(&mut dyn crate::proto::keyed::Replies) -> crate::proto::keyed::Outcome,
+) -> crate::proto::keyed::Outcome {
+    run(&mut Reply {
+        sink,
+        verb,
+        limit: usize::MAX,
+    })
 }
 
 /// A count or length line at `at` of `b` (`*N\r\n`, `$N\r\n`, starting with `mark`): the

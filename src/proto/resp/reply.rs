@@ -2,7 +2,7 @@
 //! command asked for.
 
 use super::command::Verb;
-use crate::proto::keyed::{decimal, Item, KeyedError, Replies};
+use crate::proto::keyed::{decimal, Form, Item, KeyedError, Replies, Sink};
 
 pub(super) fn error(out: &mut Vec<u8>, why: &str) {
     out.extend_from_slice(b"-ERR ");
@@ -28,10 +28,8 @@ pub(super) fn head(out: &mut Vec<u8>, mark: u8, n: i64) {
 
 /// A command's reply in RESP.
 pub(super) struct Reply<'o> {
-    pub(super) out: &'o mut Vec<u8>,
+    pub(super) sink: Sink<'o>,
     pub(super) verb: Verb,
-    /// PING's argument, said back.
-    pub(super) echo: Option<&'o [u8]>,
     /// How far the output may grow (`--max-output`).
     pub(super) limit: usize,
 }
@@ -39,27 +37,27 @@ pub(super) struct Reply<'o> {
 impl Replies for Reply<'_> {
     fn value(&mut self, _key: &[u8], item: Option<Item<'_>>) {
         match item {
-            Some(i) => bulk(self.out, i.value),
-            None => self.out.extend_from_slice(b"$-1\r\n"),
+            Some(i) => bulk(self.sink.buf(), i.value),
+            None => self.sink.buf().extend_from_slice(b"$-1\r\n"),
         }
     }
 
     fn int(&mut self, n: i64) {
-        head(self.out, b':', n);
+        head(self.sink.buf(), b':', n);
     }
 
     fn done(&mut self, applied: bool) {
         match (self.verb, applied) {
             (Verb::Expire, _) => self.int(i64::from(applied)),
-            (_, true) => self.out.extend_from_slice(b"+OK\r\n"),
+            (_, true) => self.sink.buf().extend_from_slice(b"+OK\r\n"),
             // A SET whose NX or XX did not hold.
-            (_, false) => self.out.extend_from_slice(b"$-1\r\n"),
+            (_, false) => self.sink.buf().extend_from_slice(b"$-1\r\n"),
         }
     }
 
     fn error(&mut self, e: KeyedError) {
         error(
-            self.out,
+            self.sink.buf(),
             match e {
                 KeyedError::NotInteger => "value is not an integer or out of range",
                 KeyedError::Overflow => "increment or decrement would overflow",
@@ -69,18 +67,26 @@ impl Replies for Reply<'_> {
     }
 
     fn full(&self) -> bool {
-        self.out.len() >= self.limit
+        self.sink.len() >= self.limit
     }
 
     fn text(&mut self, text: &str) {
-        match (self.verb, self.echo) {
-            (Verb::Ping, Some(msg)) => bulk(self.out, msg),
-            (Verb::Ping, None) => {
-                self.out.push(b'+');
-                self.out.extend_from_slice(text.as_bytes());
-                self.out.extend_from_slice(b"\r\n");
+        let out = self.sink.buf();
+        match self.verb {
+            Verb::Ping => {
+                out.push(b'+');
+                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(b"\r\n");
             }
-            _ => bulk(self.out, text.as_bytes()),
+            _ => bulk(out, text.as_bytes()),
         }
+    }
+
+    fn form(&self) -> Option<Form> {
+        Some(Form::Resp(self.verb))
+    }
+
+    fn later(&mut self, ticket: u64) {
+        self.sink.later(ticket);
     }
 }

@@ -232,9 +232,16 @@ impl Connection {
         }
     }
 
-    /// The work of `ticket` is done (its pool posted it): its response joins the output,
-    /// then what the session held behind it is answered.
-    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, early: &mut impl FnMut(&mut Vec<u8>)) {
+    /// The work of `ticket` is done (its pool posted it; a keyed command's thread posted its
+    /// `answer`): its response joins the output, then what the session held behind it is
+    /// answered.
+    pub fn complete(
+        &mut self,
+        w: Worker<'_>,
+        ticket: u64,
+        answer: Option<Vec<u8>>,
+        early: &mut impl FnMut(&mut Vec<u8>),
+    ) {
         // Output the wire took leaves the buffer first: the session measures the bound on it.
         if self.sent > 0 {
             self.out.drain(..std::mem::take(&mut self.sent));
@@ -244,7 +251,7 @@ impl Connection {
         let fed = hook::on_later(
             w,
             &mut self.session,
-            Later::Done(ticket),
+            Later::Done(ticket, answer),
             &mut self.out,
             bound,
             token,
@@ -281,7 +288,7 @@ impl Connection {
             if self.sent < self.out.len() {
                 return Next::Send;
             }
-            if self.closing || (self.peer_finished && !self.session.holding()) {
+            if self.closing || (self.peer_finished && !self.session.holding() && !self.session.owes()) {
                 return Next::Close;
             }
             if self.session.due().is_some_and(|d| d <= now) {
@@ -306,7 +313,8 @@ impl Connection {
                 self.input(w, &[], now, None, early);
                 continue;
             }
-            return match self.session.paused() {
+            // A peer that finished sending is owed a response still: nothing more to read.
+            return match self.session.paused() || self.peer_finished {
                 true => Next::Pending,
                 false => Next::Read,
             };

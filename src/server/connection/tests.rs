@@ -359,7 +359,7 @@ fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
     let job = pool.jobs.lock().unwrap()[0];
     assert_eq!(job.conn, 42, "the job names its connection by its token");
     assert_eq!(c.wake_at(), None, "a completion, not a timer, wakes it");
-    c.complete(w, job.ticket, &mut keep());
+    c.complete(w, job.ticket, None, &mut keep());
     assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
     assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
     // The second request, held behind the first, went to the pool in turn.

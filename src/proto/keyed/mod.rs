@@ -7,6 +7,13 @@
 //! `add k 0 10 1` are the same op), the hook runs it against the design's store, and the
 //! store answers with [`Replies`] calls the session encodes in its own protocol.
 
+mod later;
+mod owned;
+
+pub use later::Form;
+pub(crate) use later::{Sink, Slots};
+pub use owned::OwnedOp;
+
 use std::time::Duration;
 
 /// Arguments of a command as they sit in the session's input: spans of `buf`.
@@ -190,7 +197,10 @@ pub enum Counting {
 /// One command, as the store runs it.
 #[derive(Debug, Clone, Copy)]
 pub enum Op<'a> {
-    Ping,
+    /// PING, with the message it says back, if any.
+    Ping {
+        echo: Option<&'a [u8]>,
+    },
     /// The values of `keys` (RESP's GET and MGET, memcache's get and gets); `first`: this
     /// call begins the command (a read of many keys that stopped at the bound on output goes
     /// on with its other keys in another call).
@@ -297,6 +307,16 @@ pub trait Replies {
     /// here, after one key at least, and goes on once the output has drained.
     fn full(&self) -> bool {
         false
+    }
+    /// How the session encodes this command's replies, for a thread that runs it elsewhere
+    /// ([`Form::encode`]); `None`: it cannot be answered later.
+    fn form(&self) -> Option<Form> {
+        None
+    }
+    /// Part of the answer comes later, under `ticket` (the hook handed the command, or some
+    /// of its keys, to another thread): what is written next goes behind it.
+    fn later(&mut self, ticket: u64) {
+        let _ = ticket;
     }
 }
 

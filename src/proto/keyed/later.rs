@@ -1,0 +1,157 @@
+//! Keyed commands answered later: a command the hook hands to another thread (a shard's
+//! owner, an executor) leaves a slot in its session's output, and the replies after it wait
+//! behind it, so they go in order. The other thread encodes the answer in the session's
+//! protocol ([`Form`]) and posts it back; the session fills the slot ([`Slots::fill`]) and
+//! what is answered from the front goes out.
+
+use std::collections::VecDeque;
+
+use super::{Outcome, Replies};
+use crate::proto::{memcache, resp};
+
+/// Where a session's replies go: its output, or behind the last slot still waiting.
+pub(crate) struct Sink<'o> {
+    out: &'o mut Vec<u8>,
+    slots: Option<&'o mut Slots>,
+}
+
+impl<'o> Sink<'o> {
+    /// Replies to `out`, behind `slots` while any waits.
+    pub(crate) fn new(out: &'o mut Vec<u8>, slots: &'o mut Slots) -> Sink<'o> {
+        Sink {
+            out,
+            slots: Some(slots),
+        }
+    }
+
+    /// Replies to `out` alone (another thread's encoding of an answer).
+    pub(crate) fn plain(out: &'o mut Vec<u8>) -> Sink<'o> {
+        Sink { out, slots: None }
+    }
+
+    /// Where the next reply goes.
+    #[inline]
+    pub(crate) fn buf(&mut self) -> &mut Vec<u8> {
+        match self.slots.as_deref_mut().and_then(|s| s.q.back_mut()) {
+            Some(last) => &mut last.after,
+            None => self.out,
+        }
+    }
+
+    /// Bytes of replies not sent: the output's and those behind slots.
+    pub(crate) fn len(&self) -> usize {
+        self.out.len() + self.slots.as_deref().map_or(0, Slots::held)
+    }
+
+    /// An answer comes later under `ticket`: what is written next goes behind it.
+    pub(crate) fn later(&mut self, ticket: u64) {
+        if let Some(s) = self.slots.as_deref_mut() {
+            s.pushed += 1;
+            s.q.push_back(Slot {
+                ticket,
+                answer: None,
+                after: Vec::new(),
+                ends: false,
+            });
+        }
+    }
+
+    /// Slots opened so far (it changes when a command leaves one).
+    pub(crate) fn pushed(&self) -> u64 {
+        self.slots.as_deref().map_or(0, |s| s.pushed)
+    }
+
+    /// The command just run ends with the last slot: it is counted once that goes out.
+    pub(crate) fn ends_command(&mut self) {
+        if let Some(last) = self.slots.as_deref_mut().and_then(|s| s.q.back_mut()) {
+            last.ends = true;
+        }
+    }
+}
+
+/// The answers a session waits for, in order, each with the replies written behind it.
+#[derive(Debug, Default)]
+pub(crate) struct Slots {
+    q: VecDeque<Slot>,
+    /// Slots ever opened.
+    pushed: u64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    ticket: u64,
+    answer: Option<Vec<u8>>,
+    after: Vec<u8>,
+    /// The last slot of its command: the command is answered when it goes.
+    ends: bool,
+}
+
+impl Slots {
+    /// Answers still waited for, or answered behind one that is.
+    pub(crate) fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// Bytes held behind slots.
+    pub(crate) fn held(&self) -> usize {
+        self.q
+            .iter()
+            .map(|s| s.after.len() + s.answer.as_ref().map_or(0, Vec::len))
+            .sum()
+    }
+
+    /// The answer of `ticket` came: whether it was waited for (a connection that closed, or
+    /// a number reused since, waits for no such ticket).
+    pub(crate) fn fill(&mut self, ticket: u64, answer: Vec<u8>) -> bool {
+        match self.q.iter_mut().find(|s| s.ticket == ticket && s.answer.is_none()) {
+            Some(s) => {
+                s.answer = Some(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves what is answered, from the front, to `out`: the commands that ended.
+    pub(crate) fn flush(&mut self, out: &mut Vec<u8>) -> u64 {
+        let mut ended = 0;
+        while self.q.front().is_some_and(|s| s.answer.is_some()) {
+            let s = self.q.pop_front().expect("a front");
+            out.extend_from_slice(&s.answer.expect("answered"));
+            out.extend_from_slice(&s.after);
+            ended += u64::from(s.ends);
+        }
+        ended
+    }
+
+    /// Where a reply written now goes: behind the last slot, or to `out`.
+    pub(crate) fn tail<'a>(&'a mut self, out: &'a mut Vec<u8>) -> &'a mut Vec<u8> {
+        match self.q.back_mut() {
+            Some(last) => &mut last.after,
+            None => out,
+        }
+    }
+}
+
+/// How a session encodes a command's replies: what another thread that runs the command
+/// needs to answer in the session's protocol.
+#[derive(Debug, Clone, Copy)]
+pub enum Form {
+    Resp(resp::Verb),
+    /// memcache's command, and whether it said `noreply`.
+    Memcache(memcache::Verb, bool),
+}
+
+impl Form {
+    /// Runs `run` with this form's encoder over `out`: what it found.
+    pub fn encode(self, out: &mut Vec<u8>, run: impl FnOnce(&mut dyn Replies) -> Outcome) -> Outcome {
+        match self {
+            Form::Resp(verb) => resp::encode(verb, Sink::plain(out), run),
+            Form::Memcache(verb, noreply) => memcache::encode(verb, noreply, Sink::plain(out), run),
+        }
+    }
+}

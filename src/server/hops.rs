@@ -1,0 +1,286 @@
+//! Keyed commands that cross threads. Two designs send a command away from the thread that
+//! read it: `--store sharded`, where each worker's loop owns a shard and a command for a key
+//! of another's goes to its owner, and io-threads, where one executor runs every command.
+//! The command goes as a copy ([`OwnedOp`]) with how its connection's protocol encodes the
+//! answer ([`Form`]) and a ticket; the session leaves a slot in its output for it, and the
+//! replies behind it wait ([`crate::proto::keyed`]). The thread that runs it encodes the
+//! answer and posts it back to the inbox of the connection's loop, which hands it to the
+//! connection ([`super::connection::Connection::complete`]): replies go in order.
+//!
+//! Each thread has an inbox: a locked list of posts and an eventfd, written only when the
+//! list was empty (one wake-up until the owner takes them, as netty's task queue does). A
+//! thread answers all the hops of one take, then posts each origin its answers at once.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use super::ctx::Worker;
+use super::stats::Counter;
+use crate::proto::keyed::{Form, Op, Outcome, OwnedOp, Replies};
+use crate::store::Store;
+use crate::sync::lock;
+use crate::sys;
+use crate::sys::eventfd::EventFd;
+
+/// What one thread posts another.
+pub enum Post {
+    /// Run this command against the store here and answer its origin.
+    Run(Hop),
+    /// The answer to connection `conn`'s command of `ticket`, encoded.
+    Answer { conn: u64, ticket: u64, bytes: Vec<u8> },
+}
+
+/// A command sent to another thread.
+pub struct Hop {
+    op: OwnedOp,
+    form: Form,
+    conn: u64,
+    ticket: u64,
+    /// The worker whose loop owns the connection.
+    from: usize,
+}
+
+/// One thread's inbox.
+pub struct Inbox {
+    posts: Mutex<Vec<Post>>,
+    wake: EventFd,
+}
+
+impl Inbox {
+    fn new() -> std::io::Result<Inbox> {
+        Ok(Inbox {
+            posts: Mutex::new(Vec::new()),
+            wake: EventFd::new()?,
+        })
+    }
+
+    /// The descriptor its thread waits on.
+    pub fn wake_fd(&self) -> &EventFd {
+        &self.wake
+    }
+
+    /// Posts `post`, waking the thread if its list was empty.
+    fn post_one(&self, post: Post) {
+        let was_empty = {
+            let mut q = lock(&self.posts);
+            let empty = q.is_empty();
+            q.push(post);
+            empty
+        };
+        if was_empty {
+            let _ = self.wake.notify();
+        }
+    }
+
+    /// Posts `posts` (emptied), waking the thread if its list was empty.
+    fn post(&self, posts: &mut Vec<Post>) {
+        let was_empty = {
+            let mut q = lock(&self.posts);
+            let empty = q.is_empty();
+            q.append(posts);
+            empty
+        };
+        if was_empty {
+            let _ = self.wake.notify();
+        }
+    }
+
+    /// What was posted, into `into` (emptied first), the wake-up drained first (a post after
+    /// the take finds the list empty and wakes again).
+    fn take(&self, into: &mut Vec<Post>) {
+        let _ = self.wake.drain();
+        into.clear();
+        std::mem::swap(into, &mut *lock(&self.posts));
+    }
+
+    /// Waits up to `timeout` for a post (a thread with no event loop: the executor).
+    pub fn wait(&self, timeout: Duration) {
+        let mut fds = [sys::poll::entry(
+            std::os::fd::AsRawFd::as_raw_fd(&self.wake),
+            sys::poll::IN,
+        )];
+        let _ = sys::poll::poll(&mut fds, timeout.as_millis().min(i32::MAX as u128) as i32);
+    }
+}
+
+/// Where commands go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// To the owner of the key's shard (`--store sharded`).
+    Owner,
+    /// Every command to the executor, whose inbox is this one (io-threads).
+    Executor(usize),
+}
+
+/// The inboxes of a server whose keyed commands cross threads, and where they go.
+pub struct Hops {
+    inboxes: Box<[Inbox]>,
+    rule: Rule,
+}
+
+impl Hops {
+    /// A shard per worker, `workers` of them: a command goes to its key's owner.
+    pub fn sharded(workers: usize) -> std::io::Result<Hops> {
+        Hops::with(workers, Rule::Owner)
+    }
+
+    /// `io` I/O threads and one executor, whose inbox is the last: every command goes there.
+    pub fn executor(io: usize) -> std::io::Result<Hops> {
+        Hops::with(io + 1, Rule::Executor(io))
+    }
+
+    fn with(n: usize, rule: Rule) -> std::io::Result<Hops> {
+        Ok(Hops {
+            inboxes: (0..n).map(|_| Inbox::new()).collect::<Result<_, _>>()?,
+            rule,
+        })
+    }
+
+    /// Worker `i`'s inbox.
+    pub fn inbox(&self, i: usize) -> &Inbox {
+        &self.inboxes[i]
+    }
+
+    /// Runs `op` for connection `conn` of worker `w`: here, against `store`, or on the thread
+    /// its rule sends it to, answered later through `r`.
+    pub fn command(&self, w: Worker<'_>, conn: u64, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
+        let to = match self.rule {
+            Rule::Executor(e) => e,
+            Rule::Owner => match op {
+                Op::Set { key, .. } | Op::Incr { key, .. } | Op::Expire { key, .. } | Op::Ttl { key } => {
+                    store.owner(key)
+                }
+                Op::Get { keys, first } => return self.read(w, conn, store, keys, first, r),
+                // Writes and counts of many keys, and the commands of the whole keyspace:
+                // the store takes the shards they touch, in order, here.
+                _ => w.index,
+            },
+        };
+        if to == w.index {
+            return run(w, store, op, r);
+        }
+        self.send(w, conn, to, &op, r);
+        Outcome {
+            answered: match op {
+                Op::Get { keys, .. } => keys.len() as u32,
+                _ => 0,
+            },
+            ..Outcome::default()
+        }
+    }
+
+    /// A read of many keys, split into runs of keys with one owner: each run here or at its
+    /// owner, in order; it stops, as a read here does, where the output is full.
+    fn read(
+        &self,
+        w: Worker<'_>,
+        conn: u64,
+        store: &Store,
+        keys: crate::proto::keyed::Args<'_>,
+        first: bool,
+        r: &mut dyn Replies,
+    ) -> Outcome {
+        let mut o = Outcome::default();
+        let mut i = 0;
+        while i < keys.len() {
+            if o.answered > 0 && r.full() {
+                break;
+            }
+            let owner = store.owner(keys.get(i));
+            let mut j = i + 1;
+            while j < keys.len() && store.owner(keys.get(j)) == owner {
+                j += 1;
+            }
+            let part = Op::Get {
+                keys: keys.from(i).take(j - i),
+                first: first && i == 0,
+            };
+            if owner == w.index {
+                let got = run(w, store, part, r);
+                (o.hits, o.misses, o.answered) = (o.hits + got.hits, o.misses + got.misses, o.answered + got.answered);
+                if got.answered < (j - i) as u32 {
+                    break;
+                }
+            } else {
+                self.send(w, conn, owner, &part, r);
+                o.answered += (j - i) as u32;
+            }
+            i = j;
+        }
+        o
+    }
+
+    /// Sends `op` to thread `to`, its answer to come under a new ticket.
+    fn send(&self, w: Worker<'_>, conn: u64, to: usize, op: &Op<'_>, r: &mut dyn Replies) {
+        let Some(form) = r.form() else {
+            // Nothing to answer it with elsewhere: it cannot happen for a session's command.
+            unreachable!("a keyed command without its protocol's form");
+        };
+        let ticket = super::offload::ticket();
+        let hop = Hop {
+            op: OwnedOp::new(op),
+            form,
+            conn,
+            ticket,
+            from: w.index,
+        };
+        self.inboxes[to].post_one(Post::Run(hop));
+        r.later(ticket);
+        w.count(Counter::KeyedHops, 1);
+    }
+
+    /// What was posted to worker `w`'s inbox: hops run against `store` and answered (each
+    /// origin's answers posted at once), answers handed to `answered(conn, ticket, bytes)`.
+    pub fn take(
+        &self,
+        w: Worker<'_>,
+        store: &Store,
+        posts: &mut Vec<Post>,
+        mut answered: impl FnMut(u64, u64, Vec<u8>),
+    ) {
+        self.inboxes[w.index].take(posts);
+        let mut back: Vec<Vec<Post>> = Vec::new();
+        for post in posts.drain(..) {
+            match post {
+                Post::Answer { conn, ticket, bytes } => answered(conn, ticket, bytes),
+                Post::Run(hop) => {
+                    let mut bytes = Vec::new();
+                    let o = hop.form.encode(&mut bytes, |r| run(w, store, hop.op.op(), r));
+                    if o.error {
+                        w.count(Counter::KeyedErrors, 1);
+                    }
+                    if back.len() <= hop.from {
+                        back.resize_with(hop.from + 1, Vec::new);
+                    }
+                    back[hop.from].push(Post::Answer {
+                        conn: hop.conn,
+                        ticket: hop.ticket,
+                        bytes,
+                    });
+                }
+            }
+        }
+        for (origin, mut answers) in back.into_iter().enumerate() {
+            if !answers.is_empty() {
+                self.inboxes[origin].post(&mut answers);
+            }
+        }
+    }
+}
+
+/// Runs `op` against `store` on this thread, counted here: executed, keys found and not,
+/// errors.
+pub fn run(w: Worker<'_>, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
+    let o = store.run(op, r);
+    w.count(Counter::KeyedExecuted, 1);
+    if o.hits > 0 {
+        w.count(Counter::KeyedHits, u64::from(o.hits));
+    }
+    if o.misses > 0 {
+        w.count(Counter::KeyedMisses, u64::from(o.misses));
+    }
+    o
+}
+
+/// The hops of a server whose keyed commands cross threads, once it has any.
+pub type Slot = OnceLock<&'static Hops>;
