@@ -440,6 +440,8 @@ fn no_connection_or_turn_state_is_thread_local() {
         ("server/per_request.rs", "LOCAL"),
         ("server/hook.rs", "FEEDS"),
         ("sys/mod.rs", "SYSCALLS"),
+        // Whether this thread may do socket I/O (io-threads' executor may not): the thread's.
+        ("sys/mod.rs", "NO_SOCKET_IO"),
         ("sys/alloc.rs", "ON"),
         ("store/mod.rs", "OWNED"),
     ];

@@ -23,7 +23,7 @@
 //! **Seed** (docs/seeds.md). Not in the seeds.
 
 use crate::server::handoff::{accept_in_turn, with_mailbox_workers_and};
-use crate::server::hops::Hops;
+use crate::server::hops::{Here, Hops};
 use crate::server::{io_err, Assign, Ctx, Discipline, Error, Family, Model, Worker, Workers, TICK};
 use crate::sys;
 
@@ -60,7 +60,11 @@ fn executor(w: Worker<'_>) -> Result<(), Error> {
         match (w.ctx.hops.get(), w.ctx.store.as_ref()) {
             (Some(hops), Some(store)) => {
                 hops.inbox(w.index).wait(TICK);
-                hops.take(w, store, &mut posts, |_, _, _| {});
+                let here = Here {
+                    index: w.index,
+                    counters: w.counters,
+                };
+                hops.take(here, store, &mut posts, |_, _, _| {});
             }
             _ => std::thread::sleep(TICK),
         }

@@ -252,7 +252,11 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             return;
         };
         let mut answers = std::mem::take(&mut self.answers);
-        hops.take(self.w, store, &mut self.hopped, |conn, ticket, bytes| {
+        let here = super::hops::Here {
+            index: self.w.index,
+            counters: self.w.counters,
+        };
+        hops.take(here, store, &mut self.hopped, |conn, ticket, bytes| {
             answers.push((conn, ticket, bytes))
         });
         for (token, ticket, bytes) in answers.drain(..) {

@@ -253,9 +253,13 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
             };
         };
         let w = self.w;
+        let here = super::hops::Here {
+            index: w.index,
+            counters: w.counters,
+        };
         let o = match w.ctx.hops.get() {
-            Some(hops) => hops.command(w, self.conn, store, op, replies),
-            None => super::hops::run(w, store, op, replies),
+            Some(hops) => hops.command(here, self.conn, store, op, replies),
+            None => super::hops::run(here, store, op, replies),
         };
         // A command is counted once, at its start.
         let resumed = matches!(op, Op::Get { first: false, .. });

@@ -14,8 +14,7 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use super::ctx::Worker;
-use super::stats::Counter;
+use super::stats::{Counter, Counters};
 use crate::proto::keyed::{Form, Op, Outcome, OwnedOp, Replies};
 use crate::store::Store;
 use crate::sync::lock;
@@ -39,6 +38,10 @@ pub struct Hop {
     /// The worker whose loop owns the connection.
     from: usize,
 }
+
+/// Tickets of the commands sent, one process's: an answer names the slot it fills (a
+/// connection that closed, or a descriptor reused since, has no slot of that ticket).
+static TICKETS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// One thread's inbox.
 pub struct Inbox {
@@ -103,6 +106,19 @@ impl Inbox {
     }
 }
 
+/// The thread that runs a step: its worker index and its counters.
+#[derive(Clone, Copy)]
+pub struct Here {
+    pub index: usize,
+    pub counters: Counters,
+}
+
+impl Here {
+    fn count(&self, c: Counter, n: u64) {
+        self.counters.add(c, n);
+    }
+}
+
 /// Where commands go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rule {
@@ -143,7 +159,7 @@ impl Hops {
 
     /// Runs `op` for connection `conn` of worker `w`: here, against `store`, or on the thread
     /// its rule sends it to, answered later through `r`.
-    pub fn command(&self, w: Worker<'_>, conn: u64, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
+    pub fn command(&self, w: Here, conn: u64, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
         let to = match self.rule {
             Rule::Executor(e) => e,
             Rule::Owner => match op {
@@ -173,7 +189,7 @@ impl Hops {
     /// owner, in order; it stops, as a read here does, where the output is full.
     fn read(
         &self,
-        w: Worker<'_>,
+        w: Here,
         conn: u64,
         store: &Store,
         keys: crate::proto::keyed::Args<'_>,
@@ -211,12 +227,12 @@ impl Hops {
     }
 
     /// Sends `op` to thread `to`, its answer to come under a new ticket.
-    fn send(&self, w: Worker<'_>, conn: u64, to: usize, op: &Op<'_>, r: &mut dyn Replies) {
+    fn send(&self, w: Here, conn: u64, to: usize, op: &Op<'_>, r: &mut dyn Replies) {
         let Some(form) = r.form() else {
             // Nothing to answer it with elsewhere: it cannot happen for a session's command.
             unreachable!("a keyed command without its protocol's form");
         };
-        let ticket = super::offload::ticket();
+        let ticket = TICKETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let hop = Hop {
             op: OwnedOp::new(op),
             form,
@@ -231,13 +247,7 @@ impl Hops {
 
     /// What was posted to worker `w`'s inbox: hops run against `store` and answered (each
     /// origin's answers posted at once), answers handed to `answered(conn, ticket, bytes)`.
-    pub fn take(
-        &self,
-        w: Worker<'_>,
-        store: &Store,
-        posts: &mut Vec<Post>,
-        mut answered: impl FnMut(u64, u64, Vec<u8>),
-    ) {
+    pub fn take(&self, w: Here, store: &Store, posts: &mut Vec<Post>, mut answered: impl FnMut(u64, u64, Vec<u8>)) {
         self.inboxes[w.index].take(posts);
         let mut back: Vec<Vec<Post>> = Vec::new();
         for post in posts.drain(..) {
@@ -270,7 +280,7 @@ impl Hops {
 
 /// Runs `op` against `store` on this thread, counted here: executed, keys found and not,
 /// errors.
-pub fn run(w: Worker<'_>, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
+pub fn run(w: Here, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
     let o = store.run(op, r);
     w.count(Counter::KeyedExecuted, 1);
     if o.hits > 0 {

@@ -92,6 +92,19 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
     Ok(Some(crate::store::Store::new(kind, workers)))
 }
 
+/// A sharded store's workers send each other commands: their inboxes.
+fn sharded(ctx: &Ctx) -> Result<(), Error> {
+    if ctx
+        .store
+        .as_ref()
+        .is_some_and(|s| s.kind() == crate::store::Kind::Sharded)
+    {
+        let hops = super::hops::Hops::sharded(ctx.workers).map_err(io_err("eventfd"))?;
+        let _ = ctx.hops.set(Box::leak(Box::new(hops)));
+    }
+    Ok(())
+}
+
 /// Runs `model` until SIGTERM / SIGINT: prints the `listening` line to `out` once it can accept
 /// and the `stats` line when every worker has stopped. Call it once per process: the context
 /// it builds lives until the process exits.
@@ -153,14 +166,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         hops: std::sync::OnceLock::new(),
         store,
     }));
-    if ctx
-        .store
-        .as_ref()
-        .is_some_and(|s| s.kind() == crate::store::Kind::Sharded)
-    {
-        let hops = super::hops::Hops::sharded(workers).map_err(io_err("eventfd"))?;
-        let _ = ctx.hops.set(Box::leak(Box::new(hops)));
-    }
+    sharded(ctx)?;
 
     let started = Instant::now();
     writeln!(out, "{}", listening(ctx, model))
