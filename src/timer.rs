@@ -20,7 +20,7 @@ pub struct Timers<K> {
     heap: BinaryHeap<Reverse<(Instant, K)>>,
 }
 
-impl<K: Ord + Copy> Default for Timers<K> {
+impl<K: Ord> Default for Timers<K> {
     fn default() -> Self {
         Timers {
             heap: BinaryHeap::new(),
@@ -83,6 +83,21 @@ pub fn wait(due: Option<Instant>, now: Instant, cap: Duration) -> Duration {
 }
 
 impl<K: Ord + Copy> Timers<K> {
+    /// Arms `armed` (the owner of `key`) for `at`, with an entry only if it has none for
+    /// that time.
+    pub fn set(&mut self, armed: &mut Armed, at: Instant, key: K) {
+        if let Some(at) = armed.arm(Some(at)) {
+            self.arm(at, key);
+        }
+    }
+
+    /// Keeps the entries `keep` says are live (the others: owners gone or armed again).
+    pub fn retain(&mut self, mut keep: impl FnMut(Instant, K) -> bool) {
+        self.heap.retain(|Reverse((at, key))| keep(*at, *key));
+    }
+}
+
+impl<K: Ord> Timers<K> {
     pub fn new() -> Timers<K> {
         Timers::default()
     }
@@ -91,14 +106,6 @@ impl<K: Ord + Copy> Timers<K> {
     /// comes up).
     pub fn arm(&mut self, at: Instant, key: K) {
         self.heap.push(Reverse((at, key)));
-    }
-
-    /// Arms `armed` (the owner of `key`) for `at`, with an entry only if it has none for
-    /// that time.
-    pub fn set(&mut self, armed: &mut Armed, at: Instant, key: K) {
-        if let Some(at) = armed.arm(Some(at)) {
-            self.arm(at, key);
-        }
     }
 
     /// The earliest entry's time.
@@ -115,11 +122,6 @@ impl<K: Ord + Copy> Timers<K> {
         self.heap.is_empty()
     }
 
-    /// Keeps the entries `keep` says are live (the others: owners gone or armed again).
-    pub fn retain(&mut self, mut keep: impl FnMut(Instant, K) -> bool) {
-        self.heap.retain(|Reverse((at, key))| keep(*at, *key));
-    }
-
     /// How long a waiter may wait at `now`: until the earliest entry, at most `cap`.
     pub fn timeout(&self, now: Instant, cap: Duration) -> Duration {
         wait(self.next(), now, cap)
@@ -127,11 +129,10 @@ impl<K: Ord + Copy> Timers<K> {
 
     /// The earliest entry, if it is due at `now` (taken out of the heap).
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, K)> {
-        let Reverse((at, key)) = *self.heap.peek()?;
-        (at <= now).then(|| {
-            self.heap.pop();
-            (at, key)
-        })
+        if self.next()? > now {
+            return None;
+        }
+        self.heap.pop().map(|Reverse(due)| due)
     }
 
     /// Takes the entries due at `now`, earliest first, into `out` (their time and key).

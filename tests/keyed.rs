@@ -224,6 +224,15 @@ fn owned_is_refused_where_more_than_one_thread_touches_data_and_each_design_says
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--store without a keyed protocol");
+    for bad in [&["--max-keys", "5"][..], &["--proto", "resp", "--max-memory", "0"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
+            .args(["serve", "--model", "epoll", "--port", "0"])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--max-keys"), "{bad:?}");
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_muxlab"))
         .args([
             "serve", "--model", "thread", "--port", "0", "--proto", "resp", "--store", "sharded",
@@ -480,5 +489,72 @@ fn a_client_that_stops_sending_gets_every_answer_another_thread_owes_it() {
         assert_eq!(got.len(), want.len(), "{model}: answers lost");
         assert_eq!(got, want, "{model}");
         srv.stop();
+    }
+}
+
+#[test]
+fn max_keys_and_max_memory_hold_by_evicting_and_expired_keys_are_swept_while_idle() {
+    if !have("redis-benchmark", "redis-tools") || !have("redis-cli", "redis-tools") {
+        return;
+    }
+    for (model, args) in [
+        ("reactor", &["--max-keys", "100"][..]),
+        (
+            "dispatch",
+            &["--workers", "2", "--store", "striped:4", "--max-memory", "64KiB"][..],
+        ),
+        (
+            "multi-reactor",
+            &["--workers", "2", "--store", "sharded", "--max-keys", "100"][..],
+        ),
+        ("io-threads", &["--workers", "2", "--max-keys", "100"][..]),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let port = srv.addr.port().to_string();
+        // 5,000 SETs of 100-byte values over 10,000 random keys.
+        let mut cmd = Command::new("redis-benchmark");
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "5000",
+            "-r",
+            "10000",
+            "-d",
+            "100",
+            "-c",
+            "10",
+            "-q",
+        ]);
+        let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
+        assert!(
+            out.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let keys: usize = redis_cli(&srv, &[], "DBSIZE\n").trim().parse().unwrap();
+        // --max-keys 100 (a share per stripe or shard, rounded up); 64 KiB at about 180 bytes an entry.
+        assert!((1..=400).contains(&keys), "{model}: {keys} keys");
+        // Keys that expire in 100 ms, never touched again: DBSIZE counts them without
+        // touching them, so only the sweep can take them.
+        assert_eq!(
+            redis_cli(&srv, &[], "FLUSHALL\nSET a 1 PX 100\nSET b 2 PX 100\nSET c 3\nDBSIZE\n"),
+            "OK\nOK\nOK\nOK\n3\n"
+        );
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(
+            redis_cli(&srv, &[], "DBSIZE\n"),
+            "1\n",
+            "{model}: the expired keys were not swept"
+        );
+        let st = srv.stop();
+        assert!(st.total("keyed_evicted") >= 4000, "{model}: {}", st.stats["totals"]);
+        assert_eq!(st.total("keyed_expired"), 2, "{model}");
     }
 }

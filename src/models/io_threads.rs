@@ -65,6 +65,7 @@ fn executor(w: Worker<'_>) -> Result<(), Error> {
                     counters: w.counters,
                 };
                 hops.take(here, store, &mut posts, |_, _, _| {});
+                here.sweep(store);
             }
             _ => std::thread::sleep(TICK),
         }

@@ -65,6 +65,16 @@ pub struct ServeArgs {
     /// its stripes in order and is atomic) [default: the design's own, see `muxlab models`].
     #[arg(long = "store")]
     pub store_kind: Option<crate::store::Kind>,
+    /// resp and memcache: the most keys the store holds; past it, a new key evicts by
+    /// sampled LRU (of 5 keys drawn, the least recently used). Striped and sharded stores
+    /// hold an equal share in each stripe or shard [default: no bound].
+    #[arg(long)]
+    pub max_keys: Option<usize>,
+    /// resp and memcache: the most the store's entries may cost (key, value and 64 bytes
+    /// each), e.g. 64MiB; past it, writes evict by sampled LRU. Shared out as --max-keys is
+    /// [default: no bound].
+    #[arg(long, value_parser = parse_size)]
+    pub max_memory: Option<usize>,
     /// resp and memcache: the largest value a command may carry (larger: the protocol's
     /// error, and the value is dropped), e.g. 1MiB.
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
@@ -222,9 +232,14 @@ impl ServeArgs {
     /// The flags of keyed state (`--store`, `--max-value`) where they apply, and `--work`
     /// where it does not.
     fn check_keyed(&self, proto: Proto, work: &Work) -> Result<(), Error> {
-        if self.store_kind.is_some() && !proto.keyed() {
+        if (self.store_kind.is_some() || self.max_keys.is_some() || self.max_memory.is_some()) && !proto.keyed() {
             return Err(Error::Usage(
-                "--store is the keyed state of resp and memcache: it needs --proto resp or memcache".into(),
+                "--store, --max-keys and --max-memory are the keyed state of resp and memcache: they need --proto resp or memcache".into(),
+            ));
+        }
+        if self.max_keys == Some(0) || self.max_memory == Some(0) {
+            return Err(Error::Usage(
+                "--max-keys and --max-memory hold at least one key: leave them out for no bound".into(),
             ));
         }
         if self.max_value == 0 || self.max_value > 1 << 30 {

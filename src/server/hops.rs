@@ -117,6 +117,23 @@ impl Here {
     fn count(&self, c: Counter, n: u64) {
         self.counters.add(c, n);
     }
+
+    /// Counts keys the store dropped: past their time, and evicted.
+    pub fn dropped(&self, expired: u32, evicted: u32) {
+        if expired > 0 {
+            self.count(Counter::KeyedExpired, u64::from(expired));
+        }
+        if evicted > 0 {
+            self.count(Counter::KeyedEvicted, u64::from(evicted));
+        }
+    }
+
+    /// The tick of a thread that keeps keyed state: what has expired in the tables it may
+    /// sweep is dropped, and counted.
+    pub fn sweep(&self, store: &Store) {
+        let (expired, evicted) = store.sweep(self.index, std::time::Instant::now());
+        self.dropped(expired, evicted);
+    }
 }
 
 /// Where commands go.
@@ -283,6 +300,7 @@ impl Hops {
 pub fn run(w: Here, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
     let o = store.run(op, r);
     w.count(Counter::KeyedExecuted, 1);
+    w.dropped(o.expired, o.evicted);
     if o.hits > 0 {
         w.count(Counter::KeyedHits, u64::from(o.hits));
     }

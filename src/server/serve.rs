@@ -89,7 +89,11 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
             model.data.says()
         )));
     }
-    Ok(Some(crate::store::Store::new(kind, workers)))
+    let bounds = crate::store::Bounds {
+        max_keys: cfg.max_keys,
+        max_bytes: cfg.max_memory,
+    };
+    Ok(Some(crate::store::Store::new(kind, workers, bounds)))
 }
 
 /// A sharded store's workers send each other commands: their inboxes.

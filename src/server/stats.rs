@@ -151,6 +151,10 @@ counters! {
     /// another thread to run (a key of another worker's shard, or the executor).
     KeyedExecuted => "keyed_executed",
     KeyedHops => "keyed_hops",
+    /// Keys the store dropped past their expiry time (touched by a command, or swept), and
+    /// keys it evicted to stay within --max-keys and --max-memory.
+    KeyedExpired => "keyed_expired",
+    KeyedEvicted => "keyed_evicted",
 }
 
 impl Counter {

@@ -19,12 +19,14 @@
 //! A design whose workers are processes (fork, prefork, procs-accept) keeps a keyspace per
 //! process: what one process writes the others never see (`muxlab models` says so).
 
+mod keyspace;
 mod striped;
 mod table;
 
 #[cfg(test)]
 mod protocol_tests;
 
+pub use keyspace::Bounds;
 pub use striped::Striped;
 pub use table::Table;
 
@@ -126,8 +128,8 @@ impl Toucher {
 /// A server's keyed state.
 #[derive(Debug)]
 pub enum Store {
-    /// The table of the thread that runs the command ([`OWNED`]).
-    Owned,
+    /// The table of the thread that runs the command ([`OWNED`]), held to these bounds.
+    Owned(Bounds),
     Locked(Mutex<Table>),
     Striped(Striped),
     /// A shard per worker: the stripes are the workers' shards.
@@ -140,19 +142,32 @@ thread_local! {
 }
 
 impl Store {
-    /// A store of `kind` for `workers` workers.
-    pub fn new(kind: Kind, workers: usize) -> Store {
+    /// A store of `kind` for `workers` workers, held to `bounds` (a striped or sharded one
+    /// holds an equal share in each stripe or shard).
+    pub fn new(kind: Kind, workers: usize, bounds: Bounds) -> Store {
         match kind {
-            Kind::Sharded => Store::Sharded(Striped::new(workers)),
-            Kind::Owned => Store::Owned,
-            Kind::Locked => Store::Locked(Mutex::new(Table::new())),
-            Kind::Striped(n) => Store::Striped(Striped::new(n)),
+            Kind::Sharded => Store::Sharded(Striped::new(workers, bounds)),
+            Kind::Owned => Store::Owned(bounds),
+            Kind::Locked => Store::Locked(Mutex::new(Table::bounded(bounds))),
+            Kind::Striped(n) => Store::Striped(Striped::new(n, bounds)),
+        }
+    }
+
+    /// The loop's tick on worker `worker` at `now`: drops what has expired from the tables
+    /// this thread may sweep (its own `owned` table, its shard, or the shared ones): the
+    /// keys dropped and evicted since the last count.
+    pub fn sweep(&self, worker: usize, now: Instant) -> (u32, u32) {
+        match self {
+            Store::Owned(_) => OWNED.with(|t| t.borrow_mut().sweep(now)),
+            Store::Locked(t) => crate::sync::lock(t).sweep(now),
+            Store::Striped(s) => s.sweep(None, now),
+            Store::Sharded(s) => s.sweep(Some(worker), now),
         }
     }
 
     pub fn kind(&self) -> Kind {
         match self {
-            Store::Owned => Kind::Owned,
+            Store::Owned(_) => Kind::Owned,
             Store::Locked(_) => Kind::Locked,
             Store::Striped(s) => Kind::Striped(s.stripes()),
             Store::Sharded(_) => Kind::Sharded,
@@ -171,7 +186,11 @@ impl Store {
     pub fn run(&self, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
         let now = Instant::now();
         match self {
-            Store::Owned => OWNED.with(|t| t.borrow_mut().run(op, now, r)),
+            Store::Owned(bounds) => OWNED.with(|t| {
+                let mut t = t.borrow_mut();
+                t.bound(*bounds);
+                t.run(op, now, r)
+            }),
             Store::Locked(t) => crate::sync::lock(t).run(op, now, r),
             Store::Striped(s) | Store::Sharded(s) => s.run(op, now, r),
         }

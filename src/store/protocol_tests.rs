@@ -418,7 +418,7 @@ delete b\r\ndelete b 0\r\nadd a 0 0 1\r\nz\r\nreplace c 0 0 1\r\nz\r\ntouch a 10
     for (proto, input) in [(Proto::Resp, &more[..]), (Proto::Memcache, memcache)] {
         for stripes in [1, 3, 16] {
             let striped = Keyed {
-                striped: Some(Striped::new(stripes)),
+                striped: Some(Striped::new(stripes, Default::default())),
                 ..Keyed::new()
             };
             assert_eq!(
@@ -434,7 +434,7 @@ delete b\r\ndelete b 0\r\nadd a 0 0 1\r\nz\r\nreplace c 0 0 1\r\nz\r\ntouch a 10
 fn a_striped_mset_is_seen_whole_or_not_at_all() {
     // One thread writes MSET a N b N ... over keys of many stripes; another reads them all
     // with MGET: every read sees one MSET's values, never a mix.
-    let store = std::sync::Arc::new(Striped::new(8));
+    let store = std::sync::Arc::new(Striped::new(8, Default::default()));
     let keys: Vec<String> = (0..8).map(|i| format!("key{i}")).collect();
     let writer = {
         let (store, keys) = (store.clone(), keys.clone());

@@ -9,6 +9,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use super::keyspace::Bounds;
 use super::table::{info, ping, Table};
 use crate::proto::keyed::{Item, KeyedError, Op, Outcome, Replies, When};
 use crate::sync::lock;
@@ -20,10 +21,30 @@ pub struct Striped {
 }
 
 impl Striped {
-    pub fn new(n: usize) -> Striped {
+    /// `n` stripes, each held to its share of `bounds`.
+    pub fn new(n: usize, bounds: Bounds) -> Striped {
+        let n = n.max(1);
+        let share = |b: Option<usize>| b.map(|b| b.div_ceil(n));
+        let each = Bounds {
+            max_keys: share(bounds.max_keys),
+            max_bytes: share(bounds.max_bytes),
+        };
         Striped {
-            stripes: (0..n.max(1)).map(|_| Mutex::new(Table::new())).collect(),
+            stripes: (0..n).map(|_| Mutex::new(Table::bounded(each))).collect(),
         }
+    }
+
+    /// Sweeps stripe `i` (`None`: every one) of what has expired at `now`: the keys dropped
+    /// and evicted since the last count.
+    pub fn sweep(&self, i: Option<usize>, now: Instant) -> (u32, u32) {
+        let mut n = (0, 0);
+        for (k, t) in self.stripes.iter().enumerate() {
+            if i.is_none_or(|i| i == k) {
+                let (e, v) = lock(t).sweep(now);
+                n = (n.0 + e, n.1 + v);
+            }
+        }
+        n
     }
 
     pub fn stripes(&self) -> usize {
@@ -73,26 +94,27 @@ impl Striped {
                     }
                     let one = keys.from(i).take(1);
                     let g = held.binary_search(&self.of(one.get(0))).expect("its stripe is held");
-                    let got = guards[g].run(Op::Get { keys: one, first }, now, r);
-                    (o.hits, o.misses, o.answered) = (o.hits + got.hits, o.misses + got.misses, o.answered + 1);
+                    o.add(guards[g].run(Op::Get { keys: one, first }, now, r));
+                    o.answered += 1;
                 }
                 o
             }
             Op::Del { keys } | Op::Exists { keys } => {
-                let mut n = Count(0);
+                let (mut n, mut o) = (Count(0), Outcome::default());
                 for i in 0..keys.len() {
                     let one = keys.from(i).take(1);
                     let each = match op {
                         Op::Del { .. } => Op::Del { keys: one },
                         _ => Op::Exists { keys: one },
                     };
-                    self.table(one.get(0)).run(each, now, &mut n);
+                    o.add(self.table(one.get(0)).run(each, now, &mut n));
                 }
                 r.int(n.0);
-                Outcome::default()
+                o
             }
             Op::MSet { pairs } => {
                 let (held, mut guards) = self.hold((0..pairs.len() / 2).map(|i| pairs.get(2 * i)));
+                let mut o = Outcome::default();
                 for i in 0..pairs.len() / 2 {
                     let key = pairs.get(2 * i);
                     let g = held.binary_search(&self.of(key)).expect("its stripe is held");
@@ -103,11 +125,11 @@ impl Striped {
                         ttl: None,
                         when: When::Always,
                     };
-                    guards[g].run(set, now, &mut Count(0));
+                    o.add(guards[g].run(set, now, &mut Count(0)));
                 }
                 drop(guards);
                 r.done(true);
-                Outcome::default()
+                o
             }
             Op::DbSize => {
                 r.int(self.stripes.iter().map(|t| lock(t).len()).sum::<usize>() as i64);

@@ -1,35 +1,15 @@
-//! One keyspace: a hash table of values with their flags, versions and expiry times, and
-//! every command run against it. Expiry is lazy only (a key past its time is dropped when a
-//! command touches it); the active sweep redis also runs is part 2's, so keys written once
-//! with a TTL and never touched again stay until then.
+//! One keyspace and every command run against it: values with their flags, versions and
+//! expiry times ([`Keyspace`]: lazy expiry, the active sweep, the bounds and eviction). The
+//! table sweeps what has expired as commands come, at most every [`SWEEP_EVERY`]; an event
+//! loop's tick sweeps it too ([`Table::sweep`]) while no command comes.
 
-use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use super::keyspace::{Bounds, Keyspace};
 use crate::proto::keyed::{decimal, Counting, Item, KeyedError, Op, Outcome, Replies, When};
 
-/// A stored value.
-#[derive(Debug)]
-struct Entry {
-    value: Vec<u8>,
-    flags: u32,
-    cas: u64,
-    expires: Option<Instant>,
-}
-
-impl Entry {
-    fn live(&self, now: Instant) -> bool {
-        self.expires.is_none_or(|at| at > now)
-    }
-
-    fn item(&self) -> Item<'_> {
-        Item {
-            value: &self.value,
-            flags: self.flags,
-            cas: self.cas,
-        }
-    }
-}
+/// How often commands sweep what has expired.
+pub const SWEEP_EVERY: Duration = Duration::from_millis(10);
 
 /// A time too far to add to the clock (a TTL of many centuries): as good as never, and held
 /// as the furthest the clock reaches, a century on.
@@ -67,9 +47,11 @@ pub(super) fn ping(echo: Option<&[u8]>, r: &mut dyn Replies) {
 /// One keyspace.
 #[derive(Debug, Default)]
 pub struct Table {
-    map: HashMap<Box<[u8]>, Entry>,
+    keys: Keyspace,
     /// The last version given to a write.
     cas: u64,
+    /// When commands sweep next.
+    sweep_at: Option<Instant>,
 }
 
 impl Table {
@@ -77,22 +59,59 @@ impl Table {
         Table::default()
     }
 
-    /// Keys held (those expired and not touched since included: there is no sweep yet).
+    /// A table held to `bounds`.
+    pub fn bounded(bounds: Bounds) -> Table {
+        Table {
+            keys: Keyspace::new(bounds),
+            ..Table::default()
+        }
+    }
+
+    /// Holds it to `bounds` from now on (a thread's own table learns its server's bounds at
+    /// its first command).
+    pub fn bound(&mut self, bounds: Bounds) {
+        self.keys.bound(bounds);
+    }
+
+    /// Keys held (those past their time that no sweep or command has dropped yet included).
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.keys.is_empty()
     }
 
     /// Keys with an expiry time.
     pub fn expiring(&self) -> usize {
-        self.map.values().filter(|e| e.expires.is_some()).count()
+        self.keys.expiring()
+    }
+
+    /// What its entries cost against `--max-memory`.
+    pub fn bytes(&self) -> usize {
+        self.keys.bytes()
+    }
+
+    /// Drops keys past their time at `now` (a bounded number): the keys dropped and evicted
+    /// since the last count.
+    pub fn sweep(&mut self, now: Instant) -> (u32, u32) {
+        self.keys.sweep(now);
+        self.sweep_at = now.checked_add(SWEEP_EVERY);
+        self.keys.take_counts()
     }
 
     /// Runs `op` at `now`, answering through `r`: what it found.
     pub fn run(&mut self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
+        let mut o = self.command(op, now, r);
+        if self.sweep_at.is_none_or(|at| now >= at) && self.keys.expiring() > 0 {
+            self.keys.sweep(now);
+            self.sweep_at = now.checked_add(SWEEP_EVERY);
+        }
+        (o.expired, o.evicted) = self.keys.take_counts();
+        o
+    }
+
+    fn command(&mut self, op: Op<'_>, now: Instant, r: &mut dyn Replies) -> Outcome {
         let mut o = Outcome::default();
         match op {
             Op::Ping { echo } => ping(echo, r),
@@ -102,7 +121,7 @@ impl Table {
                         break;
                     }
                     o.answered += 1;
-                    match self.live(key, now) {
+                    match self.keys.live(key, now) {
                         Some(e) => {
                             o.hits += 1;
                             r.value(key, Some(e.item()));
@@ -121,7 +140,7 @@ impl Table {
                 ttl,
                 when,
             } => {
-                let present = self.live(key, now).is_some();
+                let present = self.keys.live(key, now).is_some();
                 let applies = match when {
                     When::Always => true,
                     When::Absent => !present,
@@ -130,7 +149,7 @@ impl Table {
                 match (applies, ttl.map(|t| now.checked_add(t))) {
                     // Already past (memcache's negative time): no value, the old one gone.
                     (true, Some(Some(at))) if at <= now => {
-                        self.map.remove(key);
+                        self.keys.remove_live(key, now);
                     }
                     (true, Some(at)) => self.put(key, value, flags, Some(at.unwrap_or(far(now)))),
                     (true, None) => self.put(key, value, flags, None),
@@ -145,11 +164,11 @@ impl Table {
                 r.done(true);
             }
             Op::Del { keys } => {
-                let n = keys.iter().filter(|k| self.remove_live(k, now)).count();
+                let n = keys.iter().filter(|k| self.keys.remove_live(k, now)).count();
                 r.int(n as i64);
             }
             Op::Exists { keys } => {
-                let n = keys.iter().filter(|k| self.live(k, now).is_some()).count();
+                let n = keys.iter().filter(|k| self.keys.live(k, now).is_some()).count();
                 r.int(n as i64);
             }
             Op::Incr { key, by, counting } => match self.incr(key, by, counting, now) {
@@ -175,12 +194,12 @@ impl Table {
                 let left = self.ttl(key, now);
                 r.int(left);
             }
-            Op::DbSize => r.int(self.map.len() as i64),
+            Op::DbSize => r.int(self.keys.len() as i64),
             Op::FlushAll => {
-                self.map = HashMap::new();
+                self.keys.clear();
                 r.done(true);
             }
-            Op::Info => info(r, self.map.len(), self.expiring()),
+            Op::Info => info(r, self.keys.len(), self.keys.expiring()),
         }
         o
     }
@@ -188,26 +207,24 @@ impl Table {
     /// `key` expires at `at` (never: `None`; a time already past deletes it, as redis does):
     /// whether it was there.
     fn expire(&mut self, key: &[u8], at: Option<Instant>, now: Instant) -> bool {
-        let Some(e) = self.live_mut(key, now) else {
+        if self.keys.live(key, now).is_none() {
             return false;
-        };
+        }
         if at.is_some_and(|at| at <= now) {
-            self.map.remove(key);
+            self.keys.remove_live(key, now);
             return true;
         }
-        e.expires = at;
+        self.keys.set_expiry(key, at);
         true
     }
 
     /// Seconds `key` has left, rounded as redis rounds (to the nearest): -2 for a missing key,
     /// -1 for one that never expires.
     fn ttl(&mut self, key: &[u8], now: Instant) -> i64 {
-        match self.live(key, now) {
+        match self.keys.live(key, now).map(|e| e.expires()) {
             None => -2,
-            Some(Entry { expires: None, .. }) => -1,
-            Some(Entry { expires: Some(at), .. }) => {
-                ((at.saturating_duration_since(now).as_millis() + 500) / 1000) as i64
-            }
+            Some(None) => -1,
+            Some(Some(at)) => ((at.saturating_duration_since(now).as_millis() + 500) / 1000) as i64,
         }
     }
 
@@ -218,47 +235,14 @@ impl Table {
 
     fn put(&mut self, key: &[u8], value: &[u8], flags: u32, expires: Option<Instant>) {
         let cas = self.next_cas();
-        match self.map.get_mut(key) {
-            Some(e) => {
-                e.value.clear();
-                e.value.extend_from_slice(value);
-                (e.flags, e.cas, e.expires) = (flags, cas, expires);
-            }
-            None => {
-                let e = Entry {
-                    value: value.to_vec(),
-                    flags,
-                    cas,
-                    expires,
-                };
-                self.map.insert(key.into(), e);
-            }
-        }
-    }
-
-    /// The entry of `key` if it is live at `now` (one past its time is dropped).
-    fn live(&mut self, key: &[u8], now: Instant) -> Option<&Entry> {
-        self.live_mut(key, now).map(|e| &*e)
-    }
-
-    fn live_mut(&mut self, key: &[u8], now: Instant) -> Option<&mut Entry> {
-        if self.map.get(key).is_some_and(|e| !e.live(now)) {
-            self.map.remove(key);
-            return None;
-        }
-        self.map.get_mut(key)
-    }
-
-    /// Removes `key`: whether it was there (and live).
-    fn remove_live(&mut self, key: &[u8], now: Instant) -> bool {
-        self.map.remove(key).is_some_and(|e| e.live(now))
+        self.keys.put(key, value, flags, cas, expires);
     }
 
     /// Adds `by` to the integer at `key`: its new value; `None` where the key is missing and
     /// the counting does not create it.
     fn incr(&mut self, key: &[u8], by: i64, counting: Counting, now: Instant) -> Result<Option<i64>, KeyedError> {
         let cas = self.next_cas();
-        let Some(e) = self.live_mut(key, now) else {
+        let Some(e) = self.keys.live(key, now) else {
             return match counting {
                 Counting::Unsigned { .. } => Ok(None),
                 Counting::Signed => {
@@ -267,7 +251,7 @@ impl Table {
                 }
             };
         };
-        let text = std::str::from_utf8(&e.value).map_err(|_| KeyedError::NotInteger)?;
+        let text = std::str::from_utf8(e.item().value).map_err(|_| KeyedError::NotInteger)?;
         let next = match counting {
             Counting::Signed => {
                 let n: i64 = text.parse().map_err(|_| KeyedError::NotInteger)?;
@@ -284,16 +268,14 @@ impl Table {
                 m as i64
             }
         };
-        e.value.clear();
-        match counting {
+        self.keys.rewrite(key, cas, |v| match counting {
             Counting::Signed if next < 0 => {
-                e.value.push(b'-');
-                decimal(&mut e.value, next.unsigned_abs());
+                v.push(b'-');
+                decimal(v, next.unsigned_abs());
             }
-            Counting::Signed => decimal(&mut e.value, next as u64),
-            Counting::Unsigned { .. } => decimal(&mut e.value, next as u64),
-        }
-        e.cas = cas;
+            Counting::Signed => decimal(v, next as u64),
+            Counting::Unsigned { .. } => decimal(v, next as u64),
+        });
         Ok(Some(next))
     }
 }

@@ -329,4 +329,20 @@ pub struct Outcome {
     pub error: bool,
     /// A read of many keys: how many of them it answered before the output was full.
     pub answered: u32,
+    /// Keys the store dropped while it ran: past their time (touched, or swept), and
+    /// evicted to stay within its bounds.
+    pub expired: u32,
+    pub evicted: u32,
+}
+
+impl Outcome {
+    /// Adds what another part of the same command found (a stripe's, a shard's): its keys
+    /// found and not, dropped and evicted (how many it answered stays the caller's).
+    pub fn add(&mut self, part: Outcome) {
+        self.hits += part.hits;
+        self.misses += part.misses;
+        self.expired += part.expired;
+        self.evicted += part.evicted;
+        self.error |= part.error;
+    }
 }
