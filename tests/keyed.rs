@@ -558,3 +558,60 @@ fn max_keys_and_max_memory_hold_by_evicting_and_expired_keys_are_swept_while_idl
         assert_eq!(st.total("keyed_expired"), 2, "{model}");
     }
 }
+
+/// Sends `cmd` on `s` and reads one RESP line back.
+fn ask(s: &mut std::net::TcpStream, r: &mut std::io::BufReader<std::net::TcpStream>, cmd: &str) -> String {
+    use std::io::BufRead;
+    s.write_all(cmd.as_bytes()).unwrap();
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    if line.starts_with('$') && line != "$-1\r\n" {
+        let mut value = String::new();
+        r.read_line(&mut value).unwrap();
+        return value.trim_end().to_string();
+    }
+    line.trim_end().to_string()
+}
+
+#[test]
+fn a_set_is_seen_by_every_other_connections_next_get_on_every_store_that_is_one_keyspace() {
+    // Twelve connections open at once (spread over the workers), then in turn each sets a
+    // key of its own and every connection reads every key: each read after a SET's reply sees it.
+    let stores: &[(&str, &[&str])] = &[
+        ("thread", &["--store", "striped:16"]),
+        ("dispatch", &["--workers", "3", "--store", "striped:16"]),
+        ("multi-reactor", &["--workers", "3", "--store", "sharded"]),
+        ("dispatch", &["--workers", "2", "--store", "sharded"]),
+        ("queue-pool", &["--workers", "4", "--store", "locked"]),
+        ("io-threads", &["--workers", "3"]),
+        ("reuseport", &["--workers", "2", "--store", "locked"]),
+    ];
+    for (model, args) in stores {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let mut conns: Vec<_> = (0..12)
+            .map(|_| {
+                let s = std::net::TcpStream::connect(srv.addr).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let r = std::io::BufReader::new(s.try_clone().unwrap());
+                (s, r)
+            })
+            .collect();
+        for round in 0..5 {
+            for i in 0..conns.len() {
+                let (s, r) = &mut conns[i];
+                assert_eq!(ask(s, r, &format!("SET key{i} v{round}.{i}\r\n")), "+OK", "{model}");
+                for (j, (s, r)) in conns.iter_mut().enumerate() {
+                    assert_eq!(
+                        ask(s, r, &format!("GET key{i}\r\n")),
+                        format!("v{round}.{i}"),
+                        "{model} {args:?}: connection {j} after connection {i}'s SET"
+                    );
+                }
+            }
+        }
+        drop(conns);
+        srv.stop();
+    }
+}
