@@ -615,3 +615,51 @@ fn a_set_is_seen_by_every_other_connections_next_get_on_every_store_that_is_one_
         srv.stop();
     }
 }
+
+#[test]
+fn pipelined_commands_answered_by_another_thread_go_out_in_batches_not_a_write_each() {
+    if !have("redis-benchmark", "redis-tools") {
+        return;
+    }
+    // Each answer stepped its connection on its own before: a write per command, more than
+    // one syscall per command on the I/O threads (about a quarter of one now, at pipeline 16).
+    for (model, args) in [
+        ("io-threads", &["--workers", "2"][..]),
+        ("multi-reactor", &["--workers", "2", "--store", "sharded"][..]),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let port = srv.addr.port().to_string();
+        let mut cmd = Command::new("redis-benchmark");
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "set,get",
+            "-n",
+            "8000",
+            "-r",
+            "1000",
+            "-c",
+            "20",
+            "-P",
+            "16",
+            "-q",
+        ]);
+        let out = run_within(cmd, 60, "redis-benchmark");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let st = srv.stop();
+        let commands = st.total("keyed_gets") + st.total("keyed_sets");
+        let io: u64 = st.stats["per_worker"].as_array().unwrap()[..2]
+            .iter()
+            .map(|w| w["syscalls"].as_u64().unwrap())
+            .sum();
+        assert!(
+            commands >= 16_000 && io * 10 < commands * 6,
+            "{model}: {io} syscalls for {commands} commands"
+        );
+    }
+}

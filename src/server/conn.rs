@@ -78,16 +78,26 @@ impl Conn {
     /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
     /// session held behind it; reading at once if the connection had stopped reading for the
     /// response (`buf`, `edge`: as for [`Conn::drive`]).
-    pub fn complete(
+    pub fn complete(&mut self, w: Worker<'_>, ticket: u64, buf: &mut [u8], edge: bool, now: Instant) -> Want {
+        self.conn.complete(w, ticket, None, &mut send_now(w, &self.fd));
+        self.resume(w, buf, edge, now)
+    }
+
+    /// Keyed commands run on other threads came back with these answers (their tickets and
+    /// bytes, in any order): each fills its place, then the connection steps once, so the
+    /// answers of one batch go out in one write.
+    pub fn answered(
         &mut self,
         w: Worker<'_>,
-        ticket: u64,
-        answer: Option<Vec<u8>>,
+        answers: &mut [(u64, u64, Vec<u8>)],
         buf: &mut [u8],
         edge: bool,
         now: Instant,
     ) -> Want {
-        self.conn.complete(w, ticket, answer, &mut send_now(w, &self.fd));
+        for (_, ticket, bytes) in answers {
+            let bytes = std::mem::take(bytes);
+            self.conn.complete(w, *ticket, Some(bytes), &mut |_: &mut Vec<u8>| {});
+        }
         self.resume(w, buf, edge, now)
     }
 

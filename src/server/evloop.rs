@@ -247,7 +247,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let mut posted = std::mem::take(&mut self.posted);
         c.take(&mut posted);
         for &(token, ticket) in &posted {
-            self.complete(token, ticket, None);
+            self.complete(token, ticket);
         }
         self.posted = posted;
     }
@@ -266,21 +266,29 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         hops.take(here, store, &mut self.hopped, |conn, ticket, bytes| {
             answers.push((conn, ticket, bytes))
         });
-        for (token, ticket, bytes) in answers.drain(..) {
-            self.complete(token, ticket, Some(bytes));
+        // A connection's answers together (in the order they came), stepped once for all.
+        answers.sort_by_key(|a| a.0);
+        for group in answers.chunk_by_mut(|a, b| a.0 == b.0) {
+            let fd = group[0].0 as RawFd;
+            let Some(conn) = self.conns.get_mut(fd) else { continue };
+            let before = conn.want();
+            let edge = self.poller.edge();
+            let want = conn.answered(self.w, group, &mut self.buf, edge, self.now);
+            self.settled(fd, before, want);
         }
+        answers.clear();
         self.answers = answers;
     }
 
     /// The work of `ticket` for the connection of `token` is done (its design's pool posted
     /// it): the response goes out. A connection that closed meanwhile, or a number reused
     /// since, holds no such ticket: nothing happens.
-    fn complete(&mut self, token: u64, ticket: u64, answer: Option<Vec<u8>>) {
+    fn complete(&mut self, token: u64, ticket: u64) {
         let fd = token as RawFd;
         let Some(conn) = self.conns.get_mut(fd) else { return };
         let before = conn.want();
         let edge = self.poller.edge();
-        let want = conn.complete(self.w, ticket, answer, &mut self.buf, edge, self.now);
+        let want = conn.complete(self.w, ticket, &mut self.buf, edge, self.now);
         self.settled(fd, before, want);
     }
 

@@ -16,7 +16,7 @@
 //!   lock its owner takes uncontended), so MSET is atomic; a read of many keys is split
 //!   into runs by owner and joined in order, each run read by its owner (not atomic).
 //!
-//! Each table is a [`keyspace::Keyspace`]: lazy and active expiry, and `--max-keys` /
+//! Each table is a keyspace (`keyspace.rs`): lazy and active expiry, and `--max-keys` /
 //! `--max-memory` with sampled-LRU eviction.
 //!
 //! A design whose workers are processes (fork, prefork, procs-accept) keeps a keyspace per
