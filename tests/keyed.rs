@@ -43,6 +43,21 @@ fn at_once(model: &str, args: &[&str], most: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// redis-benchmark against `srv` with `args` (quiet), to its end within a minute: it must
+/// succeed.
+fn benchmark(srv: &Server, args: &[&str]) {
+    let port = srv.addr.port().to_string();
+    let mut cmd = Command::new("redis-benchmark");
+    cmd.args(["-h", "127.0.0.1", "-p", &port, "-q"]).args(args);
+    let out = run_within(cmd, 60, &format!("{}: redis-benchmark {args:?}", srv.model));
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        srv.model,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// redis-cli with `commands` on its standard input (one connection, in order): its output.
 fn redis_cli(srv: &Server, extra: &[&str], commands: &str) -> String {
     let mut child = Command::new("redis-cli")
@@ -145,30 +160,10 @@ fn incr_sums_exactly(model: &str, args: &[&str]) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["--proto", "resp"]);
     let srv = Server::start(model, &a);
-    let port = srv.addr.port().to_string();
     // 50 connections, or as many as a design that serves one at a time per worker has
     // workers (the others would wait for ever behind them).
     let clients = at_once(model, args, 50).to_string();
-    let mut cmd = Command::new("redis-benchmark");
-    cmd.args([
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "incr",
-        "-n",
-        "3000",
-        "-c",
-        &clients,
-        "-q",
-    ]);
-    let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
-    assert!(
-        out.status.success(),
-        "{model}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    benchmark(&srv, &["-t", "incr", "-n", "3000", "-c", &clients]);
     assert_eq!(
         redis_cli(&srv, &[], "GET counter:__rand_int__\n"),
         "3000\n",
@@ -296,26 +291,8 @@ fn io_threads_run_every_command_on_the_executor_and_never_touch_a_socket_there()
     assert_eq!(redis_cli(&srv, &[], COMMANDS), REPLIES);
     assert_eq!(redis_cli(&srv, &[], "FLUSHALL\n"), "OK\n");
     assert_eq!(redis_cli(&srv, &[], MANY_KEYS), MANY_REPLIES);
-    let port = srv.addr.port().to_string();
     for p in ["1", "16"] {
-        let mut cmd = Command::new("redis-benchmark");
-        cmd.args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "set,get",
-            "-n",
-            "4000",
-            "-c",
-            "20",
-            "-P",
-            p,
-            "-q",
-        ]);
-        let out = run_within(cmd, 60, "redis-benchmark");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        benchmark(&srv, &["-t", "set,get", "-n", "4000", "-c", "20", "-P", p]);
     }
     let listening = srv.listening.clone();
     let st = srv.stop();
@@ -512,31 +489,10 @@ fn max_keys_and_max_memory_hold_by_evicting_and_expired_keys_are_swept_while_idl
         let mut a = args.to_vec();
         a.extend(["--proto", "resp"]);
         let srv = Server::start(model, &a);
-        let port = srv.addr.port().to_string();
         // 5,000 SETs of 100-byte values over 10,000 random keys.
-        let mut cmd = Command::new("redis-benchmark");
-        cmd.args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "set",
-            "-n",
-            "5000",
-            "-r",
-            "10000",
-            "-d",
-            "100",
-            "-c",
-            "10",
-            "-q",
-        ]);
-        let out = run_within(cmd, 60, &format!("{model}: redis-benchmark"));
-        assert!(
-            out.status.success(),
-            "{model}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        benchmark(
+            &srv,
+            &["-t", "set", "-n", "5000", "-r", "10000", "-d", "100", "-c", "10"],
         );
         let keys: usize = redis_cli(&srv, &[], "DBSIZE\n").trim().parse().unwrap();
         // --max-keys 100 (a share per stripe or shard, rounded up); 64 KiB at about 180 bytes an entry.
@@ -630,27 +586,10 @@ fn pipelined_commands_answered_by_another_thread_go_out_in_batches_not_a_write_e
         let mut a = args.to_vec();
         a.extend(["--proto", "resp"]);
         let srv = Server::start(model, &a);
-        let port = srv.addr.port().to_string();
-        let mut cmd = Command::new("redis-benchmark");
-        cmd.args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "set,get",
-            "-n",
-            "8000",
-            "-r",
-            "1000",
-            "-c",
-            "20",
-            "-P",
-            "16",
-            "-q",
-        ]);
-        let out = run_within(cmd, 60, "redis-benchmark");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        benchmark(
+            &srv,
+            &["-t", "set,get", "-n", "8000", "-r", "1000", "-c", "20", "-P", "16"],
+        );
         let st = srv.stop();
         let commands = st.total("keyed_gets") + st.total("keyed_sets");
         let io: u64 = st.stats["per_worker"].as_array().unwrap()[..2]

@@ -12,7 +12,6 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::keyed::{decimal, Args, Counting, Form, Input, Item, KeyedError, Op, Outcome, Replies, Sink, Slots, When};
-use super::resp::MAX_WAITING;
 use super::{Each, Fed};
 
 /// The longest command line, and the longest key (memcached's).
@@ -97,12 +96,7 @@ impl McSession {
     /// The answer of `ticket` came (through `each`): it goes out in its place, with what
     /// waited behind it, and the input held goes on.
     pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut ended = 0;
-        if let Some(answer) = each.answer(ticket) {
-            if self.slots.fill(ticket, answer) {
-                ended = self.slots.flush(out);
-            }
-        }
+        let ended = self.slots.answer(ticket, out, each);
         let mut fed = self.feed(&[], out, each);
         fed.requests += ended;
         fed
@@ -133,9 +127,7 @@ impl McSession {
             if self.skip > 0 || !self.input.ready() {
                 break;
             }
-            if !self.slots.is_empty()
-                && (self.slots.len() >= MAX_WAITING || each.room(out.len() + self.slots.held()) == 0)
-            {
+            if self.slots.full(out.len(), each) {
                 self.waiting = true;
                 break;
             }

@@ -490,6 +490,17 @@ struct Deferring {
     answer: Option<(u64, Vec<u8>)>,
 }
 
+impl Deferring {
+    fn new() -> Deferring {
+        Deferring {
+            table: Table::new(),
+            n: 0,
+            held: Vec::new(),
+            answer: None,
+        }
+    }
+}
+
 impl Each for Deferring {
     fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
         Answer::Serve
@@ -520,12 +531,7 @@ set q 0 0 1 noreply\r\nz\r\ndelete b\r\nbogus\r\nget q\r\nversion\r\n";
     for (proto, input) in [(Proto::Resp, RESP_SESSION), (Proto::Memcache, memcache)] {
         let (want, want_n, ..) = whole(proto, input);
         let mut s = Session::with_limits(proto, limits());
-        let mut each = Deferring {
-            table: Table::new(),
-            n: 0,
-            held: Vec::new(),
-            answer: None,
-        };
+        let mut each = Deferring::new();
         let mut out = Vec::new();
         let mut n = s.feed_each(input, &mut out, &mut each).requests;
         assert!(s.owes() && !each.held.is_empty(), "{proto:?}: nothing was deferred");
@@ -550,21 +556,16 @@ fn a_connection_waits_for_answers_owed_past_its_bound_and_goes_on_when_they_come
     // takes no more input, and holds it.
     let input = b"INCR n\r\n".repeat(10_000);
     let mut s = Session::with_limits(Proto::Resp, limits());
-    let mut each = Deferring {
-        table: Table::new(),
-        n: 0,
-        held: Vec::new(),
-        answer: None,
-    };
+    let mut each = Deferring::new();
     let mut out = Vec::new();
     s.feed_each(&input, &mut out, &mut each);
     assert!(s.paused() && s.behind() > 0, "it went on past its bound");
-    assert_eq!(each.held.len(), crate::proto::resp::MAX_WAITING);
+    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING);
     // The first answer lets the next ones through.
     let (t, a) = each.held.remove(0);
     each.answer = Some((t, a));
     s.complete_each(t, &mut out, &mut each);
-    assert_eq!(each.held.len(), crate::proto::resp::MAX_WAITING, "one more taken");
+    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING, "one more taken");
     assert!(
         out.starts_with(b":1\r\n:2\r\n:3\r\n"),
         "{}",

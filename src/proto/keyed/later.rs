@@ -7,7 +7,11 @@
 use std::collections::VecDeque;
 
 use super::{Outcome, Replies};
-use crate::proto::{memcache, resp};
+use crate::proto::{memcache, resp, Each};
+
+/// The most commands a connection has answered later and not sent (past it, it reads no
+/// more until answers come).
+pub(crate) const MAX_WAITING: usize = 256;
 
 /// Where a session's replies go: its output, or behind the last slot still waiting.
 pub(crate) struct Sink<'o> {
@@ -94,6 +98,21 @@ impl Slots {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.q.is_empty()
+    }
+
+    /// The session must stop taking commands until an answer comes: it owes
+    /// [`MAX_WAITING`], or what waits behind them (with `out`'s bytes) fills its bound.
+    pub(crate) fn full<F: Each + ?Sized>(&self, out: usize, each: &F) -> bool {
+        !self.is_empty() && (self.len() >= MAX_WAITING || each.room(out + self.held()) == 0)
+    }
+
+    /// The answer of `ticket`, if `each` brought it, fills its slot, and what is answered
+    /// from the front goes to `out`: the commands that ended.
+    pub(crate) fn answer<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> u64 {
+        match each.answer(ticket).is_some_and(|answer| self.fill(ticket, answer)) {
+            true => self.flush(out),
+            false => 0,
+        }
     }
 
     /// Bytes held behind slots.

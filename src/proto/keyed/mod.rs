@@ -11,6 +11,8 @@ mod later;
 mod owned;
 
 pub use later::Form;
+#[cfg(test)]
+pub(crate) use later::MAX_WAITING;
 pub(crate) use later::{Sink, Slots};
 pub use owned::OwnedOp;
 

@@ -33,9 +33,6 @@ const MAX_INLINE: usize = 64 * 1024;
 const SLACK: usize = 64 * 1024;
 /// The longest count or length line (`*N`, `$N`).
 const MAX_HEADER: usize = 32;
-/// The most commands a connection has answered later and not sent (past it, it reads no
-/// more until answers come).
-pub(crate) const MAX_WAITING: usize = 256;
 
 /// One connection's RESP session.
 #[derive(Debug)]
@@ -119,12 +116,7 @@ impl RespSession {
     /// The answer of `ticket` came (through `each`): it goes out in its place, with what
     /// waited behind it, and the input held goes on.
     pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut ended = 0;
-        if let Some(answer) = each.answer(ticket) {
-            if self.slots.fill(ticket, answer) {
-                ended = self.slots.flush(out);
-            }
-        }
+        let ended = self.slots.answer(ticket, out, each);
         let mut fed = self.feed(&[], out, each);
         fed.requests += ended;
         fed
@@ -161,9 +153,7 @@ impl RespSession {
             if !self.input.ready() {
                 break;
             }
-            if !self.slots.is_empty()
-                && (self.slots.len() >= MAX_WAITING || each.room(out.len() + self.slots.held()) == 0)
-            {
+            if self.slots.full(out.len(), each) {
                 self.waiting = true;
                 break;
             }
