@@ -53,7 +53,8 @@ pub enum Verb {
 
 /// The op command `name` with `args` (the name first) asks for, or the error it gets.
 fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
-    let upper = name.to_ascii_uppercase();
+    let mut buf = [0; 16];
+    let upper = upper(name, &mut buf);
     let n = args.len();
     let wrong = || {
         Err(format!(
@@ -68,7 +69,7 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| "value is not an integer or out of range".to_string())
     };
-    Ok(match upper.as_slice() {
+    Ok(match upper {
         b"PING" if n <= 2 => (
             Verb::Ping,
             Op::Ping {
@@ -145,14 +146,28 @@ fn incr(key: &[u8], by: i64) -> Op<'_> {
     }
 }
 
+/// `word` in upper case, in `buf` (no allocation on a command's path); a word too long for
+/// `buf` as it is (no command or option is that long: it matches none either way).
+fn upper<'a>(word: &'a [u8], buf: &'a mut [u8; 16]) -> &'a [u8] {
+    match buf.get_mut(..word.len()) {
+        Some(b) => {
+            b.copy_from_slice(word);
+            b.make_ascii_uppercase();
+            b
+        }
+        None => word,
+    }
+}
+
 /// SET key value [NX|XX] [EX seconds|PX milliseconds].
 fn set(args: Args<'_>) -> Result<Op<'_>, String> {
     let (mut when, mut ttl) = (When::Always, None);
     let mut i = 3;
     let syntax = || "syntax error".to_string();
     while i < args.len() {
-        let opt = args.get(i).to_ascii_uppercase();
-        match opt.as_slice() {
+        let mut buf = [0; 16];
+        let opt = upper(args.get(i), &mut buf);
+        match opt {
             b"NX" if when == When::Always => when = When::Absent,
             b"XX" if when == When::Always => when = When::Present,
             b"EX" | b"PX" if ttl.is_none() && i + 1 < args.len() => {
@@ -161,10 +176,10 @@ fn set(args: Args<'_>) -> Result<Op<'_>, String> {
                     .ok()
                     .and_then(|s| s.parse().ok())
                     .ok_or("value is not an integer or out of range")?;
-                if n <= 0 || (opt.as_slice() == b"EX" && n > i64::MAX / 1000) {
+                if n <= 0 || (opt == b"EX" && n > i64::MAX / 1000) {
                     return Err("invalid expire time in 'set' command".into());
                 }
-                ttl = Some(match opt.as_slice() {
+                ttl = Some(match opt {
                     b"EX" => Duration::from_secs(n as u64),
                     _ => Duration::from_millis(n as u64),
                 });
