@@ -108,6 +108,16 @@ impl<K: Ord> Timers<K> {
         self.heap.push(Reverse((at, key)));
     }
 
+    /// Keeps, once each, the entries `keep` says are live: the heap made again (the entries
+    /// of keys that are not copied, a keyspace's; an entry armed twice for one time counts once).
+    pub fn rebuild(&mut self, mut keep: impl FnMut(Instant, &K) -> bool) {
+        let mut all = std::mem::take(&mut self.heap).into_vec();
+        all.retain(|Reverse((at, key))| keep(*at, key));
+        all.sort_unstable();
+        all.dedup();
+        self.heap = BinaryHeap::from(all);
+    }
+
     /// The earliest entry's time.
     pub fn next(&self) -> Option<Instant> {
         self.heap.peek().map(|Reverse((at, _))| *at)

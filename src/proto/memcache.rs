@@ -88,9 +88,9 @@ impl McSession {
         !self.slots.is_empty()
     }
 
-    /// It takes no more input until an answer owed comes.
+    /// It takes no more input until an answer owed comes (or, closing, at all).
     pub fn paused(&self) -> bool {
-        self.waiting
+        self.waiting || (self.closed && !self.slots.is_empty())
     }
 
     /// The answer of `ticket` came (through `each`): it goes out in its place, with what
@@ -113,7 +113,15 @@ impl McSession {
         self.input.looked
     }
 
+    /// Takes `input`, answering what it can through `each` into `out`. A close it asks for
+    /// (`quit`, a broken stream) waits for the answers other threads owe it: those go first.
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = self.take(input, out, each);
+        fed.close &= self.slots.is_empty();
+        fed
+    }
+
+    fn take<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if self.closed {
             fed.close = true;
@@ -141,6 +149,10 @@ impl McSession {
                     Ran::Done => self.input.to(end),
                     Ran::Partly => {
                         self.holding = true;
+                        break;
+                    }
+                    Ran::Wait => {
+                        self.waiting = true;
                         break;
                     }
                     Ran::Close => {
@@ -288,6 +300,9 @@ impl McSession {
             limit,
         };
         let o = each.command(op, &mut r);
+        if o.wait {
+            return Ran::Wait;
+        }
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
             self.answered = answered as u32;
@@ -384,6 +399,8 @@ enum Ran {
     Done,
     /// A read of many keys stopped at the bound on output: it goes on from its next key.
     Partly,
+    /// It must wait for the answers owed ([`Outcome::wait`]).
+    Wait,
     /// `quit`.
     Close,
 }
@@ -533,6 +550,7 @@ impl Replies for Reply<'_> {
                     "CLIENT_ERROR cannot increment or decrement non-numeric value"
                 }
                 KeyedError::NoStore => "SERVER_ERROR this server keeps no keyed state",
+                KeyedError::OutOfMemory => "SERVER_ERROR out of memory storing object",
             },
         );
     }
@@ -542,7 +560,11 @@ impl Replies for Reply<'_> {
     }
 
     fn full(&self) -> bool {
-        self.sink.len() >= self.limit
+        self.sink.len() >= self.limit || self.sink.owed_full()
+    }
+
+    fn settled(&self) -> bool {
+        self.sink.settled()
     }
 
     fn form(&self) -> Option<Form> {

@@ -410,6 +410,18 @@ impl Session {
         }
     }
 
+    /// A keyed session (RESP, memcache) owes answers other threads are running: a peer that
+    /// has finished sending still gets them before the close (an HTTP response owed later
+    /// is not held so: HTTP/1.x reads nothing while it owes, HTTP/2 needs its peer's window).
+    pub fn answers_owed(&self) -> bool {
+        match self {
+            Session::Resp(s) => s.owes(),
+            Session::Memcache(s) => s.owes(),
+            Session::Tls(s) => s.answers_owed(),
+            _ => false,
+        }
+    }
+
     /// Input waits behind a response owed later ([`later`]): HTTP/1.x answers in order, so a
     /// connection reads nothing more until the response has gone, and TCP holds what the
     /// client sends meanwhile (its writes wait). A wiring that stops reading then holds at most

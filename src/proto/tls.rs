@@ -57,6 +57,9 @@ pub struct TlsSession {
     inner: Session,
     /// The inner session was chosen by ALPN (done once the handshake ends).
     chosen: bool,
+    /// The client sent close_notify while the inner session owed answers other threads are
+    /// running: the close comes once they have gone.
+    peer_closed: bool,
     /// Plaintext the inner session produced, reused.
     plain_out: Vec<u8>,
     /// Ciphertext not given to rustls yet: the output reached its bound ([`Each::room`]).
@@ -114,6 +117,7 @@ impl TlsSession {
             tls: ServerConnection::new(cfg)?,
             inner,
             chosen: false,
+            peer_closed: false,
             plain_out: Vec::new(),
             cipher: Vec::new(),
             held: false,
@@ -218,7 +222,8 @@ impl TlsSession {
             }
             n = match self.tls.reader().read(&mut buf) {
                 Ok(0) => {
-                    fed.close = true;
+                    self.peer_closed = true;
+                    fed.close = !self.inner.answers_owed();
                     return true;
                 }
                 Ok(n) => n,
@@ -237,9 +242,15 @@ impl TlsSession {
         self.inner.window_held()
     }
 
-    /// The inner session reads no more until a response owed later has gone.
+    /// The inner session reads no more until a response owed later has gone (nor anything
+    /// once the client has closed).
     pub fn paused(&self) -> bool {
-        self.inner.paused()
+        self.inner.paused() || self.peer_closed
+    }
+
+    /// The inner session owes answers other threads are running.
+    pub fn answers_owed(&self) -> bool {
+        self.inner.answers_owed()
     }
 
     /// Input held: ciphertext not given to rustls yet, and the inner session's.
@@ -272,7 +283,8 @@ impl TlsSession {
             each,
         };
         let hook: &mut dyn Each = &mut hook;
-        let fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
+        let mut fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
+        fed.close |= self.peer_closed && !self.inner.answers_owed();
         self.seal(out, fed)
     }
 

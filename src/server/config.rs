@@ -62,7 +62,9 @@ pub struct ServeArgs {
     /// resp and memcache: the keyed store, `owned` (one thread's table, no lock: only for a
     /// design with one thread that touches data), `locked` (one table behind one lock) or
     /// `striped:N` (N tables by key hash, a lock each, as memcached's item locks; MSET takes
-    /// its stripes in order and is atomic) [default: the design's own, see `muxlab models`].
+    /// its stripes in order and is atomic) or `sharded` (multi-reactor and dispatch: a table
+    /// per worker loop, a command for another worker's key sent to it and answered later)
+    /// [default: the design's own, see `muxlab models`].
     #[arg(long = "store")]
     pub store_kind: Option<crate::store::Kind>,
     /// resp and memcache: the most keys the store holds; past it, a new key evicts by

@@ -136,6 +136,9 @@ pub fn on_later(
         }
     };
     w.counters.add(Counter::Requests, fed.requests);
+    if fed.errors > 0 {
+        w.counters.add(Counter::KeyedErrors, u64::from(fed.errors));
+    }
     if fed.streams != Default::default() {
         count_streams(w, fed.streams);
     }

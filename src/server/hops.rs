@@ -39,6 +39,10 @@ pub struct Hop {
     from: usize,
 }
 
+/// The most keys of a read one hop carries: what one answer holds is bounded by this many
+/// values.
+const RUN: usize = 16;
+
 /// Tickets of the commands sent, one process's: an answer names the slot it fills (a
 /// connection that closed, or a descriptor reused since, has no slot of that ticket).
 static TICKETS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -183,9 +187,19 @@ impl Hops {
                 Op::Set { key, .. } | Op::Incr { key, .. } | Op::Expire { key, .. } | Op::Ttl { key } => {
                     store.owner(key)
                 }
+                Op::Del { keys } | Op::Exists { keys } if keys.len() == 1 => store.owner(keys.get(0)),
                 Op::Get { keys, first } => return self.read(w, conn, store, keys, first, r),
+                Op::Ping { .. } => w.index,
                 // Writes and counts of many keys, and the commands of the whole keyspace:
-                // the store takes the shards they touch, in order, here.
+                // the store takes the shards they touch, in order, here, once the
+                // connection's commands sent to owners have been answered (it must not
+                // overtake them: `SET k v` sent to k's owner, then `MSET k w` here).
+                _ if !r.settled() => {
+                    return Outcome {
+                        wait: true,
+                        ..Outcome::default()
+                    }
+                }
                 _ => w.index,
             },
         };
@@ -202,8 +216,10 @@ impl Hops {
         }
     }
 
-    /// A read of many keys, split into runs of keys with one owner: each run here or at its
-    /// owner, in order; it stops, as a read here does, where the output is full.
+    /// A read of many keys, split into runs of keys with one owner (at most [`RUN`] keys a
+    /// run): each run here or at its owner, in order; it stops, as a read here does, where
+    /// the output is full or the connection owes as many answers as it may
+    /// ([`crate::proto::keyed::Replies::full`]), after one run at least.
     fn read(
         &self,
         w: Here,
@@ -221,7 +237,7 @@ impl Hops {
             }
             let owner = store.owner(keys.get(i));
             let mut j = i + 1;
-            while j < keys.len() && store.owner(keys.get(j)) == owner {
+            while j < keys.len() && j - i < RUN && store.owner(keys.get(j)) == owner {
                 j += 1;
             }
             let part = Op::Get {

@@ -165,8 +165,13 @@ impl Keyspace {
         self.expiring -= usize::from(e.expires.is_some());
     }
 
-    /// Writes `key`'s value, flags, version and expiry, room made for it first.
-    pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32, cas: u64, expires: Option<Instant>) {
+    /// Writes `key`'s value, flags, version and expiry, room made for it first: `false`
+    /// (nothing written, nothing evicted) where the entry alone is past `--max-memory`, as
+    /// redis refuses it.
+    pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32, cas: u64, expires: Option<Instant>) -> bool {
+        if self.bounds.max_bytes.is_some_and(|m| cost(key.len(), value.len()) > m) {
+            return false;
+        }
         let old = self.map.get(key).map(|e| e.value.len());
         let grows = match old {
             Some(old) => value.len().saturating_sub(old),
@@ -195,6 +200,7 @@ impl Keyspace {
             }
         }
         self.set_expiry(key, expires);
+        true
     }
 
     /// Rewrites `key`'s value in place (an increment): `write` is given it emptied.
@@ -205,6 +211,8 @@ impl Keyspace {
         write(&mut e.value);
         e.cas = cas;
         self.bytes = self.bytes + e.value.len() - before;
+        // A count is a few bytes: what it grew by comes out of the others.
+        self.make_room(false, 0, key);
     }
 
     /// `key` (present) expires at `at`, or never.
@@ -221,12 +229,9 @@ impl Keyspace {
         // live ones, the due times are made again from the entries (amortised: it takes as
         // many writes again before the next time).
         if self.due.len() > 2 * self.expiring + 1024 {
-            self.due = Timers::new();
-            for (k, e) in &self.map {
-                if let Some(at) = e.expires {
-                    self.due.arm(at, k.clone());
-                }
-            }
+            let map = &self.map;
+            self.due
+                .rebuild(|at, k| map.get(k).is_some_and(|e| e.expires == Some(at)));
         }
     }
 
@@ -257,6 +262,7 @@ impl Keyspace {
             (new && ks.bounds.max_keys.is_some_and(|m| ks.map.len() >= m))
                 || ks.bounds.max_bytes.is_some_and(|m| ks.bytes + grows > m)
         };
+        // (A value that grew in place is already counted: `grows` is 0 and the bytes over.)
         while over(self) && self.map.len() > usize::from(!new) {
             let Some(i) = self.lru_sample(keep) else { continue };
             self.drop_at(i);
@@ -352,8 +358,16 @@ mod tests {
             assert!(ks.bytes() <= cap && ks.bytes() == counted(&ks), "at {i}");
         }
         // A value that grows evicts others, never itself.
-        ks.put(b"k0999", &[b'y'; 5000], 0, 2, None);
+        assert!(ks.put(b"k0999", &[b'y'; 5000], 0, 2, None));
         assert!(ks.bytes() <= cap && ks.live(b"k0999", t0).is_some());
         assert_eq!(ks.bytes(), counted(&ks));
+        // An entry past the bound alone is refused, and evicts nothing; a value rewritten
+        // longer makes its room too.
+        let (before, keys) = (ks.bytes(), ks.len());
+        assert!(!ks.put(b"huge", &vec![b'z'; cap], 0, 3, None));
+        assert_eq!((ks.bytes(), ks.len()), (before, keys));
+        ks.put(b"k0999", &vec![b'y'; cap - cost(5, 0)], 0, 4, None);
+        ks.rewrite(b"k0999", 5, |v| v.extend_from_slice(&[b'y'; 10]));
+        assert!(ks.bytes() <= cap + 10, "{}", ks.bytes());
     }
 }

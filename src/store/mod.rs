@@ -1,7 +1,7 @@
 //! store: the keyed state a server keeps for RESP and memcache (`--proto resp|memcache`), below
 //! the models, which pick a kind and never touch a table themselves.
 //!
-//! Three kinds ([`Kind`], `--store`):
+//! Four kinds ([`Kind`], `--store`):
 //! - `owned`: one table and no lock, the table of the one thread that touches data (redis's
 //!   design: its events "are basically memory look-ups"). Only for designs with one such
 //!   thread; a design with more is refused it.

@@ -128,7 +128,10 @@ impl Striped {
                     o.add(guards[g].run(set, now, &mut Count(0)));
                 }
                 drop(guards);
-                r.done(true);
+                match o.error {
+                    false => r.done(true),
+                    true => r.error(KeyedError::OutOfMemory),
+                }
                 o
             }
             Op::DbSize => {

@@ -146,22 +146,36 @@ impl Table {
                     When::Absent => !present,
                     When::Present => present,
                 };
-                match (applies, ttl.map(|t| now.checked_add(t))) {
+                let stored = match (applies, ttl.map(|t| now.checked_add(t))) {
                     // Already past (memcache's negative time): no value, the old one gone.
                     (true, Some(Some(at))) if at <= now => {
                         self.keys.remove_live(key, now);
+                        true
                     }
                     (true, Some(at)) => self.put(key, value, flags, Some(at.unwrap_or(far(now)))),
                     (true, None) => self.put(key, value, flags, None),
-                    (false, _) => {}
+                    (false, _) => true,
+                };
+                match stored {
+                    true => r.done(applies),
+                    false => {
+                        o.error = true;
+                        r.error(KeyedError::OutOfMemory);
+                    }
                 }
-                r.done(applies);
             }
             Op::MSet { pairs } => {
+                let mut stored = true;
                 for k in (0..pairs.len() / 2).map(|i| 2 * i) {
-                    self.put(pairs.get(k), pairs.get(k + 1), 0, None);
+                    stored &= self.put(pairs.get(k), pairs.get(k + 1), 0, None);
                 }
-                r.done(true);
+                match stored {
+                    true => r.done(true),
+                    false => {
+                        o.error = true;
+                        r.error(KeyedError::OutOfMemory);
+                    }
+                }
             }
             Op::Del { keys } => {
                 let n = keys.iter().filter(|k| self.keys.remove_live(k, now)).count();
@@ -233,9 +247,10 @@ impl Table {
         self.cas
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8], flags: u32, expires: Option<Instant>) {
+    /// Writes `key`: `false` where the entry alone is past the store's bound.
+    fn put(&mut self, key: &[u8], value: &[u8], flags: u32, expires: Option<Instant>) -> bool {
         let cas = self.next_cas();
-        self.keys.put(key, value, flags, cas, expires);
+        self.keys.put(key, value, flags, cas, expires)
     }
 
     /// Adds `by` to the integer at `key`: its new value; `None` where the key is missing and
@@ -245,10 +260,10 @@ impl Table {
         let Some(e) = self.keys.live(key, now) else {
             return match counting {
                 Counting::Unsigned { .. } => Ok(None),
-                Counting::Signed => {
-                    self.put(key, by.to_string().as_bytes(), 0, None);
-                    Ok(Some(by))
-                }
+                Counting::Signed => match self.put(key, by.to_string().as_bytes(), 0, None) {
+                    true => Ok(Some(by)),
+                    false => Err(KeyedError::OutOfMemory),
+                },
             };
         };
         let text = std::str::from_utf8(e.item().value).map_err(|_| KeyedError::NotInteger)?;

@@ -42,6 +42,16 @@ impl<'o> Sink<'o> {
         }
     }
 
+    /// No answer is owed.
+    pub(crate) fn settled(&self) -> bool {
+        self.slots.as_deref().is_none_or(Slots::is_empty)
+    }
+
+    /// Answers owed reach [`MAX_WAITING`]: no more may be asked for.
+    pub(crate) fn owed_full(&self) -> bool {
+        self.slots.as_deref().is_some_and(|s| s.len() >= MAX_WAITING)
+    }
+
     /// Bytes of replies not sent: the output's and those behind slots.
     pub(crate) fn len(&self) -> usize {
         self.out.len() + self.slots.as_deref().map_or(0, Slots::held)

@@ -291,6 +291,8 @@ pub enum KeyedError {
     Overflow,
     /// The server keeps no keyed state (a hook without a store).
     NoStore,
+    /// The value alone is past the store's bound (`--max-memory`, its share of it).
+    OutOfMemory,
 }
 
 /// How a store answers a command: the session encodes each call in its protocol (it knows
@@ -315,6 +317,10 @@ pub trait Replies {
     fn form(&self) -> Option<Form> {
         None
     }
+    /// No answer of the connection's is owed by another thread.
+    fn settled(&self) -> bool {
+        true
+    }
     /// Part of the answer comes later, under `ticket` (the hook handed the command, or some
     /// of its keys, to another thread): what is written next goes behind it.
     fn later(&mut self, ticket: u64) {
@@ -335,6 +341,9 @@ pub struct Outcome {
     /// evicted to stay within its bounds.
     pub expired: u32,
     pub evicted: u32,
+    /// It did not run: it must wait until the connection's answers owed by other threads
+    /// have come (a command of many keys run here must not overtake them).
+    pub wait: bool,
 }
 
 impl Outcome {

@@ -64,6 +64,16 @@ struct Skip {
     args: usize,
 }
 
+/// How far a command went.
+enum Step {
+    Done,
+    /// A read of many keys stopped at the bound on output: it goes on from its next key when
+    /// fed again.
+    Partly,
+    /// It must wait for the answers owed ([`crate::proto::keyed::Outcome::wait`]).
+    Wait,
+}
+
 /// What the input holds next.
 enum Parsed {
     /// Not all of the next command yet.
@@ -108,9 +118,9 @@ impl RespSession {
         !self.slots.is_empty()
     }
 
-    /// It takes no more input until an answer owed comes.
+    /// It takes no more input until an answer owed comes (or, closing, at all).
     pub fn paused(&self) -> bool {
-        self.waiting
+        self.waiting || (self.closed && !self.slots.is_empty())
     }
 
     /// The answer of `ticket` came (through `each`): it goes out in its place, with what
@@ -133,7 +143,15 @@ impl RespSession {
         self.input.looked
     }
 
+    /// Takes `input`, answering what it can through `each` into `out`. A close it asks for
+    /// (a broken stream) waits for the answers other threads owe it: those go first.
     pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = self.take(input, out, each);
+        fed.close &= self.slots.is_empty();
+        fed
+    }
+
+    fn take<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
         let mut fed = Fed::default();
         if self.closed {
             fed.close = true;
@@ -164,13 +182,17 @@ impl RespSession {
             match self.parse() {
                 Parsed::Incomplete => break,
                 Parsed::Nothing(end) => self.input.to(end),
-                Parsed::Command(end) => {
-                    if !self.run(out, each, &mut fed) {
+                Parsed::Command(end) => match self.run(out, each, &mut fed) {
+                    Step::Done => self.input.to(end),
+                    Step::Partly => {
                         self.holding = true;
                         break;
                     }
-                    self.input.to(end);
-                }
+                    Step::Wait => {
+                        self.waiting = true;
+                        break;
+                    }
+                },
                 Parsed::Broken(why) => {
                     error(self.slots.tail(out), &format!("Protocol error: {why}"));
                     fed.requests += 1;
@@ -349,14 +371,12 @@ impl RespSession {
 
     /// Runs the command in `spans`: parsed into an op for the hook, or answered with the
     /// protocol's error.
-    /// `false` while a read of many keys has stopped at the bound on output (it goes on
-    /// from its next key when fed again).
-    fn run<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
+    fn run<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> Step {
         let args = self.input.args();
         let resume = self.answered as usize;
         let mut sink = Sink::new(out, &mut self.slots);
         let Some((verb, op)) = command_of(args, sink.buf(), fed) else {
-            return true;
+            return Step::Done;
         };
         if verb == Verb::MGet && resume == 0 {
             reply::head(sink.buf(), b'*', args.len() as i64 - 1);
@@ -375,10 +395,13 @@ impl RespSession {
         let pushed = sink.pushed();
         let mut r = Reply { sink, verb, limit };
         let o = each.command(op, &mut r);
+        if o.wait {
+            return Step::Wait;
+        }
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
             self.answered = answered as u32;
-            return false;
+            return Step::Partly;
         }
         self.answered = 0;
         // A command with an answer to come is counted once that has gone out.
@@ -387,7 +410,7 @@ impl RespSession {
             false => r.sink.ends_command(),
         }
         fed.errors += u32::from(o.error);
-        true
+        Step::Done
     }
 }
 

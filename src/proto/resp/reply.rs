@@ -56,18 +56,24 @@ impl Replies for Reply<'_> {
     }
 
     fn error(&mut self, e: KeyedError) {
-        error(
-            self.sink.buf(),
-            match e {
-                KeyedError::NotInteger => "value is not an integer or out of range",
-                KeyedError::Overflow => "increment or decrement would overflow",
-                KeyedError::NoStore => "this server keeps no keyed state",
-            },
-        );
+        let out = self.sink.buf();
+        match e {
+            KeyedError::NotInteger => error(out, "value is not an integer or out of range"),
+            KeyedError::Overflow => error(out, "increment or decrement would overflow"),
+            KeyedError::NoStore => error(out, "this server keeps no keyed state"),
+            // redis's own error class, not ERR.
+            KeyedError::OutOfMemory => {
+                out.extend_from_slice(b"-OOM command not allowed when used memory > 'maxmemory'.\r\n")
+            }
+        }
     }
 
     fn full(&self) -> bool {
-        self.sink.len() >= self.limit
+        self.sink.len() >= self.limit || self.sink.owed_full()
+    }
+
+    fn settled(&self) -> bool {
+        self.sink.settled()
     }
 
     fn text(&mut self, text: &str) {

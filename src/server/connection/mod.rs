@@ -288,7 +288,7 @@ impl Connection {
             if self.sent < self.out.len() {
                 return Next::Send;
             }
-            if self.closing || (self.peer_finished && !self.session.holding() && !self.session.owes()) {
+            if self.closing || (self.peer_finished && !self.session.holding() && !self.session.answers_owed()) {
                 return Next::Close;
             }
             if self.session.due().is_some_and(|d| d <= now) {
