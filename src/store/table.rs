@@ -139,31 +139,13 @@ impl Table {
                 flags,
                 ttl,
                 when,
-            } => {
-                let present = self.keys.live(key, now).is_some();
-                let applies = match when {
-                    When::Always => true,
-                    When::Absent => !present,
-                    When::Present => present,
-                };
-                let stored = match (applies, ttl.map(|t| now.checked_add(t))) {
-                    // Already past (memcache's negative time): no value, the old one gone.
-                    (true, Some(Some(at))) if at <= now => {
-                        self.keys.remove_live(key, now);
-                        true
-                    }
-                    (true, Some(at)) => self.put(key, value, flags, Some(at.unwrap_or(far(now)))),
-                    (true, None) => self.put(key, value, flags, None),
-                    (false, _) => true,
-                };
-                match stored {
-                    true => r.done(applies),
-                    false => {
-                        o.error = true;
-                        r.error(KeyedError::OutOfMemory);
-                    }
+            } => match self.set(key, value, flags, ttl, when, now) {
+                Ok(applied) => r.done(applied),
+                Err(e) => {
+                    o.error = true;
+                    r.error(e);
                 }
-            }
+            },
             Op::MSet { pairs } => {
                 let mut stored = true;
                 for k in (0..pairs.len() / 2).map(|i| 2 * i) {
@@ -216,6 +198,39 @@ impl Table {
             Op::Info => info(r, self.keys.len(), self.keys.expiring()),
         }
         o
+    }
+
+    /// A write of `key` that applies as `when` says, to expire `ttl` from `now`: whether it
+    /// applied, or the error of a value past the store's bound alone.
+    fn set(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        ttl: Option<std::time::Duration>,
+        when: When,
+        now: Instant,
+    ) -> Result<bool, KeyedError> {
+        let present = self.keys.live(key, now).is_some();
+        let applies = match when {
+            When::Always => true,
+            When::Absent => !present,
+            When::Present => present,
+        };
+        let stored = match (applies, ttl.map(|t| now.checked_add(t))) {
+            // Already past (memcache's negative time): no value, the old one gone.
+            (true, Some(Some(at))) if at <= now => {
+                self.keys.remove_live(key, now);
+                true
+            }
+            (true, Some(at)) => self.put(key, value, flags, Some(at.unwrap_or(far(now)))),
+            (true, None) => self.put(key, value, flags, None),
+            (false, _) => true,
+        };
+        match stored {
+            true => Ok(applies),
+            false => Err(KeyedError::OutOfMemory),
+        }
     }
 
     /// `key` expires at `at` (never: `None`; a time already past deletes it, as redis does):

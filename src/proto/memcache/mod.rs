@@ -8,17 +8,23 @@
 //! (as memcached does); a key over 250 bytes or a malformed line gets `CLIENT_ERROR`; a line
 //! past 64 KiB, or a data block not ended by CRLF, cannot be resynchronised: an error, and the
 //! connection closes.
+//!
+//! The parts: this file frames the input (lines, data blocks, the skip past a bound),
+//! `command` turns a command line into its op, `reply` encodes what the store answers.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+mod command;
+mod reply;
 
-use super::keyed::{decimal, Args, Counting, Form, Input, Item, KeyedError, Op, Outcome, Replies, Sink, Slots, When};
+use super::keyed::{Input, Op, Sink, Slots};
 use super::{Each, Fed};
+pub use command::Verb;
+use command::{number, op, Other};
+pub(crate) use reply::encode;
+use reply::{say, Reply};
 
 /// The longest command line, and the longest key (memcached's).
 const MAX_LINE: usize = 64 * 1024;
 const MAX_KEY: usize = 250;
-/// Expiry times past this many seconds are Unix times, not durations (memcached's 30 days).
-const RELATIVE_MAX: i64 = 60 * 60 * 24 * 30;
 
 /// One connection's memcache session.
 #[derive(Debug)]
@@ -322,78 +328,6 @@ impl McSession {
     }
 }
 
-/// The op the command in `args` asks for (`n` of them, `noreply` left out; a storage
-/// command's data at `data` of `buf`), or what else it is.
-fn op<'a>(buf: &'a [u8], args: Args<'a>, n: usize, data: Option<(usize, usize)>) -> Result<(Verb, Op<'a>), Other> {
-    {
-        const BAD: Other = Other::Refused("CLIENT_ERROR bad command line format");
-        let name = args.get(0);
-        Ok(match name {
-            b"get" | b"gets" if n >= 2 => (
-                if name == b"gets" { Verb::Gets } else { Verb::Get },
-                Op::Get {
-                    keys: args.from(1),
-                    first: true,
-                },
-            ),
-            b"set" | b"add" | b"replace" => {
-                let (Some(flags), Some(exptime), Some((a, b))) = (number(args.get(2)), number(args.get(3)), data)
-                else {
-                    return Err(BAD);
-                };
-                let flags = u32::try_from(flags).map_err(|_| BAD)?;
-                let when = match name {
-                    b"add" => When::Absent,
-                    b"replace" => When::Present,
-                    _ => When::Always,
-                };
-                let op = Op::Set {
-                    key: args.get(1),
-                    value: &buf[a..b],
-                    flags,
-                    ttl: ttl(exptime),
-                    when,
-                };
-                (Verb::Store, op)
-            }
-            // `delete k 0`: the hold time older clients send, which memcached takes if 0.
-            b"delete" if n == 2 || (n == 3 && args.get(2) == b"0") => (
-                Verb::Delete,
-                Op::Del {
-                    keys: args.from(1).take(1),
-                },
-            ),
-            b"incr" | b"decr" if n == 3 => {
-                let v = std::str::from_utf8(args.get(2))
-                    .ok()
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .ok_or(Other::Refused("CLIENT_ERROR invalid numeric delta argument"))?;
-                let op = Op::Incr {
-                    key: args.get(1),
-                    by: v as i64,
-                    counting: Counting::Unsigned { down: name == b"decr" },
-                };
-                (Verb::Incr, op)
-            }
-            b"touch" if n == 3 => {
-                let exptime = number(args.get(2)).ok_or(BAD)?;
-                let op = Op::Expire {
-                    key: args.get(1),
-                    ttl: ttl(exptime),
-                };
-                (Verb::Touch, op)
-            }
-            b"flush_all" if n <= 2 => (Verb::Flush, Op::FlushAll),
-            b"version" => return Err(Other::Version),
-            b"quit" => return Err(Other::Quit),
-            // A get with no key is no command at all to memcached.
-            b"get" | b"gets" => return Err(Other::Refused("ERROR")),
-            b"delete" | b"incr" | b"decr" | b"touch" | b"flush_all" => return Err(BAD),
-            _ => return Err(Other::Refused("ERROR")),
-        })
-    }
-}
-
 /// How far a command went.
 enum Ran {
     Done,
@@ -403,175 +337,4 @@ enum Ran {
     Wait,
     /// `quit`.
     Close,
-}
-
-/// A command that is no op for the store.
-enum Other {
-    Quit,
-    Version,
-    /// Answered with this error line.
-    Refused(&'static str),
-}
-
-/// The commands it knows, as their replies differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Get,
-    Gets,
-    Store,
-    Delete,
-    Incr,
-    Touch,
-    Flush,
-}
-
-/// A decimal integer.
-fn number(word: &[u8]) -> Option<i64> {
-    std::str::from_utf8(word).ok()?.parse().ok()
-}
-
-/// memcached's expiry time: 0 never, up to 30 days a duration, past that a Unix time, below
-/// zero already past.
-fn ttl(exptime: i64) -> Option<Duration> {
-    match exptime {
-        0 => None,
-        t if t < 0 => Some(Duration::ZERO),
-        t if t <= RELATIVE_MAX => Some(Duration::from_secs(t as u64)),
-        t => {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs() as i64;
-            Some(Duration::from_secs(t.saturating_sub(now).max(0) as u64))
-        }
-    }
-}
-
-fn say(out: &mut Vec<u8>, line: &str) {
-    out.extend_from_slice(line.as_bytes());
-    out.extend_from_slice(b"\r\n");
-}
-
-/// A command's reply in memcache's text protocol.
-struct Reply<'o> {
-    sink: Sink<'o>,
-    verb: Verb,
-    /// The command said `noreply`: what it answers goes to `scratch`, dropped.
-    noreply: bool,
-    scratch: Vec<u8>,
-    /// How far the output may grow (`--max-output`).
-    limit: usize,
-}
-
-impl Reply<'_> {
-    fn out(&mut self) -> &mut Vec<u8> {
-        match self.noreply {
-            true => {
-                self.scratch.clear();
-                &mut self.scratch
-            }
-            false => self.sink.buf(),
-        }
-    }
-}
-
-/// Runs `run` with memcache's encoder for `verb` over `sink` (another thread answering a
-/// command later).
-pub(crate) fn encode(
-    verb: Verb,
-    noreply: bool,
-    sink: Sink<'_>,
-    run: impl FnOnce(&mut dyn Replies) -> Outcome,
-) -> Outcome {
-    run(&mut Reply {
-        sink,
-        verb,
-        noreply,
-        scratch: Vec::new(),
-        limit: usize::MAX,
-    })
-}
-
-impl Replies for Reply<'_> {
-    fn value(&mut self, key: &[u8], item: Option<Item<'_>>) {
-        let verb = self.verb;
-        let out = self.out();
-        match (verb, item) {
-            (Verb::Get | Verb::Gets, Some(i)) => {
-                out.extend_from_slice(b"VALUE ");
-                out.extend_from_slice(key);
-                out.push(b' ');
-                decimal(out, u64::from(i.flags));
-                out.push(b' ');
-                decimal(out, i.value.len() as u64);
-                if verb == Verb::Gets {
-                    out.push(b' ');
-                    decimal(out, i.cas);
-                }
-                out.extend_from_slice(b"\r\n");
-                out.extend_from_slice(i.value);
-                out.extend_from_slice(b"\r\n");
-            }
-            (Verb::Get | Verb::Gets, None) => {}
-            // An increment of a key that is not there.
-            (_, _) => say(out, "NOT_FOUND"),
-        }
-    }
-
-    fn int(&mut self, n: i64) {
-        let verb = self.verb;
-        let out = self.out();
-        match verb {
-            Verb::Delete => say(out, if n > 0 { "DELETED" } else { "NOT_FOUND" }),
-            // memcache's counters are unsigned: the bits of the store's result.
-            _ => {
-                decimal(out, n as u64);
-                out.extend_from_slice(b"\r\n");
-            }
-        }
-    }
-
-    fn done(&mut self, applied: bool) {
-        let line = match (self.verb, applied) {
-            (Verb::Store, true) => "STORED",
-            (Verb::Store, false) => "NOT_STORED",
-            (Verb::Touch, true) => "TOUCHED",
-            (Verb::Touch, false) => "NOT_FOUND",
-            _ => "OK",
-        };
-        say(self.out(), line);
-    }
-
-    fn error(&mut self, e: KeyedError) {
-        say(
-            self.out(),
-            match e {
-                KeyedError::NotInteger | KeyedError::Overflow => {
-                    "CLIENT_ERROR cannot increment or decrement non-numeric value"
-                }
-                KeyedError::NoStore => "SERVER_ERROR this server keeps no keyed state",
-                KeyedError::OutOfMemory => "SERVER_ERROR out of memory storing object",
-            },
-        );
-    }
-
-    fn text(&mut self, text: &str) {
-        say(self.out(), text);
-    }
-
-    fn full(&self) -> bool {
-        self.sink.len() >= self.limit || self.sink.owed_full()
-    }
-
-    fn settled(&self) -> bool {
-        self.sink.settled()
-    }
-
-    fn form(&self) -> Option<Form> {
-        Some(Form::Memcache(self.verb, self.noreply))
-    }
-
-    fn later(&mut self, ticket: u64) {
-        self.sink.later(ticket);
-    }
 }
