@@ -379,7 +379,7 @@ fn print_models(json: bool) {
             .map(|m| {
                 serde_json::json!({"name": m.name, "family": m.family.name(), "mechanism": m.mechanism,
                     "product": m.product, "seed": m.seed, "one_conn_per_worker": m.one_conn_per_worker,
-                    "streams": m.streams.says(), "store": m.data.says(),
+                    "streams": m.streams.says(), "store": m.data.says(), "sharded": m.shards,
                     "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>()})
             })
             .collect();
@@ -399,7 +399,11 @@ fn print_models(json: bool) {
         if m.streams != crate::server::Streams::Timers {
             notes.push(m.streams.says().into());
         }
-        notes.push(format!("store: {}", m.data.says()));
+        notes.push(match (m.shards, m.extra_threads > 0) {
+            (true, _) => format!("store: {}; or sharded (a table per worker loop)", m.data.says()),
+            (_, true) => "store: owned by the executor thread (it runs every command)".into(),
+            _ => format!("store: {}", m.data.says()),
+        });
         let notes = if notes.is_empty() {
             String::new()
         } else {
