@@ -22,6 +22,8 @@ mod tests;
 use std::fmt;
 use std::time::Instant;
 
+use keyed::Framing;
+
 /// Which protocol a server speaks (the `--proto` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Proto {
@@ -356,8 +358,8 @@ impl Session {
             Session::Packet(s) => s.holding(),
             Session::Tls(s) => s.holding(),
             Session::H2(s) => s.holding(),
-            Session::Resp(s) => s.holding(),
-            Session::Memcache(s) => s.holding(),
+            Session::Resp(s) => s.core().holding(),
+            Session::Memcache(s) => s.core().holding(),
             Session::Detect(_) => false,
         }
     }
@@ -371,8 +373,8 @@ impl Session {
             Session::Packet(s) => s.trim(),
             Session::Tls(s) => s.trim(),
             Session::H2(s) => s.trim(),
-            Session::Resp(s) => s.trim(),
-            Session::Memcache(s) => s.trim(),
+            Session::Resp(s) => s.core_mut().trim(),
+            Session::Memcache(s) => s.core_mut().trim(),
             Session::Detect(_) => 0,
         }
     }
@@ -404,8 +406,8 @@ impl Session {
             Session::Http(s) => s.owes(),
             Session::Tls(s) => s.owes(),
             Session::H2(s) => s.owes(),
-            Session::Resp(s) => s.owes(),
-            Session::Memcache(s) => s.owes(),
+            Session::Resp(s) => s.core().owes(),
+            Session::Memcache(s) => s.core().owes(),
             _ => false,
         }
     }
@@ -415,8 +417,8 @@ impl Session {
     /// is not held so: HTTP/1.x reads nothing while it owes, HTTP/2 needs its peer's window).
     pub fn answers_owed(&self) -> bool {
         match self {
-            Session::Resp(s) => s.owes(),
-            Session::Memcache(s) => s.owes(),
+            Session::Resp(s) => s.core().owes(),
+            Session::Memcache(s) => s.core().owes(),
             Session::Tls(s) => s.answers_owed(),
             _ => false,
         }
@@ -431,8 +433,8 @@ impl Session {
         match self {
             Session::Http(s) => s.paused(),
             Session::Tls(s) => s.paused(),
-            Session::Resp(s) => s.paused(),
-            Session::Memcache(s) => s.paused(),
+            Session::Resp(s) => s.core().paused(),
+            Session::Memcache(s) => s.core().paused(),
             _ => false,
         }
     }
@@ -453,8 +455,8 @@ impl Session {
         match self {
             Session::Http(s) => s.behind(),
             Session::Tls(s) => s.behind(),
-            Session::Resp(s) => s.behind(),
-            Session::Memcache(s) => s.behind(),
+            Session::Resp(s) => s.core().behind(),
+            Session::Memcache(s) => s.core().behind(),
             _ => 0,
         }
     }
@@ -480,8 +482,8 @@ impl Session {
             Session::Http(s) => s.complete(ticket, out, each),
             Session::Tls(s) => s.complete(ticket, out, each),
             Session::H2(s) => s.complete(ticket, out, each),
-            Session::Resp(s) => s.complete(ticket, out, each),
-            Session::Memcache(s) => s.complete(ticket, out, each),
+            Session::Resp(s) => keyed::complete(s, ticket, out, each),
+            Session::Memcache(s) => keyed::complete(s, ticket, out, each),
             _ => Fed::default(),
         }
     }
@@ -525,8 +527,8 @@ impl Session {
             Session::Packet(s) => s.feed(input, out, each),
             Session::Tls(s) => s.feed(input, out, each),
             Session::H2(s) => s.feed(input, out, each),
-            Session::Resp(s) => s.feed(input, out, each),
-            Session::Memcache(s) => s.feed(input, out, each),
+            Session::Resp(s) => keyed::feed(s, input, out, each),
+            Session::Memcache(s) => keyed::feed(s, input, out, each),
             Session::Detect(d) => {
                 let preface = h2::frame::PREFACE;
                 if d.line.is_empty() {

@@ -2,7 +2,7 @@
 //! protocols' errors at their bounds, and the output bound for a client that never reads.
 
 use super::{Striped, Table};
-use crate::proto::keyed::{Op, Outcome, Replies};
+use crate::proto::keyed::{Framing, Op, Outcome, Replies};
 use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
 
 /// Runs commands against a table of its own (a server's `owned` store), the output bounded
@@ -313,8 +313,8 @@ fn trickled(proto: Proto, input: &[u8]) -> (String, usize) {
         s.feed_each(std::slice::from_ref(b), &mut out, &mut each);
     }
     let looked = match &s {
-        Session::Resp(r) => r.looked(),
-        Session::Memcache(m) => m.looked(),
+        Session::Resp(r) => r.core().input.looked,
+        Session::Memcache(m) => m.core().input.looked,
         _ => unreachable!(),
     };
     (String::from_utf8_lossy(&out).into_owned(), looked)

@@ -9,12 +9,14 @@
 
 mod later;
 mod owned;
+mod session;
 
 pub use later::Form;
 #[cfg(test)]
 pub(crate) use later::MAX_WAITING;
 pub(crate) use later::{Sink, Slots};
 pub use owned::OwnedOp;
+pub(crate) use session::{complete, feed, Core, Framing};
 
 use std::time::Duration;
 

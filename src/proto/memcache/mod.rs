@@ -15,7 +15,7 @@
 mod command;
 mod reply;
 
-use super::keyed::{Input, Op, Sink, Slots};
+use super::keyed::{Core, Framing, Op, Sink};
 use super::{Each, Fed};
 pub use command::Verb;
 use command::{number, op, Other};
@@ -29,19 +29,11 @@ const MAX_KEY: usize = 250;
 /// One connection's memcache session.
 #[derive(Debug)]
 pub struct McSession {
-    /// Input not run yet, and the spans of the command being run.
-    input: Input,
+    /// The input, the answers owed, why it stopped: what RESP's session keeps too.
+    core: Core,
     /// Bytes of a data block past `--max-value` still to drop.
     skip: usize,
-    /// Keys of the get being answered already answered: it stopped at the bound on output.
-    answered: u32,
-    holding: bool,
-    /// Answers other threads owe, in order, with the replies behind them.
-    slots: Slots,
-    /// Stopped for answers owed: it takes no more until one comes.
-    waiting: bool,
     max_value: usize,
-    closed: bool,
 }
 
 /// What the input holds next.
@@ -68,139 +60,20 @@ enum Parsed {
 impl McSession {
     pub fn new(max_value: usize) -> McSession {
         McSession {
-            input: Input::default(),
+            core: Core::default(),
             skip: 0,
-            answered: 0,
-            holding: false,
-            slots: Slots::default(),
-            waiting: false,
             max_value,
-            closed: false,
         }
-    }
-
-    /// Stopped at the bound on output with commands still to run.
-    pub fn holding(&self) -> bool {
-        self.holding
-    }
-
-    /// Bytes of input held, not run yet.
-    pub fn behind(&self) -> usize {
-        self.input.behind()
-    }
-
-    /// Answers are owed by other threads.
-    pub fn owes(&self) -> bool {
-        !self.slots.is_empty()
-    }
-
-    /// It takes no more input until an answer owed comes (or, closing, at all).
-    pub fn paused(&self) -> bool {
-        self.waiting || (self.closed && !self.slots.is_empty())
-    }
-
-    /// The answer of `ticket` came (through `each`): it goes out in its place, with what
-    /// waited behind it, and the input held goes on.
-    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let ended = self.slots.answer(ticket, out, each);
-        let mut fed = self.feed(&[], out, each);
-        fed.requests += ended;
-        fed
-    }
-
-    /// Gives up the buffers a burst grew: the bytes given up.
-    pub fn trim(&mut self) -> usize {
-        self.input.trim()
-    }
-
-    /// The parse's work so far ([`Input`]'s count).
-    #[cfg(test)]
-    pub(crate) fn looked(&self) -> usize {
-        self.input.looked
-    }
-
-    /// Takes `input`, answering what it can through `each` into `out`. A close it asks for
-    /// (`quit`, a broken stream) waits for the answers other threads owe it: those go first.
-    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = self.take(input, out, each);
-        fed.close &= self.slots.is_empty();
-        fed
-    }
-
-    fn take<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        if self.closed {
-            fed.close = true;
-            return fed;
-        }
-        self.input.buf.extend_from_slice(input);
-        (self.holding, self.waiting) = (false, false);
-        loop {
-            let n = self.skip.min(self.input.buf.len() - self.input.pos);
-            (self.input.pos, self.skip) = (self.input.pos + n, self.skip - n);
-            if self.skip > 0 || !self.input.ready() {
-                break;
-            }
-            if self.slots.full(out.len(), each) {
-                self.waiting = true;
-                break;
-            }
-            if each.room(out.len()) == 0 {
-                self.holding = true;
-                break;
-            }
-            match self.parse() {
-                Parsed::Incomplete => break,
-                Parsed::Command { end, data } => match self.run(data, out, each, &mut fed) {
-                    Ran::Done => self.input.to(end),
-                    Ran::Partly => {
-                        self.holding = true;
-                        break;
-                    }
-                    Ran::Wait => {
-                        self.waiting = true;
-                        break;
-                    }
-                    Ran::Close => {
-                        fed.close = true;
-                        self.closed = true;
-                        break;
-                    }
-                },
-                Parsed::Refused(end, line) => {
-                    say(self.slots.tail(out), line);
-                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    self.input.to(end);
-                }
-                Parsed::TooLarge { at, skip, quiet } => {
-                    if !quiet {
-                        say(self.slots.tail(out), "SERVER_ERROR object too large for cache");
-                    }
-                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    self.input.to(at);
-                    self.skip = skip;
-                }
-                Parsed::Broken(line) => {
-                    say(self.slots.tail(out), line);
-                    (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                    fed.close = true;
-                    self.closed = true;
-                    break;
-                }
-            }
-        }
-        self.input.compact();
-        fed
     }
 
     fn parse(&mut self) -> Parsed {
-        self.input.spans.clear();
-        let nl = match self.input.line(MAX_LINE) {
+        self.core.input.spans.clear();
+        let nl = match self.core.input.line(MAX_LINE) {
             Ok(Some(nl)) => nl,
             Ok(None) => return Parsed::Incomplete,
             Err(()) => return Parsed::Broken("CLIENT_ERROR line too long"),
         };
-        let b = &self.input.buf[self.input.pos..];
+        let b = &self.core.input.buf[self.core.input.pos..];
         let line = &b[..nl];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let mut i = 0;
@@ -213,12 +86,13 @@ impl McSession {
             while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
                 i += 1;
             }
-            self.input
+            self.core
+                .input
                 .spans
-                .push(((self.input.pos + start) as u32, (self.input.pos + i) as u32));
+                .push(((self.core.input.pos + start) as u32, (self.core.input.pos + i) as u32));
         }
-        let end = self.input.pos + nl + 1;
-        let args = self.input.args();
+        let end = self.core.input.pos + nl + 1;
+        let args = self.core.input.args();
         if args.is_empty() {
             return Parsed::Refused(end, "ERROR");
         }
@@ -244,9 +118,9 @@ impl McSession {
                 quiet: args.len() == 6 && args.get(5) == b"noreply",
             };
         }
-        let rel = end - self.input.pos;
+        let rel = end - self.core.input.pos;
         if b.len() < rel + bytes + 2 {
-            self.input.wait(rel + bytes + 2);
+            self.core.input.wait(rel + bytes + 2);
             return Parsed::Incomplete;
         }
         if &b[rel + bytes..rel + bytes + 2] != b"\r\n" {
@@ -266,10 +140,10 @@ impl McSession {
         each: &mut F,
         fed: &mut Fed,
     ) -> Ran {
-        let args = self.input.args();
+        let args = self.core.input.args();
         let noreply = args.len() > 1 && args.get(args.len() - 1) == b"noreply";
-        let mut sink = Sink::new(out, &mut self.slots);
-        let (verb, op) = match op(&self.input.buf, args, args.len() - usize::from(noreply), data) {
+        let mut sink = Sink::new(out, &mut self.core.slots);
+        let (verb, op) = match op(&self.core.input.buf, args, args.len() - usize::from(noreply), data) {
             Ok(c) => c,
             Err(Other::Quit) => return Ran::Close,
             Err(other) => {
@@ -285,7 +159,7 @@ impl McSession {
                 return Ran::Done;
             }
         };
-        let resume = self.answered as usize;
+        let resume = self.core.answered as usize;
         let (op, keys) = match op {
             Op::Get { keys, .. } => (
                 Op::Get {
@@ -311,10 +185,10 @@ impl McSession {
         }
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
-            self.answered = answered as u32;
+            self.core.answered = answered as u32;
             return Ran::Partly;
         }
-        self.answered = 0;
+        self.core.answered = 0;
         fed.errors += u32::from(o.error);
         if matches!(verb, Verb::Get | Verb::Gets) && !noreply {
             say(r.sink.buf(), "END");
@@ -325,6 +199,64 @@ impl McSession {
             false => r.sink.ends_command(),
         }
         Ran::Done
+    }
+}
+
+impl Framing for McSession {
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn skipped(&mut self, _: &mut Vec<u8>, _: &mut Fed) -> bool {
+        let n = self.skip.min(self.core.input.buf.len() - self.core.input.pos);
+        (self.core.input.pos, self.skip) = (self.core.input.pos + n, self.skip - n);
+        self.skip == 0
+    }
+
+    fn next<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
+        match self.parse() {
+            Parsed::Incomplete => return false,
+            Parsed::Command { end, data } => match self.run(data, out, each, fed) {
+                Ran::Done => self.core.input.to(end),
+                Ran::Partly => {
+                    self.core.hold();
+                    return false;
+                }
+                Ran::Wait => {
+                    self.core.wait();
+                    return false;
+                }
+                Ran::Close => {
+                    fed.close = true;
+                    self.core.closed = true;
+                    return false;
+                }
+            },
+            Parsed::Refused(end, line) => {
+                say(self.core.slots.tail(out), line);
+                (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                self.core.input.to(end);
+            }
+            Parsed::TooLarge { at, skip, quiet } => {
+                if !quiet {
+                    say(self.core.slots.tail(out), "SERVER_ERROR object too large for cache");
+                }
+                (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                self.core.input.to(at);
+                self.skip = skip;
+            }
+            Parsed::Broken(line) => {
+                say(self.core.slots.tail(out), line);
+                (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
+                self.core.closed = true;
+                return false;
+            }
+        }
+        true
     }
 }
 

@@ -20,7 +20,7 @@
 mod command;
 mod reply;
 
-use super::keyed::{Input, Op, Sink, Slots};
+use super::keyed::{Core, Framing, Op, Sink};
 use super::{Each, Fed};
 use command::command_of;
 pub use command::Verb;
@@ -37,23 +37,14 @@ const MAX_HEADER: usize = 32;
 /// One connection's RESP session.
 #[derive(Debug)]
 pub struct RespSession {
-    /// Input not run yet, and the spans of the command being run.
-    input: Input,
+    /// The input, the answers owed, why it stopped: what memcache's session keeps too.
+    core: Core,
     /// The rest of a command past a bound, being dropped.
     skip: Option<Skip>,
     /// A multibulk command parsed in part: its argument count and where its next bulk begins
     /// (from the input's `pos`); the bulks before it are in the input's spans.
     partial: Option<(usize, usize)>,
-    /// Keys of the read being answered (GET, MGET) already answered: it stopped at the bound
-    /// on output.
-    answered: u32,
-    holding: bool,
-    /// Answers other threads owe, in order, with the replies behind them.
-    slots: Slots,
-    /// Stopped for answers owed: it takes no more until one comes.
-    waiting: bool,
     max_value: usize,
-    closed: bool,
 }
 
 /// What is left to drop of a command past a bound: this many bytes of the current bulk
@@ -91,135 +82,19 @@ enum Parsed {
 impl RespSession {
     pub fn new(max_value: usize) -> RespSession {
         RespSession {
-            input: Input::default(),
+            core: Core::default(),
             skip: None,
             partial: None,
-            answered: 0,
-            holding: false,
-            slots: Slots::default(),
-            waiting: false,
             max_value,
-            closed: false,
         }
-    }
-
-    /// Stopped at the bound on output with commands still to run.
-    pub fn holding(&self) -> bool {
-        self.holding
-    }
-
-    /// Bytes of input held, not run yet.
-    pub fn behind(&self) -> usize {
-        self.input.behind()
-    }
-
-    /// Answers are owed by other threads.
-    pub fn owes(&self) -> bool {
-        !self.slots.is_empty()
-    }
-
-    /// It takes no more input until an answer owed comes (or, closing, at all).
-    pub fn paused(&self) -> bool {
-        self.waiting || (self.closed && !self.slots.is_empty())
-    }
-
-    /// The answer of `ticket` came (through `each`): it goes out in its place, with what
-    /// waited behind it, and the input held goes on.
-    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let ended = self.slots.answer(ticket, out, each);
-        let mut fed = self.feed(&[], out, each);
-        fed.requests += ended;
-        fed
-    }
-
-    /// Gives up the buffers a burst grew: the bytes given up.
-    pub fn trim(&mut self) -> usize {
-        self.input.trim()
-    }
-
-    /// The parse's work so far ([`Input`]'s count).
-    #[cfg(test)]
-    pub(crate) fn looked(&self) -> usize {
-        self.input.looked
-    }
-
-    /// Takes `input`, answering what it can through `each` into `out`. A close it asks for
-    /// (a broken stream) waits for the answers other threads owe it: those go first.
-    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = self.take(input, out, each);
-        fed.close &= self.slots.is_empty();
-        fed
-    }
-
-    fn take<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        if self.closed {
-            fed.close = true;
-            return fed;
-        }
-        self.input.buf.extend_from_slice(input);
-        (self.holding, self.waiting) = (false, false);
-        loop {
-            if !self.skipped() {
-                if self.closed {
-                    // A broken length inside the command being dropped.
-                    error(self.slots.tail(out), "Protocol error: invalid bulk length");
-                    (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
-                }
-                break;
-            }
-            if !self.input.ready() {
-                break;
-            }
-            if self.slots.full(out.len(), each) {
-                self.waiting = true;
-                break;
-            }
-            if each.room(out.len()) == 0 {
-                self.holding = true;
-                break;
-            }
-            match self.parse() {
-                Parsed::Incomplete => break,
-                Parsed::Nothing(end) => self.input.to(end),
-                Parsed::Command(end) => match self.run(out, each, &mut fed) {
-                    Step::Done => self.input.to(end),
-                    Step::Partly => {
-                        self.holding = true;
-                        break;
-                    }
-                    Step::Wait => {
-                        self.waiting = true;
-                        break;
-                    }
-                },
-                Parsed::Broken(why) => {
-                    error(self.slots.tail(out), &format!("Protocol error: {why}"));
-                    fed.requests += 1;
-                    fed.errors += 1;
-                    fed.close = true;
-                    self.closed = true;
-                    break;
-                }
-                Parsed::Over(at, skip, why) => {
-                    error(self.slots.tail(out), &why);
-                    fed.requests += 1;
-                    fed.errors += 1;
-                    self.input.to(at);
-                    self.skip = Some(skip);
-                }
-            }
-        }
-        self.input.compact();
-        fed
     }
 
     /// Drops what is left of a command past a bound, as far as the input goes: `true` once
     /// none is left.
-    fn skipped(&mut self) -> bool {
+    fn drop_skipped(&mut self) -> bool {
         while let Some(mut s) = self.skip {
-            let n = s.bytes.min(self.input.buf.len() - self.input.pos);
-            self.input.pos += n;
+            let n = s.bytes.min(self.core.input.buf.len() - self.core.input.pos);
+            self.core.input.pos += n;
             s.bytes -= n;
             if s.bytes > 0 {
                 self.skip = Some(s);
@@ -230,14 +105,14 @@ impl RespSession {
                 return true;
             }
             // The next bulk's header says how much more to drop.
-            let b = &self.input.buf[self.input.pos..];
+            let b = &self.core.input.buf[self.core.input.pos..];
             match header(b, 0, b'$') {
                 Ok(None) => {
                     self.skip = Some(s);
                     return false;
                 }
                 Ok(Some((len, next))) if len >= 0 => {
-                    self.input.pos += next;
+                    self.core.input.pos += next;
                     self.skip = Some(Skip {
                         bytes: len as usize + 2,
                         args: s.args - 1,
@@ -246,7 +121,7 @@ impl RespSession {
                 _ => {
                     // A broken stream inside the dropped command: nothing more can be read.
                     self.skip = None;
-                    self.closed = true;
+                    self.core.closed = true;
                     return false;
                 }
             }
@@ -259,8 +134,8 @@ impl RespSession {
         let (n, mut at) = match self.partial.take() {
             Some(p) => p,
             None => {
-                self.input.spans.clear();
-                let b = &self.input.buf[self.input.pos..];
+                self.core.input.spans.clear();
+                let b = &self.core.input.buf[self.core.input.pos..];
                 if b[0] != b'*' {
                     return self.inline();
                 }
@@ -270,7 +145,7 @@ impl RespSession {
                     Err(()) => return Parsed::Broken("invalid multibulk length"),
                 };
                 if n <= 0 {
-                    return Parsed::Nothing(self.input.pos + at);
+                    return Parsed::Nothing(self.core.input.pos + at);
                 }
                 if n > MAX_ARGS {
                     return Parsed::Broken("invalid multibulk length");
@@ -278,8 +153,8 @@ impl RespSession {
                 (n as usize, at)
             }
         };
-        let b = &self.input.buf[self.input.pos..];
-        for k in self.input.spans.len()..n {
+        let b = &self.core.input.buf[self.core.input.pos..];
+        for k in self.core.input.spans.len()..n {
             if at >= b.len() {
                 return self.incomplete(Some((n, at)), at + 1);
             }
@@ -288,7 +163,7 @@ impl RespSession {
             }
             #[cfg(test)]
             {
-                self.input.looked += 1;
+                self.core.input.looked += 1;
             }
             let (len, next) = match header(b, at, b'$') {
                 Ok(Some(h)) => h,
@@ -315,7 +190,7 @@ impl RespSession {
                     bytes: len + 2,
                     args: n - k - 1,
                 };
-                return Parsed::Over(self.input.pos + next, skip, why);
+                return Parsed::Over(self.core.input.pos + next, skip, why);
             }
             if b.len() < next + len + 2 {
                 return self.incomplete(Some((n, at)), next + len + 2);
@@ -323,30 +198,31 @@ impl RespSession {
             if &b[next + len..next + len + 2] != b"\r\n" {
                 return Parsed::Broken("a bulk not ended by CRLF");
             }
-            self.input
-                .spans
-                .push(((self.input.pos + next) as u32, (self.input.pos + next + len) as u32));
+            self.core.input.spans.push((
+                (self.core.input.pos + next) as u32,
+                (self.core.input.pos + next + len) as u32,
+            ));
             at = next + len + 2;
         }
-        Parsed::Command(self.input.pos + at)
+        Parsed::Command(self.core.input.pos + at)
     }
 
     /// The parse stopped for want of bytes: it goes on from `partial` once the input holds
     /// `need` bytes.
     fn incomplete(&mut self, partial: Option<(usize, usize)>, need: usize) -> Parsed {
         self.partial = partial;
-        self.input.wait(need);
+        self.core.input.wait(need);
         Parsed::Incomplete
     }
 
     /// An inline command: a line of words.
     fn inline(&mut self) -> Parsed {
-        let nl = match self.input.line(MAX_INLINE) {
+        let nl = match self.core.input.line(MAX_INLINE) {
             Ok(Some(nl)) => nl,
             Ok(None) => return Parsed::Incomplete,
             Err(()) => return Parsed::Broken("too big inline request"),
         };
-        let b = &self.input.buf[self.input.pos..];
+        let b = &self.core.input.buf[self.core.input.pos..];
         let line = &b[..nl];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let mut i = 0;
@@ -359,22 +235,23 @@ impl RespSession {
             while i < line.len() && !line[i].is_ascii_whitespace() {
                 i += 1;
             }
-            self.input
+            self.core
+                .input
                 .spans
-                .push(((self.input.pos + start) as u32, (self.input.pos + i) as u32));
+                .push(((self.core.input.pos + start) as u32, (self.core.input.pos + i) as u32));
         }
-        match self.input.spans.is_empty() {
-            true => Parsed::Nothing(self.input.pos + nl + 1),
-            false => Parsed::Command(self.input.pos + nl + 1),
+        match self.core.input.spans.is_empty() {
+            true => Parsed::Nothing(self.core.input.pos + nl + 1),
+            false => Parsed::Command(self.core.input.pos + nl + 1),
         }
     }
 
     /// Runs the command in `spans`: parsed into an op for the hook, or answered with the
     /// protocol's error.
     fn run<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> Step {
-        let args = self.input.args();
-        let resume = self.answered as usize;
-        let mut sink = Sink::new(out, &mut self.slots);
+        let args = self.core.input.args();
+        let resume = self.core.answered as usize;
+        let mut sink = Sink::new(out, &mut self.core.slots);
         let Some((verb, op)) = command_of(args, sink.buf(), fed) else {
             return Step::Done;
         };
@@ -400,10 +277,10 @@ impl RespSession {
         }
         let answered = resume + o.answered as usize;
         if o.answered > 0 && answered < keys {
-            self.answered = answered as u32;
+            self.core.answered = answered as u32;
             return Step::Partly;
         }
-        self.answered = 0;
+        self.core.answered = 0;
         // A command with an answer to come is counted once that has gone out.
         match r.sink.pushed() == pushed {
             true => fed.requests += 1,
@@ -411,6 +288,59 @@ impl RespSession {
         }
         fed.errors += u32::from(o.error);
         Step::Done
+    }
+}
+
+impl Framing for RespSession {
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn skipped(&mut self, out: &mut Vec<u8>, fed: &mut Fed) -> bool {
+        if self.drop_skipped() {
+            return true;
+        }
+        if self.core.closed {
+            // A broken length inside the command being dropped.
+            error(self.core.slots.tail(out), "Protocol error: invalid bulk length");
+            (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
+        }
+        false
+    }
+
+    fn next<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
+        match self.parse() {
+            Parsed::Incomplete => return false,
+            Parsed::Nothing(end) => self.core.input.to(end),
+            Parsed::Command(end) => match self.run(out, each, fed) {
+                Step::Done => self.core.input.to(end),
+                Step::Partly => {
+                    self.core.hold();
+                    return false;
+                }
+                Step::Wait => {
+                    self.core.wait();
+                    return false;
+                }
+            },
+            Parsed::Broken(why) => {
+                error(self.core.slots.tail(out), &format!("Protocol error: {why}"));
+                (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
+                self.core.closed = true;
+                return false;
+            }
+            Parsed::Over(at, skip, why) => {
+                error(self.core.slots.tail(out), &why);
+                (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
+                self.core.input.to(at);
+                self.skip = Some(skip);
+            }
+        }
+        true
     }
 }
 
