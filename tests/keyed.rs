@@ -692,15 +692,22 @@ fn a_close_the_session_asks_for_waits_for_the_answers_other_threads_owe() {
 #[test]
 fn a_value_past_max_memory_alone_is_refused_as_redis_and_memcached_refuse_it() {
     let big = "x".repeat(2000);
-    let srv = Server::start("reactor", &["--proto", "resp", "--max-memory", "1KiB"]);
-    let got = pipelined(
-        &srv,
-        &format!("SET small v\r\nSET big {big}\r\nMSET a 1 big {big}\r\nGET small\r\nEXISTS big\r\n"),
-    );
-    let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
-    assert_eq!(got, format!("+OK\r\n{oom}{oom}$1\r\nv\r\n:0\r\n"));
-    let st = srv.stop();
-    assert_eq!(st.total("keyed_errors"), 2);
+    // An MSET with one pair too large writes none of them (its `a` is not there after).
+    for (model, store) in [
+        ("reactor", "owned"),
+        ("dispatch", "striped:4"),
+        ("multi-reactor", "sharded"),
+    ] {
+        let srv = Server::start(model, &["--proto", "resp", "--max-memory", "4KiB", "--store", store]);
+        let got = pipelined(
+            &srv,
+            &format!("SET small v\r\nSET big {big}{big}{big}\r\nMSET a 1 big {big}{big}{big}\r\nGET small\r\nEXISTS big a\r\n"),
+        );
+        let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+        assert_eq!(got, format!("+OK\r\n{oom}{oom}$1\r\nv\r\n:0\r\n"), "{model} {store}");
+        let st = srv.stop();
+        assert_eq!(st.total("keyed_errors"), 2, "{model} {store}");
+    }
     let srv = Server::start("thread", &["--proto", "memcache", "--max-memory", "1KiB"]);
     let got = pipelined(&srv, &format!("set big 0 0 2000\r\n{big}\r\nget big\r\n"));
     assert_eq!(got, "SERVER_ERROR out of memory storing object\r\nEND\r\n");

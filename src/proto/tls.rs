@@ -284,7 +284,9 @@ impl TlsSession {
         };
         let hook: &mut dyn Each = &mut hook;
         let mut fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
-        fed.close |= self.peer_closed && !self.inner.answers_owed();
+        // What the answers' output left the inner session holding goes on once it drains.
+        self.held = self.inner.holding();
+        fed.close |= self.peer_closed && !self.inner.answers_owed() && !self.held;
         self.seal(out, fed)
     }
 

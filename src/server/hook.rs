@@ -264,6 +264,10 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
             Some(hops) => hops.command(here, self.conn, store, op, replies),
             None => super::hops::run(here, store, op, replies),
         };
+        if o.wait {
+            // Not run: counted when it runs.
+            return o;
+        }
         // A command is counted once, at its start.
         let resumed = matches!(op, Op::Get { first: false, .. });
         w.count(

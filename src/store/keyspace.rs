@@ -165,11 +165,17 @@ impl Keyspace {
         self.expiring -= usize::from(e.expires.is_some());
     }
 
+    /// Whether an entry of `key` and `value` can be held at all (not past `--max-memory`
+    /// alone).
+    pub fn fits(&self, key: &[u8], value: &[u8]) -> bool {
+        self.bounds.max_bytes.is_none_or(|m| cost(key.len(), value.len()) <= m)
+    }
+
     /// Writes `key`'s value, flags, version and expiry, room made for it first: `false`
     /// (nothing written, nothing evicted) where the entry alone is past `--max-memory`, as
     /// redis refuses it.
     pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32, cas: u64, expires: Option<Instant>) -> bool {
-        if self.bounds.max_bytes.is_some_and(|m| cost(key.len(), value.len()) > m) {
+        if !self.fits(key, value) {
             return false;
         }
         let old = self.map.get(key).map(|e| e.value.len());

@@ -115,6 +115,17 @@ impl Striped {
             Op::MSet { pairs } => {
                 let (held, mut guards) = self.hold((0..pairs.len() / 2).map(|i| pairs.get(2 * i)));
                 let mut o = Outcome::default();
+                // All or nothing: a pair past its stripe's bound alone refuses the whole command.
+                let fits = (0..pairs.len() / 2).all(|i| {
+                    let (key, value) = (pairs.get(2 * i), pairs.get(2 * i + 1));
+                    let g = held.binary_search(&self.of(key)).expect("its stripe is held");
+                    guards[g].fits(key, value)
+                });
+                if !fits {
+                    r.error(KeyedError::OutOfMemory);
+                    o.error = true;
+                    return o;
+                }
                 for i in 0..pairs.len() / 2 {
                     let key = pairs.get(2 * i);
                     let g = held.binary_search(&self.of(key)).expect("its stripe is held");

@@ -82,6 +82,11 @@ impl Table {
         self.keys.is_empty()
     }
 
+    /// Whether an entry of `key` and `value` can be held at all (not past its bound alone).
+    pub fn fits(&self, key: &[u8], value: &[u8]) -> bool {
+        self.keys.fits(key, value)
+    }
+
     /// Keys with an expiry time.
     pub fn expiring(&self) -> usize {
         self.keys.expiring()
@@ -147,16 +152,16 @@ impl Table {
                 }
             },
             Op::MSet { pairs } => {
-                let mut stored = true;
-                for k in (0..pairs.len() / 2).map(|i| 2 * i) {
-                    stored &= self.put(pairs.get(k), pairs.get(k + 1), 0, None);
-                }
-                match stored {
-                    true => r.done(true),
-                    false => {
-                        o.error = true;
-                        r.error(KeyedError::OutOfMemory);
+                // All or nothing: a pair past the bound alone refuses the whole command.
+                let each = (0..pairs.len() / 2).map(|i| (pairs.get(2 * i), pairs.get(2 * i + 1)));
+                if each.clone().all(|(k, v)| self.keys.fits(k, v)) {
+                    for (k, v) in each {
+                        self.put(k, v, 0, None);
                     }
+                    r.done(true);
+                } else {
+                    o.error = true;
+                    r.error(KeyedError::OutOfMemory);
                 }
             }
             Op::Del { keys } => {
