@@ -591,6 +591,8 @@ fn pipelined_commands_answered_by_another_thread_go_out_in_batches_not_a_write_e
     }
     // Each answer stepped its connection on its own before: a write per command, more than
     // one syscall per command on the I/O threads (about a quarter of one now, at pipeline 16).
+    // The bound is loose: how many answers one wake-up brings back depends on how soon the
+    // other thread wakes, and only a write per answer reaches one syscall per command.
     for (model, args) in [
         ("io-threads", &["--workers", "2"][..]),
         ("multi-reactor", &["--workers", "2", "--store", "sharded"][..]),
@@ -609,7 +611,7 @@ fn pipelined_commands_answered_by_another_thread_go_out_in_batches_not_a_write_e
             .map(|w| w["syscalls"].as_u64().unwrap())
             .sum();
         assert!(
-            commands >= 16_000 && io * 10 < commands * 6,
+            commands >= 16_000 && io < commands,
             "{model}: {io} syscalls for {commands} commands"
         );
     }

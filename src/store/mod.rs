@@ -27,7 +27,11 @@ mod striped;
 mod table;
 
 #[cfg(test)]
+mod later_tests;
+#[cfg(test)]
 mod protocol_tests;
+#[cfg(test)]
+mod striped_tests;
 
 pub use keyspace::Bounds;
 pub use striped::Striped;

@@ -7,7 +7,7 @@ use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
 
 /// Runs commands against a table of its own (a server's `owned` store), the output bounded
 /// at `bound` bytes.
-struct Keyed {
+pub(super) struct Keyed {
     table: Table,
     /// Striped instead, where set.
     striped: Option<Striped>,
@@ -15,7 +15,15 @@ struct Keyed {
 }
 
 impl Keyed {
-    fn new() -> Keyed {
+    /// Over a striped keyspace of `n` stripes instead of one table.
+    pub(super) fn striped(n: usize) -> Keyed {
+        Keyed {
+            striped: Some(Striped::new(n, Default::default())),
+            ..Keyed::new()
+        }
+    }
+
+    pub(super) fn new() -> Keyed {
         Keyed {
             table: Table::new(),
             striped: None,
@@ -42,7 +50,7 @@ impl Each for Keyed {
     }
 }
 
-fn limits() -> Limits {
+pub(super) fn limits() -> Limits {
     Limits {
         max_value: 64,
         ..Limits::default()
@@ -55,7 +63,7 @@ fn talk(proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
     talk_to(Keyed::new(), proto, pieces)
 }
 
-fn talk_to(mut each: Keyed, proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
+pub(super) fn talk_to(mut each: Keyed, proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32, bool) {
     let mut s = Session::with_limits(proto, limits());
     let (mut out, mut n, mut errors, mut close) = (Vec::new(), 0, 0, false);
     for p in pieces {
@@ -65,7 +73,7 @@ fn talk_to(mut each: Keyed, proto: Proto, pieces: &[&[u8]]) -> (String, u64, u32
     (String::from_utf8_lossy(&out).into_owned(), n, errors, close)
 }
 
-fn whole(proto: Proto, input: &[u8]) -> (String, u64, u32, bool) {
+pub(super) fn whole(proto: Proto, input: &[u8]) -> (String, u64, u32, bool) {
     talk(proto, &[input])
 }
 
@@ -77,7 +85,7 @@ fn same_at_every_split(proto: Proto, input: &[u8]) {
     }
 }
 
-const RESP_SESSION: &[u8] =
+pub(super) const RESP_SESSION: &[u8] =
     b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv1\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\nPING hi\r\n\
 INCR n\r\nINCRBY n 10\r\nDECRBY n 3\r\nGET n\r\nMSET a 1 b 2\r\nMGET a b c\r\nDEL a b c\r\nEXISTS a b k\r\n\
 SET k x NX\r\nSET k y XX\r\nGET k\r\nSET q 1 EX 100\r\nTTL q\r\nTTL k\r\nTTL nope\r\nEXPIRE k 100\r\nDBSIZE\r\n\
@@ -405,178 +413,4 @@ incr n 9223372036854775808\r\nincr n 18446744073709551615\r\ndecr n 922337203685
         "STORED\r\nDELETED\r\nEND\r\nSTORED\r\n9223372036854775809\r\n9223372036854775808\r\n0\r\n"
     );
     assert_eq!((n, errors, close), (8, 1, false));
-}
-
-#[test]
-fn a_striped_keyspace_answers_every_command_as_one_table_does() {
-    let memcache: &[u8] = b"set a 0 0 1\r\n1\r\nset b 5 0 2\r\nxy\r\nget a b c\r\ngets a\r\nincr a 9\r\n\
-delete b\r\ndelete b 0\r\nadd a 0 0 1\r\nz\r\nreplace c 0 0 1\r\nz\r\ntouch a 10\r\nflush_all\r\nget a\r\n";
-    let mut more = RESP_SESSION.to_vec();
-    more.extend_from_slice(
-        b"MSET a 1 b 2 c 3 d 4 e 5 f 6\r\nMGET f e d c b a z\r\nDEL a c e z\r\nEXISTS a b c d\r\nDBSIZE\r\nINFO\r\n",
-    );
-    for (proto, input) in [(Proto::Resp, &more[..]), (Proto::Memcache, memcache)] {
-        for stripes in [1, 3, 16] {
-            let striped = Keyed {
-                striped: Some(Striped::new(stripes, Default::default())),
-                ..Keyed::new()
-            };
-            assert_eq!(
-                talk_to(striped, proto, &[input]),
-                whole(proto, input),
-                "{stripes} stripes"
-            );
-        }
-    }
-}
-
-#[test]
-fn a_striped_mset_is_seen_whole_or_not_at_all() {
-    // One thread writes MSET a N b N ... over keys of many stripes; another reads them all
-    // with MGET: every read sees one MSET's values, never a mix.
-    let store = std::sync::Arc::new(Striped::new(8, Default::default()));
-    let keys: Vec<String> = (0..8).map(|i| format!("key{i}")).collect();
-    let writer = {
-        let (store, keys) = (store.clone(), keys.clone());
-        std::thread::spawn(move || {
-            for n in 0..3000 {
-                let mut cmd = format!("*{}\r\n$4\r\nMSET\r\n", 1 + 2 * keys.len());
-                for k in &keys {
-                    let v = n.to_string();
-                    cmd += &format!("${}\r\n{k}\r\n${}\r\n{v}\r\n", k.len(), v.len());
-                }
-                run_on(&store, Proto::Resp, cmd.as_bytes());
-            }
-        })
-    };
-    // Each read's replies: a missing key is `$-1`, a value its bulk's line; all the same.
-    let mget = format!("MGET {}\r\n", keys.join(" "));
-    let (mut mixed, mut reads) = (0, 0);
-    loop {
-        let done = writer.is_finished();
-        let out = run_on(&store, Proto::Resp, mget.as_bytes());
-        let values: Vec<&str> = out
-            .split("\r\n")
-            .skip(1)
-            .filter(|l| !l.is_empty() && (*l == "$-1" || !l.starts_with('$')))
-            .collect();
-        assert_eq!(values.len(), keys.len(), "{out}");
-        mixed += usize::from(values.iter().any(|v| *v != values[0]));
-        reads += 1;
-        if done {
-            break;
-        }
-    }
-    writer.join().unwrap();
-    assert_eq!(mixed, 0, "reads (of {reads}) that saw two MSETs at once");
-    assert_eq!(run_on(&store, Proto::Resp, b"GET key7\r\n"), "$4\r\n2999\r\n");
-}
-
-/// Runs `input` on a session over `store`: its replies.
-fn run_on(store: &Striped, proto: Proto, input: &[u8]) -> String {
-    struct On<'a>(&'a Striped);
-    impl Each for On<'_> {
-        fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
-            Answer::Serve
-        }
-        fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
-            self.0.run(op, std::time::Instant::now(), replies)
-        }
-    }
-    let mut s = Session::new(proto);
-    let mut out = Vec::new();
-    s.feed_each(input, &mut out, &mut On(store));
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Answers every other command later: run at once, its answer held under a ticket until the
-/// test hands it back (in any order).
-struct Deferring {
-    table: Table,
-    n: u64,
-    held: Vec<(u64, Vec<u8>)>,
-    answer: Option<(u64, Vec<u8>)>,
-}
-
-impl Deferring {
-    fn new() -> Deferring {
-        Deferring {
-            table: Table::new(),
-            n: 0,
-            held: Vec::new(),
-            answer: None,
-        }
-    }
-}
-
-impl Each for Deferring {
-    fn request(&mut self, _: Request<'_>, _: &mut Vec<u8>) -> Answer {
-        Answer::Serve
-    }
-
-    fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
-        self.n += 1;
-        let now = std::time::Instant::now();
-        let Some(form) = replies.form().filter(|_| self.n.is_multiple_of(2)) else {
-            return self.table.run(op, now, replies);
-        };
-        let mut bytes = Vec::new();
-        let o = form.encode(&mut bytes, |r| self.table.run(op, now, r));
-        self.held.push((self.n, bytes));
-        replies.later(self.n);
-        Outcome { error: false, ..o }
-    }
-
-    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
-        self.answer.take().filter(|(t, _)| *t == ticket).map(|(_, a)| a)
-    }
-}
-
-#[test]
-fn answers_that_come_later_go_out_in_command_order_whatever_order_they_come_in() {
-    let memcache: &[u8] = b"set a 0 0 1\r\n1\r\nset b 5 0 2\r\nxy\r\nget a b c\r\ngets a\r\nincr a 9\r\n\
-set q 0 0 1 noreply\r\nz\r\ndelete b\r\nbogus\r\nget q\r\nversion\r\n";
-    for (proto, input) in [(Proto::Resp, RESP_SESSION), (Proto::Memcache, memcache)] {
-        let (want, want_n, ..) = whole(proto, input);
-        let mut s = Session::with_limits(proto, limits());
-        let mut each = Deferring::new();
-        let mut out = Vec::new();
-        let mut n = s.feed_each(input, &mut out, &mut each).requests;
-        assert!(s.owes() && !each.held.is_empty(), "{proto:?}: nothing was deferred");
-        assert!(
-            want.starts_with(std::str::from_utf8(&out).unwrap()),
-            "{proto:?}: out of order"
-        );
-        // The answers come back last first: nothing goes out until the first one has.
-        while let Some((t, a)) = each.held.pop() {
-            each.answer = Some((t, a));
-            n += s.complete_each(t, &mut out, &mut each).requests;
-        }
-        assert_eq!(String::from_utf8_lossy(&out), want, "{proto:?}");
-        assert_eq!(n, want_n, "{proto:?}: each command counted once");
-        assert!(!s.owes());
-    }
-}
-
-#[test]
-fn a_connection_waits_for_answers_owed_past_its_bound_and_goes_on_when_they_come() {
-    // Every other command is answered later and none comes back: past 256 owed the session
-    // takes no more input, and holds it.
-    let input = b"INCR n\r\n".repeat(10_000);
-    let mut s = Session::with_limits(Proto::Resp, limits());
-    let mut each = Deferring::new();
-    let mut out = Vec::new();
-    s.feed_each(&input, &mut out, &mut each);
-    assert!(s.paused() && s.behind() > 0, "it went on past its bound");
-    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING);
-    // The first answer lets the next ones through.
-    let (t, a) = each.held.remove(0);
-    each.answer = Some((t, a));
-    s.complete_each(t, &mut out, &mut each);
-    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING, "one more taken");
-    assert!(
-        out.starts_with(b":1\r\n:2\r\n:3\r\n"),
-        "{}",
-        String::from_utf8_lossy(&out[..20])
-    );
 }
