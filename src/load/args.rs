@@ -10,7 +10,10 @@ use std::time::Duration;
 use super::shard::Shard;
 use super::spec::Spec;
 use super::workload::{message_size, read_mix_file, Class, Workload, MAX_STREAMS};
-use super::{tls, unix_ms, Error, Kind, Pacing, Payload, Target};
+use super::{keyed, tls, unix_ms, Error, Kind, Pacing, Payload, Target};
+
+/// A keyed target's request classes, in the order of [`keyed::Verb::of_class`].
+const KEYED_CLASSES: [&str; 2] = ["set", "get"];
 use crate::units::CpuList;
 
 /// A complete `muxlab load` command line: the target, how many connections, where the client
@@ -18,7 +21,8 @@ use crate::units::CpuList;
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {
     /// Target: http://HOST:PORT/PATH, https://HOST:PORT/PATH, h2c://HOST:PORT/PATH (HTTP/2,
-    /// prior knowledge), echo://HOST:PORT or packet://HOST:PORT.
+    /// prior knowledge), echo://HOST:PORT, packet://HOST:PORT, or a keyed store:
+    /// resp://HOST:PORT (redis) or memcache://HOST:PORT (memcached).
     #[arg(value_parser = Target::parse)]
     pub target: Target,
     /// Connections to keep open (or, with --close, concurrent requests).
@@ -98,12 +102,13 @@ impl LoadArgs {
             return Err(Error::invalid("threads", "-t must be at least 1"));
         }
         let pacing = self.pacing()?;
-        if http && w.size != message_size() {
+        if (http || self.target.kind.keyed().is_some()) && w.size != message_size() {
             return Err(Error::invalid(
                 "size",
-                "--size applies to echo:// and packet:// targets",
+                "--size applies to echo:// and packet:// targets (a keyed store's values have --value-size)",
             ));
         }
+        let keyed = self.keyed()?;
         let payload = self.payload(http)?;
         let method = match w.method.as_str() {
             "" if payload != Payload::None => "POST".into(),
@@ -135,6 +140,7 @@ impl LoadArgs {
             tls,
             classes,
             h2,
+            keyed,
             args: self,
         };
         if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
@@ -344,15 +350,104 @@ impl LoadArgs {
         Ok(())
     }
 
-    /// The names of the `--mix` classes.
+    /// The names of the `--mix` classes (a keyed target's: its commands).
     fn mix_names(&self) -> Vec<&str> {
+        if self.target.kind.keyed().is_some() {
+            return KEYED_CLASSES.to_vec();
+        }
         self.workload.mix.iter().map(|m| m.name.as_str()).collect()
+    }
+
+    /// The rules of keyed targets (resp://, memcache://) and their plan; their flags anywhere
+    /// else are an error.
+    fn keyed(&self) -> Result<Option<keyed::Plan>, Error> {
+        let w = &self.workload;
+        let given = [
+            ("keys", w.keys.is_some()),
+            ("key_dist", w.key_dist.is_some()),
+            ("ratio", w.ratio.is_some()),
+            ("value_size", w.value_size.is_some()),
+            ("prefill", w.prefill),
+            ("no_verify", w.no_verify),
+        ];
+        let Some(dialect) = self.target.kind.keyed() else {
+            return match given.iter().find(|(_, on)| *on) {
+                Some((key, _)) => Err(Error::invalid(
+                    key,
+                    "--keys, --key-dist, --ratio, --value-size, --prefill and --no-verify apply to resp:// and memcache:// targets",
+                )),
+                None => Ok(None),
+            };
+        };
+        let keys = w.keys.unwrap_or(100_000);
+        if keys == 0 || keys > keyed::MAX_KEYS {
+            return Err(Error::invalid(
+                "keys",
+                &format!("--keys is at least 1 and at most {}", keyed::MAX_KEYS),
+            ));
+        }
+        let dist = w.key_dist.unwrap_or_default();
+        if dist.owned() && keys < self.connections as u64 {
+            return Err(Error::invalid(
+                "keys",
+                &format!(
+                    "--keys {keys} is fewer than the {} connections: with {dist} keys each connection owns its own (to check every value against its last write); give --keys {} or more, or --key-dist zipf:0.99 (keys shared, values checked for integrity only)",
+                    self.connections, self.connections
+                ),
+            ));
+        }
+        let sizes = w.value_size.clone().unwrap_or_default();
+        let verify = !w.no_verify;
+        let least = if verify { keyed::HEADER } else { 1 };
+        if sizes.below(least) {
+            return Err(Error::invalid(
+                "value_size",
+                &match verify {
+                    true => format!(
+                        "--value-size '{sizes}' names values under {least} bytes, too short to carry their key, writer, sequence and checksum: give {least} or more, or --no-verify"
+                    ),
+                    false => format!("--value-size '{sizes}' names empty values: give 1 byte or more"),
+                },
+            ));
+        }
+        Ok(Some(keyed::Plan {
+            dialect,
+            keys,
+            dist,
+            sizes,
+            verify,
+            prefill: w.prefill,
+            connections: self.connections as u64,
+            run: keyed::run_number(),
+            seed: w.seed,
+        }))
     }
 
     /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with
     /// its own); names unique, http only, at most 255.
     fn classes(&self, method: &str, payload: &Payload) -> Result<Vec<Class>, Error> {
         let w = &self.workload;
+        if self.target.kind.keyed().is_some() {
+            if !w.mix.is_empty() || w.mix_file.is_some() {
+                let key = if w.mix.is_empty() { "mix_file" } else { "mix" };
+                return Err(Error::invalid(
+                    key,
+                    "a keyed target's request classes are its commands, set and get, weighted by --ratio (--slo get:p99<=1ms names one)",
+                ));
+            }
+            let ratio = w.ratio.unwrap_or_default();
+            return Ok([ratio.set, ratio.get]
+                .iter()
+                .zip(KEYED_CLASSES)
+                .map(|(&weight, name)| Class {
+                    name: name.to_string(),
+                    weight,
+                    method: name.to_ascii_uppercase(),
+                    path: String::new(),
+                    payload: Payload::None,
+                })
+                .collect());
+        }
         let mut classes: Vec<Class> = w
             .mix
             .iter()

@@ -85,6 +85,9 @@ pub struct RunConfig {
     /// The request classes of `--mix` / `--mix-file`, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassConfig>,
+    /// Keyed targets (`resp://`, `memcache://`): keys, their draw, value sizes, checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed: Option<super::keyed::Config>,
     /// `--hosts`: the hosts the run was split over, and the instant they started at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<String>>,
@@ -168,6 +171,9 @@ pub struct Results {
     /// Runs that received event streams only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse: Option<super::sse::SseFigures>,
+    /// Keyed targets only: GETs' hits and misses, SETs, how values were checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed: Option<super::keyed::KeyedFigures>,
     /// Open loop (`--rate`) only.
     #[serde(flatten)]
     pub open_loop: Option<OpenLoop>,
@@ -322,6 +328,7 @@ impl RunConfig {
                     path: c.path.clone(),
                 })
                 .collect(),
+            keyed: spec.keyed.as_ref().map(|p| p.config()),
             hosts: None,
             start_at_ms: None,
         }
@@ -393,6 +400,7 @@ impl Results {
                 .sse
                 .as_ref()
                 .map(|s| super::sse::SseFigures::of(s, secs, t.starved_streams().unwrap_or(t.per_conn.len()))),
+            keyed: t.keyed.as_ref().map(super::keyed::KeyedFigures::of),
             // Measured only where the window's schedule is known (a duration run): else null.
             open_loop: o.offered_rps.map(|offered| OpenLoop {
                 uncorrected_latency_us: t.uncorrected.latency(),

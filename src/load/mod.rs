@@ -13,6 +13,7 @@ mod document;
 mod engine;
 mod error;
 pub mod h2;
+pub mod keyed;
 pub mod limit;
 pub(crate) mod merge;
 mod pacing;
@@ -176,6 +177,18 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     let spec = &*sources::with_room(spec, conns);
     let threads = spec.threads().min(conns).max(1);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+    // The keyspace is written before the start (and before a shared start time: every piece's
+    // keys are in place when any piece's window opens).
+    let prefilled = match spec.keyed.as_ref().filter(|p| p.prefill) {
+        Some(plan) => {
+            let (n, secs) = keyed::prefill(spec, plan, share.first_slot, conns as u64, threads)?;
+            if show == Show::Terminal {
+                eprintln!("muxlab: --prefill wrote {n} keys in {secs:.2} s");
+            }
+            Some(n)
+        }
+        None => None,
+    };
     if let Some(at) = spec.start_at() {
         progress::wait_until(at, show);
     }
@@ -216,6 +229,9 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         let (t, cpu) = t?;
         tally.merge(&t);
         client_cpu += cpu;
+    }
+    if let (Some(n), Some(k)) = (prefilled, tally.keyed.as_mut()) {
+        k.prefilled = n;
     }
     let measure_from = watched.t0 + warmup;
     let window_end = spec.duration.map_or(end, |d| end.min(measure_from + d));

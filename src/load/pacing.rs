@@ -128,6 +128,8 @@ impl Budget {
 #[derive(Debug)]
 pub(super) struct Schedule {
     interval: Duration,
+    /// Sends due at each time (a keyed target's `--pipeline`: a batch written at once).
+    batch: usize,
     /// The next scheduled send.
     next: Instant,
     /// Sends whose time has come (with their class), waiting for a connection.
@@ -145,11 +147,14 @@ pub(super) struct Schedule {
 }
 
 impl Schedule {
-    /// `rate` requests per second from `t0` (until the window is known, nothing is due);
-    /// `poisson`: the gaps drawn from this generator, else fixed.
-    pub(super) fn new(rate: f64, t0: Instant, poisson: Option<crate::rng::Rng>) -> Schedule {
+    /// `rate` requests per second from `t0` (until the window is known, nothing is due), in
+    /// batches of `batch` due together (at rate ÷ batch); `poisson`: the gaps drawn from this
+    /// generator, else fixed.
+    pub(super) fn new(rate: f64, batch: usize, t0: Instant, poisson: Option<crate::rng::Rng>) -> Schedule {
+        let batch = batch.max(1);
         Schedule {
-            interval: Duration::from_secs_f64(1.0 / rate),
+            interval: Duration::from_secs_f64(batch as f64 / rate),
+            batch,
             next: t0,
             backlog: VecDeque::new(),
             free: VecDeque::new(),
@@ -199,10 +204,15 @@ impl Schedule {
         mut class: impl FnMut() -> u8,
     ) {
         while self.next <= now && may(self.next, self.backlog.len()) {
-            if self.counts(self.next) {
-                self.scheduled += 1;
+            for _ in 0..self.batch {
+                if !may(self.next, self.backlog.len()) {
+                    break;
+                }
+                if self.counts(self.next) {
+                    self.scheduled += 1;
+                }
+                self.backlog.push_back((self.next, class(), now));
             }
-            self.backlog.push_back((self.next, class(), now));
             let gap = self.gap();
             self.next += gap;
         }
@@ -257,8 +267,10 @@ impl Schedule {
         // Sends whose time came before the close but were never moved into the backlog.
         while self.next < end && self.next < close {
             if self.counts(self.next) {
-                self.scheduled += 1;
-                self.lost.push((self.next, class()));
+                for _ in 0..self.batch {
+                    self.scheduled += 1;
+                    self.lost.push((self.next, class()));
+                }
             }
             let gap = self.gap();
             self.next += gap;
@@ -291,9 +303,9 @@ mod schedule_gaps {
             (mean, var.sqrt() / mean)
         };
         let now = Instant::now();
-        let (mean, cv) = stats(&mut Schedule::new(1000.0, now, Some(crate::rng::Rng::new(&[1]))));
+        let (mean, cv) = stats(&mut Schedule::new(1000.0, 1, now, Some(crate::rng::Rng::new(&[1]))));
         assert!((mean - 1000.0).abs() < 20.0 && (cv - 1.0).abs() < 0.03, "{mean} {cv}");
-        let (mean, cv) = stats(&mut Schedule::new(1000.0, now, None));
+        let (mean, cv) = stats(&mut Schedule::new(1000.0, 1, now, None));
         assert_eq!((mean.round(), cv), (1000.0, 0.0));
     }
 }

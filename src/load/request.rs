@@ -7,7 +7,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 pub use super::response::{HttpReader, Read};
 
 /// A target URL: `http://host:port/path`, `https://…`, `h2c://host:port/path` (HTTP/2 without
-/// TLS, by prior knowledge), `echo://host:port`, `packet://host:port`.
+/// TLS, by prior knowledge), `echo://host:port`, `packet://host:port`, and the keyed stores'
+/// `resp://host:port` and `memcache://host:port`.
 #[derive(Debug, Clone)]
 pub struct Target {
     pub url: String,
@@ -27,6 +28,10 @@ pub enum Kind {
     Http,
     Echo,
     Packet,
+    /// A keyed store spoken to in RESP (redis).
+    Resp,
+    /// A keyed store spoken to in memcached's text protocol.
+    Memcache,
 }
 
 impl Kind {
@@ -35,6 +40,17 @@ impl Kind {
             Kind::Http => "http",
             Kind::Echo => "echo",
             Kind::Packet => "packet",
+            Kind::Resp => "resp",
+            Kind::Memcache => "memcache",
+        }
+    }
+
+    /// A keyed store's protocol: SETs and GETs of keys.
+    pub fn keyed(&self) -> Option<super::keyed::Dialect> {
+        match self {
+            Kind::Resp => Some(super::keyed::Dialect::Resp),
+            Kind::Memcache => Some(super::keyed::Dialect::Memcache),
+            _ => None,
         }
     }
 }
@@ -53,14 +69,19 @@ impl Target {
     /// Parses and resolves a target URL.
     pub fn parse(url: &str) -> Result<Target, super::error::Error> {
         let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, h2c://HOST:PORT/PATH, echo://HOST:PORT or packet://HOST:PORT")
+            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, h2c://HOST:PORT/PATH, echo://HOST:PORT, packet://HOST:PORT, resp://HOST:PORT or memcache://HOST:PORT")
         })?;
         let kind = match scheme {
             "http" | "https" | "h2c" => Kind::Http,
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
+            "resp" => Kind::Resp,
+            "memcache" => Kind::Memcache,
             s => {
-                return Err(format!("unknown scheme '{s}': use http://, https://, h2c://, echo:// or packet://").into())
+                return Err(format!(
+                    "unknown scheme '{s}': use http://, https://, h2c://, echo://, packet://, resp:// or memcache://"
+                )
+                .into())
             }
         };
         let tls = scheme == "https";

@@ -31,6 +31,8 @@ pub struct Spec {
     pub classes: Vec<Class>,
     /// HTTP/2 (`h2c://`, or `--h2`).
     pub h2: bool,
+    /// A keyed target's plan (`resp://`, `memcache://`).
+    pub keyed: Option<super::keyed::Plan>,
     /// The arguments as given (what a shard process or a host is started with).
     pub(super) args: LoadArgs,
 }
@@ -77,6 +79,15 @@ impl Spec {
         match self.h2 {
             true => self.args.workload.streams,
             false => self.args.workload.pipeline,
+        }
+    }
+
+    /// Commands a connection writes at once and has answered before the next batch: a keyed
+    /// target's `--pipeline` (1 elsewhere: pipelined HTTP refills as responses come).
+    pub fn batch(&self) -> usize {
+        match self.keyed {
+            Some(_) => self.args.workload.pipeline,
+            None => 1,
         }
     }
 

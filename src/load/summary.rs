@@ -31,7 +31,19 @@ impl Heading {
                 (true, true, _) => "HTTP/2, one request per connection".to_string(),
                 (true, false, 1) => "HTTP/2, 1 stream per connection".to_string(),
                 (true, false, n) => format!("HTTP/2, {n} streams per connection"),
-                (false, ..) => mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
+                (false, ..) => match &c.keyed {
+                    Some(k) => format!(
+                        "{} {} keys, values of {} B{}",
+                        thousands(k.keys),
+                        k.key_dist,
+                        k.value_size,
+                        match c.pipeline {
+                            1 => String::new(),
+                            n => format!(", pipeline {n} (batches)"),
+                        }
+                    ),
+                    None => mode(c.close, &c.kind, c.pipeline as u64, c.size as u64),
+                },
             },
         }
     }
@@ -74,7 +86,7 @@ fn class_lines(doc: &Document) -> String {
         };
         let q = |v: Option<f64>| v.map_or("-".to_string(), fmt_us);
         s.push_str(&format!(
-            "  class {:<6} {:>10} requests  p50 {}  p99 {}  p99.9 {}  max {}{}  ({} {})\n",
+            "  class {:<6} {:>10} requests  p50 {}  p99 {}  p99.9 {}  max {}{}  ({})\n",
             c.name,
             thousands(f.requests),
             q(f.latency_us.p50),
@@ -86,8 +98,7 @@ fn class_lines(doc: &Document) -> String {
                 .filter(|(n, _)| *n > 0)
                 .map(|(n, what)| format!("  {} {what}", thousands(*n)))
                 .collect::<String>(),
-            c.method,
-            c.path
+            format!("{} {}", c.method, c.path).trim_end()
         ));
     }
     s
@@ -134,6 +145,9 @@ fn summary_text(h: &Heading, o: &Outcome, classes: &str) -> String {
     }
     if let Some(e) = &t.sse {
         s.push_str(&sse_lines(e, secs));
+    }
+    if let Some(k) = &t.keyed {
+        s.push_str(&keyed_lines(&super::keyed::KeyedFigures::of(k)));
     }
     s.push_str(&format!(
         "  transfer     {:.1} MB in, {:.1} MB out\n",
@@ -186,6 +200,40 @@ fn h2_lines(h: &super::H2Figures) -> String {
         thousands(h.lanes as u64),
         thousands(h.lanes_starved as u64),
     )
+}
+
+/// What a keyed run's GETs found and how their values were checked.
+fn keyed_lines(k: &super::keyed::KeyedFigures) -> String {
+    let mut s = format!(
+        "  keyed        {} GETs: {} hits, {} misses (hit ratio {}); {} SETs stored; {} refused by the server\n",
+        thousands(k.gets),
+        thousands(k.hits),
+        thousands(k.misses),
+        k.hit_ratio.map_or("–".to_string(), |r| format!("{:.1} %", r * 100.0)),
+        thousands(k.sets),
+        thousands(k.refused)
+    );
+    let how = match k.checks.as_str() {
+        "exact" => "each against the write its key must hold",
+        "integrity" => "for key, length and checksum only: zipf keys are shared, the last write is not known",
+        _ => "not checked (--no-verify)",
+    };
+    s.push_str(&format!(
+        "  values       {} checked exactly, {} for integrity, {} wrong ({how})\n",
+        thousands(k.checked_exact),
+        thousands(k.checked_integrity),
+        thousands(k.wrong_values)
+    ));
+    if let Some(w) = &k.first_wrong {
+        s.push_str(&format!("  first wrong  {w}\n"));
+    }
+    if k.prefilled_keys > 0 {
+        s.push_str(&format!(
+            "  prefill      {} keys written before the window\n",
+            thousands(k.prefilled_keys)
+        ));
+    }
+    s
 }
 
 /// What a run's event streams delivered: streams, events, loss, then time to first event and

@@ -37,10 +37,17 @@ pub enum ErrorClass {
     /// An event stream the server ended (closed, or reset) before its end; the events it
     /// delivered are counted (`sse.cut_events`).
     StreamCut,
+    /// A keyed store answered a GET with a value that is not the key's (another key's, a
+    /// damaged one, or, for a key the connection owns, not its last write); the connection
+    /// goes on.
+    WrongValue,
+    /// A keyed store refused a command with an error reply (`-ERR`, `-OOM`, `SERVER_ERROR`);
+    /// the connection goes on.
+    ServerError,
 }
 
 /// How many error classes there are.
-pub const CLASSES: usize = 12;
+pub const CLASSES: usize = 14;
 
 pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::Refused, "refused"),
@@ -55,6 +62,8 @@ pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::Other, "other"),
     (ErrorClass::StreamReset, "stream_reset"),
     (ErrorClass::StreamCut, "stream_cut"),
+    (ErrorClass::WrongValue, "wrong_value"),
+    (ErrorClass::ServerError, "server_error"),
 ];
 
 impl ErrorClass {
@@ -129,6 +138,9 @@ pub struct Tally {
     /// Event streams (`--sse`, or `text/event-stream` responses): what they delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sse: Option<super::sse::SseTally>,
+    /// Keyed targets: hits, misses, how values were checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed: Option<super::keyed::KeyedTally>,
 }
 
 /// What one request class counted.
@@ -273,6 +285,11 @@ impl Tally {
         match (&mut self.sse, &other.sse) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.sse = Some(b.clone()),
+            _ => {}
+        }
+        match (&mut self.keyed, &other.keyed) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.keyed = Some(b.clone()),
             _ => {}
         }
     }

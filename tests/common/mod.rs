@@ -14,6 +14,7 @@ pub mod certs;
 pub mod lab;
 pub mod nginx;
 pub mod skip;
+pub mod stores;
 
 pub use skip::skip;
 

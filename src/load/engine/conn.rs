@@ -13,6 +13,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use crate::load::h2::H2Conn;
+use crate::load::keyed::KeyedConn;
 use crate::load::request::{EchoReader, HttpReader};
 use crate::timer::Armed;
 
@@ -148,6 +149,8 @@ pub(super) struct Conn {
     pub(super) echo: EchoReader,
     /// The HTTP/2 session (h2 targets).
     pub(super) h2: Option<Box<H2Conn>>,
+    /// A keyed target's commands: what goes next, what is expected back.
+    pub(super) keyed: Option<Box<KeyedConn>>,
     /// HTTP/2 requests the server did not process (refused, or above a GOAWAY's last stream),
     /// to be sent again, keeping when they were meant to go.
     pub(super) retry: VecDeque<Sent>,
@@ -207,6 +210,7 @@ impl Conn {
                 None => VecDeque::new(),
             },
             h2: h2.map(Box::new),
+            keyed: None,
             retry: VecDeque::new(),
             send_seq: 0,
             wake: Armed::default(),
@@ -237,6 +241,9 @@ impl Conn {
         self.out.clear();
         self.http.reset(self.send_seq);
         self.echo.reset(self.send_seq);
+        if let Some(k) = self.keyed.as_mut() {
+            k.socket_closed();
+        }
         self.server_closing = false;
         self.stalled = None;
         lost

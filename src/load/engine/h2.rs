@@ -106,22 +106,7 @@ impl Engine<'_> {
             self.conns[i].retry.push_back(r);
             return;
         }
-        self.abandon(r, now);
-    }
-
-    /// A request that will not complete: settled, lost to an open loop's window, and counted
-    /// as a stream error (of its class too).
-    fn abandon(&mut self, r: Sent, now: Instant) {
-        self.budget.settled(1);
-        if let Some(s) = self.schedule.as_mut() {
-            s.lose(r.intended, r.class);
-        }
-        if self.window.inside(now) {
-            self.tally.error(ErrorClass::StreamReset);
-            if let Some(c) = self.tally.classes.get_mut(usize::from(r.class)) {
-                c.errors += 1;
-            }
-        }
+        self.abandon(r, ErrorClass::StreamReset, now);
     }
 
     /// Sends what waits to be sent again on connection `i`, where pacing would not call
@@ -198,7 +183,7 @@ impl Engine<'_> {
                         if let (true, Some(t)) = (inside, self.tally.h2.as_mut()) {
                             t.reset += 1;
                         }
-                        self.abandon(r, now);
+                        self.abandon(r, ErrorClass::StreamReset, now);
                     }
                 }
                 Event::GoAway { last, .. } => {

@@ -40,7 +40,7 @@ impl Engine<'_> {
 
     /// Rate mode: connection `i` is offered to the schedule if it can take a request.
     pub(super) fn mark_free(&mut self, i: usize) {
-        let room = self.has_room(i);
+        let room = self.has_room(i) && self.batch_room(i) > 0;
         let c = &mut self.conns[i];
         if let Some(s) = self.schedule.as_mut() {
             if room && c.offer() {
@@ -65,6 +65,17 @@ impl Engine<'_> {
         c.inflight.len() < self.spec.pipeline() && c.h2.as_ref().is_none_or(|h| h.room() > 0)
     }
 
+    /// Requests connection `i` may start now as one batch: a keyed target's `--pipeline` N
+    /// once all of the last batch is answered (and none before); elsewhere no limit but
+    /// [`Engine::has_room`].
+    pub(super) fn batch_room(&self, i: usize) -> usize {
+        match self.spec.batch() {
+            1 => usize::MAX,
+            n if self.conns[i].inflight.is_empty() => n,
+            _ => 0,
+        }
+    }
+
     /// Sends as many requests as the pacing allows on connection `i`.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
         if !self.ramp.sending() {
@@ -73,11 +84,13 @@ impl Engine<'_> {
             let _ = self.flush(i);
             return;
         }
+        let mut batch = self.batch_room(i);
         loop {
             let c = &self.conns[i];
-            if !c.is_up() || c.server_closing() || !self.has_room(i) {
+            if !c.is_up() || c.server_closing() || !self.has_room(i) || batch == 0 {
                 break;
             }
+            batch -= 1;
             if !c.retry.is_empty() {
                 if let Some(r) = self.conns[i].retry.pop_front() {
                     self.resend(i, r, now);
@@ -167,6 +180,7 @@ impl Engine<'_> {
                     });
                 }
             }
+            Kind::Resp | Kind::Memcache => self.keyed_issue(i, class),
             Kind::Echo | Kind::Packet => {
                 let (slot, seq) = (c.slot, c.next_seq());
                 let out = c.out.queue();

@@ -20,6 +20,7 @@ mod conn;
 mod connect;
 mod h2;
 mod issue;
+mod keyed;
 mod ramp;
 mod receive;
 mod tls;
@@ -34,6 +35,7 @@ use super::pacing::{Budget, Schedule};
 use super::request::{HttpReader, Payload};
 use super::tally::{ErrorClass, Tally};
 use super::Spec;
+use crate::load::keyed::KeyedConn;
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 use crate::timer::Timers;
@@ -150,6 +152,8 @@ pub struct Engine<'a> {
     /// Connections that stopped reading at [`receive::READS_PER_TURN`] with more to read: read
     /// again next turn, which does not wait.
     again: Vec<usize>,
+    /// Keyed targets: the verdicts on one read's replies.
+    verdicts: Vec<crate::load::keyed::Verdict>,
 }
 
 impl<'a> Engine<'a> {
@@ -168,14 +172,16 @@ impl<'a> Engine<'a> {
                     Some(size) => HttpReader::new(head_only).verifying(slot, size),
                     None => HttpReader::new(head_only),
                 };
-                Conn::new(
+                let mut c = Conn::new(
                     slot,
                     plan.t0,
                     http.all_event_streams(spec.sse()),
                     spec.size(),
                     session,
                     spec.pipeline(),
-                )
+                );
+                c.keyed = spec.keyed.as_ref().map(|p| Box::new(KeyedConn::new(p, slot)));
+                c
             })
             .collect();
         let tally = Tally {
@@ -183,6 +189,10 @@ impl<'a> Engine<'a> {
             classes: vec![Default::default(); spec.classes.len()],
             h2: h2.as_ref().map(|_| crate::load::H2Tally {
                 per_lane: vec![0; plan.conns * spec.pipeline()],
+                ..Default::default()
+            }),
+            keyed: spec.keyed.as_ref().map(|p| crate::load::keyed::KeyedTally {
+                checks: p.check_mode().to_string(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -204,13 +214,14 @@ impl<'a> Engine<'a> {
             // Until connecting is over, nothing is measured: the window is set by `begin_window`.
             window: Window::new(plan.t0, spec.warmup().is_zero()),
             budget: Budget::new(plan.quota),
-            schedule: plan.rate.map(|r| Schedule::new(r, plan.t0, poisson)),
+            schedule: plan.rate.map(|r| Schedule::new(r, spec.batch(), plan.t0, poisson)),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
             events: Vec::new(),
             sse_spill: None,
             open_streams: 0,
             again: Vec::new(),
+            verdicts: Vec::new(),
         })
     }
 

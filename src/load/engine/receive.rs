@@ -86,6 +86,11 @@ impl Engine<'_> {
                     }
                 }
             }
+            Kind::Resp | Kind::Memcache => {
+                if !self.keyed_consume(i, n, now) {
+                    return false;
+                }
+            }
             Kind::Echo | Kind::Packet => {
                 let c = &mut self.conns[i];
                 match c.echo.push(c.slot, &self.buf[..n]) {
@@ -161,6 +166,27 @@ impl Engine<'_> {
     /// Records the response to the request at `pos` in flight (HTTP/1.1 and echo: the
     /// oldest, 0); `false` if it was unsolicited (the connection is then closed).
     pub(super) fn complete(&mut self, i: usize, pos: usize, status: u16, now: Instant) -> bool {
+        self.settle(i, pos, status, now).is_some()
+    }
+
+    /// A request that will not complete (`r`, no longer in flight): settled, lost to an open
+    /// loop's window, and counted as an error of `class` (and of its request class).
+    pub(super) fn abandon(&mut self, r: Sent, class: ErrorClass, now: Instant) {
+        self.budget.settled(1);
+        if let Some(s) = self.schedule.as_mut() {
+            s.lose(r.intended, r.class);
+        }
+        if self.window.inside(now) {
+            self.tally.error(class);
+            if let Some(c) = self.tally.classes.get_mut(usize::from(r.class)) {
+                c.errors += 1;
+            }
+        }
+    }
+
+    /// [`Engine::complete`], saying whether the response counts in the run's figures
+    /// (`None`: unsolicited, the connection closed).
+    pub(super) fn settle(&mut self, i: usize, pos: usize, status: u16, now: Instant) -> Option<bool> {
         let Some(Sent {
             intended,
             at: sent,
@@ -170,7 +196,7 @@ impl Engine<'_> {
         }) = self.conns[i].inflight.remove(pos)
         else {
             self.fail(i, ErrorClass::BadResponse, now);
-            return false;
+            return None;
         };
         let lanes = self.spec.pipeline();
         if self.conns[i].h2.is_some() {
@@ -226,7 +252,7 @@ impl Engine<'_> {
                 }
             }
         }
-        true
+        Some(counts)
     }
 
     /// Decides what a connection does once its responses are processed.
@@ -274,7 +300,11 @@ impl Engine<'_> {
             // An event stream the server ended before its end: an error of its own, its
             // events counted (in `fail`).
             self.fail(i, ErrorClass::StreamCut, now);
-        } else if !c.inflight.is_empty() || c.http.mid_response() || c.echo.mid_message() {
+        } else if !c.inflight.is_empty()
+            || c.http.mid_response()
+            || c.echo.mid_message()
+            || c.keyed.as_ref().is_some_and(|k| k.mid_reply())
+        {
             self.fail(i, ErrorClass::UnexpectedClose, now);
         } else {
             // The server closed an idle keep-alive connection: open a new one.

@@ -164,6 +164,38 @@ pub struct Workload {
     #[arg(long, value_name = "TARGET")]
     #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// resp:// and memcache://: how many keys commands name (mx:000000000000 on).
+    /// [default: 100000]
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
+    /// resp:// and memcache://: how keys are drawn: uniform or sequential (each connection
+    /// over the keys it owns, every value checked against its last write) or zipf:S (S e.g.
+    /// 0.99, over the whole keyspace, shared: values checked for integrity only)
+    /// [default: uniform].
+    #[arg(long, value_name = "DIST")]
+    #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
+    pub key_dist: Option<crate::load::keyed::KeyDist>,
+    /// resp:// and memcache://: SETs to GETs, e.g. 1:10 (the default), 1:0 for SETs only.
+    #[arg(long, value_name = "SET:GET")]
+    #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<crate::load::keyed::Ratio>,
+    /// resp:// and memcache://: a SET's value size: 64 (the default), 32-1024 (uniform),
+    /// exp(512), mix(90%:64,10%:4KiB); at least 32 bytes (the value's own description) unless
+    /// --no-verify.
+    #[arg(long, value_name = "SIZES")]
+    #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
+    pub value_size: Option<crate::load::keyed::Sizes>,
+    /// resp:// and memcache://: write every key once before the window, so GETs hit from
+    /// the start.
+    #[arg(long)]
+    #[serde(default)]
+    pub prefill: bool,
+    /// resp:// and memcache://: do not check the values GETs return (checked by default: each
+    /// value carries its key, writer, sequence and checksum).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_verify: bool,
     /// How long the --slo search may take.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     #[serde(
@@ -263,6 +295,12 @@ impl Default for Workload {
             seed: seed_one(),
             slo: None,
             slo_time: sixty_seconds(),
+            keys: None,
+            key_dist: None,
+            ratio: None,
+            value_size: None,
+            prefill: false,
+            no_verify: false,
         }
     }
 }
@@ -314,6 +352,10 @@ impl Workload {
             "slo-time",
             (self.slo_time != d.slo_time).then(|| exact_duration(self.slo_time)),
         );
+        put("keys", self.keys.map(|n| n.to_string()));
+        put("key-dist", self.key_dist.map(|d| d.to_string()));
+        put("ratio", self.ratio.map(|r| r.to_string()));
+        put("value-size", self.value_size.as_ref().map(|v| v.to_string()));
         for m in &self.mix {
             put("mix", Some(m.to_string()));
         }
@@ -327,6 +369,8 @@ impl Workload {
             ("--chunked", self.chunked),
             ("--insecure", self.insecure),
             ("--tls-resume", self.tls_resume),
+            ("--prefill", self.prefill),
+            ("--no-verify", self.no_verify),
         ] {
             if on {
                 a.push(flag.to_string());

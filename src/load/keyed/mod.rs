@@ -1,0 +1,152 @@
+//! Keyed targets: `resp://HOST:PORT` (redis, valkey, muxlab's `--proto resp`) and
+//! `memcache://HOST:PORT` (memcached, muxlab's `--proto memcache`). Each command is a SET or a
+//! GET (`--ratio SET:GET`) of one of `--keys` keys (`--key-dist`), a SET's value `--value-size`
+//! bytes long; `--prefill` writes every key before the window.
+//!
+//! Every reply is checked (unless `--no-verify`): values describe themselves ([`value`]), so a
+//! GET's value is checked for its key, length and checksum; a key the connection owns
+//! ([`keys`]) is checked against the write it must hold ([`ledger`]). A miss is a miss, never an
+//! error (the store may evict or expire); a wrong value and an error reply are errors of their
+//! own classes. SET and GET are the run's two request classes, so each has its latency and
+//! `--slo get:p99<=1ms` names one.
+//!
+//! At `--pipeline N` a connection writes N commands in one write and sends the next batch once
+//! all N are answered; an open loop schedules batches at rate ÷ N, each command's latency
+//! counted from its batch's intended time.
+
+mod command;
+mod conn;
+mod keys;
+mod ledger;
+mod prefill;
+mod reply;
+mod sizes;
+mod tally;
+mod value;
+
+pub use command::{Dialect, Verb};
+pub use conn::{KeyedConn, Verdict};
+pub use keys::{KeyDist, MAX_KEYS};
+pub use ledger::Checked;
+pub use prefill::prefill;
+pub use reply::NotReplies;
+pub use sizes::{Sizes, MAX_VALUE};
+pub use tally::{KeyedFigures, KeyedTally};
+pub use value::HEADER;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::units::BadValue;
+
+/// The share of SETs and GETs (`--ratio SET:GET`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub set: f64,
+    pub get: f64,
+}
+
+impl Default for Ratio {
+    /// One SET to ten GETs (memtier_benchmark's default).
+    fn default() -> Ratio {
+        Ratio { set: 1.0, get: 10.0 }
+    }
+}
+
+impl FromStr for Ratio {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Ratio, BadValue> {
+        let bad = || BadValue(format!("--ratio '{s}' is not SET:GET (e.g. 1:10, 1:0 for SETs only)"));
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let (set, get): (f64, f64) = (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        );
+        let ok = |w: f64| (0.0..=1e9).contains(&w);
+        if !ok(set) || !ok(get) || set + get <= 0.0 {
+            return Err(BadValue(format!(
+                "--ratio '{s}': both parts are at least 0 and at most 1e9, and not both 0"
+            )));
+        }
+        Ok(Ratio { set, get })
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.set, self.get)
+    }
+}
+
+/// A keyed run's plan: what every connection's commands are made from.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub dialect: Dialect,
+    pub keys: u64,
+    pub dist: KeyDist,
+    pub sizes: Sizes,
+    pub verify: bool,
+    pub prefill: bool,
+    /// The run's connections (over every shard and host): keys are owned modulo this.
+    pub connections: u64,
+    /// This process's run: its writes are stamped with it, so a value left by an earlier run
+    /// is told from this one's.
+    pub run: u32,
+    pub seed: u64,
+}
+
+impl Plan {
+    /// How values are checked: `exact`, `integrity` or `off`.
+    pub fn check_mode(&self) -> &'static str {
+        match (self.verify, self.dist.owned()) {
+            (false, _) => "off",
+            (true, true) => "exact",
+            (true, false) => "integrity",
+        }
+    }
+
+    /// What the checks can say of this plan's values, as the summary puts it.
+    pub fn checks(&self) -> &'static str {
+        match (self.verify, self.dist.owned()) {
+            (false, _) => "off (--no-verify)",
+            (true, true) => "exact: each connection owns its keys and knows the write each must hold",
+            (true, false) => {
+                "integrity only (key, length, checksum): zipf keys are shared by every connection, so the last write is not known"
+            }
+        }
+    }
+}
+
+/// A keyed run's settings, as a document records them (the ratio is its classes' weights).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Config {
+    pub keys: u64,
+    pub key_dist: String,
+    pub value_size: String,
+    pub prefill: bool,
+    /// How values are checked: `exact`, `integrity` or `off`.
+    pub checks: String,
+}
+
+impl Plan {
+    /// Its settings for a document.
+    pub fn config(&self) -> Config {
+        Config {
+            keys: self.keys,
+            key_dist: self.dist.to_string(),
+            value_size: self.sizes.to_string(),
+            prefill: self.prefill,
+            checks: self.check_mode().to_string(),
+        }
+    }
+}
+
+/// A run number for this process: the clock's nanoseconds and the process id, mixed.
+pub fn run_number() -> u32 {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut x = ns ^ (u64::from(std::process::id()) << 40);
+    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    (x ^ (x >> 29)) as u32
+}

@@ -1,0 +1,134 @@
+//! `--prefill`: before the window, every key this process's connection slots own is written
+//! once (the owner's stamp, sequence 0), over one blocking connection per engine thread, in
+//! pipelined batches; every reply must be a stored. A keyspace the server cannot hold ends the
+//! run with the server's refusal, before anything is measured.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Instant;
+
+use super::command::{self, Dialect};
+use super::keys::owned_count;
+use super::reply::{Replies, Reply};
+use super::value::{self, Stamp, HEADER};
+use super::Plan;
+use crate::load::{Error, Spec};
+use crate::rng::Rng;
+
+/// SETs written before their replies are read.
+const BATCH: u64 = 256;
+
+/// Writes the keys of slots `first..first + slots` over `threads` connections to `spec`'s
+/// target: how many keys, and how long it took.
+pub fn prefill(spec: &Spec, plan: &Plan, first: u64, slots: u64, threads: usize) -> Result<(u64, f64), Error> {
+    let t0 = Instant::now();
+    let threads = (threads as u64).clamp(1, slots.max(1));
+    let written = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (n, off) = crate::load::split(slots as usize, threads as usize, t as usize);
+                let from = first + off as u64;
+                s.spawn(move || one_connection(spec, plan, from..from + n as u64))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Failed("a prefill thread panicked".into())))
+            })
+            .sum::<Result<u64, Error>>()
+    })?;
+    Ok((written, t0.elapsed().as_secs_f64()))
+}
+
+/// Writes every key the slots in `slots` own over one connection.
+fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Result<u64, Error> {
+    let target = spec.target();
+    let fail = |what: String| Error::Failed(format!("--prefill: {what}"));
+    let mut sock = TcpStream::connect_timeout(&target.addr, spec.timeout())
+        .map_err(|e| fail(format!("cannot connect to {}: {e}", target.addr)))?;
+    sock.set_read_timeout(Some(spec.timeout())).ok();
+    sock.set_nodelay(true).ok();
+    let keys = slots.clone().flat_map(|slot| {
+        let n = owned_count(plan.keys, slot, plan.connections);
+        (0..n).map(move |j| (slot, slot + j * plan.connections))
+    });
+    let mut out = Vec::new();
+    let mut replies = Replies::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut written = 0u64;
+    let mut rng: (u64, Rng) = (u64::MAX, Rng::new(&[0]));
+    let mut keys = keys.peekable();
+    while keys.peek().is_some() {
+        out.clear();
+        let mut batch = 0u64;
+        for (slot, key) in keys.by_ref().take(BATCH as usize) {
+            if rng.0 != slot {
+                rng = (slot, Rng::new(&[plan.seed, slot, 0x7072_6566]));
+            }
+            let least = if plan.verify { HEADER } else { 1 };
+            let len = plan.sizes.sample(&mut rng.1, least);
+            let stamp = Stamp {
+                run: plan.run,
+                key,
+                writer: slot as u32,
+                seq: 0,
+            };
+            command::set(plan.dialect, &mut out, key, len, |o| match plan.verify {
+                true => value::write(o, len, stamp),
+                false => value::write_plain(o, len),
+            });
+            batch += 1;
+        }
+        sock.write_all(&out)
+            .map_err(|e| fail(format!("writing to {}: {e}", target.addr)))?;
+        let mut stored = 0u64;
+        while stored < batch {
+            let n = sock
+                .read(&mut buf)
+                .map_err(|e| fail(format!("reading from {}: {e}", target.addr)))?;
+            if n == 0 {
+                return Err(fail(format!("{} closed the connection", target.addr)));
+            }
+            let mut refused = None;
+            replies
+                .feed(plan.dialect, &buf[..n], |b, r| match r {
+                    Reply::Stored => {
+                        stored += 1;
+                        true
+                    }
+                    Reply::Error(l) => {
+                        refused = Some(String::from_utf8_lossy(&b[l]).into_owned());
+                        false
+                    }
+                    _ => {
+                        refused = Some("a reply that is not a SET's".into());
+                        false
+                    }
+                })
+                .map_err(|_| {
+                    fail(format!(
+                        "{} answered with bytes that are not {}",
+                        target.addr,
+                        dialect_name(plan.dialect)
+                    ))
+                })?;
+            if let Some(why) = refused {
+                return Err(fail(format!(
+                    "the server refused a SET after {} keys: {why} (lower --keys or --value-size, or give the server more memory)",
+                    written + stored
+                )));
+            }
+        }
+        written += batch;
+    }
+    Ok(written)
+}
+
+fn dialect_name(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Resp => "RESP replies",
+        Dialect::Memcache => "memcached replies",
+    }
+}
