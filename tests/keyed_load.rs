@@ -356,6 +356,7 @@ fn keyed_flags_that_cannot_work_are_one_clear_line_and_exit_2() {
             "fewer than the 10 connections",
         ),
         (&["resp://127.0.0.1:1", "--value-size", "8"][..], "too short"),
+        (&["resp://127.0.0.1:1", "--keys", "1000000000"][..], "4 bytes per key"),
         (
             &[
                 "resp://127.0.0.1:1",

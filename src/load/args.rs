@@ -396,8 +396,17 @@ impl LoadArgs {
                 ),
             ));
         }
-        let sizes = w.value_size.clone().unwrap_or_default();
         let verify = !w.no_verify;
+        if verify && dist.owned() && keys > keyed::MAX_LEDGER_KEYS {
+            return Err(Error::invalid(
+                "keys",
+                &format!(
+                    "--keys {keys}: checking {dist} keys exactly keeps 4 bytes per key, so at most {} keys: give fewer, --key-dist zipf:S (integrity checks, nothing kept) or --no-verify",
+                    keyed::MAX_LEDGER_KEYS
+                ),
+            ));
+        }
+        let sizes = w.value_size.clone().unwrap_or_default();
         let least = if verify { keyed::HEADER } else { 1 };
         if sizes.below(least) {
             return Err(Error::invalid(
@@ -539,6 +548,12 @@ mod tests {
             insecure = true
             tls_resume = true
             requests_per_conn = 7
+            keys = 5000
+            key_dist = "zipf:0.99"
+            ratio = "1:4"
+            value_size = "mix(90%:64,10%:4096)"
+            prefill = true
+            no_verify = true
         "#;
         let w: Workload = toml::from_str(toml).unwrap();
         let args = LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 3, w.clone());

@@ -181,6 +181,9 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     // keys are in place when any piece's window opens).
     let prefilled = match spec.keyed.as_ref().filter(|p| p.prefill) {
         Some(plan) => {
+            if show == Show::Terminal {
+                eprintln!("muxlab: --prefill: writing this process's share of {} keys", plan.keys);
+            }
             let (n, secs) = keyed::prefill(spec, plan, share.first_slot, conns as u64, threads)?;
             if show == Show::Terminal {
                 eprintln!("muxlab: --prefill wrote {n} keys in {secs:.2} s");

@@ -364,6 +364,14 @@ mod load_tally {
         a.error(ErrorClass::Reset);
         a.per_conn = vec![3, 1];
         a.per_second = vec![4];
+        a.keyed = Some(crate::load::keyed::KeyedTally {
+            hits: 3,
+            misses: 1,
+            exact: 3,
+            prefilled: 10,
+            checks: "exact".into(),
+            ..Default::default()
+        });
         let wire = serde_json::to_value(&a).expect("a tally serialises");
         let b: Tally = serde_json::from_value(wire).expect("own wire form reads back");
         assert_eq!(b.latency.0, a.latency.0);
@@ -374,5 +382,10 @@ mod load_tally {
         assert_eq!(m.per_conn, vec![3, 1, 3, 1]);
         assert_eq!(m.per_second, vec![8]);
         assert_eq!(m.error_total(), 2);
+        let k = m.keyed.as_ref().expect("keyed counts travel and merge");
+        assert_eq!(
+            (k.hits, k.misses, k.exact, k.prefilled, k.checks.as_str()),
+            (6, 2, 6, 20, "exact")
+        );
     }
 }

@@ -183,7 +183,8 @@ pub(super) struct Conn {
 }
 
 impl Conn {
-    /// Slot `slot`, down, from `t0`, reading HTTP responses with `http`.
+    /// Slot `slot`, down, from `t0`, reading HTTP responses with `http` (an HTTP/2 session
+    /// `h2` of `streams` lanes, a keyed target's commands `keyed`).
     pub(super) fn new(
         slot: u64,
         t0: Instant,
@@ -191,6 +192,7 @@ impl Conn {
         size: usize,
         h2: Option<H2Conn>,
         streams: usize,
+        keyed: Option<KeyedConn>,
     ) -> Conn {
         Conn {
             slot,
@@ -210,7 +212,7 @@ impl Conn {
                 None => VecDeque::new(),
             },
             h2: h2.map(Box::new),
-            keyed: None,
+            keyed: keyed.map(Box::new),
             retry: VecDeque::new(),
             send_seq: 0,
             wake: Armed::default(),
@@ -438,7 +440,7 @@ mod tests {
     #[test]
     fn a_slot_is_up_only_through_its_connect_and_times_the_connect_from_its_start() {
         let t0 = Instant::now();
-        let mut c = Conn::new(7, t0, HttpReader::new(false), 0, None, 1);
+        let mut c = Conn::new(7, t0, HttpReader::new(false), 0, None, 1, None);
         assert_eq!((c.state(), c.fd().is_none()), (State::Down, true));
         let fd = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
         c.connecting(fd, t0);

@@ -172,16 +172,15 @@ impl<'a> Engine<'a> {
                     Some(size) => HttpReader::new(head_only).verifying(slot, size),
                     None => HttpReader::new(head_only),
                 };
-                let mut c = Conn::new(
+                Conn::new(
                     slot,
                     plan.t0,
                     http.all_event_streams(spec.sse()),
                     spec.size(),
                     session,
                     spec.pipeline(),
-                );
-                c.keyed = spec.keyed.as_ref().map(|p| Box::new(KeyedConn::new(p, slot)));
-                c
+                    spec.keyed.as_ref().map(|p| KeyedConn::new(p, slot)),
+                )
             })
             .collect();
         let tally = Tally {

@@ -61,7 +61,8 @@ pub struct Workload {
     #[arg(long)]
     #[serde(default)]
     pub sse: bool,
-    /// HTTP/1.1: requests in flight per connection (pipelined).
+    /// HTTP/1.1: requests in flight per connection (pipelined). resp:// and memcache://:
+    /// commands written at once, the next batch once all are answered (redis-benchmark -P).
     #[arg(long, default_value_t = 1)]
     #[serde(default = "one", deserialize_with = "pipeline_or_none")]
     pub pipeline: usize,
