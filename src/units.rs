@@ -64,6 +64,24 @@ pub fn parse_size(s: &str) -> Result<usize, BadValue> {
         .ok_or_else(|| BadValue(format!("'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB")))
 }
 
+/// Splits `s` at commas outside parentheses.
+pub(crate) fn split_top(s: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
 /// Formats a duration the way [`parse_duration`] reads it, compactly.
 pub fn format_duration(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;

@@ -3,18 +3,7 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
-use serde_json::Value;
-
-fn load(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let doc =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON from load {args:?} ({e}): {stderr}"));
-    (out.status.code().unwrap_or(-1), doc, stderr)
-}
 
 /// Connecting is part of the run: 19,000 think-time connections right after 40,000 short ones
 /// (whose TIME_WAIT sockets crowd 127.0.0.1's ports) all come up and are served, the window

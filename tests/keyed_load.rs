@@ -15,19 +15,6 @@ use common::stores::Store;
 use common::*;
 use serde_json::Value;
 
-/// Runs `muxlab load ARGS --json`: its exit code, document and stderr.
-fn load(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON from load {args:?} ({e}): {}\n{stderr}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc, stderr)
-}
-
 /// Asserts a fixed-rate run of `url` answered every command it scheduled, right.
 fn clean_run(url: &str, pipeline: &str, what: &str) -> Value {
     let (code, doc, err) = load(&[
@@ -63,6 +50,11 @@ fn clean_run(url: &str, pipeline: &str, what: &str) -> Value {
     );
     assert!(k["sets"].as_u64().unwrap() > 0, "{what}: {k}");
     assert_eq!(doc["not_completed"], 0, "{what}: everything scheduled was answered");
+    let scheduled = doc["scheduled"].as_u64().unwrap();
+    assert!(
+        scheduled.abs_diff(4000) <= 16,
+        "{what}: 4,000 a second for a second, in batches of the pipeline: {scheduled} scheduled"
+    );
     assert_eq!(
         doc["requests"], doc["scheduled"],
         "{what}: 4,000 a second for a second, every one answered"
@@ -75,15 +67,89 @@ fn clean_run(url: &str, pipeline: &str, what: &str) -> Value {
     doc
 }
 
+/// A second run against a store the first filled, without --prefill: the first run's values
+/// are found (and pass their integrity check) while the second writes its own, in batches.
+fn second_run(url: &str, what: &str) {
+    let (code, doc, err) = load(&[
+        url,
+        "-c",
+        "8",
+        "-n",
+        "20000",
+        "--pipeline",
+        "16",
+        "--keys",
+        "2000",
+        "--ratio",
+        "1:1",
+    ]);
+    assert_eq!(code, 0, "{what}: {err}");
+    let k = &doc["keyed"];
+    assert_eq!(
+        k["wrong_values"], 0,
+        "{what}: an earlier run's values are not wrong: {k}"
+    );
+    assert!(
+        k["checked_integrity"].as_u64() > Some(0),
+        "{what}: an earlier run's values found: {k}"
+    );
+    assert!(k["checked_exact"].as_u64() > Some(0), "{what}: and this run's own: {k}");
+}
+
 #[test]
-fn fixed_rate_runs_against_redis_and_memcached_answer_everything_right_at_pipeline_1_and_16() {
-    let (Some(redis), Some(mc)) = (Store::redis(&[]), Store::memcached(&["-t", "1"])) else {
+fn fixed_rate_runs_against_redis_answer_everything_right_at_pipeline_1_and_16() {
+    let Some(redis) = Store::redis(&[]) else { return };
+    for pipeline in ["1", "16"] {
+        clean_run(&redis.url("resp"), pipeline, "redis-server");
+    }
+    second_run(&redis.url("resp"), "redis-server");
+}
+
+#[test]
+fn fixed_rate_runs_against_memcached_answer_everything_right_at_pipeline_1_and_16() {
+    let Some(mc) = Store::memcached(&["-t", "1"]) else {
         return;
     };
     for pipeline in ["1", "16"] {
-        clean_run(&redis.url("resp"), pipeline, "redis-server");
         clean_run(&mc.url("memcache"), pipeline, "memcached");
     }
+    second_run(&mc.url("memcache"), "memcached");
+}
+
+#[test]
+fn a_store_refusing_writes_for_memory_is_a_server_error_and_the_connection_goes_on() {
+    let Some(redis) = Store::redis(&["--maxmemory", "1mb", "--maxmemory-policy", "noeviction"]) else {
+        return;
+    };
+    let (code, doc, err) = load(&[
+        &redis.url("resp"),
+        "-c",
+        "2",
+        "-n",
+        "4000",
+        "--keys",
+        "4000",
+        "--key-dist",
+        "sequential",
+        "--ratio",
+        "1:0",
+        "--value-size",
+        "1KiB",
+    ]);
+    assert_eq!(code, 1, "refusals are errors: {err}");
+    let k = &doc["keyed"];
+    let refused = doc["errors"]["server_error"].as_u64().unwrap_or(0);
+    assert!(refused > 0, "1 MB cannot hold 4 MB: {}", doc["errors"]);
+    assert_eq!(k["refused"], refused, "{k}");
+    assert_eq!(
+        doc["requests"], 4000,
+        "every SET answered, stored or refused, on the same connections: {doc}"
+    );
+    assert_eq!(
+        doc["connections"]["connects_in_window"], 2,
+        "no connection was failed for a refusal"
+    );
+    assert_eq!(k["wrong_values"], 0);
 }
 
 #[test]
@@ -283,6 +349,15 @@ fn a_store_that_loses_writes_is_caught_where_a_checksum_alone_would_pass_it() {
     ]);
     assert_eq!(doc["keyed"]["wrong_values"], 0, "{}", doc["keyed"]);
     assert_eq!(doc["keyed"]["checks"], "integrity");
+    let out = Command::new(BIN)
+        .args(["load", &url, "-n", "500", "--keys", "50", "--key-dist", "zipf:0.99"])
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("for integrity") && summary.contains("zipf keys are shared, the last write is not known"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -345,6 +420,10 @@ fn at_pipeline_n_a_connection_sends_n_commands_together_and_no_more_until_all_ar
     assert_eq!(*most.lock().unwrap(), 16, "at most 16 in flight per connection");
     let (scheduled, requests) = (doc["scheduled"].as_u64().unwrap(), doc["requests"].as_u64().unwrap());
     assert_eq!(scheduled % 16, 0, "the schedule is of whole batches: {scheduled}");
+    assert!(
+        scheduled.abs_diff(3200) <= 16,
+        "batches at 3,200 / 16 a second: {scheduled}"
+    );
     assert_eq!(requests, scheduled, "{doc}");
 }
 

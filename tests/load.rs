@@ -14,19 +14,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-/// Runs `muxlab load ARGS --json`; returns (exit code, document, stderr).
-fn load(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON from load {args:?} ({e}): {}\n{stderr}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc, stderr)
-}
-
 /// A tiny server: a thread per connection running `handle`. Stops when the test ends.
 fn spawn_server(handle: impl Fn(TcpStream) + Send + Sync + 'static) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();

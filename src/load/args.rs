@@ -7,13 +7,11 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+use super::keyed::CLASSES as KEYED_CLASSES;
 use super::shard::Shard;
 use super::spec::Spec;
 use super::workload::{message_size, read_mix_file, Class, Workload, MAX_STREAMS};
 use super::{keyed, tls, unix_ms, Error, Kind, Pacing, Payload, Target};
-
-/// A keyed target's request classes, in the order of [`keyed::Verb::of_class`].
-const KEYED_CLASSES: [&str; 2] = ["set", "get"];
 use crate::units::CpuList;
 
 /// A complete `muxlab load` command line: the target, how many connections, where the client

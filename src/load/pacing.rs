@@ -205,6 +205,8 @@ impl Schedule {
     ) {
         while self.next <= now && may(self.next, self.backlog.len()) {
             for _ in 0..self.batch {
+                // The last batch of a quota (`-n`) may be short: what is left of it is not
+                // sent, and the schedule goes on (it ends with the quota).
                 if !may(self.next, self.backlog.len()) {
                     break;
                 }
@@ -307,5 +309,26 @@ mod schedule_gaps {
         assert!((mean - 1000.0).abs() < 20.0 && (cv - 1.0).abs() < 0.03, "{mean} {cv}");
         let (mean, cv) = stats(&mut Schedule::new(1000.0, 1, now, None));
         assert_eq!((mean.round(), cv), (1000.0, 0.0));
+    }
+
+    /// A batch of N is due at once, every N / rate: N commands at each time, the rate kept.
+    #[test]
+    fn batches_are_due_together_at_the_rate_over_their_size() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(1600.0, 16, t0, None);
+        s.begin(t0, t0, Some(t0 + Duration::from_secs(1)));
+        s.due(t0 + Duration::from_millis(25), |_, _| true, || 0);
+        let due: Vec<Instant> = std::iter::from_fn(|| s.take_due().map(|(t, _, _)| t)).collect();
+        // Times 0, 10 and 20 ms: three batches of 16.
+        assert_eq!(due.len(), 48);
+        for (k, batch) in due.chunks(16).enumerate() {
+            assert!(
+                batch.iter().all(|&t| t == t0 + Duration::from_millis(10 * k as u64)),
+                "batch {k}"
+            );
+        }
+        let (scheduled, lost) = s.close(t0 + Duration::from_secs(2), std::iter::empty(), || 0).unwrap();
+        assert_eq!(scheduled, 1600, "a second of it schedules the rate");
+        assert_eq!(lost.len(), 1600 - 48, "what was never taken is lost, batch by batch");
     }
 }

@@ -30,6 +30,20 @@ pub fn have(tool: &str, package: &str) -> bool {
 }
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_muxlab");
+
+/// Runs `muxlab load ARGS --json`; returns (exit code, document, stderr).
+pub fn load(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(BIN).arg("load").args(args).arg("--json").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from load {args:?} ({e}): {}\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc, stderr)
+}
+
 pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A running `muxlab serve`.

@@ -42,34 +42,37 @@ impl Engine<'_> {
     }
 
     /// The oldest command of connection `i` was answered so; `false` when the connection was
-    /// closed for it.
+    /// closed for it. A wrong value or a refusal is an answer (its latency counts) and an error
+    /// of its class; the connection goes on.
     fn keyed_answer(&mut self, i: usize, v: Verdict, now: Instant) -> bool {
-        let class = match v {
-            Verdict::Unexpected => {
-                self.fail(i, ErrorClass::BadResponse, now);
-                return false;
-            }
-            Verdict::Wrong(..) => ErrorClass::WrongValue,
-            Verdict::Refused(_) => ErrorClass::ServerError,
-            Verdict::Stored | Verdict::Hit(_) | Verdict::Miss => match self.settle(i, 0, 200, now) {
-                None => return false,
-                Some(counts) => {
-                    if let (true, Some(t)) = (counts, self.tally.keyed.as_mut()) {
-                        t.count(v);
-                    }
-                    return true;
-                }
-            },
-        };
-        // Answered, and wrong: the command failed, the connection goes on.
-        let Some(r) = self.conns[i].inflight.pop_front() else {
+        if v == Verdict::Unexpected {
             self.fail(i, ErrorClass::BadResponse, now);
             return false;
-        };
-        if let (true, Some(t)) = (self.window.inside(now), self.tally.keyed.as_mut()) {
-            t.count(v);
         }
-        self.abandon(r, class, now);
+        let class = self.conns[i].inflight.front().map(|r| usize::from(r.class));
+        let Some(counts) = self.settle(i, 0, 200, now) else {
+            return false;
+        };
+        let error = match v {
+            Verdict::Wrong(..) => Some(ErrorClass::WrongValue),
+            Verdict::Refused(_) => Some(ErrorClass::ServerError),
+            _ => None,
+        };
+        let Some(t) = self.tally.keyed.as_mut() else {
+            return true;
+        };
+        if !counts {
+            // Outside the window nothing is counted, but a wrong value is still named.
+            t.seen_outside(v);
+            return true;
+        }
+        t.count(v);
+        if let Some(e) = error {
+            self.tally.error(e);
+            if let Some(c) = class.and_then(|k| self.tally.classes.get_mut(k)) {
+                c.errors += 1;
+            }
+        }
         true
     }
 }

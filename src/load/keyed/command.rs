@@ -10,6 +10,10 @@ pub enum Dialect {
     Memcache,
 }
 
+/// A keyed target's request classes, by their place: the one definition of which class is
+/// which command ([`Verb::of_class`]).
+pub const CLASSES: [&str; 2] = ["set", "get"];
+
 /// The command a request class stands for: class 0 is SET, class 1 GET.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
@@ -26,20 +30,7 @@ impl Verb {
     }
 }
 
-/// Appends a decimal number.
-fn decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut b = [0u8; 20];
-    let mut i = b.len();
-    loop {
-        i -= 1;
-        b[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&b[i..]);
-}
+use crate::proto::keyed::decimal;
 
 /// Appends a SET of key `k` whose value of `len` bytes `value` appends.
 pub fn set(d: Dialect, out: &mut Vec<u8>, k: u64, len: usize, value: impl FnOnce(&mut Vec<u8>)) {
@@ -47,18 +38,18 @@ pub fn set(d: Dialect, out: &mut Vec<u8>, k: u64, len: usize, value: impl FnOnce
     match d {
         Dialect::Resp => {
             out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$");
-            decimal(out, KEY_LEN);
+            decimal(out, KEY_LEN as u64);
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(&key);
             out.extend_from_slice(b"\r\n$");
-            decimal(out, len);
+            decimal(out, len as u64);
             out.extend_from_slice(b"\r\n");
         }
         Dialect::Memcache => {
             out.extend_from_slice(b"set ");
             out.extend_from_slice(&key);
             out.extend_from_slice(b" 0 0 ");
-            decimal(out, len);
+            decimal(out, len as u64);
             out.extend_from_slice(b"\r\n");
         }
     }
@@ -74,7 +65,7 @@ pub fn get(d: Dialect, out: &mut Vec<u8>, k: u64) {
     match d {
         Dialect::Resp => {
             out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$");
-            decimal(out, KEY_LEN);
+            decimal(out, KEY_LEN as u64);
             out.extend_from_slice(b"\r\n");
         }
         Dialect::Memcache => out.extend_from_slice(b"get "),

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use super::command::{self, Verb};
 use super::keys::{name, Chooser};
-use super::ledger::{Checked, Ledger};
+use super::ledger::{next_seq, Checked, Ledger};
 use super::reply::{NotReplies, Replies, Reply};
 use super::value::{self, Stamp, HEADER};
 use super::Plan;
@@ -86,18 +86,16 @@ impl KeyedConn {
                 let least = if self.plan.verify { HEADER } else { 1 };
                 let len = self.plan.sizes.sample(&mut self.rng, least);
                 e.seq = self.next_seq;
-                self.next_seq = self.next_seq.wrapping_add(1).max(1);
+                self.next_seq = next_seq(self.next_seq);
                 let stamp = Stamp {
                     run: self.plan.run,
                     key,
                     writer: self.writer,
                     seq: e.seq,
                 };
-                let verify = self.plan.verify;
-                command::set(self.plan.dialect, out, key, len, |o| match verify {
-                    true => value::write(o, len, stamp),
-                    false => value::write_plain(o, len),
-                });
+                // Stamped whenever it is long enough, checked or not: a later run reading it
+                // back knows it for one of muxlab's.
+                command::set(self.plan.dialect, out, key, len, |o| value::write_any(o, len, stamp));
                 if let (Some(l), Some(a)) = (self.ledger.as_mut(), at) {
                     l.sent(a, e.seq);
                 }

@@ -1,16 +1,30 @@
 //! What each key a connection slot owns must hold: the slot is the only writer of its keys, so
 //! a value of one of them must be the slot's last acknowledged SET, or one still in flight, or
-//! one whose fate its socket took with it (sent, then the connection failed); a prefilled key
-//! not written since holds the prefill's value (sequence 0). A miss is a miss whatever the
-//! ledger says: the store may have evicted or expired the key.
+//! one whose fate its socket took with it (sent, then the connection failed: the store may
+//! still apply it after a later write on a new socket, so it stays possible); a prefilled key
+//! not written since holds the prefill's value (sequence 0); a key with no acknowledged write in
+//! this run may hold an earlier run's value. A miss is a miss whatever the ledger says: the
+//! store may have evicted or expired the key.
 
 use super::value::Stamp;
 
 /// Nothing is known of the key in this run (not prefilled, no SET acknowledged).
 const NONE: u32 = u32::MAX;
 
+/// Writes of the key whose fate is unknown were forgotten (past [`MAX_UNCERTAIN`]): any value
+/// of this run's is possible, and its values are checked for integrity only.
+const LOST: u32 = u32::MAX - 1;
+
+/// The sequence number after `seq`: 1 up to below [`LOST`] (0 is the prefill's).
+pub fn next_seq(seq: u32) -> u32 {
+    match seq.wrapping_add(1) {
+        s if s == 0 || s >= LOST => 1,
+        s => s,
+    }
+}
+
 /// The most writes whose fate is unknown a ledger remembers (each failed socket adds its SETs
-/// in flight); past it the oldest are forgotten, and a value only they could explain is wrong.
+/// in flight); past it the oldest are forgotten and their keys checked for integrity only.
 const MAX_UNCERTAIN: usize = 4096;
 
 /// How a value was checked.
@@ -58,10 +72,8 @@ impl Ledger {
         if let Some(p) = self.flying.iter().position(|&f| f == (at as u32, seq)) {
             self.flying.swap_remove(p);
         }
-        if stored {
+        if stored && self.acked[at] != LOST {
             self.acked[at] = seq;
-            // An older write whose fate was unknown can no longer be what the key holds.
-            self.uncertain.retain(|&(k, _)| k != at as u32);
         }
     }
 
@@ -70,7 +82,9 @@ impl Ledger {
         self.uncertain.append(&mut self.flying);
         if self.uncertain.len() > MAX_UNCERTAIN {
             let over = self.uncertain.len() - MAX_UNCERTAIN;
-            self.uncertain.drain(..over);
+            for (k, _) in self.uncertain.drain(..over) {
+                self.acked[k as usize] = LOST;
+            }
         }
     }
 
@@ -78,7 +92,8 @@ impl Ledger {
     pub fn check(&self, at: usize, s: Stamp) -> Result<Checked, &'static str> {
         let known = self.acked[at];
         if s.run != self.run {
-            return match known == NONE && !self.wrote(at) {
+            // No write of this run acknowledged: one in flight may not have been applied yet.
+            return match known == NONE {
                 true => Ok(Checked::Integrity),
                 false => Err("a value from before this run of a key written in it"),
             };
@@ -86,17 +101,15 @@ impl Ledger {
         if s.writer != self.writer {
             return Err("a value another connection wrote to a key this one owns");
         }
+        if known == LOST {
+            return Ok(Checked::Integrity);
+        }
         let fits =
             s.seq == known || self.flying.contains(&(at as u32, s.seq)) || self.uncertain.contains(&(at as u32, s.seq));
         match fits {
             true => Ok(Checked::Exact),
             false => Err("a value other than the key's last write (stale, or lost)"),
         }
-    }
-
-    /// Whether a SET of the key at `at` is in flight or of unknown fate.
-    fn wrote(&self, at: usize) -> bool {
-        self.flying.iter().chain(&self.uncertain).any(|&(k, _)| k == at as u32)
     }
 }
 
@@ -138,18 +151,48 @@ mod tests {
         assert_eq!(l.check(0, stamp(5, 1, 3)), Ok(Checked::Exact));
         l.sent(0, 5);
         l.answered(0, 5, true);
+        assert_eq!(
+            l.check(0, stamp(5, 1, 4)),
+            Ok(Checked::Exact),
+            "a lost socket's write may land after a later one"
+        );
         assert!(
-            l.check(0, stamp(5, 1, 4)).is_err(),
-            "a later write acknowledged settles it"
+            l.check(0, stamp(5, 1, 3)).is_err(),
+            "but one acknowledged before it may not"
         );
         l.sent(1, 6);
         l.answered(1, 6, false);
         assert!(l.check(1, stamp(5, 1, 6)).is_err(), "a refused write is not stored");
-        let fresh = Ledger::new(5, 1, 1, false);
+        let mut fresh = Ledger::new(5, 1, 1, false);
         assert_eq!(
             fresh.check(0, stamp(2, 9, 9)),
             Ok(Checked::Integrity),
             "a key not written in this run"
         );
+        fresh.sent(0, 1);
+        assert_eq!(
+            fresh.check(0, stamp(2, 9, 9)),
+            Ok(Checked::Integrity),
+            "a write in flight may not have been applied yet"
+        );
+        fresh.socket_lost();
+        assert_eq!(
+            fresh.check(0, stamp(2, 9, 9)),
+            Ok(Checked::Integrity),
+            "nor one whose socket failed"
+        );
+        // Past the writes of unknown fate it remembers, their keys are checked for integrity.
+        let mut many = Ledger::new(5, 1, 2, true);
+        for seq in 1..=MAX_UNCERTAIN as u32 + 1 {
+            many.sent(1, seq);
+            many.socket_lost();
+        }
+        assert_eq!(many.check(1, stamp(5, 1, 777_777)), Ok(Checked::Integrity));
+        assert!(many.check(1, stamp(5, 2, 1)).is_err(), "another writer is still wrong");
+        assert!(
+            many.check(0, stamp(5, 1, 9)).is_err(),
+            "the other keys are still checked exactly"
+        );
+        assert_eq!((next_seq(0), next_seq(LOST - 1), next_seq(u32::MAX)), (1, 1, 1));
     }
 }

@@ -24,7 +24,7 @@ mod sizes;
 mod tally;
 mod value;
 
-pub use command::{Dialect, Verb};
+pub use command::{Dialect, Verb, CLASSES};
 pub use conn::{KeyedConn, Verdict};
 pub use keys::{KeyDist, MAX_KEYS};
 
@@ -105,17 +105,6 @@ impl Plan {
             (false, _) => "off",
             (true, true) => "exact",
             (true, false) => "integrity",
-        }
-    }
-
-    /// What the checks can say of this plan's values, as the summary puts it.
-    pub fn checks(&self) -> &'static str {
-        match (self.verify, self.dist.owned()) {
-            (false, _) => "off (--no-verify)",
-            (true, true) => "exact: each connection owns its keys and knows the write each must hold",
-            (true, false) => {
-                "integrity only (key, length, checksum): zipf keys are shared by every connection, so the last write is not known"
-            }
         }
     }
 }

@@ -75,10 +75,7 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
                 writer: slot as u32,
                 seq: 0,
             };
-            command::set(plan.dialect, &mut out, key, len, |o| match plan.verify {
-                true => value::write(o, len, stamp),
-                false => value::write_plain(o, len),
-            });
+            command::set(plan.dialect, &mut out, key, len, |o| value::write_any(o, len, stamp));
             batch += 1;
         }
         sock.write_all(&out)

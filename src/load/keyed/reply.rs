@@ -10,6 +10,9 @@ use super::command::Dialect;
 /// The longest line a reply may have before its data (a memcached `VALUE` line, an error).
 const MAX_LINE: usize = 8 * 1024;
 
+/// The longest value a reply may announce: no command of this client writes a longer one.
+const MAX_DATA: usize = super::sizes::MAX_VALUE + 1024;
+
 /// One reply, its parts as ranges of the bytes it was framed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
@@ -59,6 +62,11 @@ fn memchr_crlf(b: &[u8]) -> Option<usize> {
     None
 }
 
+/// A length of data (at most [`MAX_DATA`]).
+fn length(d: &[u8]) -> Option<usize> {
+    number(d).filter(|&n| n <= MAX_DATA)
+}
+
 fn number(d: &[u8]) -> Option<usize> {
     if d.is_empty() || d.len() > 12 {
         return None;
@@ -87,7 +95,7 @@ fn resp(b: &[u8]) -> Result<Framed, ()> {
         Some(b'_') if l.len() == 1 => Reply::Miss,
         Some(b'$') if &l[1..] == b"-1" => Reply::Miss,
         Some(b'$') => {
-            let len = number(&l[1..]).ok_or(())?;
+            let len = length(&l[1..]).ok_or(())?;
             if b.len() < n + len + 2 {
                 return Ok(Framed::More);
             }
@@ -121,7 +129,7 @@ fn memcache(b: &[u8]) -> Result<Framed, ()> {
             let mut words = l[6..].split(|&c| c == b' ');
             let key = words.next().filter(|k| !k.is_empty()).ok_or(())?;
             let _flags = words.next().and_then(number).ok_or(())?;
-            let len = words.next().and_then(number).ok_or(())?;
+            let len = words.next().and_then(length).ok_or(())?;
             let end = n + len;
             if b.len() < end + 2 + 5 {
                 return Ok(Framed::More);
@@ -262,6 +270,8 @@ mod tests {
             (Dialect::Resp, b"HTTP/1.1 200 OK\r\n"),
             (Dialect::Memcache, b"VALUE k 0 3\r\nabc\r\nEN\r\n\r\n"),
             (Dialect::Memcache, b"+OK\r\n"),
+            (Dialect::Resp, b"$999999999999\r\n"),
+            (Dialect::Memcache, b"VALUE k 0 999999999999\r\n"),
         ] {
             assert!(all(d, bad, 0).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::rng::Rng;
-use crate::units::{parse_size, BadValue};
+use crate::units::{parse_size, split_top, BadValue};
 
 /// The largest value `--value-size` may ask for (memcached's default item limit is 1 MiB,
 /// redis's 512 MiB).
@@ -121,24 +121,6 @@ impl FromStr for Sizes {
         }
         Ok(d)
     }
-}
-
-/// Splits `s` at the commas outside parentheses.
-fn split_top(s: &str) -> Vec<&str> {
-    let (mut depth, mut from, mut out) = (0i32, 0, Vec::new());
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[from..i]);
-                from = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[from..]);
-    out
 }
 
 impl fmt::Display for Sizes {

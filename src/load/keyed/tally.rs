@@ -9,7 +9,7 @@ use super::ledger::Checked;
 /// Counts of one thread (or, merged, of a run), inside the measured window.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct KeyedTally {
-    /// GETs answered with a value, and with none.
+    /// GETs answered with a value (right or wrong), and with none.
     pub hits: u64,
     pub misses: u64,
     /// SETs stored.
@@ -47,14 +47,27 @@ impl KeyedTally {
             }
             Verdict::Miss => self.misses += 1,
             Verdict::Wrong(key, why) => {
+                self.hits += 1;
                 self.wrong += 1;
-                if self.first_wrong.is_none() {
-                    let name = String::from_utf8_lossy(&super::keys::name(key)).into_owned();
-                    self.first_wrong = Some(format!("GET {name}: {why}"));
-                }
+                self.name_wrong(key, why, "");
             }
             Verdict::Refused(_) => self.refused += 1,
             Verdict::Unexpected => {}
+        }
+    }
+
+    /// A verdict on a command answered outside the window: not counted, but the first wrong
+    /// value is named all the same (with where it came).
+    pub fn seen_outside(&mut self, v: Verdict) {
+        if let Verdict::Wrong(key, why) = v {
+            self.name_wrong(key, why, " (outside the measured window)");
+        }
+    }
+
+    fn name_wrong(&mut self, key: u64, why: &str, when: &str) {
+        if self.first_wrong.is_none() {
+            let name = String::from_utf8_lossy(&super::keys::name(key)).into_owned();
+            self.first_wrong = Some(format!("GET {name}: {why}{when}"));
         }
     }
 

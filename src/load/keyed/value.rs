@@ -61,9 +61,13 @@ pub fn write(out: &mut Vec<u8>, len: usize, s: Stamp) {
     v[24..32].copy_from_slice(&sum.to_le_bytes());
 }
 
-/// Unchecked filler of `len` bytes (`--no-verify`: nothing will read it back).
-pub fn write_plain(out: &mut Vec<u8>, len: usize) {
-    out.resize(out.len() + len, b'x');
+/// Appends a value of `len` bytes: stamped `s` when it is long enough to be, else filler
+/// (`--no-verify` values under [`HEADER`] bytes, which nothing checks).
+pub fn write_any(out: &mut Vec<u8>, len: usize, s: Stamp) {
+    match len >= HEADER {
+        true => write(out, len, s),
+        false => out.resize(out.len() + len, b'x'),
+    }
 }
 
 /// Checks that `v` is an intact value of key `key`: its stamp.

@@ -115,11 +115,18 @@ pub fn unreachable(doc: &Document) -> Option<String> {
     })
 }
 
-/// A class's share of a workload's requests, by its `--mix` weight (`None`: a class the
-/// weights do not name, as from a `--mix-file`).
+/// A class's share of a workload's requests, by its `--mix` weight, or a keyed target's
+/// command by `--ratio` (`None`: a class the weights do not name, as from a `--mix-file`).
 pub fn class_share(w: &super::Workload) -> impl Fn(&str) -> Option<f64> + '_ {
     let total: f64 = w.mix.iter().map(|m| m.weight).sum();
     move |c| {
+        if w.mix.is_empty() {
+            // Without a mix only a keyed target's classes can be named (`LoadArgs::resolve`).
+            let r = w.ratio.unwrap_or_default();
+            let weights = [r.set, r.get];
+            let k = super::keyed::CLASSES.iter().position(|n| *n == c)?;
+            return Some(weights[k] / (r.set + r.get));
+        }
         let m = w.mix.iter().find(|m| m.name == c)?;
         (total > 0.0).then(|| m.weight / total)
     }

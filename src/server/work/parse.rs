@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Dist;
-use crate::units::{parse_duration, BadValue};
+use crate::units::{parse_duration, split_top, BadValue};
 
 /// `cpu:...+sleep:...` split at the `+` that starts a part (a file name may hold a `+`).
 pub(super) fn split_parts(s: &str) -> Vec<&str> {
@@ -20,24 +20,6 @@ pub(super) fn split_parts(s: &str) -> Vec<&str> {
     }
     parts.push(&s[start..]);
     parts
-}
-
-/// Splits `s` at commas outside parentheses.
-pub(super) fn split_top(s: &str) -> Vec<&str> {
-    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
 }
 
 /// The arguments of `name(...)` in `s`, if `s` is that call.
