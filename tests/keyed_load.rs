@@ -464,6 +464,8 @@ fn keyed_flags_that_cannot_work_are_one_clear_line_and_exit_2() {
         (&["resp://127.0.0.1:1", "--value-size", "10-5"][..], "larger than"),
         (&["resp://127.0.0.1:1", "--slo", "put:p99<=1ms"][..], "no --mix gives"),
         (&["resp://127.0.0.1:1/x"][..], "no path"),
+        (&["resp://127.0.0.1:1", "-H", "X: y"][..], "HTTP's"),
+        (&["memcache://127.0.0.1:1", "-m", "PUT"][..], "HTTP's"),
     ] {
         let out = Command::new(BIN)
             .arg("load")

@@ -377,6 +377,13 @@ impl LoadArgs {
                 None => Ok(None),
             };
         };
+        if !w.headers.is_empty() || !w.method.is_empty() {
+            let key = if w.headers.is_empty() { "method" } else { "header" };
+            return Err(Error::invalid(
+                key,
+                "-H and -m are HTTP's: a keyed target's commands are SET and GET (--ratio)",
+            ));
+        }
         let keys = w.keys.unwrap_or(100_000);
         if keys == 0 || keys > keyed::MAX_KEYS {
             return Err(Error::invalid(
