@@ -436,11 +436,6 @@ fn at_pipeline_n_a_connection_sends_n_commands_together_and_no_more_until_all_ar
     );
     let late = doc["not_completed"].as_u64().unwrap();
     assert_eq!(requests + late, scheduled, "{doc}");
-    assert_eq!(
-        late % 16,
-        0,
-        "a batch is answered whole or not at all by the close: {doc}"
-    );
     assert!(late * 20 <= scheduled, "{doc}");
 }
 
