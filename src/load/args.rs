@@ -356,85 +356,9 @@ impl LoadArgs {
         self.workload.mix.iter().map(|m| m.name.as_str()).collect()
     }
 
-    /// The rules of keyed targets (resp://, memcache://) and their plan; their flags anywhere
-    /// else are an error.
+    /// The rules of keyed targets (resp://, memcache://) and their plan.
     fn keyed(&self) -> Result<Option<keyed::Plan>, Error> {
-        let w = &self.workload;
-        let given = [
-            ("keys", w.keys.is_some()),
-            ("key_dist", w.key_dist.is_some()),
-            ("ratio", w.ratio.is_some()),
-            ("value_size", w.value_size.is_some()),
-            ("prefill", w.prefill),
-            ("no_verify", w.no_verify),
-        ];
-        let Some(dialect) = self.target.kind.keyed() else {
-            return match given.iter().find(|(_, on)| *on) {
-                Some((key, _)) => Err(Error::invalid(
-                    key,
-                    "--keys, --key-dist, --ratio, --value-size, --prefill and --no-verify apply to resp:// and memcache:// targets",
-                )),
-                None => Ok(None),
-            };
-        };
-        if !w.headers.is_empty() || !w.method.is_empty() {
-            let key = if w.headers.is_empty() { "method" } else { "header" };
-            return Err(Error::invalid(
-                key,
-                "-H and -m are HTTP's: a keyed target's commands are SET and GET (--ratio)",
-            ));
-        }
-        let keys = w.keys.unwrap_or(100_000);
-        if keys == 0 || keys > keyed::MAX_KEYS {
-            return Err(Error::invalid(
-                "keys",
-                &format!("--keys is at least 1 and at most {}", keyed::MAX_KEYS),
-            ));
-        }
-        let dist = w.key_dist.unwrap_or_default();
-        if dist.owned() && keys < self.connections as u64 {
-            return Err(Error::invalid(
-                "keys",
-                &format!(
-                    "--keys {keys} is fewer than the {} connections: with {dist} keys each connection owns its own (to check every value against its last write); give --keys {} or more, or --key-dist zipf:0.99 (keys shared, values checked for integrity only)",
-                    self.connections, self.connections
-                ),
-            ));
-        }
-        let verify = !w.no_verify;
-        if verify && dist.owned() && keys > keyed::MAX_LEDGER_KEYS {
-            return Err(Error::invalid(
-                "keys",
-                &format!(
-                    "--keys {keys}: checking {dist} keys exactly keeps 4 bytes per key, so at most {} keys: give fewer, --key-dist zipf:S (integrity checks, nothing kept) or --no-verify",
-                    keyed::MAX_LEDGER_KEYS
-                ),
-            ));
-        }
-        let sizes = w.value_size.clone().unwrap_or_default();
-        let least = if verify { keyed::HEADER } else { 1 };
-        if sizes.below(least) {
-            return Err(Error::invalid(
-                "value_size",
-                &match verify {
-                    true => format!(
-                        "--value-size '{sizes}' names values under {least} bytes, too short to carry their key, writer, sequence and checksum: give {least} or more, or --no-verify"
-                    ),
-                    false => format!("--value-size '{sizes}' names empty values: give 1 byte or more"),
-                },
-            ));
-        }
-        Ok(Some(keyed::Plan {
-            dialect,
-            keys,
-            dist,
-            sizes,
-            verify,
-            prefill: w.prefill,
-            connections: self.connections as u64,
-            run: keyed::run_number(),
-            seed: w.seed,
-        }))
+        keyed::Plan::of(&self.target, self.connections, &self.workload)
     }
 
     /// The classes of `--mix` (with the run's method and body) and of `--mix-file` (each with

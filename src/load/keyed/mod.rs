@@ -18,6 +18,7 @@ mod command;
 mod conn;
 mod keys;
 mod ledger;
+mod plan;
 mod prefill;
 mod reply;
 mod sizes;
@@ -31,6 +32,7 @@ pub use keys::{KeyDist, MAX_KEYS};
 /// The most owned keys whose last writes a run keeps (4 bytes each, over its processes).
 pub const MAX_LEDGER_KEYS: u64 = 100_000_000;
 pub use ledger::Checked;
+pub use plan::{Config, Plan};
 pub use prefill::prefill;
 pub use reply::NotReplies;
 pub use sizes::{Sizes, MAX_VALUE};
@@ -79,66 +81,4 @@ impl fmt::Display for Ratio {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.set, self.get)
     }
-}
-
-/// A keyed run's plan: what every connection's commands are made from.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub dialect: Dialect,
-    pub keys: u64,
-    pub dist: KeyDist,
-    pub sizes: Sizes,
-    pub verify: bool,
-    pub prefill: bool,
-    /// The run's connections (over every shard and host): keys are owned modulo this.
-    pub connections: u64,
-    /// This process's run: its writes are stamped with it, so a value left by an earlier run
-    /// is told from this one's.
-    pub run: u32,
-    pub seed: u64,
-}
-
-impl Plan {
-    /// How values are checked: `exact`, `integrity` or `off`.
-    pub fn check_mode(&self) -> &'static str {
-        match (self.verify, self.dist.owned()) {
-            (false, _) => "off",
-            (true, true) => "exact",
-            (true, false) => "integrity",
-        }
-    }
-}
-
-/// A keyed run's settings, as a document records them (the ratio is its classes' weights).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct Config {
-    pub keys: u64,
-    pub key_dist: String,
-    pub value_size: String,
-    pub prefill: bool,
-    /// How values are checked: `exact`, `integrity` or `off`.
-    pub checks: String,
-}
-
-impl Plan {
-    /// Its settings for a document.
-    pub fn config(&self) -> Config {
-        Config {
-            keys: self.keys,
-            key_dist: self.dist.to_string(),
-            value_size: self.sizes.to_string(),
-            prefill: self.prefill,
-            checks: self.check_mode().to_string(),
-        }
-    }
-}
-
-/// A run number for this process: the clock's nanoseconds and the process id, mixed.
-pub fn run_number() -> u32 {
-    let ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut x = ns ^ (u64::from(std::process::id()) << 40);
-    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    (x ^ (x >> 29)) as u32
 }

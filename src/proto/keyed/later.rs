@@ -75,9 +75,12 @@ impl<'o> Sink<'o> {
         self.slots.as_deref().map_or(0, |s| s.pushed)
     }
 
-    /// The command just run ends with the last slot: it is counted once that goes out.
-    pub(crate) fn ends_command(&mut self) {
-        if let Some(last) = self.slots.as_deref_mut().and_then(|s| s.q.back_mut()) {
+    /// The command just run is over: counted in `fed` now when it opened no slot (none more
+    /// than `pushed_before`), else once its last slot goes out.
+    pub(crate) fn command_ran(&mut self, pushed_before: u64, fed: &mut crate::proto::Fed) {
+        if self.pushed() == pushed_before {
+            fed.requests += 1;
+        } else if let Some(last) = self.slots.as_deref_mut().and_then(|s| s.q.back_mut()) {
             last.ends = true;
         }
     }

@@ -193,11 +193,7 @@ impl McSession {
         if matches!(verb, Verb::Get | Verb::Gets) && !noreply {
             say(r.sink.buf(), "END");
         }
-        // A command with an answer to come is counted once that has gone out.
-        match r.sink.pushed() == pushed {
-            true => fed.requests += 1,
-            false => r.sink.ends_command(),
-        }
+        r.sink.command_ran(pushed, fed);
         Ran::Done
     }
 }

@@ -281,11 +281,7 @@ impl RespSession {
             return Step::Partly;
         }
         self.core.answered = 0;
-        // A command with an answer to come is counted once that has gone out.
-        match r.sink.pushed() == pushed {
-            true => fed.requests += 1,
-            false => r.sink.ends_command(),
-        }
+        r.sink.command_ran(pushed, fed);
         fed.errors += u32::from(o.error);
         Step::Done
     }
