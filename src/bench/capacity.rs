@@ -27,6 +27,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         class_share(&x.load),
     );
     let mut server = Standing::start(x, target, place);
+    let place = &place.of_target(x, target);
     // The design's CPU per request at the lowest rate probed: what the prediction adds to the
     // work (at higher rates a design may batch more per wake-up, cheaper per request).
     let mut lowest: Option<(f64, f64)> = None;
@@ -37,7 +38,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
         probe.load.slo = None;
         probe.load.duration = Some(plan.window);
         probe.load.warmup = warmup;
-        let cell = server.burst(at, &probe, place, stop_flag);
+        let cell = server.burst(at, &probe, stop_flag);
         if let Some(cpu) = cell.figures.server_cpu_us_per_req.filter(|_| cell.ok()) {
             if lowest.is_none_or(|(r, _)| rate < r) {
                 lowest = Some((rate, cpu));

@@ -20,12 +20,14 @@ pub(crate) mod hosts;
 pub mod judge;
 pub mod nginx;
 mod own;
+mod peers;
 mod predicted;
 pub(crate) mod process;
 pub mod record;
 pub(crate) mod runner;
 mod setup;
 pub mod steer;
+mod stores;
 mod unit_costs;
 mod window;
 
@@ -379,11 +381,11 @@ fn run_plan(
                 c.calibration = Some(said);
                 c
             }
-            (_, Some(g)) => g.burst(step.ti, r.cells.len(), at, x, place),
+            (_, Some(g)) => g.burst(step.ti, r.cells.len(), at, x),
             (_, None) => runner::run_cell(at, x, &step.target, place, &STOP),
         };
         if !step.calibration && x.load.slo.is_none() {
-            predict(&mut cell, x, &step.target, &r.cells, place);
+            predict(&mut cell, x, &step.target, &r.cells, &place.of_target(x, &step.target));
         }
         on_event(Event::Cell(&cell));
         r.cells.push(cell);
@@ -417,9 +419,9 @@ impl Group {
     }
 
     /// A burst against target `ti`'s server: the cell that will be `cells[index]`.
-    fn burst(&mut self, ti: usize, index: usize, at: runner::At, x: &Experiment, place: &Placement) -> Cell {
+    fn burst(&mut self, ti: usize, index: usize, at: runner::At, x: &Experiment) -> Cell {
         self.cells.push((ti, index));
-        self.servers[ti].burst(at, x, place, &STOP)
+        self.servers[ti].burst(at, x, &STOP)
     }
 
     /// Stops every server; each completes the cells measured against it.

@@ -83,14 +83,10 @@ pub fn launch_nginx(
     )))
 }
 
-/// nginx with one worker, pinned like the models, answering the same body; the peer entry `nginx deferred` adds `deferred` to its listen
-/// directive (TCP_DEFER_ACCEPT, as `serve --defer-accept`).
-pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
-    let deferred = if peer.split_whitespace().any(|w| w == "deferred") {
-        " deferred"
-    } else {
-        ""
-    };
+/// nginx with one worker, pinned like the models, answering the same body; `deferred` adds
+/// `deferred` to its listen directive (TCP_DEFER_ACCEPT, as `serve --defer-accept`).
+pub(super) fn start_nginx(deferred: bool, x: &Experiment, place: &Placement) -> Result<Server, Error> {
+    let deferred = if deferred { " deferred" } else { "" };
     if place.remote_server() {
         return Err(Error::Skipped("the nginx peer runs on this machine only".into()));
     }
@@ -132,5 +128,6 @@ pub(super) fn start_nginx(peer: &str, x: &Experiment, place: &Placement) -> Resu
         lines: None,
         dir: Some(dir),
         session: None,
+        stop_with: crate::sys::signal::SIGQUIT,
     })
 }

@@ -19,12 +19,7 @@ impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let tree = snapshot(self.pid);
-            let first = if self.dir.is_some() {
-                sys::signal::SIGQUIT
-            } else {
-                sys::signal::SIGTERM
-            };
-            let _ = sys::process::kill(self.pid, first);
+            let _ = sys::process::kill(self.pid, self.stop_with);
             let deadline = Instant::now() + GRACE;
             while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));

@@ -16,14 +16,18 @@ use crate::server::stats::{Listening, StatsLine};
 use crate::sys;
 
 /// Where cells run.
+#[derive(Clone)]
 pub struct Placement {
     pub server_cpus: String,
+    /// The CPUs of the targets that serve on several threads (`threaded_cpus`, `"all"` read as
+    /// this machine's list); `None`: every target on `server_cpus`.
+    pub threaded_cpus: Option<String>,
     pub client_cpus: String,
     pub client_threads: usize,
     /// The address servers listen on and clients connect to.
     pub server_addr: String,
     /// Other hosts the scenario names (none: everything runs here).
-    pub hosts: Option<super::hosts::Hosts>,
+    pub hosts: Option<std::sync::Arc<super::hosts::Hosts>>,
     /// The loopback round trip between the server's and the client's CPUs, measured once the
     /// run holds what it holds (idle CPUs polling or not); each cell's card reads it.
     pub round_trip: Option<super::record::costs::RoundTrip>,
@@ -33,6 +37,40 @@ impl Placement {
     /// Whether the server runs on another host.
     pub fn remote_server(&self) -> bool {
         self.hosts.as_ref().is_some_and(|h| h.server.is_some())
+    }
+
+    /// Where `target` of `x` runs: on `threaded_cpus` where it serves on more than one thread
+    /// and the scenario sets them, else as every target does.
+    pub fn of_target(&self, x: &Experiment, target: &super::runner::Target) -> Placement {
+        let wide = self
+            .threaded_cpus
+            .as_ref()
+            .filter(|_| !self.remote_server())
+            .filter(|cpus| target_threads(x, target, cpus) > 1);
+        match wide {
+            Some(cpus) => Placement {
+                server_cpus: cpus.clone(),
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+}
+
+/// The threads that serve requests in `target` of `x` on `cpus`: a peer's, or a model's
+/// workers and the threads it runs beside them (io-threads' executor).
+pub(super) fn target_threads(x: &Experiment, target: &super::runner::Target, cpus: &str) -> usize {
+    match target {
+        super::runner::Target::Peer(p) => crate::bench::record::peer::Peer::parse(p).map_or(1, |p| p.threads()),
+        super::runner::Target::External(_) => 1,
+        t => {
+            let entry = t.model_entry().expect("a model target");
+            let Ok((model, args)) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus) else {
+                return 1;
+            };
+            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
+            model.worker_count(args.workers, n) + model.extra_threads
+        }
     }
 }
 
@@ -46,6 +84,8 @@ pub(super) struct Server {
     pub(super) dir: Option<PathBuf>,
     /// The ssh session of a server on another host.
     pub(super) session: Option<crate::remote::ssh::Session>,
+    /// The signal that stops it gracefully (SIGTERM; nginx's is SIGQUIT).
+    pub(super) stop_with: i32,
 }
 
 pub(super) fn exe() -> Result<PathBuf, Error> {
@@ -88,6 +128,7 @@ pub(super) fn start_model(
         lines: Some(lines),
         dir: None,
         session: None,
+        stop_with: sys::signal::SIGTERM,
     })
 }
 
@@ -112,6 +153,7 @@ fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, 
         lines: None,
         dir: None,
         session: Some(session),
+        stop_with: sys::signal::SIGTERM,
     })
 }
 
@@ -174,14 +216,7 @@ pub(super) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Error>) {
             Err(Error::Cell(format!("the server died during the cell ({st}){left}"))),
         );
     }
-    let _ = sys::process::kill(
-        s.pid,
-        if is_peer {
-            sys::signal::SIGQUIT
-        } else {
-            sys::signal::SIGTERM
-        },
-    );
+    let _ = sys::process::kill(s.pid, s.stop_with);
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Ok(Some(st)) = child.try_wait() {

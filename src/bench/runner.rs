@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use super::error::Error;
 use super::hosts::Sampler;
-use super::nginx::start_nginx;
 use super::process::{exe, start_model, stop, Placement, Server};
 use super::window::{harness_cpus, local_server_cpus, run_load, Cpus};
 use crate::bench::record::scenario::Experiment;
@@ -111,7 +110,7 @@ pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop
     }
     let started = Instant::now();
     let mut server = Standing::start(x, target, place);
-    let mut cell = server.burst(at, x, place, stop_flag);
+    let mut cell = server.burst(at, x, stop_flag);
     server.stop(&mut [&mut cell]);
     cell.seconds = started.elapsed().as_secs_f64();
     cell
@@ -126,6 +125,8 @@ pub struct Standing {
     /// Loads run against it: its counters cover all of them (and their warm-ups).
     bursts: usize,
     up: Result<Up, Error>,
+    /// Where it runs (`Placement::of_target`).
+    place: Placement,
 }
 
 struct Up {
@@ -139,10 +140,11 @@ struct Up {
 impl Standing {
     /// Starts the target's server and the sampling of its process tree.
     pub fn start(x: &Experiment, target: &Target, place: &Placement) -> Standing {
+        let place = &place.of_target(x, target);
         let server = match target {
             Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
             Target::Baseline(m, bin) => start_model(bin, m, x, place),
-            Target::Peer(p) => start_nginx(p, x, place),
+            Target::Peer(p) => super::peers::start(p, x, place),
             Target::External(a) => Ok(Server {
                 child: None,
                 pid: 0,
@@ -150,10 +152,11 @@ impl Standing {
                 lines: None,
                 dir: None,
                 session: None,
+                stop_with: crate::sys::signal::SIGTERM,
             }),
         };
         let up = server
-            .and_then(|s| Sampler::new(s.pid, place.hosts.as_ref()).map(|sampler| (s, sampler)))
+            .and_then(|s| Sampler::new(s.pid, place.hosts.as_deref()).map(|sampler| (s, sampler)))
             .and_then(|(server, mut sampler)| {
                 let watched = sampler.watched();
                 // Let workers finish starting, so their memory is in the baseline, not in the
@@ -176,13 +179,15 @@ impl Standing {
             entry,
             bursts: 0,
             up,
+            place: place.clone(),
         }
     }
 
     /// Measures one cell against the server: a load run, the server's tree sampled over its
     /// window. The figures that come from the server's counters wait for [`Standing::stop`].
-    pub fn burst(&mut self, at: At, x: &Experiment, place: &Placement, stop_flag: &AtomicU64) -> Cell {
+    pub fn burst(&mut self, at: At, x: &Experiment, stop_flag: &AtomicU64) -> Cell {
         let started = Instant::now();
+        let place = &self.place;
         self.bursts += 1;
         let mut cell = self.target.cell(&x.name, at);
         let up = match &mut self.up {

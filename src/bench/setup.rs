@@ -24,12 +24,17 @@ pub(super) fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement
         .clone()
         .or_else(|| remote_server.and_then(|h| h.server_addr.clone()))
         .unwrap_or_else(|| "127.0.0.1".into());
+    let threaded_cpus = sc.threaded_cpus.as_ref().map(|c| match c.as_str() {
+        "all" => cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        list => list.to_string(),
+    });
     Placement {
         server_cpus,
+        threaded_cpus,
         client_cpus,
         client_threads,
         server_addr,
-        hosts,
+        hosts: hosts.map(std::sync::Arc::new),
         round_trip: None,
     }
 }
@@ -84,6 +89,7 @@ pub(super) fn environment(place: &Placement) -> Environment {
         unit_costs,
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         server_cpus: place.server_cpus.clone(),
+        threaded_cpus: place.threaded_cpus.clone().filter(|_| !place.remote_server()),
         client_cpus: place.client_cpus.clone(),
         client_threads: place.client_threads,
         server_addr: place.server_addr.clone(),
@@ -114,6 +120,10 @@ pub(super) fn placement_text(place: &Placement) -> String {
             p.host, place.server_addr, place.server_cpus
         ),
         None => format!("server on CPU {}", place.server_cpus),
+    };
+    let server = match place.threaded_cpus.as_ref().filter(|_| !place.remote_server()) {
+        Some(wide) => format!("{server} (those serving on several threads on CPUs {wide})"),
+        None => server,
     };
     let client = match place.hosts.as_ref().filter(|h| !h.clients.is_empty()) {
         Some(h) => format!("client on {} (every CPU there)", h.clients.join(", ")),

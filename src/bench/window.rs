@@ -245,6 +245,7 @@ mod tests {
     fn the_harness_samples_on_the_servers_cpus_never_the_clients() {
         let place = |server: &str, client: &str| Placement {
             server_cpus: server.into(),
+            threaded_cpus: None,
             client_cpus: client.into(),
             client_threads: 1,
             server_addr: "127.0.0.1:0".into(),

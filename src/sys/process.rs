@@ -88,6 +88,12 @@ pub fn pid() -> i32 {
     std::process::id() as i32
 }
 
+/// Whether this process runs as root (its effective user is 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID). Not counted as a model
 /// syscall: it measures work, it is not part of a model's mechanism.
 pub fn thread_cpu_time() -> std::time::Duration {

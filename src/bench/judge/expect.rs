@@ -36,8 +36,8 @@ impl Expectation {
     }
 }
 
-/// The metric a shape compares.
-fn metric(m: Measure) -> &'static Metric {
+/// The metric a shape (or a `choose_by` word) compares.
+pub(super) fn metric(m: Measure) -> &'static Metric {
     match m {
         Measure::Throughput => &THROUGHPUT,
         Measure::P50 => &P50,

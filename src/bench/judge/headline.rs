@@ -65,7 +65,19 @@ pub const BEHIND: f64 = 1.5;
 /// best tied, who fell clearly behind on what, with the ratio; "the client was the limit"
 /// only of the metrics it confounds: throughput and latency), then which designs failed or
 /// starved connections.
-pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell]) -> String {
+///
+/// With metrics to choose by (`choose_by`), the choice takes the winners' place: the target to
+/// choose and why, or that none separated.
+pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Metric]) -> String {
+    if let Some(chosen) = choice(findings, by) {
+        let mut s = chosen + ".";
+        if let Some(trouble) = trouble(all) {
+            s.push(' ');
+            s.push_str(&trouble);
+            s.push('.');
+        }
+        return s;
+    }
     let won = winners(findings);
     let behind = behind(findings);
     let confounded = findings
@@ -127,6 +139,51 @@ fn behind(findings: &[Finding]) -> String {
         })
         .collect();
     at_most(items, "; ")
+}
+
+/// The target to choose on `by` (metrics in order), in a sentence: the best on the first
+/// metric ranked, where it separated from the runner-up beyond the noise; where it did not,
+/// the one of those two that is best beyond the noise on a later metric; else that none
+/// separated. `None` where no metric of `by` was ranked.
+pub fn choice(findings: &[Finding], by: &[&Metric]) -> Option<String> {
+    let of = |m: &Metric| findings.iter().find(|f| f.class.is_none() && f.metric == m.name);
+    let at = by.iter().position(|m| of(m).is_some())?;
+    let first = of(by[at]).expect("found");
+    if first.clear {
+        return Some(format!(
+            "Choose {}: best on {} ({} better than {})",
+            first.best,
+            first.metric,
+            times(first.ratio),
+            first.runner_up
+        ));
+    }
+    let (a, b) = (&first.best, &first.runner_up);
+    let tie = format!(
+        "{a} and {b} tie on {} ({}, within the noise)",
+        first.metric,
+        times(first.ratio)
+    );
+    for m in &by[at + 1..] {
+        let Some(f) = of(m) else { continue };
+        if f.clear && (&f.best == a || &f.best == b) {
+            return Some(format!(
+                "Choose {}: {tie}, and it is best on {} ({} better than {})",
+                f.best,
+                f.metric,
+                times(f.ratio),
+                f.runner_up
+            ));
+        }
+    }
+    let next: Vec<&str> = by[at + 1..].iter().map(|m| m.name).collect();
+    Some(match next.is_empty() {
+        true => format!("No choice beyond the noise: {tie}"),
+        false => format!(
+            "No choice beyond the noise: {tie}, and {} does not set one of them apart",
+            next.join(" or ")
+        ),
+    })
 }
 
 fn times(r: f64) -> String {
@@ -286,7 +343,7 @@ mod tests {
         );
         let again = cell("prefork", 3, true);
         let all = [&a, &b, &c, &again];
-        let h = headline(&f, &all[..2], &all);
+        let h = headline(&f, &all[..2], &all, &[]);
         assert_eq!(
             h,
             "epoll is best on throughput (1.24×) and server CPU per request (1.31×); uring on p99 latency (1.10×). \
@@ -314,10 +371,42 @@ mod tests {
         let b = cell("poll", 0, true);
         let all = [&a, &b];
         assert_eq!(
-            headline(&f, &all, &all),
+            headline(&f, &all, &all, &[]),
             "On throughput and latency no design separated: the client was the limit in 1 of 2 cells. \
              prefork is 2.43× the best (epoll) on server CPU per request; thread is 221× the best (epoll) on memory per connection."
         );
+    }
+
+    /// `choose_by = ["cpu", "p99"]`: the best on CPU per request where it separated; where it
+    /// tied, the one of the two tied that is best on p99; else no choice, and why.
+    #[test]
+    fn the_choice_is_the_first_metrics_clear_best_else_the_tied_pair_decided_by_the_next() {
+        use super::super::metric::{CPU, P99};
+        let by: [&Metric; 2] = [&CPU, &P99];
+        let mut cpu = finding("server CPU per request", "reactor", 1.36, true);
+        cpu.runner_up = "redis-server".into();
+        let mut p99 = finding("p99 latency", "redis-server", 1.2, true);
+        p99.runner_up = "dispatch".into();
+        let failed = cell("queue-pool", 0, false);
+        let (a, b) = (cell("reactor", 0, true), cell("redis-server", 0, true));
+        let all = [&a, &b, &failed];
+        assert_eq!(
+            headline(&[cpu.clone(), p99.clone()], &all[..2], &all, &by),
+            "Choose reactor: best on server CPU per request (1.36× better than redis-server). queue-pool failed 1 of 1 cells."
+        );
+        cpu.clear = false;
+        assert_eq!(
+            choice(&[cpu.clone(), p99.clone()], &by).unwrap(),
+            "Choose redis-server: reactor and redis-server tie on server CPU per request (1.36×, within the noise), \
+             and it is best on p99 latency (1.20× better than dispatch)"
+        );
+        p99.best = "dispatch".into();
+        assert_eq!(
+            choice(&[cpu.clone(), p99], &by).unwrap(),
+            "No choice beyond the noise: reactor and redis-server tie on server CPU per request (1.36×, within the noise), \
+             and p99 latency does not set one of them apart"
+        );
+        assert_eq!(choice(&[cpu], &[]), None, "nothing to choose by: the usual headline");
     }
 
     #[test]
@@ -328,7 +417,7 @@ mod tests {
         let b = cell("poll", 0, true);
         let all = [&a, &b];
         assert_eq!(
-            headline(&f, &all, &all),
+            headline(&f, &all, &all, &[]),
             "On throughput and latency no design separated: the client was the limit in 1 of 2 cells."
         );
         let rows = rows(&f, &all, 1);

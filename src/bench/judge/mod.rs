@@ -45,6 +45,8 @@ use crate::bench::record::{Cell, Environment, Results};
 pub struct Context {
     pub costs: UnitCosts,
     pub server_cpus: Option<usize>,
+    /// The CPUs of the targets serving on several threads, where they had others.
+    pub threaded_cpus: Option<usize>,
 }
 
 impl Context {
@@ -52,6 +54,7 @@ impl Context {
     pub const DOCUMENTED: Context = Context {
         costs: UnitCosts::DOCUMENTED,
         server_cpus: None,
+        threaded_cpus: None,
     };
 
     /// What a run's environment says: the unit costs it measured and the server's CPUs.
@@ -59,6 +62,7 @@ impl Context {
         Context {
             costs: env.unit_costs(),
             server_cpus: env.server_cpu_count(),
+            threaded_cpus: env.threaded_cpu_count(),
         }
     }
 }

@@ -86,7 +86,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         .filter(|c| c.experiment == x.name && c.compared())
         .collect();
     v.table = super::headline::rows(&v.findings, &ok, repeats);
-    v.headline = super::headline::headline(&v.findings, &ok, &all);
+    v.headline = super::headline::headline(&v.findings, &ok, &all, &choose_by(x));
     if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {
         parts.push(s);
     }
@@ -107,9 +107,15 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     parts.extend(v.aa.as_ref().map(AaFigure::sentence));
     v.expected = expect::check(x, &ok, repeats);
     parts.extend(v.expected.iter().map(|e| e.sentence()));
-    let on = match ctx.server_cpus {
-        Some(n) => format!(" (server on {n} CPU{})", if n == 1 { "" } else { "s" }),
-        None => String::new(),
+    let cpus = |n: usize| format!("{n} CPU{}", if n == 1 { "" } else { "s" });
+    let on = match (ctx.server_cpus, ctx.threaded_cpus) {
+        (Some(n), Some(t)) if t != n => format!(
+            " (server on {}; those serving on several threads on {})",
+            cpus(n),
+            cpus(t)
+        ),
+        (Some(n), _) => format!(" (server on {})", cpus(n)),
+        (None, _) => String::new(),
     };
     v.text = format!("{}{on}: {}", x.name, parts.join(" "));
     v
@@ -130,11 +136,23 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
     // come at the tail, the first event, the server's own lateness, and what each event and
     // each open stream cost.
     let streams = ok.iter().any(|c| c.figures.streams.is_some());
-    let order: &[&Metric] = match x.load.slo {
+    let usual: &[&Metric] = match x.load.slo {
         Some(_) => &[&CAPACITY, &CPU, &MEMORY],
         None if streams => &[&GAP_P99, &TTFE_P99, &LATE, &CPU_EVENT, &MEMORY],
         None => &[&THROUGHPUT, &P99, &CPU, &MEMORY],
     };
+    // The metrics a choice is made on first (`choose_by`), then the rest in their usual order.
+    let chosen = choose_by(x);
+    let order: Vec<&Metric> = chosen
+        .iter()
+        .copied()
+        .chain(
+            usual
+                .iter()
+                .copied()
+                .filter(|m| !chosen.iter().any(|c| c.name == m.name)),
+        )
+        .collect();
     let doing: Vec<String> = targets.iter().filter(|t| !does_no_work(x, t)).cloned().collect();
     // With a target, CPU per request compares the designs doing the work at their own
     // capacity: a cell without one (starved, or its search stopped) was measured at a rate
@@ -168,6 +186,19 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
         }
     }
     found
+}
+
+/// The metrics of `x`'s `choose_by`, in its order (none with a latency target or event
+/// streams: their cells rank other figures).
+pub(super) fn choose_by(x: &Experiment) -> Vec<&'static Metric> {
+    if x.load.slo.is_some() || x.stream.is_some() {
+        return Vec::new();
+    }
+    x.choose_by
+        .iter()
+        .filter_map(|w| crate::bench::record::expect::Measure::of(w))
+        .map(super::expect::metric)
+        .collect()
 }
 
 /// The fewest samples any cell had for quantile metric `m` where that is why it was not

@@ -167,9 +167,9 @@ impl Origin<'_> {
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     let o = Origin { name: origin, text };
     let mut raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
-    let axis = super::axes::streams_axis(&mut raw).map_err(|(name, msg)| {
-        let l = line_in(text, &format!("name = \"{name}\""), "streams");
-        o.line(l, "streams", format!("experiment '{name}': {msg}"))
+    let axis = super::axes::expand(&mut raw).map_err(|(name, key, msg)| {
+        let l = line_in(text, &format!("name = \"{name}\""), key);
+        o.line(l, key, format!("experiment '{name}': {msg}"))
     })?;
     // A workload value that does not read is named by its key before the whole file is read
     // (inside an experiment's table serde cannot say which key it was).
@@ -262,6 +262,15 @@ fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), Error> {
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
         crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "server_cpus / client_cpus", e))?;
     }
+    if let Some(cpus) = s.threaded_cpus.as_deref().filter(|c| *c != "all") {
+        crate::units::parse_cpus(cpus).map_err(|e| {
+            o.at(
+                cpus,
+                "threaded_cpus",
+                format!("{e} (or \"all\": every CPU of this machine)"),
+            )
+        })?;
+    }
     Ok(())
 }
 
@@ -296,6 +305,15 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
             .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
     }
     super::expect::check_keys(x).map_err(|e| o.key(x, "expect", e))?;
+    for w in &x.choose_by {
+        if super::expect::Measure::of(w).is_none() {
+            return Err(o.key(
+                x,
+                "choose_by",
+                format!("'{w}' is not a metric: throughput, p50, p99 or cpu"),
+            ));
+        }
+    }
     check_queries(x).map_err(|e| o.key(x, "mix", e))?;
     if x.rotate_sources && x.load.bind.is_some() {
         return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
@@ -361,11 +379,18 @@ fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
         }
     }
     for p in &x.peers {
-        if p != "nginx" && p != "nginx deferred" {
+        let peer = super::peer::Peer::parse(p).map_err(|e| o.at(&format!("\"{p}\""), "peers", e))?;
+        if !peer.speaks(x.proto) {
             return Err(o.at(
                 &format!("\"{p}\""),
                 "peers",
-                format!("unknown peer '{p}': the peers are nginx and \"nginx deferred\""),
+                format!(
+                    "experiment '{}': {} speaks {}, not {}",
+                    x.name,
+                    peer.product(),
+                    peer.protocols(),
+                    x.proto
+                ),
             ));
         }
     }

@@ -15,7 +15,8 @@ pub enum Measure {
 }
 
 impl Measure {
-    fn of(word: &str) -> Option<Measure> {
+    /// The metric a word names: throughput, p50, p99 or cpu.
+    pub fn of(word: &str) -> Option<Measure> {
         Some(match word {
             "throughput" => Measure::Throughput,
             "p50" => Measure::P50,

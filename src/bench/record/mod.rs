@@ -2,7 +2,7 @@
 //! reader (`scenario`, `check`, `axes`), one record per cell (`cell`: its status and
 //! figures), how a cell's figures are derived from the load's document and the server's
 //! samples (`figures`), where its time went as raw figures (`why`), the repeats taken together
-//! (`repeats`), the unit costs of a syscall and a context switch (`costs`), and the results
+//! (`repeats`), the peers an experiment may set beside its models (`peer`), the unit costs of a syscall and a context switch (`costs`), and the results
 //! files (`results`).
 //!
 //! Nothing here judges or measures: the verdicts a [`Results`] holds are handed to it by its
@@ -16,6 +16,7 @@ mod check;
 pub mod costs;
 pub mod expect;
 mod figures;
+pub mod peer;
 mod repeats;
 pub mod results;
 pub mod scenario;

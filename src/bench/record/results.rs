@@ -33,6 +33,10 @@ pub struct Environment {
     pub cores: usize,
     #[serde(default)]
     pub server_cpus: String,
+    /// The CPUs of the targets serving on several threads (`threaded_cpus`; `None`: every
+    /// target on `server_cpus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threaded_cpus: Option<String>,
     #[serde(default)]
     pub client_cpus: String,
     #[serde(default)]
@@ -87,6 +91,12 @@ impl Environment {
     }
 
     /// How many CPUs the server had (`None` where the results do not say).
+    /// How many CPUs the targets serving on several threads had (`None`: as every target).
+    pub fn threaded_cpu_count(&self) -> Option<usize> {
+        let cpus = crate::units::parse_cpus(self.threaded_cpus.as_deref()?).ok()?;
+        (!cpus.is_empty()).then_some(cpus.len())
+    }
+
     pub fn server_cpu_count(&self) -> Option<usize> {
         crate::units::parse_cpus(&self.server_cpus)
             .ok()

@@ -48,6 +48,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../scenarios/streams-vs-connections.toml"),
     ),
     ("token-streams", include_str!("../../../scenarios/token-streams.toml")),
+    ("kv", include_str!("../../../scenarios/kv.toml")),
 ];
 
 /// A whole scenario file.
@@ -75,6 +76,13 @@ pub struct Scenario {
     /// Client engine threads (default: 1 on a 2-core machine, else one per client CPU).
     #[serde(default)]
     pub client_threads: Option<usize>,
+    /// CPUs for the targets that serve on more than one thread (a model with several workers
+    /// or a thread beside them, a peer with several threads); the others keep `server_cpus`.
+    /// A CPU list, or `"all"`: every CPU of this machine, the client's too (the client then
+    /// runs beside them, and each cell's bound-by card says whether it delayed them). This
+    /// machine only (a server host gives the server all its CPUs anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threaded_cpus: Option<String>,
     /// Run the servers on this host, over ssh (as ssh names it; `--ssh-config` applies).
     #[serde(default)]
     pub server_host: Option<String>,
@@ -114,6 +122,11 @@ pub enum Protocol {
     H2,
     Echo,
     Packet,
+    /// The redis protocol against the server's keyed store: models serve `--proto resp`, the
+    /// load connects with `resp://` (SET and GET by `ratio`); the peer is redis-server.
+    Resp,
+    /// memcached's text protocol, likewise (`memcache://`); the peer is memcached.
+    Memcache,
 }
 
 impl Protocol {
@@ -124,12 +137,19 @@ impl Protocol {
             Protocol::H2 => "h2",
             Protocol::Echo => "echo",
             Protocol::Packet => "packet",
+            Protocol::Resp => "resp",
+            Protocol::Memcache => "memcache",
         }
     }
 
     /// HTTP, in clear or over TLS, 1.1 or 2.
     pub fn is_http(self) -> bool {
         matches!(self, Protocol::Http | Protocol::Https | Protocol::H2)
+    }
+
+    /// A keyed store's protocol (resp, memcache).
+    pub fn is_keyed(self) -> bool {
+        matches!(self, Protocol::Resp | Protocol::Memcache)
     }
 
     /// The server's `--proto`.
@@ -187,6 +207,12 @@ pub struct Experiment {
     /// a model's name where one entry has it), each value below the next beyond the noise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<String>,
+    /// The metrics a choice among the targets is made on, in order (`throughput`, `p50`,
+    /// `p99`, `cpu`): the verdict ranks them first, and its headline opens with the target to
+    /// choose — the best on the first beyond the noise; where the first does not separate its
+    /// best from the runner-up, the one of those two that is best on the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choose_by: Vec<String>,
     /// `--workers` for models that have workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
@@ -250,6 +276,7 @@ impl Scenario {
             server_cpus: None,
             client_cpus: None,
             client_threads: None,
+            threaded_cpus: None,
             server_host: None,
             client_hosts: Vec::new(),
             server_addr: None,
@@ -303,6 +330,7 @@ impl Experiment {
             work_from_request: false,
             stream: None,
             expect: Vec::new(),
+            choose_by: Vec::new(),
             workers: None,
             tls: false,
             rotate_sources: false,
