@@ -16,8 +16,13 @@ use crate::units::thousands;
 
 /// Whether `x`'s cells get predictions, and so calibrations: a known work (the simulation
 /// predicts nothing else), a load it models (no pipelining, no connection per request), and no
-/// latency target (a capacity search takes its cost from a probe that is not its answer).
+/// latency target (a capacity search takes its cost from a probe that is not its answer). A
+/// keyed store's commands are its work: an open loop against one is predicted, pipelined or
+/// not (a batch is one job: `keyed_prediction`).
 pub(super) fn wanted(x: &Experiment) -> bool {
+    if x.proto.is_keyed() {
+        return x.load.slo.is_none() && (x.load.rate.is_some() || x.rate_of.is_some());
+    }
     let work = x
         .work
         .as_deref()
@@ -55,13 +60,45 @@ pub(super) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, St
     }
 }
 
-/// The calibration cell of `target` in experiment `x` among `cells`, where it finished and
-/// measured the server's CPU per request: that cost and its conditions.
-pub(super) fn cost(cells: &[Cell], x: &str, target: &str) -> Result<(f64, String), String> {
-    let c = cells
-        .iter()
-        .find(|c| c.experiment == x && c.target == target && c.calibration.is_some())
-        .ok_or_else(|| "no calibration cell ran".to_string())?;
+/// What a design's calibration measured: its server CPU per request, its critical section
+/// (a keyed store's mean timed lock hold, µs; `None`: no lock timed), and where they came from.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Costs {
+    pub cpu: f64,
+    pub hold_us: Option<f64>,
+    pub from: String,
+}
+
+/// The calibration of `target` in experiment `x` among `cells`, where it finished and measured
+/// the server's CPU per request: its own calibration cell, or, with `calibrate_by`, its cell
+/// of that lighter experiment at the same connections.
+pub(super) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -> Result<Costs, String> {
+    let (c, said) = match &x.calibrate_by {
+        Some(by) => {
+            let c = cells
+                .iter()
+                .find(|c| {
+                    &c.experiment == by && c.target == target && c.connections == conns && c.calibration.is_none()
+                })
+                .ok_or_else(|| format!("no cell of '{by}' (its calibration) ran"))?;
+            let rate = c.load.as_ref().and_then(|d| d.config.rate);
+            let said = match rate {
+                Some(r) => format!("its cell of '{by}', {} req/s", thousands(r.round() as u64)),
+                None => format!("its cell of '{by}'"),
+            };
+            (c, said)
+        }
+        None => {
+            let c = cells
+                .iter()
+                .find(|c| c.experiment == x.name && c.target == target && c.calibration.is_some())
+                .ok_or_else(|| "no calibration cell ran".to_string())?;
+            (
+                c,
+                format!("calibration cell ({})", c.calibration.clone().unwrap_or_default()),
+            )
+        }
+    };
     if !c.ok() {
         return Err(format!("its calibration cell did not finish: {}", c.status.text()));
     }
@@ -69,11 +106,13 @@ pub(super) fn cost(cells: &[Cell], x: &str, target: &str) -> Result<(f64, String
         .figures
         .cpu_per_req()
         .ok_or_else(|| "its calibration cell measured no CPU per request".to_string())?;
-    let said = c.calibration.clone().unwrap_or_default();
-    Ok((
+    let hold_us = c.figures.locks.and_then(|l| l.hold_us);
+    let held = hold_us.map_or(String::new(), |h| format!(", {h:.2} µs holding a lock"));
+    Ok(Costs {
         cpu,
-        format!("{target}'s calibration cell ({said}): {cpu:.1} µs of server CPU per request"),
-    ))
+        hold_us,
+        from: format!("{target}'s {said}: {cpu:.1} µs of server CPU per request{held}"),
+    })
 }
 
 #[cfg(test)]
@@ -107,11 +146,38 @@ mod tests {
         c.calibration = Some("2,500 req/s, half the experiment's 5,000".into());
         c.figures.server_cpu_us_per_req = Some(12.5);
         let mut cells = vec![Cell::new("x", "epoll", 50, 0), c];
-        let (cpu, said) = cost(&cells, "x", "epoll").unwrap();
+        let x = super::super::record::scenario::experiment_of("\"epoll\"", "50", "").unwrap();
+        let mut x = x;
+        x.name = "x".into();
+        let Costs { cpu, from: said, .. } = cost(&cells, &x, "epoll", 50).unwrap();
         assert_eq!(cpu, 12.5);
         assert!(said.contains("epoll's calibration cell (2,500 req/s"), "{said}");
-        assert_eq!(cost(&cells, "x", "thread").unwrap_err(), "no calibration cell ran");
+        assert_eq!(cost(&cells, &x, "thread", 50).unwrap_err(), "no calibration cell ran");
         cells[1].status = crate::bench::record::CellStatus::Failed("boom".into());
-        assert!(cost(&cells, "x", "epoll").unwrap_err().contains("did not finish: boom"));
+        assert!(cost(&cells, &x, "epoll", 50)
+            .unwrap_err()
+            .contains("did not finish: boom"));
+        // calibrate_by: the same target's cell of the lighter experiment, its lock hold with it.
+        let mut light = Cell::new("light", "epoll", 50, 0);
+        light.status = crate::bench::record::CellStatus::Ok;
+        light.figures.server_cpu_us_per_req = Some(3.0);
+        light.figures.locks = Some(crate::bench::record::LockFigures {
+            per_req: 1.0,
+            contended: 0.01,
+            hold_us: Some(0.4),
+            wait_us: Some(0.01),
+        });
+        let mut by = x.clone();
+        by.calibrate_by = Some("light".into());
+        let c = cost(&[light.clone()], &by, "epoll", 50).unwrap();
+        assert_eq!((c.cpu, c.hold_us), (3.0, Some(0.4)));
+        assert!(
+            c.from.contains("its cell of 'light'") && c.from.contains("0.40 µs holding a lock"),
+            "{}",
+            c.from
+        );
+        assert!(cost(&[light], &by, "epoll", 10)
+            .unwrap_err()
+            .contains("no cell of 'light'"));
     }
 }

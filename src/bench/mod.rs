@@ -18,6 +18,7 @@ mod capacity;
 pub(crate) mod error;
 pub(crate) mod hosts;
 pub mod judge;
+mod keyed_prediction;
 pub mod nginx;
 mod own;
 mod peers;
@@ -280,13 +281,16 @@ fn predict(cell: &mut Cell, x: &Experiment, target: &Target, cells: &[Cell], pla
     if !calibration::wanted(x) || cell.twin {
         return;
     }
-    match calibration::cost(cells, &x.name, &cell.target) {
-        Ok((cpu, from)) => {
-            cell.figures.predicted = predicted::prediction(x, entry, cell.connections, &place.server_cpus, Some(cpu))
-                .map(|p| crate::queueing::Prediction {
-                    costs_from: Some(from),
-                    ..p
-                });
+    match calibration::cost(cells, x, &cell.target, cell.connections) {
+        Ok(c) => {
+            let predicted = match x.proto.is_keyed() {
+                true => keyed_prediction::prediction(x, entry, cell.connections, &place.server_cpus, c.cpu, c.hold_us),
+                false => predicted::prediction(x, entry, cell.connections, &place.server_cpus, Some(c.cpu)),
+            };
+            cell.figures.predicted = predicted.map(|p| crate::queueing::Prediction {
+                costs_from: Some(c.from),
+                ..p
+            });
         }
         Err(why) => cell.figures.unpredicted = Some(format!("not modelled: {why}")),
     }
@@ -458,7 +462,7 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
         let ts = targets(x, opts.target, opts.baseline.as_ref());
         // Each model's calibration first (at the first connection count), so every cell of the
         // experiment is predicted from it.
-        if calibration::wanted(x) {
+        if calibration::wanted(x) && x.calibrate_by.is_none() {
             let models = ts
                 .iter()
                 .enumerate()

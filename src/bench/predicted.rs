@@ -128,6 +128,8 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
         seed: x.load.seed,
         // Its serve flags' reservation (offload's class-aware dispatch).
         reserve: args.reserve,
+        lock: None,
+        shards: None,
     })
 }
 

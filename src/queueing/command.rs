@@ -163,6 +163,8 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         requests: a.requests,
         seed: a.seed,
         reserve: a.reserve,
+        lock: None,
+        shards: None,
     };
     let p = predict(&setup).ok_or_else(|| {
         BadValue(format!(

@@ -17,6 +17,7 @@
 pub mod command;
 mod cpu;
 pub mod erlang;
+pub mod keyed;
 mod sim;
 
 use std::time::Duration;
@@ -101,6 +102,10 @@ pub struct Setup {
     /// workers take only requests of a class whose work's mean is under D, the others the
     /// oldest request of any class; `None`: every worker takes any.
     pub reserve: Option<crate::server::Reserve>,
+    /// A keyed store's locks: each request holds one for its critical section (`keyed`).
+    pub lock: Option<keyed::Lock>,
+    /// A keyed store's shards: a request whose key another worker owns has it run the rest.
+    pub shards: Option<keyed::Shards>,
 }
 
 /// A prediction: latency from the intended send time, and the throughput the server keeps up.
@@ -135,6 +140,10 @@ pub struct Prediction {
     /// `None`: none measured, or results from before it was said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs_from: Option<String>,
+    /// A keyed store's lock or shard hops: the p99 they add (µs), the prediction's p99 less
+    /// that of the same design without them (`None`: no store part modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_p99_us: Option<f64>,
 }
 
 /// One request class's predicted latency.
@@ -183,6 +192,23 @@ impl Setup {
         } else {
             f64::INFINITY
         };
+        // A lock serves its critical sections one at a time: its busiest stripe bounds too.
+        let by_lock = self.lock.as_ref().map_or(f64::INFINITY, |l| {
+            let busiest = l
+                .stripes
+                .iter()
+                .scan(0.0, |last, &c| {
+                    let share = c - *last;
+                    *last = c;
+                    Some(share)
+                })
+                .fold(0.0, f64::max);
+            match busiest * l.hold.as_secs_f64() {
+                h if h > 0.0 => 1.0 / h,
+                _ => f64::INFINITY,
+            }
+        });
+        let by_servers = by_servers.min(by_lock);
         (by_servers.min(by_cpus), by_cpus <= by_servers)
     }
 }
@@ -260,6 +286,7 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
         },
         capacity_cost_bound: cost_bound,
         costs_from: None,
+        store_p99_us: None,
     };
     // Past capacity an open loop has no steady state; at it, the queue's wait has no bound.
     if let Arrivals::Open { rate, .. } = setup.arrivals {

@@ -2,12 +2,14 @@
 //! a request's CPU part ending (or its slice), its wait ending, a closed loop's next send — over
 //! the client's connections, the design's queues and workers, and the CPUs shared by the
 //! workers computing at once ([`Cpus`]: processor sharing or the kernel's slices). Each
-//! request's CPU part is its work's and the design's own cost per request.
+//! request's CPU part is its work's and the design's own cost per request; a keyed store's
+//! lock or shard hop (`keyed`) splits it, the part under the lock or at the key's owner last.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::cpu::Cpus;
+use super::keyed::{Locks, Then};
 use super::{Arrivals, Assign, Discipline, Setup};
 use crate::rng::Rng;
 
@@ -46,6 +48,8 @@ struct Job {
     /// arrival where the dispatch looks at it, else when a worker takes it).
     class: usize,
     drawn: bool,
+    /// What it does after the CPU part it computes now (a lock, a hop).
+    then: Then,
 }
 
 const NO_CONN: usize = usize::MAX;
@@ -114,6 +118,8 @@ struct Sim<'a> {
     latencies: Vec<f64>,
     by_class: Vec<Vec<f64>>,
     first_recorded: f64,
+    /// A keyed store's locks (none without one).
+    locks: Locks,
 }
 
 /// Simulates `setup`; `None` where it cannot be (a closed loop without connections).
@@ -199,6 +205,7 @@ impl<'a> Sim<'a> {
             latencies: Vec::with_capacity(s.requests),
             by_class: vec![Vec::new(); s.classes.len()],
             first_recorded: 0.0,
+            locks: Locks::new(s.lock.as_ref().map_or(0, |l| l.stripes.len())),
         }
     }
 
@@ -238,13 +245,7 @@ impl<'a> Sim<'a> {
             match kind {
                 0 => {
                     let Some(slot) = self.cpus.step(t) else { continue };
-                    let job = self.slots[slot];
-                    if job.wait > 0.0 {
-                        self.push_wait(slot, t + job.wait);
-                    } else {
-                        self.spare.push(slot);
-                        self.complete(job);
-                    }
+                    self.computed(slot);
                 }
                 1 => {
                     let Reverse((_, _, slot)) = self.waiting.pop().expect("peeked");
@@ -286,6 +287,7 @@ impl<'a> Sim<'a> {
             wait: 0.0,
             class: 0,
             drawn: false,
+            then: Then::Done,
         };
         if self.s.reserve.is_some() && self.s.discipline == Discipline::Shared {
             return self.dispatch(job);
@@ -361,16 +363,17 @@ impl<'a> Sim<'a> {
         self.queues[usize::from(older_long)].pop_front()
     }
 
-    /// A worker takes `job`: draws its work, computes, then waits.
+    /// A worker takes `job`: draws its work, computes, then waits. A keyed store's command
+    /// keeps its last part for its lock's critical section or for its key's owner.
     fn start(&mut self, mut job: Job) {
-        if !job.drawn {
-            job.class = self.rng.pick(&self.classes);
-        }
-        let class = &self.s.classes[job.class];
-        let (cpu, wait) = class.work.draw(&mut self.rng, class.cap);
-        // The design's own cost per request is CPU too, beside the work's.
-        let cpu = cpu.as_secs_f64() + self.s.design_cpu.as_secs_f64();
-        job.wait = wait.as_secs_f64();
+        let cpu = match job.then {
+            // Sent by a hop: drawn where it began; its owner runs the rest.
+            Then::Hopped { cpu } => {
+                job.then = Then::Done;
+                cpu
+            }
+            _ => self.draw(&mut job),
+        };
         let slot = match self.spare.pop() {
             Some(i) => {
                 self.slots[i] = job;
@@ -381,13 +384,95 @@ impl<'a> Sim<'a> {
                 self.slots.len() - 1
             }
         };
-        if cpu > 0.0 {
-            self.cpus.add(slot, cpu, self.now);
-        } else if job.wait > 0.0 {
+        match cpu > 0.0 {
+            true => self.cpus.add(slot, cpu, self.now),
+            false => self.computed(slot),
+        }
+    }
+
+    /// Draws `job`'s class and work: the CPU it computes first (the rest, under a lock or at
+    /// its key's owner, is in `job.then`).
+    fn draw(&mut self, job: &mut Job) -> f64 {
+        if !job.drawn {
+            job.class = self.rng.pick(&self.classes);
+        }
+        let class = &self.s.classes[job.class];
+        let (cpu, wait) = class.work.draw(&mut self.rng, class.cap);
+        // The design's own cost per request is CPU too, beside the work's.
+        let mut cpu = cpu.as_secs_f64() + self.s.design_cpu.as_secs_f64();
+        job.wait = wait.as_secs_f64();
+        job.then = Then::Done;
+        if let Some(lock) = &self.s.lock {
+            let hold = lock.hold.as_secs_f64().min(cpu);
+            let stripe = self.rng.pick(&lock.stripes);
+            cpu -= hold;
+            job.then = Then::Lock { stripe, hold };
+        } else if let Some(shards) = self
+            .s
+            .shards
+            .as_ref()
+            .filter(|_| job.conn != NO_CONN && matches!(self.s.discipline, Discipline::PerWorker(_)))
+        {
+            let owner = self.rng.pick(&shards.owners);
+            if owner != job.worker && owner < self.idle_mark.len() {
+                let part = shards.cost.as_secs_f64().min(cpu);
+                cpu -= part;
+                job.then = Then::Hop { owner, cpu: part };
+            }
+        }
+        cpu
+    }
+
+    /// The CPU part `slot` computed has ended: its lock taken (or waited for) or released, its
+    /// hop sent to the owner, or its wait begun, or it is done.
+    fn computed(&mut self, slot: usize) {
+        let job = self.slots[slot];
+        match job.then {
+            Then::Lock { stripe, hold } => {
+                self.slots[slot].then = Then::Holding { stripe };
+                if self.locks.take(stripe, slot, hold) {
+                    self.hold(slot, hold);
+                }
+                return;
+            }
+            Then::Holding { stripe } => {
+                self.slots[slot].then = Then::Done;
+                if let Some((next, hold)) = self.locks.release(stripe) {
+                    self.hold(next, hold);
+                }
+            }
+            Then::Hop { owner, cpu } => {
+                // Its worker goes on; the owner runs the rest when it comes to it.
+                self.spare.push(slot);
+                self.next_for_worker(job.worker);
+                let hopped = Job {
+                    worker: owner,
+                    then: Then::Hopped { cpu },
+                    ..job
+                };
+                if self.idle_mark[owner] {
+                    self.idle_mark[owner] = false;
+                    self.start(hopped);
+                } else {
+                    self.queues[owner].push_back(hopped);
+                }
+                return;
+            }
+            Then::Done | Then::Hopped { .. } => {}
+        }
+        if job.wait > 0.0 {
             self.push_wait(slot, self.now + job.wait);
         } else {
             self.spare.push(slot);
-            self.complete(job);
+            self.complete(self.slots[slot]);
+        }
+    }
+
+    /// `slot` holds its lock: it computes its critical section (zero: it is over at once).
+    fn hold(&mut self, slot: usize, hold: f64) {
+        match hold > 0.0 {
+            true => self.cpus.add(slot, hold, self.now),
+            false => self.computed(slot),
         }
     }
 
@@ -409,28 +494,7 @@ impl<'a> Sim<'a> {
                 k.push(self.now - job.intended);
             }
         }
-        match self.s.discipline {
-            Discipline::Shared | Discipline::PerWorker(_) => {
-                let q = if self.queues.len() == 1 { 0 } else { job.worker };
-                let next = match self.s.reserve.is_some() && self.s.discipline == Discipline::Shared {
-                    true => self.next_for(job.worker),
-                    false => self.queues[q].pop_front(),
-                };
-                match next {
-                    Some(mut next) => {
-                        next.worker = job.worker;
-                        self.start(next);
-                    }
-                    None => {
-                        self.idle_mark[job.worker] = true;
-                        if self.s.discipline == Discipline::Shared {
-                            self.idle.push(job.worker);
-                        }
-                    }
-                }
-            }
-            Discipline::PerConnection | Discipline::Unknown => {}
-        }
+        self.next_for_worker(job.worker);
         if job.conn == NO_CONN {
             return;
         }
@@ -444,6 +508,30 @@ impl<'a> Sim<'a> {
                 self.order += 1;
                 let at = self.now + think.as_secs_f64();
                 self.sends.push(Reverse((At(at), self.order, job.conn)));
+            }
+        }
+    }
+
+    /// Worker `worker` is free: it takes its next request, or idles.
+    fn next_for_worker(&mut self, worker: usize) {
+        if !matches!(self.s.discipline, Discipline::Shared | Discipline::PerWorker(_)) {
+            return;
+        }
+        let q = if self.queues.len() == 1 { 0 } else { worker };
+        let next = match self.s.reserve.is_some() && self.s.discipline == Discipline::Shared {
+            true => self.next_for(worker),
+            false => self.queues[q].pop_front(),
+        };
+        match next {
+            Some(mut next) => {
+                next.worker = worker;
+                self.start(next);
+            }
+            None => {
+                self.idle_mark[worker] = true;
+                if self.s.discipline == Discipline::Shared {
+                    self.idle.push(worker);
+                }
             }
         }
     }

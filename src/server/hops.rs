@@ -316,6 +316,16 @@ impl Hops {
 pub fn run(w: Here, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
     let o = store.run(op, r);
     w.count(Counter::KeyedExecuted, 1);
+    let locks = crate::store::taken::drain();
+    if locks.taken > 0 {
+        w.count(Counter::KeyedLocks, locks.taken);
+        w.count(Counter::KeyedLockContended, locks.contended);
+        if locks.timed > 0 {
+            w.count(Counter::KeyedLockTimed, locks.timed);
+            w.count(Counter::KeyedLockWaitedNs, locks.waited_ns);
+            w.count(Counter::KeyedLockHeldNs, locks.held_ns);
+        }
+    }
     w.dropped(o.expired, o.evicted);
     if o.hits > 0 {
         w.count(Counter::KeyedHits, u64::from(o.hits));

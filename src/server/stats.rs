@@ -155,6 +155,15 @@ counters! {
     /// keys it evicted to stay within --max-keys and --max-memory.
     KeyedExpired => "keyed_expired",
     KeyedEvicted => "keyed_evicted",
+    /// Table locks commands took (`locked`, `striped`, and `sharded`'s shard locks, which their
+    /// owners take), those that found the lock held and waited, and the one in 64 timed: their
+    /// nanoseconds waiting for it and holding it (÷ keyed_lock_timed: the mean wait and
+    /// critical section).
+    KeyedLocks => "keyed_locks",
+    KeyedLockContended => "keyed_lock_contended",
+    KeyedLockTimed => "keyed_lock_timed",
+    KeyedLockWaitedNs => "keyed_lock_waited_ns",
+    KeyedLockHeldNs => "keyed_lock_held_ns",
 }
 
 impl Counter {
@@ -174,8 +183,8 @@ impl Counter {
     };
 }
 
-/// Words per block: 64 x 8 bytes = eight cache lines, so neighbours never share a line.
-const BLOCK: usize = 64;
+/// Words per block: 128 x 8 bytes = sixteen cache lines, so neighbours never share a line.
+const BLOCK: usize = 128;
 const _: () = assert!(Counter::ALL.len() <= BLOCK);
 
 /// One worker's counters.

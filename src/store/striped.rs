@@ -6,11 +6,12 @@
 //! under the locks again: its two parts are two reads). DEL and EXISTS of many keys, DBSIZE,
 //! INFO and FLUSHALL take the stripes one at a time: each key is atomic, the command is not.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::keyspace::Bounds;
 use super::table::{info, ping, Table};
+use super::taken::{take, Taken};
 use crate::proto::keyed::{Item, KeyedError, Op, Outcome, Replies, When};
 use crate::sync::lock;
 
@@ -51,26 +52,22 @@ impl Striped {
         self.stripes.len()
     }
 
-    /// The stripe of `key` (FNV-1a).
+    /// The stripe of `key`.
     pub fn of(&self, key: &[u8]) -> usize {
-        let h = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-        // Its high bits, mixed: FNV's low bits follow the bytes' low bits too closely.
-        ((h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) % self.stripes.len() as u64) as usize
+        stripe_of(key, self.stripes.len())
     }
 
-    fn table(&self, key: &[u8]) -> MutexGuard<'_, Table> {
-        lock(&self.stripes[self.of(key)])
+    fn table(&self, key: &[u8]) -> Taken<'_> {
+        take(&self.stripes[self.of(key)])
     }
 
     /// Takes the stripes of `keys`, in stripe order (so two commands that take several never
     /// wait on each other in a circle): their numbers, sorted, and their guards in that order.
-    fn hold<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> (Vec<usize>, Vec<MutexGuard<'_, Table>>) {
+    fn hold<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> (Vec<usize>, Vec<Taken<'_>>) {
         let mut held: Vec<usize> = keys.map(|k| self.of(k)).collect();
         held.sort_unstable();
         held.dedup();
-        let guards = held.iter().map(|&s| lock(&self.stripes[s])).collect();
+        let guards = held.iter().map(|&s| take(&self.stripes[s])).collect();
         (held, guards)
     }
 
@@ -166,6 +163,16 @@ impl Striped {
             }
         }
     }
+}
+
+/// The stripe (or shard) of `key` among `n` (FNV-1a): what the store does, and what the
+/// queueing prediction draws its stripes by.
+pub fn stripe_of(key: &[u8], n: usize) -> usize {
+    let h = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    // Its high bits, mixed: FNV's low bits follow the bytes' low bits too closely.
+    ((h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) % n.max(1) as u64) as usize
 }
 
 /// What a stripe's part of a command answered, kept to be summed: its count.

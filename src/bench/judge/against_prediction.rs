@@ -146,6 +146,7 @@ mod tests {
             slice_us: Some(1500.0),
             capacity_cost_bound: false,
             costs_from: None,
+            store_p99_us: None,
         });
         c
     }

@@ -3,7 +3,8 @@
 //! on one metric beyond the noise; `verdict` turns the findings (`finding`) into an
 //! experiment's verdict, with the *why* from the counters (`reasons`), the A/A figure (`aa`),
 //! the request classes (`classes`), the shapes the scenario promises (`expect`), the
-//! prediction beside the measurement (`against_prediction`) and, across experiments, the
+//! prediction beside the measurement (`against_prediction`), a keyed store's locks and hops
+//! (`contention`) and, across experiments, the
 //! shapes of one load (`shapes`); per cell, what bound it (`bound`) and where its requests'
 //! time went (`card`).
 //!
@@ -15,6 +16,7 @@ mod against_prediction;
 pub mod bound;
 pub mod card;
 mod classes;
+mod contention;
 pub mod expect;
 pub mod finding;
 pub mod headline;

@@ -93,6 +93,9 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     if x.load.slo.is_some() {
         parts.extend(no_capacity(&ok, &targets, x));
     }
+    if x.proto.is_keyed() {
+        parts.extend(super::contention::sentence(&ok));
+    }
     let bound = ok.iter().filter(|c| super::metric::client_limit(c).is_some()).count();
     if bound > 0 {
         parts.push(format!(

@@ -4,7 +4,8 @@
 //! several becomes one per combination (in that order of keys), its name suffixed for each
 //! (`-10streams`, `-p16`, `-zipf0.99`, `-get90` for `ratio = "1:9"`). An experiment whose
 //! `rate_of` names another expanded on the same axes takes its rate from the sibling of the
-//! same values (`rate_of = "50% of sat"` in `at50-p16` reads `sat-p16`).
+//! same values (`rate_of = "50% of sat"` in `at50-p16` reads `sat-p16`), and so does its
+//! `calibrate_by`.
 
 /// The axis keys, in the order their suffixes are added.
 const AXES: &[&str] = &["streams", "pipeline", "key_dist", "ratio"];
@@ -80,13 +81,22 @@ pub(super) fn expand(raw: &mut toml::Table) -> Result<bool, (String, &'static st
         for (mut one, sfx) in variants {
             if let Some(t) = one.as_table_mut() {
                 t.insert("name".into(), toml::Value::String(format!("{name}{sfx}")));
-                // A rate taken from an experiment swept on the same axes: from its sibling.
+                // A rate (or a calibration) taken from an experiment swept on the same axes:
+                // from its sibling.
+                let sibling = |of: &str| swept.iter().any(|(n, k)| n == of.trim() && *k == keys);
                 let of = t.get("rate_of").and_then(|r| r.as_str()).map(String::from);
                 if let Some((share, of)) = of.as_deref().and_then(|r| r.split_once(" of ")) {
-                    if swept.iter().any(|(n, k)| n == of.trim() && *k == keys) {
-                        let sibling = format!("{share} of {}{sfx}", of.trim());
-                        t.insert("rate_of".into(), toml::Value::String(sibling));
+                    if sibling(of) {
+                        let rate_of = format!("{share} of {}{sfx}", of.trim());
+                        t.insert("rate_of".into(), toml::Value::String(rate_of));
                     }
+                }
+                let by = t.get("calibrate_by").and_then(|r| r.as_str()).map(String::from);
+                if let Some(by) = by.filter(|b| sibling(b)) {
+                    t.insert(
+                        "calibrate_by".into(),
+                        toml::Value::String(format!("{}{sfx}", by.trim())),
+                    );
                 }
             }
             out.push(one);
@@ -121,7 +131,7 @@ mod tests {
     fn axes_cross_into_named_experiments_and_a_rate_of_follows_its_sibling() {
         let got = names(
             "[[experiment]]\nname = \"sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\nratio = \"1:9\"\n\
-             [[experiment]]\nname = \"at50\"\nrate_of = \"50% of sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\n\
+             [[experiment]]\nname = \"at50\"\nrate_of = \"50% of sat\"\ncalibrate_by = \"sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\n\
              [[experiment]]\nname = \"other\"\nrate_of = \"50% of sat\"\nratio = [\"1:1\"]\n",
         );
         let want = [

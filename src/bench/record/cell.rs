@@ -90,6 +90,14 @@ pub struct Figures {
     pub syscalls_per_req: Option<f64>,
     /// Accept attempts that found nothing, per accepted connection.
     pub lost_races_per_accept: Option<f64>,
+    /// A keyed store's locks (`None`: no lock taken, or not a muxlab server): what the
+    /// server's counters say of them over its cells. See [`LockFigures`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locks: Option<LockFigures>,
+    /// Keyed commands sent to another thread to run (a key of another worker's shard, or
+    /// io-threads' executor), per command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops_per_req: Option<f64>,
     pub established: u64,
     /// The machine's steal time over the window, per cent of all its CPU time (a hypervisor
     /// running something else): `None` where /proc/stat could not be read.
@@ -343,4 +351,17 @@ impl Cell {
             self.twin = true;
         }
     }
+}
+
+/// A keyed store's table locks, from the server's counters (`store::taken`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LockFigures {
+    /// Locks taken per command.
+    pub per_req: f64,
+    /// The share of acquisitions that found the lock held and waited.
+    pub contended: f64,
+    /// The mean critical section (µs: acquired to released) and the mean wait to acquire,
+    /// over the one acquisition in 64 timed (`None`: none was).
+    pub hold_us: Option<f64>,
+    pub wait_us: Option<f64>,
 }

@@ -349,6 +349,23 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
             ));
         }
     }
+    if let Some(by) = &x.calibrate_by {
+        let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
+        let Some(source) = before.iter().find(|e| e.name == *by) else {
+            return Err(o.key(
+                x,
+                "calibrate_by",
+                format!("'{by}' is not an experiment before this one"),
+            ));
+        };
+        if source.models != x.models || source.proto != x.proto {
+            return Err(o.key(
+                x,
+                "calibrate_by",
+                format!("'{by}' must serve the same models over the same protocol to calibrate them"),
+            ));
+        }
+    }
     if x.paired && x.load.slo.is_some() {
         return Err(o.key(
             x,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::cell::{ClassFigure, CpuSource, Figures};
+use super::cell::{ClassFigure, CpuSource, Figures, LockFigures};
 use super::why::Why;
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
@@ -78,6 +78,8 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         useful_ratio: None,
         syscalls_per_req: None,
         lost_races_per_accept: None,
+        locks: None,
+        hops_per_req: None,
         established,
         steal_pct: None,
         predicted: None,
@@ -170,6 +172,21 @@ pub(in crate::bench) fn counters(f: &mut Figures, stats: &StatsLine, alone: bool
     f.useful_ratio = ratio(total(Counter::Useful), total(Counter::Events));
     f.syscalls_per_req = ratio(total(Counter::Syscalls), total(Counter::Requests));
     f.lost_races_per_accept = ratio(total(Counter::AcceptLost), total(Counter::Accepted));
+    let commands = total(Counter::KeyedExecuted);
+    f.hops_per_req = ratio(total(Counter::KeyedHops), commands);
+    f.locks = match (total(Counter::KeyedLocks), commands) {
+        (Some(locks), Some(n)) if locks > 0 && n > 0 => {
+            let timed = total(Counter::KeyedLockTimed).filter(|t| *t > 0);
+            let mean = |c: Counter| Some(total(c)? as f64 / timed? as f64 / 1e3);
+            Some(LockFigures {
+                per_req: locks as f64 / n as f64,
+                contended: total(Counter::KeyedLockContended).unwrap_or(0) as f64 / locks as f64,
+                hold_us: mean(Counter::KeyedLockHeldNs),
+                wait_us: mean(Counter::KeyedLockWaitedNs),
+            })
+        }
+        _ => None,
+    };
     if let Some(st) = f.streams.as_mut() {
         st.server_events = total(Counter::SseEvents);
         st.server_late = total(Counter::SseLate);

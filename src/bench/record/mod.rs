@@ -22,7 +22,7 @@ pub mod results;
 pub mod scenario;
 mod why;
 
-pub use cell::{Cell, CellStatus, ClassFigure, CpuSource, Figures, StreamFigures, TWIN};
+pub use cell::{Cell, CellStatus, ClassFigure, CpuSource, Figures, LockFigures, StreamFigures, TWIN};
 pub(in crate::bench) use check::serve_line;
 pub(in crate::bench) use figures::{counters, figures, Samples};
 pub use repeats::{

@@ -242,6 +242,11 @@ pub struct Experiment {
     /// compares the servers. Not with `rate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_of: Option<String>,
+    /// The experiment whose cells calibrate this one's predictions (the same targets under a
+    /// lighter load, run before: `"resp-at50"` for an 80 % experiment), in place of a
+    /// calibration cell of its own per design.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrate_by: Option<String>,
     /// Published numbers of the seed, shown beside the measured ones.
     #[serde(default)]
     pub published: Vec<Published>,
@@ -337,6 +342,7 @@ impl Experiment {
             paired: false,
             reference: None,
             rate_of: None,
+            calibrate_by: None,
             published: Vec::new(),
             seed_note: None,
             unknown: BTreeMap::new(),

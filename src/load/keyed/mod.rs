@@ -27,7 +27,7 @@ mod value;
 
 pub use command::{Dialect, Verb, CLASSES};
 pub use conn::{KeyedConn, Verdict};
-pub use keys::{KeyDist, MAX_KEYS};
+pub use keys::{name, KeyDist, MAX_KEYS};
 
 /// The most owned keys whose last writes a run keeps (4 bytes each, over its processes).
 pub const MAX_LEDGER_KEYS: u64 = 100_000_000;

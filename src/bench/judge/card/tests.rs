@@ -75,6 +75,7 @@ fn the_mean_is_disjoint_intervals_plus_a_real_residual_and_the_costs_stand_besid
         slice_us: Some(1500.0),
         capacity_cost_bound: false,
         costs_from: None,
+        store_p99_us: None,
     });
     let card = of(&c).unwrap();
     assert_eq!(card.gap_us, Some(200.0));
