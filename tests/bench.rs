@@ -3,10 +3,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::bench_files::*;
 use common::skip::host_fact;
 use common::*;
 use muxlab::sys::host::Fact;
@@ -17,35 +18,6 @@ static STEERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Held by every test here: one checks server CPU per request within 15 %, which a bench
 /// running beside it skews (a forked child's page faults and exits cost more on a busy machine).
 static QUIET: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("muxlab-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn scenario(dir: &Path, body: &str) -> PathBuf {
-    let p = dir.join("s.toml");
-    std::fs::write(&p, format!("name = \"t\"\ndescription = \"test scenario\"\n{body}")).unwrap();
-    p
-}
-
-/// The single results directory under `out`.
-fn results_dir(out: &Path) -> PathBuf {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
-}
-
-fn results(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
-}
 
 fn bench(args: &[&str]) -> std::process::Output {
     Command::new(BIN).arg("bench").args(args).output().unwrap()

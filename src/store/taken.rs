@@ -46,7 +46,7 @@ pub fn take(m: &Mutex<Table>) -> Taken<'_> {
         s.set(n);
         n
     });
-    let asked = (n % EVERY == 0).then(Instant::now);
+    let asked = n.is_multiple_of(EVERY).then(Instant::now);
     let (guard, contended) = match m.try_lock() {
         Ok(g) => (g, false),
         Err(TryLockError::Poisoned(p)) => (p.into_inner(), false),

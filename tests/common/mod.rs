@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use muxlab::sys;
 use serde_json::Value;
 
+pub mod bench_files;
 pub mod certs;
 pub mod lab;
 pub mod nginx;

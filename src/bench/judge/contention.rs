@@ -28,8 +28,11 @@ fn of_target(ok: &[&Cell], target: &str) -> Option<String> {
     };
     let contended = med(&|c| Some(c.figures.locks?.contended));
     let hops = med(&|c| c.figures.hops_per_req.filter(|h| *h > 0.0));
+    // A sharded store's locks are its shards', each taken by its owner: its hops are its
+    // contention.
     let measured = match (contended, hops) {
-        (Some(share), _) => {
+        (_, Some(h)) => format!("{target} sent {h:.2} of its commands in 1 to another thread to run"),
+        (Some(share), None) => {
             let wait = med(&|c| c.figures.locks?.wait_us);
             let hold = med(&|c| c.figures.locks?.hold_us);
             let timing = match (wait, hold) {
@@ -37,16 +40,15 @@ fn of_target(ok: &[&Cell], target: &str) -> Option<String> {
                 _ => String::new(),
             };
             format!(
-                "{target} found its lock held on {:.1}% of its acquisitions{timing}",
-                share * 100.0
+                "{target} found its lock held on {} of its acquisitions{timing}",
+                share_pct(share)
             )
         }
-        (None, Some(h)) => format!("{target} sent {h:.2} of its commands in 1 to another thread to run"),
         (None, None) => return None,
     };
     let store = med(&|c| c.figures.predicted.as_ref()?.store_p99_us);
     let p99 = med(&|c| c.figures.predicted.as_ref()?.p99_us);
-    let what = if contended.is_some() { "the lock" } else { "the hops" };
+    let what = if hops.is_none() { "the lock" } else { "the hops" };
     Some(match (store, p99) {
         (Some(s), Some(p)) => format!(
             "{measured}, and the simulation puts {} of its predicted p99 of {} on {what}",
@@ -55,6 +57,15 @@ fn of_target(ok: &[&Cell], target: &str) -> Option<String> {
         ),
         _ => measured,
     })
+}
+
+/// A share in per cent, small ones with the digits that say they are not none.
+fn share_pct(v: f64) -> String {
+    match v * 100.0 {
+        0.0 => "none".into(),
+        p if p < 0.1 => format!("{p:.3}%"),
+        p => format!("{p:.1}%"),
+    }
 }
 
 /// A short time: µs to two decimals under 10 µs.

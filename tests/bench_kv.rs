@@ -1,0 +1,121 @@
+//! `muxlab bench` over keyed stores: resp and memcache experiments against muxlab's stores and
+//! the real redis-server and memcached started by bench, threaded targets on their own CPUs,
+//! the choice the headline makes, the locks each store's counters measured, and the
+//! predictions calibrated from a lighter experiment.
+
+mod common;
+
+use std::process::Command;
+
+use common::bench_files::*;
+use common::*;
+use serde_json::Value;
+
+fn cells<'a>(r: &'a Value, experiment: &str) -> Vec<&'a Value> {
+    r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["experiment"] == experiment)
+        .collect()
+}
+
+fn cell<'a>(r: &'a Value, experiment: &str, target: &str) -> &'a Value {
+    cells(r, experiment)
+        .into_iter()
+        .find(|c| c["target"] == target && c["calibration"].is_null())
+        .unwrap_or_else(|| panic!("no cell of {target} in {experiment}"))
+}
+
+#[test]
+fn keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one() {
+    if !have("redis-server", "redis-server") || !have("memcached", "memcached") {
+        return;
+    }
+    let d = tmpdir("bench-kv");
+    let common = "connections = [8]\nkeys = 2000\nprefill = true\nkey_dist = \"zipf:0.99\"\nworkers = 2\n\
+                  choose_by = [\"cpu\", \"p99\"]\nduration = \"500ms\"\nwarmup = \"100ms\"\n";
+    let p = scenario(
+        &d,
+        &format!(
+            "threaded_cpus = \"all\"\n\
+             [[experiment]]\nname = \"light\"\nproto = \"resp\"\nmodels = [\"reactor\", \"queue-pool --store locked\"]\n\
+             peers = [\"redis-server\", \"redis-server --io-threads 2\"]\nrate = 2000\n{common}\
+             [[experiment]]\nname = \"heavier\"\nproto = \"resp\"\nmodels = [\"reactor\", \"queue-pool --store locked\"]\n\
+             peers = [\"redis-server\"]\nrate = 4000\ncalibrate_by = \"light\"\n{common}\
+             [[experiment]]\nname = \"mc\"\nproto = \"memcache\"\nmodels = [\"dispatch --store striped:8\"]\n\
+             peers = [\"memcached -t 1\", \"memcached -t 2\"]\nrate = 2000\npipeline = 4\n{common}"
+        ),
+    );
+    let out = Command::new(BIN)
+        .args(["bench", p.to_str().unwrap(), "--out", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = results(&results_dir(&d));
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["figures"]["errors"], 0, "{c}");
+        assert_eq!(c["load"]["keyed"]["wrong_values"], 0, "{c}");
+    }
+    // The peers ran, served by the products themselves.
+    let redis = cell(&r, "light", "redis-server");
+    assert!(redis["figures"]["throughput_rps"].as_f64().unwrap() > 0.0, "{redis}");
+    assert!(
+        cell(&r, "mc", "memcached -t 2")["load"]["keyed"]["hits"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // Threaded targets on every CPU, single-threaded ones on the server's.
+    assert!(r["environment"]["threaded_cpus"].is_string(), "{}", r["environment"]);
+    let on = |c: &Value| c["figures"]["why"]["server_cpus"].as_u64();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    assert_eq!(on(cell(&r, "light", "reactor")), Some(1));
+    assert_eq!(on(cell(&r, "light", "queue-pool --store locked")), Some(cpus));
+    // The locked store's counters measured its lock; the owned one takes none.
+    let locks = &cell(&r, "light", "queue-pool --store locked")["figures"]["locks"];
+    assert_eq!(locks["per_req"].as_f64(), Some(1.0), "{locks}");
+    assert!(locks["hold_us"].as_f64().is_some_and(|h| h > 0.0), "{locks}");
+    assert!(cell(&r, "light", "reactor")["figures"]["locks"].is_null());
+    // Each verdict's headline makes the choice.
+    for v in r["verdicts"].as_array().unwrap() {
+        let h = v["headline"].as_str().unwrap();
+        assert!(h.starts_with("Choose ") || h.starts_with("No choice"), "{h}");
+        assert_eq!(v["findings"][0]["metric"], "server CPU per request", "{v}");
+    }
+    // The heavier experiment's predictions take their costs from the light one's cells.
+    let predicted = &cell(&r, "heavier", "queue-pool --store locked")["figures"]["predicted"];
+    let from = predicted["costs_from"].as_str().unwrap_or_default();
+    assert!(
+        from.contains("its cell of 'light'") && from.contains("holding a lock"),
+        "{predicted}"
+    );
+    assert!(predicted["store_p99_us"].is_number(), "{predicted}");
+    assert!(
+        cells(&r, "heavier").iter().all(|c| c["calibration"].is_null()),
+        "calibrated by 'light': no calibration cells of its own"
+    );
+    assert!(stdout.contains("Contention: queue-pool --store locked"), "{stdout}");
+}
+
+/// A peer the protocol does not fit is refused when the file is read, naming it.
+#[test]
+fn a_peer_that_does_not_speak_the_protocol_is_refused_by_name() {
+    let d = tmpdir("bench-kv-peer");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"e\"\nproto = \"resp\"\nmodels = [\"reactor\"]\npeers = [\"memcached -t 2\"]\n\
+         connections = [1]\nduration = \"1s\"\n",
+    );
+    let out = Command::new(BIN).args(["bench", p.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("memcached speaks memcache, not resp"), "{err}");
+}
