@@ -444,6 +444,10 @@ fn no_connection_or_turn_state_is_thread_local() {
         ("sys/mod.rs", "NO_SOCKET_IO"),
         ("sys/alloc.rs", "ON"),
         ("store/mod.rs", "OWNED"),
+        // The thread's lock acquisitions: how many (which are timed), and its tally since the
+        // command that counts them last drained it.
+        ("store/taken.rs", "TALLY"),
+        ("store/taken.rs", "SEQ"),
     ];
     let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
     let found = thread_locals(&files);

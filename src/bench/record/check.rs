@@ -332,6 +332,27 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
     }
     let ip = addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
     check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), e))?;
+    check_sources(x, s, o)?;
+    if x.paired && x.load.slo.is_some() {
+        return Err(o.key(
+            x,
+            "slo",
+            "a capacity search probes one server at a time: drop paired, or slo",
+        ));
+    }
+    if x.paired && s.server_host.is_some() {
+        return Err(o.key(
+            x,
+            "paired",
+            "runs every server at once on this machine: drop server_host, or paired",
+        ));
+    }
+    Ok(())
+}
+
+/// What an experiment takes from an earlier one: its rate (`rate_of`) and its calibration
+/// (`calibrate_by`), each from an experiment before it that can give it.
+fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> {
     if let Some(r) = &x.rate_of {
         let (_, of) = super::scenario::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
         let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
@@ -365,20 +386,6 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
                 format!("'{by}' must serve the same models over the same protocol to calibrate them"),
             ));
         }
-    }
-    if x.paired && x.load.slo.is_some() {
-        return Err(o.key(
-            x,
-            "slo",
-            "a capacity search probes one server at a time: drop paired, or slo",
-        ));
-    }
-    if x.paired && s.server_host.is_some() {
-        return Err(o.key(
-            x,
-            "paired",
-            "runs every server at once on this machine: drop server_host, or paired",
-        ));
     }
     Ok(())
 }
