@@ -75,11 +75,15 @@ pub(super) struct Costs {
 pub(super) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -> Result<Costs, String> {
     let (c, said) = match &x.calibrate_by {
         Some(by) => {
+            let mine = |c: &&Cell| {
+                &c.experiment == by && c.target == target && c.connections == conns && c.calibration.is_none()
+            };
+            // A repeat that finished, where one did.
             let c = cells
                 .iter()
-                .find(|c| {
-                    &c.experiment == by && c.target == target && c.connections == conns && c.calibration.is_none()
-                })
+                .filter(mine)
+                .find(|c| c.ok())
+                .or_else(|| cells.iter().find(mine))
                 .ok_or_else(|| format!("no cell of '{by}' (its calibration) ran"))?;
             let rate = c.load.as_ref().and_then(|d| d.config.rate);
             let said = match rate {
@@ -100,7 +104,11 @@ pub(super) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -
         }
     };
     if !c.ok() {
-        return Err(format!("its calibration cell did not finish: {}", c.status.text()));
+        let which = match &x.calibrate_by {
+            Some(by) => format!("its cell of '{by}'"),
+            None => "its calibration cell".into(),
+        };
+        return Err(format!("{which} did not finish: {}", c.status.text()));
     }
     let cpu = c
         .figures

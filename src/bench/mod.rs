@@ -477,7 +477,7 @@ fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
             }));
         }
         for &conns in &x.connections {
-            for repeat in 0..sc.repeats {
+            for repeat in 0..x.rounds(sc.repeats) {
                 let mut order: Vec<usize> = (0..ts.len()).collect();
                 if x.paired && repeat % 2 == 1 {
                     order.reverse();

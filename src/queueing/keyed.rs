@@ -14,9 +14,13 @@ use std::time::Duration;
 /// The store's locks: each command holds the one of its key's stripe for `hold`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lock {
-    /// Each stripe's share of the commands, cumulative (one stripe: `[1.0]`).
+    /// Each stripe's share of the commands, cumulative (one stripe: `[1.0]`; none is read as
+    /// one).
     pub stripes: Vec<f64>,
     pub hold: Duration,
+    /// Commands per request (a pipelined batch's): their critical sections run one after
+    /// another, each on its own key's stripe.
+    pub commands: usize,
 }
 
 /// The store's shards, one per worker: a command whose key another worker owns has that
@@ -25,7 +29,11 @@ pub struct Lock {
 pub struct Shards {
     /// Each worker's share of the keys' commands, cumulative.
     pub owners: Vec<f64>,
+    /// The owner's part of one command.
     pub cost: Duration,
+    /// Commands per request (a pipelined batch's), each with its own key: the parts of those
+    /// another worker owns go to the first such owner (exact with two workers).
+    pub commands: usize,
 }
 
 /// Cumulative shares of `weights` (their sum need not be 1).
@@ -45,10 +53,11 @@ pub fn cumulative(weights: &[f64]) -> Vec<f64> {
 pub(super) enum Then {
     /// Nothing more: it is done (or waits, with `sleep:` work).
     Done,
-    /// Takes lock `stripe` (or waits for it), then computes `hold` holding it.
-    Lock { stripe: usize, hold: f64 },
-    /// Holds lock `stripe`: releases it when its CPU part ends.
-    Holding { stripe: usize },
+    /// Takes lock `stripe` (or waits for it), then computes `hold` holding it; `left`: the
+    /// critical sections left, this one included (a batch's commands).
+    Lock { stripe: usize, hold: f64, left: usize },
+    /// Holds lock `stripe`: releases it when its CPU part ends, then takes the next.
+    Holding { stripe: usize, hold: f64, left: usize },
     /// Goes to worker `owner`'s queue, where `cpu` of it is run.
     Hop { owner: usize, cpu: f64 },
     /// Sent here by a hop: computes `cpu` when its worker takes it.
@@ -65,8 +74,8 @@ pub(super) struct Locks {
 impl Locks {
     pub(super) fn new(stripes: usize) -> Locks {
         Locks {
-            held: vec![false; stripes],
-            waiting: vec![VecDeque::new(); stripes],
+            held: vec![false; stripes.max(1)],
+            waiting: vec![VecDeque::new(); stripes.max(1)],
         }
     }
 

@@ -203,7 +203,11 @@ impl Setup {
                     Some(share)
                 })
                 .fold(0.0, f64::max);
-            match busiest * l.hold.as_secs_f64() {
+            let cpu_each = cpu / l.commands.max(1) as f64;
+            match busiest.max(1.0 / l.stripes.len().max(1) as f64)
+                * l.hold.as_secs_f64().min(cpu_each)
+                * l.commands.max(1) as f64
+            {
                 h if h > 0.0 => 1.0 / h,
                 _ => f64::INFINITY,
             }

@@ -120,6 +120,9 @@ struct Sim<'a> {
     first_recorded: f64,
     /// A keyed store's locks (none without one).
     locks: Locks,
+    /// The draws of a keyed store's keys (their stripes and owners), a stream of their own: a
+    /// run with the store's lock and one without see the same arrivals.
+    keys: Rng,
 }
 
 /// Simulates `setup`; `None` where it cannot be (a closed loop without connections).
@@ -206,6 +209,7 @@ impl<'a> Sim<'a> {
             by_class: vec![Vec::new(); s.classes.len()],
             first_recorded: 0.0,
             locks: Locks::new(s.lock.as_ref().map_or(0, |l| l.stripes.len())),
+            keys: Rng::new(&[s.seed, 0x4B45_5953]),
         }
     }
 
@@ -403,19 +407,30 @@ impl<'a> Sim<'a> {
         job.wait = wait.as_secs_f64();
         job.then = Then::Done;
         if let Some(lock) = &self.s.lock {
-            let hold = lock.hold.as_secs_f64().min(cpu);
-            let stripe = self.rng.pick(&lock.stripes);
-            cpu -= hold;
-            job.then = Then::Lock { stripe, hold };
+            // Its commands' critical sections, one after another, each on its key's stripe.
+            let n = lock.commands.max(1);
+            let held = (lock.hold.as_secs_f64() * n as f64).min(cpu);
+            let stripe = self.keys.pick(&lock.stripes);
+            cpu -= held;
+            job.then = Then::Lock {
+                stripe,
+                hold: held / n as f64,
+                left: n,
+            };
         } else if let Some(shards) = self
             .s
             .shards
             .as_ref()
             .filter(|_| job.conn != NO_CONN && matches!(self.s.discipline, Discipline::PerWorker(_)))
         {
-            let owner = self.rng.pick(&shards.owners);
-            if owner != job.worker && owner < self.idle_mark.len() {
-                let part = shards.cost.as_secs_f64().min(cpu);
+            // Its commands' keys: those another worker owns are run there (by the first such
+            // owner: exact with two workers), their part of the CPU with them.
+            let owners: Vec<usize> = (0..shards.commands.max(1))
+                .map(|_| self.keys.pick(&shards.owners))
+                .collect();
+            let foreign: Vec<usize> = owners.into_iter().filter(|&o| o != job.worker).collect();
+            if let Some(&owner) = foreign.first().filter(|&&o| o < self.idle_mark.len()) {
+                let part = (shards.cost.as_secs_f64() * foreign.len() as f64).min(cpu);
                 cpu -= part;
                 job.then = Then::Hop { owner, cpu: part };
             }
@@ -428,17 +443,28 @@ impl<'a> Sim<'a> {
     fn computed(&mut self, slot: usize) {
         let job = self.slots[slot];
         match job.then {
-            Then::Lock { stripe, hold } => {
-                self.slots[slot].then = Then::Holding { stripe };
+            Then::Lock { stripe, hold, left } => {
+                self.slots[slot].then = Then::Holding { stripe, hold, left };
                 if self.locks.take(stripe, slot, hold) {
                     self.hold(slot, hold);
                 }
                 return;
             }
-            Then::Holding { stripe } => {
+            Then::Holding { stripe, hold, left } => {
                 self.slots[slot].then = Then::Done;
-                if let Some((next, hold)) = self.locks.release(stripe) {
-                    self.hold(next, hold);
+                if let Some((next, next_hold)) = self.locks.release(stripe) {
+                    self.hold(next, next_hold);
+                }
+                if left > 1 {
+                    // Its next command's critical section, on that command's stripe.
+                    let stripes = &self.s.lock.as_ref().expect("a lock was held").stripes;
+                    let stripe = self.keys.pick(stripes);
+                    self.slots[slot].then = Then::Lock {
+                        stripe,
+                        hold,
+                        left: left - 1,
+                    };
+                    return self.computed(slot);
                 }
             }
             Then::Hop { owner, cpu } => {

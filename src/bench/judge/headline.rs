@@ -66,11 +66,22 @@ pub const BEHIND: f64 = 1.5;
 /// only of the metrics it confounds: throughput and latency), then which designs failed or
 /// starved connections.
 ///
-/// With metrics to choose by (`choose_by`), the choice takes the winners' place: the target to
-/// choose and why, or that none separated.
+/// With metrics to choose by (`choose_by`), the headline opens with the choice instead: the
+/// target to choose and why, or that none separated; then where the client was the limit (its
+/// latency there is the client's too), then the designs that failed or starved.
 pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Metric]) -> String {
     if let Some(chosen) = choice(findings, by) {
         let mut s = chosen + ".";
+        let bound = cells
+            .iter()
+            .filter(|c| super::metric::client_limit(c).is_some())
+            .count();
+        if bound > 0 {
+            s.push_str(&format!(
+                " The client was the limit in {bound} of {} cells: their latency is the client's too.",
+                cells.len()
+            ));
+        }
         if let Some(trouble) = trouble(all) {
             s.push(' ');
             s.push_str(&trouble);
@@ -381,18 +392,25 @@ mod tests {
     /// tied, the one of the two tied that is best on p99; else no choice, and why.
     #[test]
     fn the_choice_is_the_first_metrics_clear_best_else_the_tied_pair_decided_by_the_next() {
-        use super::super::metric::{CPU, P99};
+        use crate::bench::judge::metric::{CPU, P99};
         let by: [&Metric; 2] = [&CPU, &P99];
         let mut cpu = finding("server CPU per request", "reactor", 1.36, true);
         cpu.runner_up = "redis-server".into();
         let mut p99 = finding("p99 latency", "redis-server", 1.2, true);
         p99.runner_up = "dispatch".into();
         let failed = cell("queue-pool", 0, false);
-        let (a, b) = (cell("reactor", 0, true), cell("redis-server", 0, true));
+        let (mut a, b) = (cell("reactor", 0, true), cell("redis-server", 0, true));
         let all = [&a, &b, &failed];
         assert_eq!(
             headline(&[cpu.clone(), p99.clone()], &all[..2], &all, &by),
             "Choose reactor: best on server CPU per request (1.36× better than redis-server). queue-pool failed 1 of 1 cells."
+        );
+        a.figures.client_bound = true;
+        let all = [&a, &b, &failed];
+        assert_eq!(
+            headline(&[cpu.clone(), p99.clone()], &all[..2], &all, &by),
+            "Choose reactor: best on server CPU per request (1.36× better than redis-server). \
+             The client was the limit in 1 of 2 cells: their latency is the client's too. queue-pool failed 1 of 1 cells."
         );
         cpu.clear = false;
         assert_eq!(

@@ -74,7 +74,7 @@ impl Context {
 pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context, shapes: bool) -> Vec<Verdict> {
     let mut v: Vec<Verdict> = experiments
         .iter()
-        .map(|x| verdict_with(x, cells, repeats, ctx))
+        .map(|x| verdict_with(x, cells, x.rounds(repeats), ctx))
         .collect();
     if shapes {
         v.extend(shapes::verdict(experiments, cells, ctx.server_cpus));

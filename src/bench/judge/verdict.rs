@@ -111,8 +111,13 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     v.expected = expect::check(x, &ok, repeats);
     parts.extend(v.expected.iter().map(|e| e.sentence()));
     let cpus = |n: usize| format!("{n} CPU{}", if n == 1 { "" } else { "s" });
+    // Two CPU counts only where some target ran on the threaded ones.
+    let wide = ok.iter().any(|c| {
+        let on = c.figures.why.as_ref().and_then(|w| w.server_cpus);
+        on.is_some() && on == ctx.threaded_cpus
+    });
     let on = match (ctx.server_cpus, ctx.threaded_cpus) {
-        (Some(n), Some(t)) if t != n => format!(
+        (Some(n), Some(t)) if t != n && wide => format!(
             " (server on {}; those serving on several threads on {})",
             cpus(n),
             cpus(t)

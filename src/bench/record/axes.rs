@@ -121,17 +121,20 @@ mod tests {
             .map(|x| {
                 (
                     x["name"].as_str().unwrap().to_string(),
-                    x.get("rate_of").map(|r| r.as_str().unwrap().to_string()),
+                    x.get("rate_of")
+                        .or(x.get("calibrate_by"))
+                        .map(|r| r.as_str().unwrap().to_string()),
                 )
             })
             .collect()
     }
 
     #[test]
-    fn axes_cross_into_named_experiments_and_a_rate_of_follows_its_sibling() {
+    fn axes_cross_into_named_experiments_and_a_rate_of_or_calibration_follows_its_sibling() {
         let got = names(
             "[[experiment]]\nname = \"sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\nratio = \"1:9\"\n\
-             [[experiment]]\nname = \"at50\"\nrate_of = \"50% of sat\"\ncalibrate_by = \"sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\n\
+             [[experiment]]\nname = \"at50\"\nrate_of = \"50% of sat\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\n\
+             [[experiment]]\nname = \"at80\"\ncalibrate_by = \"at50\"\npipeline = [1, 16]\nkey_dist = [\"uniform\", \"zipf:0.99\"]\n\
              [[experiment]]\nname = \"other\"\nrate_of = \"50% of sat\"\nratio = [\"1:1\"]\n",
         );
         let want = [
@@ -143,6 +146,10 @@ mod tests {
             ("at50-p1-zipf0.99", Some("50% of sat-p1-zipf0.99")),
             ("at50-p16-uniform", Some("50% of sat-p16-uniform")),
             ("at50-p16-zipf0.99", Some("50% of sat-p16-zipf0.99")),
+            ("at80-p1-uniform", Some("at50-p1-uniform")),
+            ("at80-p1-zipf0.99", Some("at50-p1-zipf0.99")),
+            ("at80-p16-uniform", Some("at50-p16-uniform")),
+            ("at80-p16-zipf0.99", Some("at50-p16-zipf0.99")),
             // Swept on other axes: its rate_of is left as written (and checked as such).
             ("other-get50", Some("50% of sat")),
         ];

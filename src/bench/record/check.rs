@@ -231,6 +231,18 @@ fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), Error> {
     if s.experiments.is_empty() {
         return Err(Error::Scenario(format!("{}: no [[experiment]] tables", o.name)));
     }
+    for (i, x) in s.experiments.iter().enumerate() {
+        if s.experiments[..i].iter().any(|e| e.name == x.name) {
+            return Err(o.key(
+                x,
+                "name",
+                format!(
+                    "'{}' names two experiments (an axis's values may give one name twice): rename one",
+                    x.name
+                ),
+            ));
+        }
+    }
     if let Some(a) = &s.server_addr {
         a.parse::<std::net::IpAddr>()
             .map_err(|_| o.at(a, "server_addr", format!("'{a}' is not an IP address")))?;
@@ -290,6 +302,9 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
         return Err(o.key(x, "models", "lists no models and no peers"));
     }
     check_targets(x, o)?;
+    if x.repeats == Some(0) {
+        return Err(o.key(x, "repeats", "must be at least 1"));
+    }
     if x.connections.is_empty() || x.connections.contains(&0) {
         return Err(o.key(x, "connections", "needs one or more counts, each at least 1"));
     }
@@ -448,6 +463,28 @@ fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
 #[cfg(test)]
 mod bench_scenario {
     use crate::bench::record::scenario::*;
+
+    /// An experiment's own `repeats` raises its rounds above the scenario's, never below.
+    #[test]
+    fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
+        let x = experiment_of("\"epoll\"", "1", "repeats = 6\n").unwrap();
+        assert_eq!((x.rounds(1), x.rounds(8)), (6, 8));
+        let plain = experiment_of("\"epoll\"", "1", "").unwrap();
+        assert_eq!(plain.rounds(3), 3);
+        let e = experiment_of("\"epoll\"", "1", "repeats = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("repeats") && e.contains("at least 1"), "{e}");
+    }
+
+    /// Axes that give two experiments one name (`ratio = ["1:9", "10:90"]`) are refused.
+    #[test]
+    fn experiments_with_one_name_are_refused() {
+        let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"resp\"\n\
+                    models = [\"reactor\"]\nconnections = [1]\nduration = \"1s\"\nratio = [\"1:9\", \"10:90\"]\n";
+        let e = parse(text, "f.toml").unwrap_err().to_string();
+        assert!(e.contains("'e-get90'") && e.contains("twice"), "{e}");
+    }
 
     #[test]
     fn every_builtin_scenario_parses() {

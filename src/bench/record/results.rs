@@ -90,13 +90,13 @@ impl Environment {
         self.unit_costs.unwrap_or(UnitCosts::DOCUMENTED)
     }
 
-    /// How many CPUs the server had (`None` where the results do not say).
     /// How many CPUs the targets serving on several threads had (`None`: as every target).
     pub fn threaded_cpu_count(&self) -> Option<usize> {
         let cpus = crate::units::parse_cpus(self.threaded_cpus.as_deref()?).ok()?;
         (!cpus.is_empty()).then_some(cpus.len())
     }
 
+    /// How many CPUs the server had (`None` where the results do not say).
     pub fn server_cpu_count(&self) -> Option<usize> {
         crate::units::parse_cpus(&self.server_cpus)
             .ok()

@@ -186,6 +186,10 @@ pub struct Experiment {
     pub peers: Vec<String>,
     /// The connection counts: one cell per target and count.
     pub connections: Vec<usize>,
+    /// Runs of this experiment's cells where it needs more than the scenario's `repeats` (a
+    /// paired comparison is called by a sign test over its rounds: 5 won in 5 at least).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<usize>,
     /// What the load sends, how fast, for how long (every `muxlab load` flag of the workload).
     #[serde(flatten)]
     pub load: Workload,
@@ -330,6 +334,7 @@ impl Experiment {
             models,
             peers: Vec::new(),
             connections,
+            repeats: None,
             load,
             work: None,
             work_from_request: false,
@@ -347,6 +352,12 @@ impl Experiment {
             seed_note: None,
             unknown: BTreeMap::new(),
         }
+    }
+
+    /// How many runs each of its cells gets when the scenario asks for `scenario`: its own
+    /// `repeats` where that is more.
+    pub fn rounds(&self, scenario: usize) -> usize {
+        self.repeats.map_or(scenario, |r| r.max(scenario))
     }
 
     pub fn duration(&self) -> Option<Duration> {
