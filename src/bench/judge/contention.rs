@@ -63,15 +63,16 @@ fn of_target(ok: &[&Cell], target: &str) -> Option<String> {
 fn share_pct(v: f64) -> String {
     match v * 100.0 {
         0.0 => "none".into(),
+        p if p < 0.001 => "under 0.001%".into(),
         p if p < 0.1 => format!("{p:.3}%"),
         p => format!("{p:.1}%"),
     }
 }
 
-/// A short time: µs to two decimals under 10 µs.
+/// A short time, as `fmt_us` writes longer ones: to two decimals under 10 µs.
 fn us(v: f64) -> String {
     match v < 10.0 {
-        true => format!("{v:.2} µs"),
+        true => format!("{v:.2}us"),
         false => fmt_us(v),
     }
 }
@@ -115,9 +116,17 @@ mod tests {
         assert_eq!(
             s,
             "Contention: queue-pool --store locked found its lock held on 12.5% of its acquisitions \
-             (a mean wait of 0.80 µs, critical section 0.30 µs), and the simulation puts 45us of its predicted p99 of 210us on the lock; \
+             (a mean wait of 0.80us, critical section 0.30us), and the simulation puts 45us of its predicted p99 of 210us on the lock; \
              multi-reactor --store sharded sent 0.50 of its commands in 1 to another thread to run."
         );
         assert_eq!(sentence(&[&owned]), None, "no lock, no hop: nothing to say");
+    }
+
+    #[test]
+    fn a_share_too_small_for_three_decimals_is_said_as_under_them_never_as_zero() {
+        assert_eq!(share_pct(0.0), "none");
+        assert_eq!(share_pct(1e-7), "under 0.001%");
+        assert_eq!(share_pct(0.0004), "0.040%");
+        assert_eq!(share_pct(0.125), "12.5%");
     }
 }
