@@ -1145,15 +1145,7 @@ fn h2_experiments_load_models_and_nginx_and_the_shapes_get_their_verdict() {
          [[experiment]]\nname = \"h2\"\nproto = \"h2\"\nmodels = [\"epoll\"]\npeers = [\"nginx\"]\nconnections = [2]\n\
          streams = [1, 4]\nduration = \"400ms\"\nwarmup = \"100ms\"\n",
     );
-    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = results(&results_dir(&d));
+    let (r, _) = bench_ok(&p, &d);
     let cells = r["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 6, "2 targets × (h1, h2-1streams, h2-4streams)");
     for c in cells {

@@ -47,18 +47,7 @@ fn keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one() {
              peers = [\"memcached -t 1\", \"memcached -t 2\"]\nrate = 2000\npipeline = 4\n{common}"
         ),
     );
-    let out = Command::new(BIN)
-        .args(["bench", p.to_str().unwrap(), "--out", d.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = results(&results_dir(&d));
+    let (r, stdout) = bench_ok(&p, &d);
     for c in r["cells"].as_array().unwrap() {
         assert_eq!(c["status"], "ok", "{c}");
         assert_eq!(c["figures"]["errors"], 0, "{c}");

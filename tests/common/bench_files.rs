@@ -34,3 +34,19 @@ pub fn results_dir(out: &Path) -> PathBuf {
 pub fn results(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
 }
+
+/// Runs `muxlab bench SCENARIO --out OUT`, which must succeed: its results and what it printed.
+pub fn bench_ok(scenario: &Path, out: &Path) -> (Value, String) {
+    let run = std::process::Command::new(super::BIN)
+        .args(["bench", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).to_string();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}{stdout}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    (results(&results_dir(out)), stdout)
+}
