@@ -51,6 +51,7 @@ fn stats(cells: &[&Cell], m: &Metric, run: &[&Cell]) -> Option<(Spread, usize)> 
 
 fn change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> Option<Change> {
     let higher = &m.higher_is_better;
+    let offered = offered_both(a, b, m);
     let (sa, an) = stats(a, m, runs.0)?;
     let (sb, bn) = stats(b, m, runs.1)?;
     let ratio = sb.median / sa.median;
@@ -63,9 +64,15 @@ fn change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> O
     Some(Change {
         ratio,
         spread: (sb.lowest / sa.highest, sb.highest / sa.lowest),
-        verdict: beyond.then_some(up == *higher),
+        verdict: (beyond && !offered).then_some(up == *higher),
         rounds: None,
     })
+}
+
+/// Throughput that the offered rate set on both sides (`metric::throughput_offered`): no change
+/// to call, whatever the rounds say.
+fn offered_both(a: &[&Cell], b: &[&Cell], m: &Metric) -> bool {
+    m.name == metric::THROUGHPUT.name && a.iter().chain(b).all(|c| metric::throughput_offered(c))
 }
 
 /// B against A where both ran in one paired run (`bench --baseline` of a `paired = true`
@@ -89,7 +96,9 @@ fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell]
         highest: hi,
     } = spread(ratios)?;
     let sign = crate::bench::record::sign_test;
-    let verdict = if sign(ups, n) < CHANCE {
+    let verdict = if offered_both(a, b, m) {
+        None
+    } else if sign(ups, n) < CHANCE {
         Some(*higher)
     } else if sign(n - ups, n) < CHANCE {
         Some(!*higher)

@@ -153,3 +153,38 @@ fn a_starved_design_is_not_compared() {
     let r = rows(&a, &starved, false);
     assert!(r[0].changes.iter().all(Option::is_none), "{:?}", r[0].changes);
 }
+
+/// An open loop both kept up with: each round a hair apart in throughput is no change, however
+/// many rounds agree; their CPU per request is still compared.
+#[test]
+fn throughput_an_open_loop_set_on_both_sides_is_never_called_better_or_worse() {
+    use crate::report::compare::against_reference;
+    let mut r = results(&[]);
+    r.scenario.experiments[0].paired = true;
+    r.scenario.experiments[0].reference = Some("epoll".into());
+    let mut all = results(&[("epoll", 20_000.0); 6]);
+    all.cells.extend(results(&[("poll", 19_998.0); 6]).cells);
+    for c in &mut all.cells {
+        c.figures.why = Some(crate::bench::record::Why {
+            open_loop: true,
+            offered_completed: Some(true),
+            ..Default::default()
+        });
+    }
+    r.cells = all.cells.clone();
+    let row = &against_reference(&r)[0].rows[0];
+    let throughput = row.changes[0].as_ref().unwrap();
+    assert_eq!(throughput.verdict, None, "{throughput:?}");
+    assert_eq!(
+        row.changes[2].as_ref().unwrap().verdict,
+        Some(false),
+        "CPU per request still compared"
+    );
+    // A closed loop's throughput is the server's: the same rounds are called.
+    for c in &mut all.cells {
+        c.figures.why = None;
+    }
+    r.cells = all.cells;
+    let row = &against_reference(&r)[0].rows[0];
+    assert_eq!(row.changes[0].as_ref().unwrap().verdict, Some(false));
+}

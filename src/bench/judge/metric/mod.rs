@@ -32,6 +32,16 @@ pub fn resolved(m: &Metric, best: f64, second: f64, connections: usize) -> bool 
     m.name != MEMORY.name || (second - best).abs() * connections as f64 >= MEMORY_RESOLVES_KIB
 }
 
+/// Whether the offered rate, not the server, set cell `c`'s throughput: an open loop that
+/// completed what it scheduled. Two such cells of one rate do not differ in throughput, however
+/// small and steady the gap between their counts.
+pub fn throughput_offered(c: &Cell) -> bool {
+    c.figures
+        .why
+        .as_ref()
+        .is_some_and(|w| w.open_loop && w.offered_completed == Some(true))
+}
+
 /// How many samples a cell took a quantile from (`None`: not counted).
 type Samples = fn(&Cell) -> Option<u64>;
 
