@@ -13,6 +13,8 @@
 mod axes;
 mod cell;
 mod check;
+#[cfg(test)]
+mod check_tests;
 pub mod costs;
 pub mod expect;
 mod figures;
