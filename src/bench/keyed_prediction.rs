@@ -123,6 +123,17 @@ pub(super) fn prediction(
     })
 }
 
+/// Why a keyed cell of model `entry` has no prediction.
+pub(super) fn not_modelled(entry: &str) -> &'static str {
+    let model = crate::models::find(crate::bench::record::scenario::model_name(entry));
+    match model {
+        Some(m) if m.extra_threads > 0 => {
+            "not modelled: its executor, one thread every command crosses to and from, is not in the simulation"
+        }
+        _ => "not modelled: its dispatch is not one the simulation takes",
+    }
+}
+
 /// Each of `n` stripes' (or shards') share of the commands when `keys` keys are drawn by
 /// `dist`: the keys hashed as the store hashes them.
 fn shares(keys: u64, dist: KeyDist, n: usize) -> Vec<f64> {
@@ -205,6 +216,7 @@ mod tests {
             prediction(&one, "io-threads", 50, "0,1", 2.0, None).is_none(),
             "its executor is not modelled"
         );
+        assert!(not_modelled("io-threads --workers 2").contains("its executor"));
     }
 
     /// zipf 0.99 over 100,000 keys puts some 8 % of the commands on the hottest key, so its

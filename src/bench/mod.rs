@@ -287,6 +287,9 @@ fn predict(cell: &mut Cell, x: &Experiment, target: &Target, cells: &[Cell], pla
                 true => keyed_prediction::prediction(x, entry, cell.connections, &place.server_cpus, c.cpu, c.hold_us),
                 false => predicted::prediction(x, entry, cell.connections, &place.server_cpus, Some(c.cpu)),
             };
+            if predicted.is_none() && x.proto.is_keyed() {
+                cell.figures.unpredicted = Some(keyed_prediction::not_modelled(entry).into());
+            }
             cell.figures.predicted = predicted.map(|p| crate::queueing::Prediction {
                 costs_from: Some(c.from),
                 ..p
