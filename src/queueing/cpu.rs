@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::sim::At;
+use super::time::At;
 
 /// How the CPUs are shared by the requests computing at once.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,7 +18,9 @@ pub mod command;
 mod cpu;
 pub mod erlang;
 pub mod keyed;
+mod run;
 mod sim;
+mod time;
 
 use std::time::Duration;
 
@@ -379,5 +381,7 @@ pub fn capacity_within(setup: &Setup, bounds: &[(f64, f64)]) -> Option<f64> {
     Some(lo)
 }
 
+#[cfg(test)]
+mod keyed_tests;
 #[cfg(test)]
 mod tests;

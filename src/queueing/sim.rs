@@ -5,34 +5,15 @@
 //! request's CPU part is its work's and the design's own cost per request; a keyed store's
 //! lock or shard hop (`keyed`) splits it, the part under the lock or at the key's owner last.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::cpu::Cpus;
 use super::keyed::{Locks, Then};
+pub use super::run::Run;
+use super::time::{At, Timeline};
 use super::{Arrivals, Assign, Discipline, Setup};
 use crate::rng::Rng;
-
-/// A time (or a virtual time) in seconds, ordered.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct At(pub(super) f64);
-
-impl Eq for At {}
-
-impl PartialOrd for At {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for At {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
-/// Events of one kind, earliest first: (when, order of scheduling, what).
-type Timeline = BinaryHeap<Reverse<(At, u64, usize)>>;
 
 /// A request inside the server.
 #[derive(Debug, Clone, Copy)]
@@ -53,38 +34,6 @@ struct Job {
 }
 
 const NO_CONN: usize = usize::MAX;
-
-/// A finished simulation: the recorded latencies (seconds, sorted), each class's, and the
-/// throughput over them.
-pub struct Run {
-    latencies: Vec<f64>,
-    classes: Vec<Vec<f64>>,
-    pub throughput: f64,
-}
-
-/// The `q` quantile of sorted `latencies` (`None`: none).
-fn quantile(latencies: &[f64], q: f64) -> Option<f64> {
-    let n = latencies.len();
-    (n > 0).then(|| latencies[((n as f64 * q).ceil() as usize).clamp(1, n) - 1])
-}
-
-impl Run {
-    /// The `q` quantile of the latencies, in seconds.
-    pub fn percentile(&self, q: f64) -> f64 {
-        quantile(&self.latencies, q).unwrap_or(0.0)
-    }
-
-    /// The `q` quantile of class `k`'s latencies, in seconds (`None`: none of its requests
-    /// was recorded).
-    pub fn class_percentile(&self, k: usize, q: f64) -> Option<f64> {
-        quantile(self.classes.get(k)?, q)
-    }
-
-    /// The mean latency, in seconds.
-    pub fn mean(&self) -> f64 {
-        self.latencies.iter().sum::<f64>() / self.latencies.len() as f64
-    }
-}
 
 struct Sim<'a> {
     s: &'a Setup,
@@ -133,22 +82,12 @@ pub fn simulate(setup: &Setup) -> Option<Run> {
     }
     let mut sim = Sim::new(setup);
     sim.run();
-    let mut latencies = std::mem::take(&mut sim.latencies);
-    if latencies.is_empty() {
-        return None;
-    }
-    latencies.sort_by(|a, b| a.total_cmp(b));
-    let mut classes = std::mem::take(&mut sim.by_class);
-    for c in &mut classes {
-        c.sort_by(|a, b| a.total_cmp(b));
-    }
     let span = sim.now - sim.first_recorded;
-    let throughput = if span > 0.0 { latencies.len() as f64 / span } else { 0.0 };
-    Some(Run {
-        latencies,
-        classes,
-        throughput,
-    })
+    Run::of(
+        std::mem::take(&mut sim.latencies),
+        std::mem::take(&mut sim.by_class),
+        span,
+    )
 }
 
 impl<'a> Sim<'a> {

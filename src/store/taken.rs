@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     /// Every acquisition is counted, one in 64 timed; a lock another thread holds is a
-    /// contended acquisition, and its wait is in the timed one's figure.
+    /// contended acquisition, and its whole wait is in the timed one's figure.
     #[test]
     fn acquisitions_are_counted_the_held_ones_as_contended_and_one_in_64_timed() {
         let m = std::sync::Arc::new(Mutex::new(Table::new()));
@@ -121,27 +121,31 @@ mod tests {
         let t = drain();
         assert_eq!((t.taken, t.contended, t.timed), (EVERY, 0, 1));
         assert_eq!(drain(), Tally::default(), "drained");
-        // Held elsewhere for 20 ms: the next acquisition waits, contended (and timed, as the
-        // 64th of the next round).
-        for _ in 0..EVERY - 1 {
-            drop(take(&m));
-        }
-        let (held, go) = std::sync::mpsc::channel();
-        let other = {
+        // Held here while another thread takes it: its 64th acquisition, timed, finds the lock
+        // held. The lock is released only once that thread sleeps in its wait (its state `S`,
+        // read from /proc: not a guess at timing), 20 ms after: the wait it times covers them.
+        let guard = crate::sync::lock(&m);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let taker = {
             let m = m.clone();
             std::thread::spawn(move || {
-                let g = crate::sync::lock(&m);
-                held.send(()).unwrap();
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                drop(g);
+                SEQ.with(|s| s.set(EVERY - 1));
+                drain();
+                tx.send(crate::sys::process::tid()).unwrap();
+                drop(take(&m));
+                drain()
             })
         };
-        go.recv().unwrap();
-        drop(take(&m));
-        other.join().unwrap();
-        let t = drain();
-        assert_eq!((t.taken, t.contended, t.timed), (EVERY, 1, 1));
-        // Its wait is the other's 20 ms hold, less the moments before it asked.
-        assert!(t.waited_ns >= 10_000_000, "{t:?}");
+        let tid = rx.recv().unwrap();
+        while !crate::sys::procfs::thread_asleep(tid) {
+            std::thread::yield_now();
+        }
+        let asleep = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let released = asleep.elapsed();
+        drop(guard);
+        let t = taker.join().unwrap();
+        assert_eq!((t.taken, t.contended, t.timed), (1, 1, 1), "{t:?}");
+        assert!(t.waited_ns >= released.as_nanos() as u64, "{t:?} against {released:?}");
     }
 }

@@ -88,6 +88,12 @@ pub fn pid() -> i32 {
     std::process::id() as i32
 }
 
+/// The calling thread's id (its `/proc/self/task/TID`).
+pub fn tid() -> i32 {
+    // SAFETY: gettid takes no argument and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
 /// Whether this process runs as root (its effective user is 0).
 pub fn is_root() -> bool {
     // SAFETY: geteuid takes no arguments and cannot fail.

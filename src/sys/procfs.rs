@@ -347,6 +347,13 @@ pub fn tcp_mem_pages() -> Option<u64> {
 }
 
 /// Whether `pid` exists and is not a zombie.
+/// Whether thread `tid` of this process is asleep (state `S`: blocked in a wait, such as a
+/// futex; a thread waiting for a CPU is `R`).
+pub fn thread_asleep(tid: i32) -> bool {
+    fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('S')))
+}
+
 pub fn is_running(pid: i32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
