@@ -584,7 +584,8 @@ fn advise_answers_for_a_workload_within_its_budget() {
     assert_eq!(sc.experiments[0].models, ["reactor", "queue-pool --workers 4"]);
     // JSON: the answer as a document. A loop that sleeps 1 ms per request and a pool of four
     // doing the same both carry 300 req/s within 10 ms; the pool carries about four times more,
-    // by design: it ranks first, and the two are not tied.
+    // by design: it ranks first. Whether the two are tied is what the runs' spread says: four
+    // times apart is not tied unless the pool's two runs differ by as much (a busy machine).
     let out = Command::new(BIN)
         .args(flags)
         .args(["--out", d.to_str().unwrap(), "--json"])
@@ -597,11 +598,26 @@ fn advise_answers_for_a_workload_within_its_budget() {
     assert_eq!(ranking.len(), 2, "{a}");
     assert_eq!(ranking[0]["design"], "queue-pool --workers 4", "{a}");
     assert!(ranking[0]["at_least"].as_f64() > ranking[1]["at_least"].as_f64(), "{a}");
+    let (best, next) = (
+        ranking[0]["at_least"].as_f64().unwrap(),
+        ranking[1]["at_least"].as_f64().unwrap(),
+    );
+    let noise = [
+        0.10,
+        ranking[0]["spread"].as_f64().unwrap_or(0.0),
+        ranking[1]["spread"].as_f64().unwrap_or(0.0),
+    ]
+    .into_iter()
+    .fold(0.0, f64::max);
+    let within = best <= next * (1.0 + noise);
     assert_eq!(
         a["tied"].as_array().map(Vec::len),
-        Some(1),
-        "four times apart: not tied: {a}"
+        Some(if within { 2 } else { 1 }),
+        "{best} against {next}, noise {noise}: {a}"
     );
+    if !within {
+        assert!(best > next * 1.10, "not tied means more than 10 % apart: {a}");
+    }
     assert_eq!(
         a["meeting"].as_array().map(Vec::len),
         Some(2),
