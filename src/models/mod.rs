@@ -8,6 +8,7 @@
 mod dispatch;
 mod epoll;
 mod fork;
+mod green;
 mod io_threads;
 mod iterative;
 mod multi_reactor;
@@ -48,6 +49,7 @@ pub static ALL: &[&Model] = &[
     &offload::MODEL,
     &uring::MODEL,
     &tokio::MODEL,
+    &green::MODEL,
 ];
 
 /// Old names still accepted for one release: `(old, new)`.

@@ -178,6 +178,19 @@ impl Setup {
         self.capacity_bound().0
     }
 
+    /// What requests compute on, and how they share it: the CPUs, or for green threads the
+    /// workers (at most the CPUs) in Go's slices (`--green-slice` is not followed: the
+    /// prediction takes the default).
+    pub fn computing(&self) -> (usize, Sharing) {
+        match self.discipline {
+            Discipline::Green => (
+                self.workers.clamp(1, self.cpus.max(1)),
+                Sharing::Slices(crate::server::green::DEFAULT_SLICE.as_secs_f64()),
+            ),
+            _ => (self.cpus, self.sharing),
+        }
+    }
+
     /// [`Setup::capacity_rps`], and whether the CPUs bind it (a cost bound: CPUs ÷ cost).
     pub fn capacity_bound(&self) -> (f64, bool) {
         let (mean, cpu) = self.means();
@@ -185,12 +198,12 @@ impl Setup {
         // connections than workers leave workers idle.
         let conns = self.connections.map_or(f64::INFINITY, |n| n as f64);
         let servers = match self.discipline {
-            Discipline::PerConnection => f64::INFINITY,
+            Discipline::PerConnection | Discipline::Green => f64::INFINITY,
             _ => (self.workers.max(1) as f64).min(conns),
         };
         let by_servers = if mean > 0.0 { servers / mean } else { f64::INFINITY };
         let by_cpus = if cpu > 0.0 {
-            self.cpus.max(1) as f64 / cpu
+            self.computing().0.max(1) as f64 / cpu
         } else {
             f64::INFINITY
         };

@@ -134,7 +134,10 @@ impl<'a> Sim<'a> {
             queues: vec![VecDeque::new(); queues],
             idle: (0..workers).rev().collect(),
             idle_mark: vec![true; workers],
-            cpus: Cpus::new(s.cpus, s.sharing),
+            cpus: {
+                let (cpus, sharing) = s.computing();
+                Cpus::new(cpus, sharing)
+            },
             waiting: BinaryHeap::new(),
             sends: BinaryHeap::new(),
             slots: Vec::new(),
@@ -237,7 +240,7 @@ impl<'a> Sim<'a> {
         }
         match self.s.discipline {
             // Its own thread, idle since a connection has one request in flight at most.
-            Discipline::PerConnection | Discipline::Unknown => self.start(job),
+            Discipline::PerConnection | Discipline::Unknown | Discipline::Green => self.start(job),
             Discipline::Shared => match self.idle.pop() {
                 Some(w) => {
                     self.idle_mark[w] = false;

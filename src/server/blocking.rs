@@ -99,10 +99,57 @@ pub fn accept_and_serve(w: Worker<'_>) -> Result<(), Error> {
 /// counts the close. Returns early (closing) when the server stops or a deadline passes: silence
 /// or a stalled write for `--idle-timeout`, a request head longer than `--header-timeout` (408).
 pub fn serve(w: Worker<'_>, fd: OwnedFd) {
+    serve_waiting(w, fd, &Kernel)
+}
+
+/// How a connection served in blocking style waits: for the kernel (a blocking socket whose
+/// calls return every tick, [`Kernel`]), or parked at a green thread's netpoller
+/// (`server::green`). The connection's code is the same either way.
+pub trait Waits {
+    /// The wait of a read and of a write from now on, until set again.
+    fn set_timeouts(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()>;
+    /// The wait of a read from now on.
+    fn set_read_timeout(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()>;
+    /// Reads what arrived, waiting up to the read timeout (then `WouldBlock`).
+    fn read(&self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes what the socket takes, waiting up to the write timeout (then `WouldBlock`).
+    fn write(&self, fd: &OwnedFd, data: &[u8]) -> io::Result<usize>;
+    /// Waits up to `wait` for input (`paused`: only for an error or a hang-up): whether
+    /// anything came.
+    fn poll(&self, fd: &OwnedFd, paused: bool, wait: std::time::Duration) -> io::Result<bool>;
+    /// The connection has gone idle: what its waiting holds and does not use goes back.
+    fn shed(&self) {}
+}
+
+/// Waiting in the kernel: blocking sockets with SO_RCVTIMEO / SO_SNDTIMEO, and ppoll.
+pub struct Kernel;
+
+impl Waits for Kernel {
+    fn set_timeouts(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()> {
+        sys::socket::set_timeouts(fd, t)
+    }
+    fn set_read_timeout(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()> {
+        sys::socket::set_read_timeout(fd, t)
+    }
+    fn read(&self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+        sys::fd::read(fd, buf)
+    }
+    fn write(&self, fd: &OwnedFd, data: &[u8]) -> io::Result<usize> {
+        sys::fd::write(fd, data)
+    }
+    fn poll(&self, fd: &OwnedFd, paused: bool, wait: std::time::Duration) -> io::Result<bool> {
+        let events = if paused { 0 } else { sys::poll::IN };
+        let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), events)];
+        sys::poll::ppoll(&mut p, wait).map(|n| n > 0)
+    }
+}
+
+/// [`serve`], waiting as `waits` does.
+pub fn serve_waiting(w: Worker<'_>, fd: OwnedFd, waits: &impl Waits) {
     let spare = SPARE_READ.lock().ok().and_then(|mut v| v.pop());
     match spare.map_or_else(|| sys::mem::Pages::new(READ_BUF), Ok) {
         Ok(mut pages) => {
-            serve_with(w, fd, &mut pages);
+            serve_with(w, fd, &mut pages, waits);
             if let Ok(mut v) = SPARE_READ.lock() {
                 if v.len() < SPARE_KEEP {
                     v.push(pages);
@@ -110,7 +157,7 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
             }
         }
         // No mapping to be had: a buffer from the heap, for this connection.
-        Err(_) => serve_with(w, fd, &mut vec![0u8; READ_BUF]),
+        Err(_) => serve_with(w, fd, &mut vec![0u8; READ_BUF], waits),
     }
 }
 
@@ -133,21 +180,21 @@ impl ReadBuf for sys::mem::Pages {
 
 impl ReadBuf for Vec<u8> {}
 
-fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
+fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl Waits) {
     let token = std::os::fd::AsRawFd::as_raw_fd(&fd) as u64;
     let mut conn = Connection::new(w, token, Instant::now()).in_chunks(WRITE_CHUNK);
     // The first wait after activity is short, so a connection that went quiet gives back its
     // buffers soon; once it has, it waits the connection tick (two setsockopts per spell of
     // silence, none while requests keep coming or for a connection that never idles).
     let (tick, first) = (conn_tick(&w.ctx.cfg), conn_tick(&w.ctx.cfg).min(2 * TICK));
-    let mut waits = first;
-    if sys::socket::set_timeouts(&fd, first).is_ok() {
+    let mut wait = first;
+    if waits.set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
             let now = Instant::now();
-            let next = conn.next(w, now, &mut early(w, &fd));
+            let next = conn.next(w, now, &mut early(w, &fd, waits));
             match next {
                 Next::Send => {
-                    if !write_some(w, &fd, &mut conn) {
+                    if !write_some(w, &fd, &mut conn, waits) {
                         break;
                     }
                     continue;
@@ -165,7 +212,7 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
             // A later response owed (an event stream): wait for input or its next piece, to
             // the nanosecond. Input behind it waits in TCP: while the session is paused the
             // socket is not read ([`Next::Pending`]).
-            match conn.due().map(|due| owed(w, &fd, due, tick, next == Next::Pending)) {
+            match conn.due().map(|due| owed(w, &fd, due, tick, next == Next::Pending, waits)) {
                 Some(Owed::Gone) => break,
                 Some(Owed::Due) => continue,
                 Some(Owed::Waiting) => {
@@ -174,24 +221,25 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf) {
                 }
                 Some(Owed::Input) | None => {}
             }
-            let r = sys::fd::read(&fd, buf);
+            let r = waits.read(&fd, buf);
             w.count(Counter::Loops, 1);
             w.count(Counter::Events, 1);
             match r {
                 Ok(0) => break,
                 Ok(n) => {
-                    if waits != first && sys::socket::set_read_timeout(&fd, first).is_ok() {
-                        waits = first;
+                    if wait != first && waits.set_read_timeout(&fd, first).is_ok() {
+                        wait = first;
                     }
-                    conn.input(w, &buf[..n], Instant::now(), None, &mut early(w, &fd));
+                    conn.input(w, &buf[..n], Instant::now(), None, &mut early(w, &fd, waits));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
                     // A tick in silence: the connection gives back what it is not using.
                     if conn.shed_if_idle(Instant::now()) {
                         buf.release();
+                        waits.shed();
                     }
-                    if waits != tick && sys::socket::set_read_timeout(&fd, tick).is_ok() {
-                        waits = tick;
+                    if wait != tick && waits.set_read_timeout(&fd, tick).is_ok() {
+                        wait = tick;
                     }
                     sys::mem::give_back();
                 }
@@ -219,8 +267,8 @@ const WRITE_CHUNK: usize = 64 * 1024;
 /// write failed, the server is stopping, or the client has taken nothing for `--idle-timeout`
 /// (counted as `closed_send_timeout`: a client that never reads must not hold a blocking worker
 /// for ever). A write that returns on the send timeout's tick is retried by the caller.
-fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection) -> bool {
-    match sys::fd::write(fd, conn.output()) {
+fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection, waits: &impl Waits) -> bool {
+    match waits.write(fd, conn.output()) {
         Ok(n) => {
             conn.wrote(w, n, Instant::now());
             true
@@ -236,12 +284,12 @@ fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection) -> bool {
 /// Before the next request's work: the replies so far, written blocking as usual, until the
 /// server stops or the client has taken nothing for `--idle-timeout` (what is left then stays
 /// in `out`, and the connection's own write ends it).
-fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
+fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd, waits: &'a impl Waits) -> impl FnMut(&mut Vec<u8>) + 'a {
     move |out| {
         let mut last = Instant::now();
         let mut sent = 0;
         while sent < out.len() {
-            match sys::fd::write(fd, &out[sent..]) {
+            match waits.write(fd, &out[sent..]) {
                 Ok(n) => {
                     w.count(Counter::BytesOut, n as u64);
                     sent += n;
@@ -274,19 +322,24 @@ enum Owed {
 
 /// Blocks until input arrives on `fd` (unless `paused`: then only an error or a hang-up
 /// wakes it), `due` comes, or a tick passes (ppoll, to the nanosecond).
-fn owed(w: Worker<'_>, fd: &OwnedFd, due: Instant, tick: std::time::Duration, paused: bool) -> Owed {
+fn owed(
+    w: Worker<'_>,
+    fd: &OwnedFd,
+    due: Instant,
+    tick: std::time::Duration,
+    paused: bool,
+    waits: &impl Waits,
+) -> Owed {
     let wait = crate::timer::wait(Some(due), Instant::now(), tick);
     if wait.is_zero() {
         return Owed::Due;
     }
-    let events = if paused { 0 } else { sys::poll::IN };
-    let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), events)];
-    let r = sys::poll::ppoll(&mut p, wait);
+    let r = waits.poll(fd, paused, wait);
     w.count(Counter::Loops, 1);
     w.count(Counter::Events, 1);
     match r {
-        Ok(n) if n > 0 && paused => Owed::Gone,
-        Ok(n) if n > 0 => Owed::Input,
+        Ok(true) if paused => Owed::Gone,
+        Ok(true) => Owed::Input,
         Err(_) => Owed::Input,
         _ if Instant::now() >= due => Owed::Due,
         _ => Owed::Waiting,

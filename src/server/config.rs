@@ -173,6 +173,11 @@ pub struct ServeArgs {
     /// last turn's, so a lone request does not wait. 0 waits for one completion [default: 100us].
     #[arg(long, value_parser = parse_duration)]
     pub batch_wait: Option<Duration>,
+    /// Model green only: how much CPU a request's `cpu:` work uses before it lets the green
+    /// threads in line go first (Go's scheduler slice); other code is not preempted
+    /// [default: 10ms].
+    #[arg(long, value_parser = parse_duration)]
+    pub green_slice: Option<Duration>,
     /// Accept guard, model procs-accept only [default: exclusive].
     #[arg(long, value_enum)]
     pub accept: Option<AcceptGuard>,
@@ -294,6 +299,15 @@ impl ServeArgs {
         if self.reserve.is_some() && !flags.contains(&Flag::Reserve) {
             return refuse("--reserve", "it has no pool whose workers could be reserved");
         }
+        if self.green_slice.is_some() && !flags.contains(&Flag::GreenSlice) {
+            return refuse("--green-slice", "it runs no green threads");
+        }
+        if let Some(d) = self.green_slice.filter(|d| d.is_zero() || *d > Duration::from_secs(1)) {
+            return Err(Error::Usage(format!(
+                "--green-slice {} is not from 1us to 1s: it is how long cpu: work runs before the others in line",
+                format_duration(d)
+            )));
+        }
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
             return refuse("--accept", "its workers do not share one listener through epoll");
         }
@@ -377,6 +391,8 @@ pub enum Flag {
     OffloadOver,
     /// `--reserve under=DUR:K`.
     Reserve,
+    /// `--green-slice DUR`.
+    GreenSlice,
 }
 
 impl Flag {
@@ -388,6 +404,7 @@ impl Flag {
             Flag::BatchWait => "--batch-wait",
             Flag::OffloadOver => "--offload-over",
             Flag::Reserve => "--reserve",
+            Flag::GreenSlice => "--green-slice",
         }
     }
 }

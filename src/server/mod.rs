@@ -16,6 +16,7 @@ pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod evloop;
 pub(crate) mod gate;
+pub mod green;
 pub(crate) mod handoff;
 pub(crate) mod hook;
 pub(crate) mod hops;

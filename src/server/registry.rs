@@ -122,6 +122,8 @@ pub enum Streams {
     ProcessEach,
     /// Under FD_SETSIZE (1,024) descriptors, streams and listener together.
     UnderFdSetSize,
+    /// A green thread per stream, parked between events.
+    GreenEach,
 }
 
 impl Streams {
@@ -133,6 +135,7 @@ impl Streams {
             Streams::ThreadEach => "a thread per connection or stream: four mappings each (its stack, its signal stack, a guard page each), so vm.max_map_count (65,530 by default) holds it to about 16,000",
             Streams::ProcessEach => "a process per stream",
             Streams::UnderFdSetSize => "streams under 1,024 descriptors",
+            Streams::GreenEach => "a green thread per connection or stream: two mappings each (its stack and its guard page), so vm.max_map_count (65,530 by default) holds it to about 32,000",
         }
     }
 }
@@ -149,6 +152,10 @@ pub enum Discipline {
     PerWorker(Assign),
     /// A thread or process per connection: no queue, only the CPUs are shared.
     PerConnection,
+    /// Green threads over the workers (goroutines): a thread per connection whose computing
+    /// shares the workers in slices (their run queues, stealing between them: one line), and
+    /// whose blocking calls hold no worker.
+    Green,
 }
 
 /// How connections are given to workers.
@@ -169,6 +176,7 @@ impl Discipline {
             Discipline::PerWorker(Assign::RoundRobin) => "a queue per worker, connections handed out in turn",
             Discipline::PerWorker(Assign::Random) => "a queue per worker, connections spread by the kernel",
             Discipline::PerConnection => "a thread per connection, no queue",
+            Discipline::Green => "green threads sharing the workers in slices, blocking calls off them",
         }
     }
 }

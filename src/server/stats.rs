@@ -164,6 +164,17 @@ counters! {
     KeyedLockTimed => "keyed_lock_timed",
     KeyedLockWaitedNs => "keyed_lock_waited_ns",
     KeyedLockHeldNs => "keyed_lock_held_ns",
+    /// green: threads taken from another processor's run queue, `cpu:` work's slices given
+    /// up to the threads in line, and processors handed to another carrier for a blocking call.
+    GreenSteals => "green_steals",
+    GreenSlices => "green_slices",
+    GreenHandoffs => "green_handoffs",
+    /// green's high-water marks, kept in worker 0's block (so the total is the mark): carrier
+    /// threads alive at once, blocking calls in flight at once, and the deepest a green
+    /// thread's stack went (bytes).
+    GreenThreadsPeak => "green_threads_peak",
+    GreenCallsPeak => "green_calls_peak",
+    GreenStackPeak => "green_stack_peak",
 }
 
 impl Counter {
@@ -197,6 +208,11 @@ impl Counters {
     #[inline]
     pub fn add(&self, c: Counter, n: u64) {
         self.block[c as usize].fetch_add(n, Ordering::Relaxed);
+    }
+    /// Raises a high-water mark to `v` (it never goes down).
+    #[inline]
+    pub fn raise(&self, c: Counter, v: u64) {
+        self.block[c as usize].fetch_max(v, Ordering::Relaxed);
     }
     #[inline]
     pub fn get(&self, c: Counter) -> u64 {

@@ -83,6 +83,22 @@ impl Epoll {
         self.ctl(libc::EPOLL_CTL_MOD, fd, token, flags)
     }
 
+    /// Arms `fd` for one event (`flags` with [`ONESHOT`]): modifies its registration, or adds
+    /// it where it has none. By number: a green thread parks on a descriptor its own stack
+    /// owns, and the scheduler arms it once the thread has suspended (a closed or foreign
+    /// number fails with EBADF, or arms a registration of this instance only).
+    pub fn arm_raw(&self, fd: std::os::fd::RawFd, token: u64, flags: u32) -> io::Result<()> {
+        let ctl = |op| {
+            let mut ev = libc::epoll_event { events: flags, u64: token };
+            // SAFETY: ev is valid for the call; epoll_ctl reads a descriptor number only.
+            cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) })
+        };
+        match ctl(libc::EPOLL_CTL_MOD) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => ctl(libc::EPOLL_CTL_ADD).map(|_| ()),
+            r => r.map(|_| ()),
+        }
+    }
+
     pub fn delete(&self, fd: impl AsFd) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_DEL, fd, 0, 0)
     }

@@ -12,6 +12,7 @@ pub(crate) mod epoll;
 pub(crate) mod error;
 pub(crate) mod eventfd;
 pub mod fd;
+pub mod green;
 pub mod host;
 pub mod mem;
 pub(crate) mod poll;
@@ -80,6 +81,9 @@ fn map_anonymous(len: usize, shared: bool) -> std::io::Result<*mut libc::c_void>
     Ok(p)
 }
 
+/// Never inlined: a green thread (`server::green`) may be resumed on another OS thread after
+/// it parks, and an inlined thread-local's address could be kept across the park by its caller.
+#[inline(never)]
 fn count() {
     SYSCALLS.with(|c| c.set(c.get() + 1));
 }

@@ -244,11 +244,21 @@ impl Work {
 }
 
 /// Does a drawn request's work on the calling thread: spins `cpu`, then sleeps `wait`; returns
-/// what was drawn.
+/// what was drawn. On a green thread the spin lets the threads in line go first every slice,
+/// and the sleep is a blocking call its carrier hands its processor off for.
 pub(crate) fn perform(cpu: Duration, wait: Duration) -> Duration {
-    spin(cpu);
+    let slice = super::green::slice();
+    let mut left = cpu;
+    while !left.is_zero() {
+        let part = slice.map_or(left, |s| s.min(left));
+        spin(part);
+        left -= part;
+        if !left.is_zero() {
+            super::green::yield_slice();
+        }
+    }
     if !wait.is_zero() {
-        std::thread::sleep(wait);
+        super::green::blocking(|| std::thread::sleep(wait));
     }
     cpu + wait
 }

@@ -1,0 +1,105 @@
+//! Green threads: goroutine-style M:N threads for the `green` model.
+//!
+//! A green thread is a stackful coroutine (`sys::green`, corosensei's stacks) running code
+//! written in blocking style. Carriers (OS threads, Go's M) run them while they hold a
+//! processor (Go's P: `--workers` of them, each with a run queue others steal from); a thread
+//! that would block on its socket parks at the netpoller ([`netpoll`]) and its carrier runs
+//! the next. The parts:
+//!
+//! - [`sched`]: processors, run queues, stealing, the carriers, and a blocking call's hand-off;
+//! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
+//! - [`parking`]: the connection's waits ([`super::blocking::Waits`]) as parks.
+//!
+//! **Where a thread may move.** Only while parked at the netpoller: there its stack holds
+//! nothing of the session or the hook, no lock guard and no thread-local's reference
+//! (`sys::green::Movable` states it where `Send` is asserted). A thread preempted in its work
+//! ([`yield_slice`], Go's 10 ms) resumes on the carrier it ran on; one in a blocking call
+//! ([`blocking`]) keeps its carrier, which hands its processor to another carrier for the call
+//! and takes one back after (Go's entersyscall / exitsyscall).
+//!
+//! **Preemption is cooperative.** muxlab's `cpu:` work yields every slice; other code is not
+//! preempted (a signal cannot switch stacks safely in Rust), so a thread that computes without
+//! yielding holds its processor until it parks, as Go's did before 1.14.
+//!
+//! **Stacks.** Fixed, [`STACK`] bytes above a guard page: an overflow faults on the guard and
+//! the process dies of SIGSEGV (it never runs over another thread's memory). Two mappings
+//! each, so `vm.max_map_count` (65,530 by default) holds a server to about 32,000 threads.
+
+mod netpoll;
+mod parking;
+mod sched;
+
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+pub use parking::Parking;
+pub use sched::Runtime;
+
+use crate::sys;
+
+/// Usable bytes of a green thread's stack: the deepest path measured, with room to spare. That
+/// path is HTTP/2 over TLS with `cpu:` work through the per-request hook, 28 KiB deep in a
+/// release build and 52 KiB in a debug one (`green_stack_peak` in the stats line); these are
+/// over four times that (`tests/green.rs` holds a run's mark to a third of it).
+pub const STACK: usize = if cfg!(debug_assertions) { 256 * 1024 } else { 128 * 1024 };
+
+/// Go's time slice: how long `cpu:` work runs before it lets the others in line go first.
+pub const DEFAULT_SLICE: Duration = Duration::from_millis(10);
+
+/// What a green thread says when it suspends.
+pub(crate) enum Suspend {
+    /// Wait at the netpoller until `fd` has one of `events` (an error or a hang-up always
+    /// counts), or `until` passes.
+    Park {
+        fd: RawFd,
+        events: u32,
+        until: Option<Instant>,
+    },
+    /// Its `cpu:` work used a slice: the threads in line go first.
+    Slice,
+}
+
+/// What a green thread is resumed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resume {
+    /// Its first run, or after a slice.
+    Go,
+    /// Its descriptor is ready (or failed).
+    Ready,
+    /// Its deadline passed first.
+    TimedOut,
+}
+
+/// A green thread: its id (its netpoller token) and its coroutine.
+pub(crate) struct G {
+    id: u64,
+    co: sys::green::Movable<Body>,
+    resume: Resume,
+}
+
+type Body = sys::green::Coroutine<Resume, Suspend, (), sys::green::DefaultStack>;
+
+/// Parks the calling green thread until `fd` has `events` or `until` passes; `None` outside
+/// a green thread.
+#[inline(never)]
+pub(crate) fn park(fd: RawFd, events: u32, until: Option<Instant>) -> Option<Resume> {
+    sys::green::suspend::<Resume, Suspend>(Suspend::Park { fd, events, until }).ok()
+}
+
+/// The slice `cpu:` work runs before [`yield_slice`], on a green thread; `None` elsewhere.
+pub(crate) fn slice() -> Option<Duration> {
+    sched::slice()
+}
+
+/// `cpu:` work used its slice: the threads waiting on this processor go first, then it goes
+/// on, on the same carrier.
+pub(crate) fn yield_slice() {
+    let _ = sys::green::suspend::<Resume, Suspend>(Suspend::Slice);
+}
+
+/// Runs `f`, a blocking system call (`sleep:` work). On a green thread, its carrier hands its
+/// processor to another carrier first, so the threads in its run queue go on, and takes one
+/// back after (its own if it is free).
+pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    sched::blocking(f)
+}

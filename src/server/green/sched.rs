@@ -1,0 +1,492 @@
+//! The scheduler: processors (Go's P), each with a run queue; carriers (OS threads, Go's M)
+//! that run green threads while they hold one; stealing between run queues; and a blocking
+//! call's hand-off.
+//!
+//! A carrier holding processor `p` takes its next thread from, in order: its own preempted
+//! threads once the others in line have had a turn, `p`'s run queue, the global queue (where
+//! the netpoller puts what it wakes), a look at the netpoller, half of another processor's run
+//! queue. With none, it puts `p` on the idle list and, without a processor, either blocks in
+//! the netpoller (one carrier at a time) or waits to be woken. A carrier about to block in a
+//! system call puts its processor on the idle list for another carrier (woken, or started when
+//! none waits and none polls), and after the call takes one back: its own if free, else any,
+//! else it asks for its own and the carrier running it hands it back at its next turn.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use super::netpoll::{Netpoll, Woken};
+use super::parking::Parking;
+use super::{Body, Resume, Suspend, G, STACK};
+use crate::server::config::TICK;
+use crate::server::ctx::Ctx;
+use crate::server::error::{io_err, Error};
+use crate::server::stats::Counter;
+use crate::sync::{lock, wait_timeout};
+use crate::sys;
+use crate::sys::green::CoroutineResult;
+
+/// One green runtime: a server's.
+pub struct Runtime {
+    ctx: &'static Ctx,
+    slice: Duration,
+    procs: Vec<Proc>,
+    global: Mutex<VecDeque<G>>,
+    idle: Mutex<Idle>,
+    /// Carriers without a processor wait here for work.
+    work: Condvar,
+    /// Carriers back from a blocking call wait here for a processor.
+    returned: Condvar,
+    poll: Netpoll,
+    /// A carrier is blocked in the netpoller.
+    polling: AtomicBool,
+    /// Green threads not finished.
+    live: AtomicUsize,
+    next_id: AtomicU64,
+    carriers: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// Carriers alive, and blocking calls in flight.
+    threads: AtomicUsize,
+    in_calls: AtomicUsize,
+    stacks: Mutex<Vec<sys::green::DefaultStack>>,
+}
+
+/// A processor: its run queue, and whether a carrier back from a blocking call asks for it.
+struct Proc {
+    queue: Mutex<VecDeque<G>>,
+    wanted: AtomicBool,
+}
+
+/// The idle processors, the carriers waiting for work, and those waiting to return.
+#[derive(Default)]
+struct Idle {
+    procs: Vec<usize>,
+    waiting: usize,
+    returning: usize,
+}
+
+impl Idle {
+    /// An idle processor no returning carrier is owed.
+    fn spare(&self) -> bool {
+        self.procs.len() > self.returning
+    }
+}
+
+/// A carrier's own state: the threads preempted on it (they resume here only), how many of
+/// the others go before the next of them, its turns, and its poll buffers.
+struct Carrier {
+    preempted: VecDeque<G>,
+    others_first: usize,
+    turns: u64,
+    events: sys::epoll::Events,
+    woken: Woken,
+}
+
+thread_local! {
+    /// The runtime this carrier runs for, and the processor it holds.
+    static HELD: std::cell::Cell<Option<(&'static Runtime, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+#[inline(never)]
+fn held() -> Option<(&'static Runtime, usize)> {
+    HELD.with(|h| h.get())
+}
+
+#[inline(never)]
+fn hold(h: Option<(&'static Runtime, usize)>) {
+    HELD.with(|c| c.set(h));
+}
+
+/// Stacks kept for the next threads, their pages given back.
+const STACKS_KEPT: usize = 256;
+
+/// Every this many turns a carrier looks at the global queue and the netpoller first.
+const FAIRNESS: u64 = 61;
+
+pub(super) fn slice() -> Option<Duration> {
+    let (rt, _) = held()?;
+    sys::green::inside::<Resume, Suspend>().then_some(rt.slice)
+}
+
+pub(super) fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    let Some((rt, p)) = held().filter(|_| sys::green::inside::<Resume, Suspend>()) else {
+        return f();
+    };
+    hold(None);
+    let now = rt.in_calls.fetch_add(1, Ordering::AcqRel) + 1;
+    let w0 = rt.ctx.worker(0);
+    w0.counters.raise(Counter::GreenCallsPeak, now as u64);
+    w0.count(Counter::GreenHandoffs, 1);
+    rt.hand_off(p);
+    let r = f();
+    rt.in_calls.fetch_sub(1, Ordering::AcqRel);
+    let q = rt.take_back(p);
+    hold(Some((rt, q)));
+    r
+}
+
+impl Runtime {
+    /// Runs a green runtime of `ctx.workers` processors with `first` as its first thread,
+    /// until the server stops and every thread has finished.
+    pub fn run(ctx: &'static Ctx, slice: Duration, first: impl FnOnce(&Parking) + Send + 'static) -> Result<(), Error> {
+        let rt: &'static Runtime = Box::leak(Box::new(Runtime {
+            ctx,
+            slice,
+            procs: (0..ctx.workers)
+                .map(|_| Proc {
+                    queue: Mutex::new(VecDeque::new()),
+                    wanted: AtomicBool::new(false),
+                })
+                .collect(),
+            global: Mutex::new(VecDeque::new()),
+            idle: Mutex::new(Idle::default()),
+            work: Condvar::new(),
+            returned: Condvar::new(),
+            poll: Netpoll::new().map_err(io_err("creating the netpoller"))?,
+            polling: AtomicBool::new(false),
+            live: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            carriers: Mutex::new(Vec::new()),
+            threads: AtomicUsize::new(0),
+            in_calls: AtomicUsize::new(0),
+            stacks: Mutex::new(Vec::new()),
+        }));
+        rt.go(first).map_err(io_err("starting the first green thread"))?;
+        for p in 0..ctx.workers {
+            rt.start_carrier(Some(p)).map_err(io_err(format!("starting carrier {p}")))?;
+        }
+        ctx.gate.arrive_and_wait(ctx.workers, &|| ctx.stopping());
+        // Carriers started later (for blocking calls) add themselves: join until none is left.
+        loop {
+            let Some(h) = lock(&rt.carriers).pop() else { break };
+            let _ = h.join();
+        }
+        Ok(())
+    }
+
+    /// Starts a green thread running `f`, from a green thread: in its processor's run queue.
+    pub fn spawn(f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
+        match held() {
+            Some((rt, _)) => rt.go(f),
+            None => Err(std::io::Error::other("not on a green carrier")),
+        }
+    }
+
+    /// Starts a green thread running `f` in the caller's processor's run queue (the global
+    /// queue outside a carrier).
+    pub fn go(&'static self, f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
+        let stack = match lock(&self.stacks).pop() {
+            Some(s) => s,
+            None => sys::green::stack(STACK)?,
+        };
+        let bounds = sys::green::bounds(&stack);
+        let ctx = self.ctx;
+        let body: Body = sys::green::Coroutine::with_stack(stack, move |y, _: Resume| {
+            sys::green::enter(y);
+            let parking = Parking::new(bounds);
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&parking)));
+            ctx.worker(0)
+                .counters
+                .raise(Counter::GreenStackPeak, parking.deepest() as u64);
+            if ran.is_err() {
+                eprintln!("muxlab: a green thread panicked: stopping the server");
+                ctx.request_stop();
+            }
+            sys::green::leave();
+        });
+        let g = G {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            co: sys::green::Movable::new(body),
+            resume: Resume::Go,
+        };
+        self.live.fetch_add(1, Ordering::AcqRel);
+        match held() {
+            Some((rt, p)) if std::ptr::eq(rt, self) => lock(&self.procs[p].queue).push_back(g),
+            _ => lock(&self.global).push_back(g),
+        }
+        self.wake_one();
+        Ok(())
+    }
+
+    /// Where the server stands: stopping with every thread finished.
+    fn finished(&self) -> bool {
+        self.ctx.stopping() && self.live.load(Ordering::Acquire) == 0
+    }
+
+    fn start_carrier(&'static self, first: Option<usize>) -> std::io::Result<()> {
+        let n = self.threads.fetch_add(1, Ordering::AcqRel) + 1;
+        self.ctx.worker(0).counters.raise(Counter::GreenThreadsPeak, n as u64);
+        let spawned = std::thread::Builder::new()
+            .name("green".into())
+            .spawn(move || self.carrier(first));
+        match spawned {
+            Ok(h) => {
+                lock(&self.carriers).push(h);
+                Ok(())
+            }
+            Err(e) => {
+                self.threads.fetch_sub(1, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    /// A carrier's life: hold a processor and run threads, until the runtime is finished.
+    fn carrier(&'static self, first: Option<usize>) {
+        if let Some(p) = first {
+            self.ctx.worker(p).ready();
+        }
+        let mut c = Carrier {
+            preempted: VecDeque::new(),
+            others_first: 0,
+            turns: 0,
+            events: sys::epoll::Events::with_capacity(256),
+            woken: Vec::new(),
+        };
+        let mut next = first;
+        loop {
+            let p = match next.take().or_else(|| self.acquire(&mut c)) {
+                Some(p) => p,
+                None => break,
+            };
+            hold(Some((self, p)));
+            self.turns(&mut c);
+        }
+        hold(None);
+        self.threads.fetch_sub(1, Ordering::AcqRel);
+        // Anyone still waiting looks again (the runtime may be finished).
+        self.work.notify_all();
+    }
+
+    /// Runs threads while this carrier holds a processor.
+    fn turns(&'static self, c: &mut Carrier) {
+        while let Some((_, p)) = held() {
+            if self.procs[p].wanted.load(Ordering::Acquire) {
+                // A carrier back from a blocking call asks for it.
+                hold(None);
+                self.put_idle(p);
+                return;
+            }
+            match self.next(p, c) {
+                Some(g) => self.resume(c, g),
+                None => {
+                    hold(None);
+                    self.put_idle(p);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The next thread for processor `p`'s carrier.
+    fn next(&self, p: usize, c: &mut Carrier) -> Option<G> {
+        c.turns += 1;
+        if c.others_first == 0 && !c.preempted.is_empty() {
+            return c.preempted.pop_front();
+        }
+        if c.turns % FAIRNESS == 0 {
+            self.look(c);
+            if let Some(g) = lock(&self.global).pop_front() {
+                return Some(self.other(c, g));
+            }
+        }
+        if let Some(g) = lock(&self.procs[p].queue).pop_front() {
+            return Some(self.other(c, g));
+        }
+        if let Some(g) = lock(&self.global).pop_front() {
+            return Some(self.other(c, g));
+        }
+        self.look(c);
+        if let Some(g) = lock(&self.global).pop_front() {
+            return Some(self.other(c, g));
+        }
+        if let Some(g) = self.steal(p) {
+            return Some(self.other(c, g));
+        }
+        c.others_first = 0;
+        c.preempted.pop_front()
+    }
+
+    /// `g`, one of the threads that go before the next preempted one.
+    fn other(&self, c: &mut Carrier, g: G) -> G {
+        c.others_first = c.others_first.saturating_sub(1);
+        g
+    }
+
+    /// A look at the netpoller without waiting: what it wakes goes to the global queue.
+    fn look(&self, c: &mut Carrier) {
+        self.poll.poll(Duration::ZERO, &mut c.events, &mut c.woken);
+        self.inject(&mut c.woken);
+    }
+
+    /// Threads made runnable go to the global queue; an idle carrier is woken for them.
+    fn inject(&self, woken: &mut Woken) {
+        if woken.is_empty() {
+            return;
+        }
+        lock(&self.global).extend(woken.drain(..));
+        self.wake_one();
+    }
+
+    /// Half of another processor's run queue (the oldest); the first is returned, the rest
+    /// go to `p`'s.
+    fn steal(&self, p: usize) -> Option<G> {
+        let n = self.procs.len();
+        for k in 1..n {
+            let victim = (p + k) % n;
+            let mut taken: VecDeque<G> = {
+                let mut q = lock(&self.procs[victim].queue);
+                let half = q.len().div_ceil(2);
+                q.drain(..half).collect()
+            };
+            if let Some(g) = taken.pop_front() {
+                self.ctx.worker(p).count(Counter::GreenSteals, 1);
+                lock(&self.procs[p].queue).extend(taken);
+                return Some(g);
+            }
+        }
+        None
+    }
+
+    /// Resumes `g` until it suspends or finishes.
+    fn resume(&self, c: &mut Carrier, mut g: G) {
+        let input = std::mem::replace(&mut g.resume, Resume::Go);
+        let r = g.co.get_mut().resume(input);
+        sys::green::leave();
+        match r {
+            CoroutineResult::Yield(Suspend::Park { fd, events, until }) => {
+                if let Some(g) = self.poll.park(g, fd, events, until) {
+                    lock(&self.global).push_back(g);
+                }
+            }
+            CoroutineResult::Yield(Suspend::Slice) => {
+                // The others in line now (and what the netpoller has) go first.
+                self.look(c);
+                let p = held().map_or(0, |(_, p)| p);
+                c.others_first = lock(&self.procs[p].queue).len() + lock(&self.global).len();
+                self.ctx.worker(p).count(Counter::GreenSlices, 1);
+                c.preempted.push_back(g);
+            }
+            CoroutineResult::Return(()) => {
+                let stack = g.co.into_inner().into_stack();
+                sys::green::release(&stack);
+                let mut kept = lock(&self.stacks);
+                if kept.len() < STACKS_KEPT {
+                    kept.push(stack);
+                }
+                drop(kept);
+                if self.live.fetch_sub(1, Ordering::AcqRel) == 1 && self.ctx.stopping() {
+                    self.work.notify_all();
+                    self.poll.wake();
+                }
+            }
+        }
+    }
+
+    /// Work for a carrier without a processor: the global queue, or a run queue (an idle
+    /// processor's, handed off with threads in it, or a busy one's to steal from).
+    fn has_work(&self) -> bool {
+        !lock(&self.global).is_empty() || self.procs.iter().any(|p| !lock(&p.queue).is_empty())
+    }
+
+    /// A processor for a carrier that has none: when there is work and a spare processor.
+    /// Meanwhile it blocks in the netpoller (if no other carrier does) or waits to be woken.
+    /// `None` once the runtime is finished.
+    fn acquire(&self, c: &mut Carrier) -> Option<usize> {
+        let mut idle = lock(&self.idle);
+        loop {
+            if self.finished() {
+                return None;
+            }
+            if idle.spare() && (!c.preempted.is_empty() || self.has_work()) {
+                return idle.procs.pop();
+            }
+            if !self.polling.swap(true, Ordering::AcqRel) {
+                drop(idle);
+                let wait = self.poll.timeout(TICK);
+                self.poll.poll(wait, &mut c.events, &mut c.woken);
+                self.polling.store(false, Ordering::Release);
+                lock(&self.global).extend(c.woken.drain(..));
+                idle = lock(&self.idle);
+                continue;
+            }
+            idle.waiting += 1;
+            idle = wait_timeout(&self.work, idle, TICK);
+            idle.waiting -= 1;
+        }
+    }
+
+    /// Wakes a carrier for new work, where a processor is spare: one waiting, else the one
+    /// blocked in the netpoller.
+    fn wake_one(&self) {
+        let idle = lock(&self.idle);
+        if !idle.spare() {
+            return;
+        }
+        if idle.waiting > 0 {
+            self.work.notify_one();
+        } else if self.polling.load(Ordering::Acquire) {
+            self.poll.wake();
+        }
+    }
+
+    /// `p` goes idle: a returning carrier may take it.
+    fn put_idle(&self, p: usize) {
+        let mut idle = lock(&self.idle);
+        idle.procs.push(p);
+        if idle.returning > 0 {
+            self.returned.notify_all();
+        } else if idle.waiting > 0 && !lock(&self.procs[p].queue).is_empty() {
+            self.work.notify_one();
+        }
+    }
+
+    /// A carrier enters a blocking call: `p` goes to another carrier (a waiting one, else a
+    /// new one where none polls the network) so its run queue and the network go on.
+    fn hand_off(&'static self, p: usize) {
+        let mut idle = lock(&self.idle);
+        idle.procs.push(p);
+        if idle.returning > 0 {
+            self.returned.notify_all();
+            return;
+        }
+        if idle.waiting > 0 {
+            self.work.notify_one();
+            return;
+        }
+        let polled = self.polling.load(Ordering::Acquire);
+        if polled {
+            if self.has_work() {
+                self.poll.wake();
+            }
+            return;
+        }
+        drop(idle);
+        if self.start_carrier(None).is_err() {
+            self.ctx.worker(p).count(Counter::SpawnFailed, 1);
+        }
+    }
+
+    /// A carrier back from a blocking call takes a processor: `p` if it is idle, else any idle
+    /// one, else it asks for `p` back and waits.
+    fn take_back(&self, p: usize) -> usize {
+        let mut idle = lock(&self.idle);
+        idle.returning += 1;
+        loop {
+            let pick = idle
+                .procs
+                .iter()
+                .position(|&q| q == p)
+                .or_else(|| idle.procs.len().checked_sub(1));
+            if let Some(i) = pick {
+                let q = idle.procs.swap_remove(i);
+                idle.returning -= 1;
+                self.procs[p].wanted.store(false, Ordering::Release);
+                return q;
+            }
+            self.procs[p].wanted.store(true, Ordering::Release);
+            idle = wait_timeout(&self.returned, idle, TICK);
+        }
+    }
+
+}
