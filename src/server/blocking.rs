@@ -18,6 +18,7 @@ use super::connection::{Connection, Next};
 use super::ctx::Worker;
 use super::error::Error;
 use super::stats::Counter;
+pub use super::waits::{Kernel, Waits};
 use crate::sys;
 
 /// How often a connection blocked in read or write wakes to check the stop flag and deadlines:
@@ -102,48 +103,6 @@ pub fn serve(w: Worker<'_>, fd: OwnedFd) {
     serve_waiting(w, fd, &Kernel)
 }
 
-/// How a connection served in blocking style waits: for the kernel (a blocking socket whose
-/// calls return every tick, [`Kernel`]), or parked at a green thread's netpoller
-/// (`server::green`). The connection's code is the same either way.
-pub trait Waits {
-    /// The wait of a read and of a write from now on, until set again.
-    fn set_timeouts(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()>;
-    /// The wait of a read from now on.
-    fn set_read_timeout(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()>;
-    /// Reads what arrived, waiting up to the read timeout (then `WouldBlock`).
-    fn read(&self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize>;
-    /// Writes what the socket takes, waiting up to the write timeout (then `WouldBlock`).
-    fn write(&self, fd: &OwnedFd, data: &[u8]) -> io::Result<usize>;
-    /// Waits up to `wait` for input (`paused`: only for an error or a hang-up): whether
-    /// anything came.
-    fn poll(&self, fd: &OwnedFd, paused: bool, wait: std::time::Duration) -> io::Result<bool>;
-    /// The connection has gone idle: what its waiting holds and does not use goes back.
-    fn shed(&self) {}
-}
-
-/// Waiting in the kernel: blocking sockets with SO_RCVTIMEO / SO_SNDTIMEO, and ppoll.
-pub struct Kernel;
-
-impl Waits for Kernel {
-    fn set_timeouts(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()> {
-        sys::socket::set_timeouts(fd, t)
-    }
-    fn set_read_timeout(&self, fd: &OwnedFd, t: std::time::Duration) -> io::Result<()> {
-        sys::socket::set_read_timeout(fd, t)
-    }
-    fn read(&self, fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
-        sys::fd::read(fd, buf)
-    }
-    fn write(&self, fd: &OwnedFd, data: &[u8]) -> io::Result<usize> {
-        sys::fd::write(fd, data)
-    }
-    fn poll(&self, fd: &OwnedFd, paused: bool, wait: std::time::Duration) -> io::Result<bool> {
-        let events = if paused { 0 } else { sys::poll::IN };
-        let mut p = [sys::poll::entry(std::os::fd::AsRawFd::as_raw_fd(fd), events)];
-        sys::poll::ppoll(&mut p, wait).map(|n| n > 0)
-    }
-}
-
 /// [`serve`], waiting as `waits` does.
 pub fn serve_waiting(w: Worker<'_>, fd: OwnedFd, waits: &impl Waits) {
     let spare = SPARE_READ.lock().ok().and_then(|mut v| v.pop());
@@ -212,7 +171,10 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
             // A later response owed (an event stream): wait for input or its next piece, to
             // the nanosecond. Input behind it waits in TCP: while the session is paused the
             // socket is not read ([`Next::Pending`]).
-            match conn.due().map(|due| owed(w, &fd, due, tick, next == Next::Pending, waits)) {
+            match conn
+                .due()
+                .map(|due| owed(w, &fd, due, tick, next == Next::Pending, waits))
+            {
                 Some(Owed::Gone) => break,
                 Some(Owed::Due) => continue,
                 Some(Owed::Waiting) => {

@@ -262,25 +262,13 @@ impl ServeArgs {
         Ok(())
     }
 
-    /// Checks the flags against the model they are for: a flag the model does not honour, or a
-    /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
-    /// Returns the configuration to run (the packet protocol with its `--packet-size`).
-    pub fn validate(self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
+    /// The flags only some models honour: refused for the others, checked for range.
+    fn check_model_flags(&self, model: &str, flags: &[Flag]) -> Result<(), Error> {
         let refuse = |flag: &str, why: &str| {
             Err(Error::Usage(format!(
                 "model '{model}' has no {flag} ({why}); drop it, or see `muxlab models` for the models that do"
             )))
         };
-        match (workers, self.workers) {
-            (Workers::None, Some(n)) if n != 1 => {
-                return Err(Error::Usage(format!(
-                    "model '{model}' has no workers; drop --workers (or pick a model with workers: see `muxlab models`)"
-                )))
-            }
-            (_, Some(0)) => return Err(Error::Usage("--workers must be at least 1".into())),
-            (_, Some(n)) if n > 1024 => return Err(Error::Usage(format!("--workers {n} is more than 1024"))),
-            _ => {}
-        }
         if self.trigger.is_some() && !flags.contains(&Flag::Trigger) {
             return refuse("--trigger", "it does not use epoll's trigger modes");
         }
@@ -311,6 +299,24 @@ impl ServeArgs {
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
             return refuse("--accept", "its workers do not share one listener through epoll");
         }
+        Ok(())
+    }
+
+    /// Checks the flags against the model they are for: a flag the model does not honour, or a
+    /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
+    /// Returns the configuration to run (the packet protocol with its `--packet-size`).
+    pub fn validate(self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
+        match (workers, self.workers) {
+            (Workers::None, Some(n)) if n != 1 => {
+                return Err(Error::Usage(format!(
+                    "model '{model}' has no workers; drop --workers (or pick a model with workers: see `muxlab models`)"
+                )))
+            }
+            (_, Some(0)) => return Err(Error::Usage("--workers must be at least 1".into())),
+            (_, Some(n)) if n > 1024 => return Err(Error::Usage(format!("--workers {n} is more than 1024"))),
+            _ => {}
+        }
+        self.check_model_flags(model, flags)?;
         if self.backlog < 1 {
             return Err(Error::Usage("--backlog must be at least 1".into()));
         }

@@ -28,6 +28,7 @@ pub(crate) mod registry;
 pub(crate) mod serve;
 pub(crate) mod stats;
 pub(crate) mod stream_spec;
+pub(crate) mod waits;
 pub(crate) mod work;
 pub(crate) mod workers;
 

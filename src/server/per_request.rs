@@ -67,7 +67,7 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
 
 /// Does drawn work on the calling thread and counts it in its class.
 pub(super) fn perform(w: Worker<'_>, d: &Drawn) {
-    let busy = super::work::perform(d.cpu, d.wait);
+    let busy = super::green::perform(d.cpu, d.wait);
     if let Some(row) = d.row {
         w.ctx.classes.count(row.min(ROWS), busy.as_nanos() as u64);
     }

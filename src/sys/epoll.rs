@@ -89,7 +89,10 @@ impl Epoll {
     /// number fails with EBADF, or arms a registration of this instance only).
     pub fn arm_raw(&self, fd: std::os::fd::RawFd, token: u64, flags: u32) -> io::Result<()> {
         let ctl = |op| {
-            let mut ev = libc::epoll_event { events: flags, u64: token };
+            let mut ev = libc::epoll_event {
+                events: flags,
+                u64: token,
+            };
             // SAFETY: ev is valid for the call; epoll_ctl reads a descriptor number only.
             cvt(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) })
         };

@@ -8,13 +8,13 @@
 //!
 //! - [`sched`]: processors, run queues, stealing, the carriers, and a blocking call's hand-off;
 //! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
-//! - [`parking`]: the connection's waits ([`super::blocking::Waits`]) as parks.
+//! - [`parking`]: the connection's waits ([`super::waits::Waits`]) as parks.
 //!
 //! **Where a thread may move.** Only while parked at the netpoller: there its stack holds
 //! nothing of the session or the hook, no lock guard and no thread-local's reference
 //! (`sys::green::Movable` states it where `Send` is asserted). A thread preempted in its work
-//! ([`yield_slice`], Go's 10 ms) resumes on the carrier it ran on; one in a blocking call
-//! ([`blocking`]) keeps its carrier, which hands its processor to another carrier for the call
+//! ([`perform`]'s slices, Go's 10 ms) resumes on the carrier it ran on; one in a blocking call
+//! (`sleep:` work) keeps its carrier, which hands its processor to another carrier for the call
 //! and takes one back after (Go's entersyscall / exitsyscall).
 //!
 //! **Preemption is cooperative.** muxlab's `cpu:` work yields every slice; other code is not
@@ -86,20 +86,24 @@ pub(crate) fn park(fd: RawFd, events: u32, until: Option<Instant>) -> Option<Res
     sys::green::suspend::<Resume, Suspend>(Suspend::Park { fd, events, until }).ok()
 }
 
-/// The slice `cpu:` work runs before [`yield_slice`], on a green thread; `None` elsewhere.
-pub(crate) fn slice() -> Option<Duration> {
-    sched::slice()
-}
-
-/// `cpu:` work used its slice: the threads waiting on this processor go first, then it goes
-/// on, on the same carrier.
-pub(crate) fn yield_slice() {
-    let _ = sys::green::suspend::<Resume, Suspend>(Suspend::Slice);
-}
-
-/// Runs `f`, a blocking system call (`sleep:` work). On a green thread, its carrier hands its
-/// processor to another carrier first, so the threads in its run queue go on, and takes one
-/// back after (its own if it is free).
-pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    sched::blocking(f)
+/// Does a drawn request's work: on a green thread, `cpu` in slices (the threads in line go
+/// first between them, and it resumes on the same carrier) and `wait` as a blocking call its
+/// carrier hands its processor off for; elsewhere as any thread does. Returns what was drawn.
+pub(crate) fn perform(cpu: Duration, wait: Duration) -> Duration {
+    let Some(slice) = sched::slice() else {
+        return crate::server::work::perform(cpu, wait);
+    };
+    let mut left = cpu;
+    while !left.is_zero() {
+        let part = slice.min(left);
+        crate::server::work::spin(part);
+        left -= part;
+        if !left.is_zero() {
+            let _ = sys::green::suspend::<Resume, Suspend>(Suspend::Slice);
+        }
+    }
+    if !wait.is_zero() {
+        sched::blocking(|| std::thread::sleep(wait));
+    }
+    cpu + wait
 }

@@ -129,5 +129,4 @@ impl Netpoll {
     pub(super) fn wake(&self) {
         let _ = self.waker.notify();
     }
-
 }

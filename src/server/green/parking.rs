@@ -1,5 +1,5 @@
 //! A green thread's waits for its connection: the blocking connection code's
-//! [`Waits`](crate::server::blocking::Waits), each a park at the netpoller. The socket is
+//! [`Waits`](crate::server::waits::Waits), each a park at the netpoller. The socket is
 //! non-blocking; a read or write that finds it not ready parks until it is or its timeout
 //! passes (then `WouldBlock`, as a blocking socket's SO_RCVTIMEO gives).
 
@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::{park, Resume};
-use crate::server::blocking::Waits;
+use crate::server::waits::Waits;
 use crate::sys;
 
 /// One green thread's waits: its read and write timeouts, and its stack (what an idle

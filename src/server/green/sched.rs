@@ -82,18 +82,23 @@ struct Carrier {
     woken: Woken,
 }
 
+/// The runtime a carrier runs for, and the processor it holds.
+type Holding = Option<(&'static Runtime, usize)>;
+
 thread_local! {
-    /// The runtime this carrier runs for, and the processor it holds.
-    static HELD: std::cell::Cell<Option<(&'static Runtime, usize)>> = const { std::cell::Cell::new(None) };
+    /// This carrier's [`Holding`].
+    static HELD: std::cell::Cell<Holding> = const { std::cell::Cell::new(None) };
 }
 
+/// Never inlined, as every thread-local read on a green thread's path: a thread-local's
+/// address kept by an inlined caller across a park could be another carrier's.
 #[inline(never)]
-fn held() -> Option<(&'static Runtime, usize)> {
+fn held() -> Holding {
     HELD.with(|h| h.get())
 }
 
 #[inline(never)]
-fn hold(h: Option<(&'static Runtime, usize)>) {
+fn hold(h: Holding) {
     HELD.with(|c| c.set(h));
 }
 
@@ -153,7 +158,8 @@ impl Runtime {
         }));
         rt.go(first).map_err(io_err("starting the first green thread"))?;
         for p in 0..ctx.workers {
-            rt.start_carrier(Some(p)).map_err(io_err(format!("starting carrier {p}")))?;
+            rt.start_carrier(Some(p))
+                .map_err(io_err(format!("starting carrier {p}")))?;
         }
         ctx.gate.arrive_and_wait(ctx.workers, &|| ctx.stopping());
         // Carriers started later (for blocking calls) add themselves: join until none is left.
@@ -244,11 +250,7 @@ impl Runtime {
             woken: Vec::new(),
         };
         let mut next = first;
-        loop {
-            let p = match next.take().or_else(|| self.acquire(&mut c)) {
-                Some(p) => p,
-                None => break,
-            };
+        while let Some(p) = next.take().or_else(|| self.acquire(&mut c)) {
             hold(Some((self, p)));
             self.turns(&mut c);
         }
@@ -284,7 +286,7 @@ impl Runtime {
         if c.others_first == 0 && !c.preempted.is_empty() {
             return c.preempted.pop_front();
         }
-        if c.turns % FAIRNESS == 0 {
+        if c.turns.is_multiple_of(FAIRNESS) {
             self.look(c);
             if let Some(g) = lock(&self.global).pop_front() {
                 return Some(self.other(c, g));
@@ -488,5 +490,4 @@ impl Runtime {
             idle = wait_timeout(&self.returned, idle, TICK);
         }
     }
-
 }

@@ -244,28 +244,18 @@ impl Work {
 }
 
 /// Does a drawn request's work on the calling thread: spins `cpu`, then sleeps `wait`; returns
-/// what was drawn. On a green thread the spin lets the threads in line go first every slice,
-/// and the sleep is a blocking call its carrier hands its processor off for.
+/// what was drawn. (A green thread's is `green::perform`'s.)
 pub(crate) fn perform(cpu: Duration, wait: Duration) -> Duration {
-    let slice = super::green::slice();
-    let mut left = cpu;
-    while !left.is_zero() {
-        let part = slice.map_or(left, |s| s.min(left));
-        spin(part);
-        left -= part;
-        if !left.is_zero() {
-            super::green::yield_slice();
-        }
-    }
+    spin(cpu);
     if !wait.is_zero() {
-        super::green::blocking(|| std::thread::sleep(wait));
+        std::thread::sleep(wait);
     }
     cpu + wait
 }
 
 /// Uses `d` of this thread's CPU time (a thread preempted meanwhile is not credited with time
 /// another thread used).
-fn spin(d: Duration) {
+pub(crate) fn spin(d: Duration) {
     if d.is_zero() {
         return;
     }
