@@ -102,7 +102,7 @@ fn idle_kib_per_conn(model: &str, args: &[&str], conns: usize) -> f64 {
 }
 
 /// After a burst of 100 concurrent 16 KiB echoed streams, an idle HTTP/2 connection costs the
-/// server at most 64 KiB: read buffers are the worker's (or given back), output and stream
+/// server at most 64 KiB, and a green thread's less than a thread's: read buffers are the worker's (or given back), output and stream
 /// buffers are dropped once the connection is quiet for a tick, and the allocator is trimmed.
 /// The two tests measure memory and never-readers' growth: run together, one's hundred
 /// pipelining clients crowd the other's measurement (an idle server's pages were read while
@@ -116,12 +116,14 @@ fn idle_h2_connections_after_a_burst_cost_at_most_64_kib_each() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(120);
-    let models = probe_models(&["epoll", "reactor", "multi-reactor", "tokio", "thread", "uring"]);
+    let models = probe_models(&["epoll", "reactor", "multi-reactor", "tokio", "thread", "uring", "green"]);
     let mut over = Vec::new();
+    let mut measured = std::collections::BTreeMap::new();
     for model in &models {
         let args = workers(model);
         let t0 = Instant::now();
         let kib = idle_kib_per_conn(model, &args, conns);
+        measured.insert(model.as_str(), kib);
         println!(
             "idle after a burst: {model}: {kib:.1} KiB per connection ({conns} connections, {:.1?})",
             t0.elapsed()
@@ -134,6 +136,14 @@ fn idle_h2_connections_after_a_burst_cost_at_most_64_kib_each() {
         over.is_empty(),
         "idle connections over {IDLE_BOUND_KIB} KiB each: {over:?}"
     );
+    // A parked green thread gives back its stack's pages below the frame it waits in; a
+    // blocked thread keeps its stack's: the green connection costs less.
+    if let (Some(green), Some(thread)) = (measured.get("green"), measured.get("thread")) {
+        assert!(
+            green < thread,
+            "an idle green connection {green:.1} KiB, a thread's {thread:.1} KiB"
+        );
+    }
 }
 
 /// The probe: 100 clients pipeline requests for two seconds and never read (it failed on

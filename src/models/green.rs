@@ -30,7 +30,7 @@ pub const MODEL: Model = Model {
     name: "green",
     family: Family::Completion,
     mechanism: "a green thread per connection in blocking style, M:N over the workers' run queues with stealing, parked at one epoll netpoller",
-    product: "Go goroutines (net/http), Java virtual threads",
+    product: "Go goroutines, Java virtual threads",
     seed: "-",
     workers: Workers::Threads,
     flags: &[Flag::GreenSlice],

@@ -299,7 +299,7 @@ pub fn predict(setup: &Setup) -> Option<Prediction> {
         throughput_rps: capacity,
         classes: Vec::new(),
         design_cpu_us: (!setup.design_cpu.is_zero()).then_some(setup.design_cpu.as_secs_f64() * 1e6),
-        slice_us: match setup.sharing {
+        slice_us: match setup.computing().1 {
             Sharing::Slices(s) => Some(s * 1e6),
             Sharing::Processor => None,
         },

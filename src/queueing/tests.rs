@@ -387,3 +387,45 @@ fn a_reserved_worker_keeps_the_short_class_from_queueing_behind_the_long_one() {
         "the long class waits for the one worker it may take"
     );
 }
+
+/// Green threads: a blocking call holds no worker (one worker carries 2,800 req/s of 1 ms
+/// sleeps, bounded by its CPU per request only, where one shared-queue worker carries 1,000),
+/// and computing shares the workers in Go's 10 ms slices (a short request waits a slice
+/// behind a 50 ms one, not its whole length as behind one worker's FIFO).
+#[test]
+fn green_threads_block_off_their_workers_and_compute_in_slices() {
+    let s = Setup {
+        design_cpu: Duration::from_micros(20),
+        connections: Some(500),
+        cpus: 2,
+        ..setup(Discipline::Green, 1, 2800.0, "sleep:exp(1ms)")
+    };
+    let p = predict(&s).unwrap();
+    // One worker computes: 1 ÷ 20 µs, not the two CPUs' 100,000.
+    assert!(within(p.capacity_rps, 50_000.0, 0.01), "{p:?}");
+    assert!(within(p.p99_us.unwrap(), 4625.0, 5.0), "{p:?}");
+    assert_eq!(p.slice_us, Some(10_000.0));
+    let shared = predict(&Setup {
+        discipline: Discipline::Shared,
+        ..s.clone()
+    })
+    .unwrap();
+    assert!(shared.p99_us.is_none() && shared.capacity_rps < 1000.0, "{shared:?}");
+    let mixed = |discipline| {
+        let mut classes = work("cpu:50ms");
+        classes[0].weight = 1.0;
+        let mut short = work("cpu:100us");
+        short[0].name = "short".into();
+        short[0].weight = 99.0;
+        classes.extend(short);
+        let s = Setup {
+            classes,
+            cpus: 2,
+            ..setup(discipline, 1, 150.0, "none")
+        };
+        predict(&s).unwrap().classes[1].p99_us.unwrap()
+    };
+    let (green, fifo) = (mixed(Discipline::Green), mixed(Discipline::Shared));
+    assert!(green < 12_000.0, "a slice at most: {green} µs");
+    assert!(fifo > 20_000.0, "behind the whole 50 ms: {fifo} µs");
+}

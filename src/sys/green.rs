@@ -135,7 +135,7 @@ pub fn release(stack: &DefaultStack) {
 
 /// Below the running code's stack pointer, what a call made from here may still use: this
 /// function's frame, libc's `madvise` and the kernel entry take far less.
-const IN_USE_BELOW: usize = 16 * 1024;
+const IN_USE_BELOW: usize = 4 * 1024;
 
 /// Gives back the pages of the stack `b` that lie below the caller's frames (less
 /// [`IN_USE_BELOW`]): the caller runs on that stack (a green thread shedding while idle).
