@@ -478,6 +478,63 @@ fn no_connection_or_turn_state_is_thread_local() {
     assert_eq!(names, ["SERVING", "X"]);
 }
 
+/// The accesses of `files`' thread-locals (`NAME.with(`, `NAME.try_with(`) outside tests that
+/// are not in a function marked `#[inline(never)]`: (file, name, function line).
+fn inlinable_thread_local_reads(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (r, name) in thread_locals(files) {
+        let code = &files.iter().find(|(f, _)| *f == r).expect("its file").1;
+        let code = code.split("#[cfg(test)]").next().unwrap_or(code);
+        let lines: Vec<&str> = code.lines().collect();
+        for (n, l) in lines.iter().enumerate() {
+            if !(l.contains(&format!("{name}.with(")) || l.contains(&format!("{name}.try_with("))) {
+                continue;
+            }
+            // The function it is in, and the attributes above it.
+            let Some(f) = (0..=n).rev().find(|&k| {
+                let t = lines[k].trim_start();
+                t.starts_with("fn ") || t.contains(" fn ") && !t.starts_with("//")
+            }) else {
+                continue;
+            };
+            let marked = (0..f)
+                .rev()
+                .take_while(|&k| {
+                    let t = lines[k].trim_start();
+                    t.starts_with("#[") || t.starts_with("///")
+                })
+                .any(|k| lines[k].contains("inline(never)"));
+            if !marked {
+                found.push(format!("{r}:{} {name} in `{}`", n + 1, lines[f].trim()));
+            }
+        }
+    }
+    found
+}
+
+/// A green thread may move to another OS thread when it parks: a thread-local's address an
+/// inlined caller kept across the park would be another thread's. Every thread-local is read
+/// in a function never inlined, so its address is taken afresh each call.
+#[test]
+fn every_thread_local_is_read_in_a_function_never_inlined() {
+    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let wrong = inlinable_thread_local_reads(&files);
+    assert!(
+        wrong.is_empty(),
+        "thread-locals read where they may be inlined:\n{}",
+        wrong.join("\n")
+    );
+    let planted = vec![(
+        "server/x.rs".to_string(),
+        "thread_local! {\n    static A: Cell<u8> = const { Cell::new(0) };\n}\n\n#[inline(never)]\nfn good() -> u8 {\n    A.with(|a| a.get())\n}\n\nfn bad() {\n    A.with(|a| a.set(1));\n}\n"
+            .to_string(),
+    )];
+    assert_eq!(
+        inlinable_thread_local_reads(&planted),
+        vec!["server/x.rs:11 A in `fn bad() {`"]
+    );
+}
+
 /// The modules of `server/` each file imports (`super::x`, `crate::server::x`), by file stem.
 fn server_imports(files: &[(String, String)]) -> std::collections::BTreeMap<String, Vec<String>> {
     let mut graph = std::collections::BTreeMap::new();

@@ -21,6 +21,8 @@
 //! **Seed** (docs/seeds.md). Not in the seeds: the third answer to "a thread per connection,
 //! or async?".
 
+use std::time::Duration;
+
 use crate::server::accept::{Accepted, Acceptor};
 use crate::server::green::{Parking, Runtime, DEFAULT_SLICE};
 use crate::server::{blocking, io_err, Counter, Ctx, Discipline, Error, Family, Flag, Model, Streams, Workers, TICK};
@@ -38,6 +40,13 @@ pub const MODEL: Model = Model {
     queueing: Discipline::Green,
     streams: Streams::GreenEach,
     ..Model::BASE
+};
+
+/// A green thread may move to another OS thread while parked, holding its connection: the
+/// connection (its session, its buffers, its deadlines) is `Send`.
+const _: () = {
+    fn send<T: Send>() {}
+    let _ = send::<crate::server::connection::Connection>;
 };
 
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
@@ -67,10 +76,12 @@ fn accept(ctx: &'static Ctx, parking: &Parking) {
                 }
             }
             Accepted::Refused => w.count(Counter::Useful, 1),
-            Accepted::Empty | Accepted::OutOfFds => {
+            Accepted::Empty => {
                 parking.wait_for(&ctx.listener, sys::epoll::IN, TICK);
                 w.count(Counter::Events, 1);
             }
+            // Out of descriptors with the listener still readable: a pause, not a spin.
+            Accepted::OutOfFds => parking.pause(Duration::from_millis(10)),
         }
         w.flush_syscalls();
     }

@@ -250,6 +250,7 @@ fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd, waits: &'a impl Waits) -> impl FnMu
     move |out| {
         let mut last = Instant::now();
         let mut sent = 0;
+        waits.stepping(true);
         while sent < out.len() {
             match waits.write(fd, &out[sent..]) {
                 Ok(n) => {
@@ -266,6 +267,7 @@ fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd, waits: &'a impl Waits) -> impl FnMu
                 Err(_) => break,
             }
         }
+        waits.stepping(false);
         out.drain(..sent);
     }
 }

@@ -290,7 +290,10 @@ impl ServeArgs {
         if self.green_slice.is_some() && !flags.contains(&Flag::GreenSlice) {
             return refuse("--green-slice", "it runs no green threads");
         }
-        if let Some(d) = self.green_slice.filter(|d| d.is_zero() || *d > Duration::from_secs(1)) {
+        if let Some(d) = self
+            .green_slice
+            .filter(|d| *d < Duration::from_micros(1) || *d > Duration::from_secs(1))
+        {
             return Err(Error::Usage(format!(
                 "--green-slice {} is not from 1us to 1s: it is how long cpu: work runs before the others in line",
                 format_duration(d)

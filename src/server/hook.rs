@@ -183,6 +183,7 @@ thread_local! {
 
 /// Whether the feed beginning now is one of those timed: a thread's first (a connection's
 /// thread or process that serves one request is timed), then one in [`TIMED`].
+#[inline(never)]
 fn next_is_timed() -> bool {
     FEEDS.with(|f| {
         let n = f.get();

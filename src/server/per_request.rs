@@ -75,6 +75,7 @@ pub(super) fn perform(w: Worker<'_>, d: &Drawn) {
 
 /// Draws request `req`'s work (`--work`, or what its query names); `None` when it is refused
 /// (malformed, or over `--max-work`).
+#[inline(never)]
 pub(super) fn draw(w: Worker<'_>, req: Request<'_>) -> Option<Drawn> {
     LOCAL.with(|l| {
         let mut l = l.borrow_mut();

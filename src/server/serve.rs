@@ -190,6 +190,24 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
             w.not_counted(Counter::Syscalls);
         }
     }
+    // green's counters are that model's; its marks are kept in worker 0's block.
+    let greens: &[Counter] = match model.queueing {
+        super::Discipline::Green => &Counter::GREEN_MARKS,
+        _ => &Counter::GREEN,
+    };
+    for (i, w) in per_worker.iter_mut().enumerate() {
+        for &c in greens
+            .iter()
+            .filter(|_| model.queueing != super::Discipline::Green || i > 0)
+        {
+            w.not_counted(c);
+        }
+    }
+    if model.queueing != super::Discipline::Green {
+        for c in Counter::GREEN {
+            totals.not_counted(c);
+        }
+    }
     let line = StatsLine {
         event: "stats".into(),
         model: model.name.into(),

@@ -178,6 +178,22 @@ counters! {
 }
 
 impl Counter {
+    /// green's counters: measured by that model only (null in the others' stats lines).
+    pub const GREEN: [Counter; 6] = [
+        Counter::GreenSteals,
+        Counter::GreenSlices,
+        Counter::GreenHandoffs,
+        Counter::GreenThreadsPeak,
+        Counter::GreenCallsPeak,
+        Counter::GreenStackPeak,
+    ];
+    /// Of those, the high-water marks kept in worker 0's block only (null in the others').
+    pub const GREEN_MARKS: [Counter; 3] = [
+        Counter::GreenThreadsPeak,
+        Counter::GreenCallsPeak,
+        Counter::GreenStackPeak,
+    ];
+
     /// The lateness histogram's buckets: each one's upper bound (`None`: the last, unbounded).
     pub const SSE_LATENESS: [(Counter, Option<std::time::Duration>); 8] = {
         use std::time::Duration;

@@ -152,6 +152,13 @@ thread_local! {
     static OWNED: RefCell<Table> = RefCell::new(Table::new());
 }
 
+/// This thread's `owned` table, for `f`. Never inlined, as every thread-local access on a
+/// green thread's path (`tests/structure.rs`).
+#[inline(never)]
+fn owned<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    OWNED.with(|t| f(&mut t.borrow_mut()))
+}
+
 impl Store {
     /// A store of `kind` for `workers` workers, held to `bounds` (a striped or sharded one
     /// holds an equal share in each stripe or shard).
@@ -169,7 +176,7 @@ impl Store {
     /// keys dropped and evicted since the last count.
     pub fn sweep(&self, worker: usize, now: Instant) -> (u32, u32) {
         match self {
-            Store::Owned(_) => OWNED.with(|t| t.borrow_mut().sweep(now)),
+            Store::Owned(_) => owned(|t| t.sweep(now)),
             Store::Locked(t) => crate::sync::lock(t).sweep(now),
             Store::Striped(s) => s.sweep(None, now),
             Store::Sharded(s) => s.sweep(Some(worker), now),
@@ -202,8 +209,7 @@ impl Store {
         }
         let now = Instant::now();
         match self {
-            Store::Owned(bounds) => OWNED.with(|t| {
-                let mut t = t.borrow_mut();
+            Store::Owned(bounds) => owned(|t| {
                 t.bound(*bounds);
                 t.run(op, now, r)
             }),

@@ -42,11 +42,7 @@ pub struct Taken<'a> {
 
 /// Takes `m`'s lock (poisoned or not, as `sync::lock`), counted.
 pub fn take(m: &Mutex<Table>) -> Taken<'_> {
-    let n = SEQ.with(|s| {
-        let n = s.get().wrapping_add(1);
-        s.set(n);
-        n
-    });
+    let n = next_seq();
     let asked = n.is_multiple_of(EVERY).then(Instant::now);
     let (guard, contended) = match m.try_lock() {
         Ok(g) => (g, false),
@@ -65,6 +61,17 @@ pub fn take(m: &Mutex<Table>) -> Taken<'_> {
     Taken { guard, since }
 }
 
+/// This thread's next acquisition's number.
+#[inline(never)]
+fn next_seq() -> u64 {
+    SEQ.with(|s| {
+        let n = s.get().wrapping_add(1);
+        s.set(n);
+        n
+    })
+}
+
+#[inline(never)]
 fn add(f: impl FnOnce(&mut Tally)) {
     TALLY.with(|c| {
         let mut t = c.get();
@@ -74,6 +81,7 @@ fn add(f: impl FnOnce(&mut Tally)) {
 }
 
 /// This thread's tally since the last call, reset.
+#[inline(never)]
 pub fn drain() -> Tally {
     TALLY.with(|c| c.replace(Tally::default()))
 }

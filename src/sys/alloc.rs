@@ -19,6 +19,7 @@ thread_local! {
 pub struct Counting;
 
 impl Counting {
+    #[inline(never)]
     fn note(&self) {
         if ON.try_with(|on| on.get()).unwrap_or(false) {
             COUNTED.fetch_add(1, Ordering::Relaxed);
@@ -55,6 +56,7 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// Counts this thread's allocations from now on (threads it starts are not counted).
+#[inline(never)]
 pub fn count_this_thread() {
     ON.with(|on| on.set(true));
 }

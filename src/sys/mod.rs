@@ -12,7 +12,7 @@ pub(crate) mod epoll;
 pub(crate) mod error;
 pub(crate) mod eventfd;
 pub mod fd;
-pub mod green;
+pub(crate) mod green;
 pub mod host;
 pub mod mem;
 pub(crate) mod poll;
@@ -23,6 +23,7 @@ pub(crate) mod select;
 pub(crate) mod shm;
 pub mod signal;
 pub mod socket;
+pub(crate) mod stack;
 pub(crate) mod uring;
 
 use std::cell::Cell;
@@ -38,12 +39,13 @@ thread_local! {
 
 /// This thread never reads or writes a socket from now on (io-threads' executor): `sys`'s
 /// reads and writes assert it in debug builds.
+#[inline(never)]
 pub fn forbid_socket_io() {
     NO_SOCKET_IO.with(|c| c.set(true));
 }
 
 /// A read or write of a descriptor is about to happen on this thread.
-#[inline]
+#[cfg_attr(debug_assertions, inline(never))]
 fn socket_io() {
     debug_assert!(
         !NO_SOCKET_IO.with(Cell::get),
@@ -52,6 +54,7 @@ fn socket_io() {
 }
 
 /// Returns the number of syscalls this thread issued through `sys` since the last call, and resets it.
+#[inline(never)]
 pub fn take_syscalls() -> u64 {
     SYSCALLS.with(|c| c.replace(0))
 }

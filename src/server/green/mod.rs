@@ -10,20 +10,27 @@
 //! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
 //! - [`parking`]: the connection's waits ([`super::waits::Waits`]) as parks.
 //!
-//! **Where a thread may move.** Only while parked at the netpoller: there its stack holds
-//! nothing of the session or the hook, no lock guard and no thread-local's reference
-//! (`sys::green::Movable` states it where `Send` is asserted). A thread preempted in its work
-//! ([`perform`]'s slices, Go's 10 ms) resumes on the carrier it ran on; one in a blocking call
-//! (`sleep:` work) keeps its carrier, which hands its processor to another carrier for the call
-//! and takes one back after (Go's entersyscall / exitsyscall).
+//! **Where a thread may move.** Only while parked at the netpoller, which it does between
+//! steps of its connection (a read, a write of its output, a wait for its next event-stream
+//! piece) and in the accept loop: there its stack holds nothing of the session or the hook, no
+//! lock guard and no thread-local's reference, and everything on it is `Send` (checked below
+//! and in `models/green.rs`).
+//! Inside a step, a wait is a blocking call instead (the hook writing replies before a
+//! request's work: `Waits::stepping`). A thread preempted in its work (`perform`'s slices, Go's
+//! 10 ms) resumes on the carrier it ran on; one in a blocking call (`sleep:` work) keeps its
+//! carrier, which hands its processor to another carrier for the call and takes one back after
+//! (Go's entersyscall / exitsyscall). `sys::green::Movable` states it where `Send` is asserted.
+//! Every thread-local on a green thread's path is read in a function never inlined, so no
+//! caller keeps a thread-local's address across a park (`tests/structure.rs`).
 //!
 //! **Preemption is cooperative.** muxlab's `cpu:` work yields every slice; other code is not
 //! preempted (a signal cannot switch stacks safely in Rust), so a thread that computes without
 //! yielding holds its processor until it parks, as Go's did before 1.14.
 //!
-//! **Stacks.** Fixed, [`STACK`] bytes above a guard page: an overflow faults on the guard and
-//! the process dies of SIGSEGV (it never runs over another thread's memory). Two mappings
-//! each, so `vm.max_map_count` (65,530 by default) holds a server to about 32,000 threads.
+//! **Stacks.** Fixed, [`STACK`] bytes above a guard page: an overflow that reaches the guard
+//! faults and the process dies of SIGSEGV (a single frame larger than the guard page could
+//! step over it: muxlab's own frames are far smaller). Two mappings each, so
+//! `vm.max_map_count` (65,530 by default) holds a server to about 32,000 threads.
 
 mod netpoll;
 mod parking;
@@ -38,9 +45,8 @@ pub use sched::Runtime;
 use crate::sys;
 
 /// Usable bytes of a green thread's stack: the deepest path measured, with room to spare. That
-/// path is HTTP/2 over TLS with `cpu:` work through the per-request hook, 28 KiB deep in a
-/// release build and 52 KiB in a debug one (`green_stack_peak` in the stats line); these are
-/// over four times that (`tests/green.rs` holds a run's mark to a third of it).
+/// path is HTTP/2 over TLS with `cpu:` work through the per-request hook (`green_stack_peak` in
+/// the stats line reports a run's mark; `tests/green.rs` holds it to a third of this).
 pub const STACK: usize = if cfg!(debug_assertions) { 256 * 1024 } else { 128 * 1024 };
 
 /// Go's time slice: how long `cpu:` work runs before it lets the others in line go first.
@@ -78,6 +84,17 @@ pub(crate) struct G {
 }
 
 type Body = sys::green::Coroutine<Resume, Suspend, (), sys::green::DefaultStack>;
+
+/// What a green thread's stack holds while it is parked, checked `Send` here: its socket, its
+/// worker handle, its waits, its read buffer (its `Connection` is checked by `models/green.rs`,
+/// which starts it).
+const _: () = {
+    fn send<T: Send>() {}
+    let _ = send::<std::os::fd::OwnedFd>;
+    let _ = send::<crate::server::ctx::Worker<'static>>;
+    let _ = send::<Parking>;
+    let _ = send::<sys::mem::Pages>;
+};
 
 /// Parks the calling green thread until `fd` has `events` or `until` passes; `None` outside
 /// a green thread.

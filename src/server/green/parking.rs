@@ -1,7 +1,9 @@
 //! A green thread's waits for its connection: the blocking connection code's
 //! [`Waits`](crate::server::waits::Waits), each a park at the netpoller. The socket is
 //! non-blocking; a read or write that finds it not ready parks until it is or its timeout
-//! passes (then `WouldBlock`, as a blocking socket's SO_RCVTIMEO gives).
+//! passes (then `WouldBlock`, as a blocking socket's SO_RCVTIMEO gives). A wait inside a step
+//! of the connection (the hook writing replies before a request's work) is a blocking call
+//! instead: the thread does not move to another OS thread in the middle of the hook.
 
 use std::cell::Cell;
 use std::io;
@@ -17,29 +19,50 @@ use crate::sys;
 pub struct Parking {
     read: Cell<Duration>,
     write: Cell<Duration>,
-    stack: sys::green::Bounds,
+    stack: sys::stack::Bounds,
     /// The deepest this thread's stack went, seen when it sheds (pages given back are gone).
     deepest: Cell<usize>,
+    /// Inside a step of its connection: its waits are blocking calls, on this OS thread.
+    stepping: Cell<bool>,
 }
 
 impl Parking {
-    pub(super) fn new(stack: sys::green::Bounds) -> Parking {
+    pub(super) fn new(stack: sys::stack::Bounds) -> Parking {
         Parking {
             read: Cell::new(Duration::from_secs(1)),
             write: Cell::new(Duration::from_secs(1)),
             stack,
             deepest: Cell::new(0),
+            stepping: Cell::new(false),
         }
     }
 
     /// The deepest its stack went, in bytes.
     pub(super) fn deepest(&self) -> usize {
-        self.deepest.get().max(sys::green::touched(self.stack))
+        self.deepest.get().max(sys::stack::touched(self.stack))
     }
 
     /// Waits until `fd` has `events`, at most `wait`: whether it came (or the descriptor failed).
     pub fn wait_for(&self, fd: &impl AsRawFd, events: u32, wait: Duration) -> bool {
         park(fd.as_raw_fd(), events, Some(Instant::now() + wait)) == Some(Resume::Ready)
+    }
+
+    /// Parks for `d`, on no descriptor.
+    pub fn pause(&self, d: Duration) {
+        park(-1, 0, Some(Instant::now() + d));
+    }
+
+    /// Inside a step: waits up to `until` for `events` on `fd` in the kernel, as a blocking
+    /// call (its carrier hands its processor off), so the thread stays on this OS thread.
+    fn wait_in_kernel(fd: &OwnedFd, events: u32, until: Instant) -> bool {
+        let polled = if events & sys::epoll::OUT != 0 {
+            sys::poll::OUT
+        } else {
+            sys::poll::IN
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        let mut p = [sys::poll::entry(fd.as_raw_fd(), polled)];
+        super::sched::blocking(|| sys::poll::ppoll(&mut p, left)).is_ok_and(|n| n > 0)
     }
 
     /// `op` until it does not find the socket unready, parking for `events` between tries
@@ -55,7 +78,11 @@ impl Parking {
         loop {
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if park(fd.as_raw_fd(), events, Some(until)) != Some(Resume::Ready) {
+                    let ready = match self.stepping.get() {
+                        true => Self::wait_in_kernel(fd, events, until),
+                        false => park(fd.as_raw_fd(), events, Some(until)) == Some(Resume::Ready),
+                    };
+                    if !ready {
                         return Err(e);
                     }
                 }
@@ -91,9 +118,13 @@ impl Waits for Parking {
         Ok(self.wait_for(fd, events, wait))
     }
 
+    fn stepping(&self, on: bool) {
+        self.stepping.set(on);
+    }
+
     /// The connection is idle: the stack's pages below the frames it waits in go back.
     fn shed(&self) {
         self.deepest.set(self.deepest());
-        sys::green::release_below_here(self.stack);
+        sys::stack::release_below_here(self.stack);
     }
 }

@@ -8,12 +8,15 @@
 //! queue. With none, it puts `p` on the idle list and, without a processor, either blocks in
 //! the netpoller (one carrier at a time) or waits to be woken. A carrier about to block in a
 //! system call puts its processor on the idle list for another carrier (woken, or started when
-//! none waits and none polls), and after the call takes one back: its own if free, else any,
-//! else it asks for its own and the carrier running it hands it back at its next turn.
+//! every carrier is busy), and after the call takes one back: its own if free, else any, else
+//! it asks for its own and the carrier running it hands it back at its next turn.
+//!
+//! Preempted threads stay with their carrier (they resume on its OS thread): while it is in a
+//! blocking call made by another of its threads, they wait for the call to end.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::netpoll::{Netpoll, Woken};
@@ -23,7 +26,7 @@ use crate::server::config::TICK;
 use crate::server::ctx::Ctx;
 use crate::server::error::{io_err, Error};
 use crate::server::stats::Counter;
-use crate::sync::{lock, wait_timeout};
+use crate::sync::lock;
 use crate::sys;
 use crate::sys::green::CoroutineResult;
 
@@ -51,17 +54,24 @@ pub struct Runtime {
     stacks: Mutex<Vec<sys::green::DefaultStack>>,
 }
 
-/// A processor: its run queue, and whether a carrier back from a blocking call asks for it.
+/// A processor: its run queue, and how many carriers back from a blocking call ask for it.
 struct Proc {
     queue: Mutex<VecDeque<G>>,
-    wanted: AtomicBool,
+    wanted: AtomicUsize,
 }
 
-/// The idle processors, the carriers waiting for work, and those waiting to return.
+/// The idle processors, the carriers without one, and those waiting to return.
 #[derive(Default)]
 struct Idle {
     procs: Vec<usize>,
+    /// Carriers without a processor and not in a blocking call (waiting, polling, or on their
+    /// way to): a hand-off starts a carrier only where there is none.
+    free: usize,
+    /// Of those, the ones waiting on `work`, the wake-ups sent them not yet taken, and the ones
+    /// holding preempted threads.
     waiting: usize,
+    woken: usize,
+    stranded: usize,
     returning: usize,
 }
 
@@ -77,6 +87,8 @@ impl Idle {
 struct Carrier {
     preempted: VecDeque<G>,
     others_first: usize,
+    /// The others were counted again once before the next preempted thread.
+    recounted: bool,
     turns: u64,
     events: sys::epoll::Events,
     woken: Woken,
@@ -90,8 +102,9 @@ thread_local! {
     static HELD: std::cell::Cell<Holding> = const { std::cell::Cell::new(None) };
 }
 
-/// Never inlined, as every thread-local read on a green thread's path: a thread-local's
-/// address kept by an inlined caller across a park could be another carrier's.
+/// Never inlined, as every thread-local access on a green thread's path (`tests/structure.rs`
+/// holds them to it): a thread-local's address kept by an inlined caller across a park could
+/// be another carrier's.
 #[inline(never)]
 fn held() -> Holding {
     HELD.with(|h| h.get())
@@ -130,6 +143,12 @@ pub(super) fn blocking<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Waits on `cv` up to a tick; whether a notification (not the tick) ended it.
+fn wait<'a>(cv: &Condvar, g: MutexGuard<'a, Idle>) -> (MutexGuard<'a, Idle>, bool) {
+    let (g, r) = cv.wait_timeout(g, TICK).unwrap_or_else(|e| e.into_inner());
+    (g, !r.timed_out())
+}
+
 impl Runtime {
     /// Runs a green runtime of `ctx.workers` processors with `first` as its first thread,
     /// until the server stops and every thread has finished.
@@ -140,7 +159,7 @@ impl Runtime {
             procs: (0..ctx.workers)
                 .map(|_| Proc {
                     queue: Mutex::new(VecDeque::new()),
-                    wanted: AtomicBool::new(false),
+                    wanted: AtomicUsize::new(0),
                 })
                 .collect(),
             global: Mutex::new(VecDeque::new()),
@@ -156,18 +175,28 @@ impl Runtime {
             in_calls: AtomicUsize::new(0),
             stacks: Mutex::new(Vec::new()),
         }));
-        rt.go(first).map_err(io_err("starting the first green thread"))?;
+        let mut started = rt.go(first).map_err(io_err("starting the first green thread"));
         for p in 0..ctx.workers {
-            rt.start_carrier(Some(p))
-                .map_err(io_err(format!("starting carrier {p}")))?;
+            if started.is_ok() {
+                started = rt
+                    .start_carrier(Some(p))
+                    .map_err(io_err(format!("starting carrier {p}")));
+            }
+            if started.is_err() {
+                // The carriers started stop with the server; they are joined below.
+                ctx.request_stop();
+                ctx.gate.leave(p);
+            }
         }
         ctx.gate.arrive_and_wait(ctx.workers, &|| ctx.stopping());
         // Carriers started later (for blocking calls) add themselves: join until none is left.
         loop {
-            let Some(h) = lock(&rt.carriers).pop() else { break };
+            // Popped in a statement of its own: the lock is not held through the join.
+            let next = lock(&rt.carriers).pop();
+            let Some(h) = next else { break };
             let _ = h.join();
         }
-        Ok(())
+        started
     }
 
     /// Starts a green thread running `f`, from a green thread: in its processor's run queue.
@@ -181,11 +210,12 @@ impl Runtime {
     /// Starts a green thread running `f` in the caller's processor's run queue (the global
     /// queue outside a carrier).
     pub fn go(&'static self, f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
-        let stack = match lock(&self.stacks).pop() {
+        let kept = lock(&self.stacks).pop();
+        let stack = match kept {
             Some(s) => s,
-            None => sys::green::stack(STACK)?,
+            None => sys::stack::stack(STACK)?,
         };
-        let bounds = sys::green::bounds(&stack);
+        let bounds = sys::stack::bounds(&stack);
         let ctx = self.ctx;
         let body: Body = sys::green::Coroutine::with_stack(stack, move |y, _: Resume| {
             sys::green::enter(y);
@@ -219,25 +249,33 @@ impl Runtime {
         self.ctx.stopping() && self.live.load(Ordering::Acquire) == 0
     }
 
+    /// Starts a carrier holding processor `first`, or none (it counts as free until it takes
+    /// one).
     fn start_carrier(&'static self, first: Option<usize>) -> std::io::Result<()> {
-        let n = self.threads.fetch_add(1, Ordering::AcqRel) + 1;
-        self.ctx.worker(0).counters.raise(Counter::GreenThreadsPeak, n as u64);
+        if first.is_none() {
+            lock(&self.idle).free += 1;
+        }
         let spawned = std::thread::Builder::new()
             .name("green".into())
             .spawn(move || self.carrier(first));
         match spawned {
             Ok(h) => {
+                let n = self.threads.fetch_add(1, Ordering::AcqRel) + 1;
+                self.ctx.worker(0).counters.raise(Counter::GreenThreadsPeak, n as u64);
                 lock(&self.carriers).push(h);
                 Ok(())
             }
             Err(e) => {
-                self.threads.fetch_sub(1, Ordering::AcqRel);
+                if first.is_none() {
+                    lock(&self.idle).free -= 1;
+                }
                 Err(e)
             }
         }
     }
 
-    /// A carrier's life: hold a processor and run threads, until the runtime is finished.
+    /// A carrier's life: hold a processor and run threads, until the runtime is finished or
+    /// this carrier is a spare no one needs.
     fn carrier(&'static self, first: Option<usize>) {
         if let Some(p) = first {
             self.ctx.worker(p).ready();
@@ -245,6 +283,7 @@ impl Runtime {
         let mut c = Carrier {
             preempted: VecDeque::new(),
             others_first: 0,
+            recounted: false,
             turns: 0,
             events: sys::epoll::Events::with_capacity(256),
             woken: Vec::new(),
@@ -255,6 +294,7 @@ impl Runtime {
             self.turns(&mut c);
         }
         hold(None);
+        self.ctx.worker(0).flush_syscalls();
         self.threads.fetch_sub(1, Ordering::AcqRel);
         // Anyone still waiting looks again (the runtime may be finished).
         self.work.notify_all();
@@ -263,17 +303,15 @@ impl Runtime {
     /// Runs threads while this carrier holds a processor.
     fn turns(&'static self, c: &mut Carrier) {
         while let Some((_, p)) = held() {
-            if self.procs[p].wanted.load(Ordering::Acquire) {
+            if self.procs[p].wanted.load(Ordering::Acquire) > 0 {
                 // A carrier back from a blocking call asks for it.
-                hold(None);
-                self.put_idle(p);
+                self.give_up(p, c);
                 return;
             }
             match self.next(p, c) {
                 Some(g) => self.resume(c, g),
                 None => {
-                    hold(None);
-                    self.put_idle(p);
+                    self.give_up(p, c);
                     return;
                 }
             }
@@ -284,40 +322,47 @@ impl Runtime {
     fn next(&self, p: usize, c: &mut Carrier) -> Option<G> {
         c.turns += 1;
         if c.others_first == 0 && !c.preempted.is_empty() {
-            return c.preempted.pop_front();
+            if c.recounted {
+                c.recounted = false;
+                return c.preempted.pop_front();
+            }
+            // Once per slice, the others that came in meanwhile (a new connection's thread,
+            // what the netpoller has) go first too.
+            c.recounted = true;
+            self.look(c);
+            c.others_first = lock(&self.procs[p].queue).len() + lock(&self.global).len();
+            if c.others_first == 0 {
+                c.recounted = false;
+                return c.preempted.pop_front();
+            }
         }
         if c.turns.is_multiple_of(FAIRNESS) {
             self.look(c);
             if let Some(g) = lock(&self.global).pop_front() {
-                return Some(self.other(c, g));
+                return Some(other(c, g));
             }
         }
         if let Some(g) = lock(&self.procs[p].queue).pop_front() {
-            return Some(self.other(c, g));
+            return Some(other(c, g));
         }
         if let Some(g) = lock(&self.global).pop_front() {
-            return Some(self.other(c, g));
+            return Some(other(c, g));
         }
         self.look(c);
         if let Some(g) = lock(&self.global).pop_front() {
-            return Some(self.other(c, g));
+            return Some(other(c, g));
         }
         if let Some(g) = self.steal(p) {
-            return Some(self.other(c, g));
+            return Some(other(c, g));
         }
         c.others_first = 0;
+        c.recounted = false;
         c.preempted.pop_front()
-    }
-
-    /// `g`, one of the threads that go before the next preempted one.
-    fn other(&self, c: &mut Carrier, g: G) -> G {
-        c.others_first = c.others_first.saturating_sub(1);
-        g
     }
 
     /// A look at the netpoller without waiting: what it wakes goes to the global queue.
     fn look(&self, c: &mut Carrier) {
-        self.poll.poll(Duration::ZERO, &mut c.events, &mut c.woken);
+        self.poll.look(&mut c.events, &mut c.woken);
         self.inject(&mut c.woken);
     }
 
@@ -355,6 +400,10 @@ impl Runtime {
         let input = std::mem::replace(&mut g.resume, Resume::Go);
         let r = g.co.get_mut().resume(input);
         sys::green::leave();
+        // The processor held now (a blocking call may have changed it).
+        let p = held().map_or(0, |(_, p)| p);
+        // What the scheduler's own calls cost (looks, arming) counts in the processor's worker.
+        self.ctx.worker(p).flush_syscalls();
         match r {
             CoroutineResult::Yield(Suspend::Park { fd, events, until }) => {
                 if let Some(g) = self.poll.park(g, fd, events, until) {
@@ -364,14 +413,14 @@ impl Runtime {
             CoroutineResult::Yield(Suspend::Slice) => {
                 // The others in line now (and what the netpoller has) go first.
                 self.look(c);
-                let p = held().map_or(0, |(_, p)| p);
                 c.others_first = lock(&self.procs[p].queue).len() + lock(&self.global).len();
+                c.recounted = false;
                 self.ctx.worker(p).count(Counter::GreenSlices, 1);
                 c.preempted.push_back(g);
             }
             CoroutineResult::Return(()) => {
                 let stack = g.co.into_inner().into_stack();
-                sys::green::release(&stack);
+                sys::stack::release(&stack);
                 let mut kept = lock(&self.stacks);
                 if kept.len() < STACKS_KEPT {
                     kept.push(stack);
@@ -391,60 +440,91 @@ impl Runtime {
         !lock(&self.global).is_empty() || self.procs.iter().any(|p| !lock(&p.queue).is_empty())
     }
 
-    /// A processor for a carrier that has none: when there is work and a spare processor.
-    /// Meanwhile it blocks in the netpoller (if no other carrier does) or waits to be woken.
-    /// `None` once the runtime is finished.
+    /// This carrier gives processor `p` up (nothing to run, or a returning carrier asks for
+    /// it) and is free from now.
+    fn give_up(&self, p: usize, c: &Carrier) {
+        hold(None);
+        let mut idle = lock(&self.idle);
+        idle.procs.push(p);
+        idle.free += 1;
+        if !c.preempted.is_empty() {
+            idle.stranded += 1;
+        }
+        if idle.returning > 0 {
+            self.returned.notify_all();
+        } else if idle.stranded > usize::from(!c.preempted.is_empty()) {
+            // A carrier with preempted threads waits for a processor: it may be this one.
+            self.work.notify_all();
+        } else if self.has_work() {
+            self.notify(&mut idle);
+        }
+    }
+
+    /// A processor for a carrier that has none: when there is work (or its own preempted
+    /// threads) and a spare processor. Meanwhile it blocks in the netpoller (if no other
+    /// carrier does and it holds no preempted thread) or waits to be woken. `None` once the
+    /// runtime is finished, or for a spare carrier idle a whole tick while another is free.
     fn acquire(&self, c: &mut Carrier) -> Option<usize> {
         let mut idle = lock(&self.idle);
+        let stranded = !c.preempted.is_empty();
+        let leave = |idle: &mut Idle| {
+            idle.free -= 1;
+            if stranded {
+                idle.stranded -= 1;
+            }
+        };
         loop {
             if self.finished() {
+                leave(&mut idle);
                 return None;
             }
-            if idle.spare() && (!c.preempted.is_empty() || self.has_work()) {
+            if idle.spare() && (stranded || self.has_work()) {
+                leave(&mut idle);
                 return idle.procs.pop();
             }
-            if !self.polling.swap(true, Ordering::AcqRel) {
+            if !stranded && !self.polling.swap(true, Ordering::AcqRel) {
                 drop(idle);
-                let wait = self.poll.timeout(TICK);
-                self.poll.poll(wait, &mut c.events, &mut c.woken);
+                self.poll.block(TICK, &mut c.events, &mut c.woken);
                 self.polling.store(false, Ordering::Release);
-                lock(&self.global).extend(c.woken.drain(..));
+                self.inject(&mut c.woken);
                 idle = lock(&self.idle);
                 continue;
             }
             idle.waiting += 1;
-            idle = wait_timeout(&self.work, idle, TICK);
-            idle.waiting -= 1;
+            let (mut g, notified) = wait(&self.work, idle);
+            g.waiting -= 1;
+            g.woken = g.woken.saturating_sub(1);
+            idle = g;
+            // A spare carrier (the workers' own, and one to poll, stay) with nothing to do for
+            // a whole tick ends: carriers are started again when calls need them.
+            let spare = idle.free > 2 && self.threads.load(Ordering::Acquire) > self.procs.len() + 1;
+            if !notified && !stranded && spare && !self.has_work() {
+                leave(&mut idle);
+                return None;
+            }
         }
     }
 
-    /// Wakes a carrier for new work, where a processor is spare: one waiting, else the one
-    /// blocked in the netpoller.
-    fn wake_one(&self) {
-        let idle = lock(&self.idle);
-        if !idle.spare() {
-            return;
-        }
-        if idle.waiting > 0 {
+    /// Wakes one waiting carrier not already woken; else the one blocked in the netpoller.
+    fn notify(&self, idle: &mut Idle) {
+        if idle.waiting > idle.woken {
+            idle.woken += 1;
             self.work.notify_one();
         } else if self.polling.load(Ordering::Acquire) {
             self.poll.wake();
         }
     }
 
-    /// `p` goes idle: a returning carrier may take it.
-    fn put_idle(&self, p: usize) {
+    /// Wakes a carrier for new work, where a processor is spare.
+    fn wake_one(&self) {
         let mut idle = lock(&self.idle);
-        idle.procs.push(p);
-        if idle.returning > 0 {
-            self.returned.notify_all();
-        } else if idle.waiting > 0 && !lock(&self.procs[p].queue).is_empty() {
-            self.work.notify_one();
+        if idle.spare() {
+            self.notify(&mut idle);
         }
     }
 
-    /// A carrier enters a blocking call: `p` goes to another carrier (a waiting one, else a
-    /// new one where none polls the network) so its run queue and the network go on.
+    /// A carrier enters a blocking call: `p` goes to another carrier (a free one, else a new
+    /// one) so its run queue and the network go on.
     fn hand_off(&'static self, p: usize) {
         let mut idle = lock(&self.idle);
         idle.procs.push(p);
@@ -452,14 +532,11 @@ impl Runtime {
             self.returned.notify_all();
             return;
         }
-        if idle.waiting > 0 {
-            self.work.notify_one();
-            return;
-        }
-        let polled = self.polling.load(Ordering::Acquire);
-        if polled {
-            if self.has_work() {
-                self.poll.wake();
+        if idle.free > 0 {
+            if idle.stranded > 0 {
+                self.work.notify_all();
+            } else {
+                self.notify(&mut idle);
             }
             return;
         }
@@ -474,6 +551,7 @@ impl Runtime {
     fn take_back(&self, p: usize) -> usize {
         let mut idle = lock(&self.idle);
         idle.returning += 1;
+        let mut asked = false;
         loop {
             let pick = idle
                 .procs
@@ -483,11 +561,22 @@ impl Runtime {
             if let Some(i) = pick {
                 let q = idle.procs.swap_remove(i);
                 idle.returning -= 1;
-                self.procs[p].wanted.store(false, Ordering::Release);
+                if asked {
+                    self.procs[p].wanted.fetch_sub(1, Ordering::AcqRel);
+                }
                 return q;
             }
-            self.procs[p].wanted.store(true, Ordering::Release);
-            idle = wait_timeout(&self.returned, idle, TICK);
+            if !asked {
+                asked = true;
+                self.procs[p].wanted.fetch_add(1, Ordering::AcqRel);
+            }
+            idle = wait(&self.returned, idle).0;
         }
     }
+}
+
+/// `g`, one of the threads that go before the next preempted one.
+fn other(c: &mut Carrier, g: G) -> G {
+    c.others_first = c.others_first.saturating_sub(1);
+    g
 }
