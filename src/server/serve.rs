@@ -182,6 +182,15 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     // can outlive its ring's owner for a moment).
     let _ = sys::socket::shutdown(&ctx.listener);
 
+    let line = stats_line(model, ctx, started, &result);
+    writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
+        .and_then(|_| out.flush())
+        .map_err(io_err("writing the stats line"))?;
+    result
+}
+
+/// The line a server prints when it stops: its counters, with what it did not measure null.
+fn stats_line(model: &Model, ctx: &Ctx, started: Instant, result: &Result<(), Error>) -> StatsLine {
     let (mut totals, mut per_worker) = ctx.stats.values();
     if !model.counts_syscalls {
         // Not measured is null, never 0 (a verdict must not call a runtime syscall-free).
@@ -208,20 +217,16 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
             totals.not_counted(c);
         }
     }
-    let line = StatsLine {
+    StatsLine {
         event: "stats".into(),
         model: model.name.into(),
         pid: sys::process::pid(),
-        workers,
+        workers: ctx.workers,
         uptime_s: started.elapsed().as_secs_f64(),
         ok: result.is_ok(),
         error: result.as_ref().err().map(|e| e.to_string()),
         totals,
         per_worker,
         classes: ctx.classes.counts(),
-    };
-    writeln!(out, "{}", serde_json::to_string(&line).expect("a line serialises"))
-        .and_then(|_| out.flush())
-        .map_err(io_err("writing the stats line"))?;
-    result
+    }
 }
