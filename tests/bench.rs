@@ -476,9 +476,20 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
         .iter()
         .filter_map(|f| f["class"].as_str())
         .collect();
-    assert_eq!(classes, ["short", "long"], "{text}");
-    assert!(text.contains("P99 latency of short requests: "), "{text}");
-    assert!(text.contains("their 20us service time under "), "{text}");
+    // A cell that starved a connection or lost a request (a busy machine's timeout) is not
+    // ranked on latency: the verdict then says so instead of ranking the classes.
+    let unranked = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["figures"]["starved_conns"].as_u64() > Some(0) || c["figures"]["errors"].as_u64() > Some(0));
+    if unranked {
+        assert!(text.contains("starved connections or lost requests"), "{text}");
+    } else {
+        assert_eq!(classes, ["short", "long"], "{text}");
+        assert!(text.contains("P99 latency of short requests: "), "{text}");
+        assert!(text.contains("their 20us service time under "), "{text}");
+    }
     let e = &v["expected"][0];
     assert_eq!(e["expected"], "short p99: thread < reactor");
     assert!(e["held"].is_boolean(), "measured: held or not: {e}");
