@@ -4,12 +4,26 @@
 use super::*;
 
 pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
-    let spec = cmd.args.clone().resolve()?;
+    let mut args = cmd.args.clone();
+    if cmd.timeseries.is_some() && args.interval.is_none() {
+        args.interval = Some(std::time::Duration::from_secs(1));
+    }
+    let spec = args.resolve()?;
+    if let Some(path) = &cmd.timeseries {
+        std::fs::write(path, "")
+            .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))?;
+    }
     if let Some(path) = &cmd.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
     if spec.args().workload.slo.is_some() {
+        if cmd.fail_if.is_some() {
+            return Err(load::Error::Usage(
+                "--fail-if judges one run's result, --slo searches for a capacity: drop one".into(),
+            )
+            .into());
+        }
         return run_slo(cmd);
     }
     let show = match (cmd.progress_json, cmd.json) {
@@ -19,7 +33,8 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         (false, false) => load::Show::Terminal,
     };
     if !cmd.remote.hosts.is_empty() {
-        let fanned = crate::remote::fanout::run(&spec, &cmd.remote, show)?;
+        let mut fanned = crate::remote::fanout::run(&spec, &cmd.remote, show)?;
+        let gated = gate(cmd, &mut fanned.doc);
         if cmd.json {
             println!("{}", json_line(&fanned.doc));
         } else {
@@ -27,6 +42,10 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
             print!("{}", crate::remote::fanout::host_lines(&fanned));
         }
         write_hgrm(cmd, fanned.doc.outcome())?;
+        write_series(cmd, fanned.doc.outcome())?;
+        if let Some(gated) = gated {
+            return gated;
+        }
         return fanned.verdict().map_err(|e| {
             Failure {
                 code: 1,
@@ -36,13 +55,18 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         });
     }
     let outcome = load::run_here(&spec, show, !cmd.json)?;
-    let doc = Document::new(&spec, &outcome);
+    let mut doc = Document::new(&spec, &outcome);
+    let gated = gate(cmd, &mut doc);
     if cmd.json {
         println!("{}", json_line(&doc));
     } else {
         print!("{}", load::summary::human(&doc));
     }
     write_hgrm(cmd, &outcome)?;
+    write_series(cmd, &outcome)?;
+    if let Some(gated) = gated {
+        return gated;
+    }
     // Event streams longer than the window complete no request in it; their events are what
     // was measured.
     let events = outcome.tally.sse.as_ref().map_or(0, |s| s.events);
@@ -71,6 +95,47 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         .into());
     }
     Ok(())
+}
+
+/// `--timeseries FILE`: the run's series, a JSON line per interval.
+fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
+    match &cmd.timeseries {
+        Some(path) => series_to(path, o),
+        None => Ok(()),
+    }
+}
+
+/// `o`'s series, a JSON line per interval, to `path`.
+fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Error> {
+    let every = std::time::Duration::from_micros(o.tally.series_every_us.unwrap_or(1_000_000));
+    let text: String = load::series::lines(&o.tally.series, every)
+        .iter()
+        .map(|l| serde_json::to_string(l).expect("a series line serialises") + "\n")
+        .collect();
+    std::fs::write(path, text)
+        .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))
+}
+
+/// `--fail-if`: judges `doc` by its gates (kept in it), says each on stderr, and gives the exit
+/// they decide alone: 0 when all hold, 3 naming the failed ones. `None` without gates.
+fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Error>> {
+    let gates = cmd.fail_if.as_ref()?;
+    doc.gates = gates.judge(doc);
+    let mut failed = Vec::new();
+    for (g, j) in gates.0.iter().zip(&doc.gates) {
+        eprintln!("muxlab: {}", j.said(g));
+        if !j.held {
+            failed.push(j.gate.clone());
+        }
+    }
+    Some(match failed.is_empty() {
+        true => Ok(()),
+        false => Err(Failure {
+            code: 3,
+            message: format!("failed gates: {}", failed.join(", ")),
+        }
+        .into()),
+    })
 }
 
 /// `muxlab load --slo`: the capacity search, a line per probe on stderr as it ends.
@@ -132,7 +197,11 @@ fn write_hgrm(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
 }
 
 /// `muxlab merge FILE...`.
-pub(super) fn run_merge(files: &[std::path::PathBuf], human: bool) -> Result<(), anyhow::Error> {
+pub(super) fn run_merge(
+    files: &[std::path::PathBuf],
+    human: bool,
+    timeseries: Option<&std::path::Path>,
+) -> Result<(), anyhow::Error> {
     let mut docs = Vec::new();
     for f in files {
         let name = f.display().to_string();
@@ -140,6 +209,9 @@ pub(super) fn run_merge(files: &[std::path::PathBuf], human: bool) -> Result<(),
         docs.push((name.clone(), Document::read(&name, &text)?));
     }
     let merged = load::merge::documents(&docs)?;
+    if let Some(path) = timeseries {
+        series_to(path, merged.outcome())?;
+    }
     if human {
         print!("{}", load::summary::human(&merged));
     } else {

@@ -77,6 +77,10 @@ pub enum Command {
         /// Print the summary a person reads instead of the JSON document.
         #[arg(long)]
         human: bool,
+        /// Write the merged time series (of pieces run with --interval or --timeseries) to
+        /// FILE as NDJSON, a line per interval.
+        #[arg(long, value_name = "FILE")]
+        timeseries: Option<std::path::PathBuf>,
     },
     /// Internal (used over ssh): run a command, stop it when this program's stdin closes or
     /// stays silent too long (the controlling muxlab writes a heartbeat), then remove --remove.
@@ -178,8 +182,23 @@ pub struct LoadCommand {
     /// Internal: progress as JSON lines on stdout (what --hosts reads from each host).
     #[arg(long, hide = true)]
     pub progress_json: bool,
+    /// Pass/fail gates for CI, e.g. 'p99>10ms,errors>0.1%,rps<5000' (a class of --mix:
+    /// 'short:p99>5ms'; figures p50, p90, p99, p99.9, max, errors (a count, or % of requests
+    /// and errors), rps). Given, they alone decide the exit: 0 when all hold, 3 naming the
+    /// failed ones (a figure not measured fails its gate).
+    #[arg(long, value_name = "GATES", value_parser = parse_gates)]
+    pub fail_if: Option<load::gates::Gates>,
+    /// Write the run's time series to FILE as NDJSON, a line per --interval (1s by default):
+    /// sent and completed rates, latency quantiles of that interval's own histogram, errors by
+    /// class, open connections and streams; the pieces of a run (--shard, --hosts) merged.
+    #[arg(long, value_name = "FILE")]
+    pub timeseries: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub remote: crate::remote::RemoteArgs,
+}
+
+fn parse_gates(s: &str) -> Result<load::gates::Gates, String> {
+    s.parse()
 }
 
 #[derive(clap::Args, Debug)]
@@ -289,7 +308,11 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
             server::serve(model, args.args, &mut std::io::stdout())?;
         }
         Command::Load(args) => run_load(&args)?,
-        Command::Merge { files, human } => run_merge(&files, human)?,
+        Command::Merge {
+            files,
+            human,
+            timeseries,
+        } => run_merge(&files, human, timeseries.as_deref())?,
         Command::Guard(args) => std::process::exit(crate::remote::guard::run(&args)?),
         Command::Sample => crate::remote::sample::serve()?,
         Command::Bench(args) => run_bench(&args)?,

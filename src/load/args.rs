@@ -46,6 +46,10 @@ pub struct LoadArgs {
     /// measure the same window; --hosts sets it itself.
     #[arg(long, value_name = "UNIX_MS")]
     pub start_at: Option<u64>,
+    /// The time series' interval (`--timeseries`) [default: 1s]: a run's pieces (`--shard`,
+    /// `--hosts`) keep their series in it, for the merge.
+    #[arg(long, value_parser = crate::units::parse_duration)]
+    pub interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub workload: Workload,
 }
@@ -61,6 +65,7 @@ impl LoadArgs {
             shard: None,
             subshard: None,
             start_at: None,
+            interval: None,
             workload,
         }
     }
@@ -83,6 +88,9 @@ impl LoadArgs {
         if let Some(at) = self.start_at {
             a.push(format!("--start-at={at}"));
         }
+        if let Some(d) = self.interval {
+            a.push(format!("--interval={}", crate::units::exact_duration(d)));
+        }
         a.extend(self.workload.to_args());
         a
     }
@@ -98,6 +106,9 @@ impl LoadArgs {
         }
         if self.threads == Some(0) {
             return Err(Error::invalid("threads", "-t must be at least 1"));
+        }
+        if self.interval.is_some_and(|d| d < std::time::Duration::from_millis(1)) {
+            return Err(Error::invalid("interval", "--interval must be at least 1ms"));
         }
         let pacing = self.pacing()?;
         if (http || self.target.kind.keyed().is_some()) && w.size != message_size() {

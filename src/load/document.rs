@@ -45,6 +45,9 @@ pub struct Document {
     /// probe that held (or the last probe, where none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<super::slo::Capacity>,
+    /// `--fail-if`: each gate, the figure it found, and whether it held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<super::gates::Judged>,
 }
 
 /// The flags of the run, as a document records them.
@@ -456,6 +459,7 @@ impl Document {
             parts: Vec::new(),
             hosts: Vec::new(),
             capacity: None,
+            gates: Vec::new(),
         }
     }
 

@@ -27,6 +27,12 @@ pub fn outcomes(parts: &[Outcome], machines: Machines) -> Option<Outcome> {
         let shift = ((o.window_start_ms - start) as f64 / 1e3).round() as usize;
         let mut t = o.tally.clone();
         t.per_second.splice(0..0, std::iter::repeat_n(0, shift));
+        // The series shifts by the intervals its start is after the earliest.
+        if let Some(us) = t.series_every_us.filter(|&us| us > 0) {
+            let by = ((o.window_start_ms - start) as f64 * 1e3 / us as f64).round() as usize;
+            let series = std::mem::take(&mut t.series);
+            crate::load::series::merge(&mut t.series, &series, by);
+        }
         tally.merge(&t);
     }
     // On one machine the parts share the CPUs this process may run on (its affinity, which

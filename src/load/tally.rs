@@ -141,6 +141,14 @@ pub struct Tally {
     /// Keyed targets: hits, misses, how values were checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyed: Option<super::keyed::KeyedTally>,
+    /// `--timeseries`: the window in intervals of `series_every_us` (empty: not asked for).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<super::series::Interval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_every_us: Option<u64>,
+    /// The series' clock, once the window is known (this thread's).
+    #[serde(skip)]
+    pub series_clock: Option<super::series::Clock>,
 }
 
 /// What one request class counted.
@@ -197,6 +205,16 @@ impl Tally {
     #[inline]
     pub fn error(&mut self, class: ErrorClass) {
         self.errors[class as usize] += 1;
+        if let Some(i) = self.series_clock.and_then(|c| c.index(std::time::Instant::now())) {
+            super::series::error(&mut self.series, i, class);
+        }
+    }
+
+    /// The series' interval of `t`, where a series is kept and `t` is in the window.
+    #[inline]
+    pub fn interval(&mut self, t: std::time::Instant) -> Option<&mut super::series::Interval> {
+        let i = self.series_clock?.index(t)?;
+        Some(super::series::at(&mut self.series, i))
     }
 
     pub fn error_total(&self) -> u64 {
@@ -242,6 +260,8 @@ impl Tally {
         self.tls_handshake.merge(&other.tls_handshake);
         self.send_lag.merge(&other.send_lag);
         self.waited_for_connection += other.waited_for_connection;
+        super::series::merge(&mut self.series, &other.series, 0);
+        self.series_every_us = self.series_every_us.or(other.series_every_us);
         if self.per_second.len() < other.per_second.len() {
             self.per_second.resize(other.per_second.len(), 0);
         }

@@ -133,6 +133,9 @@ impl Engine<'_> {
         self.budget.commit(inside);
         if inside {
             self.tally.sent += 1;
+            if let Some(iv) = self.tally.interval(now) {
+                iv.sent += 1;
+            }
         }
     }
 
@@ -147,6 +150,9 @@ impl Engine<'_> {
                 self.budget.spend();
                 if self.window.started(now) {
                     self.tally.sent += 1;
+                    if let Some(iv) = self.tally.interval(now) {
+                        iv.sent += 1;
+                    }
                 }
             }
             Some(false) => {

@@ -264,6 +264,31 @@ impl<'a> Engine<'a> {
         if let Some(s) = self.schedule.as_mut() {
             s.begin(t0, from, end);
         }
+        if let Some(every) = self.spec.args().interval {
+            self.tally.series_clock = Some(crate::load::series::Clock {
+                from,
+                until: end,
+                every,
+            });
+            self.tally.series_every_us = Some(every.as_micros() as u64);
+        }
+    }
+
+    /// Once an interval of the series: the connections and event streams open now.
+    fn look_at_interval(&mut self, now: Instant, last: &mut Option<usize>) {
+        let Some(i) = self.tally.series_clock.and_then(|c| c.index(now)) else {
+            return;
+        };
+        if *last == Some(i) {
+            return;
+        }
+        *last = Some(i);
+        let open = self.conns.iter().filter(|c| c.is_up()).count() as u64;
+        let streams = self.open_streams as u64;
+        if let Some(iv) = self.tally.interval(now) {
+            iv.open = open;
+            iv.streams = streams;
+        }
     }
 
     /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
@@ -277,6 +302,7 @@ impl<'a> Engine<'a> {
         let mut events = Events::with_capacity(1024);
         let mut next_scan = Instant::now() + SCAN;
         let mut cpu_from = None;
+        let mut looked = None;
         loop {
             let now = Instant::now();
             if !self.ramp.all_opened() {
@@ -335,6 +361,7 @@ impl<'a> Engine<'a> {
             for (token, flags) in events.iter() {
                 self.on_event(token as usize, flags, now);
             }
+            self.look_at_interval(now, &mut looked);
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
             if let Some(t) = &self.tally.sse {

@@ -232,6 +232,10 @@ impl Engine<'_> {
             t.per_second[sec] += 1;
             let ns = now.duration_since(intended).as_nanos() as u64;
             t.latency.record_ns(ns);
+            if let Some(iv) = t.interval(now) {
+                iv.completed += 1;
+                iv.latency.record_ns(ns);
+            }
             if let Some(c) = t.classes.get_mut(class as usize) {
                 c.requests += 1;
                 c.latency.record_ns(ns);

@@ -1,0 +1,169 @@
+//! `load --fail-if` and `load --timeseries`: gates alone decide the exit (0, or 3 naming the
+//! failed ones), and the time series has a line per interval that adds up to the run, the
+//! pieces of a run (`--shard`) merging to one series. Against muxlab's own epoll server.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Server, BIN};
+use serde_json::Value;
+
+fn series(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("muxlab-gates-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A gate the run cannot hold (p99 under a microsecond, more req/s than loopback carries)
+/// exits 3 and names each failed gate; gates it holds exit 0; the document keeps them.
+#[test]
+fn a_failing_gate_exits_3_and_names_itself_and_holding_gates_exit_0() {
+    let srv = Server::start("epoll", &[]);
+    let url = srv.url();
+    let run = |gates: &str| {
+        Command::new(BIN)
+            .args(["load", &url, "-c", "2", "-d", "500ms", "--json", "--fail-if", gates])
+            .output()
+            .unwrap()
+    };
+    let held = run("p99>10s,errors>1%,rps<10");
+    assert_eq!(held.status.code(), Some(0), "{}", String::from_utf8_lossy(&held.stderr));
+    let doc: Value = serde_json::from_slice(&held.stdout).unwrap();
+    let gates = doc["gates"].as_array().unwrap();
+    assert_eq!(gates.len(), 3);
+    assert!(
+        gates.iter().all(|g| g["held"] == true && g["value"].is_number()),
+        "{doc}"
+    );
+    let failed = run("p99>1us,errors>1%,rps<100000000");
+    assert_eq!(failed.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(err.contains("failed gates: p99>1us, rps<100000000"), "{err}");
+    assert!(err.contains("gate errors>1% holds"), "{err}");
+    // A class no request is of is not measured: its gate fails.
+    let unmeasured = run("nosuch:p99>10s");
+    assert_eq!(unmeasured.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&unmeasured.stderr).contains("not measured"));
+    let bad = run("p99~1ms");
+    assert_eq!(bad.status.code(), Some(2));
+    srv.stop();
+}
+
+/// An open loop of 2 s at 1,000 req/s in 500 ms intervals: four lines, each with its sent and
+/// completed counts and its own quantiles; they add up to the run's figures.
+#[test]
+fn the_series_has_a_line_per_interval_adding_up_to_the_run() {
+    let srv = Server::start("epoll", &[]);
+    let d = tmp("one");
+    let path = d.join("series.ndjson");
+    let (code, doc, stderr) = common::load(&[
+        &srv.url(),
+        "-c",
+        "4",
+        "--rate",
+        "1000",
+        "-d",
+        "2s",
+        "--interval",
+        "500ms",
+        "--timeseries",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines = series(&path);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["t_s"].as_f64(), Some(k as f64 * 0.5));
+        assert!(l["completed"].as_u64() > Some(400), "{l}");
+        assert!(l["latency_us"]["p99"].is_number() && l["open_connections"] == 4, "{l}");
+    }
+    let sum = |k: &str| lines.iter().map(|l| l[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum("completed"), doc["requests"].as_u64().unwrap());
+    assert_eq!(sum("sent"), doc["sent"].as_u64().unwrap());
+    srv.stop();
+}
+
+/// Two shares of one run (`--shard 0/2`, `1/2`, started at the same instant) each keep their
+/// series; merged, it is one run's: as many intervals, each the two shares' sum.
+#[test]
+fn two_shards_series_merge_to_one_runs() {
+    let srv = Server::start("epoll", &[]);
+    let d = tmp("shards");
+    let start = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 1500)
+        .to_string();
+    let url = srv.url();
+    let piece = |i: usize| {
+        let out = d.join(format!("part{i}.json"));
+        let args = [
+            "load".to_string(),
+            url.clone(),
+            "-c".into(),
+            "4".into(),
+            "--rate".into(),
+            "1000".into(),
+            "-d".into(),
+            "2s".into(),
+            "--interval".into(),
+            "500ms".into(),
+            format!("--shard={i}/2"),
+            format!("--start-at={start}"),
+            "--json".into(),
+        ];
+        (out, Command::new(BIN).args(args).output())
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| piece(0));
+        let b = s.spawn(|| piece(1));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    for (out, r) in [&a, &b] {
+        let r = r.as_ref().unwrap();
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+        std::fs::write(out, &r.stdout).unwrap();
+    }
+    let merged_series = d.join("merged.ndjson");
+    let m = Command::new(BIN)
+        .args(["merge", a.0.to_str().unwrap(), b.0.to_str().unwrap(), "--timeseries"])
+        .arg(&merged_series)
+        .output()
+        .unwrap();
+    assert_eq!(m.status.code(), Some(0), "{}", String::from_utf8_lossy(&m.stderr));
+    let doc: Value = serde_json::from_slice(&m.stdout).unwrap();
+    let lines = series(&merged_series);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let part = |p: &std::path::Path| -> Vec<u64> {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        v["interchange"]["tally"]["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["completed"].as_u64().unwrap())
+            .collect()
+    };
+    let (pa, pb) = (part(&a.0), part(&b.0));
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["completed"].as_u64(), Some(pa[k] + pb[k]), "interval {k}");
+        assert_eq!(l["open_connections"], 4, "2 + 2 connections: {l}");
+    }
+    let total: u64 = lines.iter().map(|l| l["completed"].as_u64().unwrap()).sum();
+    assert_eq!(
+        total,
+        doc["results"]["requests"]
+            .as_u64()
+            .unwrap_or_else(|| doc["requests"].as_u64().unwrap())
+    );
+    srv.stop();
+}
