@@ -167,3 +167,43 @@ fn two_shards_series_merge_to_one_runs() {
     );
     srv.stop();
 }
+
+/// A ramp of steps (`--rate 400,800,1600/1s`): each step's rate shows in the series' sent and
+/// completed rates, interval by interval, and the run lasts the ramp's length.
+#[test]
+fn a_ramps_steps_show_in_the_time_series() {
+    let srv = Server::start("epoll", &[]);
+    let d = tmp("ramp");
+    let path = d.join("series.ndjson");
+    let (code, doc, stderr) = common::load(&[
+        &srv.url(),
+        "-c",
+        "8",
+        "--rate",
+        "400,800,1600/1s",
+        "--timeseries",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(doc["config"]["duration_s"].as_f64(), Some(3.0), "the ramp's length");
+    let lines = series(&path);
+    let sent: Vec<f64> = lines.iter().map(|l| l["sent_rps"].as_f64().unwrap()).collect();
+    assert_eq!(sent.len(), 3, "{lines:?}");
+    for (got, want) in sent.iter().zip([400.0, 800.0, 1600.0]) {
+        assert!((got / want - 1.0).abs() < 0.05, "{sent:?}");
+    }
+    for l in &lines {
+        assert!(
+            (l["completed_rps"].as_f64().unwrap() / l["sent_rps"].as_f64().unwrap() - 1.0).abs() < 0.05,
+            "{l}"
+        );
+        assert!(l["latency_us"]["p99"].is_number(), "each step's own latency: {l}");
+    }
+    let bad = Command::new(BIN)
+        .args(["load", &srv.url(), "--rate", "400,x/1s"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'x'"));
+    srv.stop();
+}

@@ -163,7 +163,7 @@ pub fn plan_within(
     let load = Workload {
         slo: Some(slo.clone()),
         slo_time: search,
-        rate: a.rate,
+        rate: a.rate.map(Into::into),
         arrivals: a.arrivals,
         duration: Some(Duration::from_secs(1)),
         warmup: Duration::from_millis(300),
@@ -224,7 +224,7 @@ mod tests {
             x.models
         );
         assert!(x.models.contains(&"reactor".to_string()));
-        assert_eq!((x.load.rate, x.connections.clone()), (Some(2800.0), vec![200]));
+        assert_eq!((x.load.rate, x.connections.clone()), (Some(2800.0.into()), vec![200]));
         // 5 minutes over 8 designs: 37.5 s each, 4 s of it starting and stopping.
         assert_eq!(x.load.slo_time, Duration::from_millis(33_500));
         assert_eq!(x.load.slo.as_ref().unwrap().to_string(), "p99<=5ms");

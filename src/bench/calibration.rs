@@ -41,10 +41,10 @@ pub(super) fn wanted(x: &Experiment) -> bool {
 pub(super) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, String) {
     let mut c = x.clone();
     c.expect.clear();
-    match x.load.rate {
+    match x.load.rate.map(|r| r.per_s()) {
         Some(rate) => {
             let half = (rate / 2.0).max(1.0);
-            c.load.rate = Some(half);
+            c.load.rate = Some(half.into());
             let said = format!(
                 "{} req/s, half the experiment's {}",
                 thousands(half.round() as u64),
@@ -137,7 +137,7 @@ mod tests {
         .unwrap();
         assert!(wanted(&open));
         let (c, n, said) = conditions(&open, 100);
-        assert_eq!((c.load.rate, n), (Some(2500.0), 100));
+        assert_eq!((c.load.rate, n), (Some(2500.0.into()), 100));
         assert!(c.expect.is_empty(), "a calibration checks no shape");
         assert_eq!(said, "2,500 req/s, half the experiment's 5,000");
         let closed =

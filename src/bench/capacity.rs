@@ -20,7 +20,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
     let warmup = probe_warmup(x.load.warmup);
     let search = Search::new(
         &slo,
-        x.load.rate.unwrap_or(1000.0),
+        x.load.rate.map_or(1000.0, |r| r.per_s()),
         x.load.slo_time,
         window,
         warmup,
@@ -34,7 +34,7 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
     let found = search.drive(&slo, |plan| {
         let rate = plan.rate;
         let mut probe = x.clone();
-        probe.load.rate = Some(rate);
+        probe.load.rate = Some(rate.into());
         probe.load.slo = None;
         probe.load.duration = Some(plan.window);
         probe.load.warmup = warmup;
@@ -82,7 +82,12 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
             Some((rate, cpu)) => {
                 let mut at_rate = x.clone();
                 at_rate.load.slo = None;
-                at_rate.load.rate = cell.load.as_ref().and_then(|d| d.config.rate).or(x.load.rate);
+                at_rate.load.rate = cell
+                    .load
+                    .as_ref()
+                    .and_then(|d| d.config.rate)
+                    .map(crate::load::Rate::fixed)
+                    .or(x.load.rate);
                 let predicted = super::predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, Some(cpu));
                 let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, Some(cpu));
                 cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {

@@ -370,7 +370,7 @@ fn run_plan(
         let x = match derived {
             Some(Ok(rate)) => {
                 let mut e = x.clone();
-                e.load.rate = Some(rate);
+                e.load.rate = Some(rate.into());
                 with_rate = e;
                 &with_rate
             }

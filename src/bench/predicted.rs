@@ -84,7 +84,7 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
     let mut load = x.clone();
     // A capacity search's probes are open loops from 1,000 req/s (their rate is set per probe).
     if load.load.slo.is_some() && load.load.rate.is_none() {
-        load.load.rate = Some(1000.0);
+        load.load.rate = Some(1000.0.into());
     }
     let spec = load
         .load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)

@@ -167,8 +167,11 @@ impl LoadArgs {
         let bad = |message: &str| Err(Error::invalid("rate", message));
         match (w.rate, w.think) {
             (Some(_), Some(_)) => bad("--rate (open loop) and --think (closed loop) exclude each other"),
-            (Some(r), None) if !(r > 0.0 && r.is_finite()) => bad("--rate must be a positive number"),
-            (Some(r), None) => Ok(Pacing::Rate(r)),
+            (Some(r), None) if !(r.per_s() > 0.0 && r.per_s().is_finite()) => bad("--rate must be a positive number"),
+            (Some(r), None) if r.is_ramp() && w.slo.is_some() => {
+                bad("--slo searches fixed rates: give --rate as one number (the first probe's)")
+            }
+            (Some(r), None) => Ok(Pacing::Rate(r.per_s())),
             (None, Some(t)) => Ok(Pacing::Think(t)),
             (None, None) => Ok(Pacing::Closed),
         }
@@ -232,6 +235,8 @@ impl LoadArgs {
             (Some(d), _) if d.is_zero() => bad("duration", "-n and -d must be more than zero"),
             (_, Some(0)) => bad("requests", "-n and -d must be more than zero"),
             (None, None) if w.slo.is_some() => Ok((Some(super::slo::PROBE), None)),
+            // A ramp runs its length.
+            (None, None) if w.rate.is_some_and(|r| r.is_ramp()) => Ok((w.rate.map(|r| r.length()), None)),
             (None, None) => Ok((Some(Duration::from_secs(10)), None)),
             (d, n) => Ok((d, n)),
         }

@@ -290,7 +290,13 @@ impl RunConfig {
             duration_s: spec.duration.map(|d| d.as_secs_f64()),
             requests: spec.requests,
             warmup_s: w.warmup.as_secs_f64(),
-            pacing: spec.pacing.describe(),
+            pacing: match spec.args().workload.rate.filter(|r| r.is_ramp()) {
+                Some(r) => format!(
+                    "open loop, ramp {r} ({} req/s on average)",
+                    crate::units::thousands(r.per_s().round() as u64)
+                ),
+                None => spec.pacing.describe(),
+            },
             rate: match spec.pacing {
                 Pacing::Rate(r) => Some(r),
                 _ => None,

@@ -52,7 +52,7 @@ pub use shard::{needed as shard_processes, per_process, run as run_shards, split
 pub use spec::{Share, Spec};
 pub use tally::{jain, ErrorClass, Tally, ERROR_CLASSES};
 pub use tls::client_config as tls_client;
-pub use workload::{Arrivals, Bound, Class, MixEntry, Quantile, Slo, Workload, MAX_STREAMS};
+pub use workload::{Arrivals, Bound, Class, MixEntry, Quantile, Rate, Slo, Workload, MAX_STREAMS};
 
 use crate::sys;
 use crate::units::serde_as;

@@ -144,6 +144,9 @@ pub(super) struct Schedule {
     lost: Vec<(Instant, u8)>,
     /// Poisson arrivals: the gaps are drawn (exponential, mean `interval`) from this.
     poisson: Option<crate::rng::Rng>,
+    /// A ramp (`--rate A:B/T`, `A,B,C/T`): the rate at each instant from the window's start,
+    /// which sets each gap instead of `interval`.
+    ramp: Option<(crate::load::Rate, Instant)>,
 }
 
 impl Schedule {
@@ -162,14 +165,28 @@ impl Schedule {
             scheduled: 0,
             lost: Vec::new(),
             poisson,
+            ramp: None,
         }
+    }
+
+    /// The rate follows `ramp` (this thread's share of it) from the window's start.
+    pub(super) fn ramped(mut self, ramp: Option<crate::load::Rate>) -> Schedule {
+        self.ramp = ramp.map(|r| (r, self.next));
+        self
     }
 
     /// The gap to the next send.
     fn gap(&mut self) -> Duration {
-        match self.poisson.as_mut() {
-            Some(r) => Duration::from_secs_f64(r.exp(self.interval.as_secs_f64())),
+        let interval = match &self.ramp {
+            Some((rate, from)) => {
+                let r = rate.at(self.next.saturating_duration_since(*from));
+                Duration::from_secs_f64(self.batch as f64 / r)
+            }
             None => self.interval,
+        };
+        match self.poisson.as_mut() {
+            Some(r) => Duration::from_secs_f64(r.exp(interval.as_secs_f64())),
+            None => interval,
         }
     }
 
@@ -178,6 +195,9 @@ impl Schedule {
     pub(super) fn begin(&mut self, t0: Instant, from: Instant, end: Option<Instant>) {
         self.counted = end.map(|e| (from, e));
         self.next = t0;
+        if let Some((_, start)) = self.ramp.as_mut() {
+            *start = from;
+        }
     }
 
     /// When the next send is due.

@@ -312,7 +312,11 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
         // In an open loop the client sets the rate: targets that all kept up with it do not
         // differ in throughput, however narrow the spread of their repeats.
         let kept_up = |rate: f64| f.best_value.min(f.runner_up_value) >= KEPT_UP * rate;
-        let open_loop = x.load.rate.filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
+        let open_loop = x
+            .load
+            .rate
+            .map(|r| r.per_s())
+            .filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
         if let Some(rate) = open_loop.filter(|_| f.ratio < 1.0 + SINGLE_RUN_NOISE) {
             f.clear = false;
             f.why = "an open loop both kept up with".into();

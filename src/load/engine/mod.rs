@@ -213,7 +213,16 @@ impl<'a> Engine<'a> {
             // Until connecting is over, nothing is measured: the window is set by `begin_window`.
             window: Window::new(plan.t0, spec.warmup().is_zero()),
             budget: Budget::new(plan.quota),
-            schedule: plan.rate.map(|r| Schedule::new(r, spec.batch(), plan.t0, poisson)),
+            schedule: plan.rate.map(|r| {
+                // A ramp's rates, scaled to this thread's share of the run's mean.
+                let ramp = spec
+                    .args()
+                    .workload
+                    .rate
+                    .filter(|w| w.is_ramp())
+                    .map(|w| w.scaled(r / w.per_s()));
+                Schedule::new(r, spec.batch(), plan.t0, poisson).ramped(ramp)
+            }),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
             events: Vec::new(),

@@ -145,7 +145,7 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
     let warmup = probe_warmup(w.warmup);
     let search = Search::new(
         &slo,
-        w.rate.unwrap_or(1000.0),
+        w.rate.map_or(1000.0, |r| r.per_s()),
         w.slo_time,
         window,
         warmup,
@@ -154,7 +154,7 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
     let mut failure = None;
     let found = search.drive(&slo, |plan| {
         let mut probe_args = args.clone();
-        probe_args.workload.rate = Some(plan.rate);
+        probe_args.workload.rate = Some(plan.rate.into());
         probe_args.workload.slo = None;
         probe_args.workload.duration = Some(plan.window);
         probe_args.workload.warmup = warmup;

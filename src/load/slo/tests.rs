@@ -24,7 +24,7 @@ fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
 /// `lag_us` late, with the client `busy` (share of its CPU).
 fn doc(offered: f64, completed: u64, latency_us: u64, lag_us: u64, busy: f64) -> Document {
     let w = crate::load::Workload {
-        rate: Some(offered),
+        rate: Some(offered.into()),
         duration: Some(Duration::from_secs(1)),
         ..Default::default()
     };

@@ -8,13 +8,19 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod class;
+mod rate;
 mod slo;
 
 pub(super) use class::read_mix_file;
 pub use class::{Class, MixEntry};
+pub use rate::Rate;
 pub use slo::{Bound, Quantile, Slo};
 
 use crate::units::{exact_duration, parse_duration, serde_as, AddrRange};
+
+fn parse_rate(s: &str) -> Result<Rate, String> {
+    s.parse()
+}
 
 /// What is sent, how fast, for how long: the flags of `muxlab load` that a scenario's
 /// experiment may also set, under the same names (`body_size` for `--body-size`).
@@ -36,10 +42,12 @@ pub struct Workload {
         deserialize_with = "warmup_or_none"
     )]
     pub warmup: Duration,
-    /// Open loop: this many requests per second overall, latency corrected for coordinated omission.
-    #[arg(long)]
+    /// Open loop: this many requests per second overall, latency corrected for coordinated
+    /// omission; or a ramp: A:B/T (linear from A to B over T), A,B,C/T (steps of T each),
+    /// from the measured window's start (without -d the window is the ramp's length).
+    #[arg(long, value_parser = parse_rate)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
+    pub rate: Option<Rate>,
     /// Closed loop with a pause after each response, per connection.
     #[arg(long, value_parser = parse_duration)]
     #[serde(default, with = "serde_as::opt_duration", skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,203 @@
+//! `--rate`: an open loop's requests per second, fixed (`5000`), a linear ramp (`100:2000/10s`:
+//! from 100 to 2,000 over 10 s) or steps (`500,1000,2000/5s`: each for 5 s). A ramp starts with
+//! the measured window (the warm-up runs at its first rate) and holds its last rate after it
+//! ends; without `-d` the window is the ramp's length. Latency stays corrected per request, so
+//! each step's is that of its own requests (`--timeseries` shows them interval by interval).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::units::{format_duration, parse_duration};
+
+/// The most steps a ramp may have.
+const STEPS: usize = 16;
+
+/// An open loop's rate over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// The rates: one (fixed), two (a linear ramp's ends) or the steps.
+    values: [f64; STEPS],
+    n: usize,
+    /// Steps' length, or the linear ramp's; zero for a fixed rate.
+    each: Duration,
+    linear: bool,
+}
+
+impl Rate {
+    /// A fixed rate.
+    pub fn fixed(r: f64) -> Rate {
+        let mut values = [0.0; STEPS];
+        values[0] = r;
+        Rate {
+            values,
+            n: 1,
+            each: Duration::ZERO,
+            linear: false,
+        }
+    }
+
+    /// Whether it changes over time.
+    pub fn is_ramp(&self) -> bool {
+        self.n > 1
+    }
+
+    /// The rate `t` into the window (the first before it, the last after the ramp).
+    pub fn at(&self, t: Duration) -> f64 {
+        let v = &self.values[..self.n];
+        if self.n == 1 || self.each.is_zero() {
+            return v[0];
+        }
+        let x = t.as_secs_f64() / self.each.as_secs_f64();
+        match self.linear {
+            true => v[0] + (v[1] - v[0]) * x.min(1.0),
+            false => v[(x as usize).min(self.n - 1)],
+        }
+    }
+
+    /// How long the ramp lasts (zero for a fixed rate).
+    pub fn length(&self) -> Duration {
+        match (self.n, self.linear) {
+            (1, _) => Duration::ZERO,
+            (_, true) => self.each,
+            (n, false) => self.each * n as u32,
+        }
+    }
+
+    /// The mean rate over the ramp (the rate, fixed): what the run offers on average.
+    pub fn per_s(&self) -> f64 {
+        let v = &self.values[..self.n];
+        match (self.n, self.linear) {
+            (1, _) => v[0],
+            (_, true) => (v[0] + v[1]) / 2.0,
+            (n, false) => v.iter().sum::<f64>() / n as f64,
+        }
+    }
+
+    /// This rate scaled by `k` (a thread's or a shard's share).
+    pub fn scaled(&self, k: f64) -> Rate {
+        let mut r = *self;
+        for v in &mut r.values[..r.n] {
+            *v *= k;
+        }
+        r
+    }
+}
+
+impl From<f64> for Rate {
+    fn from(r: f64) -> Rate {
+        Rate::fixed(r)
+    }
+}
+
+impl FromStr for Rate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rate, String> {
+        let s = s.trim();
+        let number = |x: &str| -> Result<f64, String> {
+            match x.trim().parse::<f64>() {
+                Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+                _ => Err(format!(
+                    "'{x}' in --rate {s} is not a positive number of requests per second"
+                )),
+            }
+        };
+        let Some((rates, over)) = s.split_once('/') else {
+            return number(s).map(Rate::fixed);
+        };
+        let each = parse_duration(over.trim()).map_err(|e| format!("--rate {s}: {}", e.0))?;
+        if each.is_zero() {
+            return Err(format!("--rate {s}: a ramp's time must be more than zero"));
+        }
+        let (values, linear): (Vec<f64>, bool) = match rates.split_once(':') {
+            Some((a, b)) => (vec![number(a)?, number(b)?], true),
+            None => (rates.split(',').map(number).collect::<Result<_, _>>()?, false),
+        };
+        if values.len() > STEPS {
+            return Err(format!("--rate {s}: at most {STEPS} steps"));
+        }
+        let mut r = Rate {
+            values: [0.0; STEPS],
+            n: values.len(),
+            each,
+            linear,
+        };
+        r.values[..values.len()].copy_from_slice(&values);
+        Ok(r)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v: Vec<String> = self.values[..self.n].iter().map(|r| r.to_string()).collect();
+        match (self.n, self.linear) {
+            (1, _) => write!(f, "{}", v[0]),
+            (_, true) => write!(f, "{}:{}/{}", v[0], v[1], format_duration(self.each)),
+            (_, false) => write!(f, "{}/{}", v.join(","), format_duration(self.each)),
+        }
+    }
+}
+
+/// A scenario's `rate`: a number, or a ramp's text.
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.is_ramp() {
+            false => s.serialize_f64(self.values[0]),
+            true => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Rate, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Number(f64),
+            Text(String),
+        }
+        match Either::deserialize(d)? {
+            Either::Number(r) => Ok(Rate::fixed(r)),
+            Either::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ramps_and_steps_give_their_rate_at_each_instant() {
+        let lin: Rate = "100:300/10s".parse().unwrap();
+        assert!(lin.is_ramp() && lin.length() == Duration::from_secs(10));
+        assert_eq!(lin.at(Duration::ZERO), 100.0);
+        assert_eq!(lin.at(Duration::from_secs(5)), 200.0);
+        assert_eq!(lin.at(Duration::from_secs(60)), 300.0, "held after the ramp");
+        assert_eq!(lin.per_s(), 200.0);
+        let steps: Rate = "500,1000,2000/2s".parse().unwrap();
+        assert_eq!(steps.length(), Duration::from_secs(6));
+        assert_eq!(
+            [0, 1999, 2000, 4500, 9000].map(|ms| steps.at(Duration::from_millis(ms))),
+            [500.0, 500.0, 1000.0, 2000.0, 2000.0]
+        );
+        assert_eq!(steps.scaled(0.5).at(Duration::from_secs(3)), 500.0);
+        for t in ["100:300/10s", "500,1000,2000/2s", "5000"] {
+            assert_eq!(t.parse::<Rate>().unwrap().to_string(), t);
+        }
+        let fixed: Rate = "2500".parse().unwrap();
+        assert!(!fixed.is_ramp() && fixed.per_s() == 2500.0 && fixed.at(Duration::from_secs(9)) == 2500.0);
+        for (bad, says) in [
+            ("0", "positive"),
+            ("fast", "positive"),
+            ("1:2/0s", "more than zero"),
+            ("1,x/1s", "'x'"),
+            ("1:2/soon", "--rate 1:2/soon"),
+        ] {
+            let e = bad.parse::<Rate>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}
