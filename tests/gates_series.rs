@@ -6,6 +6,7 @@ mod common;
 
 use std::process::Command;
 
+use common::bench_files::{bench_ok, scenario, tmpdir};
 use common::{Server, BIN};
 use serde_json::Value;
 
@@ -206,4 +207,38 @@ fn a_ramps_steps_show_in_the_time_series() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("'x'"));
     srv.stop();
+}
+
+/// A scenario's gates (`fail_if`) judge each cell's load: results keep each gate with its
+/// figure, and the table says which failed; a scenario mixing them with a capacity search is
+/// refused when read.
+#[test]
+fn a_scenarios_gates_judge_each_cell_and_the_table_shows_them() {
+    let d = tmpdir("gates-bench");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nrate = 500\n\
+         duration = \"500ms\"\nfail_if = \"p99>10s,rps<100000000\"\n",
+    );
+    let (r, stdout) = bench_ok(&p, &d);
+    let cell = &r["cells"][0];
+    let gates = cell["load"]["gates"].as_array().unwrap();
+    assert_eq!(gates.len(), 2, "{cell}");
+    assert_eq!(
+        (gates[0]["held"].as_bool(), gates[1]["held"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert!(gates[1]["value"].is_number());
+    assert!(stdout.contains("gate failed: rps<100000000"), "{stdout}");
+    let bad = scenario(
+        &d,
+        "[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\n\
+         slo = \"p99<=10ms\"\nfail_if = \"p99>10ms\"\n",
+    );
+    let out = Command::new(BIN)
+        .args(["bench", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drop fail_if or slo"));
 }

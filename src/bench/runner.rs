@@ -250,7 +250,12 @@ impl Standing {
         }
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
-        cell.load = Some(Box::new(w.doc));
+        let mut doc = w.doc;
+        // The experiment's gates (`fail_if`), judged on this cell's load: the report shows them.
+        if let Some(gates) = &x.load.fail_if {
+            doc.gates = gates.judge(&doc);
+        }
+        cell.load = Some(Box::new(doc));
         cell
     }
 

@@ -18,7 +18,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
     if spec.args().workload.slo.is_some() {
-        if cmd.fail_if.is_some() {
+        if cmd.args.workload.fail_if.is_some() {
             return Err(load::Error::Usage(
                 "--fail-if judges one run's result, --slo searches for a capacity: drop one".into(),
             )
@@ -119,7 +119,7 @@ fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Erro
 /// `--fail-if`: judges `doc` by its gates (kept in it), says each on stderr, and gives the exit
 /// they decide alone: 0 when all hold, 3 naming the failed ones. `None` without gates.
 fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Error>> {
-    let gates = cmd.fail_if.as_ref()?;
+    let gates = cmd.args.workload.fail_if.as_ref()?;
     doc.gates = gates.judge(doc);
     let mut failed = Vec::new();
     for (g, j) in gates.0.iter().zip(&doc.gates) {

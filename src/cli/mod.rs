@@ -182,12 +182,6 @@ pub struct LoadCommand {
     /// Internal: progress as JSON lines on stdout (what --hosts reads from each host).
     #[arg(long, hide = true)]
     pub progress_json: bool,
-    /// Pass/fail gates for CI, e.g. 'p99>10ms,errors>0.1%,rps<5000' (a class of --mix:
-    /// 'short:p99>5ms'; figures p50, p90, p99, p99.9, max, errors (a count, or % of requests
-    /// and errors), rps). Given, they alone decide the exit: 0 when all hold, 3 naming the
-    /// failed ones (a figure not measured fails its gate).
-    #[arg(long, value_name = "GATES", value_parser = parse_gates)]
-    pub fail_if: Option<load::gates::Gates>,
     /// Write the run's time series to FILE as NDJSON, a line per --interval (1s by default):
     /// sent and completed rates, latency quantiles of that interval's own histogram, errors by
     /// class, open connections and streams; the pieces of a run (--shard, --hosts) merged.
@@ -195,10 +189,6 @@ pub struct LoadCommand {
     pub timeseries: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub remote: crate::remote::RemoteArgs,
-}
-
-fn parse_gates(s: &str) -> Result<load::gates::Gates, String> {
-    s.parse()
 }
 
 #[derive(clap::Args, Debug)]

@@ -45,9 +45,29 @@ pub struct Gate {
     pub bound: f64,
 }
 
-/// The gates of `--fail-if`, in the order given.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// The gates of `--fail-if`, in the order given (a scenario's `fail_if` writes them as the
+/// flag does).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Gates(pub Vec<Gate>);
+
+impl fmt::Display for Gates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let all: Vec<String> = self.0.iter().map(Gate::to_string).collect();
+        write!(f, "{}", all.join(","))
+    }
+}
+
+impl Serialize for Gates {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Gates {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Gates, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 /// What a gate found in a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

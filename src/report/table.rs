@@ -59,6 +59,14 @@ pub fn notes(c: &Cell) -> Vec<String> {
     if let Some(u) = f.useful_ratio.filter(|u| *u < 0.5) {
         notes.push(format!("useful {:.2}%", u * 100.0));
     }
+    // The experiment's gates (`fail_if`): those that failed, or that all held.
+    let gates = c.load.as_ref().map_or(&[][..], |d| &d.gates[..]);
+    let failed: Vec<&str> = gates.iter().filter(|g| !g.held).map(|g| g.gate.as_str()).collect();
+    match (gates.is_empty(), failed.is_empty()) {
+        (true, _) => {}
+        (false, true) => notes.push(format!("gates held ({})", gates.len())),
+        (false, false) => notes.push(format!("gate failed: {}", failed.join(", "))),
+    }
     notes
 }
 

@@ -368,6 +368,13 @@ fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Erro
 /// What an experiment takes from an earlier one: its rate (`rate_of`) and its calibration
 /// (`calibrate_by`), each from an experiment before it that can give it.
 fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> {
+    if x.load.fail_if.is_some() && x.load.slo.is_some() {
+        return Err(o.key(
+            x,
+            "fail_if",
+            "judges each cell's load, and a capacity search's cells are its probes: drop fail_if or slo",
+        ));
+    }
     if let Some(r) = &x.rate_of {
         let (_, of) = super::scenario::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
         let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();

@@ -22,6 +22,10 @@ fn parse_rate(s: &str) -> Result<Rate, String> {
     s.parse()
 }
 
+fn parse_gates(s: &str) -> Result<super::gates::Gates, String> {
+    s.parse()
+}
+
 /// What is sent, how fast, for how long: the flags of `muxlab load` that a scenario's
 /// experiment may also set, under the same names (`body_size` for `--body-size`).
 #[derive(clap::Args, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -42,6 +46,14 @@ pub struct Workload {
         deserialize_with = "warmup_or_none"
     )]
     pub warmup: Duration,
+    /// Pass/fail gates for CI, e.g. 'p99>10ms,errors>0.1%,rps<5000' (a class of --mix:
+    /// 'short:p99>5ms'; figures p50, p90, p99, p99.9, max, errors (a count, or % of requests
+    /// and errors), rps). Given, they alone decide the exit: 0 when all hold, 3 naming the
+    /// failed ones (a figure not measured fails its gate). In a scenario, each cell's load is
+    /// judged by them and the report shows how it fared.
+    #[arg(long, value_name = "GATES", value_parser = parse_gates)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_if: Option<super::gates::Gates>,
     /// Open loop: this many requests per second overall, latency corrected for coordinated
     /// omission; or a ramp: A:B/T (linear from A to B over T), A,B,C/T (steps of T each),
     /// from the measured window's start (without -d the window is the ramp's length).
@@ -277,6 +289,7 @@ impl Default for Workload {
             duration: None,
             requests: None,
             warmup: Duration::ZERO,
+            fail_if: None,
             rate: None,
             think: None,
             h2: false,
@@ -334,6 +347,8 @@ impl Workload {
         put("duration", self.duration.map(exact_duration));
         put("requests", self.requests.map(|n| n.to_string()));
         put("warmup", (self.warmup != d.warmup).then(|| exact_duration(self.warmup)));
+        // Not `--fail-if`: gates judge the whole run, where it is put together (a piece that
+        // exits 3 would read as a failed piece).
         put("rate", self.rate.map(|r| r.to_string()));
         put("think", self.think.map(exact_duration));
         put(
