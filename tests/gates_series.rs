@@ -230,6 +230,10 @@ fn a_scenarios_gates_judge_each_cell_and_the_table_shows_them() {
     );
     assert!(gates[1]["value"].is_number());
     assert!(stdout.contains("gate failed: rps<100000000"), "{stdout}");
+    // The cell keeps its time series, a second per interval.
+    let tally = &cell["load"]["interchange"]["tally"];
+    assert_eq!(tally["series_every_us"], 1_000_000, "{tally}");
+    assert!(!tally["series"].as_array().unwrap().is_empty());
     let bad = scenario(
         &d,
         "[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\n\
@@ -241,4 +245,48 @@ fn a_scenarios_gates_judge_each_cell_and_the_table_shows_them() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("drop fail_if or slo"));
+}
+
+/// `muxlab report RUN.json` draws a load document's series: a page of charts beside it and a
+/// table with a row per interval; a document without one is refused, saying how to get one.
+#[test]
+fn report_draws_a_load_documents_series_and_refuses_one_without() {
+    let srv = Server::start("epoll", &[]);
+    let d = tmp("report");
+    let doc = |name: &str, extra: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["load", &srv.url(), "-c", "2", "--rate", "400", "-d", "1s", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let p = d.join(name);
+        std::fs::write(&p, &out.stdout).unwrap();
+        p
+    };
+    let with = doc("with.json", &["--interval", "250ms"]);
+    let out = Command::new(BIN)
+        .args(["report", with.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.trim_start().contains("s ") && l.contains("400"))
+            .count(),
+        4,
+        "{table}"
+    );
+    let page = std::fs::read_to_string(d.join("with.series.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 2);
+    let without = doc("without.json", &[]);
+    let out = Command::new(BIN)
+        .args(["report", without.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no time series"));
+    srv.stop();
 }

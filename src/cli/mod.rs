@@ -163,7 +163,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Report {
         /// Directories written by muxlab bench (holding results.json), or results files: one,
-        /// or A and B.
+        /// or A and B. Or one load document (load --json) with a time series: it is drawn.
         #[arg(required = true, num_args = 1..=2)]
         dirs: Vec<std::path::PathBuf>,
     },
@@ -328,6 +328,12 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Docs { check, root, files } => run_docs(&root, files, check)?,
         Command::Report { dirs } => match dirs.as_slice() {
+            [file] if crate::report::series::document(file).is_some() => {
+                let doc = crate::report::series::document(file).expect("read just above");
+                let (page, table) = crate::report::series::draw(file, &doc)?;
+                print!("{table}");
+                println!("{}", page.display());
+            }
             [dir] => {
                 println!("{}", crate::report::rebuild(dir)?.display());
                 // A run with --baseline: its before/after too.

@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod docs;
 pub(crate) mod html;
 mod seed;
+pub(crate) mod series;
 pub(crate) mod table;
 
 #[cfg(test)]

@@ -380,9 +380,15 @@ impl Experiment {
         let mut load = self.load.clone();
         // The servers bench starts for https present a self-signed certificate.
         load.insecure |= self.proto == Protocol::Https && load.cacert.is_none();
-        LoadArgs::new(target, connections, load)
+        let mut args = LoadArgs::new(target, connections, load);
+        // Each cell keeps its time series (a second per interval) in its load document.
+        args.interval = Some(SERIES_INTERVAL);
+        args
     }
 }
+
+/// The interval of the time series every cell's load keeps.
+pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Experiment {
     /// The `muxlab serve` command line of a model entry (`"epoll --trigger edge"`) in this
