@@ -41,6 +41,8 @@ pub(super) fn wanted(x: &Experiment) -> bool {
 pub(super) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, String) {
     let mut c = x.clone();
     c.expect.clear();
+    // A calibration is not the experiment's load: its gates are not judged on it.
+    c.load.fail_if = None;
     match x.load.rate.map(|r| r.per_s()) {
         Some(rate) => {
             let half = (rate / 2.0).max(1.0);

@@ -9,21 +9,13 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         args.interval = Some(std::time::Duration::from_secs(1));
     }
     let spec = args.resolve()?;
-    if let Some(path) = &cmd.timeseries {
-        std::fs::write(path, "")
-            .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))?;
-    }
+    let slo = spec.args().workload.slo.is_some();
+    check_outputs(cmd, &spec, slo)?;
     if let Some(path) = &cmd.hgrm {
         std::fs::write(path, "")
             .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
-    if spec.args().workload.slo.is_some() {
-        if cmd.args.workload.fail_if.is_some() {
-            return Err(load::Error::Usage(
-                "--fail-if judges one run's result, --slo searches for a capacity: drop one".into(),
-            )
-            .into());
-        }
+    if slo {
         return run_slo(cmd);
     }
     let show = match (cmd.progress_json, cmd.json) {
@@ -43,7 +35,8 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         }
         write_hgrm(cmd, fanned.doc.outcome())?;
         write_series(cmd, fanned.doc.outcome())?;
-        if let Some(gated) = gated {
+        // A host that failed fails the run, whatever the gates said of the rest.
+        if let (Some(gated), Ok(())) = (gated, fanned.verdict()) {
             return gated;
         }
         return fanned.verdict().map_err(|e| {
@@ -64,7 +57,8 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     }
     write_hgrm(cmd, &outcome)?;
     write_series(cmd, &outcome)?;
-    if let Some(gated) = gated {
+    // An interrupted run is not what was asked: it fails, whatever the gates said.
+    if let Some(gated) = gated.filter(|_| !outcome.interrupted) {
         return gated;
     }
     // Event streams longer than the window complete no request in it; their events are what
@@ -97,6 +91,31 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     Ok(())
 }
 
+/// What the run will write and judge, checked before it starts: `--fail-if` and
+/// `--timeseries` are of one run (not `--slo`'s search), a gate's class is one of the run's,
+/// and the series' file can be written (nothing in it lost before there is a series).
+fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), anyhow::Error> {
+    if slo && (cmd.args.workload.fail_if.is_some() || cmd.timeseries.is_some()) {
+        return Err(load::Error::Usage(
+            "--fail-if and --timeseries are of one run, --slo searches for a capacity over many: drop one".into(),
+        )
+        .into());
+    }
+    if let Some(gates) = &cmd.args.workload.fail_if {
+        let names: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
+        gates.check_classes(&names).map_err(load::Error::Usage)?;
+    }
+    if let Some(path) = &cmd.timeseries {
+        // Writable, and nothing in it lost before the run has a series to put there.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 /// `--timeseries FILE`: the run's series, a JSON line per interval.
 fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
     match &cmd.timeseries {
@@ -108,7 +127,7 @@ fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error>
 /// `o`'s series, a JSON line per interval, to `path`.
 fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Error> {
     let every = std::time::Duration::from_micros(o.tally.series_every_us.unwrap_or(1_000_000));
-    let text: String = load::series::lines(&o.tally.series, every)
+    let text: String = load::series::lines(&o.tally.series, every, o.elapsed)
         .iter()
         .map(|l| serde_json::to_string(l).expect("a series line serialises") + "\n")
         .collect();

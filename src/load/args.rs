@@ -110,6 +110,15 @@ impl LoadArgs {
         if self.interval.is_some_and(|d| d < std::time::Duration::from_millis(1)) {
             return Err(Error::invalid("interval", "--interval must be at least 1ms"));
         }
+        let window = w.duration.or(w.rate.filter(|r| r.is_ramp()).map(|r| r.length()));
+        if let (Some(i), Some(d)) = (self.interval, window) {
+            if d.as_secs_f64() / i.as_secs_f64() > 100_000.0 {
+                return Err(Error::invalid(
+                    "interval",
+                    "--interval makes over 100,000 intervals of the window: make it longer",
+                ));
+            }
+        }
         let pacing = self.pacing()?;
         if (http || self.target.kind.keyed().is_some()) && w.size != message_size() {
             return Err(Error::invalid(
@@ -168,10 +177,14 @@ impl LoadArgs {
         match (w.rate, w.think) {
             (Some(_), Some(_)) => bad("--rate (open loop) and --think (closed loop) exclude each other"),
             (Some(r), None) if !(r.per_s() > 0.0 && r.per_s().is_finite()) => bad("--rate must be a positive number"),
+            (Some(r), None) if r.is_ramp() && w.requests.is_some() => {
+                bad("a ramp runs for a time: give -d (or nothing: its length), not -n")
+            }
             (Some(r), None) if r.is_ramp() && w.slo.is_some() => {
                 bad("--slo searches fixed rates: give --rate as one number (the first probe's)")
             }
-            (Some(r), None) => Ok(Pacing::Rate(r.per_s())),
+            // A ramp offers its mean over the window it runs (a shorter -d cuts it).
+            (Some(r), None) => Ok(Pacing::Rate(r.mean_over(w.duration.unwrap_or(r.length())))),
             (None, Some(t)) => Ok(Pacing::Think(t)),
             (None, None) => Ok(Pacing::Closed),
         }

@@ -247,6 +247,19 @@ impl Gate {
 }
 
 impl Gates {
+    /// Refuses a gate naming a class the run has not (`classes`: the `--mix` names).
+    pub fn check_classes(&self, classes: &[&str]) -> Result<(), String> {
+        for g in &self.0 {
+            if let Some(c) = g.class.as_deref().filter(|c| !classes.contains(c)) {
+                return Err(match classes.is_empty() {
+                    true => format!("--fail-if {g}: the run has no request classes (--mix) for '{c}'"),
+                    false => format!("--fail-if {g}: '{c}' is not a class of --mix ({})", classes.join(", ")),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Each gate judged against `doc`.
     pub fn judge(&self, doc: &Document) -> Vec<Judged> {
         self.0.iter().map(|g| g.judge(doc)).collect()

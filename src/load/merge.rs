@@ -81,10 +81,26 @@ pub fn documents(docs: &[(String, Document)]) -> Result<Document, Error> {
                 names(first).join(", ")
             )));
         }
+        // Series add up interval by interval: every piece keeps one, of the same interval.
+        let every = |d: &Document| d.outcome().tally.series_every_us;
+        if every(doc) != every(first) {
+            let said = |d: &Document| {
+                every(d).map_or("no time series".to_string(), |us| {
+                    format!("a series in {us} us intervals")
+                })
+            };
+            return Err(Error::Usage(format!(
+                "{name} has {} and {first_name} {}: run every piece with the same --interval",
+                said(doc),
+                said(first)
+            )));
+        }
     }
     let parts: Vec<Outcome> = docs.iter().map(|(_, d)| d.outcome().clone()).collect();
     let merged = outcomes(&parts, Machines::Separate).expect("at least one part");
     let mut out = first.clone();
+    // A piece's gates were judged on that piece, not on the sum.
+    out.gates.clear();
     let n = docs.len();
     let mut shares: Vec<Option<&str>> = docs.iter().map(|(_, d)| d.config.shard.as_deref()).collect();
     shares.sort();

@@ -177,16 +177,18 @@ impl Schedule {
 
     /// The gap to the next send.
     fn gap(&mut self) -> Duration {
-        let interval = match &self.ramp {
-            Some((rate, from)) => {
-                let r = rate.at(self.next.saturating_duration_since(*from));
-                Duration::from_secs_f64(self.batch as f64 / r)
-            }
-            None => self.interval,
-        };
+        if let Some((rate, from)) = &self.ramp {
+            // A ramp: the gap after which the rates crossed call for one more batch (an
+            // exponential draw of it for Poisson arrivals).
+            let amount = match self.poisson.as_mut() {
+                Some(r) => r.exp(self.batch as f64),
+                None => self.batch as f64,
+            };
+            return rate.gap_after(self.next.saturating_duration_since(*from), amount);
+        }
         match self.poisson.as_mut() {
-            Some(r) => Duration::from_secs_f64(r.exp(interval.as_secs_f64())),
-            None => interval,
+            Some(r) => Duration::from_secs_f64(r.exp(self.interval.as_secs_f64())),
+            None => self.interval,
         }
     }
 

@@ -101,19 +101,25 @@ pub struct Line {
     pub streams: u64,
 }
 
-/// The series as lines, one per interval of `every`.
-pub fn lines(series: &[Interval], every: Duration) -> Vec<Line> {
-    let s = every.as_secs_f64();
+/// The series as lines, one per interval of `every` of a `window` that long: the last one's
+/// rates over the part of it inside the window.
+pub fn lines(series: &[Interval], every: Duration, window: Duration) -> Vec<Line> {
+    let (s, w) = (every.as_secs_f64(), window.as_secs_f64());
     series
         .iter()
         .enumerate()
-        .map(|(k, iv)| Line {
-            t_s: k as f64 * s,
-            interval_s: s,
+        .map(|(k, iv)| {
+            let t = k as f64 * s;
+            let len = if w > t { (w - t).min(s) } else { s };
+            (k, iv, t, len)
+        })
+        .map(|(_, iv, t, len)| Line {
+            t_s: t,
+            interval_s: len,
             sent: iv.sent,
             completed: iv.completed,
-            sent_rps: iv.sent as f64 / s,
-            completed_rps: iv.completed as f64 / s,
+            sent_rps: iv.sent as f64 / len,
+            completed_rps: iv.completed as f64 / len,
             latency_us: iv.latency.latency(),
             errors: ERROR_CLASSES
                 .iter()
@@ -153,7 +159,11 @@ mod tests {
         merge(&mut m, &b, 1);
         assert_eq!(m.len(), 3);
         assert_eq!((m[0].completed, m[1].completed, m[2].completed), (1, 2, 1));
-        let l = lines(&m, Duration::from_millis(500));
+        let l = lines(&m, Duration::from_millis(500), Duration::from_millis(1400));
+        assert!(
+            (l[2].interval_s - 0.4).abs() < 1e-9,
+            "the last interval's part inside the window"
+        );
         assert_eq!(l[1].t_s, 0.5);
         assert_eq!(l[1].completed_rps, 4.0);
         let max = l[1].latency_us.max.unwrap();

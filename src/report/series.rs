@@ -27,7 +27,7 @@ pub fn draw(path: &Path, doc: &Document) -> Result<(PathBuf, String), Error> {
             path.display()
         )));
     };
-    let ls = lines(&o.tally.series, Duration::from_micros(us));
+    let ls = lines(&o.tally.series, Duration::from_micros(us), o.elapsed);
     let pts = |f: &dyn Fn(&Line) -> Option<f64>| -> Vec<(f64, f64)> {
         ls.iter().filter_map(|l| f(l).map(|v| (l.t_s, v))).collect()
     };

@@ -375,6 +375,13 @@ fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> 
             "judges each cell's load, and a capacity search's cells are its probes: drop fail_if or slo",
         ));
     }
+    if let Some(g) = &x.load.fail_if {
+        let names: Vec<&str> = x.load.mix.iter().map(|m| m.name.as_str()).collect();
+        // A mix file's classes are read when the load runs: its gates are checked then.
+        if x.load.mix_file.is_none() {
+            g.check_classes(&names).map_err(|e| o.key(x, "fail_if", e))?;
+        }
+    }
     if let Some(r) = &x.rate_of {
         let (_, of) = super::scenario::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
         let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::{format_duration, parse_duration};
+use crate::units::{exact_duration, parse_duration};
 
 /// The most steps a ramp may have.
 const STEPS: usize = 16;
@@ -76,6 +76,62 @@ impl Rate {
         }
     }
 
+    /// The mean rate over the first `d` of the window (the ramp's last rate held after it).
+    pub fn mean_over(&self, d: Duration) -> f64 {
+        if !self.is_ramp() || d.is_zero() {
+            return self.per_s();
+        }
+        self.requests_in(Duration::ZERO, d) / d.as_secs_f64()
+    }
+
+    /// The requests the rate calls for from `a` to `b` into the window (its integral).
+    fn requests_in(&self, a: Duration, b: Duration) -> f64 {
+        self.cumulative(b) - self.cumulative(a)
+    }
+
+    /// The requests called for from the window's start to `t`.
+    fn cumulative(&self, t: Duration) -> f64 {
+        let (t, e) = (t.as_secs_f64(), self.each.as_secs_f64());
+        let v = &self.values[..self.n];
+        if self.n == 1 || e == 0.0 {
+            return v[0] * t;
+        }
+        match self.linear {
+            true => {
+                let x = t.min(e);
+                let ramp = v[0] * x + (v[1] - v[0]) * x * x / (2.0 * e);
+                ramp + v[1] * (t - x).max(0.0)
+            }
+            false => {
+                let full = ((t / e) as usize).min(self.n - 1);
+                let before: f64 = v[..full].iter().sum::<f64>() * e;
+                before + v[full] * (t - full as f64 * e)
+            }
+        }
+    }
+
+    /// How long after `t` into the window the rate has called for `amount` more requests:
+    /// the next send's gap (`amount` the batch, or an exponential draw of it), so a send is
+    /// due by the rates it crosses, not by the one at the last send.
+    pub fn gap_after(&self, t: Duration, amount: f64) -> Duration {
+        let target = self.cumulative(t) + amount;
+        // The cumulative count only grows: bisect on it.
+        let (mut lo, mut hi) = (t.as_secs_f64(), t.as_secs_f64() + amount / self.at(t).max(1e-9));
+        let mut tries = 0;
+        while self.cumulative(Duration::from_secs_f64(hi)) < target && tries < 64 {
+            hi = lo + (hi - lo) * 2.0;
+            tries += 1;
+        }
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            match self.cumulative(Duration::from_secs_f64(mid)) < target {
+                true => lo = mid,
+                false => hi = mid,
+            }
+        }
+        Duration::from_secs_f64(hi - t.as_secs_f64())
+    }
+
     /// This rate scaled by `k` (a thread's or a shard's share).
     pub fn scaled(&self, k: f64) -> Rate {
         let mut r = *self;
@@ -105,7 +161,11 @@ impl FromStr for Rate {
             }
         };
         let Some((rates, over)) = s.split_once('/') else {
-            return number(s).map(Rate::fixed);
+            // One number: whether it is positive is the run's check (`rate` named).
+            return s
+                .parse::<f64>()
+                .map(Rate::fixed)
+                .map_err(|_| format!("'{s}' is not a number of requests per second, A:B/T or A,B,C/T"));
         };
         let each = parse_duration(over.trim()).map_err(|e| format!("--rate {s}: {}", e.0))?;
         if each.is_zero() {
@@ -117,6 +177,11 @@ impl FromStr for Rate {
         };
         if values.len() > STEPS {
             return Err(format!("--rate {s}: at most {STEPS} steps"));
+        }
+        if values.len() < 2 {
+            return Err(format!(
+                "--rate {s}: a ramp has two rates (A:B/T) or steps (A,B/T); one rate is --rate A"
+            ));
         }
         let mut r = Rate {
             values: [0.0; STEPS],
@@ -134,8 +199,8 @@ impl fmt::Display for Rate {
         let v: Vec<String> = self.values[..self.n].iter().map(|r| r.to_string()).collect();
         match (self.n, self.linear) {
             (1, _) => write!(f, "{}", v[0]),
-            (_, true) => write!(f, "{}:{}/{}", v[0], v[1], format_duration(self.each)),
-            (_, false) => write!(f, "{}/{}", v.join(","), format_duration(self.each)),
+            (_, true) => write!(f, "{}:{}/{}", v[0], v[1], exact_duration(self.each)),
+            (_, false) => write!(f, "{}/{}", v.join(","), exact_duration(self.each)),
         }
     }
 }
@@ -184,14 +249,38 @@ mod tests {
             [500.0, 500.0, 1000.0, 2000.0, 2000.0]
         );
         assert_eq!(steps.scaled(0.5).at(Duration::from_secs(3)), 500.0);
-        for t in ["100:300/10s", "500,1000,2000/2s", "5000"] {
-            assert_eq!(t.parse::<Rate>().unwrap().to_string(), t);
+        // Written back exactly (what shards, hosts and scenarios are given).
+        for (t, back) in [
+            ("100:300/10s", "100:300/10000ms"),
+            ("500,1000,2000/2s", "500,1000,2000/2000ms"),
+            ("1:2/1234567us", "1:2/1234567us"),
+            ("5000", "5000"),
+        ] {
+            let r: Rate = t.parse().unwrap();
+            assert_eq!(r.to_string(), back);
+            assert_eq!(back.parse::<Rate>().unwrap(), r);
         }
+        // The next send comes when the rates crossed have called for it: from 1 req/s the first
+        // gap of a ramp to 1,000 over 10 s is not the 1 s the first rate alone would give.
+        let low: Rate = "1:1000/10s".parse().unwrap();
+        let gap = low.gap_after(Duration::ZERO, 1.0).as_secs_f64();
+        assert!(
+            gap < 0.2 && (low.cumulative(Duration::from_secs_f64(gap)) - 1.0).abs() < 1e-6,
+            "{gap}"
+        );
+        let across = steps.gap_after(Duration::from_millis(1999), 1.0).as_secs_f64();
+        assert!(
+            (across - 0.0015).abs() < 1e-6,
+            "the rest of a 500 step, then at 1,000: {across}"
+        );
+        assert!((lin.mean_over(Duration::from_secs(5)) - 150.0).abs() < 1e-9);
+        assert_eq!(steps.mean_over(Duration::from_secs(2)), 500.0);
         let fixed: Rate = "2500".parse().unwrap();
         assert!(!fixed.is_ramp() && fixed.per_s() == 2500.0 && fixed.at(Duration::from_secs(9)) == 2500.0);
         for (bad, says) in [
-            ("0", "positive"),
-            ("fast", "positive"),
+            ("fast", "is not a number"),
+            ("500/5s", "a ramp has two rates"),
+            ("0:5/1s", "positive"),
             ("1:2/0s", "more than zero"),
             ("1,x/1s", "'x'"),
             ("1:2/soon", "--rate 1:2/soon"),
