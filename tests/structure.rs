@@ -450,7 +450,7 @@ fn no_connection_or_turn_state_is_thread_local() {
         ("store/taken.rs", "SEQ"),
         // A green carrier's: the coroutine it runs now, and the runtime and processor it holds.
         ("sys/green.rs", "CURRENT"),
-        ("server/green/sched.rs", "HELD"),
+        ("server/green/held.rs", "HELD"),
     ];
     let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
     let found = thread_locals(&files);

@@ -8,6 +8,8 @@
 //!
 //! - [`sched`]: processors, run queues, stealing, the carriers, and a blocking call's hand-off;
 //! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
+//! - [`held`]: the runtime and processor the running OS thread holds;
+//! - [`stacks`]: the stacks, kept for the next threads;
 //! - [`parking`]: the connection's waits ([`super::waits::Waits`]) as parks.
 //!
 //! **Where a thread may move.** Only while parked at the netpoller, which it does between
@@ -32,9 +34,11 @@
 //! step over it: muxlab's own frames are far smaller). Two mappings each, so
 //! `vm.max_map_count` (65,530 by default) holds a server to about 32,000 threads.
 
+mod held;
 mod netpoll;
 mod parking;
 mod sched;
+mod stacks;
 
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};

@@ -19,9 +19,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::held::{held, hold};
 use super::netpoll::{Netpoll, Woken};
 use super::parking::Parking;
-use super::{Body, Resume, Suspend, G, STACK};
+use super::stacks::Stacks;
+use super::{Body, Resume, Suspend, G};
 use crate::server::config::TICK;
 use crate::server::ctx::Ctx;
 use crate::server::error::{io_err, Error};
@@ -51,7 +53,7 @@ pub struct Runtime {
     /// Carriers alive, and blocking calls in flight.
     threads: AtomicUsize,
     in_calls: AtomicUsize,
-    stacks: Mutex<Vec<sys::green::DefaultStack>>,
+    stacks: Stacks,
 }
 
 /// A processor: its run queue, and how many carriers back from a blocking call ask for it.
@@ -93,30 +95,6 @@ struct Carrier {
     events: sys::epoll::Events,
     woken: Woken,
 }
-
-/// The runtime a carrier runs for, and the processor it holds.
-type Holding = Option<(&'static Runtime, usize)>;
-
-thread_local! {
-    /// This carrier's [`Holding`].
-    static HELD: std::cell::Cell<Holding> = const { std::cell::Cell::new(None) };
-}
-
-/// Never inlined, as every thread-local access on a green thread's path (`tests/structure.rs`
-/// holds them to it): a thread-local's address kept by an inlined caller across a park could
-/// be another carrier's.
-#[inline(never)]
-fn held() -> Holding {
-    HELD.with(|h| h.get())
-}
-
-#[inline(never)]
-fn hold(h: Holding) {
-    HELD.with(|c| c.set(h));
-}
-
-/// Stacks kept for the next threads, their pages given back.
-const STACKS_KEPT: usize = 256;
 
 /// Every this many turns a carrier looks at the global queue and the netpoller first.
 const FAIRNESS: u64 = 61;
@@ -173,7 +151,7 @@ impl Runtime {
             carriers: Mutex::new(Vec::new()),
             threads: AtomicUsize::new(0),
             in_calls: AtomicUsize::new(0),
-            stacks: Mutex::new(Vec::new()),
+            stacks: Stacks::default(),
         }));
         let mut started = rt.go(first).map_err(io_err("starting the first green thread"));
         for p in 0..ctx.workers {
@@ -210,11 +188,7 @@ impl Runtime {
     /// Starts a green thread running `f` in the caller's processor's run queue (the global
     /// queue outside a carrier).
     pub fn go(&'static self, f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
-        let kept = lock(&self.stacks).pop();
-        let stack = match kept {
-            Some(s) => s,
-            None => sys::stack::stack(STACK)?,
-        };
+        let stack = self.stacks.take()?;
         let bounds = sys::stack::bounds(&stack);
         let ctx = self.ctx;
         let body: Body = sys::green::Coroutine::with_stack(stack, move |y, _: Resume| {
@@ -419,13 +393,7 @@ impl Runtime {
                 c.preempted.push_back(g);
             }
             CoroutineResult::Return(()) => {
-                let stack = g.co.into_inner().into_stack();
-                sys::stack::release(&stack);
-                let mut kept = lock(&self.stacks);
-                if kept.len() < STACKS_KEPT {
-                    kept.push(stack);
-                }
-                drop(kept);
+                self.stacks.put(g.co.into_inner().into_stack());
                 if self.live.fetch_sub(1, Ordering::AcqRel) == 1 && self.ctx.stopping() {
                     self.work.notify_all();
                     self.poll.wake();
