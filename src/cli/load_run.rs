@@ -103,7 +103,7 @@ fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), 
     }
     if let Some(gates) = &cmd.args.workload.fail_if {
         let names: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
-        gates.check_classes(&names).map_err(load::Error::Usage)?;
+        gates.check_classes(&names).map_err(|e| load::Error::Usage(e.0))?;
     }
     if let Some(path) = &cmd.timeseries {
         // Writable, and nothing in it lost before the run has a series to put there.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::document::Document;
-use crate::units::{format_duration, parse_duration};
+use crate::units::{format_duration, parse_duration, BadValue};
 
 /// The figure a gate holds to a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -65,7 +65,9 @@ impl Serialize for Gates {
 
 impl<'de> Deserialize<'de> for Gates {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Gates, D::Error> {
-        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+        String::deserialize(d)?
+            .parse::<Gates>()
+            .map_err(|e| serde::de::Error::custom(e.0))
     }
 }
 
@@ -79,9 +81,9 @@ pub struct Judged {
     pub held: bool,
 }
 
-impl FromStr for Gate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Gate, String> {
+/// One gate's text read, or what is wrong with it.
+fn gate(s: &str) -> Result<Gate, String> {
+    {
         let s = s.trim();
         let (op, i) = match (s.find('>'), s.find('<')) {
             (Some(i), None) => (true, i),
@@ -149,12 +151,12 @@ impl FromStr for Gate {
 }
 
 impl FromStr for Gates {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Gates, String> {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Gates, BadValue> {
         let gates: Vec<Gate> = s
             .split(',')
             .filter(|p| !p.trim().is_empty())
-            .map(str::parse)
+            .map(|g| gate(g).map_err(BadValue))
             .collect::<Result<_, _>>()?;
         if gates.is_empty() {
             return Err("no gate given: write e.g. 'p99>10ms,errors>0.1%,rps<5000'".into());
@@ -248,13 +250,13 @@ impl Gate {
 
 impl Gates {
     /// Refuses a gate naming a class the run has not (`classes`: the `--mix` names).
-    pub fn check_classes(&self, classes: &[&str]) -> Result<(), String> {
+    pub fn check_classes(&self, classes: &[&str]) -> Result<(), BadValue> {
         for g in &self.0 {
             if let Some(c) = g.class.as_deref().filter(|c| !classes.contains(c)) {
-                return Err(match classes.is_empty() {
+                return Err(BadValue(match classes.is_empty() {
                     true => format!("--fail-if {g}: the run has no request classes (--mix) for '{c}'"),
                     false => format!("--fail-if {g}: '{c}' is not a class of --mix ({})", classes.join(", ")),
-                });
+                }));
             }
         }
         Ok(())
@@ -309,7 +311,7 @@ mod tests {
             ("", "no gate given"),
             ("rps<-5", "from 0"),
         ] {
-            let e = bad.parse::<Gates>().unwrap_err();
+            let e = bad.parse::<Gates>().unwrap_err().0;
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

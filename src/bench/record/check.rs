@@ -379,7 +379,7 @@ fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> 
         let names: Vec<&str> = x.load.mix.iter().map(|m| m.name.as_str()).collect();
         // A mix file's classes are read when the load runs: its gates are checked then.
         if x.load.mix_file.is_none() {
-            g.check_classes(&names).map_err(|e| o.key(x, "fail_if", e))?;
+            g.check_classes(&names).map_err(|e| o.key(x, "fail_if", e.0))?;
         }
     }
     if let Some(r) = &x.rate_of {

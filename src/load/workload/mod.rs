@@ -18,11 +18,11 @@ pub use slo::{Bound, Quantile, Slo};
 
 use crate::units::{exact_duration, parse_duration, serde_as, AddrRange};
 
-fn parse_rate(s: &str) -> Result<Rate, String> {
+fn parse_rate(s: &str) -> Result<Rate, crate::units::BadValue> {
     s.parse()
 }
 
-fn parse_gates(s: &str) -> Result<super::gates::Gates, String> {
+fn parse_gates(s: &str) -> Result<super::gates::Gates, crate::units::BadValue> {
     s.parse()
 }
 

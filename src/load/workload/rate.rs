@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::{exact_duration, parse_duration};
+use crate::units::{exact_duration, parse_duration, BadValue};
 
 /// The most steps a ramp may have.
 const STEPS: usize = 16;
@@ -149,8 +149,15 @@ impl From<f64> for Rate {
 }
 
 impl FromStr for Rate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Rate, String> {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Rate, BadValue> {
+        parse(s).map_err(BadValue)
+    }
+}
+
+/// `--rate`'s text read, or what is wrong with it.
+fn parse(s: &str) -> Result<Rate, String> {
+    {
         let s = s.trim();
         let number = |x: &str| -> Result<f64, String> {
             match x.trim().parse::<f64>() {
@@ -225,7 +232,7 @@ impl<'de> Deserialize<'de> for Rate {
         }
         match Either::deserialize(d)? {
             Either::Number(r) => Ok(Rate::fixed(r)),
-            Either::Text(t) => t.parse().map_err(serde::de::Error::custom),
+            Either::Text(t) => t.parse::<Rate>().map_err(|e| serde::de::Error::custom(e.0)),
         }
     }
 }
@@ -285,7 +292,7 @@ mod tests {
             ("1,x/1s", "'x'"),
             ("1:2/soon", "--rate 1:2/soon"),
         ] {
-            let e = bad.parse::<Rate>().unwrap_err();
+            let e = bad.parse::<Rate>().unwrap_err().0;
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
