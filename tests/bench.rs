@@ -24,12 +24,20 @@ fn bench(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn list_shows_every_builtin_scenario() {
+fn list_shows_every_builtin_scenario_and_every_product_beside_its_model() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let out = bench(&["--list"]);
     let text = String::from_utf8_lossy(&out.stdout);
     for (name, _) in muxlab::bench::scenario::BUILTIN {
         assert!(text.contains(name), "{text}");
+    }
+    for (product, model) in muxlab::bench::record::peer::PRODUCTS {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{product} ")))
+            .unwrap_or_else(|| panic!("no line for {product}: {text}"));
+        assert!(line.contains(&format!("beside {model}")), "{line}");
+        assert!(line.contains("installed"), "{line}");
     }
 }
 

@@ -84,8 +84,13 @@ fn keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one() {
     assert_eq!(locks["per_req"].as_f64(), Some(1.0), "{locks}");
     assert!(locks["hold_us"].as_f64().is_some_and(|h| h > 0.0), "{locks}");
     assert!(cell(&r, "light", "reactor")["figures"]["locks"].is_null());
-    // Each verdict's headline makes the choice.
-    for v in r["verdicts"].as_array().unwrap() {
+    // Each experiment's verdict's headline makes the choice.
+    for v in r["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["experiment"] != "fidelity")
+    {
         let h = v["headline"].as_str().unwrap();
         assert!(h.starts_with("Choose ") || h.starts_with("No choice"), "{h}");
         assert_eq!(v["findings"][0]["metric"], "server CPU per request", "{v}");
@@ -107,6 +112,37 @@ fn keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one() {
         "calibrated by 'light': no calibration cells of its own"
     );
     assert!(stdout.contains("Contention: queue-pool --store locked"), "{stdout}");
+    // The stores beside the models that stand for them, in the fidelity verdict: redis-server
+    // beside reactor, memcached beside dispatch (io-threads did not run: no row for
+    // redis-server --io-threads 2).
+    let fidelity = r["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["experiment"] == "fidelity")
+        .unwrap_or_else(|| panic!("no fidelity verdict: {}", r["verdicts"]));
+    let pairs: Vec<String> = fidelity["fidelity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} ~ {}",
+                r["experiment"].as_str().unwrap(),
+                r["product"].as_str().unwrap(),
+                r["model"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            "light redis-server ~ reactor",
+            "heavier redis-server ~ reactor",
+            "mc memcached -t 1 ~ dispatch --store striped:8",
+            "mc memcached -t 2 ~ dispatch --store striped:8"
+        ]
+    );
 }
 
 /// A peer the protocol does not fit is refused when the file is read, naming it.

@@ -19,6 +19,7 @@ pub(crate) mod error;
 pub(crate) mod hosts;
 pub mod judge;
 mod keyed_prediction;
+mod launch;
 pub mod nginx;
 mod own;
 mod peers;
@@ -26,6 +27,7 @@ mod predicted;
 pub(crate) mod process;
 pub mod record;
 pub(crate) mod runner;
+pub mod runtimes;
 mod setup;
 pub mod steer;
 mod stores;
@@ -152,6 +154,7 @@ pub fn list() -> String {
             .sum();
         s.push_str(&format!("{name:<26} {cells:>3} cells  {}\n", sc.description));
     }
+    s.push_str(&peers::products());
     s.push_str("\nmuxlab bench NAME runs one; muxlab bench path/to/file.toml runs your own (see scenarios/).\n");
     s
 }

@@ -61,7 +61,10 @@ impl Placement {
 /// workers and the threads it runs beside them (io-threads' executor).
 pub(super) fn target_threads(x: &Experiment, target: &super::runner::Target, cpus: &str) -> usize {
     match target {
-        super::runner::Target::Peer(p) => crate::bench::record::peer::Peer::parse(p).map_or(1, |p| p.threads()),
+        super::runner::Target::Peer(p) => {
+            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
+            crate::bench::record::peer::Peer::parse(p).map_or(1, |p| p.threads(x.workers, n))
+        }
         super::runner::Target::External(_) => 1,
         t => {
             let entry = t.model_entry().expect("a model target");

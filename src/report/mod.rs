@@ -45,6 +45,14 @@ pub fn verdict_lines(v: &crate::bench::judge::finding::Verdict) -> String {
             ));
         }
     }
+    if !v.fidelity.is_empty() {
+        let cols = crate::bench::judge::fidelity::COLUMNS;
+        s.push_str(&format!("    {}\n", cols[..11].join(" | ")));
+        for r in &v.fidelity {
+            let c = r.cells();
+            s.push_str(&format!("    {}\n", c[..11].join(" | ")));
+        }
+    }
     s.push_str(&format!("    {}\n", v.text));
     s
 }

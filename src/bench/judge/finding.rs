@@ -64,6 +64,9 @@ pub struct Verdict {
     pub headline: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table: Vec<super::headline::Row>,
+    /// The fidelity verdict's rows: each product beside the model that stands for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelity: Vec<super::fidelity::Row>,
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.

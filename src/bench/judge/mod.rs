@@ -5,7 +5,7 @@
 //! the request classes (`classes`), the shapes the scenario promises (`expect`), the
 //! prediction beside the measurement (`against_prediction`), a keyed store's locks and hops
 //! (`contention`) and, across experiments, the
-//! shapes of one load (`shapes`); per cell, what bound it (`bound`) and where its requests'
+//! shapes of one load (`shapes`) and each product beside its model (`fidelity`); per cell, what bound it (`bound`) and where its requests'
 //! time went (`card`).
 //!
 //! A new metric goes in `metric`, a new verdict rule in `verdict` (or a file of its own beside
@@ -18,6 +18,7 @@ pub mod card;
 mod classes;
 mod contention;
 pub mod expect;
+pub mod fidelity;
 pub mod finding;
 pub mod headline;
 pub mod metric;
@@ -69,8 +70,9 @@ impl Context {
     }
 }
 
-/// Every experiment's verdict, and with `shapes` (a scenario's `compare_shapes`) the verdict
-/// across them.
+/// Every experiment's verdict, with `shapes` (a scenario's `compare_shapes`) the verdict
+/// across them, and where a product ran beside the model that stands for it, the fidelity
+/// verdict.
 pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context, shapes: bool) -> Vec<Verdict> {
     let mut v: Vec<Verdict> = experiments
         .iter()
@@ -79,6 +81,7 @@ pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Con
     if shapes {
         v.extend(shapes::verdict(experiments, cells, ctx.server_cpus));
     }
+    v.extend(fidelity::verdict(experiments, cells));
     v
 }
 

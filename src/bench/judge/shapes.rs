@@ -144,6 +144,7 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
         // Its first line says it in a sentence.
         headline: text.lines().next().unwrap_or_default().to_string(),
         table: Vec::new(),
+        fidelity: Vec::new(),
     })
 }
 

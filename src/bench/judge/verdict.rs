@@ -64,6 +64,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         expected: Vec::new(),
         headline: String::new(),
         table: Vec::new(),
+        fidelity: Vec::new(),
     };
     if targets.len() < 2 {
         v.text = match targets.first() {

@@ -446,6 +446,10 @@ fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
                 ),
             ));
         }
+        if peer.does_work() {
+            peer.serves_work(x, p)
+                .map_err(|e| o.at(&format!("\"{p}\""), "peers", format!("experiment '{}': {e}", x.name)))?;
+        }
     }
     if let Some(r) = &x.reference {
         if !x.models.contains(r) && !x.peers.contains(r) {

@@ -144,3 +144,41 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
         assert!(e.contains("field 'rate_of'") && e.contains(says), "{keys}: {e}");
     }
 }
+
+/// The runtimes' servers draw fixed times and exp(MEAN) only: an experiment that sets them
+/// other work is refused when it is read, naming the peer and the work, not measured as if
+/// served alike.
+#[test]
+fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
+    let base = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"green\"]\nconnections = [1]\nduration = \"1s\"\n";
+    let e = parse(
+        &format!("{base}peers = [\"go\"]\nwork = \"sleep:lognormal(1ms,1)\"\n"),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("\"go\"") && e.contains("fixed times and exp(MEAN) only, not work 'sleep:lognormal(1ms,1)'"),
+        "{e}"
+    );
+    let e = parse(
+        &format!(
+            "{base}peers = [\"node\"]\nwork_from_request = true\nmix = [\"a=1:/?cpu=20us\", \"b=1:/?cpu=pareto(1ms,2)\"]\n"
+        ),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("class 'b'"), "{e}");
+    // Fixed and exp are served; nginx does no work and is not held to it.
+    assert!(parse(
+        &format!("{base}peers = [\"go\", \"nginx\"]\nwork = \"cpu:20us+sleep:exp(1ms)\"\n"),
+        "f.toml"
+    )
+    .is_ok());
+    let e = parse(&format!("{base}peers = [\"go GOMAXPROCS=99\"]\n"), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("GOMAXPROCS takes 1 to 64"), "{e}");
+}

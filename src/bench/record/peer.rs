@@ -1,9 +1,15 @@
 //! The production servers an experiment sets beside its models (`peers`): what an entry names,
-//! the protocol each speaks, and how many threads serve (which decides its CPUs under
-//! `threaded_cpus`). Entries use the products' own flags: `"nginx"`, `"nginx deferred"`,
-//! `"redis-server"`, `"redis-server --io-threads 2"`, `"memcached"`, `"memcached -t 2"`.
+//! the protocol each speaks, how many threads serve (which decides its CPUs under
+//! `threaded_cpus`), and the model that stands for it (the fidelity verdict compares them).
+//! Entries use the products' own flags and knobs: `"nginx"`, `"nginx deferred"`,
+//! `"redis-server"`, `"redis-server --io-threads 2"`, `"memcached"`, `"memcached -t 2"`; the
+//! runtimes' servers in `products/`: `"go"` (net/http, a blocking call as the nanosleep system
+//! call), `"go time.Sleep"` (the call as `time.Sleep`), either with `GOMAXPROCS=N` (default:
+//! the experiment's `workers` where it sets them, as green's `--workers`, else Go's own, the
+//! CPUs it may run on); `"node"` (http, the work on its one loop) and
+//! `"node worker_threads=N"` (the work handed to a pool of N worker threads).
 
-use super::scenario::Protocol;
+use super::scenario::{Experiment, Protocol};
 
 /// The most threads a peer entry may ask for.
 pub const MAX_THREADS: usize = 64;
@@ -17,16 +23,37 @@ pub enum Peer {
     Redis { io_threads: usize },
     /// Debian's memcached with `-t N` worker threads.
     Memcached { threads: usize },
+    /// Go's net/http (`products/go`): `procs` is GOMAXPROCS (`None`: as said above);
+    /// `time_sleep`: a blocking call is `time.Sleep`, not the nanosleep system call.
+    Go { procs: Option<usize>, time_sleep: bool },
+    /// Node's http (`products/node`): the work on the loop (`worker_threads` 0) or on a pool.
+    Node { worker_threads: usize },
 }
 
 /// What the peers are, for an error that names them.
-pub const KNOWN: &str =
-    "nginx, \"nginx deferred\", redis-server (\"redis-server --io-threads N\") and memcached (\"memcached -t N\")";
+pub const KNOWN: &str = "nginx, \"nginx deferred\", redis-server (\"redis-server --io-threads N\"), memcached \
+     (\"memcached -t N\"), go (\"go time.Sleep\", either with GOMAXPROCS=N) and node (\"node worker_threads=N\")";
+
+/// Every product a peer entry may name, with the model that stands for it, in words (`bench
+/// --list`).
+pub const PRODUCTS: &[(&str, &str)] = &[
+    ("nginx", "procs-accept"),
+    ("redis-server", "reactor (--io-threads N: io-threads)"),
+    ("memcached", "dispatch"),
+    ("go", "green"),
+    ("node", "reactor (worker_threads=N: offload)"),
+];
 
 impl Peer {
     /// Reads an entry; the error says what it expected.
     pub fn parse(entry: &str) -> Result<Peer, String> {
         let words: Vec<&str> = entry.split_whitespace().collect();
+        let count = |n: &str, what: &str| -> Result<usize, String> {
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_THREADS).contains(n))
+                .ok_or_else(|| format!("'{entry}': {what} takes 1 to {MAX_THREADS}"))
+        };
         let threads = |flag: &str, rest: &[&str]| -> Result<usize, String> {
             match rest {
                 [] => Ok(1),
@@ -47,6 +74,27 @@ impl Peer {
             ["memcached", rest @ ..] => Ok(Peer::Memcached {
                 threads: threads("-t", rest)?,
             }),
+            ["go", rest @ ..] => {
+                let mut procs = None;
+                let mut time_sleep = false;
+                for w in rest {
+                    match w.strip_prefix("GOMAXPROCS=") {
+                        Some(n) if procs.is_none() => procs = Some(count(n, "GOMAXPROCS")?),
+                        None if *w == "time.Sleep" && !time_sleep => time_sleep = true,
+                        _ => {
+                            return Err(format!(
+                                "'{entry}': go takes GOMAXPROCS=N and time.Sleep, each at most once"
+                            ))
+                        }
+                    }
+                }
+                Ok(Peer::Go { procs, time_sleep })
+            }
+            ["node"] => Ok(Peer::Node { worker_threads: 0 }),
+            ["node", w] if w.starts_with("worker_threads=") => Ok(Peer::Node {
+                worker_threads: count(&w["worker_threads=".len()..], "worker_threads")?,
+            }),
+            ["node", ..] => Err(format!("'{entry}': node takes only worker_threads=N")),
             _ => Err(format!("unknown peer '{entry}': the peers are {KNOWN}")),
         }
     }
@@ -57,7 +105,64 @@ impl Peer {
             Peer::Nginx { .. } => "nginx",
             Peer::Redis { .. } => "redis-server",
             Peer::Memcached { .. } => "memcached",
+            Peer::Go { .. } => "go",
+            Peer::Node { .. } => "node",
         }
+    }
+
+    /// The model that stands for it (the design it is built on).
+    pub fn stands_for(self) -> &'static str {
+        match self {
+            Peer::Nginx { .. } => "procs-accept",
+            Peer::Redis { io_threads: 1 } => "reactor",
+            Peer::Redis { .. } => "io-threads",
+            Peer::Memcached { .. } => "dispatch",
+            Peer::Go { .. } => "green",
+            Peer::Node { worker_threads: 0 } => "reactor",
+            Peer::Node { .. } => "offload",
+        }
+    }
+
+    /// How `self` differs from `other`, where they are the same product in every way but one the
+    /// product documents (`None` otherwise): Go's two paths for a blocking call.
+    pub fn differs_from(self, other: Peer) -> Option<&'static str> {
+        match (self, other) {
+            (
+                Peer::Go {
+                    procs: a,
+                    time_sleep: false,
+                },
+                Peer::Go {
+                    procs: b,
+                    time_sleep: true,
+                },
+            ) if a == b => Some(
+                "go's blocking call is the nanosleep system call, during which the goroutine holds its \
+                 thread, and Go's sysmon hands the P to another thread only once the call has lasted \
+                 20 us to 10 ms (its check backs off while it finds nothing to do); green hands its \
+                 worker over as the call begins, as time.Sleep's parked goroutine frees its P at once",
+            ),
+            (
+                Peer::Go {
+                    procs: a,
+                    time_sleep: true,
+                },
+                Peer::Go {
+                    procs: b,
+                    time_sleep: false,
+                },
+            ) if a == b => Some(
+                "time.Sleep parks the goroutine on Go's timers, holding no thread; the nanosleep \
+                 system call holds one, as green's blocking call holds a carrier",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether it does the experiment's work (`work`, `work_from_request`); the others
+    /// answer at once whatever the work.
+    pub fn does_work(self) -> bool {
+        matches!(self, Peer::Go { .. } | Peer::Node { .. })
     }
 
     /// Whether it serves `proto` as the experiment's models do.
@@ -66,6 +171,7 @@ impl Peer {
             Peer::Nginx { .. } => matches!(proto, Protocol::Http | Protocol::H2),
             Peer::Redis { .. } => proto == Protocol::Resp,
             Peer::Memcached { .. } => proto == Protocol::Memcache,
+            Peer::Go { .. } | Peer::Node { .. } => proto == Protocol::Http,
         }
     }
 
@@ -75,16 +181,53 @@ impl Peer {
             Peer::Nginx { .. } => "http and h2",
             Peer::Redis { .. } => "resp",
             Peer::Memcached { .. } => "memcache",
+            Peer::Go { .. } | Peer::Node { .. } => "http",
         }
     }
 
-    /// The threads that serve requests (nginx: its one worker process).
-    pub fn threads(self) -> usize {
+    /// The threads that serve requests (nginx: its one worker process; go: its Ps, `workers`
+    /// where GOMAXPROCS is not given, else `cpus`; node: its loop and its pool).
+    pub fn threads(self, workers: Option<usize>, cpus: usize) -> usize {
         match self {
             Peer::Nginx { .. } => 1,
             Peer::Redis { io_threads } => io_threads,
             Peer::Memcached { threads } => threads,
+            Peer::Go { procs, .. } => procs.or(workers).unwrap_or(cpus),
+            Peer::Node { worker_threads } => 1 + worker_threads,
         }
+    }
+
+    /// The work of `x` as the runtimes' servers in `products/` draw it: fixed times and
+    /// `exp(MEAN)` only, no event streams; the error names what they cannot serve.
+    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), String> {
+        use crate::server::work::{Dist, Work};
+        if x.stream.is_some() {
+            return Err(format!("\"{peer}\" serves no event streams (stream)"));
+        }
+        let drawn = |w: &Work, said: &str| -> Result<(), String> {
+            match [&w.cpu, &w.sleep]
+                .into_iter()
+                .flatten()
+                .all(|d| matches!(d, Dist::Fixed(_) | Dist::Exp(_)))
+            {
+                true => Ok(()),
+                false => Err(format!(
+                    "\"{peer}\" (a server in products/) draws fixed times and exp(MEAN) only, not {said}"
+                )),
+            }
+        };
+        if let Some(w) = &x.work {
+            let work: Work = w.parse().map_err(|e: crate::units::BadValue| e.0)?;
+            drawn(&work, &format!("work '{w}'"))?;
+        }
+        if x.work_from_request {
+            for m in &x.load.mix {
+                if let Ok(Some(work)) = crate::server::query_work(&m.path, x.max_work()) {
+                    drawn(&work, &format!("class '{}' ({})", m.name, m.path))?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -109,6 +252,32 @@ mod tests {
         assert!(Peer::Redis { io_threads: 1 }.speaks(Protocol::Resp));
         assert!(!Peer::Redis { io_threads: 1 }.speaks(Protocol::Memcache));
         assert!(!Peer::Nginx { deferred: false }.speaks(Protocol::Resp));
-        assert_eq!(Peer::Memcached { threads: 2 }.threads(), 2);
+        assert_eq!(Peer::Memcached { threads: 2 }.threads(None, 2), 2);
+        assert_eq!(
+            Peer::parse("go GOMAXPROCS=4 time.Sleep"),
+            Ok(Peer::Go {
+                procs: Some(4),
+                time_sleep: true
+            })
+        );
+        assert_eq!(Peer::parse("go").unwrap().threads(Some(4), 2), 4);
+        assert_eq!(Peer::parse("go").unwrap().threads(None, 2), 2);
+        assert!(Peer::parse("go GOMAXPROCS=0").unwrap_err().contains("1 to 64"));
+        assert!(Peer::parse("go time.Sleep time.Sleep")
+            .unwrap_err()
+            .contains("at most once"));
+        assert_eq!(
+            Peer::parse("node worker_threads=4"),
+            Ok(Peer::Node { worker_threads: 4 })
+        );
+        assert!(Peer::parse("node --pool 4")
+            .unwrap_err()
+            .contains("only worker_threads=N"));
+        assert!(!Peer::parse("node").unwrap().speaks(Protocol::Resp));
+        assert_eq!(Peer::parse("node worker_threads=2").unwrap().stands_for(), "offload");
+        assert_eq!(
+            Peer::parse("redis-server --io-threads 2").unwrap().stands_for(),
+            "io-threads"
+        );
     }
 }

@@ -49,6 +49,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("token-streams", include_str!("../../../scenarios/token-streams.toml")),
     ("kv", include_str!("../../../scenarios/kv.toml")),
+    ("products", include_str!("../../../scenarios/products.toml")),
 ];
 
 /// A whole scenario file.

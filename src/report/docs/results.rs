@@ -434,6 +434,13 @@ pub fn verdict(ctx: &Ctx, spec: &str) -> Result<String, String> {
             }
             out.push('\n');
         }
+        if want("table") && !v.fidelity.is_empty() {
+            out.push_str(&table_head(&crate::bench::judge::fidelity::COLUMNS.map(String::from)));
+            for r in &v.fidelity {
+                out.push_str(&table_row(&r.cells()));
+            }
+            out.push('\n');
+        }
         if want("text") {
             out.push_str(&format!("> {}\n\n", v.text));
         }

@@ -40,6 +40,7 @@ fn verdicts(d: &Results) -> String {
             h.push_str(&format!("<p class=\"headline\">{}</p>\n", esc(&v.headline)));
         }
         h.push_str(&verdict_table(&v.table));
+        h.push_str(&fidelity_table(&v.fidelity));
         // The prose, for those who want it; a verdict across experiments puts each target on
         // a line of its own.
         h.push_str(&format!(
@@ -82,6 +83,32 @@ fn verdict_table(rows: &[crate::bench::judge::headline::Row]) -> String {
         ));
     }
     h.push_str("</table>\n");
+    h
+}
+
+/// The fidelity verdict's table: a row per product beside its model.
+fn fidelity_table(rows: &[crate::bench::judge::fidelity::Row]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<div class=\"tw\"><table class=\"vt\"><tr>");
+    for c in crate::bench::judge::fidelity::COLUMNS {
+        h.push_str(&format!("<th>{}</th>", esc(c)));
+    }
+    h.push_str("</tr>\n");
+    for r in rows {
+        h.push_str("<tr>");
+        for (i, c) in r.cells().iter().enumerate() {
+            let bad = i == 10 && r.stands == Some(false);
+            h.push_str(&format!(
+                "<td{}>{}</td>",
+                if bad { " class=\"bad\"" } else { "" },
+                esc(c)
+            ));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table></div>\n");
     h
 }
 

@@ -1,0 +1,231 @@
+//! The products beside their models: Go's net/http and Node's http from `products/`, built and
+//! started as bench starts them, serve muxlab's work the way their runtimes would (a blocking
+//! call holds a Go thread, time.Sleep does not; Node's work runs on its loop, or with
+//! worker_threads off it), and bench sets each product beside the model that stands for it in
+//! the fidelity table. Each check counts threads or CPU time, never a timing.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::bench_files::*;
+use common::*;
+
+/// A product's server, killed when dropped.
+struct Product {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Product {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Product {
+    /// Starts `cmd` with `--addr`/`-addr` (the `flag` given) on a free port, until it accepts.
+    fn start(mut cmd: Command, flag: &str) -> Product {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = cmd
+            .arg(flag)
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the product did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Product { child, port }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `n` connections, each with one request for `target` sent.
+    fn send(&self, n: usize, target: &str) -> Vec<TcpStream> {
+        (0..n)
+            .map(|_| {
+                let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+                write!(s, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+                s
+            })
+            .collect()
+    }
+}
+
+/// Every connection's answer is a 200 with muxlab's body.
+fn answered(conns: Vec<TcpStream>) {
+    for mut s in conns {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 512];
+        while find(&got, b"<html>hello</html>").is_none() {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(got.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&got));
+    }
+}
+
+fn threads(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The time on a CPU of `pid`'s thread `tid` (ns), and of all its threads.
+fn on_cpu(pid: u32, tid: Option<u32>) -> u64 {
+    let read = |t: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{t}/schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    match tid {
+        Some(t) => read(&t.to_string()),
+        None => std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+            .map(|e| read(&e.file_name().to_string_lossy()))
+            .sum(),
+    }
+}
+
+fn go_server() -> Option<PathBuf> {
+    if !have("go", "golang-go") {
+        return None;
+    }
+    Some(muxlab::bench::runtimes::go_server("go").unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn node_server() -> Option<PathBuf> {
+    if !have("node", "nodejs") {
+        return None;
+    }
+    Some(muxlab::bench::runtimes::node_server().unwrap())
+}
+
+/// Go's `sleep:` is the nanosleep system call: each goroutine in it holds a thread of its own
+/// (the runtime hands its P to another), so 40 calls at once run on 40 threads and more; with
+/// `time.Sleep` they park on Go's timers and the threads stay near GOMAXPROCS.
+#[test]
+fn go_blocking_calls_hold_a_thread_each_and_time_sleep_parks_them() {
+    let Some(bin) = go_server() else { return };
+    let peak = |how: &str| {
+        let mut cmd = Command::new(&bin);
+        cmd.env("GOMAXPROCS", "2").args(["-from-request", "-sleep", how]);
+        let p = Product::start(cmd, "-addr");
+        let conns = p.send(40, "/?sleep=2s");
+        let mut most = 0;
+        let until = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < until {
+            most = most.max(threads(p.pid()));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        answered(conns);
+        most
+    };
+    let syscall = peak("nanosleep");
+    let parked = peak("time");
+    assert!(syscall >= 40, "40 calls in nanosleep ran on {syscall} threads");
+    assert!(parked < 20, "40 goroutines in time.Sleep ran on {parked} threads");
+}
+
+/// Node's work runs on its one loop: two requests' 200 ms of CPU are the main thread's. With
+/// worker_threads the loop only hands it over: the pool's threads spin it.
+#[test]
+fn node_work_runs_on_the_loop_and_with_worker_threads_off_it() {
+    let Some(script) = node_server() else { return };
+    let spent = |threads: &str| {
+        let mut cmd = Command::new("node");
+        cmd.arg(&script).args(["--from-request", "--worker-threads", threads]);
+        let p = Product::start(cmd, "--addr");
+        // The pool's threads are up before the count starts.
+        answered(p.send(1, "/"));
+        let (main0, all0) = (on_cpu(p.pid(), Some(p.pid())), on_cpu(p.pid(), None));
+        answered(p.send(2, "/?cpu=200ms"));
+        (on_cpu(p.pid(), Some(p.pid())) - main0, on_cpu(p.pid(), None) - all0)
+    };
+    let (main, _) = spent("0");
+    assert!(main >= 400_000_000, "the loop spent {main} ns on 2 × 200 ms of work");
+    let (main, all) = spent("2");
+    assert!(all >= 400_000_000, "the process spent {all} ns on 2 × 200 ms of work");
+    assert!(main < 200_000_000, "the loop spent {main} ns with the work on its pool");
+}
+
+/// bench builds and starts the products, runs them beside their models on the same cells,
+/// and its fidelity verdict sets each beside the model that stands for it: both figures
+/// measured, a ratio each, and a cause wherever a model does not stand for its product.
+#[test]
+fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
+    if !have("go", "golang-go") || !have("node", "nodejs") || !have("/usr/sbin/nginx", "nginx-light") {
+        return;
+    }
+    let d = tmpdir("products");
+    let p = scenario(
+        &d,
+        "[[experiment]]\nname = \"calls\"\nproto = \"http\"\nmodels = [\"green\", \"offload\"]\n\
+         peers = [\"go\", \"go time.Sleep\", \"node worker_threads=2\"]\nworkers = 2\nwork = \"sleep:exp(1ms)\"\n\
+         connections = [20]\nrate = 500\narrivals = \"poisson\"\nduration = \"1s\"\nwarmup = \"200ms\"\n\
+         [[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"reactor\", \"procs-accept --workers 1\"]\n\
+         peers = [\"node\", \"nginx\"]\nconnections = [10]\nduration = \"1s\"\nwarmup = \"200ms\"\n",
+    );
+    let (r, stdout) = bench_ok(&p, &d);
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["status"], "ok", "{c}");
+    }
+    let v = r["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["experiment"] == "fidelity")
+        .unwrap_or_else(|| panic!("no fidelity verdict: {}", r["verdicts"]));
+    let rows = v["fidelity"].as_array().unwrap();
+    let pairs: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["product"].as_str().unwrap(), r["model"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("go", "green"),
+            ("go time.Sleep", "green"),
+            ("node worker_threads=2", "offload"),
+            ("node", "reactor"),
+            ("nginx", "procs-accept --workers 1")
+        ]
+    );
+    for row in rows {
+        for k in ["cpu_product_us", "cpu_model_us", "cpu_ratio"] {
+            assert!(row[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {row}");
+        }
+        let ratio = row["cpu_ratio"].as_f64().unwrap();
+        let model = row["cpu_model_us"].as_f64().unwrap();
+        let product = row["cpu_product_us"].as_f64().unwrap();
+        assert!((ratio - model / product).abs() < 1e-9, "{row}");
+        match row["stands"].as_bool() {
+            Some(false) => assert!(!row["cause"].as_str().unwrap().is_empty(), "{row}"),
+            Some(true) => {}
+            None => panic!("compared on CPU at least: {row}"),
+        }
+    }
+    // The terminal shows the table.
+    assert!(stdout.contains("p99 product | p99 model | p99 ratio"), "{stdout}");
+}
