@@ -152,8 +152,10 @@ impl Peer {
                     time_sleep: false,
                 },
             ) if a == b => Some(
-                "time.Sleep parks the goroutine on Go's timers, holding no thread; the nanosleep \
-                 system call holds one, as green's blocking call holds a carrier",
+                "time.Sleep parks the goroutine on Go's timers: its P, with nothing else to run, \
+                 puts its thread to sleep, and the timer wakes one again for each call; the \
+                 nanosleep system call keeps the goroutine on its thread instead, as green's \
+                 blocking call keeps it on its carrier",
             ),
             _ => None,
         }

@@ -255,20 +255,38 @@ fn cause(m: &Side, p: &Side, cpu_out: bool, p99_out: bool) -> Vec<String> {
     said
 }
 
-/// Where another entry of the same product stands for the same model in the same cells, and
-/// the two entries differ in one way the product documents: that way, as the cause.
-fn sibling(r: &Row, rows: &[Row]) -> Option<String> {
+/// Where another entry of the same product differs from `r`'s in one way the product
+/// documents, and on a figure `r` is out on the model is within [`WITHIN`] of that other entry
+/// in the same cells: that way, as the cause of the figure's gap. Returns the cause and whether
+/// it covers every figure `r` is out on.
+fn sibling(r: &Row, rows: &[Row]) -> Option<(String, bool)> {
     let this = Peer::parse(&r.product).ok()?;
+    let out = |x: Option<f64>| x.is_some_and(|x| !within(x));
+    let gaps = [("p99", r.p99_ratio), ("server CPU per request", r.cpu_ratio)];
     rows.iter().find_map(|o| {
-        let other = Peer::parse(&o.product).ok()?;
-        let how = this.differs_from(other)?;
+        let how = this.differs_from(Peer::parse(&o.product).ok()?)?;
         let same = o.experiment == r.experiment && o.connections == r.connections && o.model == r.model;
-        (same && o.stands == Some(true)).then(|| {
-            format!(
-                "{} stands for {} in the same cells, and the two differ only in this: {how}",
-                r.model, o.product
-            )
-        })
+        if !same {
+            return None;
+        }
+        let theirs = [o.p99_ratio, o.cpu_ratio];
+        let named: Vec<String> = gaps
+            .iter()
+            .zip(theirs)
+            .filter(|((_, mine), _)| out(*mine))
+            .filter_map(|((what, _), their)| {
+                let t = their.filter(|t| within(*t))?;
+                Some(format!("on {what} {} stands for {} ({t:.2}×)", r.model, o.product))
+            })
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        let all = named.len() == gaps.iter().filter(|(_, m)| out(*m)).count();
+        Some((
+            format!("{}, and the two differ only in this: {how}", named.join(" and ")),
+            all,
+        ))
     })
 }
 
@@ -359,15 +377,16 @@ pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
         }
     }
     // A measured cause from a sibling entry comes first: it is the experiment's own control.
-    let named: Vec<Option<String>> = out
+    let named: Vec<Option<(String, bool)>> = out
         .iter()
         .map(|r| (r.stands == Some(false)).then(|| sibling(r, &out)).flatten())
         .collect();
     for (r, n) in out.iter_mut().zip(named) {
-        if let Some(n) = n {
-            r.cause = match r.cause.strip_prefix(UNNAMED) {
-                Some(rest) => format!("{n}{rest}"),
-                None => format!("{n}; {}", r.cause),
+        if let Some((n, all)) = n {
+            r.cause = match (all, r.cause.strip_prefix(UNNAMED)) {
+                // Every gap named: the card's "nothing names it" is no longer true.
+                (true, Some(rest)) => format!("{n}{rest}"),
+                _ => format!("{n}; {}", r.cause),
             };
         }
     }

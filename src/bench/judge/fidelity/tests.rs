@@ -77,12 +77,29 @@ fn a_sibling_entry_that_stands_names_the_gap_as_their_one_difference() {
     let found = super::rows(&xs, &cells);
     let go = found.iter().find(|r| r.product == "go").unwrap();
     assert!(
-        go.cause
-            .starts_with("green stands for go time.Sleep in the same cells, and the two differ only in this: go's blocking call is the nanosleep system call"),
+        go.cause.starts_with(
+            "on p99 green stands for go time.Sleep (0.94×), and the two differ only in this: go's blocking call is the nanosleep system call"
+        ),
         "{}",
         go.cause
     );
-    // Where the sibling does not stand either, it names nothing.
+    // The sibling out on CPU (0.59×) and within on p99: its CPU gap is named by go's, and
+    // the figure it is within on is not said to explain anything.
+    let cells = vec![
+        cell("calls", "green", 4600.0, 40.0),
+        cell("calls", "go time.Sleep", 4900.0, 68.0),
+        cell("calls", "go", 7400.0, 43.0),
+    ];
+    let found = super::rows(&xs, &cells);
+    let sleep = found.iter().find(|r| r.product == "go time.Sleep").unwrap();
+    assert!(
+        sleep.cause.starts_with(
+            "on server CPU per request green stands for go (0.93×), and the two differ only in this: time.Sleep parks"
+        ),
+        "{}",
+        sleep.cause
+    );
+    // Where the sibling is out on the same figure, it names nothing.
     let cells = vec![
         cell("calls", "green", 4600.0, 40.0),
         cell("calls", "go time.Sleep", 9900.0, 52.0),
