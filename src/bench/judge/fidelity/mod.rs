@@ -101,12 +101,12 @@ impl Row {
             v(self.cpu_product_us),
             v(self.cpu_model_us),
             r(self.cpu_ratio),
-            match self.stands {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "–",
-            }
-            .to_string(),
+            match (self.stands, self.one_figure()) {
+                (Some(true), Some(f)) => format!("yes, on {f} only"),
+                (Some(true), None) => "yes".to_string(),
+                (Some(false), _) => "no".to_string(),
+                (None, _) => "–".to_string(),
+            },
             match self.cause.is_empty() {
                 true => "–".to_string(),
                 false => self.cause.clone(),
@@ -114,14 +114,24 @@ impl Row {
         ]
     }
 
+    /// The one figure compared, where only one was (`None`: both, or neither).
+    pub fn one_figure(&self) -> Option<&'static str> {
+        match (self.p99_ratio, self.cpu_ratio) {
+            (Some(_), None) => Some("p99"),
+            (None, Some(_)) => Some("CPU per request"),
+            _ => None,
+        }
+    }
+
     /// The row in a sentence.
     pub fn sentence(&self) -> String {
         let v = |x: Option<f64>| x.map_or("–".to_string(), fmt_us);
         let r = |x: Option<f64>| x.map_or("not compared".to_string(), |r| format!("{r:.2}×"));
-        let said = match self.stands {
-            Some(true) => "stands for it".to_string(),
-            Some(false) => format!("does not stand for it: {}", self.cause),
-            None => format!("not compared: {}", self.cause),
+        let said = match (self.stands, self.one_figure()) {
+            (Some(true), Some(f)) => format!("stands for it on {f}, the one figure compared"),
+            (Some(true), None) => "stands for it".to_string(),
+            (Some(false), _) => format!("does not stand for it: {}", self.cause),
+            (None, _) => format!("not compared: {}", self.cause),
         };
         let also = match (self.stands, self.cause.is_empty()) {
             (Some(true), false) => format!(" ({})", self.cause),
@@ -424,6 +434,13 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Verdict> {
         "Each model stands for its product (p99 and server CPU per request within {WITHIN}×) in {stand} of {} pairs compared",
         compared.len()
     );
+    let partly = compared
+        .iter()
+        .filter(|r| r.stands == Some(true) && r.one_figure().is_some())
+        .count();
+    if partly > 0 {
+        headline.push_str(&format!(" ({partly} of them on one figure, the other not compared)"));
+    }
     if rows.len() > compared.len() {
         headline.push_str(&format!(", {} not compared", rows.len() - compared.len()));
     }

@@ -137,6 +137,22 @@ fn a_figure_that_may_not_be_compared_is_shown_without_a_ratio_and_says_why() {
     assert_eq!(rows[0].stands, None);
     assert!(rows[0].cause.contains("go is not installed"), "{}", rows[0].cause);
     assert_eq!(rows[0].cells()[10], "–");
+    // Compared on one figure only: said so wherever it stands.
+    let mut unranked = cell("calls", "go", 900.0, 43.0);
+    unranked.figures.client_bound = true;
+    let cells = vec![cell("calls", "green", 4600.0, 40.0), unranked];
+    let rows = super::rows(&xs, &cells);
+    assert_eq!(
+        (rows[0].stands, rows[0].one_figure()),
+        (Some(true), Some("CPU per request"))
+    );
+    assert_eq!(rows[0].cells()[10], "yes, on CPU per request only");
+    let v = verdict(&xs, &cells).unwrap();
+    assert!(
+        v.headline.contains("in 1 of 1 pairs compared (1 of them on one figure"),
+        "{}",
+        v.headline
+    );
 }
 
 /// The busier server is the slower one, and busy enough to queue: that is named.
