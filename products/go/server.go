@@ -5,15 +5,21 @@
 // Each request answers 200 with muxlab's body ("<html>hello</html>", text/html) after its work:
 //
 //   - `-work SPEC` (as `muxlab serve --work`): `cpu:D`, `sleep:D` or `cpu:D+sleep:D`, where D is a
-//     fixed time (`200us`) or `exp(MEAN)`. With `-from-request`, a request's query names its own
-//     (`/?cpu=20us&sleep=exp(1ms)`), cut at 10 s; a query that names none does none.
+//     fixed time (`200us`) or `exp(MEAN)`; a request's draws are cut at 10 s, CPU and call
+//     together. With `-from-request` (as `--work-from-request`), a request's query names its own
+//     (`/?cpu=20us&sleep=exp(1ms)`): one whose mean is over `-max-work` (muxlab's `--max-work`,
+//     10ms by default) is refused with 400, and its draws are cut there; a query that names
+//     none gets `-work`.
 //   - `cpu:D` spins D of the goroutine's own CPU time: the goroutine is locked to its thread for
 //     the spin and reads the thread's clock (CLOCK_THREAD_CPUTIME_ID), as muxlab's workers do.
 //     Go's asynchronous preemption still takes its P every 10 ms, as it would any busy goroutine.
 //   - `sleep:D` is a blocking call: `-sleep nanosleep` (the default) makes the nanosleep system
-//     call, so the runtime's sysmon hands the P of a goroutine stuck in it to another thread (the
-//     path a cgo or file call takes); `-sleep time` is `time.Sleep`, which parks the goroutine on
-//     the runtime's timers and holds no thread (the path a network wait takes).
+//     call, the path a cgo or file call takes: the goroutine holds its thread for the whole call,
+//     and its P moves to another thread only when the runtime's sysmon takes it (at a check,
+//     every 20 us backing off to 10 ms while it finds nothing to do, once the P has goroutines
+//     waiting or no other P is idle, or the call has lasted 10 ms); `-sleep time` is
+//     `time.Sleep`, which parks the goroutine on the runtime's timers and holds no thread (the
+//     path a network wait takes).
 //   - Draws come from math/rand seeded by `-seed` (one generator under a lock).
 //
 // GOMAXPROCS (the Ps, green's `--workers`) comes from the environment, as Go reads it. SIGTERM
@@ -38,7 +44,7 @@ import (
 	"unsafe"
 )
 
-// ceiling is the most one request's work may cost (muxlab's `--max-work` default).
+// ceiling is the most one request's `-work` may cost (muxlab's `work::CEILING`).
 const ceiling = 10 * time.Second
 
 var body = []byte("<html>hello</html>")
@@ -69,11 +75,26 @@ func (d *dist) draw() time.Duration {
 	rngMu.Lock()
 	e := rng.ExpFloat64()
 	rngMu.Unlock()
-	v := time.Duration(e * float64(d.mean))
-	if v > ceiling {
-		v = ceiling
+	return time.Duration(e * float64(d.mean))
+}
+
+func (d *dist) meanOf() time.Duration {
+	if d == nil {
+		return 0
 	}
-	return v
+	return d.mean
+}
+
+// draw is one request's CPU and call, together cut at `limit` (the call cut first).
+func (w work) draw(limit time.Duration) (time.Duration, time.Duration) {
+	cpu, call := w.cpu.draw(), w.sleep.draw()
+	if cpu > limit {
+		cpu = limit
+	}
+	if cpu+call > limit {
+		call = limit - cpu
+	}
+	return cpu, call
 }
 
 // parseDuration reads muxlab's durations: a number and ns, us, µs, ms, s (or none), m or h.
@@ -114,9 +135,6 @@ func parseDist(s string) (*dist, error) {
 	d, err := parseDuration(s)
 	if err != nil {
 		return nil, err
-	}
-	if d > ceiling {
-		return nil, fmt.Errorf("'%s' is over the %v a request may cost", s, ceiling)
 	}
 	return &dist{mean: d}, nil
 }
@@ -174,6 +192,7 @@ func main() {
 	fromRequest := flag.Bool("from-request", false, "a request's query names its work (/?cpu=20us&sleep=exp(1ms))")
 	sleepHow := flag.String("sleep", "nanosleep", "how sleep: blocks: nanosleep (a blocking system call) or time (time.Sleep)")
 	seed := flag.Int64("seed", 1, "seed of the work's draws")
+	maxWork := flag.String("max-work", "10ms", "with -from-request: the most a request's named work may cost on average (400 past it); its draws are cut there")
 	flag.Parse()
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "go-http:", err)
@@ -182,6 +201,10 @@ func main() {
 	every, err := parseWork(*spec)
 	if err != nil {
 		fail(err)
+	}
+	limit, err := parseDuration(*maxWork)
+	if err != nil || limit <= 0 {
+		fail(fmt.Errorf("-max-work %s: a duration over zero", *maxWork))
 	}
 	var sleep func(time.Duration)
 	switch *sleepHow {
@@ -199,7 +222,7 @@ func main() {
 	rng = rand.New(rand.NewSource(*seed))
 
 	handler := func(w http.ResponseWriter, r *http.Request) {
-		wk := every
+		wk, cut := every, ceiling
 		if *fromRequest {
 			q := r.URL.Query()
 			spec := []string{}
@@ -208,15 +231,22 @@ func main() {
 					spec = append(spec, k+":"+v)
 				}
 			}
-			var err error
-			if wk, err = parseWork(strings.Join(spec, "+")); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
+			if len(spec) > 0 {
+				named, err := parseWork(strings.Join(spec, "+"))
+				if err == nil && named.cpu.meanOf()+named.sleep.meanOf() > limit {
+					err = fmt.Errorf("'%s' costs more than -max-work %v on average", strings.Join(spec, "+"), limit)
+				}
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				wk, cut = named, limit
 			}
 		}
-		spin(wk.cpu.draw())
-		if d := wk.sleep.draw(); d > 0 {
-			sleep(d)
+		cpu, call := wk.draw(cut)
+		spin(cpu)
+		if call > 0 {
+			sleep(call)
 		}
 		h := w.Header()
 		h.Set("Content-Type", "text/html")

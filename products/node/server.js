@@ -5,8 +5,10 @@
 // Each request answers 200 with muxlab's body ("<html>hello</html>", text/html) after its work:
 //
 //   --work SPEC (as `muxlab serve --work`): cpu:D, sleep:D or cpu:D+sleep:D, where D is a fixed
-//   time (200us) or exp(MEAN). With --from-request a request's query names its own
-//   (/?cpu=20us&sleep=exp(1ms)), cut at 10 s; a query that names none does none.
+//   time (200us) or exp(MEAN); a request's draws are cut at 10 s, CPU and call together. With
+//   --from-request (as --work-from-request) a request's query names its own
+//   (/?cpu=20us&sleep=exp(1ms)): one whose mean is over --max-work (muxlab's, 10ms by default)
+//   is refused with 400, and its draws are cut there; a query that names none gets --work.
 //
 //   Without --worker-threads (beside `reactor`), the work runs on the event loop: cpu:D spins D
 //   of the loop thread's own CPU time, and sleep:D blocks the loop with Atomics.wait, as a
@@ -19,8 +21,8 @@
 //
 //   Node has no clock of one thread's CPU time (muxlab's workers read CLOCK_THREAD_CPUTIME_ID):
 //   a spin counts the time since it began less what the thread waited on a run queue meanwhile
-//   (/proc/thread-self/schedstat), which is the same. Draws come from one generator seeded by
-//   --seed, on the loop.
+//   (/proc/thread-self/schedstat), which differs from that clock only by the interrupts and
+//   steal the spin sat through. Draws come from one generator seeded by --seed, on the loop.
 //
 // SIGTERM ends it with status 0. It prints nothing while it serves; bench knows it is up when
 // it accepts a connection.
@@ -63,9 +65,7 @@ function parseDist(s) {
     return { mean, exp: true };
   }
   if (s.includes('(')) throw new Error(`'${s}': this server draws fixed times and exp(MEAN) only`);
-  const d = parseDuration(s);
-  if (d > CEILING_NS) throw new Error(`'${s}' is over the 10 s a request may cost`);
-  return { mean: d, exp: false };
+  return { mean: parseDuration(s), exp: false };
 }
 
 /** `none`, cpu:D, sleep:D or cpu:D+sleep:D. */
@@ -81,12 +81,22 @@ function parseWork(s) {
   return w;
 }
 
-/** One draw of `d` (ns), cut at the ceiling. */
+/** One draw of `d` (ns). */
 function draw(d, uniform) {
   if (!d) return 0;
   if (!d.exp) return d.mean;
-  return Math.min(-d.mean * Math.log(uniform()), CEILING_NS);
+  return -d.mean * Math.log(uniform());
 }
+
+/** A request's CPU and call (ns), together cut at `limit` (the call cut first). */
+function drawWork(w, uniform, limit) {
+  const cpu = Math.min(draw(w.cpu, uniform), limit);
+  const sleep = Math.min(draw(w.sleep, uniform), limit - cpu);
+  return [cpu, sleep];
+}
+
+/** A work's mean (ns), CPU and call together. */
+const meanOf = (w) => (w.cpu ? w.cpu.mean : 0) + (w.sleep ? w.sleep.mean : 0);
 
 /** The work a request's query names (`null`: none), or throws why it is refused. */
 function queryWork(url) {
@@ -131,19 +141,22 @@ function worker() {
 
 function main() {
   const args = process.argv.slice(2);
-  const opt = { addr: '127.0.0.1:8080', work: 'none', 'from-request': false, seed: 1, 'worker-threads': 0 };
+  const opt = { addr: '127.0.0.1:8080', work: 'none', 'from-request': false, seed: 1, 'worker-threads': 0, 'max-work': '10ms' };
   for (let i = 0; i < args.length; i++) {
     const k = args[i].replace(/^--/, '');
-    if (!(k in opt)) fail(`unknown flag ${args[i]}: the flags are --addr, --work, --from-request, --seed, --worker-threads`);
+    if (!(k in opt)) fail(`unknown flag ${args[i]}: the flags are --addr, --work, --from-request, --max-work, --seed, --worker-threads`);
     if (k === 'from-request') opt[k] = true;
     else opt[k] = args[++i];
   }
   let every;
+  let limit;
   try {
     every = parseWork(opt.work);
+    limit = parseDuration(String(opt['max-work']));
   } catch (e) {
     fail(e.message);
   }
+  if (!(limit > 0)) fail(`--max-work ${opt['max-work']}: a duration over zero`);
   const threads = Number(opt['worker-threads']);
   if (!Number.isInteger(threads) || threads < 0 || threads > 64) fail(`--worker-threads ${opt['worker-threads']}: 0 to 64`);
   const uniform = generator(Number(opt.seed));
@@ -188,9 +201,12 @@ function main() {
 
   const server = http.createServer((req, res) => {
     let w = every;
+    let cut = CEILING_NS;
     if (opt['from-request']) {
       try {
-        w = queryWork(req.url) || parseWork('none');
+        const named = queryWork(req.url);
+        if (named && meanOf(named) > limit) throw new Error(`'${req.url}' costs more than --max-work ${opt['max-work']} on average`);
+        if (named) [w, cut] = [named, limit];
       } catch (e) {
         res.writeHead(400, { 'Content-Type': 'text/plain' });
         res.end(e.message + '\n');
@@ -201,8 +217,7 @@ function main() {
       res.writeHead(200, { 'Content-Type': 'text/html', 'Content-Length': BODY.length });
       res.end(BODY);
     };
-    const cpu = draw(w.cpu, uniform);
-    const sleep = draw(w.sleep, uniform);
+    const [cpu, sleep] = drawWork(w, uniform, cut);
     if (cpu > 0 || sleep > 0) run(cpu, sleep, answer);
     else answer();
   });

@@ -2,8 +2,9 @@
 //! pinned to the target's CPUs with the arguments it takes for a port and a directory of its
 //! own. It is up once it accepts a connection and is still running after it; one that exits
 //! first (its port taken since it was found free, or a refusal: what it said on stderr is kept
-//! for the error) is started again on another port (5 tries). The keyed stores (`stores`) and
-//! the runtimes' servers (`runtimes`) start this way.
+//! for the error) is started again on another port (5 tries). Each starts with a timer slack of
+//! 1 ns, as the models' workers sleep. The keyed stores (`stores`) and the runtimes' servers
+//! (`runtimes`) start this way.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -61,7 +62,9 @@ fn try_ports(
     for _ in 0..5 {
         let port = free_port()?;
         let stderr = std::fs::File::create(&said).map_err(|e| format!("{}: {e}", said.display()))?;
-        let mut child = Command::new("taskset")
+        let mut cmd = Command::new("taskset");
+        // Sleeps as exact as the models' (a timer slack of 1 ns, not the kernel's 50 µs).
+        let mut child = crate::sys::process::with_exact_sleeps(&mut cmd)
             .args(["-c", &place.server_cpus, bin])
             .args(args(port, dir))
             .stdin(Stdio::null())
@@ -123,7 +126,7 @@ mod tests {
     /// A store that refuses to start is tried on 5 ports, and the error quotes what it said;
     /// its directory is removed.
     #[test]
-    fn a_store_that_will_not_start_is_named_with_what_it_said() {
+    fn a_product_that_will_not_start_is_named_with_what_it_said() {
         let err = launch("refuser", "/bin/sh", &place(), &|_, _| {
             vec!["-c".into(), "echo 'bad config line 3' >&2; exit 1".into()]
         })

@@ -22,19 +22,50 @@ pub const NODE_SOURCE: &str = include_str!("../../products/node/server.js");
 /// The seed of the products' draws (muxlab's models draw from their own `--seed`).
 const SEED: u64 = 1;
 
-/// Where built products are kept: `$XDG_CACHE_HOME/muxlab/products`, `~/.cache/...`, else
-/// under the temporary directory.
+/// Where built products are kept: `$XDG_CACHE_HOME/muxlab/products`, `~/.cache/...`, else a
+/// directory of this user's own under the temporary one (`muxlab-UID`, made private: bench
+/// runs what is there).
 fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    let home = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("HOME")
                 .filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".cache"))
-        })
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("muxlab").join("products")
+        });
+    match home {
+        Some(base) => base.join("muxlab").join("products"),
+        None => {
+            use std::os::unix::fs::DirBuilderExt;
+            let mine = std::env::temp_dir().join(format!("muxlab-{}", crate::sys::process::uid()));
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&mine);
+            mine.join("products")
+        }
+    }
+}
+
+/// A name for a file being written under `path`'s, this process's and call's own (two runs,
+/// or two threads of one, never write the same one).
+fn scratch(path: &Path) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}-{n}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// `go` with the environment of its build: module-less, no user's GOFLAGS, its own toolchain
+/// (never one a `go.mod` or GOTOOLCHAIN would switch to), a cache it can write without a HOME.
+fn go_command(go: &str, dir: &Path) -> Command {
+    let mut c = Command::new(go);
+    c.current_dir(dir)
+        .env("GO111MODULE", "off")
+        .env("GOFLAGS", "")
+        .env("GOTOOLCHAIN", "local")
+        .env("GOCACHE", dir.join("go-build"))
+        .env("GOPATH", dir.join("gopath"));
+    c
 }
 
 /// FNV-1a of `parts`: what names a build of one source by one toolchain.
@@ -55,7 +86,7 @@ fn write_once(path: &Path, text: &[u8]) -> Result<(), Error> {
     if std::fs::read(path).is_ok_and(|t| t == text) {
         return Ok(());
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = scratch(path);
     std::fs::write(&tmp, text)
         .and_then(|_| std::fs::rename(&tmp, path))
         .map_err(|e| Error::Cell(format!("{}: {e}", path.display())))
@@ -68,12 +99,12 @@ pub fn go_server(go: &str) -> Result<PathBuf, Error> {
 
 /// [`go_server`], kept in `dir`.
 fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
-    let version = Command::new(go)
+    let dir = dir.to_path_buf();
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
+    let version = go_command(go, &dir)
         .arg("version")
         .output()
         .map_err(|e| Error::Cell(format!("{go} version: {e}")))?;
-    let dir = dir.to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
     let id = fingerprint(&[GO_SOURCE.as_bytes(), &version.stdout]);
     let built = dir.join(format!("go-http-{id}"));
     if built.is_file() {
@@ -82,21 +113,16 @@ fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
     let src = dir.join(format!("go-http-{id}.go"));
     write_once(&src, GO_SOURCE.as_bytes())?;
     eprintln!("bench: building Go's server (products/go/server.go) with {go}, once");
-    let tmp = dir.join(format!("go-http-{id}.tmp{}", std::process::id()));
-    let out = Command::new(go)
+    let tmp = scratch(&built);
+    let out = go_command(go, &dir)
         .arg("build")
         .arg("-o")
         .arg(&tmp)
         .arg(&src)
-        .current_dir(&dir)
-        // Its own module-less build: no user's GOFLAGS, a cache it can write without a HOME.
-        .env("GO111MODULE", "off")
-        .env("GOFLAGS", "")
-        .env("GOCACHE", dir.join("go-build"))
-        .env("GOPATH", dir.join("gopath"))
         .output()
         .map_err(|e| Error::Cell(format!("{go} build: {e}")))?;
     if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp);
         let said = String::from_utf8_lossy(&out.stderr);
         return Err(Error::Cell(format!(
             "building Go's server failed ({}): {}",
@@ -112,18 +138,22 @@ fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
 pub fn node_server() -> Result<PathBuf, Error> {
     let dir = cache_dir();
     std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
-    let path = dir.join(format!("node-http-{}.js", fingerprint(&[NODE_SOURCE.as_bytes()])));
+    // CommonJS whatever a package.json above it says (`.cjs`).
+    let path = dir.join(format!("node-http-{}.cjs", fingerprint(&[NODE_SOURCE.as_bytes()])));
     write_once(&path, NODE_SOURCE.as_bytes())?;
     Ok(path)
 }
 
-/// The experiment's work as the products' `--work` and `--from-request` say it.
+/// The experiment's work as the products' `--work`, `--from-request` and `--max-work` (the
+/// models', `Experiment::max_work`) say it.
 fn work_args(x: &Experiment, dash: &str) -> Vec<String> {
     let mut a = vec![
         format!("{dash}work"),
         x.work.clone().unwrap_or_else(|| "none".into()),
         format!("{dash}seed"),
         SEED.to_string(),
+        format!("{dash}max-work"),
+        crate::units::format_duration(x.max_work()),
     ];
     if x.work_from_request {
         a.push(format!("{dash}from-request"));
@@ -205,7 +235,16 @@ mod tests {
         )
         .unwrap();
         std::process::Command::new("chmod").arg("+x").arg(&go).status().unwrap();
-        let err = build_go(go.to_str().unwrap(), &dir.join("cache")).unwrap_err();
+        // Another test's fork may hold the script open for writing a moment (ETXTBSY): again.
+        let err = (0..20)
+            .map(|_| build_go(go.to_str().unwrap(), &dir.join("cache")).unwrap_err())
+            .find(|e| {
+                !e.to_string().contains("Text file busy") || {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    false
+                }
+            })
+            .expect("the script ran once in 20 tries");
         assert!(matches!(err, Error::Cell(_)), "{err:?}");
         assert!(
             err.to_string().contains("building Go's server failed") && err.to_string().contains("undefined: nothing"),

@@ -84,6 +84,21 @@ pub fn exact_sleeps() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
 }
 
+/// Starts `cmd`'s process with [`exact_sleeps`]' timer slack: a child inherits it at fork and
+/// keeps it across exec, and each thread it starts inherits its starter's, so a product bench
+/// runs sleeps as exactly as the models' workers do.
+pub fn with_exact_sleeps(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and makes one
+    // async-signal-safe system call (prctl), touching no memory of the parent's.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+            Ok(())
+        })
+    }
+}
+
 pub fn pid() -> i32 {
     std::process::id() as i32
 }
@@ -92,6 +107,12 @@ pub fn pid() -> i32 {
 pub fn tid() -> i32 {
     // SAFETY: gettid takes no argument and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// This process's real user id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid takes no arguments and cannot fail.
+    unsafe { libc::getuid() }
 }
 
 /// Whether this process runs as root (its effective user is 0).
@@ -127,6 +148,18 @@ pub fn process_cpu_time(pid: i32) -> io::Result<std::time::Duration> {
 #[cfg(test)]
 mod sys_process {
     use crate::sys::process::*;
+
+    /// A process started so sleeps exactly, and the program it execs, have the 1 ns slack.
+    #[test]
+    fn a_process_started_with_exact_sleeps_keeps_the_slack_across_exec() {
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("5");
+        let mut child = with_exact_sleeps(&mut cmd).spawn().unwrap();
+        let slack = std::fs::read_to_string(format!("/proc/{}/timerslack_ns", child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(slack.unwrap().trim(), "1");
+    }
 
     #[test]
     fn fork_is_refused_while_other_threads_run() {

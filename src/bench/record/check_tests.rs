@@ -170,7 +170,10 @@ fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("class 'b'"), "{e}");
+    assert!(
+        e.contains("\"node\" (a server in products/) draws fixed times and exp(MEAN) only, not class 'b'"),
+        "{e}"
+    );
     // Fixed and exp are served; nginx does no work and is not held to it.
     assert!(parse(
         &format!("{base}peers = [\"go\", \"nginx\"]\nwork = \"cpu:20us+sleep:exp(1ms)\"\n"),

@@ -137,10 +137,11 @@ impl Peer {
                     time_sleep: true,
                 },
             ) if a == b => Some(
-                "go's blocking call is the nanosleep system call, during which the goroutine holds its \
-                 thread, and Go's sysmon hands the P to another thread only once the call has lasted \
-                 20 us to 10 ms (its check backs off while it finds nothing to do); green hands its \
-                 worker over as the call begins, as time.Sleep's parked goroutine frees its P at once",
+                "go's blocking call is the nanosleep system call: the goroutine holds its thread for \
+                 the whole call, and its P moves to another thread only when Go's sysmon takes it (at \
+                 a check every 20 us, backing off to 10 ms while idle, once the P has goroutines \
+                 waiting or no other P is idle, else after 10 ms); green hands its worker over as the \
+                 call begins, as time.Sleep's parked goroutine frees its P at once",
             ),
             (
                 Peer::Go {
@@ -158,6 +159,19 @@ impl Peer {
                  blocking call keeps it on its carrier",
             ),
             _ => None,
+        }
+    }
+
+    /// The threads that serve its requests' work, to match a model's `--workers` (`workers`:
+    /// the experiment's; `None`: not known without the machine's CPUs).
+    pub fn serving_threads(self, workers: Option<usize>) -> Option<usize> {
+        match self {
+            Peer::Nginx { .. } => Some(1),
+            Peer::Redis { io_threads } => Some(io_threads),
+            Peer::Memcached { threads } => Some(threads),
+            Peer::Go { procs, .. } => procs.or(workers),
+            Peer::Node { worker_threads: 0 } => None,
+            Peer::Node { worker_threads } => Some(worker_threads),
         }
     }
 
@@ -236,6 +250,23 @@ impl Peer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bench --list`'s words for each product name the model its entries stand for.
+    #[test]
+    fn the_listed_products_name_the_models_that_stand_for_them() {
+        for (product, model) in PRODUCTS {
+            let peer = Peer::parse(product).unwrap();
+            assert_eq!(peer.product(), *product);
+            assert!(model.starts_with(peer.stands_for()), "{product}: {model}");
+        }
+        let entries = ["redis-server --io-threads 2", "node worker_threads=2"];
+        for e in entries {
+            let p = Peer::parse(e).unwrap();
+            let (_, said) = PRODUCTS.iter().find(|(n, _)| *n == p.product()).unwrap();
+            assert!(said.contains(p.stands_for()), "{e}: {said}");
+        }
+        assert_eq!(PRODUCTS.len(), 5, "every Peer variant is listed");
+    }
 
     #[test]
     fn peer_entries_take_the_products_own_thread_flags_and_refuse_the_rest() {

@@ -27,6 +27,15 @@ pub const NAME: &str = "fidelity";
 /// this factor of the product's (either way).
 pub const WITHIN: f64 = 1.5;
 
+/// A ratio as the table says it: two decimals, more where it is under 0.1 (never "0.00×").
+pub fn ratio_said(r: f64) -> String {
+    let digits = match r {
+        r if r > 0.0 && r < 0.1 => (-r.log10()).floor() as usize + 2,
+        _ => 2,
+    };
+    format!("{r:.digits$}×")
+}
+
 /// A ratio within [`WITHIN`] either way.
 fn within(r: f64) -> bool {
     (1.0 / WITHIN..=WITHIN).contains(&r)
@@ -89,7 +98,7 @@ impl Row {
     /// The row as the table shows it ([`COLUMNS`]): "–" for what was not measured or compared.
     pub fn cells(&self) -> [String; 12] {
         let v = |x: Option<f64>| x.map_or("–".to_string(), fmt_us);
-        let r = |x: Option<f64>| x.map_or("–".to_string(), |r| format!("{r:.2}×"));
+        let r = |x: Option<f64>| x.map_or("–".to_string(), ratio_said);
         [
             self.experiment.clone(),
             self.connections.to_string(),
@@ -126,7 +135,7 @@ impl Row {
     /// The row in a sentence.
     pub fn sentence(&self) -> String {
         let v = |x: Option<f64>| x.map_or("–".to_string(), fmt_us);
-        let r = |x: Option<f64>| x.map_or("not compared".to_string(), |r| format!("{r:.2}×"));
+        let r = |x: Option<f64>| x.map_or("not compared".to_string(), ratio_said);
         let said = match (self.stands, self.one_figure()) {
             (Some(true), Some(f)) => format!("stands for it on {f}, the one figure compared"),
             (Some(true), None) => "stands for it".to_string(),
@@ -153,7 +162,9 @@ impl Row {
     }
 }
 
-/// One target's cell, as fidelity reads it.
+/// One target at one connection count, as fidelity reads it: each figure the median over its
+/// finished repeats (not compared where any repeat's may not be ranked, or none finished), and
+/// the repeat of the median throughput for what names a cause.
 struct Side<'a> {
     label: &'a str,
     cell: &'a Cell,
@@ -161,14 +172,40 @@ struct Side<'a> {
     cpu: Rank,
 }
 
+/// The median of `m` over `repeats` (finished cells) that measured it: ranked where every one
+/// is; else the first reason one is not, with the median of what was measured.
+fn median_rank(m: &super::metric::Metric, repeats: &[&Cell], beside: &[&Cell]) -> Rank {
+    let ranks: Vec<Rank> = repeats.iter().map(|c| rankable(m, c, beside)).collect();
+    let mut values: Vec<f64> = ranks.iter().filter_map(|r| value(*r)).collect();
+    if values.is_empty() {
+        return Rank::NotMeasured;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = match n % 2 {
+        1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    };
+    // A repeat that measured nothing of it (a figure missing) is left out of the median.
+    match ranks.iter().find_map(|r| r.why_not()) {
+        Some(u) => Rank::Unranked(median, u),
+        None => Rank::Ranked(median),
+    }
+}
+
 impl<'a> Side<'a> {
-    fn of(label: &'a str, cell: &'a Cell, beside: &[&Cell]) -> Side<'a> {
-        Side {
-            label,
-            cell,
-            p99: rankable(&P99, cell, beside),
-            cpu: rankable(&CPU, cell, beside),
-        }
+    /// `cell` is the repeat of the median throughput (`summarize`); `repeats` every finished
+    /// one.
+    fn of(label: &'a str, cell: &'a Cell, repeats: &[&Cell], beside: &[&Cell]) -> Side<'a> {
+        let finished: Vec<&Cell> = repeats.iter().copied().filter(|c| c.ok()).collect();
+        let (p99, cpu) = match finished.is_empty() {
+            true => (Rank::NotMeasured, Rank::NotMeasured),
+            false => (
+                median_rank(&P99, &finished, beside),
+                median_rank(&CPU, &finished, beside),
+            ),
+        };
+        Side { label, cell, p99, cpu }
     }
 
     fn switches_per_req(&self) -> Option<f64> {
@@ -286,7 +323,12 @@ fn sibling(r: &Row, rows: &[Row]) -> Option<(String, bool)> {
             .filter(|((_, mine), _)| out(*mine))
             .filter_map(|((what, _), their)| {
                 let t = their.filter(|t| within(*t))?;
-                Some(format!("on {what} {} stands for {} ({t:.2}×)", r.model, o.product))
+                Some(format!(
+                    "on {what} {} stands for {} ({})",
+                    r.model,
+                    o.product,
+                    ratio_said(t)
+                ))
             })
             .collect();
         if named.is_empty() {
@@ -301,8 +343,18 @@ fn sibling(r: &Row, rows: &[Row]) -> Option<(String, bool)> {
 }
 
 /// The row of `product` beside `model` in `x` at `conns`, from their cells.
-fn row(x: &Experiment, product: &str, model: &str, conns: usize, p: &Cell, m: &Cell, beside: &[&Cell]) -> Row {
-    let (ps, ms) = (Side::of(product, p, beside), Side::of(model, m, beside));
+fn row(x: &Experiment, product: &str, model: &str, conns: usize, beside: &[&Cell], p: &Cell, m: &Cell) -> Row {
+    let repeats = |t: &str| -> Vec<&Cell> {
+        beside
+            .iter()
+            .copied()
+            .filter(|c| c.target == t && c.connections == conns)
+            .collect()
+    };
+    let (ps, ms) = (
+        Side::of(product, p, &repeats(product), beside),
+        Side::of(model, m, &repeats(model), beside),
+    );
     let ratio = |a: Rank, b: Rank| Some(a.ranked()? / b.ranked()?).filter(|r| r.is_finite() && *r > 0.0);
     let (p99_ratio, cpu_ratio) = (ratio(ms.p99, ps.p99), ratio(ms.cpu, ps.cpu));
     let out = |r: Option<f64>| r.is_some_and(|r| !within(r));
@@ -321,7 +373,7 @@ fn row(x: &Experiment, product: &str, model: &str, conns: usize, p: &Cell, m: &C
     ] {
         let r = if what == "p99" { s.p99 } else { s.cpu };
         let said = match (r, &s.cell.status) {
-            (_, st) if !s.cell.ok() => format!("{}'s cell {}", s.label, st.text()),
+            (_, st) if !s.cell.ok() => format!("{}'s cell did not finish ({})", s.label, st.text()),
             (Rank::NotMeasured, _) => format!("{}'s {what} was not measured", s.label),
             (Rank::Unranked(_, u), _) => format!("{}'s {what} is not compared: {}", s.label, u.said()),
             (Rank::Ranked(_), _) => continue,
@@ -357,6 +409,25 @@ fn row(x: &Experiment, product: &str, model: &str, conns: usize, p: &Cell, m: &C
     }
 }
 
+/// The model entry of `x` that stands for `peer`: of the entries of its model, the one with as
+/// many workers as the product has threads serving, else the first.
+fn model_for(x: &Experiment, peer: Peer) -> Option<&String> {
+    let of: Vec<&String> = x.models.iter().filter(|m| model_name(m) == peer.stands_for()).collect();
+    let workers = |m: &str| -> Option<usize> {
+        let w: Vec<&str> = m.split_whitespace().collect();
+        let given = w
+            .windows(2)
+            .find(|p| p[0] == "--workers")
+            .and_then(|p| p[1].parse().ok());
+        given.or(x.workers)
+    };
+    let threads = peer.serving_threads(x.workers);
+    of.iter()
+        .copied()
+        .find(|m| threads.is_some() && workers(m) == threads)
+        .or(of.first().copied())
+}
+
 /// Every product beside its model in `experiments`, a row per connection count.
 pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
     let measured: Vec<Cell> = cells
@@ -366,13 +437,16 @@ pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
         .collect();
     let summaries = summarize(&measured);
     let mut out = Vec::new();
-    for x in experiments {
+    // A capacity search measures each target at its own rate: no cells to set side by side.
+    for x in experiments.iter().filter(|x| x.load.slo.is_none()) {
         let beside: Vec<&Cell> = measured.iter().filter(|c| c.experiment == x.name).collect();
         for product in &x.peers {
             let Ok(peer) = Peer::parse(product) else { continue };
-            let Some(model) = x.models.iter().find(|m| model_name(m) == peer.stands_for()) else {
+            // A product that does none of the experiment's work serves another load.
+            if (x.work.is_some() || x.work_from_request) && !peer.does_work() {
                 continue;
-            };
+            }
+            let Some(model) = model_for(x, peer) else { continue };
             for &conns in &x.connections {
                 let find = |t: &str| {
                     summaries
@@ -381,7 +455,7 @@ pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
                         .map(|s| &s.cell)
                 };
                 if let (Some(p), Some(m)) = (find(product), find(model)) {
-                    out.push(row(x, product, model, conns, p, m, &beside));
+                    out.push(row(x, product, model, conns, &beside, p, m));
                 }
             }
         }
@@ -418,7 +492,7 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Verdict> {
             let mut gaps = Vec::new();
             for (what, ratio) in [("p99", r.p99_ratio), ("CPU", r.cpu_ratio)] {
                 if let Some(x) = ratio.filter(|x| !within(*x)) {
-                    gaps.push(format!("{what} {x:.2}×"));
+                    gaps.push(format!("{what} {}", ratio_said(x)));
                 }
             }
             format!(

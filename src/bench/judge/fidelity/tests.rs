@@ -190,3 +190,94 @@ fn without_a_product_beside_its_model_there_is_no_fidelity_verdict() {
     let cells = vec![cell("plain", "thread", 100.0, 5.0), cell("plain", "nginx", 100.0, 5.0)];
     assert!(verdict(&xs, &cells).is_none());
 }
+
+/// Each figure is the median over the finished repeats, not the figure of the repeat whose
+/// throughput was the median (in an open loop every repeat's throughput ties); a failed
+/// repeat is left out, and a target none of whose repeats finished is not compared.
+#[test]
+fn each_figure_is_the_median_of_the_finished_repeats() {
+    let xs = experiments();
+    let at = |target: &str, repeat: usize, p99: f64, cpu: f64| {
+        let mut c = cell("calls", target, p99, cpu);
+        c.repeat = repeat;
+        c
+    };
+    let mut failed = at("go", 3, 1.0, 1.0);
+    failed.status = CellStatus::Failed("the server died".into());
+    let cells = vec![
+        at("green", 0, 4600.0, 40.0),
+        at("green", 1, 4800.0, 41.0),
+        at("green", 2, 4700.0, 39.0),
+        at("go", 0, 170_900.0, 43.0),
+        at("go", 1, 299_900.0, 45.0),
+        at("go", 2, 208_400.0, 44.0),
+        failed,
+    ];
+    let found = super::rows(&xs, &cells);
+    let go = found.iter().find(|r| r.product == "go").unwrap();
+    assert_eq!((go.p99_product_us, go.p99_model_us), (Some(208_400.0), Some(4700.0)));
+    assert_eq!((go.cpu_product_us, go.cpu_model_us), (Some(44.0), Some(40.0)));
+    // Every repeat failed: shown as not compared, never a ratio from a failed run.
+    let mut dead = at("go", 0, 900.0, 43.0);
+    dead.status = CellStatus::Failed("the server died".into());
+    let found = super::rows(&xs, &[at("green", 0, 4600.0, 40.0), dead]);
+    let go = &found[0];
+    assert_eq!(
+        (go.stands, go.p99_ratio, go.cpu_ratio, go.cpu_product_us),
+        (None, None, None, None)
+    );
+    assert!(
+        go.cause.contains("go's cell did not finish (the server died)"),
+        "{}",
+        go.cause
+    );
+}
+
+#[test]
+fn a_ratio_under_a_tenth_keeps_its_digits() {
+    assert_eq!(ratio_said(0.65), "0.65×");
+    assert_eq!(ratio_said(0.02), "0.020×");
+    assert_eq!(ratio_said(0.0036), "0.0036×");
+    assert_eq!(ratio_said(428.6), "428.60×");
+}
+
+/// nginx serves a fixed body whatever the work: beside a model doing the work it is another
+/// load, and a capacity search sets each target at its own rate: neither is a pair.
+#[test]
+fn a_product_doing_none_of_the_work_or_a_capacity_search_is_no_pair() {
+    let text = |extra: &str| {
+        format!(
+            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+             models = [\"procs-accept --workers 1\", \"green\"]\npeers = [\"nginx\", \"go\"]\nconnections = [100]\nduration = \"1s\"\n{extra}"
+        )
+    };
+    let cells = vec![
+        cell("e", "procs-accept --workers 1", 100.0, 5.0),
+        cell("e", "nginx", 100.0, 5.0),
+        cell("e", "green", 100.0, 5.0),
+        cell("e", "go", 100.0, 5.0),
+    ];
+    let pairs = |extra: &str| -> Vec<String> {
+        let xs = parse(&text(extra), "t").unwrap().experiments;
+        super::rows(&xs, &cells).iter().map(|r| r.product.clone()).collect()
+    };
+    assert_eq!(pairs(""), ["nginx", "go"]);
+    assert_eq!(pairs("work = \"cpu:50us\"\n"), ["go"]);
+    assert!(pairs("work = \"cpu:50us\"\nslo = \"p99<=10ms\"\n").is_empty());
+}
+
+/// Of several entries of the model, the one with as many workers as the product has
+/// threads serving stands beside it.
+#[test]
+fn the_model_entry_with_the_products_worker_count_is_its_pair() {
+    let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"green --workers 1\", \"green --workers 4\", \"offload\"]\n\
+                peers = [\"go GOMAXPROCS=4\", \"go\", \"node worker_threads=2\"]\nworkers = 2\nconnections = [100]\nduration = \"1s\"\n";
+    let xs = parse(text, "t").unwrap().experiments;
+    let pair = |p: &str| model_for(&xs[0], Peer::parse(p).unwrap()).cloned();
+    assert_eq!(pair("go GOMAXPROCS=4").as_deref(), Some("green --workers 4"));
+    // GOMAXPROCS from the experiment's workers (2): no entry has 2, the first stands.
+    assert_eq!(pair("go").as_deref(), Some("green --workers 1"));
+    // offload's workers are the experiment's 2, as the pool's threads.
+    assert_eq!(pair("node worker_threads=2").as_deref(), Some("offload"));
+}
