@@ -115,15 +115,7 @@ fn keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one() {
     // The stores beside the models that stand for them, in the fidelity verdict: redis-server
     // beside reactor, memcached beside dispatch (io-threads did not run: no row for
     // redis-server --io-threads 2).
-    let fidelity = r["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["experiment"] == "fidelity")
-        .unwrap_or_else(|| panic!("no fidelity verdict: {}", r["verdicts"]));
-    let pairs: Vec<String> = fidelity["fidelity"]
-        .as_array()
-        .unwrap()
+    let pairs: Vec<String> = fidelity_rows(&r)
         .iter()
         .map(|r| {
             format!(

@@ -206,13 +206,7 @@ fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
     for c in r["cells"].as_array().unwrap() {
         assert_eq!(c["status"], "ok", "{c}");
     }
-    let v = r["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["experiment"] == "fidelity")
-        .unwrap_or_else(|| panic!("no fidelity verdict: {}", r["verdicts"]));
-    let rows = v["fidelity"].as_array().unwrap();
+    let rows = fidelity_rows(&r);
     let pairs: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["product"].as_str().unwrap(), r["model"].as_str().unwrap()))

@@ -50,3 +50,14 @@ pub fn bench_ok(scenario: &Path, out: &Path) -> (Value, String) {
     );
     (results(&results_dir(out)), stdout)
 }
+
+/// The fidelity verdict's rows of a run's results (it must have one).
+pub fn fidelity_rows(r: &Value) -> Vec<Value> {
+    let v = r["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["experiment"] == "fidelity")
+        .unwrap_or_else(|| panic!("no fidelity verdict: {}", r["verdicts"]));
+    v["fidelity"].as_array().unwrap().clone()
+}
