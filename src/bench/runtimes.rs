@@ -23,9 +23,9 @@ pub const NODE_SOURCE: &str = include_str!("../../products/node/server.js");
 const SEED: u64 = 1;
 
 /// Where built products are kept: `$XDG_CACHE_HOME/muxlab/products`, `~/.cache/...`, else a
-/// directory of this user's own under the temporary one (`muxlab-UID`, made private: bench
-/// runs what is there).
-fn cache_dir() -> PathBuf {
+/// directory of this user's own under the temporary one (`muxlab-UID`: bench runs what is
+/// there, so it must be a directory, not a link, owned by this user and private to it).
+fn cache_dir() -> Result<PathBuf, Error> {
     let home = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -34,15 +34,21 @@ fn cache_dir() -> PathBuf {
                 .filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".cache"))
         });
-    match home {
-        Some(base) => base.join("muxlab").join("products"),
-        None => {
-            use std::os::unix::fs::DirBuilderExt;
-            let mine = std::env::temp_dir().join(format!("muxlab-{}", crate::sys::process::uid()));
-            let _ = std::fs::DirBuilder::new().mode(0o700).create(&mine);
-            mine.join("products")
-        }
+    if let Some(base) = home {
+        return Ok(base.join("muxlab").join("products"));
     }
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = crate::sys::process::uid();
+    let mine = std::env::temp_dir().join(format!("muxlab-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&mine);
+    let meta = std::fs::symlink_metadata(&mine).map_err(|e| Error::Cell(format!("{}: {e}", mine.display())))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(Error::Cell(format!(
+            "{} is not a private directory of this user's (set HOME or XDG_CACHE_HOME): the products are not built there",
+            mine.display()
+        )));
+    }
+    Ok(mine.join("products"))
 }
 
 /// A name for a file being written under `path`'s, this process's and call's own (two runs,
@@ -94,7 +100,7 @@ fn write_once(path: &Path, text: &[u8]) -> Result<(), Error> {
 
 /// Go's server built by `go` (cached by the source and `go version`).
 pub fn go_server(go: &str) -> Result<PathBuf, Error> {
-    build_go(go, &cache_dir())
+    build_go(go, &cache_dir()?)
 }
 
 /// [`go_server`], kept in `dir`.
@@ -136,7 +142,7 @@ fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
 
 /// Node's server, written where node can run it (cached by its source).
 pub fn node_server() -> Result<PathBuf, Error> {
-    let dir = cache_dir();
+    let dir = cache_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
     // CommonJS whatever a package.json above it says (`.cjs`).
     let path = dir.join(format!("node-http-{}.cjs", fingerprint(&[NODE_SOURCE.as_bytes()])));
@@ -153,7 +159,7 @@ fn work_args(x: &Experiment, dash: &str) -> Vec<String> {
         format!("{dash}seed"),
         SEED.to_string(),
         format!("{dash}max-work"),
-        crate::units::format_duration(x.max_work()),
+        crate::units::exact_duration(x.max_work()),
     ];
     if x.work_from_request {
         a.push(format!("{dash}from-request"));

@@ -163,14 +163,14 @@ impl Peer {
     }
 
     /// The threads that serve its requests' work, to match a model's `--workers` (`workers`:
-    /// the experiment's; `None`: not known without the machine's CPUs).
+    /// the experiment's; `None`: not known without the machine's CPUs). Node's loop is one.
     pub fn serving_threads(self, workers: Option<usize>) -> Option<usize> {
         match self {
             Peer::Nginx { .. } => Some(1),
             Peer::Redis { io_threads } => Some(io_threads),
             Peer::Memcached { threads } => Some(threads),
             Peer::Go { procs, .. } => procs.or(workers),
-            Peer::Node { worker_threads: 0 } => None,
+            Peer::Node { worker_threads: 0 } => Some(1),
             Peer::Node { worker_threads } => Some(worker_threads),
         }
     }

@@ -280,4 +280,6 @@ fn the_model_entry_with_the_products_worker_count_is_its_pair() {
     assert_eq!(pair("go").as_deref(), Some("green --workers 1"));
     // offload's workers are the experiment's 2, as the pool's threads.
     assert_eq!(pair("node worker_threads=2").as_deref(), Some("offload"));
+    // Node's one loop is one thread serving (reactor has no --workers to match it against).
+    assert_eq!(Peer::parse("node").unwrap().serving_threads(Some(4)), Some(1));
 }
