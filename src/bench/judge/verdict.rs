@@ -133,8 +133,8 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
 /// A peer does none of the experiment's work: with work, its capacity is not one to rank
 /// beside the designs doing it.
 fn does_no_work(x: &Experiment, target: &str) -> bool {
-    let idle = |p: &String| crate::bench::record::peer::Peer::parse(p).is_ok_and(|p| !p.does_work());
-    (x.work.is_some() || x.work_from_request) && x.peers.iter().any(|p| p == target && idle(p))
+    let idle = |p: &String| crate::bench::record::peer::Peer::parse(p).is_ok_and(|p| p.idle_in(x));
+    x.peers.iter().any(|p| p == target && idle(p))
 }
 
 /// Each metric ranked, then each request class's p99.

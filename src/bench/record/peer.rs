@@ -10,6 +10,7 @@
 //! `"node worker_threads=N"` (the work handed to a pool of N worker threads).
 
 use super::scenario::{Experiment, Protocol};
+use crate::units::BadValue;
 
 /// The most threads a peer entry may ask for.
 pub const MAX_THREADS: usize = 64;
@@ -175,6 +176,13 @@ impl Peer {
         }
     }
 
+    /// Whether it does none of `x`'s work where `x` has some (nginx, the stores): it serves
+    /// another load than the models beside it, so it is neither ranked beside them nor set
+    /// beside its model.
+    pub fn idle_in(self, x: &Experiment) -> bool {
+        (x.work.is_some() || x.work_from_request) && !self.does_work()
+    }
+
     /// Whether it does the experiment's work (`work`, `work_from_request`); the others
     /// answer at once whatever the work.
     pub fn does_work(self) -> bool {
@@ -215,25 +223,25 @@ impl Peer {
 
     /// The work of `x` as the runtimes' servers in `products/` draw it: fixed times and
     /// `exp(MEAN)` only, no event streams; the error names what they cannot serve.
-    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), String> {
+    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), BadValue> {
         use crate::server::work::{Dist, Work};
         if x.stream.is_some() {
-            return Err(format!("\"{peer}\" serves no event streams (stream)"));
+            return Err(BadValue(format!("\"{peer}\" serves no event streams (stream)")));
         }
-        let drawn = |w: &Work, said: &str| -> Result<(), String> {
+        let drawn = |w: &Work, said: &str| -> Result<(), BadValue> {
             match [&w.cpu, &w.sleep]
                 .into_iter()
                 .flatten()
                 .all(|d| matches!(d, Dist::Fixed(_) | Dist::Exp(_)))
             {
                 true => Ok(()),
-                false => Err(format!(
+                false => Err(BadValue(format!(
                     "\"{peer}\" (a server in products/) draws fixed times and exp(MEAN) only, not {said}"
-                )),
+                ))),
             }
         };
         if let Some(w) = &x.work {
-            let work: Work = w.parse().map_err(|e: crate::units::BadValue| e.0)?;
+            let work: Work = w.parse()?;
             drawn(&work, &format!("work '{w}'"))?;
         }
         if x.work_from_request {
