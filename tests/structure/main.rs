@@ -3,6 +3,9 @@
 //! (run → judge → record), one `Metric` type, one module-file convention, and no function over
 //! 100 lines.
 
+mod imports;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
@@ -751,5 +754,54 @@ fn the_load_engines_connection_is_changed_by_its_methods_not_by_fields_set_from_
             "load/engine/x.rs sets .in_free",
             "load/engine/x.rs sets .tickets",
         ]
+    );
+}
+
+/// Every file of `src/` by its path under `src/`, with its source.
+fn sources() -> BTreeMap<String, String> {
+    files(Path::new(SRC))
+        .into_iter()
+        .map(|f| (rel(&f), std::fs::read_to_string(&f).unwrap()))
+        .collect()
+}
+
+/// No file of `src/` reaches itself through the files it names: `use` paths and paths in code
+/// resolved to the file that defines each name, through re-exports (`imports.rs`).
+#[test]
+fn no_import_circle_in_src() {
+    let g = imports::read(&sources());
+    let circles: Vec<String> = g
+        .circles()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} files: {}\n  {}",
+                c.len(),
+                c.join(" "),
+                g.arrows_within(c).join("\n  ")
+            )
+        })
+        .collect();
+    eprintln!(
+        "src/: {} modules, {} arrows, {} upward, {} circles",
+        g.modules(),
+        g.edges.values().map(|e| e.len()).sum::<usize>(),
+        g.upward.len(),
+        circles.len()
+    );
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}
+
+/// A subfolder reaches its ancestors' parts only through their facades (`crate::load::Tally`,
+/// not `crate::load::tally::Tally` from `load/engine/`).
+#[test]
+fn a_subfolder_names_its_parents_parts_only_through_the_parents_facade() {
+    let g = imports::read(&sources());
+    let up: Vec<String> = g.upward.iter().map(|(f, p, to)| format!("{f}: {p} ({to})")).collect();
+    assert!(
+        up.is_empty(),
+        "{} paths into a parent folder's files:\n{}",
+        up.len(),
+        up.join("\n")
     );
 }
