@@ -805,3 +805,15 @@ fn a_subfolder_names_its_parents_parts_only_through_the_parents_facade() {
         up.join("\n")
     );
 }
+
+/// Prints the arrows of the files under `IMPORTS_OF` (a path prefix under `src/`), for a reader
+/// planning a move: `IMPORTS_OF=server/ cargo test --test structure print_imports -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn print_imports() {
+    let prefix = std::env::var("IMPORTS_OF").unwrap_or_default();
+    let g = imports::read(&sources());
+    for (f, to) in g.edges.iter().filter(|(f, _)| f.starts_with(&prefix)) {
+        println!("{f} -> {}", to.iter().cloned().collect::<Vec<_>>().join(" "));
+    }
+}
