@@ -95,7 +95,7 @@ pub(super) fn prediction(
             name: String::new(),
             weight: 1.0,
             work: crate::server::Work::default(),
-            cap: crate::server::work::CEILING,
+            cap: crate::server::request::work::CEILING,
         }],
         requests: REQUESTS,
         seed: x.load.seed,

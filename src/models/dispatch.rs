@@ -12,8 +12,10 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
 
-use crate::server::handoff::with_mailbox_workers;
-use crate::server::{accept::Acceptor, blocking, io_err, Ctx, Error, Family, Model, Workers};
+use crate::server::crossing::handoff::with_mailbox_workers;
+use crate::server::drivers::accept::Acceptor;
+use crate::server::drivers::blocking;
+use crate::server::{io_err, Ctx, Error, Family, Model, Workers};
 use crate::server::{Assign, Discipline};
 
 pub const MODEL: Model = Model {

@@ -15,8 +15,8 @@
 //! **Seed** (docs/seeds.md). 000 (ET, accept until EAGAIN: 13,380 / 16,692 / 16,044 / 14,087 rps at
 //! c = 1 / 10 / 100 / 1,000), 003 (poll vs epoll).
 
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Epoll;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Epoll;
 use crate::server::Discipline;
 use crate::server::{Ctx, Error, Family, Flag, Model, Trigger};
 

@@ -12,9 +12,10 @@
 //!
 //! **Seed** (docs/seeds.md). 000: 2,415 / 2,531 / 2,501 / 1,582 / 1,396 rps at c = 1 / 10 / 100 / 500 / 1,000.
 
+use crate::server::drivers::blocking;
 use crate::server::Discipline;
 use crate::server::Streams;
-use crate::server::{blocking, io_err, workers, Counter, Ctx, Error, Family, Model};
+use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Model};
 use crate::sys;
 
 pub const MODEL: Model = Model {

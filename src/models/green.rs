@@ -23,9 +23,10 @@
 
 use std::time::Duration;
 
-use crate::server::accept::{Accepted, Acceptor};
-use crate::server::green::{Parking, Runtime, DEFAULT_SLICE};
-use crate::server::{blocking, io_err, Counter, Ctx, Discipline, Error, Family, Flag, Model, Streams, Workers, TICK};
+use crate::server::drivers::accept::{Accepted, Acceptor};
+use crate::server::drivers::blocking;
+use crate::server::green::{self, Parking, DEFAULT_SLICE};
+use crate::server::{io_err, Counter, Ctx, Discipline, Error, Family, Flag, Model, Streams, Workers, TICK};
 use crate::sys;
 
 pub const MODEL: Model = Model {
@@ -52,7 +53,7 @@ const _: () = {
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     let slice = ctx.cfg.green_slice.unwrap_or(DEFAULT_SLICE);
-    Runtime::run(ctx, slice, move |parking| accept(ctx, parking))
+    green::run(ctx, slice, move |parking| accept(ctx, parking))
 }
 
 /// The accept loop, a green thread: each connection admitted gets a green thread of its own,
@@ -69,7 +70,7 @@ fn accept(ctx: &'static Ctx, parking: &Parking) {
                 w.count(Counter::Useful, 1);
                 let cw = ctx.worker(next);
                 next = (next + 1) % ctx.workers;
-                if Runtime::spawn(move |p| blocking::serve_waiting(cw, fd, p)).is_err() {
+                if green::spawn(move |p| blocking::serve_waiting(cw, fd, p)).is_err() {
                     // No stack to be had: the connection was dropped with the closure.
                     w.count(Counter::SpawnFailed, 1);
                     w.release();

@@ -11,8 +11,9 @@
 //!
 //! **Seed** (docs/seeds.md). 000: 13,870 / 18,187 / 17,195 rps at ab -c 1 / 10 / 100; timeouts at c=150.
 
+use crate::server::drivers::blocking;
 use crate::server::Streams;
-use crate::server::{blocking, io_err, Ctx, Error, Family, Model};
+use crate::server::{io_err, Ctx, Error, Family, Model};
 
 pub const MODEL: Model = Model {
     name: "iterative",

@@ -40,11 +40,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use crate::server::completions::Completions;
-use crate::server::evloop::{EventLoop, LISTENER};
-use crate::server::offload::perform;
-use crate::server::poller::Epoll;
-use crate::server::{accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers};
+use crate::server::crossing::completions::Completions;
+use crate::server::crossing::offload::perform;
+use crate::server::drivers::accept::Acceptor;
+use crate::server::drivers::evloop::{EventLoop, LISTENER};
+use crate::server::drivers::poller::Epoll;
+use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::server::{Discipline, Reserve, TICK};
 use crate::server::{Job, Offloader};
 use crate::sync::{lock, wait_timeout};

@@ -13,8 +13,8 @@
 //!
 //! **Seed** (docs/seeds.md). 003: 20,000 conns, 1 s think: poll 6,665 ops/s at 65 % CPU vs epoll 6,871 at 8.6 %.
 
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Poll;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Poll;
 use crate::server::Discipline;
 use crate::server::{Ctx, Error, Family, Model};
 

@@ -13,8 +13,9 @@
 //!
 //! **Seed** (docs/seeds.md). muduo's table of server models (Apache prefork); not measured in the seeds.
 
+use crate::server::drivers::blocking;
 use crate::server::Streams;
-use crate::server::{blocking, io_err, workers, Ctx, Error, Family, Model, Workers};
+use crate::server::{io_err, workers, Ctx, Error, Family, Model, Workers};
 
 pub const MODEL: Model = Model {
     name: "prefork",

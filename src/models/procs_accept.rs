@@ -20,9 +20,9 @@
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use crate::server::accept::Acceptor;
-use crate::server::evloop::{serve_listener, EventLoop, LISTENER};
-use crate::server::poller::Epoll;
+use crate::server::drivers::accept::Acceptor;
+use crate::server::drivers::evloop::{serve_listener, EventLoop, LISTENER};
+use crate::server::drivers::poller::Epoll;
 use crate::server::Discipline;
 use crate::server::{io_err, workers, AcceptGuard, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::sys;

@@ -21,11 +21,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
-use crate::server::conn::{Conn, ConnTable, Ticker, Want};
+use crate::server::drivers::accept::Acceptor;
+use crate::server::drivers::conn::{Conn, ConnTable, Ticker, Want};
 use crate::server::Discipline;
-use crate::server::{
-    accept::Acceptor, io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK,
-};
+use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sync::{lock, wait_timeout};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, IN, ONESHOT, OUT};

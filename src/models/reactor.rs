@@ -13,8 +13,8 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #1: 100k QPS for redis's design, the baseline of the seed's comparison.
 
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Epoll;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Epoll;
 use crate::server::Discipline;
 use crate::server::{Ctx, Error, Family, Model};
 

@@ -11,9 +11,9 @@
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds; the modern answer to seed 002's accept designs.
 
-use crate::server::accept::own_listener;
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Epoll;
+use crate::server::drivers::accept::own_listener;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Epoll;
 use crate::server::{workers, Ctx, Error, Family, Model, Workers};
 use crate::server::{Assign, Discipline};
 

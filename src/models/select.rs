@@ -13,8 +13,8 @@
 //!
 //! **Seed** (docs/seeds.md). 000 (select is the ancestor of its epoll server).
 
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Select;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Select;
 use crate::server::Discipline;
 use crate::server::Streams;
 use crate::server::{Ctx, Error, Family, Model};

@@ -14,10 +14,11 @@
 
 use std::thread;
 
+use crate::server::drivers::blocking;
 use crate::server::Counter;
 use crate::server::Discipline;
 use crate::server::Streams;
-use crate::server::{blocking, Ctx, Error, Family, Model};
+use crate::server::{Ctx, Error, Family, Model};
 
 /// Stack of a connection thread: the read buffer is on the heap, so this is plenty.
 const STACK: usize = 128 * 1024;

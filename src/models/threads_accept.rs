@@ -12,8 +12,8 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #5 (described, not measured).
 
-use crate::server::evloop::accept_loop;
-use crate::server::poller::Epoll;
+use crate::server::drivers::evloop::accept_loop;
+use crate::server::drivers::poller::Epoll;
 use crate::server::Discipline;
 use crate::server::{workers, Ctx, Error, Family, Model, Workers};
 

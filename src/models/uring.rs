@@ -31,9 +31,9 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
-use crate::server::accept::{own_listener, Acceptor};
-use crate::server::conn::Ticker;
 use crate::server::connection::{Connection, Next};
+use crate::server::drivers::accept::{own_listener, Acceptor};
+use crate::server::drivers::conn::Ticker;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
 use crate::server::{Assign, Discipline};
 use crate::sys;

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::server::work::CEILING;
+use crate::server::request::work::CEILING;
 use crate::server::{Model, Work};
 
 pub use crate::server::{Assign, Discipline};

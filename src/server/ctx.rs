@@ -11,9 +11,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
+use super::request::classes::Classes;
 use super::stats::{Counter, Counters, Stats};
 use crate::proto::Session;
 use crate::sys;
@@ -48,7 +48,7 @@ pub struct Ctx {
     /// resp and memcache: the keyed state commands run against.
     pub store: Option<crate::store::Store>,
     /// Where keyed commands go when they cross threads (`--store sharded`, io-threads).
-    pub hops: super::hops::Slot,
+    pub hops: super::crossing::hops::Slot,
 }
 
 impl Ctx {

@@ -5,12 +5,12 @@
 use std::io::Write;
 use std::time::Instant;
 
-use super::classes::Classes;
 use super::config::{Config, ServeArgs, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
+use super::request::classes::Classes;
 use super::stats::{Counter, Listening, Stats, StatsLine};
 use crate::sys;
 
@@ -49,7 +49,7 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
         )),
         _ => io_err(format!("listening on {addr}"))(e),
     })?;
-    super::accept::defer_accept(cfg, &fd)?;
+    super::drivers::accept::defer_accept(cfg, &fd)?;
     Ok(fd)
 }
 
@@ -103,7 +103,7 @@ fn sharded(ctx: &Ctx) -> Result<(), Error> {
         .as_ref()
         .is_some_and(|s| s.kind() == crate::store::Kind::Sharded)
     {
-        let hops = super::hops::Hops::sharded(ctx.workers).map_err(io_err("eventfd"))?;
+        let hops = super::crossing::hops::Hops::sharded(ctx.workers).map_err(io_err("eventfd"))?;
         let _ = ctx.hops.set(Box::leak(Box::new(hops)));
     }
     Ok(())

@@ -85,7 +85,7 @@ pub fn sample(pid: i32) -> io::Result<ProcSample> {
     // rest[0] is field 3 (state): utime is field 14, stime 15, threads 20, rss 24.
     let hz = ticks();
     let mut s = ProcSample {
-        cpu: super::process::process_cpu_time(pid)?,
+        cpu: super::clock::process_cpu_time(pid)?,
         threads: num(17),
         rss: num(21) * 4096,
         reaped_children: Duration::from_secs_f64((num(13) + num(14)) as f64 / hz),

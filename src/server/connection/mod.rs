@@ -27,13 +27,16 @@
 //! - a response owed later with input behind it ([`Session::paused`]): nothing is read (the
 //!   client's further requests wait in TCP), and the wake-up is the response's own.
 
+pub(crate) mod deadline;
+pub(crate) mod idle;
+
 use std::time::Instant;
 
-use super::ctx::Worker;
-use super::deadline::{Deadlines, Expired};
-use super::hook::{self, Later, Origin};
-use super::idle::Shed;
+use super::connection::deadline::{Deadlines, Expired};
+use super::connection::idle::Shed;
+use super::request::hook::{self, Later, Origin};
 use super::stats::Counter;
+use super::Worker;
 use crate::proto::Session;
 use crate::timer::Armed;
 
@@ -421,7 +424,7 @@ impl Connection {
             return;
         }
         let out = &mut self.out;
-        super::deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
+        super::connection::deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
         if self.sent < self.out.len() {
             send(&self.out[self.sent..]);
         }

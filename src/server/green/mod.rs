@@ -6,11 +6,14 @@
 //! that would block on its socket parks at the netpoller ([`netpoll`]) and its carrier runs
 //! the next. The parts:
 //!
-//! - [`sched`]: processors, run queues, stealing, the carriers, and a blocking call's hand-off;
+//! - [`thread`]: a green thread, what it says when it suspends and what it resumes with;
+//! - [`sched`]: processors, run queues, stealing, the carriers, the runtime and processor the
+//!   running OS thread holds, and a blocking call's hand-off;
 //! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
-//! - [`held`]: the runtime and processor the running OS thread holds;
 //! - [`stacks`]: the stacks, kept for the next threads;
-//! - [`parking`]: the connection's waits ([`super::waits::Waits`]) as parks.
+//! - [`parking`]: the connection's waits ([`crate::server::drivers::waits::Waits`]) as parks;
+//! - [`start`]: the runtime's entry points, each thread started with its `Parking`;
+//! - [`work`]: a request's work on a green thread.
 //!
 //! **Where a thread may move.** Only while parked at the netpoller, which it does between
 //! steps of its connection (a read, a write of its output, a wait for its next event-stream
@@ -34,60 +37,25 @@
 //! step over it: muxlab's own frames are far smaller). Two mappings each, so
 //! `vm.max_map_count` (65,530 by default) holds a server to about 32,000 threads.
 
-mod held;
 mod netpoll;
 mod parking;
 mod sched;
 mod stacks;
+mod start;
+mod thread;
+mod work;
 
-use std::os::fd::RawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use parking::Parking;
-pub use sched::Runtime;
+pub use stacks::STACK;
+pub use start::{run, spawn};
+pub(crate) use work::perform;
 
 use crate::sys;
 
-/// Usable bytes of a green thread's stack: the deepest path measured, with room to spare. That
-/// path is HTTP/2 over TLS with `cpu:` work through the per-request hook (`green_stack_peak` in
-/// the stats line reports a run's mark; `tests/green.rs` holds it to a third of this).
-pub const STACK: usize = if cfg!(debug_assertions) { 256 * 1024 } else { 128 * 1024 };
-
 /// Go's time slice: how long `cpu:` work runs before it lets the others in line go first.
 pub const DEFAULT_SLICE: Duration = Duration::from_millis(10);
-
-/// What a green thread says when it suspends.
-pub(crate) enum Suspend {
-    /// Wait at the netpoller until `fd` has one of `events` (an error or a hang-up always
-    /// counts), or `until` passes.
-    Park {
-        fd: RawFd,
-        events: u32,
-        until: Option<Instant>,
-    },
-    /// Its `cpu:` work used a slice: the threads in line go first.
-    Slice,
-}
-
-/// What a green thread is resumed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Resume {
-    /// Its first run, or after a slice.
-    Go,
-    /// Its descriptor is ready (or failed).
-    Ready,
-    /// Its deadline passed first.
-    TimedOut,
-}
-
-/// A green thread: its id (its netpoller token) and its coroutine.
-pub(crate) struct G {
-    id: u64,
-    co: sys::green::Movable<Body>,
-    resume: Resume,
-}
-
-type Body = sys::green::Coroutine<Resume, Suspend, (), sys::green::DefaultStack>;
 
 /// What a green thread's stack holds while it is parked, checked `Send` here: its socket, its
 /// worker handle, its waits, its read buffer (its `Connection` is checked by `models/green.rs`,
@@ -95,36 +63,7 @@ type Body = sys::green::Coroutine<Resume, Suspend, (), sys::green::DefaultStack>
 const _: () = {
     fn send<T: Send>() {}
     let _ = send::<std::os::fd::OwnedFd>;
-    let _ = send::<crate::server::ctx::Worker<'static>>;
+    let _ = send::<crate::server::Worker<'static>>;
     let _ = send::<Parking>;
     let _ = send::<sys::mem::Pages>;
 };
-
-/// Parks the calling green thread until `fd` has `events` or `until` passes; `None` outside
-/// a green thread.
-#[inline(never)]
-pub(crate) fn park(fd: RawFd, events: u32, until: Option<Instant>) -> Option<Resume> {
-    sys::green::suspend::<Resume, Suspend>(Suspend::Park { fd, events, until }).ok()
-}
-
-/// Does a drawn request's work: on a green thread, `cpu` in slices (the threads in line go
-/// first between them, and it resumes on the same carrier) and `wait` as a blocking call its
-/// carrier hands its processor off for; elsewhere as any thread does. Returns what was drawn.
-pub(crate) fn perform(cpu: Duration, wait: Duration) -> Duration {
-    let Some(slice) = sched::slice() else {
-        return crate::server::work::perform(cpu, wait);
-    };
-    let mut left = cpu;
-    while !left.is_zero() {
-        let part = slice.min(left);
-        crate::server::work::spin(part);
-        left -= part;
-        if !left.is_zero() {
-            let _ = sys::green::suspend::<Resume, Suspend>(Suspend::Slice);
-        }
-    }
-    if !wait.is_zero() {
-        sched::blocking(|| std::thread::sleep(wait));
-    }
-    cpu + wait
-}

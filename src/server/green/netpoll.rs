@@ -14,7 +14,7 @@ use std::os::fd::RawFd;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{Resume, G};
+use super::thread::{Resume, G};
 use crate::sync::lock;
 use crate::sys;
 use crate::timer::Timers;

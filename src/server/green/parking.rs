@@ -1,5 +1,5 @@
 //! A green thread's waits for its connection: the blocking connection code's
-//! [`Waits`](crate::server::waits::Waits), each a park at the netpoller. The socket is
+//! [`Waits`](crate::server::drivers::waits::Waits), each a park at the netpoller. The socket is
 //! non-blocking; a read or write that finds it not ready parks until it is or its timeout
 //! passes (then `WouldBlock`, as a blocking socket's SO_RCVTIMEO gives). A wait inside a step
 //! of the connection (the hook writing replies before a request's work) is a blocking call
@@ -10,8 +10,9 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::{park, Resume};
-use crate::server::waits::Waits;
+use super::sched;
+use super::thread::{park, Resume};
+use crate::server::drivers::waits::Waits;
 use crate::sys;
 
 /// One green thread's waits: its read and write timeouts, and its stack (what an idle
@@ -62,7 +63,7 @@ impl Parking {
         };
         let left = until.saturating_duration_since(Instant::now());
         let mut p = [sys::poll::entry(fd.as_raw_fd(), polled)];
-        super::sched::blocking(|| sys::poll::ppoll(&mut p, left)).is_ok_and(|n| n > 0)
+        sched::blocking(|| sys::poll::ppoll(&mut p, left)).is_ok_and(|n| n > 0)
     }
 
     /// `op` until it does not find the socket unready, parking for `events` between tries

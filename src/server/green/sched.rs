@@ -19,15 +19,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::held::{held, hold};
 use super::netpoll::{Netpoll, Woken};
-use super::parking::Parking;
 use super::stacks::Stacks;
-use super::{Body, Resume, Suspend, G};
-use crate::server::config::TICK;
-use crate::server::ctx::Ctx;
-use crate::server::error::{io_err, Error};
+use super::thread::{Body, Resume, Suspend, G};
 use crate::server::stats::Counter;
+use crate::server::Ctx;
+use crate::server::TICK;
+use crate::server::{io_err, Error};
 use crate::sync::lock;
 use crate::sys;
 use crate::sys::green::CoroutineResult;
@@ -96,6 +94,29 @@ struct Carrier {
     woken: Woken,
 }
 
+/// Which runtime and processor the OS thread running now holds: a carrier's, in a
+/// thread-local. Read in functions never inlined, as every thread-local on a green thread's
+/// path (`tests/structure/main.rs` holds them to it): a thread-local's address kept by an
+/// inlined caller across a park could be another carrier's.
+/// The runtime a carrier runs for, and the processor it holds.
+type Holding = Option<(&'static Runtime, usize)>;
+
+thread_local! {
+    /// This carrier's [`Holding`].
+    static HELD: std::cell::Cell<Holding> = const { std::cell::Cell::new(None) };
+}
+
+/// What this carrier holds.
+#[inline(never)]
+fn held() -> Holding {
+    HELD.with(|h| h.get())
+}
+
+#[inline(never)]
+fn hold(h: Holding) {
+    HELD.with(|c| c.set(h));
+}
+
 /// Every this many turns a carrier looks at the global queue and the netpoller first.
 const FAIRNESS: u64 = 61;
 
@@ -130,7 +151,11 @@ fn wait<'a>(cv: &Condvar, g: MutexGuard<'a, Idle>) -> (MutexGuard<'a, Idle>, boo
 impl Runtime {
     /// Runs a green runtime of `ctx.workers` processors with `first` as its first thread,
     /// until the server stops and every thread has finished.
-    pub fn run(ctx: &'static Ctx, slice: Duration, first: impl FnOnce(&Parking) + Send + 'static) -> Result<(), Error> {
+    pub fn run(
+        ctx: &'static Ctx,
+        slice: Duration,
+        first: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static,
+    ) -> Result<(), Error> {
         let rt: &'static Runtime = Box::leak(Box::new(Runtime {
             ctx,
             slice,
@@ -178,7 +203,7 @@ impl Runtime {
     }
 
     /// Starts a green thread running `f`, from a green thread: in its processor's run queue.
-    pub fn spawn(f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
+    pub fn spawn(f: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static) -> std::io::Result<()> {
         match held() {
             Some((rt, _)) => rt.go(f),
             None => Err(std::io::Error::other("not on a green carrier")),
@@ -187,20 +212,18 @@ impl Runtime {
 
     /// Starts a green thread running `f` in the caller's processor's run queue (the global
     /// queue outside a carrier).
-    pub fn go(&'static self, f: impl FnOnce(&Parking) + Send + 'static) -> std::io::Result<()> {
+    pub fn go(&'static self, f: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static) -> std::io::Result<()> {
         let stack = self.stacks.take()?;
         let bounds = sys::stack::bounds(&stack);
         let ctx = self.ctx;
         let body: Body = sys::green::Coroutine::with_stack(stack, move |y, _: Resume| {
             sys::green::enter(y);
-            let parking = Parking::new(bounds);
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&parking)));
-            ctx.worker(0)
-                .counters
-                .raise(Counter::GreenStackPeak, parking.deepest() as u64);
-            if ran.is_err() {
-                eprintln!("muxlab: a green thread panicked: stopping the server");
-                ctx.request_stop();
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bounds))) {
+                Ok(deepest) => ctx.worker(0).counters.raise(Counter::GreenStackPeak, deepest as u64),
+                Err(_) => {
+                    eprintln!("muxlab: a green thread panicked: stopping the server");
+                    ctx.request_stop();
+                }
             }
             sys::green::leave();
         });

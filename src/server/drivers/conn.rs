@@ -15,10 +15,10 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use super::connection::{Connection, Next};
-use super::ctx::Worker;
-use super::deadline::Expired;
-use super::stats::Counter;
+use crate::server::connection::deadline::Expired;
+use crate::server::connection::{Connection, Next};
+use crate::server::stats::Counter;
+use crate::server::Worker;
 use crate::sys;
 
 /// What the connection waits for next.
@@ -327,7 +327,7 @@ pub struct Ticker {
 impl Default for Ticker {
     fn default() -> Self {
         Ticker {
-            next: Instant::now() + super::TICK,
+            next: Instant::now() + crate::server::TICK,
         }
     }
 }
@@ -336,7 +336,7 @@ impl Ticker {
     /// `true` when a tick has passed since the last `true`; `now`: the loop's clock.
     pub fn due(&mut self, now: Instant) -> bool {
         if now >= self.next {
-            self.next = now + super::TICK;
+            self.next = now + crate::server::TICK;
             true
         } else {
             false

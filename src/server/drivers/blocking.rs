@@ -13,18 +13,18 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use super::accept::{Accepted, Acceptor};
-use super::config::{READ_BUF, TICK};
-use super::connection::{Connection, Next};
-use super::ctx::Worker;
-use super::error::Error;
-use super::stats::Counter;
 pub use super::waits::{Kernel, Waits};
+use crate::server::connection::{Connection, Next};
+use crate::server::stats::Counter;
+use crate::server::Error;
+use crate::server::Worker;
+use crate::server::{READ_BUF, TICK};
 use crate::sys;
 
 /// How often a connection blocked in read or write wakes to check the stop flag and deadlines:
 /// once a second, or often enough to see a short `--idle-timeout` / `--header-timeout` pass
 /// (a quarter of it).
-pub fn conn_tick(cfg: &super::config::Config) -> std::time::Duration {
+pub fn conn_tick(cfg: &crate::server::Config) -> std::time::Duration {
     [cfg.idle(), cfg.header_deadline()]
         .into_iter()
         .flatten()
@@ -67,8 +67,8 @@ pub struct Accepting {
 impl Accepting {
     /// Readies `ctx`'s listener; the accepting thread is worker 0 (returned beside it: its
     /// counters are the ones the connections it hands on are counted in).
-    pub fn start(ctx: &'static super::Ctx) -> Result<(Worker<'static>, Accepting), Error> {
-        prepare_listener(&ctx.listener).map_err(super::io_err("setting the accept timeout"))?;
+    pub fn start(ctx: &'static crate::server::Ctx) -> Result<(Worker<'static>, Accepting), Error> {
+        prepare_listener(&ctx.listener).map_err(crate::server::io_err("setting the accept timeout"))?;
         let w = ctx.worker(0);
         Ok((
             w,

@@ -8,10 +8,10 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use super::ctx::{Offloader, Worker};
-use super::stats::{Counter, Stats};
 use crate::proto::keyed::{Op, OpKind, Outcome, Replies};
 use crate::proto::{Answer, Each, Fed, Request, Session};
+use crate::server::{Counter, Stats};
+use crate::server::{Offloader, Worker};
 
 /// What every model does with bytes that arrived: count them, feed them to the connection's
 /// protocol session (replies are appended to `out`), do each request's `--work` right before
@@ -257,13 +257,13 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
             };
         };
         let w = self.w;
-        let here = super::hops::Here {
+        let here = crate::server::crossing::hops::Here {
             index: w.index,
             counters: w.counters,
         };
         let o = match w.ctx.hops.get() {
             Some(hops) => hops.command(here, self.conn, store, op, replies),
-            None => super::hops::run(here, store, op, replies),
+            None => crate::server::crossing::hops::run(here, store, op, replies),
         };
         if o.wait {
             // Not run: counted when it runs.
@@ -308,8 +308,8 @@ impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
             super::per_request::perform(w, &d);
             return Answer::Serve;
         }
-        let ticket = super::offload::ticket();
-        let job = super::ctx::Job {
+        let ticket = crate::server::crossing::offload::ticket();
+        let job = crate::server::Job {
             conn: self.conn,
             ticket,
             cpu: d.cpu,

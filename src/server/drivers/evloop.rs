@@ -10,13 +10,13 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use super::accept::Acceptor;
-use super::completions::Completions;
-use super::config::{READ_BUF, TICK};
 use super::conn::{Conn, ConnTable, Ticker, Want};
-use super::ctx::Worker;
-use super::error::{io_err, Error};
 use super::poller::{Interest, Poller};
-use super::stats::Counter;
+use crate::server::crossing::completions::Completions;
+use crate::server::stats::Counter;
+use crate::server::Worker;
+use crate::server::{io_err, Error};
+use crate::server::{READ_BUF, TICK};
 use crate::sys;
 use crate::timer::Timers;
 
@@ -54,8 +54,8 @@ pub struct EventLoop<'a, P: Poller> {
     completions: Option<&'a Completions>,
     posted: Vec<(u64, u64)>,
     /// Keyed commands and answers other threads post this worker, once it takes them.
-    hops: Option<&'a super::hops::Hops>,
-    hopped: Vec<super::hops::Post>,
+    hops: Option<&'a crate::server::crossing::hops::Hops>,
+    hopped: Vec<crate::server::crossing::hops::Post>,
     answers: Vec<(u64, u64, Vec<u8>)>,
 }
 
@@ -192,7 +192,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             }
             let expired = self.conns.sweep(self.w, self.now);
             if let Some(store) = &self.w.ctx.store {
-                super::hops::Here {
+                crate::server::crossing::hops::Here {
                     index: self.w.index,
                     counters: self.w.counters,
                 }
@@ -259,7 +259,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             return;
         };
         let mut answers = std::mem::take(&mut self.answers);
-        let here = super::hops::Here {
+        let here = crate::server::crossing::hops::Here {
             index: self.w.index,
             counters: self.w.counters,
         };

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Dist;
+use super::dist::Dist;
 use crate::units::{parse_duration, split_top, BadValue};
 
 /// `cpu:...+sleep:...` split at the `+` that starts a part (a file name may hold a `+`).

@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use super::config::TICK;
 use crate::proto::{self, Session};
+use crate::server::TICK;
 use crate::sys;
 
 /// The output buffer an idle connection keeps: what a few small replies need.

@@ -10,9 +10,9 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Duration;
 
-use super::ctx::Worker;
-use super::error::{io_err, Error};
-use super::stats::Counter;
+use crate::server::stats::Counter;
+use crate::server::Worker;
+use crate::server::{io_err, Error};
 use crate::sys;
 
 /// What one accept attempt gave.
@@ -155,7 +155,7 @@ pub fn own_listener(w: Worker<'_>) -> Result<Option<OwnedFd>, Error> {
 }
 
 /// `--defer-accept` on a listener (TCP_DEFER_ACCEPT, one second).
-pub fn defer_accept(cfg: &super::config::Config, fd: &OwnedFd) -> Result<(), Error> {
+pub fn defer_accept(cfg: &crate::server::Config, fd: &OwnedFd) -> Result<(), Error> {
     if cfg.defer_accept {
         sys::socket::set_defer_accept(fd, 1).map_err(io_err("setting TCP_DEFER_ACCEPT"))?;
     }

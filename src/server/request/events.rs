@@ -11,12 +11,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::ctx::Worker;
-use super::stats::{Counter, Counters};
 use super::stream_spec::StreamSpec;
 use super::work::Dist;
 use crate::proto::later::{EventStream, Later, Pace};
 use crate::rng::Rng;
+use crate::server::Worker;
+use crate::server::{Counter, Counters};
 use crate::units::BadValue;
 
 /// Whether a request is a stream request (its path is `/stream`, or the server has `--stream`).

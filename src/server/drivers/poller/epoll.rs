@@ -6,8 +6,8 @@ use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
 use super::{Interest, Poller};
-use crate::server::config::Trigger;
-use crate::server::error::{io_err, Error};
+use crate::server::Trigger;
+use crate::server::{io_err, Error};
 use crate::sys::epoll::{self as sys_epoll, Events, ET, EXCLUSIVE, IN, OUT, RDHUP};
 
 /// The epoll backend.

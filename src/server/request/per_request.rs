@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::classes::ROWS;
-use super::ctx::Worker;
 use super::work::{Work, CEILING};
 use crate::proto::{Answer, Request};
 use crate::rng::Rng;
+use crate::server::Worker;
 use crate::sys;
 
 /// Parsed query classes a thread keeps (past it, a query is parsed each time).
@@ -67,7 +67,7 @@ pub(super) fn each(w: Worker<'_>, req: Request<'_>) -> Answer {
 
 /// Does drawn work on the calling thread and counts it in its class.
 pub(super) fn perform(w: Worker<'_>, d: &Drawn) {
-    let busy = super::green::perform(d.cpu, d.wait);
+    let busy = crate::server::green::perform(d.cpu, d.wait);
     if let Some(row) = d.row {
         w.ctx.classes.count(row.min(ROWS), busy.as_nanos() as u64);
     }

@@ -6,10 +6,10 @@
 
 use std::time::Instant;
 
-use super::config::Config;
-use super::ctx::Worker;
-use super::stats::Counter;
 use crate::proto::Session;
+use crate::server::stats::Counter;
+use crate::server::Config;
+use crate::server::Worker;
 
 /// When a connection last moved, and since when it has been inside a request head.
 #[derive(Debug, Clone, Copy)]
@@ -153,8 +153,8 @@ impl Deadlines {
 mod server_deadline {
     use std::time::{Duration, Instant};
 
+    use super::{Deadlines, Expired};
     use crate::proto::{Proto, Session};
-    use crate::server::deadline::{Deadlines, Expired};
     use clap::Parser;
 
     #[derive(Parser)]

@@ -7,15 +7,15 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::ctx::{Job, Worker};
+use crate::server::{Job, Worker};
 
 /// Does a job's work on the calling thread (a pool's), counted in its class.
 pub fn perform(w: Worker<'_>, job: &Job) {
-    let busy = super::work::perform(job.cpu, job.wait);
+    let busy = crate::server::request::work::perform(job.cpu, job.wait);
     if let Some(row) = job.row {
         w.ctx
             .classes
-            .count(row.min(super::classes::ROWS), busy.as_nanos() as u64);
+            .count(row.min(crate::server::request::classes::ROWS), busy.as_nanos() as u64);
     }
 }
 

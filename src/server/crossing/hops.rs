@@ -14,8 +14,8 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use super::stats::{Counter, Counters};
 use crate::proto::keyed::{Form, Op, Outcome, OwnedOp, Replies};
+use crate::server::{Counter, Counters};
 use crate::store::Store;
 use crate::sync::lock;
 use crate::sys;

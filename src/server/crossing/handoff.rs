@@ -4,13 +4,13 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use super::accept::{Accepted, Acceptor};
-use super::ctx::{Ctx, Worker};
-use super::error::{io_err, Error};
-use super::evloop::{EventLoop, LISTENER, WAKE};
-use super::poller::Epoll;
-use super::stats::Counter;
-use super::workers;
+use crate::server::drivers::accept::{Accepted, Acceptor};
+use crate::server::drivers::evloop::{EventLoop, LISTENER, WAKE};
+use crate::server::drivers::poller::Epoll;
+use crate::server::stats::Counter;
+use crate::server::threads_and;
+use crate::server::{io_err, Error};
+use crate::server::{Ctx, Worker};
 use crate::sync::lock;
 use crate::sys::eventfd::EventFd;
 
@@ -79,7 +79,7 @@ pub fn with_mailbox_workers_and(
 ) -> Result<(), Error> {
     let mailboxes: Vec<Mailbox> = (0..fed).map(|_| Mailbox::new()).collect::<Result<_, _>>()?;
     let mailboxes = &mailboxes;
-    workers::threads_and(
+    threads_and(
         ctx,
         |w| match mailboxes.get(w.index) {
             Some(m) => mailbox_worker(w, m),
