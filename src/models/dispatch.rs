@@ -12,9 +12,9 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #3: acceptor + N queues + N workers, 200k QPS, twice the single reactor.
 
-use crate::server::crossing::handoff::with_mailbox_workers;
 use crate::server::drivers::accept::Acceptor;
 use crate::server::drivers::blocking;
+use crate::server::drivers::handoff::with_mailbox_workers;
 use crate::server::{io_err, Ctx, Error, Family, Model, Workers};
 use crate::server::{Assign, Discipline};
 

@@ -22,8 +22,8 @@
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds.
 
-use crate::server::crossing::handoff::{accept_in_turn, with_mailbox_workers_and};
 use crate::server::crossing::hops::{Here, Hops};
+use crate::server::drivers::handoff::{accept_in_turn, with_mailbox_workers_and};
 use crate::server::{io_err, Assign, Ctx, Discipline, Error, Family, Model, Worker, Workers, TICK};
 use crate::sys;
 

@@ -14,7 +14,7 @@
 //!
 //! **Seed** (docs/seeds.md). 002 #6: 1 acceptor + N reactors, 2M QPS on 24 cores, the fastest in the seed.
 
-use crate::server::crossing::handoff::{accept_in_turn, with_mailbox_workers};
+use crate::server::drivers::handoff::{accept_in_turn, with_mailbox_workers};
 use crate::server::{io_err, Ctx, Error, Family, Model, Workers};
 use crate::server::{Assign, Discipline};
 use crate::sys;

@@ -7,9 +7,10 @@
 //!   at the top;
 //! - [`connection`]: one connection's rules, sans I/O (its deadlines, its idle shedding);
 //! - [`drivers`]: what steps a connection, doing only I/O and waiting: the event loop over a
-//!   poller, the readiness table, the blocking service and its waits, accepting;
+//!   poller, the readiness table, the blocking service and its waits, accepting, and handing
+//!   connections to worker loops;
 //! - [`green`]: the M:N runtime of the `green` model;
-//! - [`crossing`]: work and connections that cross threads (hops, completions, hand-offs, a
+//! - [`crossing`]: work that crosses threads (keyed hops, completions posted back to a loop, a
 //!   pool's side of offloading);
 //! - [`request`]: a request's work (`--work`), the per-request hook, request classes, event
 //!   streams.

@@ -4,9 +4,9 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use crate::server::drivers::accept::{Accepted, Acceptor};
-use crate::server::drivers::evloop::{EventLoop, LISTENER, WAKE};
-use crate::server::drivers::poller::Epoll;
+use super::accept::{Accepted, Acceptor};
+use super::evloop::{EventLoop, LISTENER, WAKE};
+use super::poller::Epoll;
 use crate::server::stats::Counter;
 use crate::server::threads_and;
 use crate::server::{io_err, Error};
