@@ -4,6 +4,7 @@
 //! corpus through the same functions, so a regression fails CI without nightly.
 
 use crate::load::{HttpReader, Read};
+use crate::proto::Protocol;
 use crate::proto::{Proto, Session};
 
 /// The limits the fuzz targets run under: small bodies, and HTTP/2 budgets small enough that

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use muxlab::proto::{Proto, Session};
+use muxlab::proto::{Proto, Protocol, Session};
 use muxlab::sys::alloc::{allocations, count_this_thread, Counting};
 
 #[global_allocator]

@@ -3,6 +3,7 @@
 //! pipelined requests), what cancels one (HTTP/2's reset), what bounds one (`--max-output`),
 //! and how a stopping server ends one.
 
+use crate::proto::Protocol;
 use std::time::{Duration, Instant};
 
 use super::h2::wire::{self, Coding};

@@ -6,6 +6,7 @@
 
 use super::{Answer, Each, Limits, Proto, Request, Session};
 use crate::proto::h2::wire::{self, Coding};
+use crate::proto::Protocol;
 
 /// A hook that lets `bound` bytes of output pile up.
 struct Bounded {

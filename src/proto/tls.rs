@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustls::{ServerConfig, ServerConnection};
 
-use super::{Answer, Each, Fed, Request, Session};
+use super::{Answer, Each, Fed, Protocol, Request};
 use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
@@ -52,9 +52,9 @@ pub fn server_config(spec: &str, h2: bool) -> Result<Arc<ServerConfig>, BadValue
 }
 
 /// A protocol session behind TLS.
-pub struct TlsSession {
+pub struct TlsSession<P> {
     tls: ServerConnection,
-    inner: Session,
+    inner: P,
     /// The inner session was chosen by ALPN (done once the handshake ends).
     chosen: bool,
     /// The client sent close_notify while the inner session owed answers other threads are
@@ -69,7 +69,7 @@ pub struct TlsSession {
     held: bool,
 }
 
-impl std::fmt::Debug for TlsSession {
+impl<P: Protocol> std::fmt::Debug for TlsSession<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TlsSession")
             .field("inner", &self.inner)
@@ -111,8 +111,8 @@ impl<F: Each + ?Sized> Each for Sealed<'_, F> {
     }
 }
 
-impl TlsSession {
-    pub fn new(cfg: Arc<ServerConfig>, inner: Session) -> Result<TlsSession, rustls::Error> {
+impl<P: Protocol> TlsSession<P> {
+    pub fn new(cfg: Arc<ServerConfig>, inner: P) -> Result<TlsSession<P>, rustls::Error> {
         Ok(TlsSession {
             tls: ServerConnection::new(cfg)?,
             inner,

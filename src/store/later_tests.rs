@@ -5,6 +5,7 @@
 use super::protocol_tests::{limits, whole, RESP_SESSION};
 use super::Table;
 use crate::proto::keyed::{Op, Outcome, Replies};
+use crate::proto::Protocol;
 use crate::proto::{Answer, Each, Proto, Request, Session};
 
 /// Answers every other command later: run at once, its answer held under a ticket until the

@@ -3,6 +3,7 @@
 
 use super::{Striped, Table};
 use crate::proto::keyed::{Framing, Op, Outcome, Replies};
+use crate::proto::Protocol;
 use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
 
 /// Runs commands against a table of its own (a server's `owned` store), the output bounded

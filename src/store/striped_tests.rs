@@ -4,6 +4,7 @@
 use super::protocol_tests::{talk_to, whole, Keyed, RESP_SESSION};
 use super::Striped;
 use crate::proto::keyed::{Op, Outcome, Replies};
+use crate::proto::Protocol;
 use crate::proto::{Answer, Each, Proto, Request, Session};
 
 #[test]

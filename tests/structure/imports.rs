@@ -364,7 +364,7 @@ impl Refs {
                 let path = if name == "self" {
                     prefix.clone()
                 } else {
-                    [prefix.as_slice(), &[name.clone()]].concat()
+                    [prefix.as_slice(), std::slice::from_ref(&name)].concat()
                 };
                 let bound = path.last().cloned().unwrap_or_default();
                 self.paths.push(path.clone());

@@ -31,7 +31,7 @@ const SPARE: usize = 4 * 1024;
 /// The most headers one request may carry.
 const MAX_HEADERS: usize = 64;
 /// The default largest request body (`--max-body`).
-pub const MAX_BODY: usize = 1024 * 1024;
+pub use crate::proto::MAX_BODY;
 
 /// The body every 200 to GET carries (seed 000's).
 pub const BODY: &[u8] = b"<html>hello</html>";

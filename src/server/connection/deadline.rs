@@ -4,6 +4,7 @@
 //! keeps one per connection, tells it when input arrives and output moves, and asks it once a
 //! tick whether the connection must go.
 
+use crate::proto::Protocol;
 use std::time::Instant;
 
 use crate::proto::Session;
@@ -154,7 +155,7 @@ mod server_deadline {
     use std::time::{Duration, Instant};
 
     use super::{Deadlines, Expired};
-    use crate::proto::{Proto, Session};
+    use crate::proto::{Proto, Protocol, Session};
     use clap::Parser;
 
     #[derive(Parser)]

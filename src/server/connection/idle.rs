@@ -4,6 +4,7 @@
 //! Every model calls [`Shed::idle`] from its periodic sweep, and [`Shed::active`] when the
 //! connection moves again.
 
+use crate::proto::Protocol;
 use std::time::Instant;
 
 use crate::proto::{self, Session};

@@ -30,6 +30,7 @@
 pub(crate) mod deadline;
 pub(crate) mod idle;
 
+use crate::proto::Protocol;
 use std::time::Instant;
 
 use super::connection::deadline::{Deadlines, Expired};

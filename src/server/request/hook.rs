@@ -5,6 +5,7 @@
 //! ([`on_later`]). [`super::connection::Connection`] is their one caller: every model handles
 //! input alike.
 
+use crate::proto::Protocol;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 

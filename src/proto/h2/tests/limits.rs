@@ -2,6 +2,7 @@
 //! blocks, bodies against their content-length.
 
 use super::*;
+use crate::proto::Protocol;
 
 #[test]
 fn a_frame_over_the_max_frame_size_is_a_frame_size_error() {

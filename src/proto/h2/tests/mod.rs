@@ -2,6 +2,7 @@
 
 use super::frame::{self, Code};
 use super::wire::{self, Coding, Got};
+use crate::proto::Protocol;
 use crate::proto::{Limits, Proto, Session};
 
 fn limits() -> Limits {
