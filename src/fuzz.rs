@@ -59,12 +59,12 @@ pub fn http_session(data: &[u8]) {
 pub fn h2_session(data: &[u8]) {
     let Some((&c, rest)) = data.split_first() else { return };
     let mut input = Vec::with_capacity(rest.len() + 33);
-    crate::proto::h2::wire::preface(&mut input);
+    crate::peer::h2::wire::preface(&mut input);
     input.extend_from_slice(rest);
     let cut = c as usize * input.len() / 255;
     let [whole, split] = whole_and_split(Proto::H2, &input, cut);
     assert_eq!(whole, split, "the output depends on how the stream was split");
-    let got = crate::proto::h2::wire::read(&whole.0);
+    let got = crate::peer::h2::wire::read(&whole.0);
     assert_eq!(got.trailing, 0, "the output ends inside a frame");
     assert!(got.problems.is_empty(), "{:?}", got.problems);
 }
@@ -75,7 +75,8 @@ pub fn h2_session(data: &[u8]) {
 pub fn h2_client(data: &[u8]) {
     use crate::load::h2::{H2Class, H2Conn, H2Plan};
     use crate::load::Payload;
-    use crate::proto::h2::{frame, wire};
+    use crate::peer::h2::wire;
+    use crate::proto::h2::frame;
     let Some((&c, rest)) = data.split_first() else { return };
     let mut input = Vec::with_capacity(rest.len() + 9);
     wire::settings(&mut input, &[]);
@@ -265,10 +266,10 @@ mod tests {
         ] {
             let data = std::fs::read(dir.join(format!("{seed}_0"))).unwrap();
             let mut input = Vec::new();
-            crate::proto::h2::wire::preface(&mut input);
+            crate::peer::h2::wire::preface(&mut input);
             input.extend_from_slice(&data[1..]);
             let [(out, _, close), _] = whole_and_split(Proto::H2, &input, 0);
-            let got = crate::proto::h2::wire::read(&out);
+            let got = crate::peer::h2::wire::read(&out);
             let calmed = got.goaway.is_some_and(|(_, code)| code == calm);
             assert_eq!((calmed, close), (ends, ends), "{seed}: {:?}", got.goaway);
         }

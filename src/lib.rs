@@ -31,6 +31,8 @@ pub mod testing;
 pub mod timer;
 pub(crate) mod units;
 
+#[doc(hidden)]
+pub mod peer;
 pub mod proto;
 pub mod server;
 pub mod store;

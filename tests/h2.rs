@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{for_each_model, have, tree_pss_kib, Server};
+use muxlab::peer::h2::wire::{self, Coding, Got};
 use muxlab::proto::h2::frame::{self, Code};
-use muxlab::proto::h2::wire::{self, Coding, Got};
 
 fn h2(model: &str, args: &[&str], more: &[&str]) -> Server {
     Server::start(model, &[args, &["--proto", "h2"], more].concat())

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread;
 
 use common::{for_each_model, Server, BIN};
+use muxlab::peer::h2::wire;
 use muxlab::proto::h2::frame::{self, Head};
-use muxlab::proto::h2::wire;
 use serde_json::Value;
 
 /// Runs `muxlab load ARGS --json`: (exit code, document, stderr). A run that does not end

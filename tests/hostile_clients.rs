@@ -11,8 +11,8 @@ use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
 
 use common::{for_each_model, Server};
+use muxlab::peer::h2::wire::{self, Coding};
 use muxlab::proto::h2::frame;
-use muxlab::proto::h2::wire::{self, Coding};
 
 /// How long a client here waits for the server at most: far above every flag it was given.
 const LIVENESS: Duration = Duration::from_secs(30);

@@ -213,9 +213,9 @@ fn no_streams(mut c: TcpStream) {
         if !answered && got.windows(5).any(|w| w[3] == frame::HEADERS && w[4] & 0x4 != 0) {
             answered = true;
             let mut out = Vec::new();
-            muxlab::proto::h2::wire::frame(&mut out, frame::SETTINGS, frame::ACK, 0, &[]);
+            muxlab::peer::h2::wire::frame(&mut out, frame::SETTINGS, frame::ACK, 0, &[]);
             // :status 200 (static table index 8), ending the stream.
-            muxlab::proto::h2::wire::headers(&mut out, 1, &[0x88], true);
+            muxlab::peer::h2::wire::headers(&mut out, 1, &[0x88], true);
             let _ = c.write_all(&out);
         }
     }
@@ -238,11 +238,11 @@ fn endless_continuation_frames_end_the_connection_as_a_bad_response() {
         frame::settings(&mut out, &[]);
         // A header block on stream 1 that never ends: HEADERS without END_HEADERS, then
         // empty CONTINUATIONs for ever.
-        muxlab::proto::h2::wire::frame(&mut out, frame::HEADERS, 0, 1, &[0x88]);
+        muxlab::peer::h2::wire::frame(&mut out, frame::HEADERS, 0, 1, &[0x88]);
         let _ = c.write_all(&out);
         let mut cont = Vec::new();
         for _ in 0..1000 {
-            muxlab::proto::h2::wire::frame(&mut cont, frame::CONTINUATION, 0, 1, &[]);
+            muxlab::peer::h2::wire::frame(&mut cont, frame::CONTINUATION, 0, 1, &[]);
         }
         flood(&mut c, &cont);
     });

@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::{tree_pss_kib, Server, BIN};
-use muxlab::proto::h2::burst::Burst;
+use muxlab::peer::h2::burst::Burst;
 
 /// The bound on an idle connection's memory after a burst (issue 33): the event loops, uring,
 /// tokio and thread (its stack counted).

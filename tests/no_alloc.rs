@@ -55,7 +55,7 @@ fn sessions_answer_keep_alive_requests_without_allocating() {
 /// compacts), and echoed POSTs, allocate nothing once the session has warmed up.
 #[test]
 fn the_h2_session_answers_streams_without_allocating() {
-    use muxlab::proto::h2::wire::{self, Coding};
+    use muxlab::peer::h2::wire::{self, Coding};
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Every round's frames, built before counting starts.
     let mut rounds = Vec::new();

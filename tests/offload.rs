@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{get, skip, Server, BIN};
-use muxlab::proto::h2::wire::{self, Coding};
+use muxlab::peer::h2::wire::{self, Coding};
 
 fn total(stats: &serde_json::Value, name: &str) -> u64 {
     stats["totals"][name]

@@ -1,7 +1,7 @@
 //! Property tests of the sans-I/O sessions: the output never depends on how the input was split.
 
+use muxlab::peer::h2::wire::{self, Coding};
 use muxlab::proto::h2::frame;
-use muxlab::proto::h2::wire::{self, Coding};
 use muxlab::proto::{Proto, Session};
 use proptest::prelude::*;
 

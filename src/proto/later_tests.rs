@@ -6,10 +6,10 @@
 use crate::proto::Protocol;
 use std::time::{Duration, Instant};
 
-use super::h2::wire::{self, Coding};
 use super::later::tests::{stream, Fixed};
 use super::later::Later;
 use super::{Answer, Each, Limits, Proto, Request, Session};
+use crate::peer::h2::wire::{self, Coding};
 
 /// A hook that answers `/stream` with an event stream of `events` events every 10 ms from
 /// `t0`, and lets `bound` bytes of output pile up.

@@ -22,7 +22,9 @@ mod later_tests;
 #[cfg(test)]
 mod tests;
 
+pub use chunked::{ChunkError, Chunked, Phase};
 pub(crate) use contract::shed_spans;
 pub use contract::{shed, Answer, Each, Fed, Limits, Protocol, Request, ServeAll, StreamCounts, MAX_BODY};
 pub use kind::Proto;
+pub use later::{EventStream, Later};
 pub use session::{Detect, Session};

@@ -5,7 +5,7 @@
 //! be cut where the bound fell).
 
 use super::{Answer, Each, Limits, Proto, Request, Session};
-use crate::proto::h2::wire::{self, Coding};
+use crate::peer::h2::wire::{self, Coding};
 use crate::proto::Protocol;
 
 /// A hook that lets `bound` bytes of output pile up.

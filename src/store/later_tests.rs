@@ -40,7 +40,7 @@ impl Each for Deferring {
             return self.table.run(op, now, replies);
         };
         let mut bytes = Vec::new();
-        let o = form.encode(&mut bytes, |r| self.table.run(op, now, r));
+        let o = crate::proto::keyed::encode(form, &mut bytes, |r| self.table.run(op, now, r));
         self.held.push((self.n, bytes));
         replies.later(self.n);
         Outcome { error: false, ..o }

@@ -48,7 +48,7 @@ fn code(path: &Path) -> String {
 fn layer(module: &str) -> Option<usize> {
     Some(match module {
         "sys" | "rng" | "units" | "sync" | "hist" | "timer" | "testing" => 0,
-        "proto" => 1,
+        "proto" | "peer" => 1,
         "store" => 2,
         "server" => 3,
         "models" => 4,

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::peer::h2::wire;
 use crate::proto::h2::frame::Head;
-use crate::proto::h2::wire;
 use crate::proto::{Limits, Proto, Session};
 
 fn plan(method: &str, payload: Payload, headers: &[&str]) -> Arc<H2Plan> {

@@ -192,7 +192,7 @@ impl Budgets {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::proto::h2::budget::*;
 
     #[test]
     fn a_rate_reads_and_writes_back_and_bad_ones_are_refused() {

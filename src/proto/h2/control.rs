@@ -2,28 +2,28 @@
 //! windows a change of SETTINGS_INITIAL_WINDOW_SIZE moves), PING, GOAWAY, PRIORITY and
 //! RST_STREAM.
 
-use super::budget::Cause;
-use super::frame::{self, Code, Head};
-use super::stream::Closed;
-use super::H2Session;
+use crate::proto::h2::budget::Cause;
+use crate::proto::h2::frame::{self, Code, Head};
+use crate::proto::h2::stream::Closed;
+use crate::proto::h2::H2Session;
 use crate::proto::Fed;
 
-/// PING: answered with its payload (RFC 9113 6.7).
-pub(super) fn ping(head: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), Code> {
-    if head.stream != 0 {
-        return Err(Code::Protocol);
-    }
-    if head.len != 8 {
-        return Err(Code::FrameSize);
-    }
-    if head.flags & frame::ACK == 0 {
-        frame::head(out, 8, frame::PING, frame::ACK, 0);
-        out.extend_from_slice(payload);
-    }
-    Ok(())
-}
-
 impl H2Session {
+    /// PING: answered with its payload (RFC 9113 6.7).
+    pub(super) fn ping(head: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), Code> {
+        if head.stream != 0 {
+            return Err(Code::Protocol);
+        }
+        if head.len != 8 {
+            return Err(Code::FrameSize);
+        }
+        if head.flags & frame::ACK == 0 {
+            frame::head(out, 8, frame::PING, frame::ACK, 0);
+            out.extend_from_slice(payload);
+        }
+        Ok(())
+    }
+
     /// GOAWAY from the client: its streams go on, new ones are refused.
     pub(super) fn goaway_in(&mut self, head: Head) -> Result<(), Code> {
         if head.stream != 0 {

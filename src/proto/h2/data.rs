@@ -2,10 +2,10 @@
 //! against the request's content-length and `--max-body`, echoed where the method asks, and
 //! the request's END_STREAM.
 
-use super::frame::{self, unpad, Code, Head};
-use super::message::Method;
-use super::stream::Closed;
-use super::H2Session;
+use crate::proto::h2::frame::{self, unpad, Code, Head};
+use crate::proto::h2::message::Method;
+use crate::proto::h2::stream::Closed;
+use crate::proto::h2::H2Session;
 use crate::proto::Fed;
 
 impl H2Session {
@@ -40,7 +40,7 @@ impl H2Session {
                 // client made the server send.
                 None => {
                     frame::rst_stream(out, head.stream, Code::StreamClosed);
-                    self.spend(super::budget::Cause::ServerResets);
+                    self.spend(crate::proto::h2::budget::Cause::ServerResets);
                     Ok(())
                 }
             };
@@ -48,7 +48,7 @@ impl H2Session {
         let s = self.streams.at(i);
         match s.state {
             // The rest of a refused request is not wanted.
-            super::stream::StreamState::Refusing { .. } => return Ok(()),
+            crate::proto::h2::stream::StreamState::Refusing { .. } => return Ok(()),
             _ if s.state.request_ended() => {
                 self.reset(out, head.stream, Code::StreamClosed, fed);
                 return Ok(());

@@ -1,9 +1,9 @@
 //! Flow control (RFC 9113 5.2, 6.9): what the client's windows let the session send of the
 //! bodies it holds, and the window it grants back for the DATA it took.
 
-use super::frame::{self, Code, Head};
-use super::stream::{AfterEnd, Closed, Stream};
-use super::H2Session;
+use crate::proto::h2::frame::{self, Code, Head};
+use crate::proto::h2::stream::{AfterEnd, Closed, Stream};
+use crate::proto::h2::H2Session;
 use crate::proto::Fed;
 
 impl H2Session {
@@ -111,7 +111,7 @@ impl H2Session {
             frame::head(out, n, frame::DATA, if last { frame::END_STREAM } else { 0 }, s.id);
             out.extend_from_slice(&s.pending[..n]);
             s.pending.drain(..n);
-            if s.pending.is_empty() && s.pending.capacity() > super::streams::KEEP_BUFFER {
+            if s.pending.is_empty() && s.pending.capacity() > crate::proto::h2::streams::KEEP_BUFFER {
                 s.pending = Vec::new();
             }
             s.send.spend(n);

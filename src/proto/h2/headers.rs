@@ -3,13 +3,14 @@
 //! checked as RFC 9113 8.2-8.3 asks, and the stream opened and answered, or refused, reset,
 //! or the connection ended.
 
-use super::frame::{self, Block, Code};
-use super::message::{field, refusal_body, response_head, Fields, Method};
-use super::stream::{Closed, StreamState};
-use super::{hpack, H2Session, MAX_DECODED};
+use super::session::{Phase, MAX_DECODED};
+use crate::proto::h2::frame::{self, Block, Code};
+use crate::proto::h2::message::{field, refusal_body, response_head, Fields, Method};
+use crate::proto::h2::stream::{Closed, StreamState};
+use crate::proto::h2::{hpack, H2Session};
 use crate::proto::http::{BODY, MAX_HEAD};
-use crate::proto::later::{EventStream, Later};
 use crate::proto::{Answer, Each, Fed, Request};
+use crate::proto::{EventStream, Later};
 
 /// Where a header block lands, known before it is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +114,7 @@ impl H2Session {
             fed.streams.refused += 1;
             self.streams.remember(id, Closed::ResetByUs);
             frame::rst_stream(out, id, Code::RefusedStream);
-            self.spend(super::budget::Cause::ServerResets);
+            self.spend(crate::proto::h2::budget::Cause::ServerResets);
             return;
         }
         fed.streams.opened += 1;
@@ -153,7 +154,7 @@ impl H2Session {
     /// stream waits for it (it was reset meanwhile).
     pub(super) fn complete_ticket(&mut self, ticket: u64, out: &mut Vec<u8>) -> Fed {
         let mut fed = Fed::default();
-        if self.phase != super::Phase::Frames {
+        if self.phase != Phase::Frames {
             return fed;
         }
         let Some(i) = self.streams.find_ticket(ticket) else {

@@ -1,7 +1,7 @@
 //! A request's head as HTTP/2 carries it (the decoded fields, checked by RFC 9113 8.2 and
 //! 8.3) and the response heads the session writes (HPACK with static names only).
 
-use super::{frame, hpack};
+use crate::proto::h2::{frame, hpack};
 
 /// What a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

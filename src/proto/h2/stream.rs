@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
-use super::message::Method;
-use super::window::{Inflow, Window};
-use crate::proto::later::Later;
+use crate::proto::h2::message::Method;
+use crate::proto::h2::window::{Inflow, Window};
+use crate::proto::Later;
 
 /// Where a stream is in the life RFC 9113 5.1 draws, as the server sees it. Idle, reserved
 /// and closed streams are not in the table: a stream enters it as its request's HEADERS
@@ -204,7 +204,7 @@ pub(super) enum Closed {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::proto::h2::stream::*;
 
     #[test]
     fn the_states_follow_the_rfc_diagram() {

@@ -5,8 +5,8 @@
 //! costs the same on a connection with one stream open or a thousand. A closed one is looked for in a ring of fixed size, only for a
 //! frame on a stream that is not open.
 
-use super::stream::{Closed, Stream};
-use crate::proto::later::Later;
+use crate::proto::h2::stream::{Closed, Stream};
+use crate::proto::Later;
 
 /// Where each open stream is in the table, by its identifier: open addressing over a table of
 /// at least twice the streams that may be open (a load under a half), probed linearly from the
@@ -303,7 +303,7 @@ impl Streams {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::proto::h2::streams::*;
 
     #[test]
     fn the_index_finds_every_open_stream_through_collisions_and_removals() {

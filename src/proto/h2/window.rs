@@ -8,7 +8,7 @@
 //! DATA used, given back once that is half the window (as h2's `FlowControl` does), so a
 //! steady upload costs a WINDOW_UPDATE per half window, not one per DATA frame.
 
-use super::frame::{Code, MAX_WINDOW};
+use crate::proto::h2::frame::{Code, MAX_WINDOW};
 
 /// A window: bytes the other side lets this one send (or, receiving, what it let the other).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +128,7 @@ impl Inflow {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::proto::h2::window::*;
 
     #[test]
     fn a_window_opens_to_two_to_the_31_less_one_and_not_past_it() {

@@ -1,7 +1,7 @@
 //! A request head read for what it says about the connection and the body: keep-alive,
 //! Content-Length or chunked, `Expect: 100-continue`, or why it is refused.
 
-use super::*;
+use super::response::Refusal;
 
 /// What a request head says about the connection and the body.
 pub(super) struct Head {

@@ -2,7 +2,12 @@
 
 use std::io::Write;
 
-use super::BODY;
+/// The body every 200 to GET carries (seed 000's).
+pub const BODY: &[u8] = b"<html>hello</html>";
+
+/// The answer to a request head that did not complete in time (`--header-timeout`).
+pub const REQUEST_TIMEOUT: &[u8] =
+    b"HTTP/1.1 408 Request Timeout\r\nServer: muxlab\r\nContent-Length: 23\r\nConnection: close\r\n\r\nrequest head timed out\n";
 
 pub(super) const STREAM_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\nServer: muxlab\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";

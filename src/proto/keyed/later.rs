@@ -6,8 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Outcome, Replies};
-use crate::proto::{memcache, resp, Each};
+use crate::proto::Each;
 
 /// The most commands a connection has answered later and not sent (past it, it reads no
 /// more until answers come).
@@ -165,25 +164,6 @@ impl Slots {
         match self.q.back_mut() {
             Some(last) => &mut last.after,
             None => out,
-        }
-    }
-}
-
-/// How a session encodes a command's replies: what another thread that runs the command
-/// needs to answer in the session's protocol.
-#[derive(Debug, Clone, Copy)]
-pub enum Form {
-    Resp(resp::Verb),
-    /// memcache's command, and whether it said `noreply`.
-    Memcache(memcache::Verb, bool),
-}
-
-impl Form {
-    /// Runs `run` with this form's encoder over `out`: what it found.
-    pub fn encode(self, out: &mut Vec<u8>, run: impl FnOnce(&mut dyn Replies) -> Outcome) -> Outcome {
-        match self {
-            Form::Resp(verb) => resp::encode(verb, Sink::plain(out), run),
-            Form::Memcache(verb, noreply) => memcache::encode(verb, noreply, Sink::plain(out), run),
         }
     }
 }

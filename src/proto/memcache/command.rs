@@ -1,6 +1,7 @@
 //! memcache's commands: what each asks of the store ([`Op`]), with its words checked as
 //! memcached checks them.
 
+use super::verb::Verb;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::proto::keyed::{Args, Counting, Op, When};
@@ -88,18 +89,6 @@ pub(super) enum Other {
     Version,
     /// Answered with this error line.
     Refused(&'static str),
-}
-
-/// The commands it knows, as their replies differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Get,
-    Gets,
-    Store,
-    Delete,
-    Incr,
-    Touch,
-    Flush,
 }
 
 /// A decimal integer.

@@ -14,13 +14,14 @@
 
 mod command;
 mod reply;
+mod verb;
 
 use super::keyed::{Core, Framing, Op, Sink};
 use super::{Each, Fed};
-pub use command::Verb;
 use command::{number, op, Other};
 pub(crate) use reply::encode;
 use reply::{say, Reply};
+pub use verb::Verb;
 
 /// The longest command line, and the longest key (memcached's).
 const MAX_LINE: usize = 64 * 1024;

@@ -1,7 +1,7 @@
 //! memcache's replies: the encoder a store answers through ([`Replies`]), in the shape the
 //! command asked for, none with `noreply`.
 
-use super::command::Verb;
+use super::verb::Verb;
 use crate::proto::keyed::{decimal, Form, Item, KeyedError, Outcome, Replies, Sink};
 
 pub(super) fn say(out: &mut Vec<u8>, line: &str) {

@@ -1,6 +1,7 @@
 //! RESP's commands: what each asks of the store ([`Op`]), with its arguments checked as redis
 //! checks them, and the questions about the connection answered here.
 
+use super::verb::Verb;
 use std::time::Duration;
 
 use super::reply::error;
@@ -31,24 +32,6 @@ pub(super) fn command_of<'a>(args: Args<'a>, out: &mut Vec<u8>, fed: &mut Fed) -
             None
         }
     }
-}
-
-/// The commands it knows, as their replies differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Ping,
-    Get,
-    MGet,
-    Set,
-    MSet,
-    Del,
-    Exists,
-    Incr,
-    Expire,
-    Ttl,
-    DbSize,
-    FlushAll,
-    Info,
 }
 
 /// The op command `name` with `args` (the name first) asks for, or the error it gets.

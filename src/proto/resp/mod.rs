@@ -19,12 +19,13 @@
 
 mod command;
 mod reply;
+mod verb;
 
 use super::keyed::{Core, Framing, Op, Sink};
 use super::{Each, Fed};
 use command::command_of;
-pub use command::Verb;
 use reply::{error, Reply};
+pub use verb::Verb;
 
 /// The most arguments one command may have.
 const MAX_ARGS: i64 = 1 << 20;

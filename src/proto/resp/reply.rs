@@ -1,7 +1,7 @@
 //! RESP's replies: the encoder a store answers through ([`Replies`]), in the shape the
 //! command asked for.
 
-use super::command::Verb;
+use super::verb::Verb;
 use crate::proto::keyed::{decimal, Form, Item, KeyedError, Replies, Sink};
 
 pub(super) fn error(out: &mut Vec<u8>, why: &str) {

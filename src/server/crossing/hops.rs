@@ -288,7 +288,7 @@ impl Hops {
                 Post::Answer { conn, ticket, bytes } => answered(conn, ticket, bytes),
                 Post::Run(hop) => {
                     let mut bytes = Vec::new();
-                    let o = hop.form.encode(&mut bytes, |r| run(w, store, hop.op.op(), r));
+                    let o = crate::proto::keyed::encode(hop.form, &mut bytes, |r| run(w, store, hop.op.op(), r));
                     if o.error {
                         w.count(Counter::KeyedErrors, 1);
                     }

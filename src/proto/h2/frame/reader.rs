@@ -4,7 +4,9 @@
 //! assembled from HEADERS and its CONTINUATIONs within the reader's limits. Each role turns a
 //! [`ReadError`] into its own answer (the server's GOAWAY, the client's fault).
 
-use super::{unpad, Code, Head, CONTINUATION, END_HEADERS, HEADERS, HEADER_LEN, MAX_FRAME, PRIORITY_FLAG};
+use crate::proto::h2::frame::{
+    unpad, Code, Head, CONTINUATION, END_HEADERS, HEADERS, HEADER_LEN, MAX_FRAME, PRIORITY_FLAG,
+};
 
 /// The capacity of a buffer kept once it is empty: what small frames and blocks need.
 const SPARE: usize = 4 * 1024;
@@ -40,7 +42,7 @@ impl Block<'_> {
 
     /// The request or response ends with this block (END_STREAM).
     pub fn ends_stream(&self) -> bool {
-        self.head.flags & super::END_STREAM != 0
+        self.head.flags & crate::proto::h2::frame::END_STREAM != 0
     }
 }
 
@@ -130,10 +132,12 @@ impl Reader {
     /// known, and not inside a header block.
     pub fn partial_is_quiet(&self) -> bool {
         self.open.is_none()
-            && self
-                .partial
-                .get(3)
-                .is_some_and(|&t| !matches!(t, super::DATA | HEADERS | CONTINUATION | super::GOAWAY))
+            && self.partial.get(3).is_some_and(|&t| {
+                !matches!(
+                    t,
+                    crate::proto::h2::frame::DATA | HEADERS | CONTINUATION | crate::proto::h2::frame::GOAWAY
+                )
+            })
     }
 
     /// Inside a header block, or a HEADERS or CONTINUATION frame not yet whole.
@@ -241,7 +245,7 @@ impl Reader {
             if fragment.len() < 5 {
                 return Err(ReadError::ShortPriority.into());
             }
-            dependency = Some(super::dependency(fragment));
+            dependency = Some(crate::proto::h2::frame::dependency(fragment));
             fragment = &fragment[5..];
         }
         if fragment.len() > self.max_block {
@@ -301,8 +305,8 @@ impl Reader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{head, END_STREAM, PADDED};
-    use super::*;
+    use crate::proto::h2::frame::reader::*;
+    use crate::proto::h2::frame::{head, END_STREAM, PADDED};
 
     /// Everything a reader hands over for `input` cut at every byte, as (kind, stream, bytes):
     /// the same whatever the cuts.
@@ -332,7 +336,7 @@ mod tests {
     #[test]
     fn a_block_comes_whole_from_headers_and_its_continuations_however_the_bytes_are_cut() {
         let mut b = Vec::new();
-        frame(&mut b, super::super::PING, 0, 0, &[7; 8]);
+        frame(&mut b, crate::proto::h2::frame::PING, 0, 0, &[7; 8]);
         // Padded, with priority fields, then two CONTINUATIONs.
         let mut first = vec![2u8, 0, 0, 0, 3, 16];
         first.extend_from_slice(b"abc");
@@ -345,7 +349,7 @@ mod tests {
         assert_eq!(
             whole,
             vec![
-                (super::super::PING, 0, vec![7; 8]),
+                (crate::proto::h2::frame::PING, 0, vec![7; 8]),
                 (HEADERS, 5, b"abcdefg".to_vec()),
                 (HEADERS, 7, b"xyz".to_vec())
             ]
@@ -360,7 +364,7 @@ mod tests {
         let open = |b: &mut Vec<u8>| frame(b, HEADERS, 0, 1, b"a");
         let mut b = Vec::new();
         open(&mut b);
-        frame(&mut b, super::super::DATA, 0, 1, b"");
+        frame(&mut b, crate::proto::h2::frame::DATA, 0, 1, b"");
         assert_eq!(read_all(&b, &[]), Err(ReadError::ContinuationExpected));
         let mut b = Vec::new();
         open(&mut b);
@@ -389,7 +393,7 @@ mod tests {
         frame(&mut b, HEADERS, END_HEADERS | PRIORITY_FLAG, 1, b"ab");
         assert_eq!(read_all(&b, &[]), Err(ReadError::ShortPriority));
         let mut b = Vec::new();
-        head(&mut b, MAX_FRAME + 1, super::super::DATA, 0, 1);
+        head(&mut b, MAX_FRAME + 1, crate::proto::h2::frame::DATA, 0, 1);
         assert_eq!(
             read_all(&b, &[]),
             Err(ReadError::FrameTooLarge),

@@ -1,7 +1,8 @@
 //! HPACK's encoding side: integers and string literals (Huffman-coded where shorter), fields
 //! indexed or literal, and where the static table already holds a field.
 
-use super::{huffman, STATIC};
+use super::huffman;
+use super::static_table::STATIC;
 
 /// The static entry holding `name: value` whole, if one does, and the first entry holding
 /// `name` (RFC 7541 Appendix A): what an encoder can refer to instead of sending the bytes.

@@ -3,7 +3,10 @@
 
 use std::collections::VecDeque;
 
-use super::{ENTRY_OVERHEAD, TABLE_SIZE};
+/// The dynamic table size we allow (SETTINGS_HEADER_TABLE_SIZE, left at its default).
+pub const TABLE_SIZE: usize = 4096;
+/// Bytes an entry costs beyond its name and value (RFC 7541 4.1).
+pub const ENTRY_OVERHEAD: usize = 32;
 
 /// One dynamic table entry: where its name and value lie in the table's buffer.
 #[derive(Debug, Clone, Copy)]

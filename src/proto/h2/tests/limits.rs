@@ -1,7 +1,7 @@
 //! The session's limits: frame size, windows and flow control, streams, header lists and
 //! blocks, bodies against their content-length.
 
-use super::*;
+use crate::proto::h2::tests::*;
 use crate::proto::Protocol;
 
 #[test]
@@ -259,7 +259,7 @@ fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_
             granted += wire::read(&out).granted.get(&0).copied().unwrap_or(0) as usize;
         }
         let Session::H2(h2) = &s else { panic!("not h2") };
-        let window = super::super::recv_window(max_output) as usize;
+        let window = crate::proto::h2::recv_window(max_output) as usize;
         assert_eq!(window, max_output.max(65_535), "the window is the bound, or the RFC's");
         assert!(
             h2.held() <= max_output + window,

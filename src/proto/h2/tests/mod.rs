@@ -1,7 +1,7 @@
 //! The session by the RFC, frame by frame: what a client sends, what it gets back.
 
-use super::frame::{self, Code};
-use super::wire::{self, Coding, Got};
+use crate::peer::h2::wire::{self, Coding, Got};
+use crate::proto::h2::frame::{self, Code};
 use crate::proto::Protocol;
 use crate::proto::{Limits, Proto, Session};
 

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::frame::{self, Head};
-use super::{hpack, huffman};
+use crate::proto::h2::frame::{self, Head};
+use crate::proto::h2::hpack::{self, huffman};
 
 /// Appends one frame.
 pub fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {

@@ -4,8 +4,8 @@
 //! bytes: [`Burst::start`] first, then [`Burst::input`] with whatever the server sent, until
 //! [`Burst::done`].
 
-use super::frame::{self, Frame, ReadError, Reader};
-use super::wire::{self, Coding};
+use crate::peer::h2::wire::{self, Coding};
+use crate::proto::h2::frame::{self, Frame, ReadError, Reader};
 
 /// One connection's burst.
 #[derive(Debug)]
