@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::proto::h2::frame::Head;
+use crate::load::Payload;
+use crate::proto::h2::frame::{self, Head};
+use crate::proto::h2::hpack;
 use crate::proto::h2::wire;
 use crate::proto::{Limits, Proto, Session};
 

@@ -169,7 +169,7 @@ fn a_bound_with_too_few_samples_says_nothing_never_holds() {
     // A class's bound counts the class's samples.
     let class: Slo = "short:p99<=5ms".parse().unwrap();
     let mut d = doc(1000.0, 1000, 2000, 50, 0.2);
-    let short = crate::load::document::ClassFigures {
+    let short = crate::load::ClassFigures {
         requests: 10,
         errors: 0,
         non_2xx_3xx: 0,
