@@ -1,5 +1,8 @@
+use std::time::Duration;
+
 use super::*;
-use crate::load::{LoadArgs, Outcome, Quantile, Target};
+use crate::load::{Document, LoadArgs, Outcome, Quantile, Slo, Target};
+use crate::units::thousands;
 
 #[test]
 fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
