@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use super::engine::{Engine, Progress, Start, ThreadPlan};
 use super::progress::{self, Line, Show};
 use super::stop::STOP;
-use super::{io_err, keyed, per_process, run_shards, shard_processes, sources, tls, unix_ms, Error, Outcome, Spec, Tally};
+use super::{
+    io_err, keyed, per_process, run_shards, shard_processes, sources, tls, unix_ms, Error, Outcome, Spec, Tally,
+};
 use crate::sys;
 
 /// Runs `spec` from here: on this process's engine threads, or split over processes where its

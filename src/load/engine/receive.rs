@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use super::conn::Sent;
 use super::Engine;
-use crate::load::Pacing;
-use crate::load::{Kind, Read};
-use crate::load::ErrorClass;
+use crate::load::{ErrorClass, Kind, Pacing, Read};
 use crate::sys;
 
 /// The most reads of one connection in one turn of the loop (of the engine's 256 KiB buffer).

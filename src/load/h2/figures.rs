@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// Frames and header bytes, for the figures (HPACK's savings, frames per request).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
