@@ -1,5 +1,5 @@
 //! The load engine: one epoll loop per thread, each owning its connections, its timers and its
-//! [`Tally`]. Nothing is shared on the hot path; the progress line reads a per-thread word the
+//! [`Tally`](crate::load::Tally). Nothing is shared on the hot path; the progress line reads a per-thread word the
 //! loop stores once per iteration.
 //!
 //! A connection cycles Down -> Connecting -> Up. While Up it keeps up to `--pipeline` requests
@@ -11,8 +11,8 @@
 //!
 //! An [`Engine`] is made of parts that keep their own state: the connection slots
 //! ([`conn::Conn`]), the connect phase ([`ramp::Ramp`]), the measured window
-//! ([`window::Window`]), what `-n` leaves to send ([`Budget`]) and an open loop's
-//! [`Schedule`]. What happens to a connection is in `connect` (its life cycle), `issue`
+//! ([`window::Window`]), what `-n` leaves to send ([`Budget`](crate::load::Budget)) and an open loop's
+//! [`Schedule`](crate::load::Schedule). What happens to a connection is in `connect` (its life cycle), `issue`
 //! (sending), `receive` (responses) and `tls`.
 
 mod classes;

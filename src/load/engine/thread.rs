@@ -49,7 +49,7 @@ pub struct Engine<'a> {
     pub(super) sse_spill: Option<Box<crate::load::SseTally>>,
     /// Event streams being received, over every connection (the progress line's).
     pub(super) open_streams: usize,
-    /// Connections that stopped reading at [`receive::READS_PER_TURN`] with more to read: read
+    /// Connections that stopped reading at [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read
     /// again next turn, which does not wait.
     pub(super) again: Vec<usize>,
     /// Keyed targets: the verdicts on one read's replies.
