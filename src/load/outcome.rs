@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{unix_ms, ClientLimit, Tally};
 use crate::units::serde_as;
 
-/// What one process measured (or, merged, a whole run: see [`merge`](super::merge)). Its serde form is the
-/// `interchange` section of a [`Document`](super::Document), lossless.
+/// What one process measured (or, merged, a whole run: see [`merge`](super::merge)). Its serde
+/// form is the `interchange` section of a [`Document`](super::Document), lossless.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     /// Connection slots this outcome covers (its share of `-c`).

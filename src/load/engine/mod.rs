@@ -1,6 +1,6 @@
 //! The load engine: one epoll loop per thread, each owning its connections, its timers and its
-//! [`Tally`](crate::load::Tally). Nothing is shared on the hot path; the progress line reads a per-thread word the
-//! loop stores once per iteration.
+//! [`Tally`](crate::load::Tally). Nothing is shared on the hot path; the progress line reads a
+//! per-thread word the loop stores once per iteration.
 //!
 //! A connection cycles Down -> Connecting -> Up. While Up it keeps up to `--pipeline` requests
 //! in flight, each remembered as (intended send time, actual send time). Closed loop: the next
@@ -9,11 +9,13 @@
 //! time has come waits in a backlog for a free connection, and its latency is measured from the
 //! scheduled time (coordinated-omission-correct), the uncorrected latency from the actual send.
 //!
-//! An [`Engine`] is made of parts that keep their own state: the connection slots
+//! An [`Engine`] (`thread`) is made of parts that keep their own state: the connection slots
 //! ([`conn::Conn`]), the connect phase ([`ramp::Ramp`]), the measured window
-//! ([`window::Window`]), what `-n` leaves to send ([`Budget`](crate::load::Budget)) and an open loop's
-//! [`Schedule`](crate::load::Schedule). What happens to a connection is in `connect` (its life cycle), `issue`
-//! (sending), `receive` (responses) and `tls`.
+//! ([`window::Window`]), what `-n` leaves to send ([`Budget`](crate::load::Budget)) and an
+//! open loop's [`Schedule`](crate::load::Schedule). What happens to a connection is in
+//! `connect` (its life cycle), `issue` (sending), `receive` (responses) and `tls`; a thread's
+//! share of the run is its [`ThreadPlan`], its window waits for every thread's [`Start`], and
+//! it shows its counts in its [`Progress`] word.
 
 mod classes;
 mod conn;

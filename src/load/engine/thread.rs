@@ -49,8 +49,9 @@ pub struct Engine<'a> {
     pub(super) sse_spill: Option<Box<crate::load::SseTally>>,
     /// Event streams being received, over every connection (the progress line's).
     pub(super) open_streams: usize,
-    /// Connections that stopped reading at [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read
-    /// again next turn, which does not wait.
+    /// Connections that stopped reading at
+    /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
+    /// turn, which does not wait.
     pub(super) again: Vec<usize>,
     /// Keyed targets: the verdicts on one read's replies.
     pub(super) verdicts: Vec<crate::load::keyed::Verdict>,
