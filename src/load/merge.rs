@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::error::Error;
-use super::tally::Tally;
+use super::Tally;
 use super::{Document, Outcome, Part};
 
 /// Where the pieces ran: on one machine their CPUs are shared, on separate hosts they add.
@@ -135,7 +135,7 @@ mod client_bound {
     use std::time::Duration;
 
     use crate::load::merge::{outcomes, Machines};
-    use crate::load::{tally::Tally, Outcome};
+    use crate::load::{Outcome, Tally};
 
     fn utilization(o: &Outcome) -> f64 {
         o.utilization()

@@ -8,8 +8,21 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::engine::Progress;
-use super::{unix_ms, Document, Show, STOP};
+use super::stop::STOP;
+use super::{unix_ms, Document};
 use crate::units::thousands;
+
+/// How a run shows its progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    Nothing,
+    /// A line rewritten each second on stderr, when it is a terminal.
+    Terminal,
+    /// A JSON line each second on stdout (`{"event":"progress",...}`), also while waiting for
+    /// `--start-at`, and `{"event":"started"}` when the run starts: what `--hosts` reads from
+    /// each host (and how it knows the host is alive), and what bench reads to place its window.
+    JsonLines,
+}
 
 /// A line a run prints on stdout for a program that follows it (`--hosts` on each host,
 /// bench): progress each second, the start of the window, then the [`Document`].

@@ -1,10 +1,10 @@
-//! What the load generator sends and how it checks what comes back: HTTP requests and
-//! responses, and echo / packet messages whose every byte is verified.
+//! What the load generator sends and how it checks echoes: the target, HTTP requests, and echo
+//! / packet messages whose every byte is verified (HTTP responses are read in `response`).
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-pub use super::response::{HttpReader, Read};
+use super::byte_pattern::pattern;
 
 /// A target URL: `http://host:port/path`, `https://…`, `h2c://host:port/path` (HTTP/2 without
 /// TLS, by prior knowledge), `echo://host:port`, `packet://host:port`, and the keyed stores'
@@ -215,29 +215,6 @@ pub fn append_body(out: &mut Vec<u8>, len: usize, chunked: bool, mut fill: impl 
     }
 }
 
-/// Fills `out` with bytes `start..start + out.len()` of message `seq` of connection `conn`.
-/// The pattern depends on all three, so a flipped, lost, duplicated or reordered byte is caught.
-/// It is made a 64-bit word at a time: one mix per 8 bytes.
-pub fn pattern(conn: u64, seq: u64, start: usize, out: &mut [u8]) {
-    let base = conn.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seq.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    let word = |k: u64| {
-        let mut x = base ^ k.wrapping_mul(0x1656_67B1_9E37_79F9);
-        x ^= x >> 29;
-        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        (x ^ (x >> 32)).to_le_bytes()
-    };
-    let mut pos = start;
-    let mut i = 0;
-    while i < out.len() {
-        let w = word((pos / 8) as u64);
-        let from = pos % 8;
-        let n = (8 - from).min(out.len() - i);
-        out[i..i + n].copy_from_slice(&w[from..from + n]);
-        i += n;
-        pos += n;
-    }
-}
-
 /// Echoed bytes differ from the bytes sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mismatch;
@@ -295,6 +272,7 @@ impl EchoReader {
 #[cfg(test)]
 mod load_workload {
     use crate::load::request::*;
+    use crate::load::{HttpReader, Read};
 
     #[test]
     fn a_host_header_of_the_users_replaces_the_default_and_is_sent_once() {

@@ -5,7 +5,7 @@
 //! (a chunked or close-delimited body too). The server is hostile: what it sends is read in
 //! time linear in its length and held no longer than it takes to frame.
 
-use super::request::pattern;
+use super::byte_pattern::pattern;
 use crate::proto::chunked::{Chunked, Phase};
 
 /// What reading a response produced.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::tally::{ErrorClass, CLASSES, ERROR_CLASSES};
+use super::error_class::{ErrorClass, CLASSES, ERROR_CLASSES};
 use crate::hist::{Hist, Latency};
 
 /// One interval of the window, as one thread (or, merged, the run) counted it.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::tally::Tally;
+use super::Tally;
 use super::{Document, Outcome};
 use crate::hist::Hist;
 use crate::units::{fmt_us, thousands};
@@ -370,7 +370,7 @@ fn outcome_lines(t: &Tally) -> String {
     if t.error_total() == 0 {
         s.push_str("  errors       none\n");
     } else {
-        let list: Vec<String> = super::tally::ERROR_CLASSES
+        let list: Vec<String> = super::ERROR_CLASSES
             .iter()
             .filter(|(c, _)| t.errors[*c as usize] > 0)
             .map(|(c, n)| format!("{n} {}", thousands(t.errors[*c as usize])))
@@ -382,8 +382,8 @@ fn outcome_lines(t: &Tally) -> String {
 
 /// What to do about connections that did not come up, from the errors seen.
 fn connect_hint(t: &Tally) -> Option<&'static str> {
-    use super::tally::ErrorClass::*;
-    let n = |c: super::tally::ErrorClass| t.errors[c as usize];
+    use super::ErrorClass::*;
+    let n = |c: super::ErrorClass| t.errors[c as usize];
     let classes = [PortExhaustion, LocalLimit, Refused, Timeout];
     let worst = classes.into_iter().filter(|c| n(*c) > 0).max_by_key(|c| n(*c));
     Some(match worst {
@@ -404,7 +404,7 @@ fn connect_hint(t: &Tally) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::tally::ErrorClass;
+    use crate::load::ErrorClass;
 
     #[test]
     fn connections_that_did_not_come_up_get_the_hint_of_the_commonest_connect_error() {

@@ -5,80 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::error_class::{ErrorClass, CLASSES, ERROR_CLASSES};
+use super::fairness::jain;
 use crate::hist::Hist;
-
-/// Error classes: every failure is counted in exactly one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(usize)]
-pub enum ErrorClass {
-    /// Connection refused (nothing listening, or the backlog overflowed).
-    Refused,
-    /// A connect or a response took longer than `--timeout`.
-    Timeout,
-    /// Connection reset by the peer.
-    Reset,
-    /// The server closed with a request outstanding.
-    UnexpectedClose,
-    /// Not a response this client can parse.
-    BadResponse,
-    /// The TLS handshake or a TLS record failed (an untrusted certificate, a protocol error).
-    Tls,
-    /// Echoed bytes differ from those sent.
-    EchoMismatch,
-    /// No local port or address left (EADDRNOTAVAIL / EADDRINUSE on connect).
-    PortExhaustion,
-    /// Out of local descriptors (EMFILE / ENFILE).
-    LocalLimit,
-    /// Any other socket error.
-    Other,
-    /// HTTP/2: the server reset a request's stream (RST_STREAM other than REFUSED_STREAM,
-    /// which is retried); the connection goes on.
-    StreamReset,
-    /// An event stream the server ended (closed, or reset) before its end; the events it
-    /// delivered are counted (`sse.cut_events`).
-    StreamCut,
-    /// A keyed store answered a GET with a value that is not the key's (another key's, a
-    /// damaged one, or, for a key the connection owns, not its last write); the connection
-    /// goes on.
-    WrongValue,
-    /// A keyed store refused a command with an error reply (`-ERR`, `-OOM`, `SERVER_ERROR`);
-    /// the connection goes on.
-    ServerError,
-}
-
-/// How many error classes there are.
-pub const CLASSES: usize = 14;
-
-pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
-    (ErrorClass::Refused, "refused"),
-    (ErrorClass::Timeout, "timeout"),
-    (ErrorClass::Reset, "reset"),
-    (ErrorClass::UnexpectedClose, "unexpected_close"),
-    (ErrorClass::BadResponse, "bad_response"),
-    (ErrorClass::Tls, "tls"),
-    (ErrorClass::EchoMismatch, "echo_mismatch"),
-    (ErrorClass::PortExhaustion, "port_exhaustion"),
-    (ErrorClass::LocalLimit, "local_fd_limit"),
-    (ErrorClass::Other, "other"),
-    (ErrorClass::StreamReset, "stream_reset"),
-    (ErrorClass::StreamCut, "stream_cut"),
-    (ErrorClass::WrongValue, "wrong_value"),
-    (ErrorClass::ServerError, "server_error"),
-];
-
-impl ErrorClass {
-    /// Classifies a socket error.
-    pub fn of(e: &std::io::Error) -> ErrorClass {
-        match e.raw_os_error() {
-            Some(libc::ECONNREFUSED) => ErrorClass::Refused,
-            Some(libc::ETIMEDOUT) => ErrorClass::Timeout,
-            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => ErrorClass::Reset,
-            Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE) => ErrorClass::PortExhaustion,
-            Some(libc::EMFILE) | Some(libc::ENFILE) => ErrorClass::LocalLimit,
-            _ => ErrorClass::Other,
-        }
-    }
-}
 
 /// Counts of one thread (or, merged, of a whole run). Its serde form is lossless (histograms
 /// as HdrHistogram V2): what a shard process or a host ships, and what `merge` reads.
@@ -333,27 +262,9 @@ impl Tally {
     }
 }
 
-/// Jain's index of `xs`: (sum x)^2 / (n * sum x^2); `None` for an empty or all-zero list
-/// (nothing was served: there is no fairness to measure, and 1.0 would read as perfect).
-pub fn jain(xs: &[u64]) -> Option<f64> {
-    let n = xs.len() as f64;
-    let sum: f64 = xs.iter().map(|&x| x as f64).sum();
-    let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
-    (n > 0.0 && sq > 0.0).then(|| sum * sum / (n * sq))
-}
-
 #[cfg(test)]
 mod load_tally {
     use crate::load::tally::*;
-
-    #[test]
-    fn jain_index() {
-        assert!((jain(&[5, 5, 5, 5]).unwrap() - 1.0).abs() < 1e-12);
-        assert!((jain(&[10, 0, 0, 0]).unwrap() - 0.25).abs() < 1e-12);
-        // Nothing served: not measured, never "perfectly fair".
-        assert_eq!(jain(&[]), None);
-        assert_eq!(jain(&[0, 0, 0]), None);
-    }
 
     #[test]
     fn connections_without_events_are_starved_streams_whichever_piece_they_were_in() {

@@ -553,7 +553,7 @@ fn own_time(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     const KEEPS_TIME: &[&str] = &[
         "server/drivers/evloop.rs",
         "models/queue_pool.rs",
-        "load/engine/mod.rs",
+        "load/engine/thread.rs",
         "models/uring.rs",
         "models/tokio.rs",
         "server/drivers/blocking.rs",

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::load::h2::H2Conn;
 use crate::load::keyed::KeyedConn;
-use crate::load::request::{EchoReader, HttpReader};
+use crate::load::{EchoReader, HttpReader};
 use crate::timer::Armed;
 
 /// First and largest pause before reconnecting after a failure.
@@ -145,7 +145,7 @@ pub(super) struct Conn {
     pub(super) http: HttpReader,
     /// The event streams being received, by HTTP/2 stream (HTTP/1.1's, the oldest request's
     /// response, is 0).
-    pub(super) sse: Vec<(u32, crate::load::sse::Stream)>,
+    pub(super) sse: Vec<(u32, crate::load::SseStream)>,
     pub(super) echo: EchoReader,
     /// The HTTP/2 session (h2 targets).
     pub(super) h2: Option<Box<H2Conn>>,

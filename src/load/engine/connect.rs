@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::conn::State;
 use super::Engine;
-use crate::load::tally::ErrorClass;
+use crate::load::ErrorClass;
 use crate::sys;
 use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 

@@ -5,14 +5,12 @@
 //! were meant to go), a reset stream is an error of its own.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::conn::Sent;
 use super::Engine;
-use crate::load::h2::{Event, Fault, H2Plan};
-use crate::load::tally::ErrorClass;
-use crate::load::Spec;
+use crate::load::h2::{Event, Fault};
+use crate::load::ErrorClass;
 
 /// Set once a protocol failure has been explained on stderr.
 static SAID: AtomicBool = AtomicBool::new(false);
@@ -20,11 +18,6 @@ static SAID: AtomicBool = AtomicBool::new(false);
 /// Times a request is sent again before it counts as failed (`stream_reset`): a server that
 /// refuses every stream must not keep the client resending forever.
 pub(super) const MAX_TRIES: u8 = 3;
-
-/// What every connection of an HTTP/2 run sends (`None` for other runs).
-pub(super) fn plan(spec: &Spec) -> Option<Arc<H2Plan>> {
-    spec.h2.then(|| Arc::new(H2Plan::of(spec)))
-}
 
 impl Engine<'_> {
     /// The connection is up: checks ALPN (TLS) and writes the preface. `false` if it failed.

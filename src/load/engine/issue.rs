@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use super::conn::Sent;
 use super::Engine;
-use crate::load::request::{append_body, pattern, Kind, Payload};
+use crate::load::{append_body, pattern, Kind, Payload};
 
 impl Engine<'_> {
     /// `true` if one more request may be committed at `now`.

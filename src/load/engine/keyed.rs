@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::Engine;
 use crate::load::keyed::{Verb, Verdict};
-use crate::load::tally::ErrorClass;
+use crate::load::ErrorClass;
 
 impl Engine<'_> {
     /// Writes connection `i`'s next command, of request class `class` (set or get).

@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use super::conn::Sent;
 use super::Engine;
-use crate::load::pacing::Pacing;
-use crate::load::request::{Kind, Read};
-use crate::load::tally::ErrorClass;
+use crate::load::{ErrorClass, Kind, Pacing, Read};
 use crate::sys;
 
 /// The most reads of one connection in one turn of the loop (of the engine's 256 KiB buffer).
@@ -129,7 +127,7 @@ impl Engine<'_> {
             None => {
                 let sent = c.inflight.iter().find(|r| id == 0 || r.stream == id);
                 let intended = sent.map_or(now, |r| r.intended);
-                c.sse.push((id, crate::load::sse::Stream::new(intended)));
+                c.sse.push((id, crate::load::SseStream::new(intended)));
                 self.open_streams += 1;
                 c.sse.len() - 1
             }
@@ -321,9 +319,9 @@ impl Engine<'_> {
 /// warm-up (kept apart, never reported).
 fn sse_tally<'a>(
     inside: bool,
-    tally: &'a mut Option<crate::load::sse::SseTally>,
-    spill: &'a mut Option<Box<crate::load::sse::SseTally>>,
-) -> &'a mut crate::load::sse::SseTally {
+    tally: &'a mut Option<crate::load::SseTally>,
+    spill: &'a mut Option<Box<crate::load::SseTally>>,
+) -> &'a mut crate::load::SseTally {
     match inside {
         true => tally.get_or_insert_with(Default::default),
         false => spill.get_or_insert_with(Default::default),

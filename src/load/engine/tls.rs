@@ -10,7 +10,7 @@ use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
 
 use super::Engine;
-use crate::load::tally::ErrorClass;
+use crate::load::ErrorClass;
 use crate::sys;
 
 /// A descriptor as `Read` + `Write` for rustls's `read_tls` / `write_tls`.

@@ -4,7 +4,30 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Counts;
+/// Frames and header bytes, for the figures (HPACK's savings, frames per request).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counts {
+    pub frames_in: u64,
+    pub frames_out: u64,
+    /// Request header blocks: their bytes, and their fields as text lines.
+    pub request_block: u64,
+    pub request_text: u64,
+    /// Response header blocks likewise.
+    pub response_block: u64,
+    pub response_text: u64,
+}
+
+impl Counts {
+    /// Adds `o` in.
+    pub fn add(&mut self, o: &Counts) {
+        self.frames_in += o.frames_in;
+        self.frames_out += o.frames_out;
+        self.request_block += o.request_block;
+        self.request_text += o.request_text;
+        self.response_block += o.response_block;
+        self.response_text += o.response_text;
+    }
+}
 
 /// What an HTTP/2 run's streams did inside the window.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -1,7 +1,7 @@
 //! What an HTTP/2 run sends: each request class's header fields and body, the HTTP/1.1 head
 //! its HPACK blocks are measured against, and how responses are checked.
 
-use super::super::request::{http_request, Kind, Payload, Target};
+use crate::load::{http_request, Kind, Payload, Spec, Target};
 use crate::proto::h2::frame;
 
 /// One request class as HTTP/2 sends it: its header fields and body.
@@ -102,7 +102,7 @@ pub struct H2Plan {
 
 impl H2Plan {
     /// The plan of an HTTP/2 run: each class's request (the target's alone without `--mix`).
-    pub fn of(spec: &super::super::Spec) -> H2Plan {
+    pub fn of(spec: &Spec) -> H2Plan {
         let t = spec.target();
         let scheme = if t.tls { "https" } else { "http" };
         let class = |method: &str, path: &str, payload: &Payload| {

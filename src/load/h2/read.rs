@@ -2,8 +2,8 @@
 //! of the bytes, SETTINGS and PING answered, windows kept open, each response's head and body
 //! checked, and what the engine must act on raised as [`Event`]s.
 
-use super::super::request::pattern;
-use super::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST};
+use super::conn::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST};
+use crate::load::pattern;
 use crate::proto::h2::frame::{self, Frame, Head, ReadError};
 
 impl From<ReadError> for Fault {

@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::load::Payload;
 use crate::peer::h2::wire;
-use crate::proto::h2::frame::Head;
+use crate::proto::h2::frame::{self, Head};
+use crate::proto::h2::hpack;
 use crate::proto::{Limits, Proto, Session};
 
 fn plan(method: &str, payload: Payload, headers: &[&str]) -> Arc<H2Plan> {

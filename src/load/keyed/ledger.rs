@@ -8,6 +8,9 @@
 
 use super::value::Stamp;
 
+/// The most owned keys whose last writes a run keeps (4 bytes each, over its processes).
+pub const MAX_LEDGER_KEYS: u64 = 100_000_000;
+
 /// Nothing is known of the key in this run (not prefilled, no SET acknowledged).
 const NONE: u32 = u32::MAX;
 

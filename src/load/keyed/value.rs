@@ -8,7 +8,7 @@
 //! sequence, `24..32` checksum (of every other byte), then filler made from (run, writer,
 //! sequence).
 
-use crate::load::request::pattern;
+use crate::load::pattern;
 
 /// The header's bytes: the least a value may be when values are checked.
 pub const HEADER: usize = 32;

@@ -4,8 +4,8 @@
 //! reading from the server's), and a target that held is the client's limit only where the
 //! client did not offer the rate ([`ClientLimit`], the one definition).
 
-use super::{Nothing, Probe, Slo};
-use crate::load::{ClientLimit, Document};
+use super::{Nothing, Probe};
+use crate::load::{ClientLimit, Document, Slo};
 use crate::units::{fmt_us, thousands};
 
 /// Judges one probe's document against `slo`.
@@ -109,4 +109,14 @@ fn latency_of<'a>(doc: &'a Document, class: Option<&str>) -> Option<&'a crate::l
         None => Some(&doc.results.latency_us),
         Some(c) => doc.results.classes.get(c).map(|k| &k.latency_us),
     }
+}
+
+/// Why a probe that could not open one connection ends the search (a lower rate would not
+/// either: nothing listens, or the server refuses everyone); `None` when it connected.
+pub fn unreachable(doc: &Document) -> Option<String> {
+    let r = &doc.results;
+    (r.connections.established == 0).then(|| {
+        let kinds: Vec<String> = r.errors.iter().map(|(k, n)| format!("{} {k}", thousands(*n))).collect();
+        format!("no connection could be made ({})", kinds.join(", "))
+    })
 }

@@ -9,7 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Capacity, Nothing, Probe, Slo};
+use super::{Capacity, Nothing, Probe};
+use crate::load::Slo;
 use crate::units::{format_duration, thousands};
 
 /// The bracket is narrow enough when its ends are this close.

@@ -1,5 +1,8 @@
+use std::time::Duration;
+
 use super::*;
-use crate::load::{LoadArgs, Outcome, Quantile, Target};
+use crate::load::{Document, LoadArgs, Outcome, Quantile, Slo, Target};
+use crate::units::thousands;
 
 #[test]
 fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
@@ -169,7 +172,7 @@ fn a_bound_with_too_few_samples_says_nothing_never_holds() {
     // A class's bound counts the class's samples.
     let class: Slo = "short:p99<=5ms".parse().unwrap();
     let mut d = doc(1000.0, 1000, 2000, 50, 0.2);
-    let short = crate::load::document::ClassFigures {
+    let short = crate::load::ClassFigures {
         requests: 10,
         errors: 0,
         non_2xx_3xx: 0,

@@ -1,8 +1,5 @@
-//! Pass/fail gates on a run's result (`load --fail-if 'p99>10ms,errors>0.1%,rps<5000'`): each
-//! gate names a figure, a direction and a bound; a gate fails when the figure crosses its
-//! bound, or when the figure was not measured (no latency to hold to a bound is not a pass).
-//! A gate may name a request class of `--mix` (`short:p99>5ms`). Where gates are given they
-//! alone decide the exit: 0 when all hold, 3 with the failed ones named.
+//! The gates as written (`[CLASS:]FIGURE(>|<)BOUND`, read and written back), and what a gate
+//! found in a result ([`Judged`]); judging a document by them is in `judge`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,7 +7,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::document::Document;
 use crate::units::{format_duration, parse_duration, BadValue};
 
 /// The figure a gate holds to a bound.
@@ -196,54 +192,13 @@ impl Quantile {
         }
     }
 
-    fn of(self, l: &crate::hist::Latency) -> Option<f64> {
+    pub(super) fn of(self, l: &crate::hist::Latency) -> Option<f64> {
         match self {
             Quantile::P50 => l.p50,
             Quantile::P90 => l.p90,
             Quantile::P99 => l.p99,
             Quantile::P999 => l.p999,
             Quantile::Max => l.max,
-        }
-    }
-}
-
-impl Gate {
-    /// The figure this gate names, as `doc` measured it (`None`: not measured, or no such
-    /// class).
-    pub fn value(&self, doc: &Document) -> Option<f64> {
-        let r = &doc.results;
-        let (requests, errors, latency) = match &self.class {
-            None => (r.requests, r.error_total, &r.latency_us),
-            Some(c) => {
-                let k = r.classes.get(c)?;
-                (k.requests, k.errors, &k.latency_us)
-            }
-        };
-        match self.figure {
-            Figure::Latency(q) => q.of(latency),
-            Figure::Errors { share: false } => Some(errors as f64),
-            Figure::Errors { share: true } => {
-                let all = requests + errors;
-                (all > 0).then(|| errors as f64 * 100.0 / all as f64)
-            }
-            Figure::Rps => (r.duration_s > 0.0).then_some(r.throughput_rps),
-        }
-    }
-
-    /// Whether `doc` holds this gate, and the figure it measured.
-    pub fn judge(&self, doc: &Document) -> Judged {
-        let value = self.value(doc);
-        let held = value.is_some_and(|v| {
-            if self.fails_over {
-                v <= self.bound
-            } else {
-                v >= self.bound
-            }
-        });
-        Judged {
-            gate: self.to_string(),
-            value,
-            held,
         }
     }
 }
@@ -260,11 +215,6 @@ impl Gates {
             }
         }
         Ok(())
-    }
-
-    /// Each gate judged against `doc`.
-    pub fn judge(&self, doc: &Document) -> Vec<Judged> {
-        self.0.iter().map(|g| g.judge(doc)).collect()
     }
 }
 

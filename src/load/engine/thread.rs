@@ -1,0 +1,448 @@
+//! One engine thread ([`Engine`]): its connection slots, timers, window, budget and schedule,
+//! and the epoll loop that drives them (its turns, timers, events and writes). What happens to
+//! a connection is in `connect`, `issue`, `receive`, `tls`, `h2` and `keyed`.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::classes;
+use super::conn::{Conn, State};
+use super::ramp::Ramp;
+use super::window::Window;
+use super::{Progress, Start, ThreadPlan};
+use crate::load::keyed::KeyedConn;
+use crate::load::{Budget, ErrorClass, HttpReader, Payload, Schedule, Spec, Tally};
+use crate::sys;
+use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
+use crate::timer::Timers;
+
+/// How often in-flight requests are checked against `--timeout`.
+const SCAN: Duration = Duration::from_millis(50);
+
+/// One engine thread.
+pub struct Engine<'a> {
+    pub(super) spec: &'a Spec,
+    /// When the run began (connect timeouts and the gate count from it).
+    t0: Instant,
+    pub(super) ep: Epoll,
+    pub(super) conns: Vec<Conn>,
+    pub(super) tally: Tally,
+    pub(super) timers: Timers<usize>,
+    /// The read buffer.
+    pub(super) buf: Vec<u8>,
+    /// Each class's HTTP request head (and fixed body), the same for every request of it; one
+    /// without `--mix`.
+    pub(super) requests: Vec<Vec<u8>>,
+    /// The classes' cumulative weights (empty without `--mix`), and the choices' generator.
+    pub(super) cumulative: Vec<f64>,
+    pub(super) rng: crate::rng::Rng,
+    pub(super) window: Window,
+    pub(super) budget: Budget,
+    /// The open loop's schedule (`--rate`); `None` in a closed loop.
+    pub(super) schedule: Option<Schedule>,
+    pub(super) ramp: Ramp,
+    pub(super) start: &'a Start,
+    /// HTTP/2: the events a session's input raised.
+    pub(super) events: Vec<crate::load::h2::Event>,
+    /// Event streams' figures from outside the measured window (warm-up), kept apart.
+    pub(super) sse_spill: Option<Box<crate::load::SseTally>>,
+    /// Event streams being received, over every connection (the progress line's).
+    pub(super) open_streams: usize,
+    /// Connections that stopped reading at
+    /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
+    /// turn, which does not wait.
+    pub(super) again: Vec<usize>,
+    /// Keyed targets: the verdicts on one read's replies.
+    pub(super) verdicts: Vec<crate::load::keyed::Verdict>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
+        let head_only = spec.method.eq_ignore_ascii_case("HEAD");
+        let verify = match spec.payload {
+            Payload::Generated(size) => Some(size),
+            _ => None,
+        };
+        let h2 = classes::h2_plan(spec);
+        let conns = (0..plan.conns)
+            .map(|i| {
+                let slot = plan.first_slot + i as u64;
+                let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
+                let http = match verify {
+                    Some(size) => HttpReader::new(head_only).verifying(slot, size),
+                    None => HttpReader::new(head_only),
+                };
+                Conn::new(
+                    slot,
+                    plan.t0,
+                    http.all_event_streams(spec.sse()),
+                    spec.size(),
+                    session,
+                    spec.pipeline(),
+                    spec.keyed.as_ref().map(|p| KeyedConn::new(p, slot)),
+                )
+            })
+            .collect();
+        let tally = Tally {
+            per_conn: vec![0; plan.conns],
+            classes: vec![Default::default(); spec.classes.len()],
+            h2: h2.as_ref().map(|_| crate::load::H2Tally {
+                per_lane: vec![0; plan.conns * spec.pipeline()],
+                ..Default::default()
+            }),
+            keyed: spec.keyed.as_ref().map(|p| crate::load::keyed::KeyedTally {
+                checks: p.check_mode().to_string(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let seed = spec.args().workload.seed;
+        let poisson = (spec.args().workload.arrivals == crate::load::Arrivals::Poisson)
+            .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
+        Ok(Engine {
+            spec,
+            t0: plan.t0,
+            ep: Epoll::new()?,
+            conns,
+            tally,
+            timers: Timers::new(),
+            buf: vec![0u8; 256 * 1024],
+            requests: classes::requests(spec),
+            cumulative: classes::cumulative(spec),
+            rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
+            // Until connecting is over, nothing is measured: the window is set by `begin_window`.
+            window: Window::new(plan.t0, spec.warmup().is_zero()),
+            budget: Budget::new(plan.quota),
+            schedule: plan.rate.map(|r| {
+                // A ramp's rates, scaled to this thread's share of the run's mean.
+                let ramp = spec
+                    .args()
+                    .workload
+                    .rate
+                    .filter(|w| w.is_ramp())
+                    .map(|w| w.scaled(r / w.per_s()));
+                Schedule::new(r, spec.batch(), plan.t0, poisson).ramped(ramp)
+            }),
+            ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
+            start,
+            events: Vec::new(),
+            sse_spill: None,
+            open_streams: 0,
+            again: Vec::new(),
+            verdicts: Vec::new(),
+        })
+    }
+
+    /// Whether the window's open-loop schedule is counted (an open loop over a duration).
+    pub(super) fn counted_window(&self) -> bool {
+        self.schedule.as_ref().is_some_and(|s| s.counted())
+    }
+
+    /// Whether what is committed at `now` counts against the quota.
+    pub(super) fn counting(&self, now: Instant) -> bool {
+        self.window.counting(now)
+    }
+
+    /// Starts the next batch of first connects.
+    fn open_some(&mut self, now: Instant) {
+        for i in self.ramp.next_batch() {
+            self.start_connect(i, now);
+        }
+    }
+
+    /// A slot's first attempt ended (it is up, or it failed).
+    pub(super) fn first_try_over(&mut self, i: usize) {
+        if self.conns[i].first_try_over() {
+            self.ramp.first_try_over();
+        }
+    }
+
+    /// Tells `start` once this thread's connecting is over.
+    fn check_connecting(&mut self, now: Instant) {
+        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.spec.timeout()) {
+            self.tally.unresolved_at_start = unresolved as u64;
+            self.start.thread_done(now);
+        }
+    }
+
+    /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
+    /// starts at `t0` too (no request is scheduled while connections are still being opened).
+    fn begin_window(&mut self, t0: Instant) {
+        self.window.begin(t0, self.spec.warmup(), self.spec.duration);
+        let (from, end) = (self.window.from(), self.window.end());
+        if let Some(s) = self.schedule.as_mut() {
+            s.begin(t0, from, end);
+        }
+        if let Some(every) = self.spec.args().interval {
+            self.tally.series_clock = Some(crate::load::Clock {
+                from,
+                until: end,
+                every,
+            });
+            self.tally.series_every_us = Some(every.as_micros() as u64);
+        }
+    }
+
+    /// Once an interval of the series: the connections and event streams open now.
+    fn look_at_interval(&mut self, now: Instant, last: &mut Option<usize>) {
+        let Some(i) = self.tally.series_clock.and_then(|c| c.index(now)) else {
+            return;
+        };
+        if *last == Some(i) {
+            return;
+        }
+        *last = Some(i);
+        let open = self.conns.iter().filter(|c| c.is_up()).count() as u64;
+        let streams = self.open_streams as u64;
+        if let Some(iv) = self.tally.interval(now) {
+            iv.open = open;
+            iv.streams = streams;
+        }
+    }
+
+    /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
+    /// the CPU this thread used over the measured window: from the warm-up's end to the close,
+    /// before any socket is torn down (closing thousands of them is not load).
+    pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
+        // An open loop's sends and a think time are timers: without this the kernel may wake
+        // the thread up to 50 us late (its default timer slack), and that lateness would be
+        // the client's, in every corrected latency.
+        sys::process::exact_sleeps();
+        let mut events = Events::with_capacity(1024);
+        let mut next_scan = Instant::now() + SCAN;
+        let mut cpu_from = None;
+        let mut looked = None;
+        loop {
+            let now = Instant::now();
+            if !self.ramp.all_opened() {
+                self.open_some(now);
+            }
+            self.check_connecting(now);
+            if !self.window.known() {
+                if let Some(t0) = self.start.t0() {
+                    self.begin_window(t0);
+                }
+            }
+            if cpu_from.is_none() && self.window.started(now) {
+                cpu_from = Some(sys::process::thread_cpu_time());
+            }
+            if self.finished(now) || stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            self.fire_timers(now);
+            // Requests start with the warm-up, once connecting is over; with --connect-first,
+            // once every connection is up too (or the connect timeout has passed: some never
+            // connected, go with those that did).
+            if self.ramp.may_open(
+                self.window.known(),
+                self.spec.connect_first(),
+                now,
+                self.t0,
+                self.spec.timeout(),
+            ) {
+                self.start_sending(now);
+            }
+            if self.schedule.is_some() && self.ramp.sending() && self.window.known() {
+                self.schedule(now);
+            }
+            if now >= next_scan {
+                self.scan_timeouts(now);
+                next_scan = now + SCAN;
+            }
+            let mut wait = crate::timer::until(self.next_deadline(next_scan), Instant::now());
+            if !self.ramp.all_opened() || !self.again.is_empty() {
+                wait = Duration::ZERO;
+            } else if !self.window.known() {
+                // Another thread may end connecting at any moment.
+                wait = wait.min(Duration::from_millis(2));
+            }
+            let n = match self.ep.wait_precise(&mut events, wait) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            let now = Instant::now();
+            debug_assert!(n == events.len());
+            for i in std::mem::take(&mut self.again) {
+                if self.conns[i].is_up() {
+                    self.on_readable(i, now, true);
+                }
+            }
+            for (token, flags) in events.iter() {
+                self.on_event(token as usize, flags, now);
+            }
+            self.look_at_interval(now, &mut looked);
+            progress.requests.store(self.tally.requests, Ordering::Relaxed);
+            progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
+            if let Some(t) = &self.tally.sse {
+                progress.streams.store(self.open_streams as u64, Ordering::Relaxed);
+                progress.events.store(t.events, Ordering::Relaxed);
+            }
+        }
+        let cpu = cpu_from.map_or(Duration::ZERO, |from| {
+            sys::process::thread_cpu_time().saturating_sub(from)
+        });
+        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
+        self.close_window(Instant::now());
+        (self.tally, cpu)
+    }
+
+    /// Runs the timers that are due.
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some((t, i)) = self.timers.pop_due(now) {
+            if self.conns[i].wake.fired(t) {
+                self.on_timer(i, now);
+            }
+        }
+    }
+
+    /// Open loop over a duration: what the schedule called for inside the window and did not
+    /// get done by its close is counted and enters the corrected histogram (see
+    /// [`Schedule::close`]).
+    fn close_window(&mut self, now: Instant) {
+        self.close_streams(now);
+        let Some(s) = self.schedule.as_mut() else { return };
+        let inflight = self
+            .conns
+            .iter()
+            .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
+        let (cumulative, rng) = (&self.cumulative, &mut self.rng);
+        let Some((scheduled, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
+            return;
+        };
+        for (d, class) in &lost {
+            let ns = d.as_nanos() as u64;
+            self.tally.latency.record_ns(ns);
+            if let Some(c) = self.tally.classes.get_mut(*class as usize) {
+                c.latency.record_ns(ns);
+            }
+        }
+        self.tally.scheduled = Some(scheduled);
+        self.tally.not_completed = Some(lost.len() as u64);
+    }
+
+    /// The event streams still going at the close: a first event not come yet, or the gap
+    /// open since the last, counts as of the close (coordinated-omission-correct).
+    fn close_streams(&mut self, now: Instant) {
+        let forced = self.spec.sse();
+        let mut pending = Vec::new();
+        for c in &self.conns {
+            for r in &c.inflight {
+                let id = if c.h2.is_some() { r.stream } else { 0 };
+                let going = c.sse.iter().any(|(s, _)| *s == id);
+                // A response known to be a stream (`--sse`, or an HTTP/1.1 head that said so)
+                // whose first event has not come.
+                let head_said = id == 0 && c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at);
+                if !going && (forced || head_said) {
+                    pending.push(r.intended);
+                }
+            }
+        }
+        let open = self.conns.iter().any(|c| !c.sse.is_empty());
+        if pending.is_empty() && !open {
+            return;
+        }
+        let t = self.tally.sse.get_or_insert_with(Default::default);
+        for c in &self.conns {
+            for (_, s) in &c.sse {
+                s.at_close(now, t);
+            }
+        }
+        for intended in pending {
+            crate::load::SseStream::new(intended).at_close(now, t);
+        }
+    }
+
+    fn finished(&self, now: Instant) -> bool {
+        if self.window.end().is_some() {
+            return self.window.over(now);
+        }
+        self.budget
+            .done(self.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
+    }
+
+    fn next_deadline(&self, next_scan: Instant) -> Instant {
+        let mut d = next_scan;
+        if let Some(t) = self.timers.next() {
+            d = d.min(t);
+        }
+        if let Some(s) = self.schedule.as_ref().filter(|_| self.window.known()) {
+            if self.may_issue(s.next()) {
+                d = d.min(s.next());
+            }
+        }
+        if let Some(e) = self.window.end() {
+            d = d.min(e);
+        }
+        d
+    }
+
+    pub(super) fn set_timer(&mut self, i: usize, at: Instant) {
+        self.timers.set(&mut self.conns[i].wake, at, i);
+    }
+
+    fn on_timer(&mut self, i: usize, now: Instant) {
+        match self.conns[i].state() {
+            State::Down => self.start_connect(i, now),
+            State::Up => self.fill(i, now),
+            State::Connecting | State::Handshaking => {}
+        }
+    }
+
+    fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
+        if self.conns[i].state() == State::Connecting {
+            if flags & (ERR | HUP) != 0 {
+                // The connect failed: SO_ERROR says why.
+                let e = match self.conns[i].fd().map(sys::socket::take_error) {
+                    Some(Ok(Some(e))) | Some(Err(e)) => e,
+                    _ => io::Error::from(io::ErrorKind::ConnectionRefused),
+                };
+                return self.fail(i, ErrorClass::of(&e), now);
+            }
+            if flags & OUT == 0 {
+                return;
+            }
+            self.on_connected(i, now);
+            if self.conns[i].state() == State::Handshaking {
+                return;
+            }
+        } else if self.conns[i].state() == State::Handshaking {
+            return self.drive_handshake(i, now);
+        }
+        if !self.conns[i].is_up() {
+            return;
+        }
+        if flags & OUT != 0 && self.flush(i).is_err() {
+            return;
+        }
+        if flags & (IN | RDHUP | HUP | ERR) != 0 {
+            // With a hang-up pending, read to the end; otherwise a short read means drained
+            // (each new arrival raises a new edge), which saves the read that returns EAGAIN.
+            self.on_readable(i, now, flags & (RDHUP | HUP | ERR) != 0);
+        }
+    }
+
+    pub(super) fn flush(&mut self, i: usize) -> Result<(), ()> {
+        if self.conns[i].tls().is_some() {
+            return self.tls_flush(i);
+        }
+        let (Some(fd), _, out) = self.conns[i].wire() else {
+            return Err(());
+        };
+        while !out.is_empty() {
+            match sys::fd::write(fd, out.unsent()) {
+                Ok(n) => {
+                    out.took(n);
+                    self.tally.bytes_out += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, ErrorClass::of(&e), Instant::now());
+                    return Err(());
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,87 @@
+//! Runs past the descriptor limit: the connections are split over child processes (this same
+//! program with `--subshard i/k --json`), each printing its document; the parent merges them
+//! losslessly (see `merge`).
+
+use std::process::{Command, Stdio};
+
+use super::progress::{Line, Said};
+use super::{io_err, merge, Error, Outcome, Shard, Show, Spec};
+use crate::sys;
+
+/// Descriptors kept free in each process for epoll, stdio and the like.
+const MARGIN: u64 = 100;
+
+/// Connections one process may hold: its hard descriptor limit less a margin.
+pub fn per_process() -> usize {
+    let hard = sys::rlimit::nofile().map(|(_, h)| h).unwrap_or(1024);
+    hard.saturating_sub(MARGIN).max(16) as usize
+}
+
+/// Processes needed for `connections`.
+pub fn needed(connections: usize) -> usize {
+    connections.div_ceil(per_process()).max(1)
+}
+
+/// Runs `k` processes, each a part of `spec`'s share (its arguments with `--subshard i/k`),
+/// and merges their documents. With `show` [`Show::JsonLines`] (what bench and
+/// `--hosts` read) the parts report their start, and this process says it started once every
+/// part has: the window a caller samples the server over is the parts' window.
+pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
+    let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
+    let lines = show == Show::JsonLines;
+    let mut children = Vec::new();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let mut readers = Vec::new();
+    for i in 0..k {
+        let mut part = spec.args().clone();
+        part.subshard = Some(Shard(i, k));
+        let mut child = Command::new(&exe)
+            .arg("load")
+            .args(part.to_args())
+            .arg("--json")
+            .args(lines.then_some("--progress-json"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(io_err(format!("starting shard {i}")))?;
+        let out = child.stdout.take().expect("piped");
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut doc = None;
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                match Line::read(&line) {
+                    Said::Event(Line::Started) => {
+                        let _ = tx.send(());
+                    }
+                    Said::Event(_) | Said::Other(_) => {}
+                    Said::Document(d) => doc = Some(d),
+                }
+            }
+            doc
+        }));
+        children.push(child);
+    }
+    drop(tx);
+    if lines {
+        // Every part up (or gone: its reader ends), then the window is theirs.
+        let started = rx.iter().take(k).count();
+        if started == k {
+            Line::Started.print();
+        }
+    }
+    let mut parts = Vec::new();
+    let mut failures = Vec::new();
+    for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
+        let doc = reader.join().unwrap_or_default();
+        let status = child.wait().map_err(io_err("waiting for a shard"))?;
+        match doc {
+            Some(d) => parts.push(d.outcome().clone()),
+            None => failures.push(format!("shard {i} reported nothing ({status})")),
+        }
+    }
+    if !failures.is_empty() {
+        return Err(Error::Failed(failures.join("; ")));
+    }
+    merge::outcomes(&parts, merge::Machines::Same).ok_or_else(|| Error::Failed("no shard ran".into()))
+}
