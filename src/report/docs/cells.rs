@@ -253,7 +253,7 @@ pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, String> {
 /// The notes of a target's cells: one cell's as the terminal says them; over repeats, each
 /// with how many of the cells it held for.
 fn notes(cells: &[&Cell]) -> String {
-    let each: Vec<Vec<String>> = cells.iter().map(|c| crate::report::table::notes(c)).collect();
+    let each: Vec<Vec<String>> = cells.iter().map(|c| crate::report::notes(c)).collect();
     let mut seen: Vec<String> = Vec::new();
     for n in each.iter().flatten() {
         if !seen.contains(n) {

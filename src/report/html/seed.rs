@@ -1,7 +1,7 @@
 //! Seed scenarios in the report: the seed's published numbers beside ours, and a sentence on
 //! what agrees (orderings at each connection count, and each model's scaling).
 
-use super::html::esc;
+use super::escape::esc;
 use crate::bench::record::scenario::{model_name, Experiment};
 use crate::bench::record::Summary;
 use crate::units::thousands;

@@ -3,7 +3,7 @@
 //! and what is left), with its prediction's mean beside it and what bound it
 //! (`bench::judge::card`).
 
-use super::html::esc;
+use super::escape::esc;
 use crate::bench::judge::card::{self, Card};
 use crate::bench::record::Cell;
 use crate::units::fmt_us;
