@@ -236,9 +236,9 @@ fn one_function_decides_what_may_be_ranked() {
     // The judge's and the report's consumers ask the rule.
     for consumer in [
         "bench/judge/ranking.rs",
-        "report/html/mod.rs",
+        "report/html/table.rs",
         "report/html/plots.rs",
-        "report/compare/mod.rs",
+        "report/compare/rows.rs",
     ] {
         if !code(&Path::new(SRC).join(consumer)).contains("rankable(") {
             wrong.push(format!("{consumer} does not ask metric::rankable"));
