@@ -15,7 +15,7 @@
 
 mod calibration;
 mod capacity;
-pub(crate) mod error;
+pub(crate) use record::error;
 pub(crate) mod hosts;
 pub mod judge;
 mod keyed_prediction;
@@ -46,7 +46,7 @@ use record::{Cell, Environment};
 use runner::Target;
 use scenario::{Experiment, Scenario};
 
-pub use error::Error;
+pub use record::Error;
 pub use setup::{default_server_cpus, default_split};
 use setup::{environment, hold, placement, placement_text};
 

@@ -176,7 +176,7 @@ mod tests {
     use crate::bench::record::{CellStatus, ClassFigure};
 
     fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-        crate::bench::record::expect::experiment_expecting(expect)
+        crate::bench::record::scenario::experiment_expecting(expect)
     }
 
     fn cell(target: &str, repeat: usize, p99: f64, short: f64, starved: u64) -> Cell {

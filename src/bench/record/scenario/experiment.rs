@@ -1,114 +1,14 @@
-//! Scenarios: TOML files, one matrix per `[[experiment]]`: models (with serve flags) and peers
-//! × connection counts × repeats, under one workload. Built-in ones are compiled in.
+//! An experiment: one matrix of models (with serve flags) and peers × connection counts ×
+//! repeats under one workload ([`Experiment`]), the protocol it speaks ([`Protocol`]), and what
+//! its entries say (`model_name`, `rate_of`, the serve and load command lines of its cells).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::check::{check, parse};
-use crate::bench::error::Error;
+use crate::bench::record::Error;
 use crate::load::{LoadArgs, Target, Workload};
-
-/// The built-in scenarios: (name, TOML text).
-pub const BUILTIN: &[(&str, &str)] = &[
-    ("quick", include_str!("../../../scenarios/quick.toml")),
-    (
-        "seed-short-conn",
-        include_str!("../../../scenarios/seed-short-conn.toml"),
-    ),
-    (
-        "seed-thread-per-conn",
-        include_str!("../../../scenarios/seed-thread-per-conn.toml"),
-    ),
-    (
-        "seed-epoll-architectures",
-        include_str!("../../../scenarios/seed-epoll-architectures.toml"),
-    ),
-    (
-        "seed-poll-vs-epoll",
-        include_str!("../../../scenarios/seed-poll-vs-epoll.toml"),
-    ),
-    ("accept-herd", include_str!("../../../scenarios/accept-herd.toml")),
-    (
-        "readiness-vs-completion",
-        include_str!("../../../scenarios/readiness-vs-completion.toml"),
-    ),
-    ("slow-handlers", include_str!("../../../scenarios/slow-handlers.toml")),
-    ("uploads", include_str!("../../../scenarios/uploads.toml")),
-    ("c100k", include_str!("../../../scenarios/c100k.toml")),
-    ("tls-handshakes", include_str!("../../../scenarios/tls-handshakes.toml")),
-    ("server-cost", include_str!("../../../scenarios/server-cost.toml")),
-    ("blocking-calls", include_str!("../../../scenarios/blocking-calls.toml")),
-    ("head-of-line", include_str!("../../../scenarios/head-of-line.toml")),
-    ("capacity", include_str!("../../../scenarios/capacity.toml")),
-    (
-        "streams-vs-connections",
-        include_str!("../../../scenarios/streams-vs-connections.toml"),
-    ),
-    ("token-streams", include_str!("../../../scenarios/token-streams.toml")),
-    ("kv", include_str!("../../../scenarios/kv.toml")),
-    ("products", include_str!("../../../scenarios/products.toml")),
-];
-
-/// A whole scenario file.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    pub name: String,
-    pub description: String,
-    /// The seed article this reproduces (000..003), if any.
-    #[serde(default)]
-    pub seed: Option<String>,
-    /// The experiments are shapes of one load (the same requests in flight carried by other
-    /// connections, pipelines or streams): the verdict also says, target by target, which
-    /// shape it serves best (`bench::shapes`).
-    #[serde(default)]
-    pub compare_shapes: bool,
-    /// Runs of every cell; results give the median and the spread.
-    #[serde(default = "one")]
-    pub repeats: usize,
-    /// CPUs for the server and for the client (default: 0 and 1 on a machine with 2+ CPUs).
-    #[serde(default)]
-    pub server_cpus: Option<String>,
-    #[serde(default)]
-    pub client_cpus: Option<String>,
-    /// Client engine threads (default: 1 on a 2-core machine, else one per client CPU).
-    #[serde(default)]
-    pub client_threads: Option<usize>,
-    /// CPUs for the targets that serve on more than one thread (a model with several workers
-    /// or a thread beside them, a peer with several threads); the others keep `server_cpus`.
-    /// A CPU list, or `"all"`: every CPU of this machine, the client's too (the client then
-    /// runs beside them, and each cell's bound-by card says whether it delayed them). This
-    /// machine only (a server host gives the server all its CPUs anyway).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threaded_cpus: Option<String>,
-    /// Run the servers on this host, over ssh (as ssh names it; `--ssh-config` applies).
-    #[serde(default)]
-    pub server_host: Option<String>,
-    /// Run the load from these hosts, over ssh (`muxlab load --hosts`).
-    #[serde(default)]
-    pub client_hosts: Vec<String>,
-    /// The address the server listens on and the clients connect to (default: 127.0.0.1, or
-    /// `server_host`'s address as ssh reaches it).
-    #[serde(default)]
-    pub server_addr: Option<String>,
-    /// Steer loopback's receive processing to the client's CPUs for the run (RPS on `lo`,
-    /// machine-wide, root; restored at the end): the server then pays for its own side only, as
-    /// behind a NIC (see `bench::steer`). This machine only, server on 127.x.
-    #[serde(default)]
-    pub steer_rx: bool,
-    #[serde(rename = "experiment")]
-    pub experiments: Vec<Experiment>,
-    /// What reading the file noted (an old key read the new way): the run shows them.
-    #[serde(skip)]
-    pub notes: Vec<String>,
-}
-
-fn one() -> usize {
-    1
-}
 
 /// The protocol an experiment speaks: the servers' `--proto` and the load's target scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -273,51 +173,6 @@ pub struct Published {
     pub rps: f64,
 }
 
-impl Scenario {
-    /// A scenario of `experiments` with every other key at its default, as a program (not a
-    /// file) makes one: `check::check` then reads it as a file's would be.
-    pub fn of(name: &str, description: &str, experiments: Vec<Experiment>) -> Scenario {
-        Scenario {
-            name: name.into(),
-            description: description.into(),
-            seed: None,
-            compare_shapes: false,
-            repeats: 1,
-            server_cpus: None,
-            client_cpus: None,
-            client_threads: None,
-            threaded_cpus: None,
-            server_host: None,
-            client_hosts: Vec::new(),
-            server_addr: None,
-            steer_rx: false,
-            experiments,
-            notes: Vec::new(),
-        }
-    }
-
-    /// The scenario as a TOML file writes it (`muxlab bench FILE` reads it back).
-    pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("a scenario serialises")
-    }
-
-    /// Whether its loopback can be steered (`steer_rx`): its servers and clients on this
-    /// machine, over loopback. The reason when not.
-    pub fn steerable(&self) -> Result<(), Error> {
-        if self.server_host.is_some() || !self.client_hosts.is_empty() {
-            return Err(Error::Usage(
-                "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
-            ));
-        }
-        if self.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
-            return Err(Error::Usage(
-                "steers loopback: the server must listen on 127.x (server_addr)".into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
 impl Experiment {
     /// Experiment `name` of `models` at `connections` under `load`, every other key at its
     /// default.
@@ -448,7 +303,6 @@ impl Experiment {
     }
 }
 
-/// The model name of a model entry (`"epoll --trigger edge"` -> `epoll`).
 /// `rate_of`'s value read: the share (0, 1] and the experiment it is of.
 pub fn rate_of(text: &str) -> Result<(f64, &str), String> {
     let (pct, of) = text
@@ -463,34 +317,7 @@ pub fn rate_of(text: &str) -> Result<(f64, &str), String> {
     Ok((share / 100.0, of.trim()))
 }
 
+/// The model name of a model entry (`"epoll --trigger edge"` -> `epoll`).
 pub fn model_name(entry: &str) -> &str {
     entry.split_whitespace().next().unwrap_or("")
-}
-
-/// Loads a built-in scenario by name, or a TOML file by path.
-pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
-    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
-        return parse(text, &format!("built-in scenario '{name_or_path}'"));
-    }
-    let path = Path::new(name_or_path);
-    if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))?;
-        return parse(&text, &path.display().to_string());
-    }
-    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-    Err(Error::Scenario(format!(
-        "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
-        names.join(", ")
-    )))
-}
-
-/// An HTTP experiment `e` of 1 s over `models` (TOML list items) at `connections`, with `keys`
-/// (TOML lines) added, read as a scenario file is: what the unit tests build theirs from.
-#[cfg(test)]
-pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Result<Experiment, Error> {
-    let text = format!(
-        "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
-         models = [{models}]\nconnections = [{connections}]\nduration = \"1s\"\n{keys}"
-    );
-    parse(&text, "test").map(|mut s| s.experiments.remove(0))
 }

@@ -1,12 +1,16 @@
 //! Reading a scenario: TOML into [`Scenario`], then every value checked before anything runs,
 //! by the scenario's own rules and by the command line's (a model entry through `muxlab
 //! serve`'s flags and checks, a workload through `muxlab load`'s). An error is one line naming
-//! the file, the line and the field.
+//! the file, the line and the field. Loading one by name or path (`load`).
+
+use std::path::Path;
 
 use serde::Deserialize;
 
-use super::scenario::{model_name, Experiment, Protocol, Scenario};
-use crate::bench::error::Error;
+use super::experiment::{model_name, Experiment, Protocol};
+use super::file::{Scenario, BUILTIN};
+use super::origin::{line_in, Origin};
+use crate::bench::record::Error;
 use crate::load::Workload;
 
 /// `muxlab serve`'s flags, as the command line reads them.
@@ -79,88 +83,6 @@ fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
 /// Whether a host name could be read as an option by ssh.
 fn bad_host(h: &str) -> bool {
     h.is_empty() || h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-/// 1-based line of the first occurrence of `needle` in `text`.
-fn line_of(text: &str, needle: &str) -> usize {
-    text.find(needle).map_or(0, |i| text[..i].matches('\n').count() + 1)
-}
-
-/// 1-based line of `key = ` in the experiment whose table holds `at` (its name line), or of
-/// that name line when the key is not there.
-fn line_in(text: &str, at: &str, key: &str) -> usize {
-    let tables = text.find("[[experiment]]").unwrap_or(0);
-    let Some(start) = text[tables..].find(at).map(|i| tables + i) else {
-        return 0;
-    };
-    let table_start = text[..start].rfind("[[experiment]]").unwrap_or(0);
-    let table_end = text[start..].find("[[experiment]]").map_or(text.len(), |i| start + i);
-    let table = &text[table_start..table_end];
-    let found = table.lines().scan(0, |off, l| {
-        let here = *off;
-        *off += l.len() + 1;
-        Some((here, l))
-    });
-    // A key may be written under its alias (`headers` for `header`).
-    let names: &[&str] = if key == "header" {
-        &["header", "headers"]
-    } else {
-        &[key]
-    };
-    let pos = found
-        .filter(|(_, l)| {
-            names.iter().any(|k| {
-                l.trim_start()
-                    .strip_prefix(k)
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            })
-        })
-        .map(|(off, _)| table_start + off)
-        .next()
-        .unwrap_or(start);
-    text[..pos].matches('\n').count() + 1
-}
-
-/// Where a scenario's errors point: the file (or built-in) and its text.
-struct Origin<'a> {
-    name: &'a str,
-    text: &'a str,
-}
-
-impl Origin<'_> {
-    /// An error at the first line holding `needle`, about `field`.
-    fn at(&self, needle: &str, field: &str, msg: impl std::fmt::Display) -> Error {
-        self.line(line_of(self.text, needle), field, msg)
-    }
-
-    /// An error at line `l` (0: unknown, as in a scenario with no text), about `field`.
-    fn line(&self, l: usize, field: &str, msg: impl std::fmt::Display) -> Error {
-        Error::Scenario(if l > 0 && !self.text.is_empty() {
-            format!("{}, line {l}, field '{field}': {msg}", self.name)
-        } else {
-            format!("{}, field '{field}': {msg}", self.name)
-        })
-    }
-
-    /// An error about `key` of experiment `x`, at its line in that experiment's table.
-    fn key(&self, x: &Experiment, key: &str, msg: impl std::fmt::Display) -> Error {
-        let at = format!("name = \"{}\"", x.name);
-        self.line(
-            line_in(self.text, &at, key),
-            key,
-            format!("experiment '{}': {msg}", x.name),
-        )
-    }
-
-    /// A TOML error at its span.
-    fn toml(&self, e: toml::de::Error) -> Error {
-        let line = e.span().map(|sp| self.text[..sp.start].matches('\n').count() + 1);
-        let msg = e.message().trim().to_string();
-        Error::Scenario(match line {
-            Some(l) => format!("{}, line {l}: {msg}", self.name),
-            None => format!("{}: {msg}", self.name),
-        })
-    }
 }
 
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
@@ -383,7 +305,7 @@ fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> 
         }
     }
     if let Some(r) = &x.rate_of {
-        let (_, of) = super::scenario::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
+        let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
         let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
         let Some(source) = before.iter().find(|e| e.name == of) else {
             return Err(o.key(x, "rate_of", format!("'{of}' is not an experiment before this one")));
@@ -476,4 +398,45 @@ fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
             .map(drop)
             .map_err(|e| crate::units::BadValue(format!("class '{}': {e}", m.name)))
     })
+}
+
+/// Loads a built-in scenario by name, or a TOML file by path.
+pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        return parse(text, &format!("built-in scenario '{name_or_path}'"));
+    }
+    let path = Path::new(name_or_path);
+    if path.extension().is_some_and(|e| e == "toml") || path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))?;
+        return parse(&text, &path.display().to_string());
+    }
+    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(Error::Scenario(format!(
+        "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
+        names.join(", ")
+    )))
+}
+
+/// An HTTP experiment `e` of 1 s over `models` (TOML list items) at `connections`, with `keys`
+/// (TOML lines) added, read as a scenario file is: what the unit tests build theirs from.
+#[cfg(test)]
+pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Result<Experiment, Error> {
+    let text = format!(
+        "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+         models = [{models}]\nconnections = [{connections}]\nduration = \"1s\"\n{keys}"
+    );
+    parse(&text, "test").map(|mut s| s.experiments.remove(0))
+}
+
+/// An experiment over reactor, thread and dispatch with a short and a long class and these
+/// `expect` entries (TOML list items), as the tests of expectations build theirs.
+#[cfg(test)]
+pub(crate) fn experiment_expecting(expect: &str) -> Result<Experiment, crate::bench::record::Error> {
+    experiment_of(
+        "\"reactor\", \"thread\", \"dispatch --workers 2\"",
+        "10",
+        &format!(
+            "mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
+        ),
+    )
 }

@@ -1,5 +1,5 @@
 //! Keys a scenario may give as a list to sweep, besides `connections`: each value becomes an
-//! experiment of its own, before the file is read into a [`Scenario`](super::scenario::Scenario).
+//! experiment of its own, before the file is read into a [`Scenario`](super::Scenario).
 //! The axes are `streams`, `pipeline`, `key_dist` and `ratio`; an experiment that lists
 //! several becomes one per combination (in that order of keys), its name suffixed for each
 //! (`-10streams`, `-p16`, `-zipf0.99`, `-get90` for `ratio = "1:9"`). An experiment whose

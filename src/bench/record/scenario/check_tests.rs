@@ -185,3 +185,30 @@ fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
         .to_string();
     assert!(e.contains("GOMAXPROCS takes 1 to 64"), "{e}");
 }
+
+/// An `expect` entry names a metric, the experiment's targets and its classes; a wrong one is
+/// refused naming the field.
+#[test]
+fn entries_name_a_metric_known_targets_and_known_classes() {
+    let x = experiment_expecting("\"short p99: thread < reactor\", \"throughput: reactor < dispatch\"").unwrap();
+    let s = super::expect::read(&x.expect[1], &x).unwrap();
+    assert_eq!(
+        s.targets,
+        vec!["reactor", "dispatch --workers 2"],
+        "a model's name stands for its entry"
+    );
+    for (bad, says) in [
+        ("\"p99 thread < reactor\"", "no ':'"),
+        ("\"p42: thread < reactor\"", "unknown metric 'p42'"),
+        ("\"medium p99: thread < reactor\"", "no request class 'medium'"),
+        ("\"short cpu: thread < reactor\"", "latency only"),
+        (
+            "\"p99: thread < nginx\"",
+            "'nginx' is not one of the experiment's models",
+        ),
+        ("\"p99: thread\"", "compares nothing"),
+    ] {
+        let e = experiment_expecting(bad).unwrap_err().to_string();
+        assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
+    }
+}

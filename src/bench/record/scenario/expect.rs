@@ -2,7 +2,7 @@
 //! (`"short p99: thread < reactor"`): read and checked against the experiment's targets and
 //! classes when the scenario is. `bench::judge` holds it against the cells.
 
-use super::scenario::{model_name, Experiment};
+use super::experiment::{model_name, Experiment};
 use crate::units::BadValue;
 
 /// What a shape compares.
@@ -108,51 +108,4 @@ fn target(name: &str, x: &Experiment) -> Result<String, BadValue> {
 /// Checks every `expect` entry of `x` (the error says which and why).
 pub(super) fn check_keys(x: &Experiment) -> Result<(), BadValue> {
     x.expect.iter().try_for_each(|e| read(e, x).map(drop))
-}
-
-/// An experiment over reactor, thread and dispatch with a short and a long class and these
-/// `expect` entries (TOML list items), as the tests of expectations build theirs.
-#[cfg(test)]
-pub(crate) fn experiment_expecting(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-    super::scenario::experiment_of(
-        "\"reactor\", \"thread\", \"dispatch --workers 2\"",
-        "10",
-        &format!(
-            "mix = [\"short=99:/?cpu=20us\", \"long=1:/?cpu=5ms\"]\nwork_from_request = true\nexpect = [{expect}]\n"
-        ),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-        experiment_expecting(expect)
-    }
-
-    #[test]
-    fn entries_name_a_metric_known_targets_and_known_classes() {
-        let x = experiment("\"short p99: thread < reactor\", \"throughput: reactor < dispatch\"").unwrap();
-        let s = read(&x.expect[1], &x).unwrap();
-        assert_eq!(
-            s.targets,
-            vec!["reactor", "dispatch --workers 2"],
-            "a model's name stands for its entry"
-        );
-        for (bad, says) in [
-            ("\"p99 thread < reactor\"", "no ':'"),
-            ("\"p42: thread < reactor\"", "unknown metric 'p42'"),
-            ("\"medium p99: thread < reactor\"", "no request class 'medium'"),
-            ("\"short cpu: thread < reactor\"", "latency only"),
-            (
-                "\"p99: thread < nginx\"",
-                "'nginx' is not one of the experiment's models",
-            ),
-            ("\"p99: thread\"", "compares nothing"),
-        ] {
-            let e = experiment(bad).unwrap_err().to_string();
-            assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
-        }
-    }
 }

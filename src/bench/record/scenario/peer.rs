@@ -9,7 +9,7 @@
 //! CPUs it may run on); `"node"` (http, the work on its one loop) and
 //! `"node worker_threads=N"` (the work handed to a pool of N worker threads).
 
-use super::scenario::{Experiment, Protocol};
+use super::experiment::{Experiment, Protocol};
 use crate::units::BadValue;
 
 /// The most threads a peer entry may ask for.
