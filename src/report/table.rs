@@ -44,7 +44,7 @@ pub fn notes(c: &Cell) -> Vec<String> {
     if f.errors > 0 {
         notes.push(format!("{} errors", thousands(f.errors)));
     }
-    if crate::bench::judge::metric::client_limit(c).is_some() {
+    if crate::bench::judge::bound::client_limit(c).is_some() {
         notes.push("client-bound".into());
     }
     if let Some(b) = crate::bench::judge::bound::of(c).filter(|b| b.bound != crate::bench::judge::bound::Bound::Client)

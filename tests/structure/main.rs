@@ -197,7 +197,7 @@ fn there_is_one_metric_type() {
         .collect();
     assert_eq!(
         defined,
-        vec!["bench/judge/metric/mod.rs"],
+        vec!["bench/judge/metric/metrics.rs"],
         "one Metric, in bench::judge"
     );
 }

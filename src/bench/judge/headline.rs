@@ -74,7 +74,7 @@ pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Met
         let mut s = chosen + ".";
         let bound = cells
             .iter()
-            .filter(|c| super::metric::client_limit(c).is_some())
+            .filter(|c| super::bound::client_limit(c).is_some())
             .count();
         if bound > 0 {
             s.push_str(&format!(
@@ -97,7 +97,7 @@ pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Met
         .all(|f| !f.clear);
     let bound = cells
         .iter()
-        .filter(|c| super::metric::client_limit(c).is_some())
+        .filter(|c| super::bound::client_limit(c).is_some())
         .count();
     let mut said: Vec<String> = Vec::new();
     if !won.is_empty() {

@@ -212,7 +212,7 @@ pub(super) fn finding(
     let client_bound_cells = cells
         .iter()
         .filter(|c| (c.target == best.target || c.target == second.target) && shared.contains(&c.connections))
-        .filter(|c| super::metric::client_limit(c).is_some())
+        .filter(|c| super::bound::client_limit(c).is_some())
         .count();
     Some(Finding {
         metric: m.name.into(),

@@ -97,7 +97,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     if x.proto.is_keyed() {
         parts.extend(super::contention::sentence(&ok));
     }
-    let bound = ok.iter().filter(|c| super::metric::client_limit(c).is_some()).count();
+    let bound = ok.iter().filter(|c| super::bound::client_limit(c).is_some()).count();
     if bound > 0 {
         parts.push(format!(
             "The client was the limit in {bound} of {} cells (its CPUs busy, or its own turnaround by Little's law): there, throughput and latency say as much about the \

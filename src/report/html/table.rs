@@ -110,7 +110,7 @@ pub(super) fn table(summary: &[Summary], cells: &[Cell], paired: bool) -> String
     );
     for s in summary {
         let c = &s.cell;
-        h.push_str(if metric::client_limit(c).is_some() {
+        h.push_str(if crate::bench::judge::bound::client_limit(c).is_some() {
             "<tr class=\"bound\">"
         } else {
             "<tr>"
@@ -143,7 +143,7 @@ fn notes(c: &Cell) -> Vec<String> {
     if !c.ok() {
         notes.push(c.status.text().to_string());
     }
-    if metric::client_limit(c).is_some() {
+    if crate::bench::judge::bound::client_limit(c).is_some() {
         notes.push("client-bound".into());
     }
     if let Some(st) = f.steal_pct.filter(|s| *s > crate::report::STEAL_SHOWN) {

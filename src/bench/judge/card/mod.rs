@@ -99,7 +99,7 @@ pub fn of(c: &Cell) -> Option<Card> {
     let waiting = per_served(w.wait_inside_ns);
     let handling = per_served(w.residence_ns).zip(waiting).map(|(r, i)| (r - i).max(0.0));
     let runq = per_req(w.runq_wait_s);
-    let client_limited = super::metric::client_limit(c).is_some();
+    let client_limited = super::bound::client_limit(c).is_some();
     // Outside: the round trip and the client's own CPU beyond it; where the client set the
     // pace, the rest of the mean (its queueing is not measured).
     let measured_outside = w
