@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::bench::error::{io_err, Error};
+use crate::bench::record::error::io_err;
+use crate::bench::Error;
 use crate::bench::{read, Results};
 
 /// Writes the report of `results` beside them (`DIR/report.html`, or `STEM.report.html`
@@ -42,7 +43,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
 /// After `bench --baseline`: this binary's cells (B) against the baseline's (A), as
 /// `report A B` shows two runs; writes `DIR/compare.html`. None without baseline cells.
 pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf, String)>, Error> {
-    let suffix = format!(" {}", crate::bench::runner::BASELINE);
+    let suffix = format!(" {}", crate::bench::BASELINE);
     if !results.cells.iter().any(|c| c.target.ends_with(&suffix)) {
         return Ok(None);
     }

@@ -175,7 +175,7 @@ mod tests {
     use super::*;
     use crate::bench::record::{CellStatus, ClassFigure};
 
-    fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
+    fn experiment(expect: &str) -> Result<Experiment, crate::bench::record::Error> {
         crate::bench::record::scenario::experiment_expecting(expect)
     }
 

@@ -7,68 +7,17 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::error::Error;
-use super::hosts::Sampler;
-use super::process::{exe, start_model, stop, Placement, Server};
 use super::window::{harness_cpus, local_server_cpus, run_load, Cpus};
+use crate::bench::predict::predicted;
+use crate::bench::process::{exe, start_model, stop, Server};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{counters, figures, Samples};
-use crate::bench::record::{Cell, CellStatus};
+use crate::bench::record::{Cell, CellStatus, Error};
+use crate::bench::setup::{Placement, Sampler};
+use crate::bench::{At, Target};
 use crate::load::Document;
 use crate::sys::procfs::ProcSample;
 use crate::units::{AddrRange, CpuList};
-
-/// How a baseline target's label ends.
-pub const BASELINE: &str = "@baseline";
-
-/// What a cell targets.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// A muxlab model entry: name and serve flags.
-    Model(String),
-    /// The same entry served by another muxlab binary (`bench --baseline PATH`): before/after.
-    Baseline(String, std::path::PathBuf),
-    /// A production server started by the runner.
-    Peer(String),
-    /// A server somebody else runs (`--target host:port`).
-    External(SocketAddr),
-    /// A paired experiment's first model a second time, measured in the same rounds: the A/A
-    /// figure (the smallest difference this machine resolves) comes from it.
-    Twin(String),
-}
-
-impl Target {
-    /// As its cells name it (a twin's cells name its model and say they are the twin).
-    fn name(&self) -> String {
-        match self {
-            Target::Model(m) | Target::Twin(m) => m.clone(),
-            Target::Baseline(m, _) => format!("{m} {BASELINE}"),
-            Target::Peer(p) => p.clone(),
-            Target::External(a) => format!("target {a}"),
-        }
-    }
-
-    /// The muxlab model entry this target serves (a model, its A/A twin, or the baseline
-    /// binary's same entry); `None` for a peer or a server somebody else runs.
-    pub fn model_entry(&self) -> Option<&str> {
-        match self {
-            Target::Model(m) | Target::Twin(m) | Target::Baseline(m, _) => Some(m),
-            Target::Peer(_) | Target::External(_) => None,
-        }
-    }
-
-    /// As tables and progress lines show it.
-    pub fn label(&self) -> String {
-        self.cell("", At::default()).label()
-    }
-
-    /// A cell of experiment `x` against this target at `at`, not run yet.
-    pub fn cell(&self, x: &str, at: At) -> Cell {
-        let mut c = Cell::new(x, &self.name(), at.conns, at.repeat);
-        c.twin = matches!(self, Target::Twin(_));
-        c
-    }
-}
 
 /// The `muxlab load` command line for a cell: its workload, then where the load runs.
 /// `cell` is the cell's number in the run (`rotate_sources` picks its source address by it).
@@ -91,29 +40,6 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     // On client hosts the load uses every CPU there, a thread each.
     a.extend(hosts.unwrap_or_default());
     a
-}
-
-/// Where a cell stands in the run: its number (`rotate_sources` picks its source address by
-/// it), its connection count and its repeat.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct At {
-    pub number: usize,
-    pub conns: usize,
-    pub repeat: usize,
-}
-
-/// Runs the cell `at`: the target's server started for it alone. `stop_flag` (Ctrl-C)
-/// interrupts it: the load is stopped and the cell is recorded as interrupted.
-pub fn run_cell(at: At, x: &Experiment, target: &Target, place: &Placement, stop_flag: &AtomicU64) -> Cell {
-    if x.load.slo.is_some() {
-        return super::capacity::run_search(at, x, target, place, stop_flag);
-    }
-    let started = Instant::now();
-    let mut server = Standing::start(x, target, place);
-    let mut cell = server.burst(at, x, stop_flag);
-    server.stop(&mut [&mut cell]);
-    cell.seconds = started.elapsed().as_secs_f64();
-    cell
 }
 
 /// A target's server, up for one cell, or for every burst of a paired group (`paired = true`:
@@ -144,7 +70,7 @@ impl Standing {
         let server = match target {
             Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
             Target::Baseline(m, bin) => start_model(bin, m, x, place),
-            Target::Peer(p) => super::peers::start(p, x, place),
+            Target::Peer(p) => crate::bench::peers::start(p, x, place),
             Target::External(a) => Ok(Server {
                 child: None,
                 pid: 0,
@@ -239,7 +165,7 @@ impl Standing {
             let work = self
                 .entry
                 .as_deref()
-                .and_then(|e| super::predicted::work_means(x, e, at.conns, &place.server_cpus));
+                .and_then(|e| predicted::work_means(x, e, at.conns, &place.server_cpus));
             why.work_cpu_us = work.map(|w| w.0);
             why.work_sleep_us = work.map(|w| w.1);
             why.connections = at.conns;

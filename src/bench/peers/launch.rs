@@ -11,9 +11,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::error::Error;
 use super::nginx::free_port;
-use super::process::{Placement, Server};
+use crate::bench::process::Server;
+use crate::bench::record::Error;
+use crate::bench::setup::Placement;
 
 /// Where Debian installs them, after the directories of `PATH`.
 const DIRS: &[&str] = &["/usr/bin", "/usr/sbin", "/usr/local/bin"];

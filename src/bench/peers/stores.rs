@@ -2,9 +2,10 @@
 //! port (`launch`), pinned to the target's CPUs, with nothing on disk (no snapshots, no
 //! append-only file) and room for every connection and key a scenario asks for.
 
-use super::error::Error;
 use super::launch::{binary, launch};
-use super::process::{Placement, Server};
+use crate::bench::process::Server;
+use crate::bench::record::Error;
+use crate::bench::setup::Placement;
 
 /// redis-server with `io_threads` (`--io-threads`; past 1, its threads read as well as write).
 pub(super) fn start_redis(io_threads: usize, place: &Placement) -> Result<Server, Error> {

@@ -1,6 +1,7 @@
 //! Process control for one cell: start a model (`muxlab serve`, pinned; nginx is in `nginx`)
 //! and wait until it accepts; stop it (SIGTERM / SIGQUIT), read its stats line and check that
-//! it exited cleanly and left no process behind (what is left is killed: see `own`).
+//! it exited cleanly and left no process behind (what is left is killed: see `own`); one the
+//! bench did not stop in order is ended when dropped.
 
 use std::io::Read;
 use std::net::SocketAddr;
@@ -9,95 +10,61 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use super::error::Error;
 use super::own::{descendants, kill_all, snapshot};
 use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Error;
+use crate::bench::setup::{Hosts, Placement};
 use crate::server::stats::{Listening, StatsLine};
 use crate::sys;
 
-/// Where cells run.
-#[derive(Clone)]
-pub struct Placement {
-    pub server_cpus: String,
-    /// The CPUs of the targets that serve on several threads (`threaded_cpus`, `"all"` read as
-    /// this machine's list); `None`: every target on `server_cpus`.
-    pub threaded_cpus: Option<String>,
-    pub client_cpus: String,
-    pub client_threads: usize,
-    /// The address servers listen on and clients connect to.
-    pub server_addr: String,
-    /// Other hosts the scenario names (none: everything runs here).
-    pub hosts: Option<std::sync::Arc<super::hosts::Hosts>>,
-    /// The loopback round trip between the server's and the client's CPUs, measured once the
-    /// run holds what it holds (idle CPUs polling or not); each cell's card reads it.
-    pub round_trip: Option<super::record::costs::RoundTrip>,
-}
-
-impl Placement {
-    /// Whether the server runs on another host.
-    pub fn remote_server(&self) -> bool {
-        self.hosts.as_ref().is_some_and(|h| h.server.is_some())
-    }
-
-    /// Where `target` of `x` runs: on `threaded_cpus` where it serves on more than one thread
-    /// and the scenario sets them, else as every target does.
-    pub fn of_target(&self, x: &Experiment, target: &super::runner::Target) -> Placement {
-        let wide = self
-            .threaded_cpus
-            .as_ref()
-            .filter(|_| !self.remote_server())
-            .filter(|cpus| target_threads(x, target, cpus) > 1);
-        match wide {
-            Some(cpus) => Placement {
-                server_cpus: cpus.clone(),
-                ..self.clone()
-            },
-            None => self.clone(),
-        }
-    }
-}
-
-/// The threads that serve requests in `target` of `x` on `cpus`: a peer's, or a model's
-/// workers and the threads it runs beside them (io-threads' executor).
-pub(super) fn target_threads(x: &Experiment, target: &super::runner::Target, cpus: &str) -> usize {
-    match target {
-        super::runner::Target::Peer(p) => {
-            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
-            crate::bench::record::peer::Peer::parse(p).map_or(1, |p| p.threads(x.workers, n))
-        }
-        super::runner::Target::External(_) => 1,
-        t => {
-            let entry = t.model_entry().expect("a model target");
-            let Ok((model, args)) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus) else {
-                return 1;
-            };
-            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
-            model.worker_count(args.workers, n) + model.extra_threads
-        }
-    }
-}
-
 /// A started server.
-pub(super) struct Server {
-    pub(super) child: Option<Child>,
-    pub(super) pid: i32,
-    pub(super) addr: SocketAddr,
-    pub(super) lines: Option<Receiver<String>>,
+pub(in crate::bench) struct Server {
+    pub(in crate::bench) child: Option<Child>,
+    pub(in crate::bench) pid: i32,
+    pub(in crate::bench) addr: SocketAddr,
+    pub(in crate::bench) lines: Option<Receiver<String>>,
     /// Temporary directory (nginx's config and pid file).
-    pub(super) dir: Option<PathBuf>,
+    pub(in crate::bench) dir: Option<PathBuf>,
     /// The ssh session of a server on another host.
-    pub(super) session: Option<crate::remote::ssh::Session>,
+    pub(in crate::bench) session: Option<crate::remote::ssh::Session>,
     /// The signal that stops it gracefully (SIGTERM; nginx's is SIGQUIT).
-    pub(super) stop_with: i32,
+    pub(in crate::bench) stop_with: i32,
 }
 
-pub(super) fn exe() -> Result<PathBuf, Error> {
+/// How long a server left behind (an early return, a panic) gets after SIGTERM before every
+/// process of its tree is killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The bench owns its servers: one not stopped through [`stop`] (an error returned early, a
+/// panic, the matrix left half-way) is ended here, its whole tree with it.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let tree = snapshot(self.pid);
+            let _ = sys::process::kill(self.pid, self.stop_with);
+            let deadline = Instant::now() + GRACE;
+            while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            kill_all(&tree);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(d) = self.dir.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        // A server on another host: dropping its ssh session ends it (the guard there stops it
+        // when its stdin closes).
+    }
+}
+
+pub(in crate::bench) fn exe() -> Result<PathBuf, Error> {
     std::env::current_exe().map_err(|e| Error::Cell(format!("cannot find the muxlab binary: {e}")))
 }
 
-pub(super) use crate::remote::ssh::lines_of as line_reader;
+pub(in crate::bench) use crate::remote::ssh::lines_of as line_reader;
 
-pub(super) fn start_model(
+pub(in crate::bench) fn start_model(
     bin: &std::path::Path,
     entry: &str,
     x: &Experiment,
@@ -136,7 +103,7 @@ pub(super) fn start_model(
 }
 
 /// Starts a model on the server host; its listening line comes back through ssh.
-fn start_remote(hosts: &super::hosts::Hosts, args: &[String]) -> Result<Server, Error> {
+fn start_remote(hosts: &Hosts, args: &[String]) -> Result<Server, Error> {
     let mut session = hosts.start_server(args)?;
     let listening = session.lines.recv_timeout(Duration::from_secs(20)).ok();
     let Some(line) = listening.as_deref().and_then(Listening::read) else {
@@ -197,7 +164,7 @@ fn stop_remote(mut session: crate::remote::ssh::Session) -> (Option<StatsLine>, 
 
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
 /// Processes of its tree that outlive it are killed, and fail the cell.
-pub(super) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Error>) {
+pub(in crate::bench) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Error>) {
     if let Some(session) = s.session.take() {
         return stop_remote(session);
     }

@@ -1,14 +1,80 @@
-//! Where a run's server and client go and what the run holds for its length: the CPUs and
-//! hosts (placement), the machine as the results record it, loopback steered and idle CPUs
-//! polling (released when the run ends).
+//! Where cells run ([`Placement`]): the server's and the client's CPUs and the client's
+//! threads (on this machine split by default, a scenario's own where it sets them), the
+//! address, the other hosts; where one target runs (a target serving on several threads on
+//! `threaded_cpus`); and the placement in words.
 
-use super::*;
+use super::hosts::Hosts;
+use crate::bench::record::scenario::{Experiment, Scenario};
+use crate::bench::Target;
+use crate::sys;
+
+/// Where cells run.
+#[derive(Clone)]
+pub struct Placement {
+    pub server_cpus: String,
+    /// The CPUs of the targets that serve on several threads (`threaded_cpus`, `"all"` read as
+    /// this machine's list); `None`: every target on `server_cpus`.
+    pub threaded_cpus: Option<String>,
+    pub client_cpus: String,
+    pub client_threads: usize,
+    /// The address servers listen on and clients connect to.
+    pub server_addr: String,
+    /// Other hosts the scenario names (none: everything runs here).
+    pub hosts: Option<std::sync::Arc<Hosts>>,
+    /// The loopback round trip between the server's and the client's CPUs, measured once the
+    /// run holds what it holds (idle CPUs polling or not); each cell's card reads it.
+    pub round_trip: Option<crate::bench::record::costs::RoundTrip>,
+}
+
+impl Placement {
+    /// Whether the server runs on another host.
+    pub fn remote_server(&self) -> bool {
+        self.hosts.as_ref().is_some_and(|h| h.server.is_some())
+    }
+
+    /// Where `target` of `x` runs: on `threaded_cpus` where it serves on more than one thread
+    /// and the scenario sets them, else as every target does.
+    pub fn of_target(&self, x: &Experiment, target: &Target) -> Placement {
+        let wide = self
+            .threaded_cpus
+            .as_ref()
+            .filter(|_| !self.remote_server())
+            .filter(|cpus| target_threads(x, target, cpus) > 1);
+        match wide {
+            Some(cpus) => Placement {
+                server_cpus: cpus.clone(),
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+}
+
+/// The threads that serve requests in `target` of `x` on `cpus`: a peer's, or a model's
+/// workers and the threads it runs beside them (io-threads' executor).
+pub(in crate::bench) fn target_threads(x: &Experiment, target: &Target, cpus: &str) -> usize {
+    match target {
+        Target::Peer(p) => {
+            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
+            crate::bench::record::peer::Peer::parse(p).map_or(1, |p| p.threads(x.workers, n))
+        }
+        Target::External(_) => 1,
+        t => {
+            let entry = t.model_entry().expect("a model target");
+            let Ok((model, args)) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus) else {
+                return 1;
+            };
+            let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
+            model.worker_count(args.workers, n) + model.extra_threads
+        }
+    }
+}
 
 /// Where the server and the client run. On this machine: the server on `server_cpus`, the
 /// client on `client_cpus` with `client_threads` engine threads; by default, on 2 cores, CPU 0
 /// and CPU 1 with one thread, and on more cores the first half for the server and the rest for
 /// the client, a thread per CPU. On a server host the server may use all its CPUs.
-pub(super) fn placement(sc: &Scenario, hosts: Option<hosts::Hosts>) -> Placement {
+pub(in crate::bench) fn placement(sc: &Scenario, hosts: Option<Hosts>) -> Placement {
     let cpus = sys::affinity::get().unwrap_or_else(|_| vec![0]);
     let (s, client_cpus, client_threads) = default_split(&cpus, sc);
     let remote_server = hosts.as_ref().and_then(|h| h.server.as_ref().map(|_| h));
@@ -73,47 +139,8 @@ pub fn default_split(cpus: &[usize], sc: &Scenario) -> (String, String, usize) {
     )
 }
 
-/// The machine and the placement of a run.
-pub(super) fn environment(place: &Placement) -> Environment {
-    let (kernel, cpu_model) = sys::procfs::machine();
-    // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
-    // (measured only where the server runs on this machine).
-    let unit_costs = (!place.remote_server())
-        .then(|| crate::units::parse_cpus(&place.server_cpus).ok()?.first().copied())
-        .flatten()
-        .and_then(super::unit_costs::measure);
-    let (slice, slice_from) = crate::queueing::base_slice();
-    Environment {
-        kernel,
-        cpu_model,
-        unit_costs,
-        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        server_cpus: place.server_cpus.clone(),
-        threaded_cpus: place.threaded_cpus.clone().filter(|_| !place.remote_server()),
-        client_cpus: place.client_cpus.clone(),
-        client_threads: place.client_threads,
-        server_addr: place.server_addr.clone(),
-        hosts: place.hosts.as_ref().map(|h| results::HostsEnvironment {
-            server: h.server.as_ref().map(|p| p.host.clone()),
-            clients: h.clients.clone(),
-            machines: h.machines.clone(),
-        }),
-        muxlab_version: env!("CARGO_PKG_VERSION").into(),
-        // The binary's own origin, fixed when it was built: not the git state of wherever it
-        // runs.
-        git_revision: crate::origin::revision(),
-        build_commit: crate::origin::commit().map(String::from),
-        build_dirty: crate::origin::dirty(),
-        steer_rx: None,
-        cpu_idle: None,
-        sched_slice_us: Some(slice.as_secs_f64() * 1e6),
-        round_trip: None,
-        sched_slice_from: Some(slice_from),
-    }
-}
-
 /// Where the server and the client run, in words.
-pub(super) fn placement_text(place: &Placement) -> String {
+pub(in crate::bench) fn placement_text(place: &Placement) -> String {
     let server = match place.hosts.as_ref().and_then(|h| h.server.as_ref()) {
         Some(p) => format!(
             "server on {} ({}) CPUs {}",
@@ -135,72 +162,6 @@ pub(super) fn placement_text(place: &Placement) -> String {
         ),
     };
     format!("{server}, {client}")
-}
-
-/// What a run holds for its length: loopback steered (`steer_rx`), idle CPUs polling. Dropped
-/// at the end (or on an error), which puts both back.
-pub(super) struct Held {
-    _steered: Option<steer::Steered>,
-    _polling: Option<sys::cpuidle::PollingIdle>,
-}
-
-/// The round trip between the first server and client CPUs, where both are this machine's
-/// and apart.
-fn round_trip(place: &Placement) -> Option<crate::bench::record::costs::RoundTrip> {
-    if place.remote_server() || place.hosts.as_ref().is_some_and(|h| !h.clients.is_empty()) {
-        return None;
-    }
-    let first = |cpus: &str| crate::units::parse_cpus(cpus).ok()?.first().copied();
-    let (server, client) = (first(&place.server_cpus)?, first(&place.client_cpus)?);
-    (server != client)
-        .then(|| super::unit_costs::round_trip(server, client))
-        .flatten()
-}
-
-/// Takes what the run holds, records it in `env` and says it in `notes`.
-pub(super) fn hold(
-    sc: &Scenario,
-    opts: &Options,
-    place: &Placement,
-    env: &mut Environment,
-    notes: &mut Vec<String>,
-) -> Result<Held, Error> {
-    if place.server_cpus == place.client_cpus && place.hosts.is_none() {
-        notes.push("only one CPU is available, so server and client share it; compare ratios only".into());
-    }
-    let steered = match sc.steer_rx {
-        true => Some(steer::Steered::apply(&place.client_cpus)?),
-        false => None,
-    };
-    if let Some(s) = &steered {
-        env.steer_rx = Some(s.said.clone());
-        notes.push(s.said.clone());
-    }
-    // Idle CPUs poll, so a wake-up costs the waker no hypervisor exit (see `sys::cpuidle`).
-    let here = if place.remote_server() {
-        " on this machine (not the server's host)"
-    } else {
-        ""
-    };
-    let (polling, idle) = match opts.deep_idle {
-        true => (None, "halt (--deep-idle)".to_string()),
-        false => match sys::cpuidle::PollingIdle::hold() {
-            Ok(p) => (
-                Some(p),
-                format!("poll{here} (/dev/cpu_dma_latency 0 held for the run; --deep-idle to let them halt)"),
-            ),
-            Err(e) => (None, format!("halt (cannot make them poll: {e})")),
-        },
-    };
-    notes.push(format!("idle CPUs {idle}"));
-    env.cpu_idle = Some(idle);
-    // The loopback round trip between the server's and the client's CPUs, idle as the run keeps
-    // them (measured here, after the hold): the least a request's time outside the server is.
-    env.round_trip = round_trip(place);
-    Ok(Held {
-        _steered: steered,
-        _polling: polling,
-    })
 }
 
 #[cfg(test)]

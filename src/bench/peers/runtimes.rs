@@ -9,15 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::error::Error;
 use super::launch::{binary, launch};
-use super::process::{Placement, Server};
+use crate::bench::process::Server;
 use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Error;
+use crate::bench::setup::Placement;
 
 /// Go's server (`products/go/server.go`).
-pub const GO_SOURCE: &str = include_str!("../../products/go/server.go");
+pub const GO_SOURCE: &str = include_str!("../../../products/go/server.go");
 /// Node's server (`products/node/server.js`).
-pub const NODE_SOURCE: &str = include_str!("../../products/node/server.js");
+pub const NODE_SOURCE: &str = include_str!("../../../products/node/server.js");
 
 /// The seed of the products' draws (muxlab's models draw from their own `--seed`).
 const SEED: u64 = 1;

@@ -4,41 +4,12 @@
 //! bench started (its start time unchanged: a reused pid is never touched).
 
 use std::process::Child;
-use std::time::{Duration, Instant};
 
-use super::process::Server;
 use crate::sys;
-
-/// How long a server left behind (an early return, a panic) gets after SIGTERM before every
-/// process of its tree is killed.
-const GRACE: Duration = Duration::from_secs(2);
-
-/// The bench owns its servers: one not stopped through [`stop`] (an error returned early, a
-/// panic, the matrix left half-way) is ended here, its whole tree with it.
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let tree = snapshot(self.pid);
-            let _ = sys::process::kill(self.pid, self.stop_with);
-            let deadline = Instant::now() + GRACE;
-            while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            kill_all(&tree);
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if let Some(d) = self.dir.take() {
-            let _ = std::fs::remove_dir_all(d);
-        }
-        // A server on another host: dropping its ssh session ends it (the guard there stops it
-        // when its stdin closes).
-    }
-}
 
 /// A helper process the bench started (the load generator of a cell): should the bench leave
 /// it behind (an error, a panic), its whole tree is killed.
-pub(super) struct Owned(pub(super) Child);
+pub(in crate::bench) struct Owned(pub(in crate::bench) Child);
 
 impl std::ops::Deref for Owned {
     type Target = Child;
@@ -63,7 +34,7 @@ impl Drop for Owned {
 }
 
 /// A process tree, each process with its start time: what [`kill_all`] may signal later.
-pub(super) fn snapshot(root: i32) -> Vec<(i32, u64)> {
+pub(in crate::bench) fn snapshot(root: i32) -> Vec<(i32, u64)> {
     let tree = sys::procfs::tree(root);
     tree.into_iter()
         .filter_map(|p| sys::procfs::start_time(p).map(|t| (p, t)))
@@ -71,14 +42,14 @@ pub(super) fn snapshot(root: i32) -> Vec<(i32, u64)> {
 }
 
 /// A snapshot less its root.
-pub(super) fn descendants(tree: &[(i32, u64)], root: i32) -> Vec<(i32, u64)> {
+pub(in crate::bench) fn descendants(tree: &[(i32, u64)], root: i32) -> Vec<(i32, u64)> {
     tree.iter().copied().filter(|&(p, _)| p != root).collect()
 }
 
 /// SIGKILL to every process of a [`snapshot`] still running, and still the same process (its
 /// start time unchanged: a pid reused since by another process is never signalled); returns
 /// the pids it killed.
-pub(super) fn kill_all(procs: &[(i32, u64)]) -> Vec<i32> {
+pub(in crate::bench) fn kill_all(procs: &[(i32, u64)]) -> Vec<i32> {
     let same = |&&(p, t): &&(i32, u64)| sys::procfs::is_running(p) && sys::procfs::start_time(p) == Some(t);
     let running: Vec<i32> = procs.iter().filter(same).map(|&(p, _)| p).collect();
     for p in &running {

@@ -16,7 +16,7 @@ const REQUESTS: usize = 100_000;
 /// request as measured (its own cost is that less the work's mean CPU); `None` where there is
 /// none to make: no work, a peer, pipelining or one request per connection (connection set-up
 /// dominates), a design not modelled or not bounded.
-pub(super) fn prediction(
+pub(in crate::bench) fn prediction(
     x: &Experiment,
     entry: &str,
     connections: usize,
@@ -31,7 +31,7 @@ pub(super) fn prediction(
 
 /// The work each request of `x` asks of `entry` on average: (CPU, waiting) in µs; `None`
 /// where no work is known (none, a peer, a load the simulation does not take).
-pub(super) fn work_means(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<(f64, f64)> {
+pub(in crate::bench) fn work_means(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Option<(f64, f64)> {
     let (_, args) = crate::bench::record::serve_line(entry, x, "127.0.0.1", cpus).ok()?;
     if args.work_spec.parse::<crate::server::Work>().ok()?.is_none() && !args.work_from_request {
         // No work asked for: none, known.
@@ -54,7 +54,7 @@ fn with_design_cpu(mut setup: Setup, measured_cpu_us: Option<f64>) -> Setup {
 /// The highest rate at which `x`'s target (its `slo`, every request's bounds) holds in the
 /// prediction for `entry`; `None` without a target, with a class's bound (the search over
 /// rates judges every request's bounds only), or without a prediction.
-pub(super) fn capacity_at_slo(
+pub(in crate::bench) fn capacity_at_slo(
     x: &Experiment,
     entry: &str,
     connections: usize,

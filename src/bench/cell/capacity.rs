@@ -5,10 +5,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::process::Placement;
-use super::runner::{At, Standing, Target};
+use super::standing::Standing;
+use crate::bench::predict::predicted;
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{Cell, CellStatus};
+use crate::bench::setup::Placement;
+use crate::bench::{At, Target};
 use crate::load::slo::{class_share, judge, probe_warmup, unreachable, Probe, Probed, Search, PROBE};
 use crate::units::thousands;
 
@@ -88,8 +90,8 @@ pub(super) fn run_search(at: At, x: &Experiment, target: &Target, place: &Placem
                     .and_then(|d| d.config.rate)
                     .map(crate::load::Rate::fixed)
                     .or(x.load.rate);
-                let predicted = super::predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, Some(cpu));
-                let capacity = super::predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, Some(cpu));
+                let predicted = predicted::prediction(&at_rate, m, at.conns, &place.server_cpus, Some(cpu));
+                let capacity = predicted::capacity_at_slo(x, m, at.conns, &place.server_cpus, Some(cpu));
                 cell.figures.predicted = predicted.zip(capacity).map(|(mut p, c)| {
                     p.capacity_rps = c;
                     p.costs_from = Some(format!(

@@ -8,11 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::error::Error;
-use super::hosts::Sampler;
-use super::own::Owned;
-use super::process::{exe, line_reader, Placement};
+use crate::bench::process::{exe, line_reader, Owned};
 use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Error;
+use crate::bench::setup::{Placement, Sampler};
 use crate::load::{Document, Line, Said};
 use crate::sys;
 use crate::sys::procfs::{CpuTimes, ProcSample};

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::error::Error;
 use crate::bench::record::scenario::Scenario;
 use crate::bench::record::CpuSource;
+use crate::bench::record::Error;
 use crate::remote::sample::SampleLine;
 use crate::remote::ssh::{self, Machine, Prepared, Session, Ssh};
 use crate::sys::{self, cgroup::CpuGroup, procfs::ProcSample};
@@ -243,7 +243,7 @@ impl Sampler {
 
 #[cfg(test)]
 mod sampling {
-    use crate::bench::hosts::Sampler;
+    use crate::bench::setup::Sampler;
 
     /// A sample that cannot be taken is an error naming what failed (the runner records it as
     /// the cell's status), never a zero.

@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::error::Error;
-use super::process::{Placement, Server};
+use crate::bench::process::Server;
 use crate::bench::record::scenario::{Experiment, Protocol};
+use crate::bench::record::Error;
+use crate::bench::setup::Placement;
 
 pub fn free_port() -> Result<u16, Error> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;

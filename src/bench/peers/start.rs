@@ -4,13 +4,14 @@
 //! that cannot run here (a server on another host, its binary not installed) is a visible
 //! skip of its cells, with the reason and what to install.
 
-use super::error::Error;
-use super::process::{Placement, Server};
+use crate::bench::process::Server;
 use crate::bench::record::peer::Peer;
 use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Error;
+use crate::bench::setup::Placement;
 
 /// Starts `entry` for experiment `x`, on `place`'s server CPUs.
-pub(super) fn start(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
+pub(in crate::bench) fn start(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
     let peer = Peer::parse(entry).map_err(Error::Scenario)?;
     if place.remote_server() {
         return Err(Error::Skipped(format!(
@@ -37,7 +38,7 @@ pub(super) fn start(entry: &str, x: &Experiment, place: &Placement) -> Result<Se
 
 /// The products a scenario's `peers` may name, each with the model that stands for it and
 /// whether it is installed here (`bench --list`).
-pub(super) fn products() -> String {
+pub(in crate::bench) fn products() -> String {
     use crate::bench::record::peer::PRODUCTS;
     let mut s = String::from(
         "\nProducts a scenario sets beside their models (peers = [...]; the fidelity verdict compares them):\n",

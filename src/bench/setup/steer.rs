@@ -20,7 +20,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::error::Error;
+use crate::bench::record::Error;
 
 /// Where `lo`'s receive queues are.
 const QUEUES: &str = "/sys/class/net/lo/queues";

@@ -27,7 +27,7 @@ const REQUESTS: usize = 60_000;
 /// The prediction for model `entry` at `connections` on `cpus`, its commands costing
 /// `cpu_us` of server CPU each and holding their lock (or running at their owner) for
 /// `hold_us`; `None` where it is not modelled.
-pub(super) fn prediction(
+pub(in crate::bench) fn prediction(
     x: &Experiment,
     entry: &str,
     connections: usize,
@@ -124,7 +124,7 @@ pub(super) fn prediction(
 }
 
 /// Why a keyed cell of model `entry` has no prediction.
-pub(super) fn not_modelled(entry: &str) -> &'static str {
+pub(in crate::bench) fn not_modelled(entry: &str) -> &'static str {
     let model = crate::models::find(crate::bench::record::scenario::model_name(entry));
     match model {
         Some(m) if m.extra_threads > 0 => {

@@ -10,8 +10,8 @@
 //! sleep-induced switches, an event loop's batching) and adds what idle CPUs cost on a wake-up.
 //! Without a calibration the prediction is not made, and the cell says why.
 
-use super::record::scenario::Experiment;
-use super::record::Cell;
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::Cell;
 use crate::units::thousands;
 
 /// Whether `x`'s cells get predictions, and so calibrations: a known work (the simulation
@@ -19,7 +19,7 @@ use crate::units::thousands;
 /// latency target (a capacity search takes its cost from a probe that is not its answer). A
 /// keyed store's commands are its work: an open loop against one is predicted, pipelined or
 /// not (a batch is one job: `keyed_prediction`).
-pub(super) fn wanted(x: &Experiment) -> bool {
+pub(in crate::bench) fn wanted(x: &Experiment) -> bool {
     if x.proto.is_keyed() {
         return x.load.slo.is_none() && (x.load.rate.is_some() || x.rate_of.is_some());
     }
@@ -38,7 +38,7 @@ pub(super) fn wanted(x: &Experiment) -> bool {
 
 /// The calibration of `x` (whose rate, where it has one, is already worked out) at `conns`
 /// connections: the experiment it runs, the connections, and its conditions in words.
-pub(super) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, String) {
+pub(in crate::bench) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, String) {
     let mut c = x.clone();
     c.expect.clear();
     // A calibration is not the experiment's load: its gates are not judged on it.
@@ -65,7 +65,7 @@ pub(super) fn conditions(x: &Experiment, conns: usize) -> (Experiment, usize, St
 /// What a design's calibration measured: its server CPU per request, its critical section
 /// (a keyed store's mean timed lock hold, µs; `None`: no lock timed), and where they came from.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Costs {
+pub(in crate::bench) struct Costs {
     pub cpu: f64,
     pub hold_us: Option<f64>,
     pub from: String,
@@ -74,7 +74,7 @@ pub(super) struct Costs {
 /// The calibration of `target` in experiment `x` among `cells`, where it finished and measured
 /// the server's CPU per request: its own calibration cell, or, with `calibrate_by`, its cell
 /// of that lighter experiment at the same connections.
-pub(super) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -> Result<Costs, String> {
+pub(in crate::bench) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -> Result<Costs, String> {
     let (c, said) = match &x.calibrate_by {
         Some(by) => {
             let mine = |c: &&Cell| {
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_calibration_halves_the_rate_or_the_connections() {
-        let open = super::super::record::scenario::experiment_of(
+        let open = crate::bench::record::scenario::experiment_of(
             "\"epoll\"",
             "100",
             "work = \"sleep:1ms\"\nrate = 5000\nexpect = [\"p99: epoll < epoll\"]\n",
@@ -143,10 +143,10 @@ mod tests {
         assert!(c.expect.is_empty(), "a calibration checks no shape");
         assert_eq!(said, "2,500 req/s, half the experiment's 5,000");
         let closed =
-            super::super::record::scenario::experiment_of("\"epoll\"", "1, 50", "work = \"cpu:20us\"\n").unwrap();
+            crate::bench::record::scenario::experiment_of("\"epoll\"", "1, 50", "work = \"cpu:20us\"\n").unwrap();
         assert_eq!(conditions(&closed, 50).1, 25);
         assert_eq!(conditions(&closed, 1).1, 1);
-        let none = super::super::record::scenario::experiment_of("\"epoll\"", "50", "").unwrap();
+        let none = crate::bench::record::scenario::experiment_of("\"epoll\"", "50", "").unwrap();
         assert!(!wanted(&none), "no work: nothing to predict");
     }
 
@@ -156,7 +156,7 @@ mod tests {
         c.calibration = Some("2,500 req/s, half the experiment's 5,000".into());
         c.figures.server_cpu_us_per_req = Some(12.5);
         let mut cells = vec![Cell::new("x", "epoll", 50, 0), c];
-        let x = super::super::record::scenario::experiment_of("\"epoll\"", "50", "").unwrap();
+        let x = crate::bench::record::scenario::experiment_of("\"epoll\"", "50", "").unwrap();
         let mut x = x;
         x.name = "x".into();
         let Costs { cpu, from: said, .. } = cost(&cells, &x, "epoll", 50).unwrap();
