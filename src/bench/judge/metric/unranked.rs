@@ -32,16 +32,16 @@ impl Unranked {
     /// Why, in a few words.
     pub fn said(self) -> String {
         match self {
-            Unranked::Starved => "it starved connections".into(),
-            Unranked::Unresolved => "under what the measurement resolves".into(),
-            Unranked::NotTheServer => "the server was not the limit".into(),
-            Unranked::Lost => "it lost requests".into(),
-            Unranked::Elsewhere => "its design starved connections or lost requests in another cell".into(),
-            Unranked::TooFewSamples { n, needed } => {
+            Self::Starved => "it starved connections".into(),
+            Self::Unresolved => "under what the measurement resolves".into(),
+            Self::NotTheServer => "the server was not the limit".into(),
+            Self::Lost => "it lost requests".into(),
+            Self::Elsewhere => "its design starved connections or lost requests in another cell".into(),
+            Self::TooFewSamples { n, needed } => {
                 format!("too few samples ({}, {} needed)", thousands(n), thousands(needed))
             }
-            Unranked::SamplesUnknown => "its samples were not counted".into(),
-            Unranked::Calibration => "a calibration cell, measured for the predictions".into(),
+            Self::SamplesUnknown => "its samples were not counted".into(),
+            Self::Calibration => "a calibration cell, measured for the predictions".into(),
         }
     }
 }
