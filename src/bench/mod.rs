@@ -38,4 +38,4 @@ pub use peers::{nginx, runtimes};
 pub use record::{results, scenario, Error};
 pub use run::{read, run, Finished, Results};
 pub use setup::{default_server_cpus, default_split, steer};
-pub use target::{At, Target, BASELINE};
+pub(crate) use target::{At, Target, BASELINE};

@@ -1,6 +1,7 @@
-//! Running one cell: start the server (see `process`), run `muxlab load` pinned to the client
-//! CPUs, sample the server's process tree over the measured window only, stop the server, and
-//! derive the cell's figures.
+//! A target's server standing for its cells ([`Standing`]): started (see `process`), each
+//! burst a `muxlab load` pinned to the client CPUs with the server's process tree sampled over
+//! the measured window only (`window`), the cell's figures derived; stopped, its stats line
+//! completing the cells measured against it.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::str::FromStr;

@@ -34,7 +34,7 @@ impl Drop for Owned {
 }
 
 /// A process tree, each process with its start time: what [`kill_all`] may signal later.
-pub(in crate::bench) fn snapshot(root: i32) -> Vec<(i32, u64)> {
+pub(super) fn snapshot(root: i32) -> Vec<(i32, u64)> {
     let tree = sys::procfs::tree(root);
     tree.into_iter()
         .filter_map(|p| sys::procfs::start_time(p).map(|t| (p, t)))
@@ -42,14 +42,14 @@ pub(in crate::bench) fn snapshot(root: i32) -> Vec<(i32, u64)> {
 }
 
 /// A snapshot less its root.
-pub(in crate::bench) fn descendants(tree: &[(i32, u64)], root: i32) -> Vec<(i32, u64)> {
+pub(super) fn descendants(tree: &[(i32, u64)], root: i32) -> Vec<(i32, u64)> {
     tree.iter().copied().filter(|&(p, _)| p != root).collect()
 }
 
 /// SIGKILL to every process of a [`snapshot`] still running, and still the same process (its
 /// start time unchanged: a pid reused since by another process is never signalled); returns
 /// the pids it killed.
-pub(in crate::bench) fn kill_all(procs: &[(i32, u64)]) -> Vec<i32> {
+pub(super) fn kill_all(procs: &[(i32, u64)]) -> Vec<i32> {
     let same = |&&(p, t): &&(i32, u64)| sys::procfs::is_running(p) && sys::procfs::start_time(p) == Some(t);
     let running: Vec<i32> = procs.iter().filter(same).map(|&(p, _)| p).collect();
     for p in &running {

@@ -1,6 +1,6 @@
-//! Where a run's server and client go and what the run holds for its length: the CPUs and
-//! hosts (placement), the machine as the results record it, loopback steered and idle CPUs
-//! polling (released when the run ends).
+//! What a run holds for its length ([`Held`]: loopback steered and idle CPUs polling,
+//! released when the run ends), and the machine and the placement as the results record them
+//! (`environment`).
 
 use super::placement::Placement;
 use super::steer;

@@ -52,7 +52,7 @@ impl Placement {
 
 /// The threads that serve requests in `target` of `x` on `cpus`: a peer's, or a model's
 /// workers and the threads it runs beside them (io-threads' executor).
-pub(in crate::bench) fn target_threads(x: &Experiment, target: &Target, cpus: &str) -> usize {
+fn target_threads(x: &Experiment, target: &Target, cpus: &str) -> usize {
     match target {
         Target::Peer(p) => {
             let n = crate::units::parse_cpus(cpus).map_or(1, |c| c.len());
