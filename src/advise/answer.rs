@@ -8,49 +8,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::AdviseArgs;
-use crate::bench::record::{median, relative_spread, Cell};
+use super::args::AdviseArgs;
+use super::ranking::{rows, tied, Row, TIED};
 use crate::bench::Results;
 use crate::units::thousands;
-
-/// Designs this close to the best (a share), or within their runs' spread where wider, are tied.
-pub const TIED: f64 = 0.10;
 
 /// A probe whose waits for a free connection exceed this share of its requests: the client's
 /// connections were a queue in front of the server, and the answer depends on `-c`.
 pub const WAITS: f64 = 0.01;
-
-/// Contenders re-run in the second round: those within this share of the best's capacity (the
-/// best alone, where no other is this close).
-pub const CONTENDING: f64 = 0.75;
-
-/// At most this many contenders are re-run.
-pub const MOST_CONTENDERS: usize = 3;
-
-/// One design's line.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub design: String,
-    /// Searches run (one per round it took part in).
-    pub runs: usize,
-    /// The median capacity of its searches that answered (both ends re-checked).
-    pub capacity: Option<f64>,
-    /// What it ranks by: its capacity, or where no search answered, the highest low end of a
-    /// bracket ("≥").
-    pub at_least: Option<f64>,
-    /// Whether `at_least` is a capacity (narrowed and re-checked) or a bracket's low end.
-    pub narrowed: bool,
-    /// Its search ended at the client's limit.
-    pub client_limited: bool,
-    /// The values of its runs, and their spread (largest ÷ smallest − 1; `None`: one run).
-    pub values: Vec<f64>,
-    pub spread: Option<f64>,
-    /// The capacity its queueing predicts (`None`: not modelled).
-    pub predicted: Option<f64>,
-    /// Its server CPU per request at the probe that held (µs).
-    pub cpu_us: Option<f64>,
-    pub note: Option<String>,
-}
 
 /// The answer.
 #[derive(Debug, Clone, Serialize)]
@@ -87,106 +52,6 @@ pub struct Answer {
 /// A capacity as a person reads it.
 fn rps(v: f64) -> String {
     thousands(v.round() as u64)
-}
-
-/// The rows of the designs measured in `runs`, best first.
-pub fn rows(runs: &[&Results]) -> Vec<Row> {
-    let cells: Vec<&Cell> = runs
-        .iter()
-        .flat_map(|r| r.cells.iter())
-        .filter(|c| c.compared())
-        .collect();
-    let mut targets: Vec<&str> = Vec::new();
-    for c in &cells {
-        if !targets.contains(&c.target.as_str()) {
-            targets.push(&c.target);
-        }
-    }
-    let mut rows: Vec<Row> = targets.iter().map(|t| row(t, &cells)).collect();
-    rank(&mut rows);
-    rows
-}
-
-/// Best first, by what each design was measured to carry (a bracket's low end as it is).
-fn rank(rows: &mut [Row]) {
-    rows.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
-}
-
-fn row(t: &str, cells: &[&Cell]) -> Row {
-    let of: Vec<&&Cell> = cells.iter().filter(|c| c.target == t).collect();
-    let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
-    let lows: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity.as_ref()?.low).collect();
-    let narrowed = !caps.is_empty();
-    let values = if narrowed { caps.clone() } else { lows.clone() };
-    let at_least = match narrowed {
-        true => Some(median(caps.clone())),
-        false => lows
-            .iter()
-            .copied()
-            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v)))),
-    };
-    let spread = relative_spread(&values);
-    let client_limited = of.iter().any(|c| {
-        c.figures
-            .capacity
-            .as_ref()
-            .and_then(|k| k.inconclusive.as_deref())
-            .is_some_and(|w| w.starts_with("the client could not offer"))
-    });
-    let predicted: Vec<f64> = of
-        .iter()
-        .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
-        .collect();
-    let cpu: Vec<f64> = of.iter().filter_map(|c| c.figures.server_cpu_us_per_req).collect();
-    // Why it has no answer, where none of its searches answered.
-    let note = of.iter().find_map(|c| match (&c.status, &c.figures.capacity) {
-        (s, _) if !c.ok() => Some(s.text().to_string()),
-        (_, Some(k)) if !narrowed => k.inconclusive.clone(),
-        _ => None,
-    });
-    Row {
-        design: t.to_string(),
-        runs: of.len(),
-        capacity: narrowed.then(|| median(caps)),
-        at_least,
-        narrowed,
-        client_limited,
-        values,
-        spread,
-        predicted: (!predicted.is_empty()).then(|| median(predicted)),
-        cpu_us: (!cpu.is_empty()).then(|| median(cpu)),
-        note,
-    }
-}
-
-/// The designs tied with the best of `rows` (sorted best first): within [`TIED`] of it, or
-/// within the wider of the two designs' spreads.
-pub fn tied(rows: &[Row]) -> Vec<String> {
-    let Some(best) = rows.first().and_then(|r| r.at_least.map(|v| (r, v))) else {
-        return Vec::new();
-    };
-    rows.iter()
-        .filter(|r| {
-            let Some(v) = r.at_least else { return false };
-            let noise = TIED.max(best.0.spread.unwrap_or(0.0)).max(r.spread.unwrap_or(0.0));
-            best.1 <= v * (1.0 + noise)
-        })
-        .map(|r| r.design.clone())
-        .collect()
-}
-
-/// The designs worth a second round: within [`CONTENDING`] of the best, at most
-/// [`MOST_CONTENDERS`].
-pub fn contenders(runs: &[&Results]) -> Vec<String> {
-    let rows = rows(runs);
-    let Some(best) = rows.first().and_then(|r| r.at_least) else {
-        return Vec::new();
-    };
-    rows.iter()
-        .filter(|r| r.at_least.is_some_and(|v| v >= best * CONTENDING))
-        .take(MOST_CONTENDERS)
-        .map(|r| r.design.clone())
-        .collect()
 }
 
 /// The largest share of a probe's requests that waited for a free connection, among the probes
@@ -390,110 +255,5 @@ pub fn cpus_said(list: &str) -> String {
         Ok(c) if c.len() == 1 => format!("1 CPU (CPU {list})"),
         Ok(c) => format!("{} CPUs ({list})", c.len()),
         Err(_) => format!("CPUs {list}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(design: &str, values: &[f64], narrowed: bool) -> Row {
-        let spread = relative_spread(values);
-        Row {
-            design: design.into(),
-            runs: values.len(),
-            capacity: narrowed.then(|| median(values.to_vec())),
-            at_least: Some(median(values.to_vec())),
-            narrowed,
-            client_limited: false,
-            values: values.to_vec(),
-            spread,
-            predicted: None,
-            cpu_us: None,
-            note: None,
-        }
-    }
-
-    /// Two designs within the noise are tied; a clear gap is not; a wide spread of repeats
-    /// widens the noise; a bracket's low end ranks as what it is, never below a smaller answer.
-    #[test]
-    fn designs_within_the_noise_are_tied_and_a_clear_gap_is_not() {
-        // uring 18,000 and epoll 17,500 (the committed capacity results): 1.03×, tied.
-        let rows = [
-            row("uring", &[18_000.0], true),
-            row("epoll", &[17_500.0], true),
-            row("fork", &[12_000.0], true),
-        ];
-        assert_eq!(tied(&rows), vec!["uring", "epoll"]);
-        // 1.20× apart with one run each: not tied.
-        let rows = [row("thread", &[12_000.0], true), row("fork", &[10_000.0], true)];
-        assert_eq!(tied(&rows), vec!["thread"]);
-        // The same gap with repeats spread 25 %: within their noise.
-        let rows = [
-            row("thread", &[12_000.0, 15_000.0], true),
-            row("fork", &[11_000.0], true),
-        ];
-        assert_eq!(tied(&rows), vec!["thread", "fork"]);
-        assert!(tied(&[]).is_empty());
-    }
-
-    /// A search that ran out of time with thread held at 28,000 ranks above a narrowed 3,500
-    /// (before: the narrowed answer first, thread "–"); nothing measured ranks last.
-    #[test]
-    fn a_brackets_low_end_ranks_above_a_smaller_narrowed_answer() {
-        let mut none = row("reactor", &[1.0], false);
-        none.at_least = None;
-        let mut rows = vec![
-            none,
-            row("queue-pool", &[3_500.0], true),
-            row("thread", &[28_000.0], false),
-        ];
-        rank(&mut rows);
-        let order: Vec<&str> = rows.iter().map(|r| r.design.as_str()).collect();
-        assert_eq!(order, ["thread", "queue-pool", "reactor"]);
-    }
-
-    #[test]
-    fn the_answer_renders_a_bracket_as_at_least_and_a_missing_prediction_as_not_modelled() {
-        let mut thread = row("thread", &[28_000.0], false);
-        thread.predicted = None;
-        let a = Answer {
-            work: "sleep:exp(1ms)".into(),
-            slo: "p99<=10ms".into(),
-            connections: 500,
-            rate: Some(2800.0),
-            server_cpus: "0".into(),
-            ranking: vec![thread, row("queue-pool --workers 4", &[3_500.0], true)],
-            tied: vec!["thread".into()],
-            meeting: Some(vec!["thread".into(), "queue-pool --workers 4".into()]),
-            reasons: vec![
-                "capacity at the target: thread ≥ 28,000 against queue-pool --workers 4 3,500 (8.00×).".into(),
-            ],
-            depends_on: vec!["-c: raise it".into()],
-            waited_share: Some(0.2),
-            connections_needed: Some(1000),
-            time_planned_s: 300.0,
-            time_spent_s: 290.0,
-            rounds: vec!["every design once".into()],
-            results: vec![PathBuf::from("/tmp/r")],
-            headlines: vec!["epoll is best on capacity at the target (1.30×).".into()],
-        };
-        let t = a.text();
-        assert!(
-            t.contains("Best: thread") && t.contains("≥ 28,000") && t.contains("not modelled"),
-            "{t}"
-        );
-        assert!(
-            t.contains("The bench: epoll is best on capacity"),
-            "the judge's headline: {t}"
-        );
-        assert!(
-            t.contains("At 2,800 req/s, 2 of 2 designs meet p99<=10ms") && t.contains("-c: raise it"),
-            "{t}"
-        );
-        let j = serde_json::to_value(&a).unwrap();
-        assert_eq!(j["ranking"][0]["narrowed"], false);
-        assert_eq!(j["tied"][0], "thread");
-        assert_eq!(j["time_planned_s"], 300.0);
     }
 }

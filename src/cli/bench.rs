@@ -1,7 +1,10 @@
 //! `muxlab bench` and `muxlab advise` run: the matrix, its live progress lines, the results
 //! and the report.
 
-use super::*;
+use std::io::Write;
+
+use super::args::BenchArgs;
+use super::exit::Failure;
 
 pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     if args.list {

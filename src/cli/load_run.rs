@@ -1,7 +1,9 @@
 //! `muxlab load` and `muxlab merge` run: the summary or the document, `--hgrm`, `--slo`'s
 //! search, and the exit code their errors make.
 
-use super::*;
+use super::args::LoadCommand;
+use super::exit::Failure;
+use crate::load::{self, Document};
 
 pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     let mut args = cmd.args.clone();

@@ -11,8 +11,9 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::cpu::Cpus;
 use super::keyed::{Locks, Then};
 pub use super::run::Run;
+use super::setup::{Arrivals, Setup};
 use super::time::{At, Timeline};
-use super::{Arrivals, Assign, Discipline, Setup};
+use super::{Assign, Discipline};
 use crate::rng::Rng;
 
 /// A request inside the server.

@@ -10,6 +10,7 @@
 //!   streams progress, merges, names a failed host and its reason.
 //! - [`sample`]: `muxlab sample PID`, which bench runs on a server's host to sample its tree.
 
+mod args;
 mod error;
 pub(crate) mod fanout;
 pub(crate) mod guard;
@@ -17,25 +18,5 @@ pub(crate) mod sample;
 pub(crate) mod ssh;
 mod stdin;
 
+pub use args::RemoteArgs;
 pub use error::Error;
-
-use std::path::PathBuf;
-
-/// The flags that send work to other hosts (`muxlab load`; `bench` takes `--ssh-config` and
-/// `--push` too).
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct RemoteArgs {
-    /// Run the load from these hosts over ssh (HOST or USER@HOST, as ssh takes them), split
-    /// exactly (connections, -n, --rate), started at one instant, merged losslessly.
-    #[arg(long, value_delimiter = ',', value_name = "HOST[,HOST...]")]
-    pub hosts: Vec<String>,
-    /// ssh configuration file for the hosts (passed to ssh as -F FILE).
-    #[arg(long, value_name = "FILE")]
-    pub ssh_config: Option<PathBuf>,
-    /// The muxlab binary on the hosts.
-    #[arg(long, value_name = "PATH", default_value = "muxlab")]
-    pub remote_bin: String,
-    /// Copy this muxlab binary to a temporary path on each host for the run (removed after).
-    #[arg(long)]
-    pub push: bool,
-}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::charts::{xy_chart, Unit};
-use crate::bench::error::Error;
+use crate::bench::Error;
 use crate::load::series::{lines, Line};
 use crate::load::Document;
 use crate::units::{format_duration, thousands};
@@ -63,7 +63,10 @@ pub fn draw(path: &Path, doc: &Document) -> Result<(PathBuf, String), Error> {
         }
     }
     let page = path.with_extension("series.html");
-    std::fs::write(&page, h).map_err(crate::bench::error::io_err(format!("writing {}", page.display())))?;
+    std::fs::write(&page, h).map_err(crate::bench::record::error::io_err(format!(
+        "writing {}",
+        page.display()
+    )))?;
     let mut table = format!(
         "{:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6}\n",
         "t", "sent/s", "done/s", "p50", "p99", "errors", "open"

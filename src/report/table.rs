@@ -1,4 +1,5 @@
-//! The terminal table `muxlab bench` prints as cells finish.
+//! The terminal table `muxlab bench` prints as cells finish, and each verdict as the terminal
+//! prints it.
 
 use crate::bench::judge::metric::{P50, P99, THROUGHPUT};
 use crate::bench::record::scenario::Experiment;
@@ -43,7 +44,7 @@ pub fn notes(c: &Cell) -> Vec<String> {
     if f.errors > 0 {
         notes.push(format!("{} errors", thousands(f.errors)));
     }
-    if crate::bench::judge::metric::client_limit(c).is_some() {
+    if crate::bench::judge::bound::client_limit(c).is_some() {
         notes.push("client-bound".into());
     }
     if let Some(b) = crate::bench::judge::bound::of(c).filter(|b| b.bound != crate::bench::judge::bound::Bound::Client)
@@ -119,6 +120,43 @@ fn class_row(k: &ClassFigure) -> String {
             .map(|(n, what)| format!("; {} {what}", thousands(*n)))
             .collect::<String>()
     )
+}
+
+/// A verdict as the terminal prints it: the experiment and its headline, a row per ranked
+/// metric, then the whole verdict.
+pub fn verdict_lines(v: &crate::bench::judge::Verdict) -> String {
+    let mut s = match v.headline.is_empty() {
+        true => format!("  {}\n", v.experiment),
+        false => format!("  {}: {}\n", v.experiment, v.headline),
+    };
+    if !v.table.is_empty() {
+        s.push_str(&format!(
+            "    {:<34} {:<30} {:<30} {:>7}  {:<10} {:<17} bound by\n",
+            "metric", "best", "runner-up", "ratio", "confidence", "reason"
+        ));
+        for r in &v.table {
+            s.push_str(&format!(
+                "    {:<34} {:<30} {:<30} {:>6.2}×  {:<10} {:<17} {}\n",
+                r.metric,
+                r.best,
+                r.runner_up,
+                r.ratio,
+                r.confidence,
+                r.reason,
+                r.bound_by.as_deref().unwrap_or("–")
+            ));
+        }
+    }
+    if !v.fidelity.is_empty() {
+        let cols = crate::bench::judge::fidelity::COLUMNS;
+        s.push_str(&format!("    {}\n", cols[..11].join(" | ")));
+        for r in &v.fidelity {
+            let c = r.cells();
+            s.push_str(&format!("    {}\n", c[..11].join(" | ")));
+        }
+    }
+    s.push_str(&format!("    {}\n", v.text));
+    s
 }
 
 #[cfg(test)]

@@ -197,7 +197,7 @@ fn there_is_one_metric_type() {
         .collect();
     assert_eq!(
         defined,
-        vec!["bench/judge/metric/mod.rs"],
+        vec!["bench/judge/metric/metrics.rs"],
         "one Metric, in bench::judge"
     );
 }
@@ -236,9 +236,9 @@ fn one_function_decides_what_may_be_ranked() {
     // The judge's and the report's consumers ask the rule.
     for consumer in [
         "bench/judge/ranking.rs",
-        "report/html/mod.rs",
+        "report/html/table.rs",
         "report/html/plots.rs",
-        "report/compare/mod.rs",
+        "report/compare/rows.rs",
     ] {
         if !code(&Path::new(SRC).join(consumer)).contains("rankable(") {
             wrong.push(format!("{consumer} does not ask metric::rankable"));

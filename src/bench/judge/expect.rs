@@ -175,8 +175,8 @@ mod tests {
     use super::*;
     use crate::bench::record::{CellStatus, ClassFigure};
 
-    fn experiment(expect: &str) -> Result<Experiment, crate::bench::error::Error> {
-        crate::bench::record::expect::experiment_expecting(expect)
+    fn experiment(expect: &str) -> Result<Experiment, crate::bench::record::Error> {
+        crate::bench::record::scenario::experiment_expecting(expect)
     }
 
     fn cell(target: &str, repeat: usize, p99: f64, short: f64, starved: u64) -> Cell {

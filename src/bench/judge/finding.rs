@@ -1,10 +1,9 @@
-//! What the judge concludes, as data: a [`Finding`] per metric (the best, the runner-up, their
-//! ratio and whether it is beyond the noise), the [`Reason`]s behind it, the [`AaFigure`] of a
-//! paired experiment, and an experiment's [`Verdict`] (the sentence a person reads).
+//! What the judge finds, as data: a [`Finding`] per metric (the best, the runner-up, their
+//! ratio and whether it is beyond the noise), the [`Reason`]s behind it, and the [`AaFigure`]
+//! of a paired experiment; an experiment's verdict gathers them (`verdict`).
 
 use serde::{Deserialize, Serialize};
 
-use super::expect::Expectation;
 use super::metric::{Metric, P99};
 use crate::units::thousands;
 
@@ -43,30 +42,6 @@ pub struct Finding {
     /// how many (`None`: not a share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counts: Option<((u64, u64), (u64, u64))>,
-}
-
-/// An experiment's verdict: the findings and the sentence a person reads.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Verdict {
-    pub experiment: String,
-    pub text: String,
-    pub findings: Vec<Finding>,
-    /// The counters behind the *why*.
-    pub reasons: Vec<Reason>,
-    /// A paired experiment's A/A figure: its first model against itself in the same rounds.
-    #[serde(default)]
-    pub aa: Option<AaFigure>,
-    /// The shapes the experiment's `expect` promises, each checked.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expected: Vec<Expectation>,
-    /// The answer first: at most two short sentences (`headline`), then a row per finding.
-    #[serde(default)]
-    pub headline: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub table: Vec<super::headline::Row>,
-    /// The fidelity verdict's rows: each product beside the model that stands for it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fidelity: Vec<super::fidelity::Row>,
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.

@@ -72,10 +72,7 @@ pub const BEHIND: f64 = 1.5;
 pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Metric]) -> String {
     if let Some(chosen) = choice(findings, by) {
         let mut s = chosen + ".";
-        let bound = cells
-            .iter()
-            .filter(|c| super::metric::client_limit(c).is_some())
-            .count();
+        let bound = cells.iter().filter(|c| super::bound::client_limit(c).is_some()).count();
         if bound > 0 {
             s.push_str(&format!(
                 " The client was the limit in {bound} of {} cells: their latency is the client's too.",
@@ -95,10 +92,7 @@ pub fn headline(findings: &[Finding], cells: &[&Cell], all: &[&Cell], by: &[&Met
         .iter()
         .filter(|f| f.class.is_none() && (f.metric == THROUGHPUT.name || f.metric == P99.name))
         .all(|f| !f.clear);
-    let bound = cells
-        .iter()
-        .filter(|c| super::metric::client_limit(c).is_some())
-        .count();
+    let bound = cells.iter().filter(|c| super::bound::client_limit(c).is_some()).count();
     let mut said: Vec<String> = Vec::new();
     if !won.is_empty() {
         said.push(won);

@@ -4,8 +4,11 @@
 
 use super::finding::Finding;
 use super::metric::{rankable, shares_apart, Metric};
-use super::verdict::SINGLE_RUN_NOISE;
 use crate::bench::record::{in_round, sign_test, spread, Cell, Spread, CHANCE};
+
+/// With one run per cell the noise is unknown: a gap smaller than this is not called (what
+/// two runs of one target on this machine differ by, often; the A/A figure measures it).
+pub const SINGLE_RUN_NOISE: f64 = 0.10;
 
 /// One target at one connection count: its median over the repeats, and their range.
 #[derive(Debug, Clone, Copy)]
@@ -212,7 +215,7 @@ pub(super) fn finding(
     let client_bound_cells = cells
         .iter()
         .filter(|c| (c.target == best.target || c.target == second.target) && shared.contains(&c.connections))
-        .filter(|c| super::metric::client_limit(c).is_some())
+        .filter(|c| super::bound::client_limit(c).is_some())
         .count();
     Some(Finding {
         metric: m.name.into(),

@@ -1,8 +1,12 @@
 //! The *why* of a verdict: the server counters in which the best and the runner-up differ most
 //! (syscalls per request, useful events, context switches, lost accept races, starved
 //! connections), offered as the reason only where the difference, times what one unit costs
-//! ([`UnitCosts`]), accounts for a real share of the gap in server CPU per request.
+//! ([`UnitCosts`]), accounts for a real share of the gap in server CPU per request; the
+//! sentence the verdict gives of them ([`why_sentence`]).
 
+use super::context::Context;
+use super::finding::{Finding, Reason};
+use super::metric::CPU;
 use crate::bench::record::costs::UnitCosts;
 use crate::bench::record::{median, Cell};
 use crate::units::thousands;
@@ -141,5 +145,83 @@ pub(super) fn counter_value(name: &str, v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.2}")
+    }
+}
+
+/// The gap in server CPU per request the *why* weighs, in words.
+fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
+    let med = |t: &str| {
+        let xs: Vec<f64> = cells
+            .iter()
+            .filter(|c| c.target == t)
+            .filter_map(|c| CPU.value(c))
+            .collect();
+        (!xs.is_empty()).then(|| median(xs))
+    };
+    match (med(a), med(b)) {
+        (Some(x), Some(y)) => format!("{:.1} µs gap in server CPU per request", (x - y).abs()),
+        _ => "gap".into(),
+    }
+}
+
+/// Counters in words: "0.02 syscalls per request against 2.00 (≈ 1.2 µs)".
+fn counters_said(d: &[Difference]) -> Vec<String> {
+    d.iter()
+        .map(|d| {
+            let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
+            format!(
+                "{} {} against {}{priced}",
+                counter_value(d.name, d.best),
+                d.name,
+                counter_value(d.name, d.runner_up)
+            )
+        })
+        .collect()
+}
+
+/// Why the CPU-per-request leader leads: the counters that set it apart, weighed in CPU per
+/// request (a latency or throughput gap is not in the counters' unit: no why is given for
+/// it). The counters given as the reason go into `reasons`.
+pub(super) fn why_sentence(
+    ok: &[&Cell],
+    findings: &[Finding],
+    ctx: &Context,
+    reasons: &mut Vec<Reason>,
+) -> Option<String> {
+    let f = findings.iter().find(|f| f.metric == CPU.name && f.clear)?;
+    match why(ok, &f.best, &f.runner_up, &ctx.costs) {
+        Why::Explained(found) => {
+            *reasons = found
+                .iter()
+                .map(|d| Reason {
+                    counter: d.name.to_string(),
+                    best: d.best,
+                    runner_up: d.runner_up,
+                })
+                .collect();
+            let gap = why_gap(ok, &f.best, &f.runner_up);
+            Some(format!(
+                "Why: {} has {}, of the {gap} to {}.",
+                f.best,
+                counters_said(&found).join(", and "),
+                f.runner_up
+            ))
+        }
+        Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
+            let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
+            Some(format!(
+                "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
+                f.best,
+                f.runner_up,
+                counters_said(&differ).join(", "),
+                f.best,
+                if gap_us.is_some() {
+                    "account for too little of it"
+                } else {
+                    "cannot be weighed against a CPU gap that was not measured"
+                }
+            ))
+        }
+        Why::Unexplained { .. } => None,
     }
 }

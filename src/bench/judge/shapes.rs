@@ -5,8 +5,8 @@
 //! that explains it, and what one busy connection costs a design with several workers: a
 //! connection, and so all of its streams, stays on the worker that accepted it.
 
-use super::finding::Verdict;
 use super::metric::{rankable, CPU, P99};
+use super::verdict::Verdict;
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{summarize, Cell, Summary};
 use crate::units::fmt_us;

@@ -6,22 +6,45 @@
 //! applies, and a sentence of *why* taken from the counters that differ most between the two
 //! (syscalls, useful events, context switches, lost accept races, starved connections).
 
+use serde::{Deserialize, Serialize};
+
 use super::aa::aa_figure;
 use super::classes;
-use super::finding::{AaFigure, Finding, Reason, Verdict};
+use super::context::Context;
+use super::expect::{self, Expectation};
+use super::finding::{AaFigure, Finding, Reason};
 use super::metric::{
     rankable, Metric, Unranked, CAPACITY, CPU, CPU_EVENT, GAP_P99, LATE, MEMORY, P50, P99, THROUGHPUT, TTFE_P99,
 };
-use super::ranking::finding;
-use super::reasons::{counter_value, why, Difference, Why};
-use super::{expect, Context};
+use super::ranking::{finding, SINGLE_RUN_NOISE};
+use super::reasons::why_sentence;
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::{median, Cell};
+use crate::bench::record::Cell;
 use crate::units::thousands;
 
-/// With one run per cell the noise is unknown: a gap smaller than this is not called (what
-/// two runs of one target on this machine differ by, often; the A/A figure measures it).
-pub const SINGLE_RUN_NOISE: f64 = 0.10;
+/// An experiment's verdict: the findings and the sentence a person reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    pub experiment: String,
+    pub text: String,
+    pub findings: Vec<Finding>,
+    /// The counters behind the *why*.
+    pub reasons: Vec<Reason>,
+    /// A paired experiment's A/A figure: its first model against itself in the same rounds.
+    #[serde(default)]
+    pub aa: Option<AaFigure>,
+    /// The shapes the experiment's `expect` promises, each checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<Expectation>,
+    /// The answer first: at most two short sentences (`headline`), then a row per finding.
+    #[serde(default)]
+    pub headline: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table: Vec<super::headline::Row>,
+    /// The fidelity verdict's rows: each product beside the model that stands for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelity: Vec<super::fidelity::Row>,
+}
 
 /// In an open loop, targets that completed at least this share of the offered rate kept up
 /// with it: the client, not they, set their throughput.
@@ -97,7 +120,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     if x.proto.is_keyed() {
         parts.extend(super::contention::sentence(&ok));
     }
-    let bound = ok.iter().filter(|c| super::metric::client_limit(c).is_some()).count();
+    let bound = ok.iter().filter(|c| super::bound::client_limit(c).is_some()).count();
     if bound > 0 {
         parts.push(format!(
             "The client was the limit in {bound} of {} cells (its CPUs busy, or its own turnaround by Little's law): there, throughput and latency say as much about the \
@@ -383,77 +406,4 @@ fn no_capacity(ok: &[&Cell], targets: &[String], x: &Experiment) -> Option<Strin
         })
         .collect();
     (!why.is_empty()).then(|| format!("No capacity for {}.", why.join("; ")))
-}
-
-/// The gap in server CPU per request the *why* weighs, in words.
-fn why_gap(cells: &[&Cell], a: &str, b: &str) -> String {
-    let med = |t: &str| {
-        let xs: Vec<f64> = cells
-            .iter()
-            .filter(|c| c.target == t)
-            .filter_map(|c| CPU.value(c))
-            .collect();
-        (!xs.is_empty()).then(|| median(xs))
-    };
-    match (med(a), med(b)) {
-        (Some(x), Some(y)) => format!("{:.1} µs gap in server CPU per request", (x - y).abs()),
-        _ => "gap".into(),
-    }
-}
-
-/// Counters in words: "0.02 syscalls per request against 2.00 (≈ 1.2 µs)".
-fn counters_said(d: &[Difference]) -> Vec<String> {
-    d.iter()
-        .map(|d| {
-            let priced = d.priced_us.map(|p| format!(" (≈ {p:.1} µs)")).unwrap_or_default();
-            format!(
-                "{} {} against {}{priced}",
-                counter_value(d.name, d.best),
-                d.name,
-                counter_value(d.name, d.runner_up)
-            )
-        })
-        .collect()
-}
-
-/// Why the CPU-per-request leader leads: the counters that set it apart, weighed in CPU per
-/// request (a latency or throughput gap is not in the counters' unit: no why is given for
-/// it). The counters given as the reason go into `reasons`.
-fn why_sentence(ok: &[&Cell], findings: &[Finding], ctx: &Context, reasons: &mut Vec<Reason>) -> Option<String> {
-    let f = findings.iter().find(|f| f.metric == CPU.name && f.clear)?;
-    match why(ok, &f.best, &f.runner_up, &ctx.costs) {
-        Why::Explained(found) => {
-            *reasons = found
-                .iter()
-                .map(|d| Reason {
-                    counter: d.name.to_string(),
-                    best: d.best,
-                    runner_up: d.runner_up,
-                })
-                .collect();
-            let gap = why_gap(ok, &f.best, &f.runner_up);
-            Some(format!(
-                "Why: {} has {}, of the {gap} to {}.",
-                f.best,
-                counters_said(&found).join(", and "),
-                f.runner_up
-            ))
-        }
-        Why::Unexplained { gap_us, differ } if !differ.is_empty() => {
-            let gap = gap_us.map(|g| format!(" of {g:.1} µs")).unwrap_or_default();
-            Some(format!(
-                "The counters muxlab keeps do not explain the gap{gap} between {} and {}: {} ({}) {}.",
-                f.best,
-                f.runner_up,
-                counters_said(&differ).join(", "),
-                f.best,
-                if gap_us.is_some() {
-                    "account for too little of it"
-                } else {
-                    "cannot be weighed against a CPU gap that was not measured"
-                }
-            ))
-        }
-        Why::Unexplained { .. } => None,
-    }
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::bench::error::Error;
+use super::error::Error;
 use crate::load::Document;
 use crate::server::stats::StatsLine;
 

@@ -1,5 +1,5 @@
 //! What one unit of a counter costs the server in CPU, as a run recorded it (measured by
-//! `bench::unit_costs` on the server's CPU): a verdict's *why* weighs a counter's difference
+//! `bench::setup::unit_costs` on the server's CPU): a verdict's *why* weighs a counter's difference
 //! with it, and names the counter only if that accounts for a real share of the gap it
 //! explains.
 
@@ -16,7 +16,7 @@ pub struct UnitCosts {
 
 impl UnitCosts {
     /// For results written before the costs were measured: the dev machine's (a 2-vCPU KVM
-    /// guest, Linux 6.x), measured by `bench::unit_costs` on 2026-11-24.
+    /// guest, Linux 6.x), measured by `bench::setup::unit_costs` on 2026-11-24.
     pub const DOCUMENTED: UnitCosts = UnitCosts {
         syscall_us: 0.27,
         context_switch_us: 4.0,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::cell::{ClassFigure, CpuSource, Figures, LockFigures};
+use super::cell::{ClassFigure, CpuSource, Figures, LockFigures, StreamFigures};
 use super::why::Why;
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
@@ -86,7 +86,7 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         unpredicted: None,
         capacity: None,
         why: watched.then(|| why(doc, s, scale)),
-        streams: r.sse.as_ref().map(|e| super::StreamFigures {
+        streams: r.sse.as_ref().map(|e| StreamFigures {
             events: e.events,
             events_per_s: e.events_per_s,
             lost: e.lost,

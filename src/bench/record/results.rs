@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cell::Cell;
 use super::costs::UnitCosts;
+use super::error::{io_err, Error};
 use super::scenario::Scenario;
-use crate::bench::error::{io_err, Error};
 use crate::remote::ssh::Machine;
 
 /// The version of `results.json` this build writes; it reads its own and those before it (1:

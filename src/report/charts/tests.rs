@@ -1,3 +1,4 @@
+use super::series::label;
 use crate::report::charts::*;
 
 #[test]

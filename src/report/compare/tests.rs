@@ -60,7 +60,7 @@ fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
         "{t}"
     );
     assert_eq!(
-        super::headline(&r[1..]),
+        super::render::headline(&r[1..]),
         "B against A: nothing changed beyond the noise in 1 cells."
     );
     assert!(html("A", "B", &r).contains("class=\"better\""));

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::results::{table_head, table_row};
-use super::Ctx;
+use super::ctx::Ctx;
+use super::markdown::{table_head, table_row};
 use crate::units::thousands;
 
 #[derive(Deserialize)]

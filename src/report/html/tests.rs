@@ -1,4 +1,6 @@
 use super::*;
+use crate::bench::record::Cell;
+use crate::bench::Results;
 
 /// A finished cell of `target` at 50 connections in round `repeat`.
 fn cell(target: &str, repeat: usize, rps: f64, cpu: f64) -> Cell {

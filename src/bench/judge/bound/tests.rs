@@ -1,4 +1,5 @@
 use super::*;
+use crate::bench::record::Cell;
 use crate::bench::record::{CellStatus, Why};
 
 /// A cell on one server CPU whose figures are known: `cores` of it used, `mean_us` latency,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::bench::record::{CellStatus, Why};
+use crate::bench::record::{Cell, CellStatus, Why};
 
 /// A cell whose figures are known: 10,000 requests, a mean of 1,000 µs, the server 30 µs of
 /// CPU per request of which the work asked 20, 1 s of run-queue wait (100 µs per request),

@@ -3,9 +3,8 @@
 //! said where neither names it ([`UNNAMED`]).
 
 use super::super::bound;
-use super::row::{ratio_said, Row};
+use super::row::{ratio_said, within, Row};
 use super::side::{value, Side};
-use super::within;
 use crate::bench::record::peer::Peer;
 use crate::units::fmt_us;
 

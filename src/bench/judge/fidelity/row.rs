@@ -5,6 +5,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::fmt_us;
 
+/// A model stands for its product where its p99 and its server CPU per request are each within
+/// this factor of the product's (either way).
+pub const WITHIN: f64 = 1.5;
+
+/// A ratio within [`WITHIN`] either way.
+pub(super) fn within(r: f64) -> bool {
+    (1.0 / WITHIN..=WITHIN).contains(&r)
+}
+
 /// A ratio as the table says it: two decimals, more where it is under 0.1 (never "0.00×").
 pub fn ratio_said(r: f64) -> String {
     let digits = match r {

@@ -1,8 +1,11 @@
 //! The fidelity verdict on planted cells.
 
+use super::pairs::model_for;
 use super::*;
+use crate::bench::record::peer::Peer;
 use crate::bench::record::scenario::parse;
-use crate::bench::record::{CellStatus, Figures};
+use crate::bench::record::scenario::Experiment;
+use crate::bench::record::{Cell, CellStatus, Figures};
 
 fn cell(x: &str, target: &str, p99: f64, cpu: f64) -> Cell {
     Cell {

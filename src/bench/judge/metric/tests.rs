@@ -1,5 +1,6 @@
 use super::*;
-use crate::bench::record::{StreamFigures, Why};
+use crate::bench::judge::bound::client_limit;
+use crate::bench::record::{Cell, StreamFigures, Why};
 
 /// `m`'s rank of `c` alone (no other cell beside it).
 fn alone(m: &Metric, c: &Cell) -> Rank {

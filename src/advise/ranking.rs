@@ -1,0 +1,144 @@
+//! The designs ranked by what they carried ([`Row`]): each design's capacity at the target over
+//! its runs (a search that ran out of time by its bracket's low end, "≥ N"), the designs tied
+//! with the best (within the noise: 10 %, or their runs' spread where wider), and the
+//! contenders a second round re-runs.
+
+use serde::Serialize;
+
+use crate::bench::record::{median, relative_spread, Cell};
+use crate::bench::Results;
+
+/// Designs this close to the best (a share), or within their runs' spread where wider, are tied.
+pub const TIED: f64 = 0.10;
+
+/// Contenders re-run in the second round: those within this share of the best's capacity (the
+/// best alone, where no other is this close).
+pub const CONTENDING: f64 = 0.75;
+
+/// At most this many contenders are re-run.
+pub const MOST_CONTENDERS: usize = 3;
+
+/// One design's line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub design: String,
+    /// Searches run (one per round it took part in).
+    pub runs: usize,
+    /// The median capacity of its searches that answered (both ends re-checked).
+    pub capacity: Option<f64>,
+    /// What it ranks by: its capacity, or where no search answered, the highest low end of a
+    /// bracket ("≥").
+    pub at_least: Option<f64>,
+    /// Whether `at_least` is a capacity (narrowed and re-checked) or a bracket's low end.
+    pub narrowed: bool,
+    /// Its search ended at the client's limit.
+    pub client_limited: bool,
+    /// The values of its runs, and their spread (largest ÷ smallest − 1; `None`: one run).
+    pub values: Vec<f64>,
+    pub spread: Option<f64>,
+    /// The capacity its queueing predicts (`None`: not modelled).
+    pub predicted: Option<f64>,
+    /// Its server CPU per request at the probe that held (µs).
+    pub cpu_us: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// The rows of the designs measured in `runs`, best first.
+pub fn rows(runs: &[&Results]) -> Vec<Row> {
+    let cells: Vec<&Cell> = runs
+        .iter()
+        .flat_map(|r| r.cells.iter())
+        .filter(|c| c.compared())
+        .collect();
+    let mut targets: Vec<&str> = Vec::new();
+    for c in &cells {
+        if !targets.contains(&c.target.as_str()) {
+            targets.push(&c.target);
+        }
+    }
+    let mut rows: Vec<Row> = targets.iter().map(|t| row(t, &cells)).collect();
+    rank(&mut rows);
+    rows
+}
+
+/// Best first, by what each design was measured to carry (a bracket's low end as it is).
+pub(super) fn rank(rows: &mut [Row]) {
+    rows.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
+}
+
+fn row(t: &str, cells: &[&Cell]) -> Row {
+    let of: Vec<&&Cell> = cells.iter().filter(|c| c.target == t).collect();
+    let caps: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity_rps()).collect();
+    let lows: Vec<f64> = of.iter().filter_map(|c| c.figures.capacity.as_ref()?.low).collect();
+    let narrowed = !caps.is_empty();
+    let values = if narrowed { caps.clone() } else { lows.clone() };
+    let at_least = match narrowed {
+        true => Some(median(caps.clone())),
+        false => lows
+            .iter()
+            .copied()
+            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v)))),
+    };
+    let spread = relative_spread(&values);
+    let client_limited = of.iter().any(|c| {
+        c.figures
+            .capacity
+            .as_ref()
+            .and_then(|k| k.inconclusive.as_deref())
+            .is_some_and(|w| w.starts_with("the client could not offer"))
+    });
+    let predicted: Vec<f64> = of
+        .iter()
+        .filter_map(|c| Some(c.figures.predicted.as_ref()?.capacity_rps))
+        .collect();
+    let cpu: Vec<f64> = of.iter().filter_map(|c| c.figures.server_cpu_us_per_req).collect();
+    // Why it has no answer, where none of its searches answered.
+    let note = of.iter().find_map(|c| match (&c.status, &c.figures.capacity) {
+        (s, _) if !c.ok() => Some(s.text().to_string()),
+        (_, Some(k)) if !narrowed => k.inconclusive.clone(),
+        _ => None,
+    });
+    Row {
+        design: t.to_string(),
+        runs: of.len(),
+        capacity: narrowed.then(|| median(caps)),
+        at_least,
+        narrowed,
+        client_limited,
+        values,
+        spread,
+        predicted: (!predicted.is_empty()).then(|| median(predicted)),
+        cpu_us: (!cpu.is_empty()).then(|| median(cpu)),
+        note,
+    }
+}
+
+/// The designs tied with the best of `rows` (sorted best first): within [`TIED`] of it, or
+/// within the wider of the two designs' spreads.
+pub fn tied(rows: &[Row]) -> Vec<String> {
+    let Some(best) = rows.first().and_then(|r| r.at_least.map(|v| (r, v))) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter(|r| {
+            let Some(v) = r.at_least else { return false };
+            let noise = TIED.max(best.0.spread.unwrap_or(0.0)).max(r.spread.unwrap_or(0.0));
+            best.1 <= v * (1.0 + noise)
+        })
+        .map(|r| r.design.clone())
+        .collect()
+}
+
+/// The designs worth a second round: within [`CONTENDING`] of the best, at most
+/// [`MOST_CONTENDERS`].
+pub fn contenders(runs: &[&Results]) -> Vec<String> {
+    let rows = rows(runs);
+    let Some(best) = rows.first().and_then(|r| r.at_least) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter(|r| r.at_least.is_some_and(|v| v >= best * CONTENDING))
+        .take(MOST_CONTENDERS)
+        .map(|r| r.design.clone())
+        .collect()
+}

@@ -1,0 +1,105 @@
+//! The answer's tests: the ranking (ties, a bracket's low end) and the text rendered from it.
+
+use std::path::PathBuf;
+
+use super::answer::Answer;
+use super::ranking::{rank, tied, Row};
+use crate::bench::record::{median, relative_spread};
+
+fn row(design: &str, values: &[f64], narrowed: bool) -> Row {
+    let spread = relative_spread(values);
+    Row {
+        design: design.into(),
+        runs: values.len(),
+        capacity: narrowed.then(|| median(values.to_vec())),
+        at_least: Some(median(values.to_vec())),
+        narrowed,
+        client_limited: false,
+        values: values.to_vec(),
+        spread,
+        predicted: None,
+        cpu_us: None,
+        note: None,
+    }
+}
+
+/// Two designs within the noise are tied; a clear gap is not; a wide spread of repeats
+/// widens the noise; a bracket's low end ranks as what it is, never below a smaller answer.
+#[test]
+fn designs_within_the_noise_are_tied_and_a_clear_gap_is_not() {
+    // uring 18,000 and epoll 17,500 (the committed capacity results): 1.03×, tied.
+    let rows = [
+        row("uring", &[18_000.0], true),
+        row("epoll", &[17_500.0], true),
+        row("fork", &[12_000.0], true),
+    ];
+    assert_eq!(tied(&rows), vec!["uring", "epoll"]);
+    // 1.20× apart with one run each: not tied.
+    let rows = [row("thread", &[12_000.0], true), row("fork", &[10_000.0], true)];
+    assert_eq!(tied(&rows), vec!["thread"]);
+    // The same gap with repeats spread 25 %: within their noise.
+    let rows = [
+        row("thread", &[12_000.0, 15_000.0], true),
+        row("fork", &[11_000.0], true),
+    ];
+    assert_eq!(tied(&rows), vec!["thread", "fork"]);
+    assert!(tied(&[]).is_empty());
+}
+
+/// A search that ran out of time with thread held at 28,000 ranks above a narrowed 3,500
+/// (before: the narrowed answer first, thread "–"); nothing measured ranks last.
+#[test]
+fn a_brackets_low_end_ranks_above_a_smaller_narrowed_answer() {
+    let mut none = row("reactor", &[1.0], false);
+    none.at_least = None;
+    let mut rows = vec![
+        none,
+        row("queue-pool", &[3_500.0], true),
+        row("thread", &[28_000.0], false),
+    ];
+    rank(&mut rows);
+    let order: Vec<&str> = rows.iter().map(|r| r.design.as_str()).collect();
+    assert_eq!(order, ["thread", "queue-pool", "reactor"]);
+}
+
+#[test]
+fn the_answer_renders_a_bracket_as_at_least_and_a_missing_prediction_as_not_modelled() {
+    let mut thread = row("thread", &[28_000.0], false);
+    thread.predicted = None;
+    let a = Answer {
+        work: "sleep:exp(1ms)".into(),
+        slo: "p99<=10ms".into(),
+        connections: 500,
+        rate: Some(2800.0),
+        server_cpus: "0".into(),
+        ranking: vec![thread, row("queue-pool --workers 4", &[3_500.0], true)],
+        tied: vec!["thread".into()],
+        meeting: Some(vec!["thread".into(), "queue-pool --workers 4".into()]),
+        reasons: vec!["capacity at the target: thread ≥ 28,000 against queue-pool --workers 4 3,500 (8.00×).".into()],
+        depends_on: vec!["-c: raise it".into()],
+        waited_share: Some(0.2),
+        connections_needed: Some(1000),
+        time_planned_s: 300.0,
+        time_spent_s: 290.0,
+        rounds: vec!["every design once".into()],
+        results: vec![PathBuf::from("/tmp/r")],
+        headlines: vec!["epoll is best on capacity at the target (1.30×).".into()],
+    };
+    let t = a.text();
+    assert!(
+        t.contains("Best: thread") && t.contains("≥ 28,000") && t.contains("not modelled"),
+        "{t}"
+    );
+    assert!(
+        t.contains("The bench: epoll is best on capacity"),
+        "the judge's headline: {t}"
+    );
+    assert!(
+        t.contains("At 2,800 req/s, 2 of 2 designs meet p99<=10ms") && t.contains("-c: raise it"),
+        "{t}"
+    );
+    let j = serde_json::to_value(&a).unwrap();
+    assert_eq!(j["ranking"][0]["narrowed"], false);
+    assert_eq!(j["tied"][0], "thread");
+    assert_eq!(j["time_planned_s"], 300.0);
+}

@@ -1,0 +1,92 @@
+//! The plan of a run: its cells in order ([`Step`]), every target of each experiment (with a
+//! baseline, each model twice; a paired experiment's first model again as its A/A twin), each
+//! design's calibration first, and a guess of a cell's length for the ETA.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::options::Options;
+use super::predict::calibration;
+use super::record::scenario::{Experiment, Scenario};
+use super::target::Target;
+
+/// The targets of an experiment (with a baseline, each model twice in a row).
+pub(super) fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Option<&PathBuf>) -> Vec<Target> {
+    match external {
+        Some(a) => vec![Target::External(a)],
+        None => x
+            .models
+            .iter()
+            .flat_map(|m| {
+                let base = baseline.map(|b| Target::Baseline(m.clone(), b.clone()));
+                std::iter::once(Target::Model(m.clone())).chain(base)
+            })
+            .chain(x.peers.iter().map(|p| Target::Peer(p.clone())))
+            // A paired experiment measures its first model twice in every round: A against A.
+            .chain(x.models.first().filter(|_| x.paired).map(|m| Target::Twin(m.clone())))
+            .collect(),
+    }
+}
+
+/// A guess of a cell's length, for the ETA before any cell finished.
+pub(super) fn guess(x: &Experiment) -> Duration {
+    // A capacity search takes about its budget.
+    if x.load.slo.is_some() {
+        return x.load.slo_time + Duration::from_secs(2);
+    }
+    x.duration().unwrap_or(Duration::from_secs(5)) + x.warmup() + Duration::from_millis(700)
+}
+
+/// One cell to run: experiment `xi`, its target `ti`, a connection count, a repeat.
+pub(super) struct Step {
+    pub(super) xi: usize,
+    pub(super) ti: usize,
+    pub(super) target: Target,
+    pub(super) conns: usize,
+    pub(super) repeat: usize,
+    /// A calibration cell (`calibration`): the design under lighter load, for its predictions.
+    pub(super) calibration: bool,
+}
+
+/// The run's cells in order: per experiment and connection count, repeat after repeat, every
+/// target in turn (a paired experiment reverses the order every other repeat).
+pub(super) fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for (xi, x) in sc.experiments.iter().enumerate() {
+        let ts = targets(x, opts.target, opts.baseline.as_ref());
+        // Each model's calibration first (at the first connection count), so every cell of the
+        // experiment is predicted from it.
+        if calibration::wanted(x) && x.calibrate_by.is_none() {
+            let models = ts
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| matches!(t, Target::Model(_) | Target::Baseline(..)));
+            steps.extend(models.map(|(ti, t)| Step {
+                xi,
+                ti,
+                target: t.clone(),
+                conns: x.connections[0],
+                repeat: 0,
+                calibration: true,
+            }));
+        }
+        for &conns in &x.connections {
+            for repeat in 0..x.rounds(sc.repeats) {
+                let mut order: Vec<usize> = (0..ts.len()).collect();
+                if x.paired && repeat % 2 == 1 {
+                    order.reverse();
+                }
+                steps.extend(order.into_iter().map(|ti| Step {
+                    xi,
+                    ti,
+                    target: ts[ti].clone(),
+                    conns,
+                    repeat,
+                    calibration: false,
+                }));
+            }
+        }
+    }
+    steps
+}

@@ -1,0 +1,214 @@
+//! The scenario reader's checks (`check`), as a file's author meets them: every built-in scenario
+//! parses, axes expand, and each wrong key or value is refused naming its file, line and field.
+
+use crate::bench::record::scenario::*;
+
+/// An experiment's own `repeats` raises its rounds above the scenario's, never below.
+#[test]
+fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
+    let x = experiment_of("\"epoll\"", "1", "repeats = 6\n").unwrap();
+    assert_eq!((x.rounds(1), x.rounds(8)), (6, 8));
+    let plain = experiment_of("\"epoll\"", "1", "").unwrap();
+    assert_eq!(plain.rounds(3), 3);
+    let e = experiment_of("\"epoll\"", "1", "repeats = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("repeats") && e.contains("at least 1"), "{e}");
+}
+
+/// Axes that give two experiments one name (`ratio = ["1:9", "10:90"]`) are refused.
+#[test]
+fn experiments_with_one_name_are_refused() {
+    let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"resp\"\n\
+                models = [\"reactor\"]\nconnections = [1]\nduration = \"1s\"\nratio = [\"1:9\", \"10:90\"]\n";
+    let e = parse(text, "f.toml").unwrap_err().to_string();
+    assert!(e.contains("'e-get90'") && e.contains("twice"), "{e}");
+}
+
+#[test]
+fn every_builtin_scenario_parses() {
+    for (name, text) in BUILTIN {
+        let s = parse(text, name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&s.name, name);
+    }
+}
+
+#[test]
+fn streams_is_an_axis_and_each_value_an_experiment_of_its_own() {
+    let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nconnections = [1]\nduration = \"1s\"\nmodels = [\"epoll\"]\n";
+    let s = parse(&format!("{base}proto = \"h2\"\nstreams = [1, 10, 100]\n"), "f.toml").unwrap();
+    let got: Vec<(&str, usize)> = s
+        .experiments
+        .iter()
+        .map(|x| (x.name.as_str(), x.load.streams))
+        .collect();
+    assert_eq!(got, [("e-1streams", 1), ("e-10streams", 10), ("e-100streams", 100)]);
+    // One value is a plain key.
+    let s = parse(&format!("{base}proto = \"h2\"\nstreams = 10\n"), "f.toml").unwrap();
+    assert_eq!(
+        (s.experiments[0].name.as_str(), s.experiments[0].load.streams),
+        ("e", 10)
+    );
+    for (bad, says) in [
+        ("proto = \"h2\"\nstreams = []\n", "gives no value"),
+        ("proto = \"h2\"\nstreams = [0]\n", "at least 1"),
+        ("proto = \"http\"\nstreams = [10]\n", "--streams is HTTP/2's"),
+    ] {
+        let e = parse(&format!("{base}{bad}"), "f.toml").unwrap_err().to_string();
+        assert!(e.contains("field 'streams'") && e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn bad_files_name_the_line_and_field() {
+    let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
+    let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
+        "{e}"
+    );
+    let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 9") && e.contains("conections"), "{e}");
+    let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 9, field 'work'"), "{e}");
+    let e = parse("name = \"x\"\ndescription = 3\n", "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2"), "{e}");
+    let e = parse(
+        &format!("client_hosts = [\"a\"]\n{base}models = [\"epoll\"]\n"),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("field 'client_hosts'") && e.contains("server_addr"), "{e}");
+    let e = parse(
+        &format!("server_addr = \"nowhere\"\n{base}models = [\"epoll\"]\n"),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("field 'server_addr'"), "{e}");
+}
+
+/// Keys read the old way: `tls = true` is https for http and refused elsewhere; `size` on
+/// http (ignored before) is noted and dropped; the alias `headers` points at its own line;
+/// a packet experiment's frame size is the one the load sends.
+#[test]
+fn old_keys_are_read_with_a_note_or_refused_where_they_never_applied() {
+    let head = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n";
+    let s = parse(&format!("{head}proto = \"http\"\ntls = true\nsize = 64\n"), "f").unwrap();
+    assert_eq!(s.experiments[0].proto.name(), "https");
+    assert_eq!(s.experiments[0].load.size, 128);
+    assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+    let e = parse(&format!("{head}proto = \"echo\"\ntls = true\n"), "f")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("field 'tls'") && e.contains("http only"), "{e}");
+    let e = parse(&format!("{head}proto = \"http\"\nheaders = [\"no colon\"]\n"), "f")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 9, field 'header'"), "{e}");
+    let s = parse(&format!("{head}proto = \"packet\"\n"), "f").unwrap();
+    let args = s.experiments[0].serve_args("epoll", "127.0.0.1", "0").unwrap();
+    assert!(args.windows(2).any(|w| w == ["--packet-size", "128"]), "{args:?}");
+}
+
+/// `rate_of`: a share of an earlier experiment, at counts it ran; refused with `rate`, or
+/// naming what is not before it.
+#[test]
+fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
+    let exp = |name: &str, keys: &str| {
+        format!("[[experiment]]\nname = \"{name}\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [100]\nduration = \"1s\"\n{keys}")
+    };
+    let head = "name = \"x\"\ndescription = \"d\"\n";
+    let ok = format!("{head}{}{}", exp("ka", ""), exp("lat", "rate_of = \"50% of ka\"\n"));
+    let s = parse(&ok, "f").unwrap();
+    assert_eq!(s.experiments[1].rate_of.as_deref(), Some("50% of ka"));
+    assert_eq!(crate::bench::record::scenario::rate_of("50% of ka"), Ok((0.5, "ka")));
+    for (keys, says) in [
+        ("rate_of = \"50% of lat\"\n", "not an experiment before this one"),
+        ("rate_of = \"half of ka\"\n", "a share between 0 and 100%"),
+        ("rate_of = \"50%\"\n", "give \"P% of EXPERIMENT\""),
+        ("rate_of = \"50% of ka\"\nrate = 100\n", "drop rate"),
+    ] {
+        let e = parse(&format!("{head}{}{}", exp("ka", ""), exp("lat", keys)), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field 'rate_of'") && e.contains(says), "{keys}: {e}");
+    }
+}
+
+/// The runtimes' servers draw fixed times and exp(MEAN) only: an experiment that sets them
+/// other work is refused when it is read, naming the peer and the work, not measured as if
+/// served alike.
+#[test]
+fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
+    let base = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                models = [\"green\"]\nconnections = [1]\nduration = \"1s\"\n";
+    let e = parse(
+        &format!("{base}peers = [\"go\"]\nwork = \"sleep:lognormal(1ms,1)\"\n"),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("\"go\"") && e.contains("fixed times and exp(MEAN) only, not work 'sleep:lognormal(1ms,1)'"),
+        "{e}"
+    );
+    let e = parse(
+        &format!(
+            "{base}peers = [\"node\"]\nwork_from_request = true\nmix = [\"a=1:/?cpu=20us\", \"b=1:/?cpu=pareto(1ms,2)\"]\n"
+        ),
+        "f.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("\"node\" (a server in products/) draws fixed times and exp(MEAN) only, not class 'b'"),
+        "{e}"
+    );
+    // Fixed and exp are served; nginx does no work and is not held to it.
+    assert!(parse(
+        &format!("{base}peers = [\"go\", \"nginx\"]\nwork = \"cpu:20us+sleep:exp(1ms)\"\n"),
+        "f.toml"
+    )
+    .is_ok());
+    let e = parse(&format!("{base}peers = [\"go GOMAXPROCS=99\"]\n"), "f.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("GOMAXPROCS takes 1 to 64"), "{e}");
+}
+
+/// An `expect` entry names a metric, the experiment's targets and its classes; a wrong one is
+/// refused naming the field.
+#[test]
+fn entries_name_a_metric_known_targets_and_known_classes() {
+    let x = experiment_expecting("\"short p99: thread < reactor\", \"throughput: reactor < dispatch\"").unwrap();
+    let s = super::expect::read(&x.expect[1], &x).unwrap();
+    assert_eq!(
+        s.targets,
+        vec!["reactor", "dispatch --workers 2"],
+        "a model's name stands for its entry"
+    );
+    for (bad, says) in [
+        ("\"p99 thread < reactor\"", "no ':'"),
+        ("\"p42: thread < reactor\"", "unknown metric 'p42'"),
+        ("\"medium p99: thread < reactor\"", "no request class 'medium'"),
+        ("\"short cpu: thread < reactor\"", "latency only"),
+        (
+            "\"p99: thread < nginx\"",
+            "'nginx' is not one of the experiment's models",
+        ),
+        ("\"p99: thread\"", "compares nothing"),
+    ] {
+        let e = experiment_expecting(bad).unwrap_err().to_string();
+        assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,163 @@
+//! A whole scenario file ([`Scenario`]): the run's own keys (repeats, CPUs, hosts) and its
+//! `[[experiment]]` tables; the built-in ones, compiled in ([`BUILTIN`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::experiment::Experiment;
+use crate::bench::record::Error;
+
+/// The built-in scenarios: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("quick", include_str!("../../../../scenarios/quick.toml")),
+    (
+        "seed-short-conn",
+        include_str!("../../../../scenarios/seed-short-conn.toml"),
+    ),
+    (
+        "seed-thread-per-conn",
+        include_str!("../../../../scenarios/seed-thread-per-conn.toml"),
+    ),
+    (
+        "seed-epoll-architectures",
+        include_str!("../../../../scenarios/seed-epoll-architectures.toml"),
+    ),
+    (
+        "seed-poll-vs-epoll",
+        include_str!("../../../../scenarios/seed-poll-vs-epoll.toml"),
+    ),
+    ("accept-herd", include_str!("../../../../scenarios/accept-herd.toml")),
+    (
+        "readiness-vs-completion",
+        include_str!("../../../../scenarios/readiness-vs-completion.toml"),
+    ),
+    (
+        "slow-handlers",
+        include_str!("../../../../scenarios/slow-handlers.toml"),
+    ),
+    ("uploads", include_str!("../../../../scenarios/uploads.toml")),
+    ("c100k", include_str!("../../../../scenarios/c100k.toml")),
+    (
+        "tls-handshakes",
+        include_str!("../../../../scenarios/tls-handshakes.toml"),
+    ),
+    ("server-cost", include_str!("../../../../scenarios/server-cost.toml")),
+    (
+        "blocking-calls",
+        include_str!("../../../../scenarios/blocking-calls.toml"),
+    ),
+    ("head-of-line", include_str!("../../../../scenarios/head-of-line.toml")),
+    ("capacity", include_str!("../../../../scenarios/capacity.toml")),
+    (
+        "streams-vs-connections",
+        include_str!("../../../../scenarios/streams-vs-connections.toml"),
+    ),
+    (
+        "token-streams",
+        include_str!("../../../../scenarios/token-streams.toml"),
+    ),
+    ("kv", include_str!("../../../../scenarios/kv.toml")),
+    ("products", include_str!("../../../../scenarios/products.toml")),
+];
+
+/// A whole scenario file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The seed article this reproduces (000..003), if any.
+    #[serde(default)]
+    pub seed: Option<String>,
+    /// The experiments are shapes of one load (the same requests in flight carried by other
+    /// connections, pipelines or streams): the verdict also says, target by target, which
+    /// shape it serves best (`bench::judge::shapes`).
+    #[serde(default)]
+    pub compare_shapes: bool,
+    /// Runs of every cell; results give the median and the spread.
+    #[serde(default = "one")]
+    pub repeats: usize,
+    /// CPUs for the server and for the client (default: 0 and 1 on a machine with 2+ CPUs).
+    #[serde(default)]
+    pub server_cpus: Option<String>,
+    #[serde(default)]
+    pub client_cpus: Option<String>,
+    /// Client engine threads (default: 1 on a 2-core machine, else one per client CPU).
+    #[serde(default)]
+    pub client_threads: Option<usize>,
+    /// CPUs for the targets that serve on more than one thread (a model with several workers
+    /// or a thread beside them, a peer with several threads); the others keep `server_cpus`.
+    /// A CPU list, or `"all"`: every CPU of this machine, the client's too (the client then
+    /// runs beside them, and each cell's bound-by card says whether it delayed them). This
+    /// machine only (a server host gives the server all its CPUs anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threaded_cpus: Option<String>,
+    /// Run the servers on this host, over ssh (as ssh names it; `--ssh-config` applies).
+    #[serde(default)]
+    pub server_host: Option<String>,
+    /// Run the load from these hosts, over ssh (`muxlab load --hosts`).
+    #[serde(default)]
+    pub client_hosts: Vec<String>,
+    /// The address the server listens on and the clients connect to (default: 127.0.0.1, or
+    /// `server_host`'s address as ssh reaches it).
+    #[serde(default)]
+    pub server_addr: Option<String>,
+    /// Steer loopback's receive processing to the client's CPUs for the run (RPS on `lo`,
+    /// machine-wide, root; restored at the end): the server then pays for its own side only, as
+    /// behind a NIC (see `bench::steer`). This machine only, server on 127.x.
+    #[serde(default)]
+    pub steer_rx: bool,
+    #[serde(rename = "experiment")]
+    pub experiments: Vec<Experiment>,
+    /// What reading the file noted (an old key read the new way): the run shows them.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl Scenario {
+    /// A scenario of `experiments` with every other key at its default, as a program (not a
+    /// file) makes one: `check::check` then reads it as a file's would be.
+    pub fn of(name: &str, description: &str, experiments: Vec<Experiment>) -> Scenario {
+        Scenario {
+            name: name.into(),
+            description: description.into(),
+            seed: None,
+            compare_shapes: false,
+            repeats: 1,
+            server_cpus: None,
+            client_cpus: None,
+            client_threads: None,
+            threaded_cpus: None,
+            server_host: None,
+            client_hosts: Vec::new(),
+            server_addr: None,
+            steer_rx: false,
+            experiments,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The scenario as a TOML file writes it (`muxlab bench FILE` reads it back).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario serialises")
+    }
+
+    /// Whether its loopback can be steered (`steer_rx`): its servers and clients on this
+    /// machine, over loopback. The reason when not.
+    pub fn steerable(&self) -> Result<(), Error> {
+        if self.server_host.is_some() || !self.client_hosts.is_empty() {
+            return Err(Error::Usage(
+                "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
+            ));
+        }
+        if self.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
+            return Err(Error::Usage(
+                "steers loopback: the server must listen on 127.x (server_addr)".into(),
+            ));
+        }
+        Ok(())
+    }
+}

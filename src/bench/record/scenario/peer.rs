@@ -1,0 +1,324 @@
+//! The production servers an experiment sets beside its models (`peers`): what an entry names,
+//! the protocol each speaks, how many threads serve (which decides its CPUs under
+//! `threaded_cpus`), and the model that stands for it (the fidelity verdict compares them).
+//! Entries use the products' own flags and knobs: `"nginx"`, `"nginx deferred"`,
+//! `"redis-server"`, `"redis-server --io-threads 2"`, `"memcached"`, `"memcached -t 2"`; the
+//! runtimes' servers in `products/`: `"go"` (net/http, a blocking call as the nanosleep system
+//! call), `"go time.Sleep"` (the call as `time.Sleep`), either with `GOMAXPROCS=N` (default:
+//! the experiment's `workers` where it sets them, as green's `--workers`, else Go's own, the
+//! CPUs it may run on); `"node"` (http, the work on its one loop) and
+//! `"node worker_threads=N"` (the work handed to a pool of N worker threads).
+
+use super::experiment::{Experiment, Protocol};
+use crate::units::BadValue;
+
+/// The most threads a peer entry may ask for.
+pub const MAX_THREADS: usize = 64;
+
+/// A peer entry, read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// nginx with one worker; `deferred`: TCP_DEFER_ACCEPT on its listener.
+    Nginx { deferred: bool },
+    /// Debian's redis-server with `--io-threads N` (1: the main thread does all the I/O).
+    Redis { io_threads: usize },
+    /// Debian's memcached with `-t N` worker threads.
+    Memcached { threads: usize },
+    /// Go's net/http (`products/go`): `procs` is GOMAXPROCS (`None`: as said above);
+    /// `time_sleep`: a blocking call is `time.Sleep`, not the nanosleep system call.
+    Go { procs: Option<usize>, time_sleep: bool },
+    /// Node's http (`products/node`): the work on the loop (`worker_threads` 0) or on a pool.
+    Node { worker_threads: usize },
+}
+
+/// What the peers are, for an error that names them.
+pub const KNOWN: &str = "nginx, \"nginx deferred\", redis-server (\"redis-server --io-threads N\"), memcached \
+     (\"memcached -t N\"), go (\"go time.Sleep\", either with GOMAXPROCS=N) and node (\"node worker_threads=N\")";
+
+/// Every product a peer entry may name, with the model that stands for it, in words (`bench
+/// --list`).
+pub const PRODUCTS: &[(&str, &str)] = &[
+    ("nginx", "procs-accept"),
+    ("redis-server", "reactor (--io-threads N: io-threads)"),
+    ("memcached", "dispatch"),
+    ("go", "green"),
+    ("node", "reactor (worker_threads=N: offload)"),
+];
+
+impl Peer {
+    /// Reads an entry; the error says what it expected.
+    pub fn parse(entry: &str) -> Result<Peer, String> {
+        let words: Vec<&str> = entry.split_whitespace().collect();
+        let count = |n: &str, what: &str| -> Result<usize, String> {
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_THREADS).contains(n))
+                .ok_or_else(|| format!("'{entry}': {what} takes 1 to {MAX_THREADS}"))
+        };
+        let threads = |flag: &str, rest: &[&str]| -> Result<usize, String> {
+            match rest {
+                [] => Ok(1),
+                [f, n] if *f == flag => n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_THREADS).contains(n))
+                    .ok_or_else(|| format!("'{entry}': {flag} takes 1 to {MAX_THREADS} threads")),
+                _ => Err(format!("'{entry}': {} takes only {flag} N", words[0])),
+            }
+        };
+        match words.as_slice() {
+            ["nginx"] => Ok(Peer::Nginx { deferred: false }),
+            ["nginx", "deferred"] => Ok(Peer::Nginx { deferred: true }),
+            ["redis-server", rest @ ..] => Ok(Peer::Redis {
+                io_threads: threads("--io-threads", rest)?,
+            }),
+            ["memcached", rest @ ..] => Ok(Peer::Memcached {
+                threads: threads("-t", rest)?,
+            }),
+            ["go", rest @ ..] => {
+                let mut procs = None;
+                let mut time_sleep = false;
+                for w in rest {
+                    match w.strip_prefix("GOMAXPROCS=") {
+                        Some(n) if procs.is_none() => procs = Some(count(n, "GOMAXPROCS")?),
+                        None if *w == "time.Sleep" && !time_sleep => time_sleep = true,
+                        _ => {
+                            return Err(format!(
+                                "'{entry}': go takes GOMAXPROCS=N and time.Sleep, each at most once"
+                            ))
+                        }
+                    }
+                }
+                Ok(Peer::Go { procs, time_sleep })
+            }
+            ["node"] => Ok(Peer::Node { worker_threads: 0 }),
+            ["node", w] if w.starts_with("worker_threads=") => Ok(Peer::Node {
+                worker_threads: count(&w["worker_threads=".len()..], "worker_threads")?,
+            }),
+            ["node", ..] => Err(format!("'{entry}': node takes only worker_threads=N")),
+            _ => Err(format!("unknown peer '{entry}': the peers are {KNOWN}")),
+        }
+    }
+
+    /// The product, as its binary is named.
+    pub fn product(self) -> &'static str {
+        match self {
+            Peer::Nginx { .. } => "nginx",
+            Peer::Redis { .. } => "redis-server",
+            Peer::Memcached { .. } => "memcached",
+            Peer::Go { .. } => "go",
+            Peer::Node { .. } => "node",
+        }
+    }
+
+    /// The model that stands for it (the design it is built on).
+    pub fn stands_for(self) -> &'static str {
+        match self {
+            Peer::Nginx { .. } => "procs-accept",
+            Peer::Redis { io_threads: 1 } => "reactor",
+            Peer::Redis { .. } => "io-threads",
+            Peer::Memcached { .. } => "dispatch",
+            Peer::Go { .. } => "green",
+            Peer::Node { worker_threads: 0 } => "reactor",
+            Peer::Node { .. } => "offload",
+        }
+    }
+
+    /// How `self` differs from `other`, where they are the same product in every way but one the
+    /// product documents (`None` otherwise): Go's two paths for a blocking call.
+    pub fn differs_from(self, other: Peer) -> Option<&'static str> {
+        match (self, other) {
+            (
+                Peer::Go {
+                    procs: a,
+                    time_sleep: false,
+                },
+                Peer::Go {
+                    procs: b,
+                    time_sleep: true,
+                },
+            ) if a == b => Some(
+                "go's blocking call is the nanosleep system call: the goroutine holds its thread for \
+                 the whole call, and its P moves to another thread only when Go's sysmon takes it (at \
+                 a check every 20 us, backing off to 10 ms while idle, once the P has goroutines \
+                 waiting or no other P is idle, else after 10 ms); green hands its worker over as the \
+                 call begins, as time.Sleep's parked goroutine frees its P at once",
+            ),
+            (
+                Peer::Go {
+                    procs: a,
+                    time_sleep: true,
+                },
+                Peer::Go {
+                    procs: b,
+                    time_sleep: false,
+                },
+            ) if a == b => Some(
+                "time.Sleep parks the goroutine on Go's timers: its P, with nothing else to run, \
+                 puts its thread to sleep, and the timer wakes one again for each call; the \
+                 nanosleep system call keeps the goroutine on its thread instead, as green's \
+                 blocking call keeps it on its carrier",
+            ),
+            _ => None,
+        }
+    }
+
+    /// The threads that serve its requests' work, to match a model's `--workers` (`workers`:
+    /// the experiment's; `None`: not known without the machine's CPUs). Node's loop is one.
+    pub fn serving_threads(self, workers: Option<usize>) -> Option<usize> {
+        match self {
+            Peer::Nginx { .. } => Some(1),
+            Peer::Redis { io_threads } => Some(io_threads),
+            Peer::Memcached { threads } => Some(threads),
+            Peer::Go { procs, .. } => procs.or(workers),
+            Peer::Node { worker_threads: 0 } => Some(1),
+            Peer::Node { worker_threads } => Some(worker_threads),
+        }
+    }
+
+    /// Whether it does none of `x`'s work where `x` has some (nginx, the stores): it serves
+    /// another load than the models beside it, so it is neither ranked beside them nor set
+    /// beside its model.
+    pub fn idle_in(self, x: &Experiment) -> bool {
+        (x.work.is_some() || x.work_from_request) && !self.does_work()
+    }
+
+    /// Whether it does the experiment's work (`work`, `work_from_request`); the others
+    /// answer at once whatever the work.
+    pub fn does_work(self) -> bool {
+        matches!(self, Peer::Go { .. } | Peer::Node { .. })
+    }
+
+    /// Whether it serves `proto` as the experiment's models do.
+    pub fn speaks(self, proto: Protocol) -> bool {
+        match self {
+            Peer::Nginx { .. } => matches!(proto, Protocol::Http | Protocol::H2),
+            Peer::Redis { .. } => proto == Protocol::Resp,
+            Peer::Memcached { .. } => proto == Protocol::Memcache,
+            Peer::Go { .. } | Peer::Node { .. } => proto == Protocol::Http,
+        }
+    }
+
+    /// The protocols it speaks, in words.
+    pub fn protocols(self) -> &'static str {
+        match self {
+            Peer::Nginx { .. } => "http and h2",
+            Peer::Redis { .. } => "resp",
+            Peer::Memcached { .. } => "memcache",
+            Peer::Go { .. } | Peer::Node { .. } => "http",
+        }
+    }
+
+    /// The threads that serve requests (nginx: its one worker process; go: its Ps, `workers`
+    /// where GOMAXPROCS is not given, else `cpus`; node: its loop and its pool).
+    pub fn threads(self, workers: Option<usize>, cpus: usize) -> usize {
+        match self {
+            Peer::Nginx { .. } => 1,
+            Peer::Redis { io_threads } => io_threads,
+            Peer::Memcached { threads } => threads,
+            Peer::Go { procs, .. } => procs.or(workers).unwrap_or(cpus),
+            Peer::Node { worker_threads } => 1 + worker_threads,
+        }
+    }
+
+    /// The work of `x` as the runtimes' servers in `products/` draw it: fixed times and
+    /// `exp(MEAN)` only, no event streams; the error names what they cannot serve.
+    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), BadValue> {
+        use crate::server::request::work::{Dist, Work};
+        if x.stream.is_some() {
+            return Err(BadValue(format!("\"{peer}\" serves no event streams (stream)")));
+        }
+        let drawn = |w: &Work, said: &str| -> Result<(), BadValue> {
+            match [&w.cpu, &w.sleep]
+                .into_iter()
+                .flatten()
+                .all(|d| matches!(d, Dist::Fixed(_) | Dist::Exp(_)))
+            {
+                true => Ok(()),
+                false => Err(BadValue(format!(
+                    "\"{peer}\" (a server in products/) draws fixed times and exp(MEAN) only, not {said}"
+                ))),
+            }
+        };
+        if let Some(w) = &x.work {
+            let work: Work = w.parse()?;
+            drawn(&work, &format!("work '{w}'"))?;
+        }
+        if x.work_from_request {
+            for m in &x.load.mix {
+                if let Ok(Some(work)) = crate::server::query_work(&m.path, x.max_work()) {
+                    drawn(&work, &format!("class '{}' ({})", m.name, m.path))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench --list`'s words for each product name the model its entries stand for.
+    #[test]
+    fn the_listed_products_name_the_models_that_stand_for_them() {
+        for (product, model) in PRODUCTS {
+            let peer = Peer::parse(product).unwrap();
+            assert_eq!(peer.product(), *product);
+            assert!(model.starts_with(peer.stands_for()), "{product}: {model}");
+        }
+        let entries = ["redis-server --io-threads 2", "node worker_threads=2"];
+        for e in entries {
+            let p = Peer::parse(e).unwrap();
+            let (_, said) = PRODUCTS.iter().find(|(n, _)| *n == p.product()).unwrap();
+            assert!(said.contains(p.stands_for()), "{e}: {said}");
+        }
+        assert_eq!(PRODUCTS.len(), 5, "every Peer variant is listed");
+    }
+
+    #[test]
+    fn peer_entries_take_the_products_own_thread_flags_and_refuse_the_rest() {
+        assert_eq!(Peer::parse("redis-server"), Ok(Peer::Redis { io_threads: 1 }));
+        assert_eq!(
+            Peer::parse("redis-server  --io-threads 2"),
+            Ok(Peer::Redis { io_threads: 2 })
+        );
+        assert_eq!(Peer::parse("memcached -t 2"), Ok(Peer::Memcached { threads: 2 }));
+        assert_eq!(Peer::parse("nginx deferred"), Ok(Peer::Nginx { deferred: true }));
+        assert!(Peer::parse("memcached -t 0").unwrap_err().contains("1 to 64"));
+        assert!(Peer::parse("memcached --threads 2")
+            .unwrap_err()
+            .contains("takes only -t N"));
+        assert!(Peer::parse("redis").unwrap_err().contains("unknown peer 'redis'"));
+        assert!(Peer::Redis { io_threads: 1 }.speaks(Protocol::Resp));
+        assert!(!Peer::Redis { io_threads: 1 }.speaks(Protocol::Memcache));
+        assert!(!Peer::Nginx { deferred: false }.speaks(Protocol::Resp));
+        assert_eq!(Peer::Memcached { threads: 2 }.threads(None, 2), 2);
+        assert_eq!(
+            Peer::parse("go GOMAXPROCS=4 time.Sleep"),
+            Ok(Peer::Go {
+                procs: Some(4),
+                time_sleep: true
+            })
+        );
+        assert_eq!(Peer::parse("go").unwrap().threads(Some(4), 2), 4);
+        assert_eq!(Peer::parse("go").unwrap().threads(None, 2), 2);
+        assert!(Peer::parse("go GOMAXPROCS=0").unwrap_err().contains("1 to 64"));
+        assert!(Peer::parse("go time.Sleep time.Sleep")
+            .unwrap_err()
+            .contains("at most once"));
+        assert_eq!(
+            Peer::parse("node worker_threads=4"),
+            Ok(Peer::Node { worker_threads: 4 })
+        );
+        assert!(Peer::parse("node --pool 4")
+            .unwrap_err()
+            .contains("only worker_threads=N"));
+        assert!(!Peer::parse("node").unwrap().speaks(Protocol::Resp));
+        assert_eq!(Peer::parse("node worker_threads=2").unwrap().stands_for(), "offload");
+        assert_eq!(
+            Peer::parse("redis-server --io-threads 2").unwrap().stands_for(),
+            "io-threads"
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! A kept bench run (`docs/results/NAME.json`) as the blocks read it, its verdicts worked out
+//! by the current judge ([`Kept`]), and the blocks that name the run: `run` (which run, how)
+//! and `screen` (the picture of its report, and what made it).
+
+use serde::Deserialize;
+
+use super::ctx::Ctx;
+use crate::bench::judge::Verdict;
+use crate::bench::Results;
+
+/// A kept run as the blocks read it.
+pub struct Kept {
+    pub name: String,
+    pub results: Results,
+    /// The commit of the binary that made it (as `keep_results.py` recorded it).
+    pub commit: Option<String>,
+    /// The run's own directory name (`quick-20261127-201601`).
+    pub source: Option<String>,
+}
+
+impl Kept {
+    pub fn read(ctx: &Ctx, name: &str) -> Result<Kept, String> {
+        let path = ctx.result(name, "json");
+        let results = crate::bench::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = |k: &str| raw.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        Ok(Kept {
+            name: name.into(),
+            commit: text("commit"),
+            source: text("source"),
+            results,
+        })
+    }
+
+    pub(super) fn verdict(&self, experiment: &str) -> Result<&Verdict, String> {
+        self.results
+            .verdicts
+            .iter()
+            .find(|v| v.experiment == experiment)
+            .ok_or_else(|| {
+                format!(
+                    "{} has no experiment '{experiment}' (it has: {})",
+                    self.name,
+                    self.results
+                        .verdicts
+                        .iter()
+                        .map(|v| v.experiment.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunSpec {
+    result: String,
+}
+
+/// `run`: the command, the binary's commit, the run, where the server and client ran, and the
+/// file.
+pub fn run(ctx: &Ctx, spec: &str) -> Result<String, String> {
+    let s: RunSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+    let k = Kept::read(ctx, &s.result)?;
+    Ok(caption(ctx, &k))
+}
+
+/// A run in one sentence.
+pub fn caption(ctx: &Ctx, k: &Kept) -> String {
+    let r = &k.results;
+    let env = &r.environment;
+    let cells = r.cells.iter().filter(|c| !c.skipped()).count();
+    let repeats = match r.scenario.repeats {
+        0 | 1 => String::new(),
+        n => format!(", {n} repeats"),
+    };
+    let idle = match env.cpu_idle.as_deref() {
+        Some(i) if i.starts_with("poll") => "; idle CPUs polling".to_string(),
+        Some(i) if i.starts_with("halt") => "; idle CPUs halting".to_string(),
+        Some(i) => format!("; idle CPUs: {i}"),
+        None => "; idle CPUs halting (run before bench recorded it)".into(),
+    };
+    format!(
+        "`muxlab bench {}` by the binary of commit `{}`, run `{}`: {cells} cells{repeats}; server on CPU {}, client on CPU {} ({} cores, {}){idle}. Figures: [{}]({}).",
+        r.scenario.name,
+        k.commit.as_deref().map_or("unrecorded", |c| &c[..c.len().min(8)]),
+        k.source.as_deref().unwrap_or("unrecorded"),
+        env.server_cpus,
+        env.client_cpus,
+        env.cores,
+        env.cpu_model.trim(),
+        ctx.result_link(&k.name, "json"),
+        ctx.result_link(&k.name, "json"),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScreenSpec {
+    result: String,
+    /// The picture, relative to the repository.
+    image: String,
+    /// The script that makes it from the result.
+    script: String,
+}
+
+/// `screen`: the first screen of a kept run's report, and a caption naming the run and the
+/// script that made the picture from it.
+pub fn screen(ctx: &Ctx, spec: &str) -> Result<String, String> {
+    let s: ScreenSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+    let k = Kept::read(ctx, &s.result)?;
+    for p in [&s.image, &s.script] {
+        if !ctx.root.join(p).is_file() {
+            return Err(format!("{p} does not exist"));
+        }
+    }
+    let script = std::fs::read_to_string(ctx.root.join(&s.script)).map_err(|e| e.to_string())?;
+    let input = format!("docs/results/{}.json", k.name);
+    if !script.contains(&input) {
+        return Err(format!("{} does not make its picture from {input}", s.script));
+    }
+    Ok(format!(
+        "![The first screen of the bench report of the run below: each experiment's headline and verdict table]({})\n\n*The report of {}; the picture made by [`{}`]({}) from it.*",
+        ctx.link(&s.image),
+        caption(ctx, &k).trim_end_matches('.'),
+        s.script,
+        ctx.link(&s.script)
+    ))
+}

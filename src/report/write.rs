@@ -1,0 +1,68 @@
+//! The report's files: `report.html` written beside results (or rebuilt from them),
+//! `compare.html` for two runs (`report A B`) or for a run with `--baseline`.
+
+use std::path::{Path, PathBuf};
+
+use crate::bench::record::error::io_err;
+use crate::bench::Error;
+use crate::bench::{read, Results};
+
+/// Writes the report of `results` beside them (`DIR/report.html`, or `STEM.report.html`
+/// beside a results file).
+pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {
+    let out = crate::bench::record::results::beside(dir, "report.html");
+    std::fs::write(&out, super::html::render(results)).map_err(io_err(format!("writing {}", out.display())))?;
+    Ok(out)
+}
+
+/// `muxlab report DIR`: rebuilds `DIR/report.html` from `DIR/results.json` (or a results
+/// file's report beside it).
+pub fn rebuild(dir: &Path) -> Result<PathBuf, Error> {
+    write_html(dir, &read(dir)?)
+}
+
+/// `muxlab report A B`: writes `B/compare.html` (B against A) and returns it with the terminal
+/// table.
+pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
+    let (ra, rb) = (read(a)?, read(b)?);
+    let rows = super::compare::rows(&ra, &rb, false);
+    if rows.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} and {} share no finished cell (same experiment, target and connections)",
+            a.display(),
+            b.display()
+        )));
+    }
+    let (an, bn) = (a.display().to_string(), b.display().to_string());
+    let out = crate::bench::record::results::beside(b, "compare.html");
+    std::fs::write(&out, super::compare::html(&an, &bn, &rows))
+        .map_err(io_err(format!("writing {}", out.display())))?;
+    Ok((out, super::compare::table(&an, &bn, &rows)))
+}
+
+/// After `bench --baseline`: this binary's cells (B) against the baseline's (A), as
+/// `report A B` shows two runs; writes `DIR/compare.html`. None without baseline cells.
+pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf, String)>, Error> {
+    let suffix = format!(" {}", crate::bench::BASELINE);
+    if !results.cells.iter().any(|c| c.target.ends_with(&suffix)) {
+        return Ok(None);
+    }
+    let side = |baseline: bool| Results {
+        cells: results
+            .cells
+            .iter()
+            .filter(|c| c.target.ends_with(&suffix) == baseline)
+            .map(|c| {
+                let mut c = c.clone();
+                c.target = c.target.trim_end_matches(&suffix).to_string();
+                c
+            })
+            .collect(),
+        ..results.clone()
+    };
+    let rows = super::compare::rows(&side(true), &side(false), true);
+    let out = crate::bench::record::results::beside(dir, "compare.html");
+    std::fs::write(&out, super::compare::html("--baseline", "this binary", &rows))
+        .map_err(io_err(format!("writing {}", out.display())))?;
+    Ok(Some((out, super::compare::table("--baseline", "this binary", &rows))))
+}
