@@ -1,13 +1,15 @@
 //! muxlab: a laboratory for TCP server concurrency models.
 //!
-//! Layers, each using only those above it in this list (`tests/structure.rs` holds the code to
-//! it):
+//! Layers, each using only those above it in this list (`tests/structure/` holds the code to
+//! it, and `docs/code.md` maps every folder):
 //!
 //! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
 //!   layer may use: [`hist`] (latency histograms), [`timer`] ("wake me at T", the one timer heap), `rng`,
 //!   `units`, `sync`, [`origin`] (the commit the binary was built from);
-//! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS, RESP, memcache);
-//! - [`store`]: the keyed state RESP and memcache commands run against (`owned`, `locked`);
+//! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS, RESP, memcache), and
+//!   beside it `peer`: the client's side of them for tests, fuzz targets and tools;
+//! - [`store`]: the keyed state RESP and memcache commands run against (`owned`, `locked`,
+//!   `striped:N`, `sharded`);
 //! - [`server`]: what models share, and the registry each model declares itself in (its
 //!   mechanism, its workers, its queueing discipline);
 //! - [`models`]: one file per architecture;

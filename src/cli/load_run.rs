@@ -10,7 +10,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if cmd.timeseries.is_some() && args.interval.is_none() {
         args.interval = Some(std::time::Duration::from_secs(1));
     }
-    let spec = args.resolve()?;
+    let spec = crate::load::resolve(args)?;
     let slo = spec.args().workload.slo.is_some();
     check_outputs(cmd, &spec, slo)?;
     if let Some(path) = &cmd.hgrm {
@@ -141,7 +141,7 @@ fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Erro
 /// they decide alone: 0 when all hold, 3 naming the failed ones. `None` without gates.
 fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Error>> {
     let gates = cmd.args.workload.fail_if.as_ref()?;
-    doc.gates = gates.judge(doc);
+    doc.gates = crate::load::gates::judge_all(gates, doc);
     let mut failed = Vec::new();
     for (g, j) in gates.0.iter().zip(&doc.gates) {
         eprintln!("muxlab: {}", j.said(g));

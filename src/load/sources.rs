@@ -89,7 +89,7 @@ mod tests {
             ..Default::default()
         };
         let target = crate::load::Target::parse("http://127.0.0.1:1/").unwrap();
-        let spec = crate::load::LoadArgs::new(target, 60_000, w).resolve().unwrap();
+        let spec = crate::load::resolve(crate::load::LoadArgs::new(target, 60_000, w)).unwrap();
         assert_eq!(unless_bound(&spec, 60_000), None);
         assert_eq!(spec.sources(), &[Ipv4Addr::new(127, 0, 0, 7)]);
     }

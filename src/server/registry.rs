@@ -63,7 +63,7 @@ pub struct Model {
     /// Which of its threads touch keyed data (resp, memcache): the stores it may keep, and
     /// the one it keeps by default.
     pub data: crate::store::Toucher,
-    /// Its workers' loops take keyed commands from each other (`server::hops`): it may keep
+    /// Its workers' loops take keyed commands from each other (`server::crossing::hops`): it may keep
     /// `--store sharded`.
     pub shards: bool,
     /// Threads it runs beside its `--workers` (io-threads' executor): each has a block of

@@ -11,7 +11,7 @@
 //!   (memcached's item locks): commands on different stripes run at once.
 //! - `sharded`: a table per worker thread, each the shard of the keys that hash to it
 //!   (Dragonfly's and Seastar's shard per thread): a command for a key of another worker's
-//!   shard goes to that worker's loop and is answered later (`server::hops`). A command of
+//!   shard goes to that worker's loop and is answered later (`server::crossing::hops`). A command of
 //!   many keys that writes or counts takes the shards it touches in shard order (each has a
 //!   lock its owner takes uncontended), so MSET is atomic; a read of many keys is split
 //!   into runs by owner and joined in order, each run read by its owner (not atomic).
@@ -153,7 +153,7 @@ thread_local! {
 }
 
 /// This thread's `owned` table, for `f`. Never inlined, as every thread-local access on a
-/// green thread's path (`tests/structure.rs`).
+/// green thread's path (`tests/structure/`).
 #[inline(never)]
 fn owned<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     OWNED.with(|t| f(&mut t.borrow_mut()))

@@ -4,6 +4,7 @@
 //! 100 lines.
 
 mod imports;
+mod map;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -751,4 +752,95 @@ fn print_imports() {
     for (f, to) in g.edges.iter().filter(|(f, _)| f.starts_with(&prefix)) {
         println!("{f} -> {}", to.iter().cloned().collect::<Vec<_>>().join(" "));
     }
+}
+
+/// docs/code.md names every folder of `src/` and no folder that is gone.
+#[test]
+fn every_folder_of_src_is_on_the_map() {
+    let root = Path::new(SRC);
+    let map = std::fs::read_to_string(root.join("../docs/code.md")).unwrap();
+    let named = map::folders_named(&map);
+    let there = map::folders(root, "src");
+    let missing: Vec<&String> = there.difference(&named).collect();
+    let gone: Vec<&String> = named.difference(&there).collect();
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "docs/code.md: folders not on the map: {missing:?}; named but gone: {gone:?}"
+    );
+    // The reader finds a planted entry, and a folder the tree does not have.
+    let planted = "- `src/server/drivers/` — x\n- `src/gone/` — y\n- `src/x.rs` is not a folder";
+    assert_eq!(
+        map::folders_named(planted),
+        ["src/gone".to_string(), "src/server/drivers".to_string()].into()
+    );
+}
+
+/// Every rule docs/code.md states names a structure test that exists.
+#[test]
+fn every_rule_on_the_map_names_its_test() {
+    let map = std::fs::read_to_string(Path::new(SRC).join("../docs/code.md")).unwrap();
+    let named = map::rules_named(&map);
+    let mine = std::fs::read_to_string(Path::new(SRC).join("../tests/structure/main.rs")).unwrap();
+    let tests: std::collections::BTreeSet<String> = mine
+        .split("#[test]\nfn ")
+        .skip(1)
+        .filter_map(|t| t.split_once('(').map(|(n, _)| n.to_string()))
+        .collect();
+    assert!(named.len() >= 10, "the map's rules name their tests: {named:?}");
+    let unknown: Vec<&String> = named.difference(&tests).collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/code.md names tests that do not exist: {unknown:?}"
+    );
+}
+
+/// The import reader sees what the two checks above rely on: a circle through a facade's
+/// re-export, a glob import, a path in a macro, a re-export as an arrow, and an upward path.
+#[test]
+fn the_import_reader_finds_a_circle_through_a_facade_and_an_upward_path() {
+    let files = |v: &[(&str, &str)]| -> BTreeMap<String, String> {
+        v.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect()
+    };
+    // a.rs names `super::B` (defined in b.rs, re-exported by the facade); b.rs names a.rs's
+    // item through the facade too: a circle through it, though neither names the other's file.
+    let through = files(&[
+        ("lib.rs", "pub mod m;"),
+        ("m/mod.rs", "mod a; mod b; pub use a::A; pub use b::B;"),
+        ("m/a.rs", "pub struct A; fn f() -> super::B { todo!() }"),
+        ("m/b.rs", "pub struct B; fn g() { let _ = super::A; }"),
+    ]);
+    let g = imports::read(&through);
+    assert_eq!(g.circles(), vec![vec!["m/a.rs".to_string(), "m/b.rs".to_string()]]);
+    // A glob import and a path inside a macro's arguments are arrows too.
+    let glob = files(&[
+        ("lib.rs", "pub mod m;"),
+        ("m/mod.rs", "mod a; mod b;"),
+        ("m/a.rs", "use super::b::*; pub struct A; fn f() { let _ = B; }"),
+        (
+            "m/b.rs",
+            "pub struct B; fn g() { assert!(matches!(x, crate::m::a::A)); }",
+        ),
+    ]);
+    assert_eq!(imports::read(&glob).circles().len(), 1, "glob and macro arrows");
+    // A facade that defines what its child names, and re-exports the child: a circle.
+    let facade = files(&[
+        ("lib.rs", "pub mod m;"),
+        ("m/mod.rs", "mod a; pub use a::A; pub struct Shared;"),
+        ("m/a.rs", "pub struct A(super::Shared);"),
+    ]);
+    assert_eq!(imports::read(&facade).circles().len(), 1, "a re-export is an arrow");
+    // A subfolder naming its parent's plain file, not through the facade.
+    let upward = files(&[
+        ("lib.rs", "pub mod m;"),
+        ("m/mod.rs", "mod t; mod sub; pub use t::T;"),
+        ("m/t.rs", "pub struct T;"),
+        ("m/sub/mod.rs", "mod x;"),
+        ("m/sub/x.rs", "use crate::m::t::T; use crate::m::T as Fine;"),
+    ]);
+    let up: Vec<String> = imports::read(&upward)
+        .upward
+        .into_iter()
+        .map(|(f, p, _)| format!("{f}: {p}"))
+        .collect();
+    assert_eq!(up, vec!["m/sub/x.rs: crate::m::t::T".to_string()]);
 }

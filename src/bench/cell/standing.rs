@@ -180,7 +180,7 @@ impl Standing {
         let mut doc = w.doc;
         // The experiment's gates (`fail_if`), judged on this cell's load: the report shows them.
         if let Some(gates) = &x.load.fail_if {
-            doc.gates = gates.judge(&doc);
+            doc.gates = crate::load::gates::judge_all(gates, &doc);
         }
         cell.load = Some(Box::new(doc));
         cell
@@ -237,12 +237,11 @@ mod tests {
 
     /// A document of a window of `secs` that completed `requests`.
     fn doc(secs: f64, requests: u64) -> Document {
-        let spec = crate::load::LoadArgs::new(
+        let spec = crate::load::resolve(crate::load::LoadArgs::new(
             crate::load::Target::parse("http://127.0.0.1:1/").unwrap(),
             1,
             Default::default(),
-        )
-        .resolve()
+        ))
         .unwrap();
         let mut o = crate::load::Outcome::empty(1, false);
         o.elapsed = Duration::from_secs_f64(secs);

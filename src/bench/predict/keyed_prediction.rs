@@ -41,10 +41,7 @@ pub(in crate::bench) fn prediction(
     }
     let server_cpus = crate::units::parse_cpus(cpus).ok()?.len();
     let workers = model.worker_count(args.workers, server_cpus);
-    let spec = x
-        .load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)
-        .resolve()
-        .ok()?;
+    let spec = crate::load::resolve(x.load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)).ok()?;
     let plan = spec.keyed.as_ref()?;
     let batch = x.load.pipeline.max(1);
     let per_job = |us: f64| Duration::from_secs_f64(us * batch as f64 / 1e6);

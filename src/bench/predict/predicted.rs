@@ -86,10 +86,8 @@ fn setup_of(x: &Experiment, entry: &str, connections: usize, cpus: &str) -> Opti
     if load.load.slo.is_some() && load.load.rate.is_none() {
         load.load.rate = Some(1000.0.into());
     }
-    let spec = load
-        .load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)
-        .resolve()
-        .ok()?;
+    let spec =
+        crate::load::resolve(load.load_args(std::net::SocketAddr::from(([127, 0, 0, 1], 1)), connections)).ok()?;
     if x.load.pipeline > 1 || x.load.close || x.load.requests_per_conn.is_some() {
         return None;
     }

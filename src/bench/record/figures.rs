@@ -138,7 +138,7 @@ fn why(doc: &Document, s: &Samples, scale: f64) -> Why {
     Why {
         latency_mean_us: r.latency_us.mean,
         open_loop: open.is_some(),
-        offered_completed: crate::load::ClientLimit::completed_schedule(r),
+        offered_completed: crate::load::limit::completed_schedule(r),
         on_cpu_s: sched.map(|(a, b)| b.run_ns.saturating_sub(a.run_ns) as f64 / 1e9 * scale),
         runq_wait_s: sched.map(|(a, b)| b.wait_ns.saturating_sub(a.wait_ns) as f64 / 1e9 * scale),
         slices: sched.map(|(a, b)| (b.slices.saturating_sub(a.slices) as f64 * scale) as u64),
@@ -232,12 +232,11 @@ mod tests {
 
     /// A run of a second that completed 1,000 requests over `established` of 4 connections.
     fn load_of(established: usize) -> Document {
-        let spec = crate::load::LoadArgs::new(
+        let spec = crate::load::resolve(crate::load::LoadArgs::new(
             crate::load::Target::parse("http://127.0.0.1:1/").unwrap(),
             4,
             Default::default(),
-        )
-        .resolve()
+        ))
         .unwrap();
         let mut o = crate::load::Outcome::empty(4, false);
         o.elapsed = Duration::from_secs(1);

@@ -8,3 +8,4 @@ mod gate;
 mod judge;
 
 pub use gate::{Figure, Gate, Gates, Judged, Quantile};
+pub use judge::{judge_all, judged, measured};

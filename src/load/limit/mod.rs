@@ -22,4 +22,4 @@ mod client;
 mod held;
 
 pub use client::{ClientLimit, BUSY, TURNAROUND};
-pub use held::COMPLETED_SHARE;
+pub use held::{completed_schedule, of_hold, COMPLETED_SHARE};

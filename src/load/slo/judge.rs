@@ -97,7 +97,7 @@ fn verdict(slo: &Slo, offered: f64, doc: &Document) -> (Option<bool>, Option<Not
             thousands(r.fairness.starved as u64)
         ));
     }
-    match ClientLimit::of_hold(r, slo.tightest_us()) {
+    match crate::load::limit::of_hold(r, slo.tightest_us()) {
         Some(c) => (None, Some(Nothing::Client), Some(c.said())),
         None => (Some(true), None, None),
     }

@@ -47,9 +47,7 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
         probe_args.workload.slo = None;
         probe_args.workload.duration = Some(plan.window);
         probe_args.workload.warmup = warmup;
-        let ran = probe_args
-            .resolve()
-            .and_then(|spec| Ok((run_here(&spec, Show::Nothing, false)?, spec)));
+        let ran = crate::load::resolve(probe_args).and_then(|spec| Ok((run_here(&spec, Show::Nothing, false)?, spec)));
         let (outcome, spec) = match ran {
             Ok(r) => r,
             Err(e) => {

@@ -31,9 +31,7 @@ fn doc(offered: f64, completed: u64, latency_us: u64, lag_us: u64, busy: f64) ->
         duration: Some(Duration::from_secs(1)),
         ..Default::default()
     };
-    let spec = LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 4, w)
-        .resolve()
-        .unwrap();
+    let spec = crate::load::resolve(LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 4, w)).unwrap();
     let mut o = Outcome::empty(4, false);
     o.elapsed = Duration::from_secs(1);
     o.offered_rps = Some(offered);

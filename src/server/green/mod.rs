@@ -26,7 +26,7 @@
 //! carrier, which hands its processor to another carrier for the call and takes one back after
 //! (Go's entersyscall / exitsyscall). `sys::green::Movable` states it where `Send` is asserted.
 //! Every thread-local on a green thread's path is read in a function never inlined, so no
-//! caller keeps a thread-local's address across a park (`tests/structure.rs`).
+//! caller keeps a thread-local's address across a park (`tests/structure/`).
 //!
 //! **Preemption is cooperative.** muxlab's `cpu:` work yields every slice; other code is not
 //! preempted (a signal cannot switch stacks safely in Rust), so a thread that computes without

@@ -59,7 +59,7 @@ pub(in crate::bench) fn serve_line(
 /// the error names the key it is about.
 fn check_workload(x: &Experiment, addr: std::net::IpAddr) -> Result<(), crate::load::Error> {
     for &conns in &x.connections {
-        x.load_args(std::net::SocketAddr::new(addr, 1), conns).resolve()?;
+        crate::load::resolve(x.load_args(std::net::SocketAddr::new(addr, 1), conns))?;
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Checking a command line and completing it into the plan of a run:
-//! [`LoadArgs::resolve`] and its rules (pacing, the body, the length, HTTP/2, connections,
+//! [`resolve`] and its rules (pacing, the body, the length, HTTP/2, connections,
 //! keyed targets, request classes). An error names the key it is about and says in one line
 //! what to change.
 
@@ -9,11 +9,25 @@ use super::keyed::CLASSES as KEYED_CLASSES;
 use super::workload::{message_size, read_mix_file, MAX_STREAMS};
 use super::{keyed, tls, unix_ms, Class, Error, Kind, LoadArgs, Pacing, Payload, Shard, Spec};
 
-impl LoadArgs {
-    /// Checks the arguments and completes them (pacing, the default duration, the method's
-    /// case, the body, TLS) into the plan of a run. An error names the key it is about and says
-    /// in one line what to change.
-    pub fn resolve(self) -> Result<Spec, Error> {
+/// Checks a command line's arguments and completes them (pacing, the default duration, the
+/// method's case, the body, TLS) into the plan of a run. An error names the key it is about and
+/// says in one line what to change.
+pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
+    Asked(args).resolve()
+}
+
+/// A command line being checked: the arguments as asked, read through (`Deref`) by the rules.
+struct Asked(LoadArgs);
+
+impl std::ops::Deref for Asked {
+    type Target = LoadArgs;
+    fn deref(&self) -> &LoadArgs {
+        &self.0
+    }
+}
+
+impl Asked {
+    fn resolve(self) -> Result<Spec, Error> {
         let w = &self.workload;
         let http = self.target.kind == Kind::Http;
         if self.connections == 0 {
@@ -74,7 +88,7 @@ impl LoadArgs {
             classes,
             h2,
             keyed,
-            args: self,
+            args: self.0,
         };
         if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
             return Err(Error::invalid(
@@ -392,7 +406,7 @@ mod tests {
             ("insecure = true", "insecure"),
         ] {
             let w: Workload = toml::from_str(toml).unwrap();
-            let e = LoadArgs::new(target(), 1, w).resolve().unwrap_err();
+            let e = super::resolve(LoadArgs::new(target(), 1, w)).unwrap_err();
             assert_eq!(e.key(), Some(key), "{toml}: {e}");
         }
     }
