@@ -69,7 +69,7 @@ pub fn main(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             [a, b] => {
-                let (page, table) = crate::report::compare(a, b)?;
+                let (page, table) = crate::report::compare_runs(a, b)?;
                 print!("{table}");
                 println!("compare: {}", page.display());
             }

@@ -19,7 +19,7 @@ pub struct Environment {
 impl Environment {
     /// This machine, with the server's process when it listens on `target` here.
     pub fn here(target: std::net::SocketAddr) -> Environment {
-        let (kernel, cpu_model) = sys::procfs::machine();
+        let (kernel, cpu_model) = sys::machine::machine();
         let server_pid = sys::procfs::listening_pid(target.port()).filter(|_| target.ip().is_loopback());
         Environment {
             kernel,

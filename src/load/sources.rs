@@ -47,8 +47,8 @@ pub fn spread(target: SocketAddr, conns: usize) -> Option<AddrRange> {
     if !v4.ip().is_loopback() {
         return None;
     }
-    let room = sys::procfs::ephemeral_ports()? / SHARE;
-    let used = sys::procfs::tcp_sockets_to(SocketAddrV4::new(*v4.ip(), v4.port()));
+    let room = sys::machine::ephemeral_ports()? / SHARE;
+    let used = sys::machine::tcp_sockets_to(SocketAddrV4::new(*v4.ip(), v4.port()));
     pick(conns, room, |ip| used.get(&ip).copied().unwrap_or(0)).map(AddrRange)
 }
 

@@ -41,10 +41,10 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::server::crossing::completions::Completions;
-use crate::server::crossing::offload::perform;
 use crate::server::drivers::accept::Acceptor;
 use crate::server::drivers::evloop::{EventLoop, LISTENER};
 use crate::server::drivers::poller::Epoll;
+use crate::server::request::offload::perform;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers};
 use crate::server::{Discipline, Reserve, TICK};
 use crate::server::{Job, Offloader};

@@ -31,7 +31,7 @@ pub fn shed(buf: &mut Vec<u8>, keep: usize) -> usize {
     cap
 }
 
-/// A request about to be answered, as a server's hook sees it ([`Session::feed_each`]).
+/// A request about to be answered, as a server's hook sees it ([`Session::feed_each`](super::Protocol::feed_each)).
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     /// HTTP's request target (path and query); empty for echo and packet.
@@ -59,7 +59,7 @@ pub enum Answer {
 ///   per-request work, a refusal).
 /// - [`Each::room`] says how much more output the connection takes (`--max-output`). A
 ///   session asks before each request, echoed byte and frame; at 0 it stops consuming input,
-///   mid-buffer, keeps the rest ([`Session::holding`]) and goes on when fed again, with or
+///   mid-buffer, keeps the rest ([`Session::holding`](super::Protocol::holding)) and goes on when fed again, with or
 ///   without new bytes, once the output has drained.
 pub trait Each {
     fn request(&mut self, req: Request<'_>, out: &mut Vec<u8>) -> Answer;
@@ -86,14 +86,14 @@ pub trait Each {
     }
 
     /// The answer another thread gave for `ticket` (a keyed command answered later), once:
-    /// what a completion brings ([`Session::complete_each`]).
+    /// what a completion brings ([`Session::complete_each`](super::Protocol::complete_each)).
     fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
         let _ = ticket;
         None
     }
 }
 
-/// The hook that serves every request, with no bound on output: what [`Session::feed`] uses.
+/// The hook that serves every request, with no bound on output: what [`Session::feed`](super::Session::feed) uses.
 pub struct ServeAll;
 
 impl Each for ServeAll {
@@ -103,7 +103,7 @@ impl Each for ServeAll {
     }
 }
 
-/// What one call to [`Session::feed`] produced besides output bytes.
+/// What one call to [`Session::feed`](super::Session::feed) produced besides output bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fed {
     /// Requests (HTTP requests, echo reads, packet frames) answered by this call.
@@ -182,7 +182,7 @@ impl Default for Limits {
 /// What a server asks of a connection's session, whatever its protocol: feed it input, step
 /// its later answers, ask what it holds and owes, and end it. [`super::Session`] keeps it by
 /// dispatching to the protocol chosen; TLS wraps any session that keeps it
-/// ([`super::tls::TlsSession`]). No method has a default: a session answers each.
+/// (`TlsSession`). No method has a default: a session answers each.
 pub trait Protocol: std::fmt::Debug + Sized {
     /// Serves `input`: appends the responses to `out`, calling `each` for every request.
     fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed;

@@ -29,7 +29,7 @@ impl Proto {
         }
     }
 
-    /// Its requests are keyed commands, run against a store ([`keyed`]).
+    /// Its requests are keyed commands, run against a store ([`super::keyed`]).
     pub fn keyed(&self) -> bool {
         matches!(self, Proto::Resp | Proto::Memcache)
     }

@@ -172,7 +172,7 @@ impl Protocol for Session {
         }
     }
 
-    /// When a response that finishes later ([`later`]) has its next piece due: the model wakes
+    /// When a response that finishes later ([`later`](super::later)) has its next piece due: the model wakes
     /// then and calls [`Session::advance_each`]. `None`: nothing is owed.
     fn due(&self) -> Option<Instant> {
         match self {
@@ -183,7 +183,7 @@ impl Protocol for Session {
         }
     }
 
-    /// A response is owed later ([`later`]): an event stream going out, or a response waiting
+    /// A response is owed later ([`later`](super::later)): an event stream going out, or a response waiting
     /// for its work. The connection is not idle meanwhile: the silence is the server's.
     fn owes(&self) -> bool {
         match self {
@@ -208,7 +208,7 @@ impl Protocol for Session {
         }
     }
 
-    /// Input waits behind a response owed later ([`later`]): HTTP/1.x answers in order, so a
+    /// Input waits behind a response owed later ([`later`](super::later)): HTTP/1.x answers in order, so a
     /// connection reads nothing more until the response has gone, and TCP holds what the
     /// client sends meanwhile (its writes wait). A wiring that stops reading then holds at most
     /// one read of input here. HTTP/2 never pauses: its other streams, window updates, pings
@@ -257,7 +257,7 @@ impl Protocol for Session {
         }
     }
 
-    /// Writes the response whose ticket is `ticket` ([`later::Later::Pending`]), its work done;
+    /// Writes the response whose ticket is `ticket` ([`later::Later::Pending`](super::later::Later::Pending)), its work done;
     /// then goes on with the input held behind it (HTTP/1.1's pipelined requests, through
     /// `each`). Nothing when no response waits for that ticket (its stream was reset, or its
     /// connection is another one now): `Fed::requests` says whether one was answered.
@@ -272,7 +272,7 @@ impl Protocol for Session {
         }
     }
 
-    /// The tickets of the responses waiting for their work ([`later::Later::Pending`]): what a
+    /// The tickets of the responses waiting for their work ([`later::Later::Pending`](super::later::Later::Pending)): what a
     /// connection that closes cancels.
     fn tickets(&self) -> Vec<u64> {
         match self {

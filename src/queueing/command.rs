@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::erlang::mmk_sojourn_quantile;
 use super::{classes_of, discipline_of, predict, Arrivals, Discipline, Prediction, Setup};
 use crate::load::Arrivals as ArrivalKind;
-use crate::server::request::work::Dist;
+use crate::server::work::Dist;
 use crate::server::Work;
 use crate::units::{format_duration, parse_duration, thousands, BadValue};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::cpu::Sharing;
 use super::keyed;
 use super::Discipline;
-use crate::server::request::work::CEILING;
+use crate::server::work::CEILING;
 use crate::server::{Model, Work};
 
 /// How requests arrive.

@@ -7,13 +7,13 @@ use std::time::Duration;
 /// where the kernel exposes it, else its default computed as the kernel does (0.75 ms ×
 /// (1 + log2 of the online CPUs, at most 8)).
 pub fn base_slice() -> (Duration, String) {
-    match crate::sys::procfs::base_slice_ns() {
+    match crate::sys::machine::base_slice_ns() {
         Some(ns) => (
             Duration::from_nanos(ns),
             "the kernel's base_slice_ns (debugfs)".to_string(),
         ),
         None => {
-            let cpus = crate::sys::procfs::online_cpus().unwrap_or(1);
+            let cpus = crate::sys::machine::online_cpus().unwrap_or(1);
             (
                 default_slice(cpus),
                 format!(

@@ -335,7 +335,7 @@ fn the_default_slice_grows_with_the_log_of_the_cpus_up_to_eight() {
     match crate::testing::host_fact(crate::sys::host::Fact::SchedDebugfs).present {
         true => assert!(from.contains("debugfs"), "{from}"),
         false => {
-            let cpus = crate::sys::procfs::online_cpus().unwrap();
+            let cpus = crate::sys::machine::online_cpus().unwrap();
             assert_eq!(slice, default_slice(cpus));
             assert!(from.contains("the kernel's default (not exposed here)"), "{from}");
         }

@@ -44,7 +44,7 @@ impl SampleLine {
             involuntary_switches: s.involuntary_switches,
             reaped_children_ns: s.reaped_children.as_nanos() as u64,
             thread_set: s.thread_set,
-            tcp_pages: sys::procfs::tcp_mem_pages(),
+            tcp_pages: sys::machine::tcp_mem_pages(),
         }
     }
 
@@ -85,7 +85,7 @@ enum Answer {
 
 /// This machine, as bench's environment records each host.
 fn machine() -> Answer {
-    let (kernel, cpu_model) = sys::procfs::machine();
+    let (kernel, cpu_model) = sys::machine::machine();
     Answer::Machine {
         kernel,
         cpu_model,

@@ -2,19 +2,24 @@
 //!
 //! The terminal's tables (`table`), the HTML page (`html`) and its charts (`charts`), the
 //! comparison of two runs (`compare`), a load document's series (`series`), the files written
-//! beside results (`write`), and the docs rendered from kept results (`docs`).
+//! beside results (`write`), the docs rendered from kept results (`docs`), and the escaping
+//! every HTML part uses (`escape`).
 
 mod charts;
 pub(crate) mod compare;
 pub(crate) mod docs;
+mod escape;
 pub(crate) mod html;
 pub(crate) mod series;
 pub(crate) mod table;
 mod write;
 
 #[cfg(test)]
+mod compare_tests;
+#[cfg(test)]
 mod rank_tests;
 
+pub(crate) use escape::esc;
 pub use table::verdict_lines;
 pub(crate) use table::{notes, STEAL_SHOWN};
-pub use write::{against_baseline, compare, rebuild, write_html};
+pub use write::{against_baseline, compare_runs, rebuild, write_html};

@@ -23,7 +23,7 @@ pub fn rebuild(dir: &Path) -> Result<PathBuf, Error> {
 
 /// `muxlab report A B`: writes `B/compare.html` (B against A) and returns it with the terminal
 /// table.
-pub fn compare(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
+pub fn compare_runs(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
     let (ra, rb) = (read(a)?, read(b)?);
     let rows = super::compare::rows(&ra, &rb, false);
     if rows.is_empty() {

@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::error::Error;
-pub use super::request::work::Work;
+pub use super::work::Work;
 use crate::proto::Proto;
 use crate::units::{format_duration, parse_duration, parse_size, CpuList};
 
@@ -137,17 +137,17 @@ pub struct ServeArgs {
     /// exp(20ms)), size=B (of each event's data), first=D0 (before the first event; default: a
     /// gap like the others). Without it only GET /stream?events=N&every=D&size=B&first=D0
     /// streams; a /stream query's keys win over these.
-    #[arg(long, value_name = "SPEC", value_parser = super::request::stream_spec::StreamSpec::from_str)]
-    pub stream: Option<super::request::stream_spec::StreamSpec>,
+    #[arg(long, value_name = "SPEC", value_parser = super::stream_spec::StreamSpec::from_str)]
+    pub stream: Option<super::stream_spec::StreamSpec>,
     /// The largest event stream a request may ask for, over it 400: events=N, time=D (the
     /// stream's time on average; a longer gap is cut here), size=B (of one event's data).
     #[arg(
         long,
         value_name = "BOUNDS",
         default_value = "events=100000,time=1h,size=64KiB",
-        value_parser = super::request::stream_spec::StreamBounds::from_str
+        value_parser = super::stream_spec::StreamBounds::from_str
     )]
-    pub max_stream: super::request::stream_spec::StreamBounds,
+    pub max_stream: super::stream_spec::StreamBounds,
     /// An event sent more than this after its due time counts as late (the stats line's
     /// sse_late; every event's lateness is in its sse_late_le_* histogram).
     #[arg(long, default_value = "5ms", value_parser = parse_duration)]

@@ -1,7 +1,7 @@
 //! The bottom of `server`: the context a running model shares with its workers, the [`Worker`]
 //! handle each worker holds, and the contract of a design that hands requests' work to other
-//! threads ([`Offloader`], [`Job`]). The plumbing in `server/` builds on this file; it imports
-//! only `classes`, `config`, `gate` and `stats`.
+//! threads ([`Offloader`], [`Job`]). The plumbing in `server/` builds on this file; of `server` it
+//! names only `classes`, `config`, `gate`, `stats` and the keyed hops' slot (`crossing`).
 //!
 //! Contract: one server per process. `serve` builds one `Ctx` and leaks it, so it is
 //! `'static`: threads, forked workers and tokio tasks all hold plain `&'static Ctx` references.
@@ -11,9 +11,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
-use super::request::classes::Classes;
 use super::stats::{Counter, Counters, Stats};
 use crate::proto::Session;
 use crate::sys;

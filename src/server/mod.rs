@@ -4,17 +4,20 @@
 //! - the running server: `error`, `config` (the serve flags, checked into a `Config`),
 //!   `stats` (the counters), `ctx` (the context and the [`Worker`] handle), `gate` and
 //!   `workers` (starting and stopping workers), `registry` (the model descriptor), and `serve`
-//!   at the top;
+//!   at the top; below them all, [`work`] (what a request costs: `--work`), `classes` (the
+//!   request classes a server saw) and `stream_spec` (what an event stream is asked to be,
+//!   parsed beside the configuration that reads it), and `waits` (how a connection served in
+//!   blocking style waits: the contract between the blocking driver and green's parking);
 //! - [`connection`]: one connection's rules, sans I/O (its deadlines, its idle shedding);
 //! - [`drivers`]: what steps a connection, doing only I/O and waiting: the event loop over a
 //!   poller, the readiness table, the blocking service and its waits, accepting, and handing
 //!   connections to worker loops;
 //! - [`green`]: the M:N runtime of the `green` model;
-//! - [`crossing`]: work that crosses threads (keyed hops, completions posted back to a loop, a
-//!   pool's side of offloading);
-//! - [`request`]: a request's work (`--work`), the per-request hook, request classes, event
+//! - [`crossing`]: what crosses threads (keyed hops, completions posted back to a loop);
+//! - [`request`]: each request's work on its thread or a pool's, the per-request hook, event
 //!   streams.
 
+pub(crate) mod classes;
 pub(crate) mod config;
 pub(crate) mod connection;
 pub(crate) mod crossing;
@@ -27,15 +30,21 @@ pub(crate) mod registry;
 pub(crate) mod request;
 pub(crate) mod serve;
 pub(crate) mod stats;
+pub(crate) mod stream_spec;
+pub(crate) mod waits;
+pub(crate) mod work;
 pub(crate) mod workers;
 
+pub use classes::ROWS;
 pub use config::{AcceptGuard, Config, Flag, ProtoName, Reserve, ServeArgs, Trigger, Work, Workers};
 pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use ctx::{Job, Offloader};
 pub use error::{io_err, Error};
 pub use registry::{Assign, Discipline, Family, Model, Streams};
-pub use request::{query_work, StreamBounds, StreamSpec};
+pub use request::query_work;
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};
+pub use stream_spec::{StreamBounds, StreamSpec};
+pub use waits::{Kernel, Waits};
 pub use workers::threads_and;

@@ -5,12 +5,12 @@
 use std::io::Write;
 use std::time::Instant;
 
+use super::classes::Classes;
 use super::config::{Config, ServeArgs, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
-use super::request::classes::Classes;
 use super::stats::{Counter, Listening, Stats, StatsLine};
 use crate::sys;
 

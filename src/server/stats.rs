@@ -390,7 +390,7 @@ pub struct StatsLine {
     pub per_worker: Vec<CounterValues>,
     /// With `--work-from-request`: requests and busy time per class of work.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub classes: std::collections::BTreeMap<String, super::request::classes::ClassCount>,
+    pub classes: std::collections::BTreeMap<String, super::classes::ClassCount>,
 }
 
 impl Listening {

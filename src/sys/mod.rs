@@ -15,6 +15,7 @@ pub(crate) mod eventfd;
 pub mod fd;
 pub(crate) mod green;
 pub mod host;
+pub mod machine;
 pub mod mem;
 pub(crate) mod poll;
 pub mod process;
@@ -30,8 +31,8 @@ pub(crate) mod uring;
 mod call;
 #[cfg(test)]
 mod cpu_time_tests;
+#[cfg(test)]
+mod uring_tests;
 
 use call::{count, cvt, cvt_size, map_anonymous, socket_io};
 pub use call::{forbid_socket_io, take_syscalls};
-pub use fd::read;
-pub use host::Fact;

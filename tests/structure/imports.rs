@@ -208,7 +208,9 @@ impl Graph {
             let (next, direct) = match seg.as_str() {
                 "super" => (Target::Mod(self.mods[m].parent?), true),
                 "self" => continue,
-                name => self.lookup(m, name, seen)?,
+                // A name a module of the crate does not show as an item is one a macro there
+                // defines (`counters! { enum Counter .. }`): it is that module's file's.
+                name => self.lookup(m, name, seen).unwrap_or((Target::Item(m), true)),
             };
             if let (Target::Mod(n), true) = (next, direct) {
                 walked.push(n);
@@ -216,6 +218,26 @@ impl Graph {
             cur = next;
         }
         Some((cur, walked))
+    }
+
+    /// What `path` names in the value namespace where its last segment is also a module: the
+    /// item or import of that name beside the module, if any.
+    fn resolve_value(&self, from: usize, path: &[String]) -> Option<Target> {
+        let (last, prefix) = path.split_last()?;
+        let m = match prefix {
+            [] => from,
+            _ => match self.resolve(from, prefix, &mut Vec::new())?.0 {
+                Target::Mod(m) => m,
+                Target::Item(_) => return None,
+            },
+        };
+        if self.mods[m].items.contains(last.as_str()) {
+            return Some(Target::Item(m));
+        }
+        match self.lookup_imported(m, last, &mut Vec::new())? {
+            Target::Item(t) => Some(Target::Item(t)),
+            Target::Mod(_) => None,
+        }
     }
 
     /// Resolves every module's references into arrows and upward walks.
@@ -228,10 +250,18 @@ impl Graph {
                 let Some((target, walked)) = self.resolve(id, path, &mut Vec::new()) else {
                     continue;
                 };
-                if let Target::Item(t) = target {
-                    let to = &self.mods[t].file;
-                    if *to != m.file {
-                        edges.get_mut(&m.file).unwrap().insert(to.clone());
+                let mut targets = vec![target];
+                // A module and a function may share a name (`compare` the folder, `compare` the
+                // function re-exported beside it): a path to the module names the item too.
+                if let (Target::Mod(_), Some(item)) = (target, self.resolve_value(id, path)) {
+                    targets.push(item);
+                }
+                for t in targets {
+                    if let Target::Item(t) = t {
+                        let to = &self.mods[t].file;
+                        if *to != m.file {
+                            edges.get_mut(&m.file).unwrap().insert(to.clone());
+                        }
                     }
                 }
                 for w in walked {
@@ -447,5 +477,49 @@ impl<'ast> Visit<'ast> for Refs {
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.scan(m.tokens.clone());
+    }
+}
+
+impl Graph {
+    /// The circles among the parts of each folder: a part is a file directly in the folder, or
+    /// one of its subfolders with everything under it; an arrow runs from one part to another
+    /// where a file of the one names a file of the other. `(folder, its parts in a circle)`.
+    /// The crate root's parts are the layers, which `layer` orders instead.
+    pub fn folder_circles(&self) -> Vec<(String, Vec<String>)> {
+        let folder_of = |f: &str| f.rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string());
+        let folders: BTreeSet<String> = self
+            .edges
+            .keys()
+            .map(|f| folder_of(f))
+            .filter(|d| !d.is_empty())
+            .collect();
+        let mut out = Vec::new();
+        for folder in folders {
+            let prefix = format!("{folder}/");
+            // The part of `folder` a file belongs to, if any.
+            let part = |f: &str| -> Option<String> {
+                let rest = f.strip_prefix(&prefix)?;
+                Some(match rest.split_once('/') {
+                    Some((sub, _)) => format!("{sub}/"),
+                    None => rest.trim_end_matches(".rs").to_string(),
+                })
+            };
+            let mut parts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for (from, tos) in &self.edges {
+                let Some(a) = part(from) else { continue };
+                let entry = parts.entry(a.clone()).or_default();
+                for to in tos {
+                    if let Some(b) = part(to).filter(|b| *b != a && b != "mod") {
+                        if a != "mod" {
+                            entry.insert(b);
+                        }
+                    }
+                }
+            }
+            for c in strongly_connected(&parts).into_iter().filter(|c| c.len() > 1) {
+                out.push((folder.clone(), c));
+            }
+        }
+        out
     }
 }

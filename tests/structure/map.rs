@@ -26,21 +26,27 @@ pub fn folders(root: &Path, rel: &str) -> BTreeSet<String> {
     out
 }
 
-/// The test names the map's rules give in parentheses: `(`name`)` with a snake_case name.
-pub fn rules_named(map: &str) -> BTreeSet<String> {
+/// The map's rules, each a bullet of its "Rules the code keeps" section, with the test names
+/// it gives in parentheses: `(`name`)`, a snake_case name.
+pub fn rules_named(map: &str) -> Vec<(String, Vec<String>)> {
     let rules = map.split("## Rules the code keeps").nth(1).unwrap_or("");
-    let mut out = BTreeSet::new();
-    for (i, _) in rules.match_indices("(`") {
-        let rest = &rules[i + 2..];
-        if let Some((name, _)) = rest.split_once("`)") {
-            if !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            {
-                out.insert(name.to_string());
+    let rules = rules.split("\n## ").next().unwrap_or("");
+    let mut out = Vec::new();
+    for bullet in rules.split("\n- ").skip(1) {
+        let mut names = Vec::new();
+        for (i, _) in bullet.match_indices("(`") {
+            if let Some((name, _)) = bullet[i + 2..].split_once("`)") {
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                {
+                    names.push(name.to_string());
+                }
             }
         }
+        let first = bullet.lines().next().unwrap_or("").to_string();
+        out.push((first, names));
     }
     out
 }

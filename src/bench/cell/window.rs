@@ -14,7 +14,8 @@ use crate::bench::record::Error;
 use crate::bench::setup::{Placement, Sampler};
 use crate::load::{Document, Line, Said};
 use crate::sys;
-use crate::sys::procfs::{CpuTimes, ProcSample};
+use crate::sys::machine::CpuTimes;
+use crate::sys::procfs::ProcSample;
 
 /// What a load run measured: the load's document, the server samples at the window's ends, the
 /// time between them, and the machine's steal time over it (per cent of all CPU time).
@@ -149,8 +150,8 @@ pub(super) fn run_load(
 /// with 15,000 threads that takes a while), stamped when the CPU times are read, at its start.
 fn mark(sampler: &mut Sampler, server: Option<&[usize]>) -> Result<Mark, Error> {
     let at = Instant::now();
-    let steal = sys::procfs::steal_and_total();
-    let cpus = server.and_then(sys::procfs::cpu_times);
+    let steal = sys::machine::steal_and_total();
+    let cpus = server.and_then(sys::machine::cpu_times);
     Ok(Mark {
         sample: sampler.all()?,
         at,

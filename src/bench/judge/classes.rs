@@ -9,7 +9,7 @@ use super::finding::Finding;
 use super::metric::{rankable, P99};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{median, Cell};
-use crate::server::request::work::CEILING;
+use crate::server::work::CEILING;
 use crate::server::Work;
 use crate::units::fmt_us;
 

@@ -18,7 +18,17 @@ pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Con
     if shapes {
         v.extend(shapes::verdict(experiments, cells, ctx.server_cpus));
     }
-    v.extend(fidelity::verdict(experiments, cells));
+    v.extend(fidelity::verdict(experiments, cells).map(|f| Verdict {
+        experiment: fidelity::NAME.to_string(),
+        text: f.text,
+        findings: Vec::new(),
+        reasons: Vec::new(),
+        aa: None,
+        expected: Vec::new(),
+        headline: f.headline,
+        table: Vec::new(),
+        fidelity: f.rows,
+    }));
     v
 }
 

@@ -67,7 +67,7 @@ fn targets_of(cells: &[&Cell]) -> Vec<String> {
     targets
 }
 
-/// [`verdict`] with the unit costs measured on the run's server CPU (a counter is given as the
+/// An experiment's verdict, with the unit costs measured on the run's server CPU (a counter is given as the
 /// *why* only where its difference, priced, covers a real share of the CPU gap) and the
 /// server's CPU count (said first: a comparison on one CPU is not one on eight).
 pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Context) -> Verdict {

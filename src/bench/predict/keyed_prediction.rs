@@ -92,7 +92,7 @@ pub(in crate::bench) fn prediction(
             name: String::new(),
             weight: 1.0,
             work: crate::server::Work::default(),
-            cap: crate::server::request::work::CEILING,
+            cap: crate::server::work::CEILING,
         }],
         requests: REQUESTS,
         seed: x.load.seed,

@@ -275,7 +275,7 @@ pub struct Cell {
     /// to rank.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub twin: bool,
-    /// A calibration cell (`bench::calibration`): the design measured under lighter load than
+    /// A calibration cell (`bench::predict::calibration`): the design measured under lighter load than
     /// the experiment's (its conditions, in words), whose CPU per request every prediction of
     /// the design's cells is made from. Never ranked, never the cell it predicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -24,7 +24,7 @@ impl UnitCosts {
     };
 }
 
-/// A loopback round trip as a run measured it (`bench::unit_costs::round_trip`): its mean
+/// A loopback round trip as a run measured it (`bench::setup::unit_costs::round_trip`): its mean
 /// (µs) between the client's and the server's CPUs, and the client thread's CPU per round
 /// trip (µs), the least a request's time outside the server can be.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

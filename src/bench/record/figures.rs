@@ -7,7 +7,8 @@ use super::cell::{ClassFigure, CpuSource, Figures, LockFigures, StreamFigures};
 use super::why::Why;
 use crate::load::{jain, Document};
 use crate::server::stats::{Counter, StatsLine};
-use crate::sys::procfs::{CpuTimes, ProcSample};
+use crate::sys::machine::CpuTimes;
+use crate::sys::procfs::ProcSample;
 
 /// The server tree's samples a cell's figures come from.
 pub(in crate::bench) struct Samples<'a> {

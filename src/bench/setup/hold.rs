@@ -12,7 +12,7 @@ use crate::sys;
 
 /// The machine and the placement of a run.
 pub(in crate::bench) fn environment(place: &Placement) -> Environment {
-    let (kernel, cpu_model) = sys::procfs::machine();
+    let (kernel, cpu_model) = sys::machine::machine();
     // What a syscall and a context switch cost on the server's CPU, for the verdicts' why
     // (measured only where the server runs on this machine).
     let unit_costs = (!place.remote_server())

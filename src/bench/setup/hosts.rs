@@ -236,7 +236,7 @@ impl Sampler {
     pub fn tcp_pages(&mut self) -> Option<u64> {
         match self {
             Sampler::Remote { tcp, .. } => *tcp,
-            _ => sys::procfs::tcp_mem_pages(),
+            _ => sys::machine::tcp_mem_pages(),
         }
     }
 }

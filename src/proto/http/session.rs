@@ -34,7 +34,7 @@ enum State {
     },
     /// Inside a chunked body.
     Chunked(Chunked),
-    /// An event stream is going out ([`super::later`]): input waits in the buffer until it
+    /// An event stream is going out ([`crate::proto::later`]): input waits in the buffer until it
     /// ends (the connection reads no more meanwhile: [`HttpSession::paused`]). `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
     Streaming {
         stream: Box<EventStream>,

@@ -1,5 +1,5 @@
 //! memcache: memcached's text protocol as a sans-I/O session. Each command line parsed into a
-//! [`keyed::Op`] the hook runs against its store ([`Each::command`]); replies in order,
+//! [`keyed::Op`](crate::proto::keyed::Op) the hook runs against its store ([`Each::command`]); replies in order,
 //! none for a command with `noreply`.
 //!
 //! Commands: get and gets (many keys), set, add, replace, delete, incr, decr, touch, version,

@@ -1,6 +1,6 @@
 //! resp: RESP2, the protocol redis speaks, as a sans-I/O session. Multibulk commands
 //! (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) and inline ones (`GET k\r\n`), pipelined; each command
-//! parsed into a [`keyed::Op`] the hook runs against its store ([`Each::command`]), replies in
+//! parsed into a [`keyed::Op`](crate::proto::keyed::Op) the hook runs against its store ([`Each::command`]), replies in
 //! order.
 //!
 //! Commands: PING, GET, SET (EX, PX, NX, XX), DEL, EXISTS, INCR, INCRBY, DECR, DECRBY, MGET,

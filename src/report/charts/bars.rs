@@ -37,7 +37,7 @@ fn decades(d0: f64, d1: f64, y: &dyn Fn(f64) -> f64, left: f64, right_edge: f64,
              <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             left - 6.0,
             y(v) + 4.0,
-            crate::report::html::esc(&label(v, unit)),
+            crate::report::esc(&label(v, unit)),
             y = y(v)
         ));
         d += 1.0;
@@ -61,7 +61,7 @@ pub fn bar_chart(title: &str, y_label: &str, unit: Unit, groups: &[String], seri
         .filter(|v| *v > 0.0);
     let lo = values.clone().fold(f64::INFINITY, f64::min);
     let hi = values.fold(0.0f64, f64::max);
-    let esc = crate::report::html::esc;
+    let esc = crate::report::esc;
     let mut svg = format!(
         "<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" xmlns=\"http://www.w3.org/2000/svg\" \
          font-family=\"sans-serif\" font-size=\"12\"><rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\

@@ -12,8 +12,7 @@ mod render;
 mod rows;
 
 pub use reference::against_reference;
+#[cfg(test)]
+pub(crate) use render::headline;
 pub use render::{html, html_table, table, CLASSES};
 pub use rows::rows;
-
-#[cfg(test)]
-mod tests;

@@ -2,10 +2,10 @@
 //! predicted capacity (with why a search was inconclusive), and the p99 of every probe against
 //! the rate it offered, a line per target, the target dashed.
 
-use super::escape::esc;
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{median, Cell};
 use crate::report::charts::{xy_chart, Unit};
+use crate::report::esc;
 use crate::units::thousands;
 
 /// The capacity section; empty where no cell ran a search.

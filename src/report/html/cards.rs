@@ -3,9 +3,9 @@
 //! and what is left), with its prediction's mean beside it and what bound it
 //! (`bench::judge::card`).
 
-use super::escape::esc;
 use crate::bench::judge::card::{self, Card};
 use crate::bench::record::Cell;
+use crate::report::esc;
 use crate::units::fmt_us;
 
 /// The segments' colours, in the card's part order, then the unexplained rest.

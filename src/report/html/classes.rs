@@ -3,9 +3,9 @@
 //! class, a bar per target) at the largest connection count; each figure the median of the
 //! repeats, as the verdicts take it.
 
-use super::escape::esc;
 use crate::bench::record::{median, Cell, ClassFigure, Summary};
 use crate::report::charts::{bar_chart, Series, Unit};
+use crate::report::esc;
 use crate::units::{fmt_us, thousands};
 
 /// Class `name` of `target` at `n` connections over the repeats: each figure's median (a

@@ -1,7 +1,7 @@
 //! The run's environment, a row per entry; a run across hosts gets a line per host.
 
-use super::escape::esc;
 use crate::bench::record::Environment;
+use crate::report::esc;
 
 /// The run's environment, a row per entry; a run across hosts gets a line per host.
 pub(super) fn environment(env: &Environment) -> String {

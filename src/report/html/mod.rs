@@ -3,13 +3,12 @@
 //! scenarios the published numbers beside the measured ones with a sentence on what agrees.
 //!
 //! The page (`page`), its parts (`verdicts`, `environment`, `table`, `plots`, `capacity`,
-//! `classes`, `cards`, `seed`), and the escaping every part uses (`escape`).
+//! `classes`, `cards`, `seed`).
 
 mod capacity;
 mod cards;
 mod classes;
 mod environment;
-mod escape;
 mod page;
 mod plots;
 mod seed;
@@ -19,5 +18,4 @@ mod verdicts;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use escape::esc;
 pub use page::render;

@@ -3,13 +3,13 @@
 //! capacity search, request classes, explain cards and charts).
 
 use super::environment::environment;
-use super::escape::esc;
 use super::plots;
 use super::table::table;
 use super::verdicts::{against_reference, verdicts};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{summarize, Cell};
 use crate::bench::Results;
+use crate::report::esc;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1220px;margin:2em auto;padding:0 1em;color:#222}\
 .tw{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:12.5px}\

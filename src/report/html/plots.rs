@@ -2,11 +2,11 @@
 //! dashed), p99, server CPU per request and fairness against the connection count, a line per
 //! target.
 
-use super::escape::esc;
 use crate::bench::judge::metric::{self, Metric};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{Cell, Summary};
 use crate::report::charts::{line_chart, Series, Unit};
+use crate::report::esc;
 
 /// A chart of an experiment: its title, its y axis, and the metric it draws.
 struct Chart {

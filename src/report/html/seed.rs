@@ -1,9 +1,9 @@
 //! Seed scenarios in the report: the seed's published numbers beside ours, and a sentence on
 //! what agrees (orderings at each connection count, and each model's scaling).
 
-use super::escape::esc;
 use crate::bench::record::scenario::{model_name, Experiment};
 use crate::bench::record::Summary;
+use crate::report::esc;
 use crate::units::thousands;
 
 /// The seed's numbers beside ours, and a sentence on what agrees.

@@ -2,9 +2,9 @@
 //! at each connection count in bold (asked of the judge's rule, [`metric::rankable`]),
 //! client-bound rows in italics.
 
-use super::escape::esc;
 use crate::bench::judge::metric::{self, Metric};
 use crate::bench::record::{spread, within_rounds, Cell, Summary};
+use crate::report::esc;
 use crate::units::si;
 use crate::units::{fmt_us, or_dash, thousands};
 

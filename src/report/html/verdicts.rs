@@ -1,8 +1,8 @@
 //! The answers first: each verdict (its headline, its table, the fidelity table, the prose),
 //! and every target against an experiment's reference.
 
-use super::escape::esc;
 use crate::bench::Results;
+use crate::report::esc;
 
 /// The answers first: one verdict per experiment, worked out from the results.
 pub(super) fn verdicts(d: &Results) -> String {

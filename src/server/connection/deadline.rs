@@ -8,8 +8,8 @@ use crate::proto::Protocol;
 use std::time::Instant;
 
 use crate::proto::Session;
-use crate::server::stats::Counter;
 use crate::server::Config;
+use crate::server::Counter;
 use crate::server::Worker;
 
 /// When a connection last moved, and since when it has been inside a request head.

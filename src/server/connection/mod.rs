@@ -36,7 +36,7 @@ use std::time::Instant;
 use super::connection::deadline::{Deadlines, Expired};
 use super::connection::idle::Shed;
 use super::request::hook::{self, Later, Origin};
-use super::stats::Counter;
+use super::Counter;
 use super::Worker;
 use crate::proto::Session;
 use crate::timer::Armed;
@@ -70,7 +70,7 @@ struct Moved {
 
 /// One connection, whatever drives it.
 pub struct Connection {
-    /// What its wiring knows it by: a pool's completion names it ([`super::offload::Job`]).
+    /// What its wiring knows it by: a pool's completion names it ([`crate::server::Job`]).
     token: u64,
     session: Session,
     /// Output not yet taken by the wire, from `sent` on.
@@ -419,7 +419,7 @@ impl Connection {
 
     /// Its parting bytes, handed to `send` (best effort: what the socket takes now), unless a
     /// send in flight must not be overtaken: the output it still holds, then a stopping
-    /// server's farewell or, for any other close, the cut ([`super::deadline::part`]).
+    /// server's farewell or, for any other close, the cut ([`deadline::part`]).
     pub fn parting(&mut self, send: impl FnOnce(&[u8])) {
         if self.in_flight > 0 {
             return;

@@ -1,7 +1,7 @@
 //! Work done elsewhere, posted back to the event loop that owns its connection: a queue of
 //! `(connection token, ticket)` and the eventfd that wakes the loop for it. Any thread posts
-//! ([`Completions::post`]); the loop watches it ([`super::evloop::EventLoop::take_completions`])
-//! and hands each to its connection ([`super::connection::Connection::complete`]). offload's
+//! ([`Completions::post`]); the loop watches it ([`crate::server::drivers::evloop::EventLoop::take_completions`])
+//! and hands each to its connection ([`crate::server::connection::Connection::complete`]). offload's
 //! pool posts here; a design that hops requests between threads would too.
 
 use std::io;

@@ -5,7 +5,7 @@
 //! answer ([`Form`]) and a ticket; the session leaves a slot in its output for it, and the
 //! replies behind it wait ([`crate::proto::keyed`]). The thread that runs it encodes the
 //! answer and posts it back to the inbox of the connection's loop, which hands it to the
-//! connection ([`super::connection::Connection::complete`]): replies go in order.
+//! connection ([`crate::server::connection::Connection::complete`]): replies go in order.
 //!
 //! Each thread has an inbox: a locked list of posts and an eventfd, written only when the
 //! list was empty (one wake-up until the owner takes them, as netty's task queue does). A

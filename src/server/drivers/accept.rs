@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::Duration;
 
-use crate::server::stats::Counter;
+use crate::server::Counter;
 use crate::server::Worker;
 use crate::server::{io_err, Error};
 use crate::sys;

@@ -12,12 +12,12 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
-use super::accept::{Accepted, Acceptor};
-pub use super::waits::{Kernel, Waits};
 use crate::server::connection::{Connection, Next};
-use crate::server::stats::Counter;
+use crate::server::drivers::accept::{Accepted, Acceptor};
+use crate::server::Counter;
 use crate::server::Error;
 use crate::server::Worker;
+pub use crate::server::{Kernel, Waits};
 use crate::server::{READ_BUF, TICK};
 use crate::sys;
 

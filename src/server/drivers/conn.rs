@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use crate::server::connection::deadline::Expired;
 use crate::server::connection::{Connection, Next};
-use crate::server::stats::Counter;
+use crate::server::Counter;
 use crate::server::Worker;
 use crate::sys;
 
@@ -319,7 +319,7 @@ impl ConnTable {
     }
 }
 
-/// Runs `f` at most once per [`super::TICK`]: the periodic idle sweep of event loops.
+/// Runs `f` at most once per [`crate::server::TICK`]: the periodic idle sweep of event loops.
 pub struct Ticker {
     next: Instant,
 }

@@ -9,11 +9,11 @@
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use super::accept::Acceptor;
-use super::conn::{Conn, ConnTable, Ticker, Want};
-use super::poller::{Interest, Poller};
 use crate::server::crossing::completions::Completions;
-use crate::server::stats::Counter;
+use crate::server::drivers::accept::Acceptor;
+use crate::server::drivers::conn::{Conn, ConnTable, Ticker, Want};
+use crate::server::drivers::poller::{Interest, Poller};
+use crate::server::Counter;
 use crate::server::Worker;
 use crate::server::{io_err, Error};
 use crate::server::{READ_BUF, TICK};

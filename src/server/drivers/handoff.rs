@@ -4,11 +4,11 @@
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use super::accept::{Accepted, Acceptor};
-use super::evloop::{EventLoop, LISTENER, WAKE};
-use super::poller::Epoll;
-use crate::server::stats::Counter;
+use crate::server::drivers::accept::{Accepted, Acceptor};
+use crate::server::drivers::evloop::{EventLoop, LISTENER, WAKE};
+use crate::server::drivers::poller::Epoll;
 use crate::server::threads_and;
+use crate::server::Counter;
 use crate::server::{io_err, Error};
 use crate::server::{Ctx, Worker};
 use crate::sync::lock;

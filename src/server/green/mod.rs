@@ -11,7 +11,7 @@
 //!   running OS thread holds, and a blocking call's hand-off;
 //! - [`netpoll`]: the epoll instance and the deadlines of parked threads;
 //! - [`stacks`]: the stacks, kept for the next threads;
-//! - [`parking`]: the connection's waits ([`crate::server::drivers::waits::Waits`]) as parks;
+//! - [`parking`]: the connection's waits ([`super::waits::Waits`]) as parks;
 //! - [`start`]: the runtime's entry points, each thread started with its `Parking`;
 //! - [`work`]: a request's work on a green thread.
 //!
@@ -63,7 +63,7 @@ pub const DEFAULT_SLICE: Duration = Duration::from_millis(10);
 const _: () = {
     fn send<T: Send>() {}
     let _ = send::<std::os::fd::OwnedFd>;
-    let _ = send::<crate::server::Worker<'static>>;
+    let _ = send::<super::Worker<'static>>;
     let _ = send::<Parking>;
     let _ = send::<sys::mem::Pages>;
 };

@@ -1,5 +1,5 @@
 //! A green thread's waits for its connection: the blocking connection code's
-//! [`Waits`](crate::server::drivers::waits::Waits), each a park at the netpoller. The socket is
+//! [`Waits`](crate::server::Waits), each a park at the netpoller. The socket is
 //! non-blocking; a read or write that finds it not ready parks until it is or its timeout
 //! passes (then `WouldBlock`, as a blocking socket's SO_RCVTIMEO gives). A wait inside a step
 //! of the connection (the hook writing replies before a request's work) is a blocking call
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::sched;
 use super::thread::{park, Resume};
-use crate::server::drivers::waits::Waits;
+use crate::server::Waits;
 use crate::sys;
 
 /// One green thread's waits: its read and write timeouts, and its stack (what an idle

@@ -22,13 +22,20 @@ use std::time::Duration;
 use super::netpoll::{Netpoll, Woken};
 use super::stacks::Stacks;
 use super::thread::{Body, Resume, Suspend, G};
-use crate::server::stats::Counter;
+use crate::server::Counter;
 use crate::server::Ctx;
 use crate::server::TICK;
 use crate::server::{io_err, Error};
 use crate::sync::lock;
 use crate::sys;
 use crate::sys::green::CoroutineResult;
+
+/// How a green thread's body ended: how deep its stack went (what its connection's parking
+/// saw), and whether it panicked.
+pub(super) struct Ran {
+    pub(super) deepest: usize,
+    pub(super) panicked: bool,
+}
 
 /// One green runtime: a server's.
 pub struct Runtime {
@@ -94,10 +101,11 @@ struct Carrier {
     woken: Woken,
 }
 
-/// Which runtime and processor the OS thread running now holds: a carrier's, in a
-/// thread-local. Read in functions never inlined, as every thread-local on a green thread's
-/// path (`tests/structure/main.rs` holds them to it): a thread-local's address kept by an
-/// inlined caller across a park could be another carrier's.
+// Which runtime and processor the OS thread running now holds: a carrier's, in a
+// thread-local. Read in functions never inlined, as every thread-local on a green thread's
+// path (`tests/structure/` holds them to it): a thread-local's address kept by an inlined
+// caller across a park could be another carrier's.
+
 /// The runtime a carrier runs for, and the processor it holds.
 type Holding = Option<(&'static Runtime, usize)>;
 
@@ -151,10 +159,10 @@ fn wait<'a>(cv: &Condvar, g: MutexGuard<'a, Idle>) -> (MutexGuard<'a, Idle>, boo
 impl Runtime {
     /// Runs a green runtime of `ctx.workers` processors with `first` as its first thread,
     /// until the server stops and every thread has finished.
-    pub fn run(
+    pub(super) fn run(
         ctx: &'static Ctx,
         slice: Duration,
-        first: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static,
+        first: impl FnOnce(sys::stack::Bounds) -> Ran + Send + 'static,
     ) -> Result<(), Error> {
         let rt: &'static Runtime = Box::leak(Box::new(Runtime {
             ctx,
@@ -203,7 +211,7 @@ impl Runtime {
     }
 
     /// Starts a green thread running `f`, from a green thread: in its processor's run queue.
-    pub fn spawn(f: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static) -> std::io::Result<()> {
+    pub(super) fn spawn(f: impl FnOnce(sys::stack::Bounds) -> Ran + Send + 'static) -> std::io::Result<()> {
         match held() {
             Some((rt, _)) => rt.go(f),
             None => Err(std::io::Error::other("not on a green carrier")),
@@ -212,18 +220,22 @@ impl Runtime {
 
     /// Starts a green thread running `f` in the caller's processor's run queue (the global
     /// queue outside a carrier).
-    pub fn go(&'static self, f: impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static) -> std::io::Result<()> {
+    pub(super) fn go(&'static self, f: impl FnOnce(sys::stack::Bounds) -> Ran + Send + 'static) -> std::io::Result<()> {
         let stack = self.stacks.take()?;
         let bounds = sys::stack::bounds(&stack);
         let ctx = self.ctx;
         let body: Body = sys::green::Coroutine::with_stack(stack, move |y, _: Resume| {
             sys::green::enter(y);
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bounds))) {
-                Ok(deepest) => ctx.worker(0).counters.raise(Counter::GreenStackPeak, deepest as u64),
-                Err(_) => {
-                    eprintln!("muxlab: a green thread panicked: stopping the server");
-                    ctx.request_stop();
-                }
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(bounds))).unwrap_or(Ran {
+                deepest: 0,
+                panicked: true,
+            });
+            ctx.worker(0)
+                .counters
+                .raise(Counter::GreenStackPeak, ran.deepest as u64);
+            if ran.panicked {
+                eprintln!("muxlab: a green thread panicked: stopping the server");
+                ctx.request_stop();
             }
             sys::green::leave();
         });

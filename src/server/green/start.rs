@@ -5,16 +5,20 @@
 use std::time::Duration;
 
 use super::parking::Parking;
-use super::sched::Runtime;
+use super::sched::{Ran, Runtime};
 use crate::server::{Ctx, Error};
 use crate::sys;
 
-/// The body of a green thread given its stack: `f` with the thread's `Parking`.
-fn parked(f: impl FnOnce(&Parking) + Send + 'static) -> impl FnOnce(sys::stack::Bounds) -> usize + Send + 'static {
+/// The body of a green thread given its stack: `f` with the thread's `Parking`, and how deep
+/// the stack went, also when `f` panicked.
+fn parked(f: impl FnOnce(&Parking) + Send + 'static) -> impl FnOnce(sys::stack::Bounds) -> Ran + Send + 'static {
     move |bounds| {
         let parking = Parking::new(bounds);
-        f(&parking);
-        parking.deepest()
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&parking)));
+        Ran {
+            deepest: parking.deepest(),
+            panicked: ran.is_err(),
+        }
     }
 }
 

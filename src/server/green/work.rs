@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::sched;
 use super::thread::{Resume, Suspend};
-use crate::server::request::work;
+use crate::server::work;
 use crate::sys;
 
 /// Does a drawn request's work: on a green thread, `cpu` in slices (the threads in line go

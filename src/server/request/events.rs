@@ -11,10 +11,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::stream_spec::StreamSpec;
-use super::work::Dist;
 use crate::proto::later::{EventStream, Later, Pace};
 use crate::rng::Rng;
+use crate::server::work::Dist;
+use crate::server::StreamSpec;
 use crate::server::Worker;
 use crate::server::{Counter, Counters};
 use crate::units::BadValue;
@@ -41,7 +41,7 @@ pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpe
     // The query's stream keys; the others (the work of --work-from-request) are not ours.
     let ours: Vec<String> = query
         .split(|&b| b == b'&')
-        .map(super::per_request::percent_decoded)
+        .map(crate::server::request::per_request::percent_decoded)
         .filter(|p| {
             ["events=", "every=", "size=", "first="]
                 .iter()
@@ -49,7 +49,10 @@ pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpe
         })
         .collect();
     // What a client may name as work, it may name as gaps: no file of the server's.
-    if let Some(bad) = ours.iter().find(|p| !super::per_request::a_client_may_name(p)) {
+    if let Some(bad) = ours
+        .iter()
+        .find(|p| !crate::server::request::per_request::a_client_may_name(p))
+    {
         return Some(Err(BadValue(format!(
             "'{bad}': a query may not name hist:, more than 128 bytes or two levels of parentheses"
         ))));
@@ -168,7 +171,7 @@ impl Drop for Pacing {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::server::request::events::*;
 
     /// What the stats line says of one stream: started when opened, each event in its
     /// lateness bucket, those past the slack late, and the stream finished or cut.

@@ -2,7 +2,7 @@
 //! its response (or handed to the design's pool), the room `--max-output` leaves, what requests
 //! waited before their work — and the two verbs that feed a session through it: input
 //! ([`on_input`]) and a later response's pieces falling due or a pool's completion
-//! ([`on_later`]). [`super::connection::Connection`] is their one caller: every model handles
+//! ([`on_later`]). [`crate::server::connection::Connection`] is their one caller: every model handles
 //! input alike.
 
 use crate::proto::Protocol;
@@ -217,7 +217,7 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         let answer = match (self.work, self.w.ctx.offload.get()) {
             // A design with a pool: the work goes there and the response waits for it.
             // (A stream's events are the loop's: its work, if any, is done here.)
-            (true, Some(pool)) if req.deferrable && !super::events::is_stream(self.w, req.target) => {
+            (true, Some(pool)) if req.deferrable && !crate::server::request::events::is_stream(self.w, req.target) => {
                 self.offload(*pool, req)
             }
             (true, pool) => {
@@ -231,13 +231,13 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
                 if let Some(e) = self.entered {
                     self.waited += e.elapsed();
                 }
-                super::per_request::each(self.w, req)
+                crate::server::request::per_request::each(self.w, req)
             }
             (false, _) => Answer::Serve,
         };
         match answer {
             // A stream request's response is an event stream (or a 400 over the bounds).
-            Answer::Serve => super::events::answer(self.w, req.target).unwrap_or(Answer::Serve),
+            Answer::Serve => crate::server::request::events::answer(self.w, req.target).unwrap_or(Answer::Serve),
             refused => refused,
         }
     }
@@ -248,7 +248,7 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
     }
 
     /// A keyed command runs against the design's store (its work): on this thread, or on
-    /// the one its design sends it to ([`super::hops`]), answered later.
+    /// the one its design sends it to ([`crate::server::crossing::hops`]), answered later.
     fn command(&mut self, op: Op<'_>, replies: &mut dyn Replies) -> Outcome {
         let Some(store) = self.w.ctx.store.as_ref() else {
             replies.error(crate::proto::keyed::KeyedError::NoStore);
@@ -301,15 +301,15 @@ impl<S: FnMut(&mut Vec<u8>)> Hook<'_, '_, S> {
     /// or does it here when the pool does not take work that short (`--offload-over`).
     fn offload(&mut self, pool: &dyn Offloader, req: Request<'_>) -> Answer {
         let w = self.w;
-        let Some(d) = super::per_request::draw(w, req) else {
+        let Some(d) = crate::server::request::per_request::draw(w, req) else {
             return Answer::Refuse;
         };
         if !pool.takes(d.cpu + d.wait) {
             w.count(Counter::OffloadInline, 1);
-            super::per_request::perform(w, &d);
+            crate::server::request::per_request::perform(w, &d);
             return Answer::Serve;
         }
-        let ticket = crate::server::crossing::offload::ticket();
+        let ticket = crate::server::request::offload::ticket();
         let job = crate::server::Job {
             conn: self.conn,
             ticket,

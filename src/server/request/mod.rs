@@ -1,14 +1,10 @@
-//! A request's work: what `--work` costs the thread that handles a request (`work`), each
-//! request's draw on its thread (`per_request`), the hook every session calls per request
-//! (`hook`), the classes of work a server saw (`classes`), and event streams (`stream_spec`,
-//! `events`).
+//! A request's work: each request's draw on the thread that handles it (`per_request`), a
+//! pool's side of offloading it (`offload`), the hook every session calls per request
+//! (`hook`), and serving event streams (`events`).
 
-pub(crate) mod classes;
 pub(crate) mod events;
 pub(crate) mod hook;
+pub(crate) mod offload;
 mod per_request;
-pub(crate) mod stream_spec;
-pub(crate) mod work;
 
 pub use per_request::query_work;
-pub use stream_spec::{StreamBounds, StreamSpec};

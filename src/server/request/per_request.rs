@@ -1,17 +1,17 @@
 //! Each request's work, on the thread that handles it, right before its response: `--work`,
 //! or with `--work-from-request` the work the request's query names (`/?cpu=2ms&sleep=1ms`),
 //! refused over `--max-work` and counted per class. Every model runs it through
-//! [`Worker::on_input`](super::Worker::on_input).
+//! [`Worker::on_input`](crate::server::Worker::on_input).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::classes::ROWS;
-use super::work::{Work, CEILING};
 use crate::proto::{Answer, Request};
 use crate::rng::Rng;
+use crate::server::work::{Work, CEILING};
 use crate::server::Worker;
+use crate::server::ROWS;
 use crate::sys;
 
 /// Parsed query classes a thread keeps (past it, a query is parsed each time).
@@ -254,7 +254,7 @@ fn depth(s: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::server::request::per_request::*;
 
     /// A thread per connection: every thread is worker 0 of process 0, yet each draws its own
     /// sequence (drawing the same few values in every thread leaves a distribution of a handful

@@ -410,6 +410,3 @@ impl Drop for Ring<'_> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -18,7 +18,7 @@ mod row;
 mod side;
 
 pub use cause::UNNAMED;
-pub use pairs::{rows, verdict, NAME};
+pub use pairs::{rows, verdict, Said, NAME};
 pub use row::{ratio_said, Row, COLUMNS, WITHIN};
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use super::cause::{cause, sibling, UNNAMED};
 use super::row::{ratio_said, within, Row, WITHIN};
 use super::side::{value, Side};
 use crate::bench::judge::metric::Rank;
-use crate::bench::judge::Verdict;
 use crate::bench::record::peer::Peer;
 use crate::bench::record::scenario::model_name;
 use crate::bench::record::scenario::Experiment;
@@ -150,8 +149,16 @@ pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
     out
 }
 
+/// The fidelity verdict's parts: the answer first, the text a person reads, and the rows.
+#[derive(Debug, Clone)]
+pub struct Said {
+    pub headline: String,
+    pub text: String,
+    pub rows: Vec<Row>,
+}
+
 /// The fidelity verdict of `experiments` (`None` where no product ran beside its model).
-pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Verdict> {
+pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Said> {
     let rows = rows(experiments, cells);
     if rows.is_empty() {
         return None;
@@ -202,15 +209,5 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Verdict> {
         text.push('\n');
         text.push_str(&r.sentence());
     }
-    Some(Verdict {
-        experiment: NAME.to_string(),
-        text,
-        findings: Vec::new(),
-        reasons: Vec::new(),
-        aa: None,
-        expected: Vec::new(),
-        headline,
-        table: Vec::new(),
-        fidelity: rows,
-    })
+    Some(Said { headline, text, rows })
 }

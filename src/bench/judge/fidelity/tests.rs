@@ -64,7 +64,7 @@ fn a_model_within_one_and_a_half_times_on_both_figures_stands_and_one_outside_do
         "{}",
         v.headline
     );
-    assert_eq!(v.fidelity.len(), 2);
+    assert_eq!(v.rows.len(), 2);
 }
 
 /// Go's two paths for a blocking call are the experiment's own control: where green stands

@@ -224,7 +224,7 @@ impl Peer {
     /// The work of `x` as the runtimes' servers in `products/` draw it: fixed times and
     /// `exp(MEAN)` only, no event streams; the error names what they cannot serve.
     pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), BadValue> {
-        use crate::server::request::work::{Dist, Work};
+        use crate::server::work::{Dist, Work};
         if x.stream.is_some() {
             return Err(BadValue(format!("\"{peer}\" serves no event streams (stream)")));
         }

@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
-use super::{Interest, Poller};
+use crate::server::drivers::poller::{Interest, Poller};
 use crate::server::Trigger;
 use crate::server::{io_err, Error};
 use crate::sys::epoll::{self as sys_epoll, Events, ET, EXCLUSIVE, IN, OUT, RDHUP};

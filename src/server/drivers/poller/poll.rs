@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
-use super::{Interest, Poller};
+use crate::server::drivers::poller::{Interest, Poller};
 use crate::sys::poll::{entry, ppoll, PollFd, IN, OUT};
 
 /// The poll backend.

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
-use super::{Interest, Poller};
+use crate::server::drivers::poller::{Interest, Poller};
 use crate::sys::select::{select, FdSet, FD_SETSIZE};
 
 /// The select backend.

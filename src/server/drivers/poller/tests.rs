@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use crate::server::Trigger;
 use std::time::Duration;
 
-use super::*;
+use crate::server::drivers::poller::*;
 
 /// The contract every backend keeps: a token is reported once its descriptor is ready for
 /// what it is watched for, not before, and not after it is deregistered.

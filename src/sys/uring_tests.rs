@@ -6,8 +6,8 @@ use std::os::unix::net::UnixStream;
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::sys::host::Fact;
 use crate::sys::uring::*;
-use crate::sys::Fact;
 use crate::testing::host_fact;
 
 /// A ring where the host has io_uring (a host fact); where it has not, the branch without:
@@ -88,7 +88,7 @@ fn a_receive_brings_one_buffer_at_most_and_leaves_the_rest_in_the_socket() {
     ring.completions(&mut some);
     assert!(some.is_empty(), "{some:?}");
     let mut rest = [0u8; 200];
-    assert_eq!(crate::sys::read(&*a, &mut rest).unwrap(), 136);
+    assert_eq!(crate::sys::fd::read(&*a, &mut rest).unwrap(), 136);
 }
 
 #[test]

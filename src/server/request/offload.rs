@@ -11,11 +11,11 @@ use crate::server::{Job, Worker};
 
 /// Does a job's work on the calling thread (a pool's), counted in its class.
 pub fn perform(w: Worker<'_>, job: &Job) {
-    let busy = crate::server::request::work::perform(job.cpu, job.wait);
+    let busy = crate::server::work::perform(job.cpu, job.wait);
     if let Some(row) = job.row {
         w.ctx
             .classes
-            .count(row.min(crate::server::request::classes::ROWS), busy.as_nanos() as u64);
+            .count(row.min(crate::server::ROWS), busy.as_nanos() as u64);
     }
 }
 

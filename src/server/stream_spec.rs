@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::work::{parse_dist, Dist};
+use crate::server::work::{parse_dist, Dist};
 use crate::units::{format_duration, parse_duration, parse_size, BadValue};
 
 /// What an event stream is asked to be: `events=N&every=D&size=B&first=D0`.
@@ -161,7 +161,7 @@ impl std::str::FromStr for StreamBounds {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::server::stream_spec::*;
 
     #[test]
     fn a_spec_reads_from_a_query_or_a_flag_and_is_held_to_its_bounds() {

@@ -1,3 +1,5 @@
+//! `report A B` and a run against its reference: the rows, the table, the page's section.
+
 use crate::bench::record::scenario::parse;
 use crate::bench::record::{Cell, Figures};
 use crate::bench::Results;
@@ -60,7 +62,7 @@ fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
         "{t}"
     );
     assert_eq!(
-        super::render::headline(&r[1..]),
+        crate::report::compare::headline(&r[1..]),
         "B against A: nothing changed beyond the noise in 1 cells."
     );
     assert!(html("A", "B", &r).contains("class=\"better\""));
