@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::args::AdviseArgs;
 use super::ranking::{rows, tied, Row, TIED};
+use crate::bench::judge::metric::CAPACITY;
 use crate::bench::Results;
 use crate::units::thousands;
 
@@ -181,8 +182,8 @@ impl Answer {
             let capacity = match (r.at_least, r.narrowed, r.client_limited) {
                 (None, _, _) => "–".to_string(),
                 (Some(v), true, _) => rps(v),
-                (Some(v), false, true) => format!("≥ {} (client)", rps(v)),
-                (Some(v), false, false) => format!("≥ {}", rps(v)),
+                (Some(v), false, true) => format!("≥ {} (client; not ranked)", rps(v)),
+                (Some(v), false, false) => format!("≥ {} (not ranked)", rps(v)),
             };
             s.push_str(&format!(
                 "  {:<28} {:>16} {:>5} {:>12} {:>10}  {}\n",
@@ -222,22 +223,22 @@ impl Answer {
 }
 
 /// Why, for the question asked: capacity at the target between the best and the next design
-/// not tied with it, then CPU per request.
+/// the judge may rank, then CPU per request; and any design ranked on nothing whose search,
+/// stopped short, had already carried more than the best ranked.
 fn reasons(rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
-    let (Some(best), Some(next)) = (rows.first(), rows.get(1)) else {
+    let ranked: Vec<&Row> = rows.iter().filter(|r| r.ranked.is_some()).collect();
+    let (Some(best), Some(next)) = (ranked.first(), ranked.get(1)) else {
         return out;
     };
-    if let (Some(a), Some(b)) = (best.at_least, next.at_least) {
+    let (a, b) = (best.ranked.expect("ranked"), next.ranked.expect("ranked"));
+    if let Some(x) = a.ratio(b, &CAPACITY) {
         out.push(format!(
-            "capacity at the target: {} {}{} against {} {}{} ({:.2}×).",
+            "capacity at the target: {} {} against {} {} ({x:.2}×).",
             best.design,
-            if best.narrowed { "" } else { "≥ " },
-            rps(a),
+            rps(a.get()),
             next.design,
-            if next.narrowed { "" } else { "≥ " },
-            rps(b),
-            a / b.max(1e-9)
+            rps(b.get()),
         ));
     }
     if let (Some(a), Some(b)) = (best.cpu_us, next.cpu_us) {
@@ -245,6 +246,18 @@ fn reasons(rows: &[Row]) -> Vec<String> {
             "server CPU per request: {} {a:.1} µs, {} {b:.1} µs.",
             best.design, next.design
         ));
+    }
+    for r in rows.iter().filter(|r| r.ranked.is_none()) {
+        if let Some(low) = r.at_least.filter(|low| *low > a.get()) {
+            out.push(format!(
+                "{} is not ranked: its search stopped short{} at ≥ {}, already above {}'s {}; give it more time to rank it.",
+                r.design,
+                if r.client_limited { ", the client's limit" } else { "" },
+                rps(low),
+                best.design,
+                rps(a.get())
+            ));
+        }
     }
     out
 }

@@ -1,10 +1,12 @@
 //! The designs ranked by what they carried ([`Row`]): each design's capacity at the target over
-//! its runs (a search that ran out of time by its bracket's low end, "≥ N"), the designs tied
-//! with the best (within the noise: 10 %, or their runs' spread where wider), and the
-//! contenders a second round re-runs.
+//! its runs, where the judge's one rule may rank it ([`rankable`]: a search narrowed and
+//! re-checked; a search that ran out of time, or that the client limited, is shown by its
+//! bracket's low end, "≥ N", and ranked on nothing), the designs tied with the best (within the
+//! noise: 10 %, or their runs' spread where wider), and the contenders a second round re-runs.
 
 use serde::Serialize;
 
+use crate::bench::judge::metric::{self, rankable, Ranked, CAPACITY};
 use crate::bench::record::{median, relative_spread, Cell};
 use crate::bench::Results;
 
@@ -41,6 +43,9 @@ pub struct Row {
     /// Its server CPU per request at the probe that held (µs).
     pub cpu_us: Option<f64>,
     pub note: Option<String>,
+    /// Its capacity as the judge may rank it (`None`: no search of it may be ranked).
+    #[serde(skip)]
+    pub ranked: Option<Ranked>,
 }
 
 /// The rows of the designs measured in `runs`, best first.
@@ -61,9 +66,24 @@ pub fn rows(runs: &[&Results]) -> Vec<Row> {
     rows
 }
 
-/// Best first, by what each design was measured to carry (a bracket's low end as it is).
-pub(super) fn rank(rows: &mut [Row]) {
-    rows.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
+/// The capacity of `of` (one design's cells) as the judge may rank it: the median of its
+/// searches where every one may be ranked.
+fn ranked_capacity(of: &[&&Cell], cells: &[&Cell]) -> Option<Ranked> {
+    let ranks: Vec<metric::Rank> = of.iter().map(|c| rankable(&CAPACITY, c, cells)).collect();
+    metric::median(&ranks).ranked()
+}
+
+/// The ranked designs best first, by their ranked capacity; then those ranked on nothing, in
+/// the order of what they were seen to carry at least (a listing, not a ranking).
+pub(super) fn rank(rows: &mut Vec<Row>) {
+    let (mut ranked, mut not): (Vec<Row>, Vec<Row>) = rows.drain(..).partition(|r| r.ranked.is_some());
+    let mut values: Vec<Ranked> = ranked.iter().filter_map(|r| r.ranked).collect();
+    Ranked::best_first(&CAPACITY, &mut values);
+    ranked.sort_by_key(|r| values.iter().position(|v| Some(*v) == r.ranked));
+    // Not a ranking: where the designs' searches stopped, highest first, to show them.
+    not.sort_by(|a, b| b.at_least.unwrap_or(-1.0).total_cmp(&a.at_least.unwrap_or(-1.0)));
+    rows.extend(ranked);
+    rows.extend(not);
 }
 
 fn row(t: &str, cells: &[&Cell]) -> Row {
@@ -110,20 +130,21 @@ fn row(t: &str, cells: &[&Cell]) -> Row {
         predicted: (!predicted.is_empty()).then(|| median(predicted)),
         cpu_us: (!cpu.is_empty()).then(|| median(cpu)),
         note,
+        ranked: ranked_capacity(&of, cells),
     }
 }
 
-/// The designs tied with the best of `rows` (sorted best first): within [`TIED`] of it, or
-/// within the wider of the two designs' spreads.
+/// The designs tied with the best of `rows` (sorted best first): among the ranked ones, within
+/// [`TIED`] of it, or within the wider of the two designs' spreads.
 pub fn tied(rows: &[Row]) -> Vec<String> {
-    let Some(best) = rows.first().and_then(|r| r.at_least.map(|v| (r, v))) else {
+    let Some(best) = rows.first().and_then(|r| r.ranked.map(|v| (r, v))) else {
         return Vec::new();
     };
     rows.iter()
         .filter(|r| {
-            let Some(v) = r.at_least else { return false };
+            let Some(v) = r.ranked else { return false };
             let noise = TIED.max(best.0.spread.unwrap_or(0.0)).max(r.spread.unwrap_or(0.0));
-            best.1 <= v * (1.0 + noise)
+            best.1.ratio(v, &CAPACITY).is_some_and(|x| x <= 1.0 + noise)
         })
         .map(|r| r.design.clone())
         .collect()

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::answer::Answer;
 use super::ranking::{rank, tied, Row};
+use crate::bench::judge::metric::Rank;
 use crate::bench::record::{median, relative_spread};
 
 fn row(design: &str, values: &[f64], narrowed: bool) -> Row {
@@ -20,6 +21,7 @@ fn row(design: &str, values: &[f64], narrowed: bool) -> Row {
         predicted: None,
         cpu_us: None,
         note: None,
+        ranked: narrowed.then(|| Rank::ranked_unplaced(median(values.to_vec())).ranked().expect("ranked")),
     }
 }
 
@@ -46,20 +48,23 @@ fn designs_within_the_noise_are_tied_and_a_clear_gap_is_not() {
     assert!(tied(&[]).is_empty());
 }
 
-/// A search that ran out of time with thread held at 28,000 ranks above a narrowed 3,500
-/// (before: the narrowed answer first, thread "–"); nothing measured ranks last.
+/// A search that ran out of time (thread held at 28,000, its bracket's low end) is ranked on
+/// nothing: the judge's rule ranks a narrowed, re-checked capacity alone. It is listed after
+/// the ranked designs (queue-pool's narrowed 3,500), before a design with nothing measured;
+/// and it is tied with nobody.
 #[test]
-fn a_brackets_low_end_ranks_above_a_smaller_narrowed_answer() {
+fn a_search_that_ran_out_of_time_is_listed_after_the_ranked_designs_not_ranked_above_them() {
     let mut none = row("reactor", &[1.0], false);
     none.at_least = None;
     let mut rows = vec![
         none,
-        row("queue-pool", &[3_500.0], true),
         row("thread", &[28_000.0], false),
+        row("queue-pool", &[3_500.0], true),
     ];
     rank(&mut rows);
     let order: Vec<&str> = rows.iter().map(|r| r.design.as_str()).collect();
-    assert_eq!(order, ["thread", "queue-pool", "reactor"]);
+    assert_eq!(order, ["queue-pool", "thread", "reactor"]);
+    assert_eq!(tied(&rows), vec!["queue-pool"], "a bracket ties with nobody");
 }
 
 #[test]

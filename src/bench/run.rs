@@ -250,6 +250,7 @@ fn run_plan(
             predict(&mut cell, x, &step.target, &r.cells, &place.of_target(x, &step.target));
         }
         on_event(Event::Cell(&cell));
+        record::settle_one(sc, &r.environment, &mut cell);
         r.cells.push(cell);
         r.verdicts = judge::verdicts(r);
         r.save(dir)?;

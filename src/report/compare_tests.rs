@@ -19,6 +19,8 @@ fn results(rps: &[(&str, f64)]) -> Results {
             calibration: None,
             connections: 10,
             repeat: i,
+            placed: None,
+            does_no_work: false,
             status: crate::bench::record::CellStatus::Ok,
             seconds: 1.0,
             figures: Figures {

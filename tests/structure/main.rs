@@ -5,6 +5,7 @@
 
 mod imports;
 mod map;
+mod ordering;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -229,6 +230,7 @@ fn one_function_decides_what_may_be_ranked() {
             "starved_conns == 0",
             "figures.client_bound",
             "Unranked::Elsewhere",
+            ".does_no_work",
         ] {
             if c.contains(decides) {
                 wrong.push(format!("{r}: {decides}"));
@@ -238,9 +240,13 @@ fn one_function_decides_what_may_be_ranked() {
     // The judge's and the report's consumers ask the rule.
     for consumer in [
         "bench/judge/ranking.rs",
+        "bench/judge/aa.rs",
+        "bench/judge/fidelity/side.rs",
         "report/html/table.rs",
         "report/html/plots.rs",
+        "report/html/seed.rs",
         "report/compare/rows.rs",
+        "advise/ranking.rs",
     ] {
         if !code(&Path::new(SRC).join(consumer)).contains("rankable(") {
             wrong.push(format!("{consumer} does not ask metric::rankable"));
@@ -948,4 +954,120 @@ fn print_parts() {
             }
         }
     }
+}
+
+/// A ranked figure is a value only the one rule makes: `Ranked`'s fields are private to
+/// `metric/rank.rs` (so no other module can build one), no other file defines a `Ranked`, and
+/// `Rank::Ranked` holds one, not a bare number.
+#[test]
+fn a_ranked_figure_is_built_only_by_the_one_rule() {
+    let src = sources();
+    let rank = syn::parse_file(&src["bench/judge/metric/rank.rs"]).unwrap();
+    let ranked = rank
+        .items
+        .iter()
+        .find_map(|i| match i {
+            syn::Item::Struct(s) if s.ident == "Ranked" => Some(s),
+            _ => None,
+        })
+        .expect("rank.rs defines Ranked");
+    let open: Vec<String> = ranked
+        .fields
+        .iter()
+        .filter(|f| !matches!(f.vis, syn::Visibility::Inherited))
+        .map(|f| f.ident.as_ref().map_or("0".into(), |i| i.to_string()))
+        .collect();
+    assert!(open.is_empty(), "Ranked's fields must be private to rank.rs: {open:?}");
+    let rank_enum = rank
+        .items
+        .iter()
+        .find_map(|i| match i {
+            syn::Item::Enum(e) if e.ident == "Rank" => Some(e),
+            _ => None,
+        })
+        .expect("rank.rs defines Rank");
+    let variant = rank_enum
+        .variants
+        .iter()
+        .find(|v| v.ident == "Ranked")
+        .expect("Rank::Ranked");
+    let holds: Vec<String> = variant.fields.iter().map(|f| quote_ty(&f.ty)).collect();
+    assert_eq!(holds, ["Ranked"], "Rank::Ranked holds a Ranked");
+    let elsewhere: Vec<&String> = src
+        .iter()
+        .filter(|(f, s)| {
+            f.as_str() != "bench/judge/metric/rank.rs" && (s.contains("struct Ranked") || s.contains("type Ranked"))
+        })
+        .map(|(f, _)| f)
+        .collect();
+    assert!(elsewhere.is_empty(), "another Ranked: {elsewhere:?}");
+}
+
+fn quote_ty(t: &syn::Type) -> String {
+    match t {
+        syn::Type::Path(p) => p.path.segments.last().map_or(String::new(), |s| s.ident.to_string()),
+        _ => String::from("?"),
+    }
+}
+
+/// The judge and its consumers order targets' figures as ranked ones (`Ranked::best_first`,
+/// `Ranked::ratio`: the comparing is done in `metric/rank.rs`, among targets placed alike). The
+/// float comparisons left are listed here with what they order, none of them a target's
+/// figure; a new one fails until it is a `Ranked` ordering or said here.
+#[test]
+fn the_judge_and_its_consumers_order_figures_only_as_ranked() {
+    const LEFT: &[(&str, usize, &str)] = &[
+        (
+            "advise/answer.rs",
+            1,
+            "the probe whose requests waited most for a connection",
+        ),
+        (
+            "advise/ranking.rs",
+            1,
+            "designs ranked on nothing, listed by where their searches stopped",
+        ),
+        (
+            "bench/judge/card/gap.rs",
+            1,
+            "the part of a card that carries the largest gap",
+        ),
+        ("bench/judge/classes.rs", 1, "request classes by the work they name"),
+        (
+            "bench/judge/ranking.rs",
+            1,
+            "targets by their scores, log-ratios of their ranked medians",
+        ),
+        (
+            "bench/judge/reasons.rs",
+            2,
+            "the counters behind a lead, by their priced difference",
+        ),
+        (
+            "bench/judge/shapes.rs",
+            3,
+            "how evenly a shape's workers or streams shared the requests",
+        ),
+        ("report/charts/lines.rs", 1, "a chart's points, by x"),
+        (
+            "report/compare/reference.rs",
+            1,
+            "the cheapest against the reference, by ratios of ranked figures",
+        ),
+        ("report/docs/cells.rs", 1, "a median for a table's cell"),
+        ("report/html/seed.rs", 1, "the seed's published numbers"),
+    ];
+    let found = ordering::in_consumers(&sources());
+    let listed: BTreeMap<String, usize> = LEFT.iter().map(|(f, n, _)| (f.to_string(), *n)).collect();
+    assert_eq!(
+        found, listed,
+        "float comparisons in the judge and its consumers (order targets as Ranked)"
+    );
+    let planted = "fn f(v: &mut Vec<(String, f64)>) { v.sort_by(|a, b| a.1.total_cmp(&b.1)); }\n\
+                   #[cfg(test)]\nmod tests { fn g(a: f64, b: f64) { let _ = a.partial_cmp(&b); } }";
+    assert_eq!(
+        ordering::float_orderings(planted),
+        1,
+        "a sort is found, a test's is not"
+    );
 }

@@ -117,6 +117,10 @@ impl Standing {
         let place = &self.place;
         self.bursts += 1;
         let mut cell = self.target.cell(&x.name, at);
+        cell.placed = Some(crate::bench::record::Placed {
+            server_cpus: place.server_cpus.clone(),
+            client_cpus: place.client_cpus.clone(),
+        });
         let up = match &mut self.up {
             Ok(up) => up,
             Err(e) => {

@@ -3,11 +3,11 @@
 //! smaller than that is not one this machine resolves.
 
 use super::finding::AaFigure;
-use super::metric::{Metric, CPU, THROUGHPUT};
+use super::metric::{rankable, Metric, CPU, THROUGHPUT};
 use crate::bench::record::{median, Cell};
 
 /// The A/A figure of `twins` (the twin's cells) against their originals in `cells`: server CPU
-/// per request where measured, else throughput.
+/// per request where ranked ([`rankable`]), else throughput.
 pub(super) fn aa_figure(twins: &[&Cell], cells: &[&Cell]) -> Option<AaFigure> {
     let target = &twins.first()?.target;
     [&CPU, &THROUGHPUT].into_iter().find_map(|m: &Metric| {
@@ -17,8 +17,11 @@ pub(super) fn aa_figure(twins: &[&Cell], cells: &[&Cell]) -> Option<AaFigure> {
                 let o = cells
                     .iter()
                     .find(|c| &c.target == target && c.connections == t.connections && c.repeat == t.repeat)?;
-                let (a, b) = (m.value(t)?, m.value(o)?);
-                Some((a.max(b) / a.min(b) - 1.0) * 100.0)
+                // As the ranking reads them: a round where either may not be ranked (the client
+                // bound it, too few samples) says nothing of the machine's noise.
+                let (a, b) = (rankable(m, t, cells).ranked()?, rankable(m, o, cells).ranked()?);
+                let r = a.ratio(b, m)?;
+                Some((r.max(1.0 / r) - 1.0) * 100.0)
             })
             .collect();
         (!diffs.is_empty()).then(|| AaFigure {

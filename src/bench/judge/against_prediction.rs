@@ -165,6 +165,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: None,
+            placed: None,
             why: String::new(),
             counts: None,
         }

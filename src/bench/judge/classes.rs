@@ -111,7 +111,7 @@ fn p99_at(cells: &[&Cell], class: Option<&str>, target: &str, n: usize) -> Optio
     let xs: Vec<f64> = seen
         .iter()
         .filter(|c| c.target == target && c.connections == n)
-        .filter_map(|c| rankable(&P99, c, &seen).ranked())
+        .filter_map(|c| rankable(&P99, c, &seen).ranked().map(|r| r.get()))
         .collect();
     (!xs.is_empty()).then(|| median(xs))
 }
@@ -293,6 +293,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: Some("short".into()),
+            placed: None,
             why: String::new(),
             counts: None,
         };
@@ -319,6 +320,7 @@ mod tests {
         // Every request's p99 over classes of different work: no one service time to set it against.
         let all = Finding {
             class: None,
+            placed: None,
             why: String::new(),
             ..f.clone()
         };

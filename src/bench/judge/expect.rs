@@ -60,7 +60,7 @@ fn value(s: &Shape, c: &Cell, lower: bool, beside: &[&Cell]) -> Option<f64> {
         None => c,
     };
     match lower {
-        true => super::metric::rankable(m, c, beside).ranked(),
+        true => super::metric::rankable(m, c, beside).ranked().map(|r| r.get()),
         false => m.value(c),
     }
 }

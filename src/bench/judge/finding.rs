@@ -35,6 +35,10 @@ pub struct Finding {
     /// The request class the finding is about (`None`: every request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// Where the targets it ranks ran, where the experiment's targets were not all placed alike
+    /// ("server on CPUs 0-1"): it ranks those alone (`None`: every target placed alike).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed: Option<String>,
     /// Why it is clear or not, in a few words (the verdict table's reason).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub why: String,
@@ -67,6 +71,12 @@ pub struct AaFigure {
 }
 
 impl Finding {
+    /// Where the targets it ranks ran, as a sentence adds it: " (server on CPUs 0-1)", or
+    /// nothing where every target was placed alike.
+    pub fn placed_said(&self) -> String {
+        self.placed.as_ref().map_or(String::new(), |p| format!(" ({p})"))
+    }
+
     /// Why a finding is not clear, in a few words: under what the measurement resolves, under
     /// the A/A difference, inside the repeats' spread, or one run and under 10%.
     pub(super) fn noise(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {

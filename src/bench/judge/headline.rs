@@ -33,8 +33,8 @@ pub fn rows(findings: &[Finding], cells: &[&Cell], repeats: usize) -> Vec<Row> {
         .iter()
         .map(|f| Row {
             metric: match &f.class {
-                Some(c) => format!("{} of {c}", f.metric),
-                None => f.metric.clone(),
+                Some(c) => format!("{} of {c}{}", f.metric, f.placed_said()),
+                None => format!("{}{}", f.metric, f.placed_said()),
             },
             best: f.best.clone(),
             runner_up: f.runner_up.clone(),
@@ -139,7 +139,12 @@ fn behind(findings: &[Finding]) -> String {
                     Some(c) => format!("{c} {}", f.metric),
                     None => f.metric.clone(),
                 };
-                format!("{t} is {} the best ({}) on {what}", times(*r), f.best)
+                format!(
+                    "{t} is {} the best ({}) on {what}{}",
+                    times(*r),
+                    f.best,
+                    f.placed_said()
+                )
             })
         })
         .collect();
@@ -151,6 +156,36 @@ fn behind(findings: &[Finding]) -> String {
 /// the one of those two that is best beyond the noise on a later metric; else that none
 /// separated. `None` where no metric of `by` was ranked.
 pub fn choice(findings: &[Finding], by: &[&Metric]) -> Option<String> {
+    // Targets placed differently are ranked apart: a choice for each placement.
+    let mut placed: Vec<&Option<String>> = Vec::new();
+    for f in findings {
+        if !placed.contains(&&f.placed) {
+            placed.push(&f.placed);
+        }
+    }
+    if placed.len() > 1 {
+        let each: Vec<String> = placed
+            .iter()
+            .filter_map(|p| {
+                let mine: Vec<Finding> = findings.iter().filter(|f| &&f.placed == p).cloned().collect();
+                let said = choice_placed_alike(&mine, by)?;
+                Some(match p {
+                    Some(p) => {
+                        let mut c = said.chars();
+                        let said: String = c.next().map_or(String::new(), |f| f.to_lowercase().chain(c).collect());
+                        format!("{p}: {said}")
+                    }
+                    None => said,
+                })
+            })
+            .collect();
+        return (!each.is_empty()).then(|| capital(&each.join("; ")));
+    }
+    choice_placed_alike(findings, by)
+}
+
+/// [`choice`] among findings of targets placed alike.
+fn choice_placed_alike(findings: &[Finding], by: &[&Metric]) -> Option<String> {
     let of = |m: &Metric| findings.iter().find(|f| f.class.is_none() && f.metric == m.name);
     let at = by.iter().position(|m| of(m).is_some())?;
     let first = of(by[at]).expect("found");
@@ -233,8 +268,18 @@ fn winners(findings: &[Finding]) -> String {
     let mut by: Vec<(String, Vec<String>)> = Vec::new();
     for f in findings.iter().filter(|f| f.clear) {
         let what = match &f.class {
-            Some(c) => format!("{c} {} ({:.2}×)", short(&f.metric), f.ratio),
-            None => format!("{} ({:.2}×)", short(&f.metric), f.ratio),
+            Some(c) => format!(
+                "{c} {} ({:.2}×{})",
+                short(&f.metric),
+                f.ratio,
+                f.placed.as_ref().map_or(String::new(), |p| format!(", {p}"))
+            ),
+            None => format!(
+                "{} ({:.2}×{})",
+                short(&f.metric),
+                f.ratio,
+                f.placed.as_ref().map_or(String::new(), |p| format!(", {p}"))
+            ),
         };
         match by.iter_mut().find(|(b, _)| *b == f.best) {
             Some((_, w)) => w.push(what),
@@ -317,6 +362,7 @@ mod tests {
             last: None,
             unranked: Vec::new(),
             class: None,
+            placed: None,
             why: String::new(),
             counts: None,
         }

@@ -54,7 +54,7 @@ pub(super) fn table(
     // (3 in its count) none late and a few late are the same figure, and a share of 0 would
     // make every ratio to it infinite.
     let get = |c: &Cell| {
-        let v = rankable(m, c, beside).ranked()?;
+        let v = rankable(m, c, beside).ranked()?.get();
         Some(match m.counts.and_then(|counts| counts(c)) {
             Some((_, of)) if of > 0 => v.max(300.0 / of as f64),
             _ => v,
@@ -230,6 +230,7 @@ pub(super) fn finding(
         last: worst,
         unranked,
         class: None,
+        placed: None,
         why: String::new(),
         counts: counts_at(m, cells, &best.target, last).zip(counts_at(m, cells, &second.target, last)),
     })
@@ -266,6 +267,7 @@ pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str
             .iter()
             .find(|c| c.target == t && c.connections == n && c.repeat == r)
             .and_then(|c| rankable(m, c, cells).ranked())
+            .map(|r| r.get())
     };
     let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
     let rounds: Vec<bool> = (0..repeats)

@@ -5,7 +5,7 @@
 //! that explains it, and what one busy connection costs a design with several workers: a
 //! connection, and so all of its streams, stays on the worker that accepted it.
 
-use super::metric::{rankable, CPU, P99};
+use super::metric::{rankable, Metric, Ranked, CPU, P99};
 use super::verdict::Verdict;
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{summarize, Cell, Summary};
@@ -42,12 +42,12 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    fn cpu(&self) -> Option<f64> {
+    fn cpu(&self) -> Option<Ranked> {
         rankable(&CPU, self.cell, &self.beside()).ranked()
     }
 
     /// Its p99 where it may be ranked ([`rankable`]).
-    fn p99(&self) -> Option<f64> {
+    fn p99(&self) -> Option<Ranked> {
         rankable(&P99, self.cell, &self.beside()).ranked()
     }
 
@@ -80,18 +80,24 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The shape with the lowest `value` among `shapes`, the highest, and their ratio.
+/// The shape with the best ranked `value` of metric `m` among `shapes` (of those placed alike
+/// as the first), the worst, and their values.
 fn extremes<'s, 'a>(
     shapes: &'s [Shape<'a>],
-    value: impl Fn(&Shape<'a>) -> Option<f64>,
+    m: &Metric,
+    value: impl Fn(&Shape<'a>) -> Option<Ranked>,
 ) -> Option<(&'s Shape<'a>, f64, &'s Shape<'a>, f64)> {
-    let measured: Vec<(&Shape, f64)> = shapes.iter().filter_map(|s| value(s).map(|v| (s, v))).collect();
+    let measured: Vec<(&Shape, Ranked)> = shapes.iter().filter_map(|s| value(s).map(|v| (s, v))).collect();
+    let first = measured.first()?.1;
+    let measured: Vec<(&Shape, Ranked)> = measured.into_iter().filter(|(_, v)| v.alike(first)).collect();
     if measured.len() < 2 {
         return None;
     }
-    let best = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-    let worst = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    Some((best.0, best.1, worst.0, worst.1))
+    let mut order: Vec<Ranked> = measured.iter().map(|(_, v)| *v).collect();
+    Ranked::best_first(m, &mut order);
+    let of = |v: Ranked| measured.iter().find(|(_, x)| *x == v).map(|(s, _)| *s);
+    let (best, worst) = (order[0], order[order.len() - 1]);
+    Some((of(best)?, best.get(), of(worst)?, worst.get()))
 }
 
 /// The verdict across the shapes of `experiments`, the server on `server_cpus` CPUs (`None`:
@@ -152,7 +158,7 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell], server_cpus: Option<u
 /// how evenly its streams were served.
 fn target_line(t: &str, shapes: &[Shape], rows: &[Summary], server_cpus: Option<usize>) -> String {
     let mut said = format!("{t}:");
-    match extremes(shapes, Shape::cpu) {
+    match extremes(shapes, &CPU, Shape::cpu) {
         Some((best, b, worst, w)) => {
             let why = match (best.cell.figures.syscalls_per_req, worst.cell.figures.syscalls_per_req) {
                 (Some(a), Some(z)) => format!(" ({a:.2} syscalls per request against {z:.2})"),
@@ -169,7 +175,7 @@ fn target_line(t: &str, shapes: &[Shape], rows: &[Summary], server_cpus: Option<
         }
         None => said.push_str(" server CPU per request not measured in two shapes;"),
     }
-    match extremes(shapes, Shape::p99) {
+    match extremes(shapes, &P99, Shape::p99) {
         Some((best, b, worst, w)) => said.push_str(&format!(
             " lowest p99 as {} ({}), highest as {} ({}).",
             best.how(),
@@ -212,13 +218,17 @@ fn uneven_workers(shapes: &[Shape], rows: &[Summary], server_cpus: Option<usize>
     if je - j <= UNEVEN_GAP {
         return String::new();
     }
-    let p99 = |s: &Shape| s.p99().map_or("–".to_string(), fmt_us);
+    let p99 = |s: &Shape| s.p99().map_or("–".to_string(), |v| fmt_us(v.get()));
     // What the idle worker cost: against a design with one worker in the same shape.
     let single = rows
         .iter()
         .filter(|r| r.cell.experiment == s.x.name && r.cell.figures.jain_workers.is_none())
         .filter_map(|r| Some((r, rankable(&P99, &r.cell, &s.beside()).ranked()?)))
-        .min_by(|a, b| a.1.total_cmp(&b.1));
+        .fold(None, |best: Option<(&Summary, Ranked)>, (r, v)| match best {
+            Some((b, bv)) if bv.best_of(v, &P99) != Some(v) => Some((b, bv)),
+            _ => Some((r, v)),
+        })
+        .map(|(r, v)| (r, v.get()));
     let cost = match (server_cpus, single) {
         (Some(1), _) => "with the server on one CPU its workers share it, so what the idle one \
                          could have done cannot show here (give the server two CPUs)"
@@ -254,6 +264,8 @@ mod tests {
             calibration: None,
             connections: conns,
             repeat: 0,
+            placed: None,
+            does_no_work: false,
             status: CellStatus::Ok,
             seconds: 1.0,
             figures: Figures {

@@ -11,6 +11,8 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
         calibration: None,
         connections: conns,
         repeat,
+        placed: None,
+        does_no_work: false,
         status: crate::bench::record::CellStatus::Ok,
         seconds: 1.0,
         figures: Figures {

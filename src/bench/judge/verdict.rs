@@ -14,7 +14,8 @@ use super::context::Context;
 use super::expect::{self, Expectation};
 use super::finding::{AaFigure, Finding, Reason};
 use super::metric::{
-    rankable, Metric, Unranked, CAPACITY, CPU, CPU_EVENT, GAP_P99, LATE, MEMORY, P50, P99, THROUGHPUT, TTFE_P99,
+    placed_alike, rankable, Metric, Unranked, CAPACITY, CPU, CPU_EVENT, GAP_P99, LATE, MEMORY, P50, P99, THROUGHPUT,
+    TTFE_P99,
 };
 use super::ranking::{finding, SINGLE_RUN_NOISE};
 use super::reasons::why_sentence;
@@ -103,6 +104,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     }
     v.findings = findings(x, &ok, &targets, repeats);
     let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
+    parts.extend(placements(&ok, &targets));
     parts.extend(too_few(x, &ok, &v.findings));
     // After `said`, which clears what the A/A pair or an open loop does not resolve.
     let all: Vec<&Cell> = cells
@@ -115,7 +117,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         parts.push(s);
     }
     if x.load.slo.is_some() {
-        parts.extend(no_capacity(&ok, &targets, x));
+        parts.extend(no_capacity(&ok, &targets));
     }
     if x.proto.is_keyed() {
         parts.extend(super::contention::sentence(&ok));
@@ -153,15 +155,49 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
     v
 }
 
-/// A peer does none of the experiment's work: with work, its capacity is not one to rank
-/// beside the designs doing it.
-fn does_no_work(x: &Experiment, target: &str) -> bool {
-    let idle = |p: &String| crate::bench::record::peer::Peer::parse(p).is_ok_and(|p| p.idle_in(x));
-    x.peers.iter().any(|p| p == target && idle(p))
+/// Each metric ranked, then each request class's p99, among targets placed alike: where the
+/// experiment's targets ran placed differently (`threaded_cpus`), each group of targets placed
+/// alike is ranked on its own, its findings saying where it ran, and no pair across groups is
+/// compared.
+fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
+    let groups = placed_alike(ok, targets);
+    if groups.len() < 2 {
+        return findings_placed_alike(x, ok, targets, repeats);
+    }
+    let mut all = Vec::new();
+    for (placed, ts) in groups.iter().filter(|(_, ts)| ts.len() >= 2) {
+        let cells: Vec<&Cell> = ok.iter().copied().filter(|c| ts.contains(&c.target)).collect();
+        let mut found = findings_placed_alike(x, &cells, ts, repeats);
+        for f in &mut found {
+            f.placed = Some(placed.as_ref().map_or("where not recorded".into(), |p| p.server_said()));
+        }
+        all.extend(found);
+    }
+    all
 }
 
-/// Each metric ranked, then each request class's p99.
-fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
+/// "Targets placed differently are not compared: reactor and redis-server ran with the server
+/// on CPU 0, multi-reactor and dispatch on CPUs 0-1." (`None`: every target placed alike).
+fn placements(ok: &[&Cell], targets: &[String]) -> Option<String> {
+    let groups = placed_alike(ok, targets);
+    if groups.len() < 2 {
+        return None;
+    }
+    let each: Vec<String> = groups
+        .iter()
+        .map(|(p, ts)| {
+            let at = p.as_ref().map_or("where not recorded".into(), |p| p.said());
+            format!("{} ({at})", ts.join(", "))
+        })
+        .collect();
+    Some(format!(
+        "Targets placed differently are not compared (each group is ranked on its own): {}.",
+        each.join("; ")
+    ))
+}
+
+/// [`findings`] of targets that all ran placed alike.
+fn findings_placed_alike(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
     // With a latency target, capacity at it takes the place of throughput and p99 (each cell is
     // the probe that held at its own capacity: their rates and latencies do not compare);
     // without one there is no capacity to rank.
@@ -186,7 +222,6 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
                 .filter(|m| !chosen.iter().any(|c| c.name == m.name)),
         )
         .collect();
-    let doing: Vec<String> = targets.iter().filter(|t| !does_no_work(x, t)).cloned().collect();
     // With a target, CPU per request compares the designs doing the work at their own
     // capacity: a cell without one (starved, or its search stopped) was measured at a rate
     // that says nothing of its cost.
@@ -198,8 +233,7 @@ fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) ->
     let mut found: Vec<Finding> = order
         .iter()
         .filter_map(|&m| match m.name {
-            n if n == CAPACITY.name => finding(ok, &doing, m, repeats, x.paired),
-            n if n == CPU.name && x.load.slo.is_some() => finding(&held, &doing, m, repeats, x.paired),
+            n if n == CPU.name && x.load.slo.is_some() => finding(&held, targets, m, repeats, x.paired),
             _ => finding(ok, targets, m, repeats, x.paired),
         })
         .collect();
@@ -378,11 +412,14 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
 }
 
 /// The targets of a capacity search that have no capacity to rank, each with why.
-fn no_capacity(ok: &[&Cell], targets: &[String], x: &Experiment) -> Option<String> {
+fn no_capacity(ok: &[&Cell], targets: &[String]) -> Option<String> {
     let why: Vec<String> = targets
         .iter()
         .filter_map(|t| {
-            if does_no_work(x, t) {
+            if ok
+                .iter()
+                .any(|c| &c.target == t && rankable(&CAPACITY, c, ok).why_not() == Some(Unranked::DoesNoWork))
+            {
                 return Some(format!(
                     "{t} (it serves a fixed body and does none of the work: not ranked)"
                 ));

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::error::Error;
+use super::placed::Placed;
 use crate::load::Document;
 use crate::server::stats::StatsLine;
 
@@ -282,6 +283,14 @@ pub struct Cell {
     pub calibration: Option<String>,
     pub connections: usize,
     pub repeat: usize,
+    /// Where its target ran (`None`: results from before a run recorded it and gave no
+    /// environment to tell). Targets placed differently are not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed: Option<Placed>,
+    /// Its target does none of the experiment's work (a peer serving a fixed body beside
+    /// designs doing `work`): it is ranked on nothing beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub does_no_work: bool,
     pub status: CellStatus,
     pub seconds: f64,
     pub figures: Figures,
@@ -310,6 +319,8 @@ impl Cell {
             calibration: None,
             connections,
             repeat,
+            placed: None,
+            does_no_work: false,
             status: CellStatus::Ok,
             seconds: 0.0,
             figures: Figures::default(),

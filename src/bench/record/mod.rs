@@ -14,20 +14,26 @@
 
 mod cell;
 pub mod costs;
+mod environment;
 pub(crate) mod error;
 mod figures;
+mod placed;
 mod repeats;
 pub mod results;
 pub mod scenario;
+mod settle;
 mod why;
 
 pub use cell::{Cell, CellStatus, ClassFigure, CpuSource, Figures, LockFigures, StreamFigures, TWIN};
+pub use environment::{Environment, HostsEnvironment};
 pub use error::Error;
 pub(in crate::bench) use figures::{counters, figures, Samples};
+pub use placed::Placed;
 pub use repeats::{
     drift, in_round, median, relative_spread, sign_test, spread, summarize, within_rounds, Spread, Summary, CHANCE,
 };
-pub use results::{Environment, HostsEnvironment, Results, FORMAT};
+pub use results::{Results, FORMAT};
 pub(in crate::bench) use scenario::serve_line;
 pub use scenario::{expect, peer};
+pub use settle::{settle, settle_one};
 pub use why::Why;

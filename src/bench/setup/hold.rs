@@ -4,7 +4,6 @@
 
 use super::placement::Placement;
 use super::steer;
-use crate::bench::record::results;
 use crate::bench::record::scenario::Scenario;
 use crate::bench::record::{Environment, Error};
 use crate::bench::Options;
@@ -30,7 +29,7 @@ pub(in crate::bench) fn environment(place: &Placement) -> Environment {
         client_cpus: place.client_cpus.clone(),
         client_threads: place.client_threads,
         server_addr: place.server_addr.clone(),
-        hosts: place.hosts.as_ref().map(|h| results::HostsEnvironment {
+        hosts: place.hosts.as_ref().map(|h| crate::bench::record::HostsEnvironment {
             server: h.server.as_ref().map(|p| p.host.clone()),
             clients: h.clients.clone(),
             machines: h.machines.clone(),

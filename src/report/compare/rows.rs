@@ -40,7 +40,7 @@ pub(super) const METRICS: [&Metric; 3] = [&metric::THROUGHPUT, &metric::P99, &me
 fn stats(cells: &[&Cell], m: &Metric, run: &[&Cell]) -> Option<(Spread, usize)> {
     let xs: Vec<f64> = cells
         .iter()
-        .filter_map(|c| metric::rankable(m, c, run).ranked())
+        .filter_map(|c| metric::rankable(m, c, run).ranked().map(|r| r.get()))
         .collect();
     let n = xs.len();
     spread(xs).map(|s| (s, n))
@@ -49,6 +49,11 @@ fn stats(cells: &[&Cell], m: &Metric, run: &[&Cell]) -> Option<(Spread, usize)> 
 pub(super) fn change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> Option<Change> {
     let higher = &m.higher_is_better;
     let offered = offered_both(a, b, m);
+    // One target in two runs compares only where both placed it alike.
+    let first = |cells: &[&Cell], run: &[&Cell]| cells.iter().find_map(|c| metric::rankable(m, c, run).ranked());
+    if !first(a, runs.0)?.alike(first(b, runs.1)?) {
+        return None;
+    }
     let (sa, an) = stats(a, m, runs.0)?;
     let (sb, bn) = stats(b, m, runs.1)?;
     let ratio = sb.median / sa.median;
@@ -82,7 +87,12 @@ pub(super) fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell
         .iter()
         .filter_map(|cb| {
             let ca = a.iter().find(|ca| ca.repeat == cb.repeat)?;
-            Some(metric::rankable(m, cb, runs.1).ranked()? / metric::rankable(m, ca, runs.0).ranked()?)
+            let (vb, va) = (
+                metric::rankable(m, cb, runs.1).ranked()?,
+                metric::rankable(m, ca, runs.0).ranked()?,
+            );
+            // A round compares the target with itself only where both runs placed it alike.
+            vb.alike(va).then(|| vb.get() / va.get())
         })
         .collect();
     let n = ratios.len();

@@ -1,20 +1,26 @@
 //! Seed scenarios in the report: the seed's published numbers beside ours, and a sentence on
 //! what agrees (orderings at each connection count, and each model's scaling).
 
+use crate::bench::judge::metric::{rankable, Ranked, THROUGHPUT};
 use crate::bench::record::scenario::{model_name, Experiment};
-use crate::bench::record::Summary;
+use crate::bench::record::{Cell, Summary};
 use crate::report::esc;
 use crate::units::thousands;
 
-/// The seed's numbers beside ours, and a sentence on what agrees.
+/// The seed's numbers beside ours, and a sentence on what agrees. Our throughput is shown as
+/// measured; it is ordered, and set against the seed's scaling, only where the judge may rank
+/// it ([`rankable`]: not where the client bound a cell, a design lost requests, or targets ran
+/// placed differently).
 pub fn comparison(x: &Experiment, summary: &[Summary]) -> String {
-    let measured = |model: &str, n: usize| {
-        summary
+    let cells: Vec<&Cell> = summary.iter().map(|s| &s.cell).collect();
+    let cell = |model: &str, n: usize| {
+        cells
             .iter()
-            .map(|s| &s.cell)
+            .copied()
             .find(|c| model_name(&c.target) == model && c.connections == n && c.ok())
-            .map(|c| c.figures.throughput_rps)
     };
+    let measured = |model: &str, n: usize| cell(model, n).and_then(|c| rankable(&THROUGHPUT, c, &cells).measured());
+    let ranked = |model: &str, n: usize| cell(model, n).and_then(|c| rankable(&THROUGHPUT, c, &cells).ranked());
     let mut h = String::new();
     if let Some(note) = &x.seed_note {
         h.push_str(&format!("<p class=\"note\"><b>The seed:</b> {}</p>\n", esc(note)));
@@ -35,12 +41,13 @@ pub fn comparison(x: &Experiment, summary: &[Summary]) -> String {
         ));
     }
     h.push_str("</table>\n");
-    h.push_str(&format!("<p>{}</p>\n", esc(&verdict(x, &measured))));
+    h.push_str(&format!("<p>{}</p>\n", esc(&verdict(x, &ranked))));
     h
 }
 
-/// Compares the order of models at each connection count the seed published two or more for.
-fn verdict(x: &Experiment, measured: &dyn Fn(&str, usize) -> Option<f64>) -> String {
+/// Compares the order of models at each connection count the seed published two or more for,
+/// ours by their ranked throughput (a model not ranked there leaves that count out).
+fn verdict(x: &Experiment, ranked: &dyn Fn(&str, usize) -> Option<Ranked>) -> String {
     let mut conns: Vec<usize> = x.published.iter().map(|p| p.connections).collect();
     conns.sort_unstable();
     conns.dedup();
@@ -56,15 +63,16 @@ fn verdict(x: &Experiment, measured: &dyn Fn(&str, usize) -> Option<f64>) -> Str
         if pubs.len() < 2 {
             continue;
         }
-        let mut ours: Vec<(&str, f64)> = pubs
-            .iter()
-            .filter_map(|(m, _)| measured(m, n).map(|v| (*m, v)))
-            .collect();
-        if ours.len() < pubs.len() {
+        let mut ours: Vec<(&str, Ranked)> = pubs.iter().filter_map(|(m, _)| ranked(m, n).map(|v| (*m, v))).collect();
+        let alike = ours.windows(2).all(|w| w[0].1.alike(w[1].1));
+        if ours.len() < pubs.len() || !alike {
             continue;
         }
         pubs.sort_by(|a, b| b.1.total_cmp(&a.1));
-        ours.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut values: Vec<Ranked> = ours.iter().map(|(_, v)| *v).collect();
+        Ranked::best_first(&THROUGHPUT, &mut values);
+        ours.sort_by_key(|(_, v)| values.iter().position(|x| x == v));
+        let ours: Vec<(&str, f64)> = ours.iter().map(|(m, v)| (*m, v.get())).collect();
         let order = |v: &[(&str, f64)]| v.iter().map(|(m, _)| *m).collect::<Vec<_>>().join(" > ");
         if order(&pubs) == order(&ours) {
             agree.push(format!("at {n} connections the order is the seed's ({})", order(&ours)));
@@ -91,7 +99,8 @@ fn verdict(x: &Experiment, measured: &dyn Fn(&str, usize) -> Option<f64>) -> Str
             continue;
         }
         let (a, b) = (pts.first().unwrap(), pts.last().unwrap());
-        if let (Some(ma), Some(mb)) = (measured(m, a.0), measured(m, b.0)) {
+        if let (Some(ma), Some(mb)) = (ranked(m, a.0), ranked(m, b.0)) {
+            let (ma, mb) = (ma.get(), mb.get());
             shapes.push(format!(
                 "{m} from {} to {} connections: seed {:+.0}%, measured {:+.0}%",
                 a.0,

@@ -2,7 +2,7 @@
 //! at each connection count in bold (asked of the judge's rule, [`metric::rankable`]),
 //! client-bound rows in italics.
 
-use crate::bench::judge::metric::{self, Metric};
+use crate::bench::judge::metric::{self, Metric, Ranked};
 use crate::bench::record::{spread, within_rounds, Cell, Summary};
 use crate::report::esc;
 use crate::units::si;
@@ -40,34 +40,40 @@ impl Marks<'_> {
 
     /// What `c` is ranked by in column `col`: the metric's value where the verdicts may rank
     /// it ([`metric::rankable`], the one rule: a cell the client bound, a design that starved
-    /// connections anywhere, too few samples never take a mark).
-    fn rank(&self, c: &Cell, col: &Best) -> Option<f64> {
+    /// connections anywhere, a target doing none of the work, too few samples never take a
+    /// mark), freed of its round's drift in paired rounds.
+    fn rank(&self, c: &Cell, col: &Best) -> Option<Ranked> {
         let m = col.1;
         let rank = |c: &Cell| metric::rankable(m, c, &self.ok).ranked();
-        rank(c)?;
+        let ranked = rank(c)?;
         match self.paired {
-            true => within_rounds(&self.ok, &rank, &c.label(), c.connections),
-            false => rank(c),
+            true => within_rounds(
+                &self.ok,
+                &|c: &Cell| rank(c).map(Ranked::get),
+                &c.label(),
+                c.connections,
+            )
+            .map(|v| ranked.freed(v)),
+            false => Some(ranked),
         }
     }
 
-    /// The best value of column `col` at `n`, where it stands apart from the runner-up by
-    /// what the measurement resolves (memory: a mebibyte over all the connections).
-    fn best_at(&self, n: usize, col: &Best) -> Option<f64> {
-        let mut values: Vec<f64> = self
+    /// The best value of column `col` at `n` among the targets placed as `like` (targets placed
+    /// differently are not compared), where it stands apart from the runner-up by what the
+    /// measurement resolves (memory: a mebibyte over all the connections).
+    fn best_at(&self, n: usize, col: &Best, like: Ranked) -> Option<Ranked> {
+        let mut values: Vec<Ranked> = self
             .summary
             .iter()
             .filter(|s| s.cell.connections == n && Self::ranked(&s.cell))
             .filter_map(|s| self.rank(&s.cell, col))
+            .filter(|r| r.alike(like))
             .collect();
         let m = col.1;
-        values.sort_by(|a, b| match m.higher_is_better {
-            true => b.total_cmp(a),
-            false => a.total_cmp(b),
-        });
+        Ranked::best_first(m, &mut values);
         let best = *values.first()?;
         match values.get(1) {
-            Some(&second) if !metric::resolved(m, best, second, n) => None,
+            Some(second) if !metric::resolved(m, best.get(), second.get(), n) => None,
             _ => Some(best),
         }
     }
@@ -83,8 +89,8 @@ impl Marks<'_> {
         Self::ranked(c)
             && several
             && MARKED.iter().find(|m| m.0 == i).is_some_and(|m| {
-                let r = self.rank(c, m);
-                r.is_some() && r == self.best_at(c.connections, m)
+                self.rank(c, m)
+                    .is_some_and(|r| self.best_at(c.connections, m, r) == Some(r))
             })
     }
 }

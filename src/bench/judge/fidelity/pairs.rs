@@ -27,7 +27,13 @@ fn row(x: &Experiment, product: &str, model: &str, conns: usize, beside: &[&Cell
         Side::of(product, p, &repeats(product), beside),
         Side::of(model, m, &repeats(model), beside),
     );
-    let ratio = |a: Rank, b: Rank| Some(a.ranked()? / b.ranked()?).filter(|r| r.is_finite() && *r > 0.0);
+    // The model's figure over the product's, where both may be ranked and ran placed alike.
+    let ratio = |a: Rank, b: Rank| {
+        let (a, b) = (a.ranked()?, b.ranked()?);
+        a.alike(b)
+            .then(|| a.get() / b.get())
+            .filter(|r| r.is_finite() && *r > 0.0)
+    };
     let (p99_ratio, cpu_ratio) = (ratio(ms.p99, ps.p99), ratio(ms.cpu, ps.cpu));
     let out = |r: Option<f64>| r.is_some_and(|r| !within(r));
     let (p99_out, cpu_out) = (out(p99_ratio), out(cpu_ratio));
@@ -53,6 +59,17 @@ fn row(x: &Experiment, product: &str, model: &str, conns: usize, beside: &[&Cell
         if !why_not.contains(&said) {
             why_not.push(said);
         }
+    }
+    let apart = |a: Rank, b: Rank| a.ranked().zip(b.ranked()).is_some_and(|(a, b)| !a.alike(b));
+    if apart(ms.p99, ps.p99) || apart(ms.cpu, ps.cpu) {
+        let at = |s: &Side| s.cell.placed.as_ref().map_or("where not recorded".into(), |p| p.said());
+        why_not.push(format!(
+            "not compared: placements differ ({}: {}; {}: {})",
+            ms.label,
+            at(&ms),
+            ps.label,
+            at(&ps)
+        ));
     }
     let cause = match stands {
         Some(false) => {

@@ -2,7 +2,7 @@
 //! figures of the repeat of median throughput that a cause is named from.
 
 use super::super::card;
-use super::super::metric::{rankable, Metric, Rank, CPU, P99};
+use super::super::metric::{median, rankable, Metric, Rank, CPU, P99};
 use crate::bench::record::Cell;
 
 /// One target at one connection count, as fidelity reads it: each figure the median over its
@@ -16,24 +16,10 @@ pub(super) struct Side<'a> {
 }
 
 /// The median of `m` over `repeats` (finished cells) that measured it: ranked where every one
-/// is; else the first reason one is not, with the median of what was measured.
+/// is ([`median`], the one rule's); else the first reason one is not.
 fn median_rank(m: &Metric, repeats: &[&Cell], beside: &[&Cell]) -> Rank {
     let ranks: Vec<Rank> = repeats.iter().map(|c| rankable(m, c, beside)).collect();
-    let mut values: Vec<f64> = ranks.iter().filter_map(|r| value(*r)).collect();
-    if values.is_empty() {
-        return Rank::NotMeasured;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let median = match n % 2 {
-        1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    };
-    // A repeat that measured nothing of it (a figure missing) is left out of the median.
-    match ranks.iter().find_map(|r| r.why_not()) {
-        Some(u) => Rank::Unranked(median, u),
-        None => Rank::Ranked(median),
-    }
+    median(&ranks)
 }
 
 impl<'a> Side<'a> {
@@ -75,8 +61,5 @@ impl<'a> Side<'a> {
 
 /// The value of a rank, where it was measured.
 pub(super) fn value(r: Rank) -> Option<f64> {
-    match r {
-        Rank::Ranked(v) | Rank::Unranked(v, _) => Some(v),
-        Rank::NotMeasured => None,
-    }
+    r.measured()
 }

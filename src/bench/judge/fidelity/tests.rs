@@ -15,6 +15,8 @@ fn cell(x: &str, target: &str, p99: f64, cpu: f64) -> Cell {
         calibration: None,
         connections: 100,
         repeat: 0,
+        placed: None,
+        does_no_work: false,
         status: CellStatus::Ok,
         seconds: 1.0,
         figures: Figures {

@@ -25,8 +25,8 @@ fn a_starved_latency_is_measured_but_not_ranked_and_other_metrics_do_not_care() 
     assert_eq!(alone(&P99, &c), Rank::Unranked(900.0, Unranked::Starved));
     assert_eq!(alone(&THROUGHPUT, &c), Rank::Unranked(1000.0, Unranked::Elsewhere));
     c.figures.starved_conns = 0;
-    assert_eq!(alone(&P99, &c), Rank::Ranked(900.0));
-    assert_eq!(alone(&THROUGHPUT, &c), Rank::Ranked(1000.0));
+    assert_eq!(alone(&P99, &c), Rank::ranked_unplaced(900.0));
+    assert_eq!(alone(&THROUGHPUT, &c), Rank::ranked_unplaced(1000.0));
     // Not measured is not a value, least of all 0.
     c.figures.p99_us = 0.0;
     assert_eq!(alone(&P99, &c), Rank::NotMeasured);
@@ -52,14 +52,14 @@ fn a_design_that_starved_anywhere_is_ranked_nowhere() {
     );
     assert_eq!(
         rankable(&P99, &other, &beside),
-        Rank::Ranked(900.0),
+        Rank::ranked_unplaced(900.0),
         "another design is not"
     );
     let mut elsewhere = bad.clone();
     elsewhere.experiment = "another".into();
     assert_eq!(
         rankable(&P99, &good, &[&good, &elsewhere]),
-        Rank::Ranked(900.0),
+        Rank::ranked_unplaced(900.0),
         "another experiment's cells are passed over"
     );
 }
@@ -77,10 +77,14 @@ fn a_quantile_from_fewer_samples_than_its_floor_is_not_ranked() {
         alone(&P99, &c),
         Rank::Unranked(900.0, Unranked::TooFewSamples { n: 79, needed: 1000 })
     );
-    assert_eq!(alone(&P50, &c), Rank::Ranked(300.0));
-    assert_eq!(alone(&P99, &cell(1000)), Rank::Ranked(900.0), "at the floor exactly");
+    assert_eq!(alone(&P50, &c), Rank::ranked_unplaced(300.0));
+    assert_eq!(
+        alone(&P99, &cell(1000)),
+        Rank::ranked_unplaced(900.0),
+        "at the floor exactly"
+    );
     assert_eq!(alone(&P99, &cell(999)).ranked(), None);
-    assert_eq!(alone(&THROUGHPUT, &c), Rank::Ranked(1000.0), "not a quantile");
+    assert_eq!(alone(&THROUGHPUT, &c), Rank::ranked_unplaced(1000.0), "not a quantile");
     // Streams: a gap p99 from its gaps, a first-event p99 from its first events; not counted
     // (results from before) is not ranked either.
     let mut s = cell(0);
@@ -95,7 +99,7 @@ fn a_quantile_from_fewer_samples_than_its_floor_is_not_ranked() {
         alone(&GAP_P99, &s).why_not(),
         Some(Unranked::TooFewSamples { n: 14, needed: 1000 })
     );
-    assert_eq!(alone(&TTFE_P99, &s), Rank::Ranked(5_000.0));
+    assert_eq!(alone(&TTFE_P99, &s), Rank::ranked_unplaced(5_000.0));
     s.figures.streams.as_mut().unwrap().first_events = None;
     assert_eq!(alone(&TTFE_P99, &s).why_not(), Some(Unranked::SamplesUnknown));
 }
@@ -111,7 +115,7 @@ fn memory_and_latency_of_designs_that_did_not_serve_everyone_are_not_ranked() {
     c.figures.server_cpu_us_per_req = Some(10.0);
     c.figures.server_cpu_cores = Some(0.5);
     c.figures.established = 1000;
-    assert_eq!(alone(&MEMORY, &c), Rank::Ranked(0.5));
+    assert_eq!(alone(&MEMORY, &c), Rank::ranked_unplaced(0.5));
     c.figures.starved_conns = 998;
     assert_eq!(alone(&MEMORY, &c).why_not(), Some(Unranked::Starved));
     c.figures.starved_conns = 0;
@@ -191,21 +195,21 @@ fn a_cell_the_client_bound_is_not_ranked_on_throughput_or_latency() {
     let mut c = cell(10_000);
     c.figures.server_cpu_us_per_req = Some(20.0);
     c.figures.why = Some(Why::default());
-    assert_eq!(alone(&THROUGHPUT, &c), Rank::Ranked(1000.0));
+    assert_eq!(alone(&THROUGHPUT, &c), Rank::ranked_unplaced(1000.0));
     c.figures.client_bound = true;
     assert_eq!(alone(&THROUGHPUT, &c).why_not(), Some(Unranked::NotTheServer));
     assert_eq!(alone(&P99, &c).why_not(), Some(Unranked::NotTheServer));
     assert_eq!(P99.value(&c), Some(900.0), "still measured");
     assert_eq!(
         alone(&CPU, &c),
-        Rank::Ranked(20.0),
+        Rank::ranked_unplaced(20.0),
         "its CPU per request is the server's own"
     );
     // Not watched (no server figures): the client's saturation alone decides.
     c.figures.why = None;
     assert_eq!(alone(&P99, &c).why_not(), Some(Unranked::NotTheServer));
     c.figures.client_bound = false;
-    assert_eq!(alone(&P99, &c), Rank::Ranked(900.0));
+    assert_eq!(alone(&P99, &c), Rank::ranked_unplaced(900.0));
     // Little's law: 10 connections at 1,000 req/s are a 10 ms cycle; 0.9 ms of latency leaves
     // 9.1 ms to the client's own turnaround.
     c.figures.why = Some(Why {
@@ -231,7 +235,7 @@ fn memory_under_a_page_over_all_connections_is_not_ranked() {
     assert_eq!(MEMORY.value(&c), Some(0.03));
     assert_eq!(alone(&MEMORY, &c).why_not(), Some(Unranked::Unresolved), "3 KiB in all");
     c.figures.mem_per_conn_kib = Some(0.05);
-    assert_eq!(alone(&MEMORY, &c), Rank::Ranked(0.05), "5 KiB in all");
+    assert_eq!(alone(&MEMORY, &c), Rank::ranked_unplaced(0.05), "5 KiB in all");
 }
 
 #[test]

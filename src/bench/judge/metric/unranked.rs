@@ -26,6 +26,9 @@ pub enum Unranked {
     SamplesUnknown,
     /// A calibration cell: the design under lighter load, for its predictions.
     Calibration,
+    /// Its target does none of the experiment's work (a peer serving a fixed body beside
+    /// designs doing `work`): its figures are of another load.
+    DoesNoWork,
 }
 
 impl Unranked {
@@ -42,6 +45,7 @@ impl Unranked {
             }
             Self::SamplesUnknown => "its samples were not counted".into(),
             Self::Calibration => "a calibration cell, measured for the predictions".into(),
+            Self::DoesNoWork => "it serves a fixed body and does none of the experiment's work".into(),
         }
     }
 }
