@@ -25,7 +25,7 @@ fn results(rps: &[(&str, f64)]) -> Results {
             seconds: 1.0,
             figures: Figures {
                 throughput_rps: *v,
-                p99_us: 100.0,
+                p99_us: Some(100.0),
                 requests: 10_000,
                 server_cpu_us_per_req: Some(1e6 / v),
                 ..Figures::default()

@@ -14,8 +14,8 @@ fn cell(x: &str, target: &str, n: usize, rps: f64, p99: f64, kib: f64) -> Cell {
     let f = &mut c.figures;
     f.throughput_rps = rps;
     f.requests = 100_000;
-    f.p50_us = p99 / 3.0;
-    f.p99_us = p99;
+    f.p50_us = Some(p99 / 3.0);
+    f.p99_us = Some(p99);
     f.server_cpu_us_per_req = Some(10.0);
     f.server_cpu_cores = Some(0.5);
     f.mem_per_conn_kib = Some(kib);

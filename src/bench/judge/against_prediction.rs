@@ -133,7 +133,7 @@ mod tests {
     fn cell(target: &str, measured: f64, predicted: Option<f64>) -> Cell {
         let mut c = Cell::new("e", target, 500, 0);
         c.status = CellStatus::Ok;
-        c.figures.p99_us = measured;
+        c.figures.p99_us = Some(measured);
         c.figures.requests = 10_000;
         c.figures.predicted = predicted.map(|p| Prediction {
             p50_us: Some(p / 3.0),

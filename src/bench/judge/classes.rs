@@ -47,9 +47,9 @@ pub(crate) fn as_class(c: &Cell, name: &str) -> Cell {
     v.figures = c.figures.clone();
     // A class with refused requests (4xx/5xx) has no latency of served ones to rank.
     let k = c.figures.classes.iter().find(|k| k.name == name && k.refused == 0);
-    v.figures.p50_us = k.and_then(|k| k.p50_us).unwrap_or(0.0);
-    v.figures.p99_us = k.and_then(|k| k.p99_us).unwrap_or(0.0);
-    v.figures.p999_us = k.and_then(|k| k.p999_us).unwrap_or(0.0);
+    v.figures.p50_us = k.and_then(|k| k.p50_us);
+    v.figures.p99_us = k.and_then(|k| k.p99_us);
+    v.figures.p999_us = k.and_then(|k| k.p999_us);
     // Its quantiles are taken from its own requests (the sample floor counts those).
     v.figures.requests = c
         .figures
@@ -210,7 +210,7 @@ mod tests {
         let mut c = Cell::new("e", target, 10, 0);
         c.status = crate::bench::record::CellStatus::Ok;
         c.figures.throughput_rps = 1000.0;
-        c.figures.p99_us = 5000.0;
+        c.figures.p99_us = Some(5000.0);
         c.figures.classes = vec![
             class("short", "/?cpu=20us", short_p99),
             class("long", "/?cpu=5ms", Some(9000.0)),
@@ -230,9 +230,9 @@ mod tests {
             ]
         );
         let v = view(&refs, "short");
-        assert_eq!((v[0].figures.p99_us, v[0].figures.p50_us), (4000.0, 2000.0));
-        assert_eq!(v[1].figures.p99_us, 0.0, "no short request completed: not a latency");
-        assert_eq!(view(&refs, "long")[1].figures.p99_us, 9000.0);
+        assert_eq!((v[0].figures.p99_us, v[0].figures.p50_us), (Some(4000.0), Some(2000.0)));
+        assert_eq!(v[1].figures.p99_us, None, "no short request completed: not a latency");
+        assert_eq!(view(&refs, "long")[1].figures.p99_us, Some(9000.0));
     }
 
     fn mean(s: Option<Service>) -> Option<f64> {

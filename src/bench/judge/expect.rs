@@ -184,7 +184,7 @@ mod tests {
         c.status = CellStatus::Ok;
         c.figures.throughput_rps = 1000.0;
         c.figures.requests = 10_000;
-        c.figures.p99_us = p99;
+        c.figures.p99_us = Some(p99);
         c.figures.starved_conns = starved;
         c.figures.classes = vec![ClassFigure {
             name: "short".into(),

@@ -271,7 +271,7 @@ mod tests {
             figures: Figures {
                 throughput_rps: 1000.0,
                 requests: 1000,
-                p99_us: p99,
+                p99_us: Some(p99),
                 server_cpu_us_per_req: cpu,
                 syscalls_per_req: cpu.map(|c| c / 2.0),
                 jain_workers: jain,

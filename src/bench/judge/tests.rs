@@ -18,7 +18,7 @@ fn cell(target: &str, conns: usize, repeat: usize, rps: f64, cpu: f64, syscalls:
         figures: Figures {
             throughput_rps: rps,
             requests: 10_000,
-            p99_us: 1e6 / rps,
+            p99_us: Some(1e6 / rps),
             server_cpu_us_per_req: Some(cpu),
             server_cpu_cores: Some(0.5),
             syscalls_per_req: Some(syscalls),
@@ -112,7 +112,8 @@ fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
     let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                 models = [\"reactor\", \"epoll\", \"thread\"]\npeers = [\"nginx\"]\nconnections = [10]\n\
                 work = \"cpu:50us\"\nslo = \"p99<=10ms\"\n";
-    let x = parse(text, "t").unwrap().experiments.remove(0);
+    let sc = parse(text, "t").unwrap();
+    let x = sc.experiments[0].clone();
     let capacity = |rps: Option<f64>, why: Option<&str>| crate::load::slo::Capacity {
         slo: "p99<=10ms".into(),
         rps,
@@ -138,6 +139,9 @@ fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
         c.figures.capacity = Some(capacity(rps, why));
         cells.push(c);
     }
+    // As a run's record and a results file are: nginx does none of the work.
+    crate::bench::record::settle(&sc, &Default::default(), &mut cells);
+    assert!(cells.iter().any(|c| c.target == "nginx" && c.does_no_work));
     let v = verdict(&x, &cells, 1);
     let f = &v.findings[0];
     assert_eq!(

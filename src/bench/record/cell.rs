@@ -51,9 +51,14 @@ pub struct Figures {
     pub throughput_rps: f64,
     pub requests: u64,
     pub errors: u64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
+    /// Latency quantiles over the requests completed, in microseconds (`None`: none completed
+    /// in the window, so nothing was measured: never 0).
+    #[serde(default)]
+    pub p50_us: Option<f64>,
+    #[serde(default)]
+    pub p99_us: Option<f64>,
+    #[serde(default)]
+    pub p999_us: Option<f64>,
     /// Server CPU (whole process tree) per request, in microseconds; `None`: not measured (a
     /// server muxlab does not run, or nothing was served).
     pub server_cpu_us_per_req: Option<f64>,

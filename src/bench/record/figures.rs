@@ -58,9 +58,9 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         requests,
         // A server that answers 4xx / 5xx is not serving: those count as errors here.
         errors: r.error_total + r.non_2xx_3xx,
-        p50_us: r.latency_us.p50.unwrap_or(0.0),
-        p99_us: r.latency_us.p99.unwrap_or(0.0),
-        p999_us: r.latency_us.p999.unwrap_or(0.0),
+        p50_us: r.latency_us.p50.filter(|_| r.requests > 0),
+        p99_us: r.latency_us.p99.filter(|_| r.requests > 0),
+        p999_us: r.latency_us.p999.filter(|_| r.requests > 0),
         server_cpu_us_per_req: (watched && requests > 0).then(|| cpu_s * 1e6 / requests as f64),
         server_cpu_cores: watched.then_some(cpu_s / window),
         cpu_source: cpu,

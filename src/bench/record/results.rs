@@ -69,7 +69,7 @@ pub fn csv(cells: &[Cell]) -> String {
             }
         };
         s.push_str(&format!(
-            "{},{},{},{},{},{:.1},{},{},{:.1},{:.1},{:.1},{},{},{:.3},{},{},{:.2},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{:.1},{},{},{},{},{},{},{},{:.3},{},{},{:.2},{},{},{},{},{},{},{},{},{}\n",
             q(&c.experiment),
             q(&c.label()),
             c.connections,
@@ -78,9 +78,9 @@ pub fn csv(cells: &[Cell]) -> String {
             f.throughput_rps,
             f.requests,
             f.errors,
-            f.p50_us,
-            f.p99_us,
-            f.p999_us,
+            fixed(f.p50_us, 1),
+            fixed(f.p99_us, 1),
+            fixed(f.p999_us, 1),
             fixed(f.server_cpu_us_per_req, 2),
             fixed(f.server_cpu_cores, 3),
             f.client_cpu_util,

@@ -1,6 +1,6 @@
 //! What the record knows of a cell beside its figures ([`settle`]): where its target ran, where
-//! the run did not record it (results written before runs did), and whether its target does the
-//! experiment's work at all.
+//! the run did not record it (results written before runs did), whether its target does the
+//! experiment's work at all, and that a latency nothing was measured for is none (not 0).
 
 use super::cell::Cell;
 use super::environment::Environment;
@@ -18,8 +18,13 @@ pub fn settle(scenario: &Scenario, env: &Environment, cells: &mut [Cell]) {
     }
 }
 
-/// [`settle`] for one cell.
+/// [`settle`] for one cell. A latency of a cell that completed no request was not measured,
+/// whatever an older version wrote for it (0).
 pub fn settle_one(scenario: &Scenario, env: &Environment, c: &mut Cell) {
+    if c.figures.requests == 0 {
+        let f = &mut c.figures;
+        (f.p50_us, f.p99_us, f.p999_us) = (None, None, None);
+    }
     if c.placed.is_none() && !env.server_cpus.is_empty() {
         let on = c.figures.why.as_ref().and_then(|w| w.server_cpus);
         let threaded = env

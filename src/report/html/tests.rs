@@ -7,7 +7,7 @@ fn cell(target: &str, repeat: usize, rps: f64, cpu: f64) -> Cell {
     let mut c = Cell::new("e", target, 50, repeat);
     c.figures.throughput_rps = rps;
     c.figures.requests = 1000;
-    c.figures.p99_us = 1e6 / rps;
+    c.figures.p99_us = Some(1e6 / rps);
     c.figures.server_cpu_us_per_req = Some(cpu);
     c
 }
@@ -47,10 +47,10 @@ fn a_starved_latency_is_never_marked_best() {
                 models = [\"epoll\", \"prefork\"]\nconnections = [50]\nduration = \"1s\"\n";
     let scenario = crate::bench::scenario::parse(text, "t").unwrap();
     let mut starved = cell("prefork", 0, 50_000.0, 16.0);
-    starved.figures.p99_us = 88.0;
+    starved.figures.p99_us = Some(88.0);
     starved.figures.starved_conns = 46;
     let mut epoll = cell("epoll", 0, 100_000.0, 4.0);
-    epoll.figures.p99_us = 700.0;
+    epoll.figures.p99_us = Some(700.0);
     let results = Results::new(scenario, Default::default(), vec![epoll, starved], false, Vec::new());
     let page = render(&results);
     assert!(

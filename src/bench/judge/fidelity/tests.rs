@@ -22,7 +22,7 @@ fn cell(x: &str, target: &str, p99: f64, cpu: f64) -> Cell {
         figures: Figures {
             throughput_rps: 1000.0,
             requests: 3000,
-            p99_us: p99,
+            p99_us: Some(p99),
             server_cpu_us_per_req: Some(cpu),
             ..Figures::default()
         },

@@ -10,8 +10,8 @@ fn alone(m: &Metric, c: &Cell) -> Rank {
 /// A cell of `requests` answered requests with a p99 of 900 µs and 1,000 req/s.
 fn cell(requests: u64) -> Cell {
     let mut c = Cell::new("e", "t", 10, 0);
-    c.figures.p50_us = 300.0;
-    c.figures.p99_us = 900.0;
+    c.figures.p50_us = Some(300.0);
+    c.figures.p99_us = Some(900.0);
     c.figures.throughput_rps = 1000.0;
     c.figures.requests = requests;
     c
@@ -28,7 +28,7 @@ fn a_starved_latency_is_measured_but_not_ranked_and_other_metrics_do_not_care() 
     assert_eq!(alone(&P99, &c), Rank::ranked_unplaced(900.0));
     assert_eq!(alone(&THROUGHPUT, &c), Rank::ranked_unplaced(1000.0));
     // Not measured is not a value, least of all 0.
-    c.figures.p99_us = 0.0;
+    c.figures.p99_us = Some(0.0);
     assert_eq!(alone(&P99, &c), Rank::NotMeasured);
 }
 
