@@ -1,11 +1,28 @@
 //! Fixes into the binary the commit it was built from and whether the tree had changes not
 //! committed (`muxlab --version`, and every results document, say them wherever the binary
-//! runs). It re-runs when HEAD, the ref HEAD names, the index, or any source changes: naming
-//! only the git files would stop cargo from watching the sources, and the dirty flag would go
-//! stale after an edit.
+//! runs). It re-runs when HEAD, the ref HEAD names, the index, or any file under [`WATCHED`]
+//! changes: naming only the git files would stop cargo from watching the sources, and the
+//! dirty flag would go stale after an edit.
 
 use std::path::Path;
 use std::process::Command;
+
+/// What the binary is made from: the sources, and every folder a file the binary includes
+/// (`include_str!`, `include_bytes!`) lies in: the scenarios, and the Go and Node servers
+/// `bench products` compiles in (`products/`). An edit under one rebuilds the binary; unless
+/// build.rs re-runs too, the binary would say the commit's state, not the edit's.
+/// `tests/structure` holds every include in `src/` to a root listed here.
+const WATCHED: [&str; 9] = [
+    "src",
+    "tests",
+    "benches",
+    "examples",
+    "scenarios",
+    "products",
+    "build.rs",
+    "Cargo.toml",
+    "Cargo.lock",
+];
 
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
@@ -15,16 +32,7 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    for p in [
-        "src",
-        "tests",
-        "benches",
-        "examples",
-        "scenarios",
-        "build.rs",
-        "Cargo.toml",
-        "Cargo.lock",
-    ] {
+    for p in WATCHED {
         if Path::new(p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }

@@ -11,7 +11,8 @@ client at a time, alternating, in one sitting:
 Usage: scripts/h2_client_vs_h2load.py [--conns 10] [--streams 10] [--requests 400000]
                                       [--rounds 3] [--rates 2000,20000,60000] [--json FILE]
 
-With --json, writes the figures (and the binary's commit) for `muxlab docs` to render:
+With --json, writes the figures (and the binary's commit and dirty flag, from `muxlab --version`,
+as `build_commit` and `build_dirty`) for `muxlab docs` to render:
 docs/results/h2-client-vs-h2load.json is such a file.
 """
 import argparse, json, os, re, resource, subprocess, sys, tempfile, time
@@ -92,7 +93,7 @@ http {{ access_log off; keepalive_requests 100000000;
         ngx.terminate()
         ngx.wait()
     doc = {"command": " ".join(["scripts/h2_client_vs_h2load.py", *sys.argv[1:]]), "conns": a.conns,
-           "streams": a.streams, "requests": a.requests, "commit": commit, "dirty": dirty,
+           "streams": a.streams, "requests": a.requests, "build_commit": commit, "build_dirty": dirty,
            "date": time.strftime("%Y-%m-%d"), "cpu": cpu, "latency": latency}
     if a.json:
         with open(a.json, "w") as f:

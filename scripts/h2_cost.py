@@ -9,8 +9,8 @@ deep, h2 with 100 connections x 1 stream; each ROUNDS times, a warm-up of 20,000
 
 Usage: scripts/h2_cost.py [--model epoll] [--requests 300000] [--rounds 2] [--json FILE]
 
-With --json, writes the figures (and the binary's commit, from `muxlab --version`) for
-`muxlab docs` to render: docs/results/h2-cost.json is such a file.
+With --json, writes the figures (and the binary's commit and dirty flag, from `muxlab --version`,
+as `build_commit` and `build_dirty`) for `muxlab docs` to render: docs/results/h2-cost.json is such a file.
 """
 import argparse, json, os, re, subprocess, sys, time
 
@@ -78,7 +78,7 @@ def main():
         srv.terminate()
         srv.wait()
     doc = {"command": " ".join(["scripts/h2_cost.py", *sys.argv[1:]]), "model": a.model,
-           "requests": a.requests, "rounds": a.rounds, "commit": commit, "dirty": dirty,
+           "requests": a.requests, "rounds": a.rounds, "build_commit": commit, "build_dirty": dirty,
            "date": time.strftime("%Y-%m-%d"), "rows": rows}
     if a.json:
         with open(a.json, "w") as f:

@@ -109,7 +109,7 @@ def main():
     if a.json and (not m or m.group(2)):
         sys.exit(f"peer_matrix.py --json: {BIN} was built from a tree with uncommitted changes "
                  "(or records no commit): commit, build, then run again")
-    commit = m.group(1)[:8] if m else "unknown"
+    commit = m.group(1) if m else None
     for tool in ("ab", "wrk", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed: apt-get install apache2-utils wrk util-linux")
@@ -142,7 +142,8 @@ def main():
             cells.append(f"{r['rps']:>10.0f} {r['cpu_us']:>6.1f}" if r.get("rps") else f"{'fail':>10} {'':>6}")
         print(f"{model:<12}" + "  ".join(cells), flush=True)
     if a.json:
-        results["commit"] = commit
+        results["build_commit"] = commit
+        results["build_dirty"] = False
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
 

@@ -189,6 +189,96 @@ fn a_block_that_cannot_render_is_an_error_and_its_file_is_left_as_it_was() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The commit of the binary a kept file records (`build_commit`, in its environment for a
+/// bench run, at its top for a script's file).
+fn build_commit(doc: &Value) -> Option<String> {
+    doc["environment"]
+        .get("build_commit")
+        .or_else(|| doc.get("build_commit"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Read without the renderer: every block that names its result's origin (`run`, `screen`,
+/// and the scripts' `peers`, `advise`, `h2cost`, `h2client`) says "by the binary of commit X"
+/// only where the result recorded its binary's commit, X being that commit; a result kept
+/// before results recorded it claims no binary and says so.
+#[test]
+fn a_caption_names_a_binary_only_where_its_result_recorded_one() {
+    let (mut named, mut unnamed) = (0, 0);
+    for file in std::iter::once(root().join("README.md")).chain(
+        std::fs::read_dir(root().join("docs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md")),
+    ) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut lines = text.lines().enumerate();
+        while let Some((n, l)) = lines.next() {
+            let Some(kind) = l.trim().strip_prefix("<!-- muxlab ") else {
+                continue;
+            };
+            let block: Vec<&str> = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| !l.starts_with("<!-- /muxlab"))
+                .collect();
+            if !["run", "screen", "peers", "advise", "h2cost", "h2client"].contains(&kind) {
+                continue;
+            }
+            let spec: toml::Value = toml::from_str(
+                &block
+                    .iter()
+                    .take_while(|l| **l != "-->")
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+            .unwrap();
+            let result = spec["result"].as_str().unwrap();
+            // A caption may begin with the words: "By the binary ..." is the same claim.
+            let body = block
+                .iter()
+                .skip_while(|l| **l != "-->")
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+                .to_lowercase();
+            let doc: Value = serde_json::from_str(
+                &std::fs::read_to_string(root().join(format!("docs/results/{result}.json"))).unwrap(),
+            )
+            .unwrap();
+            let at = format!("{}:{} {kind} ({result})", file.display(), n + 1);
+            match build_commit(&doc) {
+                Some(c) => {
+                    assert!(
+                        body.contains(&format!("by the binary of commit `{}`", &c[..8])),
+                        "{at}: its result records the binary of {c}: {body}"
+                    );
+                    named += 1;
+                }
+                None => {
+                    assert!(
+                        !body.contains("by the binary") && !body.contains("binary of commit"),
+                        "{at}: its result records no binary, yet the caption names one: {body}"
+                    );
+                    assert!(
+                        body.contains("which binary ran it is not recorded"),
+                        "{at}: the caption says the binary is not recorded: {body}"
+                    );
+                    unnamed += 1;
+                }
+            }
+        }
+    }
+    // Every kept result's caption was read (re-keeping moves captions from one count to the
+    // other).
+    assert!(
+        named + unnamed >= 20,
+        "{named} captions with a binary, {unnamed} without"
+    );
+}
+
 /// A figure as the docs write it (`4.71ms`, `84,808 req/s`, `6.3 µs`, `0.25%`, `17.50 KiB`),
 /// in the unit the results file keeps it in (µs, req/s, µs, per cent, KiB).
 fn parse_figure(s: &str) -> Option<f64> {

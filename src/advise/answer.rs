@@ -48,6 +48,12 @@ pub struct Answer {
     /// Each round's bench headlines (the judge's: what separated the designs, who starved).
     #[serde(default)]
     pub headlines: Vec<String>,
+    /// The commit this binary was built from, and whether its tree had changes not committed
+    /// (`None`: built outside a checkout), so a kept answer names its binary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_dirty: Option<bool>,
 }
 
 /// A capacity as a person reads it.
@@ -150,6 +156,8 @@ impl Answer {
                 .filter(|v| !v.headline.is_empty())
                 .map(|v| v.headline.clone())
                 .collect(),
+            build_commit: crate::origin::commit().map(String::from),
+            build_dirty: crate::origin::dirty(),
         }
     }
 

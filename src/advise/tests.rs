@@ -89,6 +89,8 @@ fn the_answer_renders_a_bracket_as_at_least_and_a_missing_prediction_as_not_mode
         rounds: vec!["every design once".into()],
         results: vec![PathBuf::from("/tmp/r")],
         headlines: vec!["epoll is best on capacity at the target (1.30×).".into()],
+        build_commit: Some("cc66880f022f464061eee09d592887895b13b79c".into()),
+        build_dirty: Some(false),
     };
     let t = a.text();
     assert!(
@@ -107,4 +109,9 @@ fn the_answer_renders_a_bracket_as_at_least_and_a_missing_prediction_as_not_mode
     assert_eq!(j["ranking"][0]["narrowed"], false);
     assert_eq!(j["tied"][0], "thread");
     assert_eq!(j["time_planned_s"], 300.0);
+    assert_eq!(
+        j["build_commit"], "cc66880f022f464061eee09d592887895b13b79c",
+        "a kept answer names its binary"
+    );
+    assert_eq!(j["build_dirty"], false);
 }

@@ -126,8 +126,9 @@ pub enum Command {
     /// A block is `<!-- muxlab KIND` (a TOML spec: which result, which rows, which figures)
     /// `-->`, its rendered text, then `<!-- /muxlab -->`. Kinds: run, cells, verdict, glance,
     /// screen (from a kept bench run), peers, advise, h2cost, h2client (from a script's file).
-    /// Outside blocks, code and paragraphs marked `<!-- cited -->` or `<!-- analytic -->`, a
-    /// number with a unit (µs, ms, s, KiB, MiB, GB, req/s, %, ×) is listed as unmarked.
+    /// Outside blocks, code and paragraphs marked `<!-- cited -->`, a number with a unit (µs,
+    /// ms, s, KiB, MiB, GB, req/s, %, ×) is listed as unmarked, unless its paragraph's
+    /// `<!-- analytic: ... -->` mark names it (a setting or a derivation, not a measurement).
     ///
     /// Examples:
     ///   muxlab docs            rewrites the blocks that changed

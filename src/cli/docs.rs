@@ -19,7 +19,9 @@ pub(super) fn run_docs(root: &std::path::Path, files: Vec<std::path::PathBuf>, c
         println!("wrote {}", w.display());
     }
     for u in &out.unmarked {
-        eprintln!("unmarked figure: {u} (render it in a block, put it in code, or mark its paragraph <!-- cited --> or <!-- analytic -->)");
+        eprintln!(
+            "unmarked figure: {u} (render it in a block, put it in code, or mark its paragraph <!-- cited: SOURCE --> or, where it is not a measurement, <!-- analytic: FIGURE what it is -->)"
+        );
     }
     println!(
         "{} blocks in {} files; {} {}, {} unmarked figures, {} errors",

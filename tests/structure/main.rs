@@ -4,6 +4,7 @@
 //! 100 lines.
 
 mod imports;
+mod includes;
 mod map;
 mod ordering;
 
@@ -779,6 +780,70 @@ fn every_folder_of_src_is_on_the_map() {
     assert_eq!(
         map::folders_named(planted),
         ["src/gone".to_string(), "src/server/drivers".to_string()].into()
+    );
+}
+
+/// Every file the binary compiles in (`include_str!`, `include_bytes!`, `include!` in `src/`)
+/// lies under a root `build.rs` watches: otherwise an edit to it rebuilds the binary without
+/// re-running build.rs, and `muxlab --version` (and every result the binary records) keeps the
+/// dirty flag of the last build.
+#[test]
+fn every_file_the_binary_includes_lies_under_a_root_build_rs_watches() {
+    let root = Path::new(SRC).parent().unwrap();
+    let build = std::fs::read_to_string(root.join("build.rs")).unwrap();
+    let watched =
+        includes::watched(&build).expect("build.rs lists what it watches in `const WATCHED: [&str; N] = [...]`");
+    let mut unwatched = Vec::new();
+    let mut unread = Vec::new();
+    let mut count = 0;
+    for f in files(Path::new(SRC)) {
+        for inc in includes::included(&code(&f)) {
+            let p = match inc {
+                Ok(p) => p,
+                Err(text) => {
+                    unread.push(format!("{}: {text}", rel(&f)));
+                    continue;
+                }
+            };
+            count += 1;
+            let at = f.parent().unwrap().join(&p);
+            let Ok(full) = at.canonicalize() else {
+                unwatched.push(format!("{}: {p} (no such file)", rel(&f)));
+                continue;
+            };
+            let under = full.strip_prefix(root.canonicalize().unwrap()).ok().and_then(|r| {
+                let first = r.components().next()?.as_os_str().to_string_lossy().into_owned();
+                watched.contains(&first).then_some(())
+            });
+            if under.is_none() {
+                unwatched.push(format!("{}: {p}", rel(&f)));
+            }
+        }
+    }
+    assert!(
+        unread.is_empty(),
+        "includes whose path this test cannot read (use a string literal): {unread:?}"
+    );
+    assert!(
+        unwatched.is_empty(),
+        "files the binary includes that build.rs does not watch (add their folder to WATCHED): {unwatched:?}; it watches {watched:?}"
+    );
+    assert!(
+        count >= 20,
+        "the scenarios and the products' servers: {count} includes found"
+    );
+    // The readers find a planted list and planted includes.
+    assert_eq!(
+        includes::watched("const WATCHED: [&str; 2] = [\"src\", \"x\"];"),
+        Some(vec!["src".to_string(), "x".to_string()])
+    );
+    assert_eq!(
+        includes::included("a(include_str!(\"../p/g.go\")); include_bytes!( \"b\" ); include!(concat!(x))"),
+        vec![
+            Ok("../p/g.go".to_string()),
+            Ok("b".to_string()),
+            Err("include!(concat!(x)".to_string())
+        ]
     );
 }
 

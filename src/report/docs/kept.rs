@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::ctx::Ctx;
+use super::made::Made;
 use crate::bench::judge::Verdict;
 use crate::bench::Results;
 
@@ -12,8 +13,8 @@ use crate::bench::Results;
 pub struct Kept {
     pub name: String,
     pub results: Results,
-    /// The commit of the binary that made it (as `keep_results.py` recorded it).
-    pub commit: Option<String>,
+    /// What it records of the binary that made it.
+    pub made: Made,
     /// The run's own directory name (`quick-20261127-201601`).
     pub source: Option<String>,
 }
@@ -27,7 +28,7 @@ impl Kept {
         let text = |k: &str| raw.get(k).and_then(|v| v.as_str()).map(str::to_string);
         Ok(Kept {
             name: name.into(),
-            commit: text("commit"),
+            made: Made::of(&raw),
             source: text("source"),
             results,
         })
@@ -59,8 +60,8 @@ struct RunSpec {
     result: String,
 }
 
-/// `run`: the command, the binary's commit, the run, where the server and client ran, and the
-/// file.
+/// `run`: the command, the binary's commit (or, where the run did not record its binary, the
+/// commit written beside it, and that), the run, where the server and client ran, and the file.
 pub fn run(ctx: &Ctx, spec: &str) -> Result<String, String> {
     let s: RunSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
     let k = Kept::read(ctx, &s.result)?;
@@ -83,9 +84,9 @@ pub fn caption(ctx: &Ctx, k: &Kept) -> String {
         None => "; idle CPUs halting (run before bench recorded it)".into(),
     };
     format!(
-        "`muxlab bench {}` by the binary of commit `{}`, run `{}`: {cells} cells{repeats}; server on CPU {}, client on CPU {} ({} cores, {}){idle}. Figures: [{}]({}).",
+        "`muxlab bench {}` {}, run `{}`: {cells} cells{repeats}; server on CPU {}, client on CPU {} ({} cores, {}){idle}. Figures: [{}]({}).",
         r.scenario.name,
-        k.commit.as_deref().map_or("unrecorded", |c| &c[..c.len().min(8)]),
+        k.made.words(),
         k.source.as_deref().unwrap_or("unrecorded"),
         env.server_cpus,
         env.client_cpus,

@@ -5,14 +5,16 @@
 //!
 //! Kinds: from a kept bench run (`kept`, `cells`, `verdicts`), `run`, `cells`, `verdict`,
 //! `glance`, `screen`; from a script's file (`scripts`), `peers`, `advise`, `h2cost`,
-//! `h2client`. Where a block renders (`ctx`), the Markdown tables they write (`markdown`), and
-//! the run over the files (`render`).
+//! `h2client`. Where a block renders (`ctx`), what a kept result says made it (`made`: a
+//! binary's commit only where the result recorded it), the Markdown tables they write
+//! (`markdown`), and the run over the files (`render`).
 
 pub mod blocks;
 mod cells;
 mod ctx;
 mod kept;
 pub mod lint;
+mod made;
 mod markdown;
 mod render;
 mod scripts;

@@ -51,7 +51,8 @@ pub struct Outcome {
     pub changed: Vec<String>,
     /// Files rewritten.
     pub written: Vec<PathBuf>,
-    /// Numbers with units outside blocks, code and marked paragraphs (`FILE:LINE: figure`).
+    /// Numbers with units outside blocks, code and marked paragraphs, or in an analytic
+    /// paragraph whose mark does not name them (`FILE:LINE: figure`).
     pub unmarked: Vec<String>,
     /// Blocks that could not be rendered, and why.
     pub errors: Vec<String>,
@@ -128,11 +129,16 @@ pub fn run(root: &Path, files: &[PathBuf], check: bool) -> Result<Outcome, Strin
             out.written.push(file.clone());
         }
         let linted = if check || failed { &text } else { &rendered };
-        out.unmarked.extend(
-            lint::unmarked(linted)
-                .into_iter()
-                .map(|u| format!("{}:{}: {}", file.display(), u.line, u.figure)),
-        );
+        out.unmarked
+            .extend(lint::unmarked(linted).into_iter().map(|u| match u.in_analytic {
+                true => format!(
+                    "{}:{}: {} (its paragraph is marked analytic, but the mark does not name it)",
+                    file.display(),
+                    u.line,
+                    u.figure
+                ),
+                false => format!("{}:{}: {}", file.display(), u.line, u.figure),
+            }));
     }
     Ok(out)
 }

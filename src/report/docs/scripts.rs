@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ctx::Ctx;
+use super::made::Made;
 use super::markdown::{table_head, table_row};
 use crate::units::thousands;
 
@@ -16,17 +17,21 @@ struct Spec {
     result: String,
 }
 
-/// A script's kept file, and the sentence naming it (its command, its commit, the file).
+/// A script's kept file, and the sentence naming it (its command, the binary that ran it, or
+/// the commit written beside it where it names none, the file).
 fn read(ctx: &Ctx, spec: &str) -> Result<(String, Value, String), String> {
     let s: Spec = toml::from_str(spec).map_err(|e| e.to_string())?;
     let path = ctx.result(&s.result, "json");
     let v: Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let command = v["command"].as_str().map(|c| format!("`{c}`, "));
+    let made = Made::of(&v).words();
+    let said = match v["command"].as_str() {
+        Some(c) => format!("`{c}`, {made}"),
+        // The sentence begins with the words.
+        None => made[..1].to_uppercase() + &made[1..],
+    };
     let source = format!(
-        "{}by the binary of commit `{}`. Figures: [{}]({}).",
-        command.unwrap_or_default(),
-        v["commit"].as_str().unwrap_or("unrecorded"),
+        "{said}. Figures: [{}]({}).",
         ctx.result_link(&s.result, "json"),
         ctx.result_link(&s.result, "json")
     );
