@@ -68,6 +68,14 @@ pub fn run(ctx: &Ctx, spec: &str) -> Result<String, String> {
     Ok(caption(ctx, &k))
 }
 
+/// "CPU 0", "CPUs 0-1".
+fn cpu_words(list: &str) -> String {
+    match crate::units::parse_cpus(list).map(|c| c.len()) {
+        Ok(1) => format!("CPU {list}"),
+        _ => format!("CPUs {list}"),
+    }
+}
+
 /// A run in one sentence.
 pub fn caption(ctx: &Ctx, k: &Kept) -> String {
     let r = &k.results;
@@ -83,13 +91,22 @@ pub fn caption(ctx: &Ctx, k: &Kept) -> String {
         Some(i) => format!("; idle CPUs: {i}"),
         None => "; idle CPUs halting (run before bench recorded it)".into(),
     };
+    // Where the targets ran: every one on the server's CPUs, or those serving on several
+    // threads on `threaded_cpus` (each placement is ranked apart).
+    let placed = match &env.threaded_cpus {
+        Some(t) if *t != env.server_cpus => format!(
+            "server on {} (targets serving on several threads on {}: each placement ranked apart)",
+            cpu_words(&env.server_cpus),
+            cpu_words(t)
+        ),
+        _ => format!("server on {}", cpu_words(&env.server_cpus)),
+    };
     format!(
-        "`muxlab bench {}` {}, run `{}`: {cells} cells{repeats}; server on CPU {}, client on CPU {} ({} cores, {}){idle}. Figures: [{}]({}).",
+        "`muxlab bench {}` {}, run `{}`: {cells} cells{repeats}; {placed}, client on {} ({} cores, {}){idle}. Figures: [{}]({}).",
         r.scenario.name,
         k.made.words(),
         k.source.as_deref().unwrap_or("unrecorded"),
-        env.server_cpus,
-        env.client_cpus,
+        cpu_words(&env.client_cpus),
         env.cores,
         env.cpu_model.trim(),
         ctx.result_link(&k.name, "json"),
