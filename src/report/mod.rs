@@ -17,6 +17,8 @@ mod write;
 #[cfg(test)]
 mod compare_tests;
 #[cfg(test)]
+mod placement_tests;
+#[cfg(test)]
 mod rank_tests;
 
 pub(crate) use escape::esc;

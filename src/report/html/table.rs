@@ -78,19 +78,19 @@ impl Marks<'_> {
         }
     }
 
-    /// Whether column `i` of `c`'s row is the best of its count.
+    /// Whether column `i` of `c`'s row is the best of its count, among two or more targets
+    /// placed alike (a target alone where it ran is compared with nobody).
     fn best(&self, c: &Cell, i: usize) -> bool {
-        let several = self
-            .summary
-            .iter()
-            .filter(|s| s.cell.connections == c.connections && Self::ranked(&s.cell))
-            .count()
-            > 1;
         Self::ranked(c)
-            && several
             && MARKED.iter().find(|m| m.0 == i).is_some_and(|m| {
-                self.rank(c, m)
-                    .is_some_and(|r| self.best_at(c.connections, m, r) == Some(r))
+                let Some(r) = self.rank(c, m) else { return false };
+                let alike = self
+                    .summary
+                    .iter()
+                    .filter(|s| s.cell.connections == c.connections && Self::ranked(&s.cell))
+                    .filter(|s| s.cell.placed == c.placed)
+                    .count();
+                alike > 1 && self.best_at(c.connections, m, r) == Some(r)
             })
     }
 }
