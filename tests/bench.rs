@@ -323,13 +323,9 @@ fn wait_for_exit(child: &mut std::process::Child) -> (std::process::ExitStatus, 
 fn ctrl_c_and_sighup_of_a_paired_bench_leave_no_process_and_restore_steering() {
     let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
     let rps = Path::new("/sys/class/net/lo/queues/rx-0/rps_cpus");
-    let steer = std::fs::OpenOptions::new().write(true).open(rps).is_ok();
-    if !steer {
-        skip(&format!(
-            "{} is not writable here (needs root and RPS): ran without --steer-rx",
-            rps.display()
-        ));
-    }
+    // A host fact, not a skip: without RPS writable here the run goes without --steer-rx and
+    // the rest is checked as it is.
+    let steer = host_fact(Fact::Rps).present && std::fs::OpenOptions::new().write(true).open(rps).is_ok();
     let _one = STEERING.lock().unwrap_or_else(|e| e.into_inner());
     let before = std::fs::read_to_string(rps).unwrap_or_default();
     for (name, sig) in [
@@ -489,19 +485,34 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
         .iter()
         .filter_map(|f| f["class"].as_str())
         .collect();
-    // A cell that starved a connection or lost a request (a busy machine's timeout) is not
-    // ranked on latency: the verdict then says so instead of ranking the classes.
-    let unranked = r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|c| c["figures"]["starved_conns"].as_u64() > Some(0) || c["figures"]["errors"].as_u64() > Some(0));
-    if unranked {
-        assert!(text.contains("starved connections or lost requests"), "{text}");
-    } else {
-        assert_eq!(classes, ["short", "long"], "{text}");
-        assert!(text.contains("P99 latency of short requests: "), "{text}");
-        assert!(text.contains("their 20us service time under "), "{text}");
+    // Whether a class is ranked is the judge's rule's to say of this run's cells (a busy
+    // machine may starve a connection, lose a request, or bind a cell by the client): ask it,
+    // and hold the verdict to what follows. A class is ranked where both designs' p99 may be,
+    // or, its p99 short of samples alone, their p50.
+    use muxlab::bench::judge::metric::{rankable, P50, P99};
+    use muxlab::bench::judge::{class_view, Unranked};
+    let typed = muxlab::bench::read(&dir).unwrap();
+    let ok: Vec<&muxlab::bench::record::Cell> = typed.cells.iter().filter(|c| c.ok()).collect();
+    for class in ["short", "long"] {
+        let view = class_view(&ok, class);
+        let view: Vec<&muxlab::bench::record::Cell> = view.iter().collect();
+        let all_ranked = |m| view.iter().all(|c| rankable(m, c, &view).ranked().is_some());
+        let thin = view
+            .iter()
+            .all(|c| matches!(rankable(&P99, c, &view).why_not(), None | Some(Unranked::TooFewSamples { .. })));
+        let expected = all_ranked(&P99) || (thin && all_ranked(&P50));
+        assert_eq!(
+            classes.contains(&class),
+            expected,
+            "{class}: the judge's rule {} it: {text}",
+            if expected { "ranks" } else { "does not rank" }
+        );
+        if expected && class == "short" {
+            assert!(text.contains("latency of short requests: "), "{text}");
+        }
+        if all_ranked(&P99) && class == "short" {
+            assert!(text.contains("their 20us service time under "), "{text}");
+        }
     }
     let e = &v["expected"][0];
     assert_eq!(e["expected"], "short p99: thread < reactor");
@@ -626,21 +637,19 @@ fn advise_answers_for_a_workload_within_its_budget() {
         ranking[0]["at_least"].as_f64().unwrap(),
         ranking[1]["at_least"].as_f64().unwrap(),
     );
-    let noise = [
-        0.10,
-        ranking[0]["spread"].as_f64().unwrap_or(0.0),
-        ranking[1]["spread"].as_f64().unwrap_or(0.0),
-    ]
-    .into_iter()
-    .fold(0.0, f64::max);
-    let within = best <= next * (1.0 + noise);
-    assert_eq!(
-        a["tied"].as_array().map(Vec::len),
-        Some(if within { 2 } else { 1 }),
-        "{best} against {next}, noise {noise}: {a}"
-    );
-    if !within {
-        assert!(best > next * 1.10, "not tied means more than 10 % apart: {a}");
+    // A pool of four carries about four times what one loop does (each sleeps 1 ms per
+    // request): at least twice, on any machine. Tied only where the runs themselves spread as
+    // wide as that gap (a machine so busy its two searches of one design differ by as much).
+    let ratio = best / next;
+    assert!(ratio > 2.0, "the pool carries {ratio:.2}× the loop: {a}");
+    let spread = [&ranking[0], &ranking[1]]
+        .iter()
+        .filter_map(|r| r["spread"].as_f64())
+        .fold(0.0, f64::max);
+    let tied = a["tied"].as_array().map(Vec::len);
+    match spread < ratio - 1.0 {
+        true => assert_eq!(tied, Some(1), "{ratio:.2}× apart, runs within {spread:.2}: not tied: {a}"),
+        false => assert_eq!(tied, Some(2), "runs spread {spread:.2}, as wide as the gap: tied: {a}"),
     }
     assert_eq!(
         a["meeting"].as_array().map(Vec::len),
@@ -1116,17 +1125,20 @@ fn server_cpu_per_request_adds_up_the_work_of_exited_children_too() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let r = results(&results_dir(&d));
     let cells = r["cells"].as_array().unwrap();
+    // A host fact, not a skip: with a cpuacct group of our own (root, cgroup v1) the server's
+    // CPU is the group's; without one, the per-process clocks and reaped children's ticks are
+    // summed, and the sums are checked all the same.
+    let grouped = root && host_fact(Fact::CgroupCpuacct).present;
     let cpu = |x: &str, m: &str| {
         let c = cells.iter().find(|c| c["experiment"] == x && c["target"] == m).unwrap();
         assert_eq!(c["status"], "ok", "{c}");
-        if root {
-            assert_eq!(c["figures"]["cpu_source"], "cgroup", "{c}");
+        match grouped {
+            true => assert_eq!(c["figures"]["cpu_source"], "cgroup", "{c}"),
+            false => assert_ne!(c["figures"]["cpu_source"], "cgroup", "{c}"),
         }
         c["figures"]["server_cpu_us_per_req"].as_f64().unwrap()
     };
-    if !root {
-        skip("not root: no cpuacct group, the per-process clocks and reaped children's ticks were used");
-    }
+
     for m in ["epoll", "fork"] {
         let added = cpu("work", m) - cpu("none", m);
         assert!(

@@ -34,7 +34,7 @@ pub(super) fn names(cells: &[&Cell]) -> Vec<(String, String)> {
 
 /// `cells` seen through class `name`: each one's latency figures are the class's (0, which no
 /// latency ranking counts, where none of its requests completed).
-pub(super) fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
+pub fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
     cells.iter().map(|c| as_class(c, name)).collect()
 }
 

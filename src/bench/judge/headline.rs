@@ -156,14 +156,15 @@ fn behind(findings: &[Finding]) -> String {
 /// the one of those two that is best beyond the noise on a later metric; else that none
 /// separated. `None` where no metric of `by` was ranked.
 pub fn choice(findings: &[Finding], by: &[&Metric]) -> Option<String> {
-    // Targets placed differently are ranked apart: a choice for each placement.
+    // Targets placed differently are ranked apart: a choice for each placement, each saying
+    // where (also where one placement had two targets or more and the others one).
     let mut placed: Vec<&Option<String>> = Vec::new();
     for f in findings {
         if !placed.contains(&&f.placed) {
             placed.push(&f.placed);
         }
     }
-    if placed.len() > 1 {
+    if placed.len() > 1 || placed.iter().any(|p| p.is_some()) {
         let each: Vec<String> = placed
             .iter()
             .filter_map(|p| {

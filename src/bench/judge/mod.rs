@@ -36,6 +36,7 @@ mod verdict;
 
 /// A cell seen through one request class (its latency figures the class's).
 pub(crate) use classes::as_class;
+pub use classes::view as class_view;
 pub use context::Context;
 pub use finding::{AaFigure, Finding, Reason};
 pub use judged::{all, judged, verdicts};

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Breaks the code each test of this list must guard, runs the test, and puts the code back:
+# every line should say "caught". A "MISSED" is a test that passes on code it is meant to
+# catch broken (a test that cannot fail). Run from the repository root, on a clean tree (it
+# refuses a tree with changes to the files it breaks, so nothing of yours is touched):
+#
+#   scripts/mutants.sh            every mutant (about 15 minutes here: a build per mutant)
+#   scripts/mutants.sh NAME...    the named ones (see the list below)
+#
+# Each mutant: a file, the exact text it replaces, the text put instead, and the test run
+# (`cargo test` arguments) that must fail. The tests that need real peers (redis-server,
+# redis-benchmark) run under MUXLAB_REQUIRE_ALL, so a missing peer fails them loudly instead
+# of passing by skipping.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+only=("$@")
+status=0
+
+# mutant NAME FILE FROM TO TEST-ARGS...: replaces the first FROM in FILE with TO (literal text),
+# runs `cargo test TEST-ARGS` and expects it to fail, then puts FILE back.
+mutant() {
+  local name=$1 file=$2 from=$3 to=$4
+  shift 4
+  if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then
+    return
+  fi
+  if ! git diff --quiet -- "$file"; then
+    echo "$name: $file has changes of yours; commit or stash them first" >&2
+    status=2
+    return
+  fi
+  if ! python3 -c 'import sys
+path, a, b = sys.argv[1:4]
+s = open(path).read()
+sys.exit(1) if a not in s else open(path, "w").write(s.replace(a, b, 1))' "$file" "$from" "$to"; then
+    echo "$name: the text to break is gone from $file: update scripts/mutants.sh" >&2
+    status=2
+    return
+  fi
+  if MUXLAB_REQUIRE_ALL=1 cargo test --quiet "$@" >"/tmp/muxlab-mutant-$name.log" 2>&1; then
+    echo "MISSED  $name: cargo test $* passed with $file broken"
+    status=1
+  else
+    echo "caught  $name"
+  fi
+  git checkout --quiet -- "$file"
+}
+
+nl=$'\n'
+
+# advise: two designs four times apart are not tied (its tie rule made "always").
+mutant advise-ties-all src/advise/ranking.rs \
+  'best.1.ratio(v, &CAPACITY).is_some_and(|x| x <= 1.0 + noise)' 'true' \
+  --test bench advise_answers_for_a_workload_within_its_budget
+# The request classes are ranked wherever the judge's rule ranks them.
+mutant classes-never-ranked src/bench/judge/verdict.rs \
+  'for (name, _) in classes::names(ok).iter().filter(|_| x.load.slo.is_none()) {' \
+  'for (name, _) in classes::names(ok).iter().filter(|_| false) {' \
+  --test bench request_classes_reach_the_figures_the_verdict_and_the_report
+# A keyed verdict's choice names the best of a clear finding (made to name the runner-up).
+mutant choice-names-runner-up src/bench/judge/headline.rs \
+  "\"Choose {}: best on {} ({} better than {})\",${nl}            first.best," \
+  "\"Choose {}: best on {} ({} better than {})\",${nl}            first.runner_up," \
+  --test bench_kv keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one
+# The server's CPU from its own cgroup where the host has one (the host fact's branch).
+mutant cpu-source-never-cgroup src/bench/setup/hosts.rs \
+  'Sampler::Local { group: Some(_), .. } => Some(CpuSource::Cgroup),' \
+  'Sampler::Local { group: Some(_), .. } => Some(CpuSource::ProcessClocks),' \
+  --test bench server_cpu_per_request_adds_up_the_work_of_exited_children_too
+# A ramp's series: every request sent answered or in flight at the close.
+mutant series-counts-twice src/load/series.rs \
+  'a.completed += b.completed;' 'a.completed += 2 * b.completed;' \
+  --test gates_series
+# A peer doing none of the work is ranked on nothing.
+mutant no-work-ranked src/bench/judge/metric/rank.rs \
+  'if c.does_no_work {' 'if c.does_no_work && false {' \
+  --lib report::placement_tests::a_peer_doing_none_of_the_work_is_ranked_and_marked_on_nothing
+# Targets placed differently are never compared.
+mutant placements-compared src/bench/judge/metric/rank.rs \
+  'self.place == other.place' 'true' \
+  --lib report::placement_tests::targets_placed_differently_are_ranked_apart_and_never_compared
+# A latency nothing was measured for is null, also read from an older file.
+mutant unmeasured-latency-zero src/bench/record/settle.rs \
+  '(f.p50_us, f.p99_us, f.p999_us) = (None, None, None);' \
+  '(f.p50_us, f.p99_us, f.p999_us) = (Some(0.0), Some(0.0), Some(0.0));' \
+  --lib report::placement_tests::a_cell_that_completed_no_request_records_no_latency
+# A consumer that orders figures itself (a float comparison) is caught.
+mutant seed-orders-raw src/report/html/seed.rs \
+  'pubs.sort_by(|a, b| b.1.total_cmp(&a.1));' \
+  "pubs.sort_by(|a, b| b.1.total_cmp(&a.1));${nl}        let _ = 1.0_f64.total_cmp(&2.0);" \
+  --test structure the_judge_and_its_consumers_order_figures_only_as_ranked
+# Only the rule builds a Ranked.
+mutant ranked-field-public src/bench/judge/metric/rank.rs \
+  "pub struct Ranked {${nl}    value: f64," "pub struct Ranked {${nl}    pub value: f64," \
+  --test structure a_ranked_figure_is_built_only_by_the_one_rule
+# A circle through a facade: config names the Worker (ctx's, through the facade) while ctx
+# names config's Config.
+mutant facade-circle src/server/config.rs \
+  'use super::error::Error;' 'use super::error::Error;'"${nl}"'#[allow(unused_imports)] use super::Worker;' \
+  --test structure no_import_circle_in_src
+
+exit $status
