@@ -238,7 +238,7 @@ fn a_scenarios_gates_judge_each_cell_and_the_table_shows_them() {
     let d = tmpdir("gates-bench");
     let p = scenario(
         &d,
-        "[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nrate = 500\n\
+        "repeats = 1\n[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\nrate = 500\n\
          duration = \"500ms\"\nfail_if = \"p99>10s,rps<100000000\"\n",
     );
     let (r, stdout) = bench_ok(&p, &d);
@@ -257,7 +257,7 @@ fn a_scenarios_gates_judge_each_cell_and_the_table_shows_them() {
     assert!(!tally["series"].as_array().unwrap().is_empty());
     let bad = scenario(
         &d,
-        "[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\n\
+        "repeats = 1\n[[experiment]]\nname = \"g\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [2]\n\
          slo = \"p99<=10ms\"\nfail_if = \"p99>10ms\"\n",
     );
     let out = Command::new(BIN)

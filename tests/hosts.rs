@@ -306,7 +306,7 @@ fn a_bench_with_the_server_on_another_host_samples_it_there() {
     std::fs::write(
         &scenario,
         "name = \"two-hosts\"\ndescription = \"server on h1, load from h2\"\nserver_host = \"h1\"\n\
-         client_hosts = [\"h2\"]\n[[experiment]]\nname = \"http\"\nproto = \"http\"\nmodels = [\"epoll\"]\n\
+         client_hosts = [\"h2\"]\nrepeats = 1\n[[experiment]]\nname = \"http\"\nproto = \"http\"\nmodels = [\"epoll\"]\n\
          connections = [4]\nduration = \"2s\"\n",
     )
     .unwrap();

@@ -310,15 +310,18 @@ fn streams_waiting_between_events_do_not_spin_the_loop() {
         ("offload", vec!["--workers", "1"]),
     ] {
         let server = Server::start(model, &args);
-        // 500 streams, three events 700 ms apart: a loop that polled would turn thousands of
-        // times a second; one that sleeps until the next due time turns about once per batch
-        // of events, per accept and per tick.
+        // 500 streams, three events 700 ms apart: a loop that spun (waited with no timeout)
+        // would turn tens of thousands of times a second; one that sleeps until the next due
+        // time turns at most once per event, per accept, per request read and per tick. (The
+        // request reads were left out of the bound until a run beside a nice-19 busy loop on
+        // each CPU measured queue-pool at 2,140 turns against a bound of 2,122: its readiness
+        // thread turns for each request's head as well.)
         let streams = many_streams(&server, 500, 3, "700ms");
         assert_eq!(streams.iter().map(Vec::len).sum::<usize>(), 1500, "{model}");
         let stats = server.stop().stats;
         let loops = total(&stats, "loop_iterations");
         let uptime = stats["uptime_s"].as_f64().unwrap();
-        let bound = 1500 + 500 + (uptime * 10.0) as u64 + 100;
+        let bound = 1500 + 500 + 500 + (uptime * 10.0) as u64 + 100;
         assert!(
             loops <= bound,
             "{model}: {loops} loop iterations in {uptime:.1} s: over {bound}: {stats}"

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::args::AdviseArgs;
-use super::ranking::{rows, tied, Row, TIED};
+use super::ranking::{not_judged, rows, tied, Row};
 use crate::bench::judge::metric::CAPACITY;
 use crate::bench::Results;
 use crate::units::thousands;
@@ -28,8 +28,11 @@ pub struct Answer {
     pub server_cpus: String,
     /// Best first.
     pub ranking: Vec<Row>,
-    /// The designs tied with the best (the best first); empty where nothing was measured.
+    /// The designs tied with the best (the best first): their rounds do not separate them beyond
+    /// 5 %; empty where nothing was ranked.
     pub tied: Vec<String>,
+    /// The ranked designs not judged against the best: one search on a side.
+    pub not_judged: Vec<String>,
     /// The designs that meet the rate asked (a probe at it or above held).
     pub meeting: Option<Vec<String>>,
     /// Why, in sentences: capacity at the target first, then CPU per request.
@@ -84,6 +87,7 @@ impl Answer {
         let results: Vec<&Results> = runs.iter().map(|(r, _)| *r).collect();
         let ranking = rows(&results);
         let tied = tied(&ranking);
+        let not_judged = not_judged(&ranking);
         let server_cpus = results
             .first()
             .map_or(String::new(), |r| r.environment.server_cpus.clone());
@@ -142,6 +146,7 @@ impl Answer {
             reasons: reasons(&ranking),
             ranking,
             tied,
+            not_judged,
             meeting,
             depends_on,
             waited_share,
@@ -172,10 +177,13 @@ impl Answer {
         );
         s.push_str(&match self.tied.as_slice() {
             [] => format!("No design was measured meeting {}.\n", self.slo),
-            [one] => format!("Best: {one} (beyond the noise of the others).\n"),
+            [one] if self.not_judged.is_empty() => format!("Best: {one} (beyond the noise of the others).\n"),
+            [one] => format!(
+                "Best: {one}; not judged against it (one search on a side): {}.\n",
+                self.not_judged.join(", ")
+            ),
             many => format!(
-                "Tied for best, within the noise ({:.0}% or their runs' spread): {}.\n",
-                TIED * 100.0,
+                "Tied for best (their rounds do not separate them beyond 5 %): {}.\n",
                 many.join(", ")
             ),
         });

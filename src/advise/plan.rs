@@ -123,13 +123,18 @@ pub fn plan_within(
     let mut x = Experiment::new("advise", proto, entries.clone(), vec![a.connections], load);
     x.description = format!("Each design's capacity at {slo}, found by probes from the rate asked (or 1,000 req/s).");
     x.work = Some(a.work.clone());
+    // advise's rounds are its own bench runs (every design, then the contenders again): each
+    // runs one search per design, and no twin (a twin search would take a design's share of the
+    // budget; the searches of a design over advise's rounds are what its interval rests on).
+    x.twin = Some(false);
     let description = format!(
         "muxlab advise: which design carries {rate} of {} at {} over {} connections",
         a.work, slo, a.connections
     );
     // What bench would refuse is refused here, in bench's words.
-    let scenario = crate::bench::scenario::check(Scenario::of("advise", &description, vec![x]), "advise")
-        .map_err(|e| BadValue(e.to_string()))?;
+    let mut scenario = Scenario::of("advise", &description, vec![x]);
+    scenario.repeats = 1;
+    let scenario = crate::bench::scenario::check(scenario, "advise").map_err(|e| BadValue(e.to_string()))?;
     Ok(Plan {
         scenario,
         models: entries,

@@ -1,17 +1,17 @@
 //! The designs ranked by what they carried ([`Row`]): each design's capacity at the target over
 //! its runs, where the judge's one rule may rank it ([`rankable`]: a search narrowed and
 //! re-checked; a search that ran out of time, or that the client limited, is shown by its
-//! bracket's low end, "≥ N", and ranked on nothing), the designs tied with the best (within the
-//! noise: 10 %, or their runs' spread where wider), and the contenders a second round re-runs.
+//! bracket's low end, "≥ N", and ranked on nothing), the designs tied with the best (their
+//! rounds do not separate them: the judge's one rule, Welch's interval of their searches'
+//! logs; with one search on a side the pair is not judged), and the contenders a second round
+//! re-runs.
 
 use serde::Serialize;
 
+use crate::bench::judge::interval::{self, Judged};
 use crate::bench::judge::metric::{self, rankable, Ranked, CAPACITY};
 use crate::bench::record::{median, relative_spread, Cell};
 use crate::bench::Results;
-
-/// Designs this close to the best (a share), or within their runs' spread where wider, are tied.
-pub const TIED: f64 = 0.10;
 
 /// Contenders re-run in the second round: those within this share of the best's capacity (the
 /// best alone, where no other is this close).
@@ -134,19 +134,41 @@ fn row(t: &str, cells: &[&Cell]) -> Row {
     }
 }
 
-/// The designs tied with the best of `rows` (sorted best first): among the ranked ones, within
-/// [`TIED`] of it, or within the wider of the two designs' spreads.
-pub fn tied(rows: &[Row]) -> Vec<String> {
-    let Some(best) = rows.first().and_then(|r| r.ranked.map(|v| (r, v))) else {
+/// How each ranked design stands against the best of `rows` (sorted best first): by the
+/// interval of their searches' capacities ([`interval::judge_apart`]). `None` for a design
+/// ranked on nothing.
+fn against_best(rows: &[Row]) -> Vec<(String, Option<Judged>)> {
+    let Some(best) = rows.first().filter(|r| r.ranked.is_some()) else {
         return Vec::new();
     };
+    let logs = |r: &Row| -> Vec<f64> { r.values.iter().map(|v| v.ln()).filter(|l| l.is_finite()).collect() };
     rows.iter()
-        .filter(|r| {
-            let Some(v) = r.ranked else { return false };
-            let noise = TIED.max(best.0.spread.unwrap_or(0.0)).max(r.spread.unwrap_or(0.0));
-            best.1.ratio(v, &CAPACITY).is_some_and(|x| x <= 1.0 + noise)
+        .map(|r| {
+            let judged = r.ranked.map(|_| interval::judge_apart(&logs(best), &logs(r)));
+            (r.design.clone(), judged)
         })
-        .map(|r| r.design.clone())
+        .collect()
+}
+
+/// The designs tied with the best of `rows` (sorted best first; the best first): ranked ones
+/// whose rounds do not separate them from it beyond 5 %.
+pub fn tied(rows: &[Row]) -> Vec<String> {
+    against_best(rows)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, (_, j))| *i == 0 || j.is_some_and(|j| j.interval().is_some() && !j.clear()))
+        .map(|(_, (d, _))| d)
+        .collect()
+}
+
+/// The ranked designs not judged against the best: one search on a side (a gap of one round is
+/// shown, never judged).
+pub fn not_judged(rows: &[Row]) -> Vec<String> {
+    against_best(rows)
+        .into_iter()
+        .skip(1)
+        .filter(|(_, j)| j.is_some_and(|j| j.interval().is_none()))
+        .map(|(d, _)| d)
         .collect()
 }
 

@@ -1,6 +1,7 @@
-//! The plan of a run: its cells in order ([`Step`]), every target of each experiment (with a
-//! baseline, each model twice; a paired experiment's first model again as its A/A twin), each
-//! design's calibration first, and a guess of a cell's length for the ETA.
+//! The plan of a run: its cells in order ([`Step`]) in rounds, every target of each experiment
+//! once in each (with a baseline, each model twice; the first model again as the A/A twin where
+//! the experiment has two targets or more), each design's calibration first, and a guess of a
+//! cell's length for the ETA.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,10 +24,25 @@ pub(super) fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Op
                 std::iter::once(Target::Model(m.clone())).chain(base)
             })
             .chain(x.peers.iter().map(|p| Target::Peer(p.clone())))
-            // A paired experiment measures its first model twice in every round: A against A.
-            .chain(x.models.first().filter(|_| x.paired).map(|m| Target::Twin(m.clone())))
+            // Its first model twice in every round, A against A: the machine's noise (the twin
+            // is no target of anyone's choosing, so it cannot be the steadiest).
+            .chain(
+                x.models
+                    .first()
+                    .filter(|_| x.has_twin())
+                    .map(|m| Target::Twin(m.clone())),
+            )
             .collect(),
     }
+}
+
+/// The order of `n` targets in round `r`: rotated by `r`, and reversed in every odd round.
+pub(super) fn round_order(n: usize, r: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).map(|i| (i + r) % n.max(1)).collect();
+    if r % 2 == 1 {
+        order.reverse();
+    }
+    order
 }
 
 /// A guess of a cell's length, for the ETA before any cell finished.
@@ -49,8 +65,9 @@ pub(super) struct Step {
     pub(super) calibration: bool,
 }
 
-/// The run's cells in order: per experiment and connection count, repeat after repeat, every
-/// target in turn (a paired experiment reverses the order every other repeat).
+/// The run's cells in order: per experiment and connection count, round after round, every
+/// target once in each; the order rotates by one target from round to round and is reversed
+/// every other round, so the machine's drift over a run falls on every target alike.
 pub(super) fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     for (xi, x) in sc.experiments.iter().enumerate() {
@@ -73,10 +90,7 @@ pub(super) fn plan(sc: &Scenario, opts: &Options) -> Vec<Step> {
         }
         for &conns in &x.connections {
             for repeat in 0..x.rounds(sc.repeats) {
-                let mut order: Vec<usize> = (0..ts.len()).collect();
-                if x.paired && repeat % 2 == 1 {
-                    order.reverse();
-                }
+                let order = round_order(ts.len(), repeat);
                 steps.extend(order.into_iter().map(|ti| Step {
                     xi,
                     ti,

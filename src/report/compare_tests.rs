@@ -39,12 +39,26 @@ fn results(rps: &[(&str, f64)]) -> Results {
 
 #[test]
 fn changes_beyond_the_noise_are_marked_and_the_rest_are_not() {
-    let a = results(&[("epoll", 100.0), ("epoll", 104.0), ("poll", 100.0), ("poll", 110.0)]);
-    let b = results(&[("epoll", 120.0), ("epoll", 124.0), ("poll", 105.0), ("poll", 95.0)]);
+    let a = results(&[
+        ("epoll", 100.0),
+        ("epoll", 104.0),
+        ("epoll", 102.0),
+        ("poll", 100.0),
+        ("poll", 110.0),
+        ("poll", 105.0),
+    ]);
+    let b = results(&[
+        ("epoll", 120.0),
+        ("epoll", 124.0),
+        ("epoll", 122.0),
+        ("poll", 105.0),
+        ("poll", 95.0),
+        ("poll", 100.0),
+    ]);
     let r = rows(&a, &b, false);
     assert_eq!(r.len(), 2);
     let epoll = &r[0].changes[0].as_ref().unwrap();
-    assert!((epoll.ratio - 122.0 / 102.0).abs() < 1e-9);
+    assert!((epoll.ratio - 122.0 / 102.0).abs() < 1e-3, "{epoll:?}");
     assert_eq!(epoll.verdict, Some(true), "throughput up beyond the spread is better");
     assert_eq!(
         r[0].changes[2].as_ref().unwrap().verdict,
@@ -122,21 +136,21 @@ fn a_reference_that_is_not_a_target_is_refused() {
     assert!(parse(&text.replace("ngnix", "nginx"), "t").is_ok());
 }
 
-/// One paired run with a baseline: each round's B/A counts. B 5% faster in every one of
+/// One paired run with a baseline: each round's B/A counts. B 8% faster in every one of
 /// five rounds is beyond the noise though the machine's drift makes the ranges overlap;
 /// compared as two separate runs, it is not.
 #[test]
 fn paired_rounds_of_one_run_compare_round_by_round() {
     let drift = [100.0, 150.0, 80.0, 120.0, 95.0];
     let a = results(&drift.map(|v| ("epoll", v)));
-    let b = results(&drift.map(|v| ("epoll", v * 1.05)));
+    let b = results(&drift.map(|v| ("epoll", v * 1.08)));
     let (mut pa, mut pb) = (a.clone(), b.clone());
     pa.scenario.experiments[0].paired = true;
     pb.scenario.experiments[0].paired = true;
     let paired = rows(&pa, &pb, true);
     let t = paired[0].changes[0].as_ref().unwrap();
     assert!(
-        (t.ratio - 1.05).abs() < 1e-9 && (t.spread.0 - 1.05).abs() < 1e-9,
+        (t.ratio - 1.08).abs() < 1e-9 && (t.spread.0 - 1.08).abs() < 1e-9,
         "{t:?}"
     );
     assert_eq!(t.verdict, Some(true));
@@ -158,8 +172,9 @@ fn a_starved_design_is_not_compared() {
     assert!(r[0].changes.iter().all(Option::is_none), "{:?}", r[0].changes);
 }
 
-/// An open loop both kept up with: each round a hair apart in throughput is no change, however
-/// many rounds agree; their CPU per request is still compared.
+/// An open loop both kept up with: throughput 10 % apart in every round is no change (the rate
+/// was set on both sides, what was measured is the client's); their CPU per request is still
+/// compared.
 #[test]
 fn throughput_an_open_loop_set_on_both_sides_is_never_called_better_or_worse() {
     use crate::report::compare::against_reference;
@@ -167,7 +182,7 @@ fn throughput_an_open_loop_set_on_both_sides_is_never_called_better_or_worse() {
     r.scenario.experiments[0].paired = true;
     r.scenario.experiments[0].reference = Some("epoll".into());
     let mut all = results(&[("epoll", 20_000.0); 6]);
-    all.cells.extend(results(&[("poll", 19_998.0); 6]).cells);
+    all.cells.extend(results(&[("poll", 18_000.0); 6]).cells);
     for c in &mut all.cells {
         c.figures.why = Some(crate::bench::record::Why {
             open_loop: true,

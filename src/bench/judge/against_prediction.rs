@@ -1,14 +1,15 @@
 //! A finding (p99, a class's p99, or capacity at the target) set against the queueing
-//! prediction (`crate::queueing`): where the gap measured between two targets is the gap their
-//! designs' queueing predicts, within the noise, it is that queueing; where the designs predict
-//! no difference, that is said; where the measurement leaves the prediction by more than the
-//! noise, the rest is what the model does not cover ("not modelled"), or, where the design's
-//! CPU per request was not measured, that cost too — never claimed beyond the spread.
+//! prediction (`crate::queueing`): where the gap their designs' queueing predicts lies inside
+//! the interval the rounds measured, the gap is that queueing; where the designs predict no
+//! difference (within 5 %), that is said, and whether the rounds found one; where the
+//! prediction lies outside the interval, the rest is what the model does not cover ("not
+//! modelled"), or, where the design's CPU per request was not measured, that cost too. One
+//! round is not judged: its figures are shown beside the prediction, and no cause is claimed.
 
 use super::finding::Finding;
+use super::interval::MARGIN;
 use super::metric::Metric;
-use super::SINGLE_RUN_NOISE;
-use crate::bench::record::{median, relative_spread, Cell};
+use crate::bench::record::{median, Cell};
 
 /// What the simulation leaves out, in words, for a remainder it does not cover.
 pub const NOT_MODELLED: &str =
@@ -29,30 +30,19 @@ fn measured_and_predicted(cells: &[&Cell], m: &Metric, target: &str, n: usize) -
     Some((measured, median(predicted)))
 }
 
-/// The noise a gap must clear (a share): the wider of the two targets' spreads over their
-/// repeats (largest ÷ smallest − 1); with one run each, the A/A difference where the run has
-/// one (`aa_pct`), else one run's noise.
-pub(super) fn noise(spreads: &[&[f64]], aa_pct: Option<f64>) -> f64 {
-    let widest = spreads
-        .iter()
-        .filter_map(|v| relative_spread(v))
-        .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))));
-    widest.unwrap_or_else(|| aa_pct.map_or(SINGLE_RUN_NOISE, |p| p / 100.0))
-}
-
 /// The sentence for a finding of p99 (every request's or a class's: `cells` are then the
 /// class's view) or of capacity at the target whose best and runner-up both have a prediction;
-/// `None` otherwise. `aa_pct`: the run's A/A difference, if any.
-pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Option<String> {
+/// `None` otherwise.
+pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
     let fig = f.metric();
     let n = f.connections;
     let (bv, bp) = measured_and_predicted(cells, fig, &f.best, n)?;
     let (rv, rp) = measured_and_predicted(cells, fig, &f.runner_up, n)?;
-    let noise = noise(&[&bv, &rv], aa_pct);
     let (bm, rm) = (median(bv), median(rv));
     // How many times better the best is than the runner-up, measured and as predicted.
     let better = |a: f64, b: f64| fig.better(a, b);
-    let (measured, predicted) = (better(bm, rm), better(bp, rp));
+    // The measured gap as the rounds give it (their geometric mean), or the one round's.
+    let (measured, predicted) = (f.interval.map_or(better(bm, rm), |i| i.ratio), better(bp, rp));
     let own = |t: &str, m: f64, p: f64| format!("{t} measured {:.2}× its prediction", m / p);
     let each = format!("{}, {}", own(&f.best, bm, bp), own(&f.runner_up, rm, rp));
     // Whether the prediction counted each design's own CPU per request.
@@ -90,7 +80,7 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
         f.runner_up,
         fig.whole(rp)
     );
-    let within = format!("the noise is {:.0}%", noise * 100.0);
+    let within = f.confidence();
     // Whose measurement is further from its own prediction.
     let off = |m: f64, p: f64| (m / p).ln().abs();
     let whose = if off(bm, bp) >= off(rm, rp) {
@@ -102,24 +92,28 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
         true => format!("not modelled ({NOT_MODELLED}), mostly {whose}'s"),
         false => format!("their implementations' cost and what is not modelled, mostly {whose}'s"),
     };
-    // The designs predicted equal: the simulation's own resolution (one run's noise), either
-    // way; the measurement's noise is for the measured gap.
-    let equal = predicted.max(1.0 / predicted) - 1.0 <= SINGLE_RUN_NOISE;
-    let said = if equal {
-        match measured - 1.0 <= noise {
-            true => format!(
-                "{predicts}: the queueing predicts no difference, and none beyond the noise was measured ({measured:.2}×; {within})"
-            ),
-            false => format!("{predicts}: the queueing predicts no difference; the measured {measured:.2}× is {rest} ({within})"),
+    // The designs predicted equal (within 5 %), either way; the measured gap judged by its
+    // rounds' interval; one round is shown, not judged.
+    let equal = predicted.max(1.0 / predicted) <= MARGIN;
+    let said = match f.interval {
+        None if f.counts.is_none() && f.rounds <= 1 => format!(
+            "{predicts} ({predicted:.2}×); the one round measured {measured:.2}× ({within})"
+        ),
+        None if f.counts.is_none() => format!("{predicts} ({predicted:.2}×); measured {measured:.2}× ({within})"),
+        _ if equal && !f.clear => format!(
+            "{predicts}: the queueing predicts no difference, and none beyond 5 % was measured ({measured:.2}×; {within})"
+        ),
+        _ if equal => format!("{predicts}: the queueing predicts no difference; the measured {measured:.2}× is {rest} ({within})"),
+        Some(i) if (i.low..=i.high).contains(&predicted) => format!(
+            "{predicts} ({predicted:.2}×), as measured ({measured:.2}×; {within}): the gap is the queueing their designs imply"
+        ),
+        _ if predicted < 1.0 => {
+            format!("{predicts} ({predicted:.2}×: the other way round); the measured {measured:.2}× is {rest} ({within})")
         }
-    } else if (measured / predicted - 1.0).abs() <= noise {
-        format!("{predicts} ({predicted:.2}×), as measured ({measured:.2}×; {within}): the gap is the queueing their designs imply")
-    } else if predicted < 1.0 {
-        format!("{predicts} ({predicted:.2}×: the other way round); the measured {measured:.2}× is {rest} ({within})")
-    } else if measured > predicted {
-        format!("{predicts} ({predicted:.2}×); the rest of the measured {measured:.2}× is {rest} ({within})")
-    } else {
-        format!("{predicts} ({predicted:.2}×); {rest} narrows it to the measured {measured:.2}× ({within})")
+        _ if measured > predicted => {
+            format!("{predicts} ({predicted:.2}×); the rest of the measured {measured:.2}× is {rest} ({within})")
+        }
+        _ => format!("{predicts} ({predicted:.2}×); {rest} narrows it to the measured {measured:.2}× ({within})"),
     };
     Some(format!("{said} ({each})."))
 }
@@ -127,6 +121,7 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding, aa_pct: Option<f64>) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::judge::interval::Interval;
     use crate::bench::record::CellStatus;
     use crate::queueing::Prediction;
 
@@ -151,13 +146,15 @@ mod tests {
         c
     }
 
-    fn finding() -> Finding {
+    /// A finding of thread over queue-pool, clear or not, with its rounds' interval (`None`:
+    /// one round).
+    fn finding(interval: Option<(f64, f64, f64)>, clear: bool) -> Finding {
         Finding {
             metric: "p99 latency".into(),
             best: "thread".into(),
             runner_up: "queue-pool".into(),
-            ratio: 1.2,
-            clear: true,
+            ratio: interval.map_or(1.2, |i| i.0),
+            clear,
             best_value: 0.0,
             runner_up_value: 0.0,
             connections: 500,
@@ -168,65 +165,68 @@ mod tests {
             placed: None,
             why: String::new(),
             counts: None,
+            interval: interval.map(|(ratio, low, high)| Interval {
+                rounds: 3,
+                ratio,
+                low,
+                high,
+            }),
+            rounds: if interval.is_some() { 3 } else { 1 },
         }
     }
 
-    fn said(cells: &[Cell], aa: Option<f64>) -> String {
+    fn said(cells: &[Cell], f: &Finding) -> String {
         let refs: Vec<&Cell> = cells.iter().collect();
-        sentence(&refs, &finding(), aa).unwrap()
+        sentence(&refs, f).unwrap()
     }
 
+    /// A predicted gap inside the rounds' interval is the queueing; one outside it is not
+    /// modelled (or the implementations' cost, without each design's CPU per request); a
+    /// predicted gap the measurement narrows is said so.
     #[test]
-    fn a_gap_the_prediction_shares_within_the_noise_is_queueing_and_one_beyond_it_is_not_modelled() {
-        let s = said(
-            &[
+    fn a_predicted_gap_inside_the_rounds_interval_is_queueing_and_one_outside_is_not_modelled() {
+        let pair = |qp: f64, qp_pred: f64| {
+            [
                 cell("thread", 4750.0, Some(4650.0)),
-                cell("queue-pool", 5680.0, Some(5900.0)),
-            ],
-            None,
-        );
+                cell("queue-pool", qp, Some(qp_pred)),
+            ]
+        };
+        // Predicted 1.27×, measured 1.20× over rounds of 1.10–1.31×.
+        let s = said(&pair(5680.0, 5900.0), &finding(Some((1.2, 1.1, 1.31)), true));
         assert!(
-            s.contains("thread 4.65ms and queue-pool 5.90ms (1.27×), as measured (1.20×; the noise is 10%): the gap is the queueing"),
+            s.contains("thread 4.65ms and queue-pool 5.90ms (1.27×), as measured (1.20×; 3 rounds, 1.10–1.31×): the gap is the queueing"),
             "{s}"
         );
         assert!(
             s.starts_with("Their queueing, with each design's measured CPU per request, predicts"),
             "{s}"
         );
-        let s = said(
-            &[
-                cell("thread", 4750.0, Some(4650.0)),
-                cell("queue-pool", 12_000.0, Some(5900.0)),
-            ],
-            None,
-        );
+        // The same prediction against 2.5× measured over 2.3–2.7×: the rest is not modelled.
+        let s = said(&pair(12_000.0, 5900.0), &finding(Some((2.5, 2.3, 2.7)), true));
         assert!(
-            s.contains("(1.27×); the rest of the measured 2.53× is not modelled (wake-up latency")
+            s.contains("(1.27×); the rest of the measured 2.50× is not modelled (wake-up latency")
                 && s.contains("mostly queue-pool's")
                 && s.contains("queue-pool measured 2.03× its prediction"),
             "{s}"
         );
         // Without the design's CPU per request the rest is its cost too.
-        let mut bare = [
-            cell("thread", 4750.0, Some(4650.0)),
-            cell("queue-pool", 12_000.0, Some(5900.0)),
-        ];
+        let mut bare = pair(12_000.0, 5900.0);
         for c in &mut bare {
             c.figures.predicted.as_mut().unwrap().design_cpu_us = None;
         }
-        let s = said(&bare, None);
+        let s = said(&bare, &finding(Some((2.5, 2.3, 2.7)), true));
         assert!(
             s.starts_with("Their queueing alone predicts")
                 && s.contains("implementations' cost and what is not modelled"),
             "{s}"
         );
-        // A predicted gap the measurement narrows: said so.
+        // Predicted 3×, measured 1.2× over 1.1–1.31×: the measurement narrows it.
         let s = said(
             &[
                 cell("thread", 4750.0, Some(2000.0)),
                 cell("queue-pool", 5680.0, Some(6000.0)),
             ],
-            None,
+            &finding(Some((1.2, 1.1, 1.31)), true),
         );
         assert!(
             s.contains("(3.00×); not modelled") && s.contains("narrows it to the measured 1.20×"),
@@ -235,65 +235,49 @@ mod tests {
         // One target without a prediction: nothing to say.
         let cells = [cell("thread", 4750.0, Some(4650.0)), cell("queue-pool", 5680.0, None)];
         let refs: Vec<&Cell> = cells.iter().collect();
-        assert_eq!(sentence(&refs, &finding(), None), None);
+        assert_eq!(sentence(&refs, &finding(Some((1.2, 1.1, 1.31)), true)), None);
     }
 
-    /// Two designs predicted equal are never given a queueing reason for a measured gap (before:
-    /// 1.03× apart was "the gap is the queueing their designs imply").
+    /// Two designs predicted equal are never given a queueing reason for a measured gap: where
+    /// the rounds found none beyond 5 %, that is said; where they did, it is not modelled.
     #[test]
     fn designs_predicted_equal_are_said_to_have_no_queueing_difference() {
-        let s = said(
-            &[
+        let pair = |qp: f64| {
+            [
                 cell("thread", 5000.0, Some(5000.0)),
-                cell("queue-pool", 5150.0, Some(5000.0)),
-            ],
-            None,
-        );
+                cell("queue-pool", qp, Some(5000.0)),
+            ]
+        };
+        let s = said(&pair(5150.0), &finding(Some((1.03, 0.98, 1.08)), false));
         assert!(
-            s.contains("the queueing predicts no difference, and none beyond the noise was measured (1.03×"),
+            s.contains(
+                "the queueing predicts no difference, and none beyond 5 % was measured (1.03×; 3 rounds, 0.98–1.08×"
+            ),
             "{s}"
         );
         assert!(!s.contains("the gap is the queueing"), "{s}");
-        let s = said(
-            &[
-                cell("thread", 5000.0, Some(5000.0)),
-                cell("queue-pool", 9000.0, Some(5000.0)),
-            ],
-            None,
-        );
+        let s = said(&pair(9000.0), &finding(Some((1.8, 1.6, 2.0)), true));
         assert!(
             s.contains("the queueing predicts no difference; the measured 1.80× is not modelled"),
             "{s}"
         );
     }
 
-    /// The noise is the repeats' spread, or the A/A difference with one run each, else one
-    /// run's 10 %: a 1.15× gap against a predicted 1.00× is beyond 5 % of A/A and within a
-    /// spread of 30 %.
+    /// One round is shown beside the prediction and never judged: no cause is claimed.
     #[test]
-    fn a_gap_is_beyond_the_prediction_only_beyond_the_spread() {
+    fn one_round_is_shown_beside_the_prediction_and_not_judged() {
         let one = [
             cell("thread", 5000.0, Some(5000.0)),
-            cell("queue-pool", 5750.0, Some(5000.0)),
+            cell("queue-pool", 7500.0, Some(5000.0)),
         ];
-        assert!(said(&one, Some(5.0)).contains("the measured 1.15× is not modelled"));
+        let s = said(&one, &finding(None, false));
         assert!(
-            said(&one, None).contains("the measured 1.15× is not modelled"),
-            "over one run's 10 %"
-        );
-        let mut repeats = one.to_vec();
-        for (r, v) in [(1, 6500.0), (2, 5000.0)] {
-            let mut c = cell("thread", v, Some(5000.0));
-            c.repeat = r;
-            repeats.push(c);
-        }
-        let s = said(&repeats, None);
-        assert!(
-            s.contains("none beyond the noise") && s.contains("the noise is 30%"),
+            s.contains("the one round measured 1.50× (one round: not judged)"),
             "{s}"
         );
-        assert!((noise(&[&[1.0, 1.2], &[2.0]], Some(3.0)) - 0.2).abs() < 1e-9);
-        assert_eq!(noise(&[&[1.0], &[2.0]], Some(3.0)), 0.03);
-        assert_eq!(noise(&[&[1.0], &[2.0]], None), SINGLE_RUN_NOISE);
+        assert!(
+            !s.contains("not modelled") && !s.contains("the gap is the queueing"),
+            "{s}"
+        );
     }
 }

@@ -38,7 +38,7 @@ pub fn view(cells: &[&Cell], name: &str) -> Vec<Cell> {
     cells.iter().map(|c| as_class(c, name)).collect()
 }
 
-/// `c` seen through class `name`: its latency figures are the class's (0, not measured, where
+/// `c` seen through class `name`: its latency figures are the class's (none, not measured, where
 /// none of its requests completed or the class was refused).
 pub(crate) fn as_class(c: &Cell, name: &str) -> Cell {
     let mut v = Cell::new(&c.experiment, &c.target, c.connections, c.repeat);
@@ -296,6 +296,8 @@ mod tests {
             placed: None,
             why: String::new(),
             counts: None,
+            interval: None,
+            rounds: 1,
         };
         let classes = names(&refs);
         let s = against_service(&x, &refs, &f, &classes).unwrap();

@@ -5,20 +5,19 @@
 use serde::{Deserialize, Serialize};
 
 use super::classes;
+use super::interval::{self, Judged};
 use super::metric::{Metric, CPU, P50, P99, THROUGHPUT};
 use crate::bench::record::expect::{read, Measure, Shape};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{spread, Cell};
-
-/// With one run per cell the noise is unknown: "A < B" holds only where B is this much more.
-const SINGLE_RUN_MARGIN: f64 = super::SINGLE_RUN_NOISE;
 
 /// A shape held against the cells.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Expectation {
     /// The `expect` entry as written.
     pub expected: String,
-    /// Whether it held at every connection count its targets share (`None`: not measured).
+    /// Whether it held at every connection count its targets share (`None`: not measured, or
+    /// one round: not judged).
     pub held: Option<bool>,
     /// The figures it was decided on, or what was missing.
     pub detail: String,
@@ -30,6 +29,7 @@ impl Expectation {
         let how = match self.held {
             Some(true) => "holds",
             Some(false) => "does NOT hold",
+            None if self.detail.contains("not judged") => "is not judged",
             None => "was not measured",
         };
         format!("Expected shape '{}' {how}: {}.", self.expected, self.detail)
@@ -65,13 +65,13 @@ fn value(s: &Shape, c: &Cell, lower: bool, beside: &[&Cell]) -> Option<f64> {
     }
 }
 
-/// Each `expect` entry of `x` held against `ok` (its finished cells).
-pub(super) fn check(x: &Experiment, ok: &[&Cell], repeats: usize) -> Vec<Expectation> {
+/// Each `expect` entry of `x` held against `ok` (its finished cells), the A/A `twins` beside.
+pub(super) fn check(x: &Experiment, ok: &[&Cell], twins: &[&Cell]) -> Vec<Expectation> {
     x.expect
         .iter()
         .map(|text| {
             let (held, detail) = match read(text, x) {
-                Ok(shape) => held(&shape, ok, repeats),
+                Ok(shape) => held(&shape, ok, twins),
                 Err(e) => (None, e.0),
             };
             Expectation {
@@ -84,13 +84,20 @@ pub(super) fn check(x: &Experiment, ok: &[&Cell], repeats: usize) -> Vec<Expecta
 }
 
 /// Whether `shape` held at every connection count all its targets were measured at, and the
-/// figures at the largest.
-fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
+/// figures at the largest. "a < b" holds at a count where the interval of b over a in its
+/// rounds (the twin's noise beside theirs: the verdicts' one rule, [`interval`]) lies beyond
+/// 5 %; it does not hold where that interval does not; one round is not judged.
+fn held(shape: &Shape, ok: &[&Cell], twins: &[&Cell]) -> (Option<bool>, String) {
     let values = |t: &str, n: usize, lower: bool| -> Vec<f64> {
         ok.iter()
             .filter(|c| c.target == t && c.connections == n)
             .filter_map(|c| value(shape, c, lower, ok))
             .collect()
+    };
+    let in_round = |t: &str, n: usize, r: usize, lower: bool| {
+        ok.iter()
+            .find(|c| c.target == t && c.connections == n && c.repeat == r)
+            .and_then(|c| value(shape, c, lower, ok))
     };
     let mut counts: Vec<usize> = ok.iter().map(|c| c.connections).collect();
     counts.sort_unstable();
@@ -126,20 +133,37 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
             ),
         );
     };
-    // "a < b" at n: every repeat of a below every repeat of b; with one run, by the margin.
+    let rounds = ok.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
+    let m = metric(shape.measure);
+    // "a < b" at n: b over a in each round, judged by their interval.
     let below = |a: &str, b: &str, n: usize| {
-        let (Some(a), Some(b)) = (spread(values(a, n, true)), spread(values(b, n, false))) else {
-            return false;
+        let logs: Vec<f64> = (0..rounds)
+            .filter_map(|r| Some((in_round(b, n, r, false)? / in_round(a, n, r, true)?).ln()))
+            .filter(|l| l.is_finite())
+            .collect();
+        // The twin's noise on what the shape compares: its class's view where it names one.
+        let twin = match &shape.class {
+            Some(k) => {
+                let (tv, ov): (Vec<Cell>, Vec<Cell>) = (
+                    twins.iter().map(|c| classes::as_class(c, k)).collect(),
+                    ok.iter().map(|c| classes::as_class(c, k)).collect(),
+                );
+                let (tv, ov): (Vec<&Cell>, Vec<&Cell>) = (tv.iter().collect(), ov.iter().collect());
+                super::ranking::twin_sd(&tv, &ov, m, &[n])
+            }
+            None => super::ranking::twin_sd(twins, ok, m, &[n]),
         };
-        match repeats > 1 {
-            true => a.highest < b.lowest,
-            false => a.median * (1.0 + SINGLE_RUN_MARGIN) < b.median,
-        }
+        interval::judge(&logs, twin)
     };
-    let failed: Vec<String> = shared
+    let judged: Vec<(usize, Vec<Judged>)> = shared
         .iter()
-        .filter(|&&n| !shape.targets.windows(2).all(|p| below(&p[0], &p[1], n)))
-        .map(|n| n.to_string())
+        .map(|&n| (n, shape.targets.windows(2).map(|p| below(&p[0], &p[1], n)).collect()))
+        .collect();
+    let not_judged = judged.iter().any(|(_, js)| js.iter().any(|j| j.interval().is_none()));
+    let failed: Vec<String> = judged
+        .iter()
+        .filter(|(_, js)| !js.iter().all(Judged::clear))
+        .map(|(n, _)| n.to_string())
         .collect();
     let holds = failed.is_empty();
     let at = shape
@@ -152,10 +176,13 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let margin = if repeats > 1 {
-        format!("every one of {repeats} runs apart")
-    } else {
-        format!("one run each, {:.0}% apart at least", SINGLE_RUN_MARGIN * 100.0)
+    let not_judged_said = match rounds > 1 {
+        true => format!("measured together in fewer than 2 of its {rounds} rounds: not judged"),
+        false => "one round: not judged".to_string(),
+    };
+    let margin = match judged.last().and_then(|(_, js)| js.first()).and_then(Judged::interval) {
+        Some(i) if !not_judged => format!("{} of the one over the other", i.said()),
+        _ => not_judged_said,
     };
     let counts = match (shared.len() > 1, holds) {
         (false, _) => String::new(),
@@ -167,7 +194,8 @@ fn held(shape: &Shape, ok: &[&Cell], repeats: usize) -> (Option<bool>, String) {
             failed.join(", ")
         ),
     };
-    (Some(holds), format!("{at} at {largest} connections{counts}; {margin}"))
+    let held = (!not_judged).then_some(holds);
+    (held, format!("{at} at {largest} connections{counts}; {margin}"))
 }
 
 #[cfg(test)]
@@ -196,33 +224,46 @@ mod tests {
         c
     }
 
+    /// `per_round` (target, p99, short p99, starved) measured in each of `rounds` rounds.
+    fn rounds(rounds: usize, per_round: &[(&str, f64, f64, u64)]) -> Vec<Cell> {
+        (0..rounds)
+            .flat_map(|r| per_round.iter().map(move |&(t, p, s, st)| cell(t, r, p, s, st)))
+            .collect()
+    }
+
     #[test]
     fn a_shape_holds_only_beyond_the_noise_and_says_its_figures() {
         let x = experiment("\"short p99: thread < reactor\", \"p99: reactor < thread\"").unwrap();
-        let cells = [
-            cell("thread", 0, 5000.0, 100.0, 0),
-            cell("reactor", 0, 5200.0, 4000.0, 0),
-        ];
+        let cells = rounds(3, &[("thread", 5000.0, 100.0, 0), ("reactor", 5200.0, 4000.0, 0)]);
         let ok: Vec<&Cell> = cells.iter().collect();
-        let e = check(&x, &ok, 1);
+        let e = check(&x, &ok, &[]);
         assert_eq!(e[0].held, Some(true), "{}", e[0].detail);
         assert!(
             e[0].sentence()
-                .contains("holds: thread 100us, reactor 4.00ms at 10 connections"),
+                .contains("holds: thread 100us, reactor 4.00ms at 10 connections; 3 rounds, 40.00–40.00×"),
             "{}",
             e[0].sentence()
         );
-        assert_eq!(e[1].held, Some(false), "4% apart is inside one run's noise");
+        assert_eq!(e[1].held, Some(false), "4% apart is inside the 5 % margin");
         assert!(e[1].sentence().contains("does NOT hold"));
-        // With repeats, every run must be apart.
-        let cells = [
-            cell("thread", 0, 5000.0, 100.0, 0),
-            cell("reactor", 0, 5200.0, 4000.0, 0),
-            cell("thread", 1, 5000.0, 4100.0, 0),
-            cell("reactor", 1, 5200.0, 4200.0, 0),
-        ];
+        // Rounds that overlap: one apart, one not.
+        let mut cells = rounds(2, &[("thread", 5000.0, 100.0, 0), ("reactor", 5200.0, 4000.0, 0)]);
+        cells.extend([
+            cell("thread", 2, 5000.0, 4100.0, 0),
+            cell("reactor", 2, 5200.0, 4000.0, 0),
+        ]);
         let ok: Vec<&Cell> = cells.iter().collect();
-        assert_eq!(check(&x, &ok, 2)[0].held, Some(false), "the runs overlap");
+        assert_eq!(check(&x, &ok, &[])[0].held, Some(false), "the rounds overlap");
+        // One round, however far apart: not judged.
+        let one = rounds(1, &[("thread", 5000.0, 100.0, 0), ("reactor", 5200.0, 4000.0, 0)]);
+        let ok: Vec<&Cell> = one.iter().collect();
+        let e = &check(&x, &ok, &[])[0];
+        assert_eq!(e.held, None);
+        assert!(
+            e.sentence().contains("is not judged") && e.detail.contains("one round"),
+            "{}",
+            e.sentence()
+        );
     }
 
     /// Held only where it holds at every shared count; one that fails at a smaller count says
@@ -231,15 +272,17 @@ mod tests {
     fn a_shape_that_fails_at_one_count_names_it() {
         let x = experiment("\"short p99: thread < reactor\"").unwrap();
         let mut cells = Vec::new();
-        for (n, thread, reactor) in [(10, 100.0, 105.0), (100, 100.0, 4000.0)] {
-            for (t, v) in [("thread", thread), ("reactor", reactor)] {
-                let mut c = cell(t, 0, 5000.0, v, 0);
-                c.connections = n;
-                cells.push(c);
+        for r in 0..3 {
+            for (n, thread, reactor) in [(10, 100.0, 102.0), (100, 100.0, 4000.0)] {
+                for (t, v) in [("thread", thread), ("reactor", reactor)] {
+                    let mut c = cell(t, r, 5000.0, v, 0);
+                    c.connections = n;
+                    cells.push(c);
+                }
             }
         }
         let ok: Vec<&Cell> = cells.iter().collect();
-        let e = &check(&x, &ok, 1)[0];
+        let e = &check(&x, &ok, &[])[0];
         assert_eq!(e.held, Some(false));
         assert!(
             e.detail
@@ -247,19 +290,36 @@ mod tests {
             "{}",
             e.detail
         );
-        let held = &check(&x, &ok[2..], 1)[0];
+        let at_100: Vec<&Cell> = ok.iter().copied().filter(|c| c.connections == 100).collect();
+        let held = &check(&x, &at_100, &[])[0];
         assert_eq!(held.held, Some(true), "{}", held.detail);
+    }
+
+    /// The twin's noise widens the interval: 10 % apart in every round holds with a steady twin,
+    /// not with one that differs from itself by 20 % each round.
+    #[test]
+    fn a_shape_does_not_hold_inside_the_twins_noise() {
+        let x = experiment("\"short p99: thread < reactor\"").unwrap();
+        let cells = rounds(3, &[("thread", 5000.0, 100.0, 0), ("reactor", 5000.0, 110.0, 0)]);
+        let ok: Vec<&Cell> = cells.iter().collect();
+        assert_eq!(check(&x, &ok, &[])[0].held, Some(true));
+        let twins: Vec<Cell> = (0..3)
+            .map(|r| {
+                let mut t = cell("thread", r, 5000.0, 100.0 * [1.2, 0.8, 1.2][r], 0);
+                t.twin = true;
+                t
+            })
+            .collect();
+        let twins: Vec<&Cell> = twins.iter().collect();
+        assert_eq!(check(&x, &ok, &twins)[0].held, Some(false));
     }
 
     #[test]
     fn a_starved_latency_cannot_show_its_target_lower_and_a_missing_one_is_not_measured() {
         let x = experiment("\"short p99: thread < reactor\"").unwrap();
-        let cells = [
-            cell("thread", 0, 5000.0, 100.0, 3),
-            cell("reactor", 0, 5200.0, 4000.0, 0),
-        ];
+        let cells = rounds(3, &[("thread", 5000.0, 100.0, 3), ("reactor", 5200.0, 4000.0, 0)]);
         let ok: Vec<&Cell> = cells.iter().collect();
-        let e = &check(&x, &ok, 1)[0];
+        let e = &check(&x, &ok, &[])[0];
         assert_eq!(e.held, None);
         assert!(
             e.sentence().contains("was not measured") && e.detail.contains("thread"),
@@ -267,14 +327,11 @@ mod tests {
             e.detail
         );
         // Starved on the higher side is fine: its true latency is higher still.
-        let cells = [
-            cell("thread", 0, 5000.0, 100.0, 0),
-            cell("reactor", 0, 5200.0, 4000.0, 3),
-        ];
+        let cells = rounds(3, &[("thread", 5000.0, 100.0, 0), ("reactor", 5200.0, 4000.0, 3)]);
         let ok: Vec<&Cell> = cells.iter().collect();
-        assert_eq!(check(&x, &ok, 1)[0].held, Some(true));
-        let only = [cell("thread", 0, 5000.0, 100.0, 0)];
+        assert_eq!(check(&x, &ok, &[])[0].held, Some(true));
+        let only = rounds(3, &[("thread", 5000.0, 100.0, 0)]);
         let ok: Vec<&Cell> = only.iter().collect();
-        assert_eq!(check(&x, &ok, 1)[0].held, None);
+        assert_eq!(check(&x, &ok, &[])[0].held, None);
     }
 }

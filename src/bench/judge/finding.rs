@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::interval::Interval;
 use super::metric::{Metric, P99};
 use crate::units::thousands;
 
@@ -15,8 +16,8 @@ pub struct Finding {
     pub runner_up: String,
     /// How many times better the best is (≥ 1), geometric mean over the shared counts.
     pub ratio: f64,
-    /// The gap is larger than the spread of the repeats (paired repeats: the best wins enough of
-    /// the rounds, a sign test; with one run: the gap is over 10%).
+    /// The gap is clear: the interval of its rounds' ratios lies beyond 5 % (a share: its
+    /// counts' Poisson intervals apart). One round is never clear: it is not judged.
     pub clear: bool,
     /// The two medians at the largest shared connection count (paired repeats: freed of each
     /// round's drift first), and that count.
@@ -46,6 +47,13 @@ pub struct Finding {
     /// how many (`None`: not a share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counts: Option<((u64, u64), (u64, u64))>,
+    /// The interval of the rounds' ratios (`None`: one round, not judged; or a share, judged
+    /// by its counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    /// How many rounds the experiment ran (the interval says how many of them ranked both).
+    #[serde(default)]
+    pub rounds: usize,
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.
@@ -77,25 +85,47 @@ impl Finding {
         self.placed.as_ref().map_or(String::new(), |p| format!(" ({p})"))
     }
 
-    /// Why a finding is not clear, in a few words: under what the measurement resolves, under
-    /// the A/A difference, inside the repeats' spread, or one run and under 10%.
-    pub(super) fn noise(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
+    /// Why a finding is not clear, in a few words: under what the measurement resolves, one
+    /// round (not judged), within 5 % over its rounds, or rounds that do not separate them.
+    pub(super) fn noise(&self) -> String {
         let f = self;
         if f.counts.is_some() {
             return "their counts' 95% Poisson intervals overlap".into();
         }
-        match inside_aa {
-            // A ratio over the noise whose difference the measurement does not resolve.
-            _ if !super::metric::resolved(f.metric(), f.best_value, f.runner_up_value, f.connections) => format!(
+        if !super::metric::resolved(f.metric(), f.best_value, f.runner_up_value, f.connections) {
+            return format!(
                 "{} KiB apart over all {} connections: under the {} MiB the measurement resolves",
                 ((f.runner_up_value - f.best_value).abs() * f.connections as f64).round(),
                 thousands(f.connections as u64),
                 super::metric::MEMORY_RESOLVES_KIB / 1024.0
+            );
+        }
+        match f.interval {
+            None => f.not_judged(),
+            Some(i) if i.within_margin() => format!("within 5 %: {}", i.said()),
+            Some(i) => format!("the rounds do not separate them: {}", i.said()),
+        }
+    }
+
+    /// How sure the finding is, as the verdict table says it: the rounds and the interval, a
+    /// share's counts, or one round.
+    pub fn confidence(&self) -> String {
+        match (self.interval, self.counts) {
+            (Some(i), _) => i.said(),
+            (None, Some(_)) => "counts' Poisson intervals".into(),
+            (None, None) => self.not_judged(),
+        }
+    }
+
+    /// Why a gap with no interval is not judged: one round, or fewer than two of its rounds
+    /// ranked both targets (the others bound by the client, starved, or short of samples).
+    pub fn not_judged(&self) -> String {
+        match self.rounds > 1 {
+            true => format!(
+                "ranked together in fewer than 2 of its {} rounds: not judged",
+                self.rounds
             ),
-            Some(pct) => format!("under the {pct:.1}% the A/A pair differed by"),
-            None if repeats > 1 && paired => format!("not better in enough of {repeats} paired rounds"),
-            None if repeats > 1 => format!("inside the spread of {repeats} runs"),
-            None => "one run each, and under 10%".to_string(),
+            false => "one round: not judged".into(),
         }
     }
 
@@ -104,9 +134,8 @@ impl Finding {
         Metric::named(&self.metric).expect("findings are made of the known metrics")
     }
 
-    /// The finding in a sentence. `inside_aa`: the A/A difference the gap is under (then the
-    /// finding is no clear difference whatever the rounds say).
-    pub(super) fn sentence(&self, inside_aa: Option<f64>, repeats: usize, paired: bool) -> String {
+    /// The finding in a sentence.
+    pub(super) fn sentence(&self) -> String {
         let f = self;
         let m = f.metric();
         let at = format!("at {} connections", thousands(f.connections as u64));
@@ -118,14 +147,15 @@ impl Finding {
         };
         let mut s = if f.clear {
             format!(
-                "{title}: {} is best{}, {:.2}× {} ({} against {} {at}{})",
+                "{title}: {} is best{}, {:.2}× {} ({} against {} {at}{}; {})",
                 f.best,
                 if flipped { " over all counts" } else { "" },
                 f.ratio,
                 f.runner_up,
                 f.value_said(true),
                 f.value_said(false),
-                if flipped { ", where the order flips" } else { "" }
+                if flipped { ", where the order flips" } else { "" },
+                f.confidence()
             )
         } else {
             format!(
@@ -133,7 +163,7 @@ impl Finding {
                 f.best,
                 f.runner_up,
                 f.ratio,
-                f.noise(inside_aa, repeats, paired)
+                f.noise()
             )
         };
         if let Some((t, r)) = &f.last {
@@ -171,7 +201,7 @@ impl AaFigure {
         let a = self;
         format!(
             "A/A: {} against itself in the same rounds was {:.1}% apart in {} (median; up to {:.1}%, {} \
-             round{}): smaller differences are not resolved on this machine.",
+             pair{}): no interval above assumes less noise than this.",
             a.target,
             a.median_diff_pct,
             a.metric,

@@ -10,11 +10,8 @@ use crate::bench::record::{Cell, Results};
 /// Every experiment's verdict, with `shapes` (a scenario's `compare_shapes`) the verdict
 /// across them, and where a product ran beside the model that stands for it, the fidelity
 /// verdict.
-pub fn all(experiments: &[Experiment], cells: &[Cell], repeats: usize, ctx: &Context, shapes: bool) -> Vec<Verdict> {
-    let mut v: Vec<Verdict> = experiments
-        .iter()
-        .map(|x| verdict_with(x, cells, x.rounds(repeats), ctx))
-        .collect();
+pub fn all(experiments: &[Experiment], cells: &[Cell], ctx: &Context, shapes: bool) -> Vec<Verdict> {
+    let mut v: Vec<Verdict> = experiments.iter().map(|x| verdict_with(x, cells, ctx)).collect();
     if shapes {
         v.extend(shapes::verdict(experiments, cells, ctx.server_cpus));
     }
@@ -37,7 +34,6 @@ pub fn verdicts<V>(r: &Results<V>) -> Vec<Verdict> {
     all(
         &r.scenario.experiments,
         &r.cells,
-        r.scenario.repeats,
         &Context::of(&r.environment),
         r.scenario.compare_shapes,
     )

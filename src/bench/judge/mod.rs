@@ -25,6 +25,7 @@ pub mod expect;
 pub mod fidelity;
 pub mod finding;
 pub mod headline;
+pub mod interval;
 mod judged;
 pub mod metric;
 mod ranking;
@@ -39,9 +40,9 @@ pub(crate) use classes::as_class;
 pub use classes::view as class_view;
 pub use context::Context;
 pub use finding::{AaFigure, Finding, Reason};
+pub use interval::MARGIN;
 pub use judged::{all, judged, verdicts};
 pub use metric::{Metric, Unranked};
-pub use ranking::SINGLE_RUN_NOISE;
 pub use shapes::NAME as ACROSS_SHAPES;
 #[cfg(test)]
 pub(crate) use verdict::verdict;

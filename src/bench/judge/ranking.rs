@@ -1,14 +1,13 @@
 //! Ranking targets on one metric: each target's medians per connection count (freed of a
-//! paired round's drift), the counts every ranked target ran, the geometric mean of the ratios
-//! over them, and whether the gap between the best and the runner-up is beyond the noise.
+//! paired round's drift), the counts every ranked target ran, the best and the runner-up by
+//! the ratios over them, and whether their gap is clear: by the interval of their rounds'
+//! ratios against the A/A twin's noise ([`interval`](super::interval)), or for a share of
+//! events by its counts' Poisson intervals. One round is not judged.
 
 use super::finding::Finding;
+use super::interval;
 use super::metric::{rankable, shares_apart, Metric};
-use crate::bench::record::{in_round, sign_test, spread, Cell, Spread, CHANCE};
-
-/// With one run per cell the noise is unknown: a gap smaller than this is not called (what
-/// two runs of one target on this machine differ by, often; the A/A figure measures it).
-pub const SINGLE_RUN_NOISE: f64 = 0.10;
+use crate::bench::record::{in_round, spread, Cell, Spread};
 
 /// One target at one connection count: its median over the repeats, and their range.
 #[derive(Debug, Clone, Copy)]
@@ -137,9 +136,9 @@ pub(super) fn scored<'t>(m: &Metric, targets: &'t [TargetRows], shared: &[usize]
 
 pub(super) fn finding(
     cells: &[&Cell],
+    twins: &[&Cell],
     targets: &[String],
     m: &Metric,
-    repeats: usize,
     paired: bool,
 ) -> Option<Finding> {
     let largest = cells.iter().map(|c| c.connections).max()?;
@@ -170,39 +169,37 @@ pub(super) fn finding(
     }
     let ranked = scored(m, &t, &shared);
     let (best, second) = (ranked[0].1, ranked[1].1);
-    let ratio = (shared
+    let medians_ratio = (shared
         .iter()
         .map(|&n| ratio_at(m, cells, best, second, n).ln())
         .sum::<f64>()
         / shared.len() as f64)
         .exp();
-    // Separated at a count: a share, by its counts' Poisson intervals; paired, by a sign test
-    // over the rounds; else the ranges apart.
-    let separated = shared
-        .iter()
-        .filter(|&&n| {
-            if let (Some(a), Some(b)) = (
-                counts_at(m, cells, &best.target, n),
-                counts_at(m, cells, &second.target, n),
-            ) {
-                return shares_apart(a, b);
-            }
-            if paired {
-                return paired_clear(cells, m, &best.target, &second.target, n);
-            }
-            let (b, s) = (best.at(n), second.at(n));
-            if m.higher_is_better {
-                b.lowest > s.highest
-            } else {
-                b.highest < s.lowest
-            }
-        })
-        .count();
-    let clear = if repeats > 1 || m.counts.is_some() {
-        separated * 2 > shared.len()
-    } else {
-        ratio > 1.0 + SINGLE_RUN_NOISE
+    // A share is judged by its counts' Poisson intervals, at most of the counts; every other
+    // metric by the interval of its rounds, the twin's noise beside the rounds' own.
+    let (judged, clear) = match m.counts {
+        Some(_) => {
+            let apart = shared
+                .iter()
+                .filter(|&&n| {
+                    match (
+                        counts_at(m, cells, &best.target, n),
+                        counts_at(m, cells, &second.target, n),
+                    ) {
+                        (Some(a), Some(b)) => shares_apart(a, b),
+                        _ => false,
+                    }
+                })
+                .count();
+            (None, apart * 2 > shared.len())
+        }
+        None => {
+            let logs = round_logs(cells, m, &best.target, &second.target, &shared);
+            let j = interval::judge(&logs, twin_sd(twins, cells, m, &shared));
+            (Some(j), j.clear())
+        }
     };
+    let ratio = judged.and_then(|j| j.ratio()).unwrap_or(medians_ratio);
     // A difference under what the measurement resolves (memory: a mebibyte over all the
     // connections) is no difference, whatever its ratio.
     let n = *shared.last().expect("shared is not empty");
@@ -233,7 +230,60 @@ pub(super) fn finding(
         placed: None,
         why: String::new(),
         counts: counts_at(m, cells, &best.target, last).zip(counts_at(m, cells, &second.target, last)),
+        interval: judged.and_then(|j| j.interval()),
+        rounds: rounds_of(cells),
     })
+}
+
+/// How many rounds `cells` ran (their repeats).
+fn rounds_of(cells: &[&Cell]) -> usize {
+    cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0)
+}
+
+/// The value of `m` for `target` at `n` connections in round `r`, where the rule ranks it.
+fn in_round_value(cells: &[&Cell], m: &Metric, target: &str, n: usize, r: usize) -> Option<f64> {
+    cells
+        .iter()
+        .find(|c| c.target == target && c.connections == n && c.repeat == r)
+        .and_then(|c| rankable(m, c, cells).ranked())
+        .map(|v| v.get())
+}
+
+/// Per round, the log of how many times better `best` was than `second` on `m`: the mean over
+/// the shared counts where both were ranked in that round (their geometric mean's log).
+fn round_logs(cells: &[&Cell], m: &Metric, best: &str, second: &str, shared: &[usize]) -> Vec<f64> {
+    (0..rounds_of(cells))
+        .filter_map(|r| {
+            let logs: Vec<f64> = shared
+                .iter()
+                .filter_map(|&n| {
+                    let (b, s) = (
+                        in_round_value(cells, m, best, n, r)?,
+                        in_round_value(cells, m, second, n, r)?,
+                    );
+                    Some(m.better(b, s).ln()).filter(|l| l.is_finite())
+                })
+                .collect();
+            (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64)
+        })
+        .collect()
+}
+
+/// The A/A twin's noise on `m` at the shared counts: each twin cell against its original (the
+/// same design, count and round), both ranked; `None` without a pair.
+pub(super) fn twin_sd(twins: &[&Cell], cells: &[&Cell], m: &Metric, shared: &[usize]) -> Option<f64> {
+    let logs: Vec<f64> = twins
+        .iter()
+        .filter(|t| shared.contains(&t.connections))
+        .filter_map(|t| {
+            let o = cells
+                .iter()
+                .find(|c| c.target == t.target && c.connections == t.connections && c.repeat == t.repeat)?;
+            let (a, b) = (rankable(m, t, cells).ranked()?, rankable(m, o, cells).ranked()?);
+            Some(m.better(a.get(), b.get()).ln()).filter(|l| l.is_finite())
+        })
+        .collect();
+    interval::twin_sd(&logs)
 }
 
 /// A share's counts for `target` at `n` connections, over its ranked cells (how many of how
@@ -256,23 +306,4 @@ fn ratio_at(m: &Metric, cells: &[&Cell], best: &TargetRows, second: &TargetRows,
         Some((0, of)) if of > 0 => m.better((300.0 / of as f64).max(b), s).max(1.0),
         _ => m.better(b, s),
     }
-}
-
-/// Paired repeats (`paired = true`: the two targets measured in the same round, one right after
-/// the other): is `best` better than `second` in so many rounds that chance would do it less
-/// than one time in 20 (a one-sided sign test)?
-pub(super) fn paired_clear(cells: &[&Cell], m: &Metric, best: &str, second: &str, n: usize) -> bool {
-    let value = |t: &str, r: usize| {
-        cells
-            .iter()
-            .find(|c| c.target == t && c.connections == n && c.repeat == r)
-            .and_then(|c| rankable(m, c, cells).ranked())
-            .map(|r| r.get())
-    };
-    let repeats = cells.iter().map(|c| c.repeat + 1).max().unwrap_or(0);
-    let rounds: Vec<bool> = (0..repeats)
-        .filter_map(|r| Some(m.better(value(best, r)?, value(second, r)?) > 1.0))
-        .collect();
-    let wins = rounds.iter().filter(|w| **w).count();
-    sign_test(wins, rounds.len()) < CHANCE
 }

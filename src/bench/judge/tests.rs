@@ -54,22 +54,24 @@ fn each_class_gets_a_p99_finding_against_its_service_time_and_the_cpus_are_said(
         ..Default::default()
     };
     let mut cells = Vec::new();
-    for (t, short) in [("reactor", 6000.0), ("thread", 80.0)] {
-        let mut c = cell(t, 10, 0, 5000.0, 30.0, 2.0, false);
-        c.figures.classes = vec![class("short", "/?cpu=20us", short), class("long", "/?cpu=5ms", 9000.0)];
-        cells.push(c);
+    for r in 0..3 {
+        for (t, short) in [("reactor", 6000.0), ("thread", 80.0 + r as f64)] {
+            let mut c = cell(t, 10, r, 5000.0, 30.0, 2.0, false);
+            c.figures.classes = vec![class("short", "/?cpu=20us", short), class("long", "/?cpu=5ms", 9000.0)];
+            cells.push(c);
+        }
     }
     let ctx = crate::bench::judge::Context {
         server_cpus: Some(1),
         ..crate::bench::judge::Context::DOCUMENTED
     };
-    let v = crate::bench::judge::verdict_with(&x, &cells, 1, &ctx);
+    let v = crate::bench::judge::verdict_with(&x, &cells, &ctx);
     let short = v.findings.iter().find(|f| f.class.as_deref() == Some("short")).unwrap();
     assert_eq!((short.best.as_str(), short.runner_up.as_str()), ("thread", "reactor"));
     assert!(short.clear);
     for said in [
         "e (server on 1 CPU): ",
-        "P99 latency of short requests: thread is best, 75.00× reactor (80us against 6.00ms at 10 connections).",
+        "P99 latency of short requests: thread is best, 74.08× reactor (81us against 6.00ms at 10 connections; 3 rounds, 72.55–75.64×).",
         "The short requests' p99 is 300× their 20us service time under reactor and 4.0× under thread: \
          under reactor they wait behind the long requests (5.00ms).",
         "P99 latency of long requests: too few samples to rank (100, 1,000 needed).",
@@ -92,7 +94,7 @@ fn an_open_loop_that_every_target_kept_up_with_has_no_throughput_winner() {
         cells.push(cell("reactor", 10, r, 5011.0, 50.0, 2.0, false));
         cells.push(cell("thread", 10, r, 5006.0, 50.0, 2.0, false));
     }
-    let v = verdict(&x, &cells, 3);
+    let v = verdict(&x, &cells);
     says(
         &v,
         "Throughput: no difference between reactor and thread (1.00×): an open loop at 5,000 req/s",
@@ -101,7 +103,7 @@ fn an_open_loop_that_every_target_kept_up_with_has_no_throughput_winner() {
     for c in cells.iter_mut().filter(|c| c.target == "thread") {
         c.figures.throughput_rps = 800.0;
     }
-    let v = verdict(&x, &cells, 3);
+    let v = verdict(&x, &cells);
     says(&v, "Throughput: reactor is best, 6.26× thread");
 }
 
@@ -142,7 +144,7 @@ fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
     // As a run's record and a results file are: nginx does none of the work.
     crate::bench::record::settle(&sc, &Default::default(), &mut cells);
     assert!(cells.iter().any(|c| c.target == "nginx" && c.does_no_work));
-    let v = verdict(&x, &cells, 1);
+    let v = verdict(&x, &cells);
     let f = &v.findings[0];
     assert_eq!(
         (f.metric.as_str(), f.best.as_str(), f.runner_up.as_str()),
@@ -186,7 +188,7 @@ fn a_best_that_loses_at_the_largest_count_is_said_to_flip_there() {
         cells.push(cell("epoll", 100, r, 100_000.0, 5.5 + j, 2.0, false));
         cells.push(cell("poll", 100, r, 100_000.0, 5.0 + j, 2.0, false));
     }
-    let v = verdict(&experiment(), &cells, 3);
+    let v = verdict(&experiment(), &cells);
     assert!(
         v.text.contains("Server CPU per request: epoll is best over all counts")
             && v.text.contains("at 100 connections, where the order flips"),
@@ -211,7 +213,7 @@ fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
         cells.push(cell("nginx", 50, r, 100_000.0, nginx, 2.0, false));
     }
     let cpu = |x: &crate::bench::record::scenario::Experiment| {
-        let v = verdict(x, &cells, 3);
+        let v = verdict(x, &cells);
         let f = v.findings.into_iter().find(|f| f.metric == "server CPU per request");
         (f.unwrap(), v.text)
     };
@@ -225,19 +227,12 @@ fn paired_rounds_are_ranked_within_rounds_not_by_drifting_medians() {
     assert_eq!(f.runner_up, "nginx", "{text}");
 }
 
+/// Paired rounds: each round's ratio is taken within the round, so the machine's drift between
+/// rounds (10 % a round, far more than the gap) does not widen the interval. 15 % better in 7
+/// of 8 rounds and 2 % worse in one is clear (interval 1.10–1.19×); better in 5 of 8 is not
+/// (1.03–1.17×).
 #[test]
-fn the_sign_test_counts_the_chance_of_so_many_wins() {
-    use crate::bench::record::sign_test;
-    assert!((sign_test(8, 8) - 1.0 / 256.0).abs() < 1e-12);
-    assert!((sign_test(0, 8) - 1.0).abs() < 1e-12);
-    assert!((sign_test(7, 8) - 9.0 / 256.0).abs() < 1e-12);
-    assert!(sign_test(6, 8) > 0.05);
-}
-
-/// Paired rounds: a target better in 7 of 8 rounds is clearly better even where the two
-/// ranges overlap (the machine drifted between rounds); better in 5 of 8 is not.
-#[test]
-fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
+fn a_paired_experiment_judges_a_gap_by_its_rounds_ratios_not_the_drift() {
     let text = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                 paired = true\nmodels = [\"epoll\", \"poll\"]\nconnections = [100]\nduration = \"1s\"\n";
     let x = parse(text, "t").unwrap().experiments.remove(0);
@@ -246,11 +241,11 @@ fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
         for r in 0..8 {
             // The machine's state moves every round by far more than the gap.
             let drift = 1.0 + 0.1 * r as f64;
-            let gap = if r < wins { 0.95 } else { 1.02 };
+            let gap = if r < wins { 0.85 } else { 1.02 };
             cells.push(cell("epoll", 100, r, 100_000.0, 5.0 * drift * gap, 2.0, false));
             cells.push(cell("poll", 100, r, 100_000.0, 5.0 * drift, 2.0, false));
         }
-        let v = verdict(&x, &cells, 8);
+        let v = verdict(&x, &cells);
         let cpu = v
             .findings
             .iter()
@@ -258,7 +253,7 @@ fn a_paired_experiment_calls_a_difference_by_the_rounds_it_wins() {
             .unwrap();
         assert_eq!((cpu.best.as_str(), cpu.clear), ("epoll", clear), "{}", v.text);
         if !clear {
-            says(&v, "not better in enough of 8 paired rounds");
+            says(&v, "the rounds do not separate them: 8 rounds, 1.03–1.17×");
         }
     }
 }
@@ -274,7 +269,7 @@ fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
             cells.push(cell("thread", n, r, 50_000.0 + j * 1000.0, 11.0, 2.0, true));
         }
     }
-    let v = verdict(&experiment(), &cells, 3);
+    let v = verdict(&experiment(), &cells);
     let cpu = v
         .findings
         .iter()
@@ -304,7 +299,7 @@ fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
         }
     }
     let costs = crate::bench::judge::Context::DOCUMENTED;
-    let v = crate::bench::judge::verdict_with(&experiment(), &cells, 3, &costs);
+    let v = crate::bench::judge::verdict_with(&experiment(), &cells, &costs);
     assert!(v.reasons.is_empty(), "{:?}", v.reasons);
     assert!(!v.text.contains("Why:"), "{}", v.text);
     assert!(
@@ -325,7 +320,7 @@ fn a_counter_too_small_to_cover_the_gap_is_not_its_reason() {
             c
         })
         .collect();
-    let v = crate::bench::judge::verdict_with(&experiment(), &more, 3, &costs);
+    let v = crate::bench::judge::verdict_with(&experiment(), &more, &costs);
     says(&v, "Why: epoll has 0.05 syscalls per request against 80");
 }
 
@@ -339,24 +334,24 @@ fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
             cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
             cells.push(cell("poll", n, r, 80_000.0, 6.5, 2.0, false));
             let twin = if r == 1 { 5.2 } else { 4.95 };
-            cells.push(twin_of(cell("epoll", n, r, 200_000.0, twin, 2.0, false)));
+            cells.push(twin_of(cell("epoll", n, r, 102_000.0, twin, 2.0, false)));
         }
     }
-    let v = verdict(&experiment(), &cells, 3);
+    let v = verdict(&experiment(), &cells);
     let aa = v.aa.as_ref().unwrap();
     assert_eq!((aa.target.as_str(), aa.rounds), ("epoll", 6));
     assert!((aa.max_diff_pct - 4.0).abs() < 1e-9, "{aa:?}");
     assert!((aa.median_diff_pct - 1.0101).abs() < 0.001, "{aa:?}");
     assert!(
         v.text.contains(
-            "A/A: epoll against itself in the same rounds was 1.0% apart in server CPU per request (median; up to 4.0%, 6 rounds)"
+            "A/A: epoll against itself in the same rounds was 1.0% apart in server CPU per request (median; up to 4.0%, 6 pairs)"
         ),
         "{}",
         v.text
     );
     assert!(
         v.text.contains("Throughput: epoll is best"),
-        "the twin's 200k must not rank: {}",
+        "the twin's 102k must not rank: {}",
         v.text
     );
     let throughput = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
@@ -373,31 +368,40 @@ fn twin_of(mut c: Cell) -> Cell {
     c
 }
 
-/// A gap the rounds separate but smaller than what the first model differed from itself
-/// by is not resolved: no clear difference, and the sentence says why.
+/// A gap steady in every round but smaller than what the first model differed from itself by
+/// is not resolved: the twin's noise widens the interval past it, and the table, the headline
+/// and the prose say so alike.
 #[test]
-fn a_gap_under_the_a_a_difference_is_no_clear_difference() {
+fn a_gap_inside_the_twins_noise_is_no_clear_difference() {
     let mut cells = Vec::new();
     for r in 0..3 {
         for n in [10, 100] {
             cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, false));
-            cells.push(cell("poll", n, r, 80_000.0, 5.1, 2.0, false));
+            cells.push(cell("poll", n, r, 80_000.0, 5.4, 2.0, false));
             cells.push(twin_of(cell("epoll", n, r, 100_000.0, 5.25, 2.0, false)));
         }
     }
-    let v = verdict(&experiment(), &cells, 3);
+    let v = verdict(&experiment(), &cells);
     let cpu = v
         .findings
         .iter()
         .find(|f| f.metric == "server CPU per request")
         .unwrap();
     assert!(!cpu.clear, "{}", v.text);
-    // The table and the headline say what the prose says: built after the A/A gate.
     let row = v.table.iter().find(|r| r.metric == "server CPU per request").unwrap();
-    assert_eq!(row.reason, "under the 5.0% the A/A pair differed by");
+    assert_eq!(row.reason, "the rounds do not separate them: 3 rounds, 0.99–1.17×");
     assert!(!v.headline.contains("server CPU per request"), "{}", v.headline);
-    says(&v, "Server CPU per request: no clear difference between epoll and poll (1.02×, under the 5.0% the A/A pair differed by)");
+    says(&v, "Server CPU per request: no clear difference between epoll and poll (1.08×, the rounds do not separate them: 3 rounds, 0.99–1.17×)");
     says(&v, "Throughput: epoll is best");
+    // Without the twin the same steady gap is clear.
+    let no_twin: Vec<Cell> = cells.into_iter().filter(|c| !c.twin).collect();
+    let v = verdict(&experiment(), &no_twin);
+    let cpu = v
+        .findings
+        .iter()
+        .find(|f| f.metric == "server CPU per request")
+        .unwrap();
+    assert!(cpu.clear, "{}", v.text);
 }
 
 #[test]
@@ -412,12 +416,12 @@ fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
             cells.push(cell("poll", n, r, b, 5.0, 2.0, false));
         }
     }
-    let v = verdict(&experiment(), &cells, 3);
+    let v = verdict(&experiment(), &cells);
     says(&v, "Throughput: no clear difference between");
-    says(&v, "inside the spread of 3 runs");
+    says(&v, "the rounds do not separate them: 3 rounds");
     let only: Vec<Cell> = cells.into_iter().filter(|c| c.target == "epoll").collect();
-    assert!(verdict(&experiment(), &only, 3).text.contains("only epoll finished"));
-    assert!(verdict(&experiment(), &[], 3).text.contains("no cell finished"));
+    assert!(verdict(&experiment(), &only).text.contains("only epoll finished"));
+    assert!(verdict(&experiment(), &[]).text.contains("no cell finished"));
 }
 
 /// A design that starved connections anywhere is named best on nothing, not even from the
@@ -426,19 +430,19 @@ fn a_gap_inside_the_spread_is_no_clear_difference_and_one_target_is_said() {
 #[test]
 fn a_design_that_starved_anywhere_is_not_named_best_on_latency_or_memory() {
     let mut cells = Vec::new();
-    for n in [10, 100] {
-        let mut t = cell("thread", n, 0, 200_000.0, 5.0, 2.0, false);
+    for (r, n) in (0..3).flat_map(|r| [(r, 10), (r, 100)]) {
+        let mut t = cell("thread", n, r, 200_000.0, 5.0, 2.0, false);
         t.figures.starved_conns = if n == 100 { 30 } else { 0 };
         t.figures.mem_per_conn_kib = Some(0.1);
         cells.push(t);
         for (m, rps, kib) in [("epoll", 100_000.0, 0.2), ("poll", 90_000.0, 0.3)] {
-            let mut c = cell(m, n, 0, rps, 5.0, 2.0, false);
+            let mut c = cell(m, n, r, rps, 5.0, 2.0, false);
             c.figures.mem_per_conn_kib = Some(kib);
             c.figures.established = n as u64;
             cells.push(c);
         }
     }
-    let v = verdict(&experiment(), &cells, 1);
+    let v = verdict(&experiment(), &cells);
     for metric in ["p99 latency", "throughput", "memory per connection"] {
         let f = v.findings.iter().find(|f| f.metric == metric).unwrap();
         assert_eq!(f.best, "epoll", "{metric}: {}", v.text);
@@ -481,7 +485,7 @@ fn none_late_is_best_and_the_others_follow_by_their_shares_with_finite_ratios() 
         });
         cells.push(c);
     }
-    let v = verdict(&x, &cells, 1);
+    let v = verdict(&x, &cells);
     let f = v
         .findings
         .iter()
@@ -497,4 +501,22 @@ fn none_late_is_best_and_the_others_follow_by_their_shares_with_finite_ratios() 
     assert_eq!(last, "epoll");
     assert!(f.ratio.is_finite() && times.is_finite(), "{} {times}", f.ratio);
     assert!(!v.text.contains("NaN") && !v.text.contains("inf"), "{}", v.text);
+}
+
+/// Three rounds, but the client the limit in two of them: the gap is ranked together in one
+/// round only, so it is not judged, and the verdict says that, not "one round".
+#[test]
+fn a_gap_ranked_in_only_one_of_its_rounds_is_not_judged_and_says_so() {
+    let mut cells = Vec::new();
+    for r in 0..3 {
+        for n in [10, 100] {
+            cells.push(cell("epoll", n, r, 100_000.0, 5.0, 2.0, r > 0));
+            cells.push(cell("poll", n, r, 50_000.0, 5.0, 2.0, r > 0));
+        }
+    }
+    let v = verdict(&experiment(), &cells);
+    let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    assert!(!t.clear && t.interval.is_none() && t.rounds == 3, "{}", v.text);
+    says(&v, "ranked together in fewer than 2 of its 3 rounds: not judged");
+    assert!(!v.text.contains("one round"), "{}", v.text);
 }

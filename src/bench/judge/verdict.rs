@@ -1,8 +1,9 @@
 //! Verdicts: for each experiment, which target did best and by how much, worked out from the
 //! results (never written by hand). For throughput (or, with a latency target, capacity at
 //! it), p99 latency, server CPU per request and memory per connection: the best target and the
-//! runner-up, the ratio between them (the geometric mean over the connection counts both ran),
-//! whether the gap is larger than the spread of the repeats, the client-bound caveat where it
+//! runner-up, the ratio between them (the geometric mean of their rounds' ratios, each over
+//! the connection counts both ran), whether the gap is clear by the interval of its rounds
+//! (one round is not judged: `interval`), the client-bound caveat where it
 //! applies, and a sentence of *why* taken from the counters that differ most between the two
 //! (syscalls, useful events, context switches, lost accept races, starved connections).
 
@@ -17,7 +18,7 @@ use super::metric::{
     placed_alike, rankable, Metric, Unranked, CAPACITY, CPU, CPU_EVENT, GAP_P99, LATE, MEMORY, P50, P99, THROUGHPUT,
     TTFE_P99,
 };
-use super::ranking::{finding, SINGLE_RUN_NOISE};
+use super::ranking::finding;
 use super::reasons::why_sentence;
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::Cell;
@@ -53,8 +54,8 @@ const KEPT_UP: f64 = 0.9;
 
 /// The verdict of one experiment, with the documented unit costs.
 #[cfg(test)]
-pub fn verdict(x: &Experiment, cells: &[Cell], repeats: usize) -> Verdict {
-    verdict_with(x, cells, repeats, &Context::DOCUMENTED)
+pub fn verdict(x: &Experiment, cells: &[Cell]) -> Verdict {
+    verdict_with(x, cells, &Context::DOCUMENTED)
 }
 
 /// The targets of `cells`, in the order they ran.
@@ -71,7 +72,7 @@ fn targets_of(cells: &[&Cell]) -> Vec<String> {
 /// An experiment's verdict, with the unit costs measured on the run's server CPU (a counter is given as the
 /// *why* only where its difference, priced, covers a real share of the CPU gap) and the
 /// server's CPU count (said first: a comparison on one CPU is not one on eight).
-pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Context) -> Verdict {
+pub fn verdict_with(x: &Experiment, cells: &[Cell], ctx: &Context) -> Verdict {
     // An A/A twin measures the machine's noise, not a target: never ranked.
     // Calibration cells measure a design under lighter load for its predictions: never ranked.
     let (twins, ok): (Vec<&Cell>, Vec<&Cell>) = cells
@@ -102,8 +103,8 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         v.headline = super::headline::nothing_to_compare(&v.text, &all);
         return v;
     }
-    v.findings = findings(x, &ok, &targets, repeats);
-    let mut parts = said(x, &ok, &mut v.findings, v.aa.as_ref(), repeats);
+    v.findings = findings(x, &ok, &twins, &targets);
+    let mut parts = said(x, &ok, &mut v.findings);
     parts.extend(placements(&ok, &targets));
     parts.extend(too_few(x, &ok, &v.findings));
     // After `said`, which clears what the A/A pair or an open loop does not resolve.
@@ -111,7 +112,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         .iter()
         .filter(|c| c.experiment == x.name && c.compared())
         .collect();
-    v.table = super::headline::rows(&v.findings, &ok, repeats);
+    v.table = super::headline::rows(&v.findings, &ok);
     v.headline = super::headline::headline(&v.findings, &ok, &all, &choose_by(x));
     if let Some(s) = why_sentence(&ok, &v.findings, ctx, &mut v.reasons) {
         parts.push(s);
@@ -134,7 +135,7 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
         parts.push("No figure was measured for two targets at the same connection count.".into());
     }
     parts.extend(v.aa.as_ref().map(AaFigure::sentence));
-    v.expected = expect::check(x, &ok, repeats);
+    v.expected = expect::check(x, &ok, &twins);
     parts.extend(v.expected.iter().map(|e| e.sentence()));
     let cpus = |n: usize| format!("{n} CPU{}", if n == 1 { "" } else { "s" });
     // Two CPU counts only where some target ran on the threaded ones.
@@ -159,15 +160,15 @@ pub fn verdict_with(x: &Experiment, cells: &[Cell], repeats: usize, ctx: &Contex
 /// experiment's targets ran placed differently (`threaded_cpus`), each group of targets placed
 /// alike is ranked on its own, its findings saying where it ran, and no pair across groups is
 /// compared.
-fn findings(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
+fn findings(x: &Experiment, ok: &[&Cell], twins: &[&Cell], targets: &[String]) -> Vec<Finding> {
     let groups = placed_alike(ok, targets);
     if groups.len() < 2 {
-        return findings_placed_alike(x, ok, targets, repeats);
+        return findings_placed_alike(x, ok, twins, targets);
     }
     let mut all = Vec::new();
     for (placed, ts) in groups.iter().filter(|(_, ts)| ts.len() >= 2) {
         let cells: Vec<&Cell> = ok.iter().copied().filter(|c| ts.contains(&c.target)).collect();
-        let mut found = findings_placed_alike(x, &cells, ts, repeats);
+        let mut found = findings_placed_alike(x, &cells, twins, ts);
         for f in &mut found {
             f.placed = Some(placed.as_ref().map_or("where not recorded".into(), |p| p.server_said()));
         }
@@ -197,7 +198,7 @@ fn placements(ok: &[&Cell], targets: &[String]) -> Option<String> {
 }
 
 /// [`findings`] of targets that all ran placed alike.
-fn findings_placed_alike(x: &Experiment, ok: &[&Cell], targets: &[String], repeats: usize) -> Vec<Finding> {
+fn findings_placed_alike(x: &Experiment, ok: &[&Cell], twins: &[&Cell], targets: &[String]) -> Vec<Finding> {
     // With a latency target, capacity at it takes the place of throughput and p99 (each cell is
     // the probe that held at its own capacity: their rates and latencies do not compare);
     // without one there is no capacity to rank.
@@ -233,8 +234,8 @@ fn findings_placed_alike(x: &Experiment, ok: &[&Cell], targets: &[String], repea
     let mut found: Vec<Finding> = order
         .iter()
         .filter_map(|&m| match m.name {
-            n if n == CPU.name && x.load.slo.is_some() => finding(&held, targets, m, repeats, x.paired),
-            _ => finding(ok, targets, m, repeats, x.paired),
+            n if n == CPU.name && x.load.slo.is_some() => finding(&held, twins, targets, m, x.paired),
+            _ => finding(ok, twins, targets, m, x.paired),
         })
         .collect();
     // Each request class's p99, ranked as every request's is: a class's own cells' view. With
@@ -245,8 +246,10 @@ fn findings_placed_alike(x: &Experiment, ok: &[&Cell], targets: &[String], repea
     for (name, _) in classes::names(ok).iter().filter(|_| x.load.slo.is_none()) {
         let view = classes::view(ok, name);
         let view: Vec<&Cell> = view.iter().collect();
-        let f = finding(&view, targets, &P99, repeats, x.paired)
-            .or_else(|| thin(&view, &P99).and_then(|_| finding(&view, targets, &P50, repeats, x.paired)));
+        let twins = classes::view(twins, name);
+        let twins: Vec<&Cell> = twins.iter().collect();
+        let f = finding(&view, &twins, targets, &P99, x.paired)
+            .or_else(|| thin(&view, &P99).and_then(|_| finding(&view, &twins, targets, &P50, x.paired)));
         if let Some(mut f) = f {
             f.class = Some(name.clone());
             found.push(f);
@@ -344,40 +347,25 @@ fn capital(s: &str) -> String {
 }
 
 /// The findings in sentences, each with what it is set against (the class's service time, the
-/// prediction); a finding under the A/A difference, or an open loop's throughput that every
-/// target kept up with, is no clear difference (its `clear` cleared).
-fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFigure>, repeats: usize) -> Vec<String> {
+/// prediction); an open loop's throughput that every target kept up with, where its rounds do
+/// not separate them, is no difference (the client set the rate).
+fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding]) -> Vec<String> {
     let classes = classes::names(ok);
     let mut parts = Vec::new();
     for f in findings {
-        // A gap smaller than the first model's difference from itself in the same rounds is
-        // not resolved, whatever the rounds say.
-        let gated = aa
-            .filter(|a| a.metric == f.metric && (f.ratio - 1.0) * 100.0 < a.median_diff_pct)
-            .map(|a| a.median_diff_pct)
-            .filter(|_| f.clear);
-        f.clear &= gated.is_none();
         f.why = match f.clear {
-            true => "beyond the noise".into(),
-            false => f.noise(
-                gated.or(aa
-                    .filter(|a| a.metric == f.metric)
-                    .map(|a| a.median_diff_pct)
-                    .filter(|_| gated.is_some())),
-                repeats,
-                x.paired,
-            ),
+            true => format!("beyond the noise ({})", f.confidence()),
+            false => f.noise(),
         };
-        // In an open loop the client sets the rate: targets that all kept up with it do not
-        // differ in throughput, however narrow the spread of their repeats.
+        // In an open loop the client sets the rate: targets that all kept up with it and that
+        // the rounds do not separate do not differ in throughput.
         let kept_up = |rate: f64| f.best_value.min(f.runner_up_value) >= KEPT_UP * rate;
         let open_loop = x
             .load
             .rate
             .map(|r| r.per_s())
             .filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
-        if let Some(rate) = open_loop.filter(|_| f.ratio < 1.0 + SINGLE_RUN_NOISE) {
-            f.clear = false;
+        if let Some(rate) = open_loop.filter(|_| !f.clear) {
             f.why = "an open loop both kept up with".into();
             parts.push(format!(
                 "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
@@ -388,7 +376,7 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
             ));
             continue;
         }
-        parts.push(f.sentence(gated, repeats, x.paired));
+        parts.push(f.sentence());
         if f.metric == P99.name {
             parts.extend(classes::against_service(x, ok, f, &classes));
         }
@@ -398,13 +386,8 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding], aa: Option<&AaFi
             Some(v) => v.iter().collect(),
             None => ok.to_vec(),
         };
-        let aa_pct = aa.filter(|a| a.metric == f.metric).map(|a| a.median_diff_pct);
-        parts.extend(super::against_prediction::sentence(
-            &seen,
-            f,
-            aa_pct.filter(|_| repeats <= 1),
-        ));
-        if f.metric == P99.name && f.class.is_none() {
+        parts.extend(super::against_prediction::sentence(&seen, f));
+        if f.metric == P99.name && f.class.is_none() && f.clear {
             parts.extend(super::card::why_gap(ok, &f.best, &f.runner_up, f.connections));
         }
     }

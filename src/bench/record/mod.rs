@@ -29,9 +29,7 @@ pub use environment::{Environment, HostsEnvironment};
 pub use error::Error;
 pub(in crate::bench) use figures::{counters, figures, Samples};
 pub use placed::Placed;
-pub use repeats::{
-    drift, in_round, median, relative_spread, sign_test, spread, summarize, within_rounds, Spread, Summary, CHANCE,
-};
+pub use repeats::{drift, in_round, median, relative_spread, spread, summarize, within_rounds, Spread, Summary};
 pub use results::{Results, FORMAT};
 pub(in crate::bench) use scenario::serve_line;
 pub use scenario::{expect, peer};

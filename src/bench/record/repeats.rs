@@ -119,15 +119,6 @@ pub fn within_rounds(cells: &[&Cell], get: &dyn Fn(&Cell) -> Option<f64>, target
     let mine = cells.iter().filter(|c| c.label() == target && c.connections == n);
     spread(mine.filter_map(|c| in_round(cells, get, c)).collect()).map(|s| s.median)
 }
-/// A difference is called beyond chance when chance alone would give it less often than this
-/// (one time in 20: the conventional level, a paired run of 8 rounds needs 7 wins).
-pub const CHANCE: f64 = 0.05;
-
-/// The chance of `wins` or more heads in `n` fair coin tosses.
-pub fn sign_test(wins: usize, n: usize) -> f64 {
-    let choose = |k: usize| (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
-    (wins..=n).map(choose).sum::<f64>() / 2f64.powi(n as i32)
-}
 
 #[cfg(test)]
 mod tests {

@@ -69,14 +69,14 @@ impl AgainstReference {
         };
         let cheaper = cpu.iter().filter(|(_, c)| c.verdict == Some(true)).count();
         let dearer = cpu.iter().filter(|(_, c)| c.verdict == Some(false)).count();
+        let within = c.interval.map_or("one round: not judged".to_string(), |i| i.said());
         let how = match (c.verdict, c.rounds) {
-            (Some(true), Some((k, n))) => format!("cheaper in {k} of {n} paired rounds: beyond the noise"),
-            (Some(true), None) => "beyond the noise".into(),
-            (Some(false), _) => "yet dearer beyond the noise".into(),
-            (None, Some((k, n))) => {
-                format!("cheaper in {k} of {n} paired rounds: not enough to call, no clear difference")
-            }
-            (None, None) => "inside the noise: no difference".into(),
+            (Some(true), Some((k, n))) => format!("cheaper in {k} of {n} paired rounds, {within}: beyond the noise"),
+            (Some(true), None) => format!("{within}: beyond the noise"),
+            (Some(false), _) => format!("yet dearer beyond the noise, {within}"),
+            (None, Some((k, n))) => format!("cheaper in {k} of {n} paired rounds, {within}: no clear difference"),
+            (None, None) if c.interval.is_none() => within,
+            (None, None) => format!("{within}: no clear difference"),
         };
         format!(
             "{}: server CPU per request against {}: {cheaper} of {} cells cheaper and {dearer} dearer beyond the noise; \

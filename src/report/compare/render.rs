@@ -11,10 +11,11 @@ fn cell_text(c: &Option<Change>) -> String {
             c.ratio,
             c.spread.0,
             c.spread.1,
-            match c.verdict {
-                Some(true) => " better",
-                Some(false) => " WORSE",
-                None => "",
+            match (c.verdict, c.interval) {
+                (Some(true), _) => " better",
+                (Some(false), _) => " WORSE",
+                (None, None) => " (one round: not judged)",
+                (None, Some(_)) => "",
             }
         ),
     }

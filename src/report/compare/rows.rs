@@ -1,12 +1,12 @@
-//! B against A, cell by cell: each metric's ratio B/A with the spread of both sides' repeats,
-//! and whether the change goes beyond the noise (a paired run's rounds by a sign test).
+//! B against A, cell by cell: each metric's ratio B/A, and whether the change goes beyond the
+//! noise by the judge's one rule for rounds (`judge::interval`): two runs' rounds by Welch's
+//! interval of their logs, a paired run's by the interval of its rounds' ratios; beyond where
+//! the interval lies past 5 % either way; one round a side is not judged.
 
+use crate::bench::judge::interval::{self, Interval, Judged, MARGIN};
 use crate::bench::judge::metric::{self, Metric};
 use crate::bench::record::{spread, Cell, Spread};
 use crate::bench::Results;
-
-use crate::bench::judge::SINGLE_RUN_NOISE;
-use crate::bench::record::CHANCE;
 
 /// One metric of one cell, on both sides.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,10 +16,26 @@ pub struct Change {
     /// The lowest and highest B/A the repeats allow (B's range over A's; paired rounds: the
     /// lowest and highest round's ratio).
     pub spread: (f64, f64),
-    /// `Some(true)`: better beyond the noise, `Some(false)`: worse, `None`: within it.
+    /// `Some(true)`: better beyond the noise, `Some(false)`: worse, `None`: within it (or not
+    /// judged).
     pub verdict: Option<bool>,
     /// Paired rounds: in how many B was better, of how many.
     pub rounds: Option<(usize, usize)>,
+    /// The interval of B/A over the rounds (`None`: one round a side, not judged).
+    pub interval: Option<Interval>,
+}
+
+/// Better or worse beyond the noise where the interval of B/A lies past 5 % either way
+/// (`higher`: whether higher is better); `None` within it or not judged.
+fn verdict_of(j: &Judged, higher: bool) -> Option<bool> {
+    let i = j.interval()?;
+    if i.low > MARGIN {
+        Some(higher)
+    } else if i.high < 1.0 / MARGIN {
+        Some(!higher)
+    } else {
+        None
+    }
 }
 
 /// A cell present in both runs.
@@ -54,20 +70,23 @@ pub(super) fn change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&C
     if !first(a, runs.0)?.alike(first(b, runs.1)?) {
         return None;
     }
-    let (sa, an) = stats(a, m, runs.0)?;
-    let (sb, bn) = stats(b, m, runs.1)?;
-    let ratio = sb.median / sa.median;
-    let beyond = if an > 1 && bn > 1 {
-        sb.lowest > sa.highest || sb.highest < sa.lowest
-    } else {
-        (ratio - 1.0).abs() > SINGLE_RUN_NOISE
+    let (sa, _) = stats(a, m, runs.0)?;
+    let (sb, _) = stats(b, m, runs.1)?;
+    let logs = |cells: &[&Cell], run: &[&Cell]| -> Vec<f64> {
+        cells
+            .iter()
+            .filter_map(|c| metric::rankable(m, c, run).ranked())
+            .map(|v| v.get().ln())
+            .filter(|l| l.is_finite())
+            .collect()
     };
-    let up = ratio > 1.0;
+    let j = interval::judge_apart(&logs(b, runs.1), &logs(a, runs.0));
     Some(Change {
-        ratio,
+        ratio: sb.median / sa.median,
         spread: (sb.lowest / sa.highest, sb.highest / sa.lowest),
-        verdict: (beyond && !offered).then_some(up == *higher),
+        verdict: verdict_of(&j, *higher).filter(|_| !offered),
         rounds: None,
+        interval: j.interval(),
     })
 }
 
@@ -79,8 +98,8 @@ fn offered_both(a: &[&Cell], b: &[&Cell], m: &Metric) -> bool {
 
 /// B against A where both ran in one paired run (`bench --baseline` of a `paired = true`
 /// experiment: the two servers measured in the same round, one right after the other): the
-/// ratio of each round, their median and range; beyond the noise when B moved the same way in
-/// so many rounds that chance would do it less than one time in 20 (a sign test).
+/// ratio of each round, their median and range; beyond the noise where the interval of the
+/// rounds' ratios lies past 5 % either way.
 pub(super) fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell], &[&Cell])) -> Option<Change> {
     let higher = &m.higher_is_better;
     let ratios: Vec<f64> = b
@@ -97,27 +116,20 @@ pub(super) fn paired_change(a: &[&Cell], b: &[&Cell], m: &Metric, runs: (&[&Cell
         .collect();
     let n = ratios.len();
     let ups = ratios.iter().filter(|r| **r > 1.0).count();
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).filter(|l| l.is_finite()).collect();
+    let j = interval::judge(&logs, None);
     let Spread {
         median: ratio,
         lowest: lo,
         highest: hi,
     } = spread(ratios)?;
-    let sign = crate::bench::record::sign_test;
-    let verdict = if offered_both(a, b, m) {
-        None
-    } else if sign(ups, n) < CHANCE {
-        Some(*higher)
-    } else if sign(n - ups, n) < CHANCE {
-        Some(!*higher)
-    } else {
-        None
-    };
     let better = if *higher { ups } else { n - ups };
     Some(Change {
         ratio,
         spread: (lo, hi),
-        verdict,
+        verdict: verdict_of(&j, *higher).filter(|_| !offered_both(a, b, m)),
         rounds: Some((better, n)),
+        interval: j.interval(),
     })
 }
 

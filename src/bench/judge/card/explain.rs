@@ -184,10 +184,11 @@ fn outside_said(outside: &Part, round_trip: Option<f64>) -> Option<String> {
 }
 
 /// The parts the model leaves out, as shares of a gap between measured and predicted that the
-/// parts cover: a measured mean longer than the prediction by more than one run's noise (a
-/// shorter one is the model's overestimate: no part carries it), each share within (0, 100 %].
+/// parts cover: a measured mean longer than the prediction by more than 5 % (the least gap the
+/// judge calls, `interval::MARGIN`; a card describes one cell and judges nothing, and a shorter
+/// mean is the model's overestimate: no part carries it), each share within (0, 100 %].
 fn not_modelled(parts: &[Part], unexplained: Option<f64>, gap: Option<f64>, mean: Option<f64>) -> Vec<(String, f64)> {
-    let Some(g) = gap.filter(|g| mean.is_some_and(|m| *g > crate::bench::judge::SINGLE_RUN_NOISE * m)) else {
+    let Some(g) = gap.filter(|g| mean.is_some_and(|m| *g > (crate::bench::judge::MARGIN - 1.0) * m)) else {
         return Vec::new();
     };
     parts

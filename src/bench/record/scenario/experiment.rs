@@ -87,10 +87,15 @@ pub struct Experiment {
     pub peers: Vec<String>,
     /// The connection counts: one cell per target and count.
     pub connections: Vec<usize>,
-    /// Runs of this experiment's cells where it needs more than the scenario's `repeats` (a
-    /// paired comparison is called by a sign test over its rounds: 5 won in 5 at least).
+    /// Rounds of this experiment where it needs more than the scenario's `repeats` (a gap is
+    /// judged by the interval of its rounds: more rounds, a narrower interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<usize>,
+    /// The A/A twin: its first model served a second time in every round, the machine's noise
+    /// every interval is widened to (default: wherever the experiment has two targets or more;
+    /// `false` leaves it out, and the intervals rest on the rounds' own spread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin: Option<bool>,
     /// What the load sends, how fast, for how long (every `muxlab load` flag of the workload).
     #[serde(flatten)]
     pub load: Workload,
@@ -191,6 +196,7 @@ impl Experiment {
             peers: Vec::new(),
             connections,
             repeats: None,
+            twin: None,
             load,
             work: None,
             work_from_request: false,
@@ -212,6 +218,12 @@ impl Experiment {
 
     /// How many runs each of its cells gets when the scenario asks for `scenario`: its own
     /// `repeats` where that is more.
+    /// Whether its first model is served twice in every round (the A/A twin): by default where
+    /// it has two targets or more.
+    pub fn has_twin(&self) -> bool {
+        self.twin.unwrap_or(self.models.len() + self.peers.len() >= 2) && !self.models.is_empty()
+    }
+
     pub fn rounds(&self, scenario: usize) -> usize {
         self.repeats.map_or(scenario, |r| r.max(scenario))
     }

@@ -73,8 +73,10 @@ pub struct Scenario {
     /// shape it serves best (`bench::judge::shapes`).
     #[serde(default)]
     pub compare_shapes: bool,
-    /// Runs of every cell; results give the median and the spread.
-    #[serde(default = "one")]
+    /// Rounds: each visits every target once, at every connection count (the order rotating
+    /// from round to round and reversed every other round). A gap is judged by the interval of
+    /// its rounds; one round is shown and never judged. Default [`ROUNDS`].
+    #[serde(default = "rounds")]
     pub repeats: usize,
     /// CPUs for the server and for the client (default: 0 and 1 on a machine with 2+ CPUs).
     #[serde(default)]
@@ -113,8 +115,12 @@ pub struct Scenario {
     pub notes: Vec<String>,
 }
 
-fn one() -> usize {
-    1
+/// The rounds a scenario runs where it does not say: the fewest an interval is taken from with
+/// a t of its own (two rounds give one degree of freedom and an interval six times as wide).
+pub const ROUNDS: usize = 3;
+
+fn rounds() -> usize {
+    ROUNDS
 }
 
 impl Scenario {
@@ -126,7 +132,7 @@ impl Scenario {
             description: description.into(),
             seed: None,
             compare_shapes: false,
-            repeats: 1,
+            repeats: ROUNDS,
             server_cpus: None,
             client_cpus: None,
             client_threads: None,

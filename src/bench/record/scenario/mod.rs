@@ -21,4 +21,4 @@ pub use check::{check, load, parse};
 #[cfg(test)]
 pub(crate) use check::{experiment_expecting, experiment_of};
 pub use experiment::{model_name, rate_of, Experiment, Protocol, Published, SERIES_INTERVAL};
-pub use file::{Scenario, BUILTIN};
+pub use file::{Scenario, BUILTIN, ROUNDS};
