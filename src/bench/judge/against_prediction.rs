@@ -160,6 +160,7 @@ mod tests {
             connections: 500,
             client_bound_cells: 0,
             last: None,
+            behind: None,
             unranked: Vec::new(),
             class: None,
             placed: None,

@@ -291,6 +291,7 @@ mod tests {
             connections: 10,
             client_bound_cells: 0,
             last: None,
+            behind: None,
             unranked: Vec::new(),
             class: Some("short".into()),
             placed: None,

@@ -54,6 +54,49 @@ pub struct Finding {
     /// How many rounds the experiment ran (the interval says how many of them ranked both).
     #[serde(default)]
     pub rounds: usize,
+    /// Who fell behind: the last of the ranking judged against the best over the rounds
+    /// (`None`: only the best and the runner-up, which the finding itself judges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<Behind>,
+}
+
+/// The last of a ranking against its best, judged as the finding is: over its rounds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Behind {
+    pub target: String,
+    /// How many times worse than the best (the rounds' geometric mean; one round: its ratio).
+    pub ratio: f64,
+    /// Its figure only bounds its cost from below (`metric::at_least`: memory of a design that
+    /// starved connections), so it is at least this far behind.
+    #[serde(default)]
+    pub at_least: bool,
+    /// The interval of its rounds' ratios (`None`: one round, not judged; or a share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    /// Behind beyond the noise: its interval past 5 % (a share: counts apart), over what the
+    /// measurement resolves.
+    pub clear: bool,
+}
+
+impl Behind {
+    /// "thread at least 35× behind (3 rounds, 14–90×)", "tokio 2.74× behind (one round: not
+    /// judged)", with "within the noise" where the rounds do not put it behind.
+    pub fn said(&self, rounds: usize) -> String {
+        let how = match (self.interval, self.clear) {
+            (Some(i), true) => i.said(),
+            (Some(i), false) => format!("within the noise: {}", i.said()),
+            (None, _) if rounds > 1 => {
+                format!("ranked beside the best in fewer than 2 of its {rounds} rounds: not judged")
+            }
+            (None, _) => "one round: not judged".into(),
+        };
+        format!(
+            "{}{} {:.2}× behind ({how})",
+            self.target,
+            if self.at_least { " at least" } else { "" },
+            self.ratio
+        )
+    }
 }
 
 /// A counter given as the reason for a lead: its values for the best and the runner-up.
@@ -166,8 +209,10 @@ impl Finding {
                 f.noise()
             )
         };
-        if let Some((t, r)) = &f.last {
-            s.push_str(&format!("; last is {t} at {r:.2}× the best"));
+        match (&f.behind, &f.last) {
+            (Some(b), _) => s.push_str(&format!("; last is {}", b.said(f.rounds))),
+            (None, Some((t, r))) => s.push_str(&format!("; last is {t} at {r:.2}× the best")),
+            (None, None) => {}
         }
         if !f.unranked.is_empty() {
             s.push_str(&format!(

@@ -25,8 +25,8 @@ pub struct Row {
     pub confidence: String,
     /// Why the row says what it says: beyond the noise, or within it.
     pub reason: String,
-    /// The last of the ranking and how far behind the best ("tokio 2.74×"; `None`: two
-    /// targets).
+    /// The last of the ranking and how far behind the best, over its rounds ("thread at least
+    /// 35.00× behind (3 rounds, 14.2–90.1×)"; `None`: two targets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behind: Option<String>,
     /// What bound the best's cell at the count compared (`None`: no explain card).
@@ -52,7 +52,10 @@ pub fn rows(findings: &[Finding], cells: &[&Cell]) -> Vec<Row> {
                 (true, true) => "beyond the noise".into(),
                 (true, false) => f.noise(),
             },
-            behind: f.last.as_ref().map(|(t, r)| format!("{t} {}", times(*r))),
+            behind: match (&f.behind, &f.last) {
+                (Some(b), _) => Some(b.said(f.rounds)),
+                (None, last) => last.as_ref().map(|(t, r)| format!("{t} {}", times(*r))),
+            },
             bound_by: cells
                 .iter()
                 .find(|c| c.label() == f.best && c.connections == f.connections)
@@ -338,6 +341,7 @@ mod tests {
             connections: 100,
             client_bound_cells: 0,
             last: None,
+            behind: None,
             unranked: Vec::new(),
             class: None,
             placed: None,

@@ -4,9 +4,9 @@
 //! ratios against the A/A twin's noise ([`interval`](super::interval)), or for a share of
 //! events by its counts' Poisson intervals. One round is not judged.
 
-use super::finding::Finding;
+use super::finding::{Behind, Finding};
 use super::interval;
-use super::metric::{rankable, shares_apart, Metric};
+use super::metric::{at_least, rankable, shares_apart, Metric};
 use crate::bench::record::{in_round, spread, Cell, Spread};
 
 /// One target at one connection count: its median over the repeats, and their range.
@@ -194,7 +194,10 @@ pub(super) fn finding(
             (None, apart * 2 > shared.len())
         }
         None => {
-            let logs = round_logs(cells, m, &best.target, &second.target, &shared);
+            let logs = round_logs(&shared, rounds_of(cells), |n, r| {
+                let b = in_round_value(cells, m, &best.target, n, r)?;
+                Some(m.better(b, in_round_value(cells, m, &second.target, n, r)?).ln())
+            });
             let j = interval::judge(&logs, twin_sd(twins, cells, m, &shared));
             (Some(j), j.clear())
         }
@@ -204,10 +207,8 @@ pub(super) fn finding(
     // connections) is no difference, whatever its ratio.
     let n = *shared.last().expect("shared is not empty");
     let clear = clear && super::metric::resolved(m, best.at(n).median, second.at(n).median, n);
-    let worst = ranked
-        .last()
-        .filter(|_| ranked.len() > 2)
-        .map(|(score, e)| (e.target.clone(), (score - ranked[0].0).exp()));
+    let behind = behind(cells, beside, twins, m, &ranked, &unranked, &shared);
+    let worst = behind.as_ref().map(|b| (b.target.clone(), b.ratio));
     let last = *shared.last().expect("not empty");
     let client_bound_cells = cells
         .iter()
@@ -232,6 +233,107 @@ pub(super) fn finding(
         counts: counts_at(m, cells, &best.target, last).zip(counts_at(m, cells, &second.target, last)),
         interval: judged.and_then(|j| j.interval()),
         rounds: rounds_of(cells),
+        behind,
+    })
+}
+
+/// Who fell behind, judged against the best as the finding is: the last of the ranking (with
+/// three targets or more), or a target the rule does not rank whose figure only bounds its
+/// cost from below ([`at_least`]) where that bound is already worse than every ranked target's
+/// at every shared count (it can only be further behind).
+fn behind(
+    cells: &[&Cell],
+    beside: &[&Cell],
+    twins: &[&Cell],
+    m: &Metric,
+    ranked: &[(f64, &TargetRows)],
+    unranked: &[String],
+    shared: &[usize],
+) -> Option<Behind> {
+    let best = &ranked[0].1.target;
+    let n = *shared.last()?;
+    let best_at_n = ranked[0].1.at(n).median;
+    let bound = |t: &str, n: usize, r: usize| -> Option<f64> {
+        let c = cells
+            .iter()
+            .find(|c| c.target == t && c.connections == n && c.repeat == r)?;
+        at_least(m, c, beside)
+    };
+    // The bounded targets' medians per shared count, where each is worse than every ranked one.
+    let bounded = unranked
+        .iter()
+        .filter_map(|t| {
+            let medians: Vec<f64> = shared
+                .iter()
+                .map(|&n| {
+                    let xs: Vec<f64> = (0..rounds_of(cells)).filter_map(|r| bound(t, n, r)).collect();
+                    spread(xs).map(|s| s.median)
+                })
+                .collect::<Option<_>>()?;
+            let behind_all = shared
+                .iter()
+                .zip(&medians)
+                .all(|(&n, &v)| ranked.iter().all(|(_, r)| m.better(r.at(n).median, v) > 1.0));
+            behind_all.then(|| (t, medians))
+        })
+        .max_by(|a, b| {
+            let score = |ms: &[f64]| {
+                ms.iter()
+                    .zip(shared)
+                    .map(|(&v, &n)| m.better(ranked[0].1.at(n).median, v).ln())
+                    .sum::<f64>()
+            };
+            score(&a.1).total_cmp(&score(&b.1))
+        });
+    let (target, at_least, worst_at_n) = match bounded {
+        Some((t, medians)) => (t.clone(), true, *medians.last()?),
+        None if ranked.len() > 2 => {
+            let w = ranked.last()?.1;
+            (w.target.clone(), false, w.at(n).median)
+        }
+        None => return None,
+    };
+    let value = |t: &str, n: usize, r: usize| match at_least {
+        true if t == target => bound(t, n, r),
+        _ => in_round_value(cells, m, t, n, r),
+    };
+    let scored_ratio = (shared
+        .iter()
+        .map(|&n| {
+            let v = match at_least {
+                true => {
+                    let xs: Vec<f64> = (0..rounds_of(cells)).filter_map(|r| bound(&target, n, r)).collect();
+                    spread(xs).map_or(f64::NAN, |s| s.median)
+                }
+                false => ranked.last().expect("three or more").1.at(n).median,
+            };
+            m.better(ranked[0].1.at(n).median, v).ln()
+        })
+        .sum::<f64>()
+        / shared.len() as f64)
+        .exp();
+    let (interval, clear) = match m.counts {
+        Some(_) => {
+            let apart = match (counts_at(m, cells, best, n), counts_at(m, cells, &target, n)) {
+                (Some(a), Some(b)) => shares_apart(a, b),
+                _ => false,
+            };
+            (None, apart)
+        }
+        None => {
+            let logs = round_logs(shared, rounds_of(cells), |n, r| {
+                Some(m.better(value(best, n, r)?, value(&target, n, r)?).ln())
+            });
+            let j = interval::judge(&logs, twin_sd(twins, cells, m, shared));
+            (j.interval(), j.clear())
+        }
+    };
+    Some(Behind {
+        ratio: interval.map_or(scored_ratio, |i| i.ratio),
+        clear: clear && super::metric::resolved(m, best_at_n, worst_at_n, n),
+        target,
+        at_least,
+        interval,
     })
 }
 
@@ -249,20 +351,15 @@ fn in_round_value(cells: &[&Cell], m: &Metric, target: &str, n: usize, r: usize)
         .map(|v| v.get())
 }
 
-/// Per round, the log of how many times better `best` was than `second` on `m`: the mean over
-/// the shared counts where both were ranked in that round (their geometric mean's log).
-fn round_logs(cells: &[&Cell], m: &Metric, best: &str, second: &str, shared: &[usize]) -> Vec<f64> {
-    (0..rounds_of(cells))
+/// Per round, the mean over the shared counts of `log_at(count, round)` (the log of how many
+/// times better one target was than the other there; `None` where either was not ranked): the
+/// log of their geometric mean. Rounds with no count measured are left out.
+fn round_logs(shared: &[usize], rounds: usize, log_at: impl Fn(usize, usize) -> Option<f64>) -> Vec<f64> {
+    (0..rounds)
         .filter_map(|r| {
             let logs: Vec<f64> = shared
                 .iter()
-                .filter_map(|&n| {
-                    let (b, s) = (
-                        in_round_value(cells, m, best, n, r)?,
-                        in_round_value(cells, m, second, n, r)?,
-                    );
-                    Some(m.better(b, s).ln()).filter(|l| l.is_finite())
-                })
+                .filter_map(|&n| log_at(n, r).filter(|l| l.is_finite()))
                 .collect();
             (!logs.is_empty()).then(|| logs.iter().sum::<f64>() / logs.len() as f64)
         })

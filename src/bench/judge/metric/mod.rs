@@ -21,7 +21,7 @@ pub use metrics::{
     resolved, throughput_offered, Counts, Metric, ALL, CAPACITY, CPU, CPU_EVENT, FAIRNESS, GAP_P99, LATE, MEMORY,
     MEMORY_RESOLVES_KIB, P50, P99, P999, SYSCALLS, THROUGHPUT, TTFE_P99,
 };
-pub use rank::{floor, median, placed_alike, rankable, Rank, Ranked};
+pub use rank::{at_least, floor, median, placed_alike, rankable, Rank, Ranked};
 pub use share::{poisson_interval, share_said, shares_apart};
 pub use unranked::Unranked;
 

@@ -12,7 +12,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use super::metrics::{Metric, CAPACITY};
+use super::metrics::{Metric, CAPACITY, MEMORY};
 use super::unranked::Unranked;
 use crate::bench::record::{Cell, Placed};
 
@@ -165,6 +165,21 @@ pub fn rankable(m: &Metric, c: &Cell, cells: &[&Cell]) -> Rank {
         value: v,
         place: place_of(c.placed.as_ref()),
     })
+}
+
+/// A figure the rule does not rank that still bounds its target's cost from below: memory per
+/// connection of a design that starved connections and lost no request (the connections it
+/// never served hold nothing, so serving every one costs at least this). It may show its
+/// target behind the others, never ahead (`ranking`'s who fell behind); `None` for any other.
+pub fn at_least(m: &Metric, c: &Cell, cells: &[&Cell]) -> Option<f64> {
+    if m.name != MEMORY.name {
+        return None;
+    }
+    let Rank::Unranked(v, Unranked::Starved | Unranked::Elsewhere) = rankable(m, c, cells) else {
+        return None;
+    };
+    let lost = |o: &&&Cell| o.experiment == c.experiment && o.target == c.target && o.figures.errors > 0;
+    (c.figures.errors == 0 && !cells.iter().any(|o| lost(&o))).then_some(v)
 }
 
 /// One target's figure over its repeats: the median of what they measured, ranked where every
