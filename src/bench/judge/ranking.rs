@@ -274,7 +274,7 @@ fn behind(
                 .iter()
                 .zip(&medians)
                 .all(|(&n, &v)| ranked.iter().all(|(_, r)| m.better(r.at(n).median, v) > 1.0));
-            behind_all.then(|| (t, medians))
+            behind_all.then_some((t, medians))
         })
         .max_by(|a, b| {
             let score = |ms: &[f64]| {

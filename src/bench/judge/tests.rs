@@ -525,8 +525,8 @@ fn a_gap_ranked_in_only_one_of_its_rounds_is_not_judged_and_says_so() {
 /// connection, thread at `thread_kib` in round r, starving `starved` connections at 1,000.
 fn memory_cells(thread_kib: [f64; 3], starved: u64) -> Vec<Cell> {
     let mut cells = Vec::new();
-    for r in 0..3 {
-        for (m, kib) in [("epoll", 0.4), ("poll", 0.5), ("thread", thread_kib[r])] {
+    for (r, thread) in thread_kib.into_iter().enumerate() {
+        for (m, kib) in [("epoll", 0.4), ("poll", 0.5), ("thread", thread)] {
             for n in [10, 1000] {
                 let mut c = cell(m, n, r, 100_000.0, 5.0, 2.0, false);
                 c.figures.mem_per_conn_kib = Some(kib);
