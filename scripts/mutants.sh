@@ -51,7 +51,8 @@ nl=$'\n'
 
 # advise: two designs four times apart are not tied (its tie rule made "always").
 mutant advise-ties-all src/advise/ranking.rs \
-  'best.1.ratio(v, &CAPACITY).is_some_and(|x| x <= 1.0 + noise)' 'true' \
+  '.filter(|(i, (_, j))| *i == 0 || j.is_some_and(|j| j.interval().is_some() && !j.clear()))' \
+  '.filter(|_| true)' \
   --test bench advise_answers_for_a_workload_within_its_budget
 # The request classes are ranked wherever the judge's rule ranks them.
 mutant classes-never-ranked src/bench/judge/verdict.rs \
@@ -60,8 +61,8 @@ mutant classes-never-ranked src/bench/judge/verdict.rs \
   --test bench request_classes_reach_the_figures_the_verdict_and_the_report
 # A keyed verdict's choice names the best of a clear finding (made to name the runner-up).
 mutant choice-names-runner-up src/bench/judge/headline.rs \
-  "\"Choose {}: best on {} ({} better than {})\",${nl}            first.best," \
-  "\"Choose {}: best on {} ({} better than {})\",${nl}            first.runner_up," \
+  'let mut s = format!("Choose {}: best on {}", f.best, about(f));' \
+  'let mut s = format!("Choose {}: best on {}", f.runner_up, about(f));' \
   --test bench_kv keyed_experiments_run_the_real_stores_beside_the_models_and_choose_one
 # The server's CPU from its own cgroup where the host has one (the host fact's branch).
 mutant cpu-source-never-cgroup src/bench/setup/hosts.rs \
@@ -99,5 +100,18 @@ mutant ranked-field-public src/bench/judge/metric/rank.rs \
 mutant facade-circle src/server/config.rs \
   'use super::error::Error;' 'use super::error::Error;'"${nl}"'#[allow(unused_imports)] use super::Worker;' \
   --test structure no_import_circle_in_src
+
+# 73: a gap is clear only where its whole interval lies past 5 % (not its upper end).
+mutant clear-by-upper-end src/bench/judge/interval.rs \
+  'self.low > MARGIN' 'self.high > MARGIN' \
+  --lib bench::judge::interval
+# 73: one round is never judged.
+mutant one-round-judged src/bench/judge/interval.rs \
+  'if k < 2 {' 'if k < 1 {' \
+  --lib bench::judge::interval
+# 73: a starved design's memory bound places it behind only where it is behind everyone.
+mutant bound-placed-anywhere src/bench/judge/ranking.rs \
+  'behind_all.then_some((t, medians))' 'Some((t, medians))' \
+  --lib bench::judge::tests::a_starved_design_whose_bound_is_not_behind_everyone_is_not_placed
 
 exit $status

@@ -27,6 +27,12 @@ impl Hist {
         self.0.saturating_record(ns.max(1));
     }
 
+    /// `n` latencies of `ns` each.
+    #[inline]
+    pub fn record_n_ns(&mut self, ns: u64, n: u64) {
+        self.0.saturating_record_n(ns.max(1), n);
+    }
+
     pub fn merge(&mut self, other: &Hist) {
         self.0.add(&other.0).expect("same bounds");
     }

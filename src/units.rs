@@ -119,6 +119,17 @@ pub fn clock(d: Duration) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
+/// A span a person reads at a glance: `4:05` under an hour, `3.2 h` under two days, else
+/// `11.6 days`.
+pub fn span(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    match s {
+        s if s < 3600.0 => clock(d),
+        s if s < 48.0 * 3600.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86_400.0),
+    }
+}
+
 /// `1234567` -> `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -63,6 +63,29 @@ fn a_bad_scenario_file_is_one_line_naming_file_line_and_field() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--list"));
 }
 
+/// A run of days (a million rounds: about 12 days here) is refused before anything starts,
+/// its estimate said, unless `--yes-long` asks for it (before: "1000000 cells" and it started).
+#[test]
+fn a_scenario_of_days_is_refused_before_anything_starts_with_its_estimate() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tmpdir("days");
+    let p = scenario(
+        &d,
+        "repeats = 1000000\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [1]\nduration = \"1s\"\n",
+    );
+    let out_dir = d.join("out");
+    let t0 = Instant::now();
+    let out = bench(&[p.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "took {:?}", t0.elapsed());
+    assert!(
+        err.contains("1,000,000 cells") && err.contains("days") && err.contains("--yes-long"),
+        "{err}"
+    );
+    assert!(!out_dir.exists(), "a results directory was made");
+}
+
 /// Model entries and workload values go through serve's and load's own rules when the file is
 /// read: one line naming file, line and field, exit 2 within seconds, nothing started, nothing
 /// written.

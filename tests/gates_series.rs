@@ -56,6 +56,24 @@ fn a_failing_gate_exits_3_and_names_itself_and_holding_gates_exit_0() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no request classes (--mix) for 'nosuch'"));
     let bad = run("p99~1ms");
     assert_eq!(bad.status.code(), Some(2));
+    // A gate no figure can cross is refused (before: errors>200% held with every request
+    // failed); one the run's own figures could not fail says so.
+    for never in ["errors>200%", "errors>100%", "rps<0"] {
+        let r = run(never);
+        assert_eq!(
+            r.status.code(),
+            Some(2),
+            "{never}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    let vacuous = Command::new(BIN)
+        .args(["load", &url, "-c", "1", "-n", "5", "--fail-if", "errors>5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&vacuous.stderr);
+    assert_eq!(vacuous.status.code(), Some(0), "{err}");
+    assert!(err.contains("it could not fail: the run sent 5 requests"), "{err}");
     srv.stop();
 }
 

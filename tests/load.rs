@@ -433,6 +433,40 @@ fn bad_flag_combinations_are_one_clear_line_and_exit_2() {
     }
 }
 
+/// A rate no client of this machine sends (and a ramp to one) is refused at once with exit 2,
+/// under a hard memory limit, before anything is allocated or started (before: 24 GB of
+/// queued sends until the kernel killed it). `prlimit` is util-linux's, on every Debian.
+#[test]
+fn a_rate_no_client_can_send_is_refused_at_once_under_a_memory_limit() {
+    for rate in ["1e9", "1e30", "1e9:1/1s", "100,1e8/1s"] {
+        let t0 = std::time::Instant::now();
+        let out = Command::new("prlimit")
+            .args([
+                "--as=1073741824",
+                "--",
+                BIN,
+                "load",
+                "http://127.0.0.1:9/",
+                "-c",
+                "1",
+                "-d",
+                "1s",
+                "--rate",
+                rate,
+            ])
+            .output()
+            .expect("prlimit (util-linux) runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--rate {rate}: {err}");
+        assert!(err.contains("10,000,000 requests a second"), "--rate {rate}: {err}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "--rate {rate}: took {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
 /// An HTTP server that echoes POST bodies (Content-Length framing only), flipping one byte of the
 /// `flip_in`-th body it echoes.
 fn body_echo_server(flip_in: usize) -> String {

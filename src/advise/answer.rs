@@ -1,7 +1,7 @@
 //! advise's answer, as one typed document: each design's capacity at the target over its runs
 //! (a search that ran out of time ranks by its bracket's low end, "≥ N"; one stopped by the
-//! client keeps "≥ N (the client's limit)"), the designs tied with the best (within the noise:
-//! 10 %, or their runs' spread where wider), predictions ("not modelled" where none), what the
+//! client is listed, not ranked), the designs tied with the best (the interval of their
+//! searches' capacities not past 5 %; one search a side is not judged), predictions ("not modelled" where none), what the
 //! answer depends on, and the time planned and spent. The text is rendered from the document.
 
 use std::path::{Path, PathBuf};
@@ -177,7 +177,9 @@ impl Answer {
         );
         s.push_str(&match self.tied.as_slice() {
             [] => format!("No design was measured meeting {}.\n", self.slo),
-            [one] if self.not_judged.is_empty() => format!("Best: {one} (beyond the noise of the others).\n"),
+            [one] if self.not_judged.is_empty() => {
+                format!("Best: {one} (its searches' interval past 5 % of every other's).\n")
+            }
             [one] => format!(
                 "Best: {one}; not judged against it (one search on a side): {}.\n",
                 self.not_judged.join(", ")

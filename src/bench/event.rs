@@ -13,6 +13,8 @@ pub enum Event<'a> {
     Started {
         scenario: &'a Scenario,
         cells: usize,
+        /// About how long the run takes: its cells × (duration + warm-up + set-up).
+        estimate: std::time::Duration,
         placement: String,
         dir: &'a Path,
         notes: &'a [String],

@@ -37,4 +37,6 @@ pub struct Options {
     /// Lets idle CPUs halt as they usually do (by default they poll for the run: see
     /// [`crate::sys::cpuidle`]).
     pub deep_idle: bool,
+    /// Runs a scenario estimated to take over a day (refused without).
+    pub yes_long: bool,
 }

@@ -45,6 +45,32 @@ pub(super) fn round_order(n: usize, r: usize) -> Vec<usize> {
     order
 }
 
+/// The longest run `bench` starts without `--yes-long`: a day.
+pub const LONGEST: Duration = Duration::from_secs(24 * 3600);
+
+/// How many cells `plan` would make of `sc`, and about how long they take (each its
+/// [`guess`]), counted without making them: a scenario of a million rounds is refused on
+/// this, before anything is allocated or started.
+pub(super) fn estimate(sc: &Scenario, opts: &Options) -> (u128, Duration) {
+    let mut cells: u128 = 0;
+    let mut secs: f64 = 0.0;
+    for x in &sc.experiments {
+        let ts = targets(x, opts.target, opts.baseline.as_ref());
+        let models = ts
+            .iter()
+            .filter(|t| matches!(t, Target::Model(_) | Target::Baseline(..)))
+            .count() as u128;
+        let calibrations = match calibration::wanted(x) && x.calibrate_by.is_none() {
+            true => models,
+            false => 0,
+        };
+        let n = calibrations + x.connections.len() as u128 * x.rounds(sc.repeats) as u128 * ts.len() as u128;
+        cells += n;
+        secs += n as f64 * guess(x).as_secs_f64();
+    }
+    (cells, Duration::from_secs_f64(secs.min(1e12)))
+}
+
 /// A guess of a cell's length, for the ETA before any cell finished.
 pub(super) fn guess(x: &Experiment) -> Duration {
     // A capacity search takes about its budget.

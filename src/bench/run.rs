@@ -11,7 +11,7 @@ use super::cell::{run_cell, Standing};
 use super::event::Event;
 use super::judge;
 use super::options::{Options, Which};
-use super::plan::{guess, plan, targets, Step};
+use super::plan::{estimate, guess, plan, targets, Step, LONGEST};
 use super::predict::{calibration, keyed_prediction, predicted};
 use super::record::scenario::{self, Experiment, Scenario};
 use super::record::{self, Cell, Error};
@@ -81,6 +81,19 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
             .map_err(|why| Error::Usage(format!("--steer-rx {why}")))?;
         sc.steer_rx = true;
     }
+    // A run of days is refused before anything starts (a typo in `repeats` or `duration`),
+    // unless asked for; its estimate is said at the start of every run.
+    let (cells, estimate) = estimate(&sc, opts);
+    if estimate > LONGEST && !opts.yes_long {
+        return Err(Error::Usage(format!(
+            "{}: {} cells of about {} in all (each cell's duration + warm-up + set-up), over the {} a run may take \
+             unasked: check repeats, connections and duration, or pass --yes-long to run it",
+            sc.name,
+            crate::units::thousands(cells.min(u64::MAX as u128) as u64),
+            crate::units::span(estimate),
+            crate::units::span(LONGEST)
+        )));
+    }
     let hosts = setup::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let mut place = placement(&sc, hosts);
     let _ = sys::signal::install_stop_handler(&STOP);
@@ -96,6 +109,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     on_event(Event::Started {
         scenario: &sc,
         cells: plan.len(),
+        estimate,
         placement: placement_text(&place),
         dir: &dir,
         notes: &notes,

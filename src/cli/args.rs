@@ -234,6 +234,10 @@ pub struct BenchArgs {
     /// exit to the hypervisor, which on a VM is over 10 µs per wake-up.
     #[arg(long)]
     pub deep_idle: bool,
+    /// Run a scenario estimated to take over 24 hours (its cells × (duration + warm-up +
+    /// set-up)); without it such a run is refused before anything starts, the estimate said.
+    #[arg(long)]
+    pub yes_long: bool,
 }
 
 /// The registered names, plus the old names of [`models::ALIASES`] (accepted, not listed).

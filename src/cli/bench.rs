@@ -31,6 +31,7 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
         baseline: args.baseline.clone(),
         steer_rx: args.steer_rx,
         deep_idle: args.deep_idle,
+        yes_long: args.yes_long,
     };
     let mut shown = BenchShow::new();
     let done = crate::bench::run(&opts, &mut |event| shown.event(event))?;
@@ -155,6 +156,7 @@ fn advise_round(
         baseline: None,
         steer_rx: false,
         deep_idle: false,
+        yes_long: false,
     };
     // With --json, the progress goes to stderr only.
     let mut shown = BenchShow::new();
@@ -192,15 +194,17 @@ impl BenchShow {
             Event::Started {
                 scenario,
                 cells,
+                estimate,
                 placement,
                 dir,
                 notes,
             } => {
                 let _ = writeln!(
                     out,
-                    "muxlab bench {}: {}\n{cells} cells, {placement}; results in {}\n",
+                    "muxlab bench {}: {}\n{cells} cells, about {} (estimated), {placement}; results in {}\n",
                     scenario.name,
                     scenario.description,
+                    crate::units::span(estimate),
                     dir.display()
                 );
                 notes.iter().try_for_each(|n| writeln!(out, "note: {n}\n"))

@@ -1,6 +1,6 @@
 //! When requests are sent: closed loop, closed loop with think time, or open loop at a rate.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// The pacing of a run.
@@ -119,6 +119,58 @@ impl Budget {
     }
 }
 
+/// The most sends an open loop's schedule holds one by one, waiting for a connection or lost:
+/// past it, a due send stays in the schedule (its intended time kept, so its latency is still
+/// counted from it) until the backlog has room, and lost ones are counted by the slice of the
+/// window they were due in. Memory stays bounded at any rate and duration.
+pub(super) const EXACT: usize = 1 << 18;
+
+/// Slices of the window lost sends are counted in past [`EXACT`]: at most this many.
+const SLICES: u32 = 1 << 16;
+
+/// Requests of the counted window that will not complete inside it: each with its intended
+/// time up to [`EXACT`], then a count per slice of the window and class, a slice's sends
+/// taking its end as their intended time (their latency at the close a lower bound, as every
+/// lost request's is).
+#[derive(Debug, Default)]
+struct Lost {
+    exact: Vec<(Instant, u8)>,
+    sliced: HashMap<(u32, u8), u64>,
+    count: u64,
+}
+
+impl Lost {
+    fn add(&mut self, t: Instant, class: u8, (from, end): (Instant, Instant)) {
+        self.count += 1;
+        if self.exact.len() < EXACT {
+            self.exact.push((t, class));
+            return;
+        }
+        let width = ((end - from) / SLICES).max(std::time::Duration::from_millis(1));
+        let slice = (t.saturating_duration_since(from).as_nanos() / width.as_nanos()) as u32;
+        *self.sliced.entry((slice, class)).or_default() += 1;
+    }
+
+    /// Each lost request's latency at `close` (the close less its intended time), with its
+    /// class and how many share it.
+    fn at_close(&self, close: Instant, (from, end): (Instant, Instant)) -> Vec<(Duration, u8, u64)> {
+        let width = ((end - from) / SLICES).max(std::time::Duration::from_millis(1));
+        let exact = self
+            .exact
+            .iter()
+            .map(|&(t, c)| (close.saturating_duration_since(t), c, 1));
+        let sliced = self.sliced.iter().map(|(&(slice, c), &n)| {
+            let latest = from + width * (slice + 1);
+            (close.saturating_duration_since(latest), c, n)
+        });
+        exact.chain(sliced).collect()
+    }
+}
+
+/// What an open loop's window closed with: the sends it scheduled, those of them not
+/// completed, and their latencies at the close (each with its class and how many share it).
+pub(super) type Closed = (u64, u64, Vec<(Duration, u8, u64)>);
+
 /// An open loop's schedule (`--rate`): send times at a fixed interval whether or not responses
 /// keep up; a send whose time has come waits in the backlog for a free connection. Over a
 /// duration it also counts what the window's schedule called for, and keeps the intended times
@@ -141,7 +193,7 @@ pub(super) struct Schedule {
     counted: Option<(Instant, Instant)>,
     /// Sends scheduled inside `counted`, and those of them that will not complete inside it.
     scheduled: u64,
-    lost: Vec<(Instant, u8)>,
+    lost: Lost,
     /// Poisson arrivals: the gaps are drawn (exponential, mean `interval`) from this.
     poisson: Option<crate::rng::Rng>,
     /// A ramp (`--rate A:B/T`, `A,B,C/T`): the rate at each instant from the window's start,
@@ -163,7 +215,7 @@ impl Schedule {
             free: VecDeque::new(),
             counted: None,
             scheduled: 0,
-            lost: Vec::new(),
+            lost: Lost::default(),
             poisson,
             ramp: None,
         }
@@ -225,7 +277,8 @@ impl Schedule {
         mut may: impl FnMut(Instant, usize) -> bool,
         mut class: impl FnMut() -> u8,
     ) {
-        while self.next <= now && may(self.next, self.backlog.len()) {
+        // A backlog of EXACT sends leaves the rest due in the schedule, their times kept.
+        while self.next <= now && self.backlog.len() < EXACT && may(self.next, self.backlog.len()) {
             for _ in 0..self.batch {
                 // The last batch of a quota (`-n`) may be short: what is left of it is not
                 // sent, and the schedule goes on (it ends with the quota).
@@ -269,8 +322,8 @@ impl Schedule {
     /// A request of `class` intended at `t` will not complete inside the window (if it counts
     /// there).
     pub(super) fn lose(&mut self, t: Instant, class: u8) {
-        if self.counts(t) {
-            self.lost.push((t, class));
+        if let Some(window) = self.counted.filter(|_| self.counts(t)) {
+            self.lost.add(t, class, window);
         }
     }
 
@@ -278,14 +331,14 @@ impl Schedule {
     /// called for in the window and did not get done is not dropped. Each request still waiting
     /// to be sent, `inflight`, failed, or answered too late, is returned with the latency it
     /// enters the corrected histogram with (the close less its intended send time: a lower
-    /// bound, with its class), and the count scheduled. Sends never moved into the backlog
-    /// take their class from `class`.
+    /// bound, with its class, and how many share it), and the count scheduled. Sends never
+    /// moved into the backlog take their class from `class`.
     pub(super) fn close(
         &mut self,
         now: Instant,
         inflight: impl Iterator<Item = (Instant, u8)>,
         mut class: impl FnMut() -> u8,
-    ) -> Option<(u64, Vec<(Duration, u8)>)> {
+    ) -> Option<Closed> {
         let (from, end) = self.counted?;
         let close = end.min(now).max(from);
         // Sends whose time came before the close but were never moved into the backlog.
@@ -293,7 +346,7 @@ impl Schedule {
             if self.counts(self.next) {
                 for _ in 0..self.batch {
                     self.scheduled += 1;
-                    self.lost.push((self.next, class()));
+                    self.lost.add(self.next, class(), (from, end));
                 }
             }
             let gap = self.gap();
@@ -303,12 +356,7 @@ impl Schedule {
         for (t, c) in waiting {
             self.lose(t, c);
         }
-        let latencies = self
-            .lost
-            .iter()
-            .map(|&(t, c)| (close.saturating_duration_since(t), c))
-            .collect();
-        Some((self.scheduled, latencies))
+        Some((self.scheduled, self.lost.count, self.lost.at_close(close, (from, end))))
     }
 }
 
@@ -349,8 +397,37 @@ mod schedule_gaps {
                 "batch {k}"
             );
         }
-        let (scheduled, lost) = s.close(t0 + Duration::from_secs(2), std::iter::empty(), || 0).unwrap();
+        let (scheduled, not_completed, lost) = s.close(t0 + Duration::from_secs(2), std::iter::empty(), || 0).unwrap();
         assert_eq!(scheduled, 1600, "a second of it schedules the rate");
-        assert_eq!(lost.len(), 1600 - 48, "what was never taken is lost, batch by batch");
+        assert_eq!(not_completed, 1600 - 48, "what was never taken is lost, batch by batch");
+        assert_eq!(lost.iter().map(|l| l.2).sum::<u64>(), 1600 - 48);
+    }
+
+    /// At the highest rate a run may ask, against connections that never take a send, the
+    /// backlog stops at EXACT (the rest stay due in the schedule, their times kept) and the
+    /// lost ones past EXACT are counted by slice: every scheduled send is accounted for, each
+    /// latency a lower bound (before: one entry per send, 24 GB at 1e9 req/s).
+    #[test]
+    fn a_schedule_no_connection_takes_holds_bounded_memory_and_loses_nothing_uncounted() {
+        let t0 = Instant::now();
+        let rate = crate::load::resolving::MAX_RATE;
+        let mut s = Schedule::new(rate, 1, t0, None);
+        let end = t0 + Duration::from_millis(200);
+        s.begin(t0, t0, Some(end));
+        s.due(t0 + Duration::from_millis(100), |_, _| true, || 0);
+        assert_eq!(s.waiting(), EXACT, "the backlog stops at EXACT");
+        let (scheduled, not_completed, lost) = s.close(end, std::iter::empty(), || 0).unwrap();
+        let want = (rate * 0.2).round() as u64;
+        assert!(scheduled.abs_diff(want) <= 1, "{scheduled} of {want}");
+        assert_eq!(not_completed, scheduled, "every send lost, each counted");
+        assert_eq!(lost.iter().map(|l| l.2).sum::<u64>(), scheduled);
+        assert!(lost.len() < EXACT + 2 * SLICES as usize, "{} entries", lost.len());
+        // The oldest lost send waited the whole window; none is said to have waited longer,
+        // and one counted by its slice (1 ms wide here) at most a slice less.
+        let longest = lost.iter().map(|l| l.0).max().unwrap();
+        assert!(
+            longest <= Duration::from_millis(200) && longest >= Duration::from_millis(199),
+            "{longest:?}"
+        );
     }
 }

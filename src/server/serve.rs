@@ -89,6 +89,18 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
             model.data.says()
         )));
     }
+    // Each table of a striped or sharded store holds its share of --max-keys: one with none
+    // could hold no key at all.
+    let tables = match kind {
+        crate::store::Kind::Striped(n) => n,
+        crate::store::Kind::Sharded => workers,
+        _ => 1,
+    };
+    if let Some(m) = cfg.max_keys.filter(|&m| m < tables) {
+        return Err(Error::Usage(format!(
+            "--max-keys {m} under --store {kind}: its {tables} tables each hold a share of the keys, and one with no share holds none: give at least {tables}"
+        )));
+    }
     let bounds = crate::store::Bounds {
         max_keys: cfg.max_keys,
         max_bytes: cfg.max_memory,

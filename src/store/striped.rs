@@ -22,16 +22,22 @@ pub struct Striped {
 }
 
 impl Striped {
-    /// `n` stripes, each held to its share of `bounds`.
+    /// `n` stripes, each held to its share of `bounds`: the floor of an even share, the
+    /// remainder spread one each over the first stripes, so the shares add up to the bound
+    /// exactly (before: each the ceiling, up to n − 1 keys over `--max-keys`), with no shared
+    /// count on any write.
     pub fn new(n: usize, bounds: Bounds) -> Striped {
         let n = n.max(1);
-        let share = |b: Option<usize>| b.map(|b| b.div_ceil(n));
-        let each = Bounds {
-            max_keys: share(bounds.max_keys),
-            max_bytes: share(bounds.max_bytes),
-        };
+        let share = |b: Option<usize>, i: usize| b.map(|b| b / n + usize::from(i < b % n));
         Striped {
-            stripes: (0..n).map(|_| Mutex::new(Table::bounded(each))).collect(),
+            stripes: (0..n)
+                .map(|i| {
+                    Mutex::new(Table::bounded(Bounds {
+                        max_keys: share(bounds.max_keys, i),
+                        max_bytes: share(bounds.max_bytes, i),
+                    }))
+                })
+                .collect(),
         }
     }
 

@@ -85,3 +85,34 @@ fn run_on(store: &Striped, proto: Proto, input: &[u8]) -> String {
     s.feed_each(input, &mut out, &mut On(store));
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// `--max-keys` holds to the key over stripes, and uniform keys fill it: each stripe holds the
+/// floor of an even share and the remainder is spread (before: each the ceiling, so
+/// `striped:16 --max-keys 1000` held 1,008 after 5,000 distinct SETs).
+#[test]
+fn max_keys_holds_to_the_key_over_stripes_and_uniform_keys_fill_it() {
+    for (stripes, max) in [(16, 1000), (7, 100), (3, 3)] {
+        let store = Striped::new(
+            stripes,
+            super::Bounds {
+                max_keys: Some(max),
+                max_bytes: None,
+            },
+        );
+        let mut sets = String::new();
+        for k in 0..5 * max {
+            sets += &format!("SET key:{k} v\r\n");
+        }
+        run_on(&store, Proto::Resp, sets.as_bytes());
+        let held: i64 = run_on(&store, Proto::Resp, b"DBSIZE\r\n")
+            .trim()
+            .trim_start_matches(':')
+            .parse()
+            .unwrap();
+        assert!(held <= max as i64, "{stripes} stripes, --max-keys {max}: held {held}");
+        assert!(
+            held * 100 >= max as i64 * 95,
+            "{stripes} stripes, --max-keys {max}: held only {held}"
+        );
+    }
+}

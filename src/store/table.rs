@@ -289,7 +289,8 @@ impl Table {
         let text = std::str::from_utf8(e.item().value).map_err(|_| KeyedError::NotInteger)?;
         let next = match counting {
             Counting::Signed => {
-                let n: i64 = text.parse().map_err(|_| KeyedError::NotInteger)?;
+                // Read as redis reads it: "+5" and "05" are no integers.
+                let n = crate::proto::keyed::integer(text.as_bytes()).ok_or(KeyedError::NotInteger)?;
                 n.checked_add(by).ok_or(KeyedError::Overflow)?
             }
             Counting::Unsigned { down } => {

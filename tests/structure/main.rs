@@ -1100,8 +1100,8 @@ fn the_judge_and_its_consumers_order_figures_only_as_ranked() {
         ("bench/judge/classes.rs", 1, "request classes by the work they name"),
         (
             "bench/judge/ranking.rs",
-            1,
-            "targets by their scores, log-ratios of their ranked medians",
+            2,
+            "targets by their scores, and the bounded targets behind, by their log-ratios to the best",
         ),
         (
             "bench/judge/reasons.rs",

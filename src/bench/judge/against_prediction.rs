@@ -100,12 +100,18 @@ pub(super) fn sentence(cells: &[&Cell], f: &Finding) -> Option<String> {
             "{predicts} ({predicted:.2}×); the one round measured {measured:.2}× ({within})"
         ),
         None if f.counts.is_none() => format!("{predicts} ({predicted:.2}×); measured {measured:.2}× ({within})"),
-        _ if equal && !f.clear => format!(
+        Some(i) if equal && i.within_margin() => format!(
             "{predicts}: the queueing predicts no difference, and none beyond 5 % was measured ({measured:.2}×; {within})"
         ),
+        _ if equal && !f.clear => format!(
+            "{predicts}: the queueing predicts no difference, and the rounds do not separate them ({measured:.2}×; {within})"
+        ),
         _ if equal => format!("{predicts}: the queueing predicts no difference; the measured {measured:.2}× is {rest} ({within})"),
-        Some(i) if (i.low..=i.high).contains(&predicted) => format!(
+        Some(i) if f.clear && (i.low..=i.high).contains(&predicted) => format!(
             "{predicts} ({predicted:.2}×), as measured ({measured:.2}×; {within}): the gap is the queueing their designs imply"
+        ),
+        Some(i) if (i.low..=i.high).contains(&predicted) => format!(
+            "{predicts} ({predicted:.2}×), inside what the rounds measured ({measured:.2}×; {within}), which do not separate them"
         ),
         _ if predicted < 1.0 => {
             format!("{predicts} ({predicted:.2}×: the other way round); the measured {measured:.2}× is {rest} ({within})")
@@ -249,11 +255,18 @@ mod tests {
                 cell("queue-pool", qp, Some(5000.0)),
             ]
         };
-        let s = said(&pair(5150.0), &finding(Some((1.03, 0.98, 1.08)), false));
+        let s = said(&pair(5150.0), &finding(Some((1.01, 0.98, 1.04)), false));
         assert!(
             s.contains(
-                "the queueing predicts no difference, and none beyond 5 % was measured (1.03×; 3 rounds, 0.98–1.08×"
+                "the queueing predicts no difference, and none beyond 5 % was measured (1.01×; 3 rounds, 0.98–1.04×"
             ),
+            "{s}"
+        );
+        // An interval reaching past 5 % does not say there is none: only that the rounds do
+        // not separate them.
+        let s = said(&pair(5150.0), &finding(Some((1.03, 0.98, 1.08)), false));
+        assert!(
+            s.contains("predicts no difference, and the rounds do not separate them (1.03×; 3 rounds, 0.98–1.08×"),
             "{s}"
         );
         assert!(!s.contains("the gap is the queueing"), "{s}");

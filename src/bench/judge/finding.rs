@@ -14,7 +14,9 @@ pub struct Finding {
     pub metric: String,
     pub best: String,
     pub runner_up: String,
-    /// How many times better the best is (≥ 1), geometric mean over the shared counts.
+    /// How many times better the best is: the geometric mean of its rounds' ratios (one round:
+    /// of the shared counts). The best is ranked by its drift-freed medians, so where the
+    /// rounds disagree with them this can be under 1, and the gap is then never clear.
     pub ratio: f64,
     /// The gap is clear: the interval of its rounds' ratios lies beyond 5 % (a share: its
     /// counts' Poisson intervals apart). One round is never clear: it is not judged.
@@ -79,12 +81,14 @@ pub struct Behind {
 }
 
 impl Behind {
-    /// "thread at least 35× behind (3 rounds, 14–90×)", "tokio 2.74× behind (one round: not
-    /// judged)", with "within the noise" where the rounds do not put it behind.
+    /// "thread at least 35.00× behind (3 rounds, 14.20–90.10×)", "tokio 2.74× behind (one
+    /// round: not judged)", with "within the noise" where the rounds do not put it behind; a
+    /// share judged by its counts says so.
     pub fn said(&self, rounds: usize) -> String {
         let how = match (self.interval, self.clear) {
             (Some(i), true) => i.said(),
             (Some(i), false) => format!("within the noise: {}", i.said()),
+            (None, true) => "counts' Poisson intervals apart".into(),
             (None, _) if rounds > 1 => {
                 format!("ranked beside the best in fewer than 2 of its {rounds} rounds: not judged")
             }
@@ -128,6 +132,12 @@ impl Finding {
         self.placed.as_ref().map_or(String::new(), |p| format!(" ({p})"))
     }
 
+    /// Whether the gap is over what the measurement resolves (memory: a mebibyte over all the
+    /// connections; every other metric: always).
+    pub fn resolved(&self) -> bool {
+        super::metric::resolved(self.metric(), self.best_value, self.runner_up_value, self.connections)
+    }
+
     /// Why a finding is not clear, in a few words: under what the measurement resolves, one
     /// round (not judged), within 5 % over its rounds, or rounds that do not separate them.
     pub(super) fn noise(&self) -> String {
@@ -135,7 +145,7 @@ impl Finding {
         if f.counts.is_some() {
             return "their counts' 95% Poisson intervals overlap".into();
         }
-        if !super::metric::resolved(f.metric(), f.best_value, f.runner_up_value, f.connections) {
+        if !f.resolved() {
             return format!(
                 "{} KiB apart over all {} connections: under the {} MiB the measurement resolves",
                 ((f.runner_up_value - f.best_value).abs() * f.connections as f64).round(),

@@ -65,8 +65,8 @@ pub fn rows(findings: &[Finding], cells: &[&Cell]) -> Vec<Row> {
         .collect()
 }
 
-/// A design this many times behind the best on a ranked metric is named beside it in the
-/// verdict's table ("who fell behind").
+/// A design this many times behind the best on a ranked metric is what `muxlab docs` leads
+/// a verdict's figures with where no finding is clear (the table names the last, however far).
 pub const BEHIND: f64 = 1.5;
 
 /// At most two short sentences, the answer first: the pick where the rounds' interval supports
@@ -135,6 +135,9 @@ fn ratio_said(r: f64) -> String {
 /// (3 rounds, 0.90–1.40×)", or "No pick: one round, not judged (uring 1.16× epoll on
 /// throughput)".
 fn no_pick(f: &Finding) -> String {
+    if !f.resolved() {
+        return format!("No pick: {} and {} on {}, {}", f.best, f.runner_up, about(f), f.noise());
+    }
     match f.interval {
         None if f.counts.is_none() => format!(
             "No pick: {} ({} {}× {} on {})",
@@ -221,7 +224,7 @@ fn choice_placed_alike(findings: &[Finding], by: &[&Metric]) -> Option<String> {
             let mut s = chosen(f, &order);
             if !std::ptr::eq(*f, *first) && !by.is_empty() {
                 s.push_str(&format!(
-                    " ({} and {} tie on {}, {})",
+                    " ({} and {} not separated on {}, {})",
                     first.best,
                     first.runner_up,
                     first.metric,
@@ -231,7 +234,10 @@ fn choice_placed_alike(findings: &[Finding], by: &[&Metric]) -> Option<String> {
             return Some(s);
         }
     }
-    Some(no_pick(first))
+    // No pick: why not, of the first metric that says something (throughput an open loop
+    // offered alike says nothing of the designs).
+    let said = order.iter().find(|f| f.why != super::verdict::OFFERED).unwrap_or(first);
+    Some(no_pick(said))
 }
 
 /// A second design best beyond the noise on another metric than the pick's ("uring is best on
@@ -463,7 +469,7 @@ mod tests {
         assert_eq!(
             choice(&[tie.clone(), p99.clone()], &by).unwrap(),
             "Choose redis-server: best on p99 latency, 1.20× dispatch (3 rounds, 1.10–1.30×) \
-             (reactor and redis-server tie on server CPU per request, 3 rounds, 0.98–1.10×)"
+             (reactor and redis-server not separated on server CPU per request, 3 rounds, 0.98–1.10×)"
         );
         p99.best = "dispatch".into();
         assert_eq!(

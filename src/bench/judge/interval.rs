@@ -6,7 +6,7 @@
 //! where the whole interval lies beyond 5 % ([`MARGIN`]). One round is never judged: it is
 //! shown, and said to be one round.
 //!
-//! Shares of events (late events, errors) are counts, compared by their Poisson intervals
+//! Shares of events (late events) are counts, compared by their Poisson intervals
 //! instead (`metric::shares_apart`).
 
 use serde::{Deserialize, Serialize};

@@ -599,3 +599,36 @@ fn the_last_of_three_is_judged_behind_by_its_rounds() {
     assert!(!b.clear, "{b:?}");
     assert!(b.said(3).contains("within the noise"), "{}", b.said(3));
 }
+
+/// An open loop every design kept up with (its rate from an earlier experiment, `rate_of`):
+/// throughput is the client's offer, no difference, and "No pick" says why of the first metric
+/// that says something of the designs (before: "No pick: X and Y within 5 % on throughput
+/// (1.00–1.00×)", which every design kept up with by construction).
+#[test]
+fn no_pick_speaks_of_a_metric_the_designs_set_not_of_an_offered_throughput() {
+    let mut cells = Vec::new();
+    // p99s that cross from round to round: no design apart from the others.
+    let rounds = [
+        (900.0, 1000.0, 1100.0),
+        (1200.0, 1000.0, 900.0),
+        (1000.0, 950.0, 1050.0),
+    ];
+    for (r, (epoll, poll, thread)) in rounds.into_iter().enumerate() {
+        for (m, p99) in [("epoll", epoll), ("poll", poll), ("thread", thread)] {
+            let mut c = cell(m, 100, r, 5000.0, 20.0, 2.0, false);
+            c.figures.p99_us = Some(p99);
+            c.figures.why = Some(crate::bench::record::Why {
+                open_loop: true,
+                offered_completed: Some(true),
+                ..Default::default()
+            });
+            cells.push(c);
+        }
+    }
+    let v = verdict(&experiment(), &cells);
+    let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    assert_eq!(t.why, super::verdict::OFFERED, "{}", v.text);
+    says(&v, "an open loop both kept up with");
+    assert!(v.headline.starts_with("No pick:"), "{}", v.headline);
+    assert!(!v.headline.contains("on throughput"), "{}", v.headline);
+}

@@ -346,6 +346,9 @@ fn capital(s: &str) -> String {
         .map_or(String::new(), |f| f.to_uppercase().collect::<String>() + c.as_str())
 }
 
+/// A throughput finding's reason where the client set the rate and both kept up with it.
+pub const OFFERED: &str = "an open loop both kept up with";
+
 /// The findings in sentences, each with what it is set against (the class's service time, the
 /// prediction); an open loop's throughput that every target kept up with, where its rounds do
 /// not separate them, is no difference (the client set the rate).
@@ -366,13 +369,27 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding]) -> Vec<String> {
             .map(|r| r.per_s())
             .filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
         if let Some(rate) = open_loop.filter(|_| !f.clear) {
-            f.why = "an open loop both kept up with".into();
+            f.why = OFFERED.into();
             parts.push(format!(
                 "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
                 f.best,
                 f.runner_up,
                 f.ratio,
                 thousands(rate.round() as u64)
+            ));
+            continue;
+        }
+        // An open loop whose rate an earlier experiment set (`rate_of`): the cells say whether
+        // both completed what was offered.
+        let offered = |t: &str| {
+            let mine: Vec<&&Cell> = ok.iter().filter(|c| c.label() == t && c.compared()).collect();
+            !mine.is_empty() && mine.iter().all(|c| super::metric::throughput_offered(c))
+        };
+        if f.metric == THROUGHPUT.name && !f.clear && offered(&f.best) && offered(&f.runner_up) {
+            f.why = OFFERED.into();
+            parts.push(format!(
+                "Throughput: no difference between {} and {} ({:.2}×): an open loop both kept up with.",
+                f.best, f.runner_up, f.ratio
             ));
             continue;
         }

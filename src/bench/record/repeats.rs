@@ -1,6 +1,6 @@
 //! The repeats of a cell taken together: medians and spreads, one summary row per (experiment,
-//! target, connections), and for paired rounds each round's drift, values within rounds and
-//! the sign test that says whether one target beat another beyond chance.
+//! target, connections), and for paired rounds each round's drift and values within rounds
+//! (whether one target beat another is the judge's interval, `judge::interval`).
 
 use super::cell::Cell;
 

@@ -307,18 +307,18 @@ impl<'a> Engine<'a> {
             .iter()
             .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
         let (cumulative, rng) = (&self.cumulative, &mut self.rng);
-        let Some((scheduled, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
+        let Some((scheduled, not_completed, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
             return;
         };
-        for (d, class) in &lost {
+        for &(d, class, n) in &lost {
             let ns = d.as_nanos() as u64;
-            self.tally.latency.record_ns(ns);
-            if let Some(c) = self.tally.classes.get_mut(*class as usize) {
-                c.latency.record_ns(ns);
+            self.tally.latency.record_n_ns(ns, n);
+            if let Some(c) = self.tally.classes.get_mut(class as usize) {
+                c.latency.record_n_ns(ns, n);
             }
         }
         self.tally.scheduled = Some(scheduled);
-        self.tally.not_completed = Some(lost.len() as u64);
+        self.tally.not_completed = Some(not_completed);
     }
 
     /// The event streams still going at the close: a first event not come yet, or the gap

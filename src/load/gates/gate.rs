@@ -75,9 +75,14 @@ pub struct Judged {
     /// The figure measured (`None`: not measured, which fails the gate).
     pub value: Option<f64>,
     pub held: bool,
+    /// Why this run's own figures could not have failed the gate (an error count bound at or
+    /// over every request it sent), where they could not: it held, and said nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacuous: Option<String>,
 }
 
-/// One gate's text read, or what is wrong with it.
+/// One gate's text read, or what is wrong with it (a gate no figure can cross is refused:
+/// a share over 100 %, `errors>100%`, any figure under 0).
 fn gate(s: &str) -> Result<Gate, String> {
     {
         let s = s.trim();
@@ -133,6 +138,17 @@ fn gate(s: &str) -> Result<Gate, String> {
         };
         if !(bound.is_finite() && bound >= 0.0) {
             return Err(format!("'{s}': the bound must be a number from 0"));
+        }
+        // A gate is a promise the run can break: one no figure can cross is refused.
+        let share = figure == (Figure::Errors { share: true });
+        if share && bound > 100.0 {
+            return Err(format!("'{s}': a share of the requests is at most 100 %"));
+        }
+        if share && op && bound >= 100.0 {
+            return Err(format!("'{s}' can never fail: no share of the requests is over 100 %"));
+        }
+        if !op && bound == 0.0 {
+            return Err(format!("'{s}' can never fail: no figure is under 0"));
         }
         if class.is_some() && figure == Figure::Rps {
             return Err(format!("'{s}': rps is the run's, not a class's"));
@@ -229,7 +245,10 @@ impl Judged {
             (Some(v), Figure::Rps) => format!("{v:.0} req/s"),
         };
         let verdict = if self.held { "holds" } else { "failed" };
-        format!("gate {} {verdict}: {value}", self.gate)
+        match &self.vacuous {
+            Some(why) => format!("gate {} {verdict}: {value} (it could not fail: {why})", self.gate),
+            None => format!("gate {} {verdict}: {value}", self.gate),
+        }
     }
 }
 
@@ -260,6 +279,11 @@ mod tests {
             ("short:rps<10", "not a class's"),
             ("", "no gate given"),
             ("rps<-5", "from 0"),
+            ("errors>200%", "at most 100 %"),
+            ("errors>100%", "can never fail"),
+            ("errors<0", "can never fail"),
+            ("p99<0ms", "can never fail"),
+            ("rps<0", "can never fail"),
         ] {
             let e = bad.parse::<Gates>().unwrap_err().0;
             assert!(e.contains(says), "{bad}: {e}");

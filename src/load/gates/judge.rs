@@ -39,6 +39,25 @@ pub fn judged(gate: &Gate, doc: &Document) -> Judged {
         gate: gate.to_string(),
         value,
         held,
+        vacuous: vacuous(gate, doc),
+    }
+}
+
+/// Why `doc`'s own figures could not fail `gate`, where they could not: an error count bound
+/// at or over every request the run sent (answered or failed).
+fn vacuous(gate: &Gate, doc: &Document) -> Option<String> {
+    let r = &doc.results;
+    let sent = match &gate.class {
+        None => r.requests + r.error_total,
+        Some(c) => r.classes.get(c).map(|k| k.requests + k.errors)?,
+    };
+    match gate.figure {
+        Figure::Errors { share: false } if gate.fails_over && gate.bound >= sent as f64 => Some(format!(
+            "the run sent {} requests, so its errors could not exceed {}",
+            crate::units::thousands(sent),
+            gate.bound
+        )),
+        _ => None,
     }
 }
 

@@ -66,6 +66,11 @@ impl Rate {
         }
     }
 
+    /// The highest rate it reaches (the rate, fixed).
+    pub fn peak(&self) -> f64 {
+        self.values[..self.n].iter().copied().fold(0.0, f64::max)
+    }
+
     /// The mean rate over the ramp (the rate, fixed): what the run offers on average.
     pub fn per_s(&self) -> f64 {
         let v = &self.values[..self.n];

@@ -24,6 +24,6 @@ pub(crate) use later::MAX_WAITING;
 pub(crate) use later::{Sink, Slots};
 pub use op::{Args, Counting, Op, OpKind, When};
 pub use owned::OwnedOp;
-pub(crate) use reply::decimal;
+pub(crate) use reply::{decimal, integer};
 pub use reply::{Item, KeyedError, Outcome, Replies};
 pub(crate) use session::{complete, feed, Core, Framing};

@@ -3,6 +3,20 @@
 
 use super::form::Form;
 
+/// An integer as redis reads one (`string2ll`): an optional `-`, then digits with no leading
+/// zero (`0` alone), within 64 bits; no `+`, no space, no `-0`. RESP's lengths, INCR's stored
+/// values and every integer argument are read so.
+pub(crate) fn integer(s: &[u8]) -> Option<i64> {
+    if s == b"0" {
+        return Some(0);
+    }
+    let digits = s.strip_prefix(b"-").unwrap_or(s);
+    if !matches!(digits.first(), Some(b'1'..=b'9')) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
 /// Writes `n` in decimal, with no allocation (replies are on every command's path).
 pub(crate) fn decimal(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];

@@ -46,12 +46,7 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
         ))
     };
     let key = || args.get(1);
-    let int = |i: usize| -> Result<i64, String> {
-        std::str::from_utf8(args.get(i))
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| "value is not an integer or out of range".to_string())
-    };
+    let int = |i: usize| -> Result<i64, String> { integer(args.get(i)) };
     Ok(match upper {
         b"PING" if n <= 2 => (
             Verb::Ping,
@@ -88,8 +83,10 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
         }
         b"EXPIRE" if n == 3 => {
             let secs = int(2)?;
-            // Seconds whose milliseconds do not fit are refused, as redis refuses them.
-            if secs > i64::MAX / 1000 {
+            // Seconds whose milliseconds, or whose time from now, do not fit in 64 bits are
+            // refused, as redis 7 refuses them (either way: a time far past deletes nothing).
+            let ms = secs.checked_mul(1000).filter(|ms| *ms <= i64::MAX - now_ms());
+            if ms.is_none() {
                 return Err("invalid expire time in 'expire' command".into());
             }
             // A time already past deletes the key, as redis does.
@@ -104,7 +101,15 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
         }
         b"TTL" if n == 2 => (Verb::Ttl, Op::Ttl { key: key() }),
         b"DBSIZE" if n == 1 => (Verb::DbSize, Op::DbSize),
-        b"FLUSHALL" if n <= 2 => (Verb::FlushAll, Op::FlushAll),
+        b"FLUSHALL" if n == 1 => (Verb::FlushAll, Op::FlushAll),
+        // Its one option says how (both flush at once here); anything else is refused, as
+        // redis refuses it, before the store is touched.
+        b"FLUSHALL" if n == 2 => match args.get(1) {
+            how if how.eq_ignore_ascii_case(b"ASYNC") || how.eq_ignore_ascii_case(b"SYNC") => {
+                (Verb::FlushAll, Op::FlushAll)
+            }
+            _ => return Err("syntax error".into()),
+        },
         b"INFO" if n <= 2 => (Verb::Info, Op::Info),
         b"PING" | b"GET" | b"MGET" | b"SET" | b"MSET" | b"DEL" | b"EXISTS" | b"INCR" | b"DECR" | b"INCRBY"
         | b"DECRBY" | b"EXPIRE" | b"TTL" | b"DBSIZE" | b"FLUSHALL" | b"INFO" => return wrong(),
@@ -119,6 +124,18 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
             ))
         }
     })
+}
+
+/// An integer argument as redis reads one, or the error it answers.
+fn integer(arg: &[u8]) -> Result<i64, String> {
+    crate::proto::keyed::integer(arg).ok_or_else(|| "value is not an integer or out of range".to_string())
+}
+
+/// Milliseconds since the Unix epoch: the base redis adds an expiry to.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn incr(key: &[u8], by: i64) -> Op<'_> {
@@ -155,11 +172,14 @@ fn set(args: Args<'_>) -> Result<Op<'_>, String> {
             b"XX" if when == When::Always => when = When::Present,
             b"EX" | b"PX" if ttl.is_none() && i + 1 < args.len() => {
                 i += 1;
-                let n: i64 = std::str::from_utf8(args.get(i))
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or("value is not an integer or out of range")?;
-                if n <= 0 || (opt == b"EX" && n > i64::MAX / 1000) {
+                let n = integer(args.get(i))?;
+                // Positive, and its time from now within 64 bits of milliseconds, as redis
+                // checks it.
+                let ms = match opt {
+                    b"EX" => n.checked_mul(1000),
+                    _ => Some(n),
+                };
+                if n <= 0 || ms.is_none_or(|ms| ms > i64::MAX - now_ms()) {
                     return Err("invalid expire time in 'set' command".into());
                 }
                 ttl = Some(match opt {

@@ -18,6 +18,7 @@
 //! `command` turns a command into its op, `reply` encodes what the store answers.
 
 mod command;
+mod inline;
 mod reply;
 mod verb;
 
@@ -223,23 +224,17 @@ impl RespSession {
             Ok(None) => return Parsed::Incomplete,
             Err(()) => return Parsed::Broken("too big inline request"),
         };
-        let b = &self.core.input.buf[self.core.input.pos..];
-        let line = &b[..nl];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let mut i = 0;
-        while i < line.len() {
-            if line[i].is_ascii_whitespace() {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < line.len() && !line[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            self.core
+        let pos = self.core.input.pos;
+        let line = &mut self.core.input.buf[pos..pos + nl];
+        let len = line.strip_suffix(b"\r").map_or(nl, |l| l.len());
+        // Words as redis splits them (quotes and escapes), each unquoted in place.
+        match inline::words(&mut line[..len]) {
+            Ok(words) => self
+                .core
                 .input
                 .spans
-                .push(((self.core.input.pos + start) as u32, (self.core.input.pos + i) as u32));
+                .extend(words.into_iter().map(|(a, b)| ((pos + a) as u32, (pos + b) as u32))),
+            Err(()) => return Parsed::Broken("unbalanced quotes in request"),
         }
         match self.core.input.spans.is_empty() {
             true => Parsed::Nothing(self.core.input.pos + nl + 1),
@@ -381,15 +376,7 @@ fn header(b: &[u8], at: usize, mark: u8) -> Result<Option<(i64, usize)>, ()> {
     Ok(Some((strict(&rest[..cr]).ok_or(())?, at + 1 + cr + 2)))
 }
 
-/// A length as redis reads one: an optional `-` and digits, no `+`, no leading zero.
+/// A length as redis reads one (its integers' rule: `keyed::integer`).
 fn strict(s: &[u8]) -> Option<i64> {
-    let (neg, digits) = match s.split_first() {
-        Some((b'-', d)) => (true, d),
-        _ => (false, s),
-    };
-    if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let n: i64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    Some(if neg { -n } else { n })
+    crate::proto::keyed::integer(s)
 }

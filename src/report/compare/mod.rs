@@ -1,7 +1,7 @@
 //! `muxlab report A B`: B against A, cell by cell (experiment, target, connections present in
 //! both): the ratios B/A of throughput, p99 latency and server CPU per request, each with the
-//! spread of both sides' repeats, and whether the change goes beyond the noise (the ranges of
-//! the repeats do not overlap; with one run each, it is over 10%). The before/after view
+//! spread of both sides' repeats, and whether the change goes beyond the noise (the interval of
+//! the two sides' logs lies past 5 %; one round a side is not judged). The before/after view
 //! around a change: a terminal table and `B/compare.html`.
 //!
 //! The rows compared (`rows`), read as a headline, a terminal table and HTML (`render`), and

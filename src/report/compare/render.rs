@@ -108,8 +108,8 @@ pub fn html(a_name: &str, b_name: &str, rows: &[Row]) -> String {
          {CLASSES}</style></head><body>\
          <h1>B against A</h1><p class=\"headline\"><b>{}</b></p><p>A: {}<br>B: {}</p>\
          <p>Each cell: the ratio of B's median to A's, and in brackets the lowest and highest ratio the repeats \
-         allow. Green: better beyond the noise; red: worse beyond it (the repeats' ranges do not overlap; with one \
-         run each, a change over 10%). Throughput: higher is better; p99 and server CPU per request: lower.</p>\
+         allow. Green: better beyond the noise; red: worse beyond it (the interval of the two sides' rounds lies \
+         past 5 %; one round a side is not judged). Throughput: higher is better; p99 and server CPU per request: lower.</p>\
          <p>{}</p>{}</body></html>\n",
         esc(&headline(rows)),
         esc(a_name),

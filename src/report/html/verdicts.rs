@@ -23,9 +23,9 @@ pub(super) fn verdicts(d: &Results) -> String {
     }
     h.push_str(
         "<p class=\"how\"><b>How to read this.</b> Each verdict compares the best target with the \
-         runner-up on the geometric mean of their ratios over the connection counts both ran; \
-         \"no clear difference\" means the gap lies inside the spread of the repeats (or, with one run, \
-         under 10%). When the client was the limit (marked client-bound, drawn hollow), throughput and \
+         runner-up round by round (the geometric mean of their ratios over the connection counts both \
+         ran); a gap is clear where the interval of its rounds' ratios, widened to the A/A twin's noise, lies \
+         past 5 %, and one round is not judged. When the client was the limit (marked client-bound, drawn hollow), throughput and \
          latency say as much about the client as about the server; server CPU per request still \
          compares servers. A latency from a cell that starved connections covers only the connections it \
          served: it is drawn hollow, never marked best, and not ranked. The reasons come from the servers' own \
@@ -95,8 +95,8 @@ pub(super) fn against_reference(d: &Results) -> String {
     let mut h = String::from(
         "<section class=\"reference\"><h2>Against the reference</h2>\n<p class=\"how\">Each \
         cell: the ratio of the target's median to the reference's, and in brackets the lowest and highest ratio \
-        (a paired experiment: of its rounds; green: better beyond the noise, red: worse; a paired experiment \
-        calls it by a sign test over its rounds). Throughput: higher is better; p99 and CPU per request: lower.</p>\n",
+        (a paired experiment: of its rounds; green: better beyond the noise, red: worse: the interval of the \
+        rounds' ratios past 5 %; one round is not judged). Throughput: higher is better; p99 and CPU per request: lower.</p>\n",
     );
     for a in &all {
         h.push_str(&format!(

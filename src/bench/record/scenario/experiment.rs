@@ -216,14 +216,14 @@ impl Experiment {
         }
     }
 
-    /// How many runs each of its cells gets when the scenario asks for `scenario`: its own
-    /// `repeats` where that is more.
     /// Whether its first model is served twice in every round (the A/A twin): by default where
     /// it has two targets or more.
     pub fn has_twin(&self) -> bool {
         self.twin.unwrap_or(self.models.len() + self.peers.len() >= 2) && !self.models.is_empty()
     }
 
+    /// How many runs each of its cells gets when the scenario asks for `scenario`: its own
+    /// `repeats` where that is more.
     pub fn rounds(&self, scenario: usize) -> usize {
         self.repeats.map_or(scenario, |r| r.max(scenario))
     }
