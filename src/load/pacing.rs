@@ -119,6 +119,13 @@ impl Budget {
     }
 }
 
+/// The highest `--rate` a run may ask for (a ramp's peak included): every request costs the
+/// client a system call or a share of one, about a microsecond of a CPU, so no client of a
+/// machine of a few cores sends ten million a second; a schedule denser than that would only
+/// fall behind from its first instant (before: 1e9 queued sends without bound until the kernel
+/// killed the process).
+pub const MAX_RATE: f64 = 10_000_000.0;
+
 /// The most sends an open loop's schedule holds one by one, waiting for a connection or lost:
 /// past it, a due send stays in the schedule (its intended time kept, so its latency is still
 /// counted from it) until the backlog has room, and lost ones are counted by the slice of the
@@ -410,7 +417,7 @@ mod schedule_gaps {
     #[test]
     fn a_schedule_no_connection_takes_holds_bounded_memory_and_loses_nothing_uncounted() {
         let t0 = Instant::now();
-        let rate = crate::load::resolving::MAX_RATE;
+        let rate = MAX_RATE;
         let mut s = Schedule::new(rate, 1, t0, None);
         let end = t0 + Duration::from_millis(200);
         s.begin(t0, t0, Some(end));

@@ -85,13 +85,6 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
     Ok(spec)
 }
 
-/// The highest `--rate` a run may ask for (a ramp's peak included): every request costs the
-/// client a system call or a share of one, about a microsecond of a CPU, so no client of a
-/// machine of a few cores sends ten million a second; a schedule denser than that would only
-/// fall behind from its first instant (before: 1e9 queued sends without bound until the kernel
-/// killed the process).
-pub const MAX_RATE: f64 = 10_000_000.0;
-
 /// The pacing `--rate` or `--think` asks for (a closed loop without either).
 fn pacing(a: &LoadArgs) -> Result<Pacing, Error> {
     let w = &a.workload;
@@ -99,9 +92,9 @@ fn pacing(a: &LoadArgs) -> Result<Pacing, Error> {
     match (w.rate, w.think) {
         (Some(_), Some(_)) => bad("--rate (open loop) and --think (closed loop) exclude each other"),
         (Some(r), None) if !(r.per_s() > 0.0 && r.per_s().is_finite()) => bad("--rate must be a positive number"),
-        (Some(r), None) if r.peak() > MAX_RATE => bad(&format!(
+        (Some(r), None) if r.peak() > super::pacing::MAX_RATE => bad(&format!(
             "--rate {r} is over {} requests a second, which no client of this machine sends (each request costs it about a microsecond of a CPU): a schedule that dense only falls behind",
-            crate::units::thousands(MAX_RATE as u64)
+            crate::units::thousands(super::pacing::MAX_RATE as u64)
         )),
         (Some(r), None) if r.is_ramp() && w.requests.is_some() => {
             bad("a ramp runs for a time: give -d (or nothing: its length), not -n")

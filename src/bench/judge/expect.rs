@@ -83,6 +83,22 @@ pub(super) fn check(x: &Experiment, ok: &[&Cell], twins: &[&Cell]) -> Vec<Expect
         .collect()
 }
 
+/// The A/A twin's noise on what `shape` compares at `n` connections: its class's view where
+/// it names one.
+fn twin_noise(shape: &Shape, twins: &[&Cell], ok: &[&Cell], m: &Metric, n: usize) -> Option<f64> {
+    match &shape.class {
+        Some(k) => {
+            let (tv, ov): (Vec<Cell>, Vec<Cell>) = (
+                twins.iter().map(|c| classes::as_class(c, k)).collect(),
+                ok.iter().map(|c| classes::as_class(c, k)).collect(),
+            );
+            let (tv, ov): (Vec<&Cell>, Vec<&Cell>) = (tv.iter().collect(), ov.iter().collect());
+            super::ranking::twin_sd(&tv, &ov, m, &[n])
+        }
+        None => super::ranking::twin_sd(twins, ok, m, &[n]),
+    }
+}
+
 /// Whether `shape` held at every connection count all its targets were measured at, and the
 /// figures at the largest. "a < b" holds at a count where the interval of b over a in its
 /// rounds (the twin's noise beside theirs: the verdicts' one rule, [`interval`]) lies beyond
@@ -141,19 +157,7 @@ fn held(shape: &Shape, ok: &[&Cell], twins: &[&Cell]) -> (Option<bool>, String) 
             .filter_map(|r| Some((in_round(b, n, r, false)? / in_round(a, n, r, true)?).ln()))
             .filter(|l| l.is_finite())
             .collect();
-        // The twin's noise on what the shape compares: its class's view where it names one.
-        let twin = match &shape.class {
-            Some(k) => {
-                let (tv, ov): (Vec<Cell>, Vec<Cell>) = (
-                    twins.iter().map(|c| classes::as_class(c, k)).collect(),
-                    ok.iter().map(|c| classes::as_class(c, k)).collect(),
-                );
-                let (tv, ov): (Vec<&Cell>, Vec<&Cell>) = (tv.iter().collect(), ov.iter().collect());
-                super::ranking::twin_sd(&tv, &ov, m, &[n])
-            }
-            None => super::ranking::twin_sd(twins, ok, m, &[n]),
-        };
-        interval::judge(&logs, twin)
+        interval::judge(&logs, twin_noise(shape, twins, ok, m, n))
     };
     let judged: Vec<(usize, Vec<Judged>)> = shared
         .iter()
@@ -176,13 +180,10 @@ fn held(shape: &Shape, ok: &[&Cell], twins: &[&Cell]) -> (Option<bool>, String) 
         })
         .collect::<Vec<_>>()
         .join(", ");
-    let not_judged_said = match rounds > 1 {
-        true => format!("measured together in fewer than 2 of its {rounds} rounds: not judged"),
-        false => "one round: not judged".to_string(),
-    };
     let margin = match judged.last().and_then(|(_, js)| js.first()).and_then(Judged::interval) {
         Some(i) if !not_judged => format!("{} of the one over the other", i.said()),
-        _ => not_judged_said,
+        _ if rounds > 1 => format!("measured together in fewer than 2 of its {rounds} rounds: not judged"),
+        _ => "one round: not judged".to_string(),
     };
     let counts = match (shared.len() > 1, holds) {
         (false, _) => String::new(),

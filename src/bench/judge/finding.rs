@@ -8,6 +8,9 @@ use super::interval::Interval;
 use super::metric::{Metric, P99};
 use crate::units::thousands;
 
+/// A throughput finding's reason where the client set the rate and both kept up with it.
+pub const OFFERED: &str = "an open loop both kept up with";
+
 /// One metric's finding.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {

@@ -236,7 +236,7 @@ fn choice_placed_alike(findings: &[Finding], by: &[&Metric]) -> Option<String> {
     }
     // No pick: why not, of the first metric that says something (throughput an open loop
     // offered alike says nothing of the designs).
-    let said = order.iter().find(|f| f.why != super::verdict::OFFERED).unwrap_or(first);
+    let said = order.iter().find(|f| f.why != super::finding::OFFERED).unwrap_or(first);
     Some(no_pick(said))
 }
 

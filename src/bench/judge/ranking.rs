@@ -175,33 +175,7 @@ pub(super) fn finding(
         .sum::<f64>()
         / shared.len() as f64)
         .exp();
-    // A share is judged by its counts' Poisson intervals, at most of the counts; every other
-    // metric by the interval of its rounds, the twin's noise beside the rounds' own.
-    let (judged, clear) = match m.counts {
-        Some(_) => {
-            let apart = shared
-                .iter()
-                .filter(|&&n| {
-                    match (
-                        counts_at(m, cells, &best.target, n),
-                        counts_at(m, cells, &second.target, n),
-                    ) {
-                        (Some(a), Some(b)) => shares_apart(a, b),
-                        _ => false,
-                    }
-                })
-                .count();
-            (None, apart * 2 > shared.len())
-        }
-        None => {
-            let logs = round_logs(&shared, rounds_of(cells), |n, r| {
-                let b = in_round_value(cells, m, &best.target, n, r)?;
-                Some(m.better(b, in_round_value(cells, m, &second.target, n, r)?).ln())
-            });
-            let j = interval::judge(&logs, twin_sd(twins, cells, m, &shared));
-            (Some(j), j.clear())
-        }
-    };
+    let (judged, clear) = judge_gap(cells, twins, m, &best.target, &second.target, &shared);
     let ratio = judged.and_then(|j| j.ratio()).unwrap_or(medians_ratio);
     // A difference under what the measurement resolves (memory: a mebibyte over all the
     // connections) is no difference, whatever its ratio.
@@ -335,6 +309,41 @@ fn behind(
         at_least,
         interval,
     })
+}
+
+/// Whether `best` and `second` are apart on `m` over `shared`: a share by its counts' Poisson
+/// intervals (at most of the counts); every other metric by the interval of its rounds, the
+/// twin's noise beside the rounds' own (`None` for a share).
+fn judge_gap(
+    cells: &[&Cell],
+    twins: &[&Cell],
+    m: &Metric,
+    best: &str,
+    second: &str,
+    shared: &[usize],
+) -> (Option<interval::Judged>, bool) {
+    match m.counts {
+        Some(_) => {
+            let apart = shared
+                .iter()
+                .filter(
+                    |&&n| match (counts_at(m, cells, best, n), counts_at(m, cells, second, n)) {
+                        (Some(a), Some(b)) => shares_apart(a, b),
+                        _ => false,
+                    },
+                )
+                .count();
+            (None, apart * 2 > shared.len())
+        }
+        None => {
+            let logs = round_logs(shared, rounds_of(cells), |n, r| {
+                let b = in_round_value(cells, m, best, n, r)?;
+                Some(m.better(b, in_round_value(cells, m, second, n, r)?).ln())
+            });
+            let j = interval::judge(&logs, twin_sd(twins, cells, m, shared));
+            (Some(j), j.clear())
+        }
+    }
 }
 
 /// How many rounds `cells` ran (their repeats).

@@ -627,7 +627,7 @@ fn no_pick_speaks_of_a_metric_the_designs_set_not_of_an_offered_throughput() {
     }
     let v = verdict(&experiment(), &cells);
     let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
-    assert_eq!(t.why, super::verdict::OFFERED, "{}", v.text);
+    assert_eq!(t.why, super::finding::OFFERED, "{}", v.text);
     says(&v, "an open loop both kept up with");
     assert!(v.headline.starts_with("No pick:"), "{}", v.headline);
     assert!(!v.headline.contains("on throughput"), "{}", v.headline);

@@ -346,9 +346,6 @@ fn capital(s: &str) -> String {
         .map_or(String::new(), |f| f.to_uppercase().collect::<String>() + c.as_str())
 }
 
-/// A throughput finding's reason where the client set the rate and both kept up with it.
-pub const OFFERED: &str = "an open loop both kept up with";
-
 /// The findings in sentences, each with what it is set against (the class's service time, the
 /// prediction); an open loop's throughput that every target kept up with, where its rounds do
 /// not separate them, is no difference (the client set the rate).
@@ -369,7 +366,7 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding]) -> Vec<String> {
             .map(|r| r.per_s())
             .filter(|&r| f.metric == THROUGHPUT.name && kept_up(r));
         if let Some(rate) = open_loop.filter(|_| !f.clear) {
-            f.why = OFFERED.into();
+            f.why = super::finding::OFFERED.into();
             parts.push(format!(
                 "Throughput: no difference between {} and {} ({:.2}×): an open loop at {} req/s, which both kept up with.",
                 f.best,
@@ -386,7 +383,7 @@ fn said(x: &Experiment, ok: &[&Cell], findings: &mut [Finding]) -> Vec<String> {
             !mine.is_empty() && mine.iter().all(|c| super::metric::throughput_offered(c))
         };
         if f.metric == THROUGHPUT.name && !f.clear && offered(&f.best) && offered(&f.runner_up) {
-            f.why = OFFERED.into();
+            f.why = super::finding::OFFERED.into();
             parts.push(format!(
                 "Throughput: no difference between {} and {} ({:.2}×): an open loop both kept up with.",
                 f.best, f.runner_up, f.ratio

@@ -104,15 +104,15 @@ fn command<'a>(name: &[u8], args: Args<'a>) -> Result<(Verb, Op<'a>), String> {
         b"FLUSHALL" if n == 1 => (Verb::FlushAll, Op::FlushAll),
         // Its one option says how (both flush at once here); anything else is refused, as
         // redis refuses it, before the store is touched.
-        b"FLUSHALL" if n == 2 => match args.get(1) {
-            how if how.eq_ignore_ascii_case(b"ASYNC") || how.eq_ignore_ascii_case(b"SYNC") => {
+        b"FLUSHALL" => match args.get(1) {
+            how if n == 2 && (how.eq_ignore_ascii_case(b"ASYNC") || how.eq_ignore_ascii_case(b"SYNC")) => {
                 (Verb::FlushAll, Op::FlushAll)
             }
             _ => return Err("syntax error".into()),
         },
         b"INFO" if n <= 2 => (Verb::Info, Op::Info),
         b"PING" | b"GET" | b"MGET" | b"SET" | b"MSET" | b"DEL" | b"EXISTS" | b"INCR" | b"DECR" | b"INCRBY"
-        | b"DECRBY" | b"EXPIRE" | b"TTL" | b"DBSIZE" | b"FLUSHALL" | b"INFO" => return wrong(),
+        | b"DECRBY" | b"EXPIRE" | b"TTL" | b"DBSIZE" | b"INFO" => return wrong(),
         _ => {
             return Err(format!(
                 "unknown command '{}', with args beginning with: {}",
