@@ -123,7 +123,7 @@ fn class_row(k: &ClassFigure) -> String {
 }
 
 /// A verdict as the terminal prints it: the experiment and its headline, a row per ranked
-/// metric, then the whole verdict.
+/// metric (who fell behind on a line beneath it), then the whole verdict.
 pub fn verdict_lines(v: &crate::bench::judge::Verdict) -> String {
     let mut s = match v.headline.is_empty() {
         true => format!("  {}\n", v.experiment),
@@ -145,6 +145,9 @@ pub fn verdict_lines(v: &crate::bench::judge::Verdict) -> String {
                 r.reason,
                 r.bound_by.as_deref().unwrap_or("–")
             ));
+            if let Some(b) = &r.behind {
+                s.push_str(&format!("      fell behind: {b}\n"));
+            }
         }
     }
     if !v.fidelity.is_empty() {

@@ -234,9 +234,16 @@ fn choice_placed_alike(findings: &[Finding], by: &[&Metric]) -> Option<String> {
             return Some(s);
         }
     }
-    // No pick: why not, of the first metric that says something (throughput an open loop
-    // offered alike says nothing of the designs).
-    let said = order.iter().find(|f| f.why != super::finding::OFFERED).unwrap_or(first);
+    // No pick: why not, of the first metric that says something of the designs: judged over
+    // rounds where one was (throughput an open loop offered alike says nothing, nor a gap
+    // ranked in too few rounds while another was judged).
+    let says = |f: &&&Finding| f.why != super::finding::OFFERED;
+    let judged = |f: &&&Finding| f.interval.is_some() || f.counts.is_some();
+    let said = order
+        .iter()
+        .find(|f| says(f) && judged(f))
+        .or_else(|| order.iter().find(says))
+        .unwrap_or(first);
     Some(no_pick(said))
 }
 

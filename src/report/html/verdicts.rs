@@ -41,17 +41,18 @@ fn verdict_table(rows: &[crate::bench::judge::headline::Row]) -> String {
     }
     let mut h = String::from(
         "<table class=\"vt\"><tr><th>metric</th><th>best</th><th>runner-up</th><th>ratio</th>\
-         <th>confidence</th><th>reason</th><th>bound by</th></tr>\n",
+         <th>confidence</th><th>reason</th><th>fell behind</th><th>bound by</th></tr>\n",
     );
     for r in rows {
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}×</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}×</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.metric),
             esc(&r.best),
             esc(&r.runner_up),
             r.ratio,
             esc(&r.confidence),
             esc(&r.reason),
+            esc(r.behind.as_deref().unwrap_or("–")),
             esc(r.bound_by.as_deref().unwrap_or("–"))
         ));
     }
@@ -107,4 +108,34 @@ pub(super) fn against_reference(d: &Results) -> String {
     }
     h.push_str("</section>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bench::judge::headline::Row;
+
+    /// Who fell behind reaches the report's verdict table, and a row without one shows "–".
+    #[test]
+    fn the_verdict_table_shows_who_fell_behind() {
+        let row = |behind: Option<&str>| Row {
+            metric: "memory per connection".into(),
+            best: "epoll".into(),
+            runner_up: "nginx".into(),
+            ratio: 1.27,
+            confidence: "3 rounds, 1.27–1.27×".into(),
+            reason: "under the 1 MiB the measurement resolves".into(),
+            behind: behind.map(str::to_string),
+            bound_by: None,
+        };
+        let h = super::verdict_table(&[
+            row(Some("thread at least 79.59× behind (3 rounds, 27.26–232.36×)")),
+            row(None),
+        ]);
+        assert!(h.contains("<th>fell behind</th>"), "{h}");
+        assert!(
+            h.contains("<td>thread at least 79.59× behind (3 rounds, 27.26–232.36×)</td>"),
+            "{h}"
+        );
+        assert_eq!(h.matches("<td>–</td>").count(), 3, "{h}");
+    }
 }
