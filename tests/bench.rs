@@ -596,7 +596,16 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
     for c in r["cells"].as_array().unwrap() {
         let cap = &c["figures"]["capacity"];
         assert_eq!(cap["slo"], "p99<=20ms", "{c}");
-        let rps = cap["rps"].as_f64().unwrap_or_else(|| panic!("an answer: {cap}"));
+        // A client that cannot offer more (beside a busy neighbour: 1,689 req/s against the
+        // pool of four's 4,000) makes the search inconclusive, saying so, never an answer.
+        let Some(rps) = cap["rps"].as_f64() else {
+            let why = cap["inconclusive"]
+                .as_str()
+                .unwrap_or_else(|| panic!("an answer or why not: {cap}"));
+            assert!(why.contains("the client"), "{cap}");
+            assert!(c["figures"]["predicted"]["capacity_rps"].as_f64() > Some(0.0), "{c}");
+            continue;
+        };
         let most = if c["target"] == "queue-pool --workers 2" {
             2000.0
         } else {

@@ -5,9 +5,9 @@
 //! error: unbalanced quotes in request", and the connection closes).
 
 /// The words of `line`, each unquoted in place (a word never grows as it is unquoted, so it is
-/// written over its own bytes): their spans in `line`; `Err` for unbalanced quotes.
-pub(super) fn words(line: &mut [u8]) -> Result<Vec<(usize, usize)>, ()> {
-    let mut spans = Vec::new();
+/// written over its own bytes), each span in `line` handed to `word` (no allocation on a
+/// command's path); `Err` for unbalanced quotes.
+pub(super) fn words(line: &mut [u8], mut word: impl FnMut(usize, usize)) -> Result<(), ()> {
     let (mut r, n) = (0, line.len());
     while r < n {
         if line[r].is_ascii_whitespace() {
@@ -33,9 +33,9 @@ pub(super) fn words(line: &mut [u8]) -> Result<Vec<(usize, usize)>, ()> {
                 }
             }
         }
-        spans.push((start, w));
+        word(start, w);
     }
-    Ok(spans)
+    Ok(())
 }
 
 /// Reads a quoted part from `r` (past its opening `q`) to its closing quote, writing it at
@@ -81,7 +81,8 @@ mod tests {
 
     fn split(s: &str) -> Result<Vec<Vec<u8>>, ()> {
         let mut b = s.as_bytes().to_vec();
-        let spans = words(&mut b)?;
+        let mut spans = Vec::new();
+        words(&mut b, |a, z| spans.push((a, z)))?;
         Ok(spans.into_iter().map(|(a, z)| b[a..z].to_vec()).collect())
     }
 

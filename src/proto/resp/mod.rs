@@ -225,16 +225,17 @@ impl RespSession {
             Err(()) => return Parsed::Broken("too big inline request"),
         };
         let pos = self.core.input.pos;
-        let line = &mut self.core.input.buf[pos..pos + nl];
+        let input = &mut self.core.input;
+        let line = &mut input.buf[pos..pos + nl];
         let len = line.strip_suffix(b"\r").map_or(nl, |l| l.len());
         // Words as redis splits them (quotes and escapes), each unquoted in place.
-        match inline::words(&mut line[..len]) {
-            Ok(words) => self
-                .core
-                .input
-                .spans
-                .extend(words.into_iter().map(|(a, b)| ((pos + a) as u32, (pos + b) as u32))),
-            Err(()) => return Parsed::Broken("unbalanced quotes in request"),
+        let spans = &mut input.spans;
+        if inline::words(&mut line[..len], |a, b| {
+            spans.push(((pos + a) as u32, (pos + b) as u32))
+        })
+        .is_err()
+        {
+            return Parsed::Broken("unbalanced quotes in request");
         }
         match self.core.input.spans.is_empty() {
             true => Parsed::Nothing(self.core.input.pos + nl + 1),
