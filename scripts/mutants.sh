@@ -113,6 +113,6 @@ mutant one-round-judged src/bench/judge/interval.rs \
 # 73: a starved design's memory bound places it behind only where it is behind everyone.
 mutant bound-placed-anywhere src/bench/judge/ranking.rs \
   'behind_all.then_some((t, medians))' 'Some((t, medians))' \
-  --lib bench::judge::tests::a_starved_design_whose_bound_is_not_behind_everyone_is_not_placed
+  --lib bench::judge::behind_tests::a_starved_design_whose_bound_is_not_behind_everyone_is_not_placed
 
 exit $status

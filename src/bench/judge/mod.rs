@@ -16,6 +16,8 @@
 
 mod aa;
 mod against_prediction;
+#[cfg(test)]
+mod behind_tests;
 pub mod bound;
 pub mod card;
 mod classes;

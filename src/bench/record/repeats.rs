@@ -1,6 +1,6 @@
 //! The repeats of a cell taken together: medians and spreads, one summary row per (experiment,
 //! target, connections), and for paired rounds each round's drift and values within rounds
-//! (whether one target beat another is the judge's interval, `judge::interval`).
+//! (whether one target beat another is for the verdicts to say, from the rounds these keep).
 
 use super::cell::Cell;
 
