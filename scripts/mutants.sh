@@ -114,5 +114,15 @@ mutant one-round-judged src/bench/judge/interval.rs \
 mutant bound-placed-anywhere src/bench/judge/ranking.rs \
   'behind_all.then_some((t, medians))' 'Some((t, medians))' \
   --lib bench::judge::behind_tests::a_starved_design_whose_bound_is_not_behind_everyone_is_not_placed
+# 85: a connection with nothing awaited is closed after the window (a serial server then
+# answers the connections that waited behind the first; kept open, they are unanswered).
+mutant drain-keeps-idle src/load/engine/drain.rs \
+  '(true, true) => drop(self.conns[i].close_socket()),' '(true, true) => {}' \
+  --test hostile_servers a_serial_server_answers_what_waited_behind_its_first_connection_after_the_window
+# 85: what a silent server never answers is counted, per request.
+mutant unanswered-uncounted src/load/engine/drain.rs \
+  'Self::count_unanswered(&mut self.tally, d, class);
+        }' '}' \
+  --test hostile_servers a_request_a_silent_server_never_answers_is_unanswered_in_every_protocol
 
 exit $status

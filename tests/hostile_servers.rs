@@ -55,7 +55,20 @@ const LIVENESS: Duration = Duration::from_secs(60);
 /// Runs `muxlab load ARGS`, sampling its peak memory (VmHWM), killed past [`LIVENESS`];
 /// `signal_after`: SIGTERM then.
 fn run(args: &[&str], signal_after: Option<Duration>) -> Ran {
-    let mut child = Command::new(BIN)
+    run_under(&[], args, signal_after)
+}
+
+/// [`run`] under `wrapper` (a program that sets something up and execs, as `prlimit`).
+fn run_under(wrapper: &[&str], args: &[&str], signal_after: Option<Duration>) -> Ran {
+    let mut cmd = match wrapper.split_first() {
+        Some((w, rest)) => {
+            let mut c = Command::new(w);
+            c.args(rest).arg(BIN);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    let mut child = cmd
         .arg("load")
         .args(args)
         .stdout(Stdio::piped())
@@ -274,4 +287,165 @@ fn a_run_interrupted_before_its_requests_were_done_exits_non_zero() {
     assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("interrupted before the run was done"), "{}", r.stderr);
     assert!(r.stderr.contains("of 1000 asked"), "{}", r.stderr);
+}
+
+/// A server that reads every byte sent to it and never answers.
+fn silent() -> SocketAddr {
+    hostile(|mut c| {
+        let mut b = [0u8; 65536];
+        while matches!(c.read(&mut b), Ok(n) if n > 0) {}
+    })
+}
+
+/// The errors of each class over a run's series (`--timeseries` NDJSON).
+fn series_errors(path: &std::path::Path, class: &str) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    lines.map(|v| v["errors"][class].as_u64().unwrap_or(0)).sum()
+}
+
+/// A request in flight when the window closes is waited for up to `--timeout`, and one that is
+/// never answered is an error of its own, `unanswered`, per request: in `--json`, the series
+/// and the gates, for every protocol, closed loop and open. (They were dropped: a server that
+/// never answered made a run of "errors none".)
+#[test]
+fn a_request_a_silent_server_never_answers_is_unanswered_in_every_protocol() {
+    let addr = silent();
+    let dir = std::env::temp_dir().join(format!("muxlab-unanswered-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ts = dir.join("series.ndjson");
+    let ts_arg = ts.to_str().unwrap();
+    for scheme in ["http", "echo", "packet", "resp", "memcache", "h2c"] {
+        let url = format!("{scheme}://{addr}/");
+        let args = [&url, "-c", "2", "-d", "300ms", "--timeout", "600ms", "--json"];
+        let r = run(
+            &[&args[..], &["--timeseries", ts_arg, "--interval", "100ms"]].concat(),
+            None,
+        );
+        assert_eq!(r.code, Some(1), "{scheme}: {}", r.stderr);
+        let doc = json(&r);
+        assert_eq!(doc["errors"]["unanswered"], 2, "{scheme}: {}", doc["errors"]);
+        assert_eq!(doc["error_total"], 2, "{scheme}: {}", doc["errors"]);
+        assert_eq!(series_errors(&ts, "unanswered"), 2, "{scheme}: the series lost them");
+    }
+    // A gate over errors fails on them.
+    let url = format!("http://{addr}/");
+    let r = run(
+        &[
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "300ms",
+            "--timeout",
+            "600ms",
+            "--fail-if",
+            "errors>1",
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    // An open loop: the requests sent are unanswered, those never sent are not completed.
+    let r = run(
+        &[
+            &url,
+            "-c",
+            "2",
+            "--rate",
+            "50",
+            "-d",
+            "400ms",
+            "--timeout",
+            "600ms",
+            "--json",
+        ],
+        None,
+    );
+    let doc = json(&r);
+    assert_eq!(doc["errors"]["unanswered"], 2, "{}", doc["errors"]);
+    assert_eq!(doc["not_completed"], doc["scheduled"], "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// After the window each connection closes once nothing of it is awaited, so a server that
+/// serves one connection at a time answers those that waited behind the first, and none is
+/// called unanswered.
+#[test]
+fn a_serial_server_answers_what_waited_behind_its_first_connection_after_the_window() {
+    let srv = Server::start("iterative", &[]);
+    let r = run(&[&srv.url(), "-c", "3", "-d", "300ms", "--json"], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = json(&r);
+    assert_eq!(doc["error_total"], 0, "{}", doc["errors"]);
+    assert!(doc["requests"].as_u64() > Some(0), "{doc}");
+}
+
+/// A signal in the window ends the run at once (no drain), and what was in flight is
+/// unanswered.
+#[test]
+fn a_signal_in_the_window_counts_what_was_in_flight_as_unanswered() {
+    let url = format!("http://{}/", silent());
+    let r = run(
+        &[&url, "-c", "3", "-d", "30s", "--json"],
+        Some(Duration::from_millis(800)),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(json(&r)["errors"]["unanswered"], 3, "{}", r.stdout);
+    assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
+}
+
+/// A signal during `--prefill` ends it (it waited for a reply up to `--timeout` first) and
+/// says so.
+#[test]
+fn a_signal_during_prefill_ends_the_run_and_says_so() {
+    let url = format!("resp://{}/", silent());
+    let r = run(
+        &[
+            &url,
+            "--prefill",
+            "--keys",
+            "100000",
+            "-c",
+            "2",
+            "-d",
+            "5s",
+            "--timeout",
+            "60s",
+        ],
+        Some(Duration::from_millis(800)),
+    );
+    assert_ne!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("stopped by a signal"), "{}", r.stderr);
+}
+
+/// A run split over processes (here by a descriptor limit of 200) passes a SIGTERM sent to
+/// its parent alone on to every part: the parts stop and report, the parent merges what they
+/// measured, and no part is left running.
+#[test]
+fn a_signal_to_a_run_split_over_processes_stops_every_part() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        return common::skip("prlimit (util-linux) is not installed");
+    }
+    let addr = silent();
+    let url = format!("http://{addr}/");
+    let r = run_under(
+        &["prlimit", "--nofile=200:200"],
+        &[&url, "-c", "150", "-d", "30s", "--json"],
+        Some(Duration::from_millis(1500)),
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let doc = json(&r);
+    assert_eq!(doc["config"]["shards"], 2, "{}", doc["config"]);
+    assert_eq!(doc["errors"]["unanswered"], 150, "{}", doc["errors"]);
+    let port = addr.port().to_string();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("--subshard") && c.contains(&port))
+        .collect();
+    assert!(left.is_empty(), "parts left running: {left:?}");
 }

@@ -47,8 +47,8 @@ pub enum Command {
     ///   muxlab load http://10.0.0.1:8080/ -c 400 -d 30s --hosts a,b    from other hosts over ssh, merged
     ///
     /// Exit code: 0 when no error occurred, 1 when any request failed (refused, timeout, reset,
-    /// bad response, TLS; a 4xx or 5xx is counted by status class and warned about, like wrk),
-    /// 2 for bad flags.
+    /// bad response, TLS, unanswered by --timeout after the window; a 4xx or 5xx is counted by
+    /// status class and warned about, like wrk), 2 for bad flags, 3 for a failed --fail-if gate.
     #[command(verbatim_doc_comment)]
     Load(Box<LoadCommand>),
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,

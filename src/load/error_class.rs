@@ -38,10 +38,14 @@ pub enum ErrorClass {
     /// A keyed store refused a command with an error reply (`-ERR`, `-OOM`, `SERVER_ERROR`);
     /// the connection goes on.
     ServerError,
+    /// Sent, and not answered by the window's close nor within `--timeout` after it (the
+    /// client waits that long for what is in flight at the close), or in flight when the run
+    /// was stopped by a signal. Counted per request.
+    Unanswered,
 }
 
 /// How many error classes there are.
-pub const CLASSES: usize = 14;
+pub const CLASSES: usize = 15;
 
 pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::Refused, "refused"),
@@ -58,6 +62,7 @@ pub const ERROR_CLASSES: [(ErrorClass, &str); CLASSES] = [
     (ErrorClass::StreamCut, "stream_cut"),
     (ErrorClass::WrongValue, "wrong_value"),
     (ErrorClass::ServerError, "server_error"),
+    (ErrorClass::Unanswered, "unanswered"),
 ];
 
 impl ErrorClass {

@@ -3,8 +3,10 @@
 //! losslessly (see `merge`).
 
 use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
 
 use super::progress::{Line, Said};
+use super::stop::STOP;
 use super::{io_err, merge, Error, Outcome, Shard, Show, Spec};
 use crate::sys;
 
@@ -28,6 +30,7 @@ pub fn needed(connections: usize) -> usize {
 /// part has: the window a caller samples the server over is the parts' window.
 pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
     let exe = std::env::current_exe().map_err(io_err("cannot find this program to start shards"))?;
+    let _ = sys::signal::install_stop_handler(&STOP);
     let lines = show == Show::JsonLines;
     let mut children = Vec::new();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -70,6 +73,24 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
             Line::Started.print();
         }
     }
+    // A signal to this process is the parts' too (a SIGTERM sent to this pid alone must not
+    // leave them running): they stop, report what they measured, and the merge says so.
+    let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let forward = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if STOP.load(Ordering::Relaxed) != 0 {
+                    for &pid in &pids {
+                        let _ = sys::process::kill(pid, sys::signal::SIGTERM);
+                    }
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
     let mut parts = Vec::new();
     let mut failures = Vec::new();
     for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
@@ -80,6 +101,8 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
             None => failures.push(format!("shard {i} reported nothing ({status})")),
         }
     }
+    done.store(true, Ordering::Relaxed);
+    let _ = forward.join();
     if !failures.is_empty() {
         return Err(Error::Failed(failures.join("; ")));
     }

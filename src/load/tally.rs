@@ -133,8 +133,13 @@ mod errors_by_name {
 impl Tally {
     #[inline]
     pub fn error(&mut self, class: ErrorClass) {
+        self.error_at(class, std::time::Instant::now());
+    }
+
+    /// An error of `class` counted as of `t` (in the series' interval of `t`).
+    pub fn error_at(&mut self, class: ErrorClass, t: std::time::Instant) {
         self.errors[class as usize] += 1;
-        if let Some(i) = self.series_clock.and_then(|c| c.index(std::time::Instant::now())) {
+        if let Some(i) = self.series_clock.and_then(|c| c.index(t)) {
             super::series::error(&mut self.series, i, class);
         }
     }

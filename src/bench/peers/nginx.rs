@@ -15,6 +15,18 @@ pub fn free_port() -> Result<u16, Error> {
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
+/// `n` ports free now and distinct from each other: each is held until all are picked (a port
+/// freed at once may be handed out again, and two `listen` lines on one port are one listener
+/// to nginx, with the options of both: TLS without `http2` would then pick h2).
+fn distinct_free_ports(n: usize) -> Result<Vec<u16>, Error> {
+    let held = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let ports = held.iter().map(|l| l.local_addr().map(|a| a.port()));
+    ports.collect::<Result<Vec<u16>, _>>().map_err(|e| e.to_string().into())
+}
+
 /// Debian's nginx binary, if installed.
 pub fn nginx_binary() -> Option<&'static str> {
     ["/usr/sbin/nginx", "/usr/bin/nginx"]
@@ -37,7 +49,7 @@ pub fn launch_nginx(
     conf: &dyn Fn(&[u16]) -> String,
 ) -> Result<(Child, Vec<u16>), Error> {
     for _ in 0..5 {
-        let ports = (0..n).map(|_| free_port()).collect::<Result<Vec<u16>, Error>>()?;
+        let ports = distinct_free_ports(n)?;
         std::fs::write(dir.join("nginx.conf"), conf(&ports)).map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(dir.join("nginx.pid"));
         let mut cmd = match cpus {
@@ -131,4 +143,18 @@ pub(super) fn start_nginx(deferred: bool, x: &Experiment, place: &Placement) -> 
         session: None,
         stop_with: crate::sys::signal::SIGQUIT,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The ports of one nginx are distinct however many are asked for: two `listen` lines on one
+    /// port would be one listener with both lines' options (found as a TLS port without
+    /// `http2` that picked h2 in CI).
+    #[test]
+    fn the_ports_picked_for_one_nginx_are_distinct() {
+        let mut ports = super::distinct_free_ports(500).unwrap();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), 500);
+    }
 }

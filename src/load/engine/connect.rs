@@ -15,6 +15,9 @@ use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 
 impl Engine<'_> {
     pub(super) fn start_connect(&mut self, i: usize, now: Instant) {
+        if self.drain.is_some() {
+            return;
+        }
         let open_loop = self.schedule.is_some();
         // Past the quota a slot still connects for what it holds: requests to send again
         // (HTTP/2), or tickets its last socket did not use (the server closed it early).
@@ -145,6 +148,10 @@ impl Engine<'_> {
 
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
+        if self.drain.is_some() {
+            // After the window a failure is not counted as such: what it took is unanswered.
+            return self.unanswered(i);
+        }
         self.tally.error(class);
         self.end_stream(i, None, now, true);
         // The failure is the oldest request's in flight, and its class's.

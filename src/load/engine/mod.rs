@@ -20,6 +20,7 @@
 mod classes;
 mod conn;
 mod connect;
+mod drain;
 mod h2;
 mod issue;
 mod keyed;

@@ -171,6 +171,9 @@ impl Engine<'_> {
     /// loop's window, and counted as an error of `class` (and of its request class).
     pub(super) fn abandon(&mut self, r: Sent, class: ErrorClass, now: Instant) {
         self.budget.settled(1);
+        if self.given_up_in_drain(r.class) {
+            return;
+        }
         if let Some(s) = self.schedule.as_mut() {
             s.lose(r.intended, r.class);
         }
@@ -201,6 +204,10 @@ impl Engine<'_> {
             self.conns[i].lanes.push_back(lane);
         }
         self.budget.settled(1);
+        if self.drain.is_some() {
+            // Answered after the window: not counted (the schedule was closed with it).
+            return Some(false);
+        }
         let in_window = self.window.inside(now);
         // Open loop over a duration: the window's requests are those it scheduled; one answered
         // after the close is counted there, as not completed.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::classes;
 use super::conn::{Conn, State};
+use super::drain::Drain;
 use super::ramp::Ramp;
 use super::window::Window;
 use super::{Progress, Start, ThreadPlan};
@@ -55,6 +56,8 @@ pub struct Engine<'a> {
     pub(super) again: Vec<usize>,
     /// Keyed targets: the verdicts on one read's replies.
     pub(super) verdicts: Vec<crate::load::keyed::Verdict>,
+    /// After the window (or a stop): what is in flight is waited for, nothing new is sent.
+    pub(super) drain: Option<Drain>,
 }
 
 impl<'a> Engine<'a> {
@@ -131,6 +134,7 @@ impl<'a> Engine<'a> {
             open_streams: 0,
             again: Vec::new(),
             verdicts: Vec::new(),
+            drain: None,
         })
     }
 
@@ -201,9 +205,10 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Runs until the duration ends, the quota is done, or `stop` is set. Returns the tally and
-    /// the CPU this thread used over the measured window: from the warm-up's end to the close,
-    /// before any socket is torn down (closing thousands of them is not load).
+    /// Runs until the duration ends, the quota is done, or `stop` is set, then waits for what
+    /// is in flight (see `drain`). Returns the tally and the CPU this thread used over the
+    /// measured window: from the warm-up's end to the close, before any socket is torn down
+    /// (closing thousands of them is not load).
     pub fn run(mut self, progress: &Progress, stop: &AtomicU64) -> (Tally, Duration) {
         // An open loop's sends and a think time are timers: without this the kernel may wake
         // the thread up to 50 us late (its default timer slack), and that lateness would be
@@ -213,8 +218,39 @@ impl<'a> Engine<'a> {
         let mut next_scan = Instant::now() + SCAN;
         let mut cpu_from = None;
         let mut looked = None;
+        let mut cpu = Duration::ZERO;
         loop {
             let now = Instant::now();
+            let stopped = stop.load(Ordering::Relaxed) != 0;
+            if self.drain.is_none() && (stopped || self.finished(now)) {
+                cpu = cpu_from.map_or(Duration::ZERO, |from| {
+                    sys::process::thread_cpu_time().saturating_sub(from)
+                });
+                self.close_window(now);
+                self.begin_drain(now, stopped);
+            }
+            if let Some(d) = self.drain {
+                if stopped || self.drain_over(now) {
+                    break;
+                }
+                if now >= next_scan {
+                    self.scan_timeouts(now);
+                    next_scan = now + SCAN;
+                }
+                if self.ep.wait_precise(&mut events, d.wait(now, next_scan)).is_err() {
+                    break;
+                }
+                let now = Instant::now();
+                for i in std::mem::take(&mut self.again) {
+                    if self.conns[i].is_up() {
+                        self.on_readable(i, now, true);
+                    }
+                }
+                for (token, flags) in events.iter() {
+                    self.on_event(token as usize, flags, now);
+                }
+                continue;
+            }
             if !self.ramp.all_opened() {
                 self.open_some(now);
             }
@@ -226,9 +262,6 @@ impl<'a> Engine<'a> {
             }
             if cpu_from.is_none() && self.window.started(now) {
                 cpu_from = Some(sys::process::thread_cpu_time());
-            }
-            if self.finished(now) || stop.load(Ordering::Relaxed) != 0 {
-                break;
             }
             self.fire_timers(now);
             // Requests start with the warm-up, once connecting is over; with --connect-first,
@@ -279,11 +312,8 @@ impl<'a> Engine<'a> {
                 progress.events.store(t.events, Ordering::Relaxed);
             }
         }
-        let cpu = cpu_from.map_or(Duration::ZERO, |from| {
-            sys::process::thread_cpu_time().saturating_sub(from)
-        });
+        self.end_drain();
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
-        self.close_window(Instant::now());
         (self.tally, cpu)
     }
 
@@ -382,6 +412,9 @@ impl<'a> Engine<'a> {
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {
+        if self.drain.is_some() {
+            return;
+        }
         match self.conns[i].state() {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),

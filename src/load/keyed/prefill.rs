@@ -5,18 +5,23 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Instant;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::command::{self, Dialect};
 use super::keys::owned_count;
 use super::reply::{Replies, Reply};
 use super::value::{self, Stamp, HEADER};
 use super::Plan;
+use crate::load::stop::STOP;
 use crate::load::{Error, Spec};
 use crate::rng::Rng;
 
 /// SETs written before their replies are read.
 const BATCH: u64 = 256;
+
+/// How long one blocking read or write waits before the stop flag and `--timeout` are looked at.
+const SLICE: Duration = Duration::from_millis(50);
 
 /// Writes the keys of slots `first..first + slots` over `threads` connections to `spec`'s
 /// target: how many keys, and how long it took.
@@ -48,8 +53,24 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
     let fail = |what: String| Error::Failed(format!("--prefill: {what}"));
     let mut sock = TcpStream::connect_timeout(&target.addr, spec.timeout())
         .map_err(|e| fail(format!("cannot connect to {}: {e}", target.addr)))?;
-    sock.set_read_timeout(Some(spec.timeout())).ok();
+    // Blocking calls wait a slice at a time: a signal, or `--timeout` without progress, ends
+    // the prefill (a server that never reads or never answers cannot hold it).
+    sock.set_read_timeout(Some(SLICE)).ok();
+    sock.set_write_timeout(Some(SLICE)).ok();
     sock.set_nodelay(true).ok();
+    let waited = |since: Instant, written: u64| -> Result<(), Error> {
+        if STOP.load(Ordering::Relaxed) != 0 {
+            return Err(fail(format!("stopped by a signal after {written} keys")));
+        }
+        match since.elapsed() > spec.timeout() {
+            true => Err(fail(format!(
+                "{} made no progress for --timeout ({:?}) after {written} keys",
+                target.addr,
+                spec.timeout()
+            ))),
+            false => Ok(()),
+        }
+    };
     let keys = slots.clone().flat_map(|slot| {
         let n = owned_count(plan.keys, slot, plan.connections);
         (0..n).map(move |j| (slot, slot + j * plan.connections))
@@ -78,13 +99,25 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
             command::set(plan.dialect, &mut out, key, len, |o| value::write_any(o, len, stamp));
             batch += 1;
         }
-        sock.write_all(&out)
-            .map_err(|e| fail(format!("writing to {}: {e}", target.addr)))?;
+        let (mut off, mut since) = (0, Instant::now());
+        while off < out.len() {
+            match sock.write(&out[off..]) {
+                Ok(n) => (off, since) = (off + n, Instant::now()),
+                Err(e) if is_wait(&e) => waited(since, written)?,
+                Err(e) => return Err(fail(format!("writing to {}: {e}", target.addr))),
+            }
+        }
         let mut stored = 0u64;
+        let since = Instant::now();
         while stored < batch {
-            let n = sock
-                .read(&mut buf)
-                .map_err(|e| fail(format!("reading from {}: {e}", target.addr)))?;
+            let n = match sock.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if is_wait(&e) => {
+                    waited(since, written + stored)?;
+                    continue;
+                }
+                Err(e) => return Err(fail(format!("reading from {}: {e}", target.addr))),
+            };
             if n == 0 {
                 return Err(fail(format!("{} closed the connection", target.addr)));
             }
@@ -121,6 +154,12 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
         written += batch;
     }
     Ok(written)
+}
+
+/// A blocking call's slice ran out (or a signal came): look at the clock and the stop flag.
+fn is_wait(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
+    matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
 }
 
 fn dialect_name(d: Dialect) -> &'static str {

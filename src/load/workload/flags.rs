@@ -86,7 +86,9 @@ pub struct Workload {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_per_conn: Option<u64>,
-    /// Give up on a connect or a response after this long (counted as a timeout).
+    /// Give up on a connect or a response after this long (counted as a timeout); also how long
+    /// the client waits after the window for what is still in flight (counted as unanswered if
+    /// it never comes).
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     #[serde(
         default = "five_seconds",
