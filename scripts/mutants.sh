@@ -124,5 +124,13 @@ mutant unanswered-uncounted src/load/engine/drain.rs \
   'Self::count_unanswered(&mut self.tally, d, class);
         }' '}' \
   --test hostile_servers a_request_a_silent_server_never_answers_is_unanswered_in_every_protocol
+# 74: a too-large memcache `set` unlinks the old value, as memcached does.
+mutant mc-set-keeps-old src/proto/memcache/mod.rs \
+  'unlink: args.get(0) == b"set",' 'unlink: false,' \
+  --lib store::protocol_tests::memcache_data_past_max_value_is_dropped_and_a_bad_chunk_closes
+# 74: a RESP bulk over --max-value is redis's invalid bulk length, and the connection closes.
+mutant resp-bulk-bound-other-words src/proto/resp/mod.rs \
+  'if len > self.max_value {' 'if false && len > self.max_value {' \
+  --test keyed keyed_commands_are_answered_byte_for_byte_as_redis_and_memcached_answer_them
 
 exit $status

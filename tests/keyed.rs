@@ -737,11 +737,26 @@ const RESP_PROBES: [&str; 13] = [
     "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n+5\r\n*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n",
 ];
 
-/// memcache probes, sent as RESP's are, to memcached and to every muxlab store.
-const MEMCACHE_PROBES: [&str; 2] = [
-    "set k 0 0 5\r\nhello\r\nflush_all foo\r\nget k\r\n",
-    "set k 0 0 5\r\nhello\r\nflush_all 0\r\nget k\r\n",
-];
+/// memcache probes, sent as RESP's are, to memcached and to every muxlab store: flush_all's
+/// argument, and a value past both's default bound (1 MiB) over an old one, which `set`
+/// unlinks and `replace` and `add` keep.
+fn memcache_probes() -> Vec<String> {
+    let x = "x".repeat(2_000_000);
+    let mut probes = vec![
+        "set k 0 0 5\r\nhello\r\nflush_all foo\r\nget k\r\n".to_string(),
+        "set k 0 0 5\r\nhello\r\nflush_all 0\r\nget k\r\n".to_string(),
+    ];
+    for verb in ["set", "replace", "add"] {
+        probes.push(format!(
+            "set k 0 0 5\r\nhello\r\n{verb} k 0 0 2000000\r\n{x}\r\nget k\r\n"
+        ));
+    }
+    probes
+}
+
+/// A bulk past redis's proto-max-bulk-len (1mb here) and muxlab's `--max-value` (1 MiB by
+/// default): the same error, then the close (muxlab skipped the value and went on).
+const RESP_BULK_PAST_BOUND: &str = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\nxx\r\nPING\r\n";
 
 /// The stores a probe visits: one of each kind (owned, locked, striped, sharded, the executor).
 const STORES: [(&str, &[&str]); 5] = [
@@ -770,23 +785,32 @@ fn probe(port: u16, input: &str) -> String {
 #[test]
 fn keyed_commands_are_answered_byte_for_byte_as_redis_and_memcached_answer_them() {
     let (Some(redis), Some(mc)) = (
-        common::stores::Store::redis(&[]),
+        common::stores::Store::redis(&["--proto-max-bulk-len", "1mb"]),
         common::stores::Store::memcached(&["-t", "1"]),
     ) else {
         return;
     };
-    let want: Vec<String> = RESP_PROBES.iter().map(|p| probe(redis.port, p)).collect();
-    let want_mc: Vec<String> = MEMCACHE_PROBES.iter().map(|p| probe(mc.port, p)).collect();
+    let resp_probes: Vec<String> = RESP_PROBES
+        .iter()
+        .chain([&RESP_BULK_PAST_BOUND])
+        .map(|p| p.to_string())
+        .collect();
+    let mc_probes = memcache_probes();
+    let want: Vec<String> = resp_probes.iter().map(|p| probe(redis.port, p)).collect();
+    let want_mc: Vec<String> = mc_probes.iter().map(|p| probe(mc.port, p)).collect();
+    assert!(want.last().unwrap().contains("invalid bulk length"), "{want:?}");
     for (model, args) in STORES {
-        for (proto, probes, want) in [
-            ("resp", &RESP_PROBES[..], &want),
-            ("memcache", &MEMCACHE_PROBES[..], &want_mc),
-        ] {
+        for (proto, probes, want) in [("resp", &resp_probes, &want), ("memcache", &mc_probes, &want_mc)] {
             let mut a = args.to_vec();
             a.extend(["--proto", proto]);
             let srv = Server::start(model, &a);
             for (p, w) in probes.iter().zip(want.iter()) {
-                assert_eq!(&probe(srv.addr.port(), p), w, "{model} {args:?} {proto}: {p:?}");
+                let got = probe(srv.addr.port(), p);
+                assert!(
+                    &got == w,
+                    "{model} {args:?} {proto}: {:?}: {got:?} != {w:?}",
+                    &p[..p.len().min(80)]
+                );
             }
             srv.stop();
         }

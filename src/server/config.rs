@@ -77,8 +77,10 @@ pub struct ServeArgs {
     /// [default: no bound].
     #[arg(long, value_parser = parse_size)]
     pub max_memory: Option<usize>,
-    /// resp and memcache: the largest value a command may carry (larger: the protocol's
-    /// error, and the value is dropped), e.g. 1MiB.
+    /// resp and memcache: the largest value a command may carry, e.g. 1MiB. Larger, RESP
+    /// answers redis's `Protocol error: invalid bulk length` and closes (as redis does past its
+    /// proto-max-bulk-len); memcache answers `SERVER_ERROR object too large for cache` and
+    /// drops the value, a `set` unlinking the key's old one (as memcached does).
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub max_value: usize,
     /// The largest HTTP request body accepted (larger: 413), e.g. 1MiB, 64KiB, 100000.

@@ -4,8 +4,8 @@
 //!
 //! Commands: get and gets (many keys), set, add, replace, delete, incr, decr, touch, version,
 //! flush_all, quit. Bounds, each answered in the protocol: a data block over `--max-value`
-//! gets `SERVER_ERROR object too large for cache` and is dropped, the connection going on
-//! (as memcached does); a key over 250 bytes or a malformed line gets `CLIENT_ERROR`; a line
+//! gets `SERVER_ERROR object too large for cache` and is dropped, the connection going on,
+//! and a `set` unlinks the key's old value first (as memcached does); a key over 250 bytes or a malformed line gets `CLIENT_ERROR`; a line
 //! past 64 KiB, or a data block not ended by CRLF, cannot be resynchronised: an error, and the
 //! connection closes.
 //!
@@ -53,6 +53,9 @@ enum Parsed {
         at: usize,
         skip: usize,
         quiet: bool,
+        /// A `set`: the key's old value is unlinked first (memcached's rule: no stale value is
+        /// read after a failed overwrite; `add` and `replace` leave it).
+        unlink: bool,
     },
     /// Cannot go on: this line, then the connection closes.
     Broken(&'static str),
@@ -117,6 +120,7 @@ impl McSession {
                 at: end,
                 skip: bytes + 2,
                 quiet: args.len() == 6 && args.get(5) == b"noreply",
+                unlink: args.get(0) == b"set",
             };
         }
         let rel = end - self.core.input.pos;
@@ -199,6 +203,23 @@ impl McSession {
     }
 }
 
+impl McSession {
+    /// Deletes the key of the storage command in `spans`, answering nothing; `true` when the
+    /// store answers later (the command is run again then, as any other that waits).
+    fn unlink<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F) -> bool {
+        let keys = self.core.input.args().from(1).take(1);
+        let sink = Sink::new(out, &mut self.core.slots);
+        let mut r = Reply {
+            sink,
+            verb: Verb::Delete,
+            noreply: true,
+            scratch: Vec::new(),
+            limit: usize::MAX,
+        };
+        each.command(Op::Del { keys }, &mut r).wait
+    }
+}
+
 impl Framing for McSession {
     fn core(&self) -> &Core {
         &self.core
@@ -238,7 +259,16 @@ impl Framing for McSession {
                 (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
                 self.core.input.to(end);
             }
-            Parsed::TooLarge { at, skip, quiet } => {
+            Parsed::TooLarge {
+                at,
+                skip,
+                quiet,
+                unlink,
+            } => {
+                if unlink && self.unlink(out, each) {
+                    self.core.wait();
+                    return false;
+                }
                 if !quiet {
                     say(self.core.slots.tail(out), "SERVER_ERROR object too large for cache");
                 }

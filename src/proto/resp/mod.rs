@@ -7,14 +7,15 @@
 //! MSET, EXPIRE, TTL, DBSIZE, FLUSHALL, INFO (its keyspace section), and CONFIG GET (an empty
 //! answer: redis-benchmark asks at start).
 //!
-//! Bounds, each answered in the protocol: a bulk over `--max-value` (or a command whose bulks
-//! add up to more than `--max-value` plus 64 KiB) gets an error and is skipped to its end, the
-//! connection going on; a bad length, a count past 2^20, a header or inline line past its bound
-//! cannot be resynchronised: an error, and the connection closes (as redis does). A client
+//! Bounds, each answered in the protocol, and each closing the connection as redis closes it
+//! on a bad length: a bulk over `--max-value` gets redis's `Protocol error: invalid bulk
+//! length` (redis's own bound, `proto-max-bulk-len`, gets the same), a command whose bulks add
+//! up to more than `--max-value` plus 64 KiB an error saying so; a bad length, a count past
+//! 2^20, a header or inline line past its bound cannot be resynchronised either. A client
 //! that pipelines and never reads holds the session to `--max-output` ([`Each::room`]) plus
 //! one read.
 //!
-//! The parts: this file frames the input (multibulk, inline, the skip past a bound),
+//! The parts: this file frames the input (multibulk, inline),
 //! `command` turns a command into its op, `reply` encodes what the store answers.
 
 mod command;
@@ -41,20 +42,10 @@ const MAX_HEADER: usize = 32;
 pub struct RespSession {
     /// The input, the answers owed, why it stopped: what memcache's session keeps too.
     core: Core,
-    /// The rest of a command past a bound, being dropped.
-    skip: Option<Skip>,
     /// A multibulk command parsed in part: its argument count and where its next bulk begins
     /// (from the input's `pos`); the bulks before it are in the input's spans.
     partial: Option<(usize, usize)>,
     max_value: usize,
-}
-
-/// What is left to drop of a command past a bound: this many bytes of the current bulk
-/// (its CRLF included), then this many more bulks.
-#[derive(Debug, Clone, Copy)]
-struct Skip {
-    bytes: usize,
-    args: usize,
 }
 
 /// How far a command went.
@@ -75,60 +66,21 @@ enum Parsed {
     Nothing(usize),
     /// A command whose arguments are in `spans`, up to here.
     Command(usize),
-    /// Past a bound that cannot be resynchronised: the error, then the connection closes.
+    /// Past a bound, or a stream that cannot be resynchronised: the error (after `Protocol
+    /// error: `), then the connection closes.
     Broken(&'static str),
-    /// Past a bound with the rest skippable: the error, then the rest dropped from here.
-    Over(usize, Skip, String),
+    /// A command that would be held whole past `--max-value` and 64 KiB: this error, then the
+    /// connection closes.
+    Over(String),
 }
 
 impl RespSession {
     pub fn new(max_value: usize) -> RespSession {
         RespSession {
             core: Core::default(),
-            skip: None,
             partial: None,
             max_value,
         }
-    }
-
-    /// Drops what is left of a command past a bound, as far as the input goes: `true` once
-    /// none is left.
-    fn drop_skipped(&mut self) -> bool {
-        while let Some(mut s) = self.skip {
-            let n = s.bytes.min(self.core.input.buf.len() - self.core.input.pos);
-            self.core.input.pos += n;
-            s.bytes -= n;
-            if s.bytes > 0 {
-                self.skip = Some(s);
-                return false;
-            }
-            if s.args == 0 {
-                self.skip = None;
-                return true;
-            }
-            // The next bulk's header says how much more to drop.
-            let b = &self.core.input.buf[self.core.input.pos..];
-            match header(b, 0, b'$') {
-                Ok(None) => {
-                    self.skip = Some(s);
-                    return false;
-                }
-                Ok(Some((len, next))) if len >= 0 => {
-                    self.core.input.pos += next;
-                    self.skip = Some(Skip {
-                        bytes: len as usize + 2,
-                        args: s.args - 1,
-                    });
-                }
-                _ => {
-                    // A broken stream inside the dropped command: nothing more can be read.
-                    self.skip = None;
-                    self.core.closed = true;
-                    return false;
-                }
-            }
-        }
-        true
     }
 
     /// The next command, going on from where a parse that wanted more bytes stopped.
@@ -156,7 +108,7 @@ impl RespSession {
             }
         };
         let b = &self.core.input.buf[self.core.input.pos..];
-        for k in self.core.input.spans.len()..n {
+        for _ in self.core.input.spans.len()..n {
             if at >= b.len() {
                 return self.incomplete(Some((n, at)), at + 1);
             }
@@ -176,23 +128,15 @@ impl RespSession {
                 return Parsed::Broken("invalid bulk length");
             }
             let len = len as usize;
+            if len > self.max_value {
+                return Parsed::Broken("invalid bulk length");
+            }
             // The command's bytes through this bulk, its headers included: what it would hold.
-            if len > self.max_value || next + len > self.max_value + SLACK {
-                let why = match len > self.max_value {
-                    true => format!(
-                        "value of {len} bytes in a command of {n} arguments: over --max-value ({} bytes)",
-                        self.max_value
-                    ),
-                    false => format!(
-                        "a command of {n} arguments past --max-value ({} bytes) and 64 KiB",
-                        self.max_value
-                    ),
-                };
-                let skip = Skip {
-                    bytes: len + 2,
-                    args: n - k - 1,
-                };
-                return Parsed::Over(self.core.input.pos + next, skip, why);
+            if next + len > self.max_value + SLACK {
+                return Parsed::Over(format!(
+                    "Protocol error: a command of {n} arguments past --max-value ({} bytes) and 64 KiB",
+                    self.max_value
+                ));
             }
             if b.len() < next + len + 2 {
                 return self.incomplete(Some((n, at)), next + len + 2);
@@ -284,6 +228,16 @@ impl RespSession {
     }
 }
 
+impl RespSession {
+    /// Answers `why` and closes: `false`, the feed stops here.
+    fn broken(&mut self, out: &mut Vec<u8>, fed: &mut Fed, why: &str) -> bool {
+        error(self.core.slots.tail(out), why);
+        (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
+        self.core.closed = true;
+        false
+    }
+}
+
 impl Framing for RespSession {
     fn core(&self) -> &Core {
         &self.core
@@ -293,16 +247,9 @@ impl Framing for RespSession {
         &mut self.core
     }
 
-    fn skipped(&mut self, out: &mut Vec<u8>, fed: &mut Fed) -> bool {
-        if self.drop_skipped() {
-            return true;
-        }
-        if self.core.closed {
-            // A broken length inside the command being dropped.
-            error(self.core.slots.tail(out), "Protocol error: invalid bulk length");
-            (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
-        }
-        false
+    /// Nothing is ever skipped: a command past a bound closes the connection.
+    fn skipped(&mut self, _: &mut Vec<u8>, _: &mut Fed) -> bool {
+        true
     }
 
     fn next<F: Each + ?Sized>(&mut self, out: &mut Vec<u8>, each: &mut F, fed: &mut Fed) -> bool {
@@ -320,18 +267,8 @@ impl Framing for RespSession {
                     return false;
                 }
             },
-            Parsed::Broken(why) => {
-                error(self.core.slots.tail(out), &format!("Protocol error: {why}"));
-                (fed.requests, fed.errors, fed.close) = (fed.requests + 1, fed.errors + 1, true);
-                self.core.closed = true;
-                return false;
-            }
-            Parsed::Over(at, skip, why) => {
-                error(self.core.slots.tail(out), &why);
-                (fed.requests, fed.errors) = (fed.requests + 1, fed.errors + 1);
-                self.core.input.to(at);
-                self.skip = Some(skip);
-            }
+            Parsed::Broken(why) => return self.broken(out, fed, &format!("Protocol error: {why}")),
+            Parsed::Over(why) => return self.broken(out, fed, &why),
         }
         true
     }
