@@ -526,13 +526,20 @@ fn request_classes_reach_the_figures_the_verdict_and_the_report() {
                 None | Some(Unranked::TooFewSamples { .. })
             )
         });
+        // Every cell ranked: the class is ranked. The judge may rank it on fewer (rounds with
+        // a cell it cannot rank are left out, seen here once with 2 of 3 rounds of `short`), so
+        // the other way it is held only to a quantile some cell ranks.
         let expected = all_ranked(&P99) || (thin && all_ranked(&P50));
-        assert_eq!(
-            classes.contains(&class),
-            expected,
-            "{class}: the judge's rule {} it: {text}",
-            if expected { "ranks" } else { "does not rank" }
-        );
+        if expected {
+            assert!(classes.contains(&class), "{class}: the judge's rule ranks it: {text}");
+        }
+        let some_ranked = |m| view.iter().any(|c| rankable(m, c, &view).ranked().is_some());
+        if classes.contains(&class) {
+            assert!(
+                some_ranked(&P99) || some_ranked(&P50),
+                "{class}: ranked on nothing: {text}"
+            );
+        }
         if expected && class == "short" {
             assert!(text.contains("latency of short requests: "), "{text}");
         }
@@ -593,6 +600,7 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
     );
     let dir = results_dir(&d);
     let r = results(&dir);
+    let mut inconclusive = false;
     for c in r["cells"].as_array().unwrap() {
         let cap = &c["figures"]["capacity"];
         assert_eq!(cap["slo"], "p99<=20ms", "{c}");
@@ -604,6 +612,7 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
                 .unwrap_or_else(|| panic!("an answer or why not: {cap}"));
             assert!(why.contains("the client"), "{cap}");
             assert!(c["figures"]["predicted"]["capacity_rps"].as_f64() > Some(0.0), "{c}");
+            inconclusive = true;
             continue;
         };
         let most = if c["target"] == "queue-pool --workers 2" {
@@ -630,10 +639,9 @@ fn an_slo_experiment_ranks_capacity_beside_its_prediction() {
         );
     }
     let text = r["verdicts"][0]["text"].as_str().unwrap();
-    assert!(
-        text.starts_with("cap (server on ") && text.contains("Capacity at the target: "),
-        "{text}"
-    );
+    // The capacity sentence, or, where a search was inconclusive, why there is none.
+    let capacity = text.contains("Capacity at the target: ") || (inconclusive && text.contains("No capacity for "));
+    assert!(text.starts_with("cap (server on ") && capacity, "{text}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(
         html.contains("<h3>Capacity at p99&lt;=20ms</h3>") && html.contains("p99 against offered load"),

@@ -816,3 +816,31 @@ fn keyed_commands_are_answered_byte_for_byte_as_redis_and_memcached_answer_them(
         }
     }
 }
+
+/// Keys past their time are dropped within a second on an idle server, by every model: a
+/// blocking worker on its read's or its accept's timeout, uring on its ticker, tokio on its
+/// accept loop's tick, green on its netpoller's (they were dropped only as commands came).
+/// One connection throughout: the process designs keep a keyspace per process.
+#[test]
+fn expired_keys_are_dropped_within_a_second_on_an_idle_server_by_every_model() {
+    common::for_each_model(|model, args| {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp"]);
+        let srv = Server::start(model, &a);
+        let mut s = std::net::TcpStream::connect(srv.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+        for cmd in ["SET a 1 PX 100\r\n", "SET b 2 PX 100\r\n", "SET c 3\r\n"] {
+            assert_eq!(ask(&mut s, &mut r, cmd), "+OK", "{model}");
+        }
+        // DBSIZE counts keys without touching them: only a sweep while idle takes a and b.
+        std::thread::sleep(Duration::from_millis(1300));
+        assert_eq!(
+            ask(&mut s, &mut r, "DBSIZE\r\n"),
+            ":1",
+            "{model}: expired keys were kept while idle"
+        );
+        drop((s, r));
+        srv.stop();
+    });
+}

@@ -148,6 +148,7 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 w.release();
             }
             drop(idle);
+            w.sweep_store();
             sys::mem::give_back();
         }
         w.flush_syscalls();

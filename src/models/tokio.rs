@@ -56,6 +56,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         let mut tasks = tokio::task::JoinSet::new();
         let mut spare = Acceptor::new(true);
         let mut next = 0;
+        let mut ticker = crate::server::drivers::conn::Ticker::default();
         while !ctx.stopping() {
             // Connections are counted round-robin in the workers' blocks.
             let w = ctx.worker(next);
@@ -78,6 +79,11 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
                 Ok(Err(_)) | Err(_) => {}
             }
             while tasks.try_join_next().is_some() {}
+            // The accept loop's tick: expired keys go on an idle server too (with one worker
+            // this is the runtime's one thread, whose table it is).
+            if ticker.due(Instant::now()) {
+                w.sweep_store();
+            }
         }
         // Every task notices the stop within a tick and closes its connection.
         while tasks.join_next().await.is_some() {}

@@ -252,6 +252,7 @@ impl RingLoop<'_> {
                     self.slots.close(w, tag);
                 }
                 self.slots.shed_idle(now);
+                w.sweep_store();
             }
             w.flush_syscalls();
         }

@@ -190,6 +190,20 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// A tick of a thread that keeps keyed state: what has expired in the tables it may sweep
+    /// is dropped, and counted. Every design ticks: an event loop's tick, a blocking call's
+    /// timeout, uring's ticker, tokio's accept loop (an idle server still drops its expired
+    /// keys).
+    pub fn sweep_store(&self) {
+        if let Some(store) = &self.ctx.store {
+            super::crossing::hops::Here {
+                index: self.index,
+                counters: self.counters,
+            }
+            .sweep(store);
+        }
+    }
+
     /// Adds the syscalls this thread issued since the last flush to this worker's counters.
     #[inline]
     pub fn flush_syscalls(&self) {

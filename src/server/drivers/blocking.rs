@@ -51,7 +51,9 @@ pub fn accept(w: Worker<'_>, acceptor: &mut Acceptor, listener: &impl AsFd) -> O
                 return Some(fd);
             }
             Accepted::Refused => w.count(Counter::Useful, 1),
-            Accepted::Empty | Accepted::OutOfFds => {}
+            // A tick in silence: expired keys go (a worker blocked in accept keeps none).
+            Accepted::Empty => w.sweep_store(),
+            Accepted::OutOfFds => {}
         }
     }
     None
@@ -195,11 +197,13 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
                     conn.input(w, &buf[..n], Instant::now(), None, &mut early(w, &fd, waits));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    // A tick in silence: the connection gives back what it is not using.
+                    // A tick in silence: the connection gives back what it is not using, and
+                    // expired keys go.
                     if conn.shed_if_idle(Instant::now()) {
                         buf.release();
                         waits.shed();
                     }
+                    w.sweep_store();
                     if wait != tick && waits.set_read_timeout(&fd, tick).is_ok() {
                         wait = tick;
                     }

@@ -191,13 +191,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
                     .retain(|at, token| conns.get(token as RawFd).is_some_and(|c| c.armed_for(at)));
             }
             let expired = self.conns.sweep(self.w, self.now);
-            if let Some(store) = &self.w.ctx.store {
-                crate::server::crossing::hops::Here {
-                    index: self.w.index,
-                    counters: self.w.counters,
-                }
-                .sweep(store);
-            }
+            self.w.sweep_store();
             sys::mem::give_back();
             for (fd, why) in expired {
                 if let Some(conn) = self.conns.get_mut(fd) {

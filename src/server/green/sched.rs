@@ -488,6 +488,10 @@ impl Runtime {
             if !stranded && !self.polling.swap(true, Ordering::AcqRel) {
                 drop(idle);
                 self.poll.block(TICK, &mut c.events, &mut c.woken);
+                if c.woken.is_empty() {
+                    // A tick in silence: expired keys go on an idle server too.
+                    self.ctx.worker(0).sweep_store();
+                }
                 self.polling.store(false, Ordering::Release);
                 self.inject(&mut c.woken);
                 idle = lock(&self.idle);
