@@ -137,5 +137,9 @@ mutant uring-idle-keeps-expired src/models/uring.rs \
   'self.slots.shed_idle(now);
                 w.sweep_store();' 'self.slots.shed_idle(now);' \
   --test keyed expired_keys_are_dropped_within_a_second_on_an_idle_server_by_every_model
+# 74: a reset whose error a write took before the pause still reads as the peer gone.
+mutant peer-gone-error-only src/sys/socket.rs \
+  'Ok(info.tcpi_state == TCP_CLOSE)' 'Ok(info.tcpi_state == TCP_CLOSE && false)' \
+  --lib sys::peer_gone_tests::a_reset_whose_error_a_write_took_before_the_pause_is_still_a_peer_gone
 
 exit $status

@@ -32,6 +32,8 @@ mod call;
 #[cfg(test)]
 mod cpu_time_tests;
 #[cfg(test)]
+mod peer_gone_tests;
+#[cfg(test)]
 mod uring_tests;
 
 use call::{count, cvt, cvt_size, map_anonymous, socket_io};
