@@ -147,16 +147,23 @@ impl H2Session {
 
     /// Grants back the window the client's DATA used, on the connection and on stream `only`
     /// (every stream: `None`), where that is half a window or more, while the held output is
-    /// under `max_output`.
+    /// under `max_output`. On the connection only what the output it became no longer holds
+    /// goes back: the window open to the client and the output held for its windows share one
+    /// bound, the window's size (max(`--max-output`, 65,535)), so a client that uploads and
+    /// never grants window makes the session hold that much, not twice it.
     pub(super) fn grant(&mut self, out: &mut Vec<u8>, only: Option<u32>) {
         if self.held >= self.limits.max_output {
             self.withheld = true;
             return;
         }
-        self.withheld = false;
-        if let Some(inc) = self.recv.release() {
+        let owed = self.recv.owed() as usize;
+        let room = owed.saturating_sub(self.held);
+        let half = crate::proto::h2::recv_window(self.limits.max_output).div_ceil(2);
+        if let Some(inc) = self.recv.release_within(half, room) {
             frame::window_update(out, 0, inc);
         }
+        // Credit that did not fit waits for the output to drain.
+        self.withheld = owed > room;
         // Before the client acknowledged our SETTINGS it may still assume the RFC's window
         // on a stream: its credit goes back at half of that.
         let at = (!self.settings_acked).then_some((frame::INITIAL_WINDOW as u32).div_ceil(2));

@@ -124,6 +124,20 @@ impl Inflow {
     pub fn owed(&self) -> u32 {
         self.owed
     }
+
+    /// [`Inflow::release_at`], granting back no more than `room`: the credit that fits goes
+    /// back once it is `at` or more (or all that is owed), the rest stays owed.
+    pub fn release_within(&mut self, at: u32, room: usize) -> Option<u32> {
+        let inc = self.owed.min(room.min(u32::MAX as usize) as u32);
+        if inc == 0 || (inc < at && inc < self.owed) || self.owed < at {
+            return None;
+        }
+        self.owed -= inc;
+        self.window
+            .grant(inc)
+            .expect("the credit given back is what the window took");
+        Some(inc)
+    }
 }
 
 #[cfg(test)]

@@ -235,7 +235,7 @@ fn window_withheld_at_the_output_bound_is_granted_once_the_output_drains() {
 #[test]
 fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_limit() {
     // Under the RFC's window, and at the default (the session's window as large as the
-    // bound: it holds up to about twice the bound).
+    // bound).
     for max_output in [16 * 1024, 256 * 1024] {
         let lim = Limits { max_output, ..limits() };
         let mut s = Session::with_limits(Proto::H2, lim);
@@ -261,11 +261,10 @@ fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_
         let Session::H2(h2) = &s else { panic!("not h2") };
         let window = crate::proto::h2::recv_window(max_output) as usize;
         assert_eq!(window, max_output.max(65_535), "the window is the bound, or the RFC's");
-        assert!(
-            h2.held() <= max_output + window,
-            "{max_output}: held {} bytes",
-            h2.held()
-        );
+        // The window open to the client and the output held share the window's size: held
+        // at most that plus one read (here one feed: a DATA frame of 16,000 bytes). It held
+        // 406,144 bytes at 256 KiB (1.55 times the bound) when credit went back regardless.
+        assert!(h2.held() <= window + 16_000, "{max_output}: held {} bytes", h2.held());
         assert!(
             h2.held() >= max_output,
             "{max_output}: the uploads reached the limit: {}",
