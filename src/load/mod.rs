@@ -77,6 +77,8 @@ pub use workload::{Arrivals, Bound, Class, MixEntry, Quantile, Rate, Slo, Worklo
 
 // The parts load's own folders share, named here for them (not beyond `load`).
 use pacing::{Budget, Schedule};
+// The stop flag, for the parts below (`keyed`'s prefill looks at it between blocking calls).
 use request::{append_body, http_request};
 use series::Clock;
 use sse::{SseTally, Stream as SseStream};
+use stop::STOP;

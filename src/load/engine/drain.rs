@@ -6,26 +6,11 @@
 //! window). A run stopped by a signal does not wait: what it had in flight is unanswered.
 //! Event streams are not awaited (they are counted as of the close, see `close_streams`).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::window::Drain;
 use super::Engine;
 use crate::load::ErrorClass;
-
-/// The drain of one engine thread.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Drain {
-    /// The window's close: unanswered requests are counted in the series' last interval.
-    closed: Instant,
-    /// When waiting ends.
-    until: Instant,
-}
-
-impl Drain {
-    /// How long the loop may wait for an event: up to the drain's end, or the next scan.
-    pub(super) fn wait(&self, now: Instant, next_scan: Instant) -> Duration {
-        self.until.min(next_scan).saturating_duration_since(now)
-    }
-}
 
 impl Engine<'_> {
     /// The window closed at `now` (or the run was `stopped`): from here only what is in flight
@@ -36,7 +21,7 @@ impl Engine<'_> {
             true => now,
             false => now + self.spec.timeout(),
         };
-        self.drain = Some(Drain { closed, until });
+        self.drain = Some(Drain::new(closed, until));
         self.close_idle();
     }
 
@@ -44,7 +29,7 @@ impl Engine<'_> {
     pub(super) fn drain_over(&mut self, now: Instant) -> bool {
         let Some(d) = self.drain else { return false };
         self.close_idle();
-        now >= d.until || (0..self.conns.len()).all(|i| self.awaited(i).is_empty())
+        d.over(now) || (0..self.conns.len()).all(|i| self.awaited(i).is_empty())
     }
 
     /// At the drain's end: what is still awaited is unanswered.
@@ -96,8 +81,7 @@ impl Engine<'_> {
 
     /// One unanswered request of `class`, in the series' last interval.
     fn count_unanswered(tally: &mut crate::load::Tally, d: Drain, class: u8) {
-        let at = d.closed.checked_sub(Duration::from_nanos(1)).unwrap_or(d.closed);
-        tally.error_at(ErrorClass::Unanswered, at);
+        tally.error_at(ErrorClass::Unanswered, d.last_instant());
         if let Some(c) = tally.classes.get_mut(usize::from(class)) {
             c.errors += 1;
         }

@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::classes;
 use super::conn::{Conn, State};
-use super::drain::Drain;
 use super::ramp::Ramp;
-use super::window::Window;
+use super::window::{Drain, Window};
 use super::{Progress, Start, ThreadPlan};
 use crate::load::keyed::KeyedConn;
 use crate::load::{Budget, ErrorClass, HttpReader, Payload, Schedule, Spec, Tally};
@@ -229,25 +228,9 @@ impl<'a> Engine<'a> {
                 self.close_window(now);
                 self.begin_drain(now, stopped);
             }
-            if let Some(d) = self.drain {
-                if stopped || self.drain_over(now) {
+            if self.drain.is_some() {
+                if stopped || self.drain_over(now) || !self.drain_turn(&mut events, &mut next_scan, now) {
                     break;
-                }
-                if now >= next_scan {
-                    self.scan_timeouts(now);
-                    next_scan = now + SCAN;
-                }
-                if self.ep.wait_precise(&mut events, d.wait(now, next_scan)).is_err() {
-                    break;
-                }
-                let now = Instant::now();
-                for i in std::mem::take(&mut self.again) {
-                    if self.conns[i].is_up() {
-                        self.on_readable(i, now, true);
-                    }
-                }
-                for (token, flags) in events.iter() {
-                    self.on_event(token as usize, flags, now);
                 }
                 continue;
             }
@@ -296,14 +279,7 @@ impl<'a> Engine<'a> {
             };
             let now = Instant::now();
             debug_assert!(n == events.len());
-            for i in std::mem::take(&mut self.again) {
-                if self.conns[i].is_up() {
-                    self.on_readable(i, now, true);
-                }
-            }
-            for (token, flags) in events.iter() {
-                self.on_event(token as usize, flags, now);
-            }
+            self.dispatch(&events, now);
             self.look_at_interval(now, &mut looked);
             progress.requests.store(self.tally.requests, Ordering::Relaxed);
             progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
@@ -315,6 +291,33 @@ impl<'a> Engine<'a> {
         self.end_drain();
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
         (self.tally, cpu)
+    }
+
+    /// One turn of the drain: timeouts looked at, events waited for and handled; `false`
+    /// when the loop cannot wait.
+    fn drain_turn(&mut self, events: &mut Events, next_scan: &mut Instant, now: Instant) -> bool {
+        let Some(d) = self.drain else { return false };
+        if now >= *next_scan {
+            self.scan_timeouts(now);
+            *next_scan = now + SCAN;
+        }
+        if self.ep.wait_precise(events, d.wait(now, *next_scan)).is_err() {
+            return false;
+        }
+        self.dispatch(events, Instant::now());
+        true
+    }
+
+    /// Handles what a wait brought: the connections left to read again first, then `events`.
+    fn dispatch(&mut self, events: &Events, now: Instant) {
+        for i in std::mem::take(&mut self.again) {
+            if self.conns[i].is_up() {
+                self.on_readable(i, now, true);
+            }
+        }
+        for (token, flags) in events.iter() {
+            self.on_event(token as usize, flags, now);
+        }
     }
 
     /// Runs the timers that are due.

@@ -6,6 +6,36 @@ use std::time::{Duration, Instant};
 /// Far enough ahead to mean "not yet": the window's start before connecting has ended.
 const NOT_YET: Duration = Duration::from_secs(100 * 365 * 86_400);
 
+/// After the window (or a stop): how long what is in flight is waited for (see `drain`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Drain {
+    /// The window's close: unanswered requests are counted in the series' last interval.
+    closed: Instant,
+    /// When waiting ends.
+    until: Instant,
+}
+
+impl Drain {
+    pub(super) fn new(closed: Instant, until: Instant) -> Drain {
+        Drain { closed, until }
+    }
+
+    /// Waiting is over at `now`.
+    pub(super) fn over(&self, now: Instant) -> bool {
+        now >= self.until
+    }
+
+    /// The last instant of the window: where what went unanswered is counted.
+    pub(super) fn last_instant(&self) -> Instant {
+        self.closed.checked_sub(Duration::from_nanos(1)).unwrap_or(self.closed)
+    }
+
+    /// How long the loop may wait for an event: up to the drain's end, or the next scan.
+    pub(super) fn wait(&self, now: Instant, next_scan: Instant) -> Duration {
+        self.until.min(next_scan).saturating_duration_since(now)
+    }
+}
+
 /// The measured window of one engine thread.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Window {

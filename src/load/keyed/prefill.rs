@@ -13,7 +13,7 @@ use super::keys::owned_count;
 use super::reply::{Replies, Reply};
 use super::value::{self, Stamp, HEADER};
 use super::Plan;
-use crate::load::stop::STOP;
+use crate::load::STOP;
 use crate::load::{Error, Spec};
 use crate::rng::Rng;
 
@@ -51,13 +51,7 @@ pub fn prefill(spec: &Spec, plan: &Plan, first: u64, slots: u64, threads: usize)
 fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Result<u64, Error> {
     let target = spec.target();
     let fail = |what: String| Error::Failed(format!("--prefill: {what}"));
-    let mut sock = TcpStream::connect_timeout(&target.addr, spec.timeout())
-        .map_err(|e| fail(format!("cannot connect to {}: {e}", target.addr)))?;
-    // Blocking calls wait a slice at a time: a signal, or `--timeout` without progress, ends
-    // the prefill (a server that never reads or never answers cannot hold it).
-    sock.set_read_timeout(Some(SLICE)).ok();
-    sock.set_write_timeout(Some(SLICE)).ok();
-    sock.set_nodelay(true).ok();
+    let mut sock = connect(spec).map_err(|e| fail(format!("cannot connect to {}: {e}", target.addr)))?;
     let waited = |since: Instant, written: u64| -> Result<(), Error> {
         if STOP.load(Ordering::Relaxed) != 0 {
             return Err(fail(format!("stopped by a signal after {written} keys")));
@@ -99,14 +93,8 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
             command::set(plan.dialect, &mut out, key, len, |o| value::write_any(o, len, stamp));
             batch += 1;
         }
-        let (mut off, mut since) = (0, Instant::now());
-        while off < out.len() {
-            match sock.write(&out[off..]) {
-                Ok(n) => (off, since) = (off + n, Instant::now()),
-                Err(e) if is_wait(&e) => waited(since, written)?,
-                Err(e) => return Err(fail(format!("writing to {}: {e}", target.addr))),
-            }
-        }
+        write_all(&mut sock, &out, |since| waited(since, written))
+            .map_err(|e| e.unwrap_or_else(|e| fail(format!("writing to {}: {e}", target.addr))))?;
         let mut stored = 0u64;
         let since = Instant::now();
         while stored < batch {
@@ -154,6 +142,36 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
         written += batch;
     }
     Ok(written)
+}
+
+/// A blocking connection to `spec`'s target whose calls wait a slice at a time: a signal, or
+/// `--timeout` without progress, ends the prefill (a server that never reads or never
+/// answers cannot hold it).
+fn connect(spec: &Spec) -> std::io::Result<TcpStream> {
+    let sock = TcpStream::connect_timeout(&spec.target().addr, spec.timeout())?;
+    sock.set_read_timeout(Some(SLICE))?;
+    sock.set_write_timeout(Some(SLICE))?;
+    sock.set_nodelay(true)?;
+    Ok(sock)
+}
+
+/// Writes all of `out`, a slice at a time; `wait` is asked, with when the last write took
+/// something, after each that took nothing (`Err(Ok(e))`: its error ended the write;
+/// `Err(Err(e))`: the socket's).
+fn write_all(
+    sock: &mut TcpStream,
+    out: &[u8],
+    mut wait: impl FnMut(Instant) -> Result<(), Error>,
+) -> Result<(), Result<Error, std::io::Error>> {
+    let (mut off, mut since) = (0, Instant::now());
+    while off < out.len() {
+        match sock.write(&out[off..]) {
+            Ok(n) => (off, since) = (off + n, Instant::now()),
+            Err(e) if is_wait(&e) => wait(since).map_err(Ok)?,
+            Err(e) => return Err(Err(e)),
+        }
+    }
+    Ok(())
 }
 
 /// A blocking call's slice ran out (or a signal came): look at the clock and the stop flag.
