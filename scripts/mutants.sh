@@ -141,5 +141,19 @@ mutant uring-idle-keeps-expired src/models/uring.rs \
 mutant peer-gone-error-only src/sys/socket.rs \
   'Ok(info.tcpi_state == TCP_CLOSE)' 'Ok(info.tcpi_state == TCP_CLOSE && false)' \
   --lib sys::peer_gone_tests::a_reset_whose_error_a_write_took_before_the_pause_is_still_a_peer_gone
+# 85: nothing is sent in the drain, a socket's unused tickets included.
+mutant drain-sends-tickets src/load/engine/issue.rs \
+  'if self.drain.is_some() {
+            // After the window nothing is sent' 'if false {
+            // After the window nothing is sent' \
+  --test hostile_servers nothing_is_sent_after_the_window_whatever_a_socket_has_left_to_send
+# 85: a parent passes a signal on to its parts (a part left running passes the liveness bound).
+mutant parts-not-told src/load/processes.rs \
+  'let _ = sys::process::kill(pid, sys::signal::SIGTERM);' 'let _ = pid;' \
+  --test hostile_servers a_signal_to_a_run_split_over_processes_stops_every_part
+# A thread whose share is nothing still says its connecting is over.
+mutant idle-thread-silent src/load/engine/thread.rs \
+  'if self.ramp.leaving() {' 'if false && self.ramp.leaving() {' \
+  --test load a_run_of_fewer_requests_than_threads_ends_with_each_request
 
 exit $status

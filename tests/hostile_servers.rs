@@ -347,7 +347,9 @@ fn a_request_a_silent_server_never_answers_is_unanswered_in_every_protocol() {
         None,
     );
     assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
-    // An open loop: the requests sent are unanswered, those never sent are not completed.
+    // An open loop: the window's schedule counts every request it called for and did not get
+    // answered by the close as not completed (the two sent among them too); the two sent are
+    // also unanswered, an error, once --timeout after the close has passed.
     let r = run(
         &[
             &url,
@@ -382,15 +384,14 @@ fn a_serial_server_answers_what_waited_behind_its_first_connection_after_the_win
     assert!(doc["requests"].as_u64() > Some(0), "{doc}");
 }
 
-/// A signal in the window ends the run at once (no drain), and what was in flight is
+/// A signal in the window ends the run at once, without waiting `--timeout` for what is in
+/// flight (a run that waited would pass the liveness bound), and what was in flight is
 /// unanswered.
 #[test]
 fn a_signal_in_the_window_counts_what_was_in_flight_as_unanswered() {
     let url = format!("http://{}/", silent());
-    let r = run(
-        &[&url, "-c", "3", "-d", "30s", "--json"],
-        Some(Duration::from_millis(800)),
-    );
+    let args = [&url[..], "-c", "3", "-d", "300s", "--timeout", "120s", "--json"];
+    let r = run(&args, Some(Duration::from_millis(800)));
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(json(&r)["errors"]["unanswered"], 3, "{}", r.stdout);
     assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
@@ -422,7 +423,8 @@ fn a_signal_during_prefill_ends_the_run_and_says_so() {
 
 /// A run split over processes (here by a descriptor limit of 200) passes a SIGTERM sent to
 /// its parent alone on to every part: the parts stop and report, the parent merges what they
-/// measured, and no part is left running.
+/// measured and says it was interrupted, and no part is left running (parts that went on
+/// would run past the liveness bound).
 #[test]
 fn a_signal_to_a_run_split_over_processes_stops_every_part() {
     if Command::new("prlimit").arg("--version").output().is_err() {
@@ -432,10 +434,11 @@ fn a_signal_to_a_run_split_over_processes_stops_every_part() {
     let url = format!("http://{addr}/");
     let r = run_under(
         &["prlimit", "--nofile=200:200"],
-        &[&url, "-c", "150", "-d", "30s", "--json"],
+        &[&url, "-c", "150", "-d", "300s", "--timeout", "120s", "--json"],
         Some(Duration::from_millis(1500)),
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
     let doc = json(&r);
     assert_eq!(doc["config"]["shards"], 2, "{}", doc["config"]);
     assert_eq!(doc["errors"]["unanswered"], 150, "{}", doc["errors"]);
@@ -448,4 +451,17 @@ fn a_signal_to_a_run_split_over_processes_stops_every_part() {
         .filter(|c| c.contains("--subshard") && c.contains(&port))
         .collect();
     assert!(left.is_empty(), "parts left running: {left:?}");
+}
+
+/// After the window nothing new is sent: a socket's unused `--requests-per-conn` tickets
+/// stay unused, so a slow server's answers to what was in flight end the drain (sending on,
+/// each connection had a request in flight when `--timeout` ran out: unanswered).
+#[test]
+fn nothing_is_sent_after_the_window_whatever_a_socket_has_left_to_send() {
+    let srv = Server::start("thread", &["--work", "sleep:100ms"]);
+    let url = srv.url();
+    let args = [&url[..], "-c", "2", "-d", "300ms", "--timeout", "600ms", "--json"];
+    let r = run(&[&args[..], &["--requests-per-conn", "1000000"]].concat(), None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(json(&r)["error_total"], 0, "{}", r.stdout);
 }

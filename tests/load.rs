@@ -953,3 +953,26 @@ fn an_slo_search_where_nothing_listens_stops_at_once() {
         "{err}"
     );
 }
+
+/// A run asking for fewer requests than it has engine threads ends: a thread whose share is
+/// nothing still says its connecting is over (the others waited for it for ever). Killed by
+/// `timeout` past a liveness bound far above the run.
+#[test]
+fn a_run_of_fewer_requests_than_threads_ends_with_each_request() {
+    let srv = Server::start("epoll", &[]);
+    let url = format!("http://{}/", srv.addr);
+    for n in ["1", "3"] {
+        let out = Command::new("timeout")
+            .args(["60", BIN, "load", &url, "-n", n, "-c", "10", "-t", "4", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "-n {n}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["requests"].to_string(), n, "{doc}");
+    }
+}

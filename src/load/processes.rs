@@ -66,6 +66,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         children.push(child);
     }
     drop(tx);
+    let forward = Forward::start(&children);
     if lines {
         // Every part up (or gone: its reader ends), then the window is theirs.
         let started = rx.iter().take(k).count();
@@ -73,38 +74,63 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
             Line::Started.print();
         }
     }
-    // A signal to this process is the parts' too (a SIGTERM sent to this pid alone must not
-    // leave them running): they stop, report what they measured, and the merge says so.
-    let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let forward = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                if STOP.load(Ordering::Relaxed) != 0 {
-                    for &pid in &pids {
-                        let _ = sys::process::kill(pid, sys::signal::SIGTERM);
-                    }
-                    return;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        })
-    };
     let mut parts = Vec::new();
     let mut failures = Vec::new();
     for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
         let doc = reader.join().unwrap_or_default();
-        let status = child.wait().map_err(io_err("waiting for a shard"))?;
+        let status = child.wait().map_err(io_err("waiting for a shard"));
+        forward.reaped(child.id() as i32);
+        let status = status?;
         match doc {
             Some(d) => parts.push(d.outcome().clone()),
             None => failures.push(format!("shard {i} reported nothing ({status})")),
         }
     }
-    done.store(true, Ordering::Relaxed);
-    let _ = forward.join();
+    forward.end();
     if !failures.is_empty() {
         return Err(Error::Failed(failures.join("; ")));
     }
     merge::outcomes(&parts, merge::Machines::Same).ok_or_else(|| Error::Failed("no shard ran".into()))
+}
+
+/// A signal to this process is the parts' too (a SIGTERM sent to this pid alone must not leave
+/// them running): from their start, a thread passes the stop on to every part not yet reaped;
+/// they stop, report what they measured, and the merge says so.
+struct Forward {
+    live: std::sync::Arc<std::sync::Mutex<Vec<i32>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Forward {
+    fn start(children: &[std::process::Child]) -> Forward {
+        let live = std::sync::Arc::new(std::sync::Mutex::new(
+            children.iter().map(|c| c.id() as i32).collect::<Vec<i32>>(),
+        ));
+        let watched = live.clone();
+        let thread = std::thread::spawn(move || loop {
+            let pids = crate::sync::lock(&watched);
+            if pids.is_empty() {
+                return;
+            }
+            if STOP.load(Ordering::Relaxed) != 0 {
+                for &pid in pids.iter() {
+                    let _ = sys::process::kill(pid, sys::signal::SIGTERM);
+                }
+                return;
+            }
+            drop(pids);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        });
+        Forward { live, thread }
+    }
+
+    /// Part `pid` was reaped: its number may be another process's from now on.
+    fn reaped(&self, pid: i32) {
+        crate::sync::lock(&self.live).retain(|&p| p != pid);
+    }
+
+    fn end(self) {
+        crate::sync::lock(&self.live).clear();
+        let _ = self.thread.join();
+    }
 }

@@ -99,9 +99,13 @@ impl Table {
 
     /// Drops keys past their time at `now` (a bounded number): the keys dropped and evicted
     /// since the last count.
+    /// At most once every [`SWEEP_EVERY`]: a tick that comes sooner (many idle connections'
+    /// timeouts, a poller's wake-ups) costs a comparison.
     pub fn sweep(&mut self, now: Instant) -> (u32, u32) {
-        self.keys.sweep(now);
-        self.sweep_at = now.checked_add(SWEEP_EVERY);
+        if self.sweep_at.is_none_or(|at| now >= at) {
+            self.keys.sweep(now);
+            self.sweep_at = now.checked_add(SWEEP_EVERY);
+        }
         self.keys.take_counts()
     }
 

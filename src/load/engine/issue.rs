@@ -78,6 +78,12 @@ impl Engine<'_> {
 
     /// Sends as many requests as the pacing allows on connection `i`.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
+        if self.drain.is_some() {
+            // After the window nothing is sent: not a socket's tickets, not a request to send
+            // again; what is owed still goes out.
+            let _ = self.flush(i);
+            return;
+        }
         if !self.ramp.sending() {
             // Connecting is not over: an HTTP/2 connection may read its server's SETTINGS
             // meanwhile, but no request goes before the others' (see `Engine::run`).

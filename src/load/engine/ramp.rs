@@ -80,6 +80,12 @@ impl Ramp {
         None
     }
 
+    /// The thread is leaving before its connecting was over (its share was done at once, or it
+    /// stopped): `true` if it had not said so yet, which it must (the others wait for it).
+    pub(super) fn leaving(&mut self) -> bool {
+        !std::mem::replace(&mut self.told, true)
+    }
+
     /// `--connect-rate`: when a slot may connect. `None`: now (a slot that `booked` its time
     /// is woken then and connects at once); else the time it books.
     pub(super) fn when(&mut self, now: Instant, booked: bool) -> Option<Instant> {

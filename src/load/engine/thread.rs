@@ -218,33 +218,31 @@ impl<'a> Engine<'a> {
         let mut cpu_from = None;
         let mut looked = None;
         let mut cpu = Duration::ZERO;
+        // The loop could not wait: it ends as a stopped run does (the window closed first).
+        let mut broken = false;
         loop {
             let now = Instant::now();
-            let stopped = stop.load(Ordering::Relaxed) != 0;
-            if self.drain.is_none() && (stopped || self.finished(now)) {
-                cpu = cpu_from.map_or(Duration::ZERO, |from| {
-                    sys::process::thread_cpu_time().saturating_sub(from)
-                });
-                self.close_window(now);
-                self.begin_drain(now, stopped);
+            let stopped = broken || stop.load(Ordering::Relaxed) != 0;
+            if self.drain.is_none() {
+                // Connecting is seen through first: a thread whose share is done at once still
+                // tells the others its connecting is over (they wait for every thread's).
+                self.connecting_turn(now);
+                if cpu_from.is_none() && self.window.started(now) {
+                    cpu_from = Some(sys::process::thread_cpu_time());
+                }
+                if stopped || self.finished(now) {
+                    cpu = cpu_from.map_or(Duration::ZERO, |from| {
+                        sys::process::thread_cpu_time().saturating_sub(from)
+                    });
+                    self.close_window(now);
+                    self.begin_drain(now, stopped);
+                }
             }
             if self.drain.is_some() {
                 if stopped || self.drain_over(now) || !self.drain_turn(&mut events, &mut next_scan, now) {
                     break;
                 }
                 continue;
-            }
-            if !self.ramp.all_opened() {
-                self.open_some(now);
-            }
-            self.check_connecting(now);
-            if !self.window.known() {
-                if let Some(t0) = self.start.t0() {
-                    self.begin_window(t0);
-                }
-            }
-            if cpu_from.is_none() && self.window.started(now) {
-                cpu_from = Some(sys::process::thread_cpu_time());
             }
             self.fire_timers(now);
             // Requests start with the warm-up, once connecting is over; with --connect-first,
@@ -275,7 +273,10 @@ impl<'a> Engine<'a> {
             }
             let n = match self.ep.wait_precise(&mut events, wait) {
                 Ok(n) => n,
-                Err(_) => break,
+                Err(_) => {
+                    broken = true;
+                    continue;
+                }
             };
             let now = Instant::now();
             debug_assert!(n == events.len());
@@ -289,8 +290,25 @@ impl<'a> Engine<'a> {
             }
         }
         self.end_drain();
+        if self.ramp.leaving() {
+            self.start.thread_done(Instant::now());
+        }
         self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
         (self.tally, cpu)
+    }
+
+    /// The connections still to open are opened (as the ramp allows), those connecting
+    /// looked at, and the window begun once every thread's connecting is over.
+    fn connecting_turn(&mut self, now: Instant) {
+        if !self.ramp.all_opened() {
+            self.open_some(now);
+        }
+        self.check_connecting(now);
+        if !self.window.known() {
+            if let Some(t0) = self.start.t0() {
+                self.begin_window(t0);
+            }
+        }
     }
 
     /// One turn of the drain: timeouts looked at, events waited for and handled; `false`
@@ -301,7 +319,12 @@ impl<'a> Engine<'a> {
             self.scan_timeouts(now);
             *next_scan = now + SCAN;
         }
-        if self.ep.wait_precise(events, d.wait(now, *next_scan)).is_err() {
+        let wait = match self.again.is_empty() {
+            true => d.wait(now, *next_scan),
+            // Connections stopped at their reads' limit with more to read: no new edge comes.
+            false => Duration::ZERO,
+        };
+        if self.ep.wait_precise(events, wait).is_err() {
             return false;
         }
         self.dispatch(events, Instant::now());

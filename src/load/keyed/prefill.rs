@@ -96,10 +96,13 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
         write_all(&mut sock, &out, |since| waited(since, written))
             .map_err(|e| e.unwrap_or_else(|e| fail(format!("writing to {}: {e}", target.addr))))?;
         let mut stored = 0u64;
-        let since = Instant::now();
+        let mut since = Instant::now();
         while stored < batch {
             let n = match sock.read(&mut buf) {
-                Ok(n) => n,
+                Ok(n) => {
+                    since = Instant::now();
+                    n
+                }
                 Err(e) if is_wait(&e) => {
                     waited(since, written + stored)?;
                     continue;

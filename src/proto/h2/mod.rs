@@ -14,9 +14,10 @@
 //! Limits as for http: a header list over 8 KiB gets 431, a body over `max_body` resets its
 //! stream. Response bytes waiting for the client's flow-control window count against
 //! `max_output`: past it the session grants the client no more window (what it withheld goes
-//! once the output is under the bound again), so a client that never sends WINDOW_UPDATE cannot
-//! make it hold more than `max_output` plus one window ([`recv_window`]: about twice
-//! `max_output`).
+//! once the output is under the bound again), and on the connection the credit a client's DATA
+//! used goes back only as the output it became leaves, so a client that never sends
+//! WINDOW_UPDATE cannot make it hold more than one window ([`recv_window`]: max(`max_output`,
+//! 65,535)) plus one read.
 //!
 //! The parts: `frame` (the frame format and its [`frame::Reader`], which assembles header
 //! blocks), `window` (flow-control arithmetic), `stream` (a stream's state), `streams` (the

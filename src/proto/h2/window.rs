@@ -200,4 +200,22 @@ mod tests {
         big.consume(40_000).unwrap();
         assert_eq!((big.release(), big.release_at(32_768)), (None, Some(40_000)));
     }
+
+    #[test]
+    fn credit_goes_back_only_within_the_room_given_and_the_rest_stays_owed() {
+        let mut w = Inflow::new(100);
+        w.consume(80).unwrap();
+        assert_eq!(w.release_within(50, 200), Some(80), "all of it fits");
+        w.consume(80).unwrap();
+        assert_eq!(w.release_within(50, 60), Some(60), "what fits, at least `at`");
+        assert_eq!(w.owed(), 20, "the rest stays owed");
+        assert_eq!(w.consume(81), Err(FlowError), "20 still owed: 80 open");
+        w.consume(40).unwrap();
+        assert_eq!(w.release_within(50, 10), None, "what fits is under `at`: none");
+        assert_eq!(w.release_within(50, 0), None, "no room: none");
+        assert_eq!(w.release_within(50, 60), Some(60));
+        let mut small = Inflow::new(100);
+        small.consume(10).unwrap();
+        assert_eq!(small.release_within(50, 100), None, "owed under `at`: kept");
+    }
 }
