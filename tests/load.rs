@@ -976,3 +976,24 @@ fn a_run_of_fewer_requests_than_threads_ends_with_each_request() {
         assert_eq!(doc["requests"].to_string(), n, "{doc}");
     }
 }
+
+/// A reader that stops reading (`load … --json | head -c 10`) ends the run without a panic's
+/// message and backtrace on stderr (it printed "failed printing to stdout: Broken pipe").
+#[test]
+fn a_reader_that_stops_reading_gets_no_panic_message() {
+    let srv = Server::start("epoll", &[]);
+    let url = format!("http://{}/", srv.addr);
+    let mut child = Command::new(BIN)
+        .args(["load", &url, "-n", "100", "-c", "2", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+}
