@@ -5,14 +5,96 @@
 //! `unanswered`; an answer that comes in the drain is counted nowhere else (it came after the
 //! window). A run stopped by a signal does not wait: what it had in flight is unanswered.
 //! Event streams are not awaited (they are counted as of the close, see `close_streams`).
+//! The window's close is here too: what an open loop's schedule did not get done by it, and
+//! the event streams still going.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use super::classes;
+use super::thread::SCAN;
 use super::window::Drain;
 use super::Engine;
 use crate::load::ErrorClass;
+use crate::sys::epoll::Events;
 
 impl Engine<'_> {
+    /// Open loop over a duration: what the schedule called for inside the window and did not
+    /// get done by its close is counted and enters the corrected histogram (see
+    /// [`Schedule::close`]).
+    pub(super) fn close_window(&mut self, now: Instant) {
+        self.close_streams(now);
+        let Some(s) = self.schedule.as_mut() else { return };
+        let inflight = self
+            .conns
+            .iter()
+            .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
+        let (cumulative, rng) = (&self.cumulative, &mut self.rng);
+        let Some((scheduled, not_completed, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
+            return;
+        };
+        for &(d, class, n) in &lost {
+            let ns = d.as_nanos() as u64;
+            self.tally.latency.record_n_ns(ns, n);
+            if let Some(c) = self.tally.classes.get_mut(class as usize) {
+                c.latency.record_n_ns(ns, n);
+            }
+        }
+        self.tally.scheduled = Some(scheduled);
+        self.tally.not_completed = Some(not_completed);
+    }
+
+    /// The event streams still going at the close: a first event not come yet, or the gap
+    /// open since the last, counts as of the close (coordinated-omission-correct).
+    fn close_streams(&mut self, now: Instant) {
+        let forced = self.spec.sse();
+        let mut pending = Vec::new();
+        for c in &self.conns {
+            for r in &c.inflight {
+                let id = if c.h2.is_some() { r.stream } else { 0 };
+                let going = c.sse.iter().any(|(s, _)| *s == id);
+                // A response known to be a stream (`--sse`, or an HTTP/1.1 head that said so)
+                // whose first event has not come.
+                let head_said = id == 0 && c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at);
+                if !going && (forced || head_said) {
+                    pending.push(r.intended);
+                }
+            }
+        }
+        let open = self.conns.iter().any(|c| !c.sse.is_empty());
+        if pending.is_empty() && !open {
+            return;
+        }
+        let t = self.tally.sse.get_or_insert_with(Default::default);
+        for c in &self.conns {
+            for (_, s) in &c.sse {
+                s.at_close(now, t);
+            }
+        }
+        for intended in pending {
+            crate::load::SseStream::new(intended).at_close(now, t);
+        }
+    }
+
+    /// One turn of the drain: timeouts looked at, events waited for and handled; `false`
+    /// when the loop cannot wait.
+    pub(super) fn drain_turn(&mut self, events: &mut Events, next_scan: &mut Instant, now: Instant) -> bool {
+        let Some(d) = self.drain else { return false };
+        if now >= *next_scan {
+            self.scan_timeouts(now);
+            *next_scan = now + SCAN;
+        }
+        let wait = match self.again.is_empty() {
+            true => d.wait(now, *next_scan),
+            // Connections stopped at their reads' limit with more to read: no new edge comes.
+            false => Duration::ZERO,
+        };
+        if self.ep.wait_precise(events, wait).is_err() {
+            return false;
+        }
+        self.dispatch(events, Instant::now());
+        true
+    }
+
     /// The window closed at `now` (or the run was `stopped`): from here only what is in flight
     /// is waited for.
     pub(super) fn begin_drain(&mut self, now: Instant, stopped: bool) {

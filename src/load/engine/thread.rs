@@ -18,7 +18,7 @@ use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 use crate::timer::Timers;
 
 /// How often in-flight requests are checked against `--timeout`.
-const SCAN: Duration = Duration::from_millis(50);
+pub(super) const SCAN: Duration = Duration::from_millis(50);
 
 /// One engine thread.
 pub struct Engine<'a> {
@@ -311,28 +311,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// One turn of the drain: timeouts looked at, events waited for and handled; `false`
-    /// when the loop cannot wait.
-    fn drain_turn(&mut self, events: &mut Events, next_scan: &mut Instant, now: Instant) -> bool {
-        let Some(d) = self.drain else { return false };
-        if now >= *next_scan {
-            self.scan_timeouts(now);
-            *next_scan = now + SCAN;
-        }
-        let wait = match self.again.is_empty() {
-            true => d.wait(now, *next_scan),
-            // Connections stopped at their reads' limit with more to read: no new edge comes.
-            false => Duration::ZERO,
-        };
-        if self.ep.wait_precise(events, wait).is_err() {
-            return false;
-        }
-        self.dispatch(events, Instant::now());
-        true
-    }
-
     /// Handles what a wait brought: the connections left to read again first, then `events`.
-    fn dispatch(&mut self, events: &Events, now: Instant) {
+    pub(super) fn dispatch(&mut self, events: &Events, now: Instant) {
         for i in std::mem::take(&mut self.again) {
             if self.conns[i].is_up() {
                 self.on_readable(i, now, true);
@@ -349,63 +329,6 @@ impl<'a> Engine<'a> {
             if self.conns[i].wake.fired(t) {
                 self.on_timer(i, now);
             }
-        }
-    }
-
-    /// Open loop over a duration: what the schedule called for inside the window and did not
-    /// get done by its close is counted and enters the corrected histogram (see
-    /// [`Schedule::close`]).
-    fn close_window(&mut self, now: Instant) {
-        self.close_streams(now);
-        let Some(s) = self.schedule.as_mut() else { return };
-        let inflight = self
-            .conns
-            .iter()
-            .flat_map(|c| c.inflight.iter().chain(&c.retry).map(|r| (r.intended, r.class)));
-        let (cumulative, rng) = (&self.cumulative, &mut self.rng);
-        let Some((scheduled, not_completed, lost)) = s.close(now, inflight, || classes::pick(cumulative, rng)) else {
-            return;
-        };
-        for &(d, class, n) in &lost {
-            let ns = d.as_nanos() as u64;
-            self.tally.latency.record_n_ns(ns, n);
-            if let Some(c) = self.tally.classes.get_mut(class as usize) {
-                c.latency.record_n_ns(ns, n);
-            }
-        }
-        self.tally.scheduled = Some(scheduled);
-        self.tally.not_completed = Some(not_completed);
-    }
-
-    /// The event streams still going at the close: a first event not come yet, or the gap
-    /// open since the last, counts as of the close (coordinated-omission-correct).
-    fn close_streams(&mut self, now: Instant) {
-        let forced = self.spec.sse();
-        let mut pending = Vec::new();
-        for c in &self.conns {
-            for r in &c.inflight {
-                let id = if c.h2.is_some() { r.stream } else { 0 };
-                let going = c.sse.iter().any(|(s, _)| *s == id);
-                // A response known to be a stream (`--sse`, or an HTTP/1.1 head that said so)
-                // whose first event has not come.
-                let head_said = id == 0 && c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at);
-                if !going && (forced || head_said) {
-                    pending.push(r.intended);
-                }
-            }
-        }
-        let open = self.conns.iter().any(|c| !c.sse.is_empty());
-        if pending.is_empty() && !open {
-            return;
-        }
-        let t = self.tally.sse.get_or_insert_with(Default::default);
-        for c in &self.conns {
-            for (_, s) in &c.sse {
-                s.at_close(now, t);
-            }
-        }
-        for intended in pending {
-            crate::load::SseStream::new(intended).at_close(now, t);
         }
     }
 
