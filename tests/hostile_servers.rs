@@ -465,3 +465,19 @@ fn nothing_is_sent_after_the_window_whatever_a_socket_has_left_to_send() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(json(&r)["error_total"], 0, "{}", r.stdout);
 }
+
+/// An event stream whose head came and whose first event has not by the close is not awaited
+/// after the window, over both versions, without `--sse` (over HTTP/2 it was: it waited
+/// `--timeout` and became unanswered); it is counted with the streams instead.
+#[test]
+fn an_event_stream_whose_first_event_has_not_come_is_not_unanswered() {
+    for proto in ["http", "h2"] {
+        let srv = Server::start("epoll", &["--proto", proto]);
+        let scheme = if proto == "h2" { "h2c" } else { "http" };
+        let url = format!("{scheme}://{}/stream?events=5&every=5s", srv.addr);
+        let r = run(&[&url, "-c", "2", "-d", "300ms", "--timeout", "600ms", "--json"], None);
+        let doc = json(&r);
+        assert_eq!(doc["error_total"], 0, "{proto}: {}", doc["errors"]);
+        assert!(doc["sse"].is_object(), "{proto}: counted with the streams: {doc}");
+    }
+}

@@ -52,9 +52,12 @@ impl Engine<'_> {
             for r in &c.inflight {
                 let id = if c.h2.is_some() { r.stream } else { 0 };
                 let going = c.sse.iter().any(|(s, _)| *s == id);
-                // A response known to be a stream (`--sse`, or an HTTP/1.1 head that said so)
-                // whose first event has not come.
-                let head_said = id == 0 && c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at);
+                // A response known to be a stream (`--sse`, or a head that said so, HTTP/1.1's
+                // or an HTTP/2 stream's) whose first event has not come.
+                let head_said = match c.h2.as_ref() {
+                    Some(h) => h.is_event_stream(id),
+                    None => c.http.event_stream() && c.inflight.front().is_some_and(|f| f.at == r.at),
+                };
                 if !going && (forced || head_said) {
                     pending.push(r.intended);
                 }
@@ -133,7 +136,9 @@ impl Engine<'_> {
             .iter()
             .enumerate()
             .filter(|(k, r)| {
-                let streaming = (front_streams && *k == 0) || c.sse.iter().any(|(s, _)| *s == r.stream);
+                let streaming = (front_streams && *k == 0)
+                    || c.sse.iter().any(|(s, _)| *s == r.stream)
+                    || c.h2.as_ref().is_some_and(|h| h.is_event_stream(r.stream));
                 !streaming
             })
             .map(|(_, r)| r)

@@ -183,6 +183,12 @@ impl H2Conn {
         self.streams.len()
     }
 
+    /// Stream `id`'s response head said it is an event stream (none of its events may have
+    /// come yet).
+    pub fn is_event_stream(&self, id: u32) -> bool {
+        self.streams.iter().any(|s| s.id == id && s.event_stream)
+    }
+
     /// Opens a stream for request `seq` of `class`, writing its HEADERS (and what the windows
     /// allow of its body) to `out`; returns its identifier.
     pub fn open(&mut self, out: &mut Vec<u8>, class: u8, seq: u64) -> u32 {
