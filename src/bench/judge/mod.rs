@@ -32,6 +32,8 @@ mod judged;
 pub mod metric;
 mod ranking;
 mod reasons;
+#[cfg(test)]
+mod rounds_tests;
 mod shapes;
 #[cfg(test)]
 mod tests;

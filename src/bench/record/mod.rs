@@ -7,7 +7,7 @@
 //! files (`results`).
 //!
 //! Nothing here judges or measures: the verdicts a [`Results`] holds are handed to it by its
-//! caller (`bench::judge` works them out), and the unit costs it records were measured by the
+//! caller (the judge works them out), and the unit costs it records were measured by the
 //! run (`bench::setup::unit_costs`). The record imports neither the judge nor the run; beside the
 //! layers below, it holds bench's error type (`error`, shared by the three rooms: the record is the room below
 //! the others).

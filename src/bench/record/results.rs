@@ -1,5 +1,5 @@
 //! Results of a bench run: the scenario, where it ran ([`Environment`]), one [`Cell`] per cell,
-//! and the verdicts its caller worked out from them (the record holds them; `bench::judge`
+//! and the verdicts its caller worked out from them (the record holds them; the judge
 //! makes them), and the files (`results.json`, `results.csv`) in
 //! `results/<scenario>-<timestamp>/`.
 
@@ -102,7 +102,7 @@ pub fn csv(cells: &[Cell]) -> String {
 }
 
 /// Everything a results directory holds: the contents of `results.json`. `V` is a verdict,
-/// worked out by the caller from the cells (`bench::judge`): a file's own are not read, so
+/// worked out by the caller from the cells (the judge): a file's own are not read, so
 /// results written before a verdict rule changed get today's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results<V> {

@@ -40,4 +40,5 @@ mod tests;
 pub mod window;
 
 pub use budget::{Calm, Rate};
-pub use session::{recv_window, H2Session, MAX_CONTINUATIONS};
+pub use session::{H2Session, MAX_CONTINUATIONS};
+pub use window::recv_window;

@@ -6,7 +6,7 @@ use super::budget::{Budgets, Cause};
 use super::frame::{Code, Frame, ReadError, Reader};
 use super::stream::Closed;
 use super::streams::Streams;
-use super::window::{Inflow, Window};
+use super::window::{recv_window, Inflow, Window};
 use super::{frame, hpack};
 use crate::proto::Later;
 
@@ -105,18 +105,6 @@ pub struct H2Session {
     /// it wait (`releasing`) for the next feed.
     pub(super) cap: usize,
     pub(super) releasing: bool,
-}
-
-/// The window the server grants the client, per stream and on the connection: as large as
-/// `--max-output` (never under the RFC's 65,535, never past 2^31 - 1), so a client may have as
-/// much on its way as the server may hold toward it, and a steady upload costs a WINDOW_UPDATE
-/// per half of it ([`Inflow`]). The window open to the client and the output held for its
-/// windows share it: a client that never reads makes the session hold at most one such window
-/// plus one read.
-pub fn recv_window(max_output: usize) -> u32 {
-    max_output
-        .min(frame::MAX_WINDOW as usize)
-        .max(frame::INITIAL_WINDOW as usize) as u32
 }
 
 impl H2Session {

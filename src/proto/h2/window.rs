@@ -8,7 +8,7 @@
 //! DATA used, given back once that is half the window (as h2's `FlowControl` does), so a
 //! steady upload costs a WINDOW_UPDATE per half window, not one per DATA frame.
 
-use crate::proto::h2::frame::{Code, MAX_WINDOW};
+use crate::proto::h2::frame::{self, Code, MAX_WINDOW};
 
 /// A window: bytes the other side lets this one send (or, receiving, what it let the other).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +138,18 @@ impl Inflow {
             .expect("the credit given back is what the window took");
         Some(inc)
     }
+}
+
+/// The window the server grants the client, per stream and on the connection: as large as
+/// `--max-output` (never under the RFC's 65,535, never past 2^31 - 1), so a client may have as
+/// much on its way as the server may hold toward it, and a steady upload costs a WINDOW_UPDATE
+/// per half of it ([`Inflow`]). The window open to the client and the output held for its
+/// windows share it: a client that never reads makes the session hold at most one such window
+/// plus one read.
+pub fn recv_window(max_output: usize) -> u32 {
+    max_output
+        .min(frame::MAX_WINDOW as usize)
+        .max(frame::INITIAL_WINDOW as usize) as u32
 }
 
 #[cfg(test)]

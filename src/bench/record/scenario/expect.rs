@@ -1,6 +1,6 @@
 //! The shape an experiment's description promises, as its `expect` key writes it
 //! (`"short p99: thread < reactor"`): read and checked against the experiment's targets and
-//! classes when the scenario is. `bench::judge` holds it against the cells.
+//! classes when the scenario is. the judge holds it against the cells.
 
 use super::experiment::{model_name, Experiment};
 use crate::units::BadValue;

@@ -70,7 +70,7 @@ pub struct Scenario {
     pub seed: Option<String>,
     /// The experiments are shapes of one load (the same requests in flight carried by other
     /// connections, pipelines or streams): the verdict also says, target by target, which
-    /// shape it serves best (`bench::judge::shapes`).
+    /// shape it serves best (the judge's shapes).
     #[serde(default)]
     pub compare_shapes: bool,
     /// Rounds: each visits every target once, at every connection count (the order rotating
