@@ -156,4 +156,18 @@ mutant idle-thread-silent src/load/engine/thread.rs \
   'if self.ramp.leaving() {' 'if false && self.ramp.leaving() {' \
   --test load a_run_of_fewer_requests_than_threads_ends_with_each_request
 
+# 74.1: an answer built on another thread draws its values from the connection's room; its
+# rest is asked again; the front answer takes its first value anyway (else nothing moves).
+mutant room-ignored src/proto/keyed/room.rs \
+  'let ok = self.room.draw(n, self.first_anyway && self.drawn == 0);' \
+  'let ok = self.room.draw(n, true);' \
+  --test keyed answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound
+mutant rest-dropped src/proto/keyed/answer.rs \
+  'Op::Get { keys, .. } if (o.answered as usize) < keys.len() =>' \
+  'Op::Get { keys, .. } if false && (o.answered as usize) < keys.len() =>' \
+  --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
+mutant front-waits-too src/proto/keyed/room.rs \
+  'first_anyway: front,' 'first_anyway: false,' \
+  --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
+
 exit $status

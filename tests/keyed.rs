@@ -844,3 +844,96 @@ fn expired_keys_are_dropped_within_a_second_on_an_idle_server_by_every_model() {
         srv.stop();
     });
 }
+
+/// Reads one RESP reply of `s`'s (an array read whole) into `buf` from `pending`: `false`
+/// once the stream ended.
+fn read_exactly(s: &mut std::net::TcpStream, pending: &mut Vec<u8>, n: usize) -> bool {
+    let mut buf = vec![0u8; 256 * 1024];
+    while pending.len() < n {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(k) => pending.extend_from_slice(&buf[..k]),
+        }
+    }
+    true
+}
+
+/// Answers built on another thread (a shard's owner, io-threads' executor) are bound by the
+/// connection's room on output like any other: a client that pipelines 256 reads of 16
+/// values of `--max-value` each, all of them answered elsewhere, and never reads, grows the
+/// server by its bound and a value, not by the 256 x 16 values it asked for (64 MiB a
+/// connection here); everybody else is answered meanwhile; and as the client reads, every
+/// answer comes whole and in order.
+#[test]
+fn answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound() {
+    const VALUE: usize = 16 * 1024;
+    for (model, args) in [
+        ("multi-reactor", &["--workers", "2", "--store", "sharded"][..]),
+        ("dispatch", &["--workers", "2", "--store", "sharded"][..]),
+        ("io-threads", &["--workers", "2"][..]),
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--proto", "resp", "--max-output", "4KiB", "--max-value", "16KiB"]);
+        let srv = Server::start(model, &a);
+        // 16 keys of each shard: a connection on either worker asks the other for one set.
+        let keys = |shard: usize| -> Vec<String> {
+            (0..)
+                .map(|i| format!("key{i}"))
+                .filter(|k| muxlab::store::stripe_of(k.as_bytes(), 2) == shard)
+                .take(16)
+                .collect()
+        };
+        let v = "v".repeat(VALUE);
+        let mut setup = srv.connect();
+        let mut pending = Vec::new();
+        for k in keys(0).iter().chain(&keys(1)) {
+            setup
+                .write_all(format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${VALUE}\r\n{v}\r\n", k.len()).as_bytes())
+                .unwrap();
+        }
+        assert!(
+            read_exactly(&mut setup, &mut pending, 32 * 5),
+            "{model}: SETs unanswered"
+        );
+        assert_eq!(pending, b"+OK\r\n".repeat(32), "{model}");
+        let before = tree_pss_kib(srv.pid());
+        let mget = |shard: usize| format!("MGET {}\r\n", keys(shard).join(" ")).repeat(256);
+        let mut readers: Vec<_> = (0..4).map(|_| srv.connect()).collect();
+        for (i, s) in readers.iter_mut().enumerate() {
+            s.write_all(mget(i % 2).as_bytes()).unwrap();
+        }
+        // Time for the owners to build what they would (all of it, unbounded: 64 MiB a
+        // connection whose keys are another's).
+        std::thread::sleep(Duration::from_millis(1500));
+        let grown = tree_pss_kib(srv.pid()).saturating_sub(before);
+        eprintln!("{model}: grew {grown} KiB behind 4 clients that never read");
+        assert!(
+            grown < 16 * 1024,
+            "{model}: grew {grown} KiB behind clients that never read"
+        );
+        assert_eq!(
+            redis_cli(&srv, &[], &format!("GET {}\n", keys(1)[0])),
+            format!("{v}\n"),
+            "{model}: another client is answered"
+        );
+        let one = format!("*16\r\n{}", format!("${VALUE}\r\n{v}\r\n").repeat(16));
+        for (i, s) in readers.iter_mut().enumerate() {
+            let mut pending = Vec::new();
+            for n in 0..256 {
+                assert!(
+                    read_exactly(s, &mut pending, one.len()),
+                    "{model}: reader {i} cut at answer {n}"
+                );
+                assert!(
+                    pending[..one.len()] == *one.as_bytes(),
+                    "{model}: reader {i}'s answer {n} torn"
+                );
+                pending.drain(..one.len());
+            }
+            assert!(pending.is_empty(), "{model}: reader {i} got more than it asked");
+        }
+        drop(readers);
+        let st = srv.stop();
+        assert!(st.total("keyed_hops") >= 256, "{model}: no read crossed threads");
+    }
+}

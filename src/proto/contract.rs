@@ -87,9 +87,15 @@ pub trait Each {
 
     /// The answer another thread gave for `ticket` (a keyed command answered later), once:
     /// what a completion brings ([`Session::complete_each`](super::Protocol::complete_each)).
-    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
+    fn answer(&mut self, ticket: u64) -> Option<keyed::Answered> {
         let _ = ticket;
         None
+    }
+
+    /// Asks the rest of an answer another thread built in part (its connection's room ran
+    /// out) again: only a hook that sends commands elsewhere has rests to ask.
+    fn again(&mut self, again: keyed::Again) {
+        let _ = again;
     }
 }
 

@@ -106,8 +106,12 @@ impl<F: Each + ?Sized> Each for Sealed<'_, F> {
         self.each.command(op, replies)
     }
 
-    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
+    fn answer(&mut self, ticket: u64) -> Option<super::keyed::Answered> {
         self.each.answer(ticket)
+    }
+
+    fn again(&mut self, again: super::keyed::Again) {
+        self.each.again(again)
     }
 }
 

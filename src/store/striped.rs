@@ -97,7 +97,12 @@ impl Striped {
                     }
                     let one = keys.from(i).take(1);
                     let g = held.binary_search(&self.of(one.get(0))).expect("its stripe is held");
-                    o.add(guards[g].run(Op::Get { keys: one, first }, now, r));
+                    let got = guards[g].run(Op::Get { keys: one, first }, now, r);
+                    o.add(got);
+                    if got.answered == 0 {
+                        // No room for it (built on another thread): the rest goes later.
+                        break;
+                    }
                     o.answered += 1;
                 }
                 o

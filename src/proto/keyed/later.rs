@@ -1,21 +1,29 @@
 //! Keyed commands answered later: a command the hook hands to another thread (a shard's
 //! owner, an executor) leaves a slot in its session's output, and the replies after it wait
 //! behind it, so they go in order. The other thread encodes the answer in the session's
-//! protocol ([`Form`]) and posts it back; the session fills the slot ([`Slots::fill`]) and
-//! what is answered from the front goes out.
+//! protocol ([`Form`](super::Form)), as far as the connection's room lets it
+//! ([`Room`]), and posts it back; the session fills the slot ([`Slots::fill`]) and what is
+//! answered from the front goes out. An answer that stopped at the room comes in pieces:
+//! what was built goes out, and the rest of the command ([`Rest`]) is asked again once it is
+//! the next the client reads and the output has room.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
+use super::rest::{Again, Answered, Rest};
+use super::room::{Draw, Room};
 use crate::proto::Each;
 
 /// The most commands a connection has answered later and not sent (past it, it reads no
 /// more until answers come).
 pub(crate) const MAX_WAITING: usize = 256;
 
-/// Where a session's replies go: its output, or behind the last slot still waiting.
+/// Where a session's replies go: its output, or behind the last slot still waiting; or, on
+/// another thread building an answer, its buffer, drawing from the connection's room.
 pub(crate) struct Sink<'o> {
     out: &'o mut Vec<u8>,
     slots: Option<&'o mut Slots>,
+    draw: Option<&'o mut Draw>,
 }
 
 impl<'o> Sink<'o> {
@@ -24,12 +32,14 @@ impl<'o> Sink<'o> {
         Sink {
             out,
             slots: Some(slots),
+            draw: None,
         }
     }
 
-    /// Replies to `out` alone (another thread's encoding of an answer).
-    pub(crate) fn plain(out: &'o mut Vec<u8>) -> Sink<'o> {
-        Sink { out, slots: None }
+    /// Replies to `out` alone (another thread's encoding of an answer), each value drawn
+    /// from `draw`'s room first (none: as it comes).
+    pub(crate) fn drawing(out: &'o mut Vec<u8>, draw: Option<&'o mut Draw>) -> Sink<'o> {
+        Sink { out, slots: None, draw }
     }
 
     /// Where the next reply goes.
@@ -51,22 +61,48 @@ impl<'o> Sink<'o> {
         self.slots.as_deref().is_some_and(|s| s.len() >= MAX_WAITING)
     }
 
-    /// Bytes of replies not sent: the output's and those behind slots.
+    /// Bytes of replies not sent: the output's, those behind slots, and those other threads
+    /// are building.
     pub(crate) fn len(&self) -> usize {
         self.out.len() + self.slots.as_deref().map_or(0, Slots::held)
     }
 
-    /// An answer comes later under `ticket`: what is written next goes behind it.
-    pub(crate) fn later(&mut self, ticket: u64) {
-        if let Some(s) = self.slots.as_deref_mut() {
-            s.pushed += 1;
-            s.q.push_back(Slot {
-                ticket,
-                answer: None,
-                after: Vec::new(),
-                ends: false,
-            });
-        }
+    /// Whether the output has reached `limit` (or the answers owed their most): the room
+    /// left is published first, for the threads building this connection's answers.
+    pub(crate) fn full(&self, limit: usize) -> bool {
+        let here = self.out.len() + self.slots.as_deref().map_or(0, Slots::behind);
+        let elsewhere = self
+            .slots
+            .as_deref()
+            .map_or(0, |s| s.publish(limit.saturating_sub(here)));
+        here + elsewhere >= limit || self.owed_full()
+    }
+
+    /// Whether a value of `key`, `len` bytes, may be written now: always, here (the bound
+    /// is checked between values); on another thread, if the connection's room has it.
+    pub(crate) fn fits(&mut self, key: &[u8], len: usize) -> bool {
+        self.draw.as_deref_mut().is_none_or(|d| d.fits(key, len))
+    }
+
+    /// An answer comes later under `ticket`: what is written next goes behind it. The
+    /// connection's room, whose output may grow to `limit`: the thread that builds the
+    /// answer draws from it.
+    pub(crate) fn later(&mut self, ticket: u64, limit: usize) -> Option<Arc<Room>> {
+        let here = self.out.len();
+        let s = self.slots.as_deref_mut()?;
+        s.pushed += 1;
+        s.q.push_back(Slot {
+            ticket,
+            got: Vec::new(),
+            asked: true,
+            rest: None,
+            done: false,
+            after: Vec::new(),
+            ends: false,
+        });
+        let room = s.room.get_or_insert_with(Arc::default).clone();
+        s.publish(limit.saturating_sub(here + s.behind()));
+        Some(room)
     }
 
     /// Slots opened so far (it changes when a command leaves one).
@@ -91,12 +127,22 @@ pub(crate) struct Slots {
     q: VecDeque<Slot>,
     /// Slots ever opened.
     pushed: u64,
+    /// The connection's room, shared with the threads building its answers (from its first
+    /// answer owed on).
+    room: Option<Arc<Room>>,
 }
 
 #[derive(Debug)]
 struct Slot {
     ticket: u64,
-    answer: Option<Vec<u8>>,
+    /// The answer's bytes that came and have not gone out.
+    got: Vec<u8>,
+    /// Its thread is building (the rest of) the answer.
+    asked: bool,
+    /// What is left to ask, once it is the next the client reads.
+    rest: Option<Rest>,
+    /// The whole answer came.
+    done: bool,
     after: Vec<u8>,
     /// The last slot of its command: the command is answered when it goes.
     ends: bool,
@@ -113,9 +159,18 @@ impl Slots {
     }
 
     /// The session must stop taking commands until an answer comes: it owes
-    /// [`MAX_WAITING`], or what waits behind them (with `out`'s bytes) fills its bound.
+    /// [`MAX_WAITING`], or what waits behind them and is being built for them (with `out`'s
+    /// bytes) fills its bound.
     pub(crate) fn full<F: Each + ?Sized>(&self, out: usize, each: &F) -> bool {
-        !self.is_empty() && (self.len() >= MAX_WAITING || each.room(out + self.held()) == 0)
+        let here = out + self.behind();
+        let elsewhere = self.publish(each.room(here));
+        !self.is_empty() && (self.len() >= MAX_WAITING || each.room(here + elsewhere) == 0)
+    }
+
+    /// Tells the threads building answers that the output has `room` left: the bytes they
+    /// hold (none before the first answer owed).
+    fn publish(&self, room: usize) -> usize {
+        self.room.as_deref().map_or(0, |r| r.publish(room))
     }
 
     /// The answer of `ticket`, if `each` brought it, fills its slot, and what is answered
@@ -127,36 +182,79 @@ impl Slots {
         }
     }
 
-    /// Bytes held behind slots.
+    /// Bytes held: behind slots, and being built on other threads.
     pub(crate) fn held(&self) -> usize {
-        self.q
-            .iter()
-            .map(|s| s.after.len() + s.answer.as_ref().map_or(0, Vec::len))
-            .sum()
+        self.behind() + self.room.as_deref().map_or(0, Room::in_flight)
     }
 
-    /// The answer of `ticket` came: whether it was waited for (a connection that closed, or
-    /// a number reused since, waits for no such ticket).
-    pub(crate) fn fill(&mut self, ticket: u64, answer: Vec<u8>) -> bool {
-        match self.q.iter_mut().find(|s| s.ticket == ticket && s.answer.is_none()) {
-            Some(s) => {
-                s.answer = Some(answer);
-                true
-            }
-            None => false,
+    /// Bytes held behind slots.
+    fn behind(&self) -> usize {
+        self.q.iter().map(|s| s.after.len() + s.got.len()).sum()
+    }
+
+    /// The answer of `ticket` came (all of it, or a piece and what is left): whether it was
+    /// waited for (a connection that closed, or a number reused since, waits for no such
+    /// ticket).
+    pub(crate) fn fill(&mut self, ticket: u64, answer: Answered) -> bool {
+        let Some(s) = self.q.iter_mut().find(|s| s.ticket == ticket && s.asked) else {
+            return false;
+        };
+        if let Some(room) = self.room.as_deref() {
+            room.received(answer.bytes.len());
         }
+        match s.got.is_empty() {
+            true => s.got = answer.bytes,
+            false => s.got.extend_from_slice(&answer.bytes),
+        }
+        s.asked = false;
+        s.done = answer.rest.is_none();
+        s.rest = answer.rest;
+        true
     }
 
-    /// Moves what is answered, from the front, to `out`: the commands that ended.
+    /// Moves what is answered, from the front, to `out` (the front's piece, if that is all
+    /// that came): the commands that ended.
     pub(crate) fn flush(&mut self, out: &mut Vec<u8>) -> u64 {
         let mut ended = 0;
-        while self.q.front().is_some_and(|s| s.answer.is_some()) {
+        while let Some(s) = self.q.front_mut() {
+            out.append(&mut s.got);
+            if !s.done {
+                break;
+            }
             let s = self.q.pop_front().expect("a front");
-            out.extend_from_slice(&s.answer.expect("answered"));
             out.extend_from_slice(&s.after);
             ended += u64::from(s.ends);
         }
         ended
+    }
+
+    /// The front's answer came in part and its rest waits to be asked.
+    pub(crate) fn front_waits(&self) -> bool {
+        self.q.front().is_some_and(|s| s.rest.is_some() && !s.asked)
+    }
+
+    /// Asks the rest of the front's answer again through `each`, once the client has read
+    /// what went before it (`out` holds nothing) or the output has room: `true` if it did.
+    pub(crate) fn resume<F: Each + ?Sized>(&mut self, out: usize, each: &mut F) -> bool {
+        if !self.front_waits() {
+            return false;
+        }
+        let here = out + self.behind();
+        let elsewhere = self.publish(each.room(here));
+        if out > 0 && each.room(here + elsewhere) == 0 {
+            return false;
+        }
+        let room = self.room.clone().unwrap_or_default();
+        let s = self.q.front_mut().expect("a front");
+        s.asked = true;
+        let rest = s.rest.take().expect("a rest");
+        each.again(Again {
+            ticket: s.ticket,
+            rest,
+            room,
+            front: true,
+        });
+        true
     }
 
     /// Where a reply written now goes: behind the last slot, or to `out`.

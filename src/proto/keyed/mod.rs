@@ -14,9 +14,11 @@ mod later;
 mod op;
 mod owned;
 mod reply;
+mod rest;
+mod room;
 mod session;
 
-pub use answer::encode;
+pub use answer::{build, encode};
 pub use form::Form;
 pub(crate) use input::Input;
 #[cfg(test)]
@@ -26,4 +28,6 @@ pub use op::{Args, Counting, Op, OpKind, When};
 pub use owned::OwnedOp;
 pub(crate) use reply::{decimal, integer};
 pub use reply::{Item, KeyedError, Outcome, Replies};
+pub use rest::{Again, Answered, Rest};
+pub use room::{Draw, Room};
 pub(crate) use session::{complete, feed, Core, Framing};

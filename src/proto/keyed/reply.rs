@@ -71,6 +71,13 @@ pub trait Replies {
     fn full(&self) -> bool {
         false
     }
+    /// Whether the value of `key`, `len` bytes (0: missing), may be written now: always
+    /// where the bound is checked between values ([`Replies::full`]); on another thread
+    /// building an answer, if the connection's room has it (a read stops before it if not).
+    fn fits(&mut self, key: &[u8], len: usize) -> bool {
+        let _ = (key, len);
+        true
+    }
     /// How the session encodes this command's replies, for a thread that runs it elsewhere
     /// ([`super::encode`]); `None`: it cannot be answered later.
     fn form(&self) -> Option<Form> {
@@ -81,9 +88,12 @@ pub trait Replies {
         true
     }
     /// Part of the answer comes later, under `ticket` (the hook handed the command, or some
-    /// of its keys, to another thread): what is written next goes behind it.
-    fn later(&mut self, ticket: u64) {
+    /// of its keys, to another thread): what is written next goes behind it. The
+    /// connection's room, which the thread building the answer draws from (`None`: it
+    /// cannot be answered later).
+    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<super::Room>> {
         let _ = ticket;
+        None
     }
 }
 

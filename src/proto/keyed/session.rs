@@ -25,8 +25,9 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// It holds input or an answer's rest until the output drains: it is fed again then.
     pub(crate) fn holding(&self) -> bool {
-        self.holding
+        self.holding || self.slots.front_waits()
     }
 
     /// Bytes of input held, not run yet.
@@ -116,6 +117,8 @@ pub(crate) trait Framing {
 /// held until the answers owed have gone ([`Core::end`]).
 pub(crate) fn feed<S: Framing, F: Each + ?Sized>(s: &mut S, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
     let mut fed = Fed::default();
+    // The rest of an answer built elsewhere first: it goes out before anything after it.
+    s.core_mut().slots.resume(out.len(), each);
     if !s.core_mut().begin(input) {
         fed.close = true;
         return s.core_mut().end(fed);

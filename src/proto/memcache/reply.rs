@@ -117,7 +117,11 @@ impl Replies for Reply<'_> {
     }
 
     fn full(&self) -> bool {
-        self.sink.len() >= self.limit || self.sink.owed_full()
+        self.sink.full(self.limit)
+    }
+
+    fn fits(&mut self, key: &[u8], len: usize) -> bool {
+        self.sink.fits(key, len)
     }
 
     fn settled(&self) -> bool {
@@ -128,7 +132,7 @@ impl Replies for Reply<'_> {
         Some(Form::Memcache(self.verb, self.noreply))
     }
 
-    fn later(&mut self, ticket: u64) {
-        self.sink.later(ticket);
+    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
+        self.sink.later(ticket, self.limit)
     }
 }

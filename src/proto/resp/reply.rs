@@ -69,7 +69,11 @@ impl Replies for Reply<'_> {
     }
 
     fn full(&self) -> bool {
-        self.sink.len() >= self.limit || self.sink.owed_full()
+        self.sink.full(self.limit)
+    }
+
+    fn fits(&mut self, key: &[u8], len: usize) -> bool {
+        self.sink.fits(key, len)
     }
 
     fn settled(&self) -> bool {
@@ -92,7 +96,7 @@ impl Replies for Reply<'_> {
         Some(Form::Resp(self.verb))
     }
 
-    fn later(&mut self, ticket: u64) {
-        self.sink.later(ticket);
+    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
+        self.sink.later(ticket, self.limit)
     }
 }

@@ -243,7 +243,7 @@ impl Connection {
         &mut self,
         w: Worker<'_>,
         ticket: u64,
-        answer: Option<Vec<u8>>,
+        answer: Option<crate::proto::keyed::Answered>,
         early: &mut impl FnMut(&mut Vec<u8>),
     ) {
         // Output the wire took leaves the buffer first: the session measures the bound on it.

@@ -14,7 +14,9 @@
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::proto::keyed::{Form, Op, Outcome, OwnedOp, Replies};
+use std::sync::Arc;
+
+use crate::proto::keyed::{Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Rest, Room};
 use crate::server::{Counter, Counters};
 use crate::store::Store;
 use crate::sync::lock;
@@ -25,8 +27,9 @@ use crate::sys::eventfd::EventFd;
 pub enum Post {
     /// Run this command against the store here and answer its origin.
     Run(Hop),
-    /// The answer to connection `conn`'s command of `ticket`, encoded.
-    Answer { conn: u64, ticket: u64, bytes: Vec<u8> },
+    /// The answer to connection `conn`'s command of `ticket`, encoded (or as much of it as
+    /// the connection's room took, and the rest).
+    Answer { conn: u64, ticket: u64, answered: Answered },
 }
 
 /// A command sent to another thread.
@@ -37,6 +40,10 @@ pub struct Hop {
     ticket: u64,
     /// The worker whose loop owns the connection.
     from: usize,
+    /// The connection's room on output, which the answer draws from.
+    room: Arc<Room>,
+    /// The answer is the next the connection's client reads: its first value goes anyway.
+    front: bool,
 }
 
 /// The most keys of a read one hop carries: what one answer holds is bounded by this many
@@ -266,39 +273,65 @@ impl Hops {
             unreachable!("a keyed command without its protocol's form");
         };
         let ticket = TICKETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let front = r.settled();
+        let room = r.later(ticket).unwrap_or_default();
         let hop = Hop {
             op: OwnedOp::new(op),
             form,
             conn,
             ticket,
             from: w.index,
+            room,
+            front,
         };
         self.inboxes[to].post_one(Post::Run(hop));
-        r.later(ticket);
+        w.count(Counter::KeyedHops, 1);
+    }
+
+    /// Asks thread `again.rest.to` for the rest of connection `conn`'s answer (its room ran
+    /// out before), under the same ticket.
+    pub fn again(&self, w: Here, conn: u64, again: Again) {
+        let Again {
+            ticket,
+            rest: Rest { op, form, to },
+            room,
+            front,
+        } = again;
+        let hop = Hop {
+            op,
+            form,
+            conn,
+            ticket,
+            from: w.index,
+            room,
+            front,
+        };
+        self.inboxes[to].post_one(Post::Run(hop));
         w.count(Counter::KeyedHops, 1);
     }
 
     /// What was posted to worker `w`'s inbox: hops run against `store` and answered (each
-    /// origin's answers posted at once), answers handed to `answered(conn, ticket, bytes)`.
-    pub fn take(&self, w: Here, store: &Store, posts: &mut Vec<Post>, mut answered: impl FnMut(u64, u64, Vec<u8>)) {
+    /// origin's answers posted at once), answers handed to `answered(conn, ticket, answer)`.
+    pub fn take(&self, w: Here, store: &Store, posts: &mut Vec<Post>, mut answered: impl FnMut(u64, u64, Answered)) {
         self.inboxes[w.index].take(posts);
         let mut back: Vec<Vec<Post>> = Vec::new();
         for post in posts.drain(..) {
             match post {
-                Post::Answer { conn, ticket, bytes } => answered(conn, ticket, bytes),
+                Post::Answer {
+                    conn,
+                    ticket,
+                    answered: a,
+                } => answered(conn, ticket, a),
                 Post::Run(hop) => {
-                    let mut bytes = Vec::new();
-                    let o = crate::proto::keyed::encode(hop.form, &mut bytes, |r| run(w, store, hop.op.op(), r));
-                    if o.error {
-                        w.count(Counter::KeyedErrors, 1);
+                    let (from, conn, ticket) = (hop.from, hop.conn, hop.ticket);
+                    let a = answer(w, store, hop);
+                    if back.len() <= from {
+                        back.resize_with(from + 1, Vec::new);
                     }
-                    if back.len() <= hop.from {
-                        back.resize_with(hop.from + 1, Vec::new);
-                    }
-                    back[hop.from].push(Post::Answer {
-                        conn: hop.conn,
-                        ticket: hop.ticket,
-                        bytes,
+                    back[from].push(Post::Answer {
+                        conn,
+                        ticket,
+                        answered: a,
                     });
                 }
             }
@@ -309,6 +342,18 @@ impl Hops {
             }
         }
     }
+}
+
+/// Runs `hop` against `store` here, as far as its connection's room takes the values it
+/// reads: its answer, and what is left of it.
+fn answer(w: Here, store: &Store, hop: Hop) -> Answered {
+    let (a, o) = crate::proto::keyed::build(&hop.op, hop.form, hop.room, hop.front, w.index, |op, r| {
+        run(w, store, op, r)
+    });
+    if o.error {
+        w.count(Counter::KeyedErrors, 1);
+    }
+    a
 }
 
 /// Runs `op` against `store` on this thread, counted here: executed, keys found and not,

@@ -89,7 +89,7 @@ impl Conn {
     pub fn answered(
         &mut self,
         w: Worker<'_>,
-        answers: &mut [(u64, u64, Vec<u8>)],
+        answers: &mut [(u64, u64, crate::proto::keyed::Answered)],
         buf: &mut [u8],
         edge: bool,
         now: Instant,

@@ -56,7 +56,7 @@ pub struct EventLoop<'a, P: Poller> {
     /// Keyed commands and answers other threads post this worker, once it takes them.
     hops: Option<&'a crate::server::crossing::hops::Hops>,
     hopped: Vec<crate::server::crossing::hops::Post>,
-    answers: Vec<(u64, u64, Vec<u8>)>,
+    answers: Vec<(u64, u64, crate::proto::keyed::Answered)>,
 }
 
 impl<'a, P: Poller> EventLoop<'a, P> {
@@ -257,8 +257,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             index: self.w.index,
             counters: self.w.counters,
         };
-        hops.take(here, store, &mut self.hopped, |conn, ticket, bytes| {
-            answers.push((conn, ticket, bytes))
+        hops.take(here, store, &mut self.hopped, |conn, ticket, answered| {
+            answers.push((conn, ticket, answered))
         });
         // A connection's answers together (in the order they came), stepped once for all.
         answers.sort_by_key(|a| a.0);

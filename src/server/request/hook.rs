@@ -113,7 +113,7 @@ pub enum Later {
     Due(Instant),
     /// The work of this ticket is done (a design with a pool): the session writes its
     /// response; a keyed command's comes with it, encoded by the thread that ran it.
-    Done(u64, Option<Vec<u8>>),
+    Done(u64, Option<crate::proto::keyed::Answered>),
 }
 
 /// What every model does when a connection's later response moves (`what`): the session
@@ -208,7 +208,7 @@ struct Hook<'a, 'w, S: FnMut(&mut Vec<u8>)> {
     waited: Duration,
     /// The answer another thread posted for a keyed command's ticket, until the session
     /// takes it.
-    answer: Option<(u64, Vec<u8>)>,
+    answer: Option<(u64, crate::proto::keyed::Answered)>,
 }
 
 impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
@@ -285,13 +285,24 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         o
     }
 
-    fn answer(&mut self, ticket: u64) -> Option<Vec<u8>> {
+    fn answer(&mut self, ticket: u64) -> Option<crate::proto::keyed::Answered> {
         match self.answer.take() {
             Some((t, a)) if t == ticket => Some(a),
             other => {
                 self.answer = other;
                 None
             }
+        }
+    }
+
+    /// The rest of an answer another thread built in part goes back to it.
+    fn again(&mut self, again: crate::proto::keyed::Again) {
+        if let Some(hops) = self.w.ctx.hops.get() {
+            let here = crate::server::crossing::hops::Here {
+                index: self.w.index,
+                counters: self.w.counters,
+            };
+            hops.again(here, self.conn, again);
         }
     }
 }
