@@ -55,7 +55,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
 fn executor(w: Worker<'_>) -> Result<(), Error> {
     sys::forbid_socket_io();
     w.ready();
-    let mut posts = Vec::new();
+    let (mut posts, mut parked) = (Vec::new(), Default::default());
     while !w.stopping() {
         match (w.ctx.hops.get(), w.ctx.store.as_ref()) {
             (Some(hops), Some(store)) => {
@@ -64,7 +64,7 @@ fn executor(w: Worker<'_>) -> Result<(), Error> {
                     index: w.index,
                     counters: w.counters,
                 };
-                hops.take(here, store, &mut posts, |_, _, _| {});
+                hops.take(here, store, &mut posts, &mut parked, |_, _, _| {});
                 here.sweep(store);
             }
             _ => std::thread::sleep(TICK),

@@ -92,10 +92,20 @@ pub trait Each {
         None
     }
 
-    /// Asks the rest of an answer another thread built in part (its connection's room ran
-    /// out) again: only a hook that sends commands elsewhere has rests to ask.
+    /// Asks the thread holding the rest of an answer it built in part (its connection's
+    /// room ran out) for more: only a hook that sends commands elsewhere gets answers in part.
     fn again(&mut self, again: keyed::Again) {
-        let _ = again;
+        unreachable!(
+            "an answer in part ({}) with no thread to ask for the rest",
+            again.ticket
+        )
+    }
+
+    /// Nothing of the connection's output is held beyond what the session sees (TLS holds
+    /// its records): the client has read everything the session wrote once its own output
+    /// has gone.
+    fn sent_all(&self) -> bool {
+        true
     }
 }
 

@@ -113,6 +113,10 @@ impl<F: Each + ?Sized> Each for Sealed<'_, F> {
     fn again(&mut self, again: super::keyed::Again) {
         self.each.again(again)
     }
+
+    fn sent_all(&self) -> bool {
+        self.out.is_empty() && !self.tls.wants_write() && self.each.sent_all()
+    }
 }
 
 impl<P: Protocol> TlsSession<P> {

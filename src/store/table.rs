@@ -129,6 +129,8 @@ impl Table {
                     if o.answered > 0 && r.full() {
                         break;
                     }
+                    // (Looked up first, to know its size: a key past its time is dropped
+                    // either way, and one that waits for room counts as used now.)
                     let item = self.keys.live(key, now).map(|e| e.item());
                     // Built on another thread, a value waits for room in its connection.
                     if !r.fits(key, item.map_or(0, |i| i.value.len())) {

@@ -8,7 +8,6 @@ use super::later::Sink;
 use super::op::Op;
 use super::owned::OwnedOp;
 use super::reply::{Outcome, Replies};
-use super::rest::{Answered, Rest};
 use super::room::{Draw, Room};
 use crate::proto::{memcache, resp};
 
@@ -29,30 +28,25 @@ pub fn encode(
 }
 
 /// Answers `op` for a connection whose output has `room` (`front`: the answer is the next its
-/// client reads), on thread `here`, through `run`: as many of a read's values as the room
-/// takes, and the rest of the read, to ask `here` again later. What it found, too.
+/// client reads) through `run`: as many of a read's values as the room takes. The bytes, the
+/// rest of the read (its keys not answered), and what it found.
 pub fn build(
     op: &OwnedOp,
     form: Form,
     room: Arc<Room>,
     front: bool,
-    here: usize,
     run: impl FnOnce(Op<'_>, &mut dyn Replies) -> Outcome,
-) -> (Answered, Outcome) {
+) -> (Vec<u8>, Option<OwnedOp>, Outcome) {
     let mut bytes = Vec::new();
     let mut draw = Draw::new(room, front);
     let o = encode(form, &mut bytes, Some(&mut draw), |r| run(op.op(), r));
     draw.settle(bytes.len());
     let rest = match op.op() {
-        Op::Get { keys, .. } if (o.answered as usize) < keys.len() => Some(Rest {
-            op: OwnedOp::new(&Op::Get {
-                keys: keys.from(o.answered as usize),
-                first: false,
-            }),
-            form,
-            to: here,
-        }),
+        Op::Get { keys, .. } if (o.answered as usize) < keys.len() => Some(OwnedOp::new(&Op::Get {
+            keys: keys.from(o.answered as usize),
+            first: false,
+        })),
         _ => None,
     };
-    (Answered { bytes, rest }, o)
+    (bytes, rest, o)
 }

@@ -4,13 +4,14 @@
 //! protocol ([`Form`](super::Form)), as far as the connection's room lets it
 //! ([`Room`]), and posts it back; the session fills the slot ([`Slots::fill`]) and what is
 //! answered from the front goes out. An answer that stopped at the room comes in pieces:
-//! what was built goes out, and the rest of the command ([`Rest`]) is asked again once it is
-//! the next the client reads and the output has room.
+//! what was built goes out, and the thread that holds the rest is asked again
+//! ([`Again`]) once the answer is the next the client reads and the output has room (or
+//! the client has read everything before it).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rest::{Again, Answered, Rest};
+use super::rest::{Again, Answered};
 use super::room::{Draw, Room};
 use crate::proto::Each;
 
@@ -95,7 +96,7 @@ impl<'o> Sink<'o> {
             ticket,
             got: Vec::new(),
             asked: true,
-            rest: None,
+            parked: None,
             done: false,
             after: Vec::new(),
             ends: false,
@@ -139,8 +140,9 @@ struct Slot {
     got: Vec<u8>,
     /// Its thread is building (the rest of) the answer.
     asked: bool,
-    /// What is left to ask, once it is the next the client reads.
-    rest: Option<Rest>,
+    /// The answer came in part: the thread that holds its rest, to ask once it is the next
+    /// the client reads.
+    parked: Option<usize>,
     /// The whole answer came.
     done: bool,
     after: Vec<u8>,
@@ -207,8 +209,8 @@ impl Slots {
             false => s.got.extend_from_slice(&answer.bytes),
         }
         s.asked = false;
-        s.done = answer.rest.is_none();
-        s.rest = answer.rest;
+        s.done = answer.more.is_none();
+        s.parked = answer.more;
         true
     }
 
@@ -230,29 +232,29 @@ impl Slots {
 
     /// The front's answer came in part and its rest waits to be asked.
     pub(crate) fn front_waits(&self) -> bool {
-        self.q.front().is_some_and(|s| s.rest.is_some() && !s.asked)
+        self.q.front().is_some_and(|s| s.parked.is_some() && !s.asked)
     }
 
     /// Asks the rest of the front's answer again through `each`, once the client has read
-    /// what went before it (`out` holds nothing) or the output has room: `true` if it did.
+    /// all that went before it (`out` and what `each` holds beyond it are empty: it must
+    /// move, whatever waits behind it) or the output has room: `true` if it did.
     pub(crate) fn resume<F: Each + ?Sized>(&mut self, out: usize, each: &mut F) -> bool {
         if !self.front_waits() {
             return false;
         }
         let here = out + self.behind();
         let elsewhere = self.publish(each.room(here));
-        if out > 0 && each.room(here + elsewhere) == 0 {
+        if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {
             return false;
         }
         let room = self.room.clone().unwrap_or_default();
         let s = self.q.front_mut().expect("a front");
         s.asked = true;
-        let rest = s.rest.take().expect("a rest");
+        let to = s.parked.take().expect("parked");
         each.again(Again {
             ticket: s.ticket,
-            rest,
+            to,
             room,
-            front: true,
         });
         true
     }
@@ -262,6 +264,15 @@ impl Slots {
         match self.q.back_mut() {
             Some(last) => &mut last.after,
             None => out,
+        }
+    }
+}
+
+impl Drop for Slots {
+    /// The connection is gone: the threads holding rests of its answers may drop them.
+    fn drop(&mut self) {
+        if let Some(room) = self.room.as_deref() {
+            room.close();
         }
     }
 }

@@ -28,6 +28,6 @@ pub use op::{Args, Counting, Op, OpKind, When};
 pub use owned::OwnedOp;
 pub(crate) use reply::{decimal, integer};
 pub use reply::{Item, KeyedError, Outcome, Replies};
-pub use rest::{Again, Answered, Rest};
+pub use rest::{Again, Answered};
 pub use room::{Draw, Room};
 pub(crate) use session::{complete, feed, Core, Framing};

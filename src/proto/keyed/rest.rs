@@ -1,35 +1,26 @@
-//! What another thread posts back for a keyed command it answered: the answer's bytes, and
-//! what is left of a read its connection's room did not take ([`Rest`]), which the
-//! connection asks again ([`Again`]) once the client has read.
+//! What another thread posts back for a keyed command it answered: the answer's bytes, and,
+//! for a read its connection's room did not take whole, which thread holds the rest. That
+//! thread keeps the rest, and every command the connection sent it after the read, until the
+//! connection asks again ([`Again`]) once its client has read: so nothing the connection sent
+//! later overtakes the read.
 
 use std::sync::Arc;
 
 use super::room::Room;
-use super::{Form, OwnedOp};
 
-/// What is left of a command another thread answered in part (its room ran out): the keys
-/// not answered, to ask the same thread again.
-#[derive(Debug)]
-pub struct Rest {
-    pub op: OwnedOp,
-    pub form: Form,
-    /// The thread that answers it.
-    pub to: usize,
-}
-
-/// An answer another thread posts back: its bytes, and what it left for later.
+/// An answer another thread posts back.
 #[derive(Debug, Default)]
 pub struct Answered {
     pub bytes: Vec<u8>,
-    pub rest: Option<Rest>,
+    /// The answer is not whole: this thread holds its rest.
+    pub more: Option<usize>,
 }
 
-/// The rest of a command asked again, for its slot's `ticket`, drawing from `room`; `front`:
-/// its answer is the next the client reads.
+/// The rest of the answer of `ticket`, asked of thread `to`, which holds it; `room`: its
+/// connection's, which names the connection there.
 #[derive(Debug)]
 pub struct Again {
     pub ticket: u64,
-    pub rest: Rest,
+    pub to: usize,
     pub room: Arc<Room>,
-    pub front: bool,
 }

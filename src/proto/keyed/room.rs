@@ -2,11 +2,12 @@
 //! (a shard's owner, io-threads' executor): room before work. The connection's thread says
 //! how much room its output has left ([`Room::publish`]); a thread answering one of its
 //! commands draws each value's bytes from it before it writes them ([`Draw::fits`]), and
-//! stops where they do not fit: the rest of the command goes back with the answer, to be
-//! asked again once the client has read ([`super::Rest`]). So what a connection holds of
-//! answers built elsewhere, in flight or waiting in order, stays within its bound on output
-//! like the replies it builds itself: `--max-output`, plus one value past it (as a read here
-//! stops after the value that crossed it).
+//! stops where they do not fit: what it built goes back, and it keeps the rest until the
+//! connection asks again once its client has read ([`super::Again`]). So what a connection
+//! holds of answers built elsewhere, in flight or waiting in order, stays within its bound on
+//! output with the replies it builds itself: `--max-output`, plus the value a read on its own
+//! thread takes past it (it stops after the value that crossed it) and the first value of the
+//! answer its client reads next, which goes whatever the room (else nothing could move).
 //!
 //! One lock per connection, taken by its thread at each check of the bound and by another
 //! thread once per value it answers: uncontended unless both touch the same connection at
@@ -30,6 +31,8 @@ struct Ledger {
     drawn: usize,
     /// What the connection has taken back of it, in answers.
     received: usize,
+    /// The connection is gone.
+    closed: bool,
 }
 
 impl Room {
@@ -46,6 +49,16 @@ impl Room {
     pub(crate) fn in_flight(&self) -> usize {
         let l = lock(&self.0);
         l.drawn - l.received
+    }
+
+    /// The connection is gone: what is held for it may go.
+    pub(crate) fn close(&self) {
+        lock(&self.0).closed = true;
+    }
+
+    /// Whether the connection is gone.
+    pub fn closed(&self) -> bool {
+        lock(&self.0).closed
     }
 
     /// The connection took back an answer of `n` bytes.

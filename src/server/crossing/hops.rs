@@ -11,12 +11,12 @@
 //! list was empty (one wake-up until the owner takes them, as netty's task queue does). A
 //! thread answers all the hops of one take, then posts each origin its answers at once.
 
-use std::sync::{Mutex, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use crate::proto::keyed::{Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Rest, Room};
+use super::parked::Parked;
+use crate::proto::keyed::{Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Room};
 use crate::server::{Counter, Counters};
 use crate::store::Store;
 use crate::sync::lock;
@@ -28,8 +28,10 @@ pub enum Post {
     /// Run this command against the store here and answer its origin.
     Run(Hop),
     /// The answer to connection `conn`'s command of `ticket`, encoded (or as much of it as
-    /// the connection's room took, and the rest).
+    /// the connection's room took).
     Answer { conn: u64, ticket: u64, answered: Answered },
+    /// The connection of `room` asks for more of the answer of `ticket`, held here.
+    Again { room: Arc<Room>, ticket: u64 },
 }
 
 /// A command sent to another thread.
@@ -288,31 +290,24 @@ impl Hops {
         w.count(Counter::KeyedHops, 1);
     }
 
-    /// Asks thread `again.rest.to` for the rest of connection `conn`'s answer (its room ran
-    /// out before), under the same ticket.
-    pub fn again(&self, w: Here, conn: u64, again: Again) {
-        let Again {
-            ticket,
-            rest: Rest { op, form, to },
-            room,
-            front,
-        } = again;
-        let hop = Hop {
-            op,
-            form,
-            conn,
-            ticket,
-            from: w.index,
-            room,
-            front,
-        };
-        self.inboxes[to].post_one(Post::Run(hop));
+    /// Asks thread `again.to` for more of an answer it holds the rest of, under its ticket.
+    pub fn again(&self, w: Here, again: Again) {
+        let Again { ticket, to, room } = again;
+        self.inboxes[to].post_one(Post::Again { room, ticket });
         w.count(Counter::KeyedHops, 1);
     }
 
     /// What was posted to worker `w`'s inbox: hops run against `store` and answered (each
-    /// origin's answers posted at once), answers handed to `answered(conn, ticket, answer)`.
-    pub fn take(&self, w: Here, store: &Store, posts: &mut Vec<Post>, mut answered: impl FnMut(u64, u64, Answered)) {
+    /// origin's answers posted at once), or held in `parked` behind a read of their
+    /// connection's answered in part; answers handed to `answered(conn, ticket, answer)`.
+    pub fn take(
+        &self,
+        w: Here,
+        store: &Store,
+        posts: &mut Vec<Post>,
+        parked: &mut Parked<Hop>,
+        mut answered: impl FnMut(u64, u64, Answered),
+    ) {
         self.inboxes[w.index].take(posts);
         let mut back: Vec<Vec<Post>> = Vec::new();
         for post in posts.drain(..) {
@@ -323,19 +318,20 @@ impl Hops {
                     answered: a,
                 } => answered(conn, ticket, a),
                 Post::Run(hop) => {
-                    let (from, conn, ticket) = (hop.from, hop.conn, hop.ticket);
-                    let a = answer(w, store, hop);
-                    if back.len() <= from {
-                        back.resize_with(from + 1, Vec::new);
+                    let room = hop.room.clone();
+                    if let Some(hop) = parked.admit(&room, hop) {
+                        run_from(w, store, hop, VecDeque::new(), parked, &mut back);
                     }
-                    back[from].push(Post::Answer {
-                        conn,
-                        ticket,
-                        answered: a,
-                    });
+                }
+                Post::Again { room, ticket } => {
+                    if let Some((mut rest, behind)) = parked.take(&room, ticket) {
+                        rest.front = true;
+                        run_from(w, store, rest, behind, parked, &mut back);
+                    }
                 }
             }
         }
+        parked.forget_gone();
         for (origin, mut answers) in back.into_iter().enumerate() {
             if !answers.is_empty() {
                 self.inboxes[origin].post(&mut answers);
@@ -344,16 +340,43 @@ impl Hops {
     }
 }
 
-/// Runs `hop` against `store` here, as far as its connection's room takes the values it
-/// reads: its answer, and what is left of it.
-fn answer(w: Here, store: &Store, hop: Hop) -> Answered {
-    let (a, o) = crate::proto::keyed::build(&hop.op, hop.form, hop.room, hop.front, w.index, |op, r| {
-        run(w, store, op, r)
-    });
-    if o.error {
-        w.count(Counter::KeyedErrors, 1);
+/// Runs `hop`, then what waited `behind` it, in order, each answered into `back` (by
+/// origin), until one is answered in part: its rest, and what is left behind it, are held in
+/// `parked` until its connection asks again.
+fn run_from(
+    w: Here,
+    store: &Store,
+    hop: Hop,
+    mut behind: VecDeque<Hop>,
+    parked: &mut Parked<Hop>,
+    back: &mut Vec<Vec<Post>>,
+) {
+    let mut next = Some(hop);
+    while let Some(hop) = next {
+        let (bytes, rest, o) = crate::proto::keyed::build(&hop.op, hop.form, hop.room.clone(), hop.front, |op, r| {
+            run(w, store, op, r)
+        });
+        if o.error {
+            w.count(Counter::KeyedErrors, 1);
+        }
+        if back.len() <= hop.from {
+            back.resize_with(hop.from + 1, Vec::new);
+        }
+        back[hop.from].push(Post::Answer {
+            conn: hop.conn,
+            ticket: hop.ticket,
+            answered: Answered {
+                bytes,
+                more: rest.as_ref().map(|_| w.index),
+            },
+        });
+        if let Some(op) = rest {
+            let (room, ticket) = (hop.room.clone(), hop.ticket);
+            parked.park(room, ticket, Hop { op, ..hop }, behind);
+            return;
+        }
+        next = behind.pop_front();
     }
-    a
 }
 
 /// Runs `op` against `store` on this thread, counted here: executed, keys found and not,
@@ -380,6 +403,9 @@ pub fn run(w: Here, store: &Store, op: Op<'_>, r: &mut dyn Replies) -> Outcome {
     }
     o
 }
+
+/// The reads one thread answered in part, and what their connections sent it after them.
+pub type Held = Parked<Hop>;
 
 /// The hops of a server whose keyed commands cross threads, once it has any.
 pub type Slot = OnceLock<&'static Hops>;

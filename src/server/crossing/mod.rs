@@ -4,3 +4,4 @@
 
 pub(crate) mod completions;
 pub(crate) mod hops;
+pub(crate) mod parked;

@@ -56,6 +56,8 @@ pub struct EventLoop<'a, P: Poller> {
     /// Keyed commands and answers other threads post this worker, once it takes them.
     hops: Option<&'a crate::server::crossing::hops::Hops>,
     hopped: Vec<crate::server::crossing::hops::Post>,
+    /// Reads of other workers' connections answered here in part, and what waits behind them.
+    parked: crate::server::crossing::hops::Held,
     answers: Vec<(u64, u64, crate::proto::keyed::Answered)>,
 }
 
@@ -75,6 +77,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             posted: Vec::new(),
             hops: None,
             hopped: Vec::new(),
+            parked: Default::default(),
             answers: Vec::new(),
         }
     }
@@ -257,9 +260,13 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             index: self.w.index,
             counters: self.w.counters,
         };
-        hops.take(here, store, &mut self.hopped, |conn, ticket, answered| {
-            answers.push((conn, ticket, answered))
-        });
+        hops.take(
+            here,
+            store,
+            &mut self.hopped,
+            &mut self.parked,
+            |conn, ticket, answered| answers.push((conn, ticket, answered)),
+        );
         // A connection's answers together (in the order they came), stepped once for all.
         answers.sort_by_key(|a| a.0);
         for group in answers.chunk_by_mut(|a, b| a.0 == b.0) {

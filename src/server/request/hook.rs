@@ -295,15 +295,14 @@ impl<S: FnMut(&mut Vec<u8>)> Each for Hook<'_, '_, S> {
         }
     }
 
-    /// The rest of an answer another thread built in part goes back to it.
+    /// The thread holding the rest of an answer it built in part is asked for more.
     fn again(&mut self, again: crate::proto::keyed::Again) {
-        if let Some(hops) = self.w.ctx.hops.get() {
-            let here = crate::server::crossing::hops::Here {
-                index: self.w.index,
-                counters: self.w.counters,
-            };
-            hops.again(here, self.conn, again);
-        }
+        let hops = self.w.ctx.hops.get().expect("an answer in part comes only from hops");
+        let here = crate::server::crossing::hops::Here {
+            index: self.w.index,
+            counters: self.w.counters,
+        };
+        hops.again(here, again);
     }
 }
 
