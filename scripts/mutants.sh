@@ -176,8 +176,15 @@ mutant parked-ignored src/server/crossing/parked.rs \
   'match self.held.iter_mut().find(|h| Arc::ptr_eq(&h.room, room)) {' \
   'match self.held.iter_mut().find(|h| false && Arc::ptr_eq(&h.room, room)) {' \
   --test keyed answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound
-mutant tls-sent-all src/proto/tls.rs \
-  'self.out.is_empty() && !self.tls.wants_write() && self.each.sent_all()' 'true' \
-  --test keyed answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound
+# The commands waiting on another thread count against the bound; a rest is asked while output
+# waits only as far as the room goes.
+mutant cost-ignored src/proto/keyed/later.rs \
+  'self.q.iter().map(|s| s.after.len() + s.got.len() + s.cost).sum()' \
+  'self.q.iter().map(|s| s.after.len() + s.got.len()).sum()' \
+  --lib store::later_tests::commands_waiting_behind_a_read_answered_in_part_count_against_the_bound
+mutant resume-past-room src/proto/keyed/later.rs \
+  'if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {' \
+  'if !(out == 0 && each.sent_all()) && false {' \
+  --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
 
 exit $status

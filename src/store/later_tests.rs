@@ -45,6 +45,11 @@ impl Deferring {
         }
     }
 
+    /// Bytes of the commands waiting behind a read answered in part.
+    fn waiting(&self) -> usize {
+        self.behind.iter().map(|(_, op, ..)| op.size()).sum()
+    }
+
     /// Builds `first`'s answer, then those of what waited behind it, until one is answered
     /// in part.
     fn run_from(&mut self, first: (u64, OwnedOp, Form, bool)) {
@@ -80,8 +85,11 @@ impl Each for Deferring {
             return self.table.run(op, now, replies);
         };
         let front = replies.settled();
-        self.room = replies.later(self.n).expect("a session's replies have a room");
-        let item = (self.n, OwnedOp::new(&op), form, front);
+        let owned = OwnedOp::new(&op);
+        self.room = replies
+            .later(self.n, owned.size())
+            .expect("a session's replies have a room");
+        let item = (self.n, owned, form, front);
         match self.parked {
             Some(_) => self.behind.push_back(item),
             None => self.run_from(item),
@@ -169,15 +177,15 @@ fn holds(s: &Session, out: &[u8]) -> usize {
         }
 }
 
-/// 16 keys of `value` bytes set, then 256 reads of all 16: the input, and what it is answered
-/// with, in RESP and in memcache.
-fn sixteen_keys_read_256_times(value: usize) -> [(Proto, String, String); 2] {
+/// 16 keys of `value` bytes set, then 256 reads of all 16: the sets, the reads, and what they
+/// are answered with, in RESP and in memcache.
+fn sixteen_keys_read_256_times(value: usize) -> [(Proto, String, String, String); 2] {
     let keys: String = (0..16).map(|i| format!(" k{i}")).collect();
     let v = "v".repeat(value);
     let resp = (
         Proto::Resp,
-        format!("MSET{}\r\n", (0..16).map(|i| format!(" k{i} {v}")).collect::<String>())
-            + &format!("MGET{keys}\r\n").repeat(256),
+        format!("MSET{}\r\n", (0..16).map(|i| format!(" k{i} {v}")).collect::<String>()),
+        format!("MGET{keys}\r\n").repeat(256),
         "+OK\r\n".to_string() + &format!("*16\r\n{}", format!("${value}\r\n{v}\r\n").repeat(16)).repeat(256),
     );
     let values: String = (0..16).map(|i| format!("VALUE k{i} 0 {value}\r\n{v}\r\n")).collect();
@@ -185,8 +193,8 @@ fn sixteen_keys_read_256_times(value: usize) -> [(Proto, String, String); 2] {
         Proto::Memcache,
         (0..16)
             .map(|i| format!("set k{i} 0 0 {value}\r\n{v}\r\n"))
-            .collect::<String>()
-            + &format!("get{keys}\r\n").repeat(256),
+            .collect::<String>(),
+        format!("get{keys}\r\n").repeat(256),
         "STORED\r\n".repeat(16) + &format!("{values}END\r\n").repeat(256),
     );
     [resp, memcache]
@@ -199,22 +207,27 @@ fn sixteen_keys_read_256_times(value: usize) -> [(Proto, String, String); 2] {
 /// the bound, only the answer read next moves, a value at a time.
 #[test]
 fn answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads() {
-    for (value, bound) in [(1000, 8 * 1024), (3000, 2048)] {
+    // The client reads all there is at each step, or only once half the bound has come
+    // (then a rest is asked for while output waits, as far as the room goes).
+    for (value, bound, reads_at) in [(1000, 8 * 1024, 0), (3000, 2048, 0), (1000, 8 * 1024, 4 * 1024)] {
         let limits = crate::proto::Limits {
             max_value: 2 * value,
             ..limits()
         };
         let most = bound + 2 * (value + 64 + 3);
-        for (proto, input, want) in sixteen_keys_read_256_times(value) {
+        for (proto, sets, reads, want) in sixteen_keys_read_256_times(value) {
             let mut s = Session::with_limits(proto, limits);
             let mut each = Deferring::new();
-            (each.every, each.bound) = (1, bound);
+            // The sets answered here, then every read elsewhere.
+            (each.every, each.bound) = (u64::MAX, bound);
             let mut out = Vec::new();
-            s.feed_each(input.as_bytes(), &mut out, &mut each);
-            let what = format!("{proto:?}, {value}-byte values, a {bound}-byte bound");
-            // It takes commands until it owes 256 answers or what it holds reaches the bound
-            // (each read's `*16` is written here, behind the slot before it).
-            assert!(each.n > 200, "{what}: {} commands asked", each.n);
+            s.feed_each(sets.as_bytes(), &mut out, &mut each);
+            (each.every, each.n) = (1, 0);
+            s.feed_each(reads.as_bytes(), &mut out, &mut each);
+            let what = format!("{proto:?}, {value}-byte values, a {bound}-byte bound, read at {reads_at}");
+            // It takes commands until it owes 256 answers or what it holds (replies, and the
+            // commands waiting elsewhere) reaches the bound: here, the bound.
+            assert!((1..256).contains(&each.n), "{what}: {} commands asked", each.n);
             assert!(holds(&s, &out) <= most, "{what}: holds {} past {most}", holds(&s, &out));
             // The client reads: the answers come back, the first first, and out drains.
             let mut got = Vec::new();
@@ -228,7 +241,9 @@ fn answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_re
                     s.complete_each(t, &mut out, &mut each);
                 }
                 assert!(holds(&s, &out) <= most, "{what}: holds {} past {most}", holds(&s, &out));
-                got.append(&mut out);
+                if out.len() >= reads_at || each.held.is_empty() {
+                    got.append(&mut out);
+                }
                 if s.holding() {
                     s.feed_each(&[], &mut out, &mut each);
                 }
@@ -239,4 +254,36 @@ fn answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_re
             assert!(!s.owes());
         }
     }
+}
+
+/// Commands a connection sent another thread wait there behind a read of its answered in
+/// part (so none overtakes it): what they hold counts against the connection's bound, so a
+/// client that never reads cannot leave 255 large writes waiting there.
+#[test]
+fn commands_waiting_behind_a_read_answered_in_part_count_against_the_bound() {
+    const BOUND: usize = 8 * 1024;
+    let limits = crate::proto::Limits {
+        max_value: 8000,
+        ..limits()
+    };
+    let v = "v".repeat(1000);
+    let sets = format!("MSET{}\r\n", (0..16).map(|i| format!(" k{i} {v}")).collect::<String>());
+    let mut input = format!("MGET{}\r\n", (0..16).map(|i| format!(" k{i}")).collect::<String>());
+    input += &format!("SET w {}\r\n", "w".repeat(4000)).repeat(200);
+    let mut s = Session::with_limits(Proto::Resp, limits);
+    let mut each = Deferring::new();
+    (each.every, each.bound) = (u64::MAX, BOUND);
+    let mut out = Vec::new();
+    s.feed_each(sets.as_bytes(), &mut out, &mut each);
+    out.clear();
+    each.every = 1;
+    s.feed_each(input.as_bytes(), &mut out, &mut each);
+    assert!(each.parked.is_some(), "the read was answered whole");
+    let waiting = each.waiting();
+    assert!(waiting > 0, "nothing was sent behind the read");
+    assert!(
+        waiting <= BOUND + 4100,
+        "{} writes, {waiting} bytes, wait behind the read",
+        each.behind.len()
+    );
 }

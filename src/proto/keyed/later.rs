@@ -85,10 +85,11 @@ impl<'o> Sink<'o> {
         self.draw.as_deref_mut().is_none_or(|d| d.fits(key, len))
     }
 
-    /// An answer comes later under `ticket`: what is written next goes behind it. The
-    /// connection's room, whose output may grow to `limit`: the thread that builds the
-    /// answer draws from it.
-    pub(crate) fn later(&mut self, ticket: u64, limit: usize) -> Option<Arc<Room>> {
+    /// An answer comes later under `ticket`, the command holding `cost` bytes on the thread
+    /// that answers it until then: what is written next goes behind it. The connection's
+    /// room, whose output may grow to `limit`: the thread that builds the answer draws from
+    /// it.
+    pub(crate) fn later(&mut self, ticket: u64, limit: usize, cost: usize) -> Option<Arc<Room>> {
         let here = self.out.len();
         let s = self.slots.as_deref_mut()?;
         s.pushed += 1;
@@ -97,6 +98,7 @@ impl<'o> Sink<'o> {
             got: Vec::new(),
             asked: true,
             parked: None,
+            cost,
             done: false,
             after: Vec::new(),
             ends: false,
@@ -143,6 +145,10 @@ struct Slot {
     /// The answer came in part: the thread that holds its rest, to ask once it is the next
     /// the client reads.
     parked: Option<usize>,
+    /// Bytes of the command held on the thread that answers it, until the whole answer came
+    /// (a write's value; a read's keys): counted as held, so a client that never reads
+    /// cannot leave more there than its bound.
+    cost: usize,
     /// The whole answer came.
     done: bool,
     after: Vec<u8>,
@@ -189,14 +195,14 @@ impl Slots {
         self.behind() + self.room.as_deref().map_or(0, Room::in_flight)
     }
 
-    /// Bytes held behind slots.
+    /// Bytes held behind slots, and of the commands held on the threads that answer them.
     fn behind(&self) -> usize {
-        self.q.iter().map(|s| s.after.len() + s.got.len()).sum()
+        self.q.iter().map(|s| s.after.len() + s.got.len() + s.cost).sum()
     }
 
-    /// The answer of `ticket` came (all of it, or a piece and what is left): whether it was
-    /// waited for (a connection that closed, or a number reused since, waits for no such
-    /// ticket).
+    /// The answer of `ticket` came (all of it, or a piece, the thread that sent it holding
+    /// the rest): whether it was waited for (a connection that closed, or a number reused
+    /// since, waits for no such ticket).
     pub(crate) fn fill(&mut self, ticket: u64, answer: Answered) -> bool {
         let Some(s) = self.q.iter_mut().find(|s| s.ticket == ticket && s.asked) else {
             return false;
@@ -211,6 +217,9 @@ impl Slots {
         s.asked = false;
         s.done = answer.more.is_none();
         s.parked = answer.more;
+        if s.done {
+            s.cost = 0;
+        }
         true
     }
 
@@ -247,7 +256,7 @@ impl Slots {
         if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {
             return false;
         }
-        let room = self.room.clone().unwrap_or_default();
+        let room = self.room.clone().expect("a slot opened the room");
         let s = self.q.front_mut().expect("a front");
         s.asked = true;
         let to = s.parked.take().expect("parked");

@@ -103,6 +103,11 @@ impl OwnedOp {
         o
     }
 
+    /// Bytes it holds.
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<OwnedOp>() + self.bytes.len() + 8 * self.spans.len()
+    }
+
     fn push(&mut self, b: &[u8]) {
         let at = self.bytes.len() as u32;
         self.bytes.extend_from_slice(b);

@@ -88,11 +88,11 @@ pub trait Replies {
         true
     }
     /// Part of the answer comes later, under `ticket` (the hook handed the command, or some
-    /// of its keys, to another thread): what is written next goes behind it. The
-    /// connection's room, which the thread building the answer draws from (`None`: it
-    /// cannot be answered later).
-    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<super::Room>> {
-        let _ = ticket;
+    /// of its keys, to another thread, holding `cost` bytes of it there until it is
+    /// answered): what is written next goes behind it. The connection's room, which the
+    /// thread building the answer draws from (`None`: it cannot be answered later).
+    fn later(&mut self, ticket: u64, cost: usize) -> Option<std::sync::Arc<super::Room>> {
+        let _ = (ticket, cost);
         None
     }
 }

@@ -89,7 +89,8 @@ impl Room {
 pub struct Draw {
     room: Arc<Room>,
     /// Its first value goes whatever the room: the answer is the next the client reads, and
-    /// was asked while the output had room (a read here goes so far too).
+    /// was asked while the output had room or once the client had read all before it (else
+    /// nothing could move).
     first_anyway: bool,
     drawn: usize,
 }

@@ -25,7 +25,8 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// It holds input or an answer's rest until the output drains: it is fed again then.
+    /// It holds input, or the front answer came in part and its rest is to be asked, until
+    /// the output drains: it is fed again then.
     pub(crate) fn holding(&self) -> bool {
         self.holding || self.slots.front_waits()
     }

@@ -132,7 +132,7 @@ impl Replies for Reply<'_> {
         Some(Form::Memcache(self.verb, self.noreply))
     }
 
-    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
-        self.sink.later(ticket, self.limit)
+    fn later(&mut self, ticket: u64, cost: usize) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
+        self.sink.later(ticket, self.limit, cost)
     }
 }

@@ -96,7 +96,7 @@ impl Replies for Reply<'_> {
         Some(Form::Resp(self.verb))
     }
 
-    fn later(&mut self, ticket: u64) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
-        self.sink.later(ticket, self.limit)
+    fn later(&mut self, ticket: u64, cost: usize) -> Option<std::sync::Arc<crate::proto::keyed::Room>> {
+        self.sink.later(ticket, self.limit, cost)
     }
 }

@@ -4,12 +4,16 @@
 //! The command goes as a copy ([`OwnedOp`]) with how its connection's protocol encodes the
 //! answer ([`Form`]) and a ticket; the session leaves a slot in its output for it, and the
 //! replies behind it wait ([`crate::proto::keyed`]). The thread that runs it encodes the
-//! answer and posts it back to the inbox of the connection's loop, which hands it to the
-//! connection ([`crate::server::connection::Connection::complete`]): replies go in order.
+//! answer, as far as the connection's room on output takes its values, and posts it back to
+//! the inbox of the connection's loop, which hands it to the connection
+//! ([`crate::server::connection::Connection::complete`]): replies go in order. A read
+//! answered in part is held there with what its connection sent after it
+//! ([`super::parked`]) until the connection asks again ([`Post::Again`]).
 //!
 //! Each thread has an inbox: a locked list of posts and an eventfd, written only when the
 //! list was empty (one wake-up until the owner takes them, as netty's task queue does). A
-//! thread answers all the hops of one take, then posts each origin its answers at once.
+//! thread answers (or holds) all the hops of one take, then posts each origin its answers at
+//! once.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -276,9 +280,10 @@ impl Hops {
         };
         let ticket = TICKETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let front = r.settled();
-        let room = r.later(ticket).unwrap_or_default();
+        let op = OwnedOp::new(op);
+        let room = r.later(ticket, op.size()).expect("a session's replies have a room");
         let hop = Hop {
-            op: OwnedOp::new(op),
+            op,
             form,
             conn,
             ticket,
@@ -324,6 +329,7 @@ impl Hops {
                     }
                 }
                 Post::Again { room, ticket } => {
+                    // (None held: its connection closed, and what was held went.)
                     if let Some((mut rest, behind)) = parked.take(&room, ticket) {
                         rest.front = true;
                         run_from(w, store, rest, behind, parked, &mut back);

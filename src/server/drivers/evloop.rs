@@ -195,6 +195,8 @@ impl<'a, P: Poller> EventLoop<'a, P> {
             }
             let expired = self.conns.sweep(self.w, self.now);
             self.w.sweep_store();
+            // What was held here for other workers' connections that closed since.
+            self.parked.forget_gone();
             sys::mem::give_back();
             for (fd, why) in expired {
                 if let Some(conn) = self.conns.get_mut(fd) {
