@@ -9,78 +9,83 @@
 //! thread takes past it (it stops after the value that crossed it) and the first value of the
 //! answer its client reads next, which goes whatever the room (else nothing could move).
 //!
-//! One lock per connection, taken by its thread at each check of the bound and by another
-//! thread once per value it answers: uncontended unless both touch the same connection at
-//! once.
+//! No lock: the connection's thread writes what others may draw up to, and what it took back;
+//! a thread answering takes what is left at once when it begins an answer (one
+//! compare-and-swap), builds it within that, and gives back what it did not use. Another
+//! thread answering the same connection meanwhile finds less (its answer stops sooner and goes
+//! on later), never more.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use std::sync::Arc;
 
-use crate::sync::lock;
-
-/// A connection's room for answers built elsewhere.
+/// A connection's room for answers built elsewhere. All in bytes, each a running total since
+/// the connection began.
 #[derive(Debug, Default)]
-pub struct Room(Mutex<Ledger>);
-
-/// All in bytes, each a running total since the connection began.
-#[derive(Debug, Default)]
-struct Ledger {
+pub struct Room {
     /// What other threads may have drawn by now: what they had handed back when the
-    /// connection last looked, plus the room its output had left then.
-    limit: usize,
-    /// What they have drawn.
-    drawn: usize,
-    /// What the connection has taken back of it, in answers.
-    received: usize,
+    /// connection last looked, plus the room its output had left then (its thread's).
+    limit: Line,
+    /// What the connection has taken back of it, in answers (its thread's).
+    received: AtomicUsize,
+    /// What they have drawn (theirs).
+    drawn: Line,
     /// The connection is gone.
-    closed: bool,
+    closed: AtomicBool,
 }
+
+/// A count on a cache line of its own: one side writes it, the other reads it.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Line(AtomicUsize);
 
 impl Room {
     /// The connection's output has `room` bytes left (it has taken back every answer it
     /// counts as held): what others may draw from now on. Returns the bytes drawn and not yet
     /// taken back (answers being built, or posted and not taken).
     pub(crate) fn publish(&self, room: usize) -> usize {
-        let mut l = lock(&self.0);
-        l.limit = l.received.saturating_add(room);
-        l.drawn - l.received
+        let received = self.received.load(Relaxed);
+        self.limit.0.store(received.saturating_add(room), Release);
+        self.drawn.0.load(Acquire).saturating_sub(received)
     }
 
     /// Bytes drawn and not yet taken back.
     pub(crate) fn in_flight(&self) -> usize {
-        let l = lock(&self.0);
-        l.drawn - l.received
+        self.drawn.0.load(Acquire).saturating_sub(self.received.load(Relaxed))
     }
 
     /// The connection is gone: what is held for it may go.
     pub(crate) fn close(&self) {
-        lock(&self.0).closed = true;
+        self.closed.store(true, Release);
     }
 
     /// Whether the connection is gone.
     pub fn closed(&self) -> bool {
-        lock(&self.0).closed
+        self.closed.load(Acquire)
     }
 
     /// The connection took back an answer of `n` bytes.
     pub(crate) fn received(&self, n: usize) {
-        lock(&self.0).received += n;
+        self.received.fetch_add(n, Relaxed);
     }
 
-    /// Draws `n` bytes if they fit, or `anyway`.
-    fn draw(&self, n: usize, anyway: bool) -> bool {
-        let mut l = lock(&self.0);
-        let fits = anyway || l.drawn.saturating_add(n) <= l.limit;
-        if fits {
-            l.drawn += n;
+    /// Takes all that is left to draw: how much.
+    fn grab(&self) -> usize {
+        let mut drawn = self.drawn.0.load(Acquire);
+        loop {
+            let left = self.limit.0.load(Acquire).saturating_sub(drawn);
+            match self.drawn.0.compare_exchange_weak(drawn, drawn + left, AcqRel, Acquire) {
+                Ok(_) => return left,
+                Err(now) => drawn = now,
+            }
         }
-        fits
     }
 
-    /// An answer drew `drawn` bytes and made `made`: the difference is given back (or, for
-    /// what no value was drawn for — a count, an `OK` — taken).
-    fn settle(&self, drawn: usize, made: usize) {
-        let mut l = lock(&self.0);
-        l.drawn = l.drawn - drawn + made;
+    /// An answer took `grant` bytes and made `made`: what it made is what stays drawn.
+    fn settle(&self, grant: usize, made: usize) {
+        match made >= grant {
+            true => self.drawn.0.fetch_add(made - grant, AcqRel),
+            false => self.drawn.0.fetch_sub(grant - made, AcqRel),
+        };
     }
 }
 
@@ -92,7 +97,9 @@ pub struct Draw {
     /// was asked while the output had room or once the client had read all before it (else
     /// nothing could move).
     first_anyway: bool,
-    drawn: usize,
+    /// What it took of the room (once it wrote a value), and what its values used of it.
+    grant: Option<usize>,
+    used: usize,
 }
 
 /// Bytes a value's encoding adds to its length and its key's, at most: RESP's `$N\r\n` and
@@ -107,24 +114,26 @@ impl Draw {
         Draw {
             room,
             first_anyway: front,
-            drawn: 0,
+            grant: None,
+            used: 0,
         }
     }
 
     /// Whether the value of `key`, `len` bytes (0: missing), may be written now: its bytes
-    /// drawn if so.
+    /// counted if so.
     pub(crate) fn fits(&mut self, key: &[u8], len: usize) -> bool {
         let n = key.len() + len + FRAMING;
-        let ok = self.room.draw(n, self.first_anyway && self.drawn == 0);
+        let grant = *self.grant.get_or_insert_with(|| self.room.grab());
+        let ok = self.used + n <= grant || (self.first_anyway && self.used == 0);
         if ok {
-            self.drawn += n;
+            self.used += n;
         }
         ok
     }
 
-    /// The answer is built, `made` bytes: what was drawn is settled to them.
+    /// The answer is built, `made` bytes: what it took of the room is settled to them.
     pub fn settle(self, made: usize) {
-        self.room.settle(self.drawn, made);
+        self.room.settle(self.grant.unwrap_or(0), made);
     }
 }
 
