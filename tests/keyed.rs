@@ -317,11 +317,15 @@ fn io_threads_run_every_command_on_the_executor_and_never_touch_a_socket_there()
         .map(|c| st.total(c))
         .sum();
     assert!(commands >= 16_000, "{commands}");
+    // Each command sent is one run there, and so is each rest of a read asked again (a read
+    // its connection's room did not take whole, as on a busy machine).
+    let executed = workers[2]["keyed_executed"].as_u64().unwrap();
     assert_eq!(
-        workers[2]["keyed_executed"].as_u64(),
-        Some(commands),
-        "the executor ran them all"
+        executed,
+        st.total("keyed_hops"),
+        "the executor ran every command sent it"
     );
+    assert!(executed >= commands, "the executor ran {executed} of {commands}");
     for io in &workers[..2] {
         assert_eq!(io["keyed_executed"].as_u64(), Some(0));
     }

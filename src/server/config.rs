@@ -96,7 +96,8 @@ pub struct ServeArgs {
     pub header_timeout: Duration,
     /// Stop reading a connection while this much of its output is unsent, e.g. 256KiB (with
     /// h2, response bytes waiting for the client's flow-control window count too: past it the
-    /// client is granted no more window).
+    /// client is granted no more window; with resp and memcache, answers being built on other
+    /// threads and the commands sent to them count too).
     #[arg(long, default_value = "256KiB", value_parser = parse_size)]
     pub max_output: usize,
     /// HTTP/2 streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS;
