@@ -186,5 +186,9 @@ mutant resume-past-room src/proto/keyed/later.rs \
   'if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {' \
   'if !(out == 0 && each.sent_all()) && false {' \
   --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
+# The connection tells the threads building its answers the room its output left once it drains.
+mutant drain-not-told src/proto/keyed/later.rs \
+  'self.publish(bound.saturating_sub(self.behind()));' 'let _ = bound;' \
+  --lib store::later_tests::an_answer_built_after_the_client_read_gets_the_room_the_output_has_then
 
 exit $status

@@ -231,6 +231,10 @@ pub trait Protocol: std::fmt::Debug + Sized {
     /// Answers are owed that other threads are running.
     fn answers_owed(&self) -> bool;
 
+    /// All the output went (the client read it), under a bound of `bound` bytes: the threads
+    /// building answers owed may use the room it left.
+    fn output_gone(&mut self, bound: usize);
+
     /// The session reads no more input for now (its client's window or its own bound).
     fn paused(&self) -> bool;
 

@@ -208,6 +208,17 @@ impl Protocol for Session {
         }
     }
 
+    /// A keyed session whose answers other threads build tells them the room its output has
+    /// now: what they build from then on is not held to the room left when it was asked.
+    fn output_gone(&mut self, bound: usize) {
+        match self {
+            Session::Resp(s) => s.core().slots.drained(bound),
+            Session::Memcache(s) => s.core().slots.drained(bound),
+            Session::Tls(s) => s.output_gone(bound),
+            _ => {}
+        }
+    }
+
     /// Input waits behind a response owed later ([`later`](super::later)): HTTP/1.x answers in order, so a
     /// connection reads nothing more until the response has gone, and TCP holds what the
     /// client sends meanwhile (its writes wait). A wiring that stops reading then holds at most

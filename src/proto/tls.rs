@@ -261,6 +261,11 @@ impl<P: Protocol> TlsSession<P> {
         self.inner.answers_owed()
     }
 
+    /// All the records went: the inner session's output has gone too.
+    pub fn output_gone(&mut self, bound: usize) {
+        self.inner.output_gone(bound)
+    }
+
     /// Input held: ciphertext not given to rustls yet, and the inner session's.
     pub fn behind(&self) -> usize {
         self.cipher.len() + self.inner.behind()

@@ -28,6 +28,10 @@ struct Deferring {
     parked: Option<(u64, OwnedOp, Form)>,
     behind: VecDeque<(u64, OwnedOp, Form, bool)>,
     room: Arc<Room>,
+    /// Commands are built only when the test says ([`Deferring::build_now`]), as a busy
+    /// thread would, later.
+    lazy: bool,
+    asked: Vec<(u64, OwnedOp, Form, bool)>,
 }
 
 impl Deferring {
@@ -42,6 +46,18 @@ impl Deferring {
             parked: None,
             behind: VecDeque::new(),
             room: Arc::default(),
+            lazy: false,
+            asked: Vec::new(),
+        }
+    }
+
+    /// Builds what was asked and not built yet.
+    fn build_now(&mut self) {
+        for item in std::mem::take(&mut self.asked) {
+            match self.parked {
+                Some(_) => self.behind.push_back(item),
+                None => self.run_from(item),
+            }
         }
     }
 
@@ -90,9 +106,13 @@ impl Each for Deferring {
             .later(self.n, owned.size())
             .expect("a session's replies have a room");
         let item = (self.n, owned, form, front);
-        match self.parked {
-            Some(_) => self.behind.push_back(item),
-            None => self.run_from(item),
+        if self.lazy {
+            self.asked.push(item);
+        } else {
+            match self.parked {
+                Some(_) => self.behind.push_back(item),
+                None => self.run_from(item),
+            }
         }
         Outcome {
             answered: match op {
@@ -285,5 +305,43 @@ fn commands_waiting_behind_a_read_answered_in_part_count_against_the_bound() {
         waiting <= BOUND + 4100,
         "{} writes, {waiting} bytes, wait behind the read",
         each.behind.len()
+    );
+}
+
+/// A read asked while the output was nearly full, and built only after the client has read it
+/// all, is built within the room the output has then, not the room it had when asked: it
+/// comes whole, not in pieces.
+#[test]
+fn an_answer_built_after_the_client_read_gets_the_room_the_output_has_then() {
+    const BOUND: usize = 8 * 1024;
+    let limits = crate::proto::Limits {
+        max_value: 8000,
+        ..limits()
+    };
+    let mut s = Session::with_limits(Proto::Resp, limits);
+    let mut each = Deferring::new();
+    (each.every, each.bound) = (u64::MAX, BOUND);
+    let mut out = Vec::new();
+    let v = "v".repeat(1000);
+    let sets = format!(
+        "MSET k0 {v} k1 {v} k2 {v} k3 {v}\r\nSET big {}\r\nGET big\r\n",
+        "b".repeat(7000)
+    );
+    s.feed_each(sets.as_bytes(), &mut out, &mut each);
+    assert!(out.len() > 7000, "the output is nearly full");
+    (each.every, each.n, each.lazy) = (1, 0, true);
+    s.feed_each(b"MGET k0 k1 k2 k3\r\n", &mut out, &mut each);
+    // The client reads it all; then the other thread builds the answer.
+    out.clear();
+    s.output_gone(BOUND);
+    each.build_now();
+    let (ticket, answer) = each.held.remove(0);
+    assert!(answer.more.is_none(), "answered in part: {} bytes", answer.bytes.len());
+    each.answer = Some((ticket, answer));
+    s.complete_each(ticket, &mut out, &mut each);
+    // (Its `*4` went out with what the client read.)
+    assert!(
+        out == format!("$1000\r\n{v}\r\n").repeat(4).as_bytes(),
+        "the answer is not the four values"
     );
 }

@@ -175,6 +175,12 @@ impl Slots {
         !self.is_empty() && (self.len() >= MAX_WAITING || each.room(here + elsewhere) == 0)
     }
 
+    /// The output went (all of it), under `bound`: the threads building answers are told the
+    /// room it left, beside what waits behind slots.
+    pub(crate) fn drained(&self, bound: usize) {
+        self.publish(bound.saturating_sub(self.behind()));
+    }
+
     /// Tells the threads building answers that the output has `room` left: the bytes they
     /// hold (none before the first answer owed).
     fn publish(&self, room: usize) -> usize {

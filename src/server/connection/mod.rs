@@ -189,6 +189,7 @@ impl Connection {
             self.out.clear();
             self.sent = 0;
             self.waited = false;
+            self.session.output_gone(self.bound(w));
         }
     }
 
