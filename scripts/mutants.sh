@@ -183,7 +183,7 @@ mutant cost-ignored src/proto/keyed/later.rs \
   'self.q.iter().map(|s| s.after.len() + s.got.len()).sum()' \
   --lib store::later_tests::commands_waiting_behind_a_read_answered_in_part_count_against_the_bound
 mutant resume-past-room src/proto/keyed/later.rs \
-  'if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {' \
+  'if !(out == 0 && each.sent_all()) && each.room(self.pending(out, |p| each.room(p))) == 0 {' \
   'if !(out == 0 && each.sent_all()) && false {' \
   --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
 # The connection tells the threads building its answers the room its output left once it drains.

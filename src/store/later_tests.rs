@@ -186,6 +186,15 @@ fn a_connection_waits_for_answers_owed_past_its_bound_and_goes_on_when_they_come
     );
 }
 
+/// A `proto` session taking values up to `max_value`, and a hook that answers every command
+/// here until told otherwise, its connection's output bound `bound`.
+fn bounded(proto: Proto, max_value: usize, bound: usize) -> (Session, Deferring) {
+    let limits = crate::proto::Limits { max_value, ..limits() };
+    let mut each = Deferring::new();
+    (each.every, each.bound) = (u64::MAX, bound);
+    (Session::with_limits(proto, limits), each)
+}
+
 /// What a keyed session holds of replies: its output's, and those behind its slots and being
 /// built elsewhere.
 fn holds(s: &Session, out: &[u8]) -> usize {
@@ -230,16 +239,10 @@ fn answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_re
     // The client reads all there is at each step, or only once half the bound has come
     // (then a rest is asked for while output waits, as far as the room goes).
     for (value, bound, reads_at) in [(1000, 8 * 1024, 0), (3000, 2048, 0), (1000, 8 * 1024, 4 * 1024)] {
-        let limits = crate::proto::Limits {
-            max_value: 2 * value,
-            ..limits()
-        };
         let most = bound + 2 * (value + 64 + 3);
         for (proto, sets, reads, want) in sixteen_keys_read_256_times(value) {
-            let mut s = Session::with_limits(proto, limits);
-            let mut each = Deferring::new();
             // The sets answered here, then every read elsewhere.
-            (each.every, each.bound) = (u64::MAX, bound);
+            let (mut s, mut each) = bounded(proto, 2 * value, bound);
             let mut out = Vec::new();
             s.feed_each(sets.as_bytes(), &mut out, &mut each);
             (each.every, each.n) = (1, 0);
@@ -282,17 +285,11 @@ fn answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_re
 #[test]
 fn commands_waiting_behind_a_read_answered_in_part_count_against_the_bound() {
     const BOUND: usize = 8 * 1024;
-    let limits = crate::proto::Limits {
-        max_value: 8000,
-        ..limits()
-    };
     let v = "v".repeat(1000);
     let sets = format!("MSET{}\r\n", (0..16).map(|i| format!(" k{i} {v}")).collect::<String>());
     let mut input = format!("MGET{}\r\n", (0..16).map(|i| format!(" k{i}")).collect::<String>());
     input += &format!("SET w {}\r\n", "w".repeat(4000)).repeat(200);
-    let mut s = Session::with_limits(Proto::Resp, limits);
-    let mut each = Deferring::new();
-    (each.every, each.bound) = (u64::MAX, BOUND);
+    let (mut s, mut each) = bounded(Proto::Resp, 8000, BOUND);
     let mut out = Vec::new();
     s.feed_each(sets.as_bytes(), &mut out, &mut each);
     out.clear();
@@ -314,13 +311,7 @@ fn commands_waiting_behind_a_read_answered_in_part_count_against_the_bound() {
 #[test]
 fn an_answer_built_after_the_client_read_gets_the_room_the_output_has_then() {
     const BOUND: usize = 8 * 1024;
-    let limits = crate::proto::Limits {
-        max_value: 8000,
-        ..limits()
-    };
-    let mut s = Session::with_limits(Proto::Resp, limits);
-    let mut each = Deferring::new();
-    (each.every, each.bound) = (u64::MAX, BOUND);
+    let (mut s, mut each) = bounded(Proto::Resp, 8000, BOUND);
     let mut out = Vec::new();
     let v = "v".repeat(1000);
     let sets = format!(

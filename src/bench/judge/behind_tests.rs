@@ -1,6 +1,6 @@
 //! Who fell behind, judged over the rounds (a starved design placed by its memory as a lower
 //! bound, the last of three by its interval), and what "No pick" speaks of.
-use super::tests::{cell, experiment, says};
+use super::tests::{cell, experiment, finding, says};
 use crate::bench::judge::verdict;
 use crate::bench::record::Cell;
 
@@ -30,7 +30,7 @@ fn memory_cells(thread_kib: [f64; 3], starved: u64) -> Vec<Cell> {
 #[test]
 fn a_starved_design_far_behind_on_memory_is_judged_at_least_that_far_behind() {
     let v = verdict(&experiment(), &memory_cells([14.0, 40.0, 48.0], 495));
-    let mem = v.findings.iter().find(|f| f.metric == "memory per connection").unwrap();
+    let mem = finding(&v, "memory per connection");
     assert_eq!(
         (mem.best.as_str(), mem.runner_up.as_str()),
         ("epoll", "poll"),
@@ -56,7 +56,7 @@ fn a_starved_design_far_behind_on_memory_is_judged_at_least_that_far_behind() {
 #[test]
 fn a_starved_design_whose_bound_is_not_behind_everyone_is_not_placed() {
     let v = verdict(&experiment(), &memory_cells([0.45, 0.45, 0.45], 495));
-    let mem = v.findings.iter().find(|f| f.metric == "memory per connection").unwrap();
+    let mem = finding(&v, "memory per connection");
     assert!(mem.behind.is_none(), "{:?}", mem.behind);
     assert!(mem.unranked.contains(&"thread".to_string()));
 }
@@ -76,7 +76,7 @@ fn the_last_of_three_is_judged_behind_by_its_rounds() {
         }
     }
     let v = verdict(&experiment(), &cells);
-    let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    let t = finding(&v, "throughput");
     let b = t.behind.as_ref().expect("three ranked");
     assert_eq!((b.target.as_str(), b.at_least), ("thread", false));
     assert!(!b.clear, "{b:?}");
@@ -109,7 +109,7 @@ fn no_pick_speaks_of_a_metric_the_designs_set_not_of_an_offered_throughput() {
         }
     }
     let v = verdict(&experiment(), &cells);
-    let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    let t = finding(&v, "throughput");
     assert_eq!(t.why, super::finding::OFFERED, "{}", v.text);
     says(&v, "an open loop both kept up with");
     assert!(v.headline.starts_with("No pick:"), "{}", v.headline);

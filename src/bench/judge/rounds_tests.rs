@@ -1,7 +1,7 @@
 //! Rounds and noise: a gap is ranked within rounds (not by medians that drift between them),
 //! judged by its rounds' interval, widened by the A/A twin's spread, and not judged from one
 //! round.
-use super::tests::{cell, experiment, says};
+use super::tests::{cell, experiment, finding, says};
 use crate::bench::judge::verdict;
 use crate::bench::record::scenario::parse;
 use crate::bench::record::Cell;
@@ -55,11 +55,7 @@ fn a_paired_experiment_judges_a_gap_by_its_rounds_ratios_not_the_drift() {
             cells.push(cell("poll", 100, r, 100_000.0, 5.0 * drift, 2.0, false));
         }
         let v = verdict(&x, &cells);
-        let cpu = v
-            .findings
-            .iter()
-            .find(|f| f.metric == "server CPU per request")
-            .unwrap();
+        let cpu = finding(&v, "server CPU per request");
         assert_eq!((cpu.best.as_str(), cpu.clear), ("epoll", clear), "{}", v.text);
         if !clear {
             says(&v, "the rounds do not separate them: 8 rounds, 1.03–1.17×");
@@ -97,7 +93,7 @@ fn the_a_a_twin_is_not_ranked_and_its_spread_is_said() {
         "the twin's 102k must not rank: {}",
         v.text
     );
-    let throughput = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    let throughput = finding(&v, "throughput");
     assert_eq!(
         (throughput.best_value, throughput.runner_up_value),
         (100_000.0, 80_000.0),
@@ -125,11 +121,7 @@ fn a_gap_inside_the_twins_noise_is_no_clear_difference() {
         }
     }
     let v = verdict(&experiment(), &cells);
-    let cpu = v
-        .findings
-        .iter()
-        .find(|f| f.metric == "server CPU per request")
-        .unwrap();
+    let cpu = finding(&v, "server CPU per request");
     assert!(!cpu.clear, "{}", v.text);
     let row = v.table.iter().find(|r| r.metric == "server CPU per request").unwrap();
     assert_eq!(row.reason, "the rounds do not separate them: 3 rounds, 0.99–1.17×");
@@ -139,11 +131,7 @@ fn a_gap_inside_the_twins_noise_is_no_clear_difference() {
     // Without the twin the same steady gap is clear.
     let no_twin: Vec<Cell> = cells.into_iter().filter(|c| !c.twin).collect();
     let v = verdict(&experiment(), &no_twin);
-    let cpu = v
-        .findings
-        .iter()
-        .find(|f| f.metric == "server CPU per request")
-        .unwrap();
+    let cpu = finding(&v, "server CPU per request");
     assert!(cpu.clear, "{}", v.text);
 }
 
@@ -179,7 +167,7 @@ fn a_gap_ranked_in_only_one_of_its_rounds_is_not_judged_and_says_so() {
         }
     }
     let v = verdict(&experiment(), &cells);
-    let t = v.findings.iter().find(|f| f.metric == "throughput").unwrap();
+    let t = finding(&v, "throughput");
     assert!(!t.clear && t.interval.is_none() && t.rounds == 3, "{}", v.text);
     says(&v, "ranked together in fewer than 2 of its 3 rounds: not judged");
     assert!(!v.text.contains("one round"), "{}", v.text);

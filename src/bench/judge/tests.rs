@@ -150,11 +150,7 @@ fn capacity_ranks_the_designs_doing_the_work_and_says_why_others_have_none() {
         (f.metric.as_str(), f.best.as_str(), f.runner_up.as_str()),
         ("capacity at the target", "reactor", "epoll")
     );
-    let cpu = v
-        .findings
-        .iter()
-        .find(|f| f.metric == "server CPU per request")
-        .unwrap();
+    let cpu = finding(&v, "server CPU per request");
     assert_eq!(
         (cpu.best.as_str(), cpu.runner_up.as_str()),
         ("reactor", "epoll"),
@@ -209,11 +205,7 @@ fn a_clear_winner_is_named_with_its_ratio_and_the_counters_behind_it() {
         }
     }
     let v = verdict(&experiment(), &cells);
-    let cpu = v
-        .findings
-        .iter()
-        .find(|f| f.metric == "server CPU per request")
-        .unwrap();
+    let cpu = finding(&v, "server CPU per request");
     assert_eq!(
         (cpu.best.as_str(), cpu.runner_up.as_str(), cpu.clear),
         ("epoll", "poll", true)
@@ -283,11 +275,11 @@ fn a_design_that_starved_anywhere_is_not_named_best_on_latency_or_memory() {
     }
     let v = verdict(&experiment(), &cells);
     for metric in ["p99 latency", "throughput", "memory per connection"] {
-        let f = v.findings.iter().find(|f| f.metric == metric).unwrap();
+        let f = finding(&v, metric);
         assert_eq!(f.best, "epoll", "{metric}: {}", v.text);
         assert!(f.unranked.contains(&"thread".to_string()), "{metric}");
     }
-    let mem = v.findings.iter().find(|f| f.metric == "memory per connection").unwrap();
+    let mem = finding(&v, "memory per connection");
     assert_eq!(mem.best, "epoll");
     assert!(!mem.clear, "0.1 KiB apart over 100 connections is 10 KiB: {}", v.text);
     says(&v, "under the 1 MiB the measurement resolves");
@@ -297,6 +289,14 @@ fn a_design_that_starved_anywhere_is_not_named_best_on_latency_or_memory() {
         v.headline
     );
     assert!(!v.headline.starts_with("thread"), "{}", v.headline);
+}
+
+/// The finding of `metric` in `v` (the test fails if there is none).
+pub(super) fn finding<'v>(v: &'v crate::bench::judge::Verdict, metric: &str) -> &'v crate::bench::judge::Finding {
+    v.findings
+        .iter()
+        .find(|f| f.metric == metric)
+        .unwrap_or_else(|| panic!("no finding of {metric}"))
 }
 
 /// Fails, showing the whole verdict, unless its text says `said`.

@@ -71,12 +71,12 @@ impl<'o> Sink<'o> {
     /// Whether the output has reached `limit` (or the answers owed their most): the room
     /// left is published first, for the threads building this connection's answers.
     pub(crate) fn full(&self, limit: usize) -> bool {
-        let here = self.out.len() + self.slots.as_deref().map_or(0, Slots::behind);
-        let elsewhere = self
+        let out = self.out.len();
+        let held = self
             .slots
             .as_deref()
-            .map_or(0, |s| s.publish(limit.saturating_sub(here)));
-        here + elsewhere >= limit || self.owed_full()
+            .map_or(out, |s| s.pending(out, |p| limit.saturating_sub(p)));
+        held >= limit || self.owed_full()
     }
 
     /// Whether a value of `key`, `len` bytes, may be written now: always, here (the bound
@@ -170,9 +170,16 @@ impl Slots {
     /// [`MAX_WAITING`], or what waits behind them and is being built for them (with `out`'s
     /// bytes) fills its bound.
     pub(crate) fn full<F: Each + ?Sized>(&self, out: usize, each: &F) -> bool {
+        let held = self.pending(out, |p| each.room(p));
+        !self.is_empty() && (self.len() >= MAX_WAITING || each.room(held) == 0)
+    }
+
+    /// All a connection holds with `out` bytes of output: those, what waits behind slots and
+    /// what other threads are building. The threads building are told first the room the
+    /// rest leaves (`room` of the bytes here).
+    fn pending(&self, out: usize, room: impl Fn(usize) -> usize) -> usize {
         let here = out + self.behind();
-        let elsewhere = self.publish(each.room(here));
-        !self.is_empty() && (self.len() >= MAX_WAITING || each.room(here + elsewhere) == 0)
+        here + self.publish(room(here))
     }
 
     /// The output went (all of it), under `bound`: the threads building answers are told the
@@ -257,9 +264,7 @@ impl Slots {
         if !self.front_waits() {
             return false;
         }
-        let here = out + self.behind();
-        let elsewhere = self.publish(each.room(here));
-        if !(out == 0 && each.sent_all()) && each.room(here + elsewhere) == 0 {
+        if !(out == 0 && each.sent_all()) && each.room(self.pending(out, |p| each.room(p))) == 0 {
             return false;
         }
         let room = self.room.clone().expect("a slot opened the room");
