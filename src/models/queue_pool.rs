@@ -121,14 +121,21 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                     w.count(Counter::Useful, 1);
                 }
                 let mut idle = lock(&sh.idle);
+                let mut timers = Vec::new();
                 for fd in fresh {
                     let raw = fd.as_raw_fd();
                     if sh.ep.add(&fd, raw as u64, IN | ONESHOT).is_ok() {
-                        idle.insert(Conn::new(w, fd));
+                        let mut conn = Conn::new(w, fd);
+                        timers.extend(conn.timer(w, woke).map(|at| (at, raw)));
+                        idle.insert(conn);
                     } else {
                         w.release();
                     }
                 }
+                drop(idle);
+                // This thread's next wait is worked out from the heap: no wake-up needed.
+                let mut heap = lock(&sh.timers);
+                timers.into_iter().for_each(|(at, raw)| heap.arm(at, raw as u64));
                 continue;
             }
             let conn = lock(&sh.idle).take(token as RawFd);
@@ -140,14 +147,6 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         let now = Instant::now();
         due(sh, now, &mut fired);
         if ticker.due(now) {
-            let mut idle = lock(&sh.idle);
-            for (fd, why) in idle.sweep(w, now) {
-                if let Some(conn) = idle.take(fd) {
-                    conn.expire(w, why);
-                }
-                w.release();
-            }
-            drop(idle);
             w.sweep_store();
             sys::mem::give_back();
         }
@@ -211,6 +210,7 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         };
         match want {
             Want::Close => {
+                conn.end(w);
                 drop(conn);
                 w.release();
             }
@@ -226,9 +226,8 @@ fn worker(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
                 idle.insert(conn);
                 let parked = idle.get_mut(fd).expect("just put back");
                 // An entry that came up while this worker held the connection was dropped:
-                // its time, if it has passed, is armed again (at once).
-                parked.timer_passed(Instant::now());
-                let next = parked.arm_next();
+                // a timer held for a time that has passed is armed again (at once).
+                let next = parked.timer(w, Instant::now());
                 if sh.ep.modify(&parked.fd, fd as u64, flags | ONESHOT).is_err() {
                     idle.take(fd);
                     w.release();

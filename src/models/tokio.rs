@@ -19,7 +19,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::timeout;
 
-use crate::server::connection::{Connection, Next};
+use crate::server::connection::{wire, Connection, Next};
 use crate::server::drivers::accept::Acceptor;
 use crate::server::{io_err, Counter, Ctx, Error, Family, Model, Worker, Workers, READ_BUF, TICK};
 use crate::sys;
@@ -95,66 +95,60 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
 /// connection idle for a tick shrinks it back.
 const SMALL_READ: usize = 4 * 1024;
 
-/// One connection's task: it steps the connection, its reads and writes async, its waits
-/// tokio's timer.
+/// One connection's task: it steps the connection, its reads and writes async, its one
+/// timer tokio's: each wait ends at the connection's earliest timeout (or a tick, to see the
+/// stop flag), which it hands back.
 async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let token = std::os::fd::AsRawFd::as_raw_fd(&stream) as u64;
     let mut conn = Connection::new(w, token, Instant::now());
     let mut buf = vec![0u8; SMALL_READ];
-    let send_limit = w.ctx.cfg.idle().unwrap_or(std::time::Duration::MAX);
     while !w.stopping() {
         let now = Instant::now();
-        let next = conn.next(w, now, &mut send_now(&stream, w));
-        match next {
-            // A write that takes nothing for --idle-timeout is a send timeout.
-            Next::Send => match timeout(send_limit, stream.write(conn.output())).await {
+        let next = conn.next(w, now, &mut wire::early(w, &stream));
+        let wait = crate::timer::wait(conn.poll_timeout(w), now, TICK);
+        // A later response owed (an event stream): the wait ends at its next piece, which the
+        // next step writes. Input behind it waits in TCP: while the session is paused there is
+        // no read, only the timer.
+        let r = match next {
+            Next::Send => match timeout(wait, stream.write(conn.output())).await {
                 Ok(Ok(n)) if n > 0 => {
                     conn.wrote(w, n, Instant::now());
                     continue;
                 }
                 Ok(_) => break,
                 Err(_) => {
-                    w.count(Counter::ClosedSendTimeout, 1);
-                    break;
+                    conn.blocked();
+                    None
                 }
             },
             Next::Close | Next::Sending => break,
-            Next::Read | Next::Pending => conn.settle(w, now),
-        }
-        if let Some(why) = conn.expired(w, now) {
-            conn.last_word(w, why, |b| {
-                let _ = stream.try_write(b);
-            });
-            break;
-        }
-        // A later response owed (an event stream): the read times out at its next piece
-        // (tokio's timer), which the next step writes. Input behind it waits in TCP: while the
-        // session is paused there is no read, only the timer.
-        let due = conn.due();
-        let wait = crate::timer::wait(due, now, TICK);
-        let r = match next {
             Next::Pending => {
+                conn.settle(w, now);
                 tokio::time::sleep(wait).await;
                 None
             }
-            _ => timeout(wait, stream.read(&mut buf)).await.ok(),
+            Next::Read => {
+                conn.settle(w, now);
+                timeout(wait, stream.read(&mut buf)).await.ok()
+            }
         };
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         match r {
-            None if due.is_some_and(|d| d <= Instant::now()) => {}
             None => {
-                // A tick in silence: the connection gives back what it is not using.
-                if conn.shed_if_idle(Instant::now()) && buf.len() > SMALL_READ {
+                // Its timer came: what has come due is done (a deadline passed closes it at
+                // the next step); idle, it gives back what it is not using.
+                conn.handle_timeout(w, None, Instant::now());
+                if wire::perform(w, &mut conn) && buf.len() > SMALL_READ {
                     sys::mem::released(buf.len() - SMALL_READ);
                     buf.truncate(SMALL_READ);
                     buf.shrink_to_fit();
+                    sys::mem::give_back();
                 }
-                sys::mem::give_back();
             }
             Some(Ok(0)) | Some(Err(_)) => break,
             Some(Ok(n)) => {
-                conn.input(w, &buf[..n], Instant::now(), None, &mut send_now(&stream, w));
+                conn.input(w, &buf[..n], Instant::now(), None, &mut wire::early(w, &stream));
                 if n == buf.len() && n < READ_BUF {
                     // A burst: read in large pieces until the connection is idle again.
                     buf.resize(READ_BUF, 0);
@@ -162,28 +156,7 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             }
         }
     }
-    if w.stopping() {
-        conn.server_stopping();
-    }
-    conn.parting(|b| {
-        let _ = stream.try_write(b);
-    });
+    wire::end(w, &mut conn, &stream);
     drop(stream);
     w.release();
-}
-
-/// What the per-request hook does with the replies before a request's work: what the socket
-/// takes now goes.
-fn send_now<'a>(stream: &'a tokio::net::TcpStream, w: Worker<'static>) -> impl FnMut(&mut Vec<u8>) + 'a {
-    move |out: &mut Vec<u8>| {
-        while !out.is_empty() {
-            match stream.try_write(out) {
-                Ok(n) => {
-                    out.drain(..n);
-                    w.count(Counter::BytesOut, n as u64);
-                }
-                Err(_) => break,
-            }
-        }
-    }
 }

@@ -31,7 +31,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
-use crate::server::connection::{Connection, Next};
+use crate::server::connection::{wire, Connection, Next};
 use crate::server::drivers::accept::{own_listener, Acceptor};
 use crate::server::drivers::conn::Ticker;
 use crate::server::{io_err, workers, Counter, Ctx, Error, Family, Flag, Model, Worker, Workers, TICK};
@@ -94,16 +94,6 @@ struct UConn {
     gen: u32,
 }
 
-/// Before the next request's work, what the socket takes now (the connection calls it only
-/// while no send is in flight on the ring: a direct write must not overtake one).
-fn send_now<'a>(w: Worker<'a>, fd: &'a SharedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
-    move |out| {
-        let mut sent = 0;
-        w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
-        out.drain(..sent);
-    }
-}
-
 /// A ring's connections, by slot; a connection's tag on the ring is its slot and generation.
 #[derive(Default)]
 struct Slots {
@@ -151,23 +141,11 @@ impl Slots {
             let mut c = self.conns[slot].take().expect("just found");
             // Its parting words, written directly only where no send is in flight to be
             // overtaken.
-            let fd = &c.fd;
-            c.conn.parting(|b| {
-                let _ = sys::fd::try_write(fd, b);
-            });
+            wire::end(w, &mut c.conn, &c.fd);
             let _ = sys::socket::shutdown(&c.fd);
             self.free.push(slot);
             w.release();
         }
-    }
-
-    /// The connections quiet for a tick with nothing to send give back the buffers a burst
-    /// grew.
-    fn shed_idle(&mut self, now: Instant) {
-        for c in self.conns.iter_mut().flatten() {
-            c.conn.shed_if_idle(now);
-        }
-        sys::mem::give_back();
     }
 
     /// Tags of the connections `keep` selects.
@@ -242,17 +220,9 @@ impl RingLoop<'_> {
                 self.step(tag);
             }
             if ticker.due(self.now) {
-                let now = self.now;
-                for tag in self.slots.tags(|c| c.conn.expired(w, now).is_some()) {
-                    let Some(c) = self.slots.get(tag) else { continue };
-                    let why = c.conn.expired(w, now).expect("selected as expired");
-                    c.conn.last_word(w, why, |b| {
-                        let _ = sys::fd::try_write(&c.fd, b);
-                    });
-                    self.slots.close(w, tag);
-                }
-                self.slots.shed_idle(now);
+                // The worker's own chores: its connections' deadlines are their own timeouts.
                 w.sweep_store();
+                sys::mem::give_back();
             }
             w.flush_syscalls();
         }
@@ -334,7 +304,7 @@ impl RingLoop<'_> {
                     self.ring.buffer(&buf),
                     self.now,
                     Some(self.now),
-                    &mut send_now(w, &c.fd),
+                    &mut wire::early(w, &c.fd),
                 );
                 self.ring.recycle(buf);
                 self.step(tag);
@@ -364,7 +334,7 @@ impl RingLoop<'_> {
     fn on_timeout(&mut self, tag: u64) {
         let now = self.now;
         let Some(c) = self.slots.get(tag) else { return };
-        c.conn.timer_passed(now);
+        c.conn.handle_timeout(self.w, None, now);
         self.step(tag);
     }
 
@@ -381,14 +351,14 @@ impl RingLoop<'_> {
         let next = match w.stopping() {
             true if c.conn.sending() => Next::Send,
             true => Next::Sending,
-            false => c.conn.next(w, now, &mut send_now(w, &c.fd)),
+            false => c.conn.next(w, now, &mut wire::early(w, &c.fd)),
         };
         let armed = match next {
             Next::Send if c.conn.output().is_empty() => Ok(()),
             Next::Send => {
                 let data = c.conn.take_output();
                 match self.ring.send(&c.fd, data, tag) {
-                    Ok(()) => match c.conn.next(w, now, &mut send_now(w, &c.fd)) {
+                    Ok(()) => match c.conn.next(w, now, &mut wire::early(w, &c.fd)) {
                         Next::Read if !c.receiving => self.ring.recv_once(&c.fd, tag).map(|_| c.receiving = true),
                         _ => Ok(()),
                     },
@@ -403,11 +373,12 @@ impl RingLoop<'_> {
             Next::Close => return self.slots.close(w, tag),
             Next::Read | Next::Pending | Next::Sending => Ok(()),
         };
-        let timer = match c.conn.wake_at() {
+        c.conn.settle(w, now);
+        wire::perform(w, &mut c.conn);
+        let timer = match c.conn.timer(w, now) {
             Some(at) => self.ring.timeout(crate::timer::until(at, now), tag).map(|_| ()),
             None => Ok(()),
         };
-        c.conn.settle(w, now);
         if armed.is_err() || timer.is_err() {
             self.slots.close(w, tag);
         }

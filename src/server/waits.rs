@@ -23,10 +23,6 @@ pub trait Waits {
     fn poll(&self, fd: &OwnedFd, paused: bool, wait: std::time::Duration) -> io::Result<bool>;
     /// The connection has gone idle: what its waiting holds and does not use goes back.
     fn shed(&self) {}
-    /// Its waits from now until `stepping(false)` happen inside a step of the connection (the
-    /// per-request hook writing replies before a request's work): a green thread must not move
-    /// to another OS thread there, so it waits as a blocking call.
-    fn stepping(&self, _on: bool) {}
 }
 
 /// Waiting in the kernel: blocking sockets with SO_RCVTIMEO / SO_SNDTIMEO, and ppoll.

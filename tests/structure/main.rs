@@ -594,8 +594,8 @@ fn server_models_and_load_keep_time_with_the_one_timer() {
     planted.push(("load/engine/x.rs".into(), "use std::collections::BinaryHeap;".into()));
     for (_, c) in planted.iter_mut().filter(|(r, _)| r == "models/tokio.rs") {
         *c = c.replace(
-            "crate::timer::wait(due, now, TICK)",
-            "due.map_or(TICK, |d| d.saturating_duration_since(now))",
+            "crate::timer::wait(conn.poll_timeout(w), now, TICK)",
+            "conn.poll_timeout(w).map_or(TICK, |d| d.saturating_duration_since(now))",
         );
     }
     assert_eq!(

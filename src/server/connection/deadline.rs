@@ -2,7 +2,7 @@
 //! progress (the same timeout, nginx's `send_timeout`), and a request head that takes too long
 //! (`--header-timeout`: a dribbling client must not hold a connection for ever). Every model
 //! keeps one per connection, tells it when input arrives and output moves, and asks it once a
-//! tick whether the connection must go.
+//! the connection for its earliest ([`Deadlines::next`]) to arm its one timer.
 
 use crate::proto::Protocol;
 use std::time::Instant;
@@ -10,7 +10,6 @@ use std::time::Instant;
 use crate::proto::Session;
 use crate::server::Config;
 use crate::server::Counter;
-use crate::server::Worker;
 
 /// When a connection last moved, and since when it has been inside a request head.
 #[derive(Debug, Clone, Copy)]
@@ -44,16 +43,6 @@ impl Expired {
             Expired::WindowStall => Counter::ClosedWindowStall,
             Expired::Header => Counter::ClosedHeaderTimeout,
         }
-    }
-
-    /// What every model does before it closes a connection past a deadline: a header timeout
-    /// gets the session's last word (HTTP's 408), handed to `send` (best effort: whatever the
-    /// socket takes now), and the close is counted. The caller closes the connection.
-    pub fn last_word(self, w: Worker<'_>, session: &Session, send: impl FnOnce(&[u8])) {
-        if self == Expired::Header {
-            send(session.timeout_response());
-        }
-        w.count(self.counter(), 1);
     }
 }
 
@@ -114,39 +103,44 @@ impl Deadlines {
         }
     }
 
-    /// What has expired at `now` for a connection that has `pending` unsent output, if anything.
-    /// While output is pending the server is not reading (back-pressure: the client has not
-    /// taken its replies), so a head that is not complete may be waiting, whole, in the socket:
-    /// the head timer does not run out then (the send timeout covers a client that takes
-    /// nothing), and a 408 never lands behind unsent replies.
+    /// The earliest deadline of a connection that has `pending` unsent output, and why it
+    /// would close then, if any. While output is pending the server is not reading
+    /// (back-pressure: the client has not taken its replies), so a head that is not complete may
+    /// be waiting, whole, in the socket: the head timer does not run then (the send timeout
+    /// covers a client that takes nothing), and a 408 never lands behind unsent replies.
     ///
     /// A connection whose session owes a later response ([`Session::owes`]: an event stream
     /// between events, a response whose work is in a pool) is not idle: the silence is the
     /// server's. Its output not moving still is a send timeout, in the socket or held for an
     /// HTTP/2 client's window ([`Session::window_held`]: a flow-control stall, nginx's
     /// send_timeout applied there too).
-    pub fn expired(&self, cfg: &Config, session: &Session, pending: bool, now: Instant) -> Option<Expired> {
-        if let (Some(t), Some(since), false) = (cfg.header_deadline(), self.head_since, pending) {
-            if now.duration_since(since) >= t {
-                return Some(Expired::Header);
-            }
-        }
-        let idle = cfg.idle()?;
-        let why = match (pending, session.window_held(), session.owes()) {
-            (true, _, _) => Expired::Send,
-            (false, true, _) => Expired::WindowStall,
-            (false, false, true) => return None,
-            (false, false, false) => Expired::Idle,
+    pub fn next(&self, cfg: &Config, session: &Session, pending: bool) -> Option<(Instant, Expired)> {
+        let head = match (cfg.header_deadline(), self.head_since, pending) {
+            (Some(t), Some(since), false) => Some((since + t, Expired::Header)),
+            _ => None,
         };
-        (now.duration_since(self.last) >= idle).then_some(why)
+        let quiet = cfg.idle().and_then(|idle| {
+            let why = match (pending, session.window_held(), session.owes()) {
+                (true, _, _) => Expired::Send,
+                (false, true, _) => Expired::WindowStall,
+                (false, false, true) => return None,
+                (false, false, false) => Expired::Idle,
+            };
+            Some((self.last + idle, why))
+        });
+        match (head, quiet) {
+            (Some(h), Some(q)) if q.0 < h.0 => Some(q),
+            (Some(h), _) => Some(h),
+            (None, q) => q,
+        }
     }
-}
 
-impl Deadlines {
-    /// Output that is pending has made no progress for `--idle-timeout` (a blocked write's
-    /// check: [`Deadlines::expired`] with output pending, for a writer that holds no session).
-    pub fn send_expired(&self, cfg: &Config, now: Instant) -> bool {
-        cfg.idle().is_some_and(|idle| now.duration_since(self.last) >= idle)
+    /// What has expired at `now` for a connection that has `pending` unsent output, if
+    /// anything: its earliest deadline, once it has come ([`Deadlines::next`]).
+    pub fn expired(&self, cfg: &Config, session: &Session, pending: bool, now: Instant) -> Option<Expired> {
+        self.next(cfg, session, pending)
+            .filter(|(at, _)| *at <= now)
+            .map(|(_, why)| why)
     }
 }
 

@@ -1,8 +1,8 @@
 //! What a connection gives back once it has been idle for a tick: the buffers a burst grew
 //! (its output buffer, its session's input and stream buffers), dropped and reported to
 //! [`sys::mem::released`], so the next [`sys::mem::give_back`] returns their pages to the kernel.
-//! Every model calls [`Shed::idle`] from its periodic sweep, and [`Shed::active`] when the
-//! connection moves again.
+//! The connection's timer comes for it at [`Shed::due`], and it calls [`Shed::active`] when
+//! it moves again: no sweep visits an idle connection.
 
 use crate::proto::Protocol;
 use std::time::Instant;
@@ -27,11 +27,16 @@ impl Shed {
         self.done = false;
     }
 
-    /// A sweep found the connection silent since `last` with no output pending (`out` empty)
-    /// and nothing held back: once it has been so for a tick, it drops its buffers, once per
-    /// idle spell. `true` when it did (a blocking model gives back its read buffer then too).
+    /// When a connection silent since `last` gives back its buffers: a tick later, unless it
+    /// has done so this idle spell, has output pending (`out` not empty) or holds input back.
+    pub fn due(&self, session: &Session, out: &[u8], last: Instant) -> Option<Instant> {
+        (!self.done && out.is_empty() && !session.holding()).then(|| last + TICK)
+    }
+
+    /// Once [`Shed::due`] has come by `now`, the connection drops its buffers, once per idle
+    /// spell. `true` when it did (a blocking model gives back its read buffer then too).
     pub fn idle(&mut self, session: &mut Session, out: &mut Vec<u8>, last: Instant, now: Instant) -> bool {
-        if self.done || !out.is_empty() || session.holding() || now.saturating_duration_since(last) < TICK {
+        if self.due(session, out, last).is_none_or(|at| at > now) {
             return false;
         }
         self.done = true;

@@ -6,15 +6,25 @@
 //! pool's completions, cancellations), reading back-pressure and its close. A wiring tells it
 //! what happened — bytes in ([`Connection::input`]), bytes the wire took
 //! ([`Connection::wrote`], or a ring's [`Connection::send_done`]), a completion
-//! ([`Connection::complete`]), a timer ([`Connection::fired`]), time passing
-//! ([`Connection::expired`], [`Connection::idle`]) — and asks what to do next
-//! ([`Connection::next`]: send [`Connection::output`], read, wait for nothing, close), ending
-//! each wake-up with [`Connection::settle`] (one useful event counted, shedding re-armed). It
-//! never reads or writes a socket itself: what reaches the wire goes through the wiring's own
-//! sends handed in — `early`, which the per-request hook gives the replies so far before a
-//! request's work (a response never waits for the work of the requests after it; never while
-//! output is pending, which it would overtake), and the best-effort writes of a last word and
-//! of parting words.
+//! ([`Connection::complete`]), its timer ([`Connection::handle_timeout`]) — and asks what to
+//! do next ([`Connection::next`]: send [`Connection::output`], read, wait for nothing, close),
+//! ending each wake-up with [`Connection::settle`] (one useful event counted, shedding
+//! re-armed) and asking when its timer must come ([`Connection::timer`]).
+//!
+//! Time reaches it through that one channel, as quinn-proto's connections do: its header,
+//! idle, send and window deadlines, giving back an idle spell's buffers and a later
+//! response's pieces are all its own timeouts ([`Connection::poll_timeout`]), and a wiring
+//! arms one timer for the earliest. A connection that sits idle costs nothing until then: no
+//! sweep visits it. The deadline state is private to this module: a wiring can only arm the
+//! timer and hand it back.
+//!
+//! It never reads or writes a socket, nor calls the server's pool: what it wants done comes
+//! back as events ([`Connection::poll_event`]: work to cancel, buffers given back), and what
+//! reaches the wire goes through sends handed in — `early`, which the per-request hook gives
+//! the replies so far before a request's work (a response never waits for the work of the
+//! requests after it; never while output is pending, which it would overtake), and the
+//! best-effort write of its parting words (a last word such as HTTP's 408 among them).
+//! [`wire`] holds those pieces, written once for every wiring.
 //!
 //! The rules, in the order [`Connection::next`] applies them:
 //! - unsent output goes first, and while it waits for the client nothing is read
@@ -27,19 +37,19 @@
 //! - a response owed later with input behind it ([`Session::paused`]): nothing is read (the
 //!   client's further requests wait in TCP), and the wake-up is the response's own.
 
-pub(crate) mod deadline;
-pub(crate) mod idle;
+mod deadline;
+mod idle;
+pub(crate) mod wire;
 
 use crate::proto::Protocol;
 use std::time::Instant;
 
-use super::connection::deadline::{Deadlines, Expired};
-use super::connection::idle::Shed;
+use self::deadline::{Deadlines, Expired};
+use self::idle::Shed;
 use super::request::hook::{self, Later, Origin};
 use super::Counter;
 use super::Worker;
 use crate::proto::Session;
-use crate::timer::Armed;
 
 /// What a connection asks of its wiring next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +67,18 @@ pub enum Next {
     Sending,
     /// Done: close it.
     Close,
+}
+
+/// What a connection asks its wiring to do beside its I/O ([`Connection::poll_event`];
+/// [`wire::perform`] does it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The responses of these tickets will never be written (their streams were reset, or the
+    /// connection is closing): the server's pool drops their work.
+    Cancel(Vec<u64>),
+    /// It gave back the buffers an idle spell does not need: the wiring gives back its own
+    /// (a connection's read buffer) and returns freed pages to the kernel.
+    Shed,
 }
 
 /// What moved in one wake-up, for [`Connection::settle`].
@@ -89,8 +111,15 @@ pub struct Connection {
     stopping: bool,
     deadlines: Deadlines,
     shed: Shed,
-    /// The due time its wiring holds a timer for.
-    armed: Armed,
+    /// A deadline passed (counted; its last word is in the output): close now.
+    expired: Option<Expired>,
+    /// The time its wiring holds a timer for ([`Connection::timer`]).
+    armed: Option<Instant>,
+    /// Events for its wiring: tickets whose work is dead, buffers given back.
+    cancelled: Vec<u64>,
+    shed_now: bool,
+    /// Its parting words were said.
+    parted: bool,
     moved: Moved,
     /// The output pending has waited for the client: each time it moves is progress. (Output
     /// that goes at once is no progress of its own: the input it answers was, or was not — a
@@ -113,7 +142,11 @@ impl Connection {
             stopping: false,
             deadlines: Deadlines::new(now),
             shed: Shed::default(),
-            armed: Armed::default(),
+            expired: None,
+            armed: None,
+            cancelled: Vec::new(),
+            shed_now: false,
+            parted: false,
             moved: Moved::default(),
             waited: false,
         }
@@ -157,7 +190,7 @@ impl Connection {
         );
         let mut early = self.guarded(early);
         let fed = hook::on_input(w, &mut self.session, bytes, &mut self.out, bound, from, &mut early);
-        self.cancel(w);
+        self.cancelled.extend(self.session.cancelled());
         self.moved.any = true;
         self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
         self.closing |= fed.close;
@@ -263,7 +296,7 @@ impl Connection {
             &mut early,
         );
         self.closing |= fed.close;
-        self.cancel(w);
+        self.cancelled.extend(self.session.cancelled());
         if fed.requests > 0 {
             self.moved.any = true;
             self.moved.output = true;
@@ -286,6 +319,9 @@ impl Connection {
     /// input held back at the bound); `early`: as for [`Connection::input`].
     pub fn next(&mut self, w: Worker<'_>, now: Instant, early: &mut impl FnMut(&mut Vec<u8>)) -> Next {
         loop {
+            if self.expired.is_some() {
+                return Next::Close;
+            }
             if self.in_flight > 0 {
                 let held = self.closing || self.peer_finished || self.session.holding() || self.session.paused();
                 return if held { Next::Sending } else { Next::Read };
@@ -360,96 +396,102 @@ impl Connection {
         self.shed.active();
     }
 
-    /// When its wiring must wake for it next (a later response's piece falls due), if that
-    /// needs a new timer; none while output is pending (the output's progress drives it then).
-    pub fn wake_at(&mut self) -> Option<Instant> {
-        if self.sending() {
+    // Its one time channel.
+
+    /// Its earliest timeout: a deadline (header, idle, send, window), giving back an idle
+    /// spell's buffers, or a later response's next piece (not while output is pending: the
+    /// output's progress drives it then). `None`: nothing will ever come due by itself.
+    pub fn poll_timeout(&self, w: Worker<'_>) -> Option<Instant> {
+        if self.expired.is_some() {
             return None;
         }
-        self.armed.arm(self.session.due())
+        let sending = self.sending();
+        let deadline = self
+            .deadlines
+            .next(&w.ctx.cfg, &self.session, sending)
+            .map(|(at, _)| at);
+        let (due, shed) = match (sending, self.in_flight > 0) {
+            (true, _) => (None, None),
+            (false, true) => (self.session.due(), None),
+            (false, false) => (
+                self.session.due(),
+                self.shed.due(&self.session, &self.out, self.deadlines.last()),
+            ),
+        };
+        [deadline, due, shed].into_iter().flatten().min()
     }
 
-    /// Its timer for `at` came up: `true` when it is its current one (then step it).
-    pub fn fired(&mut self, at: Instant) -> bool {
-        self.armed.fired(at)
-    }
-
-    /// A wake-up that carries no time came (a ring's timeout), or its timer came up while it
-    /// was away from its table (a pool thread held it): the timer is spent if its time has
-    /// come by `now`.
-    pub fn timer_passed(&mut self, now: Instant) {
-        self.armed.passed(now);
-    }
-
-    /// Its wiring's timer for `at` is its current one (not stale).
-    pub fn armed_for(&self, at: Instant) -> bool {
-        self.armed.is(at)
-    }
-
-    /// What has expired for it at `now`, if anything.
-    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
-        self.deadlines.expired(&w.ctx.cfg, &self.session, self.sending(), now)
-    }
-
-    /// A write that waits for the client has made no progress for `--idle-timeout` (a
-    /// blocking write's check), counted as a send timeout.
-    pub fn send_expired(&self, w: Worker<'_>, now: Instant) -> bool {
-        let gone = self.deadlines.send_expired(&w.ctx.cfg, now);
-        if gone {
-            w.count(Counter::ClosedSendTimeout, 1);
+    /// The time its wiring must arm a timer for at `now`, if it needs a new one: its
+    /// [`Connection::poll_timeout`], unless the timer it holds comes no later (then that one
+    /// comes early, finds nothing due, and the wiring arms the next: a deadline that moves
+    /// later with every request costs no new timer).
+    pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
+        let due = self.poll_timeout(w)?;
+        if self.armed.is_some_and(|held| held > now && held <= due) {
+            return None;
         }
-        gone
+        self.armed = Some(due);
+        Some(due)
     }
 
-    /// Before it is closed for `why`: the last word (HTTP's 408 for a head that took too
-    /// long), handed to `send` (best effort), and the close counted.
-    pub fn last_word(&self, w: Worker<'_>, why: Expired, send: impl FnOnce(&[u8])) {
-        why.last_word(w, &self.session, send);
-    }
-
-    /// A wiring's periodic sweep found it not expired at `now`: silent for a tick with
-    /// nothing to send, it gives back the buffers a burst grew, once per idle spell (`true`
-    /// when it did: a wiring gives back its own read buffer then too).
-    pub fn shed_if_idle(&mut self, now: Instant) -> bool {
-        if self.in_flight > 0 {
+    /// Its wiring's timer for `at` came up at `now` (`at`: `None` for a timer that carries no
+    /// time, a ring's timeout, or a wiring's own wake-up). `false` for a timer it no longer
+    /// holds: nothing to do. Otherwise what has come due is done, and the wiring steps it: a
+    /// deadline that passed closes it (counted; a head that took too long gets HTTP's 408 as
+    /// its last word), a connection silent for a tick gives back its buffers
+    /// ([`Event::Shed`]), a later response's piece goes at the step.
+    pub fn handle_timeout(&mut self, w: Worker<'_>, at: Option<Instant>, now: Instant) -> bool {
+        if at.is_some_and(|at| self.armed != Some(at)) {
             return false;
         }
-        self.shed
-            .idle(&mut self.session, &mut self.out, self.deadlines.last(), now)
-    }
-
-    /// Its parting bytes, handed to `send` (best effort: what the socket takes now), unless a
-    /// send in flight must not be overtaken: the output it still holds, then a stopping
-    /// server's farewell or, for any other close, the cut ([`deadline::part`]).
-    pub fn parting(&mut self, send: impl FnOnce(&[u8])) {
-        if self.in_flight > 0 {
-            return;
+        if self.armed.is_some_and(|held| held <= now) {
+            self.armed = None;
         }
-        let out = &mut self.out;
-        super::connection::deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
-        if self.sent < self.out.len() {
-            send(&self.out[self.sent..]);
+        if self.expired.is_some() {
+            return true;
         }
-    }
-
-    /// It is closing: the work its responses wait for in the server's pool is dropped (a
-    /// closed connection's work is dead work).
-    pub fn cancel_all(&mut self, w: Worker<'_>) {
-        if let Some(pool) = w.ctx.offload.get() {
-            let waiting = self.session.tickets();
-            if !waiting.is_empty() {
-                pool.cancel(w, &waiting);
+        if let Some(why) = self.deadlines.expired(&w.ctx.cfg, &self.session, self.sending(), now) {
+            w.count(why.counter(), 1);
+            if why == Expired::Header {
+                self.out.extend_from_slice(self.session.timeout_response());
             }
+            self.expired = Some(why);
+        } else if self.in_flight == 0 {
+            let last = self.deadlines.last();
+            self.shed_now |= self.shed.idle(&mut self.session, &mut self.out, last, now);
         }
+        true
     }
 
-    /// Tells the server's pool which responses will never be written (their streams were
-    /// reset), so their work is dropped.
-    fn cancel(&mut self, w: Worker<'_>) {
-        if let Some(pool) = w.ctx.offload.get() {
-            let gone = self.session.cancelled();
-            if !gone.is_empty() {
-                pool.cancel(w, &gone);
+    /// Its wiring's timer for `at` is the one it holds (an entry that is not is stale).
+    pub fn armed_for(&self, at: Instant) -> bool {
+        self.armed == Some(at)
+    }
+
+    /// What it asks of its wiring beside its I/O, one at a time until `None`.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if !self.cancelled.is_empty() {
+            return Some(Event::Cancel(std::mem::take(&mut self.cancelled)));
+        }
+        std::mem::take(&mut self.shed_now).then_some(Event::Shed)
+    }
+
+    // Its end.
+
+    /// It is closing: its parting bytes go to `send` (best effort: what the socket takes now),
+    /// once, unless a send in flight must not be overtaken — the output it still holds (a
+    /// last word among it), then a stopping server's farewell or, for any other close, the
+    /// cut ([`deadline::part`]) — and the work its responses wait for becomes an
+    /// [`Event::Cancel`] (a closed connection's work is dead work).
+    pub fn close(&mut self, send: impl FnOnce(&[u8])) {
+        if !std::mem::replace(&mut self.parted, true) {
+            self.cancelled.extend(self.session.tickets());
+            if self.in_flight == 0 {
+                let out = &mut self.out;
+                deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
+                if self.sent < self.out.len() {
+                    send(&self.out[self.sent..]);
+                }
             }
         }
     }

@@ -9,6 +9,11 @@ use crate::server::{Ctx, Job, Offloader};
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 const STREAM: &[u8] = b"GET /stream?events=2&every=10ms HTTP/1.1\r\nHost: t\r\n\r\n";
 
+/// What would close `c` at `at` (its deadlines, read without handing it the time).
+fn expired_at(c: &Connection, w: Worker<'_>, at: Instant) -> Option<Expired> {
+    c.deadlines.expired(&w.ctx.cfg, &c.session, c.sending(), at)
+}
+
 fn responses(b: &[u8]) -> usize {
     b.windows(9).filter(|x| x == b"HTTP/1.1 ").count()
 }
@@ -90,7 +95,7 @@ fn a_send_in_flight_lets_input_in_and_its_rest_goes_first() {
         "no second send while one is in flight"
     );
     let mut said = Vec::new();
-    c.parting(|b| said.extend_from_slice(b));
+    c.close(|b| said.extend_from_slice(b));
     assert!(said.is_empty(), "parting words never overtake a send in flight");
     c.send_done(w, first.clone(), 5, t0);
     assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
@@ -163,10 +168,13 @@ fn a_stream_writes_its_events_when_due_and_the_input_behind_it_waits_for_its_end
             Next::Send => said.extend(take_all(w, &mut c, now)),
             Next::Pending => {
                 // Paused behind the stream: nothing is read; the wake-up is its own.
-                let at = c.wake_at().expect("a stream between events wakes for its next");
+                let at = c.timer(w, now).expect("a stream between events wakes for its next");
                 assert!(at > now);
-                assert_eq!(c.wake_at(), None, "armed once for that time");
-                assert!(c.fired(at) && !c.fired(at), "its timer fires once");
+                assert_eq!(c.timer(w, now), None, "armed once for that time");
+                assert!(
+                    c.handle_timeout(w, Some(at), at) && !c.handle_timeout(w, Some(at), at),
+                    "its timer fires once"
+                );
                 now = at;
                 waits += 1;
             }
@@ -196,8 +204,8 @@ fn output_that_waited_for_the_client_is_progress_and_output_at_once_is_not() {
     c.next(w, t0, &mut keep());
     take_all(w, &mut c, t0 + ms(500));
     c.settle(w, t0 + ms(500));
-    assert_eq!(c.expired(w, t0 + ms(999)), None);
-    assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Idle));
+    assert_eq!(expired_at(&c, w, t0 + ms(999)), None);
+    assert_eq!(expired_at(&c, w, t0 + ms(1000)), Some(Expired::Idle));
     // The client took its reply only after 900 ms: while it waited that was a send
     // timeout in the making, and the reply moving then is progress.
     let mut c = Connection::new(w, 7, t0);
@@ -205,16 +213,16 @@ fn output_that_waited_for_the_client_is_progress_and_output_at_once_is_not() {
     c.next(w, t0, &mut keep());
     c.blocked();
     c.settle(w, t0);
-    assert_eq!(c.expired(w, t0 + ms(1000)), Some(Expired::Send));
+    assert_eq!(expired_at(&c, w, t0 + ms(1000)), Some(Expired::Send));
     take_all(w, &mut c, t0 + ms(900));
     c.settle(w, t0 + ms(900));
-    assert_eq!(c.expired(w, t0 + ms(1800)), None);
-    assert_eq!(c.expired(w, t0 + ms(1900)), Some(Expired::Idle));
+    assert_eq!(expired_at(&c, w, t0 + ms(1800)), None);
+    assert_eq!(expired_at(&c, w, t0 + ms(1900)), Some(Expired::Idle));
     // The next reply goes at once again: no progress of its own.
     c.input(w, GET, t0 + ms(1000), None, &mut keep());
     c.next(w, t0 + ms(1500), &mut keep());
     take_all(w, &mut c, t0 + ms(1500));
-    assert_eq!(c.expired(w, t0 + ms(2000)), Some(Expired::Idle));
+    assert_eq!(expired_at(&c, w, t0 + ms(2000)), Some(Expired::Idle));
 }
 
 /// HTTP/2 frames, as a client sends them.
@@ -246,9 +254,9 @@ fn pings_do_not_keep_a_connection_alive_even_after_a_reply_waited_for_the_client
         take_all(w, &mut c, t0 + at);
         c.settle(w, t0 + at);
     }
-    assert_eq!(c.expired(w, t0 + ms(1099)), None);
+    assert_eq!(expired_at(&c, w, t0 + ms(1099)), None);
     assert_eq!(
-        c.expired(w, t0 + ms(1100)),
+        expired_at(&c, w, t0 + ms(1100)),
         Some(Expired::Idle),
         "idle since the SETTINGS went"
     );
@@ -263,8 +271,11 @@ fn a_blocking_writes_send_timeout_counts_from_the_input_it_answers() {
     c.input(w, GET, t0 + Duration::from_secs(9), None, &mut keep());
     assert_eq!(c.next(w, t0 + Duration::from_secs(9), &mut keep()), Next::Send);
     c.blocked();
-    assert!(!c.send_expired(w, t0 + Duration::from_secs(10)));
-    assert!(c.send_expired(w, t0 + Duration::from_secs(19)));
+    assert!(c.handle_timeout(w, None, t0 + Duration::from_secs(10)));
+    assert_eq!(c.next(w, t0 + Duration::from_secs(10), &mut keep()), Next::Send);
+    assert_eq!(c.poll_timeout(w), Some(t0 + Duration::from_secs(19)));
+    assert!(c.handle_timeout(w, None, t0 + Duration::from_secs(19)));
+    assert_eq!(c.next(w, t0 + Duration::from_secs(19), &mut keep()), Next::Close);
     assert_eq!(w.counters.get(Counter::ClosedSendTimeout), 1);
 }
 
@@ -294,15 +305,32 @@ fn a_head_past_the_header_timeout_gets_408_and_is_counted() {
     c.input(w, b"GET / HT", t0, None, &mut keep());
     assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
     c.settle(w, t0);
-    assert_eq!(c.expired(w, t0 + Duration::from_millis(500)), None);
-    let why = c
-        .expired(w, t0 + Duration::from_secs(1))
-        .expect("past the header timeout");
-    assert_eq!(why, Expired::Header);
+    assert_eq!(
+        c.poll_timeout(w),
+        Some(t0 + Duration::from_millis(100)),
+        "shedding first"
+    );
+    assert!(c.handle_timeout(w, None, t0 + Duration::from_millis(500)));
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Shed),
+        "silent for a tick, it gave back its buffers"
+    );
+    assert_eq!(c.next(w, t0 + Duration::from_millis(500), &mut keep()), Next::Read);
+    assert_eq!(
+        c.poll_timeout(w),
+        Some(t0 + Duration::from_secs(1)),
+        "then the head's deadline"
+    );
+    assert!(c.handle_timeout(w, None, t0 + Duration::from_secs(1)));
+    assert_eq!(c.next(w, t0 + Duration::from_secs(1), &mut keep()), Next::Close);
+    assert_eq!(c.poll_timeout(w), None, "closed: nothing more comes due");
     let mut said = Vec::new();
-    c.last_word(w, why, |b| said.extend_from_slice(b));
+    c.close(|b| said.extend_from_slice(b));
     assert!(said.starts_with(b"HTTP/1.1 408"), "{}", String::from_utf8_lossy(&said));
     assert_eq!(w.counters.get(Counter::ClosedHeaderTimeout), 1);
+    c.close(|b| said.extend_from_slice(b));
+    assert_eq!(responses(&said), 1, "its parting words are said once");
 }
 
 #[test]
@@ -318,7 +346,7 @@ fn a_stopping_servers_close_is_a_farewell_and_any_other_a_cut() {
             c.server_stopping();
         }
         let mut said = Vec::new();
-        c.parting(|b| said.extend_from_slice(b));
+        c.close(|b| said.extend_from_slice(b));
         assert_eq!(said.ends_with(b"0\r\n\r\n"), stopping, "stopping {stopping}: {said:?}");
     }
 }
@@ -358,7 +386,11 @@ fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
     );
     let job = pool.jobs.lock().unwrap()[0];
     assert_eq!(job.conn, 42, "the job names its connection by its token");
-    assert_eq!(c.wake_at(), None, "a completion, not a timer, wakes it");
+    assert_eq!(
+        c.poll_timeout(w),
+        Some(t0 + Duration::from_millis(100)),
+        "a completion, not a timer, wakes it (the timer is its shedding's)"
+    );
     c.complete(w, job.ticket, None, &mut keep());
     assert_eq!(c.next(w, t0, &mut keep()), Next::Send);
     assert_eq!(responses(&take_all(w, &mut c, t0)), 1);
@@ -366,10 +398,55 @@ fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
     assert_eq!(c.next(w, t0, &mut keep()), Next::Pending);
     let second = pool.jobs.lock().unwrap()[1];
     assert_eq!(second.conn, 42);
-    c.cancel_all(w);
+    assert_eq!(c.poll_event(), None);
+    c.close(|_| {});
+    assert!(
+        pool.cancelled.lock().unwrap().is_empty(),
+        "the connection never calls the pool"
+    );
+    wire::perform(w, &mut c);
     assert_eq!(
         *pool.cancelled.lock().unwrap(),
         vec![second.ticket],
-        "closing drops its work"
+        "closing drops its work: an event its wiring performs"
     );
+    assert_eq!(c.poll_event(), None, "performed once");
+}
+
+#[test]
+fn one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one() {
+    let w = Ctx::for_tests(&["--idle-timeout", "1s"]).worker(0);
+    let (t0, ms) = (Instant::now(), Duration::from_millis);
+    let mut c = Connection::new(w, 7, t0);
+    // Its first timeout: giving back buffers a tick after it last moved.
+    let first = c.timer(w, t0).expect("a new connection has timeouts");
+    assert_eq!(first, t0 + ms(100));
+    // Requests keep coming: its deadlines move later, and the timer it holds will do.
+    for at in [ms(30), ms(60), ms(90)] {
+        c.input(w, GET, t0 + at, None, &mut keep());
+        take_all(w, &mut c, t0 + at);
+        c.settle(w, t0 + at);
+        assert_eq!(c.timer(w, t0 + at), None, "no new timer while the held one comes first");
+    }
+    assert!(
+        !c.handle_timeout(w, Some(t0 + ms(5)), t0 + ms(100)),
+        "a timer it does not hold is stale"
+    );
+    // The held timer comes early: nothing is due; the next is armed.
+    assert!(c.handle_timeout(w, Some(first), first));
+    assert_eq!(c.poll_event(), None, "moved 10 ms ago: nothing to give back yet");
+    assert_eq!(c.next(w, first, &mut keep()), Next::Read);
+    assert_eq!(c.timer(w, first), Some(t0 + ms(190)));
+    assert!(c.handle_timeout(w, Some(t0 + ms(190)), t0 + ms(190)));
+    assert_eq!(
+        c.poll_event(),
+        Some(Event::Shed),
+        "silent for a tick: buffers given back, once"
+    );
+    // Then nothing until its idle deadline: an idle connection costs no wake-up before it.
+    assert_eq!(c.timer(w, t0 + ms(190)), Some(t0 + ms(1090)));
+    assert!(c.handle_timeout(w, Some(t0 + ms(1090)), t0 + ms(1090)));
+    assert_eq!(c.next(w, t0 + ms(1090), &mut keep()), Next::Close);
+    assert_eq!(w.counters.get(Counter::ClosedIdle), 1);
+    assert_eq!(c.timer(w, t0 + ms(1090)), None, "closed: no timer");
 }

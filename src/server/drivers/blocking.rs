@@ -12,7 +12,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
-use crate::server::connection::{Connection, Next};
+use crate::server::connection::{wire, Connection, Next};
 use crate::server::drivers::accept::{Accepted, Acceptor};
 use crate::server::Counter;
 use crate::server::Error;
@@ -152,7 +152,15 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
     if waits.set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
             let now = Instant::now();
-            let next = conn.next(w, now, &mut early(w, &fd, waits));
+            // Its timer is this thread's own wake-ups: each hands the connection the time (a
+            // head dribbled byte by byte never lets a read time out), and a deadline that has
+            // passed closes it at this step.
+            conn.handle_timeout(w, None, now);
+            if wire::perform(w, &mut conn) {
+                buf.release();
+                waits.shed();
+            }
+            let next = conn.next(w, now, &mut wire::early(w, &fd));
             match next {
                 Next::Send => {
                     if !write_some(w, &fd, &mut conn, waits) {
@@ -162,13 +170,6 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
                 }
                 Next::Close | Next::Sending => break,
                 Next::Read | Next::Pending => conn.settle(w, now),
-            }
-            // A head dribbled byte by byte never lets a read time out: check before each.
-            if let Some(why) = conn.expired(w, now) {
-                conn.last_word(w, why, |b| {
-                    let _ = sys::fd::try_write(&fd, b);
-                });
-                break;
             }
             // A later response owed (an event stream): wait for input or its next piece, to
             // the nanosecond. Input behind it waits in TCP: while the session is paused the
@@ -194,15 +195,11 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
                     if wait != first && waits.set_read_timeout(&fd, first).is_ok() {
                         wait = first;
                     }
-                    conn.input(w, &buf[..n], Instant::now(), None, &mut early(w, &fd, waits));
+                    conn.input(w, &buf[..n], Instant::now(), None, &mut wire::early(w, &fd));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    // A tick in silence: the connection gives back what it is not using, and
-                    // expired keys go.
-                    if conn.shed_if_idle(Instant::now()) {
-                        buf.release();
-                        waits.shed();
-                    }
+                    // A tick in silence: expired keys go (the connection hears of the time at
+                    // the next step: it gives back what it is not using then).
                     w.sweep_store();
                     if wait != tick && waits.set_read_timeout(&fd, tick).is_ok() {
                         wait = tick;
@@ -214,12 +211,7 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
             w.flush_syscalls();
         }
     }
-    if w.stopping() {
-        conn.server_stopping();
-    }
-    conn.parting(|b| {
-        let _ = sys::fd::try_write(&fd, b);
-    });
+    wire::end(w, &mut conn, &fd);
     drop(fd);
     w.flush_syscalls();
     w.release();
@@ -230,9 +222,10 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
 const WRITE_CHUNK: usize = 64 * 1024;
 
 /// One blocking write of the connection's output; `false` when the connection is done: the
-/// write failed, the server is stopping, or the client has taken nothing for `--idle-timeout`
-/// (counted as `closed_send_timeout`: a client that never reads must not hold a blocking worker
-/// for ever). A write that returns on the send timeout's tick is retried by the caller.
+/// write failed or the server is stopping. A write that returns on the send timeout's tick is
+/// retried by the caller, whose next step hands the connection the time: a client that has
+/// taken nothing for `--idle-timeout` is closed then (its send deadline, counted as
+/// `closed_send_timeout`: a client that never reads must not hold a blocking worker for ever).
 fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection, waits: &impl Waits) -> bool {
     match waits.write(fd, conn.output()) {
         Ok(n) => {
@@ -241,38 +234,9 @@ fn write_some(w: Worker<'_>, fd: &OwnedFd, conn: &mut Connection, waits: &impl W
         }
         Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
             conn.blocked();
-            !w.stopping() && !conn.send_expired(w, Instant::now())
+            !w.stopping()
         }
         Err(_) => false,
-    }
-}
-
-/// Before the next request's work: the replies so far, written blocking as usual, until the
-/// server stops or the client has taken nothing for `--idle-timeout` (what is left then stays
-/// in `out`, and the connection's own write ends it).
-fn early<'a>(w: Worker<'a>, fd: &'a OwnedFd, waits: &'a impl Waits) -> impl FnMut(&mut Vec<u8>) + 'a {
-    move |out| {
-        let mut last = Instant::now();
-        let mut sent = 0;
-        waits.stepping(true);
-        while sent < out.len() {
-            match waits.write(fd, &out[sent..]) {
-                Ok(n) => {
-                    w.count(Counter::BytesOut, n as u64);
-                    sent += n;
-                    last = Instant::now();
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    let stalled = w.ctx.cfg.idle().is_some_and(|idle| last.elapsed() >= idle);
-                    if w.stopping() || stalled {
-                        break;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        waits.stepping(false);
-        out.drain(..sent);
     }
 }
 

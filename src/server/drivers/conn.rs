@@ -15,9 +15,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use crate::server::connection::deadline::Expired;
-use crate::server::connection::{Connection, Next};
-use crate::server::Counter;
+use crate::server::connection::{wire, Connection, Next};
 use crate::server::Worker;
 use crate::sys;
 
@@ -43,12 +41,12 @@ pub struct Conn {
     want: Want,
 }
 
-/// A connection the server closes says its parting words first, after whatever output it
-/// still holds (best effort, what the socket takes now).
+/// A connection dropped without [`Conn::end`] (a stopping queue-pool's) still says its
+/// parting words, after whatever output it holds (best effort, what the socket takes now).
 impl Drop for Conn {
     fn drop(&mut self) {
         let fd = &self.fd;
-        self.conn.parting(|b| {
+        self.conn.close(|b| {
             let _ = sys::fd::try_write(fd, b);
         });
     }
@@ -70,16 +68,16 @@ impl Conn {
         self.conn.server_stopping();
     }
 
-    /// When its loop must wake for it next, if that needs a new timer entry.
-    pub fn arm_next(&mut self) -> Option<Instant> {
-        self.conn.wake_at()
+    /// The time its loop must add a timer entry for at `now`, if it needs a new one.
+    pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
+        self.conn.timer(w, now)
     }
 
     /// The work of `ticket` is done (a pool posted it): its response goes out, then what the
     /// session held behind it; reading at once if the connection had stopped reading for the
     /// response (`buf`, `edge`: as for [`Conn::drive`]).
     pub fn complete(&mut self, w: Worker<'_>, ticket: u64, buf: &mut [u8], edge: bool, now: Instant) -> Want {
-        self.conn.complete(w, ticket, None, &mut send_now(w, &self.fd));
+        self.conn.complete(w, ticket, None, &mut wire::early(w, &self.fd));
         self.resume(w, buf, edge, now)
     }
 
@@ -101,21 +99,15 @@ impl Conn {
         self.resume(w, buf, edge, now)
     }
 
-    /// Its timer entry, if its time has passed by `now`, is spent (it came up while the
-    /// connection was away from its table: queue-pool's workers hold it).
-    pub fn timer_passed(&mut self, now: Instant) {
-        self.conn.timer_passed(now);
-    }
-
     /// Its loop's timer entry for `at` is its current one (not stale).
     pub fn armed_for(&self, at: Instant) -> bool {
         self.conn.armed_for(at)
     }
 
-    /// Its loop's timer entry for `at` came up: writes what is due, then as
+    /// Its loop's timer entry for `at` came up: what has come due is done, then as
     /// [`Conn::complete`] (`None` when the entry was stale: nothing to do).
     pub fn on_timer(&mut self, w: Worker<'_>, at: Instant, buf: &mut [u8], edge: bool, now: Instant) -> Option<Want> {
-        if !self.conn.fired(at) {
+        if !self.conn.handle_timeout(w, Some(at), now) {
             return None;
         }
         Some(self.resume(w, buf, edge, now))
@@ -133,21 +125,9 @@ impl Conn {
         self.want
     }
 
-    /// What has expired for this connection at `now`, if anything.
-    pub fn expired(&self, w: Worker<'_>, now: Instant) -> Option<Expired> {
-        self.conn.expired(w, now)
-    }
-
-    /// Before it is closed for `why`: the last word and the count (see [`Expired::last_word`]).
-    pub fn expire(&self, w: Worker<'_>, why: Expired) {
-        self.conn.last_word(w, why, |b| {
-            let _ = sys::fd::try_write(&self.fd, b);
-        });
-    }
-
-    /// It is closing: the work its responses wait for in the server's pool is dropped.
-    pub fn cancel_all(&mut self, w: Worker<'_>) {
-        self.conn.cancel_all(w);
+    /// Its end, as every wiring's ([`wire::end`]); the loop then closes it.
+    pub fn end(&mut self, w: Worker<'_>) {
+        wire::end(w, &mut self.conn, &self.fd);
     }
 
     /// Handles readiness. `buf` is the worker's read buffer; `until_eagain` reads until the
@@ -177,7 +157,7 @@ impl Conn {
         let conn = &mut self.conn;
         let mut reads = 0;
         let want = loop {
-            match conn.next(w, now, &mut send_now(w, fd)) {
+            match conn.next(w, now, &mut wire::early(w, fd)) {
                 Next::Send => match sys::fd::write(fd, conn.output()) {
                     Ok(n) => conn.wrote(w, n, now),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -209,7 +189,7 @@ impl Conn {
                     }
                     Ok(n) => {
                         reads += 1;
-                        conn.input(w, &buf[..n], now, learned, &mut send_now(w, fd));
+                        conn.input(w, &buf[..n], now, learned, &mut wire::early(w, fd));
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Want::Read,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -218,6 +198,7 @@ impl Conn {
             }
         };
         conn.settle(w, now);
+        wire::perform(w, conn);
         self.want = want;
         want
     }
@@ -229,16 +210,6 @@ impl Conn {
 enum Cause {
     Ready(Instant),
     Later,
-}
-
-/// What the per-request hook does with the replies before a request's work: sends what the
-/// socket takes now, and takes it out of `out`.
-fn send_now<'a>(w: Worker<'a>, fd: &'a OwnedFd) -> impl FnMut(&mut Vec<u8>) + 'a {
-    move |out| {
-        let mut sent = 0;
-        w.count(Counter::BytesOut, sys::fd::send_now(fd, out, &mut sent) as u64);
-        out.drain(..sent);
-    }
 }
 
 /// Connections of one event loop, indexed by descriptor number.
@@ -300,26 +271,10 @@ impl ConnTable {
         }
         conn
     }
-
-    /// The periodic sweep: the connections past a deadline (idle, send, header), with which;
-    /// the others that were quiet for a tick give back the buffers a burst grew (the caller
-    /// then calls [`sys::mem::give_back`], outside any lock it holds).
-    pub fn sweep(&mut self, w: Worker<'_>, now: Instant) -> Vec<(RawFd, Expired)> {
-        let mut expired = Vec::new();
-        for (fd, conn) in self.slots.iter_mut().enumerate() {
-            let Some(conn) = conn else { continue };
-            match conn.expired(w, now) {
-                Some(why) => expired.push((fd as RawFd, why)),
-                None => {
-                    conn.conn.shed_if_idle(now);
-                }
-            }
-        }
-        expired
-    }
 }
 
-/// Runs `f` at most once per [`crate::server::TICK`]: the periodic idle sweep of event loops.
+/// Runs `f` at most once per [`crate::server::TICK`]: a worker's own periodic chores (expired
+/// keys, pages given back), never a visit to its connections.
 pub struct Ticker {
     next: Instant,
 }

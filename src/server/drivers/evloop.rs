@@ -41,12 +41,14 @@ pub struct EventLoop<'a, P: Poller> {
     ready: Vec<u64>,
     /// The worker's read buffer.
     buf: Vec<u8>,
-    /// When to sweep idle connections next.
+    /// When to do the worker's own chores next (expired keys, pages given back): its
+    /// connections' deadlines are their own timer entries, never a sweep.
     ticker: Ticker,
     /// The time, read once per turn after the wait (as nginx caches it): what deadlines start
     /// from.
     now: Instant,
-    /// When its connections' later responses have pieces due; the entries that came up.
+    /// When its connections' timeouts come (deadlines, idle shedding, later responses'
+    /// pieces: each connection's earliest); the entries that came up.
     timers: Timers<u64>,
     fired: Vec<(Instant, u64)>,
     /// Work done elsewhere for its connections, once it takes them; what the last wake-up
@@ -145,7 +147,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         };
         let token = conn.fd.as_raw_fd() as u64;
         if self.poller.register(conn.fd.as_fd(), token, interest).is_ok() {
-            if let Some(at) = conn.arm_next() {
+            if let Some(at) = conn.timer(self.w, self.now) {
                 self.timers.arm(at, token);
             }
             self.conns.insert(conn);
@@ -159,9 +161,9 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.conns.len()
     }
 
-    /// One iteration: wait (up to a tick, or the next due time of a later response), hand the
-    /// model's own tokens to `on_token`, drive the ready connections and those with pieces
-    /// due, sweep idle ones once per tick.
+    /// One iteration: wait (up to a tick, or the earliest timer entry), hand the model's own
+    /// tokens to `on_token`, drive the ready connections and those whose timers came up, and
+    /// once per tick the worker's own chores.
     pub fn turn(&mut self, on_token: &mut impl FnMut(&mut Self, u64)) -> Result<(), Error> {
         let mut ready = std::mem::take(&mut self.ready);
         let timeout = self.timers.timeout(Instant::now(), TICK);
@@ -193,17 +195,10 @@ impl<'a, P: Poller> EventLoop<'a, P> {
                 self.timers
                     .retain(|at, token| conns.get(token as RawFd).is_some_and(|c| c.armed_for(at)));
             }
-            let expired = self.conns.sweep(self.w, self.now);
             self.w.sweep_store();
             // What was held here for other workers' connections that closed since.
             self.parked.forget_gone();
             sys::mem::give_back();
-            for (fd, why) in expired {
-                if let Some(conn) = self.conns.get_mut(fd) {
-                    conn.expire(self.w, why);
-                }
-                self.close(fd);
-            }
         }
         self.w.flush_syscalls();
         Ok(())
@@ -326,7 +321,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         let edge = self.poller.edge();
         let Some(conn) = self.conns.get_mut(fd) else { return };
         if want != Want::Close {
-            if let Some(at) = conn.arm_next() {
+            if let Some(at) = conn.timer(self.w, self.now) {
                 self.timers.arm(at, fd as u64);
             }
         }
@@ -350,7 +345,7 @@ impl<'a, P: Poller> EventLoop<'a, P> {
     /// Closes one connection and counts it; the work its responses wait for is dropped.
     fn close(&mut self, fd: RawFd) {
         if let Some(mut conn) = self.conns.take(fd) {
-            conn.cancel_all(self.w);
+            conn.end(self.w);
             self.poller.closing(conn.fd.as_fd());
             drop(conn);
             self.w.release();

@@ -20,8 +20,8 @@
 //! piece) and in the accept loop: there its stack holds nothing of the session or the hook, no
 //! lock guard and no thread-local's reference, and everything on it is `Send` (checked below
 //! and in `models/green.rs`).
-//! Inside a step, a wait is a blocking call instead (the hook writing replies before a
-//! request's work: `Waits::stepping`). A thread preempted in its work (`perform`'s slices, Go's
+//! Inside a step nothing waits (the hook's early send writes what the socket takes now and
+//! leaves the rest to the connection's own send). A thread preempted in its work (`perform`'s slices, Go's
 //! 10 ms) resumes on the carrier it ran on; one in a blocking call (`sleep:` work) keeps its
 //! carrier, which hands its processor to another carrier for the call and takes one back after
 //! (Go's entersyscall / exitsyscall). `sys::green::Movable` states it where `Send` is asserted.

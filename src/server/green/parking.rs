@@ -10,7 +10,6 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::sched;
 use super::thread::{park, Resume};
 use crate::server::Waits;
 use crate::sys;
@@ -23,8 +22,6 @@ pub struct Parking {
     stack: sys::stack::Bounds,
     /// The deepest this thread's stack went, seen when it sheds (pages given back are gone).
     deepest: Cell<usize>,
-    /// Inside a step of its connection: its waits are blocking calls, on this OS thread.
-    stepping: Cell<bool>,
 }
 
 impl Parking {
@@ -34,7 +31,6 @@ impl Parking {
             write: Cell::new(Duration::from_secs(1)),
             stack,
             deepest: Cell::new(0),
-            stepping: Cell::new(false),
         }
     }
 
@@ -53,19 +49,6 @@ impl Parking {
         park(-1, 0, Some(Instant::now() + d));
     }
 
-    /// Inside a step: waits up to `until` for `events` on `fd` in the kernel, as a blocking
-    /// call (its carrier hands its processor off), so the thread stays on this OS thread.
-    fn wait_in_kernel(fd: &OwnedFd, events: u32, until: Instant) -> bool {
-        let polled = if events & sys::epoll::OUT != 0 {
-            sys::poll::OUT
-        } else {
-            sys::poll::IN
-        };
-        let left = until.saturating_duration_since(Instant::now());
-        let mut p = [sys::poll::entry(fd.as_raw_fd(), polled)];
-        sched::blocking(|| sys::poll::ppoll(&mut p, left)).is_ok_and(|n| n > 0)
-    }
-
     /// `op` until it does not find the socket unready, parking for `events` between tries
     /// for at most `wait` in all.
     fn until_ready(
@@ -79,11 +62,7 @@ impl Parking {
         loop {
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let ready = match self.stepping.get() {
-                        true => Self::wait_in_kernel(fd, events, until),
-                        false => park(fd.as_raw_fd(), events, Some(until)) == Some(Resume::Ready),
-                    };
-                    if !ready {
+                    if park(fd.as_raw_fd(), events, Some(until)) != Some(Resume::Ready) {
                         return Err(e);
                     }
                 }
@@ -117,10 +96,6 @@ impl Waits for Parking {
     fn poll(&self, fd: &OwnedFd, paused: bool, wait: Duration) -> io::Result<bool> {
         let events = if paused { 0 } else { sys::epoll::IN };
         Ok(self.wait_for(fd, events, wait))
-    }
-
-    fn stepping(&self, on: bool) {
-        self.stepping.set(on);
     }
 
     /// The connection is idle: the stack's pages below the frames it waits in go back.
