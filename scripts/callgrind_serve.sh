@@ -4,8 +4,9 @@
 # callgrind twice, serving N and then 2N keep-alive requests from `muxlab load`, and the
 # difference divided by N leaves out start-up, accepting and shutdown.
 # Usage: scripts/callgrind_serve.sh [MODEL...]   (default: epoll reactor)
-# MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_BIN=PATH: that binary (not built:
-# an older build for a before/after).
+# MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_CLOSE=1: one request per
+# connection (ab's way: accepting and closing counted in); MUXLAB_BIN=PATH: that binary (not
+# built: an older build for a before/after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install valgrind"; exit 2; }
@@ -17,6 +18,8 @@ case "$proto" in
   h2) scheme=h2c; more=(--streams 10) ;;
   *) echo "MUXLAB_PROTO is http or h2"; exit 2 ;;
 esac
+kind=keep-alive
+if [ -n "${MUXLAB_CLOSE:-}" ]; then more+=(--close); kind=close; fi
 n=${MUXLAB_BENCH_REQUESTS:-20000}
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(epoll reactor)
@@ -27,12 +30,12 @@ instructions() {
   pid=$!
   for _ in $(seq 1 200); do grep -q listening "$log" && break; sleep 0.1; done
   port=$(sed -n 's/.*"addr":"[^"]*:\([0-9]*\)".*/\1/p' "$log" | head -n 1)
-  target/release/muxlab load "$scheme://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 "${more[@]}" >/dev/null
+  target/release/muxlab load "$scheme://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 ${more[@]+"${more[@]}"} >/dev/null
   kill -TERM "$pid"; wait "$pid" || true
   callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}'
   rm -f "$out" "$log"
 }
 for m in "${models[@]}"; do
   a=$(instructions "$m" "$n"); b=$(instructions "$m" $((2 * n)))
-  echo "$m ($proto): $(( (b - a) / n )) instructions per keep-alive request"
+  echo "$m ($proto): $(( (b - a) / n )) instructions per $kind request"
 done

@@ -191,4 +191,23 @@ mutant drain-not-told src/proto/keyed/later.rs \
   'self.publish(bound.saturating_sub(self.behind()));' 'let _ = bound;' \
   --lib store::later_tests::an_answer_built_after_the_client_read_gets_the_room_the_output_has_then
 
+# Issue 75: time reaches a connection through one channel. A timer it no longer holds does
+# nothing; a held timer that came early is armed again; shedding is one of its timeouts; the
+# earlier of its deadlines wins; its cancellations reach the pool through its wiring.
+mutant stale-timer-fires src/server/connection/mod.rs \
+  'if at.is_some_and(|at| self.armed != Some(at)) {' 'if false {' \
+  --lib server::connection::tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
+mutant early-timer-not-rearmed src/server/connection/mod.rs \
+  'if self.armed.is_some_and(|held| held > now && held <= due) {' 'if self.armed.is_some() {' \
+  --lib server::connection::tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
+mutant shed-not-a-timeout src/server/connection/mod.rs \
+  '(None, false) => self.shed.due(&self.session, &self.out, self.deadlines.last()),' '(None, false) => None,' \
+  --lib server::connection::tests::
+mutant later-deadline-wins src/server/connection/deadline.rs \
+  '(Some(h), Some(q)) if q.0 < h.0 => Some(q),' '(Some(_), Some(q)) => Some(q),' \
+  --lib server::connection::tests::a_head_past_the_header_timeout_gets_408_and_is_counted
+mutant cancel-not-performed src/server/connection/wire.rs \
+  'pool.cancel(w, &tickets);' 'let _ = (pool, tickets);' \
+  --lib server::connection::tests::pooled_work_names_its_connection_and_its_completion_writes_the_response
+
 exit $status

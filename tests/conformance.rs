@@ -579,6 +579,35 @@ fn a_dribbled_request_head_gets_408_after_the_header_timeout() {
     });
 }
 
+/// A connection silent past `--idle-timeout` is closed by its own timer, on every model:
+/// one that never sent a byte, and one whose request moved its deadline later (the timer it
+/// held came early and was armed again), never before its deadline.
+#[test]
+fn silent_connections_are_closed_at_their_own_idle_deadline() {
+    for_each_model(|model, args| {
+        let srv = Server::start(model, &[args, &["--idle-timeout", "1s"]].concat());
+        let mut quiet = srv.connect();
+        let t0 = std::time::Instant::now();
+        let mut s = srv.connect();
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(get(&mut s, &mut Vec::new()).status, 200, "{model}");
+        let asked = std::time::Instant::now();
+        for (c, from, what) in [(&mut quiet, t0, "never sent"), (&mut s, asked, "asked once")] {
+            c.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+            let rest = read_to_end_lossy(c);
+            let took = from.elapsed();
+            assert!(rest.is_empty(), "{model}: {what}: {rest:?}");
+            assert!(took >= Duration::from_secs(1), "{model}: {what}: closed after {took:?}");
+            assert!(
+                took < Duration::from_secs(8),
+                "{model}: {what}: still open after {took:?}"
+            );
+        }
+        let st = srv.stop();
+        assert_eq!(st.total("closed_idle"), 2, "{model}");
+    });
+}
+
 /// The head timer runs from the first byte of each request head, not of the first request: a
 /// pipelining client that answers a request every 300 ms, each write ending one request and
 /// starting the next, is never answered 408, though its connection has always had a head

@@ -102,10 +102,14 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let token = std::os::fd::AsRawFd::as_raw_fd(&stream) as u64;
     let mut conn = Connection::new(w, token, Instant::now());
     let mut buf = vec![0u8; SMALL_READ];
+    let mut timer = None;
     while !w.stopping() {
         let now = Instant::now();
         let next = conn.next(w, now, &mut wire::early(w, &stream));
-        let wait = crate::timer::wait(conn.poll_timeout(w), now, TICK);
+        if let Some(at) = conn.timer(w, now) {
+            timer = Some(at);
+        }
+        let wait = crate::timer::wait(timer, now, TICK);
         // A later response owed (an event stream): the wait ends at its next piece, which the
         // next step writes. Input behind it waits in TCP: while the session is paused there is
         // no read, only the timer.
@@ -138,7 +142,10 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
             None => {
                 // Its timer came: what has come due is done (a deadline passed closes it at
                 // the next step); idle, it gives back what it is not using.
-                conn.handle_timeout(w, None, Instant::now());
+                let now = Instant::now();
+                if timer.is_some_and(|at| at <= now) {
+                    conn.handle_timeout(w, timer.take(), now);
+                }
                 if wire::perform(w, &mut conn) && buf.len() > SMALL_READ {
                     sys::mem::released(buf.len() - SMALL_READ);
                     buf.truncate(SMALL_READ);

@@ -594,8 +594,8 @@ fn server_models_and_load_keep_time_with_the_one_timer() {
     planted.push(("load/engine/x.rs".into(), "use std::collections::BinaryHeap;".into()));
     for (_, c) in planted.iter_mut().filter(|(r, _)| r == "models/tokio.rs") {
         *c = c.replace(
-            "crate::timer::wait(conn.poll_timeout(w), now, TICK)",
-            "conn.poll_timeout(w).map_or(TICK, |d| d.saturating_duration_since(now))",
+            "crate::timer::wait(timer, now, TICK)",
+            "timer.map_or(TICK, |d| d.saturating_duration_since(now))",
         );
     }
     assert_eq!(
@@ -1135,4 +1135,99 @@ fn the_judge_and_its_consumers_order_figures_only_as_ranked() {
         1,
         "a sort is found, a test's is not"
     );
+}
+
+/// What would let a wiring reach a connection's deadline state, read from the files of
+/// `server/connection/` (`rel` path, code): a module of it declared visible outside it (only
+/// `wire`, the wirings' own pieces, may be), a field of `Connection` made visible, or a `pub`
+/// function of `mod.rs` that names a type the private modules define. The compiler keeps the
+/// rest: what is private to the module is unreachable from `drivers/` and `models/`.
+fn deadline_state_reachable(files: &[(String, String)]) -> Vec<String> {
+    const DIR: &str = "server/connection/";
+    let Some((_, facade)) = files.iter().find(|(r, _)| r == "server/connection/mod.rs") else {
+        return vec!["server/connection/mod.rs is missing".into()];
+    };
+    let mut wrong = Vec::new();
+    let mut private_types = Vec::new();
+    for (r, code) in files.iter().filter(|(r, _)| r.starts_with(DIR)) {
+        let name = r[DIR.len()..].trim_end_matches(".rs");
+        if ["mod", "tests", "wire"].contains(&name) || name.contains('/') {
+            continue;
+        }
+        let declared = facade
+            .lines()
+            .map(str::trim)
+            .find(|l| l.ends_with(&format!("mod {name};")));
+        match declared {
+            Some(l) if l == format!("mod {name};") => {}
+            Some(l) => wrong.push(format!("{r} is declared `{l}`: visible outside the connection")),
+            None => wrong.push(format!("{r} is not declared by mod.rs")),
+        }
+        for kind in ["pub struct ", "pub enum "] {
+            for after in code.split(kind).skip(1) {
+                let ty: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                private_types.push(ty);
+            }
+        }
+    }
+    let fields = facade
+        .split("pub struct Connection {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+        .unwrap_or("");
+    for field in fields.lines().map(str::trim).filter(|l| l.starts_with("pub")) {
+        wrong.push(format!(
+            "Connection's field `{field}` is visible outside the connection"
+        ));
+    }
+    for sig in facade.split("    pub fn ").skip(1).filter_map(|s| s.split('{').next()) {
+        for ty in private_types.iter().filter(|t| sig.contains(t.as_str())) {
+            wrong.push(format!("pub fn {} names {ty}", sig.split('(').next().unwrap_or("")));
+        }
+    }
+    wrong
+}
+
+/// A connection's deadlines, idle shedding and timer are its own: the modules holding them are
+/// private to `server/connection/`, so no wiring can reach them, only arm the one timer and
+/// hand it back (`poll_timeout`, `timer`, `handle_timeout`).
+#[test]
+fn a_connections_deadline_state_is_private_to_its_module() {
+    let files: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
+    let wrong = deadline_state_reachable(&files);
+    assert!(
+        wrong.is_empty(),
+        "deadline state reachable from outside:\n{}",
+        wrong.join("\n")
+    );
+    assert!(
+        files.iter().any(|(r, _)| r == "server/connection/deadline.rs"),
+        "the deadlines live in server/connection/deadline.rs"
+    );
+    // Each way of making it reachable is seen.
+    for (from, to, seen) in [
+        (
+            "\nmod deadline;",
+            "\npub(crate) mod deadline;",
+            "server/connection/deadline.rs is declared",
+        ),
+        (
+            "    deadlines: Deadlines,",
+            "    pub deadlines: Deadlines,",
+            "Connection's field `pub deadlines",
+        ),
+        (
+            "    pub fn poll_timeout(&self",
+            "    pub fn expired(&self) -> Option<Expired> {}\n    pub fn poll_timeout(&self",
+            "pub fn expired names Expired",
+        ),
+    ] {
+        let mut planted = files.clone();
+        for (_, c) in planted.iter_mut().filter(|(r, _)| r == "server/connection/mod.rs") {
+            assert!(c.contains(from), "the plant's anchor `{from}` is in mod.rs");
+            *c = c.replacen(from, to, 1);
+        }
+        let found = deadline_state_reachable(&planted);
+        assert!(found.iter().any(|f| f.starts_with(seen)), "planted `{to}`: {found:?}");
+    }
 }

@@ -37,10 +37,30 @@ impl Head {
                 }
             } else if name.eq_ignore_ascii_case("host") {
                 hosts += 1;
-                if !value
-                    .iter()
-                    .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:[]%".contains(&b))
-                {
+                if !value.iter().all(|&b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(
+                            b,
+                            b'-' | b'.'
+                                | b'_'
+                                | b'~'
+                                | b'!'
+                                | b'$'
+                                | b'&'
+                                | b'\''
+                                | b'('
+                                | b')'
+                                | b'*'
+                                | b'+'
+                                | b','
+                                | b';'
+                                | b'='
+                                | b':'
+                                | b'['
+                                | b']'
+                                | b'%'
+                        )
+                }) {
                     return Err(Refusal::BadRequest);
                 }
             } else if name.eq_ignore_ascii_case("content-length") {

@@ -115,6 +115,13 @@ pub struct Connection {
     expired: Option<Expired>,
     /// The time its wiring holds a timer for ([`Connection::timer`]).
     armed: Option<Instant>,
+    /// The least a timeout set by a step lies ahead of it: a tick, `--header-timeout`,
+    /// `--idle-timeout`, whichever is shortest.
+    floor: std::time::Duration,
+    /// From when on the timer held is within `floor` (its time less `floor`).
+    held_from: Instant,
+    /// Its server hands work to a pool: what it cancels is worth telling.
+    pooled: bool,
     /// Events for its wiring: tickets whose work is dead, buffers given back.
     cancelled: Vec<u64>,
     shed_now: bool,
@@ -144,6 +151,12 @@ impl Connection {
             shed: Shed::default(),
             expired: None,
             armed: None,
+            floor: [w.ctx.cfg.idle(), w.ctx.cfg.header_deadline()]
+                .into_iter()
+                .flatten()
+                .fold(super::TICK, std::cmp::min),
+            held_from: now,
+            pooled: w.ctx.offload.get().is_some(),
             cancelled: Vec::new(),
             shed_now: false,
             parted: false,
@@ -190,7 +203,7 @@ impl Connection {
         );
         let mut early = self.guarded(early);
         let fed = hook::on_input(w, &mut self.session, bytes, &mut self.out, bound, from, &mut early);
-        self.cancelled.extend(self.session.cancelled());
+        self.take_cancelled();
         self.moved.any = true;
         self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
         self.closing |= fed.close;
@@ -296,7 +309,7 @@ impl Connection {
             &mut early,
         );
         self.closing |= fed.close;
-        self.cancelled.extend(self.session.cancelled());
+        self.take_cancelled();
         if fed.requests > 0 {
             self.moved.any = true;
             self.moved.output = true;
@@ -398,9 +411,10 @@ impl Connection {
 
     // Its one time channel.
 
-    /// Its earliest timeout: a deadline (header, idle, send, window), giving back an idle
-    /// spell's buffers, or a later response's next piece (not while output is pending: the
-    /// output's progress drives it then). `None`: nothing will ever come due by itself.
+    /// Its earliest timeout: a deadline (header, idle, send, window), a later response's next
+    /// piece (not while output is pending: the output's progress drives it then), or, when
+    /// neither comes sooner and no later piece is due at all, giving back an idle spell's
+    /// buffers. `None`: nothing will ever come due by itself.
     pub fn poll_timeout(&self, w: Worker<'_>) -> Option<Instant> {
         if self.expired.is_some() {
             return None;
@@ -410,13 +424,12 @@ impl Connection {
             .deadlines
             .next(&w.ctx.cfg, &self.session, sending)
             .map(|(at, _)| at);
-        let (due, shed) = match (sending, self.in_flight > 0) {
-            (true, _) => (None, None),
-            (false, true) => (self.session.due(), None),
-            (false, false) => (
-                self.session.due(),
-                self.shed.due(&self.session, &self.out, self.deadlines.last()),
-            ),
+        // A later response's own wake-up brings the shedding too: a stream between events
+        // costs no second one.
+        let due = if sending { None } else { self.session.due() };
+        let shed = match (due, sending || self.in_flight > 0) {
+            (None, false) => self.shed.due(&self.session, &self.out, self.deadlines.last()),
+            _ => None,
         };
         [deadline, due, shed].into_iter().flatten().min()
     }
@@ -425,12 +438,25 @@ impl Connection {
     /// [`Connection::poll_timeout`], unless the timer it holds comes no later (then that one
     /// comes early, finds nothing due, and the wiring arms the next: a deadline that moves
     /// later with every request costs no new timer).
+    ///
+    /// Most steps need not work the timeouts out: a deadline a step sets lies at least
+    /// `floor` ahead (a tick, the header or idle timeout: each runs from now), the others only
+    /// move later, and giving back buffers may wait for the held timer. So while that timer is
+    /// still ahead, within `floor`, and no later response's piece falls due before it, it will
+    /// do as it is.
     pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
+        if let Some(held) = self.armed {
+            let soon = held > now && now >= self.held_from;
+            if soon && self.session.due().is_none_or(|due| due >= held) {
+                return None;
+            }
+        }
         let due = self.poll_timeout(w)?;
         if self.armed.is_some_and(|held| held > now && held <= due) {
             return None;
         }
         self.armed = Some(due);
+        self.held_from = due.checked_sub(self.floor).unwrap_or(due);
         Some(due)
     }
 
@@ -468,12 +494,30 @@ impl Connection {
         self.armed == Some(at)
     }
 
+    /// It has something to ask of its wiring ([`Connection::poll_event`]).
+    #[inline]
+    pub fn has_events(&self) -> bool {
+        self.shed_now || !self.cancelled.is_empty()
+    }
+
     /// What it asks of its wiring beside its I/O, one at a time until `None`.
     pub fn poll_event(&mut self) -> Option<Event> {
         if !self.cancelled.is_empty() {
             return Some(Event::Cancel(std::mem::take(&mut self.cancelled)));
         }
         std::mem::take(&mut self.shed_now).then_some(Event::Shed)
+    }
+
+    /// The tickets its session no longer wants (their streams were reset), kept as an event.
+    #[inline]
+    fn take_cancelled(&mut self) {
+        if !self.pooled {
+            return;
+        }
+        let gone = self.session.cancelled();
+        if !gone.is_empty() {
+            self.cancelled.extend(gone);
+        }
     }
 
     // Its end.
@@ -485,7 +529,9 @@ impl Connection {
     /// [`Event::Cancel`] (a closed connection's work is dead work).
     pub fn close(&mut self, send: impl FnOnce(&[u8])) {
         if !std::mem::replace(&mut self.parted, true) {
-            self.cancelled.extend(self.session.tickets());
+            if self.pooled {
+                self.cancelled.extend(self.session.tickets());
+            }
             if self.in_flight == 0 {
                 let out = &mut self.out;
                 deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));

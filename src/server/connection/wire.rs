@@ -25,7 +25,12 @@ pub fn early<'a>(w: Worker<'a>, fd: impl AsFd + 'a) -> impl FnMut(&mut Vec<u8>) 
 /// cancels, and pages an idle connection gave back return to the kernel. `true` when it gave
 /// back its buffers: a wiring that keeps a read buffer of the connection's own gives that
 /// back too.
+#[inline]
 pub fn perform(w: Worker<'_>, conn: &mut Connection) -> bool {
+    conn.has_events() && perform_events(w, conn)
+}
+
+fn perform_events(w: Worker<'_>, conn: &mut Connection) -> bool {
     let mut shed = false;
     while let Some(event) = conn.poll_event() {
         match event {

@@ -149,18 +149,24 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
     // silence, none while requests keep coming or for a connection that never idles).
     let (tick, first) = (conn_tick(&w.ctx.cfg), conn_tick(&w.ctx.cfg).min(2 * TICK));
     let mut wait = first;
+    // Its one timer: the time it asked for, looked at each time this thread wakes (its waits
+    // return at least every connection tick, and a head dribbled byte by byte never lets a
+    // read time out); a deadline that has passed closes it at this step.
+    let mut timer = None;
     if waits.set_timeouts(&fd, first).is_ok() {
         while !w.stopping() {
             let now = Instant::now();
-            // Its timer is this thread's own wake-ups: each hands the connection the time (a
-            // head dribbled byte by byte never lets a read time out), and a deadline that has
-            // passed closes it at this step.
-            conn.handle_timeout(w, None, now);
+            if timer.is_some_and(|at| at <= now) {
+                conn.handle_timeout(w, timer.take(), now);
+            }
             if wire::perform(w, &mut conn) {
                 buf.release();
                 waits.shed();
             }
             let next = conn.next(w, now, &mut wire::early(w, &fd));
+            if let Some(at) = conn.timer(w, now) {
+                timer = Some(at);
+            }
             match next {
                 Next::Send => {
                     if !write_some(w, &fd, &mut conn, waits) {

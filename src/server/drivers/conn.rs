@@ -69,6 +69,7 @@ impl Conn {
     }
 
     /// The time its loop must add a timer entry for at `now`, if it needs a new one.
+    #[inline]
     pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
         self.conn.timer(w, now)
     }
