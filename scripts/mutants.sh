@@ -197,15 +197,20 @@ mutant drain-not-told src/proto/keyed/later.rs \
 mutant stale-timer-fires src/server/connection/mod.rs \
   'if at.is_some_and(|at| self.armed != Some(at)) {' 'if false {' \
   --lib server::connection::tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
-mutant early-timer-not-rearmed src/server/connection/mod.rs \
+mutant sooner-timeout-not-armed src/server/connection/mod.rs \
   'if self.armed.is_some_and(|held| held > now && held <= due) {' 'if self.armed.is_some() {' \
-  --lib server::connection::tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
+  --lib server::connection::tests::a_timeout_sooner_than_the_held_timer_gets_a_timer_of_its_own
 mutant shed-not-a-timeout src/server/connection/mod.rs \
   '(None, false) => self.shed.due(&self.session, &self.out, self.deadlines.last()),' '(None, false) => None,' \
   --lib server::connection::tests::
 mutant later-deadline-wins src/server/connection/deadline.rs \
   '(Some(h), Some(q)) if q.0 < h.0 => Some(q),' '(Some(_), Some(q)) => Some(q),' \
   --lib server::connection::tests::a_head_past_the_header_timeout_gets_408_and_is_counted
+mutant due-output-not-progress-yet src/server/connection/mod.rs \
+  'self.deadlines.output(now);
+                    continue;' 'self.moved.output = true;
+                    continue;' \
+  --lib server::connection::tests::an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeout
 mutant cancel-not-performed src/server/connection/wire.rs \
   'pool.cancel(w, &tickets);' 'let _ = (pool, tickets);' \
   --lib server::connection::tests::pooled_work_names_its_connection_and_its_completion_writes_the_response

@@ -7,7 +7,8 @@
 //!
 //! Every wait maps onto it by [`until`]: an event loop's `epoll_wait` timeout
 //! ([`Timers::timeout`]), an io_uring timeout, a tokio sleep and a `ppoll` bound are each the
-//! time to an [`Armed`] due time, capped by a tick where the waiter must also look around.
+//! time to a due time, capped by a tick where the waiter must also look around. (A server's
+//! connection keeps the time its wiring's timer is armed for itself: `server::connection`.)
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -43,22 +44,9 @@ impl Armed {
         })
     }
 
-    /// Its live entry is the one for `at`.
-    pub fn is(&self, at: Instant) -> bool {
-        self.0 == Some(at)
-    }
-
     /// It has a live entry.
     pub fn is_set(&self) -> bool {
         self.0.is_some()
-    }
-
-    /// A wake-up that carries no time came (an io_uring timeout's completion, or its entry
-    /// came up while its owner was away): the entry is spent if its time has come by `now`.
-    pub fn passed(&mut self, now: Instant) {
-        if self.0.is_some_and(|at| at <= now) {
-            self.0 = None;
-        }
     }
 
     /// The entry for `at` came up: `true` when it is the live one (it is spent).
@@ -191,17 +179,6 @@ mod tests {
         assert_eq!(timers.pop_due(t0 + ms(5)), None, "not due yet");
         assert_eq!(timers.pop_due(t0 + ms(6)), Some((t0 + ms(6), 2)));
         assert_eq!(a.arm(None), None, "nothing due: no entry");
-    }
-
-    #[test]
-    fn a_timeout_that_carries_no_time_spends_only_an_entry_whose_time_has_come() {
-        let (t0, ms) = (Instant::now(), Duration::from_millis);
-        let mut a = Armed::default();
-        a.arm(Some(t0 + ms(10)));
-        a.passed(t0 + ms(5));
-        assert!(a.is(t0 + ms(10)), "a wake-up before its time leaves it armed");
-        a.passed(t0 + ms(10));
-        assert!(!a.is_set());
     }
 
     #[test]

@@ -580,8 +580,8 @@ fn a_dribbled_request_head_gets_408_after_the_header_timeout() {
 }
 
 /// A connection silent past `--idle-timeout` is closed by its own timer, on every model:
-/// one that never sent a byte, and one whose request moved its deadline later (the timer it
-/// held came early and was armed again), never before its deadline.
+/// one that never sent a byte, and one whose request moved its deadline later; never before
+/// its deadline, and never left open (no sweep comes for it: its timer must).
 #[test]
 fn silent_connections_are_closed_at_their_own_idle_deadline() {
     for_each_model(|model, args| {

@@ -10,9 +10,10 @@
 //!
 //! **Trade-offs.** Slow handlers (`--work`) run in parallel and do not stall the loop; every
 //! request pays two hand-offs, a lock on one shared queue (contention grows with workers), a
-//! condition-variable wake-up and an epoll_ctl. An event stream's next event is a deadline in
-//! the epoll thread's heap (its wait times out then): the connection is queued like a ready
-//! one, and a worker that arms an earlier one wakes the epoll thread through an eventfd.
+//! condition-variable wake-up and an epoll_ctl. A connection's timeouts (its deadlines,
+//! giving back buffers, an event stream's next event) are entries in the epoll thread's heap
+//! (its wait times out then): the connection is queued like a ready one, and a worker that
+//! arms an earlier one wakes the epoll thread through an eventfd.
 //!
 //! **Seed** (docs/seeds.md). 002 #2: acceptor + 1 locked queue + N workers, 60k QPS, below the single reactor.
 
@@ -55,7 +56,7 @@ struct Shared {
     /// the timer entry that made it ready (`None`: readiness).
     ready: Mutex<VecDeque<(Conn, Instant, Option<Instant>)>>,
     wake: Condvar,
-    /// When connections' later responses have pieces due; the eventfd that wakes the epoll
+    /// When connections' timeouts come (each one's earliest); the eventfd that wakes the epoll
     /// thread for one earlier than it planned.
     timers: Mutex<Timers<u64>>,
     poke: sys::eventfd::EventFd,

@@ -105,10 +105,23 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
     let mut timer = None;
     while !w.stopping() {
         let now = Instant::now();
-        let next = conn.next(w, now, &mut wire::early(w, &stream));
-        if let Some(at) = conn.timer(w, now) {
-            timer = Some(at);
+        // Its timer, looked at each step (a peer whose bytes always wait never lets a read
+        // time out): what has come due is done, and a deadline passed closes it now; idle, it
+        // gives back what it is not using.
+        if timer.is_some_and(|at| at <= now) {
+            conn.handle_timeout(w, timer.take(), now);
         }
+        if wire::perform(w, &mut conn) && buf.len() > SMALL_READ {
+            sys::mem::released(buf.len() - SMALL_READ);
+            buf.truncate(SMALL_READ);
+            buf.shrink_to_fit();
+            sys::mem::give_back();
+        }
+        let next = conn.next(w, now, &mut wire::early(w, &stream));
+        if matches!(next, Next::Read | Next::Pending) {
+            conn.settle(w, now);
+        }
+        timer = conn.timer(w, now).or(timer);
         let wait = crate::timer::wait(timer, now, TICK);
         // A later response owed (an event stream): the wait ends at its next piece, which the
         // next step writes. Input behind it waits in TCP: while the session is paused there is
@@ -122,37 +135,20 @@ async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
                 Ok(_) => break,
                 Err(_) => {
                     conn.blocked();
-                    None
+                    continue;
                 }
             },
             Next::Close | Next::Sending => break,
             Next::Pending => {
-                conn.settle(w, now);
                 tokio::time::sleep(wait).await;
                 None
             }
-            Next::Read => {
-                conn.settle(w, now);
-                timeout(wait, stream.read(&mut buf)).await.ok()
-            }
+            Next::Read => timeout(wait, stream.read(&mut buf)).await.ok(),
         };
         w.count(Counter::Loops, 1);
         w.count(Counter::Events, 1);
         match r {
-            None => {
-                // Its timer came: what has come due is done (a deadline passed closes it at
-                // the next step); idle, it gives back what it is not using.
-                let now = Instant::now();
-                if timer.is_some_and(|at| at <= now) {
-                    conn.handle_timeout(w, timer.take(), now);
-                }
-                if wire::perform(w, &mut conn) && buf.len() > SMALL_READ {
-                    sys::mem::released(buf.len() - SMALL_READ);
-                    buf.truncate(SMALL_READ);
-                    buf.shrink_to_fit();
-                    sys::mem::give_back();
-                }
-            }
+            None => {}
             Some(Ok(0)) | Some(Err(_)) => break,
             Some(Ok(n)) => {
                 conn.input(w, &buf[..n], Instant::now(), None, &mut wire::early(w, &stream));

@@ -22,8 +22,10 @@
 //! KiB past `--max-output` (`tests/memory.rs`, debug build: 98 MiB multishot, 10 MiB
 //! single-shot); arming each costs little (server CPU per request 1.00× for keep-alive and
 //! short connections, 1.05× for 128-byte echoes). A connection holds at most `--max-output` of
-//! replies, one response over it, and one 16 KiB buffer of input past it. An event stream's next
-//! event is a timeout operation, one in flight per connection.
+//! replies, one response over it, and one 16 KiB buffer of input past it. A connection's timeouts
+//! (its deadlines, giving back buffers, an event stream's next event) are timeout operations:
+//! one for the earliest, and one that a later arming superseded completes at its time and
+//! finds nothing to do (none is cancelled).
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds.
 

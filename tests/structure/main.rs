@@ -1163,6 +1163,12 @@ fn deadline_state_reachable(files: &[(String, String)]) -> Vec<String> {
             Some(l) => wrong.push(format!("{r} is declared `{l}`: visible outside the connection")),
             None => wrong.push(format!("{r} is not declared by mod.rs")),
         }
+        let reexports = [format!("use self::{name}"), format!("use {name}::")];
+        for l in facade.lines().map(str::trim).filter(|l| l.starts_with("pub")) {
+            if reexports.iter().any(|x| l.contains(x.as_str())) {
+                wrong.push(format!("{r} is re-exported: `{l}`"));
+            }
+        }
         for kind in ["pub struct ", "pub enum "] {
             for after in code.split(kind).skip(1) {
                 let ty: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
@@ -1180,7 +1186,11 @@ fn deadline_state_reachable(files: &[(String, String)]) -> Vec<String> {
             "Connection's field `{field}` is visible outside the connection"
         ));
     }
-    for sig in facade.split("    pub fn ").skip(1).filter_map(|s| s.split('{').next()) {
+    let public = facade
+        .split("    pub fn ")
+        .skip(1)
+        .chain(facade.split("    pub(crate) fn ").skip(1));
+    for sig in public.filter_map(|s| s.split('{').next()) {
         for ty in private_types.iter().filter(|t| sig.contains(t.as_str())) {
             wrong.push(format!("pub fn {} names {ty}", sig.split('(').next().unwrap_or("")));
         }
@@ -1220,6 +1230,16 @@ fn a_connections_deadline_state_is_private_to_its_module() {
             "    pub fn poll_timeout(&self",
             "    pub fn expired(&self) -> Option<Expired> {}\n    pub fn poll_timeout(&self",
             "pub fn expired names Expired",
+        ),
+        (
+            "    pub fn poll_timeout(&self",
+            "    pub(crate) fn shed(&self) -> Shed {}\n    pub fn poll_timeout(&self",
+            "pub fn shed names Shed",
+        ),
+        (
+            "\nmod deadline;",
+            "\nmod deadline;\npub use self::deadline::Deadlines;",
+            "server/connection/deadline.rs is re-exported",
         ),
     ] {
         let mut planted = files.clone();

@@ -1,8 +1,8 @@
 //! A connection's deadlines: silence between requests (`--idle-timeout`), output that makes no
 //! progress (the same timeout, nginx's `send_timeout`), and a request head that takes too long
-//! (`--header-timeout`: a dribbling client must not hold a connection for ever). Every model
-//! keeps one per connection, tells it when input arrives and output moves, and asks it once a
-//! the connection for its earliest ([`Deadlines::next`]) to arm its one timer.
+//! (`--header-timeout`: a dribbling client must not hold a connection for ever). The
+//! connection keeps them, tells them when input arrives and output moves, and asks them for
+//! their earliest ([`Deadlines::next`]), which its wiring's one timer brings.
 
 use crate::proto::Protocol;
 use std::time::Instant;
@@ -115,19 +115,17 @@ impl Deadlines {
     /// HTTP/2 client's window ([`Session::window_held`]: a flow-control stall, nginx's
     /// send_timeout applied there too).
     pub fn next(&self, cfg: &Config, session: &Session, pending: bool) -> Option<(Instant, Expired)> {
-        let head = match (cfg.header_deadline(), self.head_since, pending) {
-            (Some(t), Some(since), false) => Some((since + t, Expired::Header)),
+        let quiet = match (cfg.idle(), pending) {
+            (None, _) => None,
+            (Some(idle), true) => Some((self.last + idle, Expired::Send)),
+            (Some(_), false) if session.window_held() => Some((self.last + cfg.idle_timeout, Expired::WindowStall)),
+            (Some(_), false) if session.owes() => None,
+            (Some(idle), false) => Some((self.last + idle, Expired::Idle)),
+        };
+        let head = match (self.head_since, pending) {
+            (Some(since), false) => cfg.header_deadline().map(|t| (since + t, Expired::Header)),
             _ => None,
         };
-        let quiet = cfg.idle().and_then(|idle| {
-            let why = match (pending, session.window_held(), session.owes()) {
-                (true, _, _) => Expired::Send,
-                (false, true, _) => Expired::WindowStall,
-                (false, false, true) => return None,
-                (false, false, false) => Expired::Idle,
-            };
-            Some((self.last + idle, why))
-        });
         match (head, quiet) {
             (Some(h), Some(q)) if q.0 < h.0 => Some(q),
             (Some(h), _) => Some(h),

@@ -18,8 +18,9 @@
 //! sweep visits it. The deadline state is private to this module: a wiring can only arm the
 //! timer and hand it back.
 //!
-//! It never reads or writes a socket, nor calls the server's pool: what it wants done comes
-//! back as events ([`Connection::poll_event`]: work to cancel, buffers given back), and what
+//! It never reads or writes a socket, nor cancels the server's pool work itself (the
+//! per-request hook hands work to the pool): what it wants done beside its I/O comes back as
+//! events ([`Connection::poll_event`]: work to cancel, buffers given back), and what
 //! reaches the wire goes through sends handed in — `early`, which the per-request hook gives
 //! the replies so far before a request's work (a response never waits for the work of the
 //! requests after it; never while output is pending, which it would overtake), and the
@@ -60,7 +61,7 @@ pub enum Next {
     /// Read, and hand what came to [`Connection::input`].
     Read,
     /// A response is owed later and input waits behind it: read nothing. Its wake-up is a
-    /// completion or [`Connection::wake_at`]; a socket watched for nothing that wakes has an
+    /// completion or its timer ([`Connection::timer`]); a socket watched for nothing that wakes has an
     /// error or a hang-up.
     Pending,
     /// A send is in flight that must complete before anything else goes (a ring's).
@@ -122,6 +123,8 @@ pub struct Connection {
     held_from: Instant,
     /// Its server hands work to a pool: what it cancels is worth telling.
     pooled: bool,
+    /// Nothing has moved since it was made.
+    fresh: bool,
     /// Events for its wiring: tickets whose work is dead, buffers given back.
     cancelled: Vec<u64>,
     shed_now: bool,
@@ -157,6 +160,7 @@ impl Connection {
                 .fold(super::TICK, std::cmp::min),
             held_from: now,
             pooled: w.ctx.offload.get().is_some(),
+            fresh: true,
             cancelled: Vec::new(),
             shed_now: false,
             parted: false,
@@ -331,6 +335,10 @@ impl Connection {
     /// What the connection needs next at `now`, after going on with what it can (pieces due,
     /// input held back at the bound); `early`: as for [`Connection::input`].
     pub fn next(&mut self, w: Worker<'_>, now: Instant, early: &mut impl FnMut(&mut Vec<u8>)) -> Next {
+        // Output a completion added is progress now, before its send's deadline is reckoned.
+        if std::mem::take(&mut self.moved.output) {
+            self.deadlines.output(now);
+        }
         loop {
             if self.expired.is_some() {
                 return Next::Close;
@@ -359,7 +367,7 @@ impl Connection {
                 self.closing |= fed.close;
                 if !self.out.is_empty() || fed.close {
                     self.moved.any = true;
-                    self.moved.output = true;
+                    self.deadlines.output(now);
                     continue;
                 }
             }
@@ -402,6 +410,7 @@ impl Connection {
         if !m.any {
             return;
         }
+        self.fresh = false;
         if m.output {
             self.deadlines.output(now);
         }
@@ -424,14 +433,19 @@ impl Connection {
             .deadlines
             .next(&w.ctx.cfg, &self.session, sending)
             .map(|(at, _)| at);
+        if sending {
+            return deadline;
+        }
         // A later response's own wake-up brings the shedding too: a stream between events
         // costs no second one.
-        let due = if sending { None } else { self.session.due() };
-        let shed = match (due, sending || self.in_flight > 0) {
-            (None, false) => self.shed.due(&self.session, &self.out, self.deadlines.last()),
-            _ => None,
-        };
-        [deadline, due, shed].into_iter().flatten().min()
+        match self.session.due() {
+            Some(due) => Some(deadline.map_or(due, |at| at.min(due))),
+            None if self.in_flight > 0 => deadline,
+            None => match self.shed.due(&self.session, &self.out, self.deadlines.last()) {
+                Some(shed) => Some(deadline.map_or(shed, |at| at.min(shed))),
+                None => deadline,
+            },
+        }
     }
 
     /// The time its wiring must arm a timer for at `now`, if it needs a new one: its
@@ -440,10 +454,11 @@ impl Connection {
     /// later with every request costs no new timer).
     ///
     /// Most steps need not work the timeouts out: a deadline a step sets lies at least
-    /// `floor` ahead (a tick, the header or idle timeout: each runs from now), the others only
-    /// move later, and giving back buffers may wait for the held timer. So while that timer is
-    /// still ahead, within `floor`, and no later response's piece falls due before it, it will
-    /// do as it is.
+    /// `floor` ahead (a tick, the header or idle timeout: each runs from now) and most others
+    /// only move later. So while the held timer is still ahead, within `floor`, and no later
+    /// response's piece falls due before it, it will do as it is: a timeout that comes back
+    /// earlier than it (giving back buffers after a PING, a head's deadline once a ring's
+    /// send drained) is handled when it comes, at most `floor` late — the old sweep's tick.
     pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
         if let Some(held) = self.armed {
             let soon = held > now && now >= self.held_from;
@@ -451,7 +466,12 @@ impl Connection {
                 return None;
             }
         }
-        let due = self.poll_timeout(w)?;
+        // Nothing has happened since it was made: every timeout runs from then, none sooner
+        // than `floor` (a connection that is answered and closed at once costs no reckoning).
+        let due = match self.fresh && !self.moved.any && self.armed.is_none() {
+            true => self.deadlines.last() + self.floor,
+            false => self.poll_timeout(w)?,
+        };
         if self.armed.is_some_and(|held| held > now && held <= due) {
             return None;
         }

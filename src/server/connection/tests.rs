@@ -450,3 +450,70 @@ fn one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_o
     assert_eq!(w.counters.get(Counter::ClosedIdle), 1);
     assert_eq!(c.timer(w, t0 + ms(1090)), None, "closed: no timer");
 }
+
+#[test]
+fn a_timeout_sooner_than_the_held_timer_gets_a_timer_of_its_own() {
+    let w = Ctx::for_tests(&["--idle-timeout", "60s", "--header-timeout", "1s"]).worker(0);
+    let (t0, ms) = (Instant::now(), Duration::from_millis);
+    let mut c = Connection::new(w, 7, t0);
+    c.input(w, GET, t0, None, &mut keep());
+    take_all(w, &mut c, t0);
+    c.settle(w, t0);
+    let shed = c.timer(w, t0).expect("a timer");
+    assert!(c.handle_timeout(w, Some(shed), shed));
+    assert_eq!(c.poll_event(), Some(Event::Shed));
+    assert_eq!(
+        c.timer(w, shed),
+        Some(t0 + ms(60_000)),
+        "idle: only its idle deadline is ahead"
+    );
+    // Five seconds on, the start of a head: its timeouts come long before the held one.
+    let at = t0 + ms(5000);
+    c.input(w, b"GET / HT", at, None, &mut keep());
+    assert_eq!(c.next(w, at, &mut keep()), Next::Read);
+    c.settle(w, at);
+    assert_eq!(
+        c.timer(w, at),
+        Some(at + ms(100)),
+        "giving back buffers, sooner than the held timer"
+    );
+    assert!(c.handle_timeout(w, Some(at + ms(100)), at + ms(100)));
+    assert_eq!(
+        c.timer(w, at + ms(100)),
+        Some(at + ms(1000)),
+        "then the head's deadline"
+    );
+    assert!(c.handle_timeout(w, Some(at + ms(1000)), at + ms(1000)));
+    assert_eq!(c.next(w, at + ms(1000), &mut keep()), Next::Close);
+    assert_eq!(w.counters.get(Counter::ClosedHeaderTimeout), 1);
+}
+
+#[test]
+fn an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeout() {
+    let w = Ctx::for_tests(&["--idle-timeout", "1s"]).worker(0);
+    let (t0, s) = (Instant::now(), Duration::from_secs);
+    let mut c = Connection::new(w, 7, t0);
+    let slow = b"GET /stream?events=2&every=3s&first=3s HTTP/1.1\r\nHost: t\r\n\r\n";
+    c.input(w, slow, t0, None, &mut keep());
+    while c.next(w, t0, &mut keep()) == Next::Send {
+        take_all(w, &mut c, t0);
+    }
+    c.settle(w, t0);
+    let due = c.timer(w, t0).expect("its first event's wake-up");
+    assert!(
+        due >= t0 + s(3),
+        "silent between events, the stream is not idle: {:?}",
+        due - t0
+    );
+    assert!(c.handle_timeout(w, Some(due), due));
+    // The event goes out, and the client has not read: its send timeout runs from now.
+    assert_eq!(c.next(w, due, &mut keep()), Next::Send);
+    c.blocked();
+    assert_eq!(
+        c.poll_timeout(w),
+        Some(due + s(1)),
+        "a whole --idle-timeout for the send"
+    );
+    assert!(c.handle_timeout(w, None, due + Duration::from_millis(10)));
+    assert_eq!(c.next(w, due, &mut keep()), Next::Send, "not closed at once");
+}

@@ -164,11 +164,9 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
                 waits.shed();
             }
             let next = conn.next(w, now, &mut wire::early(w, &fd));
-            if let Some(at) = conn.timer(w, now) {
-                timer = Some(at);
-            }
             match next {
                 Next::Send => {
+                    timer = conn.timer(w, now).or(timer);
                     if !write_some(w, &fd, &mut conn, waits) {
                         break;
                     }
@@ -177,6 +175,7 @@ fn serve_with(w: Worker<'_>, fd: OwnedFd, buf: &mut impl ReadBuf, waits: &impl W
                 Next::Close | Next::Sending => break,
                 Next::Read | Next::Pending => conn.settle(w, now),
             }
+            timer = conn.timer(w, now).or(timer);
             // A later response owed (an event stream): wait for input or its next piece, to
             // the nanosecond. Input behind it waits in TCP: while the session is paused the
             // socket is not read ([`Next::Pending`]).
