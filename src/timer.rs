@@ -1,6 +1,8 @@
 //! "Wake me at T": the one kind of timer, below both the server and the load generator.
 //!
-//! A heap of due times by key ([`Timers`], earliest first) and, for each key, the time it
+//! A heap of due times by key ([`Timers`], earliest first; an entry no earlier than the last
+//! one armed joins a queue in time order instead, which costs no sifting: most timeouts are
+//! "now plus a constant") and, for each key, the time it
 //! is armed for ([`Armed`]). Deletion is lazy: arming again for another time, or forgetting a
 //! key, leaves its old entry in the heap, and an entry that no longer matches its key's
 //! [`Armed`] is dropped when it comes up ([`Armed::fired`] says `false`).
@@ -11,7 +13,7 @@
 //! connection keeps the time its wiring's timer is armed for itself: `server::connection`.)
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Due times by key, earliest first (a stale entry stays until it comes up or is
@@ -19,12 +21,15 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct Timers<K> {
     heap: BinaryHeap<Reverse<(Instant, K)>>,
+    /// Entries armed in time order, earliest at the front.
+    queue: VecDeque<(Instant, K)>,
 }
 
 impl<K: Ord> Default for Timers<K> {
     fn default() -> Self {
         Timers {
             heap: BinaryHeap::new(),
+            queue: VecDeque::new(),
         }
     }
 }
@@ -82,6 +87,7 @@ impl<K: Ord + Copy> Timers<K> {
     /// Keeps the entries `keep` says are live (the others: owners gone or armed again).
     pub fn retain(&mut self, mut keep: impl FnMut(Instant, K) -> bool) {
         self.heap.retain(|Reverse((at, key))| keep(*at, *key));
+        self.queue.retain(|(at, key)| keep(*at, *key));
     }
 }
 
@@ -93,13 +99,17 @@ impl<K: Ord> Timers<K> {
     /// Wakes `key` at `at` (its [`Armed`] says whether this entry is still live when it
     /// comes up).
     pub fn arm(&mut self, at: Instant, key: K) {
-        self.heap.push(Reverse((at, key)));
+        match self.queue.back() {
+            Some((last, _)) if at < *last => self.heap.push(Reverse((at, key))),
+            _ => self.queue.push_back((at, key)),
+        }
     }
 
     /// Keeps, once each, the entries `keep` says are live: the heap made again (the entries
     /// of keys that are not copied, a keyspace's; an entry armed twice for one time counts once).
     pub fn rebuild(&mut self, mut keep: impl FnMut(Instant, &K) -> bool) {
         let mut all = std::mem::take(&mut self.heap).into_vec();
+        all.extend(self.queue.drain(..).map(Reverse));
         all.retain(|Reverse((at, key))| keep(*at, key));
         all.sort_unstable();
         all.dedup();
@@ -108,16 +118,21 @@ impl<K: Ord> Timers<K> {
 
     /// The earliest entry's time.
     pub fn next(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((at, _))| *at)
+        let heap = self.heap.peek().map(|Reverse((at, _))| *at);
+        let queue = self.queue.front().map(|(at, _)| *at);
+        match (heap, queue) {
+            (Some(h), Some(q)) => Some(h.min(q)),
+            (h, q) => h.or(q),
+        }
     }
 
     /// Entries held (live and stale).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.queue.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.queue.is_empty()
     }
 
     /// How long a waiter may wait at `now`: until the earliest entry, at most `cap`.
@@ -125,12 +140,15 @@ impl<K: Ord> Timers<K> {
         wait(self.next(), now, cap)
     }
 
-    /// The earliest entry, if it is due at `now` (taken out of the heap).
+    /// The earliest entry, if it is due at `now` (taken out).
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, K)> {
-        if self.next()? > now {
-            return None;
+        let heap = self.heap.peek().map(|Reverse((at, _))| *at);
+        let queue = self.queue.front().map(|(at, _)| *at);
+        match (heap, queue) {
+            (Some(h), q) if h <= now && q.is_none_or(|q| h <= q) => self.heap.pop().map(|Reverse(due)| due),
+            (_, Some(q)) if q <= now => self.queue.pop_front(),
+            _ => None,
         }
-        self.heap.pop().map(|Reverse(due)| due)
     }
 
     /// Takes the entries due at `now`, earliest first, into `out` (their time and key).
@@ -179,6 +197,27 @@ mod tests {
         assert_eq!(timers.pop_due(t0 + ms(5)), None, "not due yet");
         assert_eq!(timers.pop_due(t0 + ms(6)), Some((t0 + ms(6), 2)));
         assert_eq!(a.arm(None), None, "nothing due: no entry");
+    }
+
+    #[test]
+    fn entries_armed_in_or_out_of_time_order_come_up_earliest_first() {
+        let (t0, ms) = (Instant::now(), Duration::from_millis);
+        let mut timers = Timers::new();
+        // In order (the queue), then earlier ones (the heap), then in order again.
+        for (at, key) in [(5, 1u64), (10, 2), (3, 3), (10, 4), (20, 5), (7, 6), (25, 7)] {
+            timers.arm(t0 + ms(at), key);
+        }
+        assert_eq!(timers.len(), 7);
+        assert_eq!(timers.next(), Some(t0 + ms(3)));
+        assert_eq!(timers.timeout(t0, ms(100)), ms(3));
+        let mut out = Vec::new();
+        timers.take_due(t0 + ms(10), &mut out);
+        let times: Vec<u64> = out.iter().map(|(at, _)| (*at - t0).as_millis() as u64).collect();
+        assert_eq!(times, vec![3, 5, 7, 10, 10], "earliest first across both");
+        assert_eq!(timers.next(), Some(t0 + ms(20)));
+        timers.retain(|_, key| key != 5);
+        assert_eq!(timers.pop_due(t0 + ms(30)), Some((t0 + ms(25), 7)));
+        assert!(timers.is_empty());
     }
 
     #[test]

@@ -234,6 +234,19 @@ impl ServeArgs {
         (!self.idle_timeout.is_zero()).then_some(self.idle_timeout)
     }
 
+    /// The least time any timeout of a connection lies ahead of the step that sets it: a
+    /// tick (giving back an idle spell's buffers), the header or the idle timeout, whichever
+    /// is shortest.
+    pub fn timeout_floor(&self) -> Duration {
+        let mut floor = TICK;
+        for t in [self.idle_timeout, self.header_timeout] {
+            if !t.is_zero() && t < floor {
+                floor = t;
+            }
+        }
+        floor
+    }
+
     /// The header timeout; `None`: never.
     pub fn header_deadline(&self) -> Option<Duration> {
         (!self.header_timeout.is_zero()).then_some(self.header_timeout)

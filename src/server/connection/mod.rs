@@ -116,10 +116,8 @@ pub struct Connection {
     expired: Option<Expired>,
     /// The time its wiring holds a timer for ([`Connection::timer`]).
     armed: Option<Instant>,
-    /// The least a timeout set by a step lies ahead of it: a tick, `--header-timeout`,
-    /// `--idle-timeout`, whichever is shortest.
-    floor: std::time::Duration,
-    /// From when on the timer held is within `floor` (its time less `floor`).
+    /// From when on the timer held is within the floor of a new timeout (its time less
+    /// [`Config::timeout_floor`](crate::server::Config::timeout_floor)).
     held_from: Instant,
     /// Its server hands work to a pool: what it cancels is worth telling.
     pooled: bool,
@@ -154,10 +152,6 @@ impl Connection {
             shed: Shed::default(),
             expired: None,
             armed: None,
-            floor: [w.ctx.cfg.idle(), w.ctx.cfg.header_deadline()]
-                .into_iter()
-                .flatten()
-                .fold(super::TICK, std::cmp::min),
             held_from: now,
             pooled: w.ctx.offload.get().is_some(),
             fresh: true,
@@ -454,11 +448,11 @@ impl Connection {
     /// later with every request costs no new timer).
     ///
     /// Most steps need not work the timeouts out: a deadline a step sets lies at least
-    /// `floor` ahead (a tick, the header or idle timeout: each runs from now) and most others
-    /// only move later. So while the held timer is still ahead, within `floor`, and no later
+    /// a floor ahead (a tick, the header or idle timeout: each runs from now) and most others
+    /// only move later. So while the held timer is still ahead, within that floor, and no later
     /// response's piece falls due before it, it will do as it is: a timeout that comes back
     /// earlier than it (giving back buffers after a PING, a head's deadline once a ring's
-    /// send drained) is handled when it comes, at most `floor` late — the old sweep's tick.
+    /// send drained) is handled when it comes, at most the floor late — the old sweep's tick.
     pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
         if let Some(held) = self.armed {
             let soon = held > now && now >= self.held_from;
@@ -467,16 +461,20 @@ impl Connection {
             }
         }
         // Nothing has happened since it was made: every timeout runs from then, none sooner
-        // than `floor` (a connection that is answered and closed at once costs no reckoning).
-        let due = match self.fresh && !self.moved.any && self.armed.is_none() {
-            true => self.deadlines.last() + self.floor,
-            false => self.poll_timeout(w)?,
+        // than the floor (a connection that is answered and closed at once costs no reckoning).
+        let floor = w.ctx.cfg.timeout_floor();
+        let (due, from) = match self.fresh && !self.moved.any && self.armed.is_none() {
+            true => (self.deadlines.last() + floor, self.deadlines.last()),
+            false => {
+                let due = self.poll_timeout(w)?;
+                (due, due.checked_sub(floor).unwrap_or(due))
+            }
         };
         if self.armed.is_some_and(|held| held > now && held <= due) {
             return None;
         }
         self.armed = Some(due);
-        self.held_from = due.checked_sub(self.floor).unwrap_or(due);
+        self.held_from = from;
         Some(due)
     }
 

@@ -296,7 +296,11 @@ impl<'a, P: Poller> EventLoop<'a, P> {
         self.timers.take_due(self.now, &mut fired);
         for (at, token) in fired.drain(..) {
             let fd = token as RawFd;
-            let Some(conn) = self.conns.get_mut(fd) else { continue };
+            // An entry its connection no longer holds (armed again, or closed and its number
+            // reused) costs nothing more.
+            let Some(conn) = self.conns.get_mut(fd).filter(|c| c.armed_for(at)) else {
+                continue;
+            };
             let before = conn.want();
             // The time the events go, not the turn's: a loaded turn's I/O came first.
             let edge = self.poller.edge();
