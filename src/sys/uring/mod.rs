@@ -54,11 +54,6 @@ enum Op {
         buf: Vec<u8>,
         _fd: SharedFd,
     },
-    /// A timeout: its time, read by the kernel when the entry is submitted.
-    Timeout {
-        tag: u64,
-        _ts: Box<Timespec>,
-    },
 }
 
 /// What a completion reports of its operation (the descriptor stays with the record, or is
@@ -67,7 +62,6 @@ enum Done {
     Accept,
     Recv { tag: u64 },
     Send { tag: u64, buf: Vec<u8> },
-    Timeout { tag: u64 },
 }
 
 /// An operation in flight.
@@ -91,8 +85,6 @@ pub enum Completion {
         sent: io::Result<usize>,
         buf: Vec<u8>,
     },
-    /// A timeout for `tag` expired.
-    Timeout { tag: u64 },
 }
 
 /// An io_uring instance with its buffer ring and its table of operations in flight; `'l` is
@@ -132,7 +124,6 @@ impl<'l> Ring<'l> {
             (opcode::AcceptMulti::CODE, "accept"),
             (opcode::Recv::CODE, "recv"),
             (opcode::Send::CODE, "send"),
-            (opcode::Timeout::CODE, "timeout"),
         ] {
             if !probe.is_supported(code) {
                 return Err(io::Error::new(
@@ -241,16 +232,6 @@ impl<'l> Ring<'l> {
         })
     }
 
-    /// Arms a timeout operation: a completion, [`Completion::Timeout`] with `tag`, `after`
-    /// from now (or at once, when `after` is zero).
-    pub fn timeout(&mut self, after: Duration, tag: u64) -> io::Result<()> {
-        let ts = Box::new(Timespec::new().sec(after.as_secs()).nsec(after.subsec_nanos()));
-        let sqe = opcode::Timeout::new(&*ts as *const Timespec).build();
-        self.push(sqe, Op::Timeout { tag, _ts: ts })
-            .map(drop)
-            .map_err(|(e, _)| e)
-    }
-
     /// Whether [`Ring::wait`] can wait for a batch (the kernel's min-wait, Linux 6.12+).
     pub fn batches(&self) -> bool {
         self.ring.params().is_feature_min_timeout()
@@ -307,7 +288,7 @@ impl<'l> Ring<'l> {
         let op = if more {
             match entry.1.as_ref()? {
                 Op::Accept => Done::Accept,
-                Op::Recv { .. } | Op::Send { .. } | Op::Timeout { .. } => {
+                Op::Recv { .. } | Op::Send { .. } => {
                     unreachable!("only accepts are multishot")
                 }
             }
@@ -318,7 +299,6 @@ impl<'l> Ring<'l> {
                 Op::Accept => Done::Accept,
                 Op::Recv { tag, .. } => Done::Recv { tag },
                 Op::Send { tag, buf, .. } => Done::Send { tag, buf },
-                Op::Timeout { tag, .. } => Done::Timeout { tag },
             }
         };
         let err = || io::Error::from_raw_os_error(-result);
@@ -347,8 +327,6 @@ impl<'l> Ring<'l> {
                     None => Err(err()),
                 },
             },
-            // Expired (-ETIME) or cancelled with the ring: either way, the time is up.
-            Done::Timeout { tag } => Completion::Timeout { tag },
             Done::Send { tag, buf } => Completion::Send {
                 tag,
                 sent: if result >= 0 { Ok(result as usize) } else { Err(err()) },
