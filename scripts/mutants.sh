@@ -211,6 +211,10 @@ mutant due-output-not-progress-yet src/server/connection/mod.rs \
                     continue;' 'self.moved.output = true;
                     continue;' \
   --lib server::connection::tests::an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeout
+mutant fresh-timer-again src/server/connection/mod.rs \
+  '                self.fresh = false;
+                (self.deadlines.last() + floor' '                (self.deadlines.last() + floor' \
+  --lib server::connection::tests::a_timer_that_came_is_never_armed_again_for_a_time_that_has_passed
 mutant cancel-not-performed src/server/connection/wire.rs \
   'pool.cancel(w, &tickets);' 'let _ = (pool, tickets);' \
   --lib server::connection::tests::pooled_work_names_its_connection_and_its_completion_writes_the_response

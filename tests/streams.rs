@@ -329,6 +329,35 @@ fn streams_waiting_between_events_do_not_spin_the_loop() {
     }
 }
 
+/// Connections that never send a byte cost their loop nothing between their own timeouts: a
+/// timeout that has come is never armed again for a time already past (which would turn the
+/// loop as fast as it can). A loop turns once per accept, per connection's first timeout
+/// (giving back its buffers) and per tick; a blocking thread per connection wakes at its own
+/// ticks (a first short wait, then one a second).
+#[test]
+fn idle_connections_do_not_spin_the_loop() {
+    for (model, args) in [
+        ("epoll", vec!["--workers", "1"]),
+        ("uring", vec!["--workers", "1"]),
+        ("queue-pool", vec!["--workers", "1"]),
+        ("thread", vec![]),
+    ] {
+        let server = Server::start(model, &args);
+        let conns: Vec<_> = (0..50).map(|_| server.connect()).collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        drop(conns);
+        let stats = server.stop().stats;
+        let loops = total(&stats, "loop_iterations");
+        let uptime = stats["uptime_s"].as_f64().unwrap();
+        let bound = 50 * 4 + (uptime * 10.0) as u64 * 2 + 100;
+        assert!(
+            loops <= bound,
+            "{model}: {loops} loop iterations in {uptime:.1} s: over {bound}: {stats}"
+        );
+        assert_eq!(total(&stats, "accepted"), 50, "{model}");
+    }
+}
+
 #[test]
 fn a_client_that_stops_reading_a_stream_is_bounded_and_closed_by_the_send_timeout() {
     for model in ["epoll", "thread", "uring"] {

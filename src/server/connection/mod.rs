@@ -121,7 +121,7 @@ pub struct Connection {
     held_from: Instant,
     /// Its server hands work to a pool: what it cancels is worth telling.
     pooled: bool,
-    /// Nothing has moved since it was made.
+    /// Nothing has moved since it was made, and its first timer is still to be armed.
     fresh: bool,
     /// Events for its wiring: tickets whose work is dead, buffers given back.
     cancelled: Vec<u64>,
@@ -464,7 +464,11 @@ impl Connection {
         // than the floor (a connection that is answered and closed at once costs no reckoning).
         let floor = w.ctx.cfg.timeout_floor();
         let (due, from) = match self.fresh && !self.moved.any && self.armed.is_none() {
-            true => (self.deadlines.last() + floor, self.deadlines.last()),
+            true => {
+                // Its first timer only: once that has come, the time has moved on.
+                self.fresh = false;
+                (self.deadlines.last() + floor, self.deadlines.last())
+            }
             false => {
                 let due = self.poll_timeout(w)?;
                 (due, due.checked_sub(floor).unwrap_or(due))

@@ -517,3 +517,22 @@ fn an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeo
     assert!(c.handle_timeout(w, None, due + Duration::from_millis(10)));
     assert_eq!(c.next(w, due, &mut keep()), Next::Send, "not closed at once");
 }
+
+#[test]
+fn a_timer_that_came_is_never_armed_again_for_a_time_that_has_passed() {
+    let w = Ctx::for_tests(&["--idle-timeout", "60s"]).worker(0);
+    let (t0, ms) = (Instant::now(), Duration::from_millis);
+    // A client that connects and never sends: its first timer, then only its idle deadline.
+    let mut c = Connection::new(w, 7, t0);
+    assert_eq!(c.next(w, t0, &mut keep()), Next::Read);
+    c.settle(w, t0);
+    let first = c.timer(w, t0).expect("a first timer");
+    assert!(first > t0);
+    assert!(c.handle_timeout(w, Some(first), first));
+    assert_eq!(c.next(w, first, &mut keep()), Next::Read);
+    c.settle(w, first);
+    wire::perform(w, &mut c);
+    let next = c.timer(w, first).expect("its idle deadline");
+    assert!(next > first, "armed again for {:?}, which has passed", next - t0);
+    assert_eq!(next, t0 + ms(60_000));
+}

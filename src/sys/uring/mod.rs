@@ -45,15 +45,8 @@ pub type SharedFd = Rc<OwnedFd>;
 /// (held until its last completion).
 enum Op {
     Accept,
-    Recv {
-        tag: u64,
-        _fd: SharedFd,
-    },
-    Send {
-        tag: u64,
-        buf: Vec<u8>,
-        _fd: SharedFd,
-    },
+    Recv { tag: u64, _fd: SharedFd },
+    Send { tag: u64, buf: Vec<u8>, _fd: SharedFd },
 }
 
 /// What a completion reports of its operation (the descriptor stays with the record, or is
