@@ -201,7 +201,7 @@ mutant sooner-timeout-not-armed src/server/connection/mod.rs \
   'if self.armed.is_some_and(|held| held > now && held <= due) {' 'if self.armed.is_some() {' \
   --lib server::connection::tests::a_timeout_sooner_than_the_held_timer_gets_a_timer_of_its_own
 mutant shed-not-a-timeout src/server/connection/mod.rs \
-  '(None, false) => self.shed.due(&self.session, &self.out, self.deadlines.last()),' '(None, false) => None,' \
+  'None => match self.shed.due(&self.session, &self.out, self.deadlines.last()) {' 'None => match None::<Instant> {' \
   --lib server::connection::tests::
 mutant later-deadline-wins src/server/connection/deadline.rs \
   '(Some(h), Some(q)) if q.0 < h.0 => Some(q),' '(Some(_), Some(q)) => Some(q),' \
