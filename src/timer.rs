@@ -96,6 +96,15 @@ impl<K: Ord> Timers<K> {
         Timers::default()
     }
 
+    /// Room for `n` entries before either part grows (an event loop's, so that a warm loop
+    /// allocates nothing for its timers).
+    pub fn with_capacity(n: usize) -> Timers<K> {
+        Timers {
+            heap: BinaryHeap::with_capacity(n),
+            queue: VecDeque::with_capacity(n),
+        }
+    }
+
     /// Wakes `key` at `at` (its [`Armed`] says whether this entry is still live when it
     /// comes up).
     pub fn arm(&mut self, at: Instant, key: K) {

@@ -80,9 +80,12 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
             }
             while tasks.try_join_next().is_some() {}
             // The accept loop's tick: expired keys go on an idle server too (with one worker
-            // this is the runtime's one thread, whose table it is).
+            // this is the runtime's one thread, whose table it is), and pages connections gave
+            // back return to the kernel once enough were (the connections' own calls come
+            // as they shed, when too little may have been given back yet).
             if ticker.due(Instant::now()) {
                 w.sweep_store();
+                sys::mem::give_back();
             }
         }
         // Every task notices the stop within a tick and closes its connection.

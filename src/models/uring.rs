@@ -73,8 +73,8 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
             slots: Slots::default(),
             retry: Vec::new(),
             now: Instant::now(),
-            timers: Timers::new(),
-            fired: Vec::new(),
+            timers: Timers::with_capacity(64),
+            fired: Vec::with_capacity(64),
         };
         w.ready();
         rl.run()
