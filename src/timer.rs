@@ -1,8 +1,8 @@
 //! "Wake me at T": the one kind of timer, below both the server and the load generator.
 //!
 //! A heap of due times by key ([`Timers`], earliest first; an entry no earlier than the last
-//! one armed joins a queue in time order instead, which costs no sifting: most timeouts are
-//! "now plus a constant") and, for each key, the time it
+//! one in its queue joins that queue in time order instead, which costs no sifting: many
+//! timeouts are "now plus a constant") and, for each key, the time it
 //! is armed for ([`Armed`]). Deletion is lazy: arming again for another time, or forgetting a
 //! key, leaves its old entry in the heap, and an entry that no longer matches its key's
 //! [`Armed`] is dropped when it comes up ([`Armed::fired`] says `false`).
@@ -64,7 +64,7 @@ impl Armed {
     }
 }
 
-/// How long from `now` until `at` (zero once it has come): what a ring timeout waits.
+/// How long from `now` until `at` (zero once it has come).
 pub fn until(at: Instant, now: Instant) -> Duration {
     at.saturating_duration_since(now)
 }
@@ -236,6 +236,6 @@ mod tests {
         assert_eq!(wait(Some(t0 + ms(30)), t0, ms(100)), ms(30));
         assert_eq!(wait(Some(t0 + ms(300)), t0, ms(100)), ms(100));
         assert_eq!(wait(Some(t0), t0 + ms(1), ms(100)), Duration::ZERO);
-        assert_eq!(until(t0 + ms(300), t0), ms(300), "a ring timeout is not capped");
+        assert_eq!(until(t0 + ms(300), t0), ms(300), "until is not capped");
     }
 }

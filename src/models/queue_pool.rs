@@ -148,6 +148,14 @@ fn poller(w: Worker<'_>, sh: &Shared) -> Result<(), Error> {
         let now = Instant::now();
         due(sh, now, &mut fired);
         if ticker.due(now) {
+            // Entries of connections armed again go once they outnumber the connections (one
+            // a worker holds keeps its entries: it may still hold one of them).
+            let idle = lock(&sh.idle);
+            let mut timers = lock(&sh.timers);
+            if timers.len() > 2 * idle.len() + 64 {
+                timers.retain(|at, token| idle.get(token as RawFd).is_none_or(|c| c.armed_for(at)));
+            }
+            drop((timers, idle));
             w.sweep_store();
             sys::mem::give_back();
         }

@@ -231,7 +231,7 @@ impl RingLoop<'_> {
                 self.step(tag);
             }
             if ticker.due(self.now) {
-                // The worker's own chores: its connections' deadlines are their own timeouts.
+                // The worker's own chores: its connections' deadlines are entries in its timer.
                 // Entries of connections closed or armed again go once they outnumber them.
                 if self.timers.len() > 2 * self.slots.open() + 64 {
                     let slots = &mut self.slots;
@@ -365,8 +365,8 @@ impl RingLoop<'_> {
     /// Steps a connection: starts a send of its output unless one is in flight, keeps one
     /// receive armed while it reads (not while it holds input back at the bound, is paused
     /// behind a response owed later — input waits in TCP until it has gone — or closes: the
-    /// shutdown that closes a connection ends the receive it has armed), one timeout in flight
-    /// for its next due piece, and closes it once it is done. A stopping server goes on with
+    /// shutdown that closes a connection ends the receive it has armed), its timer in the loop's
+    /// heap, and closes it once it is done. A stopping server goes on with
     /// nothing new: its sends in flight and the output behind them go. A send the ring cannot
     /// queue keeps its bytes and is retried next turn.
     fn step(&mut self, tag: u64) {

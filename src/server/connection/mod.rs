@@ -434,7 +434,6 @@ impl Connection {
         // costs no second one.
         match self.session.due() {
             Some(due) => Some(deadline.map_or(due, |at| at.min(due))),
-            None if self.in_flight > 0 => deadline,
             None => match self.shed.due(&self.session, &self.out, self.deadlines.last()) {
                 Some(shed) => Some(deadline.map_or(shed, |at| at.min(shed))),
                 None => deadline,
@@ -483,7 +482,7 @@ impl Connection {
     }
 
     /// Its wiring's timer for `at` came up at `now` (`at`: `None` for a timer that carries no
-    /// time, a ring's timeout, or a wiring's own wake-up). `false` for a timer it no longer
+    /// time: a wiring's own wake-up). `false` for a timer it no longer
     /// holds: nothing to do. Otherwise what has come due is done, and the wiring steps it: a
     /// deadline that passed closes it (counted; a head that took too long gets HTTP's 408 as
     /// its last word), a connection silent for a tick gives back its buffers
