@@ -194,27 +194,27 @@ mutant drain-not-told src/proto/keyed/later.rs \
 # Issue 75: time reaches a connection through one channel. A timer it no longer holds does
 # nothing; a held timer that came early is armed again; shedding is one of its timeouts; the
 # earlier of its deadlines wins; its cancellations reach the pool through its wiring.
-mutant stale-timer-fires src/server/connection/mod.rs \
-  'if at.is_some_and(|at| self.armed != Some(at)) {' 'if false {' \
-  --lib server::connection::tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
-mutant sooner-timeout-not-armed src/server/connection/mod.rs \
-  'if self.armed.is_some_and(|held| held > now && held <= due) {' 'if self.armed.is_some() {' \
-  --lib server::connection::tests::a_timeout_sooner_than_the_held_timer_gets_a_timer_of_its_own
+mutant stale-timer-fires src/server/connection/timer.rs \
+  'if at.is_some_and(|at| self.at != Some(at)) {' 'if false {' \
+  --lib server::connection::time_tests::one_timer_brings_every_timeout_and_a_deadline_that_moves_later_costs_no_new_one
+mutant sooner-timeout-not-armed src/server/connection/timer.rs \
+  'if self.at.is_some_and(|held| held > now && held <= due) {' 'if self.at.is_some() {' \
+  --lib server::connection::time_tests::a_timeout_sooner_than_the_held_timer_gets_a_timer_of_its_own
 mutant shed-not-a-timeout src/server/connection/mod.rs \
   'None => match self.shed.due(&self.session, &self.out, self.deadlines.last()) {' 'None => match None::<Instant> {' \
-  --lib server::connection::tests::
+  --lib server::connection::
 mutant later-deadline-wins src/server/connection/deadline.rs \
   '(Some(h), Some(q)) if q.0 < h.0 => Some(q),' '(Some(_), Some(q)) => Some(q),' \
-  --lib server::connection::tests::a_head_past_the_header_timeout_gets_408_and_is_counted
+  --lib server::connection::time_tests::a_head_past_the_header_timeout_gets_408_and_is_counted
 mutant due-output-not-progress-yet src/server/connection/mod.rs \
   'self.deadlines.output(now);
                     continue;' 'self.moved.output = true;
                     continue;' \
-  --lib server::connection::tests::an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeout
-mutant fresh-timer-again src/server/connection/mod.rs \
-  '                self.fresh = false;
-                (self.deadlines.last() + floor' '                (self.deadlines.last() + floor' \
-  --lib server::connection::tests::a_timer_that_came_is_never_armed_again_for_a_time_that_has_passed
+  --lib server::connection::time_tests::an_event_after_a_silence_longer_than_the_idle_timeout_gets_a_whole_send_timeout
+mutant fresh-timer-again src/server/connection/timer.rs \
+  '        self.fresh = false;
+        self.hold(made + floor, made)' '        self.hold(made + floor, made)' \
+  --lib server::connection::time_tests::a_timer_that_came_is_never_armed_again_for_a_time_that_has_passed
 mutant cancel-not-performed src/server/connection/wire.rs \
   'pool.cancel(w, &tickets);' 'let _ = (pool, tickets);' \
   --lib server::connection::tests::pooled_work_names_its_connection_and_its_completion_writes_the_response

@@ -39,14 +39,18 @@
 //!   client's further requests wait in TCP), and the wake-up is the response's own.
 
 mod deadline;
+mod events;
 mod idle;
+mod timer;
 pub(crate) mod wire;
 
 use crate::proto::Protocol;
 use std::time::Instant;
 
 use self::deadline::{Deadlines, Expired};
+use self::events::Asks;
 use self::idle::Shed;
+use self::timer::Held;
 use super::request::hook::{self, Later, Origin};
 use super::Counter;
 use super::Worker;
@@ -114,18 +118,10 @@ pub struct Connection {
     shed: Shed,
     /// A deadline passed (counted; its last word is in the output): close now.
     expired: Option<Expired>,
-    /// The time its wiring holds a timer for ([`Connection::timer`]).
-    armed: Option<Instant>,
-    /// From when on the timer held is within the floor of a new timeout (its time less
-    /// [`Config::timeout_floor`](crate::server::Config::timeout_floor)).
-    held_from: Instant,
-    /// Its server hands work to a pool: what it cancels is worth telling.
-    pooled: bool,
-    /// Nothing has moved since it was made, and its first timer is still to be armed.
-    fresh: bool,
-    /// Events for its wiring: tickets whose work is dead, buffers given back.
-    cancelled: Vec<u64>,
-    shed_now: bool,
+    /// The timer its wiring holds for it ([`Connection::timer`]).
+    held: Held,
+    /// What it asks of its wiring: work to cancel, buffers given back.
+    asks: Asks,
     /// Its parting words were said.
     parted: bool,
     moved: Moved,
@@ -151,12 +147,8 @@ impl Connection {
             deadlines: Deadlines::new(now),
             shed: Shed::default(),
             expired: None,
-            armed: None,
-            held_from: now,
-            pooled: w.ctx.offload.get().is_some(),
-            fresh: true,
-            cancelled: Vec::new(),
-            shed_now: false,
+            held: Held::new(now),
+            asks: Asks::new(w.ctx.offload.get().is_some()),
             parted: false,
             moved: Moved::default(),
             waited: false,
@@ -201,7 +193,7 @@ impl Connection {
         );
         let mut early = self.guarded(early);
         let fed = hook::on_input(w, &mut self.session, bytes, &mut self.out, bound, from, &mut early);
-        self.take_cancelled();
+        self.asks.cancel(|| self.session.cancelled());
         self.moved.any = true;
         self.deadlines.input(&self.session, fed.requests > 0, fed.quiet(), now);
         self.closing |= fed.close;
@@ -307,7 +299,7 @@ impl Connection {
             &mut early,
         );
         self.closing |= fed.close;
-        self.take_cancelled();
+        self.asks.cancel(|| self.session.cancelled());
         if fed.requests > 0 {
             self.moved.any = true;
             self.moved.output = true;
@@ -404,7 +396,7 @@ impl Connection {
         if !m.any {
             return;
         }
-        self.fresh = false;
+        self.held.moved();
         if m.output {
             self.deadlines.output(now);
         }
@@ -442,43 +434,19 @@ impl Connection {
     }
 
     /// The time its wiring must arm a timer for at `now`, if it needs a new one: its
-    /// [`Connection::poll_timeout`], unless the timer it holds comes no later (then that one
-    /// comes early, finds nothing due, and the wiring arms the next: a deadline that moves
-    /// later with every request costs no new timer).
-    ///
-    /// Most steps need not work the timeouts out: a deadline a step sets lies at least
-    /// a floor ahead (a tick, the header or idle timeout: each runs from now) and most others
-    /// only move later. So while the held timer is still ahead, within that floor, and no later
-    /// response's piece falls due before it, it will do as it is: a timeout that comes back
-    /// earlier than it (giving back buffers after a PING, a head's deadline once a ring's
-    /// send drained) is handled when it comes, at most the floor late — the old sweep's tick.
+    /// [`Connection::poll_timeout`], unless the timer it holds will do (see `timer.rs`: most
+    /// steps work nothing out).
     pub fn timer(&mut self, w: Worker<'_>, now: Instant) -> Option<Instant> {
-        if let Some(held) = self.armed {
-            let soon = held > now && now >= self.held_from;
-            if soon && self.session.due().is_none_or(|due| due >= held) {
-                return None;
-            }
-        }
-        // Nothing has happened since it was made: every timeout runs from then, none sooner
-        // than the floor (a connection that is answered and closed at once costs no reckoning).
-        let floor = w.ctx.cfg.timeout_floor();
-        let (due, from) = match self.fresh && !self.moved.any && self.armed.is_none() {
-            true => {
-                // Its first timer only: once that has come, the time has moved on.
-                self.fresh = false;
-                (self.deadlines.last() + floor, self.deadlines.last())
-            }
-            false => {
-                let due = self.poll_timeout(w)?;
-                (due, due.checked_sub(floor).unwrap_or(due))
-            }
-        };
-        if self.armed.is_some_and(|held| held > now && held <= due) {
+        let session = &self.session;
+        if self.held.will_do(now, || session.due()) {
             return None;
         }
-        self.armed = Some(due);
-        self.held_from = from;
-        Some(due)
+        let floor = w.ctx.cfg.timeout_floor();
+        if let Some(first) = self.held.first(self.moved.any, self.deadlines.last(), floor) {
+            return Some(first);
+        }
+        let due = self.poll_timeout(w)?;
+        self.held.arm(due, now, floor)
     }
 
     /// Its wiring's timer for `at` came up at `now` (`at`: `None` for a timer that carries no
@@ -488,11 +456,8 @@ impl Connection {
     /// its last word), a connection silent for a tick gives back its buffers
     /// ([`Event::Shed`]), a later response's piece goes at the step.
     pub fn handle_timeout(&mut self, w: Worker<'_>, at: Option<Instant>, now: Instant) -> bool {
-        if at.is_some_and(|at| self.armed != Some(at)) {
+        if !self.held.came(at, now) {
             return false;
-        }
-        if self.armed.is_some_and(|held| held <= now) {
-            self.armed = None;
         }
         if self.expired.is_some() {
             return true;
@@ -505,40 +470,27 @@ impl Connection {
             self.expired = Some(why);
         } else if self.in_flight == 0 {
             let last = self.deadlines.last();
-            self.shed_now |= self.shed.idle(&mut self.session, &mut self.out, last, now);
+            if self.shed.idle(&mut self.session, &mut self.out, last, now) {
+                self.asks.shed();
+            }
         }
         true
     }
 
     /// Its wiring's timer for `at` is the one it holds (an entry that is not is stale).
     pub fn armed_for(&self, at: Instant) -> bool {
-        self.armed == Some(at)
+        self.held.is(at)
     }
 
     /// It has something to ask of its wiring ([`Connection::poll_event`]).
     #[inline]
     pub fn has_events(&self) -> bool {
-        self.shed_now || !self.cancelled.is_empty()
+        self.asks.any()
     }
 
     /// What it asks of its wiring beside its I/O, one at a time until `None`.
     pub fn poll_event(&mut self) -> Option<Event> {
-        if !self.cancelled.is_empty() {
-            return Some(Event::Cancel(std::mem::take(&mut self.cancelled)));
-        }
-        std::mem::take(&mut self.shed_now).then_some(Event::Shed)
-    }
-
-    /// The tickets its session no longer wants (their streams were reset), kept as an event.
-    #[inline]
-    fn take_cancelled(&mut self) {
-        if !self.pooled {
-            return;
-        }
-        let gone = self.session.cancelled();
-        if !gone.is_empty() {
-            self.cancelled.extend(gone);
-        }
+        self.asks.next()
     }
 
     // Its end.
@@ -550,9 +502,7 @@ impl Connection {
     /// [`Event::Cancel`] (a closed connection's work is dead work).
     pub fn close(&mut self, send: impl FnOnce(&[u8])) {
         if !std::mem::replace(&mut self.parted, true) {
-            if self.pooled {
-                self.cancelled.extend(self.session.tickets());
-            }
+            self.asks.cancel(|| self.session.tickets());
             if self.in_flight == 0 {
                 let out = &mut self.out;
                 deadline::part(&mut self.session, self.stopping, |b| out.extend_from_slice(b));
@@ -567,3 +517,6 @@ impl Connection {
 /// The connection's rules, stepped by hand with scripted events: no socket, no wiring.
 #[cfg(test)]
 mod tests;
+/// Its time, stepped by hand: deadlines, shedding and the one timer.
+#[cfg(test)]
+mod time_tests;

@@ -1,0 +1,53 @@
+//! What a connection asks of its wiring beside its I/O, kept until the wiring takes it
+//! ([`super::Connection::poll_event`]): the tickets whose pooled work is dead, and that it
+//! gave back its buffers. A server with no pool gathers no tickets.
+
+use super::Event;
+
+/// The asks waiting for a connection's wiring.
+#[derive(Debug, Default)]
+pub struct Asks {
+    /// Its server hands work to a pool: what it cancels is worth telling.
+    pooled: bool,
+    cancelled: Vec<u64>,
+    shed: bool,
+}
+
+impl Asks {
+    pub fn new(pooled: bool) -> Asks {
+        Asks {
+            pooled,
+            ..Asks::default()
+        }
+    }
+
+    /// The work of `tickets()` will never be written (asked only where a pool exists).
+    #[inline]
+    pub fn cancel(&mut self, tickets: impl FnOnce() -> Vec<u64>) {
+        if self.pooled {
+            let gone = tickets();
+            if !gone.is_empty() {
+                self.cancelled.extend(gone);
+            }
+        }
+    }
+
+    /// It gave back its buffers.
+    pub fn shed(&mut self) {
+        self.shed = true;
+    }
+
+    /// Something waits.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.shed || !self.cancelled.is_empty()
+    }
+
+    /// The next ask, until `None`.
+    pub fn next(&mut self) -> Option<Event> {
+        if !self.cancelled.is_empty() {
+            return Some(Event::Cancel(std::mem::take(&mut self.cancelled)));
+        }
+        std::mem::take(&mut self.shed).then_some(Event::Shed)
+    }
+}
