@@ -1,8 +1,6 @@
 //! What a connection asks of its wiring beside its I/O, kept until the wiring takes it
-//! ([`super::Connection::poll_event`]): the tickets whose pooled work is dead, and that it
+//! (`Connection::poll_event` makes them events): the tickets whose pooled work is dead, and that it
 //! gave back its buffers. A server with no pool gathers no tickets.
-
-use super::Event;
 
 /// The asks waiting for a connection's wiring.
 #[derive(Debug, Default)]
@@ -43,11 +41,13 @@ impl Asks {
         self.shed || !self.cancelled.is_empty()
     }
 
-    /// The next ask, until `None`.
-    pub fn next(&mut self) -> Option<Event> {
-        if !self.cancelled.is_empty() {
-            return Some(Event::Cancel(std::mem::take(&mut self.cancelled)));
-        }
-        std::mem::take(&mut self.shed).then_some(Event::Shed)
+    /// The tickets to cancel, if any (taken).
+    pub fn cancelled(&mut self) -> Option<Vec<u64>> {
+        (!self.cancelled.is_empty()).then(|| std::mem::take(&mut self.cancelled))
+    }
+
+    /// Whether it gave back its buffers (taken).
+    pub fn shed_taken(&mut self) -> bool {
+        std::mem::take(&mut self.shed)
     }
 }

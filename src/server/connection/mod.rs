@@ -490,7 +490,10 @@ impl Connection {
 
     /// What it asks of its wiring beside its I/O, one at a time until `None`.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.asks.next()
+        match self.asks.cancelled() {
+            Some(tickets) => Some(Event::Cancel(tickets)),
+            None => self.asks.shed_taken().then_some(Event::Shed),
+        }
     }
 
     // Its end.
