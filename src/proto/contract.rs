@@ -196,9 +196,12 @@ impl Default for Limits {
 }
 
 /// What a server asks of a connection's session, whatever its protocol: feed it input, step
-/// its later answers, ask what it holds and owes, and end it. [`super::Session`] keeps it by
-/// dispatching to the protocol chosen; TLS wraps any session that keeps it
-/// (`TlsSession`). No method has a default: a session answers each.
+/// its later answers, ask what it holds and owes, and end it. Every protocol's session keeps
+/// it in its own folder (HTTP/1.1, HTTP/2, echo, packet, and RESP and memcache through their
+/// shared keyed core); [`Detect`](super::Detect) keeps it while it decides, and TLS keeps it
+/// around any session that does (`TlsSession`). [`Session`](super::Session) forwards every
+/// method to the session chosen, in one dispatch with no arm for "the others". No method has
+/// a default: a session answers each, so a protocol that forgot one does not build.
 pub trait Protocol: std::fmt::Debug + Sized {
     /// Serves `input`: appends the responses to `out`, calling `each` for every request.
     fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed;
@@ -208,10 +211,6 @@ pub trait Protocol: std::fmt::Debug + Sized {
 
     /// The work behind `ticket` is done (another thread's): its answer goes out in order.
     fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed;
-
-    /// The session TLS's ALPN chose (`h2` or `http/1.1`), where this one was waiting to be
-    /// decided by its first bytes.
-    fn for_alpn(&self, alpn: Option<&[u8]>) -> Option<Self>;
 
     /// Inside a request head not complete yet (what `--header-timeout` limits).
     fn head_pending(&self) -> bool;
@@ -255,4 +254,15 @@ pub trait Protocol: std::fmt::Debug + Sized {
 
     /// What a stopping server sends before it closes the connection.
     fn farewell(&mut self, out: &mut Vec<u8>);
+
+    /// What to send a client whose request head timed out, before closing (HTTP/1.x's 408;
+    /// the others nothing: the connection just closes).
+    fn timeout_response(&self) -> &'static [u8];
+}
+
+/// A session TLS can wrap whose protocol may be chosen by the handshake's ALPN.
+pub trait Negotiate: Protocol {
+    /// The session TLS's ALPN chose (`h2` or `http/1.1`), where this one was waiting to be
+    /// decided by its first bytes; `None` leaves it as it is.
+    fn for_alpn(&self, alpn: Option<&[u8]>) -> Option<Self>;
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod chunked;
 mod contract;
+mod detect;
 pub(crate) mod echo;
 pub mod h2;
 pub(crate) mod http;
@@ -24,7 +25,8 @@ mod tests;
 
 pub use chunked::{ChunkError, Chunked, Phase};
 pub(crate) use contract::shed_spans;
-pub use contract::{shed, Answer, Each, Fed, Limits, Protocol, Request, ServeAll, StreamCounts, MAX_BODY};
+pub use contract::{shed, Answer, Each, Fed, Limits, Negotiate, Protocol, Request, ServeAll, StreamCounts, MAX_BODY};
+pub use detect::{Choice, Detect};
 pub use kind::Proto;
 pub use later::{EventStream, Later};
-pub use session::{Detect, Session};
+pub use session::{Session, Speaks};

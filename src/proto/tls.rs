@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustls::{ServerConfig, ServerConnection};
 
-use super::{Answer, Each, Fed, Protocol, Request};
+use super::{Answer, Each, Fed, Negotiate, Protocol, Request};
 use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
@@ -119,7 +119,7 @@ impl<F: Each + ?Sized> Each for Sealed<'_, F> {
     }
 }
 
-impl<P: Protocol> TlsSession<P> {
+impl<P: Negotiate> TlsSession<P> {
     pub fn new(cfg: Arc<ServerConfig>, inner: P) -> Result<TlsSession<P>, rustls::Error> {
         Ok(TlsSession {
             tls: ServerConnection::new(cfg)?,
@@ -130,70 +130,6 @@ impl<P: Protocol> TlsSession<P> {
             cipher: Vec::new(),
             held: false,
         })
-    }
-
-    /// Still in the handshake, or inside a request head (what `--header-timeout` limits).
-    pub fn head_pending(&self) -> bool {
-        self.tls.is_handshaking() || self.inner.head_pending()
-    }
-
-    /// Input held back at the bound on output, to go on with.
-    pub fn holding(&self) -> bool {
-        self.held
-    }
-
-    /// Gives up what a burst grew, once it is empty: the bytes given up.
-    pub fn trim(&mut self) -> usize {
-        super::shed(&mut self.plain_out, 4 * 1024) + super::shed(&mut self.cipher, 0) + self.inner.trim()
-    }
-
-    /// Ciphertext in, ciphertext out; the inner session sees the plaintext. What the bound on
-    /// output holds back waits, and goes first at the next feed.
-    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        let mut cipher = std::mem::take(&mut self.cipher);
-        let mut data = if cipher.is_empty() {
-            input
-        } else {
-            cipher.extend_from_slice(input);
-            &cipher[..]
-        };
-        self.held = false;
-        loop {
-            self.held = !self.plaintext(out, each, &mut fed);
-            if self.held || fed.close || data.is_empty() {
-                break;
-            }
-            match self.tls.read_tls(&mut data) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(_) => {
-                    fed.close = true;
-                    break;
-                }
-            }
-            if self.tls.process_new_packets().is_err() {
-                // rustls queued an alert saying why: send it, then close.
-                flush(&mut self.tls, out);
-                fed.close = true;
-                return fed;
-            }
-            if !self.chosen && !self.tls.is_handshaking() {
-                self.chosen = true;
-                if let Some(s) = self.inner.for_alpn(self.tls.alpn_protocol()) {
-                    self.inner = s;
-                }
-            }
-        }
-        if self.held && !data.is_empty() {
-            self.cipher = data.to_vec();
-        }
-        if fed.close {
-            self.held = false;
-            self.tls.send_close_notify();
-        }
-        flush(&mut self.tls, out);
-        fed
     }
 
     /// Hands the plaintext waiting (what the inner session held, then what rustls decrypted) to
@@ -240,79 +176,6 @@ impl<P: Protocol> TlsSession<P> {
         }
     }
 
-    /// The inner session owes a response later.
-    pub fn owes(&self) -> bool {
-        self.inner.owes()
-    }
-
-    /// The inner session's output waits for the client's flow-control window.
-    pub fn window_held(&self) -> bool {
-        self.inner.window_held()
-    }
-
-    /// The inner session reads no more until a response owed later has gone (nor anything
-    /// once the client has closed).
-    pub fn paused(&self) -> bool {
-        self.inner.paused() || self.peer_closed
-    }
-
-    /// The inner session owes answers other threads are running.
-    pub fn answers_owed(&self) -> bool {
-        self.inner.answers_owed()
-    }
-
-    /// All the records went: the inner session's output has gone too.
-    pub fn output_gone(&mut self, bound: usize) {
-        self.inner.output_gone(bound)
-    }
-
-    /// Input held: ciphertext not given to rustls yet, and the inner session's.
-    pub fn behind(&self) -> usize {
-        self.cipher.len() + self.inner.behind()
-    }
-
-    /// When the inner session's next later piece is due.
-    pub fn due(&self) -> Option<std::time::Instant> {
-        self.inner.due()
-    }
-
-    /// The inner session's pieces due at `now`, encrypted into `out`.
-    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut hook = Sealed {
-            tls: &mut self.tls,
-            out,
-            each,
-        };
-        let hook: &mut dyn Each = &mut hook;
-        let fed = self.inner.advance_each(now, &mut self.plain_out, hook);
-        self.seal(out, fed)
-    }
-
-    /// The inner session's response for `ticket`, encrypted into `out`.
-    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut hook = Sealed {
-            tls: &mut self.tls,
-            out,
-            each,
-        };
-        let hook: &mut dyn Each = &mut hook;
-        let mut fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
-        // What the answers' output left the inner session holding goes on once it drains.
-        self.held = self.inner.holding();
-        fed.close |= self.peer_closed && !self.inner.answers_owed() && !self.held;
-        self.seal(out, fed)
-    }
-
-    /// The inner session's tickets waiting.
-    pub fn tickets(&self) -> Vec<u64> {
-        self.inner.tickets()
-    }
-
-    /// The inner session's cancelled tickets.
-    pub fn cancelled(&mut self) -> Vec<u64> {
-        self.inner.cancelled()
-    }
-
     /// Encrypts what the inner session wrote into `out` (closing TLS when it asked to close).
     fn seal(&mut self, out: &mut Vec<u8>, fed: Fed) -> Fed {
         if !self.plain_out.is_empty() {
@@ -326,10 +189,149 @@ impl<P: Protocol> TlsSession<P> {
         }
         fed
     }
+}
 
-    /// The inner session cut short ([`crate::proto::Session::cut`]), its last frames
+impl<P: Negotiate> Protocol for TlsSession<P> {
+    /// Ciphertext in, ciphertext out; the inner session sees the plaintext. What the bound on
+    /// output holds back waits, and goes first at the next feed.
+    fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        let mut cipher = std::mem::take(&mut self.cipher);
+        let mut data = if cipher.is_empty() {
+            input
+        } else {
+            cipher.extend_from_slice(input);
+            &cipher[..]
+        };
+        self.held = false;
+        loop {
+            self.held = !self.plaintext(out, each, &mut fed);
+            if self.held || fed.close || data.is_empty() {
+                break;
+            }
+            match self.tls.read_tls(&mut data) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(_) => {
+                    fed.close = true;
+                    break;
+                }
+            }
+            if self.tls.process_new_packets().is_err() {
+                // rustls queued an alert saying why: send it, then close.
+                flush(&mut self.tls, out);
+                fed.close = true;
+                return fed;
+            }
+            if !self.chosen && !self.tls.is_handshaking() {
+                self.chosen = true;
+                if let Some(s) = self.inner.for_alpn(self.tls.alpn_protocol()) {
+                    self.inner = s;
+                }
+            }
+        }
+        if self.held && !data.is_empty() {
+            self.cipher = data.to_vec();
+        }
+        if fed.close {
+            self.held = false;
+            self.tls.send_close_notify();
+        }
+        flush(&mut self.tls, out);
+        fed
+    }
+
+    /// The inner session's pieces due at `now`, encrypted into `out`.
+    fn advance_each<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut hook = Sealed {
+            tls: &mut self.tls,
+            out,
+            each,
+        };
+        let hook: &mut dyn Each = &mut hook;
+        let fed = self.inner.advance_each(now, &mut self.plain_out, hook);
+        self.seal(out, fed)
+    }
+
+    /// The inner session's response for `ticket`, encrypted into `out`.
+    fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut hook = Sealed {
+            tls: &mut self.tls,
+            out,
+            each,
+        };
+        let hook: &mut dyn Each = &mut hook;
+        let mut fed = self.inner.complete_each(ticket, &mut self.plain_out, hook);
+        // What the answers' output left the inner session holding goes on once it drains.
+        self.held = self.inner.holding();
+        fed.close |= self.peer_closed && !self.inner.answers_owed() && !self.held;
+        self.seal(out, fed)
+    }
+
+    /// Still in the handshake, or inside a request head (what `--header-timeout` limits).
+    fn head_pending(&self) -> bool {
+        self.tls.is_handshaking() || self.inner.head_pending()
+    }
+
+    /// Input held back at the bound on output, to go on with.
+    fn holding(&self) -> bool {
+        self.held
+    }
+
+    /// Gives up what a burst grew, once it is empty: the bytes given up.
+    fn trim(&mut self) -> usize {
+        super::shed(&mut self.plain_out, 4 * 1024) + super::shed(&mut self.cipher, 0) + self.inner.trim()
+    }
+
+    /// When the inner session's next later piece is due.
+    fn due(&self) -> Option<std::time::Instant> {
+        self.inner.due()
+    }
+
+    /// The inner session owes a response later.
+    fn owes(&self) -> bool {
+        self.inner.owes()
+    }
+
+    /// The inner session owes answers other threads are running.
+    fn answers_owed(&self) -> bool {
+        self.inner.answers_owed()
+    }
+
+    /// All the records went: the inner session's output has gone too.
+    fn output_gone(&mut self, bound: usize) {
+        self.inner.output_gone(bound)
+    }
+
+    /// The inner session reads no more until a response owed later has gone (nor anything
+    /// once the client has closed).
+    fn paused(&self) -> bool {
+        self.inner.paused() || self.peer_closed
+    }
+
+    /// The inner session's output waits for the client's flow-control window.
+    fn window_held(&self) -> bool {
+        self.inner.window_held()
+    }
+
+    /// Input held: ciphertext not given to rustls yet, and the inner session's.
+    fn behind(&self) -> usize {
+        self.cipher.len() + self.inner.behind()
+    }
+
+    /// The inner session's tickets waiting.
+    fn tickets(&self) -> Vec<u64> {
+        self.inner.tickets()
+    }
+
+    /// The inner session's cancelled tickets.
+    fn cancelled(&mut self) -> Vec<u64> {
+        self.inner.cancelled()
+    }
+
+    /// The inner session cut short ([`Protocol::cut`]), its last frames
     /// encrypted into `out`.
-    pub fn cut(&mut self, out: &mut Vec<u8>) {
+    fn cut(&mut self, out: &mut Vec<u8>) {
         self.plain_out.clear();
         self.inner.cut(&mut self.plain_out);
         if !self.plain_out.is_empty() {
@@ -339,13 +341,18 @@ impl<P: Protocol> TlsSession<P> {
     }
 
     /// The inner session's last words (HTTP/2's GOAWAY), encrypted into `out`.
-    pub fn farewell(&mut self, out: &mut Vec<u8>) {
+    fn farewell(&mut self, out: &mut Vec<u8>) {
         self.plain_out.clear();
         self.inner.farewell(&mut self.plain_out);
         if !self.plain_out.is_empty() {
             let _ = self.tls.writer().write_all(&self.plain_out);
             flush(&mut self.tls, out);
         }
+    }
+
+    /// Behind TLS a head that timed out gets no answer: the connection just closes.
+    fn timeout_response(&self) -> &'static [u8] {
+        b""
     }
 }
 

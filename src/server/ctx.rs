@@ -15,7 +15,7 @@ use super::classes::Classes;
 use super::config::Config;
 use super::gate::Gate;
 use super::stats::{Counter, Counters, Stats};
-use crate::proto::Session;
+use crate::proto::{Session, Speaks};
 use crate::sys;
 
 /// Everything a running model shares with its workers.
@@ -183,10 +183,10 @@ impl<'a> Worker<'a> {
             },
             max_value: cfg.max_value,
         };
-        let plain = Session::with_limits(cfg.proto, limits);
+        let speaks = Speaks::with_limits(cfg.proto, limits);
         match &self.ctx.cfg.tls {
-            Some(cfg) => Session::with_tls(cfg.clone(), plain),
-            None => plain,
+            Some(cfg) => Session::with_tls(cfg.clone(), speaks),
+            None => Session::Plain(speaks),
         }
     }
 

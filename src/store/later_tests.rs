@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::proto::keyed::{build, Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Room};
 use crate::proto::Protocol;
-use crate::proto::{Answer, Each, Proto, Request, Session};
+use crate::proto::{Answer, Each, Proto, Request, Session, Speaks};
 
 /// Answers every `every`th command later, as another thread would: built at once from the
 /// connection's room (a read stops where it runs out and is held, with what the connection
@@ -199,9 +199,9 @@ fn bounded(proto: Proto, max_value: usize, bound: usize) -> (Session, Deferring)
 /// built elsewhere.
 fn holds(s: &Session, out: &[u8]) -> usize {
     out.len()
-        + match s {
-            Session::Resp(r) => r.core().slots.held(),
-            Session::Memcache(m) => m.core().slots.held(),
+        + match s.plain() {
+            Some(Speaks::Resp(r)) => r.core().slots.held(),
+            Some(Speaks::Memcache(m)) => m.core().slots.held(),
             _ => unreachable!("a keyed session"),
         }
 }

@@ -4,7 +4,7 @@
 use super::{Striped, Table};
 use crate::proto::keyed::{Framing, Op, Outcome, Replies};
 use crate::proto::Protocol;
-use crate::proto::{Answer, Each, Limits, Proto, Request, Session};
+use crate::proto::{Answer, Each, Limits, Proto, Request, Session, Speaks};
 
 /// Runs commands against a table of its own (a server's `owned` store), the output bounded
 /// at `bound` bytes.
@@ -338,9 +338,9 @@ fn trickled(proto: Proto, input: &[u8]) -> (String, usize) {
     for b in input {
         s.feed_each(std::slice::from_ref(b), &mut out, &mut each);
     }
-    let looked = match &s {
-        Session::Resp(r) => r.core().input.looked,
-        Session::Memcache(m) => m.core().input.looked,
+    let looked = match s.plain() {
+        Some(Speaks::Resp(r)) => r.core().input.looked,
+        Some(Speaks::Memcache(m)) => m.core().input.looked,
         _ => unreachable!(),
     };
     (String::from_utf8_lossy(&out).into_owned(), looked)

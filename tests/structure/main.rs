@@ -7,8 +7,9 @@ mod imports;
 mod includes;
 mod map;
 mod ordering;
+mod protocols;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
@@ -1250,4 +1251,96 @@ fn a_connections_deadline_state_is_private_to_its_module() {
         let found = deadline_state_reachable(&planted);
         assert!(found.iter().any(|f| f.starts_with(seen)), "planted `{to}`: {found:?}");
     }
+}
+
+/// A protocol is one type: every protocol's session implements `Protocol` in its own folder
+/// (RESP and memcache through their keyed core, each framing in its own), `Detect` and TLS
+/// implement it too, and `proto/session.rs` forwards every method of it to them in one
+/// dispatch: a macro whose matches have an arm per variant and none for "the others", used for
+/// both layers (what a connection speaks, and that in the clear or behind TLS), so a new variant
+/// does not build until its session answers every method.
+#[test]
+fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
+    let src = sources();
+    let methods = protocols::trait_methods(&src["proto/contract.rs"], "Protocol");
+    assert!(methods.len() >= 15, "the Protocol trait's methods: {methods:?}");
+    // Each protocol's session implements the trait, in its own folder.
+    let own = [
+        ("proto/http/", "HttpSession", "Protocol"),
+        ("proto/h2/", "H2Session", "Protocol"),
+        ("proto/echo/", "EchoSession", "Protocol"),
+        ("proto/packet/", "PacketSession", "Protocol"),
+        ("proto/resp/", "RespSession", "Framing"),
+        ("proto/memcache/", "McSession", "Framing"),
+        ("proto/keyed/", "S", "Protocol"),
+        ("proto/detect.rs", "Detect", "Protocol"),
+        ("proto/tls.rs", "TlsSession", "Protocol"),
+    ];
+    for (place, ty, tr) in own {
+        let found: Vec<&String> = src
+            .iter()
+            .filter(|(f, code)| f.starts_with(place) && protocols::implementors(code, tr).contains(ty))
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(found.len(), 1, "{ty} implements {tr} once, under {place}: {found:?}");
+    }
+    // The one dispatch: a macro in session.rs, its matches forwarding every method, no arm
+    // for "the others" anywhere in the file, and each enum's every variant dispatched.
+    let session = &src["proto/session.rs"];
+    let body = protocols::macro_body(session, "dispatch").expect("proto/session.rs defines macro_rules! dispatch");
+    assert_eq!(
+        protocols::forwarded(body),
+        methods,
+        "the dispatch forwards every Protocol method"
+    );
+    assert_eq!(
+        protocols::catch_all_arms(session),
+        0,
+        "proto/session.rs answers for no variant with `_ =>`"
+    );
+    let uses = protocols::dispatched(session);
+    let types: BTreeSet<&str> = uses.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        types,
+        BTreeSet::from(["Session", "Speaks"]),
+        "both layers use the one dispatch"
+    );
+    for (ty, vs) in &uses {
+        assert_eq!(
+            vs,
+            &protocols::variants(session, ty),
+            "dispatch!({ty}) lists every variant"
+        );
+    }
+    let others: Vec<&String> = src
+        .iter()
+        .filter(|(f, code)| {
+            *f != "proto/session.rs"
+                && ["Session", "Speaks"]
+                    .iter()
+                    .any(|t| protocols::implementors(code, "Protocol").contains(*t))
+        })
+        .map(|(f, _)| f)
+        .collect();
+    assert!(
+        others.is_empty(),
+        "Protocol for Session or Speaks outside the dispatch: {others:?}"
+    );
+    // The readers see what they look for in planted code.
+    assert_eq!(protocols::catch_all_arms("match x {\n    A => 1,\n    _ => 0,\n}"), 1);
+    assert_eq!(
+        protocols::forwarded("match self { $($ty::$v(s) => s.owes(),)+ } match self { X(s) => s.trim() }"),
+        BTreeSet::from(["owes".to_string(), "trim".to_string()])
+    );
+    assert_eq!(
+        protocols::dispatched("x\ndispatch!(Speaks { A, B });\n"),
+        vec![("Speaks".to_string(), BTreeSet::from(["A".to_string(), "B".to_string()]))]
+    );
+    assert_eq!(
+        protocols::implementors(
+            "impl<S: F> Protocol for S {} impl crate::proto::Protocol for X {}",
+            "Protocol"
+        ),
+        BTreeSet::from(["S".to_string(), "X".to_string()])
+    );
 }

@@ -9,9 +9,10 @@ use super::streams::Streams;
 use super::window::{recv_window, Inflow, Window};
 use super::{frame, hpack};
 use crate::proto::Later;
+use std::time::Instant;
 
 use crate::proto::http::MAX_HEAD;
-use crate::proto::{Each, Fed, Limits};
+use crate::proto::{Each, Fed, Limits, Protocol};
 
 /// The largest header block (HEADERS and its CONTINUATIONs) accepted, encoded: past it the
 /// connection ends with ENHANCE_YOUR_CALM.
@@ -145,36 +146,9 @@ impl H2Session {
         }
     }
 
-    /// Inside the preface or a header block (what `--header-timeout` limits).
-    pub fn head_pending(&self) -> bool {
-        matches!(self.phase, Phase::Preface(_)) || self.reader.head_pending()
-    }
-
-    /// Input held back at the bound on output, or response bytes the windows let go that the
-    /// bound held back: to go on with.
-    pub fn holding(&self) -> bool {
-        self.holding || self.releasing
-    }
-
-    /// Gives up what a burst of streams or a large header block grew, once it is not in use
-    /// (an idle connection's): the bytes given up.
-    pub fn trim(&mut self) -> usize {
-        self.reader.trim() + self.decoder.trim() + crate::proto::shed(&mut self.path, 1024) + self.streams.trim()
-    }
-
     /// Response bytes held for the client's window.
     pub fn held(&self) -> usize {
         self.held
-    }
-
-    /// Writes the response waiting for `ticket` (its work done elsewhere), under the bound on
-    /// output like any response (what the windows hold back goes later).
-    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        self.cap = out.len().saturating_add(each.room(out.len()));
-        let mut fed = self.complete_ticket(ticket, out);
-        self.grant_withheld(out);
-        self.after_goaway(out, &mut fed);
-        fed
     }
 
     /// After the client's GOAWAY, the connection ends once its last stream is done, whatever
@@ -185,180 +159,6 @@ impl H2Session {
             self.phase = Phase::Dead;
             fed.close = true;
         }
-    }
-
-    /// A response is owed later on some stream (an event stream, or one waiting for its work).
-    pub fn owes(&self) -> bool {
-        self.streams.owes()
-    }
-
-    /// When the next event of the event streams going out is due.
-    /// `None` while the output held for the client's windows is at `max_output`: its
-    /// WINDOW_UPDATE, which is input, lets the events go on.
-    pub fn due(&self) -> Option<std::time::Instant> {
-        if !self.streams.owes() || self.phase != Phase::Frames || self.held >= self.limits.max_output {
-            return None;
-        }
-        (0..self.streams.len())
-            .filter_map(|i| self.streams.get(i).event_due())
-            .min()
-    }
-
-    /// Writes the events due at `now` into their streams' DATA, as far as the windows, the
-    /// output held for them (`max_output`) and [`Each::room`] let them; a stream whose events
-    /// all went ends (END_STREAM).
-    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        if self.phase != Phase::Frames {
-            return fed;
-        }
-        self.cap = out.len().saturating_add(each.room(out.len()));
-        let mut i = 0;
-        while i < self.streams.len() {
-            let s = self.streams.at(i);
-            if !s.streams_events() {
-                i += 1;
-                continue;
-            }
-            let mut moved = false;
-            while s.event_due().is_some_and(|d| d <= now)
-                && self.held < self.limits.max_output
-                && each.room(out.len()) > 0
-            {
-                self.held += s.next_event(now);
-                moved = true;
-            }
-            if s.events_done() {
-                self.streams.settle(i);
-                moved = true;
-            }
-            if moved && self.flush_stream(i, out) {
-                continue; // closed: another stream moved into its place
-            }
-            i += 1;
-        }
-        self.grant_withheld(out);
-        self.after_goaway(out, &mut fed);
-        fed
-    }
-
-    /// Ends the connection politely: GOAWAY naming the last stream served (a server that is
-    /// stopping), after ending its event streams (END_STREAM once what they hold is sent).
-    pub fn goaway(&mut self, out: &mut Vec<u8>) {
-        if self.phase == Phase::Frames {
-            self.greet(out);
-            let mut i = 0;
-            while i < self.streams.len() {
-                // Its event stream ends; a response waiting for its work stays unsent.
-                let ended = self.streams.get(i).streams_events() && self.streams.settle(i).is_some();
-                if ended && self.flush_stream(i, out) {
-                    continue;
-                }
-                i += 1;
-            }
-            frame::goaway(out, self.streams.last_id(), Code::NoError);
-            self.phase = Phase::Dead;
-        }
-    }
-
-    /// Response bytes wait for the client's window (none can go until it grants more).
-    pub fn window_held(&self) -> bool {
-        self.held > 0
-    }
-
-    /// Ends the connection for a reason of its own (not a stopping server): every stream
-    /// whose response has not ended is reset (RST_STREAM CANCEL: a response cut short looks
-    /// cut, never ended), then GOAWAY naming the last stream served.
-    pub fn cut(&mut self, out: &mut Vec<u8>) {
-        if self.phase == Phase::Frames {
-            self.greet(out);
-            while !self.streams.is_empty() {
-                let id = self.streams.get(0).id;
-                frame::rst_stream(out, id, Code::Cancel);
-                self.close(0, Closed::ResetByUs);
-            }
-            frame::goaway(out, self.streams.last_id(), Code::NoError);
-            self.phase = Phase::Dead;
-        }
-    }
-
-    /// Bytes in (any split), frames out.
-    pub fn feed<F: Each + ?Sized>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        if let Phase::Preface(left) = self.phase {
-            let done = frame::PREFACE.len() - left;
-            let n = left.min(input.len());
-            if input[..n] != frame::PREFACE[done..done + n] {
-                self.connection_error(out, Code::Protocol, &mut fed);
-                return fed;
-            }
-            input = &input[n..];
-            self.phase = if n == left {
-                Phase::Frames
-            } else {
-                Phase::Preface(left - n)
-            };
-            if n < left {
-                return fed;
-            }
-        }
-        if self.phase == Phase::Dead {
-            fed.close = true;
-            return fed;
-        }
-        self.greet(out);
-        self.cap = out.len().saturating_add(each.room(out.len()));
-        if std::mem::take(&mut self.releasing) {
-            self.flush(out);
-        }
-        let mut reader = std::mem::take(&mut self.reader);
-        let (frames, quiet) = (reader.frames(), self.quiet);
-        let read = if each.room(out.len()) == 0 {
-            reader.keep(input);
-            Err(Halt::Hold)
-        } else {
-            reader.read(input, &mut |f| {
-                self.frame(f, out, each, &mut fed)?;
-                if self.tripped.is_some() {
-                    // Past a budget: GOAWAY naming the last stream processed, then close.
-                    return Err(Halt::Error(Code::EnhanceYourCalm));
-                }
-                if self.peer_gone && self.streams.is_empty() {
-                    return Err(Halt::Done);
-                }
-                match each.room(out.len()) {
-                    0 => Err(Halt::Hold),
-                    _ => Ok(()),
-                }
-            })
-        };
-        self.holding = read == Err(Halt::Hold);
-        fed.frames = (reader.frames() - frames) as u32;
-        fed.quiet_frames = self.quiet.wrapping_sub(quiet);
-        if fed.frames == 0 && !input.is_empty() {
-            // Only part of a frame came (or input was held back): it is activity unless it is a
-            // part of a frame that would ask nothing (a PING dribbled byte by byte keeps nothing
-            // alive).
-            fed.frames = 1;
-            fed.quiet_frames = u32::from(!self.holding && reader.partial_is_quiet());
-        }
-        self.reader = reader;
-        match read {
-            Ok(()) | Err(Halt::Hold) => {}
-            Err(Halt::Error(code)) => {
-                // Counted by cause only where a budget ended it, not a protocol error that
-                // came with the frame that spent the last of one.
-                fed.calm = self.tripped.filter(|_| code == Code::EnhanceYourCalm);
-                self.connection_error(out, code, &mut fed);
-            }
-            Err(Halt::Done) => {
-                frame::goaway(out, self.streams.last_id(), Code::NoError);
-                self.phase = Phase::Dead;
-            }
-        }
-        self.grant_withheld(out);
-        fed.close |= self.phase == Phase::Dead;
-        fed
     }
 
     /// Grants the window held back at `max_output`, once the held output is under it.
@@ -482,14 +282,241 @@ impl H2Session {
         }
         self.held -= held;
     }
+}
+
+impl Protocol for H2Session {
+    /// Bytes in (any split), frames out.
+    fn feed_each<F: Each + ?Sized>(&mut self, mut input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if let Phase::Preface(left) = self.phase {
+            let done = frame::PREFACE.len() - left;
+            let n = left.min(input.len());
+            if input[..n] != frame::PREFACE[done..done + n] {
+                self.connection_error(out, Code::Protocol, &mut fed);
+                return fed;
+            }
+            input = &input[n..];
+            self.phase = if n == left {
+                Phase::Frames
+            } else {
+                Phase::Preface(left - n)
+            };
+            if n < left {
+                return fed;
+            }
+        }
+        if self.phase == Phase::Dead {
+            fed.close = true;
+            return fed;
+        }
+        self.greet(out);
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        if std::mem::take(&mut self.releasing) {
+            self.flush(out);
+        }
+        let mut reader = std::mem::take(&mut self.reader);
+        let (frames, quiet) = (reader.frames(), self.quiet);
+        let read = if each.room(out.len()) == 0 {
+            reader.keep(input);
+            Err(Halt::Hold)
+        } else {
+            reader.read(input, &mut |f| {
+                self.frame(f, out, each, &mut fed)?;
+                if self.tripped.is_some() {
+                    // Past a budget: GOAWAY naming the last stream processed, then close.
+                    return Err(Halt::Error(Code::EnhanceYourCalm));
+                }
+                if self.peer_gone && self.streams.is_empty() {
+                    return Err(Halt::Done);
+                }
+                match each.room(out.len()) {
+                    0 => Err(Halt::Hold),
+                    _ => Ok(()),
+                }
+            })
+        };
+        self.holding = read == Err(Halt::Hold);
+        fed.frames = (reader.frames() - frames) as u32;
+        fed.quiet_frames = self.quiet.wrapping_sub(quiet);
+        if fed.frames == 0 && !input.is_empty() {
+            // Only part of a frame came (or input was held back): it is activity unless it is a
+            // part of a frame that would ask nothing (a PING dribbled byte by byte keeps nothing
+            // alive).
+            fed.frames = 1;
+            fed.quiet_frames = u32::from(!self.holding && reader.partial_is_quiet());
+        }
+        self.reader = reader;
+        match read {
+            Ok(()) | Err(Halt::Hold) => {}
+            Err(Halt::Error(code)) => {
+                // Counted by cause only where a budget ended it, not a protocol error that
+                // came with the frame that spent the last of one.
+                fed.calm = self.tripped.filter(|_| code == Code::EnhanceYourCalm);
+                self.connection_error(out, code, &mut fed);
+            }
+            Err(Halt::Done) => {
+                frame::goaway(out, self.streams.last_id(), Code::NoError);
+                self.phase = Phase::Dead;
+            }
+        }
+        self.grant_withheld(out);
+        fed.close |= self.phase == Phase::Dead;
+        fed
+    }
+
+    /// Writes the events due at `now` into their streams' DATA, as far as the windows, the
+    /// output held for them (`max_output`) and [`Each::room`] let them; a stream whose events
+    /// all went ends (END_STREAM).
+    fn advance_each<F: Each + ?Sized>(&mut self, now: Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if self.phase != Phase::Frames {
+            return fed;
+        }
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        let mut i = 0;
+        while i < self.streams.len() {
+            let s = self.streams.at(i);
+            if !s.streams_events() {
+                i += 1;
+                continue;
+            }
+            let mut moved = false;
+            while s.event_due().is_some_and(|d| d <= now)
+                && self.held < self.limits.max_output
+                && each.room(out.len()) > 0
+            {
+                self.held += s.next_event(now);
+                moved = true;
+            }
+            if s.events_done() {
+                self.streams.settle(i);
+                moved = true;
+            }
+            if moved && self.flush_stream(i, out) {
+                continue; // closed: another stream moved into its place
+            }
+            i += 1;
+        }
+        self.grant_withheld(out);
+        self.after_goaway(out, &mut fed);
+        fed
+    }
+
+    /// Writes the response waiting for `ticket` (its work done elsewhere), under the bound on
+    /// output like any response (what the windows hold back goes later).
+    fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        self.cap = out.len().saturating_add(each.room(out.len()));
+        let mut fed = self.complete_ticket(ticket, out);
+        self.grant_withheld(out);
+        self.after_goaway(out, &mut fed);
+        fed
+    }
+
+    /// Inside the preface or a header block (what `--header-timeout` limits).
+    fn head_pending(&self) -> bool {
+        matches!(self.phase, Phase::Preface(_)) || self.reader.head_pending()
+    }
+
+    /// Input held back at the bound on output, or response bytes the windows let go that the
+    /// bound held back: to go on with.
+    fn holding(&self) -> bool {
+        self.holding || self.releasing
+    }
+
+    /// Gives up what a burst of streams or a large header block grew, once it is not in use
+    /// (an idle connection's): the bytes given up.
+    fn trim(&mut self) -> usize {
+        self.reader.trim() + self.decoder.trim() + crate::proto::shed(&mut self.path, 1024) + self.streams.trim()
+    }
+
+    /// When the next event of the event streams going out is due.
+    /// `None` while the output held for the client's windows is at `max_output`: its
+    /// WINDOW_UPDATE, which is input, lets the events go on.
+    fn due(&self) -> Option<Instant> {
+        if !self.streams.owes() || self.phase != Phase::Frames || self.held >= self.limits.max_output {
+            return None;
+        }
+        (0..self.streams.len())
+            .filter_map(|i| self.streams.get(i).event_due())
+            .min()
+    }
+
+    /// A response is owed later on some stream (an event stream, or one waiting for its work).
+    fn owes(&self) -> bool {
+        self.streams.owes()
+    }
+
+    /// HTTP/2 never pauses: its other streams, window updates, pings and resets must flow,
+    /// under its own bounds.
+    fn paused(&self) -> bool {
+        false
+    }
+
+    /// Every HTTP/2 answer is written here: a response owed waits on its stream, and a
+    /// finished peer does not hold the close for it (its window may never come).
+    fn answers_owed(&self) -> bool {
+        false
+    }
+
+    fn output_gone(&mut self, _: usize) {}
+
+    /// Response bytes wait for the client's window (none can go until it grants more).
+    fn window_held(&self) -> bool {
+        self.held > 0
+    }
+
+    /// Input is never held whole: frames are read as they come, under their own bounds.
+    fn behind(&self) -> usize {
+        0
+    }
 
     /// Tickets of the responses waiting for their work.
-    pub fn tickets(&self) -> Vec<u64> {
+    fn tickets(&self) -> Vec<u64> {
         self.streams.tickets()
     }
 
     /// Tickets of responses cancelled since the last call (their streams were reset first).
-    pub fn cancelled(&mut self) -> Vec<u64> {
+    fn cancelled(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.cancelled)
+    }
+
+    /// Ends the connection for a reason of its own (not a stopping server): every stream
+    /// whose response has not ended is reset (RST_STREAM CANCEL: a response cut short looks
+    /// cut, never ended), then GOAWAY naming the last stream served.
+    fn cut(&mut self, out: &mut Vec<u8>) {
+        if self.phase == Phase::Frames {
+            self.greet(out);
+            while !self.streams.is_empty() {
+                let id = self.streams.get(0).id;
+                frame::rst_stream(out, id, Code::Cancel);
+                self.close(0, Closed::ResetByUs);
+            }
+            frame::goaway(out, self.streams.last_id(), Code::NoError);
+            self.phase = Phase::Dead;
+        }
+    }
+
+    /// Ends the connection politely: GOAWAY naming the last stream served (a server that is
+    /// stopping), after ending its event streams (END_STREAM once what they hold is sent).
+    fn farewell(&mut self, out: &mut Vec<u8>) {
+        if self.phase == Phase::Frames {
+            self.greet(out);
+            let mut i = 0;
+            while i < self.streams.len() {
+                // Its event stream ends; a response waiting for its work stays unsent.
+                let ended = self.streams.get(i).streams_events() && self.streams.settle(i).is_some();
+                if ended && self.flush_stream(i, out) {
+                    continue;
+                }
+                i += 1;
+            }
+            frame::goaway(out, self.streams.last_id(), Code::NoError);
+            self.phase = Phase::Dead;
+        }
+    }
+
+    /// A preface or header block that timed out ends with the close alone.
+    fn timeout_response(&self) -> &'static [u8] {
+        b""
     }
 }

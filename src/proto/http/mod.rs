@@ -24,5 +24,5 @@ mod session;
 #[cfg(test)]
 mod tests;
 
-pub use response::{BODY, REQUEST_TIMEOUT};
+pub use response::BODY;
 pub use session::{HttpSession, MAX_HEAD};

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::proto::{Answer, Each, Fed, Request};
+use crate::proto::{Answer, Each, Fed, Protocol, Request};
 use crate::proto::{ChunkError, Chunked, Phase};
 use crate::proto::{EventStream, Later};
 
@@ -35,14 +35,14 @@ enum State {
     /// Inside a chunked body.
     Chunked(Chunked),
     /// An event stream is going out ([`crate::proto::later`]): input waits in the buffer until it
-    /// ends (the connection reads no more meanwhile: [`HttpSession::paused`]). `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
+    /// ends (the connection reads no more meanwhile: [`Protocol::paused`]). `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
     Streaming {
         stream: Box<EventStream>,
         keep: bool,
         chunked: bool,
     },
     /// A GET or HEAD whose response waits for its work to be done elsewhere
-    /// ([`Later::Pending`]): input waits in the buffer until [`HttpSession::complete`].
+    /// ([`Later::Pending`]): input waits in the buffer until [`Protocol::complete_each`].
     Waiting { ticket: u64, get: bool, keep: bool },
     /// A response said `Connection: close`; everything after is ignored.
     Closed,
@@ -86,161 +86,6 @@ impl HttpSession {
             state: State::Head,
             max_body,
         }
-    }
-
-    /// Part of a request head has arrived, not all of it.
-    pub fn head_pending(&self) -> bool {
-        matches!(self.state, State::Head) && !self.buf.is_empty()
-    }
-
-    /// Input held back at the bound on output, to go on with.
-    pub fn holding(&self) -> bool {
-        self.held
-    }
-
-    /// Consumes `input`, answering every request in it; `each` sees each request (its target)
-    /// right before its response is written, and may refuse it (400). Stops where
-    /// [`Each::room`] says the output is full, keeping the rest.
-    pub fn feed<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let mut fed = Fed::default();
-        if matches!(self.state, State::Closed) {
-            fed.close = true;
-            return fed;
-        }
-        self.held = false;
-        if self.buf.is_empty() {
-            // Fast path: work straight from the read buffer, keep only an incomplete tail.
-            let used = self.run(input, out, &mut fed, each);
-            self.buf.extend_from_slice(&input[used..]);
-        } else {
-            let mut data = std::mem::take(&mut self.buf);
-            data.extend_from_slice(input);
-            let used = self.run(&data, out, &mut fed, each);
-            data.drain(..used);
-            self.buf = data;
-        }
-        if fed.close {
-            self.state = State::Closed;
-            self.held = false;
-            self.buf = Vec::new();
-        }
-        fed
-    }
-
-    /// A response is owed later (an event stream, or one waiting for its work).
-    pub fn owes(&self) -> bool {
-        matches!(self.state, State::Streaming { .. } | State::Waiting { .. })
-    }
-
-    /// The ticket of the response waiting for its work, if one is.
-    pub fn ticket(&self) -> Option<u64> {
-        match self.state {
-            State::Waiting { ticket, .. } => Some(ticket),
-            _ => None,
-        }
-    }
-
-    /// Input waits behind a response owed later: requests are answered in order, so nothing
-    /// more is read until it has gone (the connection stops reading; TCP holds the rest).
-    pub fn paused(&self) -> bool {
-        self.owes()
-    }
-
-    /// Bytes of input the session holds, not consumed yet.
-    pub fn behind(&self) -> usize {
-        self.buf.len()
-    }
-
-    /// When the event stream going out has its next event due.
-    pub fn due(&self) -> Option<std::time::Instant> {
-        match &self.state {
-            State::Streaming { stream, .. } => stream.due(),
-            _ => None,
-        }
-    }
-
-    /// Writes the events due at `now`, as far as [`Each::room`] lets them; once the stream has
-    /// ended, the requests pipelined behind it are answered.
-    pub fn advance<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let State::Streaming { stream, keep, chunked } = &mut self.state else {
-            return Fed::default();
-        };
-        while stream.due().is_some_and(|d| d <= now) && each.room(out.len()) > 0 {
-            let at = out.len();
-            if *chunked {
-                let _ = write!(out, "{:x}\r\n", stream.next_len());
-            }
-            stream.next_event(now, out);
-            if *chunked {
-                out.extend_from_slice(b"\r\n");
-            }
-            debug_assert!(out.len() > at);
-        }
-        if !stream.done() {
-            return Fed::default();
-        }
-        if *chunked {
-            out.extend_from_slice(b"0\r\n\r\n");
-        }
-        let mut fed = Fed::default();
-        if *keep && *chunked {
-            self.state = State::Head;
-            // What was pipelined behind the stream.
-            fed = self.feed(&[], out, each);
-        } else {
-            fed.close = true;
-            self.state = State::Closed;
-            self.buf = Vec::new();
-        }
-        fed
-    }
-
-    /// Writes the response `ticket` stands for (its work is done), then answers what was
-    /// pipelined behind it.
-    pub fn complete<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        let State::Waiting { ticket: t, get, keep } = self.state else {
-            return Fed::default();
-        };
-        if t != ticket {
-            return Fed::default();
-        }
-        ok_response(get, keep, out);
-        let mut fed = Fed::default();
-        finish(keep, &mut fed);
-        if fed.close {
-            self.state = State::Closed;
-            self.buf = Vec::new();
-            return fed;
-        }
-        self.state = State::Head;
-        fed.add(self.feed(&[], out, each));
-        fed
-    }
-
-    /// The connection closes for a reason of its own (not a stopping server): a response
-    /// still going out ends without its last chunk (a cut stream looks cut: the client sees
-    /// the close, never a complete response), and nothing more is read.
-    pub fn cut(&mut self) {
-        if !matches!(self.state, State::Head) {
-            self.state = State::Closed;
-            self.buf = Vec::new();
-        }
-    }
-
-    /// What a stopping server sends: the end of an event stream going out.
-    pub fn farewell(&mut self, out: &mut Vec<u8>) {
-        if let State::Streaming { chunked: true, .. } = self.state {
-            out.extend_from_slice(b"0\r\n\r\n");
-        }
-        if matches!(self.state, State::Streaming { .. }) {
-            self.state = State::Closed;
-        }
-    }
-
-    /// Gives up the input buffer a burst or a large head grew, once it is empty (an idle
-    /// connection's): the bytes given up.
-    pub fn trim(&mut self) -> usize {
-        crate::proto::shed(&mut self.buf, SPARE)
     }
 
     /// Steps over `data` until it needs more input or the connection ends; returns the bytes used.
@@ -435,6 +280,186 @@ impl HttpSession {
             }
         };
         Step::Used(n)
+    }
+}
+
+impl Protocol for HttpSession {
+    /// Part of a request head has arrived, not all of it.
+    fn head_pending(&self) -> bool {
+        matches!(self.state, State::Head) && !self.buf.is_empty()
+    }
+
+    /// Input held back at the bound on output, to go on with.
+    fn holding(&self) -> bool {
+        self.held
+    }
+
+    /// Consumes `input`, answering every request in it; `each` sees each request (its target)
+    /// right before its response is written, and may refuse it (400). Stops where
+    /// [`Each::room`] says the output is full, keeping the rest.
+    fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let mut fed = Fed::default();
+        if matches!(self.state, State::Closed) {
+            fed.close = true;
+            return fed;
+        }
+        self.held = false;
+        if self.buf.is_empty() {
+            // Fast path: work straight from the read buffer, keep only an incomplete tail.
+            let used = self.run(input, out, &mut fed, each);
+            self.buf.extend_from_slice(&input[used..]);
+        } else {
+            let mut data = std::mem::take(&mut self.buf);
+            data.extend_from_slice(input);
+            let used = self.run(&data, out, &mut fed, each);
+            data.drain(..used);
+            self.buf = data;
+        }
+        if fed.close {
+            self.state = State::Closed;
+            self.held = false;
+            self.buf = Vec::new();
+        }
+        fed
+    }
+
+    /// A response is owed later (an event stream, or one waiting for its work).
+    fn owes(&self) -> bool {
+        matches!(self.state, State::Streaming { .. } | State::Waiting { .. })
+    }
+
+    /// The ticket of the response waiting for its work, if one is.
+    fn tickets(&self) -> Vec<u64> {
+        match self.state {
+            State::Waiting { ticket, .. } => vec![ticket],
+            _ => Vec::new(),
+        }
+    }
+
+    /// HTTP/1.x has no streams to reset: a response owed is cancelled only by the close.
+    fn cancelled(&mut self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// Input waits behind a response owed later: requests are answered in order, so nothing
+    /// more is read until it has gone (the connection stops reading; TCP holds the rest).
+    fn paused(&self) -> bool {
+        self.owes()
+    }
+
+    /// Bytes of input the session holds, not consumed yet.
+    fn behind(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// When the event stream going out has its next event due.
+    fn due(&self) -> Option<std::time::Instant> {
+        match &self.state {
+            State::Streaming { stream, .. } => stream.due(),
+            _ => None,
+        }
+    }
+
+    /// Writes the events due at `now`, as far as [`Each::room`] lets them; once the stream has
+    /// ended, the requests pipelined behind it are answered.
+    fn advance_each<F: Each + ?Sized>(&mut self, now: std::time::Instant, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let State::Streaming { stream, keep, chunked } = &mut self.state else {
+            return Fed::default();
+        };
+        while stream.due().is_some_and(|d| d <= now) && each.room(out.len()) > 0 {
+            let at = out.len();
+            if *chunked {
+                let _ = write!(out, "{:x}\r\n", stream.next_len());
+            }
+            stream.next_event(now, out);
+            if *chunked {
+                out.extend_from_slice(b"\r\n");
+            }
+            debug_assert!(out.len() > at);
+        }
+        if !stream.done() {
+            return Fed::default();
+        }
+        if *chunked {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        let mut fed = Fed::default();
+        if *keep && *chunked {
+            self.state = State::Head;
+            // What was pipelined behind the stream.
+            fed = self.feed_each(&[], out, each);
+        } else {
+            fed.close = true;
+            self.state = State::Closed;
+            self.buf = Vec::new();
+        }
+        fed
+    }
+
+    /// Writes the response `ticket` stands for (its work is done), then answers what was
+    /// pipelined behind it.
+    fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        let State::Waiting { ticket: t, get, keep } = self.state else {
+            return Fed::default();
+        };
+        if t != ticket {
+            return Fed::default();
+        }
+        ok_response(get, keep, out);
+        let mut fed = Fed::default();
+        finish(keep, &mut fed);
+        if fed.close {
+            self.state = State::Closed;
+            self.buf = Vec::new();
+            return fed;
+        }
+        self.state = State::Head;
+        fed.add(self.feed_each(&[], out, each));
+        fed
+    }
+
+    /// The connection closes for a reason of its own (not a stopping server): a response
+    /// still going out ends without its last chunk (a cut stream looks cut: the client sees
+    /// the close, never a complete response), and nothing more is read.
+    fn cut(&mut self, _: &mut Vec<u8>) {
+        if !matches!(self.state, State::Head) {
+            self.state = State::Closed;
+            self.buf = Vec::new();
+        }
+    }
+
+    /// What a stopping server sends: the end of an event stream going out.
+    fn farewell(&mut self, out: &mut Vec<u8>) {
+        if let State::Streaming { chunked: true, .. } = self.state {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        if matches!(self.state, State::Streaming { .. }) {
+            self.state = State::Closed;
+        }
+    }
+
+    /// Gives up the input buffer a burst or a large head grew, once it is empty (an idle
+    /// connection's): the bytes given up.
+    fn trim(&mut self) -> usize {
+        crate::proto::shed(&mut self.buf, SPARE)
+    }
+
+    /// Every HTTP/1.x answer is this thread's to write (an owed one waits in its place, and
+    /// the session reads nothing meanwhile).
+    fn answers_owed(&self) -> bool {
+        false
+    }
+
+    fn output_gone(&mut self, _: usize) {}
+
+    /// HTTP/1.x has no flow-control window: TCP's is the only one.
+    fn window_held(&self) -> bool {
+        false
+    }
+
+    /// The 408 a request head that timed out gets before the close.
+    fn timeout_response(&self) -> &'static [u8] {
+        REQUEST_TIMEOUT
     }
 }
 

@@ -1,14 +1,14 @@
 //! The HTTP/1.1 session, fed whole and split at every byte: what it answers and refuses.
 
 use crate::proto::http::*;
-use crate::proto::Fed;
+use crate::proto::{Fed, Protocol};
 
 fn run(chunks: &[&[u8]]) -> (String, Fed) {
     let mut s = HttpSession::default();
     let mut out = Vec::new();
     let mut total = Fed::default();
     for c in chunks {
-        let f = s.feed(c, &mut out, &mut crate::proto::ServeAll);
+        let f = s.feed_each(c, &mut out, &mut crate::proto::ServeAll);
         total.requests += f.requests;
         total.close |= f.close;
     }

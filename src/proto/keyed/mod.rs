@@ -30,4 +30,4 @@ pub(crate) use reply::{decimal, integer};
 pub use reply::{Item, KeyedError, Outcome, Replies};
 pub use rest::{Again, Answered};
 pub use room::{Draw, Room};
-pub(crate) use session::{complete, feed, Core, Framing};
+pub(crate) use session::{Core, Framing};

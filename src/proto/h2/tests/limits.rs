@@ -2,7 +2,7 @@
 //! blocks, bodies against their content-length.
 
 use crate::proto::h2::tests::*;
-use crate::proto::Protocol;
+use crate::proto::{Protocol, Speaks};
 
 #[test]
 fn a_frame_over_the_max_frame_size_is_a_frame_size_error() {
@@ -258,7 +258,9 @@ fn a_client_that_never_grants_window_cannot_make_the_session_hold_more_than_its_
             assert!(!fed.close);
             granted += wire::read(&out).granted.get(&0).copied().unwrap_or(0) as usize;
         }
-        let Session::H2(h2) = &s else { panic!("not h2") };
+        let Some(Speaks::H2(h2)) = s.plain() else {
+            panic!("not h2")
+        };
         let window = crate::proto::h2::recv_window(max_output) as usize;
         assert_eq!(window, max_output.max(65_535), "the window is the bound, or the RFC's");
         // The window open to the client and the output held share the window's size: held
