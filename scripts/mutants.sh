@@ -162,7 +162,7 @@ mutant room-ignored src/proto/keyed/room.rs \
   'let ok = self.used + n <= grant || (self.first_anyway && self.used == 0);' \
   'let ok = true;' \
   --test keyed answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound
-mutant rest-dropped src/proto/keyed/answer.rs \
+mutant rest-dropped src/proto/answer.rs \
   'Op::Get { keys, .. } if (o.answered as usize) < keys.len() =>' \
   'Op::Get { keys, .. } if false && (o.answered as usize) < keys.len() =>' \
   --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
@@ -178,16 +178,16 @@ mutant parked-ignored src/server/crossing/parked.rs \
   --test keyed answers_built_on_other_threads_hold_a_never_reading_client_to_its_bound
 # The commands waiting on another thread count against the bound; a rest is asked while output
 # waits only as far as the room goes.
-mutant cost-ignored src/proto/keyed/later.rs \
+mutant cost-ignored src/proto/keyed_session/later.rs \
   'self.q.iter().map(|s| s.after.len() + s.got.len() + s.cost).sum()' \
   'self.q.iter().map(|s| s.after.len() + s.got.len()).sum()' \
   --lib store::later_tests::commands_waiting_behind_a_read_answered_in_part_count_against_the_bound
-mutant resume-past-room src/proto/keyed/later.rs \
+mutant resume-past-room src/proto/keyed_session/later.rs \
   'if !(out == 0 && each.sent_all()) && each.room(self.pending(out, |p| each.room(p))) == 0 {' \
   'if !(out == 0 && each.sent_all()) && false {' \
   --lib store::later_tests::answers_built_elsewhere_stay_within_the_bound_and_come_whole_as_the_client_reads
 # The connection tells the threads building its answers the room its output left once it drains.
-mutant drain-not-told src/proto/keyed/later.rs \
+mutant drain-not-told src/proto/keyed_session/later.rs \
   'self.publish(bound.saturating_sub(self.behind()));' 'let _ = bound;' \
   --lib store::later_tests::an_answer_built_after_the_client_read_gets_the_room_the_output_has_then
 
@@ -218,5 +218,16 @@ mutant fresh-timer-again src/server/connection/timer.rs \
 mutant cancel-not-performed src/server/connection/wire.rs \
   'pool.cancel(w, &tickets);' 'let _ = (pool, tickets);' \
   --lib server::connection::tests::pooled_work_names_its_connection_and_its_completion_writes_the_response
+
+# A protocol is one type: a Detect that chose hands the protocol chosen what it held; HTTP's
+# session, through the one dispatch, answers a head that timed out with its 408.
+mutant detect-drops-held src/proto/session.rs \
+  'self.feed_each(&held, out, each)' 'self.feed_each(&[], out, each)' \
+  --lib proto::tests::h2::
+mutant timeout-response-silent src/proto/http/session.rs \
+  '        REQUEST_TIMEOUT
+' '        b""
+' \
+  --lib server::connection::time_tests::a_head_past_the_header_timeout_gets_408_and_is_counted
 
 exit $status

@@ -10,7 +10,7 @@ use crate::proto::{Proto, Session};
 /// The limits the fuzz targets run under: small bodies, and HTTP/2 budgets small enough that
 /// inputs of a few KiB reach past them.
 fn fuzz_limits() -> crate::proto::Limits {
-    use crate::proto::h2::budget::{Calm, Rate};
+    use crate::proto::{Calm, Rate};
     let rate = |max| Rate {
         max,
         per: std::time::Duration::from_secs(10),

@@ -2,9 +2,9 @@
 //! session calls per request ([`Each`], [`Request`], [`Answer`]), what one feed produced
 //! ([`Fed`]), a connection's limits ([`Limits`]), and how an idle session sheds its buffers.
 
-use super::h2;
 use super::keyed;
 use super::later;
+use super::{Calm, Cause};
 
 /// The largest request body by default (`--max-body`).
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -133,7 +133,7 @@ pub struct Fed {
     pub frames: u32,
     pub quiet_frames: u32,
     /// HTTP/2: the budget the connection went past (it ends with GOAWAY ENHANCE_YOUR_CALM).
-    pub calm: Option<h2::budget::Cause>,
+    pub calm: Option<Cause>,
     /// Keyed commands answered with an error (unknown, malformed, past a bound, or failed in
     /// the store).
     pub errors: u32,
@@ -178,7 +178,7 @@ pub struct Limits {
     pub max_streams: u32,
     /// HTTP/2's budgets per connection (`--h2-client-resets`, `--h2-server-resets`,
     /// `--h2-quiet-frames`).
-    pub calm: h2::budget::Calm,
+    pub calm: Calm,
     /// The largest value a keyed command may carry (`--max-value`).
     pub max_value: usize,
 }
@@ -189,7 +189,7 @@ impl Default for Limits {
             max_body: MAX_BODY,
             max_output: 256 * 1024,
             max_streams: 100,
-            calm: h2::budget::Calm::default(),
+            calm: Calm::default(),
             max_value: 1024 * 1024,
         }
     }

@@ -3,6 +3,8 @@
 //! No sockets here. Every model drives the same [`Session`], so two models differ only in how
 //! they wait for and dispatch I/O, and comparing them is fair.
 
+pub mod answer;
+mod calm;
 pub(crate) mod chunked;
 mod contract;
 mod detect;
@@ -10,6 +12,7 @@ pub(crate) mod echo;
 pub mod h2;
 pub(crate) mod http;
 pub mod keyed;
+pub(crate) mod keyed_session;
 mod kind;
 pub mod later;
 pub mod memcache;
@@ -23,6 +26,7 @@ mod later_tests;
 #[cfg(test)]
 mod tests;
 
+pub use calm::{Calm, Cause, Rate};
 pub use chunked::{ChunkError, Chunked, Phase};
 pub(crate) use contract::shed_spans;
 pub use contract::{shed, Answer, Each, Fed, Limits, Negotiate, Protocol, Request, ServeAll, StreamCounts, MAX_BODY};

@@ -107,17 +107,17 @@ pub struct ServeArgs {
     /// HTTP/2: resets of open or answered streams a client may send, N per WINDOW, before its
     /// connection ends with GOAWAY ENHANCE_YOUR_CALM (Rapid Reset); `off` for none. Netty's
     /// server default.
-    #[arg(long, default_value = "200/30s", value_parser = crate::proto::h2::budget::Rate::from_str)]
-    pub h2_client_resets: crate::proto::h2::budget::Rate,
+    #[arg(long, default_value = "200/30s", value_parser = crate::proto::Rate::from_str)]
+    pub h2_client_resets: crate::proto::Rate,
     /// HTTP/2: stream errors a client may make the server reset, N per WINDOW (MadeYouReset);
     /// `off` for none. Netty's default.
-    #[arg(long, default_value = "200/30s", value_parser = crate::proto::h2::budget::Rate::from_str)]
-    pub h2_server_resets: crate::proto::h2::budget::Rate,
+    #[arg(long, default_value = "200/30s", value_parser = crate::proto::Rate::from_str)]
+    pub h2_server_resets: crate::proto::Rate,
     /// HTTP/2: frames that produce no output a client may send, N per WINDOW (empty DATA,
     /// PRIORITY, unknown types, SETTINGS, PING, RST_STREAM and WINDOW_UPDATE on closed
     /// streams); `off` for none. Netty's and nginx's 10,000.
-    #[arg(long, default_value = "10000/10s", value_parser = crate::proto::h2::budget::Rate::from_str)]
-    pub h2_quiet_frames: crate::proto::h2::budget::Rate,
+    #[arg(long, default_value = "10000/10s", value_parser = crate::proto::Rate::from_str)]
+    pub h2_quiet_frames: crate::proto::Rate,
     /// Work per request, a service-time distribution: cpu:D spins D of the handling thread's
     /// CPU, sleep:D blocks it (a backend call), cpu:D1+sleep:D2 both; D is 200us, exp(MEAN),
     /// lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(99.5%:50us,0.5%:5ms), bimodal1(MEAN),

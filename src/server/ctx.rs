@@ -176,7 +176,7 @@ impl<'a> Worker<'a> {
             max_body: cfg.max_body,
             max_output: cfg.max_output,
             max_streams: cfg.max_streams,
-            calm: crate::proto::h2::budget::Calm {
+            calm: crate::proto::Calm {
                 client_resets: cfg.h2_client_resets,
                 server_resets: cfg.h2_server_resets,
                 quiet_frames: cfg.h2_quiet_frames,

@@ -4,11 +4,12 @@
 
 use super::protocol_tests::{limits, whole, RESP_SESSION};
 use super::Table;
-use crate::proto::keyed::Framing;
+use crate::proto::keyed_session::Framing;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::proto::keyed::{build, Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Room};
+use crate::proto::answer::build;
+use crate::proto::keyed::{Again, Answered, Form, Op, Outcome, OwnedOp, Replies, Room};
 use crate::proto::Protocol;
 use crate::proto::{Answer, Each, Proto, Request, Session, Speaks};
 
@@ -173,12 +174,16 @@ fn a_connection_waits_for_answers_owed_past_its_bound_and_goes_on_when_they_come
     let mut out = Vec::new();
     s.feed_each(&input, &mut out, &mut each);
     assert!(s.paused() && s.behind() > 0, "it went on past its bound");
-    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING);
+    assert_eq!(each.held.len(), crate::proto::keyed_session::MAX_WAITING);
     // The first answer lets the next ones through.
     let (t, a) = each.held.remove(0);
     each.answer = Some((t, a));
     s.complete_each(t, &mut out, &mut each);
-    assert_eq!(each.held.len(), crate::proto::keyed::MAX_WAITING, "one more taken");
+    assert_eq!(
+        each.held.len(),
+        crate::proto::keyed_session::MAX_WAITING,
+        "one more taken"
+    );
     assert!(
         out.starts_with(b":1\r\n:2\r\n:3\r\n"),
         "{}",

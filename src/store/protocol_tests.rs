@@ -2,7 +2,8 @@
 //! protocols' errors at their bounds, and the output bound for a client that never reads.
 
 use super::{Striped, Table};
-use crate::proto::keyed::{Framing, Op, Outcome, Replies};
+use crate::proto::keyed::{Op, Outcome, Replies};
+use crate::proto::keyed_session::Framing;
 use crate::proto::Protocol;
 use crate::proto::{Answer, Each, Limits, Proto, Request, Session, Speaks};
 

@@ -2,10 +2,10 @@
 //! windows a change of SETTINGS_INITIAL_WINDOW_SIZE moves), PING, GOAWAY, PRIORITY and
 //! RST_STREAM.
 
-use crate::proto::h2::budget::Cause;
 use crate::proto::h2::frame::{self, Code, Head};
 use crate::proto::h2::stream::Closed;
 use crate::proto::h2::H2Session;
+use crate::proto::Cause;
 use crate::proto::Fed;
 
 impl H2Session {

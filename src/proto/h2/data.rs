@@ -40,7 +40,7 @@ impl H2Session {
                 // client made the server send.
                 None => {
                     frame::rst_stream(out, head.stream, Code::StreamClosed);
-                    self.spend(crate::proto::h2::budget::Cause::ServerResets);
+                    self.spend(crate::proto::Cause::ServerResets);
                     Ok(())
                 }
             };

@@ -35,10 +35,7 @@ mod message;
 mod session;
 mod stream;
 mod streams;
-#[cfg(test)]
-mod tests;
 pub mod window;
 
-pub use budget::{Calm, Rate};
 pub use session::{H2Session, MAX_CONTINUATIONS};
 pub use window::recv_window;

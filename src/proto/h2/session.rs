@@ -2,12 +2,13 @@
 //! each does, its streams and windows, and what a server asks of it. Its frames' handling by
 //! kind lives beside it: `headers`, `data`, `control`.
 
-use super::budget::{Budgets, Cause};
+use super::budget::Budgets;
 use super::frame::{Code, Frame, ReadError, Reader};
 use super::stream::Closed;
 use super::streams::Streams;
 use super::window::{recv_window, Inflow, Window};
 use super::{frame, hpack};
+use crate::proto::Cause;
 use crate::proto::Later;
 use std::time::Instant;
 

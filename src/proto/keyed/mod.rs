@@ -5,29 +5,20 @@
 //!
 //! A protocol parses its command into an [`Op`] (RESP's `SET k v NX EX 10` and memcache's
 //! `add k 0 10 1` are the same op), the hook runs it against the design's store, and the
-//! store answers with [`Replies`] calls the session encodes in its own protocol.
+//! store answers with [`Replies`] calls the session encodes in its own protocol ([`Form`]).
+//! What a keyed session keeps is `keyed_session`'s; answering on another thread, `answer`'s.
 
-mod answer;
 mod form;
-mod input;
-mod later;
 mod op;
 mod owned;
 mod reply;
 mod rest;
 mod room;
-mod session;
 
-pub use answer::{build, encode};
-pub use form::Form;
-pub(crate) use input::Input;
-#[cfg(test)]
-pub(crate) use later::MAX_WAITING;
-pub(crate) use later::{Sink, Slots};
+pub use form::{Form, McVerb, RespVerb};
 pub use op::{Args, Counting, Op, OpKind, When};
 pub use owned::OwnedOp;
 pub(crate) use reply::{decimal, integer};
 pub use reply::{Item, KeyedError, Outcome, Replies};
 pub use rest::{Again, Answered};
 pub use room::{Draw, Room};
-pub(crate) use session::{Core, Framing};

@@ -1,7 +1,7 @@
 //! memcache's commands: what each asks of the store ([`Op`]), with its words checked as
 //! memcached checks them.
 
-use super::verb::Verb;
+use super::Verb;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::proto::keyed::{Args, Counting, Op, When};

@@ -14,14 +14,15 @@
 
 mod command;
 mod reply;
-mod verb;
 
-use super::keyed::{Core, Framing, Op, Sink};
+use super::keyed::Op;
+use super::keyed_session::{Core, Framing, Sink};
 use super::{Each, Fed};
+/// The commands it knows, as their replies differ: the reply forms keyed state carries.
+pub use crate::proto::keyed::McVerb as Verb;
 use command::{number, op, Other};
 pub(crate) use reply::encode;
 use reply::{say, Reply};
-pub use verb::Verb;
 
 /// The longest command line, and the longest key (memcached's).
 const MAX_LINE: usize = 64 * 1024;

@@ -1,8 +1,9 @@
 //! memcache's replies: the encoder a store answers through ([`Replies`]), in the shape the
 //! command asked for, none with `noreply`.
 
-use super::verb::Verb;
-use crate::proto::keyed::{decimal, Form, Item, KeyedError, Outcome, Replies, Sink};
+use super::Verb;
+use crate::proto::keyed::{decimal, Form, Item, KeyedError, Outcome, Replies};
+use crate::proto::keyed_session::Sink;
 
 pub(super) fn say(out: &mut Vec<u8>, line: &str) {
     out.extend_from_slice(line.as_bytes());

@@ -1,7 +1,7 @@
 //! RESP's commands: what each asks of the store ([`Op`]), with its arguments checked as redis
 //! checks them, and the questions about the connection answered here.
 
-use super::verb::Verb;
+use super::Verb;
 use std::time::Duration;
 
 use super::reply::error;

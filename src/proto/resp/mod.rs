@@ -21,13 +21,14 @@
 mod command;
 mod inline;
 mod reply;
-mod verb;
 
-use super::keyed::{Core, Framing, Op, Sink};
+use super::keyed::Op;
+use super::keyed_session::{Core, Framing, Sink};
 use super::{Each, Fed};
+/// The commands it knows, as their replies differ: the reply forms keyed state carries.
+pub use crate::proto::keyed::RespVerb as Verb;
 use command::command_of;
 use reply::{error, Reply};
-pub use verb::Verb;
 
 /// The most arguments one command may have.
 const MAX_ARGS: i64 = 1 << 20;

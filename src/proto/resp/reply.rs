@@ -1,8 +1,9 @@
 //! RESP's replies: the encoder a store answers through ([`Replies`]), in the shape the
 //! command asked for.
 
-use super::verb::Verb;
-use crate::proto::keyed::{decimal, Form, Item, KeyedError, Replies, Sink};
+use super::Verb;
+use crate::proto::keyed::{decimal, Form, Item, KeyedError, Replies};
+use crate::proto::keyed_session::Sink;
 
 pub(super) fn error(out: &mut Vec<u8>, why: &str) {
     out.extend_from_slice(b"-ERR ");

@@ -359,7 +359,7 @@ fn run_from(
 ) {
     let mut next = Some(hop);
     while let Some(hop) = next {
-        let (bytes, rest, o) = crate::proto::keyed::build(&hop.op, hop.form, hop.room.clone(), hop.front, |op, r| {
+        let (bytes, rest, o) = crate::proto::answer::build(&hop.op, hop.form, hop.room.clone(), hop.front, |op, r| {
             run(w, store, op, r)
         });
         if o.error {

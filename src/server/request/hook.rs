@@ -153,8 +153,8 @@ fn count_streams(w: Worker<'_>, s: crate::proto::StreamCounts) {
 }
 
 /// A connection went past one of HTTP/2's budgets (it ends with ENHANCE_YOUR_CALM).
-fn count_calm(w: Worker<'_>, cause: crate::proto::h2::budget::Cause) {
-    use crate::proto::h2::budget::Cause;
+fn count_calm(w: Worker<'_>, cause: crate::proto::Cause) {
+    use crate::proto::Cause;
     w.counters.add(
         match cause {
             Cause::ClientResets => Counter::CalmClientResets,

@@ -2,8 +2,8 @@
 //! removing it fails its test: the connection ends with GOAWAY ENHANCE_YOUR_CALM (naming the
 //! last stream processed) past a budget, and not before; with the budget off, it goes on.
 
-use crate::proto::h2::tests::*;
-use crate::proto::h2::{Calm, Rate};
+use super::*;
+use crate::proto::{Calm, Rate};
 
 /// A session whose budgets are `calm`.
 fn with_calm(calm: Calm) -> Limits {

@@ -11,8 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rest::{Again, Answered};
-use super::room::{Draw, Room};
+use crate::proto::keyed::{Again, Answered, Draw, Room};
 use crate::proto::Each;
 
 /// The most commands a connection has answered later and not sent (past it, it reads no

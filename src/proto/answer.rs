@@ -3,13 +3,9 @@
 
 use std::sync::Arc;
 
-use super::form::Form;
-use super::later::Sink;
-use super::op::Op;
-use super::owned::OwnedOp;
-use super::reply::{Outcome, Replies};
-use super::room::{Draw, Room};
-use crate::proto::{memcache, resp};
+use super::keyed::{Draw, Form, Op, Outcome, OwnedOp, Replies, Room};
+use super::keyed_session::Sink;
+use super::{memcache, resp};
 
 /// Runs `run` with `form`'s encoder over `out` (on the thread that runs a command for a
 /// session elsewhere), each value drawn from the connection's room through `draw` (none: no

@@ -2,7 +2,10 @@
 //! output is full stops consuming input, mid-buffer, holds the rest, and goes on where it
 //! stopped when fed again once the output drained, so the bytes that come out are exactly
 //! those an unbounded session writes (for HTTP/2, the same frames' contents: a DATA frame may
-//! be cut where the bound fell).
+//! be cut where the bound fell). The HTTP/2 port's session by the RFC, its budgets and limits,
+//! are `h2`'s.
+
+mod h2;
 
 use super::{Answer, Each, Limits, Proto, Request, Session};
 use crate::peer::h2::wire::{self, Coding};

@@ -1,7 +1,7 @@
 //! A keyed session's input: its bytes, how far they were run, the spans of the command being
 //! parsed, and how much of it was already searched.
 
-use super::op::Args;
+use crate::proto::keyed::Args;
 
 /// A keyed session's input (RESP's, memcache's): the bytes not run yet, from `pos` on, and
 /// the spans of the command being run. The sessions parse it; this keeps it from growing.

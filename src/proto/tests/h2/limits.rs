@@ -1,7 +1,7 @@
 //! The session's limits: frame size, windows and flow control, streams, header lists and
 //! blocks, bodies against their content-length.
 
-use crate::proto::h2::tests::*;
+use super::*;
 use crate::proto::{Protocol, Speaks};
 
 #[test]
