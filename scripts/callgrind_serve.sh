@@ -4,7 +4,8 @@
 # callgrind twice, serving N and then 2N keep-alive requests from `muxlab load`, and the
 # difference divided by N leaves out start-up, accepting and shutdown.
 # Usage: scripts/callgrind_serve.sh [MODEL...]   (default: epoll reactor)
-# MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_CLOSE=1: one request per
+# MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_PROTO=resp: redis's protocol,
+# the load generator's default keyed plan (GET and SET over its keys); MUXLAB_CLOSE=1: one request per
 # connection (ab's way: accepting and closing counted in); MUXLAB_BIN=PATH: that binary (not
 # built: an older build for a before/after).
 set -euo pipefail
@@ -16,7 +17,8 @@ proto=${MUXLAB_PROTO:-http}
 case "$proto" in
   http) scheme=http; more=() ;;
   h2) scheme=h2c; more=(--streams 10) ;;
-  *) echo "MUXLAB_PROTO is http or h2"; exit 2 ;;
+  resp) scheme=resp; more=() ;;
+  *) echo "MUXLAB_PROTO is http, h2 or resp"; exit 2 ;;
 esac
 kind=keep-alive
 if [ -n "${MUXLAB_CLOSE:-}" ]; then more+=(--close); kind=close; fi
