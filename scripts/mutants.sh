@@ -229,5 +229,15 @@ mutant timeout-response-silent src/proto/http/session.rs \
 ' '        b""
 ' \
   --lib server::connection::time_tests::a_head_past_the_header_timeout_gets_408_and_is_counted
+mutant tls-answers-timeout src/proto/tls.rs \
+  "fn timeout_response(&self) -> &'static [u8] {
+        b\"\"" "fn timeout_response(&self) -> &'static [u8] {
+        self.inner.timeout_response()" \
+  --lib proto::tests::only_http1_answers_a_head_that_timed_out
+mutant keyed-answers-not-owed src/proto/resp/mod.rs \
+  '    fn answers_owed(&self) -> bool {
+        self.core.owes()' '    fn answers_owed(&self) -> bool {
+        false' \
+  --lib store::
 
 exit $status

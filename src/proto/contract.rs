@@ -197,9 +197,9 @@ impl Default for Limits {
 
 /// What a server asks of a connection's session, whatever its protocol: feed it input, step
 /// its later answers, ask what it holds and owes, and end it. Every protocol's session keeps
-/// it in its own folder (HTTP/1.1, HTTP/2, echo, packet, and RESP and memcache through their
-/// shared keyed core); [`Detect`](super::Detect) keeps it while it decides, and TLS keeps it
-/// around any session that does (`TlsSession`). [`Session`](super::Session) forwards every
+/// it in its own folder (HTTP/1.1, HTTP/2, echo, packet, RESP and memcache, the last two
+/// answering from their shared keyed core); [`Detect`](super::Detect) keeps it while it
+/// decides, and TLS keeps it around what a connection speaks (`TlsSession`). [`Session`](super::Session) forwards every
 /// method to the session chosen, in one dispatch with no arm for "the others". No method has
 /// a default: a session answers each, so a protocol that forgot one does not build.
 pub trait Protocol: std::fmt::Debug + Sized {

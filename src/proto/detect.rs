@@ -100,9 +100,14 @@ impl Detect {
 /// until a protocol is chosen.
 impl Protocol for Detect {
     /// Reads toward a choice; the session holding it feeds the protocol chosen
-    /// ([`Detect::chosen`]) in the same call.
+    /// ([`Detect::chosen`]) in the same call. Input that comes once it has chosen is kept
+    /// for the protocol chosen too: nothing fed is lost.
     fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], _: &mut Vec<u8>, _: &mut F) -> Fed {
-        self.chosen = self.decide(input);
+        if self.chosen.is_some() {
+            self.line.extend_from_slice(input);
+        } else {
+            self.chosen = self.decide(input);
+        }
         Fed::default()
     }
 

@@ -201,8 +201,9 @@ impl Session {
         }
     }
 
-    /// What it speaks, in the clear (`None` behind TLS).
-    pub fn plain(&self) -> Option<&Speaks> {
+    /// What it speaks, in the clear (`None` behind TLS): for tests that look inside.
+    #[cfg(test)]
+    pub(crate) fn plain(&self) -> Option<&Speaks> {
         match self {
             Session::Plain(s) => Some(s),
             Session::Tls(_) => None,

@@ -1,4 +1,5 @@
-//! TLS around any session: rustls's server connection is sans-I/O like our sessions, so a
+//! TLS around what a connection speaks (any [`Protocol`] whose protocol ALPN may choose,
+//! [`Negotiate`]): rustls's server connection is sans-I/O like our sessions, so a
 //! [`TlsSession`] takes ciphertext in and gives ciphertext out, with the protocol session
 //! inside seeing plaintext. Every model serves HTTPS (`serve --tls`) without a line of its own.
 

@@ -1252,57 +1252,78 @@ fn a_connections_deadline_state_is_private_to_its_module() {
     }
 }
 
-/// A protocol is one type: every protocol's session implements `Protocol` in its own folder
-/// (RESP and memcache through their keyed core, each framing in its own), `Detect` and TLS
-/// implement it too, and `proto/session.rs` forwards every method of it to them in one
-/// dispatch: a macro whose matches have an arm per variant and none for "the others", used for
-/// both layers (what a connection speaks, and that in the clear or behind TLS), so a new variant
-/// does not build until its session answers every method.
+/// A protocol is one type: every protocol's session implements `Protocol` itself, in its own
+/// folder (each type a variant of `Speaks` or `Session` holds; RESP and memcache too, beside
+/// their framings), and `proto/session.rs` forwards every method of it to them in one
+/// dispatch: a macro whose matches have an arm per variant and none for "the others", each
+/// method forwarding to itself, used for both layers (what a connection speaks, and that in
+/// the clear or behind TLS), so a new variant does not build until its session answers every
+/// method.
 #[test]
 fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
     let src = sources();
     let methods = protocols::trait_methods(&src["proto/contract.rs"], "Protocol");
     assert!(methods.len() >= 15, "the Protocol trait's methods: {methods:?}");
-    // Each protocol's session implements the trait, in its own folder.
-    let own = [
-        ("proto/http/", "HttpSession", "Protocol"),
-        ("proto/h2/", "H2Session", "Protocol"),
-        ("proto/echo/", "EchoSession", "Protocol"),
-        ("proto/packet/", "PacketSession", "Protocol"),
-        ("proto/resp/", "RespSession", "Framing"),
-        ("proto/memcache/", "McSession", "Framing"),
-        ("proto/keyed_session/", "S", "Protocol"),
-        ("proto/detect.rs", "Detect", "Protocol"),
-        ("proto/tls.rs", "TlsSession", "Protocol"),
-    ];
-    for (place, ty, tr) in own {
-        let found: Vec<&String> = src
-            .iter()
-            .filter(|(f, code)| f.starts_with(place) && protocols::implementors(code, tr).contains(ty))
-            .map(|(f, _)| f)
-            .collect();
-        assert_eq!(found.len(), 1, "{ty} implements {tr} once, under {place}: {found:?}");
-    }
-    // The one dispatch: a macro in session.rs, its matches forwarding every method, no arm
-    // for "the others" anywhere in the file, and each enum's every variant dispatched.
     let session = &src["proto/session.rs"];
-    let body = protocols::macro_body(session, "dispatch").expect("proto/session.rs defines macro_rules! dispatch");
-    assert_eq!(
-        protocols::forwarded(body),
-        methods,
-        "the dispatch forwards every Protocol method"
-    );
-    assert_eq!(
-        protocols::catch_all_arms(session),
-        0,
-        "proto/session.rs answers for no variant with `_ =>`"
-    );
     let uses = protocols::dispatched(session);
     let types: BTreeSet<&str> = uses.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(
         types,
         BTreeSet::from(["Session", "Speaks"]),
         "both layers use the one dispatch"
+    );
+    // Each session a variant holds implements the trait once, in its own module's folder
+    // (or file): no blanket impl answers for it.
+    let mut held = Vec::new();
+    for ty in &types {
+        held.extend(protocols::payloads(session, ty));
+    }
+    assert!(held.len() >= 8, "the sessions the two enums hold: {held:?}");
+    for (module, ty) in held.iter().filter(|(_, t)| !types.contains(t.as_str())) {
+        let found: Vec<&String> = src
+            .iter()
+            .filter(|(_, code)| protocols::implementors(code, "Protocol").contains(ty))
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(found.len(), 1, "{ty} implements Protocol once: {found:?}");
+        if let Some(m) = module {
+            let f = found[0];
+            assert!(
+                f.starts_with(&format!("proto/{m}/")) || *f == format!("proto/{m}.rs"),
+                "{ty} implements Protocol in {f}, not in proto/{m}"
+            );
+        }
+    }
+    let blanket: Vec<&String> = src
+        .iter()
+        .filter(|(_, code)| {
+            protocols::implementors(code, "Protocol")
+                .iter()
+                .any(|t| t.len() == 1 && t.chars().all(|c| c.is_ascii_uppercase()))
+        })
+        .map(|(f, _)| f)
+        .collect();
+    assert!(
+        blanket.is_empty(),
+        "a blanket `impl<T> Protocol for T` answers for protocols: {blanket:?}"
+    );
+    // The one dispatch: a macro in session.rs whose every method forwards to itself, every
+    // trait method among them, no arm for "the others" in the file, each enum's every variant
+    // dispatched.
+    let body = protocols::macro_body(session, "dispatch").expect("proto/session.rs defines macro_rules! dispatch");
+    let forwarding = protocols::forwarding(body);
+    for (name, calls) in &forwarding {
+        assert!(
+            !calls.is_empty() && calls.iter().all(|c| c == name),
+            "dispatch's {name} forwards to {calls:?}"
+        );
+    }
+    let names: BTreeSet<String> = forwarding.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, methods, "the dispatch forwards every Protocol method");
+    assert_eq!(
+        protocols::catch_all_arms(session),
+        Vec::<String>::new(),
+        "proto/session.rs answers for some variants with a catch-all arm"
     );
     for (ty, vs) in &uses {
         assert_eq!(
@@ -1326,13 +1347,24 @@ fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
         "Protocol for Session or Speaks outside the dispatch: {others:?}"
     );
     // The readers see what they look for in planted code.
-    assert_eq!(protocols::catch_all_arms("match x {\n    A => 1,\n    _ => 0,\n}"), 1);
     assert_eq!(
-        protocols::forwarded("match self { $($ty::$v(s) => s.owes(),)+ } match self { X(s) => s.trim() }"),
-        BTreeSet::from(["owes".to_string(), "trim".to_string()])
+        protocols::catch_all_arms("match self { $($ty::$v(s) => s.owes(),)+ _ => false }"),
+        vec!["_".to_string()]
     );
     assert_eq!(
-        protocols::dispatched("x\ndispatch!(Speaks { A, B });\n"),
+        protocols::catch_all_arms("match x {\n    A(s) => 1, // _ => 0\n    other => 0,\n}"),
+        vec!["other".to_string()]
+    );
+    assert_eq!(
+        protocols::arm_patterns("match self { $($ty::$v(s) => s.owes(),)+ }"),
+        vec!["$ty::$v(s)".to_string()]
+    );
+    assert_eq!(
+        protocols::forwarding("fn owes(&self) { match self { $($ty::$v(s) => s.answers_owed(),)+ } }"),
+        vec![("owes".to_string(), vec!["answers_owed".to_string()])]
+    );
+    assert_eq!(
+        protocols::dispatched("x\ndispatch!(Speaks {\n    A,\n    B\n});\n"),
         vec![("Speaks".to_string(), BTreeSet::from(["A".to_string(), "B".to_string()]))]
     );
     assert_eq!(
@@ -1341,5 +1373,13 @@ fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
             "Protocol"
         ),
         BTreeSet::from(["S".to_string(), "X".to_string()])
+    );
+    assert_eq!(
+        protocols::payloads("enum E { A(a::X), B(Box<b::Y>), C(Z) }", "E"),
+        vec![
+            (Some("a".to_string()), "X".to_string()),
+            (Some("b".to_string()), "Y".to_string()),
+            (None, "Z".to_string())
+        ]
     );
 }

@@ -96,19 +96,94 @@ pub fn macro_body<'a>(code: &'a str, name: &str) -> Option<&'a str> {
     None
 }
 
-/// The methods a dispatch body forwards: each `=> s.NAME(` in an arm of its matches.
-pub fn forwarded(body: &str) -> BTreeSet<String> {
-    body.match_indices("=> s.")
-        .filter_map(|(i, m)| body[i + m.len()..].split_once('(').map(|(n, _)| n.to_string()))
+/// Each method a dispatch body defines, with the methods its arms forward to (`=> s.NAME(`).
+pub fn forwarding(body: &str) -> Vec<(String, Vec<String>)> {
+    body.split("fn ")
+        .skip(1)
+        .filter_map(|chunk| {
+            let end = chunk.find(['<', '('])?;
+            let name = chunk[..end].trim().to_string();
+            let calls = chunk
+                .match_indices("=> s.")
+                .filter_map(|(i, m)| chunk[i + m.len()..].split_once('(').map(|(n, _)| n.to_string()))
+                .collect();
+            Some((name, calls))
+        })
         .collect()
 }
 
-/// A match arm that answers for "the others": `_ =>` (or a binding that catches them all).
-pub fn catch_all_arms(code: &str) -> usize {
-    code.lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            t.starts_with("_ =>") || t.contains("| _ =>") || t.starts_with("other =>")
+/// The patterns of every match arm in `code` (comments left out): the text before each `=>`
+/// back to the `{` or `,` that opens the arm, outside parentheses.
+pub fn arm_patterns(code: &str) -> Vec<String> {
+    let code: String = code
+        .lines()
+        .map(|l| l.split_once("//").map_or(l, |(c, _)| c))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("=>") {
+        let mut depth = 0i32;
+        let mut i = at;
+        while i > 0 {
+            i -= 1;
+            match b[i] {
+                b')' | b']' => depth += 1,
+                b'(' | b'[' => {
+                    depth -= 1;
+                    if depth < 0 {
+                        break; // the arm opens inside a repetition: `$( … => … )+`
+                    }
+                }
+                b'{' | b',' if depth == 0 => break,
+                // The end of a repetition (`$( … )+`) before it: the arm opens after it.
+                b'+' | b'*' if depth == 0 && i > 0 && b[i - 1] == b')' => break,
+                _ => {}
+            }
+        }
+        out.push(code[i + 1..at].trim().to_string());
+    }
+    out
+}
+
+/// The arms that answer for "the others": `_` or a bare binding (`other =>`), however the
+/// match is laid out.
+pub fn catch_all_arms(code: &str) -> Vec<String> {
+    arm_patterns(code)
+        .into_iter()
+        .filter(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c == '_' || c.is_ascii_lowercase() || c.is_ascii_digit())
         })
-        .count()
+        .collect()
+}
+
+/// The payload type of each variant of `enum NAME` in `code`, as (its module path's first
+/// segment, if any, and its name), a `Box` looked through.
+pub fn payloads(code: &str, name: &str) -> Vec<(Option<String>, String)> {
+    let file = syn::parse_file(code).unwrap();
+    let mut out = Vec::new();
+    for e in file.items.iter().filter_map(|i| match i {
+        syn::Item::Enum(e) if e.ident == name => Some(e),
+        _ => None,
+    }) {
+        for v in &e.variants {
+            let Some(field) = v.fields.iter().next() else { continue };
+            let mut ty = &field.ty;
+            while let syn::Type::Path(p) = ty {
+                let last = p.path.segments.last().unwrap();
+                if let (true, syn::PathArguments::AngleBracketed(a)) = (last.ident == "Box", &last.arguments) {
+                    if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                        ty = inner;
+                        continue;
+                    }
+                }
+                let first = (p.path.segments.len() > 1).then(|| p.path.segments[0].ident.to_string());
+                out.push((first, last.ident.to_string()));
+                break;
+            }
+        }
+    }
+    out
 }

@@ -1,5 +1,5 @@
 //! What every keyed session (RESP, memcache) keeps beside its protocol's own parse state, and
-//! through which it keeps [`Protocol`](super::Protocol): the input not run yet ([`Input`]),
+//! what its [`Protocol`](super::Protocol) answers come from: the input not run yet ([`Input`]),
 //! the answers other threads owe in order and the replies behind them ([`Slots`], [`Sink`]),
 //! and the one feed loop both protocols' framings ([`Framing`]) run in ([`Core`]).
 
@@ -11,4 +11,4 @@ pub(crate) use input::Input;
 #[cfg(test)]
 pub(crate) use later::MAX_WAITING;
 pub(crate) use later::{Sink, Slots};
-pub(crate) use session::{Core, Framing};
+pub(crate) use session::{complete, feed, Core, Framing};

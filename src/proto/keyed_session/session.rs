@@ -3,10 +3,8 @@
 //! stopped taking commands. Each protocol frames and runs its commands; this decides, the same
 //! for both, when the next one may run and when a close may go out.
 
-use std::time::Instant;
-
 use super::{Input, Slots};
-use crate::proto::{Each, Fed, Protocol};
+use crate::proto::{Each, Fed};
 
 /// A keyed session's shared state.
 #[derive(Debug, Default)]
@@ -101,9 +99,11 @@ impl Core {
 }
 
 /// A keyed protocol's framing: what the one feed loop ([`feed`]) asks of each protocol.
-/// RESP and memcache implement it in their own folders, and with it [`Protocol`]: every
-/// answer a keyed session gives a server is its [`Core`]'s.
+/// RESP and memcache implement it in their own folders, each beside its own `Protocol`,
+/// whose answers are its [`Core`]'s.
 pub(crate) trait Framing: std::fmt::Debug {
+    /// The core, for tests that look inside.
+    #[cfg(test)]
     fn core(&self) -> &Core;
 
     fn core_mut(&mut self) -> &mut Core;
@@ -143,82 +143,4 @@ pub(crate) fn complete<S: Framing, F: Each + ?Sized>(s: &mut S, ticket: u64, out
     let mut fed = feed(s, &[], out, each);
     fed.requests += ended;
     fed
-}
-
-/// A keyed session as a server sees it: its core answers, the same for RESP and memcache.
-impl<S: Framing> Protocol for S {
-    fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
-        feed(self, input, out, each)
-    }
-
-    /// Keyed commands have no answers that come due with time.
-    fn advance_each<F: Each + ?Sized>(&mut self, _: Instant, _: &mut Vec<u8>, _: &mut F) -> Fed {
-        Fed::default()
-    }
-
-    fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
-        complete(self, ticket, out, each)
-    }
-
-    /// A command part-way in is not a head: a keyed connection has only its idle timeout.
-    fn head_pending(&self) -> bool {
-        false
-    }
-
-    fn holding(&self) -> bool {
-        self.core().holding()
-    }
-
-    fn trim(&mut self) -> usize {
-        self.core_mut().trim()
-    }
-
-    fn due(&self) -> Option<Instant> {
-        None
-    }
-
-    fn owes(&self) -> bool {
-        self.core().owes()
-    }
-
-    /// Answers other threads are running go out before the close, even after the peer has
-    /// finished sending.
-    fn answers_owed(&self) -> bool {
-        self.core().owes()
-    }
-
-    fn output_gone(&mut self, bound: usize) {
-        self.core().slots.drained(bound)
-    }
-
-    fn paused(&self) -> bool {
-        self.core().paused()
-    }
-
-    fn window_held(&self) -> bool {
-        false
-    }
-
-    fn behind(&self) -> usize {
-        self.core().behind()
-    }
-
-    /// The answers owed are the store's threads' work, held in the session's slots; none
-    /// has a ticket the wiring cancels (they are dropped with the connection).
-    fn tickets(&self) -> Vec<u64> {
-        Vec::new()
-    }
-
-    fn cancelled(&mut self) -> Vec<u64> {
-        Vec::new()
-    }
-
-    /// Every reply written is whole: a cut keyed connection sends nothing more.
-    fn cut(&mut self, _: &mut Vec<u8>) {}
-
-    fn farewell(&mut self, _: &mut Vec<u8>) {}
-
-    fn timeout_response(&self) -> &'static [u8] {
-        b""
-    }
 }

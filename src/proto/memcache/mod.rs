@@ -16,8 +16,10 @@ mod command;
 mod reply;
 
 use super::keyed::Op;
-use super::keyed_session::{Core, Framing, Sink};
-use super::{Each, Fed};
+use std::time::Instant;
+
+use super::keyed_session::{self, Core, Framing, Sink};
+use super::{Each, Fed, Protocol};
 /// The commands it knows, as their replies differ: the reply forms keyed state carries.
 pub use crate::proto::keyed::McVerb as Verb;
 use command::{number, op, Other};
@@ -222,6 +224,7 @@ impl McSession {
 }
 
 impl Framing for McSession {
+    #[cfg(test)]
     fn core(&self) -> &Core {
         &self.core
     }
@@ -285,6 +288,88 @@ impl Framing for McSession {
             }
         }
         true
+    }
+}
+
+/// memcache as a server sees it: each answer is its keyed core's ([`Core`]), through the feed
+/// loop every keyed framing runs in.
+impl Protocol for McSession {
+    fn feed_each<F: Each + ?Sized>(&mut self, input: &[u8], out: &mut Vec<u8>, each: &mut F) -> Fed {
+        keyed_session::feed(self, input, out, each)
+    }
+
+    /// memcache's commands have no answers that come due with time.
+    fn advance_each<F: Each + ?Sized>(&mut self, _: Instant, _: &mut Vec<u8>, _: &mut F) -> Fed {
+        Fed::default()
+    }
+
+    /// The answer another thread ran for `ticket` goes out in its place, and the input held
+    /// behind it goes on.
+    fn complete_each<F: Each + ?Sized>(&mut self, ticket: u64, out: &mut Vec<u8>, each: &mut F) -> Fed {
+        keyed_session::complete(self, ticket, out, each)
+    }
+
+    /// A command part-way in is not a head: a memcache connection has only its idle timeout.
+    fn head_pending(&self) -> bool {
+        false
+    }
+
+    fn holding(&self) -> bool {
+        self.core.holding()
+    }
+
+    fn trim(&mut self) -> usize {
+        self.core.trim()
+    }
+
+    fn due(&self) -> Option<Instant> {
+        None
+    }
+
+    fn owes(&self) -> bool {
+        self.core.owes()
+    }
+
+    /// Answers other threads are running go out before the close, even after the peer has
+    /// finished sending.
+    fn answers_owed(&self) -> bool {
+        self.core.owes()
+    }
+
+    fn output_gone(&mut self, bound: usize) {
+        self.core.slots.drained(bound)
+    }
+
+    fn paused(&self) -> bool {
+        self.core.paused()
+    }
+
+    /// memcache has no flow-control window: TCP's is the only one.
+    fn window_held(&self) -> bool {
+        false
+    }
+
+    fn behind(&self) -> usize {
+        self.core.behind()
+    }
+
+    /// The answers owed wait in the session's slots, not behind tickets the wiring cancels: a
+    /// closing connection drops its slots, and an answer that comes after is thrown away.
+    fn tickets(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    fn cancelled(&mut self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    /// Every reply written is whole: a cut memcache connection sends nothing more.
+    fn cut(&mut self, _: &mut Vec<u8>) {}
+
+    fn farewell(&mut self, _: &mut Vec<u8>) {}
+
+    fn timeout_response(&self) -> &'static [u8] {
+        b""
     }
 }
 

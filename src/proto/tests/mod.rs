@@ -136,3 +136,28 @@ fn h2_bodies_a_window_update_lets_go_leave_within_the_bound() {
     wire::settings(&mut input, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)]);
     holds(Proto::H2, &input, frame::MAX_FRAME + 200);
 }
+
+/// A head that timed out gets HTTP/1.x's 408 and nothing else from any other protocol, nor
+/// from a connection still choosing (h2's port) or behind TLS: each session answers for
+/// itself through the one dispatch.
+#[test]
+fn only_http1_answers_a_head_that_timed_out() {
+    let r408 = b"HTTP/1.1 408 Request Timeout\r\n";
+    for proto in [
+        Proto::Http,
+        Proto::Echo,
+        Proto::Packet(4),
+        Proto::H2,
+        Proto::Resp,
+        Proto::Memcache,
+    ] {
+        let s = Session::with_limits(proto, Limits::default());
+        assert_eq!(s.timeout_response().starts_with(r408), proto == Proto::Http, "{proto}");
+        if proto != Proto::Http {
+            assert_eq!(s.timeout_response(), b"", "{proto}");
+        }
+        let cfg = super::tls::server_config("self-signed", proto == Proto::H2).unwrap();
+        let tls = Session::with_tls(cfg, super::Speaks::with_limits(proto, Limits::default()));
+        assert_eq!(tls.timeout_response(), b"", "{proto} behind TLS");
+    }
+}

@@ -391,3 +391,30 @@ fn the_first_frame_must_be_settings_and_connect_gets_405() {
     wire::headers(&mut b, 1, &block, true);
     assert_eq!(talk(&b).0.streams[&1].status.as_deref(), Some("405"));
 }
+
+/// The h2 port's first bytes choose the protocol wherever the reads split them: HTTP/2's
+/// preface with a request behind it, and an HTTP/1.1 request, cut into two feeds at every
+/// byte, get the answer the whole input gets (`Detect` hands the protocol chosen every byte it
+/// held, and what came after its choice).
+#[test]
+fn the_h2_ports_choice_holds_at_every_split_of_its_first_bytes() {
+    let mut h2 = hello();
+    get(&mut h2, 1);
+    let h1 = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    for input in [h2, h1] {
+        let whole = {
+            let mut s = Session::with_limits(Proto::H2, limits());
+            let mut out = Vec::new();
+            assert_eq!(s.feed(&input, &mut out).requests, 1);
+            out
+        };
+        for cut in 0..=input.len() {
+            let mut s = Session::with_limits(Proto::H2, limits());
+            let mut out = Vec::new();
+            let mut requests = s.feed(&input[..cut], &mut out).requests;
+            requests += s.feed(&input[cut..], &mut out).requests;
+            assert_eq!(requests, 1, "cut at {cut}");
+            assert_eq!(out, whole, "cut at {cut}");
+        }
+    }
+}
