@@ -238,6 +238,6 @@ mutant keyed-answers-not-owed src/proto/resp/mod.rs \
   '    fn answers_owed(&self) -> bool {
         self.core.owes()' '    fn answers_owed(&self) -> bool {
         false' \
-  --lib store::
+  --test keyed a_client_that_stops_sending_gets_every_answer_another_thread_owes_it
 
 exit $status
