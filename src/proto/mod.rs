@@ -34,3 +34,4 @@ pub use detect::{Choice, Detect};
 pub use kind::Proto;
 pub use later::{EventStream, Later};
 pub use session::{Session, Speaks};
+pub use tls::server_config;

@@ -380,7 +380,7 @@ impl ServeArgs {
         let tls = self
             .tls_spec
             .as_deref()
-            .map(|spec| crate::proto::tls::server_config(spec, proto == Proto::H2))
+            .map(|spec| crate::proto::server_config(spec, proto == Proto::H2))
             .transpose()
             .map_err(|e| Error::Usage(e.0))?;
         let work = self.work_spec.parse::<Work>().map_err(|e| Error::Usage(e.0))?;

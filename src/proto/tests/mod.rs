@@ -156,7 +156,7 @@ fn only_http1_answers_a_head_that_timed_out() {
         if proto != Proto::Http {
             assert_eq!(s.timeout_response(), b"", "{proto}");
         }
-        let cfg = super::tls::server_config("self-signed", proto == Proto::H2).unwrap();
+        let cfg = super::server_config("self-signed", proto == Proto::H2).unwrap();
         let tls = Session::with_tls(cfg, super::Speaks::with_limits(proto, Limits::default()));
         assert_eq!(tls.timeout_response(), b"", "{proto} behind TLS");
     }
