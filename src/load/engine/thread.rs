@@ -244,6 +244,12 @@ impl<'a> Engine<'a> {
                 }
                 continue;
             }
+            // Another thread may have ended connecting (`t0`, read from its clock) after this
+            // turn read the clock: nothing done from here on is earlier than that. Else a request
+            // sent now would be dated before the window (not counted as sent, nor against -n)
+            // and answered inside it (counted): 401 responses to `-n 400`, seen once on h2 over
+            // TLS with the CPUs busy.
+            let now = self.start.t0().map_or(now, |t0| now.max(t0));
             self.fire_timers(now);
             // Requests start with the warm-up, once connecting is over; with --connect-first,
             // once every connection is up too (or the connect timeout has passed: some never
