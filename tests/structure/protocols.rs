@@ -113,7 +113,8 @@ pub fn forwarding(body: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// The patterns of every match arm in `code` (comments left out): the text before each `=>`
-/// back to the `{` or `,` that opens the arm, outside parentheses.
+/// back to what ends the arm before it (`{`, `,`, or the `}` of a block arm, which rustfmt
+/// leaves without a comma), outside parentheses.
 pub fn arm_patterns(code: &str) -> Vec<String> {
     let code: String = code
         .lines()
@@ -135,7 +136,7 @@ pub fn arm_patterns(code: &str) -> Vec<String> {
                         break; // the arm opens inside a repetition: `$( … => … )+`
                     }
                 }
-                b'{' | b',' if depth == 0 => break,
+                b'{' | b'}' | b',' if depth == 0 => break,
                 // The end of a repetition (`$( … )+`) before it: the arm opens after it.
                 b'+' | b'*' if depth == 0 && i > 0 && b[i - 1] == b')' => break,
                 _ => {}
