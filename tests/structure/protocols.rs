@@ -142,7 +142,12 @@ pub fn arm_patterns(code: &str) -> Vec<String> {
                 _ => {}
             }
         }
-        out.push(code[i + 1..at].trim().to_string());
+        // An arm's attributes (`#[allow(..)]`) are not its pattern.
+        let mut p = code[i + 1..at].trim();
+        while let Some(rest) = p.strip_prefix("#[") {
+            p = rest.split_once(']').map_or("", |(_, r)| r).trim();
+        }
+        out.push(p.to_string());
     }
     out
 }
