@@ -72,24 +72,54 @@ impl std::fmt::Display for Kind {
     }
 }
 
-impl std::str::FromStr for Kind {
-    type Err = String;
+/// A `--store` value that names no store: what was given, and why it is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadStore {
+    pub given: String,
+    pub why: StoreRefusal,
+}
 
-    fn from_str(s: &str) -> Result<Kind, String> {
-        let stripes = |n: &str| match n.parse::<usize>() {
-            Ok(n) if (1..=MAX_STRIPES).contains(&n) => Ok(Kind::Striped(n)),
-            _ => Err(format!("'{s}': striped:N takes N from 1 to {MAX_STRIPES} stripes")),
+/// Why a `--store` value is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreRefusal {
+    /// `striped:N` with N not a number from 1 to [`MAX_STRIPES`].
+    Stripes,
+    /// No store has that name.
+    Unknown,
+}
+
+impl std::fmt::Display for BadStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.given;
+        match self.why {
+            StoreRefusal::Stripes => write!(f, "'{s}': striped:N takes N from 1 to {MAX_STRIPES} stripes"),
+            StoreRefusal::Unknown => write!(
+                f,
+                "'{s}' is not a store: owned (one thread's table, no lock), locked (one table behind one lock), striped:N (N tables by key hash, a lock each; striped alone is 16) or sharded (a table per worker, commands sent to the key's owner)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadStore {}
+
+impl std::str::FromStr for Kind {
+    type Err = BadStore;
+
+    fn from_str(s: &str) -> Result<Kind, BadStore> {
+        let bad = |why| BadStore {
+            given: s.to_string(),
+            why,
         };
         match s {
             "owned" => Ok(Kind::Owned),
             "locked" => Ok(Kind::Locked),
             "striped" => Ok(Kind::Striped(16)),
             "sharded" => Ok(Kind::Sharded),
-            _ => match s.strip_prefix("striped:") {
-                Some(n) => stripes(n),
-                None => Err(format!(
-                    "'{s}' is not a store: owned (one thread's table, no lock), locked (one table behind one lock), striped:N (N tables by key hash, a lock each; striped alone is 16) or sharded (a table per worker, commands sent to the key's owner)"
-                )),
+            _ => match s.strip_prefix("striped:").map(str::parse::<usize>) {
+                Some(Ok(n)) if (1..=MAX_STRIPES).contains(&n) => Ok(Kind::Striped(n)),
+                Some(_) => Err(bad(StoreRefusal::Stripes)),
+                None => Err(bad(StoreRefusal::Unknown)),
             },
         }
     }
@@ -238,8 +268,13 @@ mod tests {
         assert!(Toucher::EachWorker.allows(Kind::Striped(4), 2));
         assert_eq!("striped:16".parse::<Kind>(), Ok(Kind::Striped(16)));
         assert_eq!(Kind::Striped(16).to_string(), "striped:16");
-        for bad in ["striped:0", "striped:x", "striped:4097", "stripes"] {
-            assert!(bad.parse::<Kind>().is_err(), "{bad}");
+        for (bad, why) in [
+            ("striped:0", StoreRefusal::Stripes),
+            ("striped:x", StoreRefusal::Stripes),
+            ("striped:4097", StoreRefusal::Stripes),
+            ("stripes", StoreRefusal::Unknown),
+        ] {
+            assert_eq!(bad.parse::<Kind>().map_err(|e| e.why), Err(why), "{bad}");
         }
     }
 }

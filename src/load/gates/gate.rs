@@ -63,7 +63,7 @@ impl<'de> Deserialize<'de> for Gates {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Gates, D::Error> {
         String::deserialize(d)?
             .parse::<Gates>()
-            .map_err(|e| serde::de::Error::custom(e.0))
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -81,97 +81,156 @@ pub struct Judged {
     pub vacuous: Option<String>,
 }
 
-/// One gate's text read, or what is wrong with it (a gate no figure can cross is refused:
-/// a share over 100 %, `errors>100%`, any figure under 0).
-fn gate(s: &str) -> Result<Gate, String> {
-    {
-        let s = s.trim();
-        let (op, i) = match (s.find('>'), s.find('<')) {
-            (Some(i), None) => (true, i),
-            (None, Some(i)) => (false, i),
-            _ => {
-                return Err(format!(
-                    "'{s}' is not FIGURE>BOUND or FIGURE<BOUND: write e.g. p99>10ms"
-                ))
-            }
-        };
-        let (lhs, bound) = (s[..i].trim(), s[i + 1..].trim());
-        let (class, name) = match lhs.split_once(':') {
-            Some((c, n)) if !c.is_empty() => (Some(c.to_string()), n),
-            _ => (None, lhs),
-        };
-        let latency = |q| -> Result<(Figure, f64), String> {
-            let d = parse_duration(bound).map_err(|e| format!("'{s}': {bound} is not a duration ({})", e.0))?;
-            Ok((Figure::Latency(q), d.as_secs_f64() * 1e6))
-        };
-        let (figure, bound) = match name {
-            "p50" => latency(Quantile::P50)?,
-            "p90" => latency(Quantile::P90)?,
-            "p99" => latency(Quantile::P99)?,
-            "p99.9" | "p999" => latency(Quantile::P999)?,
-            "max" => latency(Quantile::Max)?,
-            "errors" => match bound.strip_suffix('%') {
-                Some(p) => (
-                    Figure::Errors { share: true },
-                    p.trim()
-                        .parse::<f64>()
-                        .map_err(|_| format!("'{s}': {bound} is not a percentage"))?,
-                ),
-                None => (
-                    Figure::Errors { share: false },
-                    bound
-                        .parse::<f64>()
-                        .map_err(|_| format!("'{s}': {bound} is not a count"))?,
-                ),
-            },
-            "rps" => (
-                Figure::Rps,
-                bound
-                    .parse::<f64>()
-                    .map_err(|_| format!("'{s}': {bound} is not a rate"))?,
+/// A `--fail-if` gate refused: the gate as written, its figure and bound as written (empty
+/// where it has none), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadGate {
+    pub gate: String,
+    pub figure: String,
+    pub bound: String,
+    pub why: GateFault,
+}
+
+/// Why a gate is refused (a gate no figure can cross is refused too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateFault {
+    /// Not one `>` or `<`.
+    NoComparison,
+    /// A figure no gate holds.
+    UnknownFigure,
+    /// A latency's bound that is not a duration.
+    NotADuration,
+    /// An error share's bound that is not a number.
+    NotAPercentage,
+    /// An error count's bound that is not a number.
+    NotACount,
+    /// A rate's bound that is not a number.
+    NotARate,
+    /// A bound under 0, or not finite.
+    Negative,
+    /// A share over 100 %.
+    ShareOver100,
+    /// `errors>100%`: no share of the requests is over 100 %.
+    ShareNeverOver,
+    /// `FIGURE<0`: no figure is under 0.
+    NeverUnder,
+    /// `CLASS:rps`: the rate is the run's.
+    ClassRate,
+    /// No gate at all.
+    NoGate,
+}
+
+impl fmt::Display for BadGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, bound) = (&self.gate, &self.bound);
+        match self.why {
+            GateFault::NoComparison => write!(f, "'{s}' is not FIGURE>BOUND or FIGURE<BOUND: write e.g. p99>10ms"),
+            GateFault::UnknownFigure => write!(
+                f,
+                "'{}' in '{s}' is not a figure a gate holds: p50, p90, p99, p99.9, max, errors, rps",
+                self.figure
             ),
-            other => {
-                return Err(format!(
-                    "'{other}' in '{s}' is not a figure a gate holds: p50, p90, p99, p99.9, max, errors, rps"
-                ))
+            GateFault::NotADuration => {
+                let why = parse_duration(bound).err().map_or(String::new(), |e| e.0);
+                write!(f, "'{s}': {bound} is not a duration ({why})")
             }
-        };
-        if !(bound.is_finite() && bound >= 0.0) {
-            return Err(format!("'{s}': the bound must be a number from 0"));
+            GateFault::NotAPercentage => write!(f, "'{s}': {bound} is not a percentage"),
+            GateFault::NotACount => write!(f, "'{s}': {bound} is not a count"),
+            GateFault::NotARate => write!(f, "'{s}': {bound} is not a rate"),
+            GateFault::Negative => write!(f, "'{s}': the bound must be a number from 0"),
+            GateFault::ShareOver100 => write!(f, "'{s}': a share of the requests is at most 100 %"),
+            GateFault::ShareNeverOver => write!(f, "'{s}' can never fail: no share of the requests is over 100 %"),
+            GateFault::NeverUnder => write!(f, "'{s}' can never fail: no figure is under 0"),
+            GateFault::ClassRate => write!(f, "'{s}': rps is the run's, not a class's"),
+            GateFault::NoGate => f.write_str("no gate given: write e.g. 'p99>10ms,errors>0.1%,rps<5000'"),
         }
-        // A gate is a promise the run can break: one no figure can cross is refused.
-        let share = figure == (Figure::Errors { share: true });
-        if share && bound > 100.0 {
-            return Err(format!("'{s}': a share of the requests is at most 100 %"));
-        }
-        if share && op && bound >= 100.0 {
-            return Err(format!("'{s}' can never fail: no share of the requests is over 100 %"));
-        }
-        if !op && bound == 0.0 {
-            return Err(format!("'{s}' can never fail: no figure is under 0"));
-        }
-        if class.is_some() && figure == Figure::Rps {
-            return Err(format!("'{s}': rps is the run's, not a class's"));
-        }
-        Ok(Gate {
-            class,
-            figure,
-            fails_over: op,
-            bound,
-        })
     }
 }
 
+impl std::error::Error for BadGate {}
+
+/// One gate's text read, or why it is refused (a gate no figure can cross is refused: a
+/// share over 100 %, `errors>100%`, any figure under 0).
+fn gate(s: &str) -> Result<Gate, BadGate> {
+    let s = s.trim();
+    let bad = |figure: &str, bound: &str, why| BadGate {
+        gate: s.to_string(),
+        figure: figure.to_string(),
+        bound: bound.to_string(),
+        why,
+    };
+    let (op, i) = match (s.find('>'), s.find('<')) {
+        (Some(i), None) => (true, i),
+        (None, Some(i)) => (false, i),
+        _ => return Err(bad("", "", GateFault::NoComparison)),
+    };
+    let (lhs, bound_text) = (s[..i].trim(), s[i + 1..].trim());
+    let (class, name) = match lhs.split_once(':') {
+        Some((c, n)) if !c.is_empty() => (Some(c.to_string()), n),
+        _ => (None, lhs),
+    };
+    let fault = |why| bad(name, bound_text, why);
+    let number = |t: &str, why| t.trim().parse::<f64>().map_err(|_| fault(why));
+    let latency = |q| -> Result<(Figure, f64), BadGate> {
+        let d = parse_duration(bound_text).map_err(|_| fault(GateFault::NotADuration))?;
+        Ok((Figure::Latency(q), d.as_secs_f64() * 1e6))
+    };
+    let (figure, bound) = match name {
+        "p50" => latency(Quantile::P50)?,
+        "p90" => latency(Quantile::P90)?,
+        "p99" => latency(Quantile::P99)?,
+        "p99.9" | "p999" => latency(Quantile::P999)?,
+        "max" => latency(Quantile::Max)?,
+        "errors" => match bound_text.strip_suffix('%') {
+            Some(p) => (Figure::Errors { share: true }, number(p, GateFault::NotAPercentage)?),
+            None => (
+                Figure::Errors { share: false },
+                number(bound_text, GateFault::NotACount)?,
+            ),
+        },
+        "rps" => (Figure::Rps, number(bound_text, GateFault::NotARate)?),
+        _ => return Err(fault(GateFault::UnknownFigure)),
+    };
+    if !(bound.is_finite() && bound >= 0.0) {
+        return Err(fault(GateFault::Negative));
+    }
+    // A gate is a promise the run can break: one no figure can cross is refused.
+    let share = figure == (Figure::Errors { share: true });
+    if share && bound > 100.0 {
+        return Err(fault(GateFault::ShareOver100));
+    }
+    if share && op && bound >= 100.0 {
+        return Err(fault(GateFault::ShareNeverOver));
+    }
+    if !op && bound == 0.0 {
+        return Err(fault(GateFault::NeverUnder));
+    }
+    if class.is_some() && figure == Figure::Rps {
+        return Err(fault(GateFault::ClassRate));
+    }
+    Ok(Gate {
+        class,
+        figure,
+        fails_over: op,
+        bound,
+    })
+}
+
 impl FromStr for Gates {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Gates, BadValue> {
+    type Err = BadGate;
+    fn from_str(s: &str) -> Result<Gates, BadGate> {
         let gates: Vec<Gate> = s
             .split(',')
             .filter(|p| !p.trim().is_empty())
-            .map(|g| gate(g).map_err(BadValue))
+            .map(gate)
             .collect::<Result<_, _>>()?;
         if gates.is_empty() {
-            return Err("no gate given: write e.g. 'p99>10ms,errors>0.1%,rps<5000'".into());
+            return Err(BadGate {
+                gate: s.to_string(),
+                figure: String::new(),
+                bound: String::new(),
+                why: GateFault::NoGate,
+            });
         }
         Ok(Gates(gates))
     }
@@ -271,22 +330,29 @@ mod tests {
             g.0.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
             ["p99>10ms", "errors>0.1%", "rps<5000", "short:p99.9>5ms", "errors>0"]
         );
-        for (bad, says) in [
-            ("p99=10ms", "is not FIGURE>BOUND"),
-            ("p98>1ms", "is not a figure a gate holds"),
-            ("p99>fast", "is not a duration"),
-            ("errors>x%", "is not a percentage"),
-            ("short:rps<10", "not a class's"),
-            ("", "no gate given"),
-            ("rps<-5", "from 0"),
-            ("errors>200%", "at most 100 %"),
-            ("errors>100%", "can never fail"),
-            ("errors<0", "can never fail"),
-            ("p99<0ms", "can never fail"),
-            ("rps<0", "can never fail"),
+        for (bad, why, says) in [
+            ("p99=10ms", GateFault::NoComparison, "is not FIGURE>BOUND"),
+            (
+                "p98>1ms",
+                GateFault::UnknownFigure,
+                "'p98' in 'p98>1ms' is not a figure a gate holds",
+            ),
+            ("p99>fast", GateFault::NotADuration, "fast is not a duration"),
+            ("errors>x%", GateFault::NotAPercentage, "is not a percentage"),
+            ("errors>x", GateFault::NotACount, "is not a count"),
+            ("rps<x", GateFault::NotARate, "is not a rate"),
+            ("short:rps<10", GateFault::ClassRate, "not a class's"),
+            ("", GateFault::NoGate, "no gate given"),
+            ("rps<-5", GateFault::Negative, "from 0"),
+            ("errors>200%", GateFault::ShareOver100, "at most 100 %"),
+            ("errors>100%", GateFault::ShareNeverOver, "can never fail"),
+            ("errors<0", GateFault::NeverUnder, "can never fail"),
+            ("p99<0ms", GateFault::NeverUnder, "can never fail"),
+            ("rps<0", GateFault::NeverUnder, "can never fail"),
         ] {
-            let e = bad.parse::<Gates>().unwrap_err().0;
-            assert!(e.contains(says), "{bad}: {e}");
+            let e = bad.parse::<Gates>().unwrap_err();
+            assert_eq!(e.why, why, "{bad}: {e}");
+            assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }
 }

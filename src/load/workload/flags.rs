@@ -14,7 +14,7 @@ fn parse_rate(s: &str) -> Result<Rate, crate::units::BadValue> {
     s.parse()
 }
 
-fn parse_gates(s: &str) -> Result<crate::load::gates::Gates, crate::units::BadValue> {
+fn parse_gates(s: &str) -> Result<crate::load::gates::Gates, crate::load::gates::BadGate> {
     s.parse()
 }
 
