@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{MixEntry, Rate, Slo};
 use crate::units::{exact_duration, parse_duration, serde_as, AddrRange};
 
-fn parse_rate(s: &str) -> Result<Rate, crate::units::BadValue> {
+fn parse_rate(s: &str) -> Result<Rate, super::BadRate> {
     s.parse()
 }
 

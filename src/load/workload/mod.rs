@@ -11,5 +11,5 @@ pub(super) use class::read_mix_file;
 pub use class::{Class, MixEntry};
 pub(super) use flags::message_size;
 pub use flags::{Arrivals, Workload, MAX_STREAMS};
-pub use rate::Rate;
+pub use rate::{BadRate, Rate};
 pub use slo::{Bound, Quantile, Slo};

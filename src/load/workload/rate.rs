@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::{exact_duration, parse_duration, BadValue};
+use crate::units::{exact_duration, parse_duration};
 
 /// The most steps a ramp may have.
 const STEPS: usize = 16;
@@ -153,57 +153,101 @@ impl From<f64> for Rate {
     }
 }
 
-impl FromStr for Rate {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Rate, BadValue> {
-        parse(s).map_err(BadValue)
+/// A `--rate` refused: the text given, the part of it at fault (empty: the whole), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRate {
+    pub given: String,
+    pub part: String,
+    pub why: RateFault,
+}
+
+/// Why a `--rate` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateFault {
+    /// One rate that is not a number.
+    NotANumber,
+    /// A ramp's or a step's rate that is not a positive number.
+    NotPositive,
+    /// A ramp's time that is not a duration.
+    BadTime,
+    /// A ramp's time of zero.
+    ZeroTime,
+    /// More steps than [`STEPS`].
+    TooManySteps,
+    /// A ramp of one rate.
+    OneRate,
+}
+
+impl fmt::Display for BadRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, x) = (&self.given, &self.part);
+        match self.why {
+            RateFault::NotANumber => write!(f, "'{s}' is not a number of requests per second, A:B/T or A,B,C/T"),
+            RateFault::NotPositive => write!(f, "'{x}' in --rate {s} is not a positive number of requests per second"),
+            RateFault::BadTime => {
+                let why = parse_duration(x).err().map_or(String::new(), |e| e.0);
+                write!(f, "--rate {s}: {why}")
+            }
+            RateFault::ZeroTime => write!(f, "--rate {s}: a ramp's time must be more than zero"),
+            RateFault::TooManySteps => write!(f, "--rate {s}: at most {STEPS} steps"),
+            RateFault::OneRate => write!(
+                f,
+                "--rate {s}: a ramp has two rates (A:B/T) or steps (A,B/T); one rate is --rate A"
+            ),
+        }
     }
 }
 
-/// `--rate`'s text read, or what is wrong with it.
-fn parse(s: &str) -> Result<Rate, String> {
-    {
-        let s = s.trim();
-        let number = |x: &str| -> Result<f64, String> {
-            match x.trim().parse::<f64>() {
-                Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-                _ => Err(format!(
-                    "'{x}' in --rate {s} is not a positive number of requests per second"
-                )),
-            }
-        };
-        let Some((rates, over)) = s.split_once('/') else {
-            // One number: whether it is positive is the run's check (`rate` named).
-            return s
-                .parse::<f64>()
-                .map(Rate::fixed)
-                .map_err(|_| format!("'{s}' is not a number of requests per second, A:B/T or A,B,C/T"));
-        };
-        let each = parse_duration(over.trim()).map_err(|e| format!("--rate {s}: {}", e.0))?;
-        if each.is_zero() {
-            return Err(format!("--rate {s}: a ramp's time must be more than zero"));
-        }
-        let (values, linear): (Vec<f64>, bool) = match rates.split_once(':') {
-            Some((a, b)) => (vec![number(a)?, number(b)?], true),
-            None => (rates.split(',').map(number).collect::<Result<_, _>>()?, false),
-        };
-        if values.len() > STEPS {
-            return Err(format!("--rate {s}: at most {STEPS} steps"));
-        }
-        if values.len() < 2 {
-            return Err(format!(
-                "--rate {s}: a ramp has two rates (A:B/T) or steps (A,B/T); one rate is --rate A"
-            ));
-        }
-        let mut r = Rate {
-            values: [0.0; STEPS],
-            n: values.len(),
-            each,
-            linear,
-        };
-        r.values[..values.len()].copy_from_slice(&values);
-        Ok(r)
+impl std::error::Error for BadRate {}
+
+impl FromStr for Rate {
+    type Err = BadRate;
+    fn from_str(s: &str) -> Result<Rate, BadRate> {
+        parse(s)
     }
+}
+
+/// `--rate`'s text read, or why it is refused.
+fn parse(s: &str) -> Result<Rate, BadRate> {
+    let s = s.trim();
+    let bad = |part: &str, why| BadRate {
+        given: s.to_string(),
+        part: part.trim().to_string(),
+        why,
+    };
+    let number = |x: &str| match x.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(bad(x, RateFault::NotPositive)),
+    };
+    let Some((rates, over)) = s.split_once('/') else {
+        // One number: whether it is positive is the run's check (`rate` named).
+        return s
+            .parse::<f64>()
+            .map(Rate::fixed)
+            .map_err(|_| bad("", RateFault::NotANumber));
+    };
+    let each = parse_duration(over.trim()).map_err(|_| bad(over, RateFault::BadTime))?;
+    if each.is_zero() {
+        return Err(bad(over, RateFault::ZeroTime));
+    }
+    let (values, linear): (Vec<f64>, bool) = match rates.split_once(':') {
+        Some((a, b)) => (vec![number(a)?, number(b)?], true),
+        None => (rates.split(',').map(number).collect::<Result<_, _>>()?, false),
+    };
+    if values.len() > STEPS {
+        return Err(bad(rates, RateFault::TooManySteps));
+    }
+    if values.len() < 2 {
+        return Err(bad(rates, RateFault::OneRate));
+    }
+    let mut r = Rate {
+        values: [0.0; STEPS],
+        n: values.len(),
+        each,
+        linear,
+    };
+    r.values[..values.len()].copy_from_slice(&values);
+    Ok(r)
 }
 
 impl fmt::Display for Rate {
@@ -237,7 +281,7 @@ impl<'de> Deserialize<'de> for Rate {
         }
         match Either::deserialize(d)? {
             Either::Number(r) => Ok(Rate::fixed(r)),
-            Either::Text(t) => t.parse::<Rate>().map_err(|e| serde::de::Error::custom(e.0)),
+            Either::Text(t) => t.parse::<Rate>().map_err(serde::de::Error::custom),
         }
     }
 }
@@ -289,16 +333,22 @@ mod tests {
         assert_eq!(steps.mean_over(Duration::from_secs(2)), 500.0);
         let fixed: Rate = "2500".parse().unwrap();
         assert!(!fixed.is_ramp() && fixed.per_s() == 2500.0 && fixed.at(Duration::from_secs(9)) == 2500.0);
-        for (bad, says) in [
-            ("fast", "is not a number"),
-            ("500/5s", "a ramp has two rates"),
-            ("0:5/1s", "positive"),
-            ("1:2/0s", "more than zero"),
-            ("1,x/1s", "'x'"),
-            ("1:2/soon", "--rate 1:2/soon"),
+        for (bad, why, says) in [
+            ("fast", RateFault::NotANumber, "is not a number"),
+            ("500/5s", RateFault::OneRate, "a ramp has two rates"),
+            ("0:5/1s", RateFault::NotPositive, "positive"),
+            ("1:2/0s", RateFault::ZeroTime, "more than zero"),
+            ("1,x/1s", RateFault::NotPositive, "'x'"),
+            ("1:2/soon", RateFault::BadTime, "--rate 1:2/soon"),
+            (
+                "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17/1s",
+                RateFault::TooManySteps,
+                "steps",
+            ),
         ] {
-            let e = bad.parse::<Rate>().unwrap_err().0;
-            assert!(e.contains(says), "{bad}: {e}");
+            let e = bad.parse::<Rate>().unwrap_err();
+            assert_eq!(e.why, why, "{bad}: {e}");
+            assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }
 }
