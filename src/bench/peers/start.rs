@@ -12,7 +12,7 @@ use crate::bench::setup::Placement;
 
 /// Starts `entry` for experiment `x`, on `place`'s server CPUs.
 pub(in crate::bench) fn start(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
-    let peer = Peer::parse(entry).map_err(Error::Scenario)?;
+    let peer = Peer::parse(entry).map_err(|e| Error::Scenario(e.to_string()))?;
     if place.remote_server() {
         return Err(Error::Skipped(format!(
             "the {} peer runs on this machine only",

@@ -45,25 +45,66 @@ pub const PRODUCTS: &[(&str, &str)] = &[
     ("node", "reactor (worker_threads=N: offload)"),
 ];
 
+/// A `peers` entry refused: the entry as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadPeer {
+    pub entry: String,
+    pub why: PeerFault,
+}
+
+/// Why a `peers` entry is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerFault {
+    /// A count (`GOMAXPROCS`, `worker_threads`) outside 1 to [`MAX_THREADS`].
+    Count { what: &'static str },
+    /// A thread flag's count outside 1 to [`MAX_THREADS`].
+    Threads { flag: &'static str },
+    /// Words other than the product's one thread flag.
+    OnlyFlag { flag: &'static str },
+    /// go's words other than `GOMAXPROCS=N` and `time.Sleep`, each once.
+    GoOptions,
+    /// node's words other than `worker_threads=N`.
+    NodeOptions,
+    /// No peer of that name.
+    Unknown,
+}
+
+impl std::fmt::Display for BadPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entry = &self.entry;
+        let product = entry.split_whitespace().next().unwrap_or("");
+        match self.why {
+            PeerFault::Count { what } => write!(f, "'{entry}': {what} takes 1 to {MAX_THREADS}"),
+            PeerFault::Threads { flag } => write!(f, "'{entry}': {flag} takes 1 to {MAX_THREADS} threads"),
+            PeerFault::OnlyFlag { flag } => write!(f, "'{entry}': {product} takes only {flag} N"),
+            PeerFault::GoOptions => write!(f, "'{entry}': go takes GOMAXPROCS=N and time.Sleep, each at most once"),
+            PeerFault::NodeOptions => write!(f, "'{entry}': node takes only worker_threads=N"),
+            PeerFault::Unknown => write!(f, "unknown peer '{entry}': the peers are {KNOWN}"),
+        }
+    }
+}
+
+impl std::error::Error for BadPeer {}
+
 impl Peer {
     /// Reads an entry; the error says what it expected.
-    pub fn parse(entry: &str) -> Result<Peer, String> {
+    pub fn parse(entry: &str) -> Result<Peer, BadPeer> {
         let words: Vec<&str> = entry.split_whitespace().collect();
-        let count = |n: &str, what: &str| -> Result<usize, String> {
+        let bad = |why| BadPeer {
+            entry: entry.to_string(),
+            why,
+        };
+        let count = |n: &str, what: &'static str| -> Result<usize, BadPeer> {
             n.parse::<usize>()
                 .ok()
                 .filter(|n| (1..=MAX_THREADS).contains(n))
-                .ok_or_else(|| format!("'{entry}': {what} takes 1 to {MAX_THREADS}"))
+                .ok_or_else(|| bad(PeerFault::Count { what }))
         };
-        let threads = |flag: &str, rest: &[&str]| -> Result<usize, String> {
+        let threads = |flag: &'static str, rest: &[&str]| -> Result<usize, BadPeer> {
             match rest {
                 [] => Ok(1),
-                [f, n] if *f == flag => n
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=MAX_THREADS).contains(n))
-                    .ok_or_else(|| format!("'{entry}': {flag} takes 1 to {MAX_THREADS} threads")),
-                _ => Err(format!("'{entry}': {} takes only {flag} N", words[0])),
+                [f, n] if *f == flag => count(n, flag).map_err(|_| bad(PeerFault::Threads { flag })),
+                _ => Err(bad(PeerFault::OnlyFlag { flag })),
             }
         };
         match words.as_slice() {
@@ -82,11 +123,7 @@ impl Peer {
                     match w.strip_prefix("GOMAXPROCS=") {
                         Some(n) if procs.is_none() => procs = Some(count(n, "GOMAXPROCS")?),
                         None if *w == "time.Sleep" && !time_sleep => time_sleep = true,
-                        _ => {
-                            return Err(format!(
-                                "'{entry}': go takes GOMAXPROCS=N and time.Sleep, each at most once"
-                            ))
-                        }
+                        _ => return Err(bad(PeerFault::GoOptions)),
                     }
                 }
                 Ok(Peer::Go { procs, time_sleep })
@@ -95,8 +132,8 @@ impl Peer {
             ["node", w] if w.starts_with("worker_threads=") => Ok(Peer::Node {
                 worker_threads: count(&w["worker_threads=".len()..], "worker_threads")?,
             }),
-            ["node", ..] => Err(format!("'{entry}': node takes only worker_threads=N")),
-            _ => Err(format!("unknown peer '{entry}': the peers are {KNOWN}")),
+            ["node", ..] => Err(bad(PeerFault::NodeOptions)),
+            _ => Err(bad(PeerFault::Unknown)),
         }
     }
 
@@ -285,11 +322,22 @@ mod tests {
         );
         assert_eq!(Peer::parse("memcached -t 2"), Ok(Peer::Memcached { threads: 2 }));
         assert_eq!(Peer::parse("nginx deferred"), Ok(Peer::Nginx { deferred: true }));
-        assert!(Peer::parse("memcached -t 0").unwrap_err().contains("1 to 64"));
-        assert!(Peer::parse("memcached --threads 2")
-            .unwrap_err()
-            .contains("takes only -t N"));
-        assert!(Peer::parse("redis").unwrap_err().contains("unknown peer 'redis'"));
+        let refused = |e: &str| Peer::parse(e).map(|_| ()).map_err(|b| (b.why, b.to_string()));
+        let (why, said) = refused("memcached -t 0").unwrap_err();
+        assert!(
+            why == PeerFault::Threads { flag: "-t" } && said.contains("1 to 64"),
+            "{said}"
+        );
+        let (why, said) = refused("memcached --threads 2").unwrap_err();
+        assert!(
+            why == PeerFault::OnlyFlag { flag: "-t" } && said.contains("memcached takes only -t N"),
+            "{said}"
+        );
+        let (why, said) = refused("redis").unwrap_err();
+        assert!(
+            why == PeerFault::Unknown && said.contains("unknown peer 'redis'"),
+            "{said}"
+        );
         assert!(Peer::Redis { io_threads: 1 }.speaks(Protocol::Resp));
         assert!(!Peer::Redis { io_threads: 1 }.speaks(Protocol::Memcache));
         assert!(!Peer::Nginx { deferred: false }.speaks(Protocol::Resp));
@@ -303,17 +351,22 @@ mod tests {
         );
         assert_eq!(Peer::parse("go").unwrap().threads(Some(4), 2), 4);
         assert_eq!(Peer::parse("go").unwrap().threads(None, 2), 2);
-        assert!(Peer::parse("go GOMAXPROCS=0").unwrap_err().contains("1 to 64"));
-        assert!(Peer::parse("go time.Sleep time.Sleep")
-            .unwrap_err()
-            .contains("at most once"));
+        let (why, said) = refused("go GOMAXPROCS=0").unwrap_err();
+        assert!(
+            why == PeerFault::Count { what: "GOMAXPROCS" } && said.contains("1 to 64"),
+            "{said}"
+        );
+        let (why, said) = refused("go time.Sleep time.Sleep").unwrap_err();
+        assert!(why == PeerFault::GoOptions && said.contains("at most once"), "{said}");
         assert_eq!(
             Peer::parse("node worker_threads=4"),
             Ok(Peer::Node { worker_threads: 4 })
         );
-        assert!(Peer::parse("node --pool 4")
-            .unwrap_err()
-            .contains("only worker_threads=N"));
+        let (why, said) = refused("node --pool 4").unwrap_err();
+        assert!(
+            why == PeerFault::NodeOptions && said.contains("only worker_threads=N"),
+            "{said}"
+        );
         assert!(!Peer::parse("node").unwrap().speaks(Protocol::Resp));
         assert_eq!(Peer::parse("node worker_threads=2").unwrap().stands_for(), "offload");
         assert_eq!(
