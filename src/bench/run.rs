@@ -169,9 +169,9 @@ fn predict(cell: &mut Cell, x: &Experiment, target: &Target, cells: &[Cell], pla
 /// `rate_of` worked out for experiment `x` at `conns` connections: its share of the lowest
 /// throughput the named experiment's finished cells reached there (those that served every
 /// connection); why not, where none did.
-fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, String> {
+fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, NoRate> {
     let spec = x.rate_of.as_deref().expect("called for rate_of");
-    let (share, of) = record::scenario::rate_of(spec)?;
+    let (share, of) = record::scenario::rate_of(spec).map_err(NoRate::Spec)?;
     cells
         .iter()
         // A target that starved connections served only some of them: its rate is not its
@@ -182,7 +182,32 @@ fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, Str
         .filter_map(|c| Some(c.figures.throughput_rps).filter(|t| *t > 0.0))
         .reduce(f64::min)
         .map(|lowest| (share * lowest).max(1.0))
-        .ok_or_else(|| format!("no rate: '{of}' measured no throughput at {conns} connections (rate_of = \"{spec}\")"))
+        .ok_or_else(|| NoRate::Unmeasured {
+            of: of.to_string(),
+            conns,
+            spec: spec.to_string(),
+        })
+}
+
+/// Why an experiment's `rate_of` gives no rate: its cell fails with it.
+#[derive(Debug, Clone, PartialEq)]
+enum NoRate {
+    /// The value is not a share of an experiment (the scenario's check refuses it first).
+    Spec(record::scenario::BadRateOf),
+    /// The experiment it names measured no throughput at these connections.
+    Unmeasured { of: String, conns: usize, spec: String },
+}
+
+impl std::fmt::Display for NoRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoRate::Spec(e) => e.fmt(f),
+            NoRate::Unmeasured { of, conns, spec } => write!(
+                f,
+                "no rate: '{of}' measured no throughput at {conns} connections (rate_of = \"{spec}\")"
+            ),
+        }
+    }
 }
 
 /// Runs the planned cells in order (a paired group's servers up for its cells), saving the
@@ -248,7 +273,7 @@ fn run_plan(
         let mut cell = match (derived, group.as_mut()) {
             (Some(Err(why)), _) => {
                 let mut c = step.target.cell(&x.name, at);
-                c.status = record::CellStatus::Failed(why);
+                c.status = record::CellStatus::Failed(why.to_string());
                 c
             }
             _ if step.calibration => {
@@ -340,6 +365,13 @@ mod rate_of {
         ];
         assert_eq!(derived_rate(&x, &cells, 100), Ok(400.0));
         let e = derived_rate(&x, &cells, 10).unwrap_err();
-        assert!(e.contains("'ka' measured no throughput at 10 connections"), "{e}");
+        assert!(
+            matches!(&e, NoRate::Unmeasured { of, conns: 10, .. } if of == "ka"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("'ka' measured no throughput at 10 connections"),
+            "{e}"
+        );
     }
 }

@@ -131,7 +131,10 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
     let ok = format!("{head}{}{}", exp("ka", ""), exp("lat", "rate_of = \"50% of ka\"\n"));
     let s = parse(&ok, "f").unwrap();
     assert_eq!(s.experiments[1].rate_of.as_deref(), Some("50% of ka"));
-    assert_eq!(crate::bench::record::scenario::rate_of("50% of ka"), Ok((0.5, "ka")));
+    use crate::bench::record::scenario::{rate_of, RateOfFault};
+    assert_eq!(rate_of("50% of ka"), Ok((0.5, "ka")));
+    assert_eq!(rate_of("half of ka").map_err(|e| e.why), Err(RateOfFault::Share));
+    assert_eq!(rate_of("50%").map_err(|e| e.why), Err(RateOfFault::NoOf));
     for (keys, says) in [
         ("rate_of = \"50% of lat\"\n", "not an experiment before this one"),
         ("rate_of = \"half of ka\"\n", "a share between 0 and 100%"),

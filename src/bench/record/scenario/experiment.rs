@@ -315,17 +315,50 @@ impl Experiment {
     }
 }
 
+/// A `rate_of` value refused: the text given, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRateOf {
+    pub given: String,
+    pub why: RateOfFault,
+}
+
+/// Why a `rate_of` value is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateOfFault {
+    /// No " of EXPERIMENT".
+    NoOf,
+    /// A share that is not a percentage in (0, 100].
+    Share,
+}
+
+impl std::fmt::Display for BadRateOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = &self.given;
+        match self.why {
+            RateOfFault::NoOf => write!(f, "'{text}': give \"P% of EXPERIMENT\", e.g. \"50% of http-keepalive\""),
+            RateOfFault::Share => {
+                let pct = text.split_once(" of ").map_or(text.as_str(), |(p, _)| p);
+                write!(f, "'{pct}': a share between 0 and 100%, such as 50%")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadRateOf {}
+
 /// `rate_of`'s value read: the share (0, 1] and the experiment it is of.
-pub fn rate_of(text: &str) -> Result<(f64, &str), String> {
-    let (pct, of) = text
-        .split_once(" of ")
-        .ok_or_else(|| format!("'{text}': give \"P% of EXPERIMENT\", e.g. \"50% of http-keepalive\""))?;
+pub fn rate_of(text: &str) -> Result<(f64, &str), BadRateOf> {
+    let bad = |why| BadRateOf {
+        given: text.to_string(),
+        why,
+    };
+    let (pct, of) = text.split_once(" of ").ok_or_else(|| bad(RateOfFault::NoOf))?;
     let share = pct
         .trim()
         .strip_suffix('%')
         .and_then(|p| p.trim().parse::<f64>().ok())
         .filter(|p| *p > 0.0 && *p <= 100.0)
-        .ok_or_else(|| format!("'{pct}': a share between 0 and 100%, such as 50%"))?;
+        .ok_or_else(|| bad(RateOfFault::Share))?;
     Ok((share / 100.0, of.trim()))
 }
 

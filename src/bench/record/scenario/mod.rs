@@ -20,5 +20,5 @@ pub(in crate::bench) use check::serve_line;
 pub use check::{check, load, parse};
 #[cfg(test)]
 pub(crate) use check::{experiment_expecting, experiment_of};
-pub use experiment::{model_name, rate_of, Experiment, Protocol, Published, SERIES_INTERVAL};
+pub use experiment::{model_name, rate_of, BadRateOf, Experiment, Protocol, Published, RateOfFault, SERIES_INTERVAL};
 pub use file::{Scenario, BUILTIN, ROUNDS};
