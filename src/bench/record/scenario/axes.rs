@@ -10,18 +10,52 @@
 /// The axis keys, in the order their suffixes are added.
 const AXES: &[&str] = &["streams", "pipeline", "key_dist", "ratio"];
 
+/// An axis list refused: its key, the value at fault (none for an empty list), and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct BadAxis {
+    pub key: &'static str,
+    pub value: Option<toml::Value>,
+    pub why: AxisFault,
+}
+
+/// Why an axis list is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AxisFault {
+    /// `key = []`.
+    Empty,
+    /// A count axis's value that is not a whole number from 1.
+    NotWhole,
+    /// A text axis's value that is not a string.
+    NotText,
+}
+
+impl std::fmt::Display for BadAxis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = self.key;
+        let v = self.value.as_ref().map_or(String::new(), |v| v.to_string());
+        match self.why {
+            AxisFault::Empty => write!(f, "{key} = [] gives no value: list one or more, or give one value"),
+            AxisFault::NotWhole => write!(f, "{key} holds {v}: each must be a whole number, at least 1"),
+            AxisFault::NotText => write!(f, "{key} holds {v}: each must be a string"),
+        }
+    }
+}
+
 /// What one value of `key` adds to an experiment's name, or why it cannot be a value there.
-fn suffix(key: &str, v: &toml::Value) -> Result<String, String> {
+fn suffix(key: &'static str, v: &toml::Value) -> Result<String, BadAxis> {
+    let bad = |why| BadAxis {
+        key,
+        value: Some(v.clone()),
+        why,
+    };
     match key {
         "streams" | "pipeline" => match v.as_integer().filter(|n| *n >= 1) {
             Some(n) if key == "streams" => Ok(format!("-{n}streams")),
             Some(n) => Ok(format!("-p{n}")),
-            None => Err(format!("{key} holds {v}: each must be a whole number, at least 1")),
+            None => Err(bad(AxisFault::NotWhole)),
         },
         _ => {
-            let text = v
-                .as_str()
-                .ok_or_else(|| format!("{key} holds {v}: each must be a string"))?;
+            let text = v.as_str().ok_or_else(|| bad(AxisFault::NotText))?;
             if key == "ratio" {
                 if let Some((set, get)) = text.split_once(':') {
                     if let (Ok(s), Ok(g)) = (set.trim().parse::<f64>(), get.trim().parse::<f64>()) {
@@ -38,7 +72,7 @@ fn suffix(key: &str, v: &toml::Value) -> Result<String, String> {
 
 /// Expands every axis of every experiment of `raw`. Returns whether any was expanded; an
 /// error names the experiment and the key.
-pub(super) fn expand(raw: &mut toml::Table) -> Result<bool, (String, &'static str, String)> {
+pub(super) fn expand(raw: &mut toml::Table) -> Result<bool, (String, BadAxis)> {
     let Some(toml::Value::Array(xs)) = raw.get_mut("experiment") else {
         return Ok(false);
     };
@@ -56,15 +90,18 @@ pub(super) fn expand(raw: &mut toml::Table) -> Result<bool, (String, &'static st
             if list.is_empty() {
                 return Err((
                     name,
-                    key,
-                    format!("{key} = [] gives no value: list one or more, or give one value"),
+                    BadAxis {
+                        key,
+                        value: None,
+                        why: AxisFault::Empty,
+                    },
                 ));
             }
             keys.push(key);
             let mut next = Vec::new();
             for (one, sfx) in &variants {
                 for v in list {
-                    let s = suffix(key, v).map_err(|e| (name.clone(), key, e))?;
+                    let s = suffix(key, v).map_err(|e| (name.clone(), e))?;
                     let mut t = one.clone();
                     if let Some(t) = t.as_table_mut() {
                         t.insert(key.into(), v.clone());
@@ -159,8 +196,12 @@ mod tests {
         let streams = names("[[experiment]]\nname = \"e\"\nstreams = [1, 10]\n");
         assert_eq!(streams[1].0, "e-10streams");
         let mut bad: toml::Table = toml::from_str("[[experiment]]\nname = \"e\"\npipeline = [0]\n").unwrap();
-        let (name, key, msg) = expand(&mut bad).unwrap_err();
-        assert_eq!((name.as_str(), key), ("e", "pipeline"));
-        assert!(msg.contains("at least 1"), "{msg}");
+        let (name, e) = expand(&mut bad).unwrap_err();
+        assert_eq!((name.as_str(), e.key, e.why), ("e", "pipeline", AxisFault::NotWhole));
+        assert!(e.to_string().contains("at least 1"), "{e}");
+        let mut empty: toml::Table = toml::from_str("[[experiment]]\nname = \"e\"\nstreams = []\n").unwrap();
+        assert_eq!(expand(&mut empty).unwrap_err().1.why, AxisFault::Empty);
+        let mut text: toml::Table = toml::from_str("[[experiment]]\nname = \"e\"\nkey_dist = [1]\n").unwrap();
+        assert_eq!(expand(&mut text).unwrap_err().1.why, AxisFault::NotText);
     }
 }

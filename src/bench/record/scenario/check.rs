@@ -89,9 +89,9 @@ fn bad_host(h: &str) -> bool {
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
     let o = Origin { name: origin, text };
     let mut raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
-    let axis = super::axes::expand(&mut raw).map_err(|(name, key, msg)| {
-        let l = line_in(text, &format!("name = \"{name}\""), key);
-        o.line(l, key, format!("experiment '{name}': {msg}"))
+    let axis = super::axes::expand(&mut raw).map_err(|(name, e)| {
+        let l = line_in(text, &format!("name = \"{name}\""), e.key);
+        o.line(l, e.key, format!("experiment '{name}': {e}"))
     })?;
     // A workload value that does not read is named by its key before the whole file is read
     // (inside an experiment's table serde cannot say which key it was).
