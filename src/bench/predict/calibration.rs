@@ -71,10 +71,44 @@ pub(in crate::bench) struct Costs {
     pub from: String,
 }
 
+/// Why a cell has no calibration to predict from.
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::bench) enum NoCalibration {
+    /// With `calibrate_by`: no cell of that experiment ran for the target.
+    NoCellOf { by: String },
+    /// No calibration cell ran for the target.
+    NoCell,
+    /// The calibration (its own cell, or its cell of `by`) did not finish: its status said.
+    Unfinished { by: Option<String>, status: String },
+    /// The calibration cell measured no CPU per request.
+    NoCpu,
+}
+
+impl std::fmt::Display for NoCalibration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoCalibration::NoCellOf { by } => write!(f, "no cell of '{by}' (its calibration) ran"),
+            NoCalibration::NoCell => f.write_str("no calibration cell ran"),
+            NoCalibration::Unfinished { by: Some(by), status } => {
+                write!(f, "its cell of '{by}' did not finish: {status}")
+            }
+            NoCalibration::Unfinished { by: None, status } => {
+                write!(f, "its calibration cell did not finish: {status}")
+            }
+            NoCalibration::NoCpu => f.write_str("its calibration cell measured no CPU per request"),
+        }
+    }
+}
+
 /// The calibration of `target` in experiment `x` among `cells`, where it finished and measured
 /// the server's CPU per request: its own calibration cell, or, with `calibrate_by`, its cell
 /// of that lighter experiment at the same connections.
-pub(in crate::bench) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns: usize) -> Result<Costs, String> {
+pub(in crate::bench) fn cost(
+    cells: &[Cell],
+    x: &Experiment,
+    target: &str,
+    conns: usize,
+) -> Result<Costs, NoCalibration> {
     let (c, said) = match &x.calibrate_by {
         Some(by) => {
             let mine = |c: &&Cell| {
@@ -86,7 +120,7 @@ pub(in crate::bench) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns
                 .filter(mine)
                 .find(|c| c.ok())
                 .or_else(|| cells.iter().find(mine))
-                .ok_or_else(|| format!("no cell of '{by}' (its calibration) ran"))?;
+                .ok_or_else(|| NoCalibration::NoCellOf { by: by.clone() })?;
             let rate = c.load.as_ref().and_then(|d| d.config.rate);
             let said = match rate {
                 Some(r) => format!("its cell of '{by}', {} req/s", thousands(r.round() as u64)),
@@ -98,7 +132,7 @@ pub(in crate::bench) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns
             let c = cells
                 .iter()
                 .find(|c| c.experiment == x.name && c.target == target && c.calibration.is_some())
-                .ok_or_else(|| "no calibration cell ran".to_string())?;
+                .ok_or(NoCalibration::NoCell)?;
             (
                 c,
                 format!("calibration cell ({})", c.calibration.clone().unwrap_or_default()),
@@ -106,16 +140,12 @@ pub(in crate::bench) fn cost(cells: &[Cell], x: &Experiment, target: &str, conns
         }
     };
     if !c.ok() {
-        let which = match &x.calibrate_by {
-            Some(by) => format!("its cell of '{by}'"),
-            None => "its calibration cell".into(),
-        };
-        return Err(format!("{which} did not finish: {}", c.status.text()));
+        return Err(NoCalibration::Unfinished {
+            by: x.calibrate_by.clone(),
+            status: c.status.text().to_string(),
+        });
     }
-    let cpu = c
-        .figures
-        .cpu_per_req()
-        .ok_or_else(|| "its calibration cell measured no CPU per request".to_string())?;
+    let cpu = c.figures.cpu_per_req().ok_or(NoCalibration::NoCpu)?;
     let hold_us = c.figures.locks.and_then(|l| l.hold_us);
     let held = hold_us.map_or(String::new(), |h| format!(", {h:.2} µs holding a lock"));
     Ok(Costs {
@@ -162,11 +192,11 @@ mod tests {
         let Costs { cpu, from: said, .. } = cost(&cells, &x, "epoll", 50).unwrap();
         assert_eq!(cpu, 12.5);
         assert!(said.contains("epoll's calibration cell (2,500 req/s"), "{said}");
-        assert_eq!(cost(&cells, &x, "thread", 50).unwrap_err(), "no calibration cell ran");
+        assert_eq!(cost(&cells, &x, "thread", 50).unwrap_err(), NoCalibration::NoCell);
         cells[1].status = crate::bench::record::CellStatus::Failed("boom".into());
-        assert!(cost(&cells, &x, "epoll", 50)
-            .unwrap_err()
-            .contains("did not finish: boom"));
+        let e = cost(&cells, &x, "epoll", 50).unwrap_err();
+        assert!(matches!(&e, NoCalibration::Unfinished { by: None, .. }), "{e}");
+        assert!(e.to_string().contains("did not finish: boom"), "{e}");
         // calibrate_by: the same target's cell of the lighter experiment, its lock hold with it.
         let mut light = Cell::new("light", "epoll", 50, 0);
         light.status = crate::bench::record::CellStatus::Ok;
@@ -186,8 +216,8 @@ mod tests {
             "{}",
             c.from
         );
-        assert!(cost(&[light], &by, "epoll", 10)
-            .unwrap_err()
-            .contains("no cell of 'light'"));
+        let e = cost(&[light], &by, "epoll", 10).unwrap_err();
+        assert_eq!(e, NoCalibration::NoCellOf { by: "light".into() });
+        assert!(e.to_string().contains("no cell of 'light'"), "{e}");
     }
 }
