@@ -35,15 +35,7 @@ fn rel(path: &Path) -> String {
 
 /// A file's code without its comments (a doc comment may name a layer it does not import).
 fn code(path: &Path) -> String {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| match l.find("//") {
-            Some(i) if !l[..i].contains('"') => &l[..i],
-            _ => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    code_text(&std::fs::read_to_string(path).unwrap())
 }
 
 /// The layer of a top-level module: each may use only those at its level or below. The
@@ -1388,4 +1380,67 @@ fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
             (None, "Z".to_string())
         ]
     );
+}
+
+/// The lines of `code` whose `Result<…>` has `String` for its error, generics nested or not.
+fn string_results(code: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (at, m) in code.match_indices("Result<") {
+        let rest = &code[at + m.len()..];
+        let (mut depth, mut comma, mut end) = (1usize, None, None);
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => comma = Some(i),
+                _ => {}
+            }
+        }
+        if let (Some(c), Some(e)) = (comma, end) {
+            if rest[c + 1..e].trim() == "String" {
+                out.push(code[..at].lines().count().max(1));
+            }
+        }
+    }
+    out
+}
+
+/// Errors are types: no `Result<_, String>` in `src/` (a caller tells a bad value from a failed
+/// file by its variant, not by reading text); the CLI formats at the top.
+#[test]
+fn no_result_in_src_carries_its_error_as_a_string() {
+    let found: Vec<String> = sources()
+        .iter()
+        .flat_map(|(f, text)| {
+            string_results(&code_text(text))
+                .into_iter()
+                .map(move |l| format!("{f}:{l}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "Result<_, String> (give the layer's error type instead): {found:?}"
+    );
+    // The reader finds what it looks for in planted code, nested generics too, and nothing else.
+    assert_eq!(
+        string_results("fn a() -> Result<(Verb, Op<'a>), String> {}\nfn b() -> Result<Vec<u8>, Error> {}\nfn c() -> Result<String, BadValue> {}\nfn d() -> Result<f64,\n    String> {}"),
+        vec![1, 4]
+    );
+}
+
+/// `text` without its comments (line and doc comments), for readers that look at code only.
+fn code_text(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

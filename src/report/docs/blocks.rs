@@ -28,9 +28,49 @@ pub struct Block {
     pub body: std::ops::Range<usize>,
 }
 
+/// Blocks that do not open and close as blocks do: the line at fault, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadBlocks {
+    pub line: usize,
+    pub why: BlockFault,
+}
+
+/// Why a file's blocks do not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockFault {
+    /// An opening mark without a kind (or with spaces in it).
+    NoKind,
+    /// A closing mark with no block open.
+    ClosesNone,
+    /// The spec of the block opened at `from` never ended.
+    SpecNeverEnded { from: usize },
+    /// A block opened inside the block opened at `from`.
+    Nested { from: usize },
+    /// The block opened here is never closed.
+    NeverClosed,
+}
+
+impl std::fmt::Display for BadBlocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.line;
+        match self.why {
+            BlockFault::NoKind => write!(f, "line {n}: a block's first line is `{OPEN}KIND`, then its spec"),
+            BlockFault::ClosesNone => write!(f, "line {n}: {CLOSE} closes no block"),
+            BlockFault::SpecNeverEnded { from } => {
+                write!(f, "line {n}: the spec of the block at line {from} never ended (`-->`)")
+            }
+            BlockFault::Nested { from } => write!(f, "line {n}: a block opens inside the block at line {from}"),
+            BlockFault::NeverClosed => write!(f, "line {n}: the block opened here is never closed ({CLOSE})"),
+        }
+    }
+}
+
+impl std::error::Error for BadBlocks {}
+
 /// The blocks of `text`, in order; a mark opened and never closed, a block inside a block or a
 /// spec never ended is an error naming its line.
-pub fn parse(text: &str) -> Result<Vec<Block>, String> {
+pub fn parse(text: &str) -> Result<Vec<Block>, BadBlocks> {
+    let bad = |line, why| Err(BadBlocks { line, why });
     let mut out = Vec::new();
     let mut open: Option<(String, usize, String, Option<usize>)> = None;
     let mut offset = 0;
@@ -55,19 +95,17 @@ pub fn parse(text: &str) -> Result<Vec<Block>, String> {
                     None => (rest.trim().to_string(), String::new(), false),
                 };
                 if kind.is_empty() || kind.contains(char::is_whitespace) {
-                    return Err(format!("line {n}: a block's first line is `{OPEN}KIND`, then its spec"));
+                    return bad(n, BlockFault::NoKind);
                 }
                 open = Some((kind, n, spec, done.then_some(offset)));
             }
-            None if line.trim() == CLOSE => return Err(format!("line {n}: {CLOSE} closes no block")),
+            None if line.trim() == CLOSE => return bad(n, BlockFault::ClosesNone),
             None => {}
             Some((_, from, spec, body @ None)) => {
                 if line.trim() == "-->" {
                     *body = Some(offset);
                 } else if line.contains("<!--") || line.contains("-->") {
-                    return Err(format!(
-                        "line {n}: the spec of the block at line {from} never ended (`-->`)"
-                    ));
+                    return bad(n, BlockFault::SpecNeverEnded { from: *from });
                 } else {
                     spec.push_str(line);
                     spec.push('\n');
@@ -75,7 +113,7 @@ pub fn parse(text: &str) -> Result<Vec<Block>, String> {
             }
             Some((kind, from, spec, Some(start))) => {
                 if line.starts_with(OPEN) {
-                    return Err(format!("line {n}: a block opens inside the block at line {from}"));
+                    return bad(n, BlockFault::Nested { from: *from });
                 }
                 if line.trim() == CLOSE {
                     out.push(Block {
@@ -90,7 +128,7 @@ pub fn parse(text: &str) -> Result<Vec<Block>, String> {
         }
     }
     match open {
-        Some((_, from, _, _)) => Err(format!("line {from}: the block opened here is never closed ({CLOSE})")),
+        Some((_, from, _, _)) => bad(from, BlockFault::NeverClosed),
         None => Ok(out),
     }
 }
@@ -141,14 +179,23 @@ mod tests {
 
     #[test]
     fn an_unclosed_a_nested_or_a_stray_mark_is_an_error_naming_its_line() {
-        assert!(parse("<!-- muxlab cells\n-->\nx\n").unwrap_err().contains("line 1"));
-        assert!(parse("<!-- muxlab a -->\n<!-- muxlab b -->\n<!-- /muxlab -->\n")
-            .unwrap_err()
-            .contains("line 2"));
-        assert!(parse("x\n<!-- /muxlab -->\n").unwrap_err().contains("line 2"));
-        assert!(parse("<!-- muxlab cells\nresult = 1\n<!-- /muxlab -->\n")
-            .unwrap_err()
-            .contains("never ended"));
+        let bad = |t: &str| parse(t).unwrap_err();
+        let e = bad("<!-- muxlab cells\n-->\nx\n");
+        assert_eq!(e.why, BlockFault::NeverClosed);
+        assert!(e.to_string().starts_with("line 1: "), "{e}");
+        let e = bad("<!-- muxlab a -->\n<!-- muxlab b -->\n<!-- /muxlab -->\n");
+        assert_eq!((e.line, e.why), (2, BlockFault::Nested { from: 1 }));
+        assert!(e.to_string().starts_with("line 2: "), "{e}");
+        assert_eq!(
+            bad("x\n<!-- /muxlab -->\n"),
+            BadBlocks {
+                line: 2,
+                why: BlockFault::ClosesNone
+            }
+        );
+        let e = bad("<!-- muxlab cells\nresult = 1\n<!-- /muxlab -->\n");
+        assert_eq!(e.why, BlockFault::SpecNeverEnded { from: 1 });
+        assert!(e.to_string().contains("never ended"), "{e}");
     }
 
     #[test]

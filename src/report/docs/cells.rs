@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::ctx::Ctx;
+use super::error::DocsError;
 use super::kept::Kept;
 use super::markdown::{table_head, table_row};
 use crate::bench::judge::{as_class, Metric};
@@ -119,7 +120,7 @@ impl What {
 }
 
 impl Figure {
-    fn parse(key: &str) -> Result<Figure, String> {
+    fn parse(key: &str) -> Result<Figure, DocsError> {
         if let Some(what) = What::named(key) {
             return Ok(Figure {
                 key: key.into(),
@@ -136,15 +137,11 @@ impl Figure {
                 class: Some(class.into()),
                 what,
             }),
-            _ => Err(format!(
-                "no figure '{key}': a metric ({}), a class's name before one (`short p99`), or a counter ({})",
-                crate::bench::judge::metric::ALL
-                    .iter()
-                    .map(|m| m.short)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                COUNTERS.iter().map(|c| c.head).collect::<Vec<_>>().join(", ")
-            )),
+            _ => Err(DocsError::NoFigure {
+                key: key.to_string(),
+                metrics: crate::bench::judge::metric::ALL.iter().map(|m| m.short).collect(),
+                counters: COUNTERS.iter().map(|c| c.head).collect(),
+            }),
         }
     }
 
@@ -174,8 +171,8 @@ impl Figure {
 
 /// `cells`: a row per target and connection count (the median of its repeats), a column per
 /// figure, and what the terminal table notes of it. "–": not measured.
-pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, String> {
-    let s: CellsSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
+    let s: CellsSpec = toml::from_str(spec)?;
     let k = Kept::read(ctx, &s.result)?;
     let figures = s
         .figures
@@ -183,7 +180,7 @@ pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, String> {
         .map(|f| Figure::parse(f))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(p) = s.predicted.iter().find(|p| !s.figures.contains(p)) {
-        return Err(format!("predicted '{p}' is not one of the figures"));
+        return Err(DocsError::PredictedNotShown { key: p.clone() });
     }
     for x in &s.experiments {
         k.verdict(x)?;
@@ -197,11 +194,11 @@ pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, String> {
         .collect();
     for t in &s.targets {
         if !all.iter().any(|c| &c.label() == t) {
-            return Err(format!(
-                "{} has no target '{t}' in {}",
-                k.name,
-                s.experiments.join(", ")
-            ));
+            return Err(DocsError::NoTarget {
+                result: k.name.clone(),
+                target: t.clone(),
+                experiments: s.experiments.clone(),
+            });
         }
     }
     // Rows in the order the run made them (or the spec's), repeats together.

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 
 use super::ctx::Ctx;
+use super::error::DocsError;
 use super::made::Made;
 use crate::bench::judge::Verdict;
 use crate::bench::Results;
@@ -20,11 +21,17 @@ pub struct Kept {
 }
 
 impl Kept {
-    pub fn read(ctx: &Ctx, name: &str) -> Result<Kept, String> {
+    pub fn read(ctx: &Ctx, name: &str) -> Result<Kept, DocsError> {
         let path = ctx.result(name, "json");
-        let results = crate::bench::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let results = crate::bench::read(&path).map_err(|error| DocsError::Kept {
+            path: path.clone(),
+            error,
+        })?;
+        let bytes = std::fs::read(&path).map_err(|error| DocsError::Read {
+            path: path.clone(),
+            error,
+        })?;
+        let raw: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| DocsError::Json { path, error })?;
         let text = |k: &str| raw.get(k).and_then(|v| v.as_str()).map(str::to_string);
         Ok(Kept {
             name: name.into(),
@@ -34,22 +41,15 @@ impl Kept {
         })
     }
 
-    pub(super) fn verdict(&self, experiment: &str) -> Result<&Verdict, String> {
+    pub(super) fn verdict(&self, experiment: &str) -> Result<&Verdict, DocsError> {
         self.results
             .verdicts
             .iter()
             .find(|v| v.experiment == experiment)
-            .ok_or_else(|| {
-                format!(
-                    "{} has no experiment '{experiment}' (it has: {})",
-                    self.name,
-                    self.results
-                        .verdicts
-                        .iter()
-                        .map(|v| v.experiment.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+            .ok_or_else(|| DocsError::NoExperiment {
+                result: self.name.clone(),
+                experiment: experiment.to_string(),
+                has: self.results.verdicts.iter().map(|v| v.experiment.clone()).collect(),
             })
     }
 }
@@ -62,8 +62,8 @@ struct RunSpec {
 
 /// `run`: the command, the binary's commit (or, where the run did not record its binary, the
 /// commit written beside it, and that), the run, where the server and client ran, and the file.
-pub fn run(ctx: &Ctx, spec: &str) -> Result<String, String> {
-    let s: RunSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+pub fn run(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
+    let s: RunSpec = toml::from_str(spec)?;
     let k = Kept::read(ctx, &s.result)?;
     Ok(caption(ctx, &k))
 }
@@ -126,18 +126,22 @@ struct ScreenSpec {
 
 /// `screen`: the first screen of a kept run's report, and a caption naming the run and the
 /// script that made the picture from it.
-pub fn screen(ctx: &Ctx, spec: &str) -> Result<String, String> {
-    let s: ScreenSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+pub fn screen(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
+    let s: ScreenSpec = toml::from_str(spec)?;
     let k = Kept::read(ctx, &s.result)?;
     for p in [&s.image, &s.script] {
         if !ctx.root.join(p).is_file() {
-            return Err(format!("{p} does not exist"));
+            return Err(DocsError::Missing { path: p.clone() });
         }
     }
-    let script = std::fs::read_to_string(ctx.root.join(&s.script)).map_err(|e| e.to_string())?;
+    let path = ctx.root.join(&s.script);
+    let script = std::fs::read_to_string(&path).map_err(|error| DocsError::Read { path, error })?;
     let input = format!("docs/results/{}.json", k.name);
     if !script.contains(&input) {
-        return Err(format!("{} does not make its picture from {input}", s.script));
+        return Err(DocsError::NotFrom {
+            script: s.script.clone(),
+            input,
+        });
     }
     Ok(format!(
         "![The first screen of the bench report of the run below: each experiment's headline and verdict table]({})\n\n*The report of {}; the picture made by [`{}`]({}) from it.*",

@@ -12,6 +12,7 @@
 pub mod blocks;
 mod cells;
 mod ctx;
+mod error;
 mod kept;
 pub mod lint;
 mod made;

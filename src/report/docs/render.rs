@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::ctx::Ctx;
+use super::error::DocsError;
 use super::{blocks, cells, kept, lint, scripts, verdicts};
 
 /// What renders a kind of block: its spec in, its text out (or why not).
-type Renderer = fn(&Ctx, &str) -> Result<String, String>;
+type Renderer = fn(&Ctx, &str) -> Result<String, DocsError>;
 
 /// The kinds of block, and what renders each.
 const KINDS: [(&str, Renderer); 9] = [
@@ -24,18 +25,17 @@ const KINDS: [(&str, Renderer); 9] = [
 ];
 
 /// A block's text as the committed results render it.
-pub fn render(ctx: &Ctx, b: &blocks::Block) -> Result<String, String> {
+pub fn render(ctx: &Ctx, b: &blocks::Block) -> Result<String, DocsError> {
     let Some((_, f)) = KINDS.iter().find(|(k, _)| *k == b.kind) else {
-        return Err(format!(
-            "no kind of block '{}': {}",
-            b.kind,
-            KINDS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
-        ));
+        return Err(DocsError::UnknownKind {
+            kind: b.kind.clone(),
+            kinds: KINDS.iter().map(|k| k.0).collect(),
+        });
     };
     if let Some(name) = b.spec.lines().find_map(|l| l.trim().strip_prefix("result = ")) {
         let name = name.trim_matches('"');
         if name.contains('/') || name.contains('\\') || name.starts_with('.') {
-            return Err(format!("result '{name}' is a name in docs/results, not a path"));
+            return Err(DocsError::ResultIsAPath { name: name.to_string() });
         }
     }
     f(ctx, &b.spec)
@@ -59,10 +59,13 @@ pub struct Outcome {
 }
 
 /// The Markdown files a repository's docs are: README.md and docs/*.md.
-pub fn files(root: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn files(root: &Path) -> Result<Vec<PathBuf>, DocsError> {
     let mut out = vec![PathBuf::from("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .map_err(|e| format!("{}: {e}", root.join("docs").display()))?
+        .map_err(|error| DocsError::Read {
+            path: root.join("docs"),
+            error,
+        })?
         .filter_map(|e| e.ok())
         .map(|e| PathBuf::from("docs").join(e.file_name()))
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
@@ -74,17 +77,19 @@ pub fn files(root: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Renders every block of `files` (relative to `root`) from the committed results; writes
 /// those that changed unless `check`, and lints each file's numbers.
-pub fn run(root: &Path, files: &[PathBuf], check: bool) -> Result<Outcome, String> {
+pub fn run(root: &Path, files: &[PathBuf], check: bool) -> Result<Outcome, DocsError> {
     if !root.join("docs").join("results").is_dir() {
-        return Err(format!(
-            "{} has no docs/results: run muxlab docs from the repository's root (or give --root)",
-            root.display()
-        ));
+        return Err(DocsError::NoResults {
+            root: root.to_path_buf(),
+        });
     }
     let mut out = Outcome::default();
     for file in files {
         let path = root.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|error| DocsError::Read {
+            path: path.clone(),
+            error,
+        })?;
         let found = match blocks::parse(&text) {
             Ok(b) => b,
             Err(e) => {
@@ -125,7 +130,10 @@ pub fn run(root: &Path, files: &[PathBuf], check: bool) -> Result<Outcome, Strin
         }
         let rendered = blocks::replace(&text, &found, &bodies);
         if !check && !failed && rendered != text {
-            std::fs::write(&path, &rendered).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, &rendered).map_err(|error| DocsError::Write {
+                path: path.clone(),
+                error,
+            })?;
             out.written.push(file.clone());
         }
         let linted = if check || failed { &text } else { &rendered };

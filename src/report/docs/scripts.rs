@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ctx::Ctx;
+use super::error::DocsError;
 use super::made::Made;
 use super::markdown::{table_head, table_row};
 use crate::units::thousands;
@@ -19,11 +20,14 @@ struct Spec {
 
 /// A script's kept file, and the sentence naming it (its command, the binary that ran it, or
 /// the commit written beside it where it names none, the file).
-fn read(ctx: &Ctx, spec: &str) -> Result<(String, Value, String), String> {
-    let s: Spec = toml::from_str(spec).map_err(|e| e.to_string())?;
+fn read(ctx: &Ctx, spec: &str) -> Result<(String, Value, String), DocsError> {
+    let s: Spec = toml::from_str(spec)?;
     let path = ctx.result(&s.result, "json");
-    let v: Value = serde_json::from_slice(&std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(&path).map_err(|error| DocsError::Read {
+        path: path.clone(),
+        error,
+    })?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|error| DocsError::Json { path, error })?;
     let made = Made::of(&v).words();
     let said = match v["command"].as_str() {
         Some(c) => format!("`{c}`, {made}"),
@@ -42,13 +46,16 @@ fn num(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
-fn missing(name: &str, what: &str) -> String {
-    format!("{name}: no {what}")
+fn missing(name: &str, field: &'static str) -> DocsError {
+    DocsError::NoField {
+        result: name.to_string(),
+        field,
+    }
 }
 
 /// `peers`: req/s and the server's CPU per request under ab (one request per connection) and
 /// wrk (keep-alive), a row per server.
-pub fn peers(ctx: &Ctx, spec: &str) -> Result<String, String> {
+pub fn peers(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let (name, v, source) = read(ctx, spec)?;
     let servers = v.as_object().ok_or_else(|| missing(&name, "servers"))?;
     let mut cols: Vec<String> = Vec::new();
@@ -94,7 +101,7 @@ pub fn peers(ctx: &Ctx, spec: &str) -> Result<String, String> {
 
 /// `advise`: the question, then a row per design: its capacity at the target (or what its
 /// search reached), what its queueing predicts, its CPU per request, its runs.
-pub fn advise(ctx: &Ctx, spec: &str) -> Result<String, String> {
+pub fn advise(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let (name, v, source) = read(ctx, spec)?;
     let ranking = v["ranking"].as_array().ok_or_else(|| missing(&name, "ranking"))?;
     let rate = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{} req/s", thousands(x.round() as u64)));
@@ -157,7 +164,7 @@ fn range(xs: &[f64], show: impl Fn(f64) -> String) -> String {
 
 /// `h2cost`: the server's CPU per request in each case, over the rounds, and against HTTP/1.1
 /// keep-alive (the ratio of their means).
-pub fn h2cost(ctx: &Ctx, spec: &str) -> Result<String, String> {
+pub fn h2cost(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let (name, v, source) = read(ctx, spec)?;
     let rows = v["rows"].as_array().ok_or_else(|| missing(&name, "rows"))?;
     let mut cases: Vec<&str> = Vec::new();
@@ -209,7 +216,7 @@ pub fn h2cost(ctx: &Ctx, spec: &str) -> Result<String, String> {
 
 /// `h2client`: client CPU per request, muxlab against h2load, round by round; then latency at
 /// fixed rates, muxlab's percentiles beside h2load's mean.
-pub fn h2client(ctx: &Ctx, spec: &str) -> Result<String, String> {
+pub fn h2client(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let (name, v, source) = read(ctx, spec)?;
     let cpu = v["cpu"].as_array().ok_or_else(|| missing(&name, "cpu"))?;
     let latency = v["latency"].as_array().ok_or_else(|| missing(&name, "latency"))?;

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::cells::{Figure, What};
 use super::ctx::Ctx;
+use super::error::DocsError;
 use super::kept::Kept;
 use super::markdown::{table_head, table_row};
 use crate::bench::judge::Verdict;
@@ -24,12 +25,15 @@ struct VerdictSpec {
 }
 
 /// `verdict`: the current judge's verdict on the kept cells.
-pub fn verdict(ctx: &Ctx, spec: &str) -> Result<String, String> {
-    let s: VerdictSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+pub fn verdict(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
+    let s: VerdictSpec = toml::from_str(spec)?;
     let k = Kept::read(ctx, &s.result)?;
     const PARTS: [&str; 3] = ["headline", "table", "text"];
     if let Some(p) = s.parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
-        return Err(format!("no part '{p}' of a verdict: {}", PARTS.join(", ")));
+        return Err(DocsError::NoPart {
+            part: p.clone(),
+            parts: PARTS.to_vec(),
+        });
     }
     let want = |p: &str| s.parts.is_empty() || s.parts.iter().any(|q| q == p);
     let verdicts: Vec<&Verdict> = match s.experiments.is_empty() {
@@ -101,8 +105,8 @@ struct GlanceRow {
 
 /// `glance`: a row per question: the experiment's headline as the current judge says it, the
 /// figures of its first ranked metric (best, runner-up, last) and the result it comes from.
-pub fn glance(ctx: &Ctx, spec: &str) -> Result<String, String> {
-    let s: GlanceSpec = toml::from_str(spec).map_err(|e| e.to_string())?;
+pub fn glance(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
+    let s: GlanceSpec = toml::from_str(spec)?;
     let mut out = table_head(&["question", "what this machine says", "its figures", "result"].map(String::from));
     for r in &s.rows {
         let k = Kept::read(ctx, &r.result)?;
