@@ -1382,15 +1382,31 @@ fn every_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
     );
 }
 
-/// The lines of `code` whose `Result<…>` has `String` for its error, generics nested or not.
+/// The lines of `code` whose `Result<…>` has `String` for its error (however the path to it is
+/// written), generics nested or not, and whose `FromStr` errors are `String`s.
 fn string_results(code: &str) -> Vec<usize> {
-    let mut out = Vec::new();
+    let line = |at: usize| code[..at].matches('\n').count() + 1;
+    let is_string = |t: &str| t == "String" || t.ends_with("::String");
+    let mut out: Vec<usize> = code
+        .match_indices("type Err = ")
+        .filter(|(at, m)| {
+            code[at + m.len()..]
+                .split(';')
+                .next()
+                .is_some_and(|t| is_string(t.trim()))
+        })
+        .map(|(at, _)| line(at))
+        .collect();
     for (at, m) in code.match_indices("Result<") {
         let rest = &code[at + m.len()..];
         let (mut depth, mut comma, mut end) = (1usize, None, None);
+        let mut prev = ' ';
         for (i, c) in rest.char_indices() {
+            let arrow = c == '>' && prev == '-';
+            prev = c;
             match c {
                 '<' | '(' | '[' => depth += 1,
+                '>' if arrow => {}
                 '>' | ')' | ']' => {
                     depth -= 1;
                     if depth == 0 {
@@ -1403,8 +1419,8 @@ fn string_results(code: &str) -> Vec<usize> {
             }
         }
         if let (Some(c), Some(e)) = (comma, end) {
-            if rest[c + 1..e].trim() == "String" {
-                out.push(code[..at].lines().count().max(1));
+            if is_string(rest[c + 1..e].trim()) {
+                out.push(line(at));
             }
         }
     }
@@ -1431,6 +1447,10 @@ fn no_result_in_src_carries_its_error_as_a_string() {
     assert_eq!(
         string_results("fn a() -> Result<(Verb, Op<'a>), String> {}\nfn b() -> Result<Vec<u8>, Error> {}\nfn c() -> Result<String, BadValue> {}\nfn d() -> Result<f64,\n    String> {}"),
         vec![1, 4]
+    );
+    assert_eq!(
+        string_results("fn e() -> Result<Box<dyn Fn() -> u8>, std::string::String> {}\nimpl FromStr for K {\n    type Err = String;\n}"),
+        vec![3, 1]
     );
 }
 

@@ -185,7 +185,7 @@ impl fmt::Display for BadRate {
             RateFault::NotANumber => write!(f, "'{s}' is not a number of requests per second, A:B/T or A,B,C/T"),
             RateFault::NotPositive => write!(f, "'{x}' in --rate {s} is not a positive number of requests per second"),
             RateFault::BadTime => {
-                let why = parse_duration(x).err().map_or(String::new(), |e| e.0);
+                let why = parse_duration(x.trim()).err().map_or(String::new(), |e| e.0);
                 write!(f, "--rate {s}: {why}")
             }
             RateFault::ZeroTime => write!(f, "--rate {s}: a ramp's time must be more than zero"),
@@ -212,7 +212,7 @@ fn parse(s: &str) -> Result<Rate, BadRate> {
     let s = s.trim();
     let bad = |part: &str, why| BadRate {
         given: s.to_string(),
-        part: part.trim().to_string(),
+        part: part.to_string(),
         why,
     };
     let number = |x: &str| match x.trim().parse::<f64>() {
