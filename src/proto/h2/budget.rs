@@ -58,12 +58,15 @@ impl Budget {
     }
 }
 
-/// A connection's three budgets.
+/// A connection's three budgets, the first it went past (its end), and the frames so far that
+/// produced no output.
 #[derive(Debug, Clone, Copy)]
 pub struct Budgets {
     client_resets: Budget,
     server_resets: Budget,
     quiet_frames: Budget,
+    tripped: Option<Cause>,
+    quiet: u32,
 }
 
 impl Budgets {
@@ -72,20 +75,42 @@ impl Budgets {
             client_resets: Budget::new(calm.client_resets),
             server_resets: Budget::new(calm.server_resets),
             quiet_frames: Budget::new(calm.quiet_frames),
+            tripped: None,
+            quiet: 0,
         }
     }
 
-    /// One event of `cause`, now: `Err` once its budget is spent.
-    pub fn spend(&mut self, cause: Cause) -> Result<(), Cause> {
+    /// One event of `cause`, now; the first budget spent is the connection's end
+    /// ([`Budgets::tripped`]).
+    pub fn spend(&mut self, cause: Cause) {
+        if self.tripped.is_some() {
+            return;
+        }
         let budget = match cause {
             Cause::ClientResets => &mut self.client_resets,
             Cause::ServerResets => &mut self.server_resets,
             Cause::QuietFrames => &mut self.quiet_frames,
         };
-        match budget.spend(Instant::now()) {
-            true => Ok(()),
-            false => Err(cause),
+        if !budget.spend(Instant::now()) {
+            self.tripped = Some(cause);
         }
+    }
+
+    /// A frame that produced no output (asked nothing of the server): counted against its
+    /// budget, and not as the connection's activity.
+    pub fn quiet_frame(&mut self) {
+        self.quiet = self.quiet.wrapping_add(1);
+        self.spend(Cause::QuietFrames);
+    }
+
+    /// The budget the connection went past, if it did.
+    pub fn tripped(&self) -> Option<Cause> {
+        self.tripped
+    }
+
+    /// Frames that produced no output so far (wrapping: differences count).
+    pub fn quiet(&self) -> u32 {
+        self.quiet
     }
 }
 
@@ -133,5 +158,30 @@ mod tests {
         let mut b = Budget::new(Rate::OFF);
         let t0 = Instant::now();
         assert!((0..100_000).all(|_| b.spend(t0)));
+    }
+
+    /// The first budget spent is the one a connection ended for, whatever comes after; quiet
+    /// frames are counted as they are spent.
+    #[test]
+    fn the_first_budget_spent_is_the_one_that_stays_tripped() {
+        let one: Rate = "1/10s".parse().unwrap();
+        let mut b = Budgets::new(Calm {
+            client_resets: one,
+            server_resets: Rate::OFF,
+            quiet_frames: one,
+        });
+        b.spend(Cause::ClientResets);
+        assert_eq!(b.tripped(), None, "one reset is within 1/10s");
+        b.spend(Cause::ServerResets);
+        b.spend(Cause::ClientResets);
+        assert_eq!(b.tripped(), Some(Cause::ClientResets));
+        b.quiet_frame();
+        b.quiet_frame();
+        assert_eq!(b.quiet(), 2);
+        assert_eq!(
+            b.tripped(),
+            Some(Cause::ClientResets),
+            "the quiet frames' budget came second"
+        );
     }
 }

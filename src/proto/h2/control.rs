@@ -44,7 +44,7 @@ impl H2Session {
         out: &mut Vec<u8>,
         fed: &mut Fed,
     ) -> Result<(), Code> {
-        self.quiet_frame();
+        self.budgets.quiet_frame();
         if head.stream == 0 {
             return Err(Code::Protocol);
         }
@@ -72,14 +72,14 @@ impl H2Session {
         match self.streams.find(head.stream) {
             Some(i) => {
                 fed.streams.reset += 1;
-                self.spend(Cause::ClientResets);
+                self.budgets.spend(Cause::ClientResets);
                 self.close(i, Closed::Finished);
                 self.grant(out, None);
             }
             None => {
-                self.quiet_frame();
+                self.budgets.quiet_frame();
                 if self.streams.was_closed(head.stream) != Some(Closed::ResetByUs) {
-                    self.spend(Cause::ClientResets);
+                    self.budgets.spend(Cause::ClientResets);
                 }
             }
         }
@@ -88,7 +88,7 @@ impl H2Session {
 
     pub(super) fn settings(&mut self, head: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), Code> {
         // An ACK, or settings that ask nothing of a request: beyond reason, a flood.
-        self.quiet_frame();
+        self.budgets.quiet_frame();
         if head.stream != 0 {
             return Err(Code::Protocol);
         }

@@ -28,7 +28,7 @@ impl H2Session {
         if body.is_empty() && head.flags & frame::END_STREAM == 0 {
             // No body (padding alone counts as none), and not the request's end: a frame that
             // asks for nothing.
-            self.quiet_frame();
+            self.budgets.quiet_frame();
         }
         // All of the payload, padding included, counts against the windows.
         self.recv.consume(head.len)?;
@@ -40,7 +40,7 @@ impl H2Session {
                 // client made the server send.
                 None => {
                     frame::rst_stream(out, head.stream, Code::StreamClosed);
-                    self.spend(crate::proto::Cause::ServerResets);
+                    self.budgets.spend(crate::proto::Cause::ServerResets);
                     Ok(())
                 }
             };

@@ -30,7 +30,7 @@ impl H2Session {
         // A closed stream's update is quiet too; one whose bytes the bound on output holds
         // back is not.
         if r.is_ok() && out.len() == before && !self.releasing && window.is_none_or(|w| w > initial) {
-            self.quiet_frame();
+            self.budgets.quiet_frame();
         }
         r
     }

@@ -114,7 +114,7 @@ impl H2Session {
             fed.streams.refused += 1;
             self.streams.remember(id, Closed::ResetByUs);
             frame::rst_stream(out, id, Code::RefusedStream);
-            self.spend(crate::proto::Cause::ServerResets);
+            self.budgets.spend(crate::proto::Cause::ServerResets);
             return;
         }
         fed.streams.opened += 1;

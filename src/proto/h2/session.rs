@@ -91,8 +91,6 @@ pub struct H2Session {
     /// The budgets for floods, the one the connection went past, and the frames so far that
     /// produced no output.
     pub(super) budgets: Budgets,
-    pub(super) tripped: Option<Cause>,
-    pub(super) quiet: u32,
     /// The last feed stopped at the bound on output: the reader holds frames to go on with.
     pub(super) holding: bool,
     /// Window was not granted back while the held output was at `max_output`: granted once
@@ -136,8 +134,6 @@ impl H2Session {
             peer_gone: false,
             path: Vec::new(),
             budgets: Budgets::new(limits.calm),
-            tripped: None,
-            quiet: 0,
             holding: false,
             withheld: false,
             settings_acked: false,
@@ -224,31 +220,17 @@ impl H2Session {
             frame::SETTINGS => self.settings(head, payload, out),
             frame::PUSH_PROMISE => Err(Code::Protocol),
             frame::PING => {
-                self.quiet_frame();
+                self.budgets.quiet_frame();
                 Self::ping(head, payload, out)
             }
             frame::GOAWAY => self.goaway_in(head),
             frame::WINDOW_UPDATE => self.window_update(head, payload, out, fed),
             // Unknown frame types are ignored (RFC 9113 4.1).
             _ => {
-                self.quiet_frame();
+                self.budgets.quiet_frame();
                 Ok(())
             }
         }
-    }
-
-    /// One event against a budget; the first one spent is the connection's end.
-    pub(super) fn spend(&mut self, cause: Cause) {
-        if self.tripped.is_none() {
-            self.tripped = self.budgets.spend(cause).err();
-        }
-    }
-
-    /// A frame that produced no output (asked nothing of the server): counted against its
-    /// budget, and not as the connection's activity.
-    pub(super) fn quiet_frame(&mut self) {
-        self.quiet = self.quiet.wrapping_add(1);
-        self.spend(Cause::QuietFrames);
     }
 
     /// The client's preface ends with a SETTINGS frame (RFC 9113 3.4): its first frame must be
@@ -268,7 +250,7 @@ impl H2Session {
     pub(super) fn reset(&mut self, out: &mut Vec<u8>, id: u32, code: Code, fed: &mut Fed) {
         frame::rst_stream(out, id, code);
         fed.streams.reset += 1;
-        self.spend(Cause::ServerResets);
+        self.budgets.spend(Cause::ServerResets);
         match self.streams.find(id) {
             Some(i) => self.close(i, Closed::ResetByUs),
             None => self.streams.remember(id, Closed::ResetByUs),
@@ -316,14 +298,14 @@ impl Protocol for H2Session {
             self.flush(out);
         }
         let mut reader = std::mem::take(&mut self.reader);
-        let (frames, quiet) = (reader.frames(), self.quiet);
+        let (frames, quiet) = (reader.frames(), self.budgets.quiet());
         let read = if each.room(out.len()) == 0 {
             reader.keep(input);
             Err(Halt::Hold)
         } else {
             reader.read(input, &mut |f| {
                 self.frame(f, out, each, &mut fed)?;
-                if self.tripped.is_some() {
+                if self.budgets.tripped().is_some() {
                     // Past a budget: GOAWAY naming the last stream processed, then close.
                     return Err(Halt::Error(Code::EnhanceYourCalm));
                 }
@@ -338,7 +320,7 @@ impl Protocol for H2Session {
         };
         self.holding = read == Err(Halt::Hold);
         fed.frames = (reader.frames() - frames) as u32;
-        fed.quiet_frames = self.quiet.wrapping_sub(quiet);
+        fed.quiet_frames = self.budgets.quiet().wrapping_sub(quiet);
         if fed.frames == 0 && !input.is_empty() {
             // Only part of a frame came (or input was held back): it is activity unless it is a
             // part of a frame that would ask nothing (a PING dribbled byte by byte keeps nothing
@@ -352,7 +334,7 @@ impl Protocol for H2Session {
             Err(Halt::Error(code)) => {
                 // Counted by cause only where a budget ended it, not a protocol error that
                 // came with the frame that spent the last of one.
-                fed.calm = self.tripped.filter(|_| code == Code::EnhanceYourCalm);
+                fed.calm = self.budgets.tripped().filter(|_| code == Code::EnhanceYourCalm);
                 self.connection_error(out, code, &mut fed);
             }
             Err(Halt::Done) => {
