@@ -3,6 +3,7 @@
 //! (run → judge → record), one `Metric` type, one module-file convention, and no function over
 //! 100 lines.
 
+mod errors;
 mod imports;
 mod includes;
 mod map;
@@ -1451,6 +1452,75 @@ fn no_result_in_src_carries_its_error_as_a_string() {
     assert_eq!(
         string_results("fn e() -> Result<Box<dyn Fn() -> u8>, std::string::String> {}\nimpl FromStr for K {\n    type Err = String;\n}"),
         vec![3, 1]
+    );
+}
+
+/// No error type outside `cli/` carries only text (docs/code.md, "Errors are types"): a
+/// variant names what went wrong and carries the values (a path, a number and its unit, a
+/// fault of its own kind); its words are built from them in `Display`. The CLI may format.
+#[test]
+fn no_error_outside_cli_carries_only_a_string() {
+    let src = sources();
+    let errors: BTreeSet<String> = src.values().flat_map(|t| errors::implemented(t)).collect();
+    let found: Vec<String> = src
+        .iter()
+        .filter(|(f, _)| !f.starts_with("cli/"))
+        .flat_map(|(f, text)| {
+            errors::text_only(text, &errors)
+                .into_iter()
+                .map(move |v| format!("{f}: {v}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "error variants that carry only text (give each fault its variant, with typed fields): {found:#?}"
+    );
+    // The reader finds what it looks for in planted code, and nothing else.
+    let planted = r#"
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{message}")]
+    Invalid { key: &'static str, message: std::string::String },
+    #[error("{path:?}")]
+    Read { path: std::path::PathBuf, why: String },
+    #[error("gone")]
+    Gone,
+    #[error("{flag} {given}")]
+    Unknown { flag: &'static str, given: String },
+    #[error("{0}")]
+    Static(&'static str),
+    #[error("{0}")]
+    Boxed(Box<str>),
+}
+#[derive(Debug)]
+pub struct Plain(String);
+impl std::fmt::Display for Plain { fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { f.write_str(&self.0) } }
+impl std::error::Error for Plain {}
+#[derive(Debug, Clone)]
+pub struct NotAnErrorType(String);
+#[derive(Debug, Clone)]
+pub enum PrepError {
+    Version(String),
+    Unreachable { host: String, code: i32 },
+}
+mod inner {
+    #[derive(Debug, Error)]
+    pub struct Bad(pub String);
+}
+"#;
+    let errors = errors::implemented(planted);
+    assert_eq!(
+        errors::text_only(planted, &errors),
+        [
+            "Bad",
+            "Error::Boxed",
+            "Error::Invalid",
+            "Error::Usage",
+            "Plain",
+            "PrepError::Version"
+        ]
     );
 }
 
