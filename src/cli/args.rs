@@ -16,7 +16,8 @@ muxlab implements every classic TCP server architecture over the same protocol c
 generator that measures them honestly, and a bench harness that compares them.\n\n\
   muxlab models                                         list the server models\n\
   muxlab serve --model epoll --proto http --port 8080   run one model\n\
-  muxlab bench                                          run the default comparison"
+  muxlab bench                                          run the default comparison",
+    after_help = super::exit::EXIT_CODES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -53,6 +54,7 @@ pub enum Command {
     Load(Box<LoadCommand>),
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
     /// print a table as cells finish, write results/<scenario>-<time>/ (JSON, CSV, HTML report).
+    #[command(after_help = super::exit::EXIT_CODES)]
     Bench(BenchArgs),
     /// Add up `muxlab load --json` documents (shares of one run, or separate runs) into one,
     /// losslessly: counts and histograms add, per-second series align by wall-clock second.
@@ -101,6 +103,7 @@ pub enum Command {
     ///   muxlab advise --work 'cpu:exp(100us)' --slo 'p99<=5ms' --models reactor,thread,queue-pool --time 2m
     ///   muxlab advise --work 'cpu:hist:measured.hgrm' --print-scenario > mine.toml
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Advise(crate::advise::AdviseArgs),
     /// Where each cell's time went: what bound it (client, server-cpu, server-kernel,
     /// server-waiting, interference, offered or unclear, with the figures that decided it) and

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use super::args::BenchArgs;
-use super::exit::Failure;
+use super::exit::{Exit, Failure, Refused};
 
 pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     if args.list {
@@ -17,7 +17,7 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
             std::net::ToSocketAddrs::to_socket_addrs(t.as_str())
                 .ok()
                 .and_then(|mut a| a.next())
-                .ok_or_else(|| crate::bench::Error::Usage(format!("--target '{t}' is not HOST:PORT")))?,
+                .ok_or_else(|| Refused(format!("--target '{t}' is not HOST:PORT")))?,
         ),
     };
     let opts = crate::bench::Options {
@@ -52,14 +52,14 @@ pub(super) fn run_bench(args: &BenchArgs) -> Result<(), anyhow::Error> {
     }
     if done.interrupted {
         return Err(Failure {
-            code: 130,
+            exit: Exit::Interrupted,
             message: format!("interrupted; finished cells are in {}", done.dir.display()),
         }
         .into());
     }
     if done.failed > 0 {
         return Err(Failure {
-            code: 1,
+            exit: Exit::Failed,
             message: format!("{} cells failed; see {}", done.failed, done.dir.display()),
         }
         .into());
@@ -132,7 +132,7 @@ pub(super) fn run_advise(args: &crate::advise::AdviseArgs) -> Result<(), anyhow:
     }
     if done.iter().any(|d| d.interrupted) {
         return Err(Failure {
-            code: 130,
+            exit: Exit::Interrupted,
             message: format!("interrupted; finished cells are in {}", done[0].dir.display()),
         }
         .into());

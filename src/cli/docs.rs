@@ -34,7 +34,19 @@ pub(super) fn run_docs(root: &std::path::Path, files: Vec<std::path::PathBuf>, c
     );
     let failed = !out.errors.is_empty() || !out.unmarked.is_empty() || (check && !out.changed.is_empty());
     if failed {
-        std::process::exit(1);
+        return Err(super::exit::Failure {
+            exit: super::exit::Exit::Failed,
+            message: format!(
+                "{} errors, {} differ, {} unmarked figures",
+                out.errors.len(),
+                match check {
+                    true => out.changed.len(),
+                    false => 0,
+                },
+                out.unmarked.len()
+            ),
+        }
+        .into());
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! search, and the exit code their errors make.
 
 use super::args::LoadCommand;
-use super::exit::Failure;
+use super::exit::{Exit, Failure, Refused};
 use crate::load::{self, Document};
 
 pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
@@ -14,8 +14,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     let slo = spec.args().workload.slo.is_some();
     check_outputs(cmd, &spec, slo)?;
     if let Some(path) = &cmd.hgrm {
-        std::fs::write(path, "")
-            .map_err(|e| load::Error::Usage(format!("cannot write --hgrm {}: {e}", path.display())))?;
+        std::fs::write(path, "").map_err(|e| Refused(format!("cannot write --hgrm {}: {e}", path.display())))?;
     }
     if slo {
         return run_slo(cmd);
@@ -43,7 +42,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         }
         return fanned.verdict().map_err(|e| {
             Failure {
-                code: 1,
+                exit: Exit::Failed,
                 message: e.to_string(),
             }
             .into()
@@ -69,7 +68,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if outcome.interrupted {
         // Stopped by a signal before it was done: not what was asked, whatever it measured.
         return Err(Failure {
-            code: 1,
+            exit: Exit::Failed,
             message: format!(
                 "interrupted before the run was done: {} requests completed{}, {} errors",
                 outcome.tally.requests,
@@ -81,7 +80,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     }
     if outcome.tally.error_total() > 0 || (outcome.tally.requests == 0 && events == 0) {
         return Err(Failure {
-            code: 1,
+            exit: Exit::Failed,
             message: format!(
                 "{} errors, {} requests completed",
                 outcome.tally.error_total(),
@@ -98,14 +97,14 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
 /// and the series' file can be written (nothing in it lost before there is a series).
 fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), anyhow::Error> {
     if slo && (cmd.args.workload.fail_if.is_some() || cmd.timeseries.is_some()) {
-        return Err(load::Error::Usage(
+        return Err(Refused(
             "--fail-if and --timeseries are of one run, --slo searches for a capacity over many: drop one".into(),
         )
         .into());
     }
     if let Some(gates) = &cmd.args.workload.fail_if {
         let names: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
-        gates.check_classes(&names).map_err(|e| load::Error::Usage(e.0))?;
+        gates.check_classes(&names).map_err(|e| Refused(e.0))?;
     }
     if let Some(path) = &cmd.timeseries {
         // Writable, and nothing in it lost before the run has a series to put there.
@@ -113,13 +112,13 @@ fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), 
             .append(true)
             .create(true)
             .open(path)
-            .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))?;
+            .map_err(|e| Refused(format!("cannot write --timeseries {}: {e}", path.display())))?;
     }
     Ok(())
 }
 
 /// `--timeseries FILE`: the run's series, a JSON line per interval.
-fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
+fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), Refused> {
     match &cmd.timeseries {
         Some(path) => series_to(path, o),
         None => Ok(()),
@@ -127,14 +126,13 @@ fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error>
 }
 
 /// `o`'s series, a JSON line per interval, to `path`.
-fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Error> {
+fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), Refused> {
     let every = std::time::Duration::from_micros(o.tally.series_every_us.unwrap_or(1_000_000));
     let text: String = load::series::lines(&o.tally.series, every, o.elapsed)
         .iter()
         .map(|l| serde_json::to_string(l).expect("a series line serialises") + "\n")
         .collect();
-    std::fs::write(path, text)
-        .map_err(|e| load::Error::Usage(format!("cannot write --timeseries {}: {e}", path.display())))
+    std::fs::write(path, text).map_err(|e| Refused(format!("cannot write --timeseries {}: {e}", path.display())))
 }
 
 /// `--fail-if`: judges `doc` by its gates (kept in it), says each on stderr, and gives the exit
@@ -152,7 +150,7 @@ fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Erro
     Some(match failed.is_empty() {
         true => Ok(()),
         false => Err(Failure {
-            code: 3,
+            exit: Exit::GatesFailed,
             message: format!("failed gates: {}", failed.join(", ")),
         }
         .into()),
@@ -162,7 +160,7 @@ fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Erro
 /// `muxlab load --slo`: the capacity search, a line per probe on stderr as it ends.
 pub(super) fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if !cmd.remote.hosts.is_empty() {
-        return Err(load::Error::Usage(
+        return Err(Refused(
             "--slo with --hosts: the probes cannot be coordinated across hosts yet; run the search from one host"
                 .into(),
         )
@@ -193,12 +191,12 @@ pub(super) fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     match (c.rps, &c.inconclusive) {
         (Some(_), None) => Ok(()),
         (_, Some(why)) => Err(Failure {
-            code: 1,
+            exit: Exit::Failed,
             message: format!("no capacity: {why}"),
         }
         .into()),
         (None, None) => Err(Failure {
-            code: 1,
+            exit: Exit::Failed,
             message: format!("no probed rate held {}", c.slo),
         }
         .into()),
@@ -226,7 +224,7 @@ pub(super) fn run_merge(
     let mut docs = Vec::new();
     for f in files {
         let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| load::Error::Usage(format!("cannot read {name}: {e}")))?;
+        let text = std::fs::read_to_string(f).map_err(|e| Refused(format!("cannot read {name}: {e}")))?;
         docs.push((name.clone(), Document::read(&name, &text)?));
     }
     let merged = load::merge::documents(&docs)?;

@@ -13,4 +13,4 @@ mod models;
 
 pub use args::{BenchArgs, Cli, Command, LoadCommand, ServeCommand};
 pub use dispatch::main;
-pub use exit::{exit_code, Failure};
+pub use exit::{exit_code, Exit, Failure};
