@@ -39,10 +39,8 @@ pub fn text_only(code: &str, errors: &BTreeSet<String>) -> Vec<String> {
     while let Some(item) = items.pop() {
         match item {
             syn::Item::Mod(m) => items.extend(m.content.iter().flat_map(|(_, i)| i)),
-            syn::Item::Struct(s) if is_error(&s.attrs, &s.ident, errors) => {
-                if all_text(&s.fields) {
-                    found.push(s.ident.to_string());
-                }
+            syn::Item::Struct(s) if is_error(&s.attrs, &s.ident, errors) && all_text(&s.fields) => {
+                found.push(s.ident.to_string());
             }
             syn::Item::Enum(e) if is_error(&e.attrs, &e.ident, errors) => {
                 for v in &e.variants {
