@@ -8,8 +8,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A histogram's text that does not read: what is wrong with it.
 #[derive(Debug, thiserror::Error)]
-#[error("a histogram: {0}")]
-pub struct BadHistogram(String);
+pub enum BadHistogram {
+    /// The text is not base64.
+    #[error("a histogram: not base64: {source}")]
+    NotBase64 { source: base64::DecodeError },
+    /// The bytes are not an HdrHistogram V2 encoding.
+    #[error("a histogram: not an HdrHistogram V2 encoding: {source:?}")]
+    NotV2 {
+        source: hdrhistogram::serialization::DeserializeError,
+    },
+    /// Its values are outside 1 ns .. 1 hour.
+    #[error("a histogram: out of range: {source:?}")]
+    OutOfRange {
+        source: hdrhistogram::errors::AdditionError,
+    },
+}
 
 /// A latency histogram (nanoseconds, 1 ns .. 1 hour, 3 significant digits).
 #[derive(Clone, Debug)]
@@ -80,15 +93,14 @@ impl Hist {
     /// Reads [`Hist::to_v2_base64`]'s form (compressed or not); the error says what is wrong.
     pub fn from_v2_base64(text: &str) -> Result<Hist, BadHistogram> {
         use base64::Engine;
-        let bad = BadHistogram;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
-            .map_err(|e| bad(format!("not base64: {e}")))?;
+            .map_err(|source| BadHistogram::NotBase64 { source })?;
         let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
-            .map_err(|e| bad(format!("not an HdrHistogram V2 encoding: {e:?}")))?;
+            .map_err(|source| BadHistogram::NotV2 { source })?;
         let mut out = Hist::default();
-        out.0.add(&h).map_err(|e| bad(format!("out of range: {e:?}")))?;
+        out.0.add(&h).map_err(|source| BadHistogram::OutOfRange { source })?;
         Ok(out)
     }
 
@@ -159,4 +171,26 @@ pub struct Latency {
     pub max: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdev: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hist::*;
+
+    #[test]
+    fn a_histogram_that_does_not_read_says_which_layer_is_wrong() {
+        let e = Hist::from_v2_base64("not base64!").unwrap_err();
+        assert!(matches!(e, BadHistogram::NotBase64 { .. }));
+        assert!(e.to_string().starts_with("a histogram: not base64: "), "{e}");
+        let e = Hist::from_v2_base64("aGVsbG8=").unwrap_err();
+        assert!(matches!(e, BadHistogram::NotV2 { .. }));
+        assert!(
+            e.to_string()
+                .starts_with("a histogram: not an HdrHistogram V2 encoding: "),
+            "{e}"
+        );
+        let mut h = Hist::default();
+        h.record_ns(1000);
+        assert_eq!(Hist::from_v2_base64(&h.to_v2_base64()).unwrap().count(), 1);
+    }
 }

@@ -4,25 +4,108 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-/// A value the user typed that does not parse; the message says what to write instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct BadValue(pub String);
+/// A value the user typed that does not parse: the text given and what is wrong with it. The
+/// message (its `Display`) says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadValue {
+    /// Not a duration (`200us`, `1.5s`); `given` as read, trimmed.
+    Duration { given: String, fault: DurationFault },
+    /// Not a byte count (`100000`, `64KiB`).
+    Size { given: String, fault: SizeFault },
+    /// Not a CPU list (`0,2-3`).
+    Cpus { given: String, fault: CpuFault },
+    /// Not an IPv4 address or range (`127.0.0.2-127.0.0.20`).
+    Addresses { given: String, fault: AddrFault },
+}
 
-impl From<&str> for BadValue {
-    fn from(s: &str) -> Self {
-        BadValue(s.to_string())
+/// What is wrong with a duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationFault {
+    /// No number before the unit.
+    NotANumber,
+    /// A unit other than ns, us, ms, s, m or h.
+    UnknownUnit,
+    /// Negative, not finite, or over 10^9 seconds.
+    OutOfRange,
+}
+
+/// What is wrong with a byte count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeFault {
+    /// A unit other than b, k/KiB/kB, m/MiB/MB, g/GiB/GB.
+    UnknownUnit,
+    /// No whole number before the unit.
+    NotANumber,
+    /// More bytes than a `usize` holds.
+    TooLarge,
+}
+
+/// What is wrong with a CPU list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuFault {
+    /// A part that is not a CPU number or a range of them.
+    NotACpu,
+    /// A range whose start is past its end (`3-1`).
+    Reversed,
+    /// Nothing but commas and spaces.
+    NoCpu,
+}
+
+/// What is wrong with an IPv4 address or range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrFault {
+    /// An end that is not an IPv4 address.
+    NotAnAddress,
+    /// A range whose start is past its end.
+    Reversed,
+    /// A range of more than 65,536 addresses.
+    TooMany,
+}
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadValue::Duration { given: s, fault } => match fault {
+                DurationFault::NotANumber => write!(f, "'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m"),
+                DurationFault::UnknownUnit => write!(
+                    f,
+                    "'{s}' has an unknown unit '{}': use ns, us, ms, s, m or h",
+                    number_and_unit(s).1
+                ),
+                DurationFault::OutOfRange => write!(f, "'{s}' is out of range"),
+            },
+            BadValue::Size { given: s, .. } => write!(f, "'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB"),
+            BadValue::Cpus { given: s, fault } => match fault {
+                CpuFault::NoCpu => write!(f, "'{s}' names no CPU"),
+                CpuFault::NotACpu | CpuFault::Reversed => {
+                    write!(f, "'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3")
+                }
+            },
+            BadValue::Addresses { given: s, .. } => write!(
+                f,
+                "'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20"
+            ),
+        }
     }
+}
+
+impl std::error::Error for BadValue {}
+
+/// A duration's text split where its number ends: (`1.5`, `ms`).
+fn number_and_unit(s: &str) -> (&str, &str) {
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    s.split_at(split)
 }
 
 /// Parses `10us`, `5ms`, `1.5s`, `2m`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| BadValue(format!("'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m")))?;
+    let bad = |fault| BadValue::Duration {
+        given: s.to_string(),
+        fault,
+    };
+    let (num, unit) = number_and_unit(s);
+    let v: f64 = num.parse().map_err(|_| bad(DurationFault::NotANumber))?;
     let secs = match unit {
         "ns" => v / 1e9,
         "us" | "µs" => v / 1e6,
@@ -30,20 +113,20 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
         "" | "s" => v,
         "m" => v * 60.0,
         "h" => v * 3600.0,
-        _ => {
-            return Err(BadValue(format!(
-                "'{s}' has an unknown unit '{unit}': use ns, us, ms, s, m or h"
-            )))
-        }
+        _ => return Err(bad(DurationFault::UnknownUnit)),
     };
     if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(BadValue(format!("'{s}' is out of range")));
+        return Err(bad(DurationFault::OutOfRange));
     }
     Ok(Duration::from_secs_f64(secs))
 }
 
 /// Parses a byte count: `100000`, `64KiB` / `64k`, `1MiB` / `1m`, `1GiB` / `1g`.
 pub fn parse_size(s: &str) -> Result<usize, BadValue> {
+    let bad = |fault| BadValue::Size {
+        given: s.to_string(),
+        fault,
+    };
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -52,16 +135,10 @@ pub fn parse_size(s: &str) -> Result<usize, BadValue> {
         "k" | "kib" | "kb" => 1 << 10,
         "m" | "mib" | "mb" => 1 << 20,
         "g" | "gib" | "gb" => 1 << 30,
-        _ => {
-            return Err(BadValue(format!(
-                "'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB"
-            )))
-        }
+        _ => return Err(bad(SizeFault::UnknownUnit)),
     };
-    num.parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| BadValue(format!("'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB")))
+    let n = num.parse::<usize>().map_err(|_| bad(SizeFault::NotANumber))?;
+    n.checked_mul(scale).ok_or_else(|| bad(SizeFault::TooLarge))
 }
 
 /// Splits `s` at commas outside parentheses.
@@ -291,21 +368,27 @@ impl std::fmt::Display for CpuList {
 
 /// Parses a CPU list: `0`, `0,2`, `1-3`, `0,4-5`.
 pub fn parse_cpus(s: &str) -> Result<Vec<usize>, BadValue> {
+    let bad = |fault| BadValue::Cpus {
+        given: s.to_string(),
+        fault,
+    };
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || BadValue(format!("'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3"));
         if let Some((a, b)) = part.split_once('-') {
-            let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            let (a, b): (usize, usize) = (
+                a.parse().map_err(|_| bad(CpuFault::NotACpu))?,
+                b.parse().map_err(|_| bad(CpuFault::NotACpu))?,
+            );
             if a > b {
-                return Err(bad());
+                return Err(bad(CpuFault::Reversed));
             }
             out.extend(a..=b);
         } else {
-            out.push(part.parse().map_err(|_| bad())?);
+            out.push(part.parse().map_err(|_| bad(CpuFault::NotACpu))?);
         }
     }
     if out.is_empty() {
-        return Err(BadValue(format!("'{s}' names no CPU")));
+        return Err(bad(CpuFault::NoCpu));
     }
     out.sort_unstable();
     out.dedup();
@@ -348,24 +431,24 @@ impl std::fmt::Display for AddrRange {
 /// Parses `127.0.0.2` or an inclusive range `127.0.0.2-127.0.0.20` ([`AddrRange`] also takes
 /// several, joined by commas).
 pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
-    let bad = || {
-        BadValue(format!(
-            "'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20"
-        ))
+    let bad = |fault| BadValue::Addresses {
+        given: s.to_string(),
+        fault,
     };
+    let addr = |t: &str| t.trim().parse::<Ipv4Addr>().map_err(|_| bad(AddrFault::NotAnAddress));
     let (a, b) = match s.split_once('-') {
-        Some((a, b)) => (
-            a.trim().parse::<Ipv4Addr>().map_err(|_| bad())?,
-            b.trim().parse::<Ipv4Addr>().map_err(|_| bad())?,
-        ),
+        Some((a, b)) => (addr(a)?, addr(b)?),
         None => {
-            let a = s.trim().parse::<Ipv4Addr>().map_err(|_| bad())?;
+            let a = addr(s)?;
             (a, a)
         }
     };
     let (x, y) = (u32::from(a), u32::from(b));
-    if x > y || y - x > 65_535 {
-        return Err(bad());
+    if x > y {
+        return Err(bad(AddrFault::Reversed));
+    }
+    if y - x > 65_535 {
+        return Err(bad(AddrFault::TooMany));
     }
     Ok((x..=y).map(Ipv4Addr::from).collect())
 }
@@ -429,8 +512,39 @@ mod tests {
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("5 parsecs").is_err());
+        assert!(matches!(
+            parse_duration("fast"),
+            Err(BadValue::Duration {
+                fault: DurationFault::NotANumber,
+                ..
+            })
+        ));
+        let e = parse_duration(" 5 parsecs").unwrap_err();
+        assert!(matches!(
+            e,
+            BadValue::Duration {
+                fault: DurationFault::UnknownUnit,
+                ..
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "'5 parsecs' has an unknown unit ' parsecs': use ns, us, ms, s, m or h"
+        );
+        let e = parse_duration("-1s").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "'-1s' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m"
+        );
+        let e = parse_duration("2000000000s").unwrap_err();
+        assert!(matches!(
+            e,
+            BadValue::Duration {
+                fault: DurationFault::OutOfRange,
+                ..
+            }
+        ));
+        assert_eq!(e.to_string(), "'2000000000s' is out of range");
         assert_eq!(format_duration(Duration::from_micros(200)), "200us");
         assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
         assert_eq!(format_duration(Duration::from_micros(2500)), "2.5ms");
@@ -439,8 +553,67 @@ mod tests {
     #[test]
     fn cpus_and_ranges() {
         assert_eq!(parse_cpus("0,2-3").unwrap(), vec![0, 2, 3]);
-        assert!(parse_cpus("3-1").is_err());
+        let e = parse_cpus("3-1").unwrap_err();
+        assert!(matches!(
+            e,
+            BadValue::Cpus {
+                fault: CpuFault::Reversed,
+                ..
+            }
+        ));
+        assert_eq!(e.to_string(), "'3-1' is not a CPU list: write e.g. 0 or 0,2 or 1-3");
+        let e = parse_cpus(" , ").unwrap_err();
+        assert!(matches!(
+            e,
+            BadValue::Cpus {
+                fault: CpuFault::NoCpu,
+                ..
+            }
+        ));
+        assert_eq!(e.to_string(), "' , ' names no CPU");
         assert_eq!(parse_ipv4_range("127.0.0.2-127.0.0.4").unwrap().len(), 3);
-        assert!(parse_ipv4_range("127.0.0.9-127.0.0.4").is_err());
+        let e = parse_ipv4_range("127.0.0.9-127.0.0.4").unwrap_err();
+        assert!(matches!(
+            e,
+            BadValue::Addresses {
+                fault: AddrFault::Reversed,
+                ..
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "'127.0.0.9-127.0.0.4' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20"
+        );
+        assert!(matches!(
+            parse_ipv4_range("10.0.0.0-10.1.0.0"),
+            Err(BadValue::Addresses {
+                fault: AddrFault::TooMany,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64KiB").unwrap(), 64 << 10);
+        for (given, fault) in [
+            ("64 parsecs", SizeFault::UnknownUnit),
+            ("KiB", SizeFault::NotANumber),
+            ("99999999999999999999g", SizeFault::NotANumber),
+            ("17179869184g", SizeFault::TooLarge),
+        ] {
+            let e = parse_size(given).unwrap_err();
+            assert_eq!(
+                e,
+                BadValue::Size {
+                    given: given.into(),
+                    fault
+                }
+            );
+            assert_eq!(
+                e.to_string(),
+                format!("'{given}' is not a size: write e.g. 100000, 64KiB or 1MiB")
+            );
+        }
     }
 }

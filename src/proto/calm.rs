@@ -51,24 +51,73 @@ impl Rate {
 }
 
 impl FromStr for Rate {
-    type Err = BadValue;
+    type Err = BadCalm;
 
     /// `N/DURATION` (`200/30s`), or `off`.
-    fn from_str(s: &str) -> Result<Rate, BadValue> {
+    fn from_str(s: &str) -> Result<Rate, BadCalm> {
         if s.trim() == "off" {
             return Ok(Rate::OFF);
         }
-        let bad = |why: &str| BadValue(format!("'{s}': {why} (write N/DURATION, e.g. 200/30s, or off)"));
-        let (n, per) = s.split_once('/').ok_or_else(|| bad("no '/'"))?;
-        let max: u32 = n.trim().parse().map_err(|_| bad("the count is not a whole number"))?;
-        let per = parse_duration(per.trim()).map_err(|e| bad(&e.0))?;
+        let bad = |fault| BadCalm {
+            given: s.to_string(),
+            fault,
+        };
+        let (n, per) = s.split_once('/').ok_or_else(|| bad(CalmFault::NoSlash))?;
+        let max: u32 = n.trim().parse().map_err(|_| bad(CalmFault::CountNotWhole))?;
+        let per = parse_duration(per.trim()).map_err(|e| bad(CalmFault::Window(e)))?;
         if max == 0 {
-            return Err(bad("the count must be more than zero"));
+            return Err(bad(CalmFault::ZeroCount));
         }
         if per < Duration::from_millis(1) || per > Duration::from_secs(86_400) {
-            return Err(bad("the window must be from 1ms to a day"));
+            return Err(bad(CalmFault::WindowOutOfRange { per }));
         }
         Ok(Rate { max, per })
+    }
+}
+
+/// A budget's rate (`--h2-client-resets` and the like) that does not read: the text given and
+/// what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadCalm {
+    pub given: String,
+    pub fault: CalmFault,
+}
+
+/// What is wrong with a budget's rate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CalmFault {
+    /// No `/` between the count and the window.
+    NoSlash,
+    /// A count that is not a whole number.
+    CountNotWhole,
+    /// A window that is not a duration.
+    Window(BadValue),
+    /// A count of zero.
+    ZeroCount,
+    /// A window under 1ms or over a day.
+    WindowOutOfRange { per: Duration },
+}
+
+impl fmt::Display for BadCalm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "'{}': ", self.given)?;
+        match &self.fault {
+            CalmFault::NoSlash => f.write_str("no '/'"),
+            CalmFault::CountNotWhole => f.write_str("the count is not a whole number"),
+            CalmFault::Window(e) => write!(f, "{e}"),
+            CalmFault::ZeroCount => f.write_str("the count must be more than zero"),
+            CalmFault::WindowOutOfRange { .. } => f.write_str("the window must be from 1ms to a day"),
+        }?;
+        f.write_str(" (write N/DURATION, e.g. 200/30s, or off)")
+    }
+}
+
+impl std::error::Error for BadCalm {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.fault {
+            CalmFault::Window(e) => Some(e),
+            _ => None,
+        }
     }
 }
 

@@ -26,7 +26,7 @@ mod later_tests;
 #[cfg(test)]
 mod tests;
 
-pub use calm::{Calm, Cause, Rate};
+pub use calm::{BadCalm, Calm, CalmFault, Cause, Rate};
 pub use chunked::{ChunkError, Chunked, Phase};
 pub(crate) use contract::shed_spans;
 pub use contract::{shed, Answer, Each, Fed, Limits, Negotiate, Protocol, Request, ServeAll, StreamCounts, MAX_BODY};
@@ -34,4 +34,4 @@ pub use detect::{Choice, Detect};
 pub use kind::Proto;
 pub use later::{EventStream, Later};
 pub use session::{Session, Speaks};
-pub use tls::server_config;
+pub use tls::{server_config, BadTls, TlsFault};

@@ -4,52 +4,123 @@
 //! inside seeing plaintext. Every model serves HTTPS (`serve --tls`) without a line of its own.
 
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use rustls::{ServerConfig, ServerConnection};
 
 use super::{Answer, Each, Fed, Negotiate, Protocol, Request};
-use crate::units::BadValue;
 
 /// The server configuration of `--tls CERT,KEY` or `--tls self-signed`; the error says what
 /// is wrong with the value and what to give instead.
 /// With `h2`, ALPN offers `h2` and `http/1.1` and the session for the chosen one is built
 /// after the handshake.
-pub fn server_config(spec: &str, h2: bool) -> Result<Arc<ServerConfig>, BadValue> {
+pub fn server_config(spec: &str, h2: bool) -> Result<Arc<ServerConfig>, BadTls> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let bad = |what: String| BadValue(what);
+    let bad = |fault| BadTls {
+        spec: spec.to_string(),
+        fault,
+    };
     let (certs, key) = if spec == "self-signed" {
         let c = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
-            .map_err(|e| bad(format!("--tls self-signed: {e}")))?;
-        let key =
-            PrivateKeyDer::try_from(c.key_pair.serialize_der()).map_err(|e| bad(format!("--tls self-signed: {e}")))?;
+            .map_err(|e| bad(TlsFault::SelfSigned(e)))?;
+        // rcgen serialises a key pair as PKCS#8.
+        let key = PrivateKeyDer::Pkcs8(c.key_pair.serialize_der().into());
         (vec![c.cert.der().clone()], key)
     } else {
-        let (cert, key) = spec
-            .split_once(',')
-            .ok_or_else(|| bad(format!("--tls '{spec}': give CERT.pem,KEY.pem or self-signed")))?;
+        let (cert, key) = spec.split_once(',').ok_or_else(|| bad(TlsFault::NotCertAndKey))?;
         let certs = CertificateDer::pem_file_iter(cert)
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| bad(format!("--tls: {cert}: not PEM certificates ({e})")))?;
+            .map_err(|source| {
+                bad(TlsFault::NotCertificates {
+                    path: cert.into(),
+                    source,
+                })
+            })?;
         if certs.is_empty() {
-            return Err(bad(format!("--tls: {cert} holds no certificate")));
+            return Err(bad(TlsFault::NoCertificate { path: cert.into() }));
         }
-        let key =
-            PrivateKeyDer::from_pem_file(key).map_err(|e| bad(format!("--tls: {key}: not a PEM private key ({e})")))?;
+        let key = PrivateKeyDer::from_pem_file(key).map_err(|source| {
+            bad(TlsFault::NotAKey {
+                path: key.into(),
+                source,
+            })
+        })?;
         (certs, key)
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| bad(format!("--tls: {e}")))?
+        .map_err(|e| bad(TlsFault::Versions(e)))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| bad(format!("--tls: the certificate and key do not go together ({e})")))?;
+        .map_err(|e| bad(TlsFault::Mismatch(e)))?;
     if h2 {
         cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     }
     Ok(Arc::new(cfg))
+}
+
+/// A `--tls` value that makes no server configuration: the value given and what is wrong.
+#[derive(Debug)]
+pub struct BadTls {
+    pub spec: String,
+    pub fault: TlsFault,
+}
+
+/// What is wrong with a `--tls` value.
+#[derive(Debug)]
+pub enum TlsFault {
+    /// `self-signed`, and rcgen could not make the certificate.
+    SelfSigned(rcgen::Error),
+    /// Neither `self-signed` nor `CERT,KEY`.
+    NotCertAndKey,
+    /// The certificate file does not read as PEM certificates.
+    NotCertificates {
+        path: PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The certificate file holds none.
+    NoCertificate { path: PathBuf },
+    /// The key file does not read as a PEM private key.
+    NotAKey {
+        path: PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    /// rustls has no protocol version to offer.
+    Versions(rustls::Error),
+    /// The certificate and the key do not go together.
+    Mismatch(rustls::Error),
+}
+
+impl std::fmt::Display for BadTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.fault {
+            TlsFault::SelfSigned(e) => write!(f, "--tls self-signed: {e}"),
+            TlsFault::NotCertAndKey => write!(f, "--tls '{}': give CERT.pem,KEY.pem or self-signed", self.spec),
+            TlsFault::NotCertificates { path, source } => {
+                write!(f, "--tls: {}: not PEM certificates ({source})", path.display())
+            }
+            TlsFault::NoCertificate { path } => write!(f, "--tls: {} holds no certificate", path.display()),
+            TlsFault::NotAKey { path, source } => {
+                write!(f, "--tls: {}: not a PEM private key ({source})", path.display())
+            }
+            TlsFault::Versions(e) => write!(f, "--tls: {e}"),
+            TlsFault::Mismatch(e) => write!(f, "--tls: the certificate and key do not go together ({e})"),
+        }
+    }
+}
+
+impl std::error::Error for BadTls {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.fault {
+            TlsFault::SelfSigned(e) => Some(e),
+            TlsFault::NotCertificates { source, .. } | TlsFault::NotAKey { source, .. } => Some(source),
+            TlsFault::Versions(e) | TlsFault::Mismatch(e) => Some(e),
+            TlsFault::NotCertAndKey | TlsFault::NoCertificate { .. } => None,
+        }
+    }
 }
 
 /// A protocol session behind TLS.
@@ -363,5 +434,27 @@ fn flush(tls: &mut ServerConnection, out: &mut Vec<u8>) {
         if tls.write_tls(out).is_err() {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::proto::tls::*;
+
+    #[test]
+    fn a_tls_value_that_makes_no_configuration_says_what_to_give() {
+        let e = server_config("cert.pem", false).unwrap_err();
+        assert!(matches!(e.fault, TlsFault::NotCertAndKey));
+        assert_eq!(e.to_string(), "--tls 'cert.pem': give CERT.pem,KEY.pem or self-signed");
+        let e = server_config("/no/such/cert.pem,/no/such/key.pem", false).unwrap_err();
+        assert!(
+            matches!(&e.fault, TlsFault::NotCertificates { path, .. } if path == std::path::Path::new("/no/such/cert.pem"))
+        );
+        assert!(
+            e.to_string()
+                .starts_with("--tls: /no/such/cert.pem: not PEM certificates ("),
+            "{e}"
+        );
+        assert!(server_config("self-signed", true).is_ok());
     }
 }

@@ -5,9 +5,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::error::Error;
+use super::flag::Flag;
 pub use super::work::Work;
 use crate::proto::Proto;
-use crate::units::{format_duration, parse_duration, parse_size, CpuList};
+use crate::units::{parse_duration, parse_size, BadValue, CpuList};
 
 /// How often a waiting model wakes to check the stop flag and idle connections.
 pub const TICK: Duration = Duration::from_millis(100);
@@ -256,122 +257,94 @@ impl ServeArgs {
     /// where it does not.
     fn check_keyed(&self, proto: Proto, work: &Work) -> Result<(), Error> {
         if (self.store_kind.is_some() || self.max_keys.is_some() || self.max_memory.is_some()) && !proto.keyed() {
-            return Err(Error::Usage(
-                "--store, --max-keys and --max-memory are the keyed state of resp and memcache: they need --proto resp or memcache".into(),
-            ));
+            return Err(Error::KeyedFlagsWithoutKeyedProto);
         }
         if self.max_keys == Some(0) || self.max_memory == Some(0) {
-            return Err(Error::Usage(
-                "--max-keys and --max-memory hold at least one key: leave them out for no bound".into(),
-            ));
+            return Err(Error::ZeroKeyBound);
         }
         if self.max_value == 0 || self.max_value > 1 << 30 {
-            return Err(Error::Usage(
-                "--max-value must be from 1 byte to 1GiB (a command is held whole until it runs)".into(),
-            ));
+            return Err(Error::MaxValueOutOfRange {
+                max_value: self.max_value,
+            });
         }
         if proto.keyed() && !work.is_none() {
-            return Err(Error::Usage(
-                "--work is each HTTP, echo or packet request's work: a resp or memcache command's work is its run against the store".into(),
-            ));
+            return Err(Error::WorkWithKeyedProto);
         }
         Ok(())
     }
 
     /// The flags only some models honour: refused for the others, checked for range.
-    fn check_model_flags(&self, model: &str, flags: &[Flag]) -> Result<(), Error> {
-        let refuse = |flag: &str, why: &str| {
-            Err(Error::Usage(format!(
-                "model '{model}' has no {flag} ({why}); drop it, or see `muxlab models` for the models that do"
-            )))
-        };
+    fn check_model_flags(&self, model: &'static str, flags: &[Flag]) -> Result<(), Error> {
+        let refuse = |flag: Flag| Err(Error::Unhonoured { model, flag });
         if self.trigger.is_some() && !flags.contains(&Flag::Trigger) {
-            return refuse("--trigger", "it does not use epoll's trigger modes");
+            return refuse(Flag::Trigger);
         }
         if self.batch_wait.is_some() && !flags.contains(&Flag::BatchWait) {
-            return refuse("--batch-wait", "it does not wait on io_uring completions");
+            return refuse(Flag::BatchWait);
         }
-        if let Some(d) = self.batch_wait.filter(|d| *d > Duration::from_millis(10)) {
-            return Err(Error::Usage(format!(
-                "--batch-wait {} is more than 10ms: it is latency added to every busy turn",
-                format_duration(d)
-            )));
+        if let Some(wait) = self.batch_wait.filter(|d| *d > Duration::from_millis(10)) {
+            return Err(Error::BatchWaitOver { wait });
         }
         if self.offload_over.is_some() && !flags.contains(&Flag::OffloadOver) {
-            return refuse("--offload-over", "it has no pool to hand work to");
+            return refuse(Flag::OffloadOver);
         }
         if self.reserve.is_some() && !flags.contains(&Flag::Reserve) {
-            return refuse("--reserve", "it has no pool whose workers could be reserved");
+            return refuse(Flag::Reserve);
         }
         if self.green_slice.is_some() && !flags.contains(&Flag::GreenSlice) {
-            return refuse("--green-slice", "it runs no green threads");
+            return refuse(Flag::GreenSlice);
         }
-        if let Some(d) = self
+        if let Some(slice) = self
             .green_slice
             .filter(|d| *d < Duration::from_micros(1) || *d > Duration::from_secs(1))
         {
-            return Err(Error::Usage(format!(
-                "--green-slice {} is not from 1us to 1s: it is how long cpu: work runs before the others in line",
-                format_duration(d)
-            )));
+            return Err(Error::GreenSliceOutOfRange { slice });
         }
         if self.accept.is_some() && !flags.contains(&Flag::Accept) {
-            return refuse("--accept", "its workers do not share one listener through epoll");
+            return refuse(Flag::Accept);
         }
         Ok(())
     }
 
     /// Checks the flags against the model they are for: a flag the model does not honour, or a
-    /// value out of range, is one clear [`Error::Usage`] (exit 2), never silently ignored.
+    /// value out of range, is one clear [`Error`] the user caused (exit 2), never silently ignored.
     /// Returns the configuration to run (the packet protocol with its `--packet-size`).
-    pub fn validate(self, model: &str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
+    pub fn validate(self, model: &'static str, workers: Workers, flags: &[Flag]) -> Result<Config, Error> {
         match (workers, self.workers) {
-            (Workers::None, Some(n)) if n != 1 => {
-                return Err(Error::Usage(format!(
-                    "model '{model}' has no workers; drop --workers (or pick a model with workers: see `muxlab models`)"
-                )))
-            }
-            (_, Some(0)) => return Err(Error::Usage("--workers must be at least 1".into())),
-            (_, Some(n)) if n > 1024 => return Err(Error::Usage(format!("--workers {n} is more than 1024"))),
+            (Workers::None, Some(n)) if n != 1 => return Err(Error::NoWorkers { model, workers: n }),
+            (_, Some(0)) => return Err(Error::ZeroWorkers),
+            (_, Some(n)) if n > 1024 => return Err(Error::TooManyWorkers { workers: n }),
             _ => {}
         }
         self.check_model_flags(model, flags)?;
         if self.backlog < 1 {
-            return Err(Error::Usage("--backlog must be at least 1".into()));
+            return Err(Error::BacklogUnderOne { backlog: self.backlog });
         }
         if self.max_output == 0 {
-            return Err(Error::Usage("--max-output must be at least 1 byte".into()));
+            return Err(Error::ZeroMaxOutput);
         }
         if self.max_conns == Some(0) {
-            return Err(Error::Usage("--max-conns must be at least 1".into()));
+            return Err(Error::ZeroMaxConns);
         }
-        if let Some(n) = self.nofile.filter(|&n| n < 16) {
-            return Err(Error::Usage(format!(
-                "--nofile {n} is too low: the server needs at least 16 descriptors"
-            )));
+        if let Some(nofile) = self.nofile.filter(|&n| n < 16) {
+            return Err(Error::NofileTooLow { nofile });
         }
         if self.work_from_request && !matches!(self.proto_name, ProtoName::Http | ProtoName::H2) {
-            return Err(Error::Usage(
-                "--work-from-request reads an HTTP request's query: it needs --proto http or h2".into(),
-            ));
+            return Err(Error::WorkFromRequestNeedsHttp);
         }
         if self.stream.is_some() && !matches!(self.proto_name, ProtoName::Http | ProtoName::H2) {
-            return Err(Error::Usage(
-                "--stream makes HTTP responses event streams: it needs --proto http or h2".into(),
-            ));
+            return Err(Error::StreamNeedsHttp);
         }
         if self.max_streams == 0 {
-            return Err(Error::Usage("--max-streams must be at least 1".into()));
+            return Err(Error::ZeroMaxStreams);
         }
         if self.max_work.is_zero() {
-            return Err(Error::Usage("--max-work must be more than zero".into()));
+            return Err(Error::ZeroMaxWork);
         }
         let proto = match self.proto_name {
             ProtoName::Http => Proto::Http,
             ProtoName::Echo => Proto::Echo,
-            ProtoName::Packet if self.packet_size == 0 => {
-                return Err(Error::Usage("--packet-size must be at least 1 byte".into()))
-            }
+            ProtoName::Packet if self.packet_size == 0 => return Err(Error::ZeroPacketSize),
             ProtoName::Packet => Proto::Packet(self.packet_size),
             ProtoName::H2 => Proto::H2,
             ProtoName::Resp => Proto::Resp,
@@ -381,9 +354,8 @@ impl ServeArgs {
             .tls_spec
             .as_deref()
             .map(|spec| crate::proto::server_config(spec, proto == Proto::H2))
-            .transpose()
-            .map_err(|e| Error::Usage(e.0))?;
-        let work = self.work_spec.parse::<Work>().map_err(|e| Error::Usage(e.0))?;
+            .transpose()?;
+        let work = self.work_spec.parse::<Work>()?;
         self.check_keyed(proto, &work)?;
         Ok(Config {
             args: self,
@@ -403,37 +375,6 @@ pub enum Workers {
     Processes,
 }
 
-/// A model-specific flag; a model declares the ones it honours and the others are refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flag {
-    /// `--trigger level|edge`.
-    Trigger,
-    /// `--accept all|exclusive|mutex`.
-    Accept,
-    /// `--batch-wait DUR`.
-    BatchWait,
-    /// `--offload-over DUR`.
-    OffloadOver,
-    /// `--reserve under=DUR:K`.
-    Reserve,
-    /// `--green-slice DUR`.
-    GreenSlice,
-}
-
-impl Flag {
-    /// The flag as typed.
-    pub fn name(self) -> &'static str {
-        match self {
-            Flag::Trigger => "--trigger",
-            Flag::Accept => "--accept",
-            Flag::BatchWait => "--batch-wait",
-            Flag::OffloadOver => "--offload-over",
-            Flag::Reserve => "--reserve",
-            Flag::GreenSlice => "--green-slice",
-        }
-    }
-}
-
 /// `--reserve under=D:K`: K workers for work whose mean is under D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserve {
@@ -442,19 +383,61 @@ pub struct Reserve {
 }
 
 impl FromStr for Reserve {
-    type Err = crate::units::BadValue;
-    fn from_str(s: &str) -> Result<Reserve, Self::Err> {
-        let bad = || crate::units::BadValue(format!("--reserve '{s}': give under=D:K, e.g. under=1ms:1"));
-        let rest = s.strip_prefix("under=").ok_or_else(bad)?;
-        let (d, k) = rest.rsplit_once(':').ok_or_else(bad)?;
-        let under = parse_duration(d)?;
-        let workers: usize = k.parse().map_err(|_| bad())?;
+    type Err = BadReserve;
+    fn from_str(s: &str) -> Result<Reserve, BadReserve> {
+        let bad = |fault| BadReserve {
+            given: s.to_string(),
+            fault,
+        };
+        let rest = s.strip_prefix("under=").ok_or_else(|| bad(ReserveFault::NotUnderDK))?;
+        let (d, k) = rest.rsplit_once(':').ok_or_else(|| bad(ReserveFault::NotUnderDK))?;
+        let under = parse_duration(d).map_err(|e| bad(ReserveFault::Under(e)))?;
+        let workers: usize = k.parse().map_err(|_| bad(ReserveFault::NotUnderDK))?;
         if workers == 0 || under.is_zero() {
-            return Err(crate::units::BadValue(format!(
-                "--reserve '{s}': reserve at least one worker, for work under more than 0"
-            )));
+            return Err(bad(ReserveFault::Nothing));
         }
         Ok(Reserve { under, workers })
+    }
+}
+
+/// A `--reserve` that does not read: the text given and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadReserve {
+    pub given: String,
+    pub fault: ReserveFault,
+}
+
+/// What is wrong with a `--reserve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReserveFault {
+    /// Not `under=D:K` with K a whole number.
+    NotUnderDK,
+    /// D is not a duration.
+    Under(BadValue),
+    /// No worker reserved, or for work under 0.
+    Nothing,
+}
+
+impl std::fmt::Display for BadReserve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.given;
+        match &self.fault {
+            ReserveFault::NotUnderDK => write!(f, "--reserve '{s}': give under=D:K, e.g. under=1ms:1"),
+            ReserveFault::Under(e) => e.fmt(f),
+            ReserveFault::Nothing => write!(
+                f,
+                "--reserve '{s}': reserve at least one worker, for work under more than 0"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadReserve {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.fault {
+            ReserveFault::Under(e) => Some(e),
+            _ => None,
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! `server`: what every model shares, in folders by concept (a facade: the parts live in the
 //! files and folders below):
 //!
-//! - the running server: `error`, `config` (the serve flags, checked into a `Config`),
-//!   `stats` (the counters), `ctx` (the context and the [`Worker`] handle), `gate` and
-//!   `workers` (starting and stopping workers), `registry` (the model descriptor), and `serve`
-//!   at the top; below them all, [`work`] (what a request costs: `--work`), `classes` (the
+//! - the running server: `error`, `config` (the serve flags, checked into a `Config`), `flag`
+//!   (the flags only some models honour), `stats` (the counters), `ctx` (the context and the
+//!   [`Worker`] handle), `gate` and `workers` (starting and stopping workers), `registry` (the
+//!   model descriptor), and `serve` at the top; below them all, [`work`] (what a request costs: `--work`), `classes` (the
 //!   request classes a server saw) and `stream_spec` (what an event stream is asked to be,
 //!   parsed beside the configuration that reads it), and `waits` (how a connection served in
 //!   blocking style waits: the contract between the blocking driver and green's parking);
@@ -24,6 +24,7 @@ pub(crate) mod crossing;
 pub(crate) mod ctx;
 pub(crate) mod drivers;
 pub(crate) mod error;
+pub(crate) mod flag;
 pub(crate) mod gate;
 pub mod green;
 pub(crate) mod registry;
@@ -36,15 +37,19 @@ pub(crate) mod work;
 pub(crate) mod workers;
 
 pub use classes::ROWS;
-pub use config::{AcceptGuard, Config, Flag, ProtoName, Reserve, ServeArgs, Trigger, Work, Workers};
+pub use config::{
+    AcceptGuard, BadReserve, Config, ProtoName, Reserve, ReserveFault, ServeArgs, Trigger, Work, Workers,
+};
 pub use config::{READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use ctx::{Job, Offloader};
 pub use error::{io_err, Error};
+pub use flag::Flag;
 pub use registry::{Assign, Discipline, Family, Model, Streams};
-pub use request::query_work;
+pub use request::{query_work, RefusedWork};
 pub use serve::serve;
 pub use stats::{Counter, Counters, Stats};
-pub use stream_spec::{StreamBounds, StreamSpec};
+pub use stream_spec::{BadStreamBounds, BadStreamSpec, PairFault, StreamBounds, StreamOver, StreamSpec};
 pub use waits::{Kernel, Waits};
+pub use work::{BadDist, BadWork, DistFault, WorkFault};
 pub use workers::threads_and;

@@ -1,8 +1,9 @@
 //! The model descriptor every file in `models/` exports; the list itself is `models::ALL`.
 
-use super::config::{Flag, Workers};
+use super::config::Workers;
 use super::ctx::Ctx;
 use super::error::Error;
+use super::flag::Flag;
 
 /// The four families of `muxlab models`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,11 +25,11 @@ fn apply_nofile(cfg: &Config) -> Result<u64, Error> {
 /// `--reserve` must leave a worker of the pool for the long work.
 fn check_reserve(cfg: &Config, workers: usize) -> Result<(), Error> {
     match cfg.reserve.filter(|r| r.workers >= workers) {
-        Some(r) => Err(Error::Usage(format!(
-            "--reserve under={}:{} reserves every one of the pool's {workers} workers: leave at least one for the long work (give more --workers)",
-            crate::units::format_duration(r.under),
-            r.workers
-        ))),
+        Some(r) => Err(Error::ReserveTakesAll {
+            under: r.under,
+            reserved: r.workers,
+            workers,
+        }),
         None => Ok(()),
     }
 }
@@ -39,14 +39,8 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
     let addr = cfg.listen_addr();
     let fd = sys::socket::listen(addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
         Some(libc::EADDRINUSE) => Error::AddrInUse { addr },
-        Some(libc::EADDRNOTAVAIL) => Error::Usage(format!(
-            "{} is not an address of this machine: pick another with --addr",
-            cfg.addr
-        )),
-        Some(libc::EACCES) => Error::Usage(format!(
-            "port {} needs privileges: use a port above 1023 or --port 0",
-            cfg.port
-        )),
+        Some(libc::EADDRNOTAVAIL) => Error::NotOurAddress { addr: cfg.addr },
+        Some(libc::EACCES) => Error::PortNeedsPrivileges { port: cfg.port },
         _ => io_err(format!("listening on {addr}"))(e),
     })?;
     super::drivers::accept::defer_accept(cfg, &fd)?;
@@ -76,18 +70,18 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
     }
     let kind = cfg.store_kind.unwrap_or(model.data.default_store(workers));
     if kind == crate::store::Kind::Sharded && !model.shards {
-        return Err(Error::Usage(format!(
-            "--store sharded is a shard per worker loop, each taking commands for its keys from the others: model '{}' has no such loops (multi-reactor and dispatch do)",
-            model.name
-        )));
+        return Err(Error::NoShards {
+            store: kind,
+            model: model.name,
+        });
     }
     if !model.data.allows(kind, workers) {
-        return Err(Error::Usage(format!(
-            "--store {} is one thread's table, and model '{}' with {workers} worker(s) has more than one thread touching data ({}): use --store locked",
-            kind,
-            model.name,
-            model.data.says()
-        )));
+        return Err(Error::StoreNotShared {
+            store: kind,
+            model: model.name,
+            workers,
+            data: model.data,
+        });
     }
     // Each table of a striped or sharded store holds its share of --max-keys: one with none
     // could hold no key at all.
@@ -96,10 +90,12 @@ fn keyed_store(model: &Model, cfg: &Config, workers: usize) -> Result<Option<cra
         crate::store::Kind::Sharded => workers,
         _ => 1,
     };
-    if let Some(m) = cfg.max_keys.filter(|&m| m < tables) {
-        return Err(Error::Usage(format!(
-            "--max-keys {m} under --store {kind}: its {tables} tables each hold a share of the keys, and one with no share holds none: give at least {tables}"
-        )));
+    if let Some(max_keys) = cfg.max_keys.filter(|&m| m < tables) {
+        return Err(Error::MaxKeysUnderTables {
+            max_keys,
+            store: kind,
+            tables,
+        });
     }
     let bounds = crate::store::Bounds {
         max_keys: cfg.max_keys,
@@ -137,7 +133,10 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     check_reserve(&cfg, workers)?;
     let store = keyed_store(model, &cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
-        sys::affinity::set(&cpus.0).map_err(|e| Error::Usage(format!("cannot pin to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(&cpus.0).map_err(|source| Error::Pin {
+            cpus: cpus.clone(),
+            source,
+        })?;
     }
     let nofile = apply_nofile(&cfg)?;
     // What an idle or stalled connection does not use leaves the process (see `sys::mem`).

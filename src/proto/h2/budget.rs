@@ -124,9 +124,50 @@ mod tests {
         assert_eq!(r, Rate::CLIENT_RESETS);
         assert_eq!(r.to_string(), "200/30s");
         assert_eq!("off".parse::<Rate>().unwrap().to_string(), "off");
-        for bad in ["200", "x/1s", "0/1s", "5/0s", "5/soon", "5/1ns", "5/2d"] {
-            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        use crate::proto::{BadCalm, CalmFault};
+        use crate::units::{BadValue, DurationFault};
+        let soon = BadValue::Duration {
+            given: "soon".into(),
+            fault: DurationFault::NotANumber,
+        };
+        for (bad, fault) in [
+            ("200", CalmFault::NoSlash),
+            ("x/1s", CalmFault::CountNotWhole),
+            ("0/1s", CalmFault::ZeroCount),
+            ("5/0s", CalmFault::WindowOutOfRange { per: Duration::ZERO }),
+            ("5/soon", CalmFault::Window(soon)),
+            (
+                "5/1ns",
+                CalmFault::WindowOutOfRange {
+                    per: Duration::from_nanos(1),
+                },
+            ),
+            (
+                "5/2d",
+                CalmFault::Window(BadValue::Duration {
+                    given: "2d".into(),
+                    fault: DurationFault::UnknownUnit,
+                }),
+            ),
+        ] {
+            let e = bad.parse::<Rate>().unwrap_err();
+            assert_eq!(
+                e,
+                BadCalm {
+                    given: bad.into(),
+                    fault
+                },
+                "{bad}"
+            );
         }
+        assert_eq!(
+            "5/ soon".parse::<Rate>().unwrap_err().to_string(),
+            "'5/ soon': 'soon' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m (write N/DURATION, e.g. 200/30s, or off)"
+        );
+        assert_eq!(
+            "0/1s".parse::<Rate>().unwrap_err().to_string(),
+            "'0/1s': the count must be more than zero (write N/DURATION, e.g. 200/30s, or off)"
+        );
     }
 
     #[test]

@@ -72,9 +72,9 @@ enum Parsed {
     /// Past a bound, or a stream that cannot be resynchronised: the error (after `Protocol
     /// error: `), then the connection closes.
     Broken(&'static str),
-    /// A command that would be held whole past `--max-value` and 64 KiB: this error, then the
-    /// connection closes.
-    Over(String),
+    /// A command (of `args` arguments) that would be held whole past `--max-value` and 64 KiB:
+    /// an error saying so, then the connection closes.
+    Over { args: usize },
 }
 
 impl RespSession {
@@ -136,10 +136,7 @@ impl RespSession {
             }
             // The command's bytes through this bulk, its headers included: what it would hold.
             if next + len > self.max_value + SLACK {
-                return Parsed::Over(format!(
-                    "Protocol error: a command of {n} arguments past --max-value ({} bytes) and 64 KiB",
-                    self.max_value
-                ));
+                return Parsed::Over { args: n };
             }
             if b.len() < next + len + 2 {
                 return self.incomplete(Some((n, at)), next + len + 2);
@@ -272,7 +269,13 @@ impl Framing for RespSession {
                 }
             },
             Parsed::Broken(why) => return self.broken(out, fed, &format!("Protocol error: {why}")),
-            Parsed::Over(why) => return self.broken(out, fed, &why),
+            Parsed::Over { args } => {
+                let why = format!(
+                    "Protocol error: a command of {args} arguments past --max-value ({} bytes) and 64 KiB",
+                    self.max_value
+                );
+                return self.broken(out, fed, &why);
+            }
         }
         true
     }

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use crate::proto::later::{EventStream, Later, Pace};
 use crate::rng::Rng;
+use crate::server::request::per_request::Unnamable;
 use crate::server::work::Dist;
-use crate::server::StreamSpec;
 use crate::server::Worker;
+use crate::server::{BadStreamSpec, StreamOver, StreamSpec};
 use crate::server::{Counter, Counters};
-use crate::units::BadValue;
 
 /// Whether a request is a stream request (its path is `/stream`, or the server has `--stream`).
 pub(super) fn is_stream(w: Worker<'_>, target: &[u8]) -> bool {
@@ -28,7 +28,7 @@ pub(super) fn is_stream(w: Worker<'_>, target: &[u8]) -> bool {
 /// The stream a request asks for: `None` when it is not a stream request (its path is not
 /// `/stream` and the server has no `--stream`); `Err` (400) when its query does not parse or
 /// is over `--max-stream`.
-pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpec, BadValue>> {
+pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpec, RefusedStream>> {
     let (path, query) = match target.iter().position(|&b| b == b'?') {
         Some(i) => (&target[..i], &target[i + 1..]),
         None => (target, &b""[..]),
@@ -49,18 +49,43 @@ pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpe
         })
         .collect();
     // What a client may name as work, it may name as gaps: no file of the server's.
-    if let Some(bad) = ours
+    if let Some((part, fault)) = ours
         .iter()
-        .find(|p| !crate::server::request::per_request::a_client_may_name(p))
+        .find_map(|p| crate::server::request::per_request::unnamable(p).map(|f| (p, f)))
     {
-        return Some(Err(BadValue(format!(
-            "'{bad}': a query may not name hist:, more than 128 bytes or two levels of parentheses"
-        ))));
+        return Some(Err(RefusedStream::Unnamable {
+            part: part.clone(),
+            fault,
+        }));
     }
     Some(
         StreamSpec::parse_over(&ours.join("&"), &defaults)
-            .and_then(|s| s.over(&cfg.max_stream).map_or(Ok(s), |why| Err(BadValue(why)))),
+            .map_err(RefusedStream::Spec)
+            .and_then(|s| {
+                s.over(&cfg.max_stream)
+                    .map_or(Ok(s), |over| Err(RefusedStream::Over(over)))
+            }),
     )
+}
+
+/// Why a stream request is refused (400).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum RefusedStream {
+    /// A query's key names what a client may not (a file, a long or deep spec).
+    #[error("'{part}': a query may not name hist:, more than 128 bytes or two levels of parentheses")]
+    Unnamable {
+        part: String,
+        /// Which rule it breaks: the refusal is a bare 400, so only a reader of its `Debug`
+        /// form (a test, a debugger) sees it.
+        #[allow(dead_code)]
+        fault: Unnamable,
+    },
+    /// The query's stream keys do not read.
+    #[error(transparent)]
+    Spec(BadStreamSpec),
+    /// The stream is over `--max-stream`.
+    #[error(transparent)]
+    Over(StreamOver),
 }
 
 /// What the server's hook answers a stream request with: the stream, begun now, or a refusal.

@@ -7,4 +7,4 @@ pub(crate) mod hook;
 pub(crate) mod offload;
 mod per_request;
 
-pub use per_request::query_work;
+pub use per_request::{query_work, RefusedWork};

@@ -172,19 +172,33 @@ fn named_work(target: &[u8]) -> (Vec<u8>, String) {
 /// The work a request target's query names (`/?cpu=20us&sleep=exp(1ms)`), as `serve
 /// --work-from-request` with `--max-work max` reads it: `Ok(None)` where it names none, an
 /// error saying why the server would refuse it (400).
-pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, crate::units::BadValue> {
+pub fn query_work(target: &str, max: Duration) -> Result<Option<Work>, RefusedWork> {
     let (_, spec) = named_work(target.as_bytes());
     if spec.is_empty() {
         return Ok(None);
     }
     match parse(&spec, &Work::default(), max) {
         Some(w) => Ok(Some(w)),
-        None => Err(crate::units::BadValue(format!(
-            "'{target}' names work '{spec}' the server refuses (malformed, hist:, over 128 bytes or \
-             two levels of parentheses, or a mean over --max-work {})",
-            crate::units::format_duration(max)
-        ))),
+        None => Err(RefusedWork {
+            target: target.to_string(),
+            work: spec,
+            max,
+        }),
     }
+}
+
+/// Work a request target's query names that `serve --work-from-request` refuses (400): the
+/// target, the work spec its query makes, and the `--max-work` it was held to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{target}' names work '{work}' the server refuses (malformed, hist:, over 128 bytes or two levels of \
+     parentheses, or a mean over --max-work {})",
+    crate::units::format_duration(*max)
+)]
+pub struct RefusedWork {
+    pub target: String,
+    pub work: String,
+    pub max: Duration,
 }
 
 /// `%XX` decoded (a query may encode the parentheses of `exp(1ms)`).
@@ -232,8 +246,31 @@ fn parse(spec: &str, default: &Work, max: Duration) -> Option<Work> {
 /// A spec a client may put in a query: no `hist:FILE` (a client names no file on the server:
 /// `/dev/zero` would grow it without end, a FIFO block it), at most 128 bytes and two levels of
 /// parentheses, so parsing one costs little.
-pub(super) fn a_client_may_name(spec: &str) -> bool {
-    spec.len() <= QUERY_SPEC_MAX && !spec.contains("hist:") && depth(spec) <= 2
+fn a_client_may_name(spec: &str) -> bool {
+    unnamable(spec).is_none()
+}
+
+/// Why a client may not put a spec in a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unnamable {
+    /// Over [`QUERY_SPEC_MAX`] bytes.
+    Long { bytes: usize },
+    /// `hist:FILE`: a file of the server's.
+    File,
+    /// More than two levels of parentheses.
+    Deep { depth: usize },
+}
+
+/// Why a client may not put `spec` in a query, if it may not.
+pub(super) fn unnamable(spec: &str) -> Option<Unnamable> {
+    if spec.len() > QUERY_SPEC_MAX {
+        return Some(Unnamable::Long { bytes: spec.len() });
+    }
+    if spec.contains("hist:") {
+        return Some(Unnamable::File);
+    }
+    let depth = depth(spec);
+    (depth > 2).then_some(Unnamable::Deep { depth })
 }
 
 /// The deepest nesting of parentheses in `s`.
@@ -286,14 +323,35 @@ mod tests {
             .expect("names work");
         assert_eq!(q.mean(), Duration::from_micros(1020));
         assert_eq!(query_work("/?x=1", max), Ok(None));
-        assert!(query_work("/?cpu=fast", max).is_err() && query_work("/?cpu=20ms", max).is_err());
+        assert!(query_work("/?cpu=fast", max).is_err());
+        let e = query_work("/?cpu=20ms", max).unwrap_err();
+        assert_eq!(
+            e,
+            RefusedWork {
+                target: "/?cpu=20ms".into(),
+                work: "cpu:20ms".into(),
+                max
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "'/?cpu=20ms' names work 'cpu:20ms' the server refuses (malformed, hist:, over 128 bytes or two \
+             levels of parentheses, or a mean over --max-work 10ms)"
+        );
         // What a client may not name: a file, deep nesting, a long spec.
-        for bad in [
-            "cpu:hist:/dev/zero".to_string(),
-            "cpu:mix(100%:mix(100%:mix(100%:1ms)))".into(),
-            format!("cpu:mix({}50%:1ms,50%:2ms)", "0".repeat(130)),
+        for (bad, why) in [
+            ("cpu:hist:/dev/zero".to_string(), Unnamable::File),
+            (
+                "cpu:mix(100%:mix(100%:mix(100%:1ms)))".into(),
+                Unnamable::Deep { depth: 3 },
+            ),
+            (
+                format!("cpu:mix({}50%:1ms,50%:2ms)", "0".repeat(130)),
+                Unnamable::Long { bytes: 154 },
+            ),
         ] {
             assert!(parse(&bad, &Work::default(), max).is_none(), "{bad}");
+            assert_eq!(unnamable(&bad), Some(why), "{bad}");
         }
         // The same forms, shallower or shorter, are read.
         for good in [

@@ -5,11 +5,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::bad::{BadWork, WorkFault};
 use super::dist::Dist;
 use super::parse::{parse_dist, split_parts};
 use super::perform::perform;
 use crate::rng::Rng;
-use crate::units::BadValue;
 
 /// The most one request of `--work` may cost, CPU and wait together: a draw from a heavy tail
 /// is cut here rather than hold a worker for minutes. (Work a request names for itself is cut
@@ -101,10 +101,13 @@ impl Work {
 }
 
 impl FromStr for Work {
-    type Err = BadValue;
+    type Err = BadWork;
     /// `none`, or `cpu:D`, `sleep:D`, or both joined by `+`.
-    fn from_str(s: &str) -> Result<Self, BadValue> {
-        let bad = |why: String| BadValue(format!("--work '{s}': {why}"));
+    fn from_str(s: &str) -> Result<Self, BadWork> {
+        let bad = |fault| BadWork {
+            given: s.to_string(),
+            fault,
+        };
         let mut w = Work {
             text: s.to_string(),
             ..Work::default()
@@ -113,27 +116,21 @@ impl FromStr for Work {
             return Ok(w);
         }
         for part in split_parts(s) {
-            let (kind, spec) = part.split_once(':').ok_or_else(|| {
-                bad(format!(
-                    "'{part}' is not cpu:D or sleep:D (or none): write e.g. cpu:200us"
-                ))
-            })?;
-            let dist = parse_dist(spec).map_err(|e| bad(e.0))?;
-            let slot = match kind {
-                "cpu" => &mut w.cpu,
-                "sleep" => &mut w.sleep,
-                _ => {
-                    return Err(bad(format!(
-                        "'{kind}' is not cpu or sleep: write cpu:200us, sleep:exp(1ms) or cpu:50us+sleep:1ms"
-                    )))
-                }
+            let (kind, spec) = part
+                .split_once(':')
+                .ok_or_else(|| bad(WorkFault::NoKind { part: part.to_string() }))?;
+            let dist = parse_dist(spec).map_err(|e| bad(WorkFault::Dist(e)))?;
+            let (kind, slot) = match kind {
+                "cpu" => ("cpu", &mut w.cpu),
+                "sleep" => ("sleep", &mut w.sleep),
+                _ => return Err(bad(WorkFault::UnknownKind { kind: kind.to_string() })),
             };
             if slot.replace(dist).is_some() {
-                return Err(bad(format!("{kind} is given twice")));
+                return Err(bad(WorkFault::Twice { kind }));
             }
         }
         if w.is_none() {
-            return Err(bad("write cpu:200us, sleep:1ms, cpu:exp(50us)+sleep:1ms or none".into()));
+            return Err(bad(WorkFault::Nothing));
         }
         Ok(w)
     }

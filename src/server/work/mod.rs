@@ -12,6 +12,7 @@
 //! process, the thread), so forked workers and threads do not repeat each other. A request's
 //! draw is cut at [`CEILING`] (at `--max-work` for work a request names).
 
+mod bad;
 mod cost;
 mod dist;
 mod parse;
@@ -19,6 +20,7 @@ mod perform;
 #[cfg(test)]
 mod tests;
 
+pub use bad::{BadDist, BadWork, DistFault, WorkFault};
 pub use cost::{Work, CEILING};
 pub use dist::Dist;
 pub use parse::parse_dist;

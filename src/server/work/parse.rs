@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::bad::{BadDist, DistFault};
 use super::dist::Dist;
-use crate::units::{parse_duration, split_top, BadValue};
+use crate::units::{parse_duration, split_top};
 
 /// `cpu:...+sleep:...` split at the `+` that starts a part (a file name may hold a `+`).
 pub(super) fn split_parts(s: &str) -> Vec<&str> {
@@ -29,33 +30,38 @@ pub(super) fn call<'a>(s: &'a str, name: &str) -> Option<Vec<&'a str>> {
 }
 
 /// A number the user typed for `what`.
-pub(super) fn number(s: &str, what: &str) -> Result<f64, BadValue> {
+pub(super) fn number(s: &str, what: &'static str) -> Result<f64, BadDist> {
     s.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
-        .ok_or_else(|| BadValue(format!("'{s}' is not a number ({what})")))
+        .ok_or_else(|| part(s, DistFault::NotANumber { what }))
+}
+
+/// `given` (D, or one of its arguments) refused for `fault`.
+fn part(given: &str, fault: DistFault) -> BadDist {
+    BadDist::Part {
+        given: given.to_string(),
+        fault,
+    }
 }
 
 /// A mean given as a duration, in ns, more than zero.
-pub(super) fn mean_ns(s: &str) -> Result<f64, BadValue> {
+pub(super) fn mean_ns(s: &str) -> Result<f64, BadDist> {
     let d = parse_duration(s)?;
     if d.is_zero() {
-        return Err(BadValue(format!("'{s}': a mean must be more than zero")));
+        return Err(part(s, DistFault::ZeroMean));
     }
     Ok(d.as_nanos() as f64)
 }
 
 /// Parses one distribution D.
-pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
+pub fn parse_dist(s: &str) -> Result<Dist, BadDist> {
     let s = s.trim();
-    let args = |name: &str, n: usize| -> Result<Option<Vec<&str>>, BadValue> {
+    let args = |name: &'static str, n: usize| -> Result<Option<Vec<&str>>, BadDist> {
         match call(s, name) {
             Some(a) if a.len() == n => Ok(Some(a)),
-            Some(_) => Err(BadValue(format!(
-                "'{s}': {name} takes {n} argument{}",
-                if n == 1 { "" } else { "s" }
-            ))),
+            Some(_) => Err(part(s, DistFault::Arguments { name, takes: n })),
             None => Ok(None),
         }
     };
@@ -65,7 +71,7 @@ pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
     if let Some(a) = args("lognormal", 2)? {
         let (mean, sigma) = (mean_ns(a[0])?, number(a[1], "lognormal's sigma")?);
         if !(0.0..=10.0).contains(&sigma) {
-            return Err(BadValue(format!("'{s}': sigma {sigma} is outside 0..10")));
+            return Err(part(s, DistFault::Sigma { sigma }));
         }
         return Ok(Dist::LogNormal {
             mu: mean.ln() - sigma * sigma / 2.0,
@@ -75,9 +81,7 @@ pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
     if let Some(a) = args("pareto", 2)? {
         let (mean, shape) = (mean_ns(a[0])?, number(a[1], "pareto's alpha")?);
         if shape <= 1.0 {
-            return Err(BadValue(format!(
-                "'{s}': alpha must be more than 1 (the mean is infinite at 1 and below)"
-            )));
+            return Err(part(s, DistFault::Alpha));
         }
         return Ok(Dist::Pareto {
             scale: mean * (shape - 1.0) / shape,
@@ -99,9 +103,7 @@ pub fn parse_dist(s: &str) -> Result<Dist, BadValue> {
         return read_hist(path);
     }
     if s.contains('(') {
-        return Err(BadValue(format!(
-            "'{s}' is not a distribution: write exp(MEAN), lognormal(MEAN,SIGMA), pareto(MEAN,ALPHA), mix(P%:D,...), bimodal1(MEAN), bimodal2(MEAN) or hist:FILE"
-        )));
+        return Err(part(s, DistFault::Unknown));
     }
     Ok(Dist::Fixed(parse_duration(s)?))
 }
@@ -126,20 +128,20 @@ pub(super) fn mix_of(parts: &[(f64, f64)]) -> Dist {
 }
 
 /// `mix(P%:D,...)`: the weights must sum to 100 %.
-pub(super) fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
+pub(super) fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadDist> {
     let mut cumulative = Vec::new();
     let mut dists = Vec::new();
     let mut total = 0.0;
     for p in parts {
         let (w, d) = p
             .split_once(':')
-            .ok_or_else(|| BadValue(format!("'{s}': '{p}' is not P%:D (e.g. 99.5%:50us)")))?;
+            .ok_or_else(|| part(s, DistFault::MixPart { part: p.to_string() }))?;
         let w = number(
             w.trim().strip_suffix('%').unwrap_or(w.trim()),
             "a mix weight in per cent",
         )?;
         if w <= 0.0 {
-            return Err(BadValue(format!("'{s}': the weight {w}% is not positive")));
+            return Err(part(s, DistFault::MixWeight { weight: w }));
         }
         total += w;
         cumulative.push(total / 100.0);
@@ -148,7 +150,7 @@ pub(super) fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
     // Within a hundredth of a per cent: thirds may be written 33.33%.
     if (total - 100.0).abs() > 0.01 + 1e-9 {
         let total = (total * 1000.0).round() / 1000.0;
-        return Err(BadValue(format!("'{s}': the weights sum to {total}%, not 100%")));
+        return Err(part(s, DistFault::MixSum { total }));
     }
     if let Some(last) = cumulative.last_mut() {
         *last = 1.0;
@@ -158,8 +160,11 @@ pub(super) fn parse_mix(s: &str, parts: &[&str]) -> Result<Dist, BadValue> {
 
 /// `hist:FILE`: a `.hgrm` percentile listing (values in ms) or an HdrHistogram V2 log (values
 /// in ns), as (quantile, ns) pairs.
-pub(super) fn read_hist(path: &str) -> Result<Dist, BadValue> {
-    let text = std::fs::read_to_string(path).map_err(|e| BadValue(format!("hist:{path}: {e}")))?;
+pub(super) fn read_hist(path: &str) -> Result<Dist, BadDist> {
+    let text = std::fs::read_to_string(path).map_err(|source| BadDist::HistRead {
+        path: path.into(),
+        source,
+    })?;
     let mut table: Vec<(f64, f64)> = Vec::new();
     // A percentile listing: "Value Percentile TotalCount 1/(1-Percentile)" rows.
     for line in text.lines() {
@@ -184,9 +189,7 @@ pub(super) fn read_hist(path: &str) -> Result<Dist, BadValue> {
             }
         }
         if !any || sum.count() == 0 {
-            return Err(BadValue(format!(
-                "hist:{path}: neither a .hgrm percentile listing nor an HdrHistogram V2 log with values"
-            )));
+            return Err(BadDist::HistEmpty { path: path.into() });
         }
         table = sum
             .0

@@ -120,28 +120,91 @@ fn cpu_work_spins_what_it_says_on_the_threads_own_clock_never_less() {
 fn a_bad_spec_is_one_line_naming_the_part() {
     // Thirds to a hundredth of a per cent are a whole.
     assert!("cpu:mix(33.33%:1ms,33.33%:2ms,33.33%:3ms)".parse::<Work>().is_ok());
-    for (spec, says) in [
-        ("gpu:1s", "'gpu' is not cpu or sleep"),
-        ("cpu", "is not cpu:D or sleep:D"),
-        ("cpu:exp(1x)", "'1x' has an unknown unit"),
-        ("cpu:pareto(1ms,1)", "alpha must be more than 1"),
-        ("cpu:mix(50%:1ms,40%:2ms)", "sum to 90%"),
-        ("cpu:mix(50%1ms,50%:2ms)", "is not P%:D"),
-        ("cpu:lognormal(1ms)", "lognormal takes 2 arguments"),
-        ("cpu:weird(1ms)", "is not a distribution"),
-        ("cpu:1ms+cpu:2ms", "cpu is given twice"),
-        ("cpu:hist:/no/such/file", "hist:/no/such/file"),
-        ("cpu:exp(0s)", "more than zero"),
-        ("cpu:mix(50%%:1ms,50%:2ms)", "a mix weight"),
-        ("cpu:mix(33.3%:1ms,33.3%:2ms,33.3%:3ms)", "sum to 99.9"),
+    use crate::units::{BadValue, DurationFault};
+    // One line, naming the spec as given: its fault and its words.
+    let refused = |spec: &str| {
+        let e = spec.parse::<Work>().unwrap_err();
+        assert_eq!(e.given, spec);
+        let words = e.to_string();
+        assert!(words.starts_with(&format!("--work '{spec}': ")), "{words}");
+        assert_eq!(words.lines().count(), 1, "{words}");
+        (e.fault, words)
+    };
+    // A distribution, or a part of it, at fault.
+    for (spec, fault, says) in [
+        ("cpu:pareto(1ms,1)", DistFault::Alpha, "alpha must be more than 1"),
+        (
+            "cpu:mix(50%:1ms,40%:2ms)",
+            DistFault::MixSum { total: 90.0 },
+            "sum to 90%",
+        ),
+        (
+            "cpu:mix(50%1ms,50%:2ms)",
+            DistFault::MixPart { part: "50%1ms".into() },
+            "is not P%:D",
+        ),
+        (
+            "cpu:lognormal(1ms)",
+            DistFault::Arguments {
+                name: "lognormal",
+                takes: 2,
+            },
+            "lognormal takes 2 arguments",
+        ),
+        ("cpu:weird(1ms)", DistFault::Unknown, "is not a distribution"),
+        ("cpu:exp(0s)", DistFault::ZeroMean, "more than zero"),
+        (
+            "cpu:mix(50%%:1ms,50%:2ms)",
+            DistFault::NotANumber {
+                what: "a mix weight in per cent",
+            },
+            "a mix weight",
+        ),
+        (
+            "cpu:mix(33.3%:1ms,33.3%:2ms,33.3%:3ms)",
+            DistFault::MixSum { total: 99.9 },
+            "sum to 99.9",
+        ),
     ] {
-        let e = spec.parse::<Work>().unwrap_err().0;
+        let (got, words) = refused(spec);
         assert!(
-            e.contains(says) && e.starts_with(&format!("--work '{spec}'")),
-            "{spec}: {e}"
+            matches!(&got, WorkFault::Dist(BadDist::Part { fault: f, .. }) if *f == fault),
+            "{spec}: {got:?}"
         );
-        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(words.contains(says), "{spec}: {words}");
     }
+    // A time that is not a duration, a file that cannot be read.
+    let (got, words) = refused("cpu:exp(1x)");
+    assert!(matches!(
+        got,
+        WorkFault::Dist(BadDist::Duration(BadValue::Duration {
+            fault: DurationFault::UnknownUnit,
+            ..
+        }))
+    ));
+    assert!(words.contains("'1x' has an unknown unit"), "{words}");
+    let (got, words) = refused("cpu:hist:/no/such/file");
+    assert!(matches!(got, WorkFault::Dist(BadDist::HistRead { .. })));
+    assert!(words.contains("hist:/no/such/file"), "{words}");
+    // The spec's own parts.
+    let (got, words) = refused("gpu:1s");
+    assert!(matches!(&got, WorkFault::UnknownKind { kind } if kind == "gpu"));
+    assert!(words.contains("'gpu' is not cpu or sleep"), "{words}");
+    let (got, words) = refused("cpu");
+    assert!(matches!(&got, WorkFault::NoKind { part } if part == "cpu"));
+    assert!(words.contains("is not cpu:D or sleep:D"), "{words}");
+    let (got, words) = refused("cpu:1ms+cpu:2ms");
+    assert!(matches!(got, WorkFault::Twice { kind: "cpu" }));
+    assert!(words.contains("cpu is given twice"), "{words}");
+    // The words, whole, as a user reads them.
+    assert_eq!(
+        "cpu:lognormal(1ms,11)".parse::<Work>().unwrap_err().to_string(),
+        "--work 'cpu:lognormal(1ms,11)': 'lognormal(1ms,11)': sigma 11 is outside 0..10"
+    );
+    assert_eq!(
+        "cpu:mix(0%:1ms,100%:2ms)".parse::<Work>().unwrap_err().to_string(),
+        "--work 'cpu:mix(0%:1ms,100%:2ms)': 'mix(0%:1ms,100%:2ms)': the weight 0% is not positive"
+    );
 }
 
 #[test]
