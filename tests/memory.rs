@@ -56,7 +56,7 @@ fn burst(srv: &Server, streams: u32, body: usize) -> TcpStream {
             .unwrap_or_else(|e| panic!("{}: a burst read: {e}", srv.model));
         assert!(n > 0, "{}: the server closed a burst", srv.model);
         b.input(&buf[..n], &mut out)
-            .unwrap_or_else(|e| panic!("{}: {}", srv.model, e.0));
+            .unwrap_or_else(|e| panic!("{}: {e}", srv.model));
     }
     s.write_all(&out).unwrap();
     s

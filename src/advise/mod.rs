@@ -8,11 +8,12 @@
 //! the client's connections queued, the server's CPUs, the client's limit), and where the full
 //! results are — as text or as one JSON document (`--json`).
 //!
-//! The flags (`args`), what they make (`plan`), the designs ranked by what they carried
+//! The flags (`args`), what they make (`plan`) or why they make nothing (`bad`), the designs ranked by what they carried
 //! (`ranking`) and the answer read off the ranking (`answer`).
 
 mod answer;
 mod args;
+mod bad;
 mod plan;
 mod ranking;
 #[cfg(test)]
@@ -20,5 +21,6 @@ mod tests;
 
 pub use answer::Answer;
 pub use args::AdviseArgs;
+pub use bad::BadPlan;
 pub use plan::{plan, plan_within, Plan, FIRST_ROUND};
 pub use ranking::{contenders, Row};

@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use super::args::AdviseArgs;
+use super::BadPlan;
 use crate::bench::record::scenario::{Experiment, Protocol, Scenario};
 use crate::load::{Slo, Workload};
 use crate::server::Work;
-use crate::units::{format_duration, thousands, BadValue};
+use crate::units::thousands;
 
 /// The designs asked about when `--models` is not given: one of each way to dispatch.
 const DEFAULT_MODELS: &[&str] = &[
@@ -39,7 +40,7 @@ pub const FIRST_ROUND: f64 = 0.6;
 
 /// The scenario `a` describes, the server on `server_cpus` CPUs (what bench's placement gives
 /// it here), over `models` (`None`: `--models` or the defaults) within `time`.
-pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadValue> {
+pub fn plan(a: &AdviseArgs, server_cpus: usize) -> Result<Plan, BadPlan> {
     plan_within(a, server_cpus, a.time, None)
 }
 
@@ -49,24 +50,23 @@ pub fn plan_within(
     server_cpus: usize,
     time: Duration,
     models: Option<&[String]>,
-) -> Result<Plan, BadValue> {
-    let work: Work = a.work.parse()?;
+) -> Result<Plan, BadPlan> {
+    let work: Work = a.work.parse().map_err(|source| BadPlan::Work { source })?;
     if work.is_none() {
-        return Err(BadValue(
-            "--work none: give the work a request does (cpu:D, sleep:D, or both)".into(),
-        ));
+        return Err(BadPlan::NoWork);
     }
-    let slo: Slo = a.slo.parse()?;
+    let slo: Slo = a.slo.parse().map_err(|source| BadPlan::Slo { source })?;
     if slo.classes().next().is_some() {
-        return Err(BadValue(
-            "--slo: advise sends one kind of request; a class's bound has no class to name".into(),
-        ));
+        return Err(BadPlan::SloOfAClass { slo });
     }
     if a.connections == 0 || a.workers == Some(0) {
-        return Err(BadValue("-c and --workers must be at least 1".into()));
+        return Err(BadPlan::NoConnectionsOrWorkers {
+            connections: a.connections,
+            workers: a.workers,
+        });
     }
-    if let Some(r) = a.rate.filter(|r| !(*r > 0.0 && r.is_finite())) {
-        return Err(BadValue(format!("--rate {r}: give a positive rate")));
+    if let Some(rate) = a.rate.filter(|r| !(*r > 0.0 && r.is_finite())) {
+        return Err(BadPlan::Rate { rate });
     }
     let models: Vec<String> = match (models, a.models.is_empty()) {
         (Some(m), _) => m.to_vec(),
@@ -75,18 +75,20 @@ pub fn plan_within(
     };
     for m in &models {
         if crate::models::find(m.split_whitespace().next().unwrap_or(m)).is_none() {
-            return Err(BadValue(format!("--models: unknown model '{m}' (see muxlab models)")));
+            return Err(BadPlan::UnknownModel {
+                given: m.clone(),
+                flag: "--models",
+            });
         }
     }
     let per_cell = time.checked_div(models.len() as u32).unwrap_or_default();
     let search = per_cell.saturating_sub(PER_CELL);
     if search < LEAST_SEARCH {
-        return Err(BadValue(format!(
-            "--time {}: too short for {} designs (each needs {} at least); give more time or fewer --models",
-            format_duration(time),
-            models.len(),
-            format_duration(LEAST_SEARCH + PER_CELL)
-        )));
+        return Err(BadPlan::TooShort {
+            time,
+            designs: models.len(),
+            least: LEAST_SEARCH + PER_CELL,
+        });
     }
     let workers = a.workers.unwrap_or(match work.sleep {
         Some(_) => 4 * server_cpus.max(1),
@@ -134,7 +136,7 @@ pub fn plan_within(
     // What bench would refuse is refused here, in bench's words.
     let mut scenario = Scenario::of("advise", &description, vec![x]);
     scenario.repeats = 1;
-    let scenario = crate::bench::scenario::check(scenario, "advise").map_err(|e| BadValue(e.to_string()))?;
+    let scenario = crate::bench::scenario::check(scenario, "advise").map_err(|source| BadPlan::Scenario { source })?;
     Ok(Plan {
         scenario,
         models: entries,
@@ -182,20 +184,45 @@ mod tests {
 
     #[test]
     fn bad_flags_are_one_line() {
-        for (line, says) in [
-            ("--work none", "--work none"),
-            ("--work gpu:1ms", "'gpu' is not cpu or sleep"),
-            ("--work cpu:1ms --slo p99<5ms", "no '<='"),
-            ("--work cpu:1ms --models reactor,nope", "unknown model 'nope'"),
-            ("--work cpu:1ms --time 20s", "too short for 8 designs"),
-            ("--work cpu:1ms --slo short:p99<=1ms", "no class"),
-            ("--work cpu:1ms --rate=-5", "positive rate"),
-        ] {
-            let e = match Line::try_parse_from(std::iter::once("advise").chain(line.split_whitespace())) {
-                Ok(l) => plan(&l.a, 1).err().map(|e| e.0).unwrap_or_default(),
-                Err(e) => e.to_string(),
-            };
-            assert!(e.contains(says), "{line}: {e}");
+        type Is = fn(&BadPlan) -> bool;
+        let cases: [(&str, Is, &str); 7] = [
+            ("--work none", |e| matches!(e, BadPlan::NoWork), "--work none"),
+            (
+                "--work gpu:1ms",
+                |e| matches!(e, BadPlan::Work { .. }),
+                "'gpu' is not cpu or sleep",
+            ),
+            (
+                "--work cpu:1ms --slo p99<5ms",
+                |e| matches!(e, BadPlan::Slo { .. }),
+                "no '<='",
+            ),
+            (
+                "--work cpu:1ms --models reactor,nope",
+                |e| matches!(e, BadPlan::UnknownModel { given, flag: "--models" } if given == "nope"),
+                "unknown model 'nope'",
+            ),
+            (
+                "--work cpu:1ms --time 20s",
+                |e| matches!(e, BadPlan::TooShort { designs: 8, .. }),
+                "too short for 8 designs",
+            ),
+            (
+                "--work cpu:1ms --slo short:p99<=1ms",
+                |e| matches!(e, BadPlan::SloOfAClass { .. }),
+                "no class",
+            ),
+            (
+                "--work cpu:1ms --rate=-5",
+                |e| matches!(e, BadPlan::Rate { rate } if *rate == -5.0),
+                "positive rate",
+            ),
+        ];
+        for (line, is, says) in cases {
+            let e = plan(&args(line), 1).err().unwrap_or_else(|| panic!("{line}: a plan"));
+            assert!(is(&e), "{line}: {e:?}");
+            assert!(e.to_string().contains(says), "{line}: {e}");
+            assert!(e.is_usage(), "{line}");
         }
     }
 }

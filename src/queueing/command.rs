@@ -8,11 +8,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::erlang::mmk_sojourn_quantile;
+use super::BadPrediction;
 use super::{classes_of, discipline_of, predict, Arrivals, Discipline, Prediction, Setup};
 use crate::load::Arrivals as ArrivalKind;
 use crate::server::work::Dist;
 use crate::server::Work;
-use crate::units::{format_duration, parse_duration, thousands, BadValue};
+use crate::units::{format_duration, parse_duration, thousands};
 
 /// `muxlab predict`'s flags.
 #[derive(clap::Args, Debug)]
@@ -88,21 +89,21 @@ struct Answer<'a> {
 }
 
 /// Runs `muxlab predict`: the text (or JSON) to print, or what is wrong with the flags.
-pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
-    let model = crate::models::find(&a.model)
-        .ok_or_else(|| BadValue(format!("unknown model '{}' (see muxlab models)", a.model)))?;
-    if model.workers == crate::server::Workers::None && a.workers.is_some() {
-        return Err(BadValue(format!(
-            "model '{}' has no workers; drop --workers",
-            model.name
-        )));
+pub fn run(a: &PredictArgs) -> Result<String, BadPrediction> {
+    let model = crate::models::find(&a.model).ok_or_else(|| BadPrediction::UnknownModel {
+        given: a.model.clone(),
+        flag: "--model",
+    })?;
+    if let (crate::server::Workers::None, Some(workers)) = (model.workers, a.workers) {
+        return Err(BadPrediction::NoWorkers {
+            model: model.name,
+            workers,
+        });
     }
-    let work: Work = a.work.parse()?;
+    let work: Work = a.work.parse().map_err(|source| BadPrediction::Work { source })?;
     let arrivals = match (a.rate, a.think) {
-        (Some(_), Some(_)) => return Err(BadValue("--rate and --think: give one (open or closed loop)".into())),
-        (Some(rate), None) if !(rate > 0.0 && rate.is_finite()) => {
-            return Err(BadValue(format!("--rate {rate}: give a positive rate")))
-        }
+        (Some(_), Some(_)) => return Err(BadPrediction::RateAndThink),
+        (Some(rate), None) if !(rate > 0.0 && rate.is_finite()) => return Err(BadPrediction::Rate { rate }),
         (Some(rate), None) => Arrivals::Open {
             rate,
             poisson: a.arrivals == ArrivalKind::Poisson,
@@ -112,14 +113,10 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         },
     };
     if matches!(arrivals, Arrivals::Closed { .. }) && a.connections.is_none() {
-        return Err(BadValue(
-            "a closed loop needs -c (connections); an open one --rate".into(),
-        ));
+        return Err(BadPrediction::ClosedWithoutConnections);
     }
     if a.requests < 1000 || a.cpus == 0 || a.workers == Some(0) || a.connections == Some(0) {
-        return Err(BadValue(
-            "--requests at least 1000; --cpus, --workers and -c at least 1".into(),
-        ));
+        return Err(BadPrediction::TooFew);
     }
     let mix: Vec<(&str, f64, &str)> = match a.mix.is_empty() {
         true => vec![("", 1.0, "/")],
@@ -129,22 +126,20 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
             .map(|m| (m.name.as_str(), m.weight, m.path.as_str()))
             .collect(),
     };
-    let classes = classes_of(&mix, &work, a.work_from_request, a.max_work).ok_or_else(|| {
-        BadValue("no work to predict: give --work, or --mix classes whose queries name work the server accepts".into())
-    })?;
+    let classes = classes_of(&mix, &work, a.work_from_request, a.max_work).ok_or(BadPrediction::NoWork)?;
     let workers = model.worker_count(a.workers, a.cpus);
     if let Some(r) = a.reserve {
         if !model.flags.contains(&crate::server::Flag::Reserve) {
-            return Err(BadValue(format!(
-                "--reserve: model '{}' has no pool whose workers could be reserved (model offload has)",
-                model.name
-            )));
+            return Err(BadPrediction::NoPool {
+                model: model.name,
+                reserve: r,
+            });
         }
         if r.workers >= workers {
-            return Err(BadValue(format!(
-                "--reserve reserves {} of {workers} workers: leave at least one for the long work",
-                r.workers
-            )));
+            return Err(BadPrediction::ReservesAll {
+                reserved: r.workers,
+                workers,
+            });
         }
     }
     let connections = a.connections.unwrap_or(usize::MAX);
@@ -166,13 +161,9 @@ pub fn run(a: &PredictArgs) -> Result<String, BadValue> {
         lock: None,
         shards: None,
     };
-    let p = predict(&setup).ok_or_else(|| {
-        BadValue(format!(
-            "{}: its queueing is not modelled (one connection at a time per worker past its workers, work stealing, \
-             a spread its wake-ups decide, or a thread per connection whose work only waits and whose CPU per \
-             request is not given: --design-cpu), so there is no prediction",
-            model.name
-        ))
+    let p = predict(&setup).ok_or(BadPrediction::NotModelled {
+        model: model.name,
+        discipline: setup.discipline,
     })?;
     let mmk = mmk_case(&setup);
     if a.json {
@@ -302,11 +293,10 @@ mod tests {
         a: PredictArgs,
     }
 
-    /// `predict ARGS`: its output, or its one-line error (a flag clap refuses, or a value
-    /// `run` refuses).
-    fn run_line(args: &str) -> Result<String, BadValue> {
+    /// `predict ARGS`: its output, or the value `run` refuses (flags clap reads).
+    fn run_line(args: &str) -> Result<String, BadPrediction> {
         let line = Line::try_parse_from(std::iter::once("predict").chain(args.split_whitespace()))
-            .map_err(|e| BadValue(e.to_string()))?;
+            .unwrap_or_else(|e| panic!("{args}: {e}"));
         run(&line.a)
     }
 
@@ -333,17 +323,58 @@ mod tests {
 
     #[test]
     fn bad_or_unmodelled_input_is_one_line() {
-        for (args, says) in [
-            ("--model nope --work cpu:1ms --rate 10", "unknown model 'nope'"),
-            ("--model reactor --work cpu:1ms", "a closed loop needs -c"),
-            ("--model reactor --rate 100", "no work to predict"),
-            ("--model tokio --work cpu:1ms --rate 100", "not modelled"),
-            ("--model reactor --work cpu:1ms --rate 100 --think 1ms", "give one"),
-            ("--model reactor --work gpu:1ms --rate 100", "'gpu' is not cpu or sleep"),
-            ("--model reactor -w 4 --work cpu:1ms --rate 100", "has no workers"),
-        ] {
-            let e = run_line(args).unwrap_err().0;
-            assert!(e.contains(says) && e.lines().count() == 1, "{args}: {e}");
+        type Is = fn(&BadPrediction) -> bool;
+        let cases: [(&str, Is, &str); 7] = [
+            (
+                "--model nope --work cpu:1ms --rate 10",
+                |e| matches!(e, BadPrediction::UnknownModel { given, flag: "--model" } if given == "nope"),
+                "unknown model 'nope'",
+            ),
+            (
+                "--model reactor --work cpu:1ms",
+                |e| matches!(e, BadPrediction::ClosedWithoutConnections),
+                "a closed loop needs -c",
+            ),
+            (
+                "--model reactor --rate 100",
+                |e| matches!(e, BadPrediction::NoWork),
+                "no work to predict",
+            ),
+            (
+                "--model tokio --work cpu:1ms --rate 100",
+                |e| matches!(e, BadPrediction::NotModelled { model: "tokio", .. }),
+                "not modelled",
+            ),
+            (
+                "--model reactor --work cpu:1ms --rate 100 --think 1ms",
+                |e| matches!(e, BadPrediction::RateAndThink),
+                "give one",
+            ),
+            (
+                "--model reactor --work gpu:1ms --rate 100",
+                |e| matches!(e, BadPrediction::Work { .. }),
+                "'gpu' is not cpu or sleep",
+            ),
+            (
+                "--model reactor -w 4 --work cpu:1ms --rate 100",
+                |e| {
+                    matches!(
+                        e,
+                        BadPrediction::NoWorkers {
+                            model: "reactor",
+                            workers: 4
+                        }
+                    )
+                },
+                "has no workers",
+            ),
+        ];
+        for (args, is, says) in cases {
+            let e = run_line(args).unwrap_err();
+            let words = e.to_string();
+            assert!(is(&e), "{args}: {e:?}");
+            assert!(words.contains(says) && words.lines().count() == 1, "{args}: {words}");
+            assert!(e.is_usage(), "{args}");
         }
         let over = run_line("--model reactor --work sleep:2ms --rate 1000").unwrap();
         assert!(over.contains("past capacity"), "{over}");

@@ -14,6 +14,7 @@
 //! bounds the servers. What is not: wake-up preemption, context switches beyond the measured
 //! CPU per request, caches, the client's own cost.
 
+mod bad;
 pub mod command;
 mod cpu;
 pub mod erlang;
@@ -27,6 +28,7 @@ mod time;
 
 pub use crate::server::{Assign, Discipline};
 
+pub use bad::{BadPrediction, BadWork};
 pub use cpu::Sharing;
 pub use predict::{capacity_within, predict, ClassPrediction, Prediction};
 pub use setup::{classes_of, discipline_of, Arrivals, Class, Setup};

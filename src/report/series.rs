@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::charts::{xy_chart, Unit};
-use crate::bench::Error;
+use super::Error;
 use crate::load::series::{lines, Line};
 use crate::load::Document;
 use crate::units::{format_duration, thousands};
@@ -22,10 +22,9 @@ pub fn document(path: &Path) -> Option<Document> {
 pub fn draw(path: &Path, doc: &Document) -> Result<(PathBuf, String), Error> {
     let o = doc.outcome();
     let Some(us) = o.tally.series_every_us.filter(|_| !o.tally.series.is_empty()) else {
-        return Err(Error::Usage(format!(
-            "{} has no time series: run muxlab load with --timeseries FILE (or --interval D) and --json",
-            path.display()
-        )));
+        return Err(Error::NoSeries {
+            path: path.to_path_buf(),
+        });
     };
     let ls = lines(&o.tally.series, Duration::from_micros(us), o.elapsed);
     let pts = |f: &dyn Fn(&Line) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -63,10 +62,7 @@ pub fn draw(path: &Path, doc: &Document) -> Result<(PathBuf, String), Error> {
         }
     }
     let page = path.with_extension("series.html");
-    std::fs::write(&page, h).map_err(crate::bench::record::error::io_err(format!(
-        "writing {}",
-        page.display()
-    )))?;
+    std::fs::write(&page, h).map_err(Error::write(&page))?;
     let mut table = format!(
         "{:>8} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6}\n",
         "t", "sent/s", "done/s", "p50", "p99", "errors", "open"

@@ -3,15 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::bench::record::error::io_err;
-use crate::bench::Error;
+use super::Error;
 use crate::bench::{read, Results};
 
 /// Writes the report of `results` beside them (`DIR/report.html`, or `STEM.report.html`
 /// beside a results file).
 pub fn write_html(dir: &Path, results: &Results) -> Result<PathBuf, Error> {
     let out = crate::bench::record::results::beside(dir, "report.html");
-    std::fs::write(&out, super::html::render(results)).map_err(io_err(format!("writing {}", out.display())))?;
+    std::fs::write(&out, super::html::render(results)).map_err(Error::write(&out))?;
     Ok(out)
 }
 
@@ -27,16 +26,14 @@ pub fn compare_runs(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
     let (ra, rb) = (read(a)?, read(b)?);
     let rows = super::compare::rows(&ra, &rb, false);
     if rows.is_empty() {
-        return Err(Error::Usage(format!(
-            "{} and {} share no finished cell (same experiment, target and connections)",
-            a.display(),
-            b.display()
-        )));
+        return Err(Error::NothingShared {
+            a: a.to_path_buf(),
+            b: b.to_path_buf(),
+        });
     }
     let (an, bn) = (a.display().to_string(), b.display().to_string());
     let out = crate::bench::record::results::beside(b, "compare.html");
-    std::fs::write(&out, super::compare::html(&an, &bn, &rows))
-        .map_err(io_err(format!("writing {}", out.display())))?;
+    std::fs::write(&out, super::compare::html(&an, &bn, &rows)).map_err(Error::write(&out))?;
     Ok((out, super::compare::table(&an, &bn, &rows)))
 }
 
@@ -62,7 +59,6 @@ pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf
     };
     let rows = super::compare::rows(&side(true), &side(false), true);
     let out = crate::bench::record::results::beside(dir, "compare.html");
-    std::fs::write(&out, super::compare::html("--baseline", "this binary", &rows))
-        .map_err(io_err(format!("writing {}", out.display())))?;
+    std::fs::write(&out, super::compare::html("--baseline", "this binary", &rows)).map_err(Error::write(&out))?;
     Ok(Some((out, super::compare::table("--baseline", "this binary", &rows))))
 }

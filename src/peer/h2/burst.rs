@@ -23,8 +23,18 @@ pub struct Burst {
 }
 
 /// What went wrong with a burst: the server reset a stream, said GOAWAY, or sent bad frames.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BurstError(pub String);
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BurstError {
+    /// The server reset `stream` (RST_STREAM).
+    #[error("the server sent frame type {} on stream {stream}", frame::RST_STREAM)]
+    Reset { stream: u32 },
+    /// The server said GOAWAY (on `stream`, which is 0 from a server that keeps the rules).
+    #[error("the server sent frame type {} on stream {stream}", frame::GOAWAY)]
+    GoAway { stream: u32 },
+    /// The server's bytes that do not read as frames.
+    #[error("the server's frames: {0:?}")]
+    Frames(ReadError),
+}
 
 impl Burst {
     /// A burst of `streams` streams (at most 1,000) echoing `body` bytes each (at most one
@@ -79,12 +89,8 @@ impl Burst {
                 frame::WINDOW_UPDATE if h.stream == 0 && p.len() == 4 => {
                     granted += i64::from(u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & 0x7fff_ffff);
                 }
-                frame::RST_STREAM | frame::GOAWAY => {
-                    return Err(BurstError(format!(
-                        "the server sent frame type {} on stream {}",
-                        h.kind, h.stream
-                    )));
-                }
+                frame::RST_STREAM => return Err(BurstError::Reset { stream: h.stream }),
+                frame::GOAWAY => return Err(BurstError::GoAway { stream: h.stream }),
                 _ => {}
             }
             Ok(())
@@ -119,6 +125,38 @@ impl Burst {
 
 impl From<ReadError> for BurstError {
     fn from(e: ReadError) -> BurstError {
-        BurstError(format!("the server's frames: {e:?}"))
+        BurstError::Frames(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a burst makes of the server's `bytes`.
+    fn after(bytes: &[u8]) -> Result<(), BurstError> {
+        let mut b = Burst::new(2, 10);
+        b.start(&mut Vec::new());
+        b.input(bytes, &mut Vec::new())
+    }
+
+    #[test]
+    fn a_reset_a_goaway_and_bad_frames_are_each_their_fault() {
+        let mut rst = Vec::new();
+        wire::frame(&mut rst, frame::RST_STREAM, 0, 3, &[0, 0, 0, 8]);
+        let e = after(&rst).unwrap_err();
+        assert_eq!(e, BurstError::Reset { stream: 3 });
+        assert_eq!(e.to_string(), "the server sent frame type 3 on stream 3");
+        let mut goaway = Vec::new();
+        wire::frame(&mut goaway, frame::GOAWAY, 0, 0, &[0; 8]);
+        let e = after(&goaway).unwrap_err();
+        assert_eq!(e, BurstError::GoAway { stream: 0 });
+        assert_eq!(e.to_string(), "the server sent frame type 7 on stream 0");
+        // HEADERS on stream 0: not a frame a reader takes.
+        let mut headers = Vec::new();
+        wire::frame(&mut headers, frame::HEADERS, frame::END_HEADERS, 0, &[0x88]);
+        let e = after(&headers).unwrap_err();
+        assert!(matches!(e, BurstError::Frames(_)), "{e:?}");
+        assert!(e.to_string().starts_with("the server's frames: "), "{e}");
     }
 }

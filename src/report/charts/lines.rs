@@ -8,13 +8,40 @@ use plotters::prelude::*;
 
 use super::series::{label, Series, Unit};
 
-/// plotters could not draw a chart.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ChartError(String);
+/// What plotters says when it cannot draw on the SVG backend.
+type Drawing = DrawingAreaErrorKind<std::io::Error>;
 
-fn chart_err(e: impl std::fmt::Display) -> ChartError {
-    ChartError(e.to_string())
+/// plotters could not draw a chart: the part it failed at, and plotters' own error (printed as
+/// plotters words it).
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// The canvas: filling it, or writing it out.
+    #[error("{source}")]
+    Canvas { source: Drawing },
+    /// The axes: the chart's area, its mesh and labels.
+    #[error("{source}")]
+    Axes { source: Drawing },
+    /// A series: its line or its points.
+    #[error("{source}")]
+    Series { source: Drawing },
+    /// The legend.
+    #[error("{source}")]
+    Legend { source: Drawing },
+}
+
+impl ChartError {
+    fn canvas(source: Drawing) -> ChartError {
+        ChartError::Canvas { source }
+    }
+    fn axes(source: Drawing) -> ChartError {
+        ChartError::Axes { source }
+    }
+    fn series(source: Drawing) -> ChartError {
+        ChartError::Series { source }
+    }
+    fn legend(source: Drawing) -> ChartError {
+        ChartError::Legend { source }
+    }
 }
 
 /// A chart of `series` over the connection counts `x`, as an SVG string.
@@ -36,7 +63,7 @@ pub fn line_chart(
     let hi = x.iter().copied().max().unwrap_or(1).max(1) as f64;
     {
         let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
+        root.fill(&WHITE).map_err(ChartError::canvas)?;
         let mut builder = ChartBuilder::on(&root);
         builder
             .caption(title, ("sans-serif", 17))
@@ -48,16 +75,16 @@ pub fn line_chart(
         if hi / lo > 10.0 {
             let chart = builder
                 .build_cartesian_2d((lo / 1.5..hi * 1.5).log_scale(), 0f64..ymax)
-                .map_err(chart_err)?;
+                .map_err(ChartError::axes)?;
             draw(chart, &axes, series)?;
         } else {
             let pad = ((hi - lo) * 0.1).max(lo * 0.5).max(0.5);
             let chart = builder
                 .build_cartesian_2d((lo - pad).max(0.0)..hi + pad, 0f64..ymax)
-                .map_err(chart_err)?;
+                .map_err(ChartError::axes)?;
             draw(chart, &axes, series)?;
         }
-        root.present().map_err(chart_err)?;
+        root.present().map_err(ChartError::canvas)?;
     }
     Ok(svg)
 }
@@ -104,7 +131,7 @@ where
             }
         })
         .draw()
-        .map_err(chart_err)?;
+        .map_err(ChartError::axes)?;
     for (i, s) in series.iter().enumerate() {
         let color = if s.reference {
             match s.like {
@@ -119,16 +146,16 @@ where
         if s.reference {
             chart
                 .draw_series(DashedLineSeries::new(line, 6, 4, color.stroke_width(2)))
-                .map_err(chart_err)?
+                .map_err(ChartError::series)?
                 .label(s.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
             chart
                 .draw_series(pts.iter().map(|p| Cross::new((p.0, p.1), 4, color.stroke_width(2))))
-                .map_err(chart_err)?;
+                .map_err(ChartError::series)?;
         } else {
             chart
                 .draw_series(LineSeries::new(line, color.stroke_width(2)))
-                .map_err(chart_err)?
+                .map_err(ChartError::series)?
                 .label(s.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart
@@ -137,7 +164,7 @@ where
                     let style = if p.2 { color.stroke_width(2) } else { color.filled() };
                     Circle::new((p.0, p.1), 4, style)
                 }))
-                .map_err(chart_err)?;
+                .map_err(ChartError::series)?;
         }
     }
     chart
@@ -146,7 +173,7 @@ where
         .border_style(BLACK.mix(0.3))
         .background_style(WHITE.mix(0.85))
         .draw()
-        .map_err(chart_err)?;
+        .map_err(ChartError::legend)?;
     Ok(())
 }
 
@@ -170,14 +197,14 @@ pub fn xy_chart(
     let ymin = ys().fold(f64::INFINITY, f64::min).min(ymax / 10.0) / 1.5;
     {
         let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
+        root.fill(&WHITE).map_err(ChartError::canvas)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 17))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
             .build_cartesian_2d(0f64..xmax, (ymin..ymax).log_scale())
-            .map_err(chart_err)?;
+            .map_err(ChartError::axes)?;
         chart
             .configure_mesh()
             .x_desc(x_label)
@@ -185,7 +212,7 @@ pub fn xy_chart(
             .x_label_formatter(&|v: &f64| label(*v, x_unit))
             .y_label_formatter(&|v: &f64| label(*v, y_unit))
             .draw()
-            .map_err(chart_err)?;
+            .map_err(ChartError::axes)?;
         for (i, (name, pts)) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let mut pts = pts.clone();
@@ -193,12 +220,12 @@ pub fn xy_chart(
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(chart_err)?
+                .map_err(ChartError::series)?
                 .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             chart
                 .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
-                .map_err(chart_err)?;
+                .map_err(ChartError::series)?;
         }
         if let Some(t) = target {
             let grey = BLACK.mix(0.55);
@@ -209,7 +236,7 @@ pub fn xy_chart(
                     4,
                     grey.stroke_width(2),
                 ))
-                .map_err(chart_err)?
+                .map_err(ChartError::series)?
                 .label(format!("target {}", label(t, y_unit)))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(1)));
         }
@@ -219,8 +246,8 @@ pub fn xy_chart(
             .border_style(BLACK.mix(0.3))
             .background_style(WHITE.mix(0.85))
             .draw()
-            .map_err(chart_err)?;
-        root.present().map_err(chart_err)?;
+            .map_err(ChartError::legend)?;
+        root.present().map_err(ChartError::canvas)?;
     }
     Ok(svg)
 }

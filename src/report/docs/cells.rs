@@ -180,7 +180,10 @@ pub fn cells(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
         .map(|f| Figure::parse(f))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(p) = s.predicted.iter().find(|p| !s.figures.contains(p)) {
-        return Err(DocsError::PredictedNotShown { key: p.clone() });
+        return Err(DocsError::PredictedNotShown {
+            key: p.clone(),
+            figures: s.figures.clone(),
+        });
     }
     for x in &s.experiments {
         k.verdict(x)?;

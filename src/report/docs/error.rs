@@ -25,15 +25,22 @@ pub enum DocsError {
     /// A block of a kind nothing renders.
     UnknownKind { kind: String, kinds: Vec<&'static str> },
     /// A block's `result` that is a path, not a name in docs/results.
-    ResultIsAPath { name: String },
+    ResultIsAPath { name: PathBuf },
     /// A figure no column shows.
     NoFigure {
         key: String,
         metrics: Vec<&'static str>,
         counters: Vec<&'static str>,
     },
-    /// A `predicted` figure that is not among the block's figures.
-    PredictedNotShown { key: String },
+    /// A `predicted` figure (`key`) that is not among the block's `figures`.
+    PredictedNotShown {
+        key: String,
+        #[allow(
+            dead_code,
+            reason = "what `key` was looked for in, for tests and callers; the words name only the key"
+        )]
+        figures: Vec<String>,
+    },
     /// A kept result with no such experiment.
     NoExperiment {
         result: String,
@@ -48,10 +55,11 @@ pub enum DocsError {
     },
     /// A part of a verdict that is not one.
     NoPart { part: String, parts: Vec<&'static str> },
-    /// A file a block names that does not exist.
-    Missing { path: String },
-    /// A script that does not make its picture from the result it is said to.
-    NotFrom { script: String, input: String },
+    /// A file a block names (relative to the repository) that does not exist.
+    Missing { path: PathBuf },
+    /// A script that does not make its picture from the result it is said to (the kept
+    /// result's name: its file is `docs/results/RESULT.json`).
+    NotFrom { script: PathBuf, result: String },
     /// A script's result without a field a block reads.
     NoField { result: String, field: &'static str },
 }
@@ -72,14 +80,16 @@ impl fmt::Display for DocsError {
             DocsError::Spec(e) => write!(f, "{e}"),
             DocsError::Blocks(e) => write!(f, "{e}"),
             DocsError::UnknownKind { kind, kinds } => write!(f, "no kind of block '{kind}': {}", kinds.join(", ")),
-            DocsError::ResultIsAPath { name } => write!(f, "result '{name}' is a name in docs/results, not a path"),
+            DocsError::ResultIsAPath { name } => {
+                write!(f, "result '{}' is a name in docs/results, not a path", name.display())
+            }
             DocsError::NoFigure { key, metrics, counters } => write!(
                 f,
                 "no figure '{key}': a metric ({}), a class's name before one (`short p99`), or a counter ({})",
                 metrics.join(", "),
                 counters.join(", ")
             ),
-            DocsError::PredictedNotShown { key } => write!(f, "predicted '{key}' is not one of the figures"),
+            DocsError::PredictedNotShown { key, .. } => write!(f, "predicted '{key}' is not one of the figures"),
             DocsError::NoExperiment {
                 result,
                 experiment,
@@ -97,14 +107,25 @@ impl fmt::Display for DocsError {
                 write!(f, "{result} has no target '{target}' in {}", experiments.join(", "))
             }
             DocsError::NoPart { part, parts } => write!(f, "no part '{part}' of a verdict: {}", parts.join(", ")),
-            DocsError::Missing { path } => write!(f, "{path} does not exist"),
-            DocsError::NotFrom { script, input } => write!(f, "{script} does not make its picture from {input}"),
+            DocsError::Missing { path } => write!(f, "{} does not exist", path.display()),
+            DocsError::NotFrom { script, result } => write!(
+                f,
+                "{} does not make its picture from {}",
+                script.display(),
+                input_of(result)
+            ),
             DocsError::NoField { result, field } => write!(f, "{result}: no {field}"),
         }
     }
 }
 
 impl std::error::Error for DocsError {}
+
+/// The file a script makes its picture from, for the kept result `result`: what the script
+/// must name.
+pub(super) fn input_of(result: &str) -> String {
+    format!("docs/results/{result}.json")
+}
 
 impl From<toml::de::Error> for DocsError {
     fn from(e: toml::de::Error) -> Self {

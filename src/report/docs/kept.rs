@@ -131,16 +131,15 @@ pub fn screen(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let k = Kept::read(ctx, &s.result)?;
     for p in [&s.image, &s.script] {
         if !ctx.root.join(p).is_file() {
-            return Err(DocsError::Missing { path: p.clone() });
+            return Err(DocsError::Missing { path: p.into() });
         }
     }
     let path = ctx.root.join(&s.script);
     let script = std::fs::read_to_string(&path).map_err(|error| DocsError::Read { path, error })?;
-    let input = format!("docs/results/{}.json", k.name);
-    if !script.contains(&input) {
+    if !script.contains(&super::error::input_of(&k.name)) {
         return Err(DocsError::NotFrom {
-            script: s.script.clone(),
-            input,
+            script: s.script.as_str().into(),
+            result: k.name.clone(),
         });
     }
     Ok(format!(

@@ -19,6 +19,8 @@ mod made;
 mod markdown;
 mod render;
 mod scripts;
+#[cfg(test)]
+mod tests;
 mod verdicts;
 
 pub use render::{files, run};

@@ -35,7 +35,7 @@ pub fn render(ctx: &Ctx, b: &blocks::Block) -> Result<String, DocsError> {
     if let Some(name) = b.spec.lines().find_map(|l| l.trim().strip_prefix("result = ")) {
         let name = name.trim_matches('"');
         if name.contains('/') || name.contains('\\') || name.starts_with('.') {
-            return Err(DocsError::ResultIsAPath { name: name.to_string() });
+            return Err(DocsError::ResultIsAPath { name: name.into() });
         }
     }
     f(ctx, &b.spec)
