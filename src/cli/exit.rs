@@ -75,6 +75,12 @@ fn exit_of(e: &anyhow::Error) -> Exit {
         || e.downcast_ref::<load::Error>().is_some_and(load::Error::is_usage)
         || e.downcast_ref::<crate::bench::Error>()
             .is_some_and(crate::bench::Error::is_usage)
+        || e.downcast_ref::<crate::report::Error>()
+            .is_some_and(crate::report::Error::is_usage)
+        || e.downcast_ref::<crate::queueing::BadPrediction>()
+            .is_some_and(crate::queueing::BadPrediction::is_usage)
+        || e.downcast_ref::<crate::advise::BadPlan>()
+            .is_some_and(crate::advise::BadPlan::is_usage)
     {
         Exit::BadInput
     } else {

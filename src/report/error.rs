@@ -29,10 +29,6 @@ pub enum Error {
 
 impl Error {
     /// Errors the user caused (exit code 2) rather than the system.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "cli/exit.rs is to read it (exit 2), as it reads bench::Error's")
-    )]
     pub fn is_usage(&self) -> bool {
         match self {
             Error::Results(e) => e.is_usage(),
