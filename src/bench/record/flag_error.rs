@@ -1,0 +1,42 @@
+//! A run's flags asking for what cannot be done ([`FlagError`]): a `--baseline` that is not a
+//! muxlab to run here, `--repeats 0`, `--steer-rx` where it cannot steer, or a run far longer
+//! than one is let run unasked. Every one is exit 2.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::scenario::Unsteerable;
+
+/// A flag that asks for something impossible (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum FlagError {
+    /// `--baseline` with a server on another host.
+    #[error("--baseline runs servers on this machine: drop server_host")]
+    BaselineRemote,
+    /// `--baseline` that cannot be run.
+    #[error("--baseline {}: cannot run it ({source})", path.display())]
+    BaselineRun { path: PathBuf, source: std::io::Error },
+    /// `--baseline` that runs, but is not muxlab.
+    #[error("--baseline {}: not a muxlab binary", path.display())]
+    BaselineNotMuxlab { path: PathBuf },
+    /// `--repeats 0`.
+    #[error("--repeats must be at least 1")]
+    ZeroRepeats,
+    /// `--steer-rx` where the scenario's loopback cannot be steered.
+    #[error("--steer-rx {0}")]
+    SteerRx(Unsteerable),
+    /// A run estimated longer than `longest` without `--yes-long`.
+    #[error(
+        "{scenario}: {} cells of about {} in all (each cell's duration + warm-up + set-up), over the {} a run may take \
+         unasked: check repeats, connections and duration, or pass --yes-long to run it",
+        crate::units::thousands((*cells).min(u64::MAX as u128) as u64),
+        crate::units::span(*estimate),
+        crate::units::span(*longest)
+    )]
+    TooLong {
+        scenario: String,
+        cells: u128,
+        estimate: Duration,
+        longest: Duration,
+    },
+}

@@ -1,0 +1,38 @@
+//! Why a cell cannot run here ([`SkipReason`]): a peer on another host, one that does not speak
+//! the experiment's protocol, or a product that is not installed. The cell is a visible skip.
+
+use super::scenario::peer::Peer;
+use super::scenario::Protocol;
+
+/// Why a cell cannot run here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// A peer where the server runs on another host: peers run on this machine only.
+    RemoteServer { product: &'static str },
+    /// A peer that does not speak the experiment's protocol.
+    Speaks { peer: Peer, proto: Protocol },
+    /// nginx, configured for http and h2, in an experiment of another protocol.
+    NginxProto { proto: Protocol },
+    /// A product's binary that is not installed, and the Debian package that installs it.
+    NotInstalled {
+        binary: &'static str,
+        package: &'static str,
+    },
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::RemoteServer { product } => write!(f, "the {product} peer runs on this machine only"),
+            SkipReason::Speaks { peer, proto } => {
+                write!(f, "{} speaks {}, not {proto}", peer.product(), peer.protocols())
+            }
+            SkipReason::NginxProto { proto } => {
+                write!(f, "the nginx peer is configured for http and h2, not {proto}")
+            }
+            SkipReason::NotInstalled { binary, package } => {
+                write!(f, "{binary} is not installed (apt-get install {package})")
+            }
+        }
+    }
+}
