@@ -70,3 +70,96 @@ pub enum CellError {
     )]
     NoDocument { status: Option<ExitStatus>, said: String },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    /// The words a cell's status keeps in results.json, as they were when they were text.
+    #[test]
+    fn a_cells_failure_says_where_and_what() {
+        let exit1 = ExitStatus::from_raw(256);
+        let host = || Some("h1".to_string());
+        let said = |e: CellError| e.to_string();
+        assert_eq!(
+            said(CellError::NotStarted {
+                host: None,
+                said: "bad flag".into()
+            }),
+            "server did not start: bad flag"
+        );
+        assert_eq!(
+            said(CellError::NotStarted {
+                host: host(),
+                said: "x".into()
+            }),
+            "server did not start on h1: x"
+        );
+        assert_eq!(
+            said(CellError::Died {
+                host: None,
+                status: exit1,
+                killed: vec![7, 8]
+            }),
+            "the server died during the cell (exit status: 1); its processes [7, 8] were killed"
+        );
+        assert_eq!(
+            said(CellError::Died {
+                host: host(),
+                status: exit1,
+                killed: Vec::new()
+            }),
+            "the server on h1 died during the cell (exit status: 1)"
+        );
+        assert_eq!(
+            said(CellError::DidNotStop {
+                host: None,
+                within: Duration::from_secs(20)
+            }),
+            "the server did not stop within 20 s of SIGTERM (killed)"
+        );
+        assert_eq!(
+            said(CellError::DidNotStop {
+                host: host(),
+                within: Duration::from_secs(25)
+            }),
+            "the server on h1 did not stop within 25 s"
+        );
+        assert_eq!(
+            said(CellError::LeftBehindOn {
+                host: "h1".into(),
+                errors: vec!["other".into(), "guard: 2 processes left behind".into()]
+            }),
+            "on h1: guard: 2 processes left behind"
+        );
+        assert_eq!(
+            said(CellError::NoStats {
+                host: None,
+                errors: Vec::new()
+            }),
+            "no stats line"
+        );
+        assert_eq!(
+            said(CellError::NoStats {
+                host: host(),
+                errors: vec!["a".into(), "b".into()]
+            }),
+            "no stats line from the server on h1: a b"
+        );
+        assert_eq!(
+            said(CellError::NoDocument {
+                status: None,
+                said: "oops".into()
+            }),
+            "the load generator failed (still running): oops"
+        );
+        assert_eq!(
+            said(CellError::NoDocument {
+                status: Some(exit1),
+                said: String::new()
+            }),
+            "the load generator failed (exit status: 1): "
+        );
+    }
+}

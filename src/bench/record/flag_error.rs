@@ -40,3 +40,28 @@ pub enum FlagError {
         longest: Duration,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_days_says_its_cells_and_their_time() {
+        let e = FlagError::TooLong {
+            scenario: "s".into(),
+            cells: 1_000_000,
+            estimate: Duration::from_secs(12 * 86400),
+            longest: Duration::from_secs(86400),
+        };
+        let said = e.to_string();
+        assert!(
+            said.starts_with("s: 1,000,000 cells of about ") && said.ends_with("or pass --yes-long to run it"),
+            "{said}"
+        );
+        assert_eq!(
+            FlagError::SteerRx(Unsteerable::NotLoopback).to_string(),
+            "--steer-rx steers loopback: the server must listen on 127.x (server_addr)"
+        );
+        assert!(crate::bench::record::Error::from(FlagError::ZeroRepeats).is_usage());
+    }
+}

@@ -83,3 +83,42 @@ impl PeerError {
         matches!(self, PeerError::Entry(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_that_did_not_start_says_what_it_said() {
+        let said = |e: PeerError| e.to_string();
+        assert_eq!(
+            said(PeerError::ExitedAtStart {
+                product: "memcached",
+                tries: 5,
+                said: String::new()
+            }),
+            "memcached exited at start 5 times (each on a free port) and said nothing"
+        );
+        assert_eq!(
+            said(PeerError::NginxNoPorts {
+                dir: "/tmp/n".into(),
+                tries: 5
+            }),
+            "nginx could not bind free ports in 5 tries; see /tmp/n/error.log"
+        );
+        assert_eq!(
+            said(PeerError::NoListen {
+                product: "go",
+                addr: "127.0.0.1:9".parse().unwrap()
+            }),
+            "go did not listen on 127.0.0.1:9 within 10 s"
+        );
+        let refused = PeerError::Entry(crate::bench::record::scenario::peer::Peer::parse("redis").unwrap_err());
+        assert!(refused.is_usage() && refused.to_string().starts_with("unknown peer 'redis'"));
+        let spawn = PeerError::Spawn {
+            product: "nginx",
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert!(!spawn.is_usage() && spawn.to_string().starts_with("starting nginx: "));
+    }
+}

@@ -36,3 +36,42 @@ impl std::fmt::Display for SkipReason {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A skip's words, as results.json keeps them after "skipped: ".
+    #[test]
+    fn a_skip_says_why_and_what_to_install() {
+        let said = |s: SkipReason| s.to_string();
+        assert_eq!(
+            said(SkipReason::NotInstalled {
+                binary: "nginx",
+                package: "nginx-light"
+            }),
+            "nginx is not installed (apt-get install nginx-light)"
+        );
+        assert_eq!(
+            said(SkipReason::RemoteServer { product: "go" }),
+            "the go peer runs on this machine only"
+        );
+        assert_eq!(
+            said(SkipReason::Speaks {
+                peer: Peer::Memcached { threads: 1 },
+                proto: Protocol::Http
+            }),
+            "memcached speaks memcache, not http"
+        );
+        assert_eq!(
+            said(SkipReason::NginxProto { proto: Protocol::Resp }),
+            "the nginx peer is configured for http and h2, not resp"
+        );
+        let e = crate::bench::record::Error::Skipped(SkipReason::RemoteServer { product: "nginx" });
+        assert!(!e.is_usage());
+        assert_eq!(
+            crate::bench::record::CellStatus::from(&e),
+            crate::bench::record::CellStatus::Skipped("skipped: the nginx peer runs on this machine only".into())
+        );
+    }
+}
