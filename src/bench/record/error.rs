@@ -62,3 +62,22 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the user can fix is exit 2; what the machine or a cell did is not.
+    #[test]
+    fn the_users_faults_are_usage_and_a_cells_are_not() {
+        assert!(Error::from(FlagError::ZeroRepeats).is_usage());
+        let peer = crate::bench::record::scenario::peer::Peer::parse("redis").unwrap_err();
+        assert!(Error::from(PeerError::Entry(peer)).is_usage());
+        let no_bin = CellError::NoBinary {
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert!(!Error::from(no_bin).is_usage());
+        assert!(!Error::Skipped(SkipReason::RemoteServer { product: "nginx" }).is_usage());
+        assert!(Error::from(HostError::NoSshConfig { path: "/x".into() }).is_usage());
+    }
+}

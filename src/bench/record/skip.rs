@@ -67,11 +67,5 @@ mod tests {
             said(SkipReason::NginxProto { proto: Protocol::Resp }),
             "the nginx peer is configured for http and h2, not resp"
         );
-        let e = crate::bench::record::Error::Skipped(SkipReason::RemoteServer { product: "nginx" });
-        assert!(!e.is_usage());
-        assert_eq!(
-            crate::bench::record::CellStatus::from(&e),
-            crate::bench::record::CellStatus::Skipped("skipped: the nginx peer runs on this machine only".into())
-        );
     }
 }

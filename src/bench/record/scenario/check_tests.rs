@@ -3,6 +3,9 @@
 
 use crate::bench::record::scenario::*;
 
+/// A refused value, the words its message holds, and whether its fault is the one meant.
+type Case<'a> = (&'a str, &'a str, &'a dyn Fn(&ScenarioFault) -> bool);
+
 /// An experiment's own `repeats` raises its rounds above the scenario's, never below.
 #[test]
 fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
@@ -60,7 +63,7 @@ fn streams_is_an_axis_and_each_value_an_experiment_of_its_own() {
     let axis = |why: AxisFault| move |f: &ScenarioFault| matches!(f, ScenarioFault::Axis(a) if a.why == why);
     let (empty, zero) = (axis(AxisFault::Empty), axis(AxisFault::NotWhole));
     let load = |f: &ScenarioFault| matches!(f, ScenarioFault::Load(_));
-    let cases: [(&str, &str, &dyn Fn(&ScenarioFault) -> bool); 3] = [
+    let cases: [Case; 3] = [
         ("proto = \"h2\"\nstreams = []\n", "gives no value", &empty),
         ("proto = \"h2\"\nstreams = [0]\n", "at least 1", &zero),
         ("proto = \"http\"\nstreams = [10]\n", "--streams is HTTP/2's", &load),
@@ -171,7 +174,7 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
     let share = |f: &ScenarioFault| matches!(f, ScenarioFault::RateOf(r) if r.why == RateOfFault::Share);
     let no_of = |f: &ScenarioFault| matches!(f, ScenarioFault::RateOf(r) if r.why == RateOfFault::NoOf);
     let given = |f: &ScenarioFault| matches!(f, ScenarioFault::RateGiven);
-    let cases: [(&str, &str, &dyn Fn(&ScenarioFault) -> bool); 4] = [
+    let cases: [Case; 4] = [
         (
             "rate_of = \"50% of lat\"\n",
             "not an experiment before this one",
