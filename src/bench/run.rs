@@ -14,7 +14,7 @@ use super::options::{Options, Which};
 use super::plan::{estimate, guess, plan, targets, Step, LONGEST};
 use super::predict::{calibration, keyed_prediction, predicted};
 use super::record::scenario::{self, Experiment, Scenario};
-use super::record::{self, Cell, Error};
+use super::record::{self, Cell, Error, FlagError};
 use super::setup::{self, environment, hold, placement, placement_text, Placement};
 use super::target::{At, Target};
 use crate::sys;
@@ -41,22 +41,22 @@ pub struct Finished {
 static STOP: AtomicU64 = AtomicU64::new(0);
 
 /// Checks `--baseline`: a muxlab binary this machine can run.
-fn check_baseline(path: &PathBuf, sc: &Scenario) -> Result<(), Error> {
+fn check_baseline(path: &Path, sc: &Scenario) -> Result<(), FlagError> {
     if sc.server_host.is_some() {
-        return Err(Error::Usage(
-            "--baseline runs servers on this machine: drop server_host".into(),
-        ));
+        return Err(FlagError::BaselineRemote);
     }
     let out = std::process::Command::new(path)
         .arg("--version")
         .output()
-        .map_err(|e| Error::Usage(format!("--baseline {}: cannot run it ({e})", path.display())))?;
+        .map_err(|source| FlagError::BaselineRun {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let version = String::from_utf8_lossy(&out.stdout);
     if !version.starts_with("muxlab ") {
-        return Err(Error::Usage(format!(
-            "--baseline {}: not a muxlab binary",
-            path.display()
-        )));
+        return Err(FlagError::BaselineNotMuxlab {
+            path: path.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -69,7 +69,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     };
     if let Some(r) = opts.repeats {
         if r == 0 {
-            return Err(Error::Usage("--repeats must be at least 1".into()));
+            return Err(FlagError::ZeroRepeats.into());
         }
         sc.repeats = r;
     }
@@ -77,22 +77,20 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         check_baseline(b, &sc)?;
     }
     if opts.steer_rx {
-        sc.steerable()
-            .map_err(|why| Error::Usage(format!("--steer-rx {why}")))?;
+        sc.steerable().map_err(FlagError::SteerRx)?;
         sc.steer_rx = true;
     }
     // A run of days is refused before anything starts (a typo in `repeats` or `duration`),
     // unless asked for; its estimate is said at the start of every run.
     let (cells, estimate) = estimate(&sc, opts);
     if estimate > LONGEST && !opts.yes_long {
-        return Err(Error::Usage(format!(
-            "{}: {} cells of about {} in all (each cell's duration + warm-up + set-up), over the {} a run may take \
-             unasked: check repeats, connections and duration, or pass --yes-long to run it",
-            sc.name,
-            crate::units::thousands(cells.min(u64::MAX as u128) as u64),
-            crate::units::span(estimate),
-            crate::units::span(LONGEST)
-        )));
+        return Err(FlagError::TooLong {
+            scenario: sc.name.clone(),
+            cells,
+            estimate,
+            longest: LONGEST,
+        }
+        .into());
     }
     let hosts = setup::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let mut place = placement(&sc, hosts);

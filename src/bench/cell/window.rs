@@ -3,14 +3,14 @@
 //! the server tree read every 50 ms for its peak, and at the window's two edges in full (every
 //! thread's switches and schedstat, the server CPUs' times, the harness's own CPU time).
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crate::bench::process::{exe, line_reader, Owned};
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::Error;
+use crate::bench::record::{CellError, Error};
 use crate::bench::setup::{Placement, Sampler};
 use crate::load::{Document, Line, Said};
 use crate::sys;
@@ -95,7 +95,7 @@ pub(super) fn run_load(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| Error::Cell(format!("starting the load generator: {e}")))?,
+            .map_err(|source| CellError::LoadSpawn { source })?,
     );
     // Moved after the spawn: the load starts where this thread was and pins itself. On the
     // server's CPUs the sampling must not wait behind the server's own threads (thousands of
@@ -124,11 +124,11 @@ pub(super) fn run_load(
         }
     }
     let Some(doc) = doc else {
-        return Err(Error::Cell(format!(
-            "the load generator failed ({}): {}",
-            status_of(&mut child),
-            drain(&err).join(" ").trim()
-        )));
+        return Err(CellError::NoDocument {
+            status: child.try_wait().ok().flatten(),
+            said: drain(&err).join(" ").trim().to_string(),
+        }
+        .into());
     };
     let span = end.at.saturating_duration_since(begin.at);
     let steal = match (begin.steal, end.steal) {
@@ -186,7 +186,7 @@ fn sample_window(
     let mut signalled = false;
     while child
         .try_wait()
-        .map_err(|e| Error::Cell(format!("waiting for the load generator: {e}")))?
+        .map_err(|source| CellError::LoadWait { source })?
         .is_none()
     {
         std::thread::sleep(Duration::from_millis(50));
@@ -225,13 +225,6 @@ fn drain(rx: &Receiver<String>) -> Vec<String> {
         lines.push(l);
     }
     lines
-}
-
-fn status_of(child: &mut Child) -> String {
-    match child.try_wait() {
-        Ok(Some(st)) => st.to_string(),
-        _ => "still running".into(),
-    }
 }
 
 #[cfg(test)]

@@ -186,7 +186,7 @@ pub(super) fn against_service(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::record::scenario::parse;
+    use crate::bench::record::scenario::{parse, ScenarioFault};
     use crate::bench::record::ClassFigure;
 
     fn experiment(extra: &str) -> Experiment {
@@ -266,7 +266,12 @@ mod tests {
         let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                     models = [\"reactor\"]\nconnections = [10]\nduration = \"1s\"\nwork_from_request = true\n\
                     mix = [\"a=1:/?cpu=20us\", \"b=1:/?cpu=50ms\"]\n";
-        let e = parse(text, "t").unwrap_err().to_string();
+        let e = parse(text, "t").unwrap_err();
+        assert!(
+            matches!(e.fault(), Some(ScenarioFault::Query { class, .. }) if class == "b"),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(
             e.contains("field 'mix'") && e.contains("class 'b'") && e.contains("--max-work 10ms"),
             "{e}"

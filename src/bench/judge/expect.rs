@@ -72,7 +72,7 @@ pub(super) fn check(x: &Experiment, ok: &[&Cell], twins: &[&Cell]) -> Vec<Expect
         .map(|text| {
             let (held, detail) = match read(text, x) {
                 Ok(shape) => held(&shape, ok, twins),
-                Err(e) => (None, e.0),
+                Err(e) => (None, e.to_string()),
             };
             Expectation {
                 expected: text.clone(),
@@ -204,7 +204,7 @@ mod tests {
     use super::*;
     use crate::bench::record::{CellStatus, ClassFigure};
 
-    fn experiment(expect: &str) -> Result<Experiment, crate::bench::record::Error> {
+    fn experiment(expect: &str) -> Result<Experiment, crate::bench::record::scenario::ScenarioError> {
         crate::bench::record::scenario::experiment_expecting(expect)
     }
 

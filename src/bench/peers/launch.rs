@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::nginx::free_port;
 use crate::bench::process::Server;
-use crate::bench::record::Error;
+use crate::bench::record::{Error, PeerError};
 use crate::bench::setup::Placement;
 
 /// Where Debian installs them, after the directories of `PATH`.
@@ -32,17 +32,19 @@ pub(super) fn binary(name: &str) -> Option<String> {
 /// Starts `bin` (pinned to the placement's server CPUs) with the arguments `args` gives for a
 /// port and its own directory, until it listens.
 pub(super) fn launch(
-    name: &str,
+    name: &'static str,
     bin: &str,
     place: &Placement,
     args: &dyn Fn(u16, &Path) -> Vec<String>,
 ) -> Result<Server, Error> {
-    let ip: std::net::IpAddr = place
-        .server_addr
-        .parse()
-        .map_err(|_| format!("server_addr '{}' is not an address", place.server_addr))?;
+    let ip: std::net::IpAddr = place.server_addr.parse().map_err(|source| PeerError::NotAnAddress {
+        given: place.server_addr.clone(),
+        source,
+    })?;
     let dir = std::env::temp_dir().join(format!("muxlab-{name}-{}-{}", std::process::id(), free_port()?));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(PeerError::File { path: dir, source }.into());
+    }
     let tried = try_ports(name, bin, place, args, ip, &dir);
     if tried.is_err() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -52,7 +54,7 @@ pub(super) fn launch(
 
 /// [`launch`]'s tries, in `dir` (removed by the caller on an error).
 fn try_ports(
-    name: &str,
+    name: &'static str,
     bin: &str,
     place: &Placement,
     args: &dyn Fn(u16, &Path) -> Vec<String>,
@@ -60,9 +62,13 @@ fn try_ports(
     dir: &Path,
 ) -> Result<Server, Error> {
     let said = dir.join("stderr.txt");
-    for _ in 0..5 {
+    let tries = 5;
+    for _ in 0..tries {
         let port = free_port()?;
-        let stderr = std::fs::File::create(&said).map_err(|e| format!("{}: {e}", said.display()))?;
+        let stderr = std::fs::File::create(&said).map_err(|source| PeerError::File {
+            path: said.clone(),
+            source,
+        })?;
         let mut cmd = Command::new("taskset");
         // Sleeps as exact as the models' (a timer slack of 1 ns, not the kernel's 50 µs).
         let mut child = crate::sys::process::with_exact_sleeps(&mut cmd)
@@ -72,7 +78,7 @@ fn try_ports(
             .stdout(Stdio::null())
             .stderr(stderr)
             .spawn()
-            .map_err(|e| format!("starting {name}: {e}"))?;
+            .map_err(|source| PeerError::Spawn { product: name, source })?;
         let addr = SocketAddr::new(ip, port);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -95,17 +101,18 @@ fn try_ports(
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(Error::Cell(format!("{name} did not listen on {addr} within 10 s")));
+                return Err(PeerError::NoListen { product: name, addr }.into());
             }
             std::thread::sleep(Duration::from_millis(30));
         }
     }
     let last = std::fs::read_to_string(&said).unwrap_or_default();
-    let last = last.trim();
-    Err(Error::Cell(match last.is_empty() {
-        true => format!("{name} exited at start 5 times (each on a free port) and said nothing"),
-        false => format!("{name} exited at start 5 times (each on a free port); it said: {last}"),
-    }))
+    Err(PeerError::ExitedAtStart {
+        product: name,
+        tries,
+        said: last.trim().to_string(),
+    }
+    .into())
 }
 
 #[cfg(test)]
@@ -133,6 +140,10 @@ mod tests {
         })
         .err()
         .expect("it never listens");
+        assert!(
+            matches!(&err, Error::Peer(PeerError::ExitedAtStart { product: "refuser", tries: 5, said }) if said == "bad config line 3"),
+            "{err:?}"
+        );
         let said = err.to_string();
         assert!(
             said.contains("refuser exited at start 5 times") && said.contains("it said: bad config line 3"),

@@ -7,24 +7,26 @@ use std::time::{Duration, Instant};
 
 use crate::bench::process::Server;
 use crate::bench::record::scenario::{Experiment, Protocol};
-use crate::bench::record::Error;
+use crate::bench::record::{Error, PeerError, SkipReason};
 use crate::bench::setup::Placement;
 
 pub fn free_port() -> Result<u16, Error> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+    let free = |source| PeerError::FreePort { source };
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(free)?;
+    Ok(l.local_addr().map_err(free)?.port())
 }
 
 /// `n` ports free now and distinct from each other: each is held until all are picked (a port
 /// freed at once may be handed out again, and two `listen` lines on one port are one listener
 /// to nginx, with the options of both: TLS without `http2` would then pick h2).
 fn distinct_free_ports(n: usize) -> Result<Vec<u16>, Error> {
+    let free = |source| PeerError::FreePort { source };
     let held = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(free)?;
     let ports = held.iter().map(|l| l.local_addr().map(|a| a.port()));
-    ports.collect::<Result<Vec<u16>, _>>().map_err(|e| e.to_string().into())
+    Ok(ports.collect::<Result<Vec<u16>, _>>().map_err(free)?)
 }
 
 /// Debian's nginx binary, if installed.
@@ -48,9 +50,13 @@ pub fn launch_nginx(
     n: usize,
     conf: &dyn Fn(&[u16]) -> String,
 ) -> Result<(Child, Vec<u16>), Error> {
-    for _ in 0..5 {
+    let tries = 5;
+    for _ in 0..tries {
         let ports = distinct_free_ports(n)?;
-        std::fs::write(dir.join("nginx.conf"), conf(&ports)).map_err(|e| e.to_string())?;
+        let path = dir.join("nginx.conf");
+        if let Err(source) = std::fs::write(&path, conf(&ports)) {
+            return Err(PeerError::NginxConf { path, source }.into());
+        }
         let _ = std::fs::remove_file(dir.join("nginx.pid"));
         let mut cmd = match cpus {
             Some(c) => {
@@ -68,7 +74,10 @@ pub fn launch_nginx(
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("starting nginx: {e}"))?;
+            .map_err(|source| PeerError::Spawn {
+                product: "nginx",
+                source,
+            })?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if child.try_wait().ok().flatten().is_some() {
@@ -82,18 +91,16 @@ pub fn launch_nginx(
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(Error::Cell(format!(
-                    "nginx did not start; see {}/error.log",
-                    dir.display()
-                )));
+                return Err(PeerError::NginxNotUp { dir: dir.to_path_buf() }.into());
             }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    Err(Error::Cell(format!(
-        "nginx could not bind free ports in 5 tries; see {}/error.log",
-        dir.display()
-    )))
+    Err(PeerError::NginxNoPorts {
+        dir: dir.to_path_buf(),
+        tries,
+    }
+    .into())
 }
 
 /// nginx with one worker, pinned like the models, answering the same body; `deferred` adds
@@ -101,27 +108,29 @@ pub fn launch_nginx(
 pub(super) fn start_nginx(deferred: bool, x: &Experiment, place: &Placement) -> Result<Server, Error> {
     let deferred = if deferred { " deferred" } else { "" };
     if place.remote_server() {
-        return Err(Error::Skipped("the nginx peer runs on this machine only".into()));
+        return Err(Error::Skipped(SkipReason::RemoteServer { product: "nginx" }));
     }
     let http2 = match x.proto {
         Protocol::Http => "",
         // Debian's nginx has the http2 module: cleartext HTTP/2 (prior knowledge) on the listener.
         Protocol::H2 => " http2",
-        p => {
-            return Err(Error::Skipped(format!(
-                "the nginx peer is configured for http and h2, not {p}"
-            )))
-        }
+        proto => return Err(Error::Skipped(SkipReason::NginxProto { proto })),
     };
     let Some(nginx) = nginx_binary() else {
-        return Err(Error::Skipped(
-            "nginx is not installed (apt-get install nginx-light)".into(),
-        ));
+        return Err(Error::Skipped(SkipReason::NotInstalled {
+            binary: "nginx",
+            package: "nginx-light",
+        }));
     };
     let dir = std::env::temp_dir().join(format!("muxlab-nginx-{}-{}", std::process::id(), free_port()?));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(PeerError::NginxDir { dir, source }.into());
+    }
     let a = &place.server_addr;
-    let ip: std::net::IpAddr = a.parse().map_err(|_| format!("server_addr '{a}' is not an address"))?;
+    let ip: std::net::IpAddr = a.parse().map_err(|source| PeerError::NotAnAddress {
+        given: a.clone(),
+        source,
+    })?;
     let (child, ports) = launch_nginx(nginx, Some(&place.server_cpus), &dir, a, 1, &|ports| {
         format!(
             "worker_processes 1; daemon off; master_process on; pid {d}/nginx.pid; error_log {d}/error.log;\n\

@@ -12,7 +12,7 @@ use std::process::Command;
 use super::launch::{binary, launch};
 use crate::bench::process::Server;
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::Error;
+use crate::bench::record::{Error, PeerError, SkipReason};
 use crate::bench::setup::Placement;
 
 /// Go's server (`products/go/server.go`).
@@ -42,14 +42,19 @@ fn cache_dir() -> Result<PathBuf, Error> {
     let uid = crate::sys::process::uid();
     let mine = std::env::temp_dir().join(format!("muxlab-{uid}"));
     let _ = std::fs::DirBuilder::new().mode(0o700).create(&mine);
-    let meta = std::fs::symlink_metadata(&mine).map_err(|e| Error::Cell(format!("{}: {e}", mine.display())))?;
+    let meta = std::fs::symlink_metadata(&mine).map_err(file(&mine))?;
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        return Err(Error::Cell(format!(
-            "{} is not a private directory of this user's (set HOME or XDG_CACHE_HOME): the products are not built there",
-            mine.display()
-        )));
+        return Err(PeerError::NotPrivate { dir: mine }.into());
     }
     Ok(mine.join("products"))
+}
+
+/// A file or directory of the products' at `path` that could not be made, written or moved.
+fn file(path: &Path) -> impl FnOnce(std::io::Error) -> PeerError + '_ {
+    move |source| PeerError::File {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A name for a file being written under `path`'s, this process's and call's own (two runs,
@@ -96,7 +101,7 @@ fn write_once(path: &Path, text: &[u8]) -> Result<(), Error> {
     let tmp = scratch(path);
     std::fs::write(&tmp, text)
         .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::Cell(format!("{}: {e}", path.display())))
+        .map_err(|e| file(path)(e).into())
 }
 
 /// Go's server built by `go` (cached by the source and `go version`).
@@ -107,11 +112,18 @@ pub fn go_server(go: &str) -> Result<PathBuf, Error> {
 /// [`go_server`], kept in `dir`.
 fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
     let dir = dir.to_path_buf();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(file(&dir))?;
+    let toolchain = |step| {
+        move |source| PeerError::Toolchain {
+            program: PathBuf::from(go),
+            step,
+            source,
+        }
+    };
     let version = go_command(go, &dir)
         .arg("version")
         .output()
-        .map_err(|e| Error::Cell(format!("{go} version: {e}")))?;
+        .map_err(toolchain("version"))?;
     let id = fingerprint(&[GO_SOURCE.as_bytes(), &version.stdout]);
     let built = dir.join(format!("go-http-{id}"));
     if built.is_file() {
@@ -127,24 +139,24 @@ fn build_go(go: &str, dir: &Path) -> Result<PathBuf, Error> {
         .arg(&tmp)
         .arg(&src)
         .output()
-        .map_err(|e| Error::Cell(format!("{go} build: {e}")))?;
+        .map_err(toolchain("build"))?;
     if !out.status.success() {
         let _ = std::fs::remove_file(&tmp);
         let said = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::Cell(format!(
-            "building Go's server failed ({}): {}",
-            out.status,
-            said.trim()
-        )));
+        return Err(PeerError::GoBuild {
+            status: out.status,
+            said: said.trim().to_string(),
+        }
+        .into());
     }
-    std::fs::rename(&tmp, &built).map_err(|e| Error::Cell(format!("{}: {e}", built.display())))?;
+    std::fs::rename(&tmp, &built).map_err(file(&built))?;
     Ok(built)
 }
 
 /// Node's server, written where node can run it (cached by its source).
 pub fn node_server() -> Result<PathBuf, Error> {
     let dir = cache_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Cell(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(file(&dir))?;
     // CommonJS whatever a package.json above it says (`.cjs`).
     let path = dir.join(format!("node-http-{}.cjs", fingerprint(&[NODE_SOURCE.as_bytes()])));
     write_once(&path, NODE_SOURCE.as_bytes())?;
@@ -177,7 +189,10 @@ pub(super) fn start_go(
     place: &Placement,
 ) -> Result<Server, Error> {
     let Some(go) = binary("go") else {
-        return Err(Error::Skipped("go is not installed (apt-get install golang-go)".into()));
+        return Err(Error::Skipped(SkipReason::NotInstalled {
+            binary: "go",
+            package: "golang-go",
+        }));
     };
     let server = go_server(&go)?.display().to_string();
     let procs = procs.or(x.workers);
@@ -198,7 +213,10 @@ pub(super) fn start_go(
 /// Node's http, the work on its loop (`worker_threads` 0) or on a pool of that many.
 pub(super) fn start_node(worker_threads: usize, x: &Experiment, place: &Placement) -> Result<Server, Error> {
     let Some(node) = binary("node").or_else(|| binary("nodejs")) else {
-        return Err(Error::Skipped("node is not installed (apt-get install nodejs)".into()));
+        return Err(Error::Skipped(SkipReason::NotInstalled {
+            binary: "node",
+            package: "nodejs",
+        }));
     };
     let script = node_server()?.display().to_string();
     launch("node", &node, place, &|port, _| {
@@ -252,7 +270,7 @@ mod tests {
                 }
             })
             .expect("the script ran once in 20 tries");
-        assert!(matches!(err, Error::Cell(_)), "{err:?}");
+        assert!(matches!(err, Error::Peer(PeerError::GoBuild { .. })), "{err:?}");
         assert!(
             err.to_string().contains("building Go's server failed") && err.to_string().contains("undefined: nothing"),
             "{err}"

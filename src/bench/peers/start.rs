@@ -7,25 +7,19 @@
 use crate::bench::process::Server;
 use crate::bench::record::peer::Peer;
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::Error;
+use crate::bench::record::{Error, PeerError, SkipReason};
 use crate::bench::setup::Placement;
 
 /// Starts `entry` for experiment `x`, on `place`'s server CPUs.
 pub(in crate::bench) fn start(entry: &str, x: &Experiment, place: &Placement) -> Result<Server, Error> {
-    let peer = Peer::parse(entry).map_err(|e| Error::Scenario(e.to_string()))?;
+    let peer = Peer::parse(entry).map_err(PeerError::Entry)?;
     if place.remote_server() {
-        return Err(Error::Skipped(format!(
-            "the {} peer runs on this machine only",
-            peer.product()
-        )));
+        return Err(Error::Skipped(SkipReason::RemoteServer {
+            product: peer.product(),
+        }));
     }
     if !peer.speaks(x.proto) {
-        return Err(Error::Skipped(format!(
-            "{} speaks {}, not {}",
-            peer.product(),
-            peer.protocols(),
-            x.proto
-        )));
+        return Err(Error::Skipped(SkipReason::Speaks { peer, proto: x.proto }));
     }
     match peer {
         Peer::Nginx { deferred } => super::nginx::start_nginx(deferred, x, place),

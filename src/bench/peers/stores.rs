@@ -4,15 +4,16 @@
 
 use super::launch::{binary, launch};
 use crate::bench::process::Server;
-use crate::bench::record::Error;
+use crate::bench::record::{Error, SkipReason};
 use crate::bench::setup::Placement;
 
 /// redis-server with `io_threads` (`--io-threads`; past 1, its threads read as well as write).
 pub(super) fn start_redis(io_threads: usize, place: &Placement) -> Result<Server, Error> {
     let Some(bin) = binary("redis-server") else {
-        return Err(Error::Skipped(
-            "redis-server is not installed (apt-get install redis-server)".into(),
-        ));
+        return Err(Error::Skipped(SkipReason::NotInstalled {
+            binary: "redis-server",
+            package: "redis-server",
+        }));
     };
     launch("redis-server", &bin, place, &|port, dir| {
         let mut a: Vec<String> = [
@@ -53,9 +54,10 @@ pub(super) fn start_redis(io_threads: usize, place: &Placement) -> Result<Server
 /// memcached with `threads` worker threads (`-t`), 1 GiB for items.
 pub(super) fn start_memcached(threads: usize, place: &Placement) -> Result<Server, Error> {
     let Some(bin) = binary("memcached") else {
-        return Err(Error::Skipped(
-            "memcached is not installed (apt-get install memcached)".into(),
-        ));
+        return Err(Error::Skipped(SkipReason::NotInstalled {
+            binary: "memcached",
+            package: "memcached",
+        }));
     };
     launch("memcached", &bin, place, &|port, _| {
         let mut a: Vec<String> = [

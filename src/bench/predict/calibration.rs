@@ -11,7 +11,7 @@
 //! Without a calibration the prediction is not made, and the cell says why.
 
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::Cell;
+use crate::bench::record::{Cell, CellStatus};
 use crate::units::thousands;
 
 /// Whether `x`'s cells get predictions, and so calibrations: a known work (the simulation
@@ -74,12 +74,12 @@ pub(in crate::bench) struct Costs {
 /// Why a cell has no calibration to predict from.
 #[derive(Debug, Clone, PartialEq)]
 pub(in crate::bench) enum NoCalibration {
-    /// With `calibrate_by`: no cell of that experiment ran for the target.
-    NoCellOf { by: String },
+    /// With `calibrate_by`: no cell of that experiment ran for the target at these connections.
+    NoCellOf { by: String, target: String, conns: usize },
     /// No calibration cell ran for the target.
     NoCell,
-    /// The calibration (its own cell, or its cell of `by`) did not finish: its status said.
-    Unfinished { by: Option<String>, status: String },
+    /// The calibration (its own cell, or its cell of `by`) did not finish: its status.
+    Unfinished { by: Option<String>, status: CellStatus },
     /// The calibration cell measured no CPU per request.
     NoCpu,
 }
@@ -87,13 +87,13 @@ pub(in crate::bench) enum NoCalibration {
 impl std::fmt::Display for NoCalibration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NoCalibration::NoCellOf { by } => write!(f, "no cell of '{by}' (its calibration) ran"),
+            NoCalibration::NoCellOf { by, .. } => write!(f, "no cell of '{by}' (its calibration) ran"),
             NoCalibration::NoCell => f.write_str("no calibration cell ran"),
             NoCalibration::Unfinished { by: Some(by), status } => {
-                write!(f, "its cell of '{by}' did not finish: {status}")
+                write!(f, "its cell of '{by}' did not finish: {}", status.text())
             }
             NoCalibration::Unfinished { by: None, status } => {
-                write!(f, "its calibration cell did not finish: {status}")
+                write!(f, "its calibration cell did not finish: {}", status.text())
             }
             NoCalibration::NoCpu => f.write_str("its calibration cell measured no CPU per request"),
         }
@@ -120,7 +120,11 @@ pub(in crate::bench) fn cost(
                 .filter(mine)
                 .find(|c| c.ok())
                 .or_else(|| cells.iter().find(mine))
-                .ok_or_else(|| NoCalibration::NoCellOf { by: by.clone() })?;
+                .ok_or_else(|| NoCalibration::NoCellOf {
+                    by: by.clone(),
+                    target: target.to_string(),
+                    conns,
+                })?;
             let rate = c.load.as_ref().and_then(|d| d.config.rate);
             let said = match rate {
                 Some(r) => format!("its cell of '{by}', {} req/s", thousands(r.round() as u64)),
@@ -142,7 +146,7 @@ pub(in crate::bench) fn cost(
     if !c.ok() {
         return Err(NoCalibration::Unfinished {
             by: x.calibrate_by.clone(),
-            status: c.status.text().to_string(),
+            status: c.status.clone(),
         });
     }
     let cpu = c.figures.cpu_per_req().ok_or(NoCalibration::NoCpu)?;
@@ -195,7 +199,10 @@ mod tests {
         assert_eq!(cost(&cells, &x, "thread", 50).unwrap_err(), NoCalibration::NoCell);
         cells[1].status = crate::bench::record::CellStatus::Failed("boom".into());
         let e = cost(&cells, &x, "epoll", 50).unwrap_err();
-        assert!(matches!(&e, NoCalibration::Unfinished { by: None, .. }), "{e}");
+        assert!(
+            matches!(&e, NoCalibration::Unfinished { by: None, status: CellStatus::Failed(s) } if s == "boom"),
+            "{e}"
+        );
         assert!(e.to_string().contains("did not finish: boom"), "{e}");
         // calibrate_by: the same target's cell of the lighter experiment, its lock hold with it.
         let mut light = Cell::new("light", "epoll", 50, 0);
@@ -217,7 +224,14 @@ mod tests {
             c.from
         );
         let e = cost(&[light], &by, "epoll", 10).unwrap_err();
-        assert_eq!(e, NoCalibration::NoCellOf { by: "light".into() });
+        assert_eq!(
+            e,
+            NoCalibration::NoCellOf {
+                by: "light".into(),
+                target: "epoll".into(),
+                conns: 10
+            }
+        );
         assert!(e.to_string().contains("no cell of 'light'"), "{e}");
     }
 }

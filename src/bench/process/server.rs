@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::own::{descendants, kill_all, snapshot};
 use crate::bench::record::scenario::Experiment;
-use crate::bench::record::Error;
+use crate::bench::record::{CellError, Error};
 use crate::bench::setup::{Hosts, Placement};
 use crate::server::stats::{Listening, StatsLine};
 use crate::sys;
@@ -59,7 +59,7 @@ impl Drop for Server {
 }
 
 pub(in crate::bench) fn exe() -> Result<PathBuf, Error> {
-    std::env::current_exe().map_err(|e| Error::Cell(format!("cannot find the muxlab binary: {e}")))
+    std::env::current_exe().map_err(|source| CellError::NoBinary { source }.into())
 }
 
 pub(in crate::bench) use crate::remote::ssh::lines_of as line_reader;
@@ -79,7 +79,7 @@ pub(in crate::bench) fn start_model(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("starting the server: {e}"))?;
+        .map_err(|source| CellError::ServerSpawn { source })?;
     let lines = line_reader(child.stdout.take().expect("piped"));
     let listening = lines.recv_timeout(Duration::from_secs(15)).ok();
     let Some(line) = listening.as_deref().and_then(Listening::read) else {
@@ -89,7 +89,11 @@ pub(in crate::bench) fn start_model(
             let _ = e.read_to_string(&mut err);
         }
         let _ = child.wait();
-        return Err(Error::Cell(format!("server did not start: {}", err.trim())));
+        return Err(CellError::NotStarted {
+            host: None,
+            said: err.trim().to_string(),
+        }
+        .into());
     };
     Ok(Server {
         pid: child.id() as i32,
@@ -110,11 +114,11 @@ fn start_remote(hosts: &Hosts, args: &[String]) -> Result<Server, Error> {
         session.close();
         session.wait(Duration::from_secs(5));
         let err: Vec<String> = session.errors.try_iter().collect();
-        return Err(Error::Cell(format!(
-            "server did not start on {}: {}",
-            session.host,
-            err.join(" ").trim()
-        )));
+        return Err(CellError::NotStarted {
+            host: Some(session.host.clone()),
+            said: err.join(" ").trim().to_string(),
+        }
+        .into());
     };
     Ok(Server {
         child: None,
@@ -133,33 +137,33 @@ fn stop_remote(mut session: crate::remote::ssh::Session) -> (Option<StatsLine>, 
     if let Ok(Some(st)) = session.child.try_wait() {
         return (
             None,
-            Err(Error::Cell(format!(
-                "the server on {} died during the cell ({st})",
-                session.host
-            ))),
+            Err(CellError::Died {
+                host: Some(session.host.clone()),
+                status: st,
+                killed: Vec::new(),
+            }
+            .into()),
         );
     }
     let _ = session.send("stop\n");
-    let ended = session.wait(Duration::from_secs(25));
+    let within = Duration::from_secs(25);
+    let ended = session.wait(within);
     let stats = session.lines.try_iter().find_map(|l| StatsLine::read(&l));
     let errors: Vec<String> = session.errors.try_iter().collect();
+    let host = Some(session.host.clone());
     let verdict = if !ended {
-        Err(Error::Cell(format!(
-            "the server on {} did not stop within 25 s",
-            session.host
-        )))
-    } else if let Some(l) = errors.iter().find(|l| l.contains("left behind")) {
-        Err(Error::Cell(format!("on {}: {l}", session.host)))
+        Err(CellError::DidNotStop { host, within })
+    } else if errors.iter().any(|l| l.contains("left behind")) {
+        Err(CellError::LeftBehindOn {
+            host: session.host.clone(),
+            errors,
+        })
     } else if stats.is_none() {
-        Err(Error::Cell(format!(
-            "no stats line from the server on {}: {}",
-            session.host,
-            errors.join(" ")
-        )))
+        Err(CellError::NoStats { host, errors })
     } else {
         Ok(())
     };
-    (stats, verdict)
+    (stats, verdict.map_err(Error::from))
 }
 
 /// Stops a server; returns its stats line (models) and an error if it did not end cleanly.
@@ -175,19 +179,17 @@ pub(in crate::bench) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Er
     let is_peer = s.dir.is_some();
     // Already gone? Then it crashed during the cell.
     if let Ok(Some(st)) = child.try_wait() {
-        let left = kill_all(&descendants(&tree, s.pid));
-        let left = if left.is_empty() {
-            String::new()
-        } else {
-            format!("; its processes {left:?} were killed")
+        let killed = kill_all(&descendants(&tree, s.pid));
+        let died = CellError::Died {
+            host: None,
+            status: st,
+            killed,
         };
-        return (
-            None,
-            Err(Error::Cell(format!("the server died during the cell ({st}){left}"))),
-        );
+        return (None, Err(died.into()));
     }
     let _ = sys::process::kill(s.pid, s.stop_with);
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let within = Duration::from_secs(20);
+    let deadline = Instant::now() + within;
     let status = loop {
         if let Ok(Some(st)) = child.try_wait() {
             break Some(st);
@@ -212,13 +214,14 @@ pub(in crate::bench) fn stop(mut s: Server) -> (Option<StatsLine>, Result<(), Er
     }
     let leftovers = kill_all(&descendants(&tree, s.pid));
     let verdict = match status {
-        None => Err(Error::Cell(
-            "the server did not stop within 20 s of SIGTERM (killed)".into(),
-        )),
-        Some(st) if !st.success() && !is_peer => Err(Error::Cell(format!("the server exited with {st}"))),
-        Some(_) if !leftovers.is_empty() => Err(Error::Cell(format!("processes left behind (killed): {leftovers:?}"))),
-        Some(_) if !is_peer && stats.is_none() => Err(Error::Cell("no stats line".into())),
+        None => Err(CellError::DidNotStop { host: None, within }),
+        Some(st) if !st.success() && !is_peer => Err(CellError::Exited { status: st }),
+        Some(_) if !leftovers.is_empty() => Err(CellError::LeftBehind { pids: leftovers }),
+        Some(_) if !is_peer && stats.is_none() => Err(CellError::NoStats {
+            host: None,
+            errors: Vec::new(),
+        }),
         Some(_) => Ok(()),
     };
-    (stats, verdict)
+    (stats, verdict.map_err(Error::from))
 }

@@ -381,3 +381,25 @@ pub struct LockFigures {
     pub hold_us: Option<f64>,
     pub wait_us: Option<f64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::record::{CellError, SkipReason};
+
+    /// A cell that could not run keeps "skipped: " and its reason; one that failed, its error's
+    /// words.
+    #[test]
+    fn a_status_keeps_the_errors_words() {
+        let skipped = Error::Skipped(SkipReason::RemoteServer { product: "nginx" });
+        assert_eq!(
+            CellStatus::from(&skipped),
+            CellStatus::Skipped("skipped: the nginx peer runs on this machine only".into())
+        );
+        let failed = Error::from(CellError::NoStats {
+            host: None,
+            errors: Vec::new(),
+        });
+        assert_eq!(CellStatus::from(&failed), CellStatus::Failed("no stats line".into()));
+    }
+}

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::cell::Cell;
 use super::environment::Environment;
 use super::error::{io_err, Error};
+use super::results_error::ResultsError;
 use super::scenario::Scenario;
 
 /// The version of `results.json` this build writes; it reads its own and those before it (1:
@@ -182,15 +183,21 @@ pub fn beside(path: &Path, name: &str) -> std::path::PathBuf {
 /// earlier one's), its verdicts left for the caller to work out.
 pub fn read<V>(dir: &Path) -> Result<Results<V>, Error> {
     let path = file_of(dir);
-    let bad = |what: String| Error::Usage(format!("{}: {what}", path.display()));
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| bad(format!("{e} (give a bench results directory, or a results.json file)")))?;
-    let mut r: Results<V> = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(source) => return Err(ResultsError::Read { path, source }.into()),
+    };
+    let mut r: Results<V> = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(source) => return Err(ResultsError::Json { path, source }.into()),
+    };
     if r.format > FORMAT {
-        return Err(bad(format!(
-            "written in results format {} by a later muxlab; this one reads up to {FORMAT}",
-            r.format
-        )));
+        return Err(ResultsError::Later {
+            path,
+            format: r.format,
+            reads: FORMAT,
+        }
+        .into());
     }
     if r.format < 3 {
         r.cells.iter_mut().for_each(Cell::twin_from_label);

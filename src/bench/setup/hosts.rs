@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::bench::record::scenario::Scenario;
 use crate::bench::record::CpuSource;
-use crate::bench::record::Error;
+use crate::bench::record::{Error, HostError, SampleError};
 use crate::remote::sample::SampleLine;
 use crate::remote::ssh::{self, Machine, Prepared, Session, Ssh};
 use crate::sys::{self, cgroup::CpuGroup, procfs::ProcSample};
@@ -43,7 +43,7 @@ impl Hosts {
         }
         if let Some(f) = &ssh_config {
             if !f.is_file() {
-                return Err(Error::Usage(format!("--ssh-config {}: no such file", f.display())));
+                return Err(HostError::NoSshConfig { path: f.clone() }.into());
             }
         }
         let ssh = Ssh {
@@ -53,17 +53,19 @@ impl Hosts {
         let mut machines = Vec::new();
         let mut server_addr = None;
         for h in sc.server_host.iter().chain(&sc.client_hosts) {
-            let m = ssh::machine(&ssh, h).map_err(|e| Error::Usage(format!("host {h}: cannot reach it: {e}")))?;
+            let m = ssh::machine(&ssh, h).map_err(|source| HostError::Unreachable {
+                host: h.clone(),
+                source,
+            })?;
             if Some(h) == sc.server_host.as_ref() {
                 server_addr = m.address.clone();
             }
             machines.push(m);
         }
         let server = match &sc.server_host {
-            Some(h) => Some(ssh::prepare(&ssh, h, remote_bin, push).map_err(|e| match e {
-                ssh::PrepError::Version(e) => Error::Usage(format!("host {h}: {e}")),
-                ssh::PrepError::Unreachable(e) => Error::Cell(format!("host {h}: {e}")),
-            })?),
+            Some(h) => Some(
+                ssh::prepare(&ssh, h, remote_bin, push).map_err(|prep| HostError::Prepare { host: h.clone(), prep })?,
+            ),
             None => None,
         };
         Ok(Some(Hosts {
@@ -107,14 +109,20 @@ impl Hosts {
         ];
         words.push(p.bin.clone());
         words.extend(serve_args.iter().cloned());
-        Session::start(&self.ssh, &p.host, &words, true).map_err(|e| Error::Cell(format!("host {}: {e}", p.host)))
+        Session::start(&self.ssh, &p.host, &words, true).map_err(|source| {
+            HostError::Session {
+                host: p.host.clone(),
+                source,
+            }
+            .into()
+        })
     }
 
     /// A sampler on the server host.
     fn sampler(&self, pid: i32) -> Result<Sampler, Error> {
         let p = self.server.as_ref().expect("a server host");
         let words = vec![p.bin.clone(), "sample".into()];
-        let s = Session::start(&self.ssh, &p.host, &words, false).map_err(|e| Error::Cell(e.to_string()))?;
+        let s = Session::start(&self.ssh, &p.host, &words, false).map_err(HostError::Sampler)?;
         Ok(Sampler::Remote {
             session: s,
             pid,
@@ -174,8 +182,7 @@ impl Sampler {
         }
     }
 
-    fn ask(&mut self, question: &str) -> Result<ProcSample, Error> {
-        let failed = |e: &dyn std::fmt::Display| Error::Cell(format!("sampling the server's processes failed: {e}"));
+    fn ask(&mut self, question: &str) -> Result<ProcSample, SampleError> {
         match self {
             Sampler::Nothing => Ok(ProcSample::default()),
             Sampler::Local { pid, group } => {
@@ -187,20 +194,29 @@ impl Sampler {
                         match g.add(p) {
                             // Gone since the tree was read: nothing to move.
                             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                            Err(e) => return Err(failed(&format!("moving {p} into {}: {e}", g.path().display()))),
+                            Err(source) => {
+                                return Err(SampleError::Move {
+                                    pid: p,
+                                    group: g.path().to_path_buf(),
+                                    source,
+                                })
+                            }
                             Ok(()) => {}
                         }
                     }
                 }
                 // The CPU time first: the caller stamps the sample with the time it asked, and
                 // a scan of every thread can take a while.
-                let usage = group.as_ref().map(|g| g.usage().map_err(|e| failed(&e))).transpose()?;
+                let usage = group
+                    .as_ref()
+                    .map(|g| g.usage().map_err(|source| SampleError::Group { source }))
+                    .transpose()?;
                 let mut s = if all {
                     sys::procfs::sample_tree_all_threads(*pid)
                 } else {
                     sys::procfs::sample_tree(*pid)
                 }
-                .map_err(|e| failed(&e))?;
+                .map_err(|source| SampleError::Read { source })?;
                 if let Some(u) = usage {
                     s.cpu = u;
                     s.reaped_children = Duration::ZERO;
@@ -208,13 +224,18 @@ impl Sampler {
                 Ok(s)
             }
             Sampler::Remote { session, pid, tcp } => {
-                session.send(&format!("{question} {pid}\n")).map_err(|e| failed(&e))?;
+                session
+                    .send(&format!("{question} {pid}\n"))
+                    .map_err(|source| SampleError::Send { source })?;
+                let within = Duration::from_secs(10);
                 let answer = session
                     .lines
-                    .recv_timeout(Duration::from_secs(10))
-                    .map_err(|_| failed(&"the host's sampler did not answer within 10 s"))?;
-                let line: SampleLine = serde_json::from_str(&answer)
-                    .map_err(|_| failed(&format!("the host's sampler answered {answer}")))?;
+                    .recv_timeout(within)
+                    .map_err(|_| SampleError::NoAnswer { within })?;
+                let line: SampleLine = match serde_json::from_str(&answer) {
+                    Ok(l) => l,
+                    Err(source) => return Err(SampleError::Answer { answer, source }),
+                };
                 *tcp = line.tcp_pages;
                 Ok(line.sample())
             }
@@ -223,13 +244,13 @@ impl Sampler {
 
     /// The tree's CPU time, memory and threads.
     pub fn tree(&mut self) -> Result<ProcSample, Error> {
-        self.ask("tree")
+        Ok(self.ask("tree")?)
     }
 
     /// The same with every thread's context switches and ids, and the tree's PSS (slower: for
     /// the window's ends).
     pub fn all(&mut self) -> Result<ProcSample, Error> {
-        self.ask("all")
+        Ok(self.ask("all")?)
     }
 
     /// The kernel's TCP memory in pages on the server's host.
@@ -243,6 +264,7 @@ impl Sampler {
 
 #[cfg(test)]
 mod sampling {
+    use crate::bench::record::{Error, SampleError};
     use crate::bench::setup::Sampler;
 
     /// A sample that cannot be taken is an error naming what failed (the runner records it as
@@ -253,9 +275,10 @@ mod sampling {
         let pid = gone.id() as i32;
         gone.wait().unwrap();
         let mut s = Sampler::new(pid, None).unwrap();
-        let e = s.tree().unwrap_err().to_string();
-        assert!(e.contains("sampling the server's processes failed"), "{e}");
-        let e = s.all().unwrap_err().to_string();
-        assert!(e.contains("sampling the server's processes failed"), "{e}");
+        for e in [s.tree().unwrap_err(), s.all().unwrap_err()] {
+            assert!(matches!(e, Error::Sample(SampleError::Read { .. })), "{e:?}");
+            let e = e.to_string();
+            assert!(e.contains("sampling the server's processes failed"), "{e}");
+        }
     }
 }

@@ -20,7 +20,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::bench::record::Error;
+use crate::bench::record::SteerError;
 
 /// Where `lo`'s receive queues are.
 const QUEUES: &str = "/sys/class/net/lo/queues";
@@ -51,12 +51,17 @@ pub struct Steered {
 
 impl Steered {
     /// Steers `lo`'s receive processing to `cpus` (a list such as "1" or "2-3").
-    pub fn apply(cpus: &str) -> Result<Steered, Error> {
-        let list =
-            crate::units::parse_cpus(cpus).map_err(|e| Error::Usage(format!("steer_rx: client CPUs {cpus}: {e}")))?;
+    pub fn apply(cpus: &str) -> Result<Steered, SteerError> {
+        let list = crate::units::parse_cpus(cpus).map_err(|source| SteerError::Cpus {
+            cpus: cpus.to_string(),
+            source,
+        })?;
         let mask = rps_mask(&list);
         let mut files: Vec<PathBuf> = std::fs::read_dir(QUEUES)
-            .map_err(|e| Error::Usage(format!("steer_rx: cannot read {QUEUES} ({e})")))?
+            .map_err(|source| SteerError::Queues {
+                dir: QUEUES.into(),
+                source,
+            })?
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rx-")))
@@ -65,14 +70,15 @@ impl Steered {
             .collect();
         files.sort();
         if files.is_empty() {
-            return Err(Error::Usage(format!(
-                "steer_rx: this kernel has no receive packet steering ({QUEUES}/rx-*/rps_cpus)"
-            )));
+            return Err(SteerError::NoRps { dir: QUEUES.into() });
         }
         let read = |f: &PathBuf| {
             std::fs::read_to_string(f)
                 .map(|s| s.trim().to_string())
-                .map_err(|e| Error::Usage(format!("steer_rx: reading {}: {e}", f.display())))
+                .map_err(|source| SteerError::Read {
+                    path: f.clone(),
+                    source,
+                })
         };
         // The masks to put back: a killed run's, from its mark, else the current ones.
         let (mark, left) = claim(&files)?;
@@ -82,7 +88,7 @@ impl Steered {
                 files
                     .iter()
                     .map(|f| Ok((f.clone(), read(f)?)))
-                    .collect::<Result<_, Error>>()?,
+                    .collect::<Result<_, SteerError>>()?,
                 false,
             ),
         };
@@ -97,11 +103,9 @@ impl Steered {
         steered.armed = true;
         for f in &files {
             // On failure `steered` drops here, restoring what was changed and removing the mark.
-            std::fs::write(f, &mask).map_err(|e| {
-                Error::Usage(format!(
-                    "steer_rx: writing {} failed ({e}); it is machine-wide and needs root",
-                    f.display()
-                ))
+            std::fs::write(f, &mask).map_err(|source| SteerError::Write {
+                path: f.clone(),
+                source,
             })?;
         }
         let (first, old) = &steered.saved[0];
@@ -116,13 +120,16 @@ impl Steered {
     }
 
     /// Writes the mark (in the locked file): this process, and the masks to put back.
-    fn mark(&mut self) -> Result<(), Error> {
+    fn mark(&mut self) -> Result<(), SteerError> {
         use std::io::{Seek, Write};
         let mut text = format!("{}\n", std::process::id());
         for (f, old) in &self.saved {
             text.push_str(&format!("{}\t{old}\n", f.display()));
         }
-        let failed = |e: std::io::Error| Error::Usage(format!("steer_rx: writing {MARK}: {e} (needs root)"));
+        let failed = |source| SteerError::MarkWrite {
+            mark: MARK.into(),
+            source,
+        };
         self.mark.set_len(0).map_err(failed)?;
         self.mark.rewind().map_err(failed)?;
         self.mark.write_all(text.as_bytes()).map_err(failed)?;
@@ -140,10 +147,13 @@ type Masks = Vec<(PathBuf, String)>;
 /// (`Some`), of `files` only (`lo`'s receive queues: a mark naming anything else, or a value
 /// that is not a mask, is not obeyed). A mark locked by a live run is an error: two runs would
 /// each restore the other's setting.
-fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Masks>), Error> {
+fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Masks>), SteerError> {
     use std::io::Read;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let failed = |e: std::io::Error| Error::Usage(format!("steer_rx: opening {MARK}: {e} (needs root)"));
+    let failed = |source| SteerError::MarkOpen {
+        mark: MARK.into(),
+        source,
+    };
     let mut mark = loop {
         let f = std::fs::OpenOptions::new()
             .read(true)
@@ -155,10 +165,10 @@ fn claim(files: &[PathBuf]) -> Result<(std::fs::File, Option<Masks>), Error> {
             .map_err(failed)?;
         if !crate::sys::fd::try_lock_exclusive(&f).map_err(failed)? {
             let pid = std::fs::read_to_string(MARK).unwrap_or_default();
-            return Err(Error::Usage(format!(
-                "steer_rx: another muxlab bench (pid {}) is steering loopback; wait for it to end",
-                pid.lines().next().unwrap_or("?").trim()
-            )));
+            return Err(SteerError::Busy {
+                mark: MARK.into(),
+                pid: pid.lines().next().unwrap_or("?").trim().to_string(),
+            });
         }
         // Locked; but a run that was ending may have removed the file meanwhile: the lock
         // counts only on the file the path still names.
@@ -220,7 +230,7 @@ impl Drop for Steered {
 
 #[cfg(test)]
 mod tests {
-    use crate::bench::record::scenario::parse;
+    use crate::bench::record::scenario::{parse, ScenarioFault, Unsteerable};
     use crate::bench::steer::rps_mask;
 
     #[test]
@@ -238,7 +248,12 @@ mod tests {
         let text =
             "name = \"x\"\ndescription = \"d\"\nsteer_rx = true\nserver_host = \"h1\"\n[[experiment]]\nname = \"e\"\n\
                     proto = \"http\"\nmodels = [\"epoll\"]\nconnections = [10]\nduration = \"1s\"\n";
-        let e = parse(text, "t").unwrap_err().to_string();
+        let e = parse(text, "t").unwrap_err();
+        assert!(
+            matches!(e.fault(), Some(ScenarioFault::Steer(Unsteerable::Hosts))),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains("field 'steer_rx'") && e.contains("drop server_host"), "{e}");
         assert!(parse(&text.replace("server_host = \"h1\"\n", ""), "t").is_ok());
     }

@@ -12,7 +12,7 @@ const AXES: &[&str] = &["streams", "pipeline", "key_dist", "ratio"];
 
 /// An axis list refused: its key, the value at fault (none for an empty list), and why.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct BadAxis {
+pub struct BadAxis {
     pub key: &'static str,
     pub value: Option<toml::Value>,
     pub why: AxisFault,
@@ -20,7 +20,7 @@ pub(super) struct BadAxis {
 
 /// Why an axis list is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AxisFault {
+pub enum AxisFault {
     /// `key = []`.
     Empty,
     /// A count axis's value that is not a whole number from 1.
@@ -28,6 +28,8 @@ pub(super) enum AxisFault {
     /// A text axis's value that is not a string.
     NotText,
 }
+
+impl std::error::Error for BadAxis {}
 
 impl std::fmt::Display for BadAxis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

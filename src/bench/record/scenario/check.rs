@@ -7,10 +7,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::entry::{BadEntry, EntryFault};
+use super::error::{ScenarioError, ScenarioFault as F};
 use super::experiment::{model_name, Experiment, Protocol};
 use super::file::{Scenario, BUILTIN};
 use super::origin::{line_in, Origin};
-use crate::bench::record::Error;
 use crate::load::Workload;
 
 /// `muxlab serve`'s flags, as the command line reads them.
@@ -23,21 +24,17 @@ struct ServeLine {
     config: crate::server::ServeArgs,
 }
 
-/// What clap or a flag check said, in one line (clap's usage and help hints dropped).
-fn first_line(e: impl std::fmt::Display) -> Error {
-    let text = e.to_string();
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    Error::Scenario(line.trim().trim_start_matches("error: ").to_string())
-}
-
 /// Checks a model entry with `muxlab serve`'s own rules: the flags it gives must be ones the
 /// model honours, with values serve accepts (`"poll --trigger edge"` is refused here, before
 /// any cell runs, as `muxlab serve --model poll --trigger edge` is).
-fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), Error> {
+fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), BadEntry> {
     let (model, args) = serve_line(entry, x, addr, "0")?;
     args.validate(model.name, model.workers, model.flags)
         .map(drop)
-        .map_err(first_line)
+        .map_err(|e| BadEntry {
+            entry: entry.to_string(),
+            fault: EntryFault::Refused(e),
+        })
 }
 
 /// The model a model entry serves and its `muxlab serve` flags, as the command line reads them
@@ -47,11 +44,18 @@ pub(in crate::bench) fn serve_line(
     x: &Experiment,
     addr: &str,
     cpus: &str,
-) -> Result<(&'static crate::server::Model, crate::server::ServeArgs), Error> {
+) -> Result<(&'static crate::server::Model, crate::server::ServeArgs), BadEntry> {
     let args = x.serve_args(entry, addr, cpus)?;
-    let line = <ServeLine as clap::Parser>::try_parse_from(&args[1..]).map_err(first_line)?;
-    let model =
-        crate::models::find(&line.model).ok_or_else(|| Error::Scenario(format!("unknown model '{}'", line.model)))?;
+    let bad = |fault| BadEntry {
+        entry: entry.to_string(),
+        fault,
+    };
+    let line = <ServeLine as clap::Parser>::try_parse_from(&args[1..]).map_err(|e| bad(EntryFault::Flags(e)))?;
+    let model = crate::models::find(&line.model).ok_or_else(|| {
+        bad(EntryFault::UnknownModel {
+            model: line.model.clone(),
+        })
+    })?;
     Ok((model, line.config))
 }
 
@@ -66,7 +70,7 @@ fn check_workload(x: &Experiment, addr: std::net::IpAddr) -> Result<(), crate::l
 
 /// The first workload key of an experiment table whose value the workload cannot read: the
 /// key and what is wrong with it (serde's errors inside a flattened table do not say where).
-fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
+fn bad_workload_value(table: &toml::Table) -> Option<(String, toml::de::Error)> {
     let keys = Workload::keys();
     table
         .iter()
@@ -74,9 +78,7 @@ fn bad_workload_value(table: &toml::Table) -> Option<(String, String)> {
         .find_map(|(k, v)| {
             let mut one = toml::Table::new();
             one.insert(k.clone(), v.clone());
-            Workload::deserialize(one)
-                .err()
-                .map(|e| (k.clone(), e.message().trim().to_string()))
+            Workload::deserialize(one).err().map(|e| (k.clone(), e))
         })
 }
 
@@ -86,21 +88,21 @@ fn bad_host(h: &str) -> bool {
 }
 
 /// Parses and checks a scenario; errors name `origin`, the line and the field.
-pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     let o = Origin { name: origin, text };
     let mut raw: toml::Table = toml::from_str(text).map_err(|e| o.toml(e))?;
     let axis = super::axes::expand(&mut raw).map_err(|(name, e)| {
         let l = line_in(text, &format!("name = \"{name}\""), e.key);
-        o.line(l, e.key, format!("experiment '{name}': {e}"))
+        o.line(l, e.key, Some(&name), F::Axis(e))
     })?;
     // A workload value that does not read is named by its key before the whole file is read
     // (inside an experiment's table serde cannot say which key it was).
     let tables = raw.get("experiment").and_then(|v| v.as_array()).into_iter().flatten();
     for t in tables.filter_map(|t| t.as_table()) {
-        if let Some((key, msg)) = bad_workload_value(t) {
+        if let Some((key, e)) = bad_workload_value(t) {
             let name = t.get("name").and_then(|n| n.as_str()).unwrap_or("");
             let l = line_in(text, &format!("name = \"{name}\""), &key);
-            return Err(o.line(l, &key, format!("experiment '{name}': {msg}")));
+            return Err(o.line(l, &key, Some(name), F::Value(e)));
         }
     }
     let mut s: Scenario = match axis {
@@ -115,7 +117,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
         if std::mem::take(&mut x.tls) {
             // The old key: what it meant is `proto = "https"` now.
             if x.proto != Protocol::Http {
-                return Err(o.key(x, "tls", "applies to http only (proto = \"https\")"));
+                return Err(o.key(x, "tls", F::TlsNotHttp));
             }
             notes.push(format!(
                 "{origin}: experiment '{}': tls = true is read as proto = \"https\" (write that instead)",
@@ -139,7 +141,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, Error> {
 
 /// Checks a scenario a program made (not read from a file) by the rules a file's is read by;
 /// errors name `origin` and the field.
-pub fn check(s: Scenario, origin: &str) -> Result<Scenario, Error> {
+pub fn check(s: Scenario, origin: &str) -> Result<Scenario, ScenarioError> {
     let o = Origin { name: origin, text: "" };
     check_scenario(&s, &o)?;
     for x in &s.experiments {
@@ -149,237 +151,163 @@ pub fn check(s: Scenario, origin: &str) -> Result<Scenario, Error> {
 }
 
 /// The scenario's own keys: addresses, hosts, repeats, CPUs.
-fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), Error> {
+fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), ScenarioError> {
     if s.experiments.is_empty() {
-        return Err(Error::Scenario(format!("{}: no [[experiment]] tables", o.name)));
+        return Err(o.whole(F::NoExperiments));
     }
     for (i, x) in s.experiments.iter().enumerate() {
         if s.experiments[..i].iter().any(|e| e.name == x.name) {
-            return Err(o.key(
-                x,
-                "name",
-                format!(
-                    "'{}' names two experiments (an axis's values may give one name twice): rename one",
-                    x.name
-                ),
-            ));
+            return Err(o.key(x, "name", F::SameName { name: x.name.clone() }));
         }
     }
     if let Some(a) = &s.server_addr {
         a.parse::<std::net::IpAddr>()
-            .map_err(|_| o.at(a, "server_addr", format!("'{a}' is not an IP address")))?;
+            .map_err(|_| o.at(a, "server_addr", None, F::NotAnIp { given: a.clone() }))?;
     }
     if !s.client_hosts.is_empty() && s.server_host.is_none() && s.server_addr.is_none() {
-        return Err(o.at(
-            "client_hosts",
-            "client_hosts",
-            "the client hosts cannot reach a server on 127.0.0.1: give server_host, or server_addr \
-             (this machine's address as they reach it)",
-        ));
+        return Err(o.at("client_hosts", "client_hosts", None, F::NoServerForClients));
     }
     if s.repeats == 0 {
-        return Err(o.at("repeats", "repeats", "must be at least 1"));
+        return Err(o.at("repeats", "repeats", None, F::ZeroRepeats));
     }
     let hosts = s.server_host.iter().map(|h| ("server_host", h));
     for (field, h) in hosts.chain(s.client_hosts.iter().map(|h| ("client_hosts", h))) {
         if bad_host(h) {
-            return Err(o.at(
-                &format!("\"{h}\""),
-                field,
-                format!("'{h}' is not a host name (a name must not be empty, start with '-', or hold spaces)"),
-            ));
+            return Err(o.at(&format!("\"{h}\""), field, None, F::NotAHost { given: h.clone() }));
         }
     }
     if s.steer_rx {
-        s.steerable().map_err(|why| o.at("steer_rx", "steer_rx", why))?;
+        s.steerable()
+            .map_err(|why| o.at("steer_rx", "steer_rx", None, F::Steer(why)))?;
     }
     for cpus in [&s.server_cpus, &s.client_cpus].into_iter().flatten() {
-        crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "server_cpus / client_cpus", e))?;
+        crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "server_cpus / client_cpus", None, F::Cpus(e)))?;
     }
     if let Some(cpus) = s.threaded_cpus.as_deref().filter(|c| *c != "all") {
-        crate::units::parse_cpus(cpus).map_err(|e| {
-            o.at(
-                cpus,
-                "threaded_cpus",
-                format!("{e} (or \"all\": every CPU of this machine)"),
-            )
-        })?;
+        crate::units::parse_cpus(cpus).map_err(|e| o.at(cpus, "threaded_cpus", None, F::ThreadedCpus(e)))?;
     }
     Ok(())
 }
 
 /// One experiment: its keys, its targets by serve's rules, its workload by load's.
-fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> {
+fn check_experiment(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), ScenarioError> {
     if let Some(key) = x.unknown.keys().next() {
-        return Err(o.key(
-            x,
-            key,
-            format!(
-                "unknown key '{key}' (every flag of muxlab load's workload is a key, see muxlab load --help; \
-                 where the client runs is the scenario's: client_cpus, client_threads, client_hosts)"
-            ),
-        ));
+        return Err(o.key(x, key, F::UnknownKey { key: key.clone() }));
     }
     if x.models.is_empty() && x.peers.is_empty() {
-        return Err(o.key(x, "models", "lists no models and no peers"));
+        return Err(o.key(x, "models", F::NoTargets));
     }
     check_targets(x, o)?;
     if x.repeats == Some(0) {
-        return Err(o.key(x, "repeats", "must be at least 1"));
+        return Err(o.key(x, "repeats", F::ZeroRepeats));
     }
     if x.connections.is_empty() || x.connections.contains(&0) {
-        return Err(o.key(x, "connections", "needs one or more counts, each at least 1"));
+        return Err(o.key(x, "connections", F::NoConnections));
     }
     if x.load.duration.is_none() && x.load.requests.is_none() && x.load.slo.is_none() {
-        return Err(o.key(
-            x,
-            "duration",
-            "give a duration (\"3s\"), a number of requests, or a latency target (slo)",
-        ));
+        return Err(o.key(x, "duration", F::NoEnd));
     }
     if let Some(w) = &x.work {
         w.parse::<crate::server::Work>()
-            .map_err(|e| o.at(&format!("\"{w}\""), "work", e))?;
+            .map_err(|e| o.at(&format!("\"{w}\""), "work", None, F::Work(e)))?;
     }
-    super::expect::check_keys(x).map_err(|e| o.key(x, "expect", e))?;
+    super::expect::check_keys(x).map_err(|e| o.key(x, "expect", F::Expect(e)))?;
     for w in &x.choose_by {
         if super::expect::Measure::of(w).is_none() {
-            return Err(o.key(
-                x,
-                "choose_by",
-                format!("'{w}' is not a metric: throughput, p50, p99 or cpu"),
-            ));
+            return Err(o.key(x, "choose_by", F::NotAMetric { given: w.clone() }));
         }
     }
     check_queries(x).map_err(|e| o.key(x, "mix", e))?;
     if x.rotate_sources && x.load.bind.is_some() {
-        return Err(o.key(x, "rotate_sources", "picks the source addresses itself: drop bind"));
+        return Err(o.key(x, "rotate_sources", F::RotateWithBind));
     }
     // The model entries and the workload, by serve's and load's own rules: what the command
     // line would refuse is refused here, before anything runs.
     let addr = s.server_addr.as_deref().unwrap_or("127.0.0.1");
     for m in &x.models {
-        check_model_entry(m, x, addr).map_err(|e| {
-            o.at(
-                &format!("\"{m}\""),
-                "models",
-                format!("experiment '{}': \"{m}\": {e}", x.name),
-            )
-        })?;
+        check_model_entry(m, x, addr).map_err(|e| o.at(&format!("\"{m}\""), "models", Some(&x.name), F::Entry(e)))?;
     }
     let ip = addr.parse().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
-    check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), e))?;
+    check_workload(x, ip).map_err(|e| o.key(x, e.key().unwrap_or("experiment"), F::Load(e)))?;
     check_sources(x, s, o)?;
     if x.paired && x.load.slo.is_some() {
-        return Err(o.key(
-            x,
-            "slo",
-            "a capacity search probes one server at a time: drop paired, or slo",
-        ));
+        return Err(o.key(x, "slo", F::PairedSlo));
     }
     if x.paired && s.server_host.is_some() {
-        return Err(o.key(
-            x,
-            "paired",
-            "runs every server at once on this machine: drop server_host, or paired",
-        ));
+        return Err(o.key(x, "paired", F::PairedRemote));
     }
     Ok(())
 }
 
 /// What an experiment takes from an earlier one: its rate (`rate_of`) and its calibration
 /// (`calibrate_by`), each from an experiment before it that can give it.
-fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Error> {
+fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), ScenarioError> {
     if x.load.fail_if.is_some() && x.load.slo.is_some() {
-        return Err(o.key(
-            x,
-            "fail_if",
-            "judges each cell's load, and a capacity search's cells are its probes: drop fail_if or slo",
-        ));
+        return Err(o.key(x, "fail_if", F::FailIfSlo));
     }
     if let Some(g) = &x.load.fail_if {
         let names: Vec<&str> = x.load.mix.iter().map(|m| m.name.as_str()).collect();
         // A mix file's classes are read when the load runs: its gates are checked then.
         if x.load.mix_file.is_none() {
-            g.check_classes(&names).map_err(|e| o.key(x, "fail_if", e.0))?;
+            g.check_classes(&names).map_err(|e| o.key(x, "fail_if", F::Gate(e)))?;
         }
     }
+    let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
     if let Some(r) = &x.rate_of {
-        let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, "rate_of", e))?;
-        let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
+        let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, "rate_of", F::RateOf(e)))?;
         let Some(source) = before.iter().find(|e| e.name == of) else {
-            return Err(o.key(x, "rate_of", format!("'{of}' is not an experiment before this one")));
+            return Err(o.key(x, "rate_of", F::NotBefore { name: of.to_string() }));
         };
         if x.load.rate.is_some() || x.load.slo.is_some() {
-            return Err(o.key(x, "rate_of", "works out the rate itself: drop rate (and slo)"));
+            return Err(o.key(x, "rate_of", F::RateGiven));
         }
         if let Some(n) = x.connections.iter().find(|n| !source.connections.contains(n)) {
             return Err(o.key(
                 x,
                 "rate_of",
-                format!("'{of}' has no cells at {n} connections to take a rate from"),
+                F::NoCellsAt {
+                    of: of.to_string(),
+                    conns: *n,
+                },
             ));
         }
     }
     if let Some(by) = &x.calibrate_by {
-        let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
         let Some(source) = before.iter().find(|e| e.name == *by) else {
-            return Err(o.key(
-                x,
-                "calibrate_by",
-                format!("'{by}' is not an experiment before this one"),
-            ));
+            return Err(o.key(x, "calibrate_by", F::NotBefore { name: by.clone() }));
         };
         if source.models != x.models || source.proto != x.proto {
-            return Err(o.key(
-                x,
-                "calibrate_by",
-                format!("'{by}' must serve the same models over the same protocol to calibrate them"),
-            ));
+            return Err(o.key(x, "calibrate_by", F::NotSameServers { by: by.clone() }));
         }
     }
     Ok(())
 }
 
 /// The names of an experiment's models, peers and reference.
-fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
+fn check_targets(x: &Experiment, o: &Origin) -> Result<(), ScenarioError> {
     for m in &x.models {
         let name = model_name(m);
         if crate::models::find(name).is_none() {
-            return Err(o.at(
-                &format!("\"{m}\""),
-                "models",
-                format!("unknown model '{name}' (see muxlab models)"),
-            ));
+            let unknown = F::UnknownModel { name: name.to_string() };
+            return Err(o.at(&format!("\"{m}\""), "models", None, unknown));
         }
     }
     for p in &x.peers {
-        let peer = super::peer::Peer::parse(p).map_err(|e| o.at(&format!("\"{p}\""), "peers", e))?;
+        let at = format!("\"{p}\"");
+        let peer = super::peer::Peer::parse(p).map_err(|e| o.at(&at, "peers", None, F::Peer(e)))?;
         if !peer.speaks(x.proto) {
-            return Err(o.at(
-                &format!("\"{p}\""),
-                "peers",
-                format!(
-                    "experiment '{}': {} speaks {}, not {}",
-                    x.name,
-                    peer.product(),
-                    peer.protocols(),
-                    x.proto
-                ),
-            ));
+            let speaks = F::Speaks { peer, proto: x.proto };
+            return Err(o.at(&at, "peers", Some(&x.name), speaks));
         }
         if peer.does_work() {
             peer.serves_work(x, p)
-                .map_err(|e| o.at(&format!("\"{p}\""), "peers", format!("experiment '{}': {e}", x.name)))?;
+                .map_err(|e| o.at(&at, "peers", Some(&x.name), F::PeerWork(e)))?;
         }
     }
     if let Some(r) = &x.reference {
         if !x.models.contains(r) && !x.peers.contains(r) {
-            return Err(o.at(
-                &format!("\"{r}\""),
-                "reference",
-                format!("experiment '{}': \"{r}\" is not one of its models or peers", x.name),
-            ));
+            let not = F::NotATarget { given: r.clone() };
+            return Err(o.at(&format!("\"{r}\""), "reference", Some(&x.name), not));
         }
     }
     Ok(())
@@ -388,7 +316,7 @@ fn check_targets(x: &Experiment, o: &Origin) -> Result<(), Error> {
 /// Checks the queries of `x`'s request classes as its models will read them: a class whose
 /// work the server would refuse (400) is an error when the scenario is read, not a class of
 /// refusals measured as if served.
-fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
+fn check_queries(x: &Experiment) -> Result<(), F> {
     if !x.work_from_request {
         return Ok(());
     }
@@ -396,31 +324,36 @@ fn check_queries(x: &Experiment) -> Result<(), crate::units::BadValue> {
     x.load.mix.iter().try_for_each(|m| {
         crate::server::query_work(&m.path, max)
             .map(drop)
-            .map_err(|e| crate::units::BadValue(format!("class '{}': {e}", m.name)))
+            .map_err(|source| F::Query {
+                class: m.name.clone(),
+                source,
+            })
     })
 }
 
 /// Loads a built-in scenario by name, or a TOML file by path.
-pub fn load(name_or_path: &str) -> Result<Scenario, Error> {
+pub fn load(name_or_path: &str) -> Result<Scenario, ScenarioError> {
     if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
         return parse(text, &format!("built-in scenario '{name_or_path}'"));
     }
     let path = Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Scenario(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         return parse(&text, &path.display().to_string());
     }
-    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-    Err(Error::Scenario(format!(
-        "no scenario '{name_or_path}': use one of {} or a path to a .toml file (muxlab bench --list)",
-        names.join(", ")
-    )))
+    Err(ScenarioError::NotFound {
+        given: name_or_path.to_string(),
+        builtin: BUILTIN,
+    })
 }
 
 /// An HTTP experiment `e` of 1 s over `models` (TOML list items) at `connections`, with `keys`
 /// (TOML lines) added, read as a scenario file is: what the unit tests build theirs from.
 #[cfg(test)]
-pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Result<Experiment, Error> {
+pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Result<Experiment, ScenarioError> {
     let text = format!(
         "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
          models = [{models}]\nconnections = [{connections}]\nduration = \"1s\"\n{keys}"
@@ -431,7 +364,7 @@ pub(crate) fn experiment_of(models: &str, connections: &str, keys: &str) -> Resu
 /// An experiment over reactor, thread and dispatch with a short and a long class and these
 /// `expect` entries (TOML list items), as the tests of expectations build theirs.
 #[cfg(test)]
-pub(crate) fn experiment_expecting(expect: &str) -> Result<Experiment, crate::bench::record::Error> {
+pub(crate) fn experiment_expecting(expect: &str) -> Result<Experiment, ScenarioError> {
     experiment_of(
         "\"reactor\", \"thread\", \"dispatch --workers 2\"",
         "10",

@@ -3,6 +3,9 @@
 
 use crate::bench::record::scenario::*;
 
+/// A refused value, the words its message holds, and whether its fault is the one meant.
+type Case<'a> = (&'a str, &'a str, &'a dyn Fn(&ScenarioFault) -> bool);
+
 /// An experiment's own `repeats` raises its rounds above the scenario's, never below.
 #[test]
 fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
@@ -10,9 +13,12 @@ fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
     assert_eq!((x.rounds(1), x.rounds(8)), (6, 8));
     let plain = experiment_of("\"epoll\"", "1", "").unwrap();
     assert_eq!(plain.rounds(3), 3);
-    let e = experiment_of("\"epoll\"", "1", "repeats = 0\n")
-        .unwrap_err()
-        .to_string();
+    let e = experiment_of("\"epoll\"", "1", "repeats = 0\n").unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::ZeroRepeats)) && e.field() == Some("repeats"),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("repeats") && e.contains("at least 1"), "{e}");
 }
 
@@ -21,7 +27,12 @@ fn an_experiments_repeats_raise_its_rounds_and_zero_is_refused() {
 fn experiments_with_one_name_are_refused() {
     let text = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"resp\"\n\
                 models = [\"reactor\"]\nconnections = [1]\nduration = \"1s\"\nratio = [\"1:9\", \"10:90\"]\n";
-    let e = parse(text, "f.toml").unwrap_err().to_string();
+    let e = parse(text, "f.toml").unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::SameName { name }) if name == "e-get90"),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("'e-get90'") && e.contains("twice"), "{e}");
 }
 
@@ -49,12 +60,21 @@ fn streams_is_an_axis_and_each_value_an_experiment_of_its_own() {
         (s.experiments[0].name.as_str(), s.experiments[0].load.streams),
         ("e", 10)
     );
-    for (bad, says) in [
-        ("proto = \"h2\"\nstreams = []\n", "gives no value"),
-        ("proto = \"h2\"\nstreams = [0]\n", "at least 1"),
-        ("proto = \"http\"\nstreams = [10]\n", "--streams is HTTP/2's"),
-    ] {
-        let e = parse(&format!("{base}{bad}"), "f.toml").unwrap_err().to_string();
+    let axis = |why: AxisFault| move |f: &ScenarioFault| matches!(f, ScenarioFault::Axis(a) if a.why == why);
+    let (empty, zero) = (axis(AxisFault::Empty), axis(AxisFault::NotWhole));
+    let load = |f: &ScenarioFault| matches!(f, ScenarioFault::Load(_));
+    let cases: [Case; 3] = [
+        ("proto = \"h2\"\nstreams = []\n", "gives no value", &empty),
+        ("proto = \"h2\"\nstreams = [0]\n", "at least 1", &zero),
+        ("proto = \"http\"\nstreams = [10]\n", "--streams is HTTP/2's", &load),
+    ];
+    for (bad, says, kind) in cases {
+        let e = parse(&format!("{base}{bad}"), "f.toml").unwrap_err();
+        assert!(
+            e.fault().is_some_and(kind) && e.field() == Some("streams"),
+            "{bad}: {e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains("field 'streams'") && e.contains(says), "{bad}: {e}");
     }
 }
@@ -62,39 +82,51 @@ fn streams_is_an_axis_and_each_value_an_experiment_of_its_own() {
 #[test]
 fn bad_files_name_the_line_and_field() {
     let base = "name = \"x\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\nconnections = [1]\nduration = \"1s\"\n";
-    let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml")
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{base}models = [\"epol\"]\n"), "f.toml").unwrap_err();
     assert!(
-        e.contains("f.toml, line 8, field 'models'") && e.contains("unknown model 'epol'"),
-        "{e}"
+        matches!(e.fault(), Some(ScenarioFault::UnknownModel { name }) if name == "epol"),
+        "{e:?}"
     );
-    let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml")
-        .unwrap_err()
-        .to_string();
+    assert_eq!(
+        e.to_string(),
+        "f.toml, line 8, field 'models': unknown model 'epol' (see muxlab models)"
+    );
+    let e = parse(&format!("{base}models = [\"epoll\"]\nconections = [2]\n"), "f.toml").unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::UnknownKey { key }) if key == "conections"),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("line 9") && e.contains("conections"), "{e}");
-    let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml")
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{base}models = [\"epoll\"]\nwork = \"gpu:1s\"\n"), "f.toml").unwrap_err();
+    assert!(matches!(e.fault(), Some(ScenarioFault::Work(_))), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("line 9, field 'work'"), "{e}");
-    let e = parse("name = \"x\"\ndescription = 3\n", "f.toml")
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("line 2"), "{e}");
+    let e = parse("name = \"x\"\ndescription = 3\n", "f.toml").unwrap_err();
+    assert!(matches!(e.fault(), Some(ScenarioFault::Toml(_))), "{e:?}");
+    let e = e.to_string();
+    assert!(e.starts_with("f.toml, line 2: "), "{e}");
     let e = parse(
         &format!("client_hosts = [\"a\"]\n{base}models = [\"epoll\"]\n"),
         "f.toml",
     )
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
+    assert!(matches!(e.fault(), Some(ScenarioFault::NoServerForClients)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("field 'client_hosts'") && e.contains("server_addr"), "{e}");
     let e = parse(
         &format!("server_addr = \"nowhere\"\n{base}models = [\"epoll\"]\n"),
         "f.toml",
     )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("field 'server_addr'"), "{e}");
+    .unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::NotAnIp { given }) if given == "nowhere"),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "f.toml, line 1, field 'server_addr': 'nowhere' is not an IP address"
+    );
 }
 
 /// Keys read the old way: `tls = true` is https for http and refused elsewhere; `size` on
@@ -107,13 +139,16 @@ fn old_keys_are_read_with_a_note_or_refused_where_they_never_applied() {
     assert_eq!(s.experiments[0].proto.name(), "https");
     assert_eq!(s.experiments[0].load.size, 128);
     assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
-    let e = parse(&format!("{head}proto = \"echo\"\ntls = true\n"), "f")
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{head}proto = \"echo\"\ntls = true\n"), "f").unwrap_err();
+    assert!(matches!(e.fault(), Some(ScenarioFault::TlsNotHttp)), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("field 'tls'") && e.contains("http only"), "{e}");
-    let e = parse(&format!("{head}proto = \"http\"\nheaders = [\"no colon\"]\n"), "f")
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{head}proto = \"http\"\nheaders = [\"no colon\"]\n"), "f").unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::Value(_) | ScenarioFault::Load(_))),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("line 9, field 'header'"), "{e}");
     let s = parse(&format!("{head}proto = \"packet\"\n"), "f").unwrap();
     let args = s.experiments[0].serve_args("epoll", "127.0.0.1", "0").unwrap();
@@ -135,15 +170,27 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
     assert_eq!(rate_of("50% of ka"), Ok((0.5, "ka")));
     assert_eq!(rate_of("half of ka").map_err(|e| e.why), Err(RateOfFault::Share));
     assert_eq!(rate_of("50%").map_err(|e| e.why), Err(RateOfFault::NoOf));
-    for (keys, says) in [
-        ("rate_of = \"50% of lat\"\n", "not an experiment before this one"),
-        ("rate_of = \"half of ka\"\n", "a share between 0 and 100%"),
-        ("rate_of = \"50%\"\n", "give \"P% of EXPERIMENT\""),
-        ("rate_of = \"50% of ka\"\nrate = 100\n", "drop rate"),
-    ] {
-        let e = parse(&format!("{head}{}{}", exp("ka", ""), exp("lat", keys)), "f")
-            .unwrap_err()
-            .to_string();
+    let not_before = |f: &ScenarioFault| matches!(f, ScenarioFault::NotBefore { name } if name == "lat");
+    let share = |f: &ScenarioFault| matches!(f, ScenarioFault::RateOf(r) if r.why == RateOfFault::Share);
+    let no_of = |f: &ScenarioFault| matches!(f, ScenarioFault::RateOf(r) if r.why == RateOfFault::NoOf);
+    let given = |f: &ScenarioFault| matches!(f, ScenarioFault::RateGiven);
+    let cases: [Case; 4] = [
+        (
+            "rate_of = \"50% of lat\"\n",
+            "not an experiment before this one",
+            &not_before,
+        ),
+        ("rate_of = \"half of ka\"\n", "a share between 0 and 100%", &share),
+        ("rate_of = \"50%\"\n", "give \"P% of EXPERIMENT\"", &no_of),
+        ("rate_of = \"50% of ka\"\nrate = 100\n", "drop rate", &given),
+    ];
+    for (keys, says, kind) in cases {
+        let e = parse(&format!("{head}{}{}", exp("ka", ""), exp("lat", keys)), "f").unwrap_err();
+        assert!(
+            e.fault().is_some_and(kind) && e.field() == Some("rate_of"),
+            "{keys}: {e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains("field 'rate_of'") && e.contains(says), "{keys}: {e}");
     }
 }
@@ -155,12 +202,18 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
 fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
     let base = "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
                 models = [\"green\"]\nconnections = [1]\nduration = \"1s\"\n";
+    use crate::bench::record::scenario::peer::PeerWorkFault;
     let e = parse(
         &format!("{base}peers = [\"go\"]\nwork = \"sleep:lognormal(1ms,1)\"\n"),
         "f.toml",
     )
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::PeerWork(w))
+            if w.peer == "go" && matches!(&w.fault, PeerWorkFault::DrawsWork { work } if work == "sleep:lognormal(1ms,1)")),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("\"go\"") && e.contains("fixed times and exp(MEAN) only, not work 'sleep:lognormal(1ms,1)'"),
         "{e}"
@@ -171,8 +224,13 @@ fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
         ),
         "f.toml",
     )
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::PeerWork(w))
+            if matches!(&w.fault, PeerWorkFault::DrawsClass { class, .. } if class == "b")),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(
         e.contains("\"node\" (a server in products/) draws fixed times and exp(MEAN) only, not class 'b'"),
         "{e}"
@@ -183,9 +241,12 @@ fn a_product_given_work_it_cannot_draw_is_refused_naming_it() {
         "f.toml"
     )
     .is_ok());
-    let e = parse(&format!("{base}peers = [\"go GOMAXPROCS=99\"]\n"), "f.toml")
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{base}peers = [\"go GOMAXPROCS=99\"]\n"), "f.toml").unwrap_err();
+    assert!(
+        matches!(e.fault(), Some(ScenarioFault::Peer(p)) if p.why == peer::PeerFault::Count { what: "GOMAXPROCS" }),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("GOMAXPROCS takes 1 to 64"), "{e}");
 }
 
@@ -200,18 +261,36 @@ fn entries_name_a_metric_known_targets_and_known_classes() {
         vec!["reactor", "dispatch --workers 2"],
         "a model's name stands for its entry"
     );
-    for (bad, says) in [
-        ("\"p99 thread < reactor\"", "no ':'"),
-        ("\"p42: thread < reactor\"", "unknown metric 'p42'"),
-        ("\"medium p99: thread < reactor\"", "no request class 'medium'"),
-        ("\"short cpu: thread < reactor\"", "latency only"),
+    use super::expect::ExpectFault as X;
+    for (bad, says, why) in [
+        ("\"p99 thread < reactor\"", "no ':'", X::NoColon),
+        (
+            "\"p42: thread < reactor\"",
+            "unknown metric 'p42'",
+            X::UnknownMetric { metric: "p42".into() },
+        ),
+        (
+            "\"medium p99: thread < reactor\"",
+            "no request class 'medium'",
+            X::NoClass {
+                class: "medium".into(),
+                known: vec!["short".into(), "long".into()],
+            },
+        ),
+        ("\"short cpu: thread < reactor\"", "latency only", X::ClassNotLatency),
         (
             "\"p99: thread < nginx\"",
             "'nginx' is not one of the experiment's models",
+            X::NotATarget { name: "nginx".into() },
         ),
-        ("\"p99: thread\"", "compares nothing"),
+        ("\"p99: thread\"", "compares nothing", X::NothingCompared),
     ] {
-        let e = experiment_expecting(bad).unwrap_err().to_string();
+        let e = experiment_expecting(bad).unwrap_err();
+        assert!(
+            matches!(e.fault(), Some(ScenarioFault::Expect(x)) if x.fault == why) && e.field() == Some("expect"),
+            "{bad}: {e:?}"
+        );
+        let e = e.to_string();
         assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::record::Error;
+use super::entry::{BadEntry, EntryFault};
 use crate::load::{LoadArgs, Target, Workload};
 
 /// The protocol an experiment speaks: the servers' `--proto` and the load's target scheme.
@@ -261,7 +261,7 @@ pub const SERIES_INTERVAL: Duration = Duration::from_secs(1);
 impl Experiment {
     /// The `muxlab serve` command line of a model entry (`"epoll --trigger edge"`) in this
     /// experiment (what `scenario::parse` checks with serve's own rules when the file is read).
-    pub fn serve_args(&self, entry: &str, addr: &str, cpus: &str) -> Result<Vec<String>, Error> {
+    pub fn serve_args(&self, entry: &str, addr: &str, cpus: &str) -> Result<Vec<String>, BadEntry> {
         let x = self;
         let mut args: Vec<String> = vec!["serve".into(), "--model".into(), model_name(entry).into()];
         args.extend(entry.split_whitespace().skip(1).map(String::from));
@@ -275,8 +275,10 @@ impl Experiment {
             "--cpus".into(),
             cpus.to_string(),
         ]);
-        let model = crate::models::find(model_name(entry))
-            .ok_or_else(|| Error::Scenario(format!("unknown model in '{entry}'")))?;
+        let model = crate::models::find(model_name(entry)).ok_or_else(|| BadEntry {
+            entry: entry.to_string(),
+            fault: EntryFault::NoModel,
+        })?;
         if let Some(w) = x.workers {
             if model.workers != crate::server::Workers::None && !entry.contains("--workers") {
                 args.extend(["--workers".into(), w.to_string()]);

@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::experiment::Experiment;
-use crate::bench::record::Error;
 
 /// The built-in scenarios: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -153,17 +152,24 @@ impl Scenario {
 
     /// Whether its loopback can be steered (`steer_rx`): its servers and clients on this
     /// machine, over loopback. The reason when not.
-    pub fn steerable(&self) -> Result<(), Error> {
+    pub fn steerable(&self) -> Result<(), Unsteerable> {
         if self.server_host.is_some() || !self.client_hosts.is_empty() {
-            return Err(Error::Usage(
-                "steers this machine's loopback: drop server_host / client_hosts, or steer_rx".into(),
-            ));
+            return Err(Unsteerable::Hosts);
         }
         if self.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
-            return Err(Error::Usage(
-                "steers loopback: the server must listen on 127.x (server_addr)".into(),
-            ));
+            return Err(Unsteerable::NotLoopback);
         }
         Ok(())
     }
+}
+
+/// Why a scenario's loopback cannot be steered (`steer_rx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unsteerable {
+    /// Its server or clients run on other hosts.
+    #[error("steers this machine's loopback: drop server_host / client_hosts, or steer_rx")]
+    Hosts,
+    /// Its server listens on an address that is not loopback's.
+    #[error("steers loopback: the server must listen on 127.x (server_addr)")]
+    NotLoopback,
 }

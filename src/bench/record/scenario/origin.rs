@@ -1,8 +1,8 @@
 //! Where a scenario's errors point ([`Origin`]): the file (or built-in) and the line of the
 //! field an error is about, found in the text as written.
 
+use super::error::{BadScenario, ScenarioError, ScenarioFault};
 use super::experiment::Experiment;
-use crate::bench::record::Error;
 
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> usize {
@@ -51,37 +51,51 @@ pub(super) struct Origin<'a> {
 }
 
 impl Origin<'_> {
-    /// An error at the first line holding `needle`, about `field`.
-    pub(super) fn at(&self, needle: &str, field: &str, msg: impl std::fmt::Display) -> Error {
-        self.line(line_of(self.text, needle), field, msg)
+    /// An error at the first line holding `needle`, about `field` (of experiment `x`, where
+    /// the message names it).
+    pub(super) fn at(&self, needle: &str, field: &str, x: Option<&str>, fault: ScenarioFault) -> ScenarioError {
+        self.line(line_of(self.text, needle), field, x, fault)
     }
 
-    /// An error at line `l` (0: unknown, as in a scenario with no text), about `field`.
-    pub(super) fn line(&self, l: usize, field: &str, msg: impl std::fmt::Display) -> Error {
-        Error::Scenario(if l > 0 && !self.text.is_empty() {
-            format!("{}, line {l}, field '{field}': {msg}", self.name)
-        } else {
-            format!("{}, field '{field}': {msg}", self.name)
-        })
+    /// An error at line `l` (0: unknown, as in a scenario with no text), about `field` (of
+    /// experiment `x`, where the message names it).
+    pub(super) fn line(&self, l: usize, field: &str, x: Option<&str>, fault: ScenarioFault) -> ScenarioError {
+        BadScenario {
+            origin: self.name.to_string(),
+            line: (l > 0 && !self.text.is_empty()).then_some(l),
+            field: Some(field.to_string()),
+            experiment: x.map(str::to_string),
+            fault,
+        }
+        .into()
     }
 
     /// An error about `key` of experiment `x`, at its line in that experiment's table.
-    pub(super) fn key(&self, x: &Experiment, key: &str, msg: impl std::fmt::Display) -> Error {
+    pub(super) fn key(&self, x: &Experiment, key: &str, fault: ScenarioFault) -> ScenarioError {
         let at = format!("name = \"{}\"", x.name);
-        self.line(
-            line_in(self.text, &at, key),
-            key,
-            format!("experiment '{}': {msg}", x.name),
-        )
+        self.line(line_in(self.text, &at, key), key, Some(&x.name), fault)
+    }
+
+    /// An error about the whole scenario, at no line and no field.
+    pub(super) fn whole(&self, fault: ScenarioFault) -> ScenarioError {
+        self.unplaced(None, fault)
     }
 
     /// A TOML error at its span.
-    pub(super) fn toml(&self, e: toml::de::Error) -> Error {
+    pub(super) fn toml(&self, e: toml::de::Error) -> ScenarioError {
         let line = e.span().map(|sp| self.text[..sp.start].matches('\n').count() + 1);
-        let msg = e.message().trim().to_string();
-        Error::Scenario(match line {
-            Some(l) => format!("{}, line {l}: {msg}", self.name),
-            None => format!("{}: {msg}", self.name),
-        })
+        self.unplaced(line, ScenarioFault::Toml(e))
+    }
+
+    /// An error at no field (at `line`, where known).
+    fn unplaced(&self, line: Option<usize>, fault: ScenarioFault) -> ScenarioError {
+        BadScenario {
+            origin: self.name.to_string(),
+            line,
+            field: None,
+            experiment: None,
+            fault,
+        }
+        .into()
     }
 }

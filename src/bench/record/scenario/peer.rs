@@ -10,7 +10,6 @@
 //! `"node worker_threads=N"` (the work handed to a pool of N worker threads).
 
 use super::experiment::{Experiment, Protocol};
-use crate::units::BadValue;
 
 /// The most threads a peer entry may ask for.
 pub const MAX_THREADS: usize = 64;
@@ -260,37 +259,79 @@ impl Peer {
 
     /// The work of `x` as the runtimes' servers in `products/` draw it: fixed times and
     /// `exp(MEAN)` only, no event streams; the error names what they cannot serve.
-    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), BadValue> {
+    pub fn serves_work(self, x: &Experiment, peer: &str) -> Result<(), BadPeerWork> {
         use crate::server::work::{Dist, Work};
+        let bad = |fault| BadPeerWork {
+            peer: peer.to_string(),
+            fault,
+        };
         if x.stream.is_some() {
-            return Err(BadValue(format!("\"{peer}\" serves no event streams (stream)")));
+            return Err(bad(PeerWorkFault::Streams));
         }
-        let drawn = |w: &Work, said: &str| -> Result<(), BadValue> {
-            match [&w.cpu, &w.sleep]
+        let drawn = |w: &Work| {
+            [&w.cpu, &w.sleep]
                 .into_iter()
                 .flatten()
                 .all(|d| matches!(d, Dist::Fixed(_) | Dist::Exp(_)))
-            {
-                true => Ok(()),
-                false => Err(BadValue(format!(
-                    "\"{peer}\" (a server in products/) draws fixed times and exp(MEAN) only, not {said}"
-                ))),
-            }
         };
         if let Some(w) = &x.work {
-            let work: Work = w.parse()?;
-            drawn(&work, &format!("work '{w}'"))?;
+            let work: Work = w.parse().map_err(|e| bad(PeerWorkFault::Work(e)))?;
+            if !drawn(&work) {
+                return Err(bad(PeerWorkFault::DrawsWork { work: w.clone() }));
+            }
         }
         if x.work_from_request {
             for m in &x.load.mix {
                 if let Ok(Some(work)) = crate::server::query_work(&m.path, x.max_work()) {
-                    drawn(&work, &format!("class '{}' ({})", m.name, m.path))?;
+                    if !drawn(&work) {
+                        return Err(bad(PeerWorkFault::DrawsClass {
+                            class: m.name.clone(),
+                            path: m.path.clone(),
+                        }));
+                    }
                 }
             }
         }
         Ok(())
     }
 }
+
+/// A peer that cannot serve an experiment's work: the peer entry, and why.
+#[derive(Debug)]
+pub struct BadPeerWork {
+    pub peer: String,
+    pub fault: PeerWorkFault,
+}
+
+/// Why a peer cannot serve an experiment's work.
+#[derive(Debug)]
+pub enum PeerWorkFault {
+    /// The experiment's event streams (`stream`): the products serve none.
+    Streams,
+    /// The experiment's `work` does not read.
+    Work(<crate::server::Work as std::str::FromStr>::Err),
+    /// The experiment's `work` draws times the products cannot.
+    DrawsWork { work: String },
+    /// A request class's work (`work_from_request`) draws times the products cannot.
+    DrawsClass { class: String, path: String },
+}
+
+impl std::fmt::Display for BadPeerWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let peer = &self.peer;
+        let draws = "(a server in products/) draws fixed times and exp(MEAN) only, not";
+        match &self.fault {
+            PeerWorkFault::Streams => write!(f, "\"{peer}\" serves no event streams (stream)"),
+            PeerWorkFault::Work(e) => e.fmt(f),
+            PeerWorkFault::DrawsWork { work } => write!(f, "\"{peer}\" {draws} work '{work}'"),
+            PeerWorkFault::DrawsClass { class, path } => {
+                write!(f, "\"{peer}\" {draws} class '{class}' ({path})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BadPeerWork {}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,66 @@
+//! A run's flags asking for what cannot be done ([`FlagError`]): a `--baseline` that is not a
+//! muxlab to run here, `--repeats 0`, `--steer-rx` where it cannot steer, or a run far longer
+//! than one is let run unasked. Every one is exit 2.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::scenario::Unsteerable;
+
+/// A flag that asks for something impossible (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum FlagError {
+    /// `--baseline` with a server on another host.
+    #[error("--baseline runs servers on this machine: drop server_host")]
+    BaselineRemote,
+    /// `--baseline` that cannot be run.
+    #[error("--baseline {}: cannot run it ({source})", path.display())]
+    BaselineRun { path: PathBuf, source: std::io::Error },
+    /// `--baseline` that runs, but is not muxlab.
+    #[error("--baseline {}: not a muxlab binary", path.display())]
+    BaselineNotMuxlab { path: PathBuf },
+    /// `--repeats 0`.
+    #[error("--repeats must be at least 1")]
+    ZeroRepeats,
+    /// `--steer-rx` where the scenario's loopback cannot be steered.
+    #[error("--steer-rx {0}")]
+    SteerRx(Unsteerable),
+    /// A run estimated longer than `longest` without `--yes-long`.
+    #[error(
+        "{scenario}: {} cells of about {} in all (each cell's duration + warm-up + set-up), over the {} a run may take \
+         unasked: check repeats, connections and duration, or pass --yes-long to run it",
+        crate::units::thousands((*cells).min(u64::MAX as u128) as u64),
+        crate::units::span(*estimate),
+        crate::units::span(*longest)
+    )]
+    TooLong {
+        scenario: String,
+        cells: u128,
+        estimate: Duration,
+        longest: Duration,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_days_says_its_cells_and_their_time() {
+        let e = FlagError::TooLong {
+            scenario: "s".into(),
+            cells: 1_000_000,
+            estimate: Duration::from_secs(12 * 86400),
+            longest: Duration::from_secs(86400),
+        };
+        let said = e.to_string();
+        assert!(
+            said.starts_with("s: 1,000,000 cells of about ") && said.ends_with("or pass --yes-long to run it"),
+            "{said}"
+        );
+        assert_eq!(
+            FlagError::SteerRx(Unsteerable::NotLoopback).to_string(),
+            "--steer-rx steers loopback: the server must listen on 127.x (server_addr)"
+        );
+    }
+}
