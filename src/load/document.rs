@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::bad_document::{BadDocument, DocumentFault};
 use super::{Environment, Error, Outcome, Results, RunConfig, Spec};
 use crate::hist::Latency;
 
@@ -149,23 +150,66 @@ impl Document {
         struct Version {
             format: Option<u32>,
         }
-        let head: Head = serde_json::from_str(text.trim())
-            .map_err(|_| Error::Usage(format!("{name}: not a muxlab load result (not a JSON document)")))?;
+        let bad = |fault| BadDocument {
+            name: name.to_string(),
+            fault,
+        };
+        let head: Head = serde_json::from_str(text.trim()).map_err(|_| bad(DocumentFault::NotJson))?;
         if head.tool.as_deref() != Some(TOOL) {
-            return Err(Error::Usage(format!(
-                "{name}: not a muxlab load result (write one with muxlab load --json)"
-            )));
+            return Err(bad(DocumentFault::NotLoadResult).into());
         }
         if head.interchange.and_then(|v| v.format) != Some(INTERCHANGE) {
-            return Err(Error::Usage(format!(
-                "{name}: no interchange section of format {INTERCHANGE} (written by another muxlab version?)"
-            )));
+            return Err(bad(DocumentFault::OtherInterchange { reads: INTERCHANGE }).into());
         }
-        serde_json::from_str(text.trim()).map_err(|e| Error::Usage(format!("{name}: {e}")))
+        Ok(serde_json::from_str(text.trim()).map_err(|e| bad(DocumentFault::Unreadable(e)))?)
     }
 
     /// The warm-up the run had.
     pub fn warmup(&self) -> Duration {
         Duration::from_secs_f64(self.config.warmup_s.max(0.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_that_is_no_load_result_says_why_in_one_line() {
+        type Is = fn(&DocumentFault) -> bool;
+        let cases: [(&str, Is, &str); 4] = [
+            (
+                "not json",
+                |f| matches!(f, DocumentFault::NotJson),
+                "x: not a muxlab load result (not a JSON document)",
+            ),
+            (
+                r#"{"tool": "wrk"}"#,
+                |f| matches!(f, DocumentFault::NotLoadResult),
+                "x: not a muxlab load result (write one with muxlab load --json)",
+            ),
+            (
+                r#"{"tool": "muxlab load", "interchange": {"format": 99}}"#,
+                |f| matches!(f, DocumentFault::OtherInterchange { reads: 1 }),
+                "x: no interchange section of format 1 (written by another muxlab version?)",
+            ),
+            (
+                r#"{"tool": "muxlab load", "interchange": {"format": 1}}"#,
+                |f| matches!(f, DocumentFault::Unreadable(_)),
+                "x: missing field",
+            ),
+        ];
+        for (text, fault, says) in cases {
+            let e = Document::read("x", text).unwrap_err();
+            let Error::Document(d) = &e else {
+                panic!("{text}: {e:?}")
+            };
+            assert!(fault(&d.fault), "{text}: {d:?}");
+            assert!(e.is_usage());
+            assert!(
+                e.to_string().starts_with(says) && e.to_string().lines().count() == 1,
+                "{text}: {e}"
+            );
+        }
     }
 }

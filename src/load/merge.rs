@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::error::Error;
+use super::unmergeable::{Difference, Unmergeable};
 use super::Tally;
 use super::{Document, Outcome, Part};
 
@@ -62,38 +63,37 @@ pub fn outcomes(parts: &[Outcome], machines: Machines) -> Option<Outcome> {
 /// are the first document's; when the documents are the shares `--shard 0/N` .. `N-1/N` of one
 /// run they describe that run, otherwise the totals (connections, requests, rate) are summed.
 pub fn documents(docs: &[(String, Document)]) -> Result<Document, Error> {
-    let (first_name, first) = docs
-        .first()
-        .ok_or_else(|| Error::Usage("merge needs at least one file".into()))?;
+    let (first_name, first) = docs.first().ok_or(Unmergeable::Nothing)?;
     for (name, doc) in docs {
+        let differ = |difference| Unmergeable::Differ {
+            name: name.clone(),
+            first: first_name.clone(),
+            difference,
+        };
         if doc.config.kind != first.config.kind {
-            return Err(Error::Usage(format!(
-                "{name} is a {} load and {first_name} a {} load: they do not add up",
-                doc.config.kind, first.config.kind
-            )));
+            return Err(differ(Difference::Kind {
+                kind: doc.config.kind.clone(),
+                first: first.config.kind.clone(),
+            })
+            .into());
         }
         // Classes add up by their place in the mix: the mixes must be the same.
         let names = |d: &Document| d.config.classes.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
         if names(doc) != names(first) {
-            return Err(Error::Usage(format!(
-                "{name} has request classes [{}] and {first_name} [{}]: they do not add up",
-                names(doc).join(", "),
-                names(first).join(", ")
-            )));
+            return Err(differ(Difference::Classes {
+                classes: names(doc),
+                first: names(first),
+            })
+            .into());
         }
         // Series add up interval by interval: every piece keeps one, of the same interval.
         let every = |d: &Document| d.outcome().tally.series_every_us;
         if every(doc) != every(first) {
-            let said = |d: &Document| {
-                every(d).map_or("no time series".to_string(), |us| {
-                    format!("a series in {us} us intervals")
-                })
-            };
-            return Err(Error::Usage(format!(
-                "{name} has {} and {first_name} {}: run every piece with the same --interval",
-                said(doc),
-                said(first)
-            )));
+            return Err(differ(Difference::Series {
+                every_us: every(doc),
+                first: every(first),
+            })
+            .into());
         }
     }
     let parts: Vec<Outcome> = docs.iter().map(|(_, d)| d.outcome().clone()).collect();

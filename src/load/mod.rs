@@ -13,6 +13,8 @@
 //! through the names it gives here.
 
 mod args;
+mod bad_document;
+mod bad_target;
 mod byte_pattern;
 mod document;
 mod engine;
@@ -33,6 +35,7 @@ mod request;
 mod resolving;
 mod response;
 mod results;
+mod rule;
 mod run_config;
 mod runner;
 pub mod series;
@@ -45,11 +48,14 @@ mod stop;
 pub(crate) mod summary;
 mod tally;
 mod tls;
+mod unmergeable;
 mod wall_clock;
 mod workload;
 
 pub use crate::hist::{Hist, Latency};
 pub use args::LoadArgs;
+pub use bad_document::{BadDocument, DocumentFault};
+pub use bad_target::{BadTarget, TargetFault};
 pub use byte_pattern::pattern;
 pub use document::{Document, HostLine, Part, TOOL};
 pub use environment::Environment;
@@ -66,14 +72,19 @@ pub use request::{EchoReader, Kind, Mismatch, Payload, Target};
 pub use resolving::resolve;
 pub use response::{HttpReader, Read};
 pub use results::{ClassFigures, Results};
+pub use rule::Rule;
 pub use run_config::RunConfig;
 pub use runner::{run, run_here};
-pub use shard::{split, split_weighted, Shard};
+pub use shard::{split, split_weighted, BadShard, Shard, ShardFault};
 pub use spec::{Share, Spec};
 pub use tally::Tally;
 pub use tls::client_config as tls_client;
+pub use unmergeable::{Difference, Unmergeable};
 pub use wall_clock::unix_ms;
-pub use workload::{Arrivals, Bound, Class, MixEntry, Quantile, Rate, Slo, Workload, MAX_STREAMS};
+pub use workload::{
+    Arrivals, BadMixEntry, BadMixFile, BadSlo, Bound, Class, LineFault, MixEntry, MixEntryFault, Quantile, Rate, Slo,
+    SloFault, Workload, MAX_STREAMS,
+};
 
 // The parts load's own folders share, named here for them (not beyond `load`).
 use pacing::{Budget, Schedule};

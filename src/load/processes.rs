@@ -75,7 +75,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         }
     }
     let mut parts = Vec::new();
-    let mut failures = Vec::new();
+    let mut silent = Vec::new();
     for (i, (mut child, reader)) in children.into_iter().zip(readers).enumerate() {
         let doc = reader.join().unwrap_or_default();
         let status = child.wait().map_err(io_err("waiting for a shard"));
@@ -83,14 +83,14 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         let status = status?;
         match doc {
             Some(d) => parts.push(d.outcome().clone()),
-            None => failures.push(format!("shard {i} reported nothing ({status})")),
+            None => silent.push((i, status)),
         }
     }
     forward.end();
-    if !failures.is_empty() {
-        return Err(Error::Failed(failures.join("; ")));
+    if !silent.is_empty() {
+        return Err(Error::ShardsSilent { silent });
     }
-    merge::outcomes(&parts, merge::Machines::Same).ok_or_else(|| Error::Failed("no shard ran".into()))
+    merge::outcomes(&parts, merge::Machines::Same).ok_or(Error::NoShardRan)
 }
 
 /// A signal to this process is the parts' too (a SIGTERM sent to this pid alone must not leave

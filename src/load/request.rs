@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 
+use super::bad_target::{BadTarget, TargetFault};
 use super::byte_pattern::pattern;
 
 /// A target URL: `http://host:port/path`, `https://…`, `h2c://host:port/path` (HTTP/2 without
@@ -67,22 +68,19 @@ impl Target {
     }
 
     /// Parses and resolves a target URL.
-    pub fn parse(url: &str) -> Result<Target, super::error::Error> {
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-            format!("'{url}' is not a target URL: write http://HOST:PORT/PATH, h2c://HOST:PORT/PATH, echo://HOST:PORT, packet://HOST:PORT, resp://HOST:PORT or memcache://HOST:PORT")
-        })?;
+    pub fn parse(url: &str) -> Result<Target, BadTarget> {
+        let bad = |fault| BadTarget {
+            url: url.to_string(),
+            fault,
+        };
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad(TargetFault::NotAUrl))?;
         let kind = match scheme {
             "http" | "https" | "h2c" => Kind::Http,
             "echo" => Kind::Echo,
             "packet" => Kind::Packet,
             "resp" => Kind::Resp,
             "memcache" => Kind::Memcache,
-            s => {
-                return Err(format!(
-                    "unknown scheme '{s}': use http://, https://, h2c://, echo://, packet://, resp:// or memcache://"
-                )
-                .into())
-            }
+            s => return Err(bad(TargetFault::UnknownScheme(s.to_string()))),
         };
         let tls = scheme == "https";
         let (authority, path) = match rest.find('/') {
@@ -90,7 +88,7 @@ impl Target {
             None => (rest, "/"),
         };
         if authority.is_empty() {
-            return Err(format!("'{url}' has no host").into());
+            return Err(bad(TargetFault::NoHost));
         }
         let with_port = if authority
             .rsplit_once(':')
@@ -103,15 +101,24 @@ impl Target {
         } else if kind == Kind::Http {
             format!("{authority}:80")
         } else {
-            return Err(format!("'{url}' needs a port: {scheme}://HOST:PORT").into());
+            return Err(bad(TargetFault::NoPort));
         };
         let addr = with_port
             .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve '{authority}': {e}"))?
+            .map_err(|source| {
+                bad(TargetFault::Unresolved {
+                    authority: authority.to_string(),
+                    source,
+                })
+            })?
             .next()
-            .ok_or_else(|| format!("'{authority}' resolved to no address"))?;
+            .ok_or_else(|| {
+                bad(TargetFault::NoAddress {
+                    authority: authority.to_string(),
+                })
+            })?;
         if kind != Kind::Http && path != "/" {
-            return Err(format!("'{url}': {scheme} targets have no path").into());
+            return Err(bad(TargetFault::HasPath));
         }
         Ok(Target {
             url: url.to_string(),
@@ -293,26 +300,49 @@ mod load_workload {
 
     #[test]
     fn targets_parse_and_bad_ones_explain() {
+        use crate::load::TargetFault;
         let t = Target::parse("http://127.0.0.1:8080/x?y").unwrap();
         assert_eq!((t.kind, t.addr.port(), t.path.as_str()), (Kind::Http, 8080, "/x?y"));
         assert_eq!(Target::parse("http://127.0.0.1").unwrap().addr.port(), 80);
         assert_eq!(Target::parse("echo://127.0.0.1:9000").unwrap().kind, Kind::Echo);
-        assert!(Target::parse("echo://127.0.0.1")
-            .unwrap_err()
-            .to_string()
-            .contains("needs a port"));
-        assert!(Target::parse("127.0.0.1:80")
-            .unwrap_err()
-            .to_string()
-            .contains("not a target URL"));
-        assert!(Target::parse("ftp://x:1")
-            .unwrap_err()
-            .to_string()
-            .contains("unknown scheme"));
-        assert!(Target::parse("http://no-such-host.invalid:80/")
-            .unwrap_err()
-            .to_string()
-            .contains("cannot resolve"));
+        type Is = fn(&TargetFault) -> bool;
+        let cases: [(&str, Is, &str); 6] = [
+            (
+                "echo://127.0.0.1",
+                |f| matches!(f, TargetFault::NoPort),
+                "'echo://127.0.0.1' needs a port: echo://HOST:PORT",
+            ),
+            (
+                "127.0.0.1:80",
+                |f| matches!(f, TargetFault::NotAUrl),
+                "'127.0.0.1:80' is not a target URL: write http://",
+            ),
+            (
+                "ftp://x:1",
+                |f| matches!(f, TargetFault::UnknownScheme(s) if s == "ftp"),
+                "unknown scheme 'ftp': use http://",
+            ),
+            (
+                "http:///x",
+                |f| matches!(f, TargetFault::NoHost),
+                "'http:///x' has no host",
+            ),
+            (
+                "packet://127.0.0.1:9/p",
+                |f| matches!(f, TargetFault::HasPath),
+                "'packet://127.0.0.1:9/p': packet targets have no path",
+            ),
+            (
+                "http://no-such-host.invalid:80/",
+                |f| matches!(f, TargetFault::Unresolved { .. }),
+                "cannot resolve 'no-such-host.invalid:80': ",
+            ),
+        ];
+        for (url, fault, says) in cases {
+            let e = Target::parse(url).unwrap_err();
+            assert!(fault(&e.fault), "{url}: {e:?}");
+            assert!(e.to_string().starts_with(says), "{url}: {e}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::keyed::CLASSES as KEYED_CLASSES;
 use super::workload::{message_size, read_mix_file, MAX_STREAMS};
-use super::{keyed, tls, unix_ms, Class, Error, Kind, LoadArgs, Pacing, Payload, Shard, Spec};
+use super::{keyed, tls, unix_ms, Class, Error, Kind, LoadArgs, Pacing, Payload, Rule, Shard, Spec};
 
 /// Checks a command line's arguments and completes them (pacing, the default duration, the
 /// method's case, the body, TLS) into the plan of a run. An error names the key it is about and
@@ -17,29 +17,23 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
     let w = &a.workload;
     let http = a.target.kind == Kind::Http;
     if a.connections == 0 {
-        return Err(Error::invalid("connections", "-c must be at least 1"));
+        return Err(Error::invalid("connections", Rule::ConnectionsZero));
     }
     if a.threads == Some(0) {
-        return Err(Error::invalid("threads", "-t must be at least 1"));
+        return Err(Error::invalid("threads", Rule::ThreadsZero));
     }
     if a.interval.is_some_and(|d| d < std::time::Duration::from_millis(1)) {
-        return Err(Error::invalid("interval", "--interval must be at least 1ms"));
+        return Err(Error::invalid("interval", Rule::IntervalUnderOneMs));
     }
     let window = w.duration.or(w.rate.filter(|r| r.is_ramp()).map(|r| r.length()));
     if let (Some(i), Some(d)) = (a.interval, window) {
         if d.as_secs_f64() / i.as_secs_f64() > 100_000.0 {
-            return Err(Error::invalid(
-                "interval",
-                "--interval makes over 100,000 intervals of the window: make it longer",
-            ));
+            return Err(Error::invalid("interval", Rule::TooManyIntervals));
         }
     }
     let pacing = pacing(a)?;
     if (http || a.target.kind.keyed().is_some()) && w.size != message_size() {
-        return Err(Error::invalid(
-            "size",
-            "--size applies to echo:// and packet:// targets (a keyed store's values have --value-size)",
-        ));
+        return Err(Error::invalid("size", Rule::SizeNotEcho));
     }
     let keyed = keyed(a)?;
     let payload = payload(a, http)?;
@@ -55,12 +49,7 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
     let h2 = check_h2(a, http)?;
     let tls = match (a.target.tls, w.insecure || w.cacert.is_some() || w.tls_resume) {
         (true, _) => Some(tls::client_config(w.insecure, w.cacert.as_deref(), w.tls_resume, h2)?),
-        (false, true) => {
-            return Err(Error::invalid(
-                "insecure",
-                "--insecure, --cacert and --tls-resume apply to https:// targets",
-            ))
-        }
+        (false, true) => return Err(Error::invalid("insecure", Rule::TlsFlagsNotHttps)),
         (false, false) => None,
     };
     let classes = classes(a, &method, &payload)?;
@@ -77,10 +66,7 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
         args,
     };
     if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
-        return Err(Error::invalid(
-            "header",
-            "the request's headers (-H, the path) take more than one HTTP/2 frame (16 KiB): shorten them",
-        ));
+        return Err(Error::invalid("header", Rule::HeadersOverOneFrame));
     }
     Ok(spec)
 }
@@ -88,20 +74,13 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
 /// The pacing `--rate` or `--think` asks for (a closed loop without either).
 fn pacing(a: &LoadArgs) -> Result<Pacing, Error> {
     let w = &a.workload;
-    let bad = |message: &str| Err(Error::invalid("rate", message));
+    let bad = |rule| Err(Error::invalid("rate", rule));
     match (w.rate, w.think) {
-        (Some(_), Some(_)) => bad("--rate (open loop) and --think (closed loop) exclude each other"),
-        (Some(r), None) if !(r.per_s() > 0.0 && r.per_s().is_finite()) => bad("--rate must be a positive number"),
-        (Some(r), None) if r.peak() > super::pacing::MAX_RATE => bad(&format!(
-            "--rate {r} is over {} requests a second, which no client of this machine sends (each request costs it about a microsecond of a CPU): a schedule that dense only falls behind",
-            crate::units::thousands(super::pacing::MAX_RATE as u64)
-        )),
-        (Some(r), None) if r.is_ramp() && w.requests.is_some() => {
-            bad("a ramp runs for a time: give -d (or nothing: its length), not -n")
-        }
-        (Some(r), None) if r.is_ramp() && w.slo.is_some() => {
-            bad("--slo searches fixed rates: give --rate as one number (the first probe's)")
-        }
+        (Some(_), Some(_)) => bad(Rule::RateAndThink),
+        (Some(r), None) if !(r.per_s() > 0.0 && r.per_s().is_finite()) => bad(Rule::RateNotPositive),
+        (Some(r), None) if r.peak() > super::pacing::MAX_RATE => bad(Rule::RateOverMax { rate: Box::new(r) }),
+        (Some(r), None) if r.is_ramp() && w.requests.is_some() => bad(Rule::RampWithRequests),
+        (Some(r), None) if r.is_ramp() && w.slo.is_some() => bad(Rule::RampWithSlo),
         // A ramp offers its mean over the window it runs (a shorter -d cuts it).
         (Some(r), None) => Ok(Pacing::Rate(r.mean_over(w.duration.unwrap_or(r.length())))),
         (None, Some(t)) => Ok(Pacing::Think(t)),
@@ -113,13 +92,19 @@ fn pacing(a: &LoadArgs) -> Result<Pacing, Error> {
 /// generated bytes, or nothing.
 fn payload(a: &LoadArgs, http: bool) -> Result<Payload, Error> {
     let w = &a.workload;
-    let bad = |key: &'static str, message: &str| Error::invalid(key, message);
+    let bad = Error::invalid;
     let payload = match (&w.body, w.body_size) {
-        (Some(_), Some(_)) => return Err(bad("body", "give --body or --body-size, not both")),
+        (Some(_), Some(_)) => return Err(bad("body", Rule::BodyAndBodySize)),
         (Some(b), None) => match b.strip_prefix('@') {
-            Some(path) => Payload::Fixed(
-                std::fs::read(path).map_err(|e| bad("body", &format!("cannot read --body @{path}: {e}")))?,
-            ),
+            Some(path) => Payload::Fixed(std::fs::read(path).map_err(|source| {
+                bad(
+                    "body",
+                    Rule::BodyUnreadable {
+                        path: path.to_string(),
+                        source,
+                    },
+                )
+            })?),
             None => Payload::Fixed(b.clone().into_bytes()),
         },
         (None, Some(n)) => Payload::Generated(n),
@@ -127,10 +112,10 @@ fn payload(a: &LoadArgs, http: bool) -> Result<Payload, Error> {
     };
     if payload != Payload::None && !http {
         let key = if w.body.is_some() { "body" } else { "body_size" };
-        return Err(bad(key, "--body and --body-size apply to http:// targets"));
+        return Err(bad(key, Rule::BodyNotHttp));
     }
     if w.chunked && payload == Payload::None {
-        return Err(bad("chunked", "--chunked sends a body: give --body or --body-size"));
+        return Err(bad("chunked", Rule::ChunkedWithoutBody));
     }
     Ok(payload)
 }
@@ -139,20 +124,20 @@ fn payload(a: &LoadArgs, http: bool) -> Result<Payload, Error> {
 /// that exist.
 fn check_slo(a: &LoadArgs) -> Result<(), Error> {
     let w = &a.workload;
-    let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+    let bad = |key, rule| Err(Error::invalid(key, rule));
     let Some(slo) = &w.slo else { return Ok(()) };
     if w.requests.is_some() {
-        return bad("requests", "--slo probes rates for a time each (-d): drop -n");
+        return bad("requests", Rule::SloWithRequests);
     }
     if w.think.is_some() {
-        return bad("think", "--slo probes open-loop rates: drop --think");
+        return bad("think", Rule::SloWithThink);
     }
     if w.slo_time.is_zero() {
-        return bad("slo_time", "--slo-time must be more than zero");
+        return bad("slo_time", Rule::SloTimeZero);
     }
     let names: Vec<&str> = mix_names(a);
     match slo.classes().find(|c| w.mix_file.is_none() && !names.contains(c)) {
-        Some(c) => bad("slo", &format!("--slo names the class '{c}', which no --mix gives")),
+        Some(c) => bad("slo", Rule::SloClassNotInMix { class: c.to_string() }),
         None => Ok(()),
     }
 }
@@ -161,11 +146,11 @@ fn check_slo(a: &LoadArgs) -> Result<(), Error> {
 /// length with `--slo`).
 fn length(a: &LoadArgs) -> Result<(Option<Duration>, Option<u64>), Error> {
     let w = &a.workload;
-    let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+    let bad = |key, rule| Err(Error::invalid(key, rule));
     match (w.duration, w.requests) {
-        (Some(_), Some(_)) => bad("duration", "give either -d (duration) or -n (requests), not both"),
-        (Some(d), _) if d.is_zero() => bad("duration", "-n and -d must be more than zero"),
-        (_, Some(0)) => bad("requests", "-n and -d must be more than zero"),
+        (Some(_), Some(_)) => bad("duration", Rule::DurationAndRequests),
+        (Some(d), _) if d.is_zero() => bad("duration", Rule::LengthZero),
+        (_, Some(0)) => bad("requests", Rule::LengthZero),
         (None, None) if w.slo.is_some() => Ok((Some(super::slo::PROBE), None)),
         // A ramp runs its length.
         (None, None) if w.rate.is_some_and(|r| r.is_ramp()) => Ok((w.rate.map(|r| r.length()), None)),
@@ -177,31 +162,25 @@ fn length(a: &LoadArgs) -> Result<(Option<Duration>, Option<u64>), Error> {
 /// The rules of HTTP/2 (`h2c://`, or `--h2`): whether the run speaks it.
 fn check_h2(a: &LoadArgs, http: bool) -> Result<bool, Error> {
     let w = &a.workload;
-    let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+    let bad = |key, rule| Err(Error::invalid(key, rule));
     let h2 = a.target.h2c || w.h2;
     if h2 && !http {
-        return bad("h2", "--h2 applies to http:// and https:// targets");
+        return bad("h2", Rule::H2NotHttp);
     }
     if h2 && w.chunked {
-        return bad("chunked", "--chunked is HTTP/1.1's: HTTP/2 frames the body itself");
+        return bad("chunked", Rule::ChunkedWithH2);
     }
     if h2 && w.pipeline > 1 {
-        return bad(
-            "pipeline",
-            "--pipeline is HTTP/1.1's: HTTP/2 keeps --streams requests in flight per connection",
-        );
+        return bad("pipeline", Rule::PipelineWithH2);
     }
     if w.streams == 0 {
-        return bad("streams", "--streams must be at least 1");
+        return bad("streams", Rule::StreamsZero);
     }
     if w.streams > MAX_STREAMS {
-        return bad("streams", &format!("--streams is at most {MAX_STREAMS}"));
+        return bad("streams", Rule::StreamsOverMax);
     }
     if !h2 && w.streams > 1 {
-        return bad(
-            "streams",
-            "--streams is HTTP/2's: give an h2c:// target, or https:// with --h2 (HTTP/1.1 has --pipeline)",
-        );
+        return bad("streams", Rule::StreamsWithoutH2);
     }
     Ok(h2)
 }
@@ -209,36 +188,33 @@ fn check_h2(a: &LoadArgs, http: bool) -> Result<bool, Error> {
 /// The rules about connections: how requests share them.
 fn check_connections(a: &LoadArgs, http: bool) -> Result<(), Error> {
     let w = &a.workload;
-    let bad = |key: &'static str, message: &str| Err(Error::invalid(key, message));
+    let bad = |key, rule| Err(Error::invalid(key, rule));
     if w.pipeline == 0 {
-        return bad("pipeline", "--pipeline must be at least 1");
+        return bad("pipeline", Rule::PipelineZero);
     }
     if w.close && w.pipeline > 1 {
-        return bad("pipeline", "--pipeline needs keep-alive connections: drop --close");
+        return bad("pipeline", Rule::PipelineWithClose);
     }
     if w.close && !http {
-        return bad("close", "--close applies to http:// targets");
+        return bad("close", Rule::CloseNotHttp);
     }
     if w.close && w.requests_per_conn.is_some() {
-        return bad(
-            "requests_per_conn",
-            "--close already means one request per connection: drop --requests-per-conn",
-        );
+        return bad("requests_per_conn", Rule::CloseWithRequestsPerConn);
     }
     if w.requests_per_conn == Some(0) {
-        return bad("requests_per_conn", "--requests-per-conn must be at least 1");
+        return bad("requests_per_conn", Rule::RequestsPerConnZero);
     }
     if w.connect_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
-        return bad("connect_rate", "--connect-rate must be a positive number");
+        return bad("connect_rate", Rule::ConnectRateNotPositive);
     }
     if let Some(Shard(_, n)) = a.shard {
         if n > a.connections {
             return Err(Error::invalid(
                 "shard",
-                &format!(
-                    "-c {} cannot be split into {n} shares: every share needs a connection",
-                    a.connections
-                ),
+                Rule::ShardsOverConnections {
+                    connections: a.connections,
+                    shards: n,
+                },
             ));
         }
     }
@@ -249,22 +225,16 @@ fn check_connections(a: &LoadArgs, http: bool) -> Result<(), Error> {
 fn check_rest(a: &LoadArgs, http: bool) -> Result<(), Error> {
     let w = &a.workload;
     if !http && w.size == 0 {
-        return Err(Error::invalid("size", "--size must be at least 1 byte"));
+        return Err(Error::invalid("size", Rule::SizeZero));
     }
     if w.bind.is_some() && !a.target.addr.is_ipv4() {
-        return Err(Error::invalid(
-            "bind",
-            "--bind takes IPv4 addresses, the target is IPv6",
-        ));
+        return Err(Error::invalid("bind", Rule::BindNotIpv4));
     }
     if w.timeout.is_zero() {
-        return Err(Error::invalid("timeout", "--timeout must be more than zero"));
+        return Err(Error::invalid("timeout", Rule::TimeoutZero));
     }
     if w.sse && !http {
-        return Err(Error::invalid(
-            "sse",
-            "--sse reads HTTP responses as event streams: give an http://, https:// or h2c:// target",
-        ));
+        return Err(Error::invalid("sse", Rule::SseNotHttp));
     }
     for h in &w.headers {
         let name = h.split_once(':').map(|(n, _)| n);
@@ -274,21 +244,13 @@ fn check_rest(a: &LoadArgs, http: bool) -> Result<(), Error> {
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
         };
         if !name.is_some_and(token) || h.contains(['\r', '\n']) {
-            return Err(Error::invalid(
-                "header",
-                &format!("-H '{h}' is not a header: give 'Name: value' (a name of letters, digits and -, one line)"),
-            ));
+            return Err(Error::invalid("header", Rule::NotAHeader { header: h.clone() }));
         }
     }
     if let Some(at) = a.start_at {
         let ahead = at.saturating_sub(unix_ms()) / 1000;
         if ahead > 3600 {
-            return Err(Error::invalid(
-                "start_at",
-                &format!(
-                    "--start-at {at} is {ahead} s away (more than an hour): give milliseconds since the epoch, e.g. $(date -d '+20 sec' +%s%3N)"
-                ),
-            ));
+            return Err(Error::invalid("start_at", Rule::StartTooFar { at, ahead }));
         }
     }
     Ok(())
@@ -314,10 +276,7 @@ fn classes(a: &LoadArgs, method: &str, payload: &Payload) -> Result<Vec<Class>, 
     if a.target.kind.keyed().is_some() {
         if !w.mix.is_empty() || w.mix_file.is_some() {
             let key = if w.mix.is_empty() { "mix_file" } else { "mix" };
-            return Err(Error::invalid(
-                key,
-                "a keyed target's request classes are its commands, set and get, weighted by --ratio (--slo get:p99<=1ms names one)",
-            ));
+            return Err(Error::invalid(key, Rule::MixOnKeyed));
         }
         let ratio = w.ratio.unwrap_or_default();
         return Ok([ratio.set, ratio.get]
@@ -351,23 +310,17 @@ fn classes(a: &LoadArgs, method: &str, payload: &Payload) -> Result<Vec<Class>, 
     }
     let key = if w.mix.is_empty() { "mix_file" } else { "mix" };
     if a.target.kind != Kind::Http {
-        return Err(Error::invalid(key, "--mix and --mix-file apply to http:// targets"));
+        return Err(Error::invalid(key, Rule::MixNotHttp));
     }
     if classes.len() > 255 {
-        return Err(Error::invalid(key, "a mix holds at most 255 classes"));
+        return Err(Error::invalid(key, Rule::MixOverMax));
     }
     for (i, c) in classes.iter().enumerate() {
         if classes[..i].iter().any(|o| o.name == c.name) {
-            return Err(Error::invalid(
-                key,
-                &format!("the class name '{}' is given twice", c.name),
-            ));
+            return Err(Error::invalid(key, Rule::ClassTwice { name: c.name.clone() }));
         }
         if c.method == "HEAD" {
-            return Err(Error::invalid(
-                key,
-                "a mix cannot hold HEAD requests (their responses carry no body)",
-            ));
+            return Err(Error::invalid(key, Rule::MixWithHead));
         }
     }
     Ok(classes)

@@ -35,8 +35,10 @@ pub fn run_here(spec: &Spec, show: Show, say: bool) -> Result<Outcome, Error> {
     // The parts run on the CPUs this process was given (they inherit its affinity), and the
     // merge counts those CPUs, not the machine's, when it tells a saturated client.
     if let Some(cpus) = spec.cpus() {
-        sys::affinity::set(&cpus.0)
-            .map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(&cpus.0).map_err(|source| Error::Pin {
+            cpus: cpus.clone(),
+            source,
+        })?;
     }
     run_shards(spec, shards, show)
 }
@@ -44,8 +46,10 @@ pub fn run_here(spec: &Spec, show: Show, say: bool) -> Result<Outcome, Error> {
 /// Runs this process's share of `spec` on its engine threads.
 pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     if let Some(cpus) = spec.cpus() {
-        sys::affinity::set(&cpus.0)
-            .map_err(|e| Error::Usage(format!("cannot pin the client to CPUs {cpus:?}: {e}")))?;
+        sys::affinity::set(&cpus.0).map_err(|source| Error::Pin {
+            cpus: cpus.clone(),
+            source,
+        })?;
     }
     let (_, hard) = sys::rlimit::nofile().map_err(io_err("reading RLIMIT_NOFILE"))?;
     let _ = sys::rlimit::set_nofile(hard);
@@ -99,10 +103,7 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         let watched = watch(&handles, &start, &progress, show, warmup, launched);
         let tallies: Vec<_> = handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Failed("an engine thread panicked".into())))
-            })
+            .map(|h| h.join().unwrap_or(Err(Error::EnginePanicked)))
             .collect();
         (tallies, watched)
     });

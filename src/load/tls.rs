@@ -24,7 +24,7 @@ pub fn client_config(
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Failed(format!("TLS: {e}")))?;
+        .map_err(Error::Tls)?;
     let algorithms = provider.signature_verification_algorithms;
     let checker = if insecure {
         Checker {
@@ -39,17 +39,20 @@ pub fn client_config(
             Some(path) => {
                 let certs = CertificateDer::pem_file_iter(path)
                     .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| Error::Usage(format!("--cacert {}: not PEM certificates ({e})", path.display())))?;
+                    .map_err(|source| Error::CacertNotPem {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                 if certs.is_empty() {
-                    return Err(Error::Usage(format!(
-                        "--cacert {}: no certificate in it",
-                        path.display()
-                    )));
+                    return Err(Error::CacertEmpty {
+                        path: path.to_path_buf(),
+                    });
                 }
                 for c in certs {
-                    roots
-                        .add(c.clone())
-                        .map_err(|e| Error::Usage(format!("--cacert {}: {e}", path.display())))?;
+                    roots.add(c.clone()).map_err(|source| Error::CacertRefused {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                     pinned.push(c);
                 }
             }
@@ -60,15 +63,11 @@ pub fn client_config(
             }
         }
         if roots.is_empty() {
-            return Err(Error::Usage(
-                "https: this machine trusts no certificate authority (install ca-certificates), \
-                 or give --cacert FILE, or --insecure"
-                    .into(),
-            ));
+            return Err(Error::NoTrustedRoots);
         }
         let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
-            .map_err(|e| Error::Failed(format!("TLS: {e}")))?;
+            .map_err(Error::Verifier)?;
         Checker {
             webpki: Some(webpki),
             pinned,
@@ -173,10 +172,9 @@ pub fn alpn_check(target: &super::Target, cfg: &Arc<ClientConfig>, timeout: std:
     let _ = tcp.flush();
     match picked.as_deref() {
         Some("h2") => Ok(()),
-        other => Err(Error::Usage(format!(
-            "{}: the server picked {} over TLS, not h2 (ALPN): it does not serve HTTP/2 there; drop --h2 to load it over HTTP/1.1",
-            target.url,
-            other.unwrap_or("no protocol")
-        ))),
+        _ => Err(Error::NotH2 {
+            url: target.url.clone(),
+            picked,
+        }),
     }
 }

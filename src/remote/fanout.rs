@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
-use super::ssh::{prepare, PrepError, Prepared, Session, Ssh};
-use super::{Error as HostError, RemoteArgs};
+use super::ssh::{prepare, Prepared, Session, Ssh};
+use super::{Error, HostFailure, PrepError, PrepFault, RemoteArgs};
 use crate::load::merge::{self, Machines};
-use crate::load::{unix_ms, Document, Error, HostLine, Line, Outcome, Part, Said, Shard, Show, Spec};
+use crate::load::{unix_ms, Document, HostLine, Line, Outcome, Part, Said, Shard, Show, Spec};
 use crate::units::{fmt_us, thousands};
 
 /// How far ahead of the slowest ssh round trip the hosts are told to start.
@@ -22,7 +22,7 @@ pub struct Fanned {
     /// The merged document of the hosts that reported, with a line per host.
     pub doc: Document,
     /// Per host: its name and its outcome, or why it has none.
-    pub hosts: Vec<(String, Result<Outcome, HostError>)>,
+    pub hosts: Vec<(String, Result<Outcome, HostFailure>)>,
     /// The agreed start, in ms since the epoch.
     pub start_at: u64,
 }
@@ -30,26 +30,23 @@ pub struct Fanned {
 impl Fanned {
     /// Why the run failed (the program exits 1): a host failed, or a request did.
     pub fn verdict(&self) -> Result<(), Error> {
-        let failed: Vec<String> = self
+        let failed: Vec<(String, HostFailure)> = self
             .hosts
             .iter()
-            .filter_map(|(h, r)| r.as_ref().err().map(|e| format!("{h}: {e}")))
+            .filter_map(|(h, r)| r.as_ref().err().map(|e| (h.clone(), e.clone())))
             .collect();
         let t = &self.doc.outcome().tally;
         if !failed.is_empty() {
-            return Err(Error::Failed(format!(
-                "{} of {} hosts failed: {}",
-                failed.len(),
-                self.hosts.len(),
-                failed.join("; ")
-            )));
+            return Err(Error::HostsFailed {
+                failed,
+                hosts: self.hosts.len(),
+            });
         }
         if t.error_total() > 0 || t.requests == 0 {
-            return Err(Error::Failed(format!(
-                "{} errors, {} requests completed",
-                t.error_total(),
-                t.requests
-            )));
+            return Err(Error::Requests {
+                errors: t.error_total(),
+                requests: t.requests,
+            });
         }
         Ok(())
     }
@@ -99,7 +96,7 @@ struct Running {
     heard: Instant,
     progress: (u64, u64),
     doc: Option<Box<Document>>,
-    result: Option<Result<Outcome, HostError>>,
+    result: Option<Result<Outcome, HostFailure>>,
 }
 
 static STOP: AtomicU64 = AtomicU64::new(0);
@@ -108,17 +105,19 @@ static STOP: AtomicU64 = AtomicU64::new(0);
 pub fn run(spec: &Spec, remote: &RemoteArgs, show: Show) -> Result<Fanned, Error> {
     let hosts = &remote.hosts;
     if let Some(h) = hosts.iter().find(|h| h.is_empty() || h.starts_with('-')) {
-        return Err(Error::Usage(format!("--hosts: '{h}' is not a host name")));
+        return Err(Error::NotAHost {
+            flag: "--hosts",
+            given: h.clone(),
+        });
     }
     if spec.shard().is_some() {
-        return Err(Error::Usage("--hosts splits the run itself: drop --shard".into()));
+        return Err(Error::HostsWithShard);
     }
     if hosts.len() > spec.connections() {
-        return Err(Error::Usage(format!(
-            "-c {} cannot be split over {} hosts: every host needs a connection",
-            spec.connections(),
-            hosts.len()
-        )));
+        return Err(Error::HostsOverConnections {
+            connections: spec.connections(),
+            hosts: hosts.len(),
+        });
     }
     let ssh = Ssh {
         config: remote.ssh_config.clone(),
@@ -126,7 +125,7 @@ pub fn run(spec: &Spec, remote: &RemoteArgs, show: Show) -> Result<Fanned, Error
     };
     if let Some(f) = &ssh.config {
         if !f.is_file() {
-            return Err(Error::Usage(format!("--ssh-config {}: no such file", f.display())));
+            return Err(Error::NoSshConfig { path: f.clone() });
         }
     }
     let _ = crate::sys::signal::install_stop_handler(&STOP);
@@ -141,24 +140,22 @@ pub fn run(spec: &Spec, remote: &RemoteArgs, show: Show) -> Result<Fanned, Error
             Ok(r) => running.push(r),
             Err(e) => {
                 for r in &mut running {
-                    abandon(r, "stopped: another host could not start".into());
+                    abandon(r, HostFailure::Abandoned);
                 }
                 for p in &prepared {
                     remove_push(&ssh, p);
                 }
-                return Err(Error::Failed(format!("host {}: {e}", p.host)));
+                return Err(Error::Start {
+                    host: p.host.clone(),
+                    source: Box::new(e),
+                });
             }
         }
     }
     follow(&mut running, spec.timeout(), start_at, show);
-    let hosts: Vec<(String, Result<Outcome, HostError>)> = running
+    let hosts: Vec<(String, Result<Outcome, HostFailure>)> = running
         .into_iter()
-        .map(|r| {
-            (
-                r.host,
-                r.result.unwrap_or_else(|| Err(HostError::Failed("no result".into()))),
-            )
-        })
+        .map(|r| (r.host, r.result.unwrap_or(Err(HostFailure::NoResult))))
         .collect();
     Ok(Fanned {
         doc: merged(spec, remote, &hosts, start_at),
@@ -177,29 +174,25 @@ fn prepare_all(ssh: &Ssh, remote: &RemoteArgs) -> Result<Vec<Prepared>, Error> {
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or(Err(PrepError::Unreachable("panicked".into()))))
+            .zip(&remote.hosts)
+            .map(|(h, host)| {
+                h.join().unwrap_or(Err(PrepError {
+                    host: host.clone(),
+                    fault: PrepFault::Panicked,
+                }))
+            })
             .collect()
     });
-    let mut usage = Vec::new();
-    let mut down = Vec::new();
-    for (h, p) in remote.hosts.iter().zip(&prepared) {
-        match p {
-            Err(PrepError::Version(e)) => usage.push(format!("host {h}: {e}")),
-            Err(PrepError::Unreachable(e)) => down.push(format!("host {h}: cannot run muxlab there: {e}")),
-            Ok(_) => {}
-        }
+    let (ready, failed): (Vec<_>, Vec<_>) = prepared.into_iter().partition(Result::is_ok);
+    let ready: Vec<Prepared> = ready.into_iter().flatten().collect();
+    if failed.is_empty() {
+        return Ok(ready);
     }
-    if usage.is_empty() && down.is_empty() {
-        return Ok(prepared.into_iter().flatten().collect());
-    }
-    for p in prepared.iter().flatten() {
+    for p in &ready {
         remove_push(ssh, p);
     }
-    let all = [usage.clone(), down].concat().join("; ");
-    Err(if usage.is_empty() {
-        Error::Failed(all)
-    } else {
-        Error::Usage(all)
+    Err(Error::Unprepared {
+        failed: failed.into_iter().filter_map(Result::err).collect(),
     })
 }
 
@@ -211,7 +204,12 @@ fn remove_push(ssh: &Ssh, p: &Prepared) {
 }
 
 /// The merged document of the hosts that reported, with a line per host.
-fn merged(spec: &Spec, remote: &RemoteArgs, hosts: &[(String, Result<Outcome, HostError>)], start_at: u64) -> Document {
+fn merged(
+    spec: &Spec,
+    remote: &RemoteArgs,
+    hosts: &[(String, Result<Outcome, HostFailure>)],
+    start_at: u64,
+) -> Document {
     let outcomes: Vec<Outcome> = hosts.iter().filter_map(|(_, r)| r.as_ref().ok().cloned()).collect();
     let merged = merge::outcomes(&outcomes, Machines::Separate)
         .unwrap_or_else(|| Outcome::empty(spec.connections(), STOP.load(Ordering::Relaxed) != 0));
@@ -233,7 +231,7 @@ fn merged(spec: &Spec, remote: &RemoteArgs, hosts: &[(String, Result<Outcome, Ho
 }
 
 /// Starts a host's share under the guard.
-fn start(ssh: &Ssh, p: &Prepared, spec: &Spec, share: Shard, start_at: u64) -> Result<Running, HostError> {
+fn start(ssh: &Ssh, p: &Prepared, spec: &Spec, share: Shard, start_at: u64) -> Result<Running, Error> {
     let silence = Duration::from_secs(3);
     let mut words = vec![
         p.bin.clone(),
@@ -262,7 +260,7 @@ fn start(ssh: &Ssh, p: &Prepared, spec: &Spec, share: Shard, start_at: u64) -> R
 }
 
 /// A host whose session ended: its document, or why there is none (its last words).
-fn finished(r: &mut Running) -> Result<Outcome, HostError> {
+fn finished(r: &mut Running) -> Result<Outcome, HostFailure> {
     r.session.close();
     let status = r.session.child.wait().ok();
     if let Some(doc) = r.doc.take() {
@@ -272,20 +270,23 @@ fn finished(r: &mut Running) -> Result<Outcome, HostError> {
     while let Ok(l) = r.session.errors.recv_timeout(Duration::from_millis(200)) {
         said.push(l);
     }
-    Err(HostError::Failed(match status.and_then(|s| s.code()) {
-        Some(0) => "ended without a result".into(),
-        code => format!("ended before reporting: {}", super::ssh::reason(&said.join("\n"), code)),
-    }))
+    Err(match status.and_then(|s| s.code()) {
+        Some(0) => HostFailure::NoDocument,
+        code => HostFailure::Ended {
+            code,
+            stderr: said.join("\n"),
+        },
+    })
 }
 
 /// Gives up on a host: kills its ssh (the guard there stops the run when the session closes
 /// or goes silent) and records why.
-fn abandon(r: &mut Running, why: String) {
+fn abandon(r: &mut Running, why: HostFailure) {
     r.session.close();
     let _ = r.session.child.kill();
     let _ = r.session.child.wait();
     if r.result.is_none() {
-        r.result = Some(Err(HostError::Failed(why)));
+        r.result = Some(Err(why));
     }
 }
 
@@ -331,11 +332,8 @@ fn follow(running: &mut [Running], timeout: Duration, start_at: u64, show: Show)
                 }
             }
             if r.result.is_none() && r.heard.elapsed() > lost_after {
-                let why = format!(
-                    "lost: nothing heard from it for {:.0}s (network down or host gone?)",
-                    r.heard.elapsed().as_secs_f64()
-                );
-                abandon(r, why);
+                let silent = r.heard.elapsed();
+                abandon(r, HostFailure::Lost { silent });
             }
         }
         if terminal && last_line.elapsed() >= Duration::from_secs(1) {

@@ -14,9 +14,12 @@ mod args;
 mod error;
 pub(crate) mod fanout;
 pub(crate) mod guard;
+mod host_failure;
+mod reason;
 pub(crate) mod sample;
 pub(crate) mod ssh;
 mod stdin;
 
 pub use args::RemoteArgs;
-pub use error::Error;
+pub use error::{Error, PrepError, PrepFault, Theirs};
+pub use host_failure::HostFailure;

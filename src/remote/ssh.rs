@@ -9,6 +9,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
+// Why a host could not be prepared: the layer's error file holds them (beside `Error`, which
+// they carry); named here too, where `prepare` is.
+pub use super::{PrepError, PrepFault, Theirs};
 
 /// How to reach the hosts.
 #[derive(Debug, Clone)]
@@ -64,7 +67,7 @@ impl Ssh {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| Error::NoSsh(e.to_string()))
+            .map_err(Error::NoSsh)
     }
 
     /// Runs `words` on `host` to completion, feeding it `input`; its stdout, or why it failed
@@ -84,30 +87,21 @@ impl Ssh {
             err
         });
         let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
-        let status = child
-            .wait()
-            .map_err(|e| Error::Failed(format!("waiting for ssh: {e}")))?;
+        let status = child.wait().map_err(|source| Error::Wait {
+            host: host.to_string(),
+            source,
+        })?;
         let _ = feeder.join();
         let err = reader.join().unwrap_or_default();
         if status.success() {
             Ok(out)
         } else {
-            Err(Error::Failed(reason(&err, status.code())))
+            Err(Error::Exited {
+                host: host.to_string(),
+                code: status.code(),
+                stderr: err,
+            })
         }
-    }
-}
-
-/// A failed ssh session's reason: the last thing it said, or its exit status.
-pub fn reason(stderr: &str, code: Option<i32>) -> String {
-    let last = stderr
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"));
-    match (last, code) {
-        (Some(l), _) => l.to_string(),
-        (None, Some(255)) => "ssh could not connect (exit 255)".into(),
-        (None, Some(c)) => format!("exited with status {c}"),
-        (None, None) => "killed by a signal".into(),
     }
 }
 
@@ -119,22 +113,20 @@ pub struct Prepared {
     pub pushed_dir: Option<String>,
 }
 
-/// Why a host could not be prepared.
-#[derive(Debug, Clone)]
-pub enum PrepError {
-    /// The host runs another muxlab version, or none (the user can fix it: exit 2).
-    Version(String),
-    /// The host could not be reached or the command failed (exit 1).
-    Unreachable(String),
-}
-
 /// Pushes this binary (with `push`) and checks the version on `host`.
 pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Prepared, PrepError> {
+    let bad = |fault| PrepError {
+        host: host.to_string(),
+        fault,
+    };
     let (words, input) = if push {
-        let me =
-            std::env::current_exe().map_err(|e| PrepError::Unreachable(format!("cannot find this program: {e}")))?;
-        let bytes =
-            std::fs::read(&me).map_err(|e| PrepError::Unreachable(format!("cannot read {}: {e}", me.display())))?;
+        let me = std::env::current_exe().map_err(|e| bad(PrepFault::NoProgram(e)))?;
+        let bytes = std::fs::read(&me).map_err(|source| {
+            bad(PrepFault::Unreadable {
+                path: me.clone(),
+                source,
+            })
+        })?;
         // A directory of the host's own making (mktemp -d): hosts that share /tmp (namespaces,
         // pods with a shared volume) each get theirs. Its name comes back first, then the
         // version of what was pushed.
@@ -145,24 +137,22 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
         (vec![remote_bin.to_string(), "--version".into()], Vec::new())
     };
     let out = ssh.output(host, &words, &input).map_err(|e| {
-        let e = e.to_string();
-        if e.contains("not found") || e.contains("No such file") {
-            PrepError::Version(format!(
-                "cannot run '{remote_bin}' there ({e}): put muxlab on its PATH, give --remote-bin, or use --push"
-            ))
+        // What the host's shell (or ssh) said: a command it did not find is no muxlab there.
+        let said = e.to_string();
+        if said.contains("not found") || said.contains("No such file") {
+            bad(PrepFault::NotThere {
+                bin: remote_bin.to_string(),
+                source: e,
+            })
         } else {
-            PrepError::Unreachable(e)
+            bad(PrepFault::Ssh(e))
         }
     })?;
     let mut lines = out.lines();
     let dir = match push {
         true => match lines.next().map(str::trim) {
             Some(d) if d.starts_with('/') && d.contains("/muxlab-push-") => Some(d.to_string()),
-            _ => {
-                return Err(PrepError::Unreachable(format!(
-                    "mktemp -d there did not name a directory: {out:?}"
-                )))
-            }
+            _ => return Err(bad(PrepFault::NoPushDir { said: out })),
         },
         false => None,
     };
@@ -172,15 +162,15 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
         if let Some(d) = &dir {
             remove(ssh, host, d);
         }
-        return Err(PrepError::Version(format!(
-            "'{bin}' there is {}, this is {}: install the same version or use --push",
-            if theirs.starts_with("muxlab ") {
-                theirs.to_string()
-            } else {
-                format!("not muxlab (its --version says '{theirs}')")
-            },
-            local_version()
-        )));
+        let theirs = match theirs.starts_with("muxlab ") {
+            true => Theirs::Muxlab(theirs.to_string()),
+            false => Theirs::NotMuxlab(theirs.to_string()),
+        };
+        return Err(bad(PrepFault::OtherVersion {
+            bin,
+            theirs,
+            ours: local_version(),
+        }));
     }
     Ok(Prepared {
         host: host.to_string(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{format_duration, parse_duration, BadValue};
+use crate::units::{format_duration, parse_duration};
 
 /// The figure a gate holds to a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -280,18 +280,44 @@ impl Quantile {
 
 impl Gates {
     /// Refuses a gate naming a class the run has not (`classes`: the `--mix` names).
-    pub fn check_classes(&self, classes: &[&str]) -> Result<(), BadValue> {
+    pub fn check_classes(&self, classes: &[&str]) -> Result<(), UnknownClass> {
         for g in &self.0 {
             if let Some(c) = g.class.as_deref().filter(|c| !classes.contains(c)) {
-                return Err(BadValue(match classes.is_empty() {
-                    true => format!("--fail-if {g}: the run has no request classes (--mix) for '{c}'"),
-                    false => format!("--fail-if {g}: '{c}' is not a class of --mix ({})", classes.join(", ")),
-                }));
+                return Err(UnknownClass {
+                    gate: g.clone(),
+                    class: c.to_string(),
+                    classes: classes.iter().map(|c| c.to_string()).collect(),
+                });
             }
         }
         Ok(())
     }
 }
+
+/// A `--fail-if` gate naming a class the run has not: the gate, its class, and the run's
+/// classes (the `--mix` names; none without `--mix`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownClass {
+    pub gate: Gate,
+    pub class: String,
+    pub classes: Vec<String>,
+}
+
+impl fmt::Display for UnknownClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (g, c) = (&self.gate, &self.class);
+        match self.classes.is_empty() {
+            true => write!(f, "--fail-if {g}: the run has no request classes (--mix) for '{c}'"),
+            false => write!(
+                f,
+                "--fail-if {g}: '{c}' is not a class of --mix ({})",
+                self.classes.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnknownClass {}
 
 impl Judged {
     /// One line: `p99>10ms failed: p99 was 12.3ms` (or `not measured`).
@@ -354,5 +380,22 @@ mod tests {
             assert_eq!(e.why, why, "{bad}: {e}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_gate_naming_a_class_the_run_has_not_is_refused_with_the_classes_it_has() {
+        let gates: Gates = "short:p99>5ms,p50>1ms".parse().unwrap();
+        assert_eq!(gates.check_classes(&["short", "long"]), Ok(()));
+        let e = gates.check_classes(&["long"]).unwrap_err();
+        assert_eq!((e.class.as_str(), e.classes.len()), ("short", 1));
+        assert_eq!(
+            e.to_string(),
+            "--fail-if short:p99>5ms: 'short' is not a class of --mix (long)"
+        );
+        let e = gates.check_classes(&[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--fail-if short:p99>5ms: the run has no request classes (--mix) for 'short'"
+        );
     }
 }

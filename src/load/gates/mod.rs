@@ -7,5 +7,5 @@
 mod gate;
 mod judge;
 
-pub use gate::{BadGate, Figure, Gate, GateFault, Gates, Judged, Quantile};
+pub use gate::{BadGate, Figure, Gate, GateFault, Gates, Judged, Quantile, UnknownClass};
 pub use judge::{judge_all, judged, measured};

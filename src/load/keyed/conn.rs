@@ -162,7 +162,7 @@ fn judge(plan: &Plan, ledger: Option<&mut Ledger>, e: Expect, bytes: &[u8], repl
             match (ledger, e.at) {
                 (Some(l), Some(at)) => match l.check(at as usize, stamp) {
                     Ok(c) => Verdict::Hit(Some(c)),
-                    Err(why) => Verdict::Wrong(e.key, why),
+                    Err(why) => Verdict::Wrong(e.key, why.describe()),
                 },
                 _ => Verdict::Hit(Some(Checked::Integrity)),
             }

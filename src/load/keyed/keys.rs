@@ -11,7 +11,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::rng::Rng;
-use crate::units::BadValue;
 
 /// How keys are drawn (`--key-dist`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -33,28 +32,62 @@ impl KeyDist {
 }
 
 impl FromStr for KeyDist {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<KeyDist, BadValue> {
-        let bad = || {
-            BadValue(format!(
-                "--key-dist '{s}': write uniform, sequential or zipf:S (e.g. zipf:0.99)"
-            ))
+    type Err = BadKeyDist;
+    fn from_str(s: &str) -> Result<KeyDist, BadKeyDist> {
+        let bad = |fault| BadKeyDist {
+            given: s.to_string(),
+            fault,
         };
         match s {
             "uniform" => Ok(KeyDist::Uniform),
             "sequential" => Ok(KeyDist::Sequential),
             _ => {
-                let exp: f64 = s.strip_prefix("zipf:").ok_or_else(bad)?.parse().map_err(|_| bad())?;
+                let exp: f64 = s
+                    .strip_prefix("zipf:")
+                    .and_then(|e| e.parse().ok())
+                    .ok_or_else(|| bad(KeyDistFault::Unknown))?;
                 if !(exp > 0.0 && exp <= 10.0) {
-                    return Err(BadValue(format!(
-                        "--key-dist '{s}': the zipf exponent must be above 0 and at most 10 (0.99 is the YCSB default)"
-                    )));
+                    return Err(bad(KeyDistFault::ZipfExponent));
                 }
                 Ok(KeyDist::Zipf(exp))
             }
         }
     }
 }
+
+/// A `--key-dist` refused: as given, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadKeyDist {
+    pub given: String,
+    pub fault: KeyDistFault,
+}
+
+/// Why a `--key-dist` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyDistFault {
+    /// Not uniform, sequential or zipf:S.
+    Unknown,
+    /// A zipf exponent not above 0 and at most 10.
+    ZipfExponent,
+}
+
+impl fmt::Display for BadKeyDist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.given;
+        match self.fault {
+            KeyDistFault::Unknown => write!(
+                f,
+                "--key-dist '{s}': write uniform, sequential or zipf:S (e.g. zipf:0.99)"
+            ),
+            KeyDistFault::ZipfExponent => write!(
+                f,
+                "--key-dist '{s}': the zipf exponent must be above 0 and at most 10 (0.99 is the YCSB default)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadKeyDist {}
 
 impl fmt::Display for KeyDist {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -285,8 +318,16 @@ mod tests {
     fn key_names_are_fixed_width_and_read_back() {
         assert_eq!(&name(42), b"mx:000000000042");
         assert_eq!(&name(999_999_999_999), b"mx:999999999999");
-        for bad in ["zipf", "zipf:0", "zipf:x", "normal", "zipf:-1"] {
-            assert!(bad.parse::<KeyDist>().is_err(), "{bad}");
+        for (bad, fault) in [
+            ("zipf", KeyDistFault::Unknown),
+            ("zipf:0", KeyDistFault::ZipfExponent),
+            ("zipf:x", KeyDistFault::Unknown),
+            ("normal", KeyDistFault::Unknown),
+            ("zipf:-1", KeyDistFault::ZipfExponent),
+        ] {
+            let e = bad.parse::<KeyDist>().unwrap_err();
+            assert_eq!(e.fault, fault, "{bad}");
+            assert!(e.to_string().starts_with(&format!("--key-dist '{bad}': ")), "{e}");
         }
         assert_eq!("zipf:0.99".parse::<KeyDist>().unwrap().to_string(), "zipf:0.99");
     }

@@ -39,6 +39,36 @@ pub enum Checked {
     Integrity,
 }
 
+/// Why an intact value is not one the key can hold: it is no write the ledger knows of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwritten {
+    /// A stamp of an earlier run on a key written in this one.
+    EarlierRun,
+    /// Another connection's stamp on a key this one owns.
+    OtherWriter,
+    /// This connection's, but not the key's last write (nor one whose fate is unknown).
+    NotLastWrite,
+}
+
+impl Unwritten {
+    /// Its words, for a [`Verdict`](super::Verdict) (which keeps the first wrong value's).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Unwritten::EarlierRun => "a value from before this run of a key written in it",
+            Unwritten::OtherWriter => "a value another connection wrote to a key this one owns",
+            Unwritten::NotLastWrite => "a value other than the key's last write (stale, or lost)",
+        }
+    }
+}
+
+impl std::fmt::Display for Unwritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+impl std::error::Error for Unwritten {}
+
 /// One slot's owned keys, by their place among its keys.
 #[derive(Debug, Clone)]
 pub struct Ledger {
@@ -92,17 +122,17 @@ impl Ledger {
     }
 
     /// Checks an intact value `s` of the key at `at`: how, or why it is wrong.
-    pub fn check(&self, at: usize, s: Stamp) -> Result<Checked, &'static str> {
+    pub fn check(&self, at: usize, s: Stamp) -> Result<Checked, Unwritten> {
         let known = self.acked[at];
         if s.run != self.run {
             // No write of this run acknowledged: one in flight may not have been applied yet.
             return match known == NONE {
                 true => Ok(Checked::Integrity),
-                false => Err("a value from before this run of a key written in it"),
+                false => Err(Unwritten::EarlierRun),
             };
         }
         if s.writer != self.writer {
-            return Err("a value another connection wrote to a key this one owns");
+            return Err(Unwritten::OtherWriter);
         }
         if known == LOST {
             return Ok(Checked::Integrity);
@@ -111,7 +141,7 @@ impl Ledger {
             s.seq == known || self.flying.contains(&(at as u32, s.seq)) || self.uncertain.contains(&(at as u32, s.seq));
         match fits {
             true => Ok(Checked::Exact),
-            false => Err("a value other than the key's last write (stale, or lost)"),
+            false => Err(Unwritten::NotLastWrite),
         }
     }
 }
@@ -133,15 +163,28 @@ mod tests {
     fn an_owned_key_must_hold_its_last_write_one_in_flight_or_one_whose_fate_is_unknown() {
         let mut l = Ledger::new(5, 1, 2, true);
         assert_eq!(l.check(0, stamp(5, 1, 0)), Ok(Checked::Exact), "the prefill's value");
-        assert!(l.check(0, stamp(5, 1, 3)).is_err(), "a write never made");
+        assert_eq!(
+            l.check(0, stamp(5, 1, 3)),
+            Err(Unwritten::NotLastWrite),
+            "a write never made"
+        );
         l.sent(0, 3);
         assert_eq!(l.check(0, stamp(5, 1, 3)), Ok(Checked::Exact), "in flight");
         assert_eq!(l.check(0, stamp(5, 1, 0)), Ok(Checked::Exact), "the last acknowledged");
         l.answered(0, 3, true);
-        assert!(l.check(0, stamp(5, 1, 0)).is_err(), "stale: the store lost a write");
-        assert!(l.check(0, stamp(5, 2, 3)).is_err(), "another writer");
-        assert!(
-            l.check(0, stamp(4, 1, 3)).is_err(),
+        assert_eq!(
+            l.check(0, stamp(5, 1, 0)),
+            Err(Unwritten::NotLastWrite),
+            "stale: the store lost a write"
+        );
+        assert_eq!(
+            l.check(0, stamp(5, 2, 3)),
+            Err(Unwritten::OtherWriter),
+            "another writer"
+        );
+        assert_eq!(
+            l.check(0, stamp(4, 1, 3)),
+            Err(Unwritten::EarlierRun),
             "another run's value of a key written in this one"
         );
         l.sent(0, 4);

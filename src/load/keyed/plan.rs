@@ -3,6 +3,7 @@
 //! document records it.
 
 use super::keys::{KeyDist, MAX_KEYS};
+use super::rule::KeyedRule;
 use super::sizes::Sizes;
 use super::value::HEADER;
 use super::{Dialect, MAX_LEDGER_KEYS};
@@ -40,59 +41,47 @@ impl Plan {
         ];
         let Some(dialect) = target.kind.keyed() else {
             return match given.iter().find(|(_, on)| *on) {
-                Some((key, _)) => Err(Error::invalid(
+                Some((key, _)) => Err(Error::Keyed {
                     key,
-                    "--keys, --key-dist, --ratio, --value-size, --prefill and --no-verify apply to resp:// and memcache:// targets",
-                )),
+                    rule: KeyedRule::NotKeyed,
+                }),
                 None => Ok(None),
             };
         };
+        let bad = |key, rule| Err(Error::Keyed { key, rule });
         if !w.headers.is_empty() || !w.method.is_empty() {
             let key = if w.headers.is_empty() { "method" } else { "header" };
-            return Err(Error::invalid(
-                key,
-                "-H and -m are HTTP's: a keyed target's commands are SET and GET (--ratio)",
-            ));
+            return bad(key, KeyedRule::HttpFlags);
         }
         let keys = w.keys.unwrap_or(100_000);
         if keys == 0 || keys > MAX_KEYS {
-            return Err(Error::invalid(
-                "keys",
-                &format!("--keys is at least 1 and at most {}", MAX_KEYS),
-            ));
+            return bad("keys", KeyedRule::KeysOutOfRange);
         }
         let dist = w.key_dist.unwrap_or_default();
         if dist.owned() && keys < connections as u64 {
-            return Err(Error::invalid(
+            return bad(
                 "keys",
-                &format!(
-                    "--keys {keys} is fewer than the {} connections: with {dist} keys each connection owns its own (to check every value against its last write); give --keys {} or more, or --key-dist zipf:0.99 (keys shared, values checked for integrity only)",
-                    connections, connections
-                ),
-            ));
+                KeyedRule::KeysUnderConnections {
+                    keys,
+                    connections,
+                    dist,
+                },
+            );
         }
         let verify = !w.no_verify;
         if verify && dist.owned() && keys > MAX_LEDGER_KEYS {
-            return Err(Error::invalid(
-                "keys",
-                &format!(
-                    "--keys {keys}: checking {dist} keys exactly keeps 4 bytes per key, so at most {} keys: give fewer, --key-dist zipf:S (integrity checks, nothing kept) or --no-verify",
-                    MAX_LEDGER_KEYS
-                ),
-            ));
+            return bad("keys", KeyedRule::KeysOverLedger { keys, dist });
         }
         let sizes = w.value_size.clone().unwrap_or_default();
         let least = if verify { HEADER } else { 1 };
         if sizes.below(least) {
-            return Err(Error::invalid(
+            return bad(
                 "value_size",
-                &match verify {
-                    true => format!(
-                        "--value-size '{sizes}' names values under {least} bytes, too short to carry their key, writer, sequence and checksum: give {least} or more, or --no-verify"
-                    ),
-                    false => format!("--value-size '{sizes}' names empty values: give 1 byte or more"),
+                match verify {
+                    true => KeyedRule::ValuesTooShort { sizes, least },
+                    false => KeyedRule::ValuesEmpty { sizes },
                 },
-            ));
+            );
         }
         Ok(Some(Plan {
             dialect,

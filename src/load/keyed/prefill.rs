@@ -8,13 +8,14 @@ use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::command::{self, Dialect};
+use super::command;
 use super::keys::owned_count;
+use super::prefill_failed::PrefillFailed;
 use super::reply::{Replies, Reply};
 use super::value::{self, Stamp, HEADER};
 use super::Plan;
+use crate::load::Spec;
 use crate::load::STOP;
-use crate::load::{Error, Spec};
 use crate::rng::Rng;
 
 /// SETs written before their replies are read.
@@ -25,7 +26,7 @@ const SLICE: Duration = Duration::from_millis(50);
 
 /// Writes the keys of slots `first..first + slots` over `threads` connections to `spec`'s
 /// target: how many keys, and how long it took.
-pub fn prefill(spec: &Spec, plan: &Plan, first: u64, slots: u64, threads: usize) -> Result<(u64, f64), Error> {
+pub fn prefill(spec: &Spec, plan: &Plan, first: u64, slots: u64, threads: usize) -> Result<(u64, f64), PrefillFailed> {
     let t0 = Instant::now();
     let threads = (threads as u64).clamp(1, slots.max(1));
     let written = std::thread::scope(|s| {
@@ -38,30 +39,26 @@ pub fn prefill(spec: &Spec, plan: &Plan, first: u64, slots: u64, threads: usize)
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Failed("a prefill thread panicked".into())))
-            })
-            .sum::<Result<u64, Error>>()
+            .map(|h| h.join().unwrap_or(Err(PrefillFailed::Panicked)))
+            .sum::<Result<u64, PrefillFailed>>()
     })?;
     Ok((written, t0.elapsed().as_secs_f64()))
 }
 
 /// Writes every key the slots in `slots` own over one connection.
-fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Result<u64, Error> {
-    let target = spec.target();
-    let fail = |what: String| Error::Failed(format!("--prefill: {what}"));
-    let mut sock = connect(spec).map_err(|e| fail(format!("cannot connect to {}: {e}", target.addr)))?;
-    let waited = |since: Instant, written: u64| -> Result<(), Error> {
+fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Result<u64, PrefillFailed> {
+    let addr = spec.target().addr;
+    let mut sock = connect(spec).map_err(|source| PrefillFailed::Connect { addr, source })?;
+    let waited = |since: Instant, written: u64| -> Result<(), PrefillFailed> {
         if STOP.load(Ordering::Relaxed) != 0 {
-            return Err(fail(format!("stopped by a signal after {written} keys")));
+            return Err(PrefillFailed::Stopped { written });
         }
         match since.elapsed() > spec.timeout() {
-            true => Err(fail(format!(
-                "{} made no progress for --timeout ({:?}) after {written} keys",
-                target.addr,
-                spec.timeout()
-            ))),
+            true => Err(PrefillFailed::Stalled {
+                addr,
+                timeout: spec.timeout(),
+                written,
+            }),
             false => Ok(()),
         }
     };
@@ -94,7 +91,7 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
             batch += 1;
         }
         write_all(&mut sock, &out, |since| waited(since, written))
-            .map_err(|e| e.unwrap_or_else(|e| fail(format!("writing to {}: {e}", target.addr))))?;
+            .map_err(|e| e.unwrap_or_else(|source| PrefillFailed::Write { addr, source }))?;
         let mut stored = 0u64;
         let mut since = Instant::now();
         while stored < batch {
@@ -107,10 +104,10 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
                     waited(since, written + stored)?;
                     continue;
                 }
-                Err(e) => return Err(fail(format!("reading from {}: {e}", target.addr))),
+                Err(source) => return Err(PrefillFailed::Read { addr, source }),
             };
             if n == 0 {
-                return Err(fail(format!("{} closed the connection", target.addr)));
+                return Err(PrefillFailed::Closed { addr });
             }
             let mut refused = None;
             replies
@@ -120,26 +117,23 @@ fn one_connection(spec: &Spec, plan: &Plan, slots: std::ops::Range<u64>) -> Resu
                         true
                     }
                     Reply::Error(l) => {
-                        refused = Some(String::from_utf8_lossy(&b[l]).into_owned());
+                        refused = Some(Some(String::from_utf8_lossy(&b[l]).into_owned()));
                         false
                     }
                     _ => {
-                        refused = Some("a reply that is not a SET's".into());
+                        refused = Some(None);
                         false
                     }
                 })
-                .map_err(|_| {
-                    fail(format!(
-                        "{} answered with bytes that are not {}",
-                        target.addr,
-                        dialect_name(plan.dialect)
-                    ))
+                .map_err(|_| PrefillFailed::NotReplies {
+                    addr,
+                    dialect: plan.dialect,
                 })?;
-            if let Some(why) = refused {
-                return Err(fail(format!(
-                    "the server refused a SET after {} keys: {why} (lower --keys or --value-size, or give the server more memory)",
-                    written + stored
-                )));
+            if let Some(said) = refused {
+                return Err(PrefillFailed::Refused {
+                    written: written + stored,
+                    said,
+                });
             }
         }
         written += batch;
@@ -164,8 +158,8 @@ fn connect(spec: &Spec) -> std::io::Result<TcpStream> {
 fn write_all(
     sock: &mut TcpStream,
     out: &[u8],
-    mut wait: impl FnMut(Instant) -> Result<(), Error>,
-) -> Result<(), Result<Error, std::io::Error>> {
+    mut wait: impl FnMut(Instant) -> Result<(), PrefillFailed>,
+) -> Result<(), Result<PrefillFailed, std::io::Error>> {
     let (mut off, mut since) = (0, Instant::now());
     while off < out.len() {
         match sock.write(&out[off..]) {
@@ -181,11 +175,4 @@ fn write_all(
 fn is_wait(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::{Interrupted, TimedOut, WouldBlock};
     matches!(e.kind(), WouldBlock | TimedOut | Interrupted)
-}
-
-fn dialect_name(d: Dialect) -> &'static str {
-    match d {
-        Dialect::Resp => "RESP replies",
-        Dialect::Memcache => "memcached replies",
-    }
 }

@@ -70,11 +70,13 @@ impl Sizes {
 }
 
 impl FromStr for Sizes {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Sizes, BadValue> {
-        let bad = |why: &str| BadValue(format!("--value-size '{s}': {why}"));
-        let form = "write 64, 32-1024, exp(512) or mix(90%:64,10%:4KiB)";
-        let size = |t: &str| parse_size(t).map_err(|e| bad(&e.0));
+    type Err = BadSizes;
+    fn from_str(s: &str) -> Result<Sizes, BadSizes> {
+        let bad = |fault| BadSizes {
+            given: s.to_string(),
+            fault,
+        };
+        let size = |t: &str| parse_size(t).map_err(|e| bad(SizesFault::Size(e)));
         let t = s.trim();
         let d = if let Some(inner) = t.strip_prefix("exp(").and_then(|r| r.strip_suffix(')')) {
             Sizes::Exp(size(inner)? as f64)
@@ -82,16 +84,20 @@ impl FromStr for Sizes {
             let mut weights = Vec::new();
             let mut parts = Vec::new();
             for part in split_top(inner) {
-                let (w, d) = part.split_once(':').ok_or_else(|| bad(form))?;
-                let w: f64 = w.trim().trim_end_matches('%').parse().map_err(|_| bad(form))?;
+                let (w, d) = part.split_once(':').ok_or_else(|| bad(SizesFault::Form))?;
+                let w: f64 = w
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| bad(SizesFault::Form))?;
                 if !(w > 0.0 && w.is_finite()) {
-                    return Err(bad("each weight must be above 0"));
+                    return Err(bad(SizesFault::WeightNotPositive));
                 }
                 weights.push(w);
                 parts.push(d.parse::<Sizes>()?);
             }
             if parts.is_empty() {
-                return Err(bad(form));
+                return Err(bad(SizesFault::Form));
             }
             let total: f64 = weights.iter().sum();
             let mut sum = 0.0;
@@ -107,19 +113,66 @@ impl FromStr for Sizes {
         } else if let Some((a, b)) = t.split_once('-') {
             let (a, b) = (size(a)?, size(b)?);
             if a > b {
-                return Err(bad("the range's first size is larger than its second"));
+                return Err(bad(SizesFault::Reversed));
             }
             Sizes::Uniform(a, b)
         } else {
-            Sizes::Fixed(size(t).map_err(|_| bad(form))?)
+            Sizes::Fixed(size(t).map_err(|_| bad(SizesFault::Form))?)
         };
         if d.most() > MAX_VALUE && !matches!(d, Sizes::Exp(_)) {
-            return Err(bad(&format!("a value is at most {} MiB", MAX_VALUE >> 20)));
+            return Err(bad(SizesFault::OverMax));
         }
         if matches!(d, Sizes::Exp(m) if m <= 0.0) {
-            return Err(bad("an exponential's mean must be above 0"));
+            return Err(bad(SizesFault::MeanNotPositive));
         }
         Ok(d)
+    }
+}
+
+/// A `--value-size` refused: as given (a part of a mix: the part), and why.
+#[derive(Debug)]
+pub struct BadSizes {
+    pub given: String,
+    pub fault: SizesFault,
+}
+
+/// Why a `--value-size` is refused.
+#[derive(Debug)]
+pub enum SizesFault {
+    /// A size that does not parse.
+    Size(BadValue),
+    /// Not one of the forms.
+    Form,
+    /// A mix's weight not above 0.
+    WeightNotPositive,
+    /// A range whose first size is the larger.
+    Reversed,
+    /// A size over [`MAX_VALUE`].
+    OverMax,
+    /// An exponential's mean of 0.
+    MeanNotPositive,
+}
+
+impl fmt::Display for BadSizes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--value-size '{}': ", self.given)?;
+        match &self.fault {
+            SizesFault::Size(e) => write!(f, "{e}"),
+            SizesFault::Form => f.write_str("write 64, 32-1024, exp(512) or mix(90%:64,10%:4KiB)"),
+            SizesFault::WeightNotPositive => f.write_str("each weight must be above 0"),
+            SizesFault::Reversed => f.write_str("the range's first size is larger than its second"),
+            SizesFault::OverMax => write!(f, "a value is at most {} MiB", MAX_VALUE >> 20),
+            SizesFault::MeanNotPositive => f.write_str("an exponential's mean must be above 0"),
+        }
+    }
+}
+
+impl std::error::Error for BadSizes {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.fault {
+            SizesFault::Size(e) => Some(e),
+            _ => None,
+        }
     }
 }
 
@@ -159,7 +212,7 @@ mod tests {
             ("mix(90%:64,10%:4KiB)", 64, 4096),
             ("mix(1:40-50,1:exp(100))", 32, MAX_VALUE),
         ] {
-            let d: Sizes = text.parse().unwrap_or_else(|e: BadValue| panic!("{text}: {}", e.0));
+            let d: Sizes = text.parse().unwrap_or_else(|e: BadSizes| panic!("{text}: {e}"));
             for _ in 0..2000 {
                 let n = d.sample(&mut rng, 32);
                 assert!((lo..=hi).contains(&n), "{text}: drew {n}");
@@ -170,8 +223,22 @@ mod tests {
         let e: Sizes = "exp(512)".parse().unwrap();
         let mean = (0..50_000).map(|_| e.sample(&mut rng, 0) as f64).sum::<f64>() / 50_000.0;
         assert!((mean - 512.0).abs() < 15.0, "exp(512) draws a mean of {mean}");
-        for bad in ["", "abc", "10-5", "exp(0)", "mix()", "mix(0%:64)", "100MiB"] {
-            assert!(bad.parse::<Sizes>().is_err(), "'{bad}' was accepted");
+        type Is = fn(&SizesFault) -> bool;
+        let form: Is = |f| matches!(f, SizesFault::Form);
+        let cases: [(&str, Is); 8] = [
+            ("", form),
+            ("abc", form),
+            ("10-5", |f| matches!(f, SizesFault::Reversed)),
+            ("exp(0)", |f| matches!(f, SizesFault::MeanNotPositive)),
+            ("mix()", form),
+            ("mix(0%:64)", |f| matches!(f, SizesFault::WeightNotPositive)),
+            ("100MiB", |f| matches!(f, SizesFault::OverMax)),
+            ("exp(x)", |f| matches!(f, SizesFault::Size(_))),
+        ];
+        for (bad, fault) in cases {
+            let e = bad.parse::<Sizes>().expect_err(bad);
+            assert!(fault(&e.fault), "'{bad}': {e:?}");
+            assert!(e.to_string().starts_with(&format!("--value-size '{bad}': ")), "{e}");
         }
     }
 }

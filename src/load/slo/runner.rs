@@ -26,10 +26,7 @@ pub fn class_share(w: &Workload) -> impl Fn(&str) -> Option<f64> + '_ {
 /// low end (or the last probe) with the capacity and every probe in `capacity`.
 pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Error> {
     let w = &args.workload;
-    let slo = w
-        .slo
-        .clone()
-        .ok_or_else(|| Error::Usage("no --slo to search for".into()))?;
+    let slo = w.slo.clone().ok_or(Error::NoSlo)?;
     let window = w.duration.unwrap_or(PROBE);
     let warmup = probe_warmup(w.warmup);
     let search = Search::new(
@@ -73,12 +70,11 @@ pub fn run(args: &LoadArgs, mut each: impl FnMut(&Probe)) -> Result<Document, Er
     if let Some(e) = failure {
         return Err(e);
     }
-    let mut doc = found.held.or(found.stopped).or(found.failed).ok_or_else(|| {
-        Error::Usage(format!(
-            "--slo-time {}: too short for one probe",
-            crate::units::format_duration(w.slo_time)
-        ))
-    })?;
+    let mut doc = found
+        .held
+        .or(found.stopped)
+        .or(found.failed)
+        .ok_or(Error::SloTimeTooShort { slo_time: w.slo_time })?;
     doc.capacity = Some(found.capacity);
     Ok(doc)
 }

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::load::{Document, LoadArgs, Outcome, Quantile, Slo, Target};
+use crate::load::{Document, LoadArgs, Outcome, Quantile, Slo, SloFault, Target};
 use crate::units::thousands;
 
 #[test]
@@ -11,14 +11,22 @@ fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
     assert_eq!(s.0[1].class.as_deref(), Some("short"));
     assert_eq!(s.to_string(), "p99<=5ms,short:p50<=1ms,p999<=20ms");
     assert_eq!(s.to_string().parse::<Slo>().unwrap(), s);
-    for (bad, says) in [
-        ("p99<5ms", "no '<='"),
-        ("p98<=5ms", "'p98' is not a quantile"),
-        ("p99<=fast", "'fast'"),
-        ("p99<=0s", "more than zero"),
-        (":p99<=1ms", "empty class"),
-    ] {
-        let e = bad.parse::<Slo>().unwrap_err().0;
+    type Is = fn(&SloFault) -> bool;
+    let cases: [(&str, Is, &str); 5] = [
+        ("p99<5ms", |f| matches!(f, SloFault::NoBound), "no '<='"),
+        (
+            "p98<=5ms",
+            |f| matches!(f, SloFault::NotAQuantile(q) if q == "p98"),
+            "'p98' is not a quantile",
+        ),
+        ("p99<=fast", |f| matches!(f, SloFault::NotADuration(_)), "'fast'"),
+        ("p99<=0s", |f| matches!(f, SloFault::ZeroBound), "more than zero"),
+        (":p99<=1ms", |f| matches!(f, SloFault::EmptyClass), "empty class"),
+    ];
+    for (bad, fault, says) in cases {
+        let e = bad.parse::<Slo>().unwrap_err();
+        assert!(fault(&e.fault), "{bad}: {e:?}");
+        let e = e.to_string();
         assert!(e.contains(says) && e.lines().count() == 1, "{bad}: {e}");
     }
 }

@@ -2,7 +2,11 @@
 //! NAME=WEIGHT:PATH` entries and the lines of a `--mix-file` (`NAME WEIGHT METHOD PATH
 //! [@BODYFILE]`).
 
-use crate::load::{Error, Payload};
+use std::fmt;
+use std::path::Path;
+
+use super::bad_mix_file::{BadMixFile, LineFault};
+use crate::load::Payload;
 
 /// A request class: what its requests are, and how often they are picked.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,28 +32,24 @@ pub struct MixEntry {
 }
 
 impl std::str::FromStr for MixEntry {
-    type Err = crate::units::BadValue;
+    type Err = BadMixEntry;
     fn from_str(s: &str) -> Result<MixEntry, Self::Err> {
-        let bad = || {
-            crate::units::BadValue(format!(
-                "--mix '{s}' is not NAME=WEIGHT:PATH (e.g. short=995:/?cpu=20us)"
-            ))
+        let bad = |fault| BadMixEntry {
+            given: s.to_string(),
+            fault,
         };
-        let (name, rest) = s.split_once('=').ok_or_else(bad)?;
-        let (weight, path) = rest.split_once(':').ok_or_else(bad)?;
-        let weight: f64 = weight.trim().parse().map_err(|_| bad())?;
+        let form = || bad(MixEntryFault::NotNameWeightPath);
+        let (name, rest) = s.split_once('=').ok_or_else(form)?;
+        let (weight, path) = rest.split_once(':').ok_or_else(form)?;
+        let weight: f64 = weight.trim().parse().map_err(|_| form())?;
         if name.is_empty() || name.contains(char::is_whitespace) || !(weight > 0.0 && weight <= MAX_WEIGHT) {
-            return Err(bad());
+            return Err(form());
         }
         if path.contains(|c: char| c.is_whitespace() || c.is_control()) {
-            return Err(crate::units::BadValue(format!(
-                "--mix '{s}': the path holds a space or a control character (encode it: %20)"
-            )));
+            return Err(bad(MixEntryFault::PathNotPlain));
         }
         if !path.starts_with('/') {
-            return Err(crate::units::BadValue(format!(
-                "--mix '{s}': the path must start with /"
-            )));
+            return Err(bad(MixEntryFault::PathNotRooted));
         }
         Ok(MixEntry {
             name: name.into(),
@@ -59,6 +59,42 @@ impl std::str::FromStr for MixEntry {
     }
 }
 
+/// A `--mix` entry refused: as given, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadMixEntry {
+    pub given: String,
+    pub fault: MixEntryFault,
+}
+
+/// Why a `--mix` entry is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MixEntryFault {
+    /// Not NAME=WEIGHT:PATH, a name without spaces and a weight above 0 and at most 1e9.
+    NotNameWeightPath,
+    /// A path holding a space or a control character.
+    PathNotPlain,
+    /// A path not starting with `/`.
+    PathNotRooted,
+}
+
+impl fmt::Display for BadMixEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.given;
+        match self.fault {
+            MixEntryFault::NotNameWeightPath => {
+                write!(f, "--mix '{s}' is not NAME=WEIGHT:PATH (e.g. short=995:/?cpu=20us)")
+            }
+            MixEntryFault::PathNotPlain => write!(
+                f,
+                "--mix '{s}': the path holds a space or a control character (encode it: %20)"
+            ),
+            MixEntryFault::PathNotRooted => write!(f, "--mix '{s}': the path must start with /"),
+        }
+    }
+}
+
+impl std::error::Error for BadMixEntry {}
+
 impl std::fmt::Display for MixEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}={}:{}", self.name, self.weight, self.path)
@@ -67,47 +103,51 @@ impl std::fmt::Display for MixEntry {
 
 /// The classes of a `--mix-file`: `NAME WEIGHT METHOD PATH [@BODYFILE]` per line. A class
 /// with a body file sends its bytes; one without sends the run's body (`payload`).
-pub(in crate::load) fn read_mix_file(path: &std::path::Path, payload: &Payload) -> Result<Vec<Class>, Error> {
-    let name = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::invalid("mix_file", &format!("cannot read --mix-file {name}: {e}")))?;
+pub(in crate::load) fn read_mix_file(path: &Path, payload: &Payload) -> Result<Vec<Class>, BadMixFile> {
+    let text = std::fs::read_to_string(path).map_err(|source| BadMixFile::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut classes = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let bad = |why: &str| Error::invalid("mix_file", &format!("--mix-file {name}, line {}: {why}", n + 1));
+        let bad = |fault| BadMixFile::Line {
+            path: path.to_path_buf(),
+            line: n + 1,
+            fault,
+        };
         let words: Vec<&str> = line.split_whitespace().collect();
         let [class, weight, method, target, rest @ ..] = words.as_slice() else {
-            return Err(bad("write NAME WEIGHT METHOD PATH [@BODYFILE]"));
+            return Err(bad(LineFault::TooFewWords));
         };
         let weight: f64 = weight
             .parse()
             .ok()
             .filter(|w: &f64| *w > 0.0 && *w <= MAX_WEIGHT)
-            .ok_or_else(|| {
-                bad(&format!(
-                    "the weight '{weight}' is not a number above 0 and at most 1e9"
-                ))
-            })?;
+            .ok_or_else(|| bad(LineFault::Weight(weight.to_string())))?;
         if !target.starts_with('/') {
-            return Err(bad(&format!("the path '{target}' must start with /")));
+            return Err(bad(LineFault::PathNotRooted(target.to_string())));
         }
         let body = match rest {
             [] => payload.clone(),
             [file] => {
                 let file = file
                     .strip_prefix('@')
-                    .ok_or_else(|| bad(&format!("'{file}': a body file is written @FILE")))?;
+                    .ok_or_else(|| bad(LineFault::NotABodyFile(file.to_string())))?;
                 if matches!(payload, Payload::Generated(_)) {
-                    return Err(bad(
-                        "a class's body file cannot go with --body-size (whose echoes are verified)",
-                    ));
+                    return Err(bad(LineFault::BodyFileWithBodySize));
                 }
-                Payload::Fixed(std::fs::read(file).map_err(|e| bad(&format!("cannot read @{file}: {e}")))?)
+                Payload::Fixed(std::fs::read(file).map_err(|source| {
+                    bad(LineFault::BodyUnreadable {
+                        file: file.to_string(),
+                        source,
+                    })
+                })?)
             }
-            _ => return Err(bad("too many words: NAME WEIGHT METHOD PATH [@BODYFILE]")),
+            _ => return Err(bad(LineFault::TooManyWords)),
         };
         classes.push(Class {
             name: class.to_string(),
@@ -142,7 +182,14 @@ mod tests {
             "x=1:a",
             "x:/",
         ] {
-            assert!(bad.parse::<MixEntry>().is_err(), "{bad}");
+            let e = bad.parse::<MixEntry>().unwrap_err();
+            let fault = match bad {
+                "x=1:/a b" | "x=1:/a\tb" => MixEntryFault::PathNotPlain,
+                "x=1:a" => MixEntryFault::PathNotRooted,
+                _ => MixEntryFault::NotNameWeightPath,
+            };
+            assert_eq!(e.fault, fault, "{bad}");
+            assert!(e.to_string().starts_with(&format!("--mix '{bad}'")), "{e}");
         }
         assert!("x=1e9:/".parse::<MixEntry>().is_ok());
     }

@@ -185,7 +185,7 @@ impl fmt::Display for BadRate {
             RateFault::NotANumber => write!(f, "'{s}' is not a number of requests per second, A:B/T or A,B,C/T"),
             RateFault::NotPositive => write!(f, "'{x}' in --rate {s} is not a positive number of requests per second"),
             RateFault::BadTime => {
-                let why = parse_duration(x.trim()).err().map_or(String::new(), |e| e.0);
+                let why = parse_duration(x.trim()).err().map_or(String::new(), |e| e.to_string());
                 write!(f, "--rate {s}: {why}")
             }
             RateFault::ZeroTime => write!(f, "--rate {s}: a ramp's time must be more than zero"),

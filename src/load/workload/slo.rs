@@ -66,17 +66,20 @@ pub struct Bound {
 pub struct Slo(pub Vec<Bound>);
 
 impl FromStr for Slo {
-    type Err = BadValue;
-    fn from_str(s: &str) -> Result<Slo, BadValue> {
-        let form = "write QUANTILE<=DURATION (p50, p90, p99 or p999), e.g. p99<=5ms, several joined by ',', a class's as NAME:p99<=1ms";
+    type Err = BadSlo;
+    fn from_str(s: &str) -> Result<Slo, BadSlo> {
         let bounds = s
             .split(',')
             .map(|part| {
-                let bad = |why: &str| BadValue(format!("--slo '{s}': '{part}': {why} ({form})"));
-                let (left, max) = part.trim().split_once("<=").ok_or_else(|| bad("no '<='"))?;
+                let bad = |fault| BadSlo {
+                    given: s.to_string(),
+                    part: part.to_string(),
+                    fault,
+                };
+                let (left, max) = part.trim().split_once("<=").ok_or_else(|| bad(SloFault::NoBound))?;
                 let (class, q) = match left.rsplit_once(':') {
                     Some((c, q)) if !c.is_empty() => (Some(c.to_string()), q),
-                    Some(_) => return Err(bad("an empty class name")),
+                    Some(_) => return Err(bad(SloFault::EmptyClass)),
                     None => (None, left),
                 };
                 let quantile = match q.trim() {
@@ -84,16 +87,63 @@ impl FromStr for Slo {
                     "p90" => Quantile::P90,
                     "p99" => Quantile::P99,
                     "p999" | "p99.9" => Quantile::P999,
-                    other => return Err(bad(&format!("'{other}' is not a quantile"))),
+                    other => return Err(bad(SloFault::NotAQuantile(other.to_string()))),
                 };
-                let max = parse_duration(max.trim()).map_err(|e| bad(&e.0))?;
+                let max = parse_duration(max.trim()).map_err(|e| bad(SloFault::NotADuration(e)))?;
                 if max.is_zero() {
-                    return Err(bad("the bound must be more than zero"));
+                    return Err(bad(SloFault::ZeroBound));
                 }
                 Ok(Bound { class, quantile, max })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Slo(bounds))
+    }
+}
+
+/// A `--slo` refused: as given, the bound at fault, and why.
+#[derive(Debug)]
+pub struct BadSlo {
+    pub given: String,
+    pub part: String,
+    pub fault: SloFault,
+}
+
+/// Why a bound of a `--slo` is refused.
+#[derive(Debug)]
+pub enum SloFault {
+    /// No `<=`.
+    NoBound,
+    /// `:p99<=..`: a class of no name.
+    EmptyClass,
+    /// A quantile other than p50, p90, p99 or p999 (as written).
+    NotAQuantile(String),
+    /// A bound that is not a duration.
+    NotADuration(BadValue),
+    /// A bound of zero.
+    ZeroBound,
+}
+
+impl fmt::Display for BadSlo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let form = "write QUANTILE<=DURATION (p50, p90, p99 or p999), e.g. p99<=5ms, several joined by ',', a class's as NAME:p99<=1ms";
+        write!(f, "--slo '{}': '{}': ", self.given, self.part)?;
+        match &self.fault {
+            SloFault::NoBound => f.write_str("no '<='"),
+            SloFault::EmptyClass => f.write_str("an empty class name"),
+            SloFault::NotAQuantile(q) => write!(f, "'{q}' is not a quantile"),
+            SloFault::NotADuration(e) => write!(f, "{e}"),
+            SloFault::ZeroBound => f.write_str("the bound must be more than zero"),
+        }?;
+        write!(f, " ({form})")
+    }
+}
+
+impl std::error::Error for BadSlo {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.fault {
+            SloFault::NotADuration(e) => Some(e),
+            _ => None,
+        }
     }
 }
 
