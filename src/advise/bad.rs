@@ -45,7 +45,9 @@ pub enum BadPlan {
     },
     /// The scenario the flags make, refused as bench would refuse it (bench's words).
     #[error("{source}")]
-    Scenario { source: crate::bench::Error },
+    Scenario {
+        source: crate::bench::scenario::ScenarioError,
+    },
 }
 
 impl BadPlan {

@@ -73,6 +73,8 @@ fn exit_of(e: &anyhow::Error) -> Exit {
         || e.downcast_ref::<BadValue>().is_some()
         || e.downcast_ref::<server::Error>().is_some_and(server::Error::is_usage)
         || e.downcast_ref::<load::Error>().is_some_and(load::Error::is_usage)
+        || e.downcast_ref::<crate::remote::Error>()
+            .is_some_and(crate::remote::Error::is_usage)
         || e.downcast_ref::<crate::bench::Error>()
             .is_some_and(crate::bench::Error::is_usage)
         || e.downcast_ref::<crate::report::Error>()

@@ -2,7 +2,7 @@
 //! search, and the exit code their errors make.
 
 use super::args::LoadCommand;
-use super::exit::{Exit, Failure, Refused};
+use super::exit::{Exit, Failure};
 use crate::load::{self, Document};
 
 pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
@@ -14,7 +14,11 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     let slo = spec.args().workload.slo.is_some();
     check_outputs(cmd, &spec, slo)?;
     if let Some(path) = &cmd.hgrm {
-        std::fs::write(path, "").map_err(|e| Refused(format!("cannot write --hgrm {}: {e}", path.display())))?;
+        std::fs::write(path, "").map_err(|source| load::Error::Unwritable {
+            flag: "--hgrm",
+            path: path.clone(),
+            source,
+        })?;
     }
     if slo {
         return run_slo(cmd);
@@ -97,14 +101,11 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
 /// and the series' file can be written (nothing in it lost before there is a series).
 fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), anyhow::Error> {
     if slo && (cmd.args.workload.fail_if.is_some() || cmd.timeseries.is_some()) {
-        return Err(Refused(
-            "--fail-if and --timeseries are of one run, --slo searches for a capacity over many: drop one".into(),
-        )
-        .into());
+        return Err(load::Error::SloWithOneRunOutputs.into());
     }
     if let Some(gates) = &cmd.args.workload.fail_if {
         let names: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
-        gates.check_classes(&names).map_err(|e| Refused(e.0))?;
+        gates.check_classes(&names).map_err(load::Error::from)?;
     }
     if let Some(path) = &cmd.timeseries {
         // Writable, and nothing in it lost before the run has a series to put there.
@@ -112,13 +113,17 @@ fn check_outputs(cmd: &LoadCommand, spec: &load::Spec, slo: bool) -> Result<(), 
             .append(true)
             .create(true)
             .open(path)
-            .map_err(|e| Refused(format!("cannot write --timeseries {}: {e}", path.display())))?;
+            .map_err(|source| load::Error::Unwritable {
+                flag: "--timeseries",
+                path: path.clone(),
+                source,
+            })?;
     }
     Ok(())
 }
 
 /// `--timeseries FILE`: the run's series, a JSON line per interval.
-fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), Refused> {
+fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), load::Error> {
     match &cmd.timeseries {
         Some(path) => series_to(path, o),
         None => Ok(()),
@@ -126,13 +131,17 @@ fn write_series(cmd: &LoadCommand, o: &load::Outcome) -> Result<(), Refused> {
 }
 
 /// `o`'s series, a JSON line per interval, to `path`.
-fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), Refused> {
+fn series_to(path: &std::path::Path, o: &load::Outcome) -> Result<(), load::Error> {
     let every = std::time::Duration::from_micros(o.tally.series_every_us.unwrap_or(1_000_000));
     let text: String = load::series::lines(&o.tally.series, every, o.elapsed)
         .iter()
         .map(|l| serde_json::to_string(l).expect("a series line serialises") + "\n")
         .collect();
-    std::fs::write(path, text).map_err(|e| Refused(format!("cannot write --timeseries {}: {e}", path.display())))
+    std::fs::write(path, text).map_err(|source| load::Error::Unwritable {
+        flag: "--timeseries",
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// `--fail-if`: judges `doc` by its gates (kept in it), says each on stderr, and gives the exit
@@ -160,11 +169,7 @@ fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Erro
 /// `muxlab load --slo`: the capacity search, a line per probe on stderr as it ends.
 pub(super) fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if !cmd.remote.hosts.is_empty() {
-        return Err(Refused(
-            "--slo with --hosts: the probes cannot be coordinated across hosts yet; run the search from one host"
-                .into(),
-        )
-        .into());
+        return Err(load::Error::SloWithHosts.into());
     }
     let quiet = cmd.json || cmd.progress_json;
     let doc = load::slo::run(&cmd.args, |p| {
@@ -224,7 +229,10 @@ pub(super) fn run_merge(
     let mut docs = Vec::new();
     for f in files {
         let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|e| Refused(format!("cannot read {name}: {e}")))?;
+        let text = std::fs::read_to_string(f).map_err(|source| load::Error::Unreadable {
+            path: f.clone(),
+            source,
+        })?;
         docs.push((name.clone(), Document::read(&name, &text)?));
     }
     let merged = load::merge::documents(&docs)?;

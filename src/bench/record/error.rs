@@ -20,8 +20,9 @@ pub enum Error {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
     /// A model entry `muxlab serve` would refuse (exit 2).
+    /// (Boxed, as `Host` is: the entry and its serve error are large.)
     #[error(transparent)]
-    Entry(#[from] BadEntry),
+    Entry(Box<BadEntry>),
     /// A flag asks for something impossible (exit 2).
     #[error(transparent)]
     Flag(#[from] FlagError),
@@ -32,8 +33,9 @@ pub enum Error {
     #[error(transparent)]
     Steer(#[from] SteerError),
     /// A host of the run that cannot be used (exit 2 where the user can fix it).
+    /// (Boxed: a host's error holds what ssh said, and would make every bench result large.)
     #[error(transparent)]
-    Host(#[from] HostError),
+    Host(Box<HostError>),
     /// A peer that did not start (exit 2 for an entry refused).
     #[error(transparent)]
     Peer(#[from] PeerError),
@@ -49,6 +51,18 @@ pub enum Error {
     /// Why one cell cannot run here (a peer that is missing or cannot speak the protocol).
     #[error("skipped: {0}")]
     Skipped(SkipReason),
+}
+
+impl From<BadEntry> for Error {
+    fn from(e: BadEntry) -> Self {
+        Error::Entry(Box::new(e))
+    }
+}
+
+impl From<HostError> for Error {
+    fn from(e: HostError) -> Self {
+        Error::Host(Box::new(e))
+    }
 }
 
 impl Error {

@@ -15,7 +15,7 @@ pub enum HostError {
     #[error("host {host}: cannot reach it: {source}")]
     Unreachable { host: String, source: crate::remote::Error },
     /// The server's host could not be made ready: another muxlab there (exit 2), or unreachable.
-    #[error("host {host}: {}", prep_words(prep))]
+    #[error("host {host}: {prep}")]
     Prepare { host: String, prep: PrepError },
     /// A session on the host (the server under its guard) did not start.
     #[error("host {host}: {source}")]
@@ -25,19 +25,12 @@ pub enum HostError {
     Sampler(crate::remote::Error),
 }
 
-/// What a host's preparation said.
-fn prep_words(e: &PrepError) -> &str {
-    match e {
-        PrepError::Version(w) | PrepError::Unreachable(w) => w,
-    }
-}
-
 impl HostError {
     /// Errors the user caused (exit code 2) rather than the system.
     pub fn is_usage(&self) -> bool {
         match self {
             HostError::NoSshConfig { .. } | HostError::Unreachable { .. } => true,
-            HostError::Prepare { prep, .. } => matches!(prep, PrepError::Version { .. }),
+            HostError::Prepare { prep, .. } => prep.is_usage(),
             HostError::Session { .. } | HostError::Sampler(_) => false,
         }
     }

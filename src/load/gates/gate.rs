@@ -131,7 +131,7 @@ impl fmt::Display for BadGate {
                 self.figure
             ),
             GateFault::NotADuration => {
-                let why = parse_duration(bound).err().map_or(String::new(), |e| e.0);
+                let why = parse_duration(bound).err().map_or(String::new(), |e| e.to_string());
                 write!(f, "'{s}': {bound} is not a duration ({why})")
             }
             GateFault::NotAPercentage => write!(f, "'{s}': {bound} is not a percentage"),

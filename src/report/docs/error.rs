@@ -14,8 +14,8 @@ pub enum DocsError {
     Read { path: PathBuf, error: std::io::Error },
     /// A file that could not be written.
     Write { path: PathBuf, error: std::io::Error },
-    /// A kept result that bench cannot read.
-    Kept { path: PathBuf, error: crate::bench::Error },
+    /// A kept result that bench cannot read (its error names the file).
+    Kept { error: Box<crate::bench::Error> },
     /// A file that is not the JSON it should be.
     Json { path: PathBuf, error: serde_json::Error },
     /// A block's spec that does not read as its kind's.
@@ -75,7 +75,8 @@ impl fmt::Display for DocsError {
             DocsError::Read { path, error } | DocsError::Write { path, error } => {
                 write!(f, "{}: {error}", path.display())
             }
-            DocsError::Kept { path, error } => write!(f, "{}: {error}", path.display()),
+            // bench's reading error names the file.
+            DocsError::Kept { error } => write!(f, "{error}"),
             DocsError::Json { path, error } => write!(f, "{}: {error}", path.display()),
             DocsError::Spec(e) => write!(f, "{e}"),
             DocsError::Blocks(e) => write!(f, "{e}"),

@@ -23,10 +23,7 @@ pub struct Kept {
 impl Kept {
     pub fn read(ctx: &Ctx, name: &str) -> Result<Kept, DocsError> {
         let path = ctx.result(name, "json");
-        let results = crate::bench::read(&path).map_err(|error| DocsError::Kept {
-            path: path.clone(),
-            error,
-        })?;
+        let results = crate::bench::read(&path).map_err(|error| DocsError::Kept { error: Box::new(error) })?;
         let bytes = std::fs::read(&path).map_err(|error| DocsError::Read {
             path: path.clone(),
             error,

@@ -131,7 +131,7 @@ pub enum ScenarioFault {
     /// A request class whose work its models would refuse.
     Query {
         class: String,
-        source: crate::units::BadValue,
+        source: crate::server::RefusedWork,
     },
     /// `rotate_sources` with `bind`.
     RotateWithBind,
@@ -146,7 +146,7 @@ pub enum ScenarioFault {
     /// `fail_if` with `slo`.
     FailIfSlo,
     /// A `fail_if` gate on a class the mix does not have.
-    Gate(crate::units::BadValue),
+    Gate(crate::load::gates::UnknownClass),
     /// A `rate_of` value refused.
     RateOf(BadRateOf),
     /// `rate_of` or `calibrate_by` naming no experiment before this one.
@@ -176,7 +176,8 @@ impl std::fmt::Display for ScenarioFault {
             F::Toml(e) | F::Value(e) => f.write_str(e.message().trim()),
             F::Axis(e) => e.fmt(f),
             F::Steer(e) => e.fmt(f),
-            F::Cpus(e) | F::Gate(e) => e.fmt(f),
+            F::Cpus(e) => e.fmt(f),
+            F::Gate(e) => e.fmt(f),
             F::ThreadedCpus(e) => write!(f, "{e} (or \"all\": every CPU of this machine)"),
             F::Work(e) => e.fmt(f),
             F::Expect(e) => e.fmt(f),
