@@ -1517,6 +1517,8 @@ mod inner {
             "Bad",
             "Error::Boxed",
             "Error::Invalid",
+            "Error::Read",
+            "Error::Static",
             "Error::Usage",
             "Plain",
             "PrepError::Version"
