@@ -27,6 +27,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List every server model: name, family, mechanism, product, seed.
+    #[command(after_help = super::exit::EXIT_CODES)]
     Models {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -36,6 +37,7 @@ pub enum Command {
     ///
     /// Prints {"event":"listening",...} on stdout once it accepts, and {"event":"stats",...}
     /// with every counter when it stops.
+    #[command(after_help = super::exit::EXIT_CODES)]
     Serve(Box<ServeCommand>),
     /// Drive load at a server and measure it (HTTP like ab / wrk, echo, packet).
     ///
@@ -49,8 +51,10 @@ pub enum Command {
     ///
     /// Exit code: 0 when no error occurred, 1 when any request failed (refused, timeout, reset,
     /// bad response, TLS, unanswered by --timeout after the window; a 4xx or 5xx is counted by
-    /// status class and warned about, like wrk), 2 for bad flags, 3 for a failed --fail-if gate.
+    /// status class and warned about, like wrk), when a host of --hosts failed, or when the run
+    /// was interrupted before it was done; 2 for bad flags, 3 for a failed --fail-if gate.
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Load(Box<LoadCommand>),
     /// Run a benchmark scenario: start servers pinned to one CPU, drive load from another,
     /// print a table as cells finish, write results/<scenario>-<time>/ (JSON, CSV, HTML report).
@@ -63,6 +67,7 @@ pub enum Command {
     ///   for i in 0 1 2 3; do muxlab load http://10.0.0.1:8080/ -c 400 -n 1000000 --shard $i/4 --json > part$i.json & done; wait
     ///   muxlab merge part*.json > run.json
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Merge {
         /// Documents written by muxlab load --json (or by merge).
         #[arg(required = true)]
@@ -92,6 +97,7 @@ pub enum Command {
     ///   muxlab predict --model dispatch --workers 4 --work 'sleep:exp(1ms)' --rate 2800 -c 500
     ///   muxlab predict --model reactor --work 'cpu:exp(50us)' -c 100        closed loop over 100 connections
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Predict(crate::queueing::command::PredictArgs),
     /// Which design should my server use? Give the work a request does and the latency target;
     /// advise runs every design against them (a capacity search each, within --time) and answers:
@@ -115,6 +121,7 @@ pub enum Command {
     ///   muxlab explain results/head-of-line-20261125-224319
     ///   muxlab explain results/quick-20261125-120000 --json
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Explain {
         /// A directory written by muxlab bench (holding results.json), or a results file
         /// (a kept one: docs/results/NAME.json).
@@ -137,6 +144,7 @@ pub enum Command {
     ///   muxlab docs            rewrites the blocks that changed
     ///   muxlab docs --check    changes nothing; exits 1 naming each block that differs
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Docs {
         /// Change nothing: name each block whose text differs from what the results render,
         /// and exit 1 if any does (or a number stands unmarked).
@@ -156,6 +164,7 @@ pub enum Command {
     ///                         of throughput, p99 and CPU per request per cell, their spreads,
     ///                         and the changes that go beyond the noise
     #[command(verbatim_doc_comment)]
+    #[command(after_help = super::exit::EXIT_CODES)]
     Report {
         /// Directories written by muxlab bench (holding results.json), or results files: one,
         /// or A and B. Or one load document (load --json) with a time series: it is drawn.

@@ -46,8 +46,8 @@ Exit codes:\n\
   3    a --fail-if gate failed (load)\n\
   130  bench or advise interrupted by Ctrl-C; the finished cells are kept";
 
-/// What the command line refuses itself (a flag that names no host and port, a file it cannot
-/// write): bad input, exit 2. The CLI may format; the layers below it give types.
+/// What the command line refuses itself (a `--target` that is not HOST:PORT): bad input, exit
+/// 2. The CLI may format; the layers below it give types.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Refused(pub String);
@@ -137,5 +137,43 @@ mod tests {
         let bad = anyhow::Error::from(crate::units::parse_duration("5xs").unwrap_err());
         assert_eq!(exit_code(&bad), 2);
         assert_eq!(exit_code(&anyhow::anyhow!("a system call failed")), 1);
+    }
+
+    /// Every layer's error that can reach `main` is read by kind: one the user can fix exits
+    /// 2, one of the machine or the run exits 1.
+    #[test]
+    fn every_layers_error_exits_2_for_bad_input_and_1_for_the_rest() {
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let cases: Vec<(anyhow::Error, i32)> = vec![
+            (Refused("--target 'x' is not HOST:PORT".into()).into(), 2),
+            (server::Error::ZeroWorkers.into(), 2),
+            (server::io_err("binding")(io()).into(), 1),
+            (load::Error::SloWithHosts.into(), 2),
+            (load::Error::EnginePanicked.into(), 1),
+            (crate::remote::Error::HostsWithShard.into(), 2),
+            (crate::remote::Error::NoSsh(io()).into(), 1),
+            (crate::bench::Error::from(crate::bench::record::FlagError::ZeroRepeats).into(), 2),
+            (crate::bench::Error::Io(crate::sys::error::io_err("writing results.json")(io())).into(), 1),
+            (
+                crate::report::Error::NoSeries {
+                    path: "results.json".into(),
+                }
+                .into(),
+                2,
+            ),
+            (
+                crate::report::Error::Write {
+                    path: "report.html".into(),
+                    source: io(),
+                }
+                .into(),
+                1,
+            ),
+            (crate::queueing::BadPrediction::RateAndThink.into(), 2),
+            (crate::advise::BadPlan::NoWork.into(), 2),
+        ];
+        for (e, code) in cases {
+            assert_eq!(exit_code(&e), code, "{e:?}");
+        }
     }
 }

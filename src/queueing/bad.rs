@@ -12,7 +12,7 @@ pub type BadWork = <Work as FromStr>::Err;
 #[derive(Debug, thiserror::Error)]
 pub enum BadPrediction {
     /// `flag` (`--model`) names no design.
-    #[error("unknown model '{given}' (see muxlab models)")]
+    #[error("{flag}: unknown model '{given}' (see muxlab models)")]
     UnknownModel { given: String, flag: &'static str },
     /// `--workers` given to a design that has none.
     #[error("model '{model}' has no workers; drop --workers")]

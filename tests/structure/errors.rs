@@ -42,9 +42,19 @@ pub fn text_only(code: &str, errors: &BTreeSet<String>) -> Vec<String> {
             syn::Item::Struct(s) if is_error(&s.attrs, &s.ident, errors) && all_text(&s.fields) => {
                 found.push(s.ident.to_string());
             }
+            syn::Item::Struct(s) if is_fault(&s.ident) && unnamed_text(&s.fields) => {
+                found.push(s.ident.to_string());
+            }
             syn::Item::Enum(e) if is_error(&e.attrs, &e.ident, errors) => {
                 for v in &e.variants {
                     if all_text(&v.fields) {
+                        found.push(format!("{}::{}", e.ident, v.ident));
+                    }
+                }
+            }
+            syn::Item::Enum(e) if is_fault(&e.ident) => {
+                for v in &e.variants {
+                    if unnamed_text(&v.fields) {
                         found.push(format!("{}::{}", e.ident, v.ident));
                     }
                 }
@@ -67,18 +77,37 @@ fn is_error(attrs: &[syn::Attribute], ident: &syn::Ident, errors: &BTreeSet<Stri
         })
 }
 
+/// Whether the type names a fault an error holds (`BadX`, `XFault`, `XRefusal`): the error
+/// around it gives the context (the file, the line, the flag), so a fault may carry the value
+/// given under its name (`UnknownKey { key: String }`), but not text with no name, nor a message.
+fn is_fault(ident: &syn::Ident) -> bool {
+    let name = ident.to_string();
+    name.ends_with("Fault") || name.ends_with("Refusal") || (name.starts_with("Bad") && name.len() > 3)
+}
+
+/// Fields that are text with no name (`Weight(String)`, `Bad(&'static str)`), or a message.
+fn unnamed_text(fields: &syn::Fields) -> bool {
+    match fields {
+        syn::Fields::Unnamed(_) => !fields.is_empty() && fields.iter().all(|f| is_text(&f.ty)),
+        syn::Fields::Named(_) => fields.iter().any(is_message),
+        syn::Fields::Unit => false,
+    }
+}
+
+/// A text field named as a message.
+fn is_message(f: &syn::Field) -> bool {
+    is_text(&f.ty)
+        && f.ident
+            .as_ref()
+            .is_some_and(|i| ["message", "msg", "why", "reason", "detail", "text"].contains(&i.to_string().as_str()))
+}
+
 fn all_text(fields: &syn::Fields) -> bool {
     let owned = |f: &syn::Field| is_text(&f.ty) && !matches!(f.ty, syn::Type::Reference(_));
-    let message = |f: &syn::Field| {
-        is_text(&f.ty)
-            && f.ident.as_ref().is_some_and(|i| {
-                ["message", "msg", "why", "reason", "detail", "text"].contains(&i.to_string().as_str())
-            })
-    };
     !fields.is_empty()
         && (fields.iter().all(owned)
             || (fields.len() == 1 && fields.iter().all(|f| is_text(&f.ty)))
-            || fields.iter().any(message))
+            || fields.iter().any(is_message))
 }
 
 fn is_text(ty: &syn::Type) -> bool {

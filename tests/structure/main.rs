@@ -1509,6 +1509,16 @@ mod inner {
     #[derive(Debug, Error)]
     pub struct Bad(pub String);
 }
+#[derive(Debug)]
+pub enum LineFault {
+    Weight(String),
+    UnknownKey { key: String },
+    Said { message: String },
+    Empty,
+}
+pub enum Parsed {
+    Broken(&'static str),
+}
 "#;
     let errors = errors::implemented(planted);
     assert_eq!(
@@ -1520,6 +1530,8 @@ mod inner {
             "Error::Read",
             "Error::Static",
             "Error::Usage",
+            "LineFault::Said",
+            "LineFault::Weight",
             "Plain",
             "PrepError::Version"
         ]

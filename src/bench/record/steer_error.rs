@@ -32,6 +32,9 @@ pub enum SteerError {
     #[error("steer_rx: writing {}: {source} (needs root)", mark.display())]
     MarkWrite { mark: PathBuf, source: std::io::Error },
     /// Another run holds the mark: its pid as the mark gives it.
-    #[error("steer_rx: another muxlab bench (pid {pid}) is steering loopback; wait for it to end")]
+    #[error(
+        "steer_rx: another muxlab bench (pid {pid}, by {}) is steering loopback; wait for it to end",
+        mark.display()
+    )]
     Busy { mark: PathBuf, pid: String },
 }

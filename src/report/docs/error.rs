@@ -35,10 +35,6 @@ pub enum DocsError {
     /// A `predicted` figure (`key`) that is not among the block's `figures`.
     PredictedNotShown {
         key: String,
-        #[allow(
-            dead_code,
-            reason = "what `key` was looked for in, for tests and callers; the words name only the key"
-        )]
         figures: Vec<String>,
     },
     /// A kept result with no such experiment.
@@ -90,7 +86,9 @@ impl fmt::Display for DocsError {
                 metrics.join(", "),
                 counters.join(", ")
             ),
-            DocsError::PredictedNotShown { key, .. } => write!(f, "predicted '{key}' is not one of the figures"),
+            DocsError::PredictedNotShown { key, figures } => {
+                write!(f, "predicted '{key}' is not one of the figures ({})", figures.join(", "))
+            }
             DocsError::NoExperiment {
                 result,
                 experiment,

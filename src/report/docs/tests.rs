@@ -38,7 +38,7 @@ fn a_predicted_figure_the_block_does_not_show_is_named() {
         matches!(&e, DocsError::PredictedNotShown { key, figures } if key == "p99" && figures == &["throughput"]),
         "{e:?}"
     );
-    assert_eq!(e.to_string(), "predicted 'p99' is not one of the figures");
+    assert_eq!(e.to_string(), "predicted 'p99' is not one of the figures (throughput)");
 }
 
 #[test]

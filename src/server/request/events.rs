@@ -72,14 +72,8 @@ pub(super) fn requested(w: Worker<'_>, target: &[u8]) -> Option<Result<StreamSpe
 #[derive(Debug, thiserror::Error)]
 pub(super) enum RefusedStream {
     /// A query's key names what a client may not (a file, a long or deep spec).
-    #[error("'{part}': a query may not name hist:, more than 128 bytes or two levels of parentheses")]
-    Unnamable {
-        part: String,
-        /// Which rule it breaks: the refusal is a bare 400, so only a reader of its `Debug`
-        /// form (a test, a debugger) sees it.
-        #[allow(dead_code)]
-        fault: Unnamable,
-    },
+    #[error("'{part}': {fault}")]
+    Unnamable { part: String, fault: Unnamable },
     /// The query's stream keys do not read.
     #[error(transparent)]
     Spec(BadStreamSpec),

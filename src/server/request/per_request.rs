@@ -261,6 +261,20 @@ pub(super) enum Unnamable {
     Deep { depth: usize },
 }
 
+impl std::fmt::Display for Unnamable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unnamable::Long { bytes } => {
+                write!(f, "a query may not name a spec of {bytes} bytes (at most {QUERY_SPEC_MAX})")
+            }
+            Unnamable::File => f.write_str("a query may not name hist: (a file of the server's)"),
+            Unnamable::Deep { depth } => {
+                write!(f, "a query may not nest {depth} levels of parentheses (at most two)")
+            }
+        }
+    }
+}
+
 /// Why a client may not put `spec` in a query, if it may not.
 pub(super) fn unnamable(spec: &str) -> Option<Unnamable> {
     if spec.len() > QUERY_SPEC_MAX {

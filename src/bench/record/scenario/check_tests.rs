@@ -120,7 +120,7 @@ fn bad_files_name_the_line_and_field() {
     )
     .unwrap_err();
     assert!(
-        matches!(e.fault(), Some(ScenarioFault::NotAnIp { given }) if given == "nowhere"),
+        matches!(e.fault(), Some(ScenarioFault::NotAnIp { given, .. }) if given == "nowhere"),
         "{e:?}"
     );
     assert_eq!(

@@ -101,7 +101,7 @@ pub enum ScenarioFault {
     /// Two experiments of one name.
     SameName { name: String },
     /// `server_addr` that is not an IP address.
-    NotAnIp { given: String },
+    NotAnIp { given: String, source: std::net::AddrParseError },
     /// Client hosts with no server they could reach.
     NoServerForClients,
     /// `repeats = 0`.
@@ -195,7 +195,7 @@ impl std::fmt::Display for ScenarioFault {
                 f,
                 "'{name}' names two experiments (an axis's values may give one name twice): rename one"
             ),
-            F::NotAnIp { given } => write!(f, "'{given}' is not an IP address"),
+            F::NotAnIp { given, .. } => write!(f, "'{given}' is not an IP address"),
             F::NoServerForClients => f.write_str(
                 "the client hosts cannot reach a server on 127.0.0.1: give server_host, or server_addr \
                  (this machine's address as they reach it)",
