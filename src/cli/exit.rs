@@ -152,8 +152,14 @@ mod tests {
             (load::Error::EnginePanicked.into(), 1),
             (crate::remote::Error::HostsWithShard.into(), 2),
             (crate::remote::Error::NoSsh(io()).into(), 1),
-            (crate::bench::Error::from(crate::bench::record::FlagError::ZeroRepeats).into(), 2),
-            (crate::bench::Error::Io(crate::sys::error::io_err("writing results.json")(io())).into(), 1),
+            (
+                crate::bench::Error::from(crate::bench::record::FlagError::ZeroRepeats).into(),
+                2,
+            ),
+            (
+                crate::bench::Error::Io(crate::sys::error::io_err("writing results.json")(io())).into(),
+                1,
+            ),
             (
                 crate::report::Error::NoSeries {
                     path: "results.json".into(),

@@ -88,7 +88,10 @@ impl std::fmt::Display for NoCalibration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NoCalibration::NoCellOf { by, target, conns } => {
-                write!(f, "no cell of '{by}' (its calibration) ran for {target} at {conns} connections")
+                write!(
+                    f,
+                    "no cell of '{by}' (its calibration) ran for {target} at {conns} connections"
+                )
             }
             NoCalibration::NoCell => f.write_str("no calibration cell ran"),
             NoCalibration::Unfinished { by: Some(by), status } => {

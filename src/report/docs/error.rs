@@ -33,10 +33,7 @@ pub enum DocsError {
         counters: Vec<&'static str>,
     },
     /// A `predicted` figure (`key`) that is not among the block's `figures`.
-    PredictedNotShown {
-        key: String,
-        figures: Vec<String>,
-    },
+    PredictedNotShown { key: String, figures: Vec<String> },
     /// A kept result with no such experiment.
     NoExperiment {
         result: String,
@@ -87,7 +84,11 @@ impl fmt::Display for DocsError {
                 counters.join(", ")
             ),
             DocsError::PredictedNotShown { key, figures } => {
-                write!(f, "predicted '{key}' is not one of the figures ({})", figures.join(", "))
+                write!(
+                    f,
+                    "predicted '{key}' is not one of the figures ({})",
+                    figures.join(", ")
+                )
             }
             DocsError::NoExperiment {
                 result,

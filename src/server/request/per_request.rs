@@ -265,7 +265,10 @@ impl std::fmt::Display for Unnamable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Unnamable::Long { bytes } => {
-                write!(f, "a query may not name a spec of {bytes} bytes (at most {QUERY_SPEC_MAX})")
+                write!(
+                    f,
+                    "a query may not name a spec of {bytes} bytes (at most {QUERY_SPEC_MAX})"
+                )
             }
             Unnamable::File => f.write_str("a query may not name hist: (a file of the server's)"),
             Unnamable::Deep { depth } => {

@@ -161,8 +161,17 @@ fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), ScenarioError> {
         }
     }
     if let Some(a) = &s.server_addr {
-        a.parse::<std::net::IpAddr>()
-            .map_err(|source| o.at(a, "server_addr", None, F::NotAnIp { given: a.clone(), source }))?;
+        a.parse::<std::net::IpAddr>().map_err(|source| {
+            o.at(
+                a,
+                "server_addr",
+                None,
+                F::NotAnIp {
+                    given: a.clone(),
+                    source,
+                },
+            )
+        })?;
     }
     if !s.client_hosts.is_empty() && s.server_host.is_none() && s.server_addr.is_none() {
         return Err(o.at("client_hosts", "client_hosts", None, F::NoServerForClients));

@@ -101,7 +101,10 @@ pub enum ScenarioFault {
     /// Two experiments of one name.
     SameName { name: String },
     /// `server_addr` that is not an IP address.
-    NotAnIp { given: String, source: std::net::AddrParseError },
+    NotAnIp {
+        given: String,
+        source: std::net::AddrParseError,
+    },
     /// Client hosts with no server they could reach.
     NoServerForClients,
     /// `repeats = 0`.
