@@ -55,6 +55,25 @@ fn a_bad_value_on_each_command_line_says_why_and_exits_with_its_documented_code(
         said(&o)
     );
 
+    // Refusals clap does not make (the layers' typed errors, read by kind in cli/exit.rs).
+    let o = muxlab(&[
+        "load",
+        "http://127.0.0.1:9/",
+        "--slo",
+        "p99<=10ms",
+        "--fail-if",
+        "p99>1ms",
+    ]);
+    assert_eq!(o.status.code(), Some(bad_input), "{}", said(&o));
+    assert!(
+        said(&o).contains("--fail-if and --timeseries are of one run"),
+        "{}",
+        said(&o)
+    );
+    let o = muxlab(&["predict", "--model", "nope", "--work", "cpu:1ms", "-c", "1"]);
+    assert_eq!(o.status.code(), Some(bad_input), "{}", said(&o));
+    assert!(said(&o).contains("unknown model 'nope'"), "{}", said(&o));
+
     let dir = std::env::temp_dir().join(format!("muxlab-exit-codes-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("docs/results")).unwrap();
     let scenario = dir.join("bad.toml");
