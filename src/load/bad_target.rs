@@ -14,8 +14,8 @@ pub struct BadTarget {
 pub enum TargetFault {
     /// No `SCHEME://`.
     NotAUrl,
-    /// A scheme no target has.
-    UnknownScheme(String),
+    /// A scheme no target has (the URL's, before `://`).
+    UnknownScheme,
     /// Nothing between `://` and the path.
     NoHost,
     /// A scheme with no default port, and none given.
@@ -37,9 +37,9 @@ impl fmt::Display for BadTarget {
                 f,
                 "'{url}' is not a target URL: write http://HOST:PORT/PATH, h2c://HOST:PORT/PATH, echo://HOST:PORT, packet://HOST:PORT, resp://HOST:PORT or memcache://HOST:PORT"
             ),
-            TargetFault::UnknownScheme(s) => write!(
+            TargetFault::UnknownScheme => write!(
                 f,
-                "unknown scheme '{s}': use http://, https://, h2c://, echo://, packet://, resp:// or memcache://"
+                "unknown scheme '{scheme}': use http://, https://, h2c://, echo://, packet://, resp:// or memcache://"
             ),
             TargetFault::NoHost => write!(f, "'{url}' has no host"),
             TargetFault::NoPort => write!(f, "'{url}' needs a port: {scheme}://HOST:PORT"),

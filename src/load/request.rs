@@ -80,7 +80,7 @@ impl Target {
             "packet" => Kind::Packet,
             "resp" => Kind::Resp,
             "memcache" => Kind::Memcache,
-            s => return Err(bad(TargetFault::UnknownScheme(s.to_string()))),
+            _ => return Err(bad(TargetFault::UnknownScheme)),
         };
         let tls = scheme == "https";
         let (authority, path) = match rest.find('/') {
@@ -319,7 +319,7 @@ mod load_workload {
             ),
             (
                 "ftp://x:1",
-                |f| matches!(f, TargetFault::UnknownScheme(s) if s == "ftp"),
+                |f| matches!(f, TargetFault::UnknownScheme),
                 "unknown scheme 'ftp': use http://",
             ),
             (

@@ -100,7 +100,7 @@ fn payload(a: &LoadArgs, http: bool) -> Result<Payload, Error> {
                 bad(
                     "body",
                     Rule::BodyUnreadable {
-                        path: path.to_string(),
+                        path: path.into(),
                         source,
                     },
                 )

@@ -3,6 +3,7 @@
 //! to change. [`Error::Invalid`](super::Error::Invalid) pairs one with the key it is about.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use super::pacing::MAX_RATE;
 use super::workload::MAX_STREAMS;
@@ -30,7 +31,7 @@ pub enum Rule {
     BodyAndBodySize,
     /// `--body @FILE` whose file cannot be read.
     BodyUnreadable {
-        path: String,
+        path: PathBuf,
         source: std::io::Error,
     },
     BodyNotHttp,
@@ -164,7 +165,9 @@ impl fmt::Display for Rule {
                 "--rate {rate} is over {} requests a second, which no client of this machine sends (each request costs it about a microsecond of a CPU): a schedule that dense only falls behind",
                 crate::units::thousands(MAX_RATE as u64)
             ),
-            Rule::BodyUnreadable { path, source } => write!(f, "cannot read --body @{path}: {source}"),
+            Rule::BodyUnreadable { path, source } => {
+                write!(f, "cannot read --body @{}: {source}", path.display())
+            }
             Rule::SloClassNotInMix { class } => write!(f, "--slo names the class '{class}', which no --mix gives"),
             Rule::StreamsOverMax => write!(f, "--streams is at most {MAX_STREAMS}"),
             Rule::ShardsOverConnections { connections, shards } => write!(

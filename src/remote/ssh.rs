@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::reason::reason;
 use super::Error;
 // Why a host could not be prepared: the layer's error file holds them (beside `Error`, which
 // they carry); named here too, where `prepare` is.
@@ -136,18 +137,9 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
     } else {
         (vec![remote_bin.to_string(), "--version".into()], Vec::new())
     };
-    let out = ssh.output(host, &words, &input).map_err(|e| {
-        // What the host's shell (or ssh) said: a command it did not find is no muxlab there.
-        let said = e.to_string();
-        if said.contains("not found") || said.contains("No such file") {
-            bad(PrepFault::NotThere {
-                bin: remote_bin.to_string(),
-                source: e,
-            })
-        } else {
-            bad(PrepFault::Ssh(e))
-        }
-    })?;
+    let out = ssh
+        .output(host, &words, &input)
+        .map_err(|e| bad(failed(remote_bin, e)))?;
     let mut lines = out.lines();
     let dir = match push {
         true => match lines.next().map(str::trim) {
@@ -177,6 +169,32 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
         bin,
         pushed_dir: dir,
     })
+}
+
+/// Why running `bin` on a host failed: no muxlab there when the host's shell said it found
+/// no such command, else the session's own failure.
+fn failed(bin: &str, e: Error) -> PrepFault {
+    match not_found_there(&e) {
+        true => PrepFault::NotThere {
+            bin: bin.to_string(),
+            source: e,
+        },
+        false => PrepFault::Ssh(e),
+    }
+}
+
+/// The command ran on the host and its shell said it found no such program: the command's
+/// exit (not ssh's own, 255) whose last words say `not found` or `No such file`. ssh that
+/// cannot start here (its OS error also reads "No such file or directory"), or one that
+/// cannot reach the host, is not.
+fn not_found_there(e: &Error) -> bool {
+    match e {
+        Error::Exited { stderr, code, .. } if *code != Some(255) => {
+            let said = reason(stderr, *code);
+            said.contains("not found") || said.contains("No such file")
+        }
+        _ => false,
+    }
 }
 
 /// Removes a pushed directory (best effort: an unreachable host keeps it until its /tmp is
@@ -301,4 +319,63 @@ pub fn machine(ssh: &Ssh, host: &str) -> Result<Machine, Error> {
         cpu_model: at(2).into(),
         address: at(3).split_whitespace().nth(2).map(String::from),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exited(code: Option<i32>, stderr: &str) -> Error {
+        Error::Exited {
+            host: "h".into(),
+            code,
+            stderr: stderr.into(),
+        }
+    }
+
+    #[test]
+    fn only_the_hosts_shell_not_finding_muxlab_is_no_muxlab_there() {
+        let prep = |e: Error| PrepError {
+            host: "h".into(),
+            fault: failed("muxlab", e),
+        };
+        // The host's shell did not find it: the user can fix it (exit 2).
+        for said in [
+            "sh: 1: muxlab: not found",
+            "bash: line 1: /opt/muxlab: No such file or directory",
+        ] {
+            let p = prep(exited(Some(127), said));
+            assert!(
+                matches!(p.fault, PrepFault::NotThere { .. }) && p.is_usage(),
+                "{said}: {p}"
+            );
+            assert!(
+                p.to_string()
+                    .starts_with(&format!("cannot run 'muxlab' there ({said})")),
+                "{p}"
+            );
+        }
+        // No ssh on this machine: its OS error says "No such file or directory", yet it is ssh
+        // that is missing, not muxlab there (exit 1).
+        let no_ssh = Error::NoSsh(std::io::Error::from_raw_os_error(2));
+        assert!(no_ssh.to_string().contains("No such file"), "{no_ssh}");
+        let p = prep(no_ssh);
+        assert!(
+            matches!(p.fault, PrepFault::Ssh(Error::NoSsh(_))) && !p.is_usage(),
+            "{p}"
+        );
+        assert!(p.to_string().starts_with("cannot run ssh: "), "{p}");
+        // ssh's own failure (255) that names a missing file, and a command that failed otherwise.
+        for e in [
+            exited(Some(255), "Can't open user config file /x: No such file or directory"),
+            exited(Some(1), "muxlab: something else went wrong"),
+            exited(None, ""),
+        ] {
+            let p = prep(e);
+            assert!(
+                matches!(p.fault, PrepFault::Ssh(Error::Exited { .. })) && !p.is_usage(),
+                "{p}"
+            );
+        }
+    }
 }

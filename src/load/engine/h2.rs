@@ -126,13 +126,13 @@ impl Engine<'_> {
         let ok = self.h2_events(i, &mut events, now)
             && match r {
                 Ok(()) => true,
-                Err(Fault::Bad(what)) => {
-                    self.say(what);
-                    self.fail(i, ErrorClass::BadResponse, now);
-                    false
-                }
                 Err(Fault::Mismatch) => {
                     self.fail(i, ErrorClass::EchoMismatch, now);
+                    false
+                }
+                Err(broke @ (Fault::Frame(_) | Fault::Violation(_))) => {
+                    self.say(broke);
+                    self.fail(i, ErrorClass::BadResponse, now);
                     false
                 }
             };
@@ -198,7 +198,7 @@ impl Engine<'_> {
     }
 
     /// Says once what went wrong with a server's HTTP/2 (every connection would say the same).
-    fn say(&self, what: &str) {
+    fn say(&self, what: impl std::fmt::Display) {
         if !SAID.swap(true, Ordering::Relaxed) {
             eprintln!("muxlab: HTTP/2 with {}: {what}", self.spec.target().host);
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{format_duration, parse_duration};
+use crate::units::{format_duration, parse_duration, BadValue};
 
 /// The figure a gate holds to a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -92,14 +92,14 @@ pub struct BadGate {
 }
 
 /// Why a gate is refused (a gate no figure can cross is refused too).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateFault {
     /// Not one `>` or `<`.
     NoComparison,
     /// A figure no gate holds.
     UnknownFigure,
-    /// A latency's bound that is not a duration.
-    NotADuration,
+    /// A latency's bound that is not a duration (why not).
+    NotADuration(BadValue),
     /// An error share's bound that is not a number.
     NotAPercentage,
     /// An error count's bound that is not a number.
@@ -123,17 +123,14 @@ pub enum GateFault {
 impl fmt::Display for BadGate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (s, bound) = (&self.gate, &self.bound);
-        match self.why {
+        match &self.why {
             GateFault::NoComparison => write!(f, "'{s}' is not FIGURE>BOUND or FIGURE<BOUND: write e.g. p99>10ms"),
             GateFault::UnknownFigure => write!(
                 f,
                 "'{}' in '{s}' is not a figure a gate holds: p50, p90, p99, p99.9, max, errors, rps",
                 self.figure
             ),
-            GateFault::NotADuration => {
-                let why = parse_duration(bound).err().map_or(String::new(), |e| e.to_string());
-                write!(f, "'{s}': {bound} is not a duration ({why})")
-            }
+            GateFault::NotADuration(why) => write!(f, "'{s}': {bound} is not a duration ({why})"),
             GateFault::NotAPercentage => write!(f, "'{s}': {bound} is not a percentage"),
             GateFault::NotACount => write!(f, "'{s}': {bound} is not a count"),
             GateFault::NotARate => write!(f, "'{s}': {bound} is not a rate"),
@@ -172,7 +169,7 @@ fn gate(s: &str) -> Result<Gate, BadGate> {
     let fault = |why| bad(name, bound_text, why);
     let number = |t: &str, why| t.trim().parse::<f64>().map_err(|_| fault(why));
     let latency = |q| -> Result<(Figure, f64), BadGate> {
-        let d = parse_duration(bound_text).map_err(|_| fault(GateFault::NotADuration))?;
+        let d = parse_duration(bound_text).map_err(|e| fault(GateFault::NotADuration(e)))?;
         Ok((Figure::Latency(q), d.as_secs_f64() * 1e6))
     };
     let (figure, bound) = match name {
@@ -356,30 +353,53 @@ mod tests {
             g.0.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
             ["p99>10ms", "errors>0.1%", "rps<5000", "short:p99.9>5ms", "errors>0"]
         );
-        for (bad, why, says) in [
-            ("p99=10ms", GateFault::NoComparison, "is not FIGURE>BOUND"),
+        type Is = fn(&GateFault) -> bool;
+        let cases: [(&str, Is, &str); 14] = [
+            (
+                "p99=10ms",
+                |f| matches!(f, GateFault::NoComparison),
+                "is not FIGURE>BOUND",
+            ),
             (
                 "p98>1ms",
-                GateFault::UnknownFigure,
+                |f| matches!(f, GateFault::UnknownFigure),
                 "'p98' in 'p98>1ms' is not a figure a gate holds",
             ),
-            ("p99>fast", GateFault::NotADuration, "fast is not a duration"),
-            ("errors>x%", GateFault::NotAPercentage, "is not a percentage"),
-            ("errors>x", GateFault::NotACount, "is not a count"),
-            ("rps<x", GateFault::NotARate, "is not a rate"),
-            ("short:rps<10", GateFault::ClassRate, "not a class's"),
-            ("", GateFault::NoGate, "no gate given"),
-            ("rps<-5", GateFault::Negative, "from 0"),
-            ("errors>200%", GateFault::ShareOver100, "at most 100 %"),
-            ("errors>100%", GateFault::ShareNeverOver, "can never fail"),
-            ("errors<0", GateFault::NeverUnder, "can never fail"),
-            ("p99<0ms", GateFault::NeverUnder, "can never fail"),
-            ("rps<0", GateFault::NeverUnder, "can never fail"),
-        ] {
+            (
+                "p99>fast",
+                |f| matches!(f, GateFault::NotADuration(_)),
+                "fast is not a duration",
+            ),
+            (
+                "errors>x%",
+                |f| matches!(f, GateFault::NotAPercentage),
+                "is not a percentage",
+            ),
+            ("errors>x", |f| matches!(f, GateFault::NotACount), "is not a count"),
+            ("rps<x", |f| matches!(f, GateFault::NotARate), "is not a rate"),
+            ("short:rps<10", |f| matches!(f, GateFault::ClassRate), "not a class's"),
+            ("", |f| matches!(f, GateFault::NoGate), "no gate given"),
+            ("rps<-5", |f| matches!(f, GateFault::Negative), "from 0"),
+            ("errors>200%", |f| matches!(f, GateFault::ShareOver100), "at most 100 %"),
+            (
+                "errors>100%",
+                |f| matches!(f, GateFault::ShareNeverOver),
+                "can never fail",
+            ),
+            ("errors<0", |f| matches!(f, GateFault::NeverUnder), "can never fail"),
+            ("p99<0ms", |f| matches!(f, GateFault::NeverUnder), "can never fail"),
+            ("rps<0", |f| matches!(f, GateFault::NeverUnder), "can never fail"),
+        ];
+        for (bad, is, says) in cases {
             let e = bad.parse::<Gates>().unwrap_err();
-            assert_eq!(e.why, why, "{bad}: {e}");
+            assert!(is(&e.why), "{bad}: {e:?}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
+        // A bound that is not a duration says why, as the duration's own reader does.
+        let e = "p99>fast".parse::<Gates>().unwrap_err();
+        let why = parse_duration("fast").unwrap_err();
+        assert_eq!(e.why, GateFault::NotADuration(why.clone()));
+        assert_eq!(e.to_string(), format!("'p99>fast': fast is not a duration ({why})"));
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! it reads is in `read`. What the engine must act on comes out as [`Event`]s, a broken
 //! connection as a [`Fault`].
 
+use std::fmt;
 use std::sync::Arc;
 
 use super::encoder::Encoder;
 use super::figures::Counts;
+use super::violation::Violation;
 use super::H2Plan;
 use crate::load::{pattern, Payload};
-use crate::proto::h2::frame::{self, Reader};
+use crate::proto::h2::frame::{self, ReadError, Reader};
 use crate::proto::h2::hpack;
 use crate::proto::h2::window::{Inflow, Window};
 
@@ -43,11 +45,48 @@ pub enum Event {
 /// The connection cannot go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// The server broke the protocol (what it did).
-    Bad(&'static str),
+    /// The server's frames do not read (the reader's error, with the protocol error code it
+    /// calls for).
+    Frame(ReadError),
+    /// The server broke the protocol otherwise (what it did).
+    Violation(Violation),
     /// An echoed body differs from the one sent.
     Mismatch,
 }
+
+impl From<ReadError> for Fault {
+    fn from(e: ReadError) -> Fault {
+        Fault::Frame(e)
+    }
+}
+
+impl From<Violation> for Fault {
+    fn from(v: Violation) -> Fault {
+        Fault::Violation(v)
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Fault::Frame(e) => match e {
+                ReadError::FrameTooLarge => "a frame larger than SETTINGS_MAX_FRAME_SIZE",
+                ReadError::StreamZero => "HEADERS on stream 0",
+                ReadError::Padding(_) => "bad padding",
+                ReadError::ShortPriority => "a HEADERS frame too short for its priority",
+                ReadError::ContinuationExpected => "a header block not followed by its CONTINUATION",
+                ReadError::ContinuationElsewhere => "a CONTINUATION on another stream",
+                ReadError::StrayContinuation => "a CONTINUATION without a header block",
+                ReadError::BlockTooLarge => "a response header block over 64 KiB",
+                ReadError::TooManyContinuations => "a response header block in more than 64 CONTINUATION frames",
+            },
+            Fault::Violation(v) => return write!(f, "{v}"),
+            Fault::Mismatch => "an echoed body that differs from the one sent",
+        })
+    }
+}
+
+impl std::error::Error for Fault {}
 
 /// A stream this client opened and that has not ended.
 #[derive(Debug, Clone)]

@@ -12,10 +12,12 @@ mod encoder;
 mod figures;
 mod plan;
 mod read;
+mod violation;
 
 pub use conn::{Event, Fault, H2Conn, RECV_WINDOW};
 pub use figures::{Counts, H2Figures, H2Tally};
 pub use plan::{fits_one_frame, H2Class, H2Plan};
+pub use violation::Violation;
 
 #[cfg(test)]
 mod tests;

@@ -3,24 +3,9 @@
 //! checked, and what the engine must act on raised as [`Event`]s.
 
 use super::conn::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST};
+use super::violation::Violation;
 use crate::load::pattern;
-use crate::proto::h2::frame::{self, Frame, Head, ReadError};
-
-impl From<ReadError> for Fault {
-    fn from(e: ReadError) -> Fault {
-        Fault::Bad(match e {
-            ReadError::FrameTooLarge => "a frame larger than SETTINGS_MAX_FRAME_SIZE",
-            ReadError::StreamZero => "HEADERS on stream 0",
-            ReadError::Padding(_) => "bad padding",
-            ReadError::ShortPriority => "a HEADERS frame too short for its priority",
-            ReadError::ContinuationExpected => "a header block not followed by its CONTINUATION",
-            ReadError::ContinuationElsewhere => "a CONTINUATION on another stream",
-            ReadError::StrayContinuation => "a CONTINUATION without a header block",
-            ReadError::BlockTooLarge => "a response header block over 64 KiB",
-            ReadError::TooManyContinuations => "a response header block in more than 64 CONTINUATION frames",
-        })
-    }
-}
+use crate::proto::h2::frame::{self, Frame, Head};
 
 impl H2Conn {
     /// Reads the server's bytes: what must be answered goes to `out`, what the engine must act
@@ -49,14 +34,10 @@ impl H2Conn {
     fn preface(&self, data: &[u8]) -> Result<(), Fault> {
         let b: Vec<u8> = self.reader.buffered().iter().chain(data).take(5).copied().collect();
         if b.starts_with(b"HTTP/") {
-            return Err(Fault::Bad(
-                "the server answered in HTTP/1.x: it does not speak HTTP/2 on this port (prior knowledge)",
-            ));
+            return Err(Fault::Violation(Violation::Http1));
         }
         if b.len() > 3 && b[3] != frame::SETTINGS {
-            return Err(Fault::Bad(
-                "the server's first frame is not SETTINGS: not an HTTP/2 server",
-            ));
+            return Err(Fault::Violation(Violation::FirstNotSettings));
         }
         Ok(())
     }
@@ -71,7 +52,7 @@ impl H2Conn {
     fn unknown(&self, id: u32) -> Result<(), Fault> {
         match id != 0 && id < self.next_id {
             true => Ok(()),
-            false => Err(Fault::Bad("a frame on a stream this client never opened")),
+            false => Err(Fault::Violation(Violation::NeverOpened)),
         }
     }
 
@@ -88,7 +69,7 @@ impl H2Conn {
             frame::SETTINGS => self.settings(h, p, out),
             frame::PING => {
                 if p.len() != 8 || h.stream != 0 {
-                    return Err(Fault::Bad("a malformed PING"));
+                    return Err(Fault::Violation(Violation::BadPing));
                 }
                 if h.flags & frame::ACK == 0 {
                     self.ack(17)?;
@@ -100,7 +81,7 @@ impl H2Conn {
             }
             frame::GOAWAY => self.goaway(h, p, events),
             frame::WINDOW_UPDATE => self.window_update(h, p),
-            frame::PUSH_PROMISE => Err(Fault::Bad("PUSH_PROMISE, though this client disabled push")),
+            frame::PUSH_PROMISE => Err(Fault::Violation(Violation::PushPromise)),
             // PRIORITY, and frame types this client does not know, are ignored (RFC 9113 5.5).
             _ => Ok(()),
         }
@@ -108,7 +89,7 @@ impl H2Conn {
 
     fn rst_stream(&mut self, h: Head, p: &[u8], events: &mut Vec<Event>) -> Result<(), Fault> {
         if p.len() != 4 || h.stream == 0 {
-            return Err(Fault::Bad("a malformed RST_STREAM"));
+            return Err(Fault::Violation(Violation::BadRstStream));
         }
         let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
         let Some(k) = self.find(h.stream) else {
@@ -124,7 +105,7 @@ impl H2Conn {
 
     fn goaway(&mut self, h: Head, p: &[u8], events: &mut Vec<Event>) -> Result<(), Fault> {
         if p.len() < 8 || h.stream != 0 {
-            return Err(Fault::Bad("a malformed GOAWAY"));
+            return Err(Fault::Violation(Violation::BadGoAway));
         }
         let last = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
         let code = u32::from_be_bytes([p[4], p[5], p[6], p[7]]);
@@ -138,11 +119,11 @@ impl H2Conn {
 
     fn window_update(&mut self, h: Head, p: &[u8]) -> Result<(), Fault> {
         if p.len() != 4 {
-            return Err(Fault::Bad("a malformed WINDOW_UPDATE"));
+            return Err(Fault::Violation(Violation::BadWindowUpdate));
         }
         let inc = u32::from_be_bytes([p[0], p[1], p[2], p[3]]) & LAST_ID;
         if inc == 0 {
-            return Err(Fault::Bad("a WINDOW_UPDATE of 0"));
+            return Err(Fault::Violation(Violation::ZeroWindowUpdate));
         }
         let window = match h.stream {
             0 => &mut self.send_window,
@@ -153,14 +134,14 @@ impl H2Conn {
         };
         window
             .grant(inc)
-            .map_err(|_| Fault::Bad("a window opened past 2^31 - 1"))?;
+            .map_err(|_| Fault::Violation(Violation::WindowOverMax))?;
         self.blocked = true;
         Ok(())
     }
 
     fn settings(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
         if h.stream != 0 || !p.len().is_multiple_of(6) {
-            return Err(Fault::Bad("a malformed SETTINGS frame"));
+            return Err(Fault::Violation(Violation::BadSettings));
         }
         if h.flags & frame::ACK != 0 {
             return Ok(());
@@ -174,21 +155,21 @@ impl H2Conn {
                 frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = v,
                 frame::SETTINGS_INITIAL_WINDOW_SIZE => {
                     if i64::from(v) > frame::MAX_WINDOW {
-                        return Err(Fault::Bad("SETTINGS_INITIAL_WINDOW_SIZE past 2^31 - 1"));
+                        return Err(Fault::Violation(Violation::InitialWindowOverMax));
                     }
                     // Every open stream's window moves by the change (RFC 9113 6.9.2).
                     let delta = i64::from(v) - self.initial_window;
                     self.initial_window = i64::from(v);
                     for s in &mut self.streams {
-                        s.window.shift(delta).map_err(|_| {
-                            Fault::Bad("a stream window moved past 2^31 - 1 by SETTINGS_INITIAL_WINDOW_SIZE")
-                        })?;
+                        s.window
+                            .shift(delta)
+                            .map_err(|_| Fault::Violation(Violation::StreamWindowShiftedOverMax))?;
                     }
                     self.blocked = true;
                 }
                 frame::SETTINGS_MAX_FRAME_SIZE => {
                     if !(frame::MAX_FRAME as u32..=0xff_ffff).contains(&v) {
-                        return Err(Fault::Bad("SETTINGS_MAX_FRAME_SIZE out of range"));
+                        return Err(Fault::Violation(Violation::MaxFrameSizeOutOfRange));
                     }
                     self.max_frame = v as usize;
                 }
@@ -207,36 +188,36 @@ impl H2Conn {
     fn ack(&mut self, len: usize) -> Result<(), Fault> {
         self.acks_waiting += len;
         match self.acks_waiting > MAX_ACKS_WAITING {
-            true => Err(Fault::Bad(
-                "the server sends PING or SETTINGS faster than it reads their acknowledgements (over 512 KiB waiting)",
-            )),
+            true => Err(Fault::Violation(Violation::AckFlood {
+                limit: MAX_ACKS_WAITING,
+            })),
             false => Ok(()),
         }
     }
 
     fn data(&mut self, h: Head, p: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
         if h.stream == 0 {
-            return Err(Fault::Bad("DATA on stream 0"));
+            return Err(Fault::Violation(Violation::DataOnStreamZero));
         }
         // Flow control counts the whole payload, padding too.
         if self.recv.consume(h.len).is_err() {
-            return Err(Fault::Bad("DATA past the connection window the client granted"));
+            return Err(Fault::Violation(Violation::DataOverConnectionWindow));
         }
         if let Some(inc) = self.recv.release() {
             frame::window_update(out, 0, inc);
             self.counts.frames_out += 1;
         }
-        let body = frame::unpad(h, p).map_err(|_| Fault::Bad("bad padding"))?;
+        let body = frame::unpad(h, p).map_err(|code| Violation::Padding { code })?;
         let Some(k) = self.find(h.stream) else {
             return self.unknown(h.stream);
         };
         let verify = self.plan.verify;
         let s = &mut self.streams[k];
         if s.status == 0 {
-            return Err(Fault::Bad("DATA before the response's HEADERS"));
+            return Err(Fault::Violation(Violation::DataBeforeHeaders));
         }
         if self.plan.head_only && !body.is_empty() {
-            return Err(Fault::Bad("a body in the response to HEAD"));
+            return Err(Fault::Violation(Violation::BodyToHead));
         }
         if let (Some(size), 200) = (verify, s.status) {
             if s.received as usize + body.len() > size {
@@ -250,7 +231,7 @@ impl H2Conn {
         }
         s.received += body.len() as u64;
         if s.recv.consume(h.len).is_err() {
-            return Err(Fault::Bad("DATA past the stream window the client granted"));
+            return Err(Fault::Violation(Violation::DataOverStreamWindow));
         }
         if s.event_stream && !body.is_empty() {
             let from = self.streamed.len() as u32;
@@ -304,7 +285,7 @@ impl H2Conn {
                     _ => {}
                 }
             })
-            .map_err(|_| Fault::Bad("a response header block that does not decode"))?;
+            .map_err(Violation::Undecodable)?;
         self.counts.response_block += block.len() as u64;
         // And the blank line that ends an HTTP/1.1 head.
         self.counts.response_text += text + 2;
@@ -313,7 +294,7 @@ impl H2Conn {
             return self.unknown(id);
         };
         if bad {
-            return Err(Fault::Bad("a response with a bad :status or content-length"));
+            return Err(Fault::Violation(Violation::BadStatusOrLength));
         }
         let s = &mut self.streams[k];
         if s.status == 0 {
@@ -321,7 +302,7 @@ impl H2Conn {
                 Some(st) if (100..200).contains(&st) => {
                     // An interim response (100 Continue, 103 Early Hints): the final one follows.
                     if end_stream {
-                        return Err(Fault::Bad("an interim response that ends its stream"));
+                        return Err(Fault::Violation(Violation::InterimEndsStream));
                     }
                     return Ok(());
                 }
@@ -335,10 +316,10 @@ impl H2Conn {
                         }
                     }
                 }
-                None => return Err(Fault::Bad("a response without :status")),
+                None => return Err(Fault::Violation(Violation::NoStatus)),
             }
         } else if !end_stream || status.is_some() {
-            return Err(Fault::Bad("a second response head that is not trailers"));
+            return Err(Fault::Violation(Violation::SecondHead));
         }
         match end_stream {
             true => self.finish(k, out, events),
@@ -358,7 +339,7 @@ impl H2Conn {
         let bodiless = self.plan.head_only || s.status == 204 || s.status == 304;
         if let Some(l) = s.content_length.filter(|_| !bodiless) {
             if l != s.received {
-                return Err(Fault::Bad("a response body whose length is not its content-length"));
+                return Err(Fault::Violation(Violation::LengthNotContentLength));
             }
         }
         if let (Some(size), 200) = (self.plan.verify, s.status) {

@@ -289,55 +289,75 @@ fn a_ping_is_answered_and_trailers_end_a_response() {
     let (mut c, mut s) = started(1);
     wire::headers(&mut s, 1, &response("200", None), false);
     wire::headers(&mut s, 1, &trailers, false);
-    assert!(matches!(
+    assert_eq!(
         c.push(&s, &mut Vec::new(), &mut Vec::new()),
-        Err(Fault::Bad(_))
-    ));
+        Err(Fault::Violation(Violation::SecondHead))
+    );
 }
 
 #[test]
 fn what_breaks_the_protocol_is_a_fault_that_says_what() {
-    let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("HTTP/1.x", b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()),
-        ("not SETTINGS", {
+    use crate::proto::h2::frame::ReadError;
+    let broke = Fault::Violation;
+    let cases: Vec<(Fault, &str, Vec<u8>)> = vec![
+        (
+            broke(Violation::Http1),
+            "HTTP/1.x",
+            b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec(),
+        ),
+        (broke(Violation::FirstNotSettings), "not SETTINGS", {
             let mut b = Vec::new();
             wire::frame(&mut b, frame::PING, 0, 0, &[0; 8]);
             b
         }),
-        ("content-length", {
+        (broke(Violation::LengthNotContentLength), "content-length", {
             let (_, mut b) = started(0);
             wire::headers(&mut b, 1, &response("200", Some(10)), false);
             wire::data(&mut b, 1, b"short", true);
             b
         }),
-        ("never opened", {
+        (broke(Violation::NeverOpened), "never opened", {
             let (_, mut b) = started(0);
             wire::headers(&mut b, 9, &response("200", None), true);
             b
         }),
-        ("PUSH_PROMISE", {
+        (broke(Violation::PushPromise), "PUSH_PROMISE", {
             let (_, mut b) = started(0);
             wire::frame(&mut b, frame::PUSH_PROMISE, frame::END_HEADERS, 1, &[0, 0, 0, 2]);
             b
         }),
-        ("before the response", {
+        (broke(Violation::DataBeforeHeaders), "before the response", {
             let (_, mut b) = started(0);
             wire::data(&mut b, 1, b"x", true);
             b
         }),
-        ("larger than", {
+        (
+            broke(Violation::Padding {
+                code: frame::Code::Protocol,
+            }),
+            "bad padding",
+            {
+                // DATA whose pad length (5) is past its payload (1 byte): the code it calls for
+                // is kept.
+                let (_, mut b) = started(0);
+                frame::head(&mut b, 1, frame::DATA, frame::PADDED, 1);
+                b.push(5);
+                b
+            },
+        ),
+        (Fault::Frame(ReadError::FrameTooLarge), "larger than", {
             let (_, mut b) = started(0);
             frame::head(&mut b, 20_000, frame::DATA, 0, 1);
             b.resize(b.len() + 20_000, 0);
             b
         }),
     ];
-    for (what, bytes) in cases {
+    for (fault, what, bytes) in cases {
         let (mut c, _) = started(1);
-        match c.push(&bytes, &mut Vec::new(), &mut Vec::new()) {
-            Err(Fault::Bad(m)) => assert!(m.contains(what), "{what}: said {m}"),
-            other => panic!("{what}: {other:?}"),
-        }
+        let got = c.push(&bytes, &mut Vec::new(), &mut Vec::new());
+        assert_eq!(got, Err(fault), "{what}");
+        let said = fault.to_string();
+        assert!(said.contains(what), "{what}: said {said}");
     }
 }
 

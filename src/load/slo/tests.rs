@@ -12,12 +12,17 @@ fn a_target_reads_and_writes_back_and_a_bad_one_is_one_line() {
     assert_eq!(s.to_string(), "p99<=5ms,short:p50<=1ms,p999<=20ms");
     assert_eq!(s.to_string().parse::<Slo>().unwrap(), s);
     type Is = fn(&SloFault) -> bool;
-    let cases: [(&str, Is, &str); 5] = [
+    let cases: [(&str, Is, &str); 6] = [
         ("p99<5ms", |f| matches!(f, SloFault::NoBound), "no '<='"),
         (
             "p98<=5ms",
-            |f| matches!(f, SloFault::NotAQuantile(q) if q == "p98"),
+            |f| matches!(f, SloFault::NotAQuantile),
             "'p98' is not a quantile",
+        ),
+        (
+            "p99<=5ms, short: p98 <=1ms",
+            |f| matches!(f, SloFault::NotAQuantile),
+            "--slo 'p99<=5ms, short: p98 <=1ms': ' short: p98 <=1ms': 'p98' is not a quantile",
         ),
         ("p99<=fast", |f| matches!(f, SloFault::NotADuration(_)), "'fast'"),
         ("p99<=0s", |f| matches!(f, SloFault::ZeroBound), "more than zero"),

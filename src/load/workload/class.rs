@@ -3,7 +3,7 @@
 //! [@BODYFILE]`).
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::bad_mix_file::{BadMixFile, LineFault};
 use crate::load::Payload;
@@ -117,6 +117,7 @@ pub(in crate::load) fn read_mix_file(path: &Path, payload: &Payload) -> Result<V
         let bad = |fault| BadMixFile::Line {
             path: path.to_path_buf(),
             line: n + 1,
+            given: line.to_string(),
             fault,
         };
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -125,24 +126,23 @@ pub(in crate::load) fn read_mix_file(path: &Path, payload: &Payload) -> Result<V
         };
         let weight: f64 = weight
             .parse()
-            .ok()
-            .filter(|w: &f64| *w > 0.0 && *w <= MAX_WEIGHT)
-            .ok_or_else(|| bad(LineFault::Weight(weight.to_string())))?;
+            .map_err(|source| bad(LineFault::WeightNotANumber { source }))?;
+        if !(weight > 0.0 && weight <= MAX_WEIGHT) {
+            return Err(bad(LineFault::WeightOutOfRange { weight }));
+        }
         if !target.starts_with('/') {
-            return Err(bad(LineFault::PathNotRooted(target.to_string())));
+            return Err(bad(LineFault::PathNotRooted));
         }
         let body = match rest {
             [] => payload.clone(),
             [file] => {
-                let file = file
-                    .strip_prefix('@')
-                    .ok_or_else(|| bad(LineFault::NotABodyFile(file.to_string())))?;
+                let file = file.strip_prefix('@').ok_or_else(|| bad(LineFault::NotABodyFile))?;
                 if matches!(payload, Payload::Generated(_)) {
                     return Err(bad(LineFault::BodyFileWithBodySize));
                 }
                 Payload::Fixed(std::fs::read(file).map_err(|source| {
                     bad(LineFault::BodyUnreadable {
-                        file: file.to_string(),
+                        file: PathBuf::from(file),
                         source,
                     })
                 })?)
@@ -192,5 +192,55 @@ mod tests {
             assert!(e.to_string().starts_with(&format!("--mix '{bad}'")), "{e}");
         }
         assert!("x=1e9:/".parse::<MixEntry>().is_ok());
+    }
+
+    #[test]
+    fn a_bad_mix_file_line_names_its_word_at_fault() {
+        let file = std::env::temp_dir().join(format!("muxlab-mix-file-{}", std::process::id()));
+        type Is = fn(&LineFault) -> bool;
+        let cases: [(&str, Is, &str); 7] = [
+            ("a 1 GET", |f| matches!(f, LineFault::TooFewWords), "write NAME WEIGHT"),
+            (
+                "a x GET /",
+                |f| matches!(f, LineFault::WeightNotANumber { .. }),
+                "the weight 'x' is not a number above 0 and at most 1e9",
+            ),
+            (
+                "a 1e300 GET /  # big",
+                |f| matches!(f, LineFault::WeightOutOfRange { weight } if *weight == 1e300),
+                "the weight '1e300' is not a number above 0 and at most 1e9",
+            ),
+            (
+                "a 1 GET x",
+                |f| matches!(f, LineFault::PathNotRooted),
+                "the path 'x' must start with /",
+            ),
+            (
+                "a 1 POST / body",
+                |f| matches!(f, LineFault::NotABodyFile),
+                "'body': a body file is written @FILE",
+            ),
+            (
+                "a 1 POST / @/no/such/muxlab/body",
+                |f| matches!(f, LineFault::BodyUnreadable { file, .. } if file == Path::new("/no/such/muxlab/body")),
+                "cannot read @/no/such/muxlab/body: ",
+            ),
+            (
+                "a 1 GET / @b c",
+                |f| matches!(f, LineFault::TooManyWords),
+                "too many words",
+            ),
+        ];
+        for (line, is, says) in cases {
+            std::fs::write(&file, format!("# classes\n\n{line}\n")).unwrap();
+            let e = read_mix_file(&file, &Payload::None).unwrap_err();
+            let BadMixFile::Line { line: 3, fault, .. } = &e else {
+                panic!("{line}: {e:?}");
+            };
+            assert!(is(fault), "{line}: {e:?}");
+            let head = format!("--mix-file {}, line 3: {says}", file.display());
+            assert!(e.to_string().starts_with(&head), "{line}: {e}");
+        }
+        let _ = std::fs::remove_file(&file);
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::{exact_duration, parse_duration};
+use crate::units::{exact_duration, parse_duration, BadValue};
 
 /// The most steps a ramp may have.
 const STEPS: usize = 16;
@@ -162,14 +162,14 @@ pub struct BadRate {
 }
 
 /// Why a `--rate` is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RateFault {
     /// One rate that is not a number.
     NotANumber,
     /// A ramp's or a step's rate that is not a positive number.
     NotPositive,
-    /// A ramp's time that is not a duration.
-    BadTime,
+    /// A ramp's time that is not a duration (why not).
+    BadTime(BadValue),
     /// A ramp's time of zero.
     ZeroTime,
     /// More steps than [`STEPS`].
@@ -181,13 +181,10 @@ pub enum RateFault {
 impl fmt::Display for BadRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (s, x) = (&self.given, &self.part);
-        match self.why {
+        match &self.why {
             RateFault::NotANumber => write!(f, "'{s}' is not a number of requests per second, A:B/T or A,B,C/T"),
             RateFault::NotPositive => write!(f, "'{x}' in --rate {s} is not a positive number of requests per second"),
-            RateFault::BadTime => {
-                let why = parse_duration(x.trim()).err().map_or(String::new(), |e| e.to_string());
-                write!(f, "--rate {s}: {why}")
-            }
+            RateFault::BadTime(why) => write!(f, "--rate {s}: {why}"),
             RateFault::ZeroTime => write!(f, "--rate {s}: a ramp's time must be more than zero"),
             RateFault::TooManySteps => write!(f, "--rate {s}: at most {STEPS} steps"),
             RateFault::OneRate => write!(
@@ -226,7 +223,7 @@ fn parse(s: &str) -> Result<Rate, BadRate> {
             .map(Rate::fixed)
             .map_err(|_| bad("", RateFault::NotANumber));
     };
-    let each = parse_duration(over.trim()).map_err(|_| bad(over, RateFault::BadTime))?;
+    let each = parse_duration(over.trim()).map_err(|e| bad(over, RateFault::BadTime(e)))?;
     if each.is_zero() {
         return Err(bad(over, RateFault::ZeroTime));
     }
@@ -339,7 +336,11 @@ mod tests {
             ("0:5/1s", RateFault::NotPositive, "positive"),
             ("1:2/0s", RateFault::ZeroTime, "more than zero"),
             ("1,x/1s", RateFault::NotPositive, "'x'"),
-            ("1:2/soon", RateFault::BadTime, "--rate 1:2/soon"),
+            (
+                "1:2/soon",
+                RateFault::BadTime(parse_duration("soon").unwrap_err()),
+                "--rate 1:2/soon: ",
+            ),
             (
                 "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17/1s",
                 RateFault::TooManySteps,
@@ -350,5 +351,11 @@ mod tests {
             assert_eq!(e.why, why, "{bad}: {e}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
+        // A ramp's time that is not a duration says why, as the duration's own reader does.
+        let why = parse_duration("soon").unwrap_err();
+        assert_eq!(
+            "1:2/soon".parse::<Rate>().unwrap_err().to_string(),
+            format!("--rate 1:2/soon: {why}")
+        );
     }
 }

@@ -87,7 +87,7 @@ impl FromStr for Slo {
                     "p90" => Quantile::P90,
                     "p99" => Quantile::P99,
                     "p999" | "p99.9" => Quantile::P999,
-                    other => return Err(bad(SloFault::NotAQuantile(other.to_string()))),
+                    _ => return Err(bad(SloFault::NotAQuantile)),
                 };
                 let max = parse_duration(max.trim()).map_err(|e| bad(SloFault::NotADuration(e)))?;
                 if max.is_zero() {
@@ -115,8 +115,9 @@ pub enum SloFault {
     NoBound,
     /// `:p99<=..`: a class of no name.
     EmptyClass,
-    /// A quantile other than p50, p90, p99 or p999 (as written).
-    NotAQuantile(String),
+    /// A quantile other than p50, p90, p99 or p999 (the part's, before `<=` and after a
+    /// class's `:`).
+    NotAQuantile,
     /// A bound that is not a duration.
     NotADuration(BadValue),
     /// A bound of zero.
@@ -130,12 +131,18 @@ impl fmt::Display for BadSlo {
         match &self.fault {
             SloFault::NoBound => f.write_str("no '<='"),
             SloFault::EmptyClass => f.write_str("an empty class name"),
-            SloFault::NotAQuantile(q) => write!(f, "'{q}' is not a quantile"),
+            SloFault::NotAQuantile => write!(f, "'{}' is not a quantile", quantile_of(&self.part)),
             SloFault::NotADuration(e) => write!(f, "{e}"),
             SloFault::ZeroBound => f.write_str("the bound must be more than zero"),
         }?;
         write!(f, " ({form})")
     }
+}
+
+/// The quantile of a bound as written (`short:p98<=1ms`: `p98`), read as `Slo::from_str` reads it.
+fn quantile_of(part: &str) -> &str {
+    let left = part.trim().split_once("<=").map_or("", |(l, _)| l);
+    left.rsplit_once(':').map_or(left, |(_, q)| q).trim()
 }
 
 impl std::error::Error for BadSlo {
