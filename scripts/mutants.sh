@@ -249,4 +249,22 @@ mutant keyed-answers-not-owed src/proto/resp/mod.rs \
         false' \
   --test keyed a_client_that_stops_sending_gets_every_answer_another_thread_owes_it
 
+# Issue 77: errors are types. A layer's error read by kind for the exit code; a message built
+# in Display; a String-only variant the structure test must see.
+mutant exit-load-not-read src/cli/exit.rs \
+  '        || e.downcast_ref::<load::Error>().is_some_and(load::Error::is_usage)
+' '' \
+  --test exit_codes
+mutant server-io-is-usage src/server/error.rs \
+  '        !matches!(self, Error::Io(_))' '        true' \
+  --lib cli::exit::
+mutant gate-words-lost src/load/gates/gate.rs \
+  "\"'{}' in '{s}' is not a figure a gate holds: p50, p90, p99, p99.9, max, errors, rps\"" "\"'{}' in '{s}' is not a figure\"" \
+  --test exit_codes
+mutant string-only-variant src/remote/error.rs \
+  '    HostsWithShard,' '    HostsWithShard,
+    #[error("{0}")]
+    Said(String),' \
+  --test structure no_error_outside_cli_carries_only_a_string
+
 exit $status
