@@ -691,14 +691,15 @@ fn advise_answers_for_a_workload_within_its_budget() {
     assert_eq!(ranking.len(), 2, "{a}");
     assert_eq!(ranking[0]["design"], "queue-pool --workers 4", "{a}");
     assert!(ranking[0]["at_least"].as_f64() > ranking[1]["at_least"].as_f64(), "{a}");
-    let (best, next) = (
-        ranking[0]["at_least"].as_f64().unwrap(),
-        ranking[1]["at_least"].as_f64().unwrap(),
-    );
+    let best = ranking[0]["at_least"].as_f64().unwrap_or_else(|| panic!("the best has no capacity: {a}"));
     // A pool of four carries about four times what one loop does (each sleeps 1 ms per
-    // request): at least twice, on any machine, narrowed or not.
-    let ratio = best / next;
-    assert!(ratio > 2.0, "the pool carries {ratio:.2}× the loop: {a}");
+    // request): at least twice, on any machine, narrowed or not. On a busy machine the loop's
+    // search can find no rate that held (its capacity absent, null, never 0: seen once in a
+    // suite beside two busy loops); the pool is then ahead by its own figure alone.
+    if let Some(next) = ranking[1]["at_least"].as_f64() {
+        let ratio = best / next;
+        assert!(ratio > 2.0, "the pool carries {ratio:.2}× the loop: {a}");
+    }
     // Tied, apart or not judged is the judge's rule's to say: the best is ranked only where its
     // search narrowed (a busy machine can run a search out of time: then nothing is ranked and
     // nothing tied); the loop ran one search, so against the best it is not judged.
