@@ -262,9 +262,11 @@ mutant gate-words-lost src/load/gates/gate.rs \
   "\"'{}' in '{s}' is not a figure a gate holds: p50, p90, p99, p99.9, max, errors, rps\"" "\"'{}' in '{s}' is not a figure\"" \
   --test exit_codes
 mutant string-only-variant src/remote/error.rs \
-  '    HostsWithShard,' '    HostsWithShard,
-    #[error("{0}")]
-    Said(String),' \
+  '/// Why a command over ssh, or a run over' '#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Said(pub String);
+
+/// Why a command over ssh, or a run over' \
   --test structure no_error_outside_cli_carries_only_a_string
 
 exit $status

@@ -49,10 +49,11 @@ pub enum Command {
     ///   muxlab load https://example.test/ -c 20 -d 10s --cacert ca.pem  HTTPS (rustls); -k for any certificate
     ///   muxlab load http://10.0.0.1:8080/ -c 400 -d 30s --hosts a,b    from other hosts over ssh, merged
     ///
-    /// Exit code: 0 when no error occurred, 1 when any request failed (refused, timeout, reset,
-    /// bad response, TLS, unanswered by --timeout after the window; a 4xx or 5xx is counted by
-    /// status class and warned about, like wrk), when a host of --hosts failed, or when the run
-    /// was interrupted before it was done; 2 for bad flags, 3 for a failed --fail-if gate.
+    /// Exit code: 0 when no error occurred, 1 when any request failed (without --fail-if, whose
+    /// gates alone then judge the requests; refused, timeout, reset, bad response, TLS,
+    /// unanswered by --timeout after the window; a 4xx or 5xx is counted by status class and
+    /// warned about, like wrk), when a host of --hosts failed, or when the run was interrupted
+    /// before it was done; 2 for bad flags, 3 for a failed --fail-if gate.
     #[command(verbatim_doc_comment)]
     #[command(after_help = super::exit::EXIT_CODES)]
     Load(Box<LoadCommand>),

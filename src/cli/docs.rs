@@ -3,9 +3,9 @@
 /// `muxlab docs`: renders the blocks (or checks them), says what changed, and exits 1 where a
 /// block differs under --check, fails to render, or a number stands unmarked.
 pub(super) fn run_docs(root: &std::path::Path, files: Vec<std::path::PathBuf>, check: bool) -> anyhow::Result<()> {
-    let docs = crate::report::docs::files(root).map_err(anyhow::Error::msg)?;
+    let docs = crate::report::docs::files(root)?;
     let files = if files.is_empty() { docs } else { files };
-    let out = crate::report::docs::run(root, &files, check).map_err(anyhow::Error::msg)?;
+    let out = crate::report::docs::run(root, &files, check)?;
     for e in &out.errors {
         eprintln!("muxlab docs: {e}");
     }

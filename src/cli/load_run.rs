@@ -40,6 +40,10 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         }
         write_hgrm(cmd, fanned.doc.outcome())?;
         write_series(cmd, fanned.doc.outcome())?;
+        // Interrupted, as a run here: it fails, whatever the gates said.
+        if fanned.doc.outcome().interrupted {
+            return Err(interrupted(&spec, fanned.doc.outcome()).into());
+        }
         // A host that failed fails the run, whatever the gates said of the rest.
         if let (Some(gated), Ok(())) = (gated, fanned.verdict()) {
             return gated;
@@ -70,17 +74,7 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     // was measured.
     let events = outcome.tally.sse.as_ref().map_or(0, |s| s.events);
     if outcome.interrupted {
-        // Stopped by a signal before it was done: not what was asked, whatever it measured.
-        return Err(Failure {
-            exit: Exit::Failed,
-            message: format!(
-                "interrupted before the run was done: {} requests completed{}, {} errors",
-                outcome.tally.requests,
-                spec.requests.map_or(String::new(), |n| format!(" of {n} asked")),
-                outcome.tally.error_total()
-            ),
-        }
-        .into());
+        return Err(interrupted(&spec, &outcome).into());
     }
     if outcome.tally.error_total() > 0 || (outcome.tally.requests == 0 && events == 0) {
         return Err(Failure {
@@ -94,6 +88,19 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         .into());
     }
     Ok(())
+}
+
+/// A run stopped by a signal before it was done: not what was asked, whatever it measured.
+fn interrupted(spec: &load::Spec, outcome: &load::Outcome) -> Failure {
+    Failure {
+        exit: Exit::Failed,
+        message: format!(
+            "interrupted before the run was done: {} requests completed{}, {} errors",
+            outcome.tally.requests,
+            spec.requests.map_or(String::new(), |n| format!(" of {n} asked")),
+            outcome.tally.error_total()
+        ),
+    }
 }
 
 /// What the run will write and judge, checked before it starts: `--fail-if` and

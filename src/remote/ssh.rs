@@ -139,7 +139,7 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
     };
     let out = ssh
         .output(host, &words, &input)
-        .map_err(|e| bad(failed(remote_bin, e)))?;
+        .map_err(|e| bad(failed(remote_bin, push, e)))?;
     let mut lines = out.lines();
     let dir = match push {
         true => match lines.next().map(str::trim) {
@@ -172,9 +172,10 @@ pub fn prepare(ssh: &Ssh, host: &str, remote_bin: &str, push: bool) -> Result<Pr
 }
 
 /// Why running `bin` on a host failed: no muxlab there when the host's shell said it found
-/// no such command, else the session's own failure.
-fn failed(bin: &str, e: Error) -> PrepFault {
-    match not_found_there(&e) {
+/// no such command (never when pushing: then the script's own commands ran), else the
+/// session's own failure.
+fn failed(bin: &str, push: bool, e: Error) -> PrepFault {
+    match !push && not_found_there(&e) {
         true => PrepFault::NotThere {
             bin: bin.to_string(),
             source: e,
@@ -183,13 +184,13 @@ fn failed(bin: &str, e: Error) -> PrepFault {
     }
 }
 
-/// The command ran on the host and its shell said it found no such program: the command's
-/// exit (not ssh's own, 255) whose last words say `not found` or `No such file`. ssh that
-/// cannot start here (its OS error also reads "No such file or directory"), or one that
-/// cannot reach the host, is not.
+/// The command ran on the host and its shell found no such program: the shell's exit 127
+/// ("command not found"), whose last words say `not found` or `No such file`. ssh that cannot
+/// start here (its OS error also reads "No such file or directory"), one that cannot reach the
+/// host (255), or a command that ran and failed (1, 126, a signal) is not.
 fn not_found_there(e: &Error) -> bool {
     match e {
-        Error::Exited { stderr, code, .. } if *code != Some(255) => {
+        Error::Exited { stderr, code, .. } if *code == Some(127) => {
             let said = reason(stderr, *code);
             said.contains("not found") || said.contains("No such file")
         }
@@ -337,7 +338,7 @@ mod tests {
     fn only_the_hosts_shell_not_finding_muxlab_is_no_muxlab_there() {
         let prep = |e: Error| PrepError {
             host: "h".into(),
-            fault: failed("muxlab", e),
+            fault: failed("muxlab", false, e),
         };
         // The host's shell did not find it: the user can fix it (exit 2).
         for said in [
@@ -369,6 +370,8 @@ mod tests {
         for e in [
             exited(Some(255), "Can't open user config file /x: No such file or directory"),
             exited(Some(1), "muxlab: something else went wrong"),
+            exited(Some(1), "sh: 1: muxlab: not found"),
+            exited(Some(126), "sh: 1: /opt/muxlab: Permission denied"),
             exited(None, ""),
         ] {
             let p = prep(e);
@@ -377,5 +380,9 @@ mod tests {
                 "{p}"
             );
         }
+        // With --push the script's own commands ran (mktemp, cat): a file or program they did
+        // not find is not "no muxlab there" (whose advice is --push).
+        let pushing = failed("muxlab", true, exited(Some(127), "sh: 1: mktemp: not found"));
+        assert!(matches!(pushing, PrepFault::Ssh(_)), "{pushing:?}");
     }
 }

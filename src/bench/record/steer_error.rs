@@ -33,7 +33,7 @@ pub enum SteerError {
     MarkWrite { mark: PathBuf, source: std::io::Error },
     /// Another run holds the mark: its pid as the mark gives it.
     #[error(
-        "steer_rx: another muxlab bench (pid {pid}, by {}) is steering loopback; wait for it to end",
+        "steer_rx: another muxlab bench (pid {pid}, marked in {}) is steering loopback; wait for it to end",
         mark.display()
     )]
     Busy { mark: PathBuf, pid: String },

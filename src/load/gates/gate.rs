@@ -144,7 +144,14 @@ impl fmt::Display for BadGate {
     }
 }
 
-impl std::error::Error for BadGate {}
+impl std::error::Error for BadGate {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            GateFault::NotADuration(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// One gate's text read, or why it is refused (a gate no figure can cross is refused: a
 /// share over 100 %, `errors>100%`, any figure under 0).

@@ -195,7 +195,14 @@ impl fmt::Display for BadRate {
     }
 }
 
-impl std::error::Error for BadRate {}
+impl std::error::Error for BadRate {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            RateFault::BadTime(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl FromStr for Rate {
     type Err = BadRate;
