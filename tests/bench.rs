@@ -691,7 +691,9 @@ fn advise_answers_for_a_workload_within_its_budget() {
     assert_eq!(ranking.len(), 2, "{a}");
     assert_eq!(ranking[0]["design"], "queue-pool --workers 4", "{a}");
     assert!(ranking[0]["at_least"].as_f64() > ranking[1]["at_least"].as_f64(), "{a}");
-    let best = ranking[0]["at_least"].as_f64().unwrap_or_else(|| panic!("the best has no capacity: {a}"));
+    let best = ranking[0]["at_least"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("the best has no capacity: {a}"));
     // A pool of four carries about four times what one loop does (each sleeps 1 ms per
     // request): at least twice, on any machine, narrowed or not. On a busy machine the loop's
     // search can find no rate that held (its capacity absent, null, never 0: seen once in a
