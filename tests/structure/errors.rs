@@ -3,29 +3,6 @@
 
 use std::collections::BTreeSet;
 
-/// The names of the types `code` makes errors: `impl ... Error for NAME`.
-pub fn implemented(code: &str) -> BTreeSet<String> {
-    let Ok(file) = syn::parse_file(code) else {
-        return BTreeSet::new();
-    };
-    file.items
-        .iter()
-        .filter_map(|i| match i {
-            syn::Item::Impl(im) => Some(im),
-            _ => None,
-        })
-        .filter(|im| {
-            im.trait_
-                .as_ref()
-                .is_some_and(|(p, _)| p.segments.last().is_some_and(|s| s.ident == "Error"))
-        })
-        .filter_map(|im| match &*im.self_ty {
-            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// `TYPE` or `TYPE::VARIANT` for every error type of `code` (one that derives `Error`, or whose
 /// name is in `errors` or ends in `Error`) that carries only text: its fields are all owned text
 /// (`String`, `Box<str>`, `Cow<str>`, by any path), or its one field is a `&str`, or a field named

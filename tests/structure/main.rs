@@ -1461,7 +1461,7 @@ fn no_result_in_src_carries_its_error_as_a_string() {
 #[test]
 fn no_error_outside_cli_carries_only_a_string() {
     let src = sources();
-    let errors: BTreeSet<String> = src.values().flat_map(|t| errors::implemented(t)).collect();
+    let errors: BTreeSet<String> = src.values().flat_map(|t| protocols::implementors(t, "Error")).collect();
     let found: Vec<String> = src
         .iter()
         .filter(|(f, _)| !f.starts_with("cli/"))
@@ -1520,7 +1520,7 @@ pub enum Parsed {
     Broken(&'static str),
 }
 "#;
-    let errors = errors::implemented(planted);
+    let errors = protocols::implementors(planted, "Error");
     assert_eq!(
         errors::text_only(planted, &errors),
         [

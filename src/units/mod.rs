@@ -1,101 +1,16 @@
 //! Parsing of the units users type: durations (`200us`, `1.5s`), CPU lists (`0,2-3`),
-//! address ranges (`127.0.0.2-127.0.0.20`).
+//! address ranges (`127.0.0.2-127.0.0.20`); why a value is refused (`bad`), and how figures
+//! are shown to a person (`show`).
+
+mod bad;
+mod show;
+
+use bad::number_and_unit;
+pub use bad::{AddrFault, BadValue, CpuFault, DurationFault, SizeFault};
+pub use show::{clock, exact_duration, fmt_us, format_duration, or_dash, si, span, thousands};
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
-
-/// A value the user typed that does not parse: the text given and what is wrong with it. The
-/// message (its `Display`) says what to write instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BadValue {
-    /// Not a duration (`200us`, `1.5s`); `given` as read, trimmed.
-    Duration { given: String, fault: DurationFault },
-    /// Not a byte count (`100000`, `64KiB`).
-    Size { given: String, fault: SizeFault },
-    /// Not a CPU list (`0,2-3`).
-    Cpus { given: String, fault: CpuFault },
-    /// Not an IPv4 address or range (`127.0.0.2-127.0.0.20`).
-    Addresses { given: String, fault: AddrFault },
-}
-
-/// What is wrong with a duration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DurationFault {
-    /// No number before the unit.
-    NotANumber,
-    /// A unit other than ns, us, ms, s, m or h.
-    UnknownUnit,
-    /// Negative, not finite, or over 10^9 seconds.
-    OutOfRange,
-}
-
-/// What is wrong with a byte count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SizeFault {
-    /// A unit other than b, k/KiB/kB, m/MiB/MB, g/GiB/GB.
-    UnknownUnit,
-    /// No whole number before the unit.
-    NotANumber,
-    /// More bytes than a `usize` holds.
-    TooLarge,
-}
-
-/// What is wrong with a CPU list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuFault {
-    /// A part that is not a CPU number or a range of them.
-    NotACpu,
-    /// A range whose start is past its end (`3-1`).
-    Reversed,
-    /// Nothing but commas and spaces.
-    NoCpu,
-}
-
-/// What is wrong with an IPv4 address or range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddrFault {
-    /// An end that is not an IPv4 address.
-    NotAnAddress,
-    /// A range whose start is past its end.
-    Reversed,
-    /// A range of more than 65,536 addresses.
-    TooMany,
-}
-
-impl std::fmt::Display for BadValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BadValue::Duration { given: s, fault } => match fault {
-                DurationFault::NotANumber => write!(f, "'{s}' is not a duration: write e.g. 200us, 5ms, 1.5s, 2m"),
-                DurationFault::UnknownUnit => write!(
-                    f,
-                    "'{s}' has an unknown unit '{}': use ns, us, ms, s, m or h",
-                    number_and_unit(s).1
-                ),
-                DurationFault::OutOfRange => write!(f, "'{s}' is out of range"),
-            },
-            BadValue::Size { given: s, .. } => write!(f, "'{s}' is not a size: write e.g. 100000, 64KiB or 1MiB"),
-            BadValue::Cpus { given: s, fault } => match fault {
-                CpuFault::NoCpu => write!(f, "'{s}' names no CPU"),
-                CpuFault::NotACpu | CpuFault::Reversed => {
-                    write!(f, "'{s}' is not a CPU list: write e.g. 0 or 0,2 or 1-3")
-                }
-            },
-            BadValue::Addresses { given: s, .. } => write!(
-                f,
-                "'{s}' is not an IPv4 address or range: write e.g. 127.0.0.2-127.0.0.20"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BadValue {}
-
-/// A duration's text split where its number ends: (`1.5`, `ms`).
-fn number_and_unit(s: &str) -> (&str, &str) {
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    s.split_at(split)
-}
 
 /// Parses `10us`, `5ms`, `1.5s`, `2m`, or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
@@ -157,83 +72,6 @@ pub(crate) fn split_top(s: &str) -> Vec<&str> {
     }
     out.push(&s[start..]);
     out
-}
-
-/// Formats a duration the way [`parse_duration`] reads it, compactly.
-pub fn format_duration(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    let trim = |v: f64| {
-        format!("{v:.3}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    };
-    if us < 1000.0 {
-        format!("{}us", trim(us))
-    } else if us < 1e6 {
-        format!("{}ms", trim(us / 1e3))
-    } else {
-        format!("{}s", trim(us / 1e6))
-    }
-}
-
-/// A duration the way [`parse_duration`] reads it back exactly (whole milliseconds, else
-/// microseconds, else nanoseconds): what argv built from typed values carries.
-pub fn exact_duration(d: Duration) -> String {
-    let ns = d.as_nanos();
-    if ns.is_multiple_of(1_000_000) {
-        format!("{}ms", ns / 1_000_000)
-    } else if ns.is_multiple_of(1_000) {
-        format!("{}us", ns / 1_000)
-    } else {
-        format!("{ns}ns")
-    }
-}
-
-/// `m:ss`, as a progress line shows elapsed and remaining time.
-pub fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}", s / 60, s % 60)
-}
-
-/// A span a person reads at a glance: `4:05` under an hour, `3.2 h` under two days, else
-/// `11.6 days`.
-pub fn span(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    match s {
-        s if s < 3600.0 => clock(d),
-        s if s < 48.0 * 3600.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.1} days", s / 86_400.0),
-    }
-}
-
-/// `1234567` -> `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Microseconds, shown in the most readable unit.
-pub fn fmt_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0}us")
-    } else if us < 1e6 {
-        format!("{:.2}ms", us / 1e3)
-    } else {
-        format!("{:.2}s", us / 1e6)
-    }
-}
-
-/// `v` with `places` decimals, or "–" where it was not measured.
-pub fn or_dash(v: Option<f64>, places: usize) -> String {
-    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "–".into())
 }
 
 /// Serde forms of the units above, so a scenario file and a command line read one value the
@@ -451,24 +289,6 @@ pub fn parse_ipv4_range(s: &str) -> Result<Vec<Ipv4Addr>, BadValue> {
         return Err(bad(AddrFault::TooMany));
     }
     Ok((x..=y).map(Ipv4Addr::from).collect())
-}
-
-/// A count, short: `950`, `94.2k`, `1.5M` (trailing zeros dropped).
-pub fn si(v: f64) -> String {
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if v.abs() >= 1e6 {
-        format!("{}M", trim(format!("{:.2}", v / 1e6)))
-    } else if v.abs() >= 1e3 {
-        format!("{}k", trim(format!("{:.1}", v / 1e3)))
-    } else {
-        trim(format!("{v:.1}"))
-    }
 }
 
 /// The keys serde reads for the struct `T` (its field names as renamed): how a scenario tells
