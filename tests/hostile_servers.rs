@@ -106,6 +106,7 @@ fn run_under(wrapper: &[&str], args: &[&str], signal_after: Option<Duration>) ->
     let mut stderr = String::new();
     child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    common::golden::check_output(args, status.code(), &stdout);
     Ran {
         code: status.code(),
         stdout,

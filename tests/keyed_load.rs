@@ -15,6 +15,14 @@ use common::stores::Store;
 use common::*;
 use serde_json::Value;
 
+/// `muxlab load ARGS --json`, its outcome checked against its golden recording
+/// (`tests/golden/keyed_load.json`, see `common::golden`).
+fn load(args: &[&str]) -> (i32, Value, String) {
+    let (code, doc, err) = common::load(args);
+    common::golden::check(args, Some(code), Some(&doc));
+    (code, doc, err)
+}
+
 /// Asserts a fixed-rate run of `url` answered every command it scheduled, right.
 fn clean_run(url: &str, pipeline: &str, what: &str) -> Value {
     let (code, doc, err) = load(&[

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 pub mod bench_files;
 pub mod certs;
+pub mod golden;
 pub mod lab;
 pub mod nginx;
 pub mod skip;

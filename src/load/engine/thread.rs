@@ -1,18 +1,21 @@
 //! One engine thread ([`Engine`]): its connection slots, timers, window, budget and schedule,
 //! and the epoll loop that drives them (its turns, timers, events and writes). What happens to
-//! a connection is in `connect`, `issue`, `receive`, `tls`, `h2` and `keyed`.
+//! a connection's socket is in `connect`, `issue`, `receive` and `tls`; what its bytes mean is
+//! its client connection's (`load::client`), which reports to the engine's `books`.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::books::Ledger;
+use super::parts::{self, Checks, Limits, Pace, Reach};
 use super::classes;
-use super::conn::{Conn, State};
 use super::ramp::Ramp;
+use super::slots::Slot;
 use super::window::{Drain, Window};
 use super::{Progress, Start, ThreadPlan};
-use crate::load::keyed::KeyedConn;
-use crate::load::{Budget, ErrorClass, HttpReader, Payload, Schedule, Spec, Tally};
+use crate::load::client::{Connection, Setup, State};
+use crate::load::{Budget, ErrorClass, Schedule, Spec, Tally};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 use crate::timer::Timers;
@@ -22,18 +25,20 @@ pub(super) const SCAN: Duration = Duration::from_millis(50);
 
 /// One engine thread.
 pub struct Engine<'a> {
-    pub(super) spec: &'a Spec,
+    /// The run's parts this thread needs: pacing and window, where it connects, what it checks
+    /// itself, its limits.
+    pub(super) pace: Pace,
+    pub(super) reach: Reach,
+    pub(super) checks: Checks,
+    pub(super) limits: Limits,
     /// When the run began (connect timeouts and the gate count from it).
     t0: Instant,
     pub(super) ep: Epoll,
-    pub(super) conns: Vec<Conn>,
+    pub(super) slots: Vec<Slot>,
     pub(super) tally: Tally,
     pub(super) timers: Timers<usize>,
     /// The read buffer.
     pub(super) buf: Vec<u8>,
-    /// Each class's HTTP request head (and fixed body), the same for every request of it; one
-    /// without `--mix`.
-    pub(super) requests: Vec<Vec<u8>>,
     /// The classes' cumulative weights (empty without `--mix`), and the choices' generator.
     pub(super) cumulative: Vec<f64>,
     pub(super) rng: crate::rng::Rng,
@@ -43,78 +48,43 @@ pub struct Engine<'a> {
     pub(super) schedule: Option<Schedule>,
     pub(super) ramp: Ramp,
     pub(super) start: &'a Start,
-    /// HTTP/2: the events a session's input raised.
-    pub(super) events: Vec<crate::load::h2::Event>,
     /// Event streams' figures from outside the measured window (warm-up), kept apart.
-    pub(super) sse_spill: Option<Box<crate::load::SseTally>>,
+    pub(super) spill: Option<Box<Tally>>,
     /// Event streams being received, over every connection (the progress line's).
     pub(super) open_streams: usize,
     /// Connections that stopped reading at
     /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
     /// turn, which does not wait.
     pub(super) again: Vec<usize>,
-    /// Keyed targets: the verdicts on one read's replies.
-    pub(super) verdicts: Vec<crate::load::keyed::Verdict>,
     /// After the window (or a stop): what is in flight is waited for, nothing new is sent.
     pub(super) drain: Option<Drain>,
 }
 
 impl<'a> Engine<'a> {
     pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
-        let head_only = spec.method.eq_ignore_ascii_case("HEAD");
-        let verify = match spec.payload {
-            Payload::Generated(size) => Some(size),
-            _ => None,
-        };
-        let h2 = classes::h2_plan(spec);
-        let conns = (0..plan.conns)
+        let setup = Setup::of(spec);
+        let (pace, reach, checks, limits) = parts::of(spec);
+        let slots = (0..plan.conns)
             .map(|i| {
                 let slot = plan.first_slot + i as u64;
-                let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
-                let http = match verify {
-                    Some(size) => HttpReader::new(head_only).verifying(slot, size),
-                    None => HttpReader::new(head_only),
-                };
-                Conn::new(
-                    slot,
-                    plan.t0,
-                    http.all_event_streams(spec.sse()),
-                    spec.size(),
-                    session,
-                    spec.pipeline(),
-                    spec.keyed.as_ref().map(|p| KeyedConn::new(p, slot)),
-                )
+                Slot::new(Connection::new(slot, i, plan.t0, setup.session(slot)))
             })
             .collect();
-        let tally = Tally {
-            per_conn: vec![0; plan.conns],
-            classes: vec![Default::default(); spec.classes.len()],
-            h2: h2.as_ref().map(|_| crate::load::H2Tally {
-                per_lane: vec![0; plan.conns * spec.pipeline()],
-                ..Default::default()
-            }),
-            keyed: spec.keyed.as_ref().map(|p| crate::load::keyed::KeyedTally {
-                checks: p.check_mode().to_string(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let tally = setup.tally(plan.conns);
         let seed = spec.args().workload.seed;
         let poisson = (spec.args().workload.arrivals == crate::load::Arrivals::Poisson)
             .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         Ok(Engine {
-            spec,
             t0: plan.t0,
             ep: Epoll::new()?,
-            conns,
+            slots,
             tally,
             timers: Timers::new(),
             buf: vec![0u8; 256 * 1024],
-            requests: classes::requests(spec),
             cumulative: classes::cumulative(spec),
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
             // Until connecting is over, nothing is measured: the window is set by `begin_window`.
-            window: Window::new(plan.t0, spec.warmup().is_zero()),
+            window: Window::new(plan.t0, pace.warmup.is_zero()),
             budget: Budget::new(plan.quota),
             schedule: plan.rate.map(|r| {
                 // A ramp's rates, scaled to this thread's share of the run's mean.
@@ -124,16 +94,18 @@ impl<'a> Engine<'a> {
                     .rate
                     .filter(|w| w.is_ramp())
                     .map(|w| w.scaled(r / w.per_s()));
-                Schedule::new(r, spec.batch(), plan.t0, poisson).ramped(ramp)
+                Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
             }),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
-            events: Vec::new(),
-            sse_spill: None,
+            spill: None,
             open_streams: 0,
             again: Vec::new(),
-            verdicts: Vec::new(),
             drain: None,
+            pace,
+            reach,
+            checks,
+            limits,
         })
     }
 
@@ -154,16 +126,52 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Connection `i`, and the books its step keeps (the engine's other parts).
+    pub(super) fn split(&mut self, i: usize) -> (&mut Connection, Ledger<'_>) {
+        let (conn, books, _) = self.parts(i);
+        (conn, books)
+    }
+
+    /// [`Engine::split`], with the read buffer.
+    pub(super) fn parts(&mut self, i: usize) -> (&mut Connection, Ledger<'_>, &[u8]) {
+        let counted_window = self.counted_window();
+        let Engine {
+            slots,
+            tally,
+            window,
+            budget,
+            schedule,
+            drain,
+            spill,
+            open_streams,
+            buf,
+            ..
+        } = self;
+        let n = slots.len();
+        let ledger = Ledger {
+            tally,
+            window: *window,
+            budget,
+            schedule,
+            drain: *drain,
+            spill,
+            open_streams,
+            slots: n,
+            counted_window,
+        };
+        (slots[i].conn_mut(), ledger, buf)
+    }
+
     /// A slot's first attempt ended (it is up, or it failed).
     pub(super) fn first_try_over(&mut self, i: usize) {
-        if self.conns[i].first_try_over() {
+        if self.slots[i].first_try_over() {
             self.ramp.first_try_over();
         }
     }
 
     /// Tells `start` once this thread's connecting is over.
     fn check_connecting(&mut self, now: Instant) {
-        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.spec.timeout()) {
+        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.limits.timeout) {
             self.tally.unresolved_at_start = unresolved as u64;
             self.start.thread_done(now);
         }
@@ -172,12 +180,12 @@ impl<'a> Engine<'a> {
     /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
     /// starts at `t0` too (no request is scheduled while connections are still being opened).
     fn begin_window(&mut self, t0: Instant) {
-        self.window.begin(t0, self.spec.warmup(), self.spec.duration);
+        self.window.begin(t0, self.pace.warmup, self.pace.duration);
         let (from, end) = (self.window.from(), self.window.end());
         if let Some(s) = self.schedule.as_mut() {
             s.begin(t0, from, end);
         }
-        if let Some(every) = self.spec.args().interval {
+        if let Some(every) = self.pace.interval {
             self.tally.series_clock = Some(crate::load::Clock {
                 from,
                 until: end,
@@ -196,7 +204,7 @@ impl<'a> Engine<'a> {
             return;
         }
         *last = Some(i);
-        let open = self.conns.iter().filter(|c| c.is_up()).count() as u64;
+        let open = self.slots.iter().filter(|s| s.conn().is_up()).count() as u64;
         let streams = self.open_streams as u64;
         if let Some(iv) = self.tally.interval(now) {
             iv.open = open;
@@ -256,10 +264,10 @@ impl<'a> Engine<'a> {
             // connected, go with those that did).
             if self.ramp.may_open(
                 self.window.known(),
-                self.spec.connect_first(),
+                self.pace.connect_first,
                 now,
                 self.t0,
-                self.spec.timeout(),
+                self.limits.timeout,
             ) {
                 self.start_sending(now);
             }
@@ -299,7 +307,7 @@ impl<'a> Engine<'a> {
         if self.ramp.leaving() {
             self.start.thread_done(Instant::now());
         }
-        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
+        self.tally.never_connected = self.slots.iter().filter(|s| !s.conn().connected_once()).count() as u64;
         (self.tally, cpu)
     }
 
@@ -320,7 +328,7 @@ impl<'a> Engine<'a> {
     /// Handles what a wait brought: the connections left to read again first, then `events`.
     pub(super) fn dispatch(&mut self, events: &Events, now: Instant) {
         for i in std::mem::take(&mut self.again) {
-            if self.conns[i].is_up() {
+            if self.slots[i].conn().is_up() {
                 self.on_readable(i, now, true);
             }
         }
@@ -332,7 +340,7 @@ impl<'a> Engine<'a> {
     /// Runs the timers that are due.
     fn fire_timers(&mut self, now: Instant) {
         while let Some((t, i)) = self.timers.pop_due(now) {
-            if self.conns[i].wake.fired(t) {
+            if self.slots[i].wake().fired(t) {
                 self.on_timer(i, now);
             }
         }
@@ -363,14 +371,14 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn set_timer(&mut self, i: usize, at: Instant) {
-        self.timers.set(&mut self.conns[i].wake, at, i);
+        self.timers.set(self.slots[i].wake(), at, i);
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {
         if self.drain.is_some() {
             return;
         }
-        match self.conns[i].state() {
+        match self.slots[i].conn().state() {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),
             State::Connecting | State::Handshaking => {}
@@ -378,10 +386,11 @@ impl<'a> Engine<'a> {
     }
 
     fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
-        if self.conns[i].state() == State::Connecting {
+        let state = self.slots[i].conn().state();
+        if state == State::Connecting {
             if flags & (ERR | HUP) != 0 {
                 // The connect failed: SO_ERROR says why.
-                let e = match self.conns[i].fd().map(sys::socket::take_error) {
+                let e = match self.slots[i].fd().map(sys::socket::take_error) {
                     Some(Ok(Some(e))) | Some(Err(e)) => e,
                     _ => io::Error::from(io::ErrorKind::ConnectionRefused),
                 };
@@ -391,13 +400,13 @@ impl<'a> Engine<'a> {
                 return;
             }
             self.on_connected(i, now);
-            if self.conns[i].state() == State::Handshaking {
+            if self.slots[i].conn().state() == State::Handshaking {
                 return;
             }
-        } else if self.conns[i].state() == State::Handshaking {
+        } else if state == State::Handshaking {
             return self.drive_handshake(i, now);
         }
-        if !self.conns[i].is_up() {
+        if !self.slots[i].conn().is_up() {
             return;
         }
         if flags & OUT != 0 && self.flush(i).is_err() {
@@ -411,16 +420,16 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn flush(&mut self, i: usize) -> Result<(), ()> {
-        if self.conns[i].tls().is_some() {
+        if self.slots[i].tls().is_some() {
             return self.tls_flush(i);
         }
-        let (Some(fd), _, out) = self.conns[i].wire() else {
+        let (Some(fd), _, conn) = self.slots[i].wire() else {
             return Err(());
         };
-        while !out.is_empty() {
-            match sys::fd::write(fd, out.unsent()) {
+        while !conn.all_sent() {
+            match sys::fd::write(fd, conn.unsent()) {
                 Ok(n) => {
-                    out.took(n);
+                    conn.wrote(n);
                     self.tally.bytes_out += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
