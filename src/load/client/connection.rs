@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::ctx::again;
-use super::{Books, Ctx, Link, Outbox, Protocol, Sent, Session, Tickets};
+use super::{Books, ClientProtocol, Ctx, Link, Outbox, Sent, Session, Tickets};
 use crate::load::{ErrorClass, Tally};
 
 /// First and largest pause before reconnecting after a failure.
@@ -119,7 +119,7 @@ impl Connection {
     }
 
     /// The session's view of the connection, with the run's `books`.
-    fn parts<'a>(&'a mut self, books: &'a mut dyn Books) -> (&'a mut Session, Ctx<'a>) {
+    fn parts<'a, B: Books + ?Sized>(&'a mut self, books: &'a mut B) -> (&'a mut Session, Ctx<'a, B>) {
         let cx = Ctx {
             index: self.index,
             slot: self.slot,
@@ -205,7 +205,7 @@ impl Connection {
     }
 
     /// Sends a request of `class` meant for `intended`, timed from `at`.
-    pub fn send(&mut self, intended: Instant, at: Instant, class: u8, now: Instant, books: &mut dyn Books) {
+    pub fn send<B: Books + ?Sized>(&mut self, intended: Instant, at: Instant, class: u8, now: Instant, books: &mut B) {
         let mut seq = self.send_seq;
         let (session, mut cx) = self.parts(books);
         let (stream, lane) = session.write(class, &mut seq, false, now, &mut cx);
@@ -223,7 +223,7 @@ impl Connection {
 
     /// Sends the oldest request waiting to be sent again, as it was meant to go: `false` if
     /// none waits.
-    pub fn resend(&mut self, now: Instant, books: &mut dyn Books) -> bool {
+    pub fn resend<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) -> bool {
         let Some(r) = self.retry.pop_front() else {
             return false;
         };
@@ -243,7 +243,7 @@ impl Connection {
 
     /// A batch of sends is done: the session's counts go to the books, and a server that
     /// leaves no room while nothing is in flight is noticed (stuck since the first time).
-    pub fn sends_done(&mut self, now: Instant, books: &mut dyn Books) {
+    pub fn sends_done<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) {
         self.session.sent(now, books);
         let stuck = self.inflight.is_empty() && self.session.room() == 0 && !self.session.closing();
         self.stalled = if stuck { self.stalled.or(Some(now)) } else { None };
@@ -268,14 +268,14 @@ impl Connection {
 
     /// Bytes the server sent, at `now`. An error where the connection cannot go on: the class
     /// it fails with.
-    pub fn input(&mut self, bytes: &[u8], now: Instant, books: &mut dyn Books) -> Result<(), ErrorClass> {
+    pub fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, books: &mut B) -> Result<(), ErrorClass> {
         let (session, mut cx) = self.parts(books);
         session.input(bytes, now, &mut cx)
     }
 
     /// The server closed, at `now`: a response delimited by the close completes, and what the
     /// close cut is the error (`Ok`: it closed an idle connection, to be opened again).
-    pub fn closed(&mut self, now: Instant, books: &mut dyn Books) -> Result<(), ErrorClass> {
+    pub fn closed<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) -> Result<(), ErrorClass> {
         let (session, mut cx) = self.parts(books);
         session.closed(now, &mut cx)?;
         if self.session.streams().is_some_and(|s| !s.is_empty()) {
@@ -343,7 +343,10 @@ impl Connection {
             // Nothing in flight but requests to send again that the server leaves no room
             // for (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS of 0) is stuck as well.
             State::Up => {
-                let oldest = self.inflight.front().or(self.retry.front().filter(|_| self.inflight.is_empty()));
+                let oldest = self
+                    .inflight
+                    .front()
+                    .or(self.retry.front().filter(|_| self.inflight.is_empty()));
                 oldest.is_some_and(|r| {
                     let since = self.session.streams().map_or(r.at, |s| s.quiet_since(r));
                     now.duration_since(since) > limit
@@ -358,7 +361,7 @@ impl Connection {
     /// It failed at `now`: its event streams are cut, what waits to be sent again is charged
     /// a try, and it waits out a growing back-off before connecting again (see
     /// [`Connection::next`]). The socket is still to be closed ([`Connection::close`]).
-    pub fn fail(&mut self, now: Instant, books: &mut dyn Books) -> Failed {
+    pub fn fail<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) -> Failed {
         if let Some(s) = self.session.streams_mut() {
             s.end(None, now, true, books);
         }

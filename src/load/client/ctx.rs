@@ -15,7 +15,7 @@ use crate::load::ErrorClass;
 pub const MAX_TRIES: u8 = 3;
 
 /// A session's view of its connection.
-pub struct Ctx<'a> {
+pub struct Ctx<'a, B: Books + ?Sized> {
     /// The connection's slot in its thread, and its slot over the run (patterns differ by it).
     pub(super) index: usize,
     pub(super) slot: u64,
@@ -24,14 +24,24 @@ pub struct Ctx<'a> {
     pub(super) closing: &'a mut bool,
     /// What the connection writes next.
     pub(super) out: &'a mut Vec<u8>,
-    pub(super) books: &'a mut dyn Books,
+    pub(super) books: &'a mut B,
 }
 
-impl Ctx<'_> {
+impl<B: Books + ?Sized> Ctx<'_, B> {
     /// The request at `pos` in flight was answered (`status`: HTTP's): taken out and settled;
     /// with whether it counts in the run's figures. None there: a reply to nothing.
-    pub(super) fn complete(&mut self, pos: usize, status: Option<u16>, now: Instant) -> Result<(Sent, bool), ErrorClass> {
-        let r = self.inflight.remove(pos).ok_or(ErrorClass::BadResponse)?;
+    pub(super) fn complete(
+        &mut self,
+        pos: usize,
+        status: Option<u16>,
+        now: Instant,
+    ) -> Result<(Sent, bool), ErrorClass> {
+        // The oldest, for every protocol but HTTP/2.
+        let r = match pos {
+            0 => self.inflight.pop_front(),
+            _ => self.inflight.remove(pos),
+        };
+        let r = r.ok_or(ErrorClass::BadResponse)?;
         let counts = self.books.answered(self.index, &r, status, now);
         Ok((r, counts))
     }
@@ -72,7 +82,7 @@ impl Ctx<'_> {
 }
 
 /// [`Ctx::again`] over a connection's parts.
-pub(super) fn again(retry: &mut VecDeque<Sent>, books: &mut dyn Books, mut r: Sent, now: Instant) {
+pub(super) fn again<B: Books + ?Sized>(retry: &mut VecDeque<Sent>, books: &mut B, mut r: Sent, now: Instant) {
     r.tries += 1;
     if r.tries <= MAX_TRIES {
         retry.push_back(r);

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Books, Ctx, Link, Protocol, Sent, Streams};
+use super::{Books, ClientProtocol, Ctx, Link, Sent, Streams};
 use crate::load::{pattern, EchoReader, ErrorClass};
 
 /// An echo (or packet) connection's session.
@@ -23,7 +23,7 @@ impl Echo {
     }
 }
 
-impl Protocol for Echo {
+impl ClientProtocol for Echo {
     fn start(&mut self, _: Link, _: &mut Vec<u8>) -> Result<(), ErrorClass> {
         Ok(())
     }
@@ -36,7 +36,7 @@ impl Protocol for Echo {
         false
     }
 
-    fn write(&mut self, _: u8, seq: &mut u64, _: bool, _: Instant, cx: &mut Ctx) -> (u32, u16) {
+    fn write<B: Books + ?Sized>(&mut self, _: u8, seq: &mut u64, _: bool, _: Instant, cx: &mut Ctx<B>) -> (u32, u16) {
         let s = *seq;
         *seq += 1;
         let start = cx.out.len();
@@ -45,9 +45,9 @@ impl Protocol for Echo {
         (0, 0)
     }
 
-    fn sent(&mut self, _: Instant, _: &mut dyn Books) {}
+    fn sent<B: Books + ?Sized>(&mut self, _: Instant, _: &mut B) {}
 
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
         let whole = self.reader.push(cx.slot, bytes).map_err(|_| ErrorClass::EchoMismatch)?;
         for _ in 0..whole {
             cx.complete(0, None, now)?;
@@ -55,7 +55,7 @@ impl Protocol for Echo {
         Ok(())
     }
 
-    fn closed(&mut self, _: Instant, _: &mut Ctx) -> Result<(), ErrorClass> {
+    fn closed<B: Books + ?Sized>(&mut self, _: Instant, _: &mut Ctx<B>) -> Result<(), ErrorClass> {
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Books, Ctx, Link, Protocol, Sent, Streams};
+use super::{Books, ClientProtocol, Ctx, Link, Sent, Streams};
 use crate::load::h2::{Event, Fault, H2Conn};
 use crate::load::ErrorClass;
 
@@ -53,14 +53,19 @@ impl H2 {
     }
 
     /// Takes the request of stream `id` out of those in flight, its lane free again.
-    fn take(&mut self, id: u32, cx: &mut Ctx) -> Option<Sent> {
+    fn take<B: Books + ?Sized>(&mut self, id: u32, cx: &mut Ctx<B>) -> Option<Sent> {
         let r = cx.take_stream(id)?;
         self.lanes.push_back(r.lane);
         Some(r)
     }
 
     /// Acts on what one read's frames raised; an error where the connection cannot go on.
-    fn on_events(&mut self, events: &mut Vec<Event>, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn on_events<B: Books + ?Sized>(
+        &mut self,
+        events: &mut Vec<Event>,
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> Result<(), ErrorClass> {
         let inside = cx.books.inside(now);
         for e in events.drain(..) {
             match e {
@@ -112,7 +117,7 @@ impl H2 {
     }
 }
 
-impl Protocol for H2 {
+impl ClientProtocol for H2 {
     fn start(&mut self, link: Link, out: &mut Vec<u8>) -> Result<(), ErrorClass> {
         if let Link::Tls { alpn } = link {
             if alpn != Some(b"h2") {
@@ -132,7 +137,14 @@ impl Protocol for H2 {
         self.conn.closing()
     }
 
-    fn write(&mut self, class: u8, seq: &mut u64, retried: bool, now: Instant, cx: &mut Ctx) -> (u32, u16) {
+    fn write<B: Books + ?Sized>(
+        &mut self,
+        class: u8,
+        seq: &mut u64,
+        retried: bool,
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> (u32, u16) {
         let lane = self.lanes.pop_front().unwrap_or(0);
         let s = *seq;
         *seq += 1;
@@ -146,14 +158,14 @@ impl Protocol for H2 {
         (id, lane)
     }
 
-    fn sent(&mut self, now: Instant, books: &mut dyn Books) {
+    fn sent<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) {
         let counts = std::mem::take(&mut self.conn.counts);
         if let (true, Some(t)) = (books.inside(now), books.tally().h2.as_mut()) {
             t.counts.add(&counts);
         }
     }
 
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         let read = self.conn.push(bytes, cx.out, &mut events);
@@ -175,7 +187,7 @@ impl Protocol for H2 {
         }
     }
 
-    fn closed(&mut self, _: Instant, _: &mut Ctx) -> Result<(), ErrorClass> {
+    fn closed<B: Books + ?Sized>(&mut self, _: Instant, _: &mut Ctx<B>) -> Result<(), ErrorClass> {
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Books, Ctx, Link, Protocol, Sent, Streams};
+use super::{Books, ClientProtocol, Ctx, Link, Sent, Streams};
 use crate::load::{append_body, pattern, ErrorClass, HttpReader, Read};
 
 /// An HTTP/1.1 connection's session.
@@ -32,7 +32,7 @@ impl Http1 {
     }
 
     /// The bytes of the oldest response's event stream that this read brought.
-    fn stream_events(&mut self, now: Instant, cx: &mut Ctx) {
+    fn stream_events<B: Books + ?Sized>(&mut self, now: Instant, cx: &mut Ctx<B>) {
         let bytes = self.reader.stream_bytes();
         if !bytes.is_empty() || !self.streams.is_empty() {
             self.streams.feed(0, &bytes, now, cx);
@@ -41,7 +41,13 @@ impl Http1 {
     }
 
     /// A whole response of `status` (`close`: the server closes after it).
-    fn done(&mut self, status: u16, close: bool, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn done<B: Books + ?Sized>(
+        &mut self,
+        status: u16,
+        close: bool,
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> Result<(), ErrorClass> {
         if close {
             cx.server_closes();
         }
@@ -50,7 +56,7 @@ impl Http1 {
     }
 }
 
-impl Protocol for Http1 {
+impl ClientProtocol for Http1 {
     fn start(&mut self, _: Link, _: &mut Vec<u8>) -> Result<(), ErrorClass> {
         Ok(())
     }
@@ -63,7 +69,14 @@ impl Protocol for Http1 {
         false
     }
 
-    fn write(&mut self, class: u8, seq: &mut u64, _: bool, _: Instant, cx: &mut Ctx) -> (u32, u16) {
+    fn write<B: Books + ?Sized>(
+        &mut self,
+        class: u8,
+        seq: &mut u64,
+        _: bool,
+        _: Instant,
+        cx: &mut Ctx<B>,
+    ) -> (u32, u16) {
         let s = *seq;
         *seq += 1;
         cx.out.extend_from_slice(&self.requests[usize::from(class)]);
@@ -74,9 +87,9 @@ impl Protocol for Http1 {
         (0, 0)
     }
 
-    fn sent(&mut self, _: Instant, _: &mut dyn Books) {}
+    fn sent<B: Books + ?Sized>(&mut self, _: Instant, _: &mut B) {}
 
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
         self.reader.push(bytes);
         loop {
             let read = self.reader.next_response();
@@ -90,7 +103,7 @@ impl Protocol for Http1 {
         }
     }
 
-    fn closed(&mut self, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn closed<B: Books + ?Sized>(&mut self, now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
         match self.reader.at_close() {
             Some(Read::Done { status, .. }) => {
                 self.stream_events(now, cx);

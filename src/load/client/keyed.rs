@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::{Books, Ctx, Link, Protocol, Sent, Streams};
+use super::{Books, ClientProtocol, Ctx, Link, Sent, Streams};
 use crate::load::keyed::{KeyedConn, Verb, Verdict};
 use crate::load::ErrorClass;
 
@@ -29,7 +29,7 @@ impl Keyed {
 
 /// The oldest command was answered so: a wrong value or a refusal is an answer (its latency
 /// counts) and an error of its class; the connection goes on. A reply to no command fails it.
-fn answer(v: Verdict, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+fn answer<B: Books + ?Sized>(v: Verdict, now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
     if v == Verdict::Unexpected {
         return Err(ErrorClass::BadResponse);
     }
@@ -54,7 +54,7 @@ fn answer(v: Verdict, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
     Ok(())
 }
 
-impl Protocol for Keyed {
+impl ClientProtocol for Keyed {
     fn start(&mut self, _: Link, _: &mut Vec<u8>) -> Result<(), ErrorClass> {
         Ok(())
     }
@@ -67,14 +67,14 @@ impl Protocol for Keyed {
         false
     }
 
-    fn write(&mut self, class: u8, _: &mut u64, _: bool, _: Instant, cx: &mut Ctx) -> (u32, u16) {
+    fn write<B: Books + ?Sized>(&mut self, class: u8, _: &mut u64, _: bool, _: Instant, cx: &mut Ctx<B>) -> (u32, u16) {
         self.conn.issue(Verb::of_class(class), cx.out);
         (0, 0)
     }
 
-    fn sent(&mut self, _: Instant, _: &mut dyn Books) {}
+    fn sent<B: Books + ?Sized>(&mut self, _: Instant, _: &mut B) {}
 
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass> {
+    fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass> {
         let mut verdicts = std::mem::take(&mut self.verdicts);
         verdicts.clear();
         let framed = self.conn.read(bytes, &mut verdicts);
@@ -84,7 +84,7 @@ impl Protocol for Keyed {
         framed.map_err(|_| ErrorClass::BadResponse)
     }
 
-    fn closed(&mut self, _: Instant, _: &mut Ctx) -> Result<(), ErrorClass> {
+    fn closed<B: Books + ?Sized>(&mut self, _: Instant, _: &mut Ctx<B>) -> Result<(), ErrorClass> {
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! socket reserved, its back-off and its stall; the engine (`load::engine`) only moves bytes,
 //! keeps timers and paces requests, telling it what happened and asking what next.
 //!
-//! Each protocol's session is a file of its own behind one trait, [`Protocol`]: HTTP/1.1
+//! Each protocol's session is a file of its own behind one trait, [`ClientProtocol`]: HTTP/1.1
 //! ([`Http1`]) and HTTP/2 ([`H2`]), both with their event streams ([`Streams`]), echo and
 //! packet ([`Echo`]), RESP and memcache ([`Keyed`]). What a connection reads reaches the run
 //! through the engine's [`Books`]; a test keeps books of its own and steps a connection with
@@ -32,7 +32,7 @@ pub use echo::Echo;
 pub use h2::H2;
 pub use http1::Http1;
 pub use keyed::Keyed;
-pub use protocol::{Link, Protocol};
+pub use protocol::{ClientProtocol, Link};
 pub use sent::{Outbox, Sent, Tickets};
 pub use session::Session;
 pub use setup::Setup;

@@ -1,4 +1,4 @@
-//! [`Protocol`]: what a client connection asks of its protocol's session, whatever the protocol
+//! [`ClientProtocol`]: what a client connection asks of its protocol's session, whatever the protocol
 //! — start it, write a request, read what came, say what a close cut, start over on a new
 //! socket, and tell which requests are event streams. Each protocol's session answers every
 //! method (no defaults: one that forgot a method does not build); [`Session`](super::Session)
@@ -19,7 +19,7 @@ pub enum Link<'a> {
 }
 
 /// A client session of one protocol.
-pub trait Protocol {
+pub trait ClientProtocol {
     /// The connection is up over `link`: what the protocol says first goes to `out`. An error
     /// where it cannot be spoken over this link (TLS whose ALPN did not pick it).
     fn start(&mut self, link: Link, out: &mut Vec<u8>) -> Result<(), ErrorClass>;
@@ -34,17 +34,24 @@ pub trait Protocol {
     /// Writes a request of `class` (`retried`: one the server did not process, sent again),
     /// taking message numbers from `seq`; returns its stream and the lane it took (0 and 0
     /// where the protocol has neither).
-    fn write(&mut self, class: u8, seq: &mut u64, retried: bool, now: Instant, cx: &mut Ctx) -> (u32, u16);
+    fn write<B: Books + ?Sized>(
+        &mut self,
+        class: u8,
+        seq: &mut u64,
+        retried: bool,
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> (u32, u16);
 
     /// A batch of requests was written: what the session counted goes to the books.
-    fn sent(&mut self, now: Instant, books: &mut dyn Books);
+    fn sent<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B);
 
     /// Bytes the server sent, at `now`: each answer completes its request through `cx`; an
     /// error where the connection cannot go on (the class it fails with).
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass>;
+    fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass>;
 
     /// The server closed: a response delimited by the close completes now.
-    fn closed(&mut self, now: Instant, cx: &mut Ctx) -> Result<(), ErrorClass>;
+    fn closed<B: Books + ?Sized>(&mut self, now: Instant, cx: &mut Ctx<B>) -> Result<(), ErrorClass>;
 
     /// Inside a message when the server closed: the close cut it.
     fn mid_message(&self) -> bool;

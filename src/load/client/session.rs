@@ -1,11 +1,11 @@
 //! [`Session`]: the client session of the run's protocol, one per connection — HTTP/1.1
 //! ([`Http1`], with its event streams), HTTP/2 ([`H2`], with its event streams), echo and
-//! packet ([`Echo`]), RESP and memcache ([`Keyed`]) — forwarding each [`Protocol`] method to
+//! packet ([`Echo`]), RESP and memcache ([`Keyed`]) — forwarding each [`ClientProtocol`] method to
 //! the one chosen, in one dispatch with no arm for "the others".
 
 use std::time::Instant;
 
-use super::{Books, Ctx, Echo, Http1, Keyed, Link, Protocol, Sent, Streams, H2};
+use super::{Books, ClientProtocol, Ctx, Echo, Http1, Keyed, Link, Sent, Streams, H2};
 
 /// One connection's protocol session.
 #[derive(Debug)]
@@ -28,7 +28,7 @@ macro_rules! each {
     };
 }
 
-impl Protocol for Session {
+impl ClientProtocol for Session {
     fn start(&mut self, link: Link, out: &mut Vec<u8>) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.start(link, out))
     }
@@ -38,16 +38,28 @@ impl Protocol for Session {
     fn closing(&self) -> bool {
         each!(self, s => s.closing())
     }
-    fn write(&mut self, class: u8, seq: &mut u64, retried: bool, now: Instant, cx: &mut Ctx) -> (u32, u16) {
+    fn write<B: Books + ?Sized>(
+        &mut self,
+        class: u8,
+        seq: &mut u64,
+        retried: bool,
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> (u32, u16) {
         each!(self, s => s.write(class, seq, retried, now, cx))
     }
-    fn sent(&mut self, now: Instant, books: &mut dyn Books) {
+    fn sent<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) {
         each!(self, s => s.sent(now, books))
     }
-    fn input(&mut self, bytes: &[u8], now: Instant, cx: &mut Ctx) -> Result<(), crate::load::ErrorClass> {
+    fn input<B: Books + ?Sized>(
+        &mut self,
+        bytes: &[u8],
+        now: Instant,
+        cx: &mut Ctx<B>,
+    ) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.input(bytes, now, cx))
     }
-    fn closed(&mut self, now: Instant, cx: &mut Ctx) -> Result<(), crate::load::ErrorClass> {
+    fn closed<B: Books + ?Sized>(&mut self, now: Instant, cx: &mut Ctx<B>) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.closed(now, cx))
     }
     fn mid_message(&self) -> bool {

@@ -51,7 +51,11 @@ impl<'a> Setup<'a> {
                     ),
                     _ => (HttpReader::new(head_only), None),
                 };
-                Session::Http1(Http1::new(reader.all_event_streams(spec.sse()), self.requests.clone(), body))
+                Session::Http1(Http1::new(
+                    reader.all_event_streams(spec.sse()),
+                    self.requests.clone(),
+                    body,
+                ))
             }
             _ => Session::Echo(Echo::new(spec.size())),
         }

@@ -16,7 +16,7 @@ pub struct Streams {
 impl Streams {
     /// Body bytes of event stream `id` that arrived at `now`. A stream first seen is timed
     /// from its request's intended time.
-    pub fn feed(&mut self, id: u32, bytes: &[u8], now: Instant, cx: &mut Ctx) {
+    pub fn feed<B: Books + ?Sized>(&mut self, id: u32, bytes: &[u8], now: Instant, cx: &mut Ctx<B>) {
         let k = match self.open.iter().position(|(s, _)| *s == id) {
             Some(k) => k,
             None => {
@@ -39,7 +39,7 @@ impl Streams {
 
     /// Event stream `id` ended (`cut`: before its end; `None`: every stream): its totals are
     /// counted.
-    pub fn end(&mut self, id: Option<u32>, now: Instant, cut: bool, books: &mut dyn Books) {
+    pub fn end<B: Books + ?Sized>(&mut self, id: Option<u32>, now: Instant, cut: bool, books: &mut B) {
         while let Some(k) = self.open.iter().position(|(s, _)| id.is_none_or(|id| *s == id)) {
             let (_, stream) = self.open.swap_remove(k);
             books.stream_open(false);

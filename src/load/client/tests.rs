@@ -74,7 +74,8 @@ fn http1_a_response_the_close_cuts_fails_the_connection_as_an_unexpected_close()
     let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
     c.send(t0, t0, 0, t0, &mut b);
     assert!(sent(&mut c).starts_with(b"GET / HTTP/1.1\r\n"));
-    c.input(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", t0, &mut b).unwrap();
+    c.input(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", t0, &mut b)
+        .unwrap();
     assert!(b.answered.is_empty(), "7 of its 10 bytes are missing");
     assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
     // A response delimited by the close is whole at the close.
@@ -140,10 +141,14 @@ fn http1_an_event_stream_the_server_ends_before_its_end_is_cut() {
     c.send(t0, t0, 0, t0, &mut b);
     let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
     c.input(head, t0, &mut b).unwrap();
-    c.input(b"d\r\ndata: first\n\n\r\n", t0 + Duration::from_millis(5), &mut b).unwrap();
+    c.input(b"d\r\ndata: first\n\n\r\n", t0 + Duration::from_millis(5), &mut b)
+        .unwrap();
     assert_eq!(b.open_streams, 1);
     assert_eq!(b.tally.sse.as_ref().map(|t| t.events), Some(1));
-    assert!(c.awaited(false).is_empty(), "an event stream is not awaited after the window");
+    assert!(
+        c.awaited(false).is_empty(),
+        "an event stream is not awaited after the window"
+    );
     assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::StreamCut));
     c.fail(t0, &mut b);
     assert_eq!(b.open_streams, 0, "a failed connection ends its streams");
@@ -175,9 +180,17 @@ fn resp_a_value_that_is_not_the_one_written_is_a_wrong_value_and_the_connection_
     c.send(t0, t0, 0, t0, &mut b);
     c.send(t0, t0, 1, t0, &mut b);
     let out = sent(&mut c);
-    assert!(out.starts_with(b"*3\r\n$3\r\nSET\r\n"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.starts_with(b"*3\r\n$3\r\nSET\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
     c.input(b"+OK\r\n$5\r\nhello\r\n", t0, &mut b).unwrap();
-    assert_eq!(b.answered, [(0, None), (1, None)], "both answered: a wrong value is an answer");
+    assert_eq!(
+        b.answered,
+        [(0, None), (1, None)],
+        "both answered: a wrong value is an answer"
+    );
     let k = b.tally.keyed.as_ref().unwrap();
     assert_eq!((k.sets, k.wrong), (1, 1), "{k:?}");
     assert_eq!(b.tally.errors_by_name().get("wrong_value"), Some(&1));
@@ -221,7 +234,10 @@ fn h2_a_server_that_allows_no_stream_stalls_the_connection_until_the_timeout() {
     c.sends_done(t0, &mut b);
     let limit = Duration::from_secs(1);
     assert!(!c.late(t0 + limit / 2, limit));
-    assert!(c.late(t0 + limit * 2, limit), "stuck with nothing in flight: timed out as a request is");
+    assert!(
+        c.late(t0 + limit * 2, limit),
+        "stuck with nothing in flight: timed out as a request is"
+    );
     // Room given back: no longer stuck.
     let (mut c, mut b) = h2_up(&[], t0);
     assert!(c.has_room(4));
@@ -240,7 +256,11 @@ fn h2_a_request_whose_body_the_flow_control_window_holds_times_out() {
     c.input(&s, t0, &mut b).unwrap();
     c.send(t0, t0, 0, t0, &mut b);
     let out = sent(&mut c);
-    assert!(out.len() < 1000, "the body waits for the window: {} bytes went", out.len());
+    assert!(
+        out.len() < 1000,
+        "the body waits for the window: {} bytes went",
+        out.len()
+    );
     let limit = Duration::from_secs(1);
     assert!(!c.late(t0 + limit / 2, limit));
     assert!(c.late(t0 + limit * 2, limit), "in flight past the timeout");
@@ -286,7 +306,11 @@ fn h2_a_goaway_closes_the_connection_and_keeps_the_streams_above_its_last_to_sen
     assert!(c.server_closing());
     assert!(c.resends_waiting(), "stream 3 was not processed: sent again elsewhere");
     assert_eq!(c.pending().count(), 2, "stream 1 still in flight, stream 3 waiting");
-    assert_eq!(c.next(), Next::Send, "the requests and the SETTINGS acknowledgement wait to go");
+    assert_eq!(
+        c.next(),
+        Next::Send,
+        "the requests and the SETTINGS acknowledgement wait to go"
+    );
     sent(&mut c);
     assert_eq!(c.next(), Next::Read, "stream 1's answer is still awaited");
 }
@@ -297,11 +321,45 @@ fn a_failed_connection_backs_off_longer_each_time_and_gives_back_what_it_reserve
     let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
     c.tickets().reserve(3, 1);
     let f = c.fail(t0, &mut b);
-    assert_eq!(f, Failed { class: None, unused: (3, 1), idle: true });
+    assert_eq!(
+        f,
+        Failed {
+            class: None,
+            unused: (3, 1),
+            idle: true
+        }
+    );
     c.close();
     assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN));
     c.connecting(t0);
     c.fail(t0, &mut b);
     c.close();
     assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN * 2), "doubled");
+}
+
+#[test]
+fn a_connection_is_up_only_through_its_connect_and_times_the_connect_from_its_start() {
+    let t0 = Instant::now();
+    let w: Workload = toml::from_str("").unwrap();
+    let spec = resolve(LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 1, w)).unwrap();
+    let mut c = Connection::new(7, 0, t0, Setup::of(&spec).session(7));
+    assert_eq!(c.state(), State::Down);
+    c.connecting(t0);
+    assert_eq!(c.state(), State::Connecting);
+    let limit = Duration::from_secs(1);
+    assert!(c.setting_up_past(t0 + limit * 2, limit) && c.late(t0 + limit * 2, limit));
+    assert!(!c.setting_up_past(t0 + limit / 2, limit));
+    assert!(!c.connected_once());
+    assert_eq!(c.connected(t0 + Duration::from_millis(3)), Duration::from_millis(3));
+    c.up(Link::Plain).unwrap();
+    assert!(c.is_up() && c.connected_once());
+    let mut b = Kept::default();
+    c.send(t0, t0, 0, t0, &mut b);
+    assert_eq!(c.next(), Next::Send);
+    let lost = c.close();
+    assert_eq!(lost.len(), 1, "what was in flight on the socket is handed back");
+    assert_eq!(
+        (c.state(), c.all_sent(), c.idle(), c.on_socket()),
+        (State::Down, true, true, 0)
+    );
 }

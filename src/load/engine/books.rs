@@ -1,8 +1,8 @@
 //! The engine's [`Books`]: what a client connection's answers and failures do to the run —
 //! the budget settled, an open loop's schedule told what will not complete, and the window's
 //! figures (latency, throughput, status classes, per connection and per second) counted for
-//! what came inside it. A [`Ledger`] borrows the engine's parts beside the connection it
-//! serves, for one step of that connection.
+//! what came inside it. The [`Ledger`] holds those parts of the engine; a connection's step
+//! borrows it beside the connection.
 
 use std::time::Instant;
 
@@ -10,21 +10,49 @@ use super::window::{Drain, Window};
 use crate::load::client::{Books, Sent};
 use crate::load::{Budget, ErrorClass, Schedule, Tally};
 
-/// The engine's parts a connection's step reaches.
-pub(super) struct Ledger<'e> {
-    pub(super) tally: &'e mut Tally,
+/// The run's state a thread keeps beside its connections.
+pub(super) struct Ledger {
+    pub(super) tally: Tally,
     pub(super) window: Window,
-    pub(super) budget: &'e mut Budget,
-    pub(super) schedule: &'e mut Option<Schedule>,
+    /// What `-n` leaves to send.
+    pub(super) budget: Budget,
+    /// The open loop's schedule (`--rate`); `None` in a closed loop.
+    pub(super) schedule: Option<Schedule>,
+    /// After the window (or a stop): what is in flight is waited for, nothing new is sent.
     pub(super) drain: Option<Drain>,
-    /// Event streams' figures from outside the window (warm-up), kept apart.
-    pub(super) spill: &'e mut Option<Box<Tally>>,
-    /// Event streams open over the thread's connections (the progress line's).
-    pub(super) open_streams: &'e mut usize,
+    /// Event streams' figures from outside the measured window (warm-up), kept apart.
+    spill: Option<Box<Tally>>,
+    /// Event streams being received, over every connection (the progress line's).
+    pub(super) open_streams: usize,
     /// The thread's connections.
-    pub(super) slots: usize,
-    /// An open loop over a duration counts the requests its schedule called for.
-    pub(super) counted_window: bool,
+    slots: usize,
+}
+
+impl Ledger {
+    /// The books of a thread of `slots` connections.
+    pub(super) fn new(
+        tally: Tally,
+        window: Window,
+        budget: Budget,
+        schedule: Option<Schedule>,
+        slots: usize,
+    ) -> Ledger {
+        Ledger {
+            tally,
+            window,
+            budget,
+            schedule,
+            drain: None,
+            spill: None,
+            open_streams: 0,
+            slots,
+        }
+    }
+
+    /// Whether the window's open-loop schedule is counted (an open loop over a duration).
+    pub(super) fn counted_window(&self) -> bool {
+        self.schedule.as_ref().is_some_and(|s| s.counted())
+    }
 }
 
 /// One unanswered request of `class` (after the window, in drain `d`), in the series' last
@@ -36,7 +64,7 @@ pub(super) fn count_unanswered(tally: &mut Tally, d: Drain, class: u8) {
     }
 }
 
-impl Books for Ledger<'_> {
+impl Books for Ledger {
     fn answered(&mut self, index: usize, r: &Sent, status: Option<u16>, now: Instant) -> bool {
         let (intended, sent, class) = (r.intended, r.at, r.class);
         self.budget.settled(1);
@@ -56,12 +84,12 @@ impl Books for Ledger<'_> {
                 false
             }
             Some(true) => true,
-            _ => in_window && !self.counted_window,
+            _ => in_window && !self.counted_window(),
         };
         if !counts {
             return false;
         }
-        let t = &mut *self.tally;
+        let t = &mut self.tally;
         t.requests += 1;
         t.per_conn[index] += 1;
         let sec = now.duration_since(self.window.from()).as_secs() as usize;
@@ -101,7 +129,7 @@ impl Books for Ledger<'_> {
         self.budget.settled(1);
         if let Some(d) = self.drain {
             // Given up after the window (a stream the server reset, say): unanswered.
-            return count_unanswered(self.tally, d, r.class);
+            return count_unanswered(&mut self.tally, d, r.class);
         }
         if let Some(s) = self.schedule.as_mut() {
             s.lose(r.intended, r.class);
@@ -123,20 +151,20 @@ impl Books for Ledger<'_> {
     }
 
     fn tally(&mut self) -> &mut Tally {
-        self.tally
+        &mut self.tally
     }
 
     fn events(&mut self, now: Instant) -> &mut Tally {
         match self.window.inside(now) {
-            true => self.tally,
+            true => &mut self.tally,
             false => self.spill.get_or_insert_with(Default::default),
         }
     }
 
     fn stream_open(&mut self, open: bool) {
         match open {
-            true => *self.open_streams += 1,
-            false => *self.open_streams -= 1,
+            true => self.open_streams += 1,
+            false => self.open_streams -= 1,
         }
     }
 

@@ -15,10 +15,10 @@ use crate::sys::epoll::{ET, IN, OUT, RDHUP};
 
 impl Engine<'_> {
     pub(super) fn start_connect(&mut self, i: usize, now: Instant) {
-        if self.drain.is_some() {
+        if self.ledger.drain.is_some() {
             return;
         }
-        let open_loop = self.schedule.is_some();
+        let open_loop = self.ledger.schedule.is_some();
         // Past the quota a slot still connects for what it holds: requests to send again
         // (HTTP/2), or tickets its last socket did not use (the server closed it early).
         let c = self.slots[i].conn();
@@ -28,7 +28,7 @@ impl Engine<'_> {
         // Requests sent again (HTTP/2) had their ticket when they were first sent.
         if let (Some(k), false, false) = (self.per_socket(), open_loop, c.resends_waiting()) {
             if c.tickets_left() == 0 {
-                let Some((tickets, counted)) = self.budget.reserve(k, self.counting(now)) else {
+                let Some((tickets, counted)) = self.ledger.budget.reserve(k, self.counting(now)) else {
                     return;
                 };
                 self.slots[i].conn_mut().tickets().reserve(tickets, counted);
@@ -67,7 +67,7 @@ impl Engine<'_> {
     /// Opens the gate requests wait behind: every connection that is up starts sending.
     pub(super) fn start_sending(&mut self, now: Instant) {
         self.ramp.open_gate();
-        let open_loop = self.schedule.is_some();
+        let open_loop = self.ledger.schedule.is_some();
         for i in 0..self.slots.len() {
             if self.slots[i].conn().is_up() {
                 if open_loop {
@@ -94,8 +94,8 @@ impl Engine<'_> {
             }
         }
         if counting {
-            self.tally.connect.record_ns(took.as_nanos() as u64);
-            self.tally.connects += 1;
+            self.ledger.tally.connect.record_ns(took.as_nanos() as u64);
+            self.ledger.tally.connects += 1;
         }
         if self.reach.tls.is_some() {
             // https: the handshake comes first (see `tls`), then `when_up`.
@@ -121,7 +121,7 @@ impl Engine<'_> {
             }
             return;
         }
-        if self.schedule.is_some() {
+        if self.ledger.schedule.is_some() {
             self.send_retries(i, now);
             self.mark_free(i);
             self.schedule(now);
@@ -134,8 +134,8 @@ impl Engine<'_> {
     /// open loop's window will not complete in it.
     pub(super) fn close_socket(&mut self, i: usize) {
         let lost = self.slots[i].close();
-        self.budget.settled(lost.len());
-        if let Some(s) = self.schedule.as_mut() {
+        self.ledger.budget.settled(lost.len());
+        if let Some(s) = self.ledger.schedule.as_mut() {
             for r in lost {
                 s.lose(r.intended, r.class);
             }
@@ -150,25 +150,28 @@ impl Engine<'_> {
 
     /// A failure: count it, close, and reconnect after a growing back-off.
     pub(super) fn fail(&mut self, i: usize, class: ErrorClass, now: Instant) {
-        if self.drain.is_some() {
+        if self.ledger.drain.is_some() {
             // After the window a failure is not counted as such: what it took is unanswered.
             return self.unanswered(i);
         }
-        self.tally.error(class);
-        let (conn, mut books) = self.split(i);
-        let failed = conn.fail(now, &mut books);
+        self.ledger.tally.error(class);
+        let (conn, books) = self.split(i);
+        let failed = conn.fail(now, books);
         // The failure is the oldest request's in flight, and its class's.
-        if let Some(c) = failed.class.and_then(|k| self.tally.classes.get_mut(usize::from(k))) {
+        if let Some(c) = failed
+            .class
+            .and_then(|k| self.ledger.tally.classes.get_mut(usize::from(k)))
+        {
             c.errors += 1;
         }
         self.first_try_over(i);
         // Requests the socket reserved but never sent go back to the pool.
         let (left, counted) = failed.unused;
-        self.budget.give_back(left, counted);
+        self.ledger.budget.give_back(left, counted);
         if failed.idle {
             // A failed attempt with nothing in flight (or waiting: those were charged a try)
             // still uses up a request, so -n ends.
-            self.budget.failed_attempt(self.window.counting(now));
+            self.ledger.budget.failed_attempt(self.ledger.window.counting(now));
         }
         self.close_socket(i);
         // Reconnect after a growing back-off.

@@ -23,7 +23,7 @@ impl Engine<'_> {
     /// [`Schedule::close`]).
     pub(super) fn close_window(&mut self, now: Instant) {
         self.close_streams(now);
-        let Some(s) = self.schedule.as_mut() else { return };
+        let Some(s) = self.ledger.schedule.as_mut() else { return };
         let inflight = self
             .slots
             .iter()
@@ -34,13 +34,13 @@ impl Engine<'_> {
         };
         for &(d, class, n) in &lost {
             let ns = d.as_nanos() as u64;
-            self.tally.latency.record_n_ns(ns, n);
-            if let Some(c) = self.tally.classes.get_mut(class as usize) {
+            self.ledger.tally.latency.record_n_ns(ns, n);
+            if let Some(c) = self.ledger.tally.classes.get_mut(class as usize) {
                 c.latency.record_n_ns(ns, n);
             }
         }
-        self.tally.scheduled = Some(scheduled);
-        self.tally.not_completed = Some(not_completed);
+        self.ledger.tally.scheduled = Some(scheduled);
+        self.ledger.tally.not_completed = Some(not_completed);
     }
 
     /// The event streams still going at the close: a first event not come yet, or the gap
@@ -48,14 +48,14 @@ impl Engine<'_> {
     fn close_streams(&mut self, now: Instant) {
         let sse = self.checks.sse;
         for s in &self.slots {
-            s.conn().streams_at_close(now, sse, &mut self.tally);
+            s.conn().streams_at_close(now, sse, &mut self.ledger.tally);
         }
     }
 
     /// One turn of the drain: timeouts looked at, events waited for and handled; `false`
     /// when the loop cannot wait.
     pub(super) fn drain_turn(&mut self, events: &mut Events, next_scan: &mut Instant, now: Instant) -> bool {
-        let Some(d) = self.drain else { return false };
+        let Some(d) = self.ledger.drain else { return false };
         if now >= *next_scan {
             self.scan_timeouts(now);
             *next_scan = now + SCAN;
@@ -75,18 +75,18 @@ impl Engine<'_> {
     /// The window closed at `now` (or the run was `stopped`): from here only what is in flight
     /// is waited for.
     pub(super) fn begin_drain(&mut self, now: Instant, stopped: bool) {
-        let closed = self.window.end().map_or(now, |e| e.min(now));
+        let closed = self.ledger.window.end().map_or(now, |e| e.min(now));
         let until = match stopped {
             true => now,
             false => now + self.limits.timeout,
         };
-        self.drain = Some(Drain::new(closed, until));
+        self.ledger.drain = Some(Drain::new(closed, until));
         self.close_idle();
     }
 
     /// Whether the drain is over: its time is up, or nothing is awaited.
     pub(super) fn drain_over(&mut self, now: Instant) -> bool {
-        let Some(d) = self.drain else { return false };
+        let Some(d) = self.ledger.drain else { return false };
         self.close_idle();
         d.over(now) || (0..self.slots.len()).all(|i| self.awaited(i).is_empty())
     }
@@ -107,9 +107,9 @@ impl Engine<'_> {
     /// Connection `i` failed or the drain ended: each request of it still awaited is
     /// `unanswered` (and its class's error), and the socket is closed, not connected again.
     pub(super) fn unanswered(&mut self, i: usize) {
-        let Some(d) = self.drain else { return };
+        let Some(d) = self.ledger.drain else { return };
         for class in self.awaited(i) {
-            count_unanswered(&mut self.tally, d, class);
+            count_unanswered(&mut self.ledger.tally, d, class);
         }
         self.slots[i].conn_mut().forget_resends();
         let _ = self.slots[i].close();

@@ -7,11 +7,11 @@ use super::Engine;
 impl Engine<'_> {
     /// `true` if one more request may be committed at `now`.
     pub(super) fn may_issue(&self, now: Instant) -> bool {
-        if self.window.over(now) {
+        if self.ledger.window.over(now) {
             return false;
         }
-        let waiting = self.schedule.as_ref().map_or(0, |s| s.waiting());
-        self.budget.allows(self.counting(now), waiting)
+        let waiting = self.ledger.schedule.as_ref().map_or(0, |s| s.waiting());
+        self.ledger.budget.allows(self.counting(now), waiting)
     }
 
     /// Rate mode: moves sends whose time has come into the backlog, then hands them out.
@@ -19,18 +19,18 @@ impl Engine<'_> {
         // Not before sending starts and the window is known: the schedule starts from the
         // window's `t0` (an HTTP/2 connection reads its server's SETTINGS before that, and
         // what it reads must not schedule sends).
-        if !(self.ramp.sending() && self.window.known()) {
+        if !(self.ramp.sending() && self.ledger.window.known()) {
             return;
         }
-        let (window, budget) = (self.window, &self.budget);
+        let (window, budget) = (self.ledger.window, &self.ledger.budget);
         let (cumulative, rng) = (&self.cumulative, &mut self.rng);
-        let Some(s) = self.schedule.as_mut() else { return };
+        let Some(s) = self.ledger.schedule.as_mut() else { return };
         s.due(
             now,
             |t, waiting| !window.over(t) && budget.allows(window.counting(t), waiting),
             || super::classes::pick(cumulative, rng),
         );
-        while let Some(i) = self.schedule.as_mut().and_then(|s| s.take_free()) {
+        while let Some(i) = self.ledger.schedule.as_mut().and_then(|s| s.take_free()) {
             self.slots[i].taken();
             self.fill(i, now);
         }
@@ -40,7 +40,7 @@ impl Engine<'_> {
     pub(super) fn mark_free(&mut self, i: usize) {
         let room = self.has_room(i) && self.batch_room(i) > 0;
         let slot = &mut self.slots[i];
-        if let Some(s) = self.schedule.as_mut() {
+        if let Some(s) = self.ledger.schedule.as_mut() {
             if room && slot.offer() {
                 s.offer(i);
             }
@@ -71,7 +71,7 @@ impl Engine<'_> {
 
     /// Sends as many requests as the pacing allows on connection `i`.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
-        if self.drain.is_some() {
+        if self.ledger.drain.is_some() {
             // After the window nothing is sent: not a socket's tickets, not a request to send
             // again; what is owed still goes out.
             let _ = self.flush(i);
@@ -91,15 +91,15 @@ impl Engine<'_> {
             }
             batch -= 1;
             if c.resends_waiting() {
-                let (conn, mut books) = self.split(i);
-                conn.resend(now, &mut books);
+                let (conn, books) = self.split(i);
+                conn.resend(now, books);
                 continue;
             }
-            let (intended, class, noticed) = if self.schedule.is_some() {
+            let (intended, class, noticed) = if self.ledger.schedule.is_some() {
                 if self.per_socket().is_some_and(|k| c.on_socket() >= k) {
                     break;
                 }
-                match self.schedule.as_mut().and_then(|s| s.take_due()) {
+                match self.ledger.schedule.as_mut().and_then(|s| s.take_due()) {
                     Some((t, class, noticed)) => (t, class, Some(noticed)),
                     None => break,
                 }
@@ -114,8 +114,8 @@ impl Engine<'_> {
             };
             self.enqueue(i, intended, class, noticed, now);
         }
-        let (conn, mut books) = self.split(i);
-        conn.sends_done(now, &mut books);
+        let (conn, books) = self.split(i);
+        conn.sends_done(now, books);
         if self.flush(i).is_ok() {
             self.mark_free(i);
         }
@@ -123,11 +123,11 @@ impl Engine<'_> {
 
     /// Counts one request against the quota (and as sent, inside the window).
     pub(super) fn count_issue(&mut self, now: Instant) {
-        let inside = self.window.started(now);
-        self.budget.commit(inside);
+        let inside = self.ledger.window.started(now);
+        self.ledger.budget.commit(inside);
         if inside {
-            self.tally.sent += 1;
-            if let Some(iv) = self.tally.interval(now) {
+            self.ledger.tally.sent += 1;
+            if let Some(iv) = self.ledger.tally.interval(now) {
                 iv.sent += 1;
             }
         }
@@ -136,39 +136,40 @@ impl Engine<'_> {
     /// Sends request `class` on connection `i`, intended at `intended`; in an open loop
     /// `noticed` is when the client saw it was due.
     pub(super) fn enqueue(&mut self, i: usize, intended: Instant, class: u8, noticed: Option<Instant>, now: Instant) {
-        let open_loop = self.schedule.is_some();
+        let open_loop = self.ledger.schedule.is_some();
         let sent = if self.pace.close && !open_loop { intended } else { now };
         match self.slots[i].conn_mut().tickets().take() {
             // Counted against the quota when the socket reserved it.
             Some(true) => {
-                self.budget.spend();
-                if self.window.started(now) {
-                    self.tally.sent += 1;
-                    if let Some(iv) = self.tally.interval(now) {
+                self.ledger.budget.spend();
+                if self.ledger.window.started(now) {
+                    self.ledger.tally.sent += 1;
+                    if let Some(iv) = self.ledger.tally.interval(now) {
                         iv.sent += 1;
                     }
                 }
             }
             Some(false) => {
-                self.budget.spend();
+                self.ledger.budget.spend();
                 self.count_issue(now);
             }
             None => self.count_issue(now),
         }
-        if let (Some(noticed), true) = (noticed, self.window.started(now)) {
+        if let (Some(noticed), true) = (noticed, self.ledger.window.started(now)) {
             // The client's own lateness: how long after its time it noticed the request was
             // due. A request sent later than that found every connection busy with the server
             // and waited for one: counted apart.
             if now > noticed {
-                self.tally.waited_for_connection += 1;
+                self.ledger.tally.waited_for_connection += 1;
             }
-            self.tally
+            self.ledger
+                .tally
                 .send_lag
                 .record_ns(noticed.saturating_duration_since(intended).as_nanos() as u64);
         }
-        let (conn, mut books) = self.split(i);
-        conn.send(intended, sent, class, now, &mut books);
-        self.budget.sent();
+        let (conn, books) = self.split(i);
+        conn.send(intended, sent, class, now, books);
+        self.ledger.budget.sent();
     }
 
     /// Sends what waits to be sent again on connection `i`, where pacing would not call

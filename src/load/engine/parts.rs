@@ -78,5 +78,12 @@ pub(super) fn of(spec: &Spec) -> (Pace, Reach, Checks, Limits) {
         tls: spec.tls.clone().map(|cfg| (cfg, target.host_name().to_string())),
         host: target.host.clone(),
     };
-    (pace, reach, Checks { sse: spec.sse() }, Limits { timeout: spec.timeout() })
+    (
+        pace,
+        reach,
+        Checks { sse: spec.sse() },
+        Limits {
+            timeout: spec.timeout(),
+        },
+    )
 }

@@ -37,7 +37,7 @@ impl Engine<'_> {
             match r {
                 Ok(0) => return self.on_eof(i, now),
                 Ok(n) => {
-                    self.tally.bytes_in += n as u64;
+                    self.ledger.tally.bytes_in += n as u64;
                     if !self.consume(i, n, now) || (n < self.buf.len() && !to_eof) {
                         return;
                     }
@@ -51,8 +51,8 @@ impl Engine<'_> {
 
     /// Handles `n` bytes in `self.buf`; `false` when the connection was closed meanwhile.
     pub(super) fn consume(&mut self, i: usize, n: usize, now: Instant) -> bool {
-        let (conn, mut books, buf) = self.parts(i);
-        if let Err(class) = conn.input(&buf[..n], now, &mut books) {
+        let (conn, books) = (self.slots[i].conn_mut(), &mut self.ledger);
+        if let Err(class) = conn.input(&self.buf[..n], now, books) {
             self.fail(i, class, now);
             return false;
         }
@@ -69,7 +69,7 @@ impl Engine<'_> {
         let c = self.slots[i].conn();
         let socket_done = c.server_closing()
             || self.per_socket().is_some_and(|k| c.on_socket() >= k)
-            || (self.per_socket().is_some() && c.tickets_left() == 0 && self.schedule.is_none());
+            || (self.per_socket().is_some() && c.tickets_left() == 0 && self.ledger.schedule.is_none());
         if socket_done {
             if c.idle() {
                 self.recycle(i, now);
@@ -92,8 +92,8 @@ impl Engine<'_> {
 
     /// The server closed connection `i`: what the close cut fails it, else it is opened again.
     pub(super) fn on_eof(&mut self, i: usize, now: Instant) {
-        let (conn, mut books) = self.split(i);
-        match conn.closed(now, &mut books) {
+        let (conn, books) = self.split(i);
+        match conn.closed(now, books) {
             Err(class) => self.fail(i, class, now),
             // The server closed an idle keep-alive connection: open a new one.
             Ok(()) => self.recycle(i, now),

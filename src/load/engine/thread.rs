@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::books::Ledger;
-use super::parts::{self, Checks, Limits, Pace, Reach};
 use super::classes;
+use super::parts::{self, Checks, Limits, Pace, Reach};
 use super::ramp::Ramp;
 use super::slots::Slot;
-use super::window::{Drain, Window};
+use super::window::Window;
 use super::{Progress, Start, ThreadPlan};
 use crate::load::client::{Connection, Setup, State};
 use crate::load::{Budget, ErrorClass, Schedule, Spec, Tally};
@@ -35,29 +35,20 @@ pub struct Engine<'a> {
     t0: Instant,
     pub(super) ep: Epoll,
     pub(super) slots: Vec<Slot>,
-    pub(super) tally: Tally,
+    /// The run's state beside the connections: figures, window, budget, schedule, drain.
+    pub(super) ledger: Ledger,
     pub(super) timers: Timers<usize>,
     /// The read buffer.
     pub(super) buf: Vec<u8>,
     /// The classes' cumulative weights (empty without `--mix`), and the choices' generator.
     pub(super) cumulative: Vec<f64>,
     pub(super) rng: crate::rng::Rng,
-    pub(super) window: Window,
-    pub(super) budget: Budget,
-    /// The open loop's schedule (`--rate`); `None` in a closed loop.
-    pub(super) schedule: Option<Schedule>,
     pub(super) ramp: Ramp,
     pub(super) start: &'a Start,
-    /// Event streams' figures from outside the measured window (warm-up), kept apart.
-    pub(super) spill: Option<Box<Tally>>,
-    /// Event streams being received, over every connection (the progress line's).
-    pub(super) open_streams: usize,
     /// Connections that stopped reading at
     /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
     /// turn, which does not wait.
     pub(super) again: Vec<usize>,
-    /// After the window (or a stop): what is in flight is waited for, nothing new is sent.
-    pub(super) drain: Option<Drain>,
 }
 
 impl<'a> Engine<'a> {
@@ -70,38 +61,40 @@ impl<'a> Engine<'a> {
                 Slot::new(Connection::new(slot, i, plan.t0, setup.session(slot)))
             })
             .collect();
-        let tally = setup.tally(plan.conns);
         let seed = spec.args().workload.seed;
         let poisson = (spec.args().workload.arrivals == crate::load::Arrivals::Poisson)
             .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
+        let schedule = plan.rate.map(|r| {
+            // A ramp's rates, scaled to this thread's share of the run's mean.
+            let ramp = spec
+                .args()
+                .workload
+                .rate
+                .filter(|w| w.is_ramp())
+                .map(|w| w.scaled(r / w.per_s()));
+            Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
+        });
+        // Until connecting is over, nothing is measured: the window is set by `begin_window`.
+        let window = Window::new(plan.t0, pace.warmup.is_zero());
+        let ledger = Ledger::new(
+            setup.tally(plan.conns),
+            window,
+            Budget::new(plan.quota),
+            schedule,
+            plan.conns,
+        );
         Ok(Engine {
             t0: plan.t0,
             ep: Epoll::new()?,
             slots,
-            tally,
+            ledger,
             timers: Timers::new(),
             buf: vec![0u8; 256 * 1024],
             cumulative: classes::cumulative(spec),
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
-            // Until connecting is over, nothing is measured: the window is set by `begin_window`.
-            window: Window::new(plan.t0, pace.warmup.is_zero()),
-            budget: Budget::new(plan.quota),
-            schedule: plan.rate.map(|r| {
-                // A ramp's rates, scaled to this thread's share of the run's mean.
-                let ramp = spec
-                    .args()
-                    .workload
-                    .rate
-                    .filter(|w| w.is_ramp())
-                    .map(|w| w.scaled(r / w.per_s()));
-                Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
-            }),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
-            spill: None,
-            open_streams: 0,
             again: Vec::new(),
-            drain: None,
             pace,
             reach,
             checks,
@@ -109,14 +102,9 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// Whether the window's open-loop schedule is counted (an open loop over a duration).
-    pub(super) fn counted_window(&self) -> bool {
-        self.schedule.as_ref().is_some_and(|s| s.counted())
-    }
-
     /// Whether what is committed at `now` counts against the quota.
     pub(super) fn counting(&self, now: Instant) -> bool {
-        self.window.counting(now)
+        self.ledger.window.counting(now)
     }
 
     /// Starts the next batch of first connects.
@@ -126,40 +114,9 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Connection `i`, and the books its step keeps (the engine's other parts).
-    pub(super) fn split(&mut self, i: usize) -> (&mut Connection, Ledger<'_>) {
-        let (conn, books, _) = self.parts(i);
-        (conn, books)
-    }
-
-    /// [`Engine::split`], with the read buffer.
-    pub(super) fn parts(&mut self, i: usize) -> (&mut Connection, Ledger<'_>, &[u8]) {
-        let counted_window = self.counted_window();
-        let Engine {
-            slots,
-            tally,
-            window,
-            budget,
-            schedule,
-            drain,
-            spill,
-            open_streams,
-            buf,
-            ..
-        } = self;
-        let n = slots.len();
-        let ledger = Ledger {
-            tally,
-            window: *window,
-            budget,
-            schedule,
-            drain: *drain,
-            spill,
-            open_streams,
-            slots: n,
-            counted_window,
-        };
-        (slots[i].conn_mut(), ledger, buf)
+    /// Connection `i`, and the books its step keeps.
+    pub(super) fn split(&mut self, i: usize) -> (&mut Connection, &mut Ledger) {
+        (self.slots[i].conn_mut(), &mut self.ledger)
     }
 
     /// A slot's first attempt ended (it is up, or it failed).
@@ -172,7 +129,7 @@ impl<'a> Engine<'a> {
     /// Tells `start` once this thread's connecting is over.
     fn check_connecting(&mut self, now: Instant) {
         if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.limits.timeout) {
-            self.tally.unresolved_at_start = unresolved as u64;
+            self.ledger.tally.unresolved_at_start = unresolved as u64;
             self.start.thread_done(now);
         }
     }
@@ -180,24 +137,24 @@ impl<'a> Engine<'a> {
     /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
     /// starts at `t0` too (no request is scheduled while connections are still being opened).
     fn begin_window(&mut self, t0: Instant) {
-        self.window.begin(t0, self.pace.warmup, self.pace.duration);
-        let (from, end) = (self.window.from(), self.window.end());
-        if let Some(s) = self.schedule.as_mut() {
+        self.ledger.window.begin(t0, self.pace.warmup, self.pace.duration);
+        let (from, end) = (self.ledger.window.from(), self.ledger.window.end());
+        if let Some(s) = self.ledger.schedule.as_mut() {
             s.begin(t0, from, end);
         }
         if let Some(every) = self.pace.interval {
-            self.tally.series_clock = Some(crate::load::Clock {
+            self.ledger.tally.series_clock = Some(crate::load::Clock {
                 from,
                 until: end,
                 every,
             });
-            self.tally.series_every_us = Some(every.as_micros() as u64);
+            self.ledger.tally.series_every_us = Some(every.as_micros() as u64);
         }
     }
 
     /// Once an interval of the series: the connections and event streams open now.
     fn look_at_interval(&mut self, now: Instant, last: &mut Option<usize>) {
-        let Some(i) = self.tally.series_clock.and_then(|c| c.index(now)) else {
+        let Some(i) = self.ledger.tally.series_clock.and_then(|c| c.index(now)) else {
             return;
         };
         if *last == Some(i) {
@@ -205,8 +162,8 @@ impl<'a> Engine<'a> {
         }
         *last = Some(i);
         let open = self.slots.iter().filter(|s| s.conn().is_up()).count() as u64;
-        let streams = self.open_streams as u64;
-        if let Some(iv) = self.tally.interval(now) {
+        let streams = self.ledger.open_streams as u64;
+        if let Some(iv) = self.ledger.tally.interval(now) {
             iv.open = open;
             iv.streams = streams;
         }
@@ -231,11 +188,11 @@ impl<'a> Engine<'a> {
         loop {
             let now = Instant::now();
             let stopped = broken || stop.load(Ordering::Relaxed) != 0;
-            if self.drain.is_none() {
+            if self.ledger.drain.is_none() {
                 // Connecting is seen through first: a thread whose share is done at once still
                 // tells the others its connecting is over (they wait for every thread's).
                 self.connecting_turn(now);
-                if cpu_from.is_none() && self.window.started(now) {
+                if cpu_from.is_none() && self.ledger.window.started(now) {
                     cpu_from = Some(sys::process::thread_cpu_time());
                 }
                 if stopped || self.finished(now) {
@@ -246,7 +203,7 @@ impl<'a> Engine<'a> {
                     self.begin_drain(now, stopped);
                 }
             }
-            if self.drain.is_some() {
+            if self.ledger.drain.is_some() {
                 if stopped || self.drain_over(now) || !self.drain_turn(&mut events, &mut next_scan, now) {
                     break;
                 }
@@ -263,7 +220,7 @@ impl<'a> Engine<'a> {
             // once every connection is up too (or the connect timeout has passed: some never
             // connected, go with those that did).
             if self.ramp.may_open(
-                self.window.known(),
+                self.ledger.window.known(),
                 self.pace.connect_first,
                 now,
                 self.t0,
@@ -271,7 +228,7 @@ impl<'a> Engine<'a> {
             ) {
                 self.start_sending(now);
             }
-            if self.schedule.is_some() && self.ramp.sending() && self.window.known() {
+            if self.ledger.schedule.is_some() && self.ramp.sending() && self.ledger.window.known() {
                 self.schedule(now);
             }
             if now >= next_scan {
@@ -281,7 +238,7 @@ impl<'a> Engine<'a> {
             let mut wait = crate::timer::until(self.next_deadline(next_scan), Instant::now());
             if !self.ramp.all_opened() || !self.again.is_empty() {
                 wait = Duration::ZERO;
-            } else if !self.window.known() {
+            } else if !self.ledger.window.known() {
                 // Another thread may end connecting at any moment.
                 wait = wait.min(Duration::from_millis(2));
             }
@@ -296,10 +253,14 @@ impl<'a> Engine<'a> {
             debug_assert!(n == events.len());
             self.dispatch(&events, now);
             self.look_at_interval(now, &mut looked);
-            progress.requests.store(self.tally.requests, Ordering::Relaxed);
-            progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
-            if let Some(t) = &self.tally.sse {
-                progress.streams.store(self.open_streams as u64, Ordering::Relaxed);
+            progress.requests.store(self.ledger.tally.requests, Ordering::Relaxed);
+            progress
+                .errors
+                .store(self.ledger.tally.error_total(), Ordering::Relaxed);
+            if let Some(t) = &self.ledger.tally.sse {
+                progress
+                    .streams
+                    .store(self.ledger.open_streams as u64, Ordering::Relaxed);
                 progress.events.store(t.events, Ordering::Relaxed);
             }
         }
@@ -307,8 +268,8 @@ impl<'a> Engine<'a> {
         if self.ramp.leaving() {
             self.start.thread_done(Instant::now());
         }
-        self.tally.never_connected = self.slots.iter().filter(|s| !s.conn().connected_once()).count() as u64;
-        (self.tally, cpu)
+        self.ledger.tally.never_connected = self.slots.iter().filter(|s| !s.conn().connected_once()).count() as u64;
+        (self.ledger.tally, cpu)
     }
 
     /// The connections still to open are opened (as the ramp allows), those connecting
@@ -318,7 +279,7 @@ impl<'a> Engine<'a> {
             self.open_some(now);
         }
         self.check_connecting(now);
-        if !self.window.known() {
+        if !self.ledger.window.known() {
             if let Some(t0) = self.start.t0() {
                 self.begin_window(t0);
             }
@@ -347,11 +308,12 @@ impl<'a> Engine<'a> {
     }
 
     fn finished(&self, now: Instant) -> bool {
-        if self.window.end().is_some() {
-            return self.window.over(now);
+        if self.ledger.window.end().is_some() {
+            return self.ledger.window.over(now);
         }
-        self.budget
-            .done(self.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
+        self.ledger
+            .budget
+            .done(self.ledger.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
     }
 
     fn next_deadline(&self, next_scan: Instant) -> Instant {
@@ -359,12 +321,12 @@ impl<'a> Engine<'a> {
         if let Some(t) = self.timers.next() {
             d = d.min(t);
         }
-        if let Some(s) = self.schedule.as_ref().filter(|_| self.window.known()) {
+        if let Some(s) = self.ledger.schedule.as_ref().filter(|_| self.ledger.window.known()) {
             if self.may_issue(s.next()) {
                 d = d.min(s.next());
             }
         }
-        if let Some(e) = self.window.end() {
+        if let Some(e) = self.ledger.window.end() {
             d = d.min(e);
         }
         d
@@ -375,7 +337,7 @@ impl<'a> Engine<'a> {
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {
-        if self.drain.is_some() {
+        if self.ledger.drain.is_some() {
             return;
         }
         match self.slots[i].conn().state() {
@@ -430,7 +392,7 @@ impl<'a> Engine<'a> {
             match sys::fd::write(fd, conn.unsent()) {
                 Ok(n) => {
                     conn.wrote(n);
-                    self.tally.bytes_out += n as u64;
+                    self.ledger.tally.bytes_out += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

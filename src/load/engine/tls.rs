@@ -47,7 +47,9 @@ enum Moved {
 impl Engine<'_> {
     /// After the TCP connect of an https target: starts the handshake.
     pub(super) fn start_tls(&mut self, i: usize, now: Instant) {
-        let Some((cfg, name)) = self.reach.tls.clone() else { return };
+        let Some((cfg, name)) = self.reach.tls.clone() else {
+            return;
+        };
         let name = match ServerName::try_from(name) {
             Ok(n) => n,
             Err(_) => return self.fail(i, ErrorClass::Other, now),
@@ -71,7 +73,7 @@ impl Engine<'_> {
         let counting = self.counting(now);
         if let Some(took) = self.slots[i].handshake_done(now) {
             if counting {
-                self.tally.tls_handshake.record_ns(took.as_nanos() as u64);
+                self.ledger.tally.tls_handshake.record_ns(took.as_nanos() as u64);
             }
             self.when_up(i, now);
         }
@@ -91,7 +93,7 @@ impl Engine<'_> {
             while tls.wants_write() {
                 match tls.write_tls(&mut io) {
                     Ok(n) => {
-                        self.tally.bytes_out += n as u64;
+                        self.ledger.tally.bytes_out += n as u64;
                         progress = true;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -108,7 +110,7 @@ impl Engine<'_> {
             match tls.read_tls(&mut io) {
                 Ok(0) => return Ok(Moved::Eof),
                 Ok(n) => {
-                    self.tally.bytes_in += n as u64;
+                    self.ledger.tally.bytes_in += n as u64;
                     if let Err(e) = tls.process_new_packets() {
                         // What happened is said once: every connection would say the same.
                         if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
