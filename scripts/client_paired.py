@@ -4,7 +4,8 @@ and the product each cell is usually measured with, alternating round after roun
 reversed every other round) against one server pinned to CPU 0, each client pinned to CPU 1
 with one thread. The figure is the client process's user + system CPU (its rusage) divided by
 the requests it completed; the after is compared with the before round by round (paired
-ratios, their median and their range over the rounds), and each build with the product.
+ratios, their median and its 95 % interval from the rounds' order statistics), and each build
+with the product.
 
 Cells (the product in brackets):
   http   keep-alive, 50 connections, against nginx (wrk -t1 -c50, for the same time)
@@ -15,7 +16,7 @@ Cells (the product in brackets):
     scripts/client_paired.py --before /tmp/muxlab-old [--after target/release/muxlab]
                              [--rounds 5] [--cells http,close,h2,resp] [--json FILE]
 """
-import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, json, math, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NGINX_PORT, H2_PORT, REDIS_PORT = 18480, 18481, 18482
@@ -82,6 +83,19 @@ def product(cell, n, seconds):
     return n // 2 * 2, cpu
 
 
+def median_interval(xs):
+    """The median of xs and a distribution-free interval for it at 95 % or more (order
+    statistics of a binomial(n, 1/2); with few rounds, the widest there is: min to max)."""
+    xs = sorted(xs)
+    n = len(xs)
+    k = 0
+    # The largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [x_k, x_{n-k+1}] (1-based).
+    while k + 1 <= n // 2 and sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= 0.025:
+        k += 1
+    lo, hi = (xs[k - 1], xs[n - k]) if k > 0 else (xs[0], xs[-1])
+    return statistics.median(xs), lo, hi
+
+
 PRODUCT = {"http": "wrk", "close": "ab", "h2": "h2load", "resp": "redis-benchmark"}
 REQUESTS = {"http": 300000, "close": 30000, "h2": 300000, "resp": 200000}
 
@@ -114,10 +128,11 @@ def main():
                         seconds = time.monotonic() - t
                     per[who].append(cpu / done * 1e6)
             ratios = [x / y for x, y in zip(per["after"], per["before"])]
+            med, lo, hi = median_interval(ratios)
             row = {
                 "cpu_per_request_us": {k: round(statistics.median(v), 3) for k, v in per.items()},
-                "after_over_before": {"median": round(statistics.median(ratios), 4),
-                                      "min": round(min(ratios), 4), "max": round(max(ratios), 4)},
+                "after_over_before": {"median": round(med, 4), "low": round(lo, 4), "high": round(hi, 4),
+                                      "ratios": [round(r, 4) for r in ratios]},
                 "after_over_product": round(statistics.median(per["after"]) / statistics.median(per["product"]), 3),
                 "product": PRODUCT[cell],
                 "rounds": a.rounds,
@@ -126,8 +141,8 @@ def main():
             print(f"{cell:6} before {row['cpu_per_request_us']['before']:.3f} us  after "
                   f"{row['cpu_per_request_us']['after']:.3f} us  {PRODUCT[cell]} "
                   f"{row['cpu_per_request_us']['product']:.3f} us  after/before median "
-                  f"{row['after_over_before']['median']:.3f} [{row['after_over_before']['min']:.3f}, "
-                  f"{row['after_over_before']['max']:.3f}]  after/{PRODUCT[cell]} {row['after_over_product']:.2f}",
+                  f"{row['after_over_before']['median']:.3f} [{row['after_over_before']['low']:.3f}, "
+                  f"{row['after_over_before']['high']:.3f}]  after/{PRODUCT[cell]} {row['after_over_product']:.2f}",
                   flush=True)
     finally:
         for s in servers:
