@@ -602,97 +602,152 @@ fn server_models_and_load_keep_time_with_the_one_timer() {
     );
 }
 
-/// The fields of the load engine's `Conn` (as `src/load/engine/conn.rs` declares them).
-fn conn_fields(conn_rs: &str) -> Vec<String> {
-    let start = conn_rs.find("pub(super) struct Conn {").expect("Conn is declared");
-    let body = braced(&conn_rs[start..]);
-    body.lines()
-        .filter_map(|l| {
-            let l = l.trim().trim_start_matches("pub(super) ");
-            let (name, _) = l.split_once(':')?;
-            name.chars()
-                .all(|c| c.is_ascii_lowercase() || c == '_')
-                .then(|| name.to_string())
-        })
-        .collect()
+/// The fields of `struct NAME` in `code` that are visible outside its module (`pub`,
+/// `pub(super)`, `pub(crate)`, ...).
+fn visible_fields(code: &str, name: &str) -> Option<Vec<String>> {
+    let file = syn::parse_file(code).unwrap();
+    file.items.iter().find_map(|i| match i {
+        syn::Item::Struct(st) if st.ident == name => Some(
+            st.fields
+                .iter()
+                .filter(|f| !matches!(f.vis, syn::Visibility::Inherited))
+                .map(|f| f.ident.as_ref().map_or("?".into(), |i| i.to_string()))
+                .collect(),
+        ),
+        _ => None,
+    })
 }
 
-/// Where a file outside `conn.rs` sets one of `fields` (`x.field = `, `+=`, `|=` and the
-/// like) or lends it out to be changed (`&mut x.field`, `mem::take(&mut x.field)`).
-fn sets_fields(files: &[(String, String)], fields: &[String]) -> Vec<String> {
-    let mut found = Vec::new();
-    for (r, code) in files {
-        for f in fields {
-            let needle = format!(".{f}");
-            for (i, _) in code.match_indices(&needle) {
-                let rest = &code[i + needle.len()..];
-                if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
-                    continue; // a longer name
-                }
-                let rest = rest.trim_start();
-                let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
-                    || ["+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>="]
-                        .iter()
-                        .any(|op| rest.starts_with(op));
-                // The expression the field is read from (`self.conns[i]`, `c`), and what is
-                // before it.
-                let start = code[..i]
-                    .rfind(|c: char| !(c.is_alphanumeric() || "_.[]".contains(c)))
-                    .map_or(0, |k| k + 1);
-                // Lent whole: a field whose type keeps its own rules (a queue, a reader, the
-                // timer's `Armed`, the `Outbox`, the `Tickets`) may be; a plain one may not.
-                const GUARDED: &[&str] = &[
-                    "wake", "out", "tickets", "http", "echo", "h2", "inflight", "retry", "lanes", "sse",
-                ];
-                let receiver = &code[start..i];
-                let conn = receiver == "c" || receiver.starts_with("self.conns[") || receiver.starts_with("conns[");
-                let lent = conn
-                    && !GUARDED.contains(&f.as_str())
-                    && code[..start].ends_with("&mut ")
-                    && !rest.starts_with('.')
-                    && !rest.starts_with('[');
-                if assigns || lent {
-                    found.push(format!("{r} sets .{f}"));
-                }
-            }
+/// The load generator's connection and the engine's slot around it are changed only by their
+/// own methods: neither has a field visible outside its file, so the compiler keeps every
+/// other file to the verbs they offer.
+#[test]
+fn the_load_clients_connection_and_the_engines_slot_keep_their_fields_private() {
+    let src = sources();
+    for (file, name) in [
+        ("load/client/connection.rs", "Connection"),
+        ("load/engine/slots.rs", "Slot"),
+    ] {
+        let visible = visible_fields(&src[file], name).unwrap_or_else(|| panic!("{file} declares {name}"));
+        assert!(
+            visible.is_empty(),
+            "{file}: {name}'s fields {visible:?} are visible outside it"
+        );
+    }
+    let planted = "pub struct Slot { fd: u32, pub(super) conn: u8, pub wake: u8 }";
+    assert_eq!(
+        visible_fields(planted, "Slot"),
+        Some(vec!["conn".to_string(), "wake".to_string()])
+    );
+}
+
+/// Files of the protocols: the client's sessions, the protocol code they use, the server's.
+const PROTOCOL_FILES: &[&str] = &[
+    "load/client/http1.rs",
+    "load/client/h2.rs",
+    "load/client/echo.rs",
+    "load/client/keyed.rs",
+    "load/client/streams.rs",
+    "load/client/session.rs",
+    "load/h2/",
+    "load/keyed/",
+    "load/sse.rs",
+    "load/response.rs",
+    "proto/",
+];
+
+/// The files of `load/engine/` that reach a protocol's file, as `FILE -> PROTOCOL FILE`, and
+/// those that branch on a target's kind (`Kind::`).
+fn engine_protocol_arrows(files: &BTreeMap<String, String>) -> Vec<String> {
+    let g = imports::read(files);
+    let mut found: Vec<String> = g
+        .edges
+        .iter()
+        .filter(|(f, _)| f.starts_with("load/engine/"))
+        .flat_map(|(f, to)| {
+            to.iter()
+                .filter(|t| PROTOCOL_FILES.iter().any(|p| t.starts_with(p)))
+                .map(move |t| format!("{f} -> {t}"))
+        })
+        .collect();
+    for (f, text) in files.iter().filter(|(f, _)| f.starts_with("load/engine/")) {
+        // `Kind::` as a path of its own (not `io::ErrorKind::`).
+        let code = code_text(text);
+        let branches = code
+            .match_indices("Kind::")
+            .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+        if branches {
+            found.push(format!("{f} branches on Kind::"));
         }
     }
     found
 }
 
+/// The load engine is a driver: it moves bytes, keeps timers and paces requests, and what the
+/// bytes mean is its client connection's. No file of `load/engine/` reaches a protocol's file
+/// (the client's sessions, `load/h2/`, `load/keyed/`, event streams, the HTTP reader, the
+/// server's `proto/`), and none branches on the target's kind.
 #[test]
-fn the_load_engines_connection_is_changed_by_its_methods_not_by_fields_set_from_outside() {
-    let all: Vec<(String, String)> = files(Path::new(SRC)).iter().map(|f| (rel(f), code(f))).collect();
-    let conn = &all.iter().find(|(r, _)| r == "load/engine/conn.rs").expect("conn.rs").1;
-    let fields = conn_fields(conn);
+fn the_load_engine_imports_nothing_from_the_protocols() {
+    let src = sources();
+    let found = engine_protocol_arrows(&src);
+    assert!(found.is_empty(), "the engine names a protocol:\n{}", found.join("\n"));
+    // The reader sees a planted arrow and a planted branch.
+    let mut planted = src.clone();
+    let thread = planted.get_mut("load/engine/thread.rs").unwrap();
+    thread.push_str(
+        "\nfn planted(k: crate::load::Kind) -> bool { let _ = crate::load::h2::H2Conn::reset; matches!(k, crate::load::Kind::Echo) }\n",
+    );
+    let found = engine_protocol_arrows(&planted);
     assert!(
-        ["state", "fd", "tickets", "out", "inflight"]
+        found.iter().any(|f| f == "load/engine/thread.rs -> load/h2/conn.rs")
+            && found.iter().any(|f| f == "load/engine/thread.rs branches on Kind::"),
+        "{found:?}"
+    );
+}
+
+/// The client's protocols are one trait and one dispatch, as the server's are: each session
+/// the client's `Session` holds implements `load::client::ClientProtocol` once, in its own
+/// file, and `impl ClientProtocol for Session` forwards every method of the trait with `each!`
+/// (an arm per variant, none for "the others").
+#[test]
+fn every_client_protocol_implements_the_one_trait_and_one_dispatch_forwards_to_it() {
+    let src = sources();
+    let methods = protocols::trait_methods(&src["load/client/protocol.rs"], "ClientProtocol");
+    assert!(methods.len() >= 12, "the client's Protocol trait: {methods:?}");
+    let session = &src["load/client/session.rs"];
+    let variants = protocols::variants(session, "Session");
+    assert_eq!(variants.len(), 4, "{variants:?}");
+    for v in &variants {
+        let file = format!("load/client/{}.rs", v.to_lowercase());
+        assert!(
+            protocols::implementors(&src[&file], "ClientProtocol").contains(v),
+            "{v} implements ClientProtocol in {file}"
+        );
+        let elsewhere: Vec<&String> = src
             .iter()
-            .all(|f| fields.iter().any(|x| x == f)),
-        "the reader finds Conn's fields: {fields:?}"
-    );
-    let others: Vec<(String, String)> = all
-        .iter()
-        .filter(|(r, _)| r.starts_with("load/engine/") && r != "load/engine/conn.rs")
-        .cloned()
-        .collect();
-    let found = sets_fields(&others, &fields);
-    assert!(found.is_empty(), "{}", found.join("\n"));
-    let planted = vec![(
-        "load/engine/x.rs".to_string(),
-        "c.state = State::Up; c.errors += 1; self.conns[i].tickets -= 1; if c.fd == None {}\n\
-         f(&mut self.conns[i].connected_once); c.in_free |= x; g(&mut c.out.queue());"
-            .to_string(),
-    )];
-    assert_eq!(
-        sets_fields(&planted, &fields),
-        [
-            "load/engine/x.rs sets .state",
-            "load/engine/x.rs sets .connected_once",
-            "load/engine/x.rs sets .in_free",
-            "load/engine/x.rs sets .tickets",
-        ]
-    );
+            .filter(|(f, c)| {
+                f.starts_with("load/") && **f != file && protocols::implementors(c, "ClientProtocol").contains(v)
+            })
+            .map(|(f, _)| f)
+            .collect();
+        assert!(
+            elsewhere.is_empty(),
+            "{v} implements ClientProtocol again in {elsewhere:?}"
+        );
+        assert!(
+            session.contains(&format!("Session::{v}($s) => $call")),
+            "each! has an arm for {v}"
+        );
+    }
+    let body = protocols::macro_body(session, "each").expect("load/client/session.rs defines macro_rules! each");
+    assert!(!body.contains("_ =>"), "each! has no arm for the others");
+    for m in &methods {
+        assert!(
+            session.contains(&format!("each!(self, s => s.{m}(")),
+            "Session forwards {m} with each!"
+        );
+    }
 }
 
 /// Every file of `src/` by its path under `src/`, with its source.

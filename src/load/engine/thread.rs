@@ -1,18 +1,21 @@
 //! One engine thread ([`Engine`]): its connection slots, timers, window, budget and schedule,
 //! and the epoll loop that drives them (its turns, timers, events and writes). What happens to
-//! a connection is in `connect`, `issue`, `receive`, `tls`, `h2` and `keyed`.
+//! a connection's socket is in `connect`, `issue`, `receive` and `tls`; what its bytes mean is
+//! its client connection's (`load::client`), which reports to the engine's `books`.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::books::Ledger;
 use super::classes;
-use super::conn::{Conn, State};
+use super::parts::{self, Checks, Limits, Pace, Reach};
 use super::ramp::Ramp;
-use super::window::{Drain, Window};
+use super::slots::Slot;
+use super::window::Window;
 use super::{Progress, Start, ThreadPlan};
-use crate::load::keyed::KeyedConn;
-use crate::load::{Budget, ErrorClass, HttpReader, Payload, Schedule, Spec, Tally};
+use crate::load::client::{Connection, Setup, State};
+use crate::load::{Budget, ErrorClass, Schedule, Spec, Tally};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
 use crate::timer::Timers;
@@ -22,129 +25,86 @@ pub(super) const SCAN: Duration = Duration::from_millis(50);
 
 /// One engine thread.
 pub struct Engine<'a> {
-    pub(super) spec: &'a Spec,
+    /// The run's parts this thread needs: pacing and window, where it connects, what it checks
+    /// itself, its limits.
+    pub(super) pace: Pace,
+    pub(super) reach: Reach,
+    pub(super) checks: Checks,
+    pub(super) limits: Limits,
     /// When the run began (connect timeouts and the gate count from it).
     t0: Instant,
     pub(super) ep: Epoll,
-    pub(super) conns: Vec<Conn>,
-    pub(super) tally: Tally,
+    pub(super) slots: Vec<Slot>,
+    /// The run's state beside the connections: figures, window, budget, schedule, drain.
+    pub(super) ledger: Ledger,
     pub(super) timers: Timers<usize>,
     /// The read buffer.
     pub(super) buf: Vec<u8>,
-    /// Each class's HTTP request head (and fixed body), the same for every request of it; one
-    /// without `--mix`.
-    pub(super) requests: Vec<Vec<u8>>,
     /// The classes' cumulative weights (empty without `--mix`), and the choices' generator.
     pub(super) cumulative: Vec<f64>,
     pub(super) rng: crate::rng::Rng,
-    pub(super) window: Window,
-    pub(super) budget: Budget,
-    /// The open loop's schedule (`--rate`); `None` in a closed loop.
-    pub(super) schedule: Option<Schedule>,
     pub(super) ramp: Ramp,
     pub(super) start: &'a Start,
-    /// HTTP/2: the events a session's input raised.
-    pub(super) events: Vec<crate::load::h2::Event>,
-    /// Event streams' figures from outside the measured window (warm-up), kept apart.
-    pub(super) sse_spill: Option<Box<crate::load::SseTally>>,
-    /// Event streams being received, over every connection (the progress line's).
-    pub(super) open_streams: usize,
     /// Connections that stopped reading at
     /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
     /// turn, which does not wait.
     pub(super) again: Vec<usize>,
-    /// Keyed targets: the verdicts on one read's replies.
-    pub(super) verdicts: Vec<crate::load::keyed::Verdict>,
-    /// After the window (or a stop): what is in flight is waited for, nothing new is sent.
-    pub(super) drain: Option<Drain>,
 }
 
 impl<'a> Engine<'a> {
     pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
-        let head_only = spec.method.eq_ignore_ascii_case("HEAD");
-        let verify = match spec.payload {
-            Payload::Generated(size) => Some(size),
-            _ => None,
-        };
-        let h2 = classes::h2_plan(spec);
-        let conns = (0..plan.conns)
+        let setup = Setup::of(spec);
+        let (pace, reach, checks, limits) = parts::of(spec);
+        let slots = (0..plan.conns)
             .map(|i| {
                 let slot = plan.first_slot + i as u64;
-                let session = h2.as_ref().map(|p| crate::load::h2::H2Conn::new(p.clone(), slot));
-                let http = match verify {
-                    Some(size) => HttpReader::new(head_only).verifying(slot, size),
-                    None => HttpReader::new(head_only),
-                };
-                Conn::new(
-                    slot,
-                    plan.t0,
-                    http.all_event_streams(spec.sse()),
-                    spec.size(),
-                    session,
-                    spec.pipeline(),
-                    spec.keyed.as_ref().map(|p| KeyedConn::new(p, slot)),
-                )
+                Slot::new(Connection::new(slot, i, plan.t0, setup.session(slot)))
             })
             .collect();
-        let tally = Tally {
-            per_conn: vec![0; plan.conns],
-            classes: vec![Default::default(); spec.classes.len()],
-            h2: h2.as_ref().map(|_| crate::load::H2Tally {
-                per_lane: vec![0; plan.conns * spec.pipeline()],
-                ..Default::default()
-            }),
-            keyed: spec.keyed.as_ref().map(|p| crate::load::keyed::KeyedTally {
-                checks: p.check_mode().to_string(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
         let seed = spec.args().workload.seed;
         let poisson = (spec.args().workload.arrivals == crate::load::Arrivals::Poisson)
             .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
+        let schedule = plan.rate.map(|r| {
+            // A ramp's rates, scaled to this thread's share of the run's mean.
+            let ramp = spec
+                .args()
+                .workload
+                .rate
+                .filter(|w| w.is_ramp())
+                .map(|w| w.scaled(r / w.per_s()));
+            Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
+        });
+        // Until connecting is over, nothing is measured: the window is set by `begin_window`.
+        let window = Window::new(plan.t0, pace.warmup.is_zero());
+        let ledger = Ledger::new(
+            setup.tally(plan.conns),
+            window,
+            Budget::new(plan.quota),
+            schedule,
+            plan.conns,
+        );
         Ok(Engine {
-            spec,
             t0: plan.t0,
             ep: Epoll::new()?,
-            conns,
-            tally,
+            slots,
+            ledger,
             timers: Timers::new(),
             buf: vec![0u8; 256 * 1024],
-            requests: classes::requests(spec),
             cumulative: classes::cumulative(spec),
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
-            // Until connecting is over, nothing is measured: the window is set by `begin_window`.
-            window: Window::new(plan.t0, spec.warmup().is_zero()),
-            budget: Budget::new(plan.quota),
-            schedule: plan.rate.map(|r| {
-                // A ramp's rates, scaled to this thread's share of the run's mean.
-                let ramp = spec
-                    .args()
-                    .workload
-                    .rate
-                    .filter(|w| w.is_ramp())
-                    .map(|w| w.scaled(r / w.per_s()));
-                Schedule::new(r, spec.batch(), plan.t0, poisson).ramped(ramp)
-            }),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
-            events: Vec::new(),
-            sse_spill: None,
-            open_streams: 0,
             again: Vec::new(),
-            verdicts: Vec::new(),
-            drain: None,
+            pace,
+            reach,
+            checks,
+            limits,
         })
-    }
-
-    /// Whether the window's open-loop schedule is counted (an open loop over a duration).
-    pub(super) fn counted_window(&self) -> bool {
-        self.schedule.as_ref().is_some_and(|s| s.counted())
     }
 
     /// Whether what is committed at `now` counts against the quota.
     pub(super) fn counting(&self, now: Instant) -> bool {
-        self.window.counting(now)
+        self.ledger.window.counting(now)
     }
 
     /// Starts the next batch of first connects.
@@ -154,17 +114,22 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Connection `i`, and the books its step keeps.
+    pub(super) fn split(&mut self, i: usize) -> (&mut Connection, &mut Ledger) {
+        (self.slots[i].conn_mut(), &mut self.ledger)
+    }
+
     /// A slot's first attempt ended (it is up, or it failed).
     pub(super) fn first_try_over(&mut self, i: usize) {
-        if self.conns[i].first_try_over() {
+        if self.slots[i].first_try_over() {
             self.ramp.first_try_over();
         }
     }
 
     /// Tells `start` once this thread's connecting is over.
     fn check_connecting(&mut self, now: Instant) {
-        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.spec.timeout()) {
-            self.tally.unresolved_at_start = unresolved as u64;
+        if let Some(unresolved) = self.ramp.connecting_over(now, self.t0, self.limits.timeout) {
+            self.ledger.tally.unresolved_at_start = unresolved as u64;
             self.start.thread_done(now);
         }
     }
@@ -172,33 +137,33 @@ impl<'a> Engine<'a> {
     /// The window starts `warmup` after `t0`, when connecting ended; an open-loop schedule
     /// starts at `t0` too (no request is scheduled while connections are still being opened).
     fn begin_window(&mut self, t0: Instant) {
-        self.window.begin(t0, self.spec.warmup(), self.spec.duration);
-        let (from, end) = (self.window.from(), self.window.end());
-        if let Some(s) = self.schedule.as_mut() {
+        self.ledger.window.begin(t0, self.pace.warmup, self.pace.duration);
+        let (from, end) = (self.ledger.window.from(), self.ledger.window.end());
+        if let Some(s) = self.ledger.schedule.as_mut() {
             s.begin(t0, from, end);
         }
-        if let Some(every) = self.spec.args().interval {
-            self.tally.series_clock = Some(crate::load::Clock {
+        if let Some(every) = self.pace.interval {
+            self.ledger.tally.series_clock = Some(crate::load::Clock {
                 from,
                 until: end,
                 every,
             });
-            self.tally.series_every_us = Some(every.as_micros() as u64);
+            self.ledger.tally.series_every_us = Some(every.as_micros() as u64);
         }
     }
 
     /// Once an interval of the series: the connections and event streams open now.
     fn look_at_interval(&mut self, now: Instant, last: &mut Option<usize>) {
-        let Some(i) = self.tally.series_clock.and_then(|c| c.index(now)) else {
+        let Some(i) = self.ledger.tally.series_clock.and_then(|c| c.index(now)) else {
             return;
         };
         if *last == Some(i) {
             return;
         }
         *last = Some(i);
-        let open = self.conns.iter().filter(|c| c.is_up()).count() as u64;
-        let streams = self.open_streams as u64;
-        if let Some(iv) = self.tally.interval(now) {
+        let open = self.slots.iter().filter(|s| s.conn().is_up()).count() as u64;
+        let streams = self.ledger.open_streams as u64;
+        if let Some(iv) = self.ledger.tally.interval(now) {
             iv.open = open;
             iv.streams = streams;
         }
@@ -223,11 +188,11 @@ impl<'a> Engine<'a> {
         loop {
             let now = Instant::now();
             let stopped = broken || stop.load(Ordering::Relaxed) != 0;
-            if self.drain.is_none() {
+            if self.ledger.drain.is_none() {
                 // Connecting is seen through first: a thread whose share is done at once still
                 // tells the others its connecting is over (they wait for every thread's).
                 self.connecting_turn(now);
-                if cpu_from.is_none() && self.window.started(now) {
+                if cpu_from.is_none() && self.ledger.window.started(now) {
                     cpu_from = Some(sys::process::thread_cpu_time());
                 }
                 if stopped || self.finished(now) {
@@ -238,7 +203,7 @@ impl<'a> Engine<'a> {
                     self.begin_drain(now, stopped);
                 }
             }
-            if self.drain.is_some() {
+            if self.ledger.drain.is_some() {
                 if stopped || self.drain_over(now) || !self.drain_turn(&mut events, &mut next_scan, now) {
                     break;
                 }
@@ -255,15 +220,15 @@ impl<'a> Engine<'a> {
             // once every connection is up too (or the connect timeout has passed: some never
             // connected, go with those that did).
             if self.ramp.may_open(
-                self.window.known(),
-                self.spec.connect_first(),
+                self.ledger.window.known(),
+                self.pace.connect_first,
                 now,
                 self.t0,
-                self.spec.timeout(),
+                self.limits.timeout,
             ) {
                 self.start_sending(now);
             }
-            if self.schedule.is_some() && self.ramp.sending() && self.window.known() {
+            if self.ledger.schedule.is_some() && self.ramp.sending() && self.ledger.window.known() {
                 self.schedule(now);
             }
             if now >= next_scan {
@@ -273,7 +238,7 @@ impl<'a> Engine<'a> {
             let mut wait = crate::timer::until(self.next_deadline(next_scan), Instant::now());
             if !self.ramp.all_opened() || !self.again.is_empty() {
                 wait = Duration::ZERO;
-            } else if !self.window.known() {
+            } else if !self.ledger.window.known() {
                 // Another thread may end connecting at any moment.
                 wait = wait.min(Duration::from_millis(2));
             }
@@ -288,10 +253,14 @@ impl<'a> Engine<'a> {
             debug_assert!(n == events.len());
             self.dispatch(&events, now);
             self.look_at_interval(now, &mut looked);
-            progress.requests.store(self.tally.requests, Ordering::Relaxed);
-            progress.errors.store(self.tally.error_total(), Ordering::Relaxed);
-            if let Some(t) = &self.tally.sse {
-                progress.streams.store(self.open_streams as u64, Ordering::Relaxed);
+            progress.requests.store(self.ledger.tally.requests, Ordering::Relaxed);
+            progress
+                .errors
+                .store(self.ledger.tally.error_total(), Ordering::Relaxed);
+            if let Some(t) = &self.ledger.tally.sse {
+                progress
+                    .streams
+                    .store(self.ledger.open_streams as u64, Ordering::Relaxed);
                 progress.events.store(t.events, Ordering::Relaxed);
             }
         }
@@ -299,8 +268,8 @@ impl<'a> Engine<'a> {
         if self.ramp.leaving() {
             self.start.thread_done(Instant::now());
         }
-        self.tally.never_connected = self.conns.iter().filter(|c| !c.connected_once()).count() as u64;
-        (self.tally, cpu)
+        self.ledger.tally.never_connected = self.slots.iter().filter(|s| !s.conn().connected_once()).count() as u64;
+        (self.ledger.tally, cpu)
     }
 
     /// The connections still to open are opened (as the ramp allows), those connecting
@@ -310,7 +279,7 @@ impl<'a> Engine<'a> {
             self.open_some(now);
         }
         self.check_connecting(now);
-        if !self.window.known() {
+        if !self.ledger.window.known() {
             if let Some(t0) = self.start.t0() {
                 self.begin_window(t0);
             }
@@ -320,7 +289,7 @@ impl<'a> Engine<'a> {
     /// Handles what a wait brought: the connections left to read again first, then `events`.
     pub(super) fn dispatch(&mut self, events: &Events, now: Instant) {
         for i in std::mem::take(&mut self.again) {
-            if self.conns[i].is_up() {
+            if self.slots[i].conn().is_up() {
                 self.on_readable(i, now, true);
             }
         }
@@ -332,18 +301,19 @@ impl<'a> Engine<'a> {
     /// Runs the timers that are due.
     fn fire_timers(&mut self, now: Instant) {
         while let Some((t, i)) = self.timers.pop_due(now) {
-            if self.conns[i].wake.fired(t) {
+            if self.slots[i].wake().fired(t) {
                 self.on_timer(i, now);
             }
         }
     }
 
     fn finished(&self, now: Instant) -> bool {
-        if self.window.end().is_some() {
-            return self.window.over(now);
+        if self.ledger.window.end().is_some() {
+            return self.ledger.window.over(now);
         }
-        self.budget
-            .done(self.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
+        self.ledger
+            .budget
+            .done(self.ledger.schedule.as_ref().is_some_and(|s| s.waiting() > 0))
     }
 
     fn next_deadline(&self, next_scan: Instant) -> Instant {
@@ -351,26 +321,26 @@ impl<'a> Engine<'a> {
         if let Some(t) = self.timers.next() {
             d = d.min(t);
         }
-        if let Some(s) = self.schedule.as_ref().filter(|_| self.window.known()) {
+        if let Some(s) = self.ledger.schedule.as_ref().filter(|_| self.ledger.window.known()) {
             if self.may_issue(s.next()) {
                 d = d.min(s.next());
             }
         }
-        if let Some(e) = self.window.end() {
+        if let Some(e) = self.ledger.window.end() {
             d = d.min(e);
         }
         d
     }
 
     pub(super) fn set_timer(&mut self, i: usize, at: Instant) {
-        self.timers.set(&mut self.conns[i].wake, at, i);
+        self.timers.set(self.slots[i].wake(), at, i);
     }
 
     fn on_timer(&mut self, i: usize, now: Instant) {
-        if self.drain.is_some() {
+        if self.ledger.drain.is_some() {
             return;
         }
-        match self.conns[i].state() {
+        match self.slots[i].conn().state() {
             State::Down => self.start_connect(i, now),
             State::Up => self.fill(i, now),
             State::Connecting | State::Handshaking => {}
@@ -378,10 +348,11 @@ impl<'a> Engine<'a> {
     }
 
     fn on_event(&mut self, i: usize, flags: u32, now: Instant) {
-        if self.conns[i].state() == State::Connecting {
+        let state = self.slots[i].conn().state();
+        if state == State::Connecting {
             if flags & (ERR | HUP) != 0 {
                 // The connect failed: SO_ERROR says why.
-                let e = match self.conns[i].fd().map(sys::socket::take_error) {
+                let e = match self.slots[i].fd().map(sys::socket::take_error) {
                     Some(Ok(Some(e))) | Some(Err(e)) => e,
                     _ => io::Error::from(io::ErrorKind::ConnectionRefused),
                 };
@@ -391,13 +362,13 @@ impl<'a> Engine<'a> {
                 return;
             }
             self.on_connected(i, now);
-            if self.conns[i].state() == State::Handshaking {
+            if self.slots[i].conn().state() == State::Handshaking {
                 return;
             }
-        } else if self.conns[i].state() == State::Handshaking {
+        } else if state == State::Handshaking {
             return self.drive_handshake(i, now);
         }
-        if !self.conns[i].is_up() {
+        if !self.slots[i].conn().is_up() {
             return;
         }
         if flags & OUT != 0 && self.flush(i).is_err() {
@@ -411,17 +382,17 @@ impl<'a> Engine<'a> {
     }
 
     pub(super) fn flush(&mut self, i: usize) -> Result<(), ()> {
-        if self.conns[i].tls().is_some() {
+        if self.slots[i].tls().is_some() {
             return self.tls_flush(i);
         }
-        let (Some(fd), _, out) = self.conns[i].wire() else {
+        let (Some(fd), _, conn) = self.slots[i].wire() else {
             return Err(());
         };
-        while !out.is_empty() {
-            match sys::fd::write(fd, out.unsent()) {
+        while !conn.all_sent() {
+            match sys::fd::write(fd, conn.unsent()) {
                 Ok(n) => {
-                    out.took(n);
-                    self.tally.bytes_out += n as u64;
+                    conn.wrote(n);
+                    self.ledger.tally.bytes_out += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

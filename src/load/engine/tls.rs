@@ -47,14 +47,16 @@ enum Moved {
 impl Engine<'_> {
     /// After the TCP connect of an https target: starts the handshake.
     pub(super) fn start_tls(&mut self, i: usize, now: Instant) {
-        let Some(cfg) = self.spec.tls.clone() else { return };
-        let name = match ServerName::try_from(self.spec.target().host_name().to_string()) {
+        let Some((cfg, name)) = self.reach.tls.clone() else {
+            return;
+        };
+        let name = match ServerName::try_from(name) {
             Ok(n) => n,
             Err(_) => return self.fail(i, ErrorClass::Other, now),
         };
         match ClientConnection::new(cfg, name) {
             Ok(tls) => {
-                self.conns[i].handshaking(tls, now);
+                self.slots[i].handshaking(tls, now);
                 self.drive_handshake(i, now);
             }
             Err(_) => self.fail(i, ErrorClass::Other, now),
@@ -69,11 +71,10 @@ impl Engine<'_> {
             Ok(_) => {}
         }
         let counting = self.counting(now);
-        if let Some(took) = self.conns[i].handshake_done(now) {
+        if let Some(took) = self.slots[i].handshake_done(now) {
             if counting {
-                self.tally.tls_handshake.record_ns(took.as_nanos() as u64);
+                self.ledger.tally.tls_handshake.record_ns(took.as_nanos() as u64);
             }
-            self.conns[i].up();
             self.when_up(i, now);
         }
     }
@@ -83,7 +84,7 @@ impl Engine<'_> {
     /// the caller then takes the plaintext: with edge-triggered epoll, bytes read and left
     /// behind would raise no new event.)
     fn tls_io(&mut self, i: usize, read: bool) -> Result<Moved, ErrorClass> {
-        let (Some(fd), Some(tls), _) = self.conns[i].wire() else {
+        let (Some(fd), Some(tls), _) = self.slots[i].wire() else {
             return Err(ErrorClass::Other);
         };
         let mut io = FdIo(fd);
@@ -92,7 +93,7 @@ impl Engine<'_> {
             while tls.wants_write() {
                 match tls.write_tls(&mut io) {
                     Ok(n) => {
-                        self.tally.bytes_out += n as u64;
+                        self.ledger.tally.bytes_out += n as u64;
                         progress = true;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -109,7 +110,7 @@ impl Engine<'_> {
             match tls.read_tls(&mut io) {
                 Ok(0) => return Ok(Moved::Eof),
                 Ok(n) => {
-                    self.tally.bytes_in += n as u64;
+                    self.ledger.tally.bytes_in += n as u64;
                     if let Err(e) = tls.process_new_packets() {
                         // What happened is said once: every connection would say the same.
                         if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -119,7 +120,7 @@ impl Engine<'_> {
                                 }
                                 _ => "",
                             };
-                            eprintln!("muxlab: TLS with {}: {e}{hint}", self.spec.target().host);
+                            eprintln!("muxlab: TLS with {}: {e}{hint}", self.reach.host);
                         }
                         // Send the alert rustls queued, then give up on the connection.
                         let _ = tls.write_tls(&mut io);
@@ -146,20 +147,20 @@ impl Engine<'_> {
     /// as on a plain socket, for the next flush.
     pub(super) fn tls_flush(&mut self, i: usize) -> Result<(), ()> {
         loop {
-            let (_, tls, out) = self.conns[i].wire();
+            let (_, tls, conn) = self.slots[i].wire();
             let mut moved = false;
             if let Some(tls) = tls {
-                while !out.is_empty() {
-                    match tls.writer().write(out.unsent()) {
+                while !conn.all_sent() {
+                    match tls.writer().write(conn.unsent()) {
                         Ok(n) if n > 0 => {
-                            out.took(n);
+                            conn.wrote(n);
                             moved = true;
                         }
                         _ => break,
                     }
                 }
             }
-            let done = out.is_empty();
+            let done = conn.all_sent();
             if let Err(class) = self.tls_io(i, false) {
                 self.fail(i, class, Instant::now());
                 return Err(());
@@ -190,7 +191,7 @@ impl Engine<'_> {
                 Err(class) => return self.fail(i, class, now),
             };
             loop {
-                let (_, Some(tls), _) = self.conns[i].wire() else {
+                let (_, Some(tls), _) = self.slots[i].wire() else {
                     return;
                 };
                 match tls.reader().read(&mut self.buf) {

@@ -1,0 +1,365 @@
+//! A client connection stepped with scripted events, no socket: per protocol, what a server
+//! may do to it — cut a response, stall it, flood it with interim responses, answer with a
+//! wrong value or to nothing — and what the connection makes of it (the error class it fails
+//! with, what it settles, what it keeps).
+
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::load::{resolve, ErrorClass, LoadArgs, Tally, Target, Workload};
+use crate::proto::h2::frame::{self, Code};
+
+/// Books kept by the test: every answer and abandoned request, in order; the window is always
+/// open.
+#[derive(Default)]
+struct Kept {
+    tally: Tally,
+    answered: Vec<(u8, Option<u16>)>,
+    abandoned: Vec<(u8, ErrorClass)>,
+    open_streams: i64,
+}
+
+impl Books for Kept {
+    fn answered(&mut self, _: usize, r: &Sent, status: Option<u16>, _: Instant) -> bool {
+        self.answered.push((r.class, status));
+        true
+    }
+    fn abandoned(&mut self, r: Sent, class: ErrorClass, _: Instant) {
+        self.abandoned.push((r.class, class));
+    }
+    fn answer_failed(&mut self, class: ErrorClass, _: u8) {
+        self.tally.error(class);
+    }
+    fn inside(&self, _: Instant) -> bool {
+        true
+    }
+    fn tally(&mut self) -> &mut Tally {
+        &mut self.tally
+    }
+    fn events(&mut self, _: Instant) -> &mut Tally {
+        &mut self.tally
+    }
+    fn stream_open(&mut self, open: bool) {
+        self.open_streams += if open { 1 } else { -1 };
+    }
+    fn events_of(&mut self, _: usize, _: u64) {}
+}
+
+/// A connection to `url` under the workload `toml`, up at `t0`, with its books.
+fn up(url: &str, toml: &str, t0: Instant) -> (Connection, Kept) {
+    let w: Workload = toml::from_str(toml).unwrap();
+    let spec = resolve(LoadArgs::new(Target::parse(url).unwrap(), 1, w)).unwrap();
+    let setup = Setup::of(&spec);
+    let mut c = Connection::new(0, 0, t0, setup.session(0));
+    c.connecting(t0);
+    c.connected(t0);
+    c.up(Link::Plain).unwrap();
+    let books = Kept {
+        tally: setup.tally(1),
+        ..Kept::default()
+    };
+    (c, books)
+}
+
+/// Takes what the connection has to write.
+fn sent(c: &mut Connection) -> Vec<u8> {
+    let out = c.unsent().to_vec();
+    c.wrote(out.len());
+    out
+}
+
+#[test]
+fn http1_a_response_the_close_cuts_fails_the_connection_as_an_unexpected_close() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    assert!(sent(&mut c).starts_with(b"GET / HTTP/1.1\r\n"));
+    c.input(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", t0, &mut b)
+        .unwrap();
+    assert!(b.answered.is_empty(), "7 of its 10 bytes are missing");
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
+    // A response delimited by the close is whole at the close.
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    c.input(b"HTTP/1.0 200 OK\r\n\r\nall of it", t0, &mut b).unwrap();
+    assert_eq!(c.closed(t0, &mut b), Ok(()));
+    assert_eq!(b.answered, [(0, Some(200))]);
+}
+
+#[test]
+fn http1_a_flood_of_interim_responses_is_a_bad_response_after_five() {
+    let t0 = Instant::now();
+    let interim = b"HTTP/1.1 100 Continue\r\n\r\n";
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    for _ in 0..5 {
+        c.input(interim, t0, &mut b).unwrap();
+    }
+    c.input(b"HTTP/1.1 204 No Content\r\n\r\n", t0, &mut b).unwrap();
+    assert_eq!(b.answered, [(0, Some(204))], "five interim responses, then the answer");
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let flood = interim.repeat(6);
+    assert_eq!(c.input(&flood, t0, &mut b), Err(ErrorClass::BadResponse));
+    assert!(b.answered.is_empty());
+}
+
+#[test]
+fn http1_an_answer_to_no_request_is_a_bad_response() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    let r = c.input(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", t0, &mut b);
+    assert_eq!(r, Err(ErrorClass::BadResponse));
+}
+
+#[test]
+fn http1_an_echoed_body_that_differs_from_the_one_sent_is_a_mismatch() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "method = \"POST\"\nbody_size = 16", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let out = sent(&mut c);
+    let body = &out[out.len() - 16..];
+    let mut wrong = body.to_vec();
+    wrong[3] ^= 1;
+    let mut reply = b"HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n".to_vec();
+    reply.extend_from_slice(&wrong);
+    assert_eq!(c.input(&reply, t0, &mut b), Err(ErrorClass::EchoMismatch));
+    // The same body, right, completes.
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "method = \"POST\"\nbody_size = 16", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let out = sent(&mut c);
+    let mut reply = b"HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n".to_vec();
+    reply.extend_from_slice(&out[out.len() - 16..]);
+    c.input(&reply, t0, &mut b).unwrap();
+    assert_eq!(b.answered, [(0, Some(200))]);
+}
+
+#[test]
+fn http1_an_event_stream_the_server_ends_before_its_end_is_cut() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    c.input(head, t0, &mut b).unwrap();
+    c.input(b"d\r\ndata: first\n\n\r\n", t0 + Duration::from_millis(5), &mut b)
+        .unwrap();
+    assert_eq!(b.open_streams, 1);
+    assert_eq!(b.tally.sse.as_ref().map(|t| t.events), Some(1));
+    assert!(
+        c.awaited(false).is_empty(),
+        "an event stream is not awaited after the window"
+    );
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::StreamCut));
+    c.fail(t0, &mut b);
+    assert_eq!(b.open_streams, 0, "a failed connection ends its streams");
+}
+
+#[test]
+fn echo_bytes_that_differ_are_a_mismatch_and_a_message_the_close_cuts_an_unexpected_close() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("echo://127.0.0.1:1", "size = 8", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    c.send(t0, t0, 0, t0, &mut b);
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 16, "two messages of 8 bytes");
+    c.input(&out[..12], t0, &mut b).unwrap();
+    assert_eq!(b.answered, [(0, None)], "the first is back whole, the second half");
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
+    let (mut c, mut b) = up("echo://127.0.0.1:1", "size = 8", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut wrong = sent(&mut c);
+    wrong[0] ^= 0xff;
+    assert_eq!(c.input(&wrong, t0, &mut b), Err(ErrorClass::EchoMismatch));
+}
+
+#[test]
+fn resp_a_value_that_is_not_the_one_written_is_a_wrong_value_and_the_connection_goes_on() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("resp://127.0.0.1:1", "keys = 1", t0);
+    // A SET (class 0) then a GET (class 1) of the one key.
+    c.send(t0, t0, 0, t0, &mut b);
+    c.send(t0, t0, 1, t0, &mut b);
+    let out = sent(&mut c);
+    assert!(
+        out.starts_with(b"*3\r\n$3\r\nSET\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
+    c.input(b"+OK\r\n$5\r\nhello\r\n", t0, &mut b).unwrap();
+    assert_eq!(
+        b.answered,
+        [(0, None), (1, None)],
+        "both answered: a wrong value is an answer"
+    );
+    let k = b.tally.keyed.as_ref().unwrap();
+    assert_eq!((k.sets, k.wrong), (1, 1), "{k:?}");
+    assert_eq!(b.tally.errors_by_name().get("wrong_value"), Some(&1));
+    assert!(c.is_up() && c.idle(), "the connection goes on");
+    // A reply cut by the close, and a reply to no command.
+    c.send(t0, t0, 1, t0, &mut b);
+    sent(&mut c);
+    c.input(b"$40\r\nonly part", t0, &mut b).unwrap();
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
+    let (mut c, mut b) = up("resp://127.0.0.1:1", "keys = 1", t0);
+    assert_eq!(c.input(b"+OK\r\n", t0, &mut b), Err(ErrorClass::BadResponse));
+}
+
+#[test]
+fn memcache_a_reply_that_answers_no_command_fails_the_connection() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("memcache://127.0.0.1:1", "keys = 1", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    assert!(sent(&mut c).starts_with(b"set "));
+    c.input(b"STORED\r\n", t0, &mut b).unwrap();
+    assert_eq!(b.answered, [(0, None)]);
+    assert_eq!(c.input(b"STORED\r\n", t0, &mut b), Err(ErrorClass::BadResponse));
+}
+
+/// An HTTP/2 connection whose server said `settings` first.
+fn h2_up(settings: &[(u16, u32)], t0: Instant) -> (Connection, Kept) {
+    let (mut c, mut b) = up("h2c://127.0.0.1:1/", "streams = 4", t0);
+    assert!(sent(&mut c).starts_with(b"PRI * HTTP/2.0"), "the preface goes first");
+    let mut s = Vec::new();
+    frame::settings(&mut s, settings);
+    c.input(&s, t0, &mut b).unwrap();
+    (c, b)
+}
+
+#[test]
+fn h2_a_server_that_allows_no_stream_stalls_the_connection_until_the_timeout() {
+    let t0 = Instant::now();
+    // SETTINGS_MAX_CONCURRENT_STREAMS (3) of 0.
+    let (mut c, mut b) = h2_up(&[(3, 0)], t0);
+    assert!(!c.has_room(4), "no room for a stream");
+    c.sends_done(t0, &mut b);
+    let limit = Duration::from_secs(1);
+    assert!(!c.late(t0 + limit / 2, limit));
+    assert!(
+        c.late(t0 + limit * 2, limit),
+        "stuck with nothing in flight: timed out as a request is"
+    );
+    // Room given back: no longer stuck.
+    let (mut c, mut b) = h2_up(&[], t0);
+    assert!(c.has_room(4));
+    c.sends_done(t0, &mut b);
+    assert!(!c.late(t0 + limit * 2, limit));
+}
+
+#[test]
+fn h2_a_request_whose_body_the_flow_control_window_holds_times_out() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("h2c://127.0.0.1:1/", "method = \"POST\"\nbody_size = 1000", t0);
+    sent(&mut c);
+    let mut s = Vec::new();
+    // SETTINGS_INITIAL_WINDOW_SIZE (4) of 0: no DATA may go.
+    frame::settings(&mut s, &[(4, 0)]);
+    c.input(&s, t0, &mut b).unwrap();
+    c.send(t0, t0, 0, t0, &mut b);
+    let out = sent(&mut c);
+    assert!(
+        out.len() < 1000,
+        "the body waits for the window: {} bytes went",
+        out.len()
+    );
+    let limit = Duration::from_secs(1);
+    assert!(!c.late(t0 + limit / 2, limit));
+    assert!(c.late(t0 + limit * 2, limit), "in flight past the timeout");
+}
+
+#[test]
+fn h2_a_reset_stream_is_abandoned_and_a_refused_one_sent_again_at_most_three_times() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = h2_up(&[], t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut s = Vec::new();
+    frame::rst_stream(&mut s, 1, Code::Cancel);
+    c.input(&s, t0, &mut b).unwrap();
+    assert_eq!(b.abandoned, [(0, ErrorClass::StreamReset)]);
+    assert!(c.idle() && !c.resends_waiting());
+    // Refused: sent again on a new stream, until the tries run out.
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut id = 3;
+    for tries in 1..=MAX_TRIES {
+        let mut s = Vec::new();
+        frame::rst_stream(&mut s, id, Code::RefusedStream);
+        c.input(&s, t0, &mut b).unwrap();
+        assert!(c.resends_waiting(), "try {tries}: waits to be sent again");
+        assert!(c.resend(t0, &mut b));
+        id += 2;
+    }
+    let mut s = Vec::new();
+    frame::rst_stream(&mut s, id, Code::RefusedStream);
+    c.input(&s, t0, &mut b).unwrap();
+    assert!(!c.resends_waiting());
+    assert_eq!(b.abandoned.len(), 2, "refused {} times: failed", MAX_TRIES + 1);
+}
+
+#[test]
+fn h2_a_goaway_closes_the_connection_and_keeps_the_streams_above_its_last_to_send_again() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = h2_up(&[], t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut s = Vec::new();
+    frame::goaway(&mut s, 1, Code::NoError);
+    c.input(&s, t0, &mut b).unwrap();
+    assert!(c.server_closing());
+    assert!(c.resends_waiting(), "stream 3 was not processed: sent again elsewhere");
+    assert_eq!(c.pending().count(), 2, "stream 1 still in flight, stream 3 waiting");
+    assert_eq!(
+        c.next(),
+        Next::Send,
+        "the requests and the SETTINGS acknowledgement wait to go"
+    );
+    sent(&mut c);
+    assert_eq!(c.next(), Next::Read, "stream 1's answer is still awaited");
+}
+
+#[test]
+fn a_failed_connection_backs_off_longer_each_time_and_gives_back_what_it_reserved() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.tickets().reserve(3, 1);
+    let f = c.fail(t0, &mut b);
+    assert_eq!(
+        f,
+        Failed {
+            class: None,
+            unused: (3, 1),
+            idle: true
+        }
+    );
+    c.close();
+    assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN));
+    c.connecting(t0);
+    c.fail(t0, &mut b);
+    c.close();
+    assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN * 2), "doubled");
+}
+
+#[test]
+fn a_connection_is_up_only_through_its_connect_and_times_the_connect_from_its_start() {
+    let t0 = Instant::now();
+    let w: Workload = toml::from_str("").unwrap();
+    let spec = resolve(LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 1, w)).unwrap();
+    let mut c = Connection::new(7, 0, t0, Setup::of(&spec).session(7));
+    assert_eq!(c.state(), State::Down);
+    c.connecting(t0);
+    assert_eq!(c.state(), State::Connecting);
+    let limit = Duration::from_secs(1);
+    assert!(c.setting_up_past(t0 + limit * 2, limit) && c.late(t0 + limit * 2, limit));
+    assert!(!c.setting_up_past(t0 + limit / 2, limit));
+    assert!(!c.connected_once());
+    assert_eq!(c.connected(t0 + Duration::from_millis(3)), Duration::from_millis(3));
+    c.up(Link::Plain).unwrap();
+    assert!(c.is_up() && c.connected_once());
+    let mut b = Kept::default();
+    c.send(t0, t0, 0, t0, &mut b);
+    assert_eq!(c.next(), Next::Send);
+    let lost = c.close();
+    assert_eq!(lost.len(), 1, "what was in flight on the socket is handed back");
+    assert_eq!(
+        (c.state(), c.all_sent(), c.idle(), c.on_socket()),
+        (State::Down, true, true, 0)
+    );
+}
