@@ -44,8 +44,14 @@ instructions() {
     echo "load $target -n $requests did not complete cleanly: ${doc:0:300}" >&2
     rm -f "$out" "$log"; return 1
   fi
-  callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}'
+  local counted
+  counted=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
   rm -f "$out" "$log"
+  # Nothing counted: this build has no Engine::dispatch of its own (inlined), not a free run.
+  if [ -z "$counted" ] || [ "$counted" = 0 ]; then
+    echo "nothing counted inside Engine::dispatch in $bin: is it inlined in this build?" >&2; return 1
+  fi
+  echo "$counted"
 }
 for p in "${protos[@]}"; do
   case "$p" in

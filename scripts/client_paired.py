@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Client CPU per request, paired: two muxlab builds' load generators (a before and an after)
-and the product each cell is usually measured with, alternating round after round (the order
-reversed every other round) against one server pinned to CPU 0, each client pinned to CPU 1
+and the product each cell is usually measured with, in turn round after round (the rounds
+cycle through the six orders of the three, so each client runs first, second and third equally
+often: a position that favours a run favours each alike) against one server pinned to CPU 0, each client pinned to CPU 1
 with one thread. The figure is the client process's user + system CPU (its rusage) divided by
 the requests it completed; the after is compared with the before round by round (paired
 ratios, their median and its 95 % interval from the rounds' order statistics), and each build
@@ -16,7 +17,7 @@ Cells (the product in brackets):
     scripts/client_paired.py --before /tmp/muxlab-old [--after target/release/muxlab]
                              [--rounds 5] [--cells http,close,h2,resp] [--json FILE]
 """
-import argparse, json, math, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, itertools, json, math, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NGINX_PORT, H2_PORT, REDIS_PORT = 18480, 18481, 18482
@@ -96,6 +97,8 @@ def median_interval(xs):
     return statistics.median(xs), lo, hi
 
 
+ORDERS = list(itertools.permutations(["before", "after", "product"]))
+
 PRODUCT = {"http": "wrk", "close": "ab", "h2": "h2load", "resp": "redis-benchmark"}
 REQUESTS = {"http": 300000, "close": 30000, "h2": 300000, "resp": 200000}
 
@@ -104,7 +107,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", required=True)
     ap.add_argument("--after", default=os.path.join(HERE, "..", "target", "release", "muxlab"))
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=12, help="a multiple of 6 keeps the orders balanced")
     ap.add_argument("--cells", default="http,close,h2,resp")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -115,9 +118,7 @@ def main():
             n = REQUESTS[cell]
             per = {"before": [], "after": [], "product": []}
             for r in range(a.rounds):
-                order = ["before", "after", "product"]
-                if r % 2:
-                    order.reverse()
+                order = ORDERS[r % len(ORDERS)]
                 seconds = 2.0
                 for who in order:
                     t = time.monotonic()

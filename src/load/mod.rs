@@ -16,7 +16,7 @@ mod args;
 mod bad_document;
 mod bad_target;
 mod byte_pattern;
-pub mod client;
+mod client;
 mod document;
 mod engine;
 mod environment;

@@ -48,6 +48,15 @@ pub enum Next {
     Close,
 }
 
+/// How many requests one socket carries, and who hands them out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reuse {
+    /// All it can (keep-alive: `None`), or this many (`--close`: 1, `--requests-per-conn K`).
+    pub per_socket: Option<u64>,
+    /// An open loop's schedule hands it its requests (it reserves none for its socket).
+    pub open_loop: bool,
+}
+
 /// What a failed connection leaves the engine to settle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failed {
@@ -92,11 +101,17 @@ pub struct Connection {
     /// Requests reserved for this socket when it was opened, so no socket opens for nothing
     /// at the end.
     tickets: Tickets,
+    /// How many requests a socket carries.
+    reuse: Reuse,
+    /// Every response is an event stream (`--sse`): none is awaited after the window, and each
+    /// one's first event is waited for at the close.
+    all_streams: bool,
 }
 
 impl Connection {
-    /// Slot `slot` (the `index`th of its thread), down, from `t0`, speaking `session`.
-    pub fn new(slot: u64, index: usize, t0: Instant, session: Session) -> Connection {
+    /// Slot `slot` (the `index`th of its thread), down, from `t0`, speaking `session`, its
+    /// sockets used as `reuse` says (`all_streams`: `--sse`).
+    pub fn new(slot: u64, index: usize, t0: Instant, session: Session, reuse: Reuse, all_streams: bool) -> Connection {
         Connection {
             slot,
             index,
@@ -115,6 +130,8 @@ impl Connection {
             server_closing: false,
             stalled: None,
             tickets: Tickets::default(),
+            reuse,
+            all_streams,
         }
     }
 
@@ -206,19 +223,15 @@ impl Connection {
 
     /// Sends a request of `class` meant for `intended`, timed from `at`.
     pub fn send<B: Books + ?Sized>(&mut self, intended: Instant, at: Instant, class: u8, now: Instant, books: &mut B) {
-        let mut seq = self.send_seq;
-        let (session, mut cx) = self.parts(books);
-        let (stream, lane) = session.write(class, &mut seq, false, now, &mut cx);
-        self.send_seq = seq;
-        self.inflight.push_back(Sent {
+        let r = Sent {
             intended,
             at,
             class,
-            stream,
-            lane,
+            stream: 0,
+            lane: 0,
             tries: 0,
-        });
-        self.on_socket += 1;
+        };
+        self.write(r, false, now, books);
     }
 
     /// Sends the oldest request waiting to be sent again, as it was meant to go: `false` if
@@ -227,18 +240,19 @@ impl Connection {
         let Some(r) = self.retry.pop_front() else {
             return false;
         };
+        self.write(Sent { at: now, ..r }, true, now, books);
+        true
+    }
+
+    /// The session writes request `r` (`retried`: sent again); it is in flight on its stream
+    /// and lane.
+    fn write<B: Books + ?Sized>(&mut self, r: Sent, retried: bool, now: Instant, books: &mut B) {
         let mut seq = self.send_seq;
         let (session, mut cx) = self.parts(books);
-        let (stream, lane) = session.write(r.class, &mut seq, true, now, &mut cx);
+        let (stream, lane) = session.write(r.class, &mut seq, retried, now, &mut cx);
         self.send_seq = seq;
-        self.inflight.push_back(Sent {
-            at: now,
-            stream,
-            lane,
-            ..r
-        });
+        self.inflight.push_back(Sent { stream, lane, ..r });
         self.on_socket += 1;
-        true
     }
 
     /// A batch of sends is done: the session's counts go to the books, and a server that
@@ -290,24 +304,35 @@ impl Connection {
 
     // --- What next.
 
-    /// What it asks of the engine now.
+    /// What it asks of the engine now: what it holds goes out first; a socket that takes no
+    /// new request ([`Connection::finishing`]) closes once nothing is in flight on it; a
+    /// failed one waits out its back-off.
     pub fn next(&self) -> Next {
         match self.state {
             State::Down => self.reconnect_at.map_or(Next::Read, Next::Wait),
             _ if !self.out.is_empty() => Next::Send,
-            State::Up if self.server_closing && self.inflight.is_empty() => Next::Close,
+            State::Up if self.finishing() && self.inflight.is_empty() => Next::Close,
             _ => Next::Read,
         }
+    }
+
+    /// Its socket takes no new request: the server closes it, it carried its share
+    /// ([`Reuse::per_socket`]), or (closed loop) the requests it reserved are used.
+    pub fn finishing(&self) -> bool {
+        let Reuse { per_socket, open_loop } = self.reuse;
+        self.server_closing
+            || per_socket.is_some_and(|k| self.on_socket >= k)
+            || (per_socket.is_some() && self.tickets.left() == 0 && !open_loop)
+    }
+
+    /// Its socket carried all the requests one may ([`Reuse::per_socket`]).
+    pub fn used_up(&self) -> bool {
+        self.reuse.per_socket.is_some_and(|k| self.on_socket >= k)
     }
 
     /// The server said it closes after its last response.
     pub fn server_closing(&self) -> bool {
         self.server_closing
-    }
-
-    /// Requests sent on the current socket.
-    pub fn on_socket(&self) -> u64 {
-        self.on_socket
     }
 
     /// No request is in flight.
@@ -359,8 +384,9 @@ impl Connection {
     // --- Its end.
 
     /// It failed at `now`: its event streams are cut, what waits to be sent again is charged
-    /// a try, and it waits out a growing back-off before connecting again (see
-    /// [`Connection::next`]). The socket is still to be closed ([`Connection::close`]).
+    /// a try (it waits for the next socket), and what its socket reserved is handed back. The
+    /// socket is still to be closed ([`Connection::close`]), then a back-off waited out
+    /// ([`Connection::back_off`]).
     pub fn fail<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) -> Failed {
         if let Some(s) = self.session.streams_mut() {
             s.end(None, now, true, books);
@@ -372,9 +398,6 @@ impl Connection {
             again(&mut self.retry, books, r, now);
         }
         let unused = self.tickets.give_back();
-        let b = self.backoff;
-        self.backoff = (b * 2).min(BACKOFF_MAX);
-        self.reconnect_at = Some(now + b);
         Failed {
             class,
             unused,
@@ -382,10 +405,20 @@ impl Connection {
         }
     }
 
+    /// After a failure, closed: it connects again no sooner than a back-off from `now`, which
+    /// doubles with each failure up to [`BACKOFF_MAX`] and starts over once it connects
+    /// ([`Connection::next`] says until when).
+    pub fn back_off(&mut self, now: Instant) {
+        let b = self.backoff;
+        self.backoff = (b * 2).min(BACKOFF_MAX);
+        self.reconnect_at = Some(now + b);
+    }
+
     /// Its socket is gone: what belonged to it is forgotten; returns the requests that were in
     /// flight on it (those to send again stay).
     pub fn close(&mut self) -> Vec<Sent> {
         self.state = State::Down;
+        self.reconnect_at = None;
         let lost: Vec<Sent> = self.inflight.drain(..).collect();
         self.session.reset(self.send_seq, &lost);
         self.on_socket = 0;
@@ -397,8 +430,8 @@ impl Connection {
 
     /// After the window: the classes of its requests still awaited — in flight, or waiting to
     /// be sent again, and not event streams (`--sse`: none is awaited).
-    pub fn awaited(&self, sse: bool) -> Vec<u8> {
-        if sse {
+    pub fn awaited(&self) -> Vec<u8> {
+        if self.all_streams {
             return Vec::new();
         }
         let s = &self.session;
@@ -420,18 +453,14 @@ impl Connection {
     /// At the window's close (`now`): its event streams still going count their open gap as
     /// of the close, and each request known to be a stream (`--sse`: every one) whose first
     /// event has not come counts its wait so far.
-    pub fn streams_at_close(&self, now: Instant, sse: bool, tally: &mut Tally) {
-        let Some(front) = self.inflight.front() else {
-            if let Some(s) = self.session.streams().filter(|s| !s.is_empty()) {
-                s.at_close(now, tally.sse.get_or_insert_with(Default::default));
-            }
-            return;
-        };
+    pub fn streams_at_close(&self, now: Instant, tally: &mut Tally) {
+        let sse = self.all_streams;
         let unstarted: Vec<Instant> = self
             .inflight
             .iter()
-            .filter(|r| self.session.unstarted_stream(r, front, sse))
-            .map(|r| r.intended)
+            .enumerate()
+            .filter(|(pos, r)| self.session.unstarted_stream(*pos, r, sse))
+            .map(|(_, r)| r.intended)
             .collect();
         let open = self.session.streams().filter(|s| !s.is_empty());
         if unstarted.is_empty() && open.is_none() {

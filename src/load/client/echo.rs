@@ -79,7 +79,7 @@ impl ClientProtocol for Echo {
         false
     }
 
-    fn unstarted_stream(&self, _: &Sent, _: &Sent, forced: bool) -> bool {
+    fn unstarted_stream(&self, _: usize, _: &Sent, forced: bool) -> bool {
         forced
     }
 }

@@ -212,7 +212,7 @@ impl ClientProtocol for H2 {
         self.streams.has(r.stream) || self.conn.is_event_stream(r.stream)
     }
 
-    fn unstarted_stream(&self, r: &Sent, _: &Sent, forced: bool) -> bool {
+    fn unstarted_stream(&self, _: usize, r: &Sent, forced: bool) -> bool {
         !self.streams.has(r.stream) && (forced || self.conn.is_event_stream(r.stream))
     }
 }

@@ -134,7 +134,8 @@ impl ClientProtocol for Http1 {
         (self.reader.event_stream() && pos == 0) || self.streams.has(r.stream)
     }
 
-    fn unstarted_stream(&self, r: &Sent, front: &Sent, forced: bool) -> bool {
-        !self.streams.has(0) && (forced || (self.reader.event_stream() && front.at == r.at))
+    fn unstarted_stream(&self, pos: usize, _: &Sent, forced: bool) -> bool {
+        // The oldest request's response is the one whose head was read.
+        !self.streams.has(0) && (forced || (self.reader.event_stream() && pos == 0))
     }
 }

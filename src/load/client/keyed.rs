@@ -108,7 +108,7 @@ impl ClientProtocol for Keyed {
         false
     }
 
-    fn unstarted_stream(&self, _: &Sent, _: &Sent, forced: bool) -> bool {
+    fn unstarted_stream(&self, _: usize, _: &Sent, forced: bool) -> bool {
         forced
     }
 }

@@ -25,15 +25,20 @@ mod streams;
 #[cfg(test)]
 mod tests;
 
+// What the engine steps: a connection, made from the run's setup, reporting to its books.
 pub use books::Books;
-pub use connection::{Connection, Failed, Next, State, BACKOFF_MAX, BACKOFF_MIN};
-pub use ctx::{Ctx, MAX_TRIES};
-pub use echo::Echo;
-pub use h2::H2;
-pub use http1::Http1;
-pub use keyed::Keyed;
-pub use protocol::{ClientProtocol, Link};
-pub use sent::{Outbox, Sent, Tickets};
-pub use session::Session;
+pub use connection::{Connection, Next, Reuse, State};
+pub use protocol::Link;
+pub use sent::Sent;
 pub use setup::Setup;
-pub use streams::Streams;
+
+// The protocols' sessions and what they reach of their connection: for this folder only.
+use ctx::Ctx;
+use echo::Echo;
+use h2::H2;
+use http1::Http1;
+use keyed::Keyed;
+use protocol::ClientProtocol;
+use sent::{Outbox, Tickets};
+use session::Session;
+use streams::Streams;

@@ -70,7 +70,7 @@ pub trait ClientProtocol {
     /// after the window: it has no end to wait for).
     fn streaming(&self, pos: usize, r: &Sent) -> bool;
 
-    /// At the window's close: whether request `r` (the oldest in flight being `front`) is an
+    /// At the window's close: whether request `r`, at `pos` among those in flight, is an
     /// event stream whose first event has not come (`forced`: every request is, `--sse`).
-    fn unstarted_stream(&self, r: &Sent, front: &Sent, forced: bool) -> bool;
+    fn unstarted_stream(&self, pos: usize, r: &Sent, forced: bool) -> bool;
 }

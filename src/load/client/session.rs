@@ -77,7 +77,7 @@ impl ClientProtocol for Session {
     fn streaming(&self, pos: usize, r: &Sent) -> bool {
         each!(self, s => s.streaming(pos, r))
     }
-    fn unstarted_stream(&self, r: &Sent, front: &Sent, forced: bool) -> bool {
-        each!(self, s => s.unstarted_stream(r, front, forced))
+    fn unstarted_stream(&self, pos: usize, r: &Sent, forced: bool) -> bool {
+        each!(self, s => s.unstarted_stream(pos, r, forced))
     }
 }

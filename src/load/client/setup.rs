@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Echo, Http1, Keyed, Session, H2};
+use super::{Connection, Echo, Http1, Keyed, Reuse, Session, H2};
 use crate::load::h2::{H2Conn, H2Plan};
 use crate::load::keyed::{KeyedConn, KeyedTally};
 use crate::load::{http_request, H2Tally, HttpReader, Kind, Payload, Spec, Tally, Target};
@@ -59,6 +59,12 @@ impl<'a> Setup<'a> {
             }
             _ => Session::Echo(Echo::new(spec.size())),
         }
+    }
+
+    /// The connection in slot `slot` (over the run), the `index`th of its thread, down from
+    /// `t0`, its sockets used as `reuse` says.
+    pub fn connection(&self, slot: u64, index: usize, t0: std::time::Instant, reuse: Reuse) -> Connection {
+        Connection::new(slot, index, t0, self.session(slot), reuse, self.spec.sse())
     }
 
     /// A thread's empty figures over `conns` connections, with the protocol's own.

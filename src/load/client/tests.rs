@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::connection::{Failed, BACKOFF_MIN};
+use super::ctx::MAX_TRIES;
 use super::*;
 use crate::load::{resolve, ErrorClass, LoadArgs, Tally, Target, Workload};
 use crate::proto::h2::frame::{self, Code};
@@ -50,7 +52,7 @@ fn up(url: &str, toml: &str, t0: Instant) -> (Connection, Kept) {
     let w: Workload = toml::from_str(toml).unwrap();
     let spec = resolve(LoadArgs::new(Target::parse(url).unwrap(), 1, w)).unwrap();
     let setup = Setup::of(&spec);
-    let mut c = Connection::new(0, 0, t0, setup.session(0));
+    let mut c = setup.connection(0, 0, t0, Reuse::default());
     c.connecting(t0);
     c.connected(t0);
     c.up(Link::Plain).unwrap();
@@ -146,12 +148,14 @@ fn http1_an_event_stream_the_server_ends_before_its_end_is_cut() {
     assert_eq!(b.open_streams, 1);
     assert_eq!(b.tally.sse.as_ref().map(|t| t.events), Some(1));
     assert!(
-        c.awaited(false).is_empty(),
+        c.awaited().is_empty(),
         "an event stream is not awaited after the window"
     );
     assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::StreamCut));
     c.fail(t0, &mut b);
     assert_eq!(b.open_streams, 0, "a failed connection ends its streams");
+    let sse = b.tally.sse.as_ref().unwrap();
+    assert_eq!((sse.cut, sse.cut_events), (1, 1), "cut, with the event it delivered");
 }
 
 #[test]
@@ -238,11 +242,13 @@ fn h2_a_server_that_allows_no_stream_stalls_the_connection_until_the_timeout() {
         c.late(t0 + limit * 2, limit),
         "stuck with nothing in flight: timed out as a request is"
     );
-    // Room given back: no longer stuck.
-    let (mut c, mut b) = h2_up(&[], t0);
+    // The server gives room back: no longer stuck.
+    let mut s = Vec::new();
+    frame::settings(&mut s, &[(3, 10)]);
+    c.input(&s, t0, &mut b).unwrap();
     assert!(c.has_room(4));
     c.sends_done(t0, &mut b);
-    assert!(!c.late(t0 + limit * 2, limit));
+    assert!(!c.late(t0 + limit * 2, limit), "room again: the stall is over");
 }
 
 #[test]
@@ -291,7 +297,17 @@ fn h2_a_reset_stream_is_abandoned_and_a_refused_one_sent_again_at_most_three_tim
     frame::rst_stream(&mut s, id, Code::RefusedStream);
     c.input(&s, t0, &mut b).unwrap();
     assert!(!c.resends_waiting());
-    assert_eq!(b.abandoned.len(), 2, "refused {} times: failed", MAX_TRIES + 1);
+    assert_eq!(
+        b.abandoned,
+        [(0, ErrorClass::StreamReset), (0, ErrorClass::StreamReset)],
+        "refused {} times: failed",
+        MAX_TRIES + 1
+    );
+    let h2 = b.tally.h2.as_ref().unwrap();
+    assert_eq!(
+        (h2.reset, h2.refused, h2.retried),
+        (1, u64::from(MAX_TRIES) + 1, u64::from(MAX_TRIES))
+    );
 }
 
 #[test]
@@ -313,6 +329,14 @@ fn h2_a_goaway_closes_the_connection_and_keeps_the_streams_above_its_last_to_sen
     );
     sent(&mut c);
     assert_eq!(c.next(), Next::Read, "stream 1's answer is still awaited");
+    let mut s = Vec::new();
+    frame::rst_stream(&mut s, 1, Code::Cancel);
+    c.input(&s, t0, &mut b).unwrap();
+    assert_eq!(
+        c.next(),
+        Next::Close,
+        "nothing left in flight on a connection the server closes"
+    );
 }
 
 #[test]
@@ -330,11 +354,27 @@ fn a_failed_connection_backs_off_longer_each_time_and_gives_back_what_it_reserve
         }
     );
     c.close();
+    c.back_off(t0);
     assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN));
     c.connecting(t0);
     c.fail(t0, &mut b);
     c.close();
+    c.back_off(t0);
     assert_eq!(c.next(), Next::Wait(t0 + BACKOFF_MIN * 2), "doubled");
+    c.connecting(t0);
+    c.connected(t0);
+    c.close();
+    assert_eq!(
+        c.next(),
+        Next::Read,
+        "a socket closed without a failure waits for nothing"
+    );
+    c.back_off(t0);
+    assert_eq!(
+        c.next(),
+        Next::Wait(t0 + BACKOFF_MIN),
+        "connected: the back-off started over"
+    );
 }
 
 #[test]
@@ -342,7 +382,11 @@ fn a_connection_is_up_only_through_its_connect_and_times_the_connect_from_its_st
     let t0 = Instant::now();
     let w: Workload = toml::from_str("").unwrap();
     let spec = resolve(LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 1, w)).unwrap();
-    let mut c = Connection::new(7, 0, t0, Setup::of(&spec).session(7));
+    let one = Reuse {
+        per_socket: Some(1),
+        open_loop: true,
+    };
+    let mut c = Setup::of(&spec).connection(7, 0, t0, one);
     assert_eq!(c.state(), State::Down);
     c.connecting(t0);
     assert_eq!(c.state(), State::Connecting);
@@ -356,10 +400,152 @@ fn a_connection_is_up_only_through_its_connect_and_times_the_connect_from_its_st
     let mut b = Kept::default();
     c.send(t0, t0, 0, t0, &mut b);
     assert_eq!(c.next(), Next::Send);
+    assert!(c.used_up() && c.finishing(), "one request a socket: this one is used");
     let lost = c.close();
     assert_eq!(lost.len(), 1, "what was in flight on the socket is handed back");
+    assert_eq!((c.state(), c.all_sent(), c.idle()), (State::Down, true, true));
+    // The count of the socket's requests started over with it.
+    assert!(!c.used_up());
+}
+
+#[test]
+fn http1_a_head_the_close_cuts_is_an_unexpected_close_with_nothing_in_flight() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    c.input(b"HTTP/1.1 200 OK\r\nContent-Le", t0, &mut b).unwrap();
+    assert!(c.idle());
     assert_eq!(
-        (c.state(), c.all_sent(), c.idle(), c.on_socket()),
-        (State::Down, true, true, 0)
+        c.closed(t0, &mut b),
+        Err(ErrorClass::UnexpectedClose),
+        "inside a message"
     );
+}
+
+#[test]
+fn a_socket_that_carried_its_share_closes_once_its_answer_is_in() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    let mut c2 = {
+        let w: Workload = toml::from_str("close = true").unwrap();
+        let spec = resolve(LoadArgs::new(Target::parse("http://127.0.0.1:1/").unwrap(), 1, w)).unwrap();
+        let reuse = Reuse {
+            per_socket: Some(1),
+            open_loop: false,
+        };
+        Setup::of(&spec).connection(0, 0, t0, reuse)
+    };
+    c2.connecting(t0);
+    c2.connected(t0);
+    c2.up(Link::Plain).unwrap();
+    for c in [&mut c, &mut c2] {
+        c.tickets().reserve(1, 1);
+        c.tickets().take();
+        c.send(t0, t0, 0, t0, &mut b);
+        sent(c);
+        c.input(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", t0, &mut b)
+            .unwrap();
+    }
+    assert_eq!((c.finishing(), c.next()), (false, Next::Read), "keep-alive goes on");
+    assert_eq!(
+        (c2.finishing(), c2.next()),
+        (true, Next::Close),
+        "--close: one request a socket"
+    );
+}
+
+#[test]
+fn packet_bytes_that_differ_are_a_mismatch_and_whole_ones_complete_in_order() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("packet://127.0.0.1:1", "size = 64", t0);
+    for _ in 0..3 {
+        c.send(t0, t0, 0, t0, &mut b);
+    }
+    let out = sent(&mut c);
+    assert_eq!(out.len(), 192);
+    // Back in two pieces cut mid-message.
+    c.input(&out[..100], t0, &mut b).unwrap();
+    c.input(&out[100..], t0, &mut b).unwrap();
+    assert_eq!(b.answered.len(), 3);
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut wrong = sent(&mut c);
+    wrong[63] ^= 1;
+    assert_eq!(c.input(&wrong, t0, &mut b), Err(ErrorClass::EchoMismatch));
+}
+
+#[test]
+fn memcache_a_value_that_is_not_the_one_written_is_a_wrong_value_and_a_cut_reply_an_unexpected_close() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("memcache://127.0.0.1:1", "keys = 1", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    c.send(t0, t0, 1, t0, &mut b);
+    let out = String::from_utf8_lossy(&sent(&mut c)).into_owned();
+    let key = out
+        .lines()
+        .find_map(|l| l.strip_prefix("get "))
+        .expect("a get")
+        .to_string();
+    let reply = format!("STORED\r\nVALUE {key} 0 5\r\nhello\r\nEND\r\n");
+    c.input(reply.as_bytes(), t0, &mut b).unwrap();
+    assert_eq!(b.answered.len(), 2);
+    assert_eq!(b.tally.keyed.as_ref().unwrap().wrong, 1);
+    assert!(c.is_up() && c.idle(), "the connection goes on");
+    c.send(t0, t0, 1, t0, &mut b);
+    sent(&mut c);
+    c.input(format!("VALUE {key} 0 50\r\npart").as_bytes(), t0, &mut b)
+        .unwrap();
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
+}
+
+#[test]
+fn h2_is_refused_over_tls_whose_alpn_did_not_pick_it_and_http1_is_not() {
+    let t0 = Instant::now();
+    for (url, alpn, ok) in [
+        ("h2c://127.0.0.1:1/", Some(&b"http/1.1"[..]), false),
+        ("h2c://127.0.0.1:1/", None, false),
+        ("h2c://127.0.0.1:1/", Some(&b"h2"[..]), true),
+        ("http://127.0.0.1:1/", Some(&b"http/1.1"[..]), true),
+    ] {
+        let w: Workload = toml::from_str("").unwrap();
+        let spec = resolve(LoadArgs::new(Target::parse(url).unwrap(), 1, w)).unwrap();
+        let mut c = Setup::of(&spec).connection(0, 0, t0, Reuse::default());
+        c.connecting(t0);
+        c.connected(t0);
+        let r = c.up(Link::Tls { alpn });
+        assert_eq!(r.is_ok(), ok, "{url} over TLS with ALPN {alpn:?}: {r:?}");
+        if !ok {
+            assert_eq!(r, Err(ErrorClass::Tls));
+        }
+    }
+}
+
+/// Runs the client's bytes through muxlab's own HTTP/2 server session: its answer.
+fn h2_server_answer(c: &mut Connection, server: &mut crate::proto::Session) -> Vec<u8> {
+    let mut answer = Vec::new();
+    server.feed(&sent(c), &mut answer);
+    answer
+}
+
+#[test]
+fn h2_an_echoed_body_that_differs_is_a_mismatch_and_a_response_the_close_cuts_an_unexpected_close() {
+    use crate::proto::{Limits, Proto};
+    let t0 = Instant::now();
+    let toml = "method = \"POST\"\nbody_size = 16";
+    let (mut c, mut b) = up("h2c://127.0.0.1:1/", toml, t0);
+    let mut server = crate::proto::Session::with_limits(Proto::H2, Limits::default());
+    c.send(t0, t0, 0, t0, &mut b);
+    let answer = h2_server_answer(&mut c, &mut server);
+    c.input(&answer, t0, &mut b).unwrap();
+    assert_eq!(b.answered, [(0, Some(200))], "the server's echo is right");
+    // The same again, one byte of the echoed body changed on the way: the body is the last
+    // 16 bytes of the last DATA frame.
+    c.send(t0, t0, 0, t0, &mut b);
+    let mut answer = h2_server_answer(&mut c, &mut server);
+    let n = answer.len();
+    answer[n - 5] ^= 1;
+    assert_eq!(c.input(&answer, t0, &mut b), Err(ErrorClass::EchoMismatch));
+    // A request in flight when the server closes.
+    let (mut c, mut b) = up("h2c://127.0.0.1:1/", "", t0);
+    c.send(t0, t0, 0, t0, &mut b);
+    sent(&mut c);
+    assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
 }

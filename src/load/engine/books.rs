@@ -176,3 +176,87 @@ impl Books for Ledger {
         per[index] += n;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// The books of one connection whose window opened at `t0` after `warmup`, for `length`.
+    fn ledger(t0: Instant, warmup: Duration, length: Option<Duration>) -> Ledger {
+        let mut window = Window::new(t0, warmup.is_zero());
+        window.begin(t0, warmup, length);
+        let tally = Tally {
+            per_conn: vec![0],
+            ..Default::default()
+        };
+        let mut budget = Budget::new(None);
+        // The requests the tests settle went out first.
+        for _ in 0..8 {
+            budget.sent();
+        }
+        Ledger::new(tally, window, budget, None, 1)
+    }
+
+    fn sent(at: Instant) -> Sent {
+        Sent {
+            intended: at,
+            at,
+            class: 0,
+            stream: 0,
+            lane: 0,
+            tries: 0,
+        }
+    }
+
+    #[test]
+    fn an_answer_counts_inside_the_window_and_not_after_it_nor_in_the_drain() {
+        let t0 = Instant::now();
+        let mut l = ledger(t0, Duration::ZERO, Some(Duration::from_secs(1)));
+        assert!(l.answered(0, &sent(t0), Some(200), t0 + 10 * MS));
+        assert_eq!((l.tally.requests, l.tally.per_conn[0], l.tally.status[1]), (1, 1, 1));
+        assert!(!l.answered(0, &sent(t0), Some(200), t0 + 2000 * MS), "after the window");
+        assert!(
+            l.answered(0, &sent(t0), Some(999), t0 + 20 * MS),
+            "a status no class holds"
+        );
+        assert_eq!(l.tally.errors_by_name().get("bad_response"), Some(&1));
+        assert!(
+            l.answered(0, &sent(t0), None, t0 + 30 * MS),
+            "no status: counted, binned nowhere"
+        );
+        assert_eq!((l.tally.requests, l.tally.status.iter().sum::<u64>()), (3, 1));
+        l.drain = Some(Drain::new(t0 + 1000 * MS, t0 + 3000 * MS));
+        assert!(!l.answered(0, &sent(t0), Some(200), t0 + 40 * MS), "in the drain");
+        assert_eq!(l.tally.requests, 3);
+    }
+
+    #[test]
+    fn a_request_given_up_in_the_window_is_an_error_of_its_class_and_in_the_drain_unanswered() {
+        let t0 = Instant::now();
+        let mut l = ledger(t0, Duration::ZERO, Some(Duration::from_secs(1)));
+        l.abandoned(sent(t0), ErrorClass::StreamReset, t0 + 10 * MS);
+        l.drain = Some(Drain::new(t0 + 1000 * MS, t0 + 3000 * MS));
+        l.abandoned(sent(t0), ErrorClass::StreamReset, t0 + 1500 * MS);
+        let errors = l.tally.errors_by_name();
+        assert_eq!(
+            (errors.get("stream_reset"), errors.get("unanswered")),
+            (Some(&1), Some(&1))
+        );
+    }
+
+    #[test]
+    fn event_stream_figures_of_the_warm_up_are_kept_apart_from_the_windows() {
+        let t0 = Instant::now();
+        let mut l = ledger(t0, Duration::from_secs(1), None);
+        l.events(t0 + 10 * MS).requests += 7;
+        assert_eq!(l.tally.requests, 0, "the warm-up's went elsewhere");
+        l.events(t0 + 1500 * MS).requests += 1;
+        assert_eq!(l.tally.requests, 1);
+        l.events_of(0, 3);
+        assert_eq!(l.tally.per_conn_events, [3]);
+    }
+}

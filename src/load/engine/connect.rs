@@ -110,7 +110,7 @@ impl Engine<'_> {
         if let Err(class) = self.slots[i].go_up() {
             return self.fail(i, class, now);
         }
-        if !self.slots[i].conn().all_sent() && self.flush(i).is_err() {
+        if self.slots[i].conn().next() == Next::Send && self.flush(i).is_err() {
             return;
         }
         if !self.ramp.sending() {
@@ -175,6 +175,7 @@ impl Engine<'_> {
         }
         self.close_socket(i);
         // Reconnect after a growing back-off.
+        self.slots[i].conn_mut().back_off(now);
         if let Next::Wait(at) = self.slots[i].conn().next() {
             self.set_timer(i, at);
         }

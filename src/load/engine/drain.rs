@@ -46,9 +46,8 @@ impl Engine<'_> {
     /// The event streams still going at the close: a first event not come yet, or the gap
     /// open since the last, counts as of the close (coordinated-omission-correct).
     fn close_streams(&mut self, now: Instant) {
-        let sse = self.checks.sse;
         for s in &self.slots {
-            s.conn().streams_at_close(now, sse, &mut self.ledger.tally);
+            s.conn().streams_at_close(now, &mut self.ledger.tally);
         }
     }
 
@@ -101,7 +100,7 @@ impl Engine<'_> {
     /// The request classes of connection `i`'s requests that are awaited: sent and not
     /// answered (in flight, or waiting to be sent again), not event streams.
     fn awaited(&self, i: usize) -> Vec<u8> {
-        self.slots[i].conn().awaited(self.checks.sse)
+        self.slots[i].conn().awaited()
     }
 
     /// Connection `i` failed or the drain ended: each request of it still awaited is

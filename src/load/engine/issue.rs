@@ -96,7 +96,7 @@ impl Engine<'_> {
                 continue;
             }
             let (intended, class, noticed) = if self.ledger.schedule.is_some() {
-                if self.per_socket().is_some_and(|k| c.on_socket() >= k) {
+                if c.used_up() {
                     break;
                 }
                 match self.ledger.schedule.as_mut().and_then(|s| s.take_due()) {

@@ -1,13 +1,14 @@
 //! What an engine thread is given of its run's [`Spec`], as the typed part each of its pieces
-//! needs, read once: the pacing and the window ([`Pace`]), where it connects ([`Reach`]), what it
-//! checks of the answers that it must know itself ([`Checks`]) and its limits ([`Limits`]). The
-//! protocol's part is the client's (`load::client::Setup`); nothing reads the `Spec` after.
+//! needs, read once: the schedule, pacing and window ([`Pace`]), where it connects ([`Reach`])
+//! and its limits ([`Limits`]). What is sent and how answers are verified (request bytes, body
+//! patterns, keyed checks, `--sse`) is the protocol's part, the client's
+//! (`load::client::Setup`). Nothing else of the engine reads the `Spec`.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::load::{Pacing, Spec};
+use crate::load::{Arrivals, Pacing, Rate, Spec};
 
 /// When requests go, and the window they count in.
 #[derive(Debug, Clone)]
@@ -29,6 +30,14 @@ pub(super) struct Pace {
     pub(super) connect_first: bool,
     /// The time series' interval (`--timeseries`).
     pub(super) interval: Option<Duration>,
+    /// The seed of the run's random choices (request classes, Poisson gaps).
+    pub(super) seed: u64,
+    /// An open loop's sends are Poisson arrivals (else evenly spaced).
+    pub(super) poisson: bool,
+    /// A rate ramp (`--rate A..B`), the run's whole.
+    pub(super) ramp: Option<Rate>,
+    /// The request classes' cumulative weights, ending at 1.0 (empty without `--mix`).
+    pub(super) weights: Vec<f64>,
 }
 
 /// Where connections go.
@@ -43,13 +52,6 @@ pub(super) struct Reach {
     pub(super) host: String,
 }
 
-/// What the engine checks of answers itself.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Checks {
-    /// Every response is an event stream (`--sse`): none is awaited after the window.
-    pub(super) sse: bool,
-}
-
 /// How long the engine waits.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
@@ -58,7 +60,7 @@ pub(super) struct Limits {
 }
 
 /// The parts of `spec` an engine thread keeps.
-pub(super) fn of(spec: &Spec) -> (Pace, Reach, Checks, Limits) {
+pub(super) fn of(spec: &Spec) -> (Pace, Reach, Limits) {
     let close = spec.close();
     let pace = Pace {
         pacing: spec.pacing,
@@ -70,6 +72,10 @@ pub(super) fn of(spec: &Spec) -> (Pace, Reach, Checks, Limits) {
         per_socket: if close { Some(1) } else { spec.requests_per_conn() },
         connect_first: spec.connect_first(),
         interval: spec.args().interval,
+        seed: spec.args().workload.seed,
+        poisson: spec.args().workload.arrivals == Arrivals::Poisson,
+        ramp: spec.args().workload.rate.filter(|w| w.is_ramp()),
+        weights: super::classes::cumulative(spec),
     };
     let target = spec.target();
     let reach = Reach {
@@ -81,7 +87,6 @@ pub(super) fn of(spec: &Spec) -> (Pace, Reach, Checks, Limits) {
     (
         pace,
         reach,
-        Checks { sse: spec.sse() },
         Limits {
             timeout: spec.timeout(),
         },

@@ -6,6 +6,7 @@ use std::io;
 use std::time::Instant;
 
 use super::Engine;
+use crate::load::client::Next;
 use crate::load::{ErrorClass, Pacing};
 use crate::sys;
 
@@ -58,7 +59,7 @@ impl Engine<'_> {
         }
         // What the protocol says back (HTTP/2's acknowledgements, window updates and bodies the
         // windows let go).
-        if !self.slots[i].conn().all_sent() && self.flush(i).is_err() {
+        if self.slots[i].conn().next() == Next::Send && self.flush(i).is_err() {
             return false;
         }
         self.after_responses(i, now)
@@ -67,14 +68,12 @@ impl Engine<'_> {
     /// Decides what a connection does once its responses are processed.
     pub(super) fn after_responses(&mut self, i: usize, now: Instant) -> bool {
         let c = self.slots[i].conn();
-        let socket_done = c.server_closing()
-            || self.per_socket().is_some_and(|k| c.on_socket() >= k)
-            || (self.per_socket().is_some() && c.tickets_left() == 0 && self.ledger.schedule.is_none());
-        if socket_done {
-            if c.idle() {
-                self.recycle(i, now);
-                return false;
-            }
+        if c.next() == Next::Close {
+            self.recycle(i, now);
+            return false;
+        }
+        if c.finishing() {
+            // The socket takes no new request: what is in flight on it is awaited.
             return true;
         }
         match self.pace.pacing {

@@ -8,13 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::books::Ledger;
-use super::classes;
-use super::parts::{self, Checks, Limits, Pace, Reach};
+use super::parts::{self, Limits, Pace, Reach};
 use super::ramp::Ramp;
 use super::slots::Slot;
 use super::window::Window;
 use super::{Progress, Start, ThreadPlan};
-use crate::load::client::{Connection, Setup, State};
+use crate::load::client::{Connection, Reuse, Setup, State};
 use crate::load::{Budget, ErrorClass, Schedule, Spec, Tally};
 use crate::sys;
 use crate::sys::epoll::{Epoll, Events, ERR, HUP, IN, OUT, RDHUP};
@@ -25,11 +24,10 @@ pub(super) const SCAN: Duration = Duration::from_millis(50);
 
 /// One engine thread.
 pub struct Engine<'a> {
-    /// The run's parts this thread needs: pacing and window, where it connects, what it checks
-    /// itself, its limits.
+    /// The run's parts this thread needs: schedule, pacing and window; where it connects; its
+    /// limits.
     pub(super) pace: Pace,
     pub(super) reach: Reach,
-    pub(super) checks: Checks,
     pub(super) limits: Limits,
     /// When the run began (connect timeouts and the gate count from it).
     t0: Instant,
@@ -54,24 +52,19 @@ pub struct Engine<'a> {
 impl<'a> Engine<'a> {
     pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
         let setup = Setup::of(spec);
-        let (pace, reach, checks, limits) = parts::of(spec);
+        let (pace, reach, limits) = parts::of(spec);
+        let reuse = Reuse {
+            per_socket: pace.per_socket,
+            open_loop: plan.rate.is_some(),
+        };
         let slots = (0..plan.conns)
-            .map(|i| {
-                let slot = plan.first_slot + i as u64;
-                Slot::new(Connection::new(slot, i, plan.t0, setup.session(slot)))
-            })
+            .map(|i| Slot::new(setup.connection(plan.first_slot + i as u64, i, plan.t0, reuse)))
             .collect();
-        let seed = spec.args().workload.seed;
-        let poisson = (spec.args().workload.arrivals == crate::load::Arrivals::Poisson)
-            .then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
+        let seed = pace.seed;
+        let poisson = pace.poisson.then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         let schedule = plan.rate.map(|r| {
             // A ramp's rates, scaled to this thread's share of the run's mean.
-            let ramp = spec
-                .args()
-                .workload
-                .rate
-                .filter(|w| w.is_ramp())
-                .map(|w| w.scaled(r / w.per_s()));
+            let ramp = pace.ramp.map(|w| w.scaled(r / w.per_s()));
             Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
         });
         // Until connecting is over, nothing is measured: the window is set by `begin_window`.
@@ -90,14 +83,13 @@ impl<'a> Engine<'a> {
             ledger,
             timers: Timers::new(),
             buf: vec![0u8; 256 * 1024],
-            cumulative: classes::cumulative(spec),
+            cumulative: pace.weights.clone(),
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
             again: Vec::new(),
             pace,
             reach,
-            checks,
             limits,
         })
     }

@@ -1,6 +1,6 @@
 //! One connection's HTTP/2 session ([`H2Conn`]): the streams it opened, the server's settings
 //! and windows, ours, and what it writes (the preface, each request's HEADERS and DATA); what
-//! it reads is in `read`. What the engine must act on comes out as [`Event`]s, a broken
+//! it reads is in `read`. What the client session (`load::client`) must act on comes out as [`Event`]s, a broken
 //! connection as a [`Fault`].
 
 use std::fmt;
@@ -26,7 +26,7 @@ pub(super) const MAX_HEADER_LIST: usize = 64 * 1024;
 /// The last client stream identifier (2^31 - 1): a connection that reaches it is done.
 pub(super) const LAST_ID: u32 = 0x7fff_ffff;
 
-/// What the engine must act on.
+/// What the client session (`load::client::H2`) must act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// Stream `id` got its whole response.

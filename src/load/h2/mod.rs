@@ -2,7 +2,7 @@
 //! It writes the preface and each request's HEADERS (HPACK-coded against the server's table)
 //! and DATA (within the server's windows and frame size), reads the server's frames, answers
 //! SETTINGS and PING, keeps our receive windows open, and checks every response: its status,
-//! its length against `content-length`, an echoed body byte for byte. What the engine must act
+//! its length against `content-length`, an echoed body byte for byte. What the client session must act
 //! on comes out as [`Event`]s; a broken connection as a [`Fault`].
 //!
 //! The frame, HPACK and Huffman code is the server's (`proto::h2`).

@@ -1,6 +1,6 @@
 //! The server's side of a connection as the client reads it: frames parsed out of any split
 //! of the bytes, SETTINGS and PING answered, windows kept open, each response's head and body
-//! checked, and what the engine must act on raised as [`Event`]s.
+//! checked, and what the client session must act on raised as [`Event`]s.
 
 use super::conn::{Event, Fault, H2Conn, LAST_ID, MAX_ACKS_WAITING, MAX_HEADER_LIST};
 use super::violation::Violation;
@@ -8,7 +8,7 @@ use crate::load::pattern;
 use crate::proto::h2::frame::{self, Frame, Head};
 
 impl H2Conn {
-    /// Reads the server's bytes: what must be answered goes to `out`, what the engine must act
+    /// Reads the server's bytes: what must be answered goes to `out`, what the client session must act
     /// on to `events`.
     pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> Result<(), Fault> {
         if !self.settings_seen && !data.is_empty() {
