@@ -222,6 +222,7 @@ impl Connection {
     }
 
     /// Sends a request of `class` meant for `intended`, timed from `at`.
+    #[inline]
     pub fn send<B: Books + ?Sized>(&mut self, intended: Instant, at: Instant, class: u8, now: Instant, books: &mut B) {
         let r = Sent {
             intended,
@@ -246,6 +247,7 @@ impl Connection {
 
     /// The session writes request `r` (`retried`: sent again); it is in flight on its stream
     /// and lane.
+    #[inline]
     fn write<B: Books + ?Sized>(&mut self, r: Sent, retried: bool, now: Instant, books: &mut B) {
         let mut seq = self.send_seq;
         let (session, mut cx) = self.parts(books);
@@ -282,6 +284,7 @@ impl Connection {
 
     /// Bytes the server sent, at `now`. An error where the connection cannot go on: the class
     /// it fails with.
+    #[inline]
     pub fn input<B: Books + ?Sized>(&mut self, bytes: &[u8], now: Instant, books: &mut B) -> Result<(), ErrorClass> {
         let (session, mut cx) = self.parts(books);
         session.input(bytes, now, &mut cx)
@@ -307,6 +310,7 @@ impl Connection {
     /// What it asks of the engine now: what it holds goes out first; a socket that takes no
     /// new request ([`Connection::finishing`]) closes once nothing is in flight on it; a
     /// failed one waits out its back-off.
+    #[inline]
     pub fn next(&self) -> Next {
         match self.state {
             State::Down => self.reconnect_at.map_or(Next::Read, Next::Wait),
@@ -318,6 +322,7 @@ impl Connection {
 
     /// Its socket takes no new request: the server closes it, it carried its share
     /// ([`Reuse::per_socket`]), or (closed loop) the requests it reserved are used.
+    #[inline]
     pub fn finishing(&self) -> bool {
         let Reuse { per_socket, open_loop } = self.reuse;
         self.server_closing

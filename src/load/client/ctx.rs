@@ -30,6 +30,7 @@ pub struct Ctx<'a, B: Books + ?Sized> {
 impl<B: Books + ?Sized> Ctx<'_, B> {
     /// The request at `pos` in flight was answered (`status`: HTTP's): taken out and settled;
     /// with whether it counts in the run's figures. None there: a reply to nothing.
+    #[inline]
     pub(super) fn complete(
         &mut self,
         pos: usize,

@@ -29,15 +29,19 @@ macro_rules! each {
 }
 
 impl ClientProtocol for Session {
+    #[inline]
     fn start(&mut self, link: Link, out: &mut Vec<u8>) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.start(link, out))
     }
+    #[inline]
     fn room(&self) -> usize {
         each!(self, s => s.room())
     }
+    #[inline]
     fn closing(&self) -> bool {
         each!(self, s => s.closing())
     }
+    #[inline]
     fn write<B: Books + ?Sized>(
         &mut self,
         class: u8,
@@ -48,9 +52,11 @@ impl ClientProtocol for Session {
     ) -> (u32, u16) {
         each!(self, s => s.write(class, seq, retried, now, cx))
     }
+    #[inline]
     fn sent<B: Books + ?Sized>(&mut self, now: Instant, books: &mut B) {
         each!(self, s => s.sent(now, books))
     }
+    #[inline]
     fn input<B: Books + ?Sized>(
         &mut self,
         bytes: &[u8],
@@ -59,24 +65,31 @@ impl ClientProtocol for Session {
     ) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.input(bytes, now, cx))
     }
+    #[inline]
     fn closed<B: Books + ?Sized>(&mut self, now: Instant, cx: &mut Ctx<B>) -> Result<(), crate::load::ErrorClass> {
         each!(self, s => s.closed(now, cx))
     }
+    #[inline]
     fn mid_message(&self) -> bool {
         each!(self, s => s.mid_message())
     }
+    #[inline]
     fn reset(&mut self, next_seq: u64, lost: &[Sent]) {
         each!(self, s => s.reset(next_seq, lost))
     }
+    #[inline]
     fn streams(&self) -> Option<&Streams> {
         each!(self, s => s.streams())
     }
+    #[inline]
     fn streams_mut(&mut self) -> Option<&mut Streams> {
         each!(self, s => s.streams_mut())
     }
+    #[inline]
     fn streaming(&self, pos: usize, r: &Sent) -> bool {
         each!(self, s => s.streaming(pos, r))
     }
+    #[inline]
     fn unstarted_stream(&self, pos: usize, r: &Sent, forced: bool) -> bool {
         each!(self, s => s.unstarted_stream(pos, r, forced))
     }
