@@ -13,6 +13,9 @@
 //! ```text
 //! rm tests/golden/hostile_servers.json
 //! for i in 1 2 3; do MUXLAB_GOLDEN=record cargo test --test hostile_servers; done
+//!
+//! A recording over an existing file says on stderr (not captured by the test harness) each
+//! field it drops: a recording made after a change would lose what the change altered.
 //! ```
 //!
 //! Without `MUXLAB_GOLDEN`, every run is compared with its recording, field by field.
@@ -124,7 +127,9 @@ pub fn check(args: &[&str], code: Option<i32>, doc: Option<&Value>) {
                     .iter()
                     .filter(|(k, v)| *k != "recordings" && observed.get(*k) != Some(*v))
                 {
-                    eprintln!("golden {key}: `{k}` dropped: recorded {v}, now {:?}", observed.get(k));
+                    // Straight to stderr: the harness captures `eprintln!` of a passing test.
+                    let said = format!("golden {key}: `{k}` dropped: recorded {v}, now {:?}\n", observed.get(k));
+                    let _ = std::io::Write::write_all(&mut std::io::stderr(), said.as_bytes());
                 }
                 was.retain(|k, v| k == "recordings" || observed.get(k) == Some(v));
                 was.insert("recordings".into(), Value::from(times + 1));

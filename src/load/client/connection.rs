@@ -307,15 +307,17 @@ impl Connection {
 
     // --- What next.
 
-    /// What it asks of the engine now: what it holds goes out first; a socket that takes no
-    /// new request ([`Connection::finishing`]) closes once nothing is in flight on it; a
-    /// failed one waits out its back-off.
+    /// What it asks of the engine now: a socket that takes no new request
+    /// ([`Connection::finishing`]) closes once nothing is in flight on it, whatever it has
+    /// left to write (a body the server answered before reading it all); otherwise what it
+    /// holds goes out; a failed one waits out its back-off; a closed one asks for nothing
+    /// (`Read`: the engine opens it again when its pacing says so).
     #[inline]
     pub fn next(&self) -> Next {
         match self.state {
             State::Down => self.reconnect_at.map_or(Next::Read, Next::Wait),
-            _ if !self.out.is_empty() => Next::Send,
             State::Up if self.finishing() && self.inflight.is_empty() => Next::Close,
+            _ if !self.out.is_empty() => Next::Send,
             _ => Next::Read,
         }
     }

@@ -549,3 +549,81 @@ fn h2_an_echoed_body_that_differs_is_a_mismatch_and_a_response_the_close_cuts_an
     sent(&mut c);
     assert_eq!(c.closed(t0, &mut b), Err(ErrorClass::UnexpectedClose));
 }
+
+/// A connection to `url` under `toml` whose sockets are used as `reuse` says, up at `t0`.
+fn up_reusing(url: &str, toml: &str, reuse: Reuse, t0: Instant) -> Connection {
+    let w: Workload = toml::from_str(toml).unwrap();
+    let spec = resolve(LoadArgs::new(Target::parse(url).unwrap(), 1, w)).unwrap();
+    let mut c = Setup::of(&spec).connection(0, 0, t0, reuse);
+    c.connecting(t0);
+    c.connected(t0);
+    c.up(Link::Plain).unwrap();
+    c
+}
+
+#[test]
+fn a_socket_done_and_answered_closes_whatever_it_had_left_to_write() {
+    let t0 = Instant::now();
+    let one = Reuse {
+        per_socket: Some(1),
+        open_loop: false,
+    };
+    let mut c = up_reusing(
+        "http://127.0.0.1:1/",
+        "method = \"POST\"\nbody_size = 100000\nclose = true",
+        one,
+        t0,
+    );
+    let mut b = Kept::default();
+    c.tickets().reserve(1, 1);
+    c.tickets().take();
+    c.send(t0, t0, 0, t0, &mut b);
+    // The wire took the head and a little of the body; the server answered at once.
+    c.wrote(100);
+    assert_eq!(c.next(), Next::Send);
+    c.input(
+        b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n",
+        t0,
+        &mut b,
+    )
+    .unwrap();
+    assert!(!c.all_sent(), "most of the body is still unwritten");
+    assert_eq!(
+        c.next(),
+        Next::Close,
+        "nothing in flight on a socket that is done: it closes"
+    );
+}
+
+#[test]
+fn a_closed_loops_socket_is_done_once_its_reserved_requests_are_used_and_an_open_loops_is_not() {
+    let t0 = Instant::now();
+    for (open_loop, done) in [(false, true), (true, false)] {
+        let five = Reuse {
+            per_socket: Some(5),
+            open_loop,
+        };
+        let mut c = up_reusing("http://127.0.0.1:1/", "", five, t0);
+        c.tickets().reserve(1, 1);
+        c.tickets().take();
+        c.send(t0, t0, 0, t0, &mut Kept::default());
+        assert!(!c.used_up(), "one of five sent");
+        assert_eq!(c.finishing(), done, "open loop {open_loop}");
+    }
+}
+
+#[test]
+fn http1_only_the_oldest_of_pipelined_requests_is_an_event_stream_waiting_for_its_first_event() {
+    let t0 = Instant::now();
+    let (mut c, mut b) = up("http://127.0.0.1:1/", "", t0);
+    // Two requests sent together: the same send time.
+    c.send(t0, t0, 0, t0, &mut b);
+    c.send(t0, t0, 0, t0, &mut b);
+    sent(&mut c);
+    let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    c.input(head, t0, &mut b).unwrap();
+    let mut tally = Tally::default();
+    c.streams_at_close(t0 + Duration::from_millis(5), &mut tally);
+    let sse = tally.sse.expect("an event stream at the close");
+    assert_eq!(sse.open_at_close, 1, "the second request's response has not begun");
+}

@@ -68,6 +68,7 @@ impl Engine<'_> {
     /// Decides what a connection does once its responses are processed.
     pub(super) fn after_responses(&mut self, i: usize, now: Instant) -> bool {
         let c = self.slots[i].conn();
+        // Done with its socket and nothing in flight: closed, whatever it had left to write.
         if c.next() == Next::Close {
             self.recycle(i, now);
             return false;
