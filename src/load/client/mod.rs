@@ -42,3 +42,8 @@ use protocol::ClientProtocol;
 use sent::{Outbox, Tickets};
 use session::Session;
 use streams::Streams;
+// What the scripted tests check besides (`tests/`, a subfolder: through this facade).
+#[cfg(test)]
+use connection::{Failed, BACKOFF_MIN};
+#[cfg(test)]
+use ctx::MAX_TRIES;
