@@ -185,6 +185,61 @@ fn node_work_runs_on_the_loop_and_with_worker_threads_off_it() {
     assert!(main < 200_000_000, "the loop spent {main} ns with the work on its pool");
 }
 
+/// The status line of one request for `target` on a fresh connection to `port`.
+fn status_of(port: u16, target: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let got = read_to_end_lossy(&mut s);
+    let text = String::from_utf8_lossy(&got);
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("none")
+        .to_string()
+}
+
+/// The products and muxlab read a query's work spec the same way: each target is served (200)
+/// or refused (400) alike by Go's net/http, Node's http and `serve --work-from-request`, a
+/// form's `+` a space in all three (it was the spec's `+` in muxlab's alone), `%2B` the plus,
+/// `%28`/`%29` the parentheses, and the mean held to the same `--max-work`.
+#[test]
+fn the_products_and_muxlab_read_a_querys_work_the_same_way() {
+    let (Some(go), Some(node)) = (go_server(), node_server()) else {
+        return;
+    };
+    let mut cmd = Command::new(&go);
+    cmd.env("GOMAXPROCS", "1").args(["-from-request", "-max-work", "10ms"]);
+    let go = Product::start(cmd, "-addr");
+    let mut cmd = Command::new("node");
+    cmd.arg(&node).args(["--from-request", "--max-work", "10ms"]);
+    let node = Product::start(cmd, "--addr");
+    let ours = Server::start("reactor", &["--work-from-request", "--max-work", "10ms"]);
+    let targets = [
+        ("/", "200"),
+        ("/?cpu=20us", "200"),
+        ("/?cpu=20us&sleep=exp(1ms)", "200"),
+        ("/?sleep=exp%281ms%29", "200"),
+        ("/?cpu=20us%2Bsleep:1ms", "200"),
+        ("/?cpu=20us+sleep:1ms", "400"),
+        ("/?sleep=1ms+", "400"),
+        ("/?cpu=fast", "400"),
+        ("/?cpu=20ms", "400"),
+    ];
+    for (target, want) in targets {
+        let said = [
+            ("go", status_of(go.port, target)),
+            ("node", status_of(node.port, target)),
+            ("muxlab", status_of(ours.addr.port(), target)),
+        ];
+        for (who, got) in &said {
+            assert_eq!(got, want, "{who} answered {target} with {got}: {said:?}");
+        }
+    }
+}
+
 /// bench builds and starts the products, runs them beside their models on the same cells,
 /// and its fidelity verdict sets each beside the model that stands for it: both figures
 /// measured, a ratio each, and a cause wherever a model does not stand for its product.

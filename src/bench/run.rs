@@ -187,13 +187,45 @@ fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, NoR
         })
 }
 
-/// Why an experiment's `rate_of` gives no rate: its cell fails with it.
+/// `busy_of` worked out for `target` in experiment `x` at `conns` connections: the rate that
+/// keeps its server's CPUs the given share busy by its own CPU per request in the named
+/// experiment (the median over its finished cells there, and the CPUs they had): λ = share ×
+/// CPUs ÷ E[S]. Why not, where it measured none.
+pub(super) fn busy_rate(x: &Experiment, cells: &[Cell], target: &str, conns: usize) -> Result<f64, NoRate> {
+    let spec = x.busy_of.as_deref().expect("called for busy_of");
+    let (share, of) = record::scenario::rate_of(spec).map_err(NoRate::Spec)?;
+    let mut costs: Vec<(f64, usize)> = cells
+        .iter()
+        .filter(|c| c.experiment == of && c.target == target && c.connections == conns && c.ok() && c.compared())
+        .filter_map(|c| Some((c.figures.cpu_per_req()?, c.figures.why.as_ref()?.server_cpus?)))
+        .collect();
+    costs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (cpu, cpus) = costs
+        .get(costs.len().saturating_sub(1) / 2)
+        .copied()
+        .ok_or_else(|| NoRate::NoCost {
+            of: of.to_string(),
+            target: target.to_string(),
+            conns,
+            spec: spec.to_string(),
+        })?;
+    Ok((share * cpus.max(1) as f64 * 1e6 / cpu).max(1.0))
+}
+
+/// Why an experiment's `rate_of` or `busy_of` gives no rate: its cell fails with it.
 #[derive(Debug, Clone, PartialEq)]
-enum NoRate {
+pub(super) enum NoRate {
     /// The value is not a share of an experiment (the scenario's check refuses it first).
     Spec(record::scenario::BadRateOf),
     /// The experiment it names measured no throughput at these connections.
     Unmeasured { of: String, conns: usize, spec: String },
+    /// The experiment it names measured no server CPU per request for the target there.
+    NoCost {
+        of: String,
+        target: String,
+        conns: usize,
+        spec: String,
+    },
 }
 
 impl std::fmt::Display for NoRate {
@@ -203,6 +235,15 @@ impl std::fmt::Display for NoRate {
             NoRate::Unmeasured { of, conns, spec } => write!(
                 f,
                 "no rate: '{of}' measured no throughput at {conns} connections (rate_of = \"{spec}\")"
+            ),
+            NoRate::NoCost {
+                of,
+                target,
+                conns,
+                spec,
+            } => write!(
+                f,
+                "no rate: '{of}' measured no server CPU per request for {target} at {conns} connections (busy_of = \"{spec}\")"
             ),
         }
     }
@@ -256,8 +297,12 @@ fn run_plan(
             conns: step.conns,
             repeat: step.repeat,
         };
-        // `rate_of`: the rate from what an earlier experiment of this run measured.
-        let derived = x.rate_of.as_ref().map(|_| derived_rate(x, &r.cells, step.conns));
+        // `rate_of` and `busy_of`: the rate from what an earlier experiment of this run measured.
+        let derived = match (&x.rate_of, &x.busy_of) {
+            (Some(_), _) => Some(derived_rate(x, &r.cells, step.conns)),
+            (None, Some(_)) => Some(busy_rate(x, &r.cells, &step.target.name(), step.conns)),
+            (None, None) => None,
+        };
         let with_rate;
         let x = match derived {
             Some(Ok(rate)) => {
@@ -371,5 +416,35 @@ mod rate_of {
             e.to_string().contains("'ka' measured no throughput at 10 connections"),
             "{e}"
         );
+    }
+
+    /// Each target its own rate: the share of its CPUs over its own median CPU per request in
+    /// the named experiment (a costlier design offered less, to the same utilization); a
+    /// target that measured none there is a reason, not a rate.
+    #[test]
+    fn a_busy_rate_keeps_each_targets_cpus_the_share_busy_by_its_own_cost() {
+        let mut x = record::scenario::experiment_of("\"epoll\"", "100", "").unwrap();
+        x.busy_of = Some("70% of cal".into());
+        let cell = |t: &str, cpu: f64, cpus: usize| {
+            let mut c = Cell::new("cal", t, 100, 0);
+            c.status = record::CellStatus::Ok;
+            c.figures.server_cpu_us_per_req = Some(cpu);
+            c.figures.why = Some(Default::default());
+            c.figures.why.as_mut().unwrap().server_cpus = Some(cpus);
+            c
+        };
+        let cells = [
+            cell("epoll", 10.0, 1),
+            cell("epoll", 12.0, 1),
+            cell("epoll", 50.0, 1),
+            cell("node", 40.0, 2),
+        ];
+        let epoll = busy_rate(&x, &cells, "epoll", 100).unwrap();
+        assert!((epoll - 0.7 * 1e6 / 12.0).abs() < 1e-6, "{epoll}");
+        let node = busy_rate(&x, &cells, "node", 100).unwrap();
+        assert!((node - 0.7 * 2.0 * 1e6 / 40.0).abs() < 1e-6, "{node}");
+        let e = busy_rate(&x, &cells, "thread", 100).unwrap_err();
+        assert!(matches!(&e, NoRate::NoCost { target, .. } if target == "thread"), "{e}");
+        assert!(e.to_string().contains("no server CPU per request for thread"), "{e}");
     }
 }

@@ -73,7 +73,10 @@ fn fidelity_table(rows: &[crate::bench::judge::fidelity::Row]) -> String {
     for r in rows {
         h.push_str("<tr>");
         for (i, c) in r.cells().iter().enumerate() {
-            let bad = i == 10 && r.stands == Some(false);
+            let answer = crate::bench::judge::fidelity::COLUMNS
+                .iter()
+                .position(|c| *c == "answer");
+            let bad = Some(i) == answer && r.answer == Some(crate::bench::judge::fidelity::Answer::Differs);
             h.push_str(&format!(
                 "<td{}>{}</td>",
                 if bad { " class=\"bad\"" } else { "" },

@@ -201,7 +201,10 @@ pub struct RefusedWork {
     pub max: Duration,
 }
 
-/// `%XX` decoded (a query may encode the parentheses of `exp(1ms)`).
+/// A query value decoded as HTML forms encode one, as Go's `url.Values` and the WHATWG
+/// `URLSearchParams` of Node read it: `%XX` is the byte (a query may encode the parentheses of
+/// `exp(1ms)`), and `+` is a space (so `cpu=20us+sleep:1ms` names no work a server can read,
+/// the products' answer too; `%2B` is the plus sign).
 pub(super) fn percent_decoded(v: &[u8]) -> String {
     let mut out = Vec::with_capacity(v.len());
     let mut i = 0;
@@ -215,6 +218,10 @@ pub(super) fn percent_decoded(v: &[u8]) -> String {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
+            }
+            (b'+', ..) => {
+                out.push(b' ');
+                i += 1;
             }
             (b, ..) => {
                 out.push(b);
@@ -341,6 +348,13 @@ mod tests {
         assert_eq!(q.mean(), Duration::from_micros(1020));
         assert_eq!(query_work("/?x=1", max), Ok(None));
         assert!(query_work("/?cpu=fast", max).is_err());
+        // A form's `+` is a space, as Go and Node read it: not the spec's `+`, which is `%2B`.
+        assert!(
+            query_work("/?cpu=20us+sleep:1ms", max).is_err(),
+            "a plus in a query is a space"
+        );
+        let plus = query_work("/?cpu=20us%2Bsleep:1ms", max).unwrap().expect("names work");
+        assert_eq!(plus.mean(), Duration::from_micros(1020));
         let e = query_work("/?cpu=20ms", max).unwrap_err();
         assert_eq!(
             e,

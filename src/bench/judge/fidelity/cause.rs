@@ -1,128 +1,100 @@
-//! Why a model does not stand for its product, from the cells' own figures ([`cause`]) or
-//! from a sibling entry of the same product the model does stand for ([`sibling`]); what is
-//! said where neither names it ([`UNNAMED`]).
+//! Why a model differs from its product, priced against the gap: each candidate is a figure
+//! the cells measured, turned into what it predicts of the gap in the same unit (E[S]), and a
+//! cause is named only where it covers at least [`COVERS`] of the gap, in its direction. The
+//! candidates: how busy each kept its CPUs (one queue's response at that utilization, M/M/1)
+//! and how long each one's threads waited for a CPU per request. Where none covers it, the
+//! row says so with what each figure does cover.
 
-use super::super::bound;
-use super::row::{ratio_said, within, Row};
-use super::side::{value, Side};
-use crate::bench::record::peer::Peer;
-use crate::units::fmt_us;
+use super::side::Side;
 
-/// Two figures this far apart (either way) are a difference a cause may be named from.
-const APART: f64 = 1.5;
+/// A figure names the cause where it accounts for at least this share of the gap.
+pub const COVERS: f64 = 0.5;
 
-/// One server this many times busier than the other (its CPUs' utilization), and slower: the
-/// queueing follows.
-const BUSIER: f64 = 1.2;
+/// A utilization over this is read as this: one queue's response grows without bound at 1.
+const BUSIEST: f64 = 0.99;
 
-/// A server busier than this share of its CPUs queues for them enough to name (M/M/1: a
-/// wait of at least the service time itself).
-const BUSY_ENOUGH: f64 = 0.5;
-
-/// What is said where no figure of the cells names the cause.
-pub const UNNAMED: &str = "no figure of the cells names the cause (what bound each, how busy, context switches per \
-     request, waiting for a CPU): what differs is in each one's own code, which the card does not split";
-
-/// `a` and `b` at least [`APART`] apart.
-fn apart(a: f64, b: f64) -> bool {
-    a > 0.0 && b > 0.0 && (a / b >= APART || b / a >= APART)
+/// One priced candidate: what it is, how much of the gap (E[S]) it predicts, signed as model
+/// less product, and its figures in words.
+struct Priced {
+    what: &'static str,
+    predicts: Option<f64>,
+    said: String,
 }
 
-/// What the cells' own figures name as the cause of a gap. For p99: what bound each, where it
-/// differs; how busy each kept its CPUs (a queue's wait grows with its utilization); the time
-/// its threads waited for a CPU. For CPU: the context switches each made per request. Empty
-/// where none of them differs.
-pub(super) fn cause(m: &Side, p: &Side, cpu_out: bool, p99_out: bool) -> Vec<String> {
-    let mut said: Vec<String> = Vec::new();
-    if p99_out {
-        if let (Some(bm), Some(bp)) = (bound::of(m.cell), bound::of(p.cell)) {
-            if bm.bound != bp.bound {
-                said.push(format!(
-                    "{} was bound by {} ({}), {} by {} ({})",
-                    m.label,
-                    bm.bound.name(),
-                    bm.evidence,
-                    p.label,
-                    bp.bound.name(),
-                    bp.evidence
-                ));
-            }
-        }
-        if let (Some(a), Some(b), Some(pa), Some(pb)) = (m.busy(), p.busy(), value(m.p99), value(p.p99)) {
-            // Busier and slower, or idler and faster: the queueing follows the utilization.
-            let queued = a.max(b) >= BUSY_ENOUGH;
-            if queued && ((a / b >= BUSIER && pa > pb) || (b / a >= BUSIER && pb > pa)) {
-                said.push(format!(
-                    "{} kept its CPUs {:.0}% busy, {} {:.0}%: a queue waits longer the busier its server",
-                    m.label,
-                    a * 100.0,
-                    p.label,
-                    b * 100.0
-                ));
-            }
-        }
-        if let (Some(a), Some(b)) = (m.run_queue_us(), p.run_queue_us()) {
-            let least_p99 = value(m.p99).unwrap_or(f64::MAX).min(value(p.p99).unwrap_or(f64::MAX));
-            if apart(a, b) && a.max(b) >= 0.1 * least_p99 {
-                said.push(format!(
-                    "{}'s threads waited {} per request for a CPU, {}'s {}",
-                    m.label,
-                    fmt_us(a),
-                    p.label,
-                    fmt_us(b)
-                ));
-            }
-        }
-    }
-    if cpu_out {
-        if let (Some(a), Some(b)) = (m.switches_per_req(), p.switches_per_req()) {
-            if apart(a, b) && a.max(b) >= 0.1 {
-                said.push(format!(
-                    "{} made {a:.2} context switches per request, {} {b:.2}",
-                    m.label, p.label
-                ));
-            }
-        }
-    }
-    said
+/// The q-quantile of an M/M/1 queue's response time at utilization `busy`, in E[S].
+fn mm1_quantile(q: f64, busy: f64) -> f64 {
+    -(1.0 - q).ln() / (1.0 - busy.min(BUSIEST))
 }
 
-/// Where another entry of the same product differs from `r`'s in one way the product
-/// documents, and on a figure `r` is out on the model is within [`WITHIN`] of that other entry
-/// in the same cells: that way, as the cause of the figure's gap. Returns the cause and whether
-/// it covers every figure `r` is out on.
-pub(super) fn sibling(r: &Row, rows: &[Row]) -> Option<(String, bool)> {
-    let this = Peer::parse(&r.product).ok()?;
-    let out = |x: Option<f64>| x.is_some_and(|x| !within(x));
-    let gaps = [("p99", r.p99_ratio), ("server CPU per request", r.cpu_ratio)];
-    rows.iter().find_map(|o| {
-        let how = this.differs_from(Peer::parse(&o.product).ok()?)?;
-        let same = o.experiment == r.experiment && o.connections == r.connections && o.model == r.model;
-        if !same {
-            return None;
-        }
-        let theirs = [o.p99_ratio, o.cpu_ratio];
-        let named: Vec<String> = gaps
-            .iter()
-            .zip(theirs)
-            .filter(|((_, mine), _)| out(*mine))
-            .filter_map(|((what, _), their)| {
-                let t = their.filter(|t| within(*t))?;
-                Some(format!(
-                    "on {what} {} stands for {} ({})",
-                    r.model,
-                    o.product,
-                    ratio_said(t)
-                ))
-            })
-            .collect();
-        if named.is_empty() {
-            return None;
-        }
-        let all = named.len() == gaps.iter().filter(|(_, m)| out(*m)).count();
-        Some((
-            format!("{}, and the two differ only in this: {how}", named.join(" and ")),
-            all,
-        ))
-    })
+/// The cause of a gap on the figure `what` at quantile `q` (p50: 0.5, p99: 0.99), the model's
+/// median shape `sm` against the product's `sp` (both in their own E[S]): `Ok` with the
+/// figures that cover it, `Err` with what each covers where none does. `blocking`: the
+/// requests' time is mostly a blocking call (a pool's occupancy, not its CPUs' utilization,
+/// is its queue's load: utilization names nothing there).
+pub(super) fn priced(
+    m: &Side,
+    p: &Side,
+    what: &str,
+    q: f64,
+    sm: f64,
+    sp: f64,
+    blocking: bool,
+) -> Result<String, String> {
+    let gap = sm - sp;
+    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    let mut candidates = Vec::new();
+    let (bm, bp) = (m.busy(), p.busy());
+    candidates.push(Priced {
+        what: "utilization",
+        predicts: match blocking {
+            true => None,
+            false => bm.zip(bp).map(|(a, b)| mm1_quantile(q, a) - mm1_quantile(q, b)),
+        },
+        said: match (bm, bp) {
+            (Some(a), Some(b)) => format!("{} kept its CPUs {} busy, {} {}", m.label, pct(a), p.label, pct(b)),
+            _ => "how busy each kept its CPUs was not measured".to_string(),
+        },
+    });
+    let (rm, rp) = (m.run_queue(), p.run_queue());
+    candidates.push(Priced {
+        what: "waiting for a CPU",
+        predicts: rm.zip(rp).map(|(a, b)| a - b),
+        said: match (rm, rp) {
+            (Some(a), Some(b)) => format!(
+                "{}'s threads waited {a:.2} E[S] per request for a CPU, {}'s {b:.2}",
+                m.label, p.label
+            ),
+            _ => "the time its threads waited for a CPU was not measured on both".to_string(),
+        },
+    });
+    let share = |c: &Priced| c.predicts.map(|x| x / gap).filter(|s| s.is_finite());
+    let named: Vec<String> = candidates
+        .iter()
+        .filter(|c| share(c).is_some_and(|s| s >= COVERS))
+        .map(|c| {
+            format!(
+                "{} ({}: it predicts {:+.2} E[S] of the {what} gap of {:+.2} E[S], {})",
+                c.said,
+                c.what,
+                c.predicts.unwrap_or(0.0),
+                gap,
+                pct(share(c).unwrap_or(0.0))
+            )
+        })
+        .collect();
+    if !named.is_empty() {
+        return Ok(named.join("; "));
+    }
+    let each: Vec<String> = candidates
+        .iter()
+        .map(|c| match (share(c), blocking && c.what == "utilization") {
+            (_, true) => format!("{} names nothing where the work is a blocking call", c.what),
+            (Some(s), _) => format!("{} {} ({})", c.what, pct(s), c.said),
+            (None, _) => format!("{}: {}", c.what, c.said),
+        })
+        .collect();
+    Err(format!(
+        "no measured figure covers half the {what} gap of {gap:+.2} E[S]: {}",
+        each.join("; ")
+    ))
 }

@@ -1,25 +1,32 @@
-//! Fidelity: whether a model stands for the product it is built after. Wherever an experiment
-//! runs a peer beside the model that stands for it (`record::peer::Peer::stands_for`: Go's
-//! net/http beside green, Node's http beside reactor or offload, nginx beside procs-accept,
-//! redis-server and memcached beside their stores), each connection count gives a row: both
-//! targets' p99 and server CPU per request, and their ratios (model ÷ product). The model
-//! stands for the product on a row where both ratios are within [`WITHIN`]; where one is not,
-//! the row says so with the cause where the cells' own figures name one (what bound each, the
-//! context switches and threads each used, the time each waited for a CPU), and says that the
-//! card cannot split it where they do not. A figure that may not be ranked (a starved or lost
-//! cell, a p99 the client set, too few samples) is shown and not compared, with why.
+//! Fidelity: whether a model behaves like the product it is built after. Wherever an
+//! experiment runs a peer beside a model that stands for it (`record::peer::Peer::stands_for`:
+//! Go's net/http beside green, Node's http beside reactor or offload, nginx beside
+//! procs-accept, redis-server and memcached beside their stores), each connection count gives
+//! a row. The two are compared by shape, not by absolute figures: Node runs JavaScript, and a
+//! costlier implementation at the same rate queues longer for its cost, not its architecture.
+//! So each side's p50 and p99, past the machine's round trip, are read in its own mean
+//! service time E[S] (its CPU per request under lighter or the aimed load, and the work's
+//! mean blocking call), at equal load (`busy_of`: each at the same share of its own CPUs; a
+//! pool of blocking calls at the same occupancy; Go, keeping no pool, at the same rate). The
+//! model's shape over the product's, round by round, gives an interval: the pair *stands*
+//! where every interval lies within 1.25×, *differs* where one lies wholly outside it, and is
+//! *unresolved* otherwise. A difference is priced (`cause`): a figure the cells measured is
+//! named only where what it predicts covers half the gap. CPU per request is shown beside, as
+//! the implementations' cost.
 //!
-//! The pairs and the verdict (`pairs`), a row as the table and the text say it (`row`), the
-//! medians a side is read by (`side`), and what names a gap (`cause`).
+//! The pairs and the verdict (`pairs`), the interval and the answer (`answer`), a row as the
+//! table and the text say it (`row`), a side's rounds and E[S] (`side`), and the pricing of a
+//! gap (`cause`).
 
+mod answer;
 mod cause;
 mod pairs;
 mod row;
 mod side;
 
-pub use cause::UNNAMED;
+pub use answer::{Answer, Interval, MARGIN};
 pub use pairs::{rows, verdict, Said, NAME};
-pub use row::{ratio_said, Row, COLUMNS, WITHIN};
+pub use row::{ratio_said, Row, COLUMNS};
 
 #[cfg(test)]
 mod tests;

@@ -1,166 +1,275 @@
-//! Each product paired with the model entry that stands for it, a row per connection count
-//! from their cells (a cause named where a ratio is out), and the fidelity verdict over the
-//! rows.
+//! Each product paired with the model entries that stand for it, a row per connection count
+//! from their cells (the shapes compared round by round, a gap priced where one differs), and
+//! the fidelity verdict over the rows.
 
-use super::cause::{cause, sibling, UNNAMED};
-use super::row::{ratio_said, within, Row, WITHIN};
-use super::side::{value, Side};
-use crate::bench::judge::metric::Rank;
+use super::answer::{self, Answer, Interval, MARGIN};
+use super::cause::priced;
+use super::row::{ratio_said, Row};
+use super::side::{median_of, Side};
+use crate::bench::judge::metric::{Metric, P50, P99};
 use crate::bench::record::peer::Peer;
-use crate::bench::record::scenario::model_name;
-use crate::bench::record::scenario::Experiment;
-use crate::bench::record::{summarize, Cell};
+use crate::bench::record::scenario::{model_name, rate_of, Experiment};
+use crate::bench::record::Cell;
+use crate::units::thousands;
 
 /// The name of the fidelity verdict.
 pub const NAME: &str = "fidelity";
 
-/// The row of `product` beside `model` in `x` at `conns`, from their cells.
-fn row(x: &Experiment, product: &str, model: &str, conns: usize, beside: &[&Cell], p: &Cell, m: &Cell) -> Row {
-    let repeats = |t: &str| -> Vec<&Cell> {
-        beside
-            .iter()
-            .copied()
-            .filter(|c| c.target == t && c.connections == conns)
-            .collect()
-    };
-    let (ps, ms) = (
-        Side::of(product, p, &repeats(product), beside),
-        Side::of(model, m, &repeats(model), beside),
-    );
-    // The model's figure over the product's, where both may be ranked and ran placed alike.
-    let ratio = |a: Rank, b: Rank| {
-        let (a, b) = (a.ranked()?, b.ranked()?);
-        a.alike(b)
-            .then(|| a.get() / b.get())
-            .filter(|r| r.is_finite() && *r > 0.0)
-    };
-    let (p99_ratio, cpu_ratio) = (ratio(ms.p99, ps.p99), ratio(ms.cpu, ps.cpu));
-    let out = |r: Option<f64>| r.is_some_and(|r| !within(r));
-    let (p99_out, cpu_out) = (out(p99_ratio), out(cpu_ratio));
-    let stands = match (p99_ratio, cpu_ratio) {
-        (None, None) => None,
-        _ => Some(!p99_out && !cpu_out),
-    };
-    // Why a figure was not compared, where one was not.
-    let mut why_not: Vec<String> = Vec::new();
-    for (what, s) in [
-        ("p99", &ms),
-        ("p99", &ps),
-        ("CPU per request", &ms),
-        ("CPU per request", &ps),
-    ] {
-        let r = if what == "p99" { s.p99 } else { s.cpu };
-        let said = match (r, &s.cell.status) {
-            (_, st) if !s.cell.ok() => format!("{}'s cell did not finish ({})", s.label, st.text()),
-            (Rank::NotMeasured, _) => format!("{}'s {what} was not measured", s.label),
-            (Rank::Unranked(_, u), _) => format!("{}'s {what} is not compared: {}", s.label, u.said()),
-            (Rank::Ranked(_), _) => continue,
-        };
-        if !why_not.contains(&said) {
-            why_not.push(said);
-        }
+/// A utilization this far from the one aimed at (either way) is said beside the row.
+pub const AIM_OFF: f64 = 0.05;
+
+/// The workers of a model entry (its `--workers`, else the experiment's).
+fn workers_of(x: &Experiment, entry: &str) -> Option<usize> {
+    let w: Vec<&str> = entry.split_whitespace().collect();
+    w.windows(2)
+        .find(|p| p[0] == "--workers")
+        .and_then(|p| p[1].parse().ok())
+        .or(x.workers)
+}
+
+/// How the pair was loaded alike, in words, and what to note of it: each at a share of its own
+/// CPUs (`busy_of`); one rate (a pool's occupancy where the work is a blocking call; Go keeps
+/// no pool); a closed loop.
+fn load_said(x: &Experiment, peer: Peer, model: &str, call_us: f64) -> (String, Option<f64>, String) {
+    if let Some((share, _)) = x.busy_of.as_deref().and_then(|b| rate_of(b).ok()) {
+        return (
+            format!("each {:.0}% busy by its own E[S]", share * 100.0),
+            Some(share),
+            String::new(),
+        );
     }
-    let apart = |a: Rank, b: Rank| a.ranked().zip(b.ranked()).is_some_and(|(a, b)| !a.alike(b));
-    if apart(ms.p99, ps.p99) || apart(ms.cpu, ps.cpu) {
-        let at = |s: &Side| s.cell.placed.as_ref().map_or("where not recorded".into(), |p| p.said());
-        why_not.push(format!(
-            "not compared: placements differ ({}: {}; {}: {})",
-            ms.label,
-            at(&ms),
-            ps.label,
-            at(&ps)
-        ));
+    let Some(rate) = x.load.rate.map(|r| r.per_s()) else {
+        return (
+            "a closed loop".to_string(),
+            None,
+            "a closed loop keeps both saturated: their latency is their connections over their throughput".into(),
+        );
+    };
+    let said = format!("one rate, {} req/s", thousands(rate.round() as u64));
+    if call_us <= 0.0 {
+        return (said, None, String::new());
     }
-    let cause = match stands {
-        Some(false) => {
-            let mut c = cause(&ms, &ps, cpu_out, p99_out);
-            if c.is_empty() {
-                c.push(UNNAMED.to_string());
+    // A blocking call's queue is its pool: λ·E[call] / the pool's threads.
+    let pool = match peer {
+        Peer::Node { worker_threads } if worker_threads > 0 => Some(worker_threads),
+        _ => None,
+    };
+    let model_pool = (model_name(model) == "offload").then(|| workers_of(x, model)).flatten();
+    let occupancy = |n: usize| rate * call_us / 1e6 / n.max(1) as f64;
+    match (pool, model_pool) {
+        (Some(a), Some(b)) => (
+            format!(
+                "{said}: a pool of {a} at {:.0}%, of {b} at {:.0}%",
+                occupancy(a) * 100.0,
+                occupancy(b) * 100.0
+            ),
+            None,
+            String::new(),
+        ),
+        _ if matches!(peer, Peer::Go { .. }) => (
+            said,
+            None,
+            "Go keeps no pool for a blocking call (a thread per call in a system call, none in time.Sleep): compared at equal λ"
+                .into(),
+        ),
+        _ => (said, None, String::new()),
+    }
+}
+
+/// The model's shape over the product's round by round on `m`, and why a round was not
+/// compared.
+fn ratios(m: &Metric, ms: &Side, ps: &Side, beside: &[&Cell], why: &mut Vec<String>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut ratio, mut sm, mut sp) = (Vec::new(), Vec::new(), Vec::new());
+    for mc in &ms.rounds {
+        let Some(pc) = ps.round(mc.repeat) else { continue };
+        if mc.placed != pc.placed {
+            let at = |c: &Cell| c.placed.as_ref().map_or("where not recorded".into(), |p| p.said());
+            let said = format!(
+                "not compared: placements differ ({}: {}; {}: {})",
+                ms.label,
+                at(mc),
+                ps.label,
+                at(pc)
+            );
+            if !why.contains(&said) {
+                why.push(said);
             }
-            c.extend(why_not);
-            c.join("; ")
+            continue;
         }
-        _ => why_not.join("; "),
+        match (ms.shape(m, mc, beside), ps.shape(m, pc, beside)) {
+            (Ok(a), Ok(b)) => {
+                ratio.push(a / b);
+                sm.push(a);
+                sp.push(b);
+            }
+            (a, b) => {
+                for e in [a.err(), b.err()].into_iter().flatten() {
+                    if !why.contains(&e) {
+                        why.push(e);
+                    }
+                }
+            }
+        }
+    }
+    (ratio, sm, sp)
+}
+
+/// The row of `product` beside `model` in `x` at `conns`.
+fn row(x: &Experiment, peer: Peer, product: &str, model: &str, conns: usize, cells: &[Cell], beside: &[&Cell]) -> Row {
+    let (ms, ps) = (
+        Side::of(x, model, conns, cells, beside),
+        Side::of(x, product, conns, cells, beside),
+    );
+    let call = ms
+        .rounds
+        .iter()
+        .chain(&ps.rounds)
+        .filter_map(|c| c.figures.why.as_ref()?.work_sleep_us)
+        .fold(0.0, f64::max);
+    let (load, aimed, mut note) = load_said(x, peer, model, call);
+    let mut why: Vec<String> = Vec::new();
+    for (s, label) in [(&ms, model), (&ps, product)] {
+        if s.rounds.is_empty() {
+            let status = beside
+                .iter()
+                .find(|c| c.target == label && c.connections == conns)
+                .map_or("no cell ran".to_string(), |c| c.status.text().to_string());
+            why.push(format!("{label}'s cells did not finish ({status})"));
+        }
+    }
+    let (r50, m50, p50) = ratios(&P50, &ms, &ps, beside, &mut why);
+    let (r99, m99, p99) = ratios(&P99, &ms, &ps, beside, &mut why);
+    let (i50, i99) = (Interval::of(&r50), Interval::of(&r99));
+    let answer = answer::of(&[i50, i99]);
+    if let Some(aim) = aimed {
+        for s in [&ms, &ps] {
+            if let Some(b) = s.busy().filter(|b| (b - aim).abs() > AIM_OFF) {
+                let off = format!(
+                    "{} kept its CPUs {:.0}% busy, not the {:.0}% aimed at",
+                    s.label,
+                    b * 100.0,
+                    aim * 100.0
+                );
+                note = match note.is_empty() {
+                    true => off,
+                    false => format!("{note}; {off}"),
+                };
+            }
+        }
+    }
+    let blocking = call > 0.0;
+    let cause = match answer {
+        Some(Answer::Differs) => {
+            // The figure furthest outside the margin is the gap priced.
+            let out = [("p50", 0.5, i50, &m50, &p50), ("p99", 0.99, i99, &m99, &p99)]
+                .into_iter()
+                .filter(|(.., i, _, _)| i.is_some_and(|i| i.answer() == Answer::Differs))
+                .max_by(|a, b| {
+                    let far = |i: Option<Interval>| i.map_or(0.0, |i| i.median.ln().abs());
+                    far(a.2).total_cmp(&far(b.2))
+                });
+            match out {
+                Some((what, q, _, sm, sp)) => {
+                    let (sm, sp) = (median_of(sm.clone()), median_of(sp.clone()));
+                    match sm.zip(sp) {
+                        Some((a, b)) => priced(&ms, &ps, what, q, a, b, blocking).unwrap_or_else(|e| e),
+                        None => String::new(),
+                    }
+                }
+                None => String::new(),
+            }
+        }
+        Some(Answer::Unresolved) => {
+            let rounds = i50.or(i99).map_or(0, |i| i.rounds);
+            let mut said = match rounds < answer::LEAST_ROUNDS {
+                true => format!("{rounds} round: no interval (more rounds: bench --repeats)"),
+                false => format!(
+                    "the rounds' interval crosses the {MARGIN}× margin over {rounds} rounds (more rounds narrow it: bench --repeats)"
+                ),
+            };
+            if !why.is_empty() {
+                said.push_str("; ");
+                said.push_str(&why.join("; "));
+            }
+            said
+        }
+        Some(Answer::Stands) => why.join("; "),
+        None => why.join("; "),
     };
+    let (cm, cp) = (ms.cpu(beside), ps.cpu(beside));
+    let cpu_ratio = cm
+        .ranked()
+        .zip(cp.ranked())
+        .filter(|(a, b)| a.alike(*b))
+        .map(|(a, b)| a.get() / b.get())
+        .filter(|r| r.is_finite() && *r > 0.0);
     Row {
         experiment: x.name.clone(),
         connections: conns,
         product: product.to_string(),
         model: model.to_string(),
-        p99_product_us: value(ps.p99),
-        p99_model_us: value(ms.p99),
-        p99_ratio,
-        cpu_product_us: value(ps.cpu),
-        cpu_model_us: value(ms.cpu),
+        load,
+        aimed,
+        service_product_us: ps.service_us,
+        service_model_us: ms.service_us,
+        service_from: format!("{}'s {}; {}'s {}", ms.label, ms.service_from, ps.label, ps.service_from),
+        busy_product: ps.busy(),
+        busy_model: ms.busy(),
+        p50_product_es: median_of(p50),
+        p50_model_es: median_of(m50),
+        p99_product_es: median_of(p99),
+        p99_model_es: median_of(m99),
+        p50_ratio: i50,
+        p99_ratio: i99,
+        cpu_product_us: cp.measured(),
+        cpu_model_us: cm.measured(),
         cpu_ratio,
-        stands,
+        answer,
         cause,
+        note,
     }
 }
 
-/// The model entry of `x` that stands for `peer`: of the entries of its model, the one with as
-/// many workers as the product has threads serving, else the first.
-pub(super) fn model_for(x: &Experiment, peer: Peer) -> Option<&String> {
-    let of: Vec<&String> = x.models.iter().filter(|m| model_name(m) == peer.stands_for()).collect();
-    let workers = |m: &str| -> Option<usize> {
-        let w: Vec<&str> = m.split_whitespace().collect();
-        let given = w
-            .windows(2)
-            .find(|p| p[0] == "--workers")
-            .and_then(|p| p[1].parse().ok());
-        given.or(x.workers)
-    };
+/// The model entries of `x` that stand for `peer`: of each model the product is built on, the
+/// entry with as many workers as the product has threads serving, else its first.
+pub(super) fn models_for(x: &Experiment, peer: Peer) -> Vec<&String> {
     let threads = peer.serving_threads(x.workers);
-    of.iter()
-        .copied()
-        .find(|m| threads.is_some() && workers(m) == threads)
-        .or(of.first().copied())
+    peer.stands_for()
+        .iter()
+        .filter_map(|name| {
+            let of: Vec<&String> = x.models.iter().filter(|m| model_name(m) == *name).collect();
+            of.iter()
+                .copied()
+                .find(|m| threads.is_some() && workers_of(x, m) == threads)
+                .or(of.first().copied())
+        })
+        .collect()
 }
 
-/// Every product beside its model in `experiments`, a row per connection count.
+/// Every product beside the models that stand for it in `experiments`, a row per connection
+/// count.
 pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
-    let measured: Vec<Cell> = cells
-        .iter()
-        .filter(|c| c.calibration.is_none() && !c.twin)
-        .cloned()
-        .collect();
-    let summaries = summarize(&measured);
     let mut out = Vec::new();
     // A capacity search measures each target at its own rate: no cells to set side by side.
     for x in experiments.iter().filter(|x| x.load.slo.is_none()) {
-        let beside: Vec<&Cell> = measured.iter().filter(|c| c.experiment == x.name).collect();
+        let beside: Vec<&Cell> = cells
+            .iter()
+            .filter(|c| c.experiment == x.name && c.compared())
+            .collect();
         for product in &x.peers {
             let Ok(peer) = Peer::parse(product) else { continue };
             // A product that does none of the experiment's work serves another load.
             if peer.idle_in(x) {
                 continue;
             }
-            let Some(model) = model_for(x, peer) else { continue };
-            for &conns in &x.connections {
-                let find = |t: &str| {
-                    summaries
-                        .iter()
-                        .find(|s| s.cell.experiment == x.name && s.cell.target == t && s.cell.connections == conns)
-                        .map(|s| &s.cell)
-                };
-                if let (Some(p), Some(m)) = (find(product), find(model)) {
-                    out.push(row(x, product, model, conns, &beside, p, m));
+            for model in models_for(x, peer) {
+                for &conns in &x.connections {
+                    let ran = |t: &str| beside.iter().any(|c| c.target == t && c.connections == conns);
+                    if ran(product) && ran(model) {
+                        out.push(row(x, peer, product, model, conns, cells, &beside));
+                    }
                 }
             }
-        }
-    }
-    // A measured cause from a sibling entry comes first: it is the experiment's own control.
-    let named: Vec<Option<(String, bool)>> = out
-        .iter()
-        .map(|r| (r.stands == Some(false)).then(|| sibling(r, &out)).flatten())
-        .collect();
-    for (r, n) in out.iter_mut().zip(named) {
-        if let Some((n, all)) = n {
-            r.cause = match (all, r.cause.strip_prefix(UNNAMED)) {
-                // Every gap named: the card's "nothing names it" is no longer true.
-                (true, Some(rest)) => format!("{n}{rest}"),
-                _ => format!("{n}; {}", r.cause),
-            };
         }
     }
     out
@@ -180,18 +289,29 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Said> {
     if rows.is_empty() {
         return None;
     }
-    let compared: Vec<&Row> = rows.iter().filter(|r| r.stands.is_some()).collect();
-    let stand = compared.iter().filter(|r| r.stands == Some(true)).count();
-    let not: Vec<String> = compared
+    let count = |a: Answer| rows.iter().filter(|r| r.answer == Some(a)).count();
+    let compared = rows.iter().filter(|r| r.answer.is_some()).count();
+    let mut headline = format!(
+        "At equal load, each in its own service time E[S], {} of {compared} pairs stand for their product \
+         (p50 and p99 within {MARGIN}× in the rounds' interval), {} differ and {} are unresolved",
+        count(Answer::Stands),
+        count(Answer::Differs),
+        count(Answer::Unresolved)
+    );
+    if rows.len() > compared {
+        headline.push_str(&format!(", {} not compared", rows.len() - compared));
+    }
+    let differ: Vec<String> = rows
         .iter()
-        .filter(|r| r.stands == Some(false))
+        .filter(|r| r.answer == Some(Answer::Differs))
         .map(|r| {
-            let mut gaps = Vec::new();
-            for (what, ratio) in [("p99", r.p99_ratio), ("CPU", r.cpu_ratio)] {
-                if let Some(x) = ratio.filter(|x| !within(*x)) {
-                    gaps.push(format!("{what} {}", ratio_said(x)));
-                }
-            }
+            let gaps: Vec<String> = [("p50", r.p50_ratio), ("p99", r.p99_ratio)]
+                .iter()
+                .filter_map(|(w, i)| {
+                    i.filter(|i| i.answer() == Answer::Differs)
+                        .map(|i| format!("{w} {}", ratio_said(i.median)))
+                })
+                .collect();
             format!(
                 "{} for {} in {} ({})",
                 r.model,
@@ -201,26 +321,14 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Said> {
             )
         })
         .collect();
-    let mut headline = format!(
-        "Each model stands for its product (p99 and server CPU per request within {WITHIN}×) in {stand} of {} pairs compared",
-        compared.len()
-    );
-    let partly = compared
-        .iter()
-        .filter(|r| r.stands == Some(true) && r.one_figure().is_some())
-        .count();
-    if partly > 0 {
-        headline.push_str(&format!(" ({partly} of them on one figure, the other not compared)"));
-    }
-    if rows.len() > compared.len() {
-        headline.push_str(&format!(", {} not compared", rows.len() - compared.len()));
-    }
-    match not.is_empty() {
+    match differ.is_empty() {
         true => headline.push('.'),
-        false => headline.push_str(&format!("; not: {}.", not.join("; "))),
+        false => headline.push_str(&format!("; differ: {}.", differ.join("; "))),
     }
     let mut text = format!(
-        "{NAME}: each product beside the model that stands for it, on the same cells (ratios are the model's figure over the product's)."
+        "{NAME}: each product beside the model that stands for it, at equal load, p50 and p99 past the round trip in \
+         each one's own E[S] (ratios are the model's over the product's, the median and the rounds' least and most); \
+         server CPU per request is the implementations' cost, shown beside."
     );
     for r in &rows {
         text.push('\n');

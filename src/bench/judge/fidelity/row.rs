@@ -3,16 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::answer::{Answer, Interval};
 use crate::units::fmt_us;
-
-/// A model stands for its product where its p99 and its server CPU per request are each within
-/// this factor of the product's (either way).
-pub const WITHIN: f64 = 1.5;
-
-/// A ratio within [`WITHIN`] either way.
-pub(super) fn within(r: f64) -> bool {
-    (1.0 / WITHIN..=WITHIN).contains(&r)
-}
 
 /// A ratio as the table says it: two decimals, more where it is under 0.1 (never "0.00×").
 pub fn ratio_said(r: f64) -> String {
@@ -31,100 +23,140 @@ pub struct Row {
     /// The peer entry and the model entry beside it.
     pub product: String,
     pub model: String,
-    /// Each one's p99 and server CPU per request (µs; `None`: not measured), and model ÷
-    /// product where both may be compared.
-    pub p99_product_us: Option<f64>,
-    pub p99_model_us: Option<f64>,
-    pub p99_ratio: Option<f64>,
+    /// How the two were loaded alike, in words: each at the same share of its own CPUs
+    /// (`busy_of`), or one rate (and what that is to a pool of blocking calls).
+    pub load: String,
+    /// The utilization both were aimed at (`busy_of`; `None`: one rate for both).
+    pub aimed: Option<f64>,
+    /// Each one's mean service time E[S] (µs), the unit its latency is read in.
+    pub service_product_us: Option<f64>,
+    pub service_model_us: Option<f64>,
+    /// Where each E[S] came from, in words.
+    pub service_from: String,
+    /// The share of its CPUs each kept busy (the median over rounds).
+    pub busy_product: Option<f64>,
+    pub busy_model: Option<f64>,
+    /// p50 and p99 past the machine's round trip, in each one's own E[S] (medians over rounds).
+    pub p50_product_es: Option<f64>,
+    pub p50_model_es: Option<f64>,
+    pub p99_product_es: Option<f64>,
+    pub p99_model_es: Option<f64>,
+    /// The model's shape over the product's, round by round: the rounds' interval.
+    pub p50_ratio: Option<Interval>,
+    pub p99_ratio: Option<Interval>,
+    /// Each one's server CPU per request (µs) and model ÷ product: the implementations' cost,
+    /// shown beside and not part of the answer.
     pub cpu_product_us: Option<f64>,
     pub cpu_model_us: Option<f64>,
     pub cpu_ratio: Option<f64>,
-    /// Both ratios within [`WITHIN`] (`None`: neither could be compared).
-    pub stands: Option<bool>,
-    /// Why not, or why not compared; empty where it stands.
+    /// `None`: nothing could be compared.
+    pub answer: Option<Answer>,
+    /// Where it differs, the cause its figures price (or that none covers half the gap);
+    /// where unresolved, why; where not compared, why not.
     pub cause: String,
+    /// What the reader should know beside: a utilization off its aim, one side without a pool.
+    pub note: String,
 }
 
 /// The fidelity table's columns ([`Row::cells`]).
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 16] = [
     "experiment",
     "conns",
     "product",
     "model",
-    "p99 product",
-    "p99 model",
-    "p99 ratio",
-    "CPU/req product",
-    "CPU/req model",
-    "CPU ratio",
-    "stands",
-    "cause",
+    "load",
+    "E[S] product",
+    "E[S] model",
+    "busy product",
+    "busy model",
+    "p99/E[S] product",
+    "p99/E[S] model",
+    "p50 shape ratio",
+    "p99 shape ratio",
+    "CPU/req ratio",
+    "answer",
+    "why",
 ];
+
+/// A share as a percentage, "–" where not measured.
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".to_string(), |x| format!("{:.0}%", x * 100.0))
+}
+
+/// A shape (a multiple of E[S]), "–" where not compared.
+fn es(x: Option<f64>) -> String {
+    x.map_or("–".to_string(), |x| format!("{x:.2}"))
+}
 
 impl Row {
     /// The row as the table shows it ([`COLUMNS`]): "–" for what was not measured or compared.
-    pub fn cells(&self) -> [String; 12] {
+    pub fn cells(&self) -> [String; 16] {
         let v = |x: Option<f64>| x.map_or("–".to_string(), fmt_us);
-        let r = |x: Option<f64>| x.map_or("–".to_string(), ratio_said);
+        let i = |x: &Option<Interval>| x.as_ref().map_or("–".to_string(), Interval::said);
+        let why = [self.cause.as_str(), self.note.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<&str>>()
+            .join("; ");
         [
             self.experiment.clone(),
             self.connections.to_string(),
             self.product.clone(),
             self.model.clone(),
-            v(self.p99_product_us),
-            v(self.p99_model_us),
-            r(self.p99_ratio),
-            v(self.cpu_product_us),
-            v(self.cpu_model_us),
-            r(self.cpu_ratio),
-            match (self.stands, self.one_figure()) {
-                (Some(true), Some(f)) => format!("yes, on {f} only"),
-                (Some(true), None) => "yes".to_string(),
-                (Some(false), _) => "no".to_string(),
-                (None, _) => "–".to_string(),
-            },
-            match self.cause.is_empty() {
+            self.load.clone(),
+            v(self.service_product_us),
+            v(self.service_model_us),
+            pct(self.busy_product),
+            pct(self.busy_model),
+            es(self.p99_product_es),
+            es(self.p99_model_es),
+            i(&self.p50_ratio),
+            i(&self.p99_ratio),
+            self.cpu_ratio.map_or("–".to_string(), ratio_said),
+            self.answer.map_or("–", Answer::word).to_string(),
+            match why.is_empty() {
                 true => "–".to_string(),
-                false => self.cause.clone(),
+                false => why,
             },
         ]
     }
 
-    /// The one figure compared, where only one was (`None`: both, or neither).
-    pub fn one_figure(&self) -> Option<&'static str> {
-        match (self.p99_ratio, self.cpu_ratio) {
-            (Some(_), None) => Some("p99"),
-            (None, Some(_)) => Some("CPU per request"),
-            _ => None,
-        }
-    }
-
     /// The row in a sentence.
     pub fn sentence(&self) -> String {
-        let v = |x: Option<f64>| x.map_or("–".to_string(), fmt_us);
-        let r = |x: Option<f64>| x.map_or("not compared".to_string(), ratio_said);
-        let said = match (self.stands, self.one_figure()) {
-            (Some(true), Some(f)) => format!("stands for it on {f}, the one figure compared"),
-            (Some(true), None) => "stands for it".to_string(),
-            (Some(false), _) => format!("does not stand for it: {}", self.cause),
-            (None, _) => format!("not compared: {}", self.cause),
+        let i = |x: &Option<Interval>| {
+            x.as_ref().map_or("not compared".to_string(), |i| {
+                format!("{} over {} rounds", i.said(), i.rounds)
+            })
         };
-        let also = match (self.stands, self.cause.is_empty()) {
-            (Some(true), false) => format!(" ({})", self.cause),
-            _ => String::new(),
+        let said = match self.answer {
+            Some(Answer::Stands) => "it stands for it".to_string(),
+            Some(Answer::Differs) => format!("it differs: {}", self.cause),
+            Some(Answer::Unresolved) => format!("unresolved: {}", self.cause),
+            None => format!("not compared: {}", self.cause),
+        };
+        let note = match self.note.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", self.note),
         };
         format!(
-            "{}, {} connections: {} beside {}: p99 {} against {} ({}), server CPU per request {} against {} ({}): {said}{also}.",
+            "{}, {} connections, {}: {} beside {}, E[S] {} against {}; p99 {} E[S] against {}; \
+             shape ratios p50 {}, p99 {}; server CPU per request {} against {} (beside): {said}{note}. \
+             E[S]: {}.",
             self.experiment,
             self.connections,
+            self.load,
             self.model,
             self.product,
-            v(self.p99_model_us),
-            v(self.p99_product_us),
-            r(self.p99_ratio),
-            v(self.cpu_model_us),
-            v(self.cpu_product_us),
-            r(self.cpu_ratio),
+            self.service_model_us.map_or("–".to_string(), fmt_us),
+            self.service_product_us.map_or("–".to_string(), fmt_us),
+            es(self.p99_model_es),
+            es(self.p99_product_es),
+            i(&self.p50_ratio),
+            i(&self.p99_ratio),
+            self.cpu_model_us.map_or("–".to_string(), fmt_us),
+            self.cpu_product_us.map_or("–".to_string(), fmt_us),
+            self.service_from,
         )
     }
 }

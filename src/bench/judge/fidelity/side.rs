@@ -1,65 +1,157 @@
-//! One target's side of a row: each figure the median over its finished repeats, and the
-//! figures of the repeat of median throughput that a cause is named from.
+//! One target's side of a pair at one connection count: its finished rounds, its mean service
+//! time E[S] (the unit its latency is read in), and per round what fidelity compares — p50
+//! and p99 past the round trip, in its own E[S] — and what a gap is priced from (how busy it
+//! kept its CPUs, how long its threads waited for one).
 
 use super::super::card;
-use super::super::metric::{median, rankable, Metric, Rank, CPU, P99};
+use super::super::metric::{median, rankable, Metric, Rank, CPU};
+use crate::bench::record::scenario::{rate_of, Experiment};
 use crate::bench::record::Cell;
+use crate::units::fmt_us;
 
-/// One target at one connection count, as fidelity reads it: each figure the median over its
-/// finished repeats (not compared where any repeat's may not be ranked, or none finished), and
-/// the repeat of the median throughput for what names a cause.
+/// One target at one connection count, as fidelity reads it.
 pub(super) struct Side<'a> {
     pub(super) label: &'a str,
-    pub(super) cell: &'a Cell,
-    pub(super) p99: Rank,
-    pub(super) cpu: Rank,
+    /// Its finished rounds, by repeat.
+    pub(super) rounds: Vec<&'a Cell>,
+    /// Its mean service time (µs): its CPU per request (in the experiment that set its rate,
+    /// under `busy_of`; else in these cells) and the work's mean blocking call; `None`: not
+    /// measured.
+    pub(super) service_us: Option<f64>,
+    /// Where E[S] came from, in words.
+    pub(super) service_from: String,
 }
 
-/// The median of `m` over `repeats` (finished cells) that measured it: ranked where every one
-/// is ([`median`], the one rule's); else the first reason one is not.
-fn median_rank(m: &Metric, repeats: &[&Cell], beside: &[&Cell]) -> Rank {
-    let ranks: Vec<Rank> = repeats.iter().map(|c| rankable(m, c, beside)).collect();
-    median(&ranks)
+/// A figure of one round, in the side's own E[S], or why it is not compared.
+pub(super) type Shape = Result<f64, String>;
+
+/// The median of `xs` (`None`: empty).
+pub(super) fn median_of(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(xs[n / 2]),
+        _ => Some((xs[n / 2 - 1] + xs[n / 2]) / 2.0),
+    }
+}
+
+/// The CPU per request (µs) of `target`'s finished cells of experiment `of` at `conns`, their
+/// median: what `busy_of` set its rate by.
+fn cost_in(cells: &[Cell], of: &str, target: &str, conns: usize) -> Option<f64> {
+    median_of(
+        cells
+            .iter()
+            .filter(|c| c.experiment == of && c.target == target && c.connections == conns && c.ok() && c.compared())
+            .filter_map(|c| c.figures.cpu_per_req())
+            .collect(),
+    )
 }
 
 impl<'a> Side<'a> {
-    /// `cell` is the repeat of the median throughput (`summarize`); `repeats` every finished
-    /// one.
-    pub(super) fn of(label: &'a str, cell: &'a Cell, repeats: &[&Cell], beside: &[&Cell]) -> Side<'a> {
-        let finished: Vec<&Cell> = repeats.iter().copied().filter(|c| c.ok()).collect();
-        let (p99, cpu) = match finished.is_empty() {
-            true => (Rank::NotMeasured, Rank::NotMeasured),
-            false => (
-                median_rank(&P99, &finished, beside),
-                median_rank(&CPU, &finished, beside),
+    /// `label`'s side of experiment `x` at `conns`: its finished rounds among `beside` (the
+    /// experiment's measured cells) and its E[S] from `cells` (the whole run's: calibrations
+    /// and earlier experiments too).
+    pub(super) fn of(x: &Experiment, label: &'a str, conns: usize, cells: &[Cell], beside: &[&'a Cell]) -> Side<'a> {
+        let mut rounds: Vec<&Cell> = beside
+            .iter()
+            .copied()
+            .filter(|c| c.target == label && c.connections == conns && c.ok())
+            .collect();
+        rounds.sort_by_key(|c| c.repeat);
+        let own = median_of(rounds.iter().filter_map(|c| c.figures.cpu_per_req()).collect());
+        let source = x.busy_of.as_deref().and_then(|b| rate_of(b).ok());
+        let (cpu, from) = match source {
+            Some((_, of)) => (
+                cost_in(cells, of, label, conns),
+                format!("its CPU per request in '{of}', which set its rate"),
             ),
+            // One rate for both: each read in its own cost in these very cells (a calibration
+            // cell, run for the models alone, would read the two sides at different loads).
+            None => (own, "its CPU per request in these cells".to_string()),
         };
-        Side { label, cell, p99, cpu }
+        // A blocking call is served as much as the CPU: the mean call is part of E[S].
+        let call = median_of(
+            rounds
+                .iter()
+                .filter_map(|c| c.figures.why.as_ref()?.work_sleep_us)
+                .collect(),
+        )
+        .unwrap_or(0.0);
+        let service_us = cpu.map(|c| c + call).filter(|s| *s > 0.0);
+        let service_from = match (call > 0.0, service_us) {
+            (_, None) => "no CPU per request measured".to_string(),
+            (true, Some(_)) => format!("{from}, and the mean blocking call of {}", fmt_us(call)),
+            (false, Some(_)) => from,
+        };
+        Side {
+            label,
+            rounds,
+            service_us,
+            service_from,
+        }
     }
 
-    pub(super) fn switches_per_req(&self) -> Option<f64> {
-        let f = &self.cell.figures;
-        Some(f.context_switches? as f64 / f.requests.max(1) as f64).filter(|_| f.requests > 0)
+    /// The round of `repeat`, where it finished.
+    pub(super) fn round(&self, repeat: usize) -> Option<&'a Cell> {
+        self.rounds.iter().copied().find(|c| c.repeat == repeat)
     }
 
-    /// The share of its CPUs it kept busy.
-    pub(super) fn busy(&self) -> Option<f64> {
-        let f = &self.cell.figures;
+    /// `m` (p50 or p99) of round `c` past the round trip, in E[S]; why not where it may not be
+    /// compared (`beside`: the experiment's cells, which say whether it may be ranked).
+    pub(super) fn shape(&self, m: &Metric, c: &Cell, beside: &[&Cell]) -> Shape {
+        let s = self
+            .service_us
+            .ok_or_else(|| format!("{}'s E[S] was not measured", self.label))?;
+        let v = match rankable(m, c, beside) {
+            Rank::Ranked(r) => r.get(),
+            Rank::Unranked(_, u) => return Err(format!("{}'s {} is not compared: {}", self.label, m.name, u.said())),
+            Rank::NotMeasured => return Err(format!("{}'s {} was not measured", self.label, m.name)),
+        };
+        let rtt = c.figures.why.as_ref().and_then(|w| w.round_trip_us).unwrap_or(0.0);
+        match v - rtt {
+            r if r > 0.0 => Ok(r / s),
+            _ => Err(format!(
+                "{}'s {} ({}) is within the machine's round trip ({})",
+                self.label,
+                m.name,
+                fmt_us(v),
+                fmt_us(rtt)
+            )),
+        }
+    }
+
+    /// The share of its CPUs it kept busy in round `c`.
+    pub(super) fn busy_in(c: &Cell) -> Option<f64> {
+        let f = &c.figures;
         let n = f.why.as_ref()?.server_cpus?;
         Some(f.server_cpu_cores? / n.max(1) as f64).filter(|u| *u > 0.0)
     }
 
-    /// Its threads' time waiting for a CPU, per request (µs).
-    pub(super) fn run_queue_us(&self) -> Option<f64> {
-        let part = card::of(self.cell)?
-            .parts
-            .into_iter()
-            .find(|p| p.name == "run-queue wait")?;
-        part.us
+    /// The median share of its CPUs it kept busy over its rounds.
+    pub(super) fn busy(&self) -> Option<f64> {
+        median_of(self.rounds.iter().filter_map(|c| Side::busy_in(c)).collect())
     }
-}
 
-/// The value of a rank, where it was measured.
-pub(super) fn value(r: Rank) -> Option<f64> {
-    r.measured()
+    /// Its threads' mean time waiting for a CPU per request, in E[S], the median over rounds.
+    pub(super) fn run_queue(&self) -> Option<f64> {
+        let s = self.service_us?;
+        median_of(
+            self.rounds
+                .iter()
+                .filter_map(|c| card::of(c)?.parts.into_iter().find(|p| p.name == "run-queue wait")?.us)
+                .map(|us| us / s)
+                .collect(),
+        )
+    }
+
+    /// Its server CPU per request, the median over its finished rounds, as the rule ranks it.
+    pub(super) fn cpu(&self, beside: &[&Cell]) -> Rank {
+        if self.rounds.is_empty() {
+            return Rank::NotMeasured;
+        }
+        let ranks: Vec<Rank> = self.rounds.iter().map(|c| rankable(&CPU, c, beside)).collect();
+        median(&ranks)
+    }
 }

@@ -262,18 +262,22 @@ fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Scenari
         }
     }
     let before: Vec<&Experiment> = s.experiments.iter().take_while(|e| e.name != x.name).collect();
-    if let Some(r) = &x.rate_of {
-        let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, "rate_of", F::RateOf(e)))?;
+    if x.rate_of.is_some() && x.busy_of.is_some() {
+        return Err(o.key(x, "busy_of", F::TwoRates));
+    }
+    for (key, given) in [("rate_of", &x.rate_of), ("busy_of", &x.busy_of)] {
+        let Some(r) = given else { continue };
+        let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, key, F::RateOf(e)))?;
         let Some(source) = before.iter().find(|e| e.name == of) else {
-            return Err(o.key(x, "rate_of", F::NotBefore { name: of.to_string() }));
+            return Err(o.key(x, key, F::NotBefore { name: of.to_string() }));
         };
         if x.load.rate.is_some() || x.load.slo.is_some() {
-            return Err(o.key(x, "rate_of", F::RateGiven));
+            return Err(o.key(x, key, F::RateGiven));
         }
         if let Some(n) = x.connections.iter().find(|n| !source.connections.contains(n)) {
             return Err(o.key(
                 x,
-                "rate_of",
+                key,
                 F::NoCellsAt {
                     of: of.to_string(),
                     conns: *n,

@@ -193,6 +193,36 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
         let e = e.to_string();
         assert!(e.contains("field 'rate_of'") && e.contains(says), "{keys}: {e}");
     }
+    // busy_of: read and refused by the same rules, and never with rate_of.
+    let s = parse(
+        &format!("{head}{}{}", exp("ka", ""), exp("lat", "busy_of = \"70% of ka\"\n")),
+        "f",
+    )
+    .unwrap();
+    assert_eq!(s.experiments[1].busy_of.as_deref(), Some("70% of ka"));
+    let two = |f: &ScenarioFault| matches!(f, ScenarioFault::TwoRates);
+    let cases: [Case; 3] = [
+        (
+            "busy_of = \"70% of lat\"\n",
+            "not an experiment before this one",
+            &not_before,
+        ),
+        ("busy_of = \"70% of ka\"\nrate = 100\n", "drop rate", &given),
+        (
+            "busy_of = \"70% of ka\"\nrate_of = \"50% of ka\"\n",
+            "rate_of and busy_of each work out the rate: give one",
+            &two,
+        ),
+    ];
+    for (keys, says, kind) in cases {
+        let e = parse(&format!("{head}{}{}", exp("ka", ""), exp("lat", keys)), "f").unwrap_err();
+        assert!(
+            e.fault().is_some_and(kind) && e.field() == Some("busy_of"),
+            "{keys}: {e:?}"
+        );
+        let e = e.to_string();
+        assert!(e.contains("field 'busy_of'") && e.contains(says), "{keys}: {e}");
+    }
 }
 
 /// The runtimes' servers draw fixed times and exp(MEAN) only: an experiment that sets them

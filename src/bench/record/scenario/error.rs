@@ -156,6 +156,8 @@ pub enum ScenarioFault {
     NotBefore { name: String },
     /// `rate_of` with `rate` or `slo`.
     RateGiven,
+    /// `rate_of` and `busy_of` both.
+    TwoRates,
     /// `rate_of` naming an experiment without cells at one of this one's counts.
     NoCellsAt { of: String, conns: usize },
     /// `calibrate_by` naming an experiment of other models or protocol.
@@ -225,6 +227,7 @@ impl std::fmt::Display for ScenarioFault {
             ),
             F::NotBefore { name } => write!(f, "'{name}' is not an experiment before this one"),
             F::RateGiven => f.write_str("works out the rate itself: drop rate (and slo)"),
+            F::TwoRates => f.write_str("rate_of and busy_of each work out the rate: give one"),
             F::NoCellsAt { of, conns } => {
                 write!(f, "'{of}' has no cells at {conns} connections to take a rate from")
             }

@@ -152,6 +152,14 @@ pub struct Experiment {
     /// compares the servers. Not with `rate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_of: Option<String>,
+    /// An open loop at the same load for every target, each in its own units: `"70% of cal"`
+    /// gives each target the rate that keeps its server's CPUs that busy by its own CPU per
+    /// request in the earlier experiment `cal` (the median of its finished cells there at the
+    /// same connection count): λ = 0.7 × CPUs ÷ E[S]. Two designs of different cost are then
+    /// compared at one utilization, not at one rate (a costlier one at the same rate queues
+    /// longer for its cost, not its architecture). Not with `rate` or `rate_of`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_of: Option<String>,
     /// The experiment whose cells calibrate this one's predictions (the same targets under a
     /// lighter load, run before: `"resp-at50"` for an 80 % experiment), in place of a
     /// calibration cell of its own per design.
@@ -209,6 +217,7 @@ impl Experiment {
             paired: false,
             reference: None,
             rate_of: None,
+            busy_of: None,
             calibrate_by: None,
             published: Vec::new(),
             seed_note: None,

@@ -39,7 +39,7 @@ pub const KNOWN: &str = "nginx, \"nginx deferred\", redis-server (\"redis-server
 pub const PRODUCTS: &[(&str, &str)] = &[
     ("nginx", "procs-accept"),
     ("redis-server", "reactor (--io-threads N: io-threads)"),
-    ("memcached", "dispatch"),
+    ("memcached", "dispatch (and multi-reactor)"),
     ("go", "green"),
     ("node", "reactor (worker_threads=N: offload)"),
 ];
@@ -147,55 +147,18 @@ impl Peer {
         }
     }
 
-    /// The model that stands for it (the design it is built on).
-    pub fn stands_for(self) -> &'static str {
+    /// The models that stand for it (the designs it is built on), the first its own.
+    /// memcached's worker threads each run an event loop, as multi-reactor's do; its
+    /// listener hands accepted connections to them, as dispatch's does.
+    pub fn stands_for(self) -> &'static [&'static str] {
         match self {
-            Peer::Nginx { .. } => "procs-accept",
-            Peer::Redis { io_threads: 1 } => "reactor",
-            Peer::Redis { .. } => "io-threads",
-            Peer::Memcached { .. } => "dispatch",
-            Peer::Go { .. } => "green",
-            Peer::Node { worker_threads: 0 } => "reactor",
-            Peer::Node { .. } => "offload",
-        }
-    }
-
-    /// How `self` differs from `other`, where they are the same product in every way but one the
-    /// product documents (`None` otherwise): Go's two paths for a blocking call.
-    pub fn differs_from(self, other: Peer) -> Option<&'static str> {
-        match (self, other) {
-            (
-                Peer::Go {
-                    procs: a,
-                    time_sleep: false,
-                },
-                Peer::Go {
-                    procs: b,
-                    time_sleep: true,
-                },
-            ) if a == b => Some(
-                "go's blocking call is the nanosleep system call: the goroutine holds its thread for \
-                 the whole call, and its P moves to another thread only when Go's sysmon takes it (at \
-                 a check every 20 us, backing off to 10 ms while idle, once the P has goroutines \
-                 waiting or no other P is idle, else after 10 ms); green hands its worker over as the \
-                 call begins, as time.Sleep's parked goroutine frees its P at once",
-            ),
-            (
-                Peer::Go {
-                    procs: a,
-                    time_sleep: true,
-                },
-                Peer::Go {
-                    procs: b,
-                    time_sleep: false,
-                },
-            ) if a == b => Some(
-                "time.Sleep parks the goroutine on Go's timers: its P, with nothing else to run, \
-                 puts its thread to sleep, and the timer wakes one again for each call; the \
-                 nanosleep system call keeps the goroutine on its thread instead, as green's \
-                 blocking call keeps it on its carrier",
-            ),
-            _ => None,
+            Peer::Nginx { .. } => &["procs-accept"],
+            Peer::Redis { io_threads: 1 } => &["reactor"],
+            Peer::Redis { .. } => &["io-threads"],
+            Peer::Memcached { .. } => &["dispatch", "multi-reactor"],
+            Peer::Go { .. } => &["green"],
+            Peer::Node { worker_threads: 0 } => &["reactor"],
+            Peer::Node { .. } => &["offload"],
         }
     }
 
@@ -343,13 +306,16 @@ mod tests {
         for (product, model) in PRODUCTS {
             let peer = Peer::parse(product).unwrap();
             assert_eq!(peer.product(), *product);
-            assert!(model.starts_with(peer.stands_for()), "{product}: {model}");
+            assert!(model.starts_with(peer.stands_for()[0]), "{product}: {model}");
+            for m in peer.stands_for() {
+                assert!(model.contains(m), "{product}: {model} names {m}");
+            }
         }
         let entries = ["redis-server --io-threads 2", "node worker_threads=2"];
         for e in entries {
             let p = Peer::parse(e).unwrap();
             let (_, said) = PRODUCTS.iter().find(|(n, _)| *n == p.product()).unwrap();
-            assert!(said.contains(p.stands_for()), "{e}: {said}");
+            assert!(said.contains(p.stands_for()[0]), "{e}: {said}");
         }
         assert_eq!(PRODUCTS.len(), 5, "every Peer variant is listed");
     }
@@ -409,10 +375,14 @@ mod tests {
             "{said}"
         );
         assert!(!Peer::parse("node").unwrap().speaks(Protocol::Resp));
-        assert_eq!(Peer::parse("node worker_threads=2").unwrap().stands_for(), "offload");
+        assert_eq!(Peer::parse("node worker_threads=2").unwrap().stands_for(), ["offload"]);
         assert_eq!(
             Peer::parse("redis-server --io-threads 2").unwrap().stands_for(),
-            "io-threads"
+            ["io-threads"]
+        );
+        assert_eq!(
+            Peer::parse("memcached -t 2").unwrap().stands_for(),
+            ["dispatch", "multi-reactor"]
         );
     }
 }
