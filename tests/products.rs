@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::bench_files::*;
 use common::*;
+use serde_json::Value;
 
 /// A product's server, killed when dropped.
 struct Product {
@@ -224,7 +225,8 @@ fn the_products_and_muxlab_read_a_querys_work_the_same_way() {
         ("/?sleep=exp%281ms%29", "200"),
         ("/?cpu=20us%2Bsleep:1ms", "200"),
         ("/?cpu=20us+sleep:1ms", "400"),
-        ("/?sleep=1ms+", "400"),
+        // A trailing `+` is a trailing space, which all three trim.
+        ("/?sleep=1ms+", "200"),
         ("/?cpu=fast", "400"),
         ("/?cpu=20ms", "400"),
     ];
@@ -241,11 +243,13 @@ fn the_products_and_muxlab_read_a_querys_work_the_same_way() {
 }
 
 /// bench builds and starts the products, runs them beside their models on the same cells,
-/// and its fidelity verdict sets each beside the model that stands for it: both figures
-/// measured, a ratio each, and a cause wherever a model does not stand for its product.
+/// and its fidelity verdict sets each beside the model that stands for it: each side read in
+/// its own E[S], an answer for every pair, a cause or the want of one wherever a pair
+/// differs, CPU per request beside; under `busy_of` each target offered its own rate, the
+/// share of its CPU over its own cost in the experiment named.
 #[test]
 fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
-    if !have("go", "golang-go") || !have("node", "nodejs") || !have("/usr/sbin/nginx", "nginx-light") {
+    if !have("go", "golang-go") || !have("node", "nodejs") {
         return;
     }
     let d = tmpdir("products");
@@ -254,42 +258,84 @@ fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
         "[[experiment]]\nname = \"calls\"\nproto = \"http\"\nmodels = [\"green\", \"offload\"]\n\
          peers = [\"go\", \"go time.Sleep\", \"node worker_threads=2\"]\nworkers = 2\nwork = \"sleep:exp(1ms)\"\n\
          connections = [20]\nrate = 500\narrivals = \"poisson\"\nduration = \"1s\"\nwarmup = \"200ms\"\n\
-         [[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"reactor\", \"procs-accept --workers 1\"]\n\
-         peers = [\"node\", \"nginx\"]\nconnections = [10]\nduration = \"1s\"\nwarmup = \"200ms\"\n",
+         [[experiment]]\nname = \"ka\"\nproto = \"http\"\nmodels = [\"reactor\"]\n\
+         peers = [\"node\"]\nconnections = [10]\nrate = 2000\nduration = \"1s\"\nwarmup = \"200ms\"\n\
+         [[experiment]]\nname = \"ka30\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
+         connections = [10]\nbusy_of = \"30% of ka\"\nduration = \"1s\"\nwarmup = \"200ms\"\n",
     );
     let (r, stdout) = bench_ok(&p, &d);
-    for c in r["cells"].as_array().unwrap() {
+    let cells = r["cells"].as_array().unwrap();
+    for c in cells {
         assert_eq!(c["status"], "ok", "{c}");
     }
+    // Each target's rate in ka30: 30 % of its CPUs over its median CPU per request in ka (low
+    // enough that the client, at about twice a fast server's CPU per request, is not the limit).
+    for t in ["reactor", "node"] {
+        let of = |x: &str| -> Vec<&Value> {
+            cells
+                .iter()
+                .filter(|c| c["experiment"] == x && c["target"] == t)
+                // Neither a calibration nor the A/A twin: the cells compared.
+                .filter(|c| c["calibration"].is_null() && c["twin"] != true)
+                .collect()
+        };
+        let mut cost: Vec<f64> = of("ka")
+            .iter()
+            .map(|c| c["figures"]["server_cpu_us_per_req"].as_f64().unwrap())
+            .collect();
+        cost.sort_by(f64::total_cmp);
+        let cpus = of("ka")[0]["figures"]["why"]["server_cpus"].as_f64().unwrap();
+        let want = 0.3 * cpus * 1e6 / cost[(cost.len() - 1) / 2];
+        for c in of("ka30") {
+            let rate = c["load"]["config"]["rate"].as_f64().unwrap();
+            assert!((rate - want).abs() < 1e-6 * want, "{t}: offered {rate}, want {want}");
+        }
+    }
     let rows = fidelity_rows(&r);
-    let pairs: Vec<(&str, &str)> = rows
+    let pairs: Vec<(&str, &str, &str)> = rows
         .iter()
-        .map(|r| (r["product"].as_str().unwrap(), r["model"].as_str().unwrap()))
+        .map(|r| {
+            (
+                r["experiment"].as_str().unwrap(),
+                r["product"].as_str().unwrap(),
+                r["model"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         pairs,
         [
-            ("go", "green"),
-            ("go time.Sleep", "green"),
-            ("node worker_threads=2", "offload"),
-            ("node", "reactor"),
-            ("nginx", "procs-accept --workers 1")
+            ("calls", "go", "green"),
+            ("calls", "go time.Sleep", "green"),
+            ("calls", "node worker_threads=2", "offload"),
+            // ka sets ka30's rates: a calibration, no pair of its own.
+            ("ka30", "node", "reactor"),
         ]
     );
-    for row in rows {
-        for k in ["cpu_product_us", "cpu_model_us", "cpu_ratio"] {
+    for row in &rows {
+        for k in ["cpu_product_us", "cpu_model_us", "cpu_ratio", "service_product_us", "service_model_us"] {
             assert!(row[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {row}");
         }
         let ratio = row["cpu_ratio"].as_f64().unwrap();
         let model = row["cpu_model_us"].as_f64().unwrap();
         let product = row["cpu_product_us"].as_f64().unwrap();
         assert!((ratio - model / product).abs() < 1e-9, "{row}");
-        match row["stands"].as_bool() {
-            Some(false) => assert!(!row["cause"].as_str().unwrap().is_empty(), "{row}"),
-            Some(true) => {}
-            None => panic!("compared on CPU at least: {row}"),
+        // The blocking call is part of both sides' E[S].
+        if row["experiment"] == "calls" {
+            assert!(row["service_product_us"].as_f64().unwrap() > 1000.0, "{row}");
+        }
+        let cause = row["cause"].as_str().unwrap();
+        match row["answer"].as_str() {
+            Some("differs") => assert!(
+                cause.contains("of the p") || cause.starts_with("no measured figure covers half"),
+                "{row}"
+            ),
+            Some("stands") | Some("unresolved") => {}
+            other => panic!("every pair answered (p50 at least is compared): {other:?} {row}"),
         }
     }
+    let ka30 = rows.iter().find(|r| r["experiment"] == "ka30").unwrap();
+    assert_eq!(ka30["aimed"], 0.3, "{ka30}");
     // The terminal shows the table.
-    assert!(stdout.contains("p99 product | p99 model | p99 ratio"), "{stdout}");
+    assert!(stdout.contains("| p99 shape ratio | CPU/req ratio | answer\n"), "{stdout}");
 }

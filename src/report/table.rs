@@ -151,11 +151,13 @@ pub fn verdict_lines(v: &crate::bench::judge::Verdict) -> String {
         }
     }
     if !v.fidelity.is_empty() {
+        // Every column but the last, "why": the sentences below say it in full.
         let cols = crate::bench::judge::fidelity::COLUMNS;
-        s.push_str(&format!("    {}\n", cols[..11].join(" | ")));
+        let n = cols.len() - 1;
+        s.push_str(&format!("    {}\n", cols[..n].join(" | ")));
         for r in &v.fidelity {
             let c = r.cells();
-            s.push_str(&format!("    {}\n", c[..11].join(" | ")));
+            s.push_str(&format!("    {}\n", c[..n].join(" | ")));
         }
     }
     s.push_str(&format!("    {}\n", v.text));

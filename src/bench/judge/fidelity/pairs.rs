@@ -115,17 +115,18 @@ fn ratios(m: &Metric, ms: &Side, ps: &Side, beside: &[&Cell], why: &mut Vec<Stri
 }
 
 /// The row of `product` beside `model` in `x` at `conns`.
-fn row(x: &Experiment, peer: Peer, product: &str, model: &str, conns: usize, cells: &[Cell], beside: &[&Cell]) -> Row {
-    let (ms, ps) = (
-        Side::of(x, model, conns, cells, beside),
-        Side::of(x, product, conns, cells, beside),
-    );
-    let call = ms
-        .rounds
+fn row(x: &Experiment, peer: Peer, product: &str, model: &str, conns: usize, beside: &[&Cell]) -> Row {
+    // The work's mean blocking call, as the models' cells record it (a product's do not): the
+    // same work for both.
+    let call = beside
         .iter()
-        .chain(&ps.rounds)
+        .filter(|c| c.connections == conns)
         .filter_map(|c| c.figures.why.as_ref()?.work_sleep_us)
         .fold(0.0, f64::max);
+    let (ms, ps) = (
+        Side::of(model, conns, beside, call),
+        Side::of(product, conns, beside, call),
+    );
     let (load, aimed, mut note) = load_said(x, peer, model, call);
     let mut why: Vec<String> = Vec::new();
     for (s, label) in [(&ms, model), (&ps, product)] {
@@ -141,6 +142,22 @@ fn row(x: &Experiment, peer: Peer, product: &str, model: &str, conns: usize, cel
     let (r99, m99, p99) = ratios(&P99, &ms, &ps, beside, &mut why);
     let (i50, i99) = (Interval::of(&r50), Interval::of(&r99));
     let answer = answer::of(&[i50, i99]);
+    // One rate for a pair limited by its CPUs: not equal load where their busy shares differ.
+    if let (None, true, Some((a, b))) = (aimed, call <= 0.0 && x.load.rate.is_some(), ms.busy().zip(ps.busy())) {
+        if (a - b).abs() > AIM_OFF {
+            let off = format!(
+                "one rate is not equal load: {} kept its CPUs {:.0}% busy, {} {:.0}% (busy_of compares at one utilization)",
+                ms.label,
+                a * 100.0,
+                ps.label,
+                b * 100.0
+            );
+            note = match note.is_empty() {
+                true => off,
+                false => format!("{note}; {off}"),
+            };
+        }
+    }
     if let Some(aim) = aimed {
         for s in [&ms, &ps] {
             if let Some(b) = s.busy().filter(|b| (b - aim).abs() > AIM_OFF) {
@@ -251,7 +268,16 @@ pub(super) fn models_for(x: &Experiment, peer: Peer) -> Vec<&String> {
 pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
     let mut out = Vec::new();
     // A capacity search measures each target at its own rate: no cells to set side by side.
-    for x in experiments.iter().filter(|x| x.load.slo.is_none()) {
+    // An experiment a later one's `busy_of` names measures the costs that set its rates: not a
+    // load the pair is compared at.
+    let sources: Vec<&str> = experiments
+        .iter()
+        .filter_map(|x| Some(rate_of(x.busy_of.as_deref()?).ok()?.1))
+        .collect();
+    for x in experiments
+        .iter()
+        .filter(|x| x.load.slo.is_none() && !sources.contains(&x.name.as_str()))
+    {
         let beside: Vec<&Cell> = cells
             .iter()
             .filter(|c| c.experiment == x.name && c.compared())
@@ -266,7 +292,7 @@ pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
                 for &conns in &x.connections {
                     let ran = |t: &str| beside.iter().any(|c| c.target == t && c.connections == conns);
                     if ran(product) && ran(model) {
-                        out.push(row(x, peer, product, model, conns, cells, &beside));
+                        out.push(row(x, peer, product, model, conns, &beside));
                     }
                 }
             }

@@ -5,7 +5,6 @@
 
 use super::super::card;
 use super::super::metric::{median, rankable, Metric, Rank, CPU};
-use crate::bench::record::scenario::{rate_of, Experiment};
 use crate::bench::record::Cell;
 use crate::units::fmt_us;
 
@@ -14,9 +13,8 @@ pub(super) struct Side<'a> {
     pub(super) label: &'a str,
     /// Its finished rounds, by repeat.
     pub(super) rounds: Vec<&'a Cell>,
-    /// Its mean service time (µs): its CPU per request (in the experiment that set its rate,
-    /// under `busy_of`; else in these cells) and the work's mean blocking call; `None`: not
-    /// measured.
+    /// Its mean service time (µs): its CPU per request in these cells and the work's mean
+    /// blocking call; `None`: not measured.
     pub(super) service_us: Option<f64>,
     /// Where E[S] came from, in words.
     pub(super) service_from: String,
@@ -37,48 +35,24 @@ pub(super) fn median_of(mut xs: Vec<f64>) -> Option<f64> {
     }
 }
 
-/// The CPU per request (µs) of `target`'s finished cells of experiment `of` at `conns`, their
-/// median: what `busy_of` set its rate by.
-fn cost_in(cells: &[Cell], of: &str, target: &str, conns: usize) -> Option<f64> {
-    median_of(
-        cells
-            .iter()
-            .filter(|c| c.experiment == of && c.target == target && c.connections == conns && c.ok() && c.compared())
-            .filter_map(|c| c.figures.cpu_per_req())
-            .collect(),
-    )
-}
-
 impl<'a> Side<'a> {
-    /// `label`'s side of experiment `x` at `conns`: its finished rounds among `beside` (the
-    /// experiment's measured cells) and its E[S] from `cells` (the whole run's: calibrations
-    /// and earlier experiments too).
-    pub(super) fn of(x: &Experiment, label: &'a str, conns: usize, cells: &[Cell], beside: &[&'a Cell]) -> Side<'a> {
+    /// `label`'s side at `conns`: its finished rounds among `beside` (the experiment's measured
+    /// cells) and its E[S], their median CPU per request and `call`, the work's mean blocking
+    /// call (µs, the same for both sides).
+    pub(super) fn of(label: &'a str, conns: usize, beside: &[&'a Cell], call: f64) -> Side<'a> {
         let mut rounds: Vec<&Cell> = beside
             .iter()
             .copied()
             .filter(|c| c.target == label && c.connections == conns && c.ok())
             .collect();
         rounds.sort_by_key(|c| c.repeat);
-        let own = median_of(rounds.iter().filter_map(|c| c.figures.cpu_per_req()).collect());
-        let source = x.busy_of.as_deref().and_then(|b| rate_of(b).ok());
-        let (cpu, from) = match source {
-            Some((_, of)) => (
-                cost_in(cells, of, label, conns),
-                format!("its CPU per request in '{of}', which set its rate"),
-            ),
-            // One rate for both: each read in its own cost in these very cells (a calibration
-            // cell, run for the models alone, would read the two sides at different loads).
-            None => (own, "its CPU per request in these cells".to_string()),
-        };
+        // Its cost at this very load: a cost read at another (a calibration cell, run for the
+        // models alone; the experiment that set a `busy_of` rate) differs by what load makes of
+        // it (a loop's batching, an idle runtime's housekeeping), and the busy share measured
+        // here is this cost times the rate.
+        let cpu = median_of(rounds.iter().filter_map(|c| c.figures.cpu_per_req()).collect());
+        let from = "CPU per request in these cells".to_string();
         // A blocking call is served as much as the CPU: the mean call is part of E[S].
-        let call = median_of(
-            rounds
-                .iter()
-                .filter_map(|c| c.figures.why.as_ref()?.work_sleep_us)
-                .collect(),
-        )
-        .unwrap_or(0.0);
         let service_us = cpu.map(|c| c + call).filter(|s| *s > 0.0);
         let service_from = match (call > 0.0, service_us) {
             (_, None) => "no CPU per request measured".to_string(),

@@ -233,10 +233,11 @@ fn a_gap_is_named_only_by_a_figure_that_covers_half_of_it() {
     );
 }
 
-/// `busy_of`: each side's E[S] is its own CPU per request in the experiment that set its
-/// rate, and a utilization more than 5 points off the aim is said beside the row.
+/// `busy_of`: the experiment that set the rates is a calibration, no pair of its own; each
+/// side is read in its own cost at the load it ran (not the one that set its rate), and a
+/// utilization more than 5 points off the aim is said beside the row.
 #[test]
-fn under_busy_of_each_side_is_read_in_the_cost_that_set_its_rate_and_an_aim_missed_is_said() {
+fn under_busy_of_the_source_is_no_pair_each_side_is_read_in_its_cost_there_and_an_aim_missed_is_said() {
     let xs = scenario(
         "[[experiment]]\nname = \"cal\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
          connections = [100]\nrate = 1000\nduration = \"1s\"\n\
@@ -245,13 +246,14 @@ fn under_busy_of_each_side_is_read_in_the_cost_that_set_its_rate_and_an_aim_miss
     );
     let mut cells = rounds("cal", "reactor", 30.0, 60.0, 8.0, 0.1, EVEN);
     cells.extend(rounds("cal", "node", 30.0, 60.0, 32.0, 0.1, EVEN));
-    // In the cell itself each costs more than in cal: E[S] is still cal's.
-    cells.extend(rounds("at70", "reactor", 20.0 + 16.0, 20.0 + 160.0, 9.0, 0.71, EVEN));
-    cells.extend(rounds("at70", "node", 20.0 + 64.0, 20.0 + 640.0, 40.0, 0.62, EVEN));
+    // At 70 % each costs other than in cal: E[S] is its cost here.
+    cells.extend(rounds("at70", "reactor", 20.0 + 18.0, 20.0 + 180.0, 9.0, 0.71, EVEN));
+    cells.extend(rounds("at70", "node", 20.0 + 80.0, 20.0 + 800.0, 40.0, 0.62, EVEN));
     let rows = super::rows(&xs, &cells);
-    assert_eq!(rows.len(), 2, "{rows:?}");
-    let r = rows.iter().find(|r| r.experiment == "at70").unwrap();
-    assert_eq!((r.service_model_us, r.service_product_us), (Some(8.0), Some(32.0)));
+    assert_eq!(rows.len(), 1, "cal sets the rates, at70 is the pair: {rows:?}");
+    let r = &rows[0];
+    assert_eq!((r.service_model_us, r.service_product_us), (Some(9.0), Some(40.0)));
+    assert!((r.p99_ratio.unwrap().median - 1.0).abs() < 1e-9, "{r:?}");
     assert_eq!((r.load.as_str(), r.aimed), ("each 70% busy by its own E[S]", Some(0.7)));
     assert_eq!(r.answer, Some(Answer::Stands), "{r:?}");
     assert_eq!(r.note, "node kept its CPUs 62% busy, not the 70% aimed at");
@@ -432,4 +434,25 @@ fn the_model_entry_with_the_products_worker_count_is_its_pair() {
         models_for(&kv[0], Peer::parse("memcached -t 2").unwrap()),
         [&kv[0].models[0], &kv[0].models[1]]
     );
+}
+
+/// A pair limited by its CPUs at one rate is not at equal load where its busy shares differ
+/// by more than 5 points: the row says so, and points to `busy_of`.
+#[test]
+fn one_rate_for_a_pair_limited_by_its_cpus_at_different_busy_shares_is_said_not_equal_load() {
+    let xs = scenario(
+        "[[experiment]]\nname = \"hol\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
+         connections = [100]\nrate = 5000\nduration = \"1s\"\n",
+    );
+    let mut cells = rounds("hol", "reactor", 60.0, 620.0, 10.0, 0.31, EVEN);
+    cells.extend(rounds("hol", "node", 180.0, 2420.0, 40.0, 0.60, EVEN));
+    let rows = super::rows(&xs, &cells);
+    assert!(
+        rows[0].note.starts_with("one rate is not equal load: reactor kept its CPUs 31% busy, node 60%"),
+        "{}",
+        rows[0].note
+    );
+    let mut cells = rounds("hol", "reactor", 60.0, 620.0, 10.0, 0.58, EVEN);
+    cells.extend(rounds("hol", "node", 180.0, 2420.0, 40.0, 0.60, EVEN));
+    assert_eq!(super::rows(&xs, &cells)[0].note, "");
 }
