@@ -194,21 +194,31 @@ fn derived_rate(x: &Experiment, cells: &[Cell], conns: usize) -> Result<f64, NoR
 pub(super) fn busy_rate(x: &Experiment, cells: &[Cell], target: &str, conns: usize) -> Result<f64, NoRate> {
     let spec = x.busy_of.as_deref().expect("called for busy_of");
     let (share, of) = record::scenario::rate_of(spec).map_err(NoRate::Spec)?;
-    let mut costs: Vec<(f64, usize)> = cells
+    let mine: Vec<&Cell> = cells
         .iter()
-        .filter(|c| c.experiment == of && c.target == target && c.connections == conns && c.ok() && c.compared())
+        .filter(|c| c.experiment == of && c.target == target && c.connections == conns && c.compared())
+        .collect();
+    // A target whose cells there were skipped (its product not installed) is skipped here too.
+    if let Some(c) = mine.first().filter(|_| mine.iter().all(|c| c.skipped())) {
+        if let record::CellStatus::Skipped(why) = &c.status {
+            return Err(NoRate::Skipped(why.clone()));
+        }
+    }
+    let costs: Vec<(f64, usize)> = mine
+        .iter()
+        .filter(|c| c.ok())
         .filter_map(|c| Some((c.figures.cpu_per_req()?, c.figures.why.as_ref()?.server_cpus?)))
         .collect();
-    costs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (cpu, cpus) = costs
-        .get(costs.len().saturating_sub(1) / 2)
-        .copied()
-        .ok_or_else(|| NoRate::NoCost {
+    let Some(&(_, cpus)) = costs.first() else {
+        return Err(NoRate::NoCost {
             of: of.to_string(),
             target: target.to_string(),
             conns,
             spec: spec.to_string(),
-        })?;
+        });
+    };
+    // The median (of an even count, the mean of the middle two), as fidelity reads E[S].
+    let cpu = record::median(costs.iter().map(|c| c.0).collect());
     Ok((share * cpus.max(1) as f64 * 1e6 / cpu).max(1.0))
 }
 
@@ -219,7 +229,10 @@ pub(super) enum NoRate {
     Spec(record::scenario::BadRateOf),
     /// The experiment it names measured no throughput at these connections.
     Unmeasured { of: String, conns: usize, spec: String },
-    /// The experiment it names measured no server CPU per request for the target there.
+    /// The target's cells in the experiment it names were skipped: why.
+    Skipped(String),
+    /// The experiment it names measured no server CPU per request (or its CPUs) for the
+    /// target there.
     NoCost {
         of: String,
         target: String,
@@ -243,8 +256,9 @@ impl std::fmt::Display for NoRate {
                 spec,
             } => write!(
                 f,
-                "no rate: '{of}' measured no server CPU per request for {target} at {conns} connections (busy_of = \"{spec}\")"
+                "no rate: '{of}' measured no server CPU per request (or the CPUs it had) for {target} at {conns} connections (busy_of = \"{spec}\")"
             ),
+            NoRate::Skipped(why) => f.write_str(why),
         }
     }
 }
@@ -316,7 +330,10 @@ fn run_plan(
         let mut cell = match (derived, group.as_mut()) {
             (Some(Err(why)), _) => {
                 let mut c = step.target.cell(&x.name, at);
-                c.status = record::CellStatus::Failed(why.to_string());
+                c.status = match why {
+                    NoRate::Skipped(s) => record::CellStatus::Skipped(s),
+                    why => record::CellStatus::Failed(why.to_string()),
+                };
                 c
             }
             _ if step.calibration => {
@@ -441,10 +458,25 @@ mod rate_of {
         ];
         let epoll = busy_rate(&x, &cells, "epoll", 100).unwrap();
         assert!((epoll - 0.7 * 1e6 / 12.0).abs() < 1e-6, "{epoll}");
+        // Of an even count, the mean of the middle two (as fidelity's median).
+        let even = [cell("epoll", 10.0, 1), cell("epoll", 14.0, 1)];
+        let r = busy_rate(&x, &even, "epoll", 100).unwrap();
+        assert!((r - 0.7 * 1e6 / 12.0).abs() < 1e-6, "{r}");
+        // Skipped there (not installed): skipped here, for the same reason.
+        let mut skipped = cell("go", 0.0, 1);
+        skipped.status = record::CellStatus::Skipped("go is not installed".into());
+        assert_eq!(
+            busy_rate(&x, &[skipped], "go", 100),
+            Err(NoRate::Skipped("go is not installed".into()))
+        );
         let node = busy_rate(&x, &cells, "node", 100).unwrap();
         assert!((node - 0.7 * 2.0 * 1e6 / 40.0).abs() < 1e-6, "{node}");
         let e = busy_rate(&x, &cells, "thread", 100).unwrap_err();
         assert!(matches!(&e, NoRate::NoCost { target, .. } if target == "thread"), "{e}");
-        assert!(e.to_string().contains("no server CPU per request for thread"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("no server CPU per request (or the CPUs it had) for thread"),
+            "{e}"
+        );
     }
 }

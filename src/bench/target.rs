@@ -27,7 +27,7 @@ pub enum Target {
 
 impl Target {
     /// As its cells name it (a twin's cells name its model and say they are the twin).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Target::Model(m) | Target::Twin(m) => m.clone(),
             Target::Baseline(m, _) => format!("{m} {BASELINE}"),

@@ -1153,6 +1153,11 @@ fn the_judge_and_its_consumers_order_figures_only_as_ranked() {
         ),
         ("bench/judge/classes.rs", 1, "request classes by the work they name"),
         (
+            "bench/judge/fidelity/answer.rs",
+            1,
+            "a pair's ratios over its rounds, for the order statistics of the median's interval",
+        ),
+        (
             "bench/judge/ranking.rs",
             2,
             "targets by their scores, and the bounded targets behind, by their log-ratios to the best",

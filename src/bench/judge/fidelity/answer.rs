@@ -5,6 +5,15 @@ use serde::{Deserialize, Serialize};
 
 use super::side::median_of;
 
+/// A ratio as the table says it: two decimals, more where it is under 0.1 (never "0.00×").
+pub fn ratio_said(r: f64) -> String {
+    let digits = match r {
+        r if r > 0.0 && r < 0.1 => (-r.log10()).floor() as usize + 2,
+        _ => 2,
+    };
+    format!("{r:.digits$}×")
+}
+
 /// A model stands for its product where the rounds' interval of each shape ratio lies within
 /// this factor either way, and differs where one lies wholly outside it.
 pub const MARGIN: f64 = 1.25;
@@ -34,7 +43,13 @@ impl Answer {
     }
 }
 
-/// A ratio over rounds: its median, the least and the most of the rounds, and how many.
+/// The interval of the median is the narrowest pair of order statistics that covers it with at
+/// least this probability (distribution-free); with 5 rounds or fewer it is the least and the
+/// most of them (with 3, a 75 % interval: the most three rounds give).
+pub const COVERAGE: f64 = 0.9;
+
+/// A ratio over rounds: its median, the interval of the median ([`COVERAGE`]), and how many
+/// rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub median: f64,
@@ -43,17 +58,41 @@ pub struct Interval {
     pub rounds: usize,
 }
 
+/// P(X ≤ k) for X ~ Binomial(n, ½).
+fn half_binomial_cdf(n: usize, k: usize) -> f64 {
+    let mut c = 1.0; // C(n, 0)
+    let mut sum = 0.0;
+    for i in 0..=k.min(n) {
+        if i > 0 {
+            c = c * (n + 1 - i) as f64 / i as f64;
+        }
+        sum += c;
+    }
+    sum / 2f64.powi(n as i32)
+}
+
+/// The 1-based rank k of the lower order statistic of the median's interval over `n` rounds:
+/// the largest with (x₍ₖ₎, x₍ₙ₊₁₋ₖ₎) covering the median with at least [`COVERAGE`], else 1.
+fn rank(n: usize) -> usize {
+    (1..=n.div_ceil(2))
+        .rev()
+        .find(|&k| 1.0 - 2.0 * half_binomial_cdf(n, k - 1) >= COVERAGE)
+        .unwrap_or(1)
+}
+
 impl Interval {
-    /// The interval of `ratios` (one per round; `None`: no round).
+    /// The interval of `ratios` (one per round, finite; `None`: no round).
     pub fn of(ratios: &[f64]) -> Option<Interval> {
-        let median = median_of(ratios.to_vec())?;
-        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut xs: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+        let median = median_of(xs.clone())?;
+        xs.sort_by(f64::total_cmp);
+        let n = xs.len();
+        let k = rank(n);
         Some(Interval {
             median,
-            lo,
-            hi,
-            rounds: ratios.len(),
+            lo: xs[k - 1],
+            hi: xs[n - k],
+            rounds: n,
         })
     }
 
@@ -73,30 +112,26 @@ impl Interval {
 
     /// As the table says it: "1.32× [1.10–1.51]".
     pub fn said(&self) -> String {
-        format!(
-            "{} [{}–{}]",
-            super::row::ratio_said(self.median),
-            short(self.lo),
-            short(self.hi)
-        )
+        format!("{} [{}–{}]", ratio_said(self.median), short(self.lo), short(self.hi))
     }
 }
 
 /// A ratio's digits without the sign: two decimals, more under 0.1.
 fn short(r: f64) -> String {
-    super::row::ratio_said(r).trim_end_matches('×').to_string()
+    ratio_said(r).trim_end_matches('×').to_string()
 }
 
 /// The pair's answer from its figures' intervals (`None`: none was compared): it differs where
-/// one lies outside the margin, stands where every one lies within, and is unresolved
-/// otherwise.
+/// one lies outside the margin, stands where every one was compared and lies within, and is
+/// unresolved otherwise (one figure within and the other not compared stands on half the
+/// question).
 pub fn of(intervals: &[Option<Interval>]) -> Option<Answer> {
     let answers: Vec<Answer> = intervals.iter().flatten().map(Interval::answer).collect();
     if answers.is_empty() {
         None
     } else if answers.contains(&Answer::Differs) {
         Some(Answer::Differs)
-    } else if answers.iter().all(|a| *a == Answer::Stands) {
+    } else if answers.len() == intervals.len() && answers.iter().all(|a| *a == Answer::Stands) {
         Some(Answer::Stands)
     } else {
         Some(Answer::Unresolved)

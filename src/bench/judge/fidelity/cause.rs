@@ -1,14 +1,20 @@
 //! Why a model differs from its product, priced against the gap: each candidate is a figure
 //! the cells measured, turned into what it predicts of the gap in the same unit (E[S]), and a
-//! cause is named only where it covers at least [`COVERS`] of the gap, in its direction. The
-//! candidates: how busy each kept its CPUs (one queue's response at that utilization, M/M/1)
-//! and how long each one's threads waited for a CPU per request. Where none covers it, the
-//! row says so with what each figure does cover.
+//! cause is named only where it covers at least [`COVERS`] of the gap and at most
+//! [`OVERSHOOTS`] times it, in its direction. The candidates: how busy each kept its CPUs (one
+//! queue's p50 or p99 at that utilization, M/M/1 at the utilization per CPU: a side with
+//! several CPUs queues less, which this overstates) and how long each one's threads waited for
+//! a CPU per request (a mean, priced as it is: it covers a tail's gap only where the tail moves
+//! with the mean). Where none covers it, the row says so with what each figure does cover.
 
 use super::side::Side;
 
-/// A figure names the cause where it accounts for at least this share of the gap.
+/// A figure names the cause where it accounts for at least this share of the gap...
 pub const COVERS: f64 = 0.5;
+
+/// ...and at most this many times it: a figure predicting a gap far past the one measured is
+/// not what made it.
+pub const OVERSHOOTS: f64 = 2.0;
 
 /// A utilization over this is read as this: one queue's response grows without bound at 1.
 const BUSIEST: f64 = 0.99;
@@ -26,20 +32,28 @@ fn mm1_quantile(q: f64, busy: f64) -> f64 {
     -(1.0 - q).ln() / (1.0 - busy.min(BUSIEST))
 }
 
+/// What pricing a gap found.
+pub(super) enum Cause {
+    /// The figures that cover it, in words.
+    Named(String),
+    /// None does: what each covers, in words.
+    Uncovered(String),
+}
+
+impl Cause {
+    pub(super) fn said(self) -> String {
+        match self {
+            Cause::Named(s) | Cause::Uncovered(s) => s,
+        }
+    }
+}
+
 /// The cause of a gap on the figure `what` at quantile `q` (p50: 0.5, p99: 0.99), the model's
-/// median shape `sm` against the product's `sp` (both in their own E[S]): `Ok` with the
-/// figures that cover it, `Err` with what each covers where none does. `blocking`: the
-/// requests' time is mostly a blocking call (a pool's occupancy, not its CPUs' utilization,
-/// is its queue's load: utilization names nothing there).
-pub(super) fn priced(
-    m: &Side,
-    p: &Side,
-    what: &str,
-    q: f64,
-    sm: f64,
-    sp: f64,
-    blocking: bool,
-) -> Result<String, String> {
+/// median shape `sm` against the product's `sp` (both in their own E[S]): the figures that
+/// cover it, or what each covers where none does. `blocking`: the requests' time is mostly a
+/// blocking call (a pool's occupancy, not its CPUs' utilization, is its queue's load:
+/// utilization names nothing there).
+pub(super) fn priced(m: &Side, p: &Side, what: &str, q: f64, sm: f64, sp: f64, blocking: bool) -> Cause {
     let gap = sm - sp;
     let pct = |x: f64| format!("{:.0}%", x * 100.0);
     let mut candidates = Vec::new();
@@ -70,7 +84,7 @@ pub(super) fn priced(
     let share = |c: &Priced| c.predicts.map(|x| x / gap).filter(|s| s.is_finite());
     let named: Vec<String> = candidates
         .iter()
-        .filter(|c| share(c).is_some_and(|s| s >= COVERS))
+        .filter(|c| share(c).is_some_and(|s| (COVERS..=OVERSHOOTS).contains(&s)))
         .map(|c| {
             format!(
                 "{} ({}: it predicts {:+.2} E[S] of the {what} gap of {:+.2} E[S], {})",
@@ -83,7 +97,7 @@ pub(super) fn priced(
         })
         .collect();
     if !named.is_empty() {
-        return Ok(named.join("; "));
+        return Cause::Named(named.join("; "));
     }
     let each: Vec<String> = candidates
         .iter()
@@ -93,8 +107,8 @@ pub(super) fn priced(
             (None, _) => format!("{}: {}", c.what, c.said),
         })
         .collect();
-    Err(format!(
-        "no measured figure covers half the {what} gap of {gap:+.2} E[S]: {}",
+    Cause::Uncovered(format!(
+        "no measured figure covers half the {what} gap of {gap:+.2} E[S] (and at most twice it): {}",
         each.join("; ")
     ))
 }

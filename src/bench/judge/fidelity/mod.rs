@@ -5,9 +5,11 @@
 //! a row. The two are compared by shape, not by absolute figures: Node runs JavaScript, and a
 //! costlier implementation at the same rate queues longer for its cost, not its architecture.
 //! So each side's p50 and p99, past the machine's round trip, are read in its own mean
-//! service time E[S] (its CPU per request under lighter or the aimed load, and the work's
-//! mean blocking call), at equal load (`busy_of`: each at the same share of its own CPUs; a
-//! pool of blocking calls at the same occupancy; Go, keeping no pool, at the same rate). The
+//! service time E[S] (its CPU per request in these cells, and the work's mean blocking call),
+//! at equal load: under `busy_of` each at the same share of its own CPUs (one off its aim by
+//! more than 5 points is said); blocking calls at one rate, which is one occupancy for pools
+//! of the same size (the row reports it; Go keeps no pool and is compared at the same rate,
+//! saying so). The
 //! model's shape over the product's, round by round, gives an interval: the pair *stands*
 //! where every interval lies within 1.25×, *differs* where one lies wholly outside it, and is
 //! *unresolved* otherwise. A difference is priced (`cause`): a figure the cells measured is
@@ -24,9 +26,9 @@ mod pairs;
 mod row;
 mod side;
 
-pub use answer::{Answer, Interval, MARGIN};
+pub use answer::{ratio_said, Answer, Interval, MARGIN};
 pub use pairs::{rows, verdict, Said, NAME};
-pub use row::{ratio_said, Row, COLUMNS};
+pub use row::{Row, COLUMNS};
 
 #[cfg(test)]
 mod tests;

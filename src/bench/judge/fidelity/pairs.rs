@@ -2,9 +2,9 @@
 //! from their cells (the shapes compared round by round, a gap priced where one differs), and
 //! the fidelity verdict over the rows.
 
-use super::answer::{self, Answer, Interval, MARGIN};
+use super::answer::{self, ratio_said, Answer, Interval, MARGIN};
 use super::cause::priced;
-use super::row::{ratio_said, Row};
+use super::row::Row;
 use super::side::{median_of, Side};
 use crate::bench::judge::metric::{Metric, P50, P99};
 use crate::bench::record::peer::Peer;
@@ -78,7 +78,13 @@ fn load_said(x: &Experiment, peer: Peer, model: &str, call_us: f64) -> (String, 
 
 /// The model's shape over the product's round by round on `m`, and why a round was not
 /// compared.
-fn ratios(m: &Metric, ms: &Side, ps: &Side, beside: &[&Cell], why: &mut Vec<String>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+fn ratios(
+    m: &'static Metric,
+    ms: &Side,
+    ps: &Side,
+    beside: &[&Cell],
+    why: &mut Vec<String>,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (mut ratio, mut sm, mut sp) = (Vec::new(), Vec::new(), Vec::new());
     for mc in &ms.rounds {
         let Some(pc) = ps.round(mc.repeat) else { continue };
@@ -103,7 +109,8 @@ fn ratios(m: &Metric, ms: &Side, ps: &Side, beside: &[&Cell], why: &mut Vec<Stri
                 sp.push(b);
             }
             (a, b) => {
-                for e in [a.err(), b.err()].into_iter().flatten() {
+                let said = [(ms.label, a.err()), (ps.label, b.err())];
+                for e in said.into_iter().filter_map(|(l, e)| Some(format!("{l}'s {}", e?))) {
                     if !why.contains(&e) {
                         why.push(e);
                     }
@@ -112,6 +119,61 @@ fn ratios(m: &Metric, ms: &Side, ps: &Side, beside: &[&Cell], why: &mut Vec<Stri
         }
     }
     (ratio, sm, sp)
+}
+
+/// What to note of the load a pair ran at: one rate for a pair limited by its CPUs is not
+/// equal load where their busy shares differ; under `busy_of`, a side off its aim by more than
+/// [`AIM_OFF`], or whose busy share was not measured.
+fn load_notes(x: &Experiment, aimed: Option<f64>, call: f64, ms: &Side, ps: &Side) -> Vec<String> {
+    let mut notes = Vec::new();
+    let one_rate_cpu = aimed.is_none() && call <= 0.0 && x.load.rate.is_some();
+    if let (true, Some((a, b))) = (one_rate_cpu, ms.busy().zip(ps.busy())) {
+        if (a - b).abs() > AIM_OFF {
+            notes.push(format!(
+                "one rate is not equal load: {} kept its CPUs {:.0}% busy, {} {:.0}% (busy_of compares at one utilization)",
+                ms.label,
+                a * 100.0,
+                ps.label,
+                b * 100.0
+            ));
+        }
+    }
+    let Some(aim) = aimed else { return notes };
+    for s in [ms, ps] {
+        match s.busy() {
+            Some(b) if (b - aim).abs() > AIM_OFF => notes.push(format!(
+                "{} kept its CPUs {:.0}% busy, not the {:.0}% aimed at",
+                s.label,
+                b * 100.0,
+                aim * 100.0
+            )),
+            Some(_) => {}
+            None if s.rounds.is_empty() => {}
+            None => notes.push(format!(
+                "how busy {} kept its CPUs was not measured: the aim of {:.0}% is not checked",
+                s.label,
+                aim * 100.0
+            )),
+        }
+    }
+    notes
+}
+
+/// Why a pair is unresolved, from its figures' intervals.
+fn unresolved(i50: Option<Interval>, i99: Option<Interval>) -> String {
+    let rounds = [i50, i99].iter().flatten().map(|i| i.rounds).min().unwrap_or(0);
+    let crosses = [i50, i99].iter().flatten().any(|i| i.answer() == Answer::Unresolved);
+    match (rounds < answer::LEAST_ROUNDS, crosses) {
+        (true, _) => format!("{rounds} round: no interval (more rounds: bench --repeats)"),
+        (false, true) => format!(
+            "the rounds' interval crosses the {MARGIN}× margin over {rounds} rounds (more rounds narrow it: bench --repeats)"
+        ),
+        // Within the margin on one figure, the other not compared.
+        (false, false) => format!(
+            "within {MARGIN}× on {} only, the other figure not compared",
+            if i50.is_some() { "p50" } else { "p99" }
+        ),
+    }
 }
 
 /// The row of `product` beside `model` in `x` at `conns`.
@@ -142,68 +204,35 @@ fn row(x: &Experiment, peer: Peer, product: &str, model: &str, conns: usize, bes
     let (r99, m99, p99) = ratios(&P99, &ms, &ps, beside, &mut why);
     let (i50, i99) = (Interval::of(&r50), Interval::of(&r99));
     let answer = answer::of(&[i50, i99]);
-    // One rate for a pair limited by its CPUs: not equal load where their busy shares differ.
-    if let (None, true, Some((a, b))) = (aimed, call <= 0.0 && x.load.rate.is_some(), ms.busy().zip(ps.busy())) {
-        if (a - b).abs() > AIM_OFF {
-            let off = format!(
-                "one rate is not equal load: {} kept its CPUs {:.0}% busy, {} {:.0}% (busy_of compares at one utilization)",
-                ms.label,
-                a * 100.0,
-                ps.label,
-                b * 100.0
-            );
-            note = match note.is_empty() {
-                true => off,
-                false => format!("{note}; {off}"),
-            };
-        }
-    }
-    if let Some(aim) = aimed {
-        for s in [&ms, &ps] {
-            if let Some(b) = s.busy().filter(|b| (b - aim).abs() > AIM_OFF) {
-                let off = format!(
-                    "{} kept its CPUs {:.0}% busy, not the {:.0}% aimed at",
-                    s.label,
-                    b * 100.0,
-                    aim * 100.0
-                );
-                note = match note.is_empty() {
-                    true => off,
-                    false => format!("{note}; {off}"),
-                };
-            }
-        }
+    for off in load_notes(x, aimed, call, &ms, &ps) {
+        note = match note.is_empty() {
+            true => off,
+            false => format!("{note}; {off}"),
+        };
     }
     let blocking = call > 0.0;
     let cause = match answer {
         Some(Answer::Differs) => {
-            // The figure furthest outside the margin is the gap priced.
-            let out = [("p50", 0.5, i50, &m50, &p50), ("p99", 0.99, i99, &m99, &p99)]
+            // The gap priced: p99's where it differs (the tail is the question), else p50's.
+            let out = [("p99", 0.99, i99, &m99, &p99), ("p50", 0.5, i50, &m50, &p50)]
                 .into_iter()
-                .filter(|(.., i, _, _)| i.is_some_and(|i| i.answer() == Answer::Differs))
-                .max_by(|a, b| {
-                    let far = |i: Option<Interval>| i.map_or(0.0, |i| i.median.ln().abs());
-                    far(a.2).total_cmp(&far(b.2))
-                });
-            match out {
-                Some((what, q, _, sm, sp)) => {
-                    let (sm, sp) = (median_of(sm.clone()), median_of(sp.clone()));
-                    match sm.zip(sp) {
-                        Some((a, b)) => priced(&ms, &ps, what, q, a, b, blocking).unwrap_or_else(|e| e),
-                        None => String::new(),
-                    }
-                }
+                .find(|(.., i, _, _)| i.is_some_and(|i| i.answer() == Answer::Differs));
+            let mut said = match out {
+                Some((what, q, _, sm, sp)) => match median_of(sm.clone()).zip(median_of(sp.clone())) {
+                    Some((a, b)) => priced(&ms, &ps, what, q, a, b, blocking).said(),
+                    None => String::new(),
+                },
                 None => String::new(),
+            };
+            // What was left out of the comparison is said with it.
+            for w in &why {
+                said.push_str("; ");
+                said.push_str(w);
             }
+            said
         }
         Some(Answer::Unresolved) => {
-            let rounds = i50.or(i99).map_or(0, |i| i.rounds);
-            let mut said = match rounds < answer::LEAST_ROUNDS {
-                true => format!("{rounds} round: no interval (more rounds: bench --repeats)"),
-                false => format!(
-                    "the rounds' interval crosses the {MARGIN}× margin over {rounds} rounds (more rounds narrow it: bench --repeats)"
-                ),
-            };
+            let mut said = unresolved(i50, i99);
             if !why.is_empty() {
                 said.push_str("; ");
                 said.push_str(&why.join("; "));
@@ -268,16 +297,15 @@ pub(super) fn models_for(x: &Experiment, peer: Peer) -> Vec<&String> {
 pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
     let mut out = Vec::new();
     // A capacity search measures each target at its own rate: no cells to set side by side.
-    // An experiment a later one's `busy_of` names measures the costs that set its rates: not a
-    // load the pair is compared at.
+    // An experiment a later one's `busy_of` names, at one rate of its own, measures the costs
+    // that set their rates: not a load the pair is compared at. A rung of a ladder (`busy_of`
+    // itself, named by the next rung) is.
     let sources: Vec<&str> = experiments
         .iter()
         .filter_map(|x| Some(rate_of(x.busy_of.as_deref()?).ok()?.1))
         .collect();
-    for x in experiments
-        .iter()
-        .filter(|x| x.load.slo.is_none() && !sources.contains(&x.name.as_str()))
-    {
+    let compared = |x: &Experiment| x.busy_of.is_some() || !sources.contains(&x.name.as_str());
+    for x in experiments.iter().filter(|x| x.load.slo.is_none() && compared(x)) {
         let beside: Vec<&Cell> = cells
             .iter()
             .filter(|c| c.experiment == x.name && c.compared())

@@ -3,17 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::answer::{Answer, Interval};
+use super::answer::{ratio_said, Answer, Interval};
 use crate::units::fmt_us;
-
-/// A ratio as the table says it: two decimals, more where it is under 0.1 (never "0.00×").
-pub fn ratio_said(r: f64) -> String {
-    let digits = match r {
-        r if r > 0.0 && r < 0.1 => (-r.log10()).floor() as usize + 2,
-        _ => 2,
-    };
-    format!("{r:.digits$}×")
-}
 
 /// One product beside its model at one connection count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -4,8 +4,8 @@
 //! kept its CPUs, how long its threads waited for one).
 
 use super::super::card;
-use super::super::metric::{median, rankable, Metric, Rank, CPU};
-use crate::bench::record::Cell;
+use super::super::metric::{median, rankable, Metric, Rank, Unranked, CPU};
+use crate::bench::record::{median as median_f64, Cell};
 use crate::units::fmt_us;
 
 /// One target at one connection count, as fidelity reads it.
@@ -21,18 +21,29 @@ pub(super) struct Side<'a> {
 }
 
 /// A figure of one round, in the side's own E[S], or why it is not compared.
-pub(super) type Shape = Result<f64, String>;
+pub(super) type Shape = Result<f64, NotCompared>;
 
-/// The median of `xs` (`None`: empty).
+/// Why a side's figure of a round is not compared (said after the side's name: "node's ...").
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotCompared {
+    #[error("E[S] was not measured")]
+    NoService,
+    #[error("{} is not compared: {}", metric.name, why.said())]
+    Unranked { metric: &'static Metric, why: Unranked },
+    #[error("{} was not measured", metric.name)]
+    NotMeasured { metric: &'static Metric },
+    #[error("{} ({}) is within the machine's round trip ({})", metric.name, fmt_us(*value), fmt_us(*rtt))]
+    WithinRoundTrip {
+        metric: &'static Metric,
+        value: f64,
+        rtt: f64,
+    },
+}
+
+/// The median of the finite values of `xs` (`None`: none), as the repeats' rule takes it.
 pub(super) fn median_of(mut xs: Vec<f64>) -> Option<f64> {
     xs.retain(|x| x.is_finite());
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(xs[n / 2]),
-        _ => Some((xs[n / 2 - 1] + xs[n / 2]) / 2.0),
-    }
+    Some(median_f64(xs)).filter(|m| !m.is_nan())
 }
 
 impl<'a> Side<'a> {
@@ -51,7 +62,14 @@ impl<'a> Side<'a> {
         // it (a loop's batching, an idle runtime's housekeeping), and the busy share measured
         // here is this cost times the rate.
         let cpu = median_of(rounds.iter().filter_map(|c| c.figures.cpu_per_req()).collect());
-        let from = "CPU per request in these cells".to_string();
+        let rtt = rounds
+            .iter()
+            .all(|c| c.figures.why.as_ref().is_some_and(|w| w.round_trip_us.is_some()));
+        let from = match rtt {
+            true => "CPU per request in these cells".to_string(),
+            false => "CPU per request in these cells (no round trip measured in a round: its latency taken whole)"
+                .to_string(),
+        };
         // A blocking call is served as much as the CPU: the mean call is part of E[S].
         let service_us = cpu.map(|c| c + call).filter(|s| *s > 0.0);
         let service_from = match (call > 0.0, service_us) {
@@ -74,25 +92,18 @@ impl<'a> Side<'a> {
 
     /// `m` (p50 or p99) of round `c` past the round trip, in E[S]; why not where it may not be
     /// compared (`beside`: the experiment's cells, which say whether it may be ranked).
-    pub(super) fn shape(&self, m: &Metric, c: &Cell, beside: &[&Cell]) -> Shape {
-        let s = self
-            .service_us
-            .ok_or_else(|| format!("{}'s E[S] was not measured", self.label))?;
+    pub(super) fn shape(&self, m: &'static Metric, c: &Cell, beside: &[&Cell]) -> Shape {
+        let metric = m;
+        let s = self.service_us.ok_or(NotCompared::NoService)?;
         let v = match rankable(m, c, beside) {
             Rank::Ranked(r) => r.get(),
-            Rank::Unranked(_, u) => return Err(format!("{}'s {} is not compared: {}", self.label, m.name, u.said())),
-            Rank::NotMeasured => return Err(format!("{}'s {} was not measured", self.label, m.name)),
+            Rank::Unranked(_, u) => return Err(NotCompared::Unranked { metric, why: u }),
+            Rank::NotMeasured => return Err(NotCompared::NotMeasured { metric }),
         };
         let rtt = c.figures.why.as_ref().and_then(|w| w.round_trip_us).unwrap_or(0.0);
         match v - rtt {
             r if r > 0.0 => Ok(r / s),
-            _ => Err(format!(
-                "{}'s {} ({}) is within the machine's round trip ({})",
-                self.label,
-                m.name,
-                fmt_us(v),
-                fmt_us(rtt)
-            )),
+            _ => Err(NotCompared::WithinRoundTrip { metric, value: v, rtt }),
         }
     }
 

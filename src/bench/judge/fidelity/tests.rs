@@ -74,6 +74,12 @@ fn keepalive() -> Vec<Experiment> {
     )
 }
 
+/// The table's cell of `r` under the column named `name`.
+fn column(r: &Row, name: &str) -> String {
+    let i = COLUMNS.iter().position(|c| *c == name).expect("a column");
+    r.cells()[i].clone()
+}
+
 fn row<'a>(rows: &'a [Row], product: &str) -> &'a Row {
     rows.iter().find(|r| r.product == product).unwrap()
 }
@@ -132,8 +138,8 @@ fn a_pair_alike_in_its_own_service_time_stands_and_one_wholly_outside_differs() 
         "{}",
         v.headline
     );
-    assert_eq!(nginx.cells()[14], "differs");
-    assert_eq!(nginx.cells()[12], "2.00× [2.00–2.00]");
+    assert_eq!(column(nginx, "answer"), "differs");
+    assert_eq!(column(nginx, "p99 shape ratio"), "2.00× [2.00–2.00]");
 }
 
 /// An interval across the margin is unresolved, and so is a single round (no interval),
@@ -214,8 +220,9 @@ fn a_gap_is_named_only_by_a_figure_that_covers_half_of_it() {
     let far = pair(420.0);
     assert_eq!(far.answer, Some(Answer::Differs));
     assert!(
-        far.cause
-            .starts_with("no measured figure covers half the p99 gap of +400.00 E[S]: utilization 9%"),
+        far.cause.starts_with(
+            "no measured figure covers half the p99 gap of +400.00 E[S] (and at most twice it): utilization 9%"
+        ),
         "{}",
         far.cause
     );
@@ -333,7 +340,7 @@ fn a_round_that_may_not_be_compared_says_why_and_is_left_out() {
         .unwrap();
     assert_eq!(node.answer, None);
     assert!(node.cause.contains("node is not installed"), "{}", node.cause);
-    assert_eq!(node.cells()[14], "–");
+    assert_eq!(column(&node, "answer"), "–");
     // A failed repeat is left out: the two that finished give the interval.
     let mut cells = rounds("ka", "reactor", 60.0, 620.0, 10.0, 0.7, EVEN);
     let mut theirs = rounds("ka", "node", 180.0, 2420.0, 40.0, 0.7, EVEN);
@@ -352,6 +359,14 @@ fn a_round_that_may_not_be_compared_says_why_and_is_left_out() {
         .find(|r| r.product == "node")
         .unwrap();
     assert!(node.p50_ratio.is_none() && node.p99_ratio.is_some(), "{node:?}");
+    // Within the margin on p99 alone: half the question, unresolved.
+    assert_eq!(node.answer, Some(Answer::Unresolved));
+    assert!(
+        node.cause
+            .contains("within 1.25× on p99 only, the other figure not compared"),
+        "{}",
+        node.cause
+    );
     assert!(
         node.cause
             .contains("node's p50 latency (15us) is within the machine's round trip (20us)"),
@@ -448,11 +463,63 @@ fn one_rate_for_a_pair_limited_by_its_cpus_at_different_busy_shares_is_said_not_
     cells.extend(rounds("hol", "node", 180.0, 2420.0, 40.0, 0.60, EVEN));
     let rows = super::rows(&xs, &cells);
     assert!(
-        rows[0].note.starts_with("one rate is not equal load: reactor kept its CPUs 31% busy, node 60%"),
+        rows[0]
+            .note
+            .starts_with("one rate is not equal load: reactor kept its CPUs 31% busy, node 60%"),
         "{}",
         rows[0].note
     );
     let mut cells = rounds("hol", "reactor", 60.0, 620.0, 10.0, 0.58, EVEN);
     cells.extend(rounds("hol", "node", 180.0, 2420.0, 40.0, 0.60, EVEN));
     assert_eq!(super::rows(&xs, &cells)[0].note, "");
+}
+
+/// A ladder of `busy_of` rungs, each naming the one below: every rung is a pair, only the root
+/// at one rate of its own is the calibration.
+#[test]
+fn every_rung_of_a_busy_of_ladder_is_a_pair_and_only_its_root_is_not() {
+    let exp = |name: &str, keys: &str| {
+        format!(
+            "[[experiment]]\nname = \"{name}\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
+             connections = [100]\nduration = \"1s\"\n{keys}"
+        )
+    };
+    let xs = scenario(&format!(
+        "{}{}{}{}",
+        exp("root", "rate = 1000\n"),
+        exp("at50", "busy_of = \"50% of root\"\n"),
+        exp("at70", "busy_of = \"70% of at50\"\n"),
+        exp("at90", "busy_of = \"90% of at70\"\n")
+    ));
+    let mut cells = Vec::new();
+    for (x, busy) in [("root", 0.1), ("at50", 0.5), ("at70", 0.7), ("at90", 0.9)] {
+        cells.extend(rounds(x, "reactor", 60.0, 620.0, 10.0, busy, EVEN));
+        cells.extend(rounds(x, "node", 180.0, 2420.0, 40.0, busy, EVEN));
+    }
+    let found: Vec<(String, Option<f64>)> = super::rows(&xs, &cells)
+        .into_iter()
+        .map(|r| (r.experiment, r.aimed))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("at50".to_string(), Some(0.5)),
+            ("at70".to_string(), Some(0.7)),
+            ("at90".to_string(), Some(0.9))
+        ]
+    );
+}
+
+/// The median's interval: the least and the most up to 5 rounds, then the narrowest pair of
+/// order statistics that covers it 90 % of the time (8 rounds: the 2nd and the 7th, 93 %).
+#[test]
+fn the_interval_of_the_median_narrows_by_order_statistics_past_five_rounds() {
+    let i = Interval::of(&[1.3, 0.9, 1.0]).unwrap();
+    assert_eq!((i.lo, i.median, i.hi, i.rounds), (0.9, 1.0, 1.3, 3));
+    let five = Interval::of(&[5.0, 1.0, 2.0, 4.0, 3.0]).unwrap();
+    assert_eq!((five.lo, five.hi), (1.0, 5.0));
+    let eight = Interval::of(&[8.0, 1.0, 2.0, 7.0, 3.0, 6.0, 4.0, 5.0]).unwrap();
+    assert_eq!((eight.lo, eight.median, eight.hi), (2.0, 4.5, 7.0));
+    assert_eq!(Interval::of(&[f64::NAN, 2.0]).map(|i| i.rounds), Some(1));
+    assert!(Interval::of(&[]).is_none());
 }

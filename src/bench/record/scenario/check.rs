@@ -265,6 +265,14 @@ fn check_sources(x: &Experiment, s: &Scenario, o: &Origin) -> Result<(), Scenari
     if x.rate_of.is_some() && x.busy_of.is_some() {
         return Err(o.key(x, "busy_of", F::TwoRates));
     }
+    let blocks = x
+        .work
+        .as_deref()
+        .and_then(|w| w.parse::<crate::server::Work>().ok())
+        .is_some_and(|w| w.mean() > w.cpu_mean());
+    if x.busy_of.is_some() && blocks {
+        return Err(o.key(x, "busy_of", F::BusyOfCalls));
+    }
     for (key, given) in [("rate_of", &x.rate_of), ("busy_of", &x.busy_of)] {
         let Some(r) = given else { continue };
         let (_, of) = super::experiment::rate_of(r).map_err(|e| o.key(x, key, F::RateOf(e)))?;

@@ -201,7 +201,13 @@ fn rate_of_names_an_earlier_experiment_at_counts_it_ran() {
     .unwrap();
     assert_eq!(s.experiments[1].busy_of.as_deref(), Some("70% of ka"));
     let two = |f: &ScenarioFault| matches!(f, ScenarioFault::TwoRates);
-    let cases: [Case; 3] = [
+    let calls = |f: &ScenarioFault| matches!(f, ScenarioFault::BusyOfCalls);
+    let cases: [Case; 4] = [
+        (
+            "busy_of = \"70% of ka\"\nwork = \"cpu:10us+sleep:1ms\"\n",
+            "this work blocks",
+            &calls,
+        ),
         (
             "busy_of = \"70% of lat\"\n",
             "not an experiment before this one",

@@ -158,6 +158,8 @@ pub enum ScenarioFault {
     RateGiven,
     /// `rate_of` and `busy_of` both.
     TwoRates,
+    /// `busy_of` on work with a blocking call.
+    BusyOfCalls,
     /// `rate_of` naming an experiment without cells at one of this one's counts.
     NoCellsAt { of: String, conns: usize },
     /// `calibrate_by` naming an experiment of other models or protocol.
@@ -228,6 +230,10 @@ impl std::fmt::Display for ScenarioFault {
             F::NotBefore { name } => write!(f, "'{name}' is not an experiment before this one"),
             F::RateGiven => f.write_str("works out the rate itself: drop rate (and slo)"),
             F::TwoRates => f.write_str("rate_of and busy_of each work out the rate: give one"),
+            F::BusyOfCalls => f.write_str(
+                "sets each rate by the server's CPU per request, and this work blocks: a blocking call's load is \
+                 its pool's occupancy, the same at one rate for pools of one size: give rate",
+            ),
             F::NoCellsAt { of, conns } => {
                 write!(f, "'{of}' has no cells at {conns} connections to take a rate from")
             }
