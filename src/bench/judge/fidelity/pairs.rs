@@ -38,6 +38,10 @@ fn load_said(x: &Experiment, peer: Peer, model: &str, call_us: f64) -> (String, 
             String::new(),
         );
     }
+    // A rate an earlier experiment set (`rate_of`): one rate for both, worked out at run time.
+    if let (None, Some(spec)) = (x.load.rate, &x.rate_of) {
+        return (format!("one rate, {spec}"), None, String::new());
+    }
     let Some(rate) = x.load.rate.map(|r| r.per_s()) else {
         return (
             "a closed loop".to_string(),
@@ -126,7 +130,8 @@ fn ratios(
 /// [`AIM_OFF`], or whose busy share was not measured.
 fn load_notes(x: &Experiment, aimed: Option<f64>, call: f64, ms: &Side, ps: &Side) -> Vec<String> {
     let mut notes = Vec::new();
-    let one_rate_cpu = aimed.is_none() && call <= 0.0 && x.load.rate.is_some();
+    let one_rate = x.load.rate.is_some() || x.rate_of.is_some();
+    let one_rate_cpu = aimed.is_none() && call <= 0.0 && one_rate;
     if let (true, Some((a, b))) = (one_rate_cpu, ms.busy().zip(ps.busy())) {
         if (a - b).abs() > AIM_OFF {
             notes.push(format!(

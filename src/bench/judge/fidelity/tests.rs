@@ -523,3 +523,22 @@ fn the_interval_of_the_median_narrows_by_order_statistics_past_five_rounds() {
     assert_eq!(Interval::of(&[f64::NAN, 2.0]).map(|i| i.rounds), Some(1));
     assert!(Interval::of(&[]).is_none());
 }
+
+/// A rate an earlier experiment set (`rate_of`) is one rate for both, not a closed loop.
+#[test]
+fn a_rate_of_experiment_is_one_rate_not_a_closed_loop() {
+    let xs = scenario(
+        "[[experiment]]\nname = \"sat\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
+         connections = [100]\nduration = \"1s\"\n\
+         [[experiment]]\nname = \"at50\"\nproto = \"http\"\nmodels = [\"reactor\"]\npeers = [\"node\"]\n\
+         connections = [100]\nrate_of = \"50% of sat\"\nduration = \"1s\"\n",
+    );
+    let mut cells = rounds("at50", "reactor", 60.0, 620.0, 10.0, 0.3, EVEN);
+    cells.extend(rounds("at50", "node", 180.0, 2420.0, 40.0, 0.6, EVEN));
+    let r = super::rows(&xs, &cells)
+        .into_iter()
+        .find(|r| r.experiment == "at50")
+        .unwrap();
+    assert_eq!(r.load, "one rate, 50% of sat");
+    assert!(r.note.starts_with("one rate is not equal load"), "{}", r.note);
+}
