@@ -30,7 +30,7 @@ pub(in crate::bench) fn start(entry: &str, x: &Experiment, place: &Placement) ->
     }
 }
 
-/// The products a scenario's `peers` may name, each with the model that stands for it and
+/// The products a scenario's `peers` may name, each with the models that stand for it and
 /// whether it is installed here (`bench --list`).
 pub(in crate::bench) fn products() -> String {
     use crate::bench::record::peer::PRODUCTS;

@@ -55,7 +55,8 @@ impl Cause {
 /// utilization names nothing there).
 pub(super) fn priced(m: &Side, p: &Side, what: &str, q: f64, sm: f64, sp: f64, blocking: bool) -> Cause {
     let gap = sm - sp;
-    let pct = |x: f64| format!("{:.0}%", x * 100.0);
+    // A share that rounds to 0 is "0%", never "-0%".
+    let pct = |x: f64| format!("{:.0}%", (x * 100.0).round() + 0.0);
     let mut candidates = Vec::new();
     let (bm, bp) = (m.busy(), p.busy());
     candidates.push(Priced {

@@ -11,10 +11,11 @@
 //! of the same size (the row reports it; Go keeps no pool and is compared at the same rate,
 //! saying so). The
 //! model's shape over the product's, round by round, gives an interval: the pair *stands*
-//! where every interval lies within 1.25×, *differs* where one lies wholly outside it, and is
-//! *unresolved* otherwise. A difference is priced (`cause`): a figure the cells measured is
-//! named only where what it predicts covers half the gap. CPU per request is shown beside, as
-//! the implementations' cost.
+//! where both p50's and p99's lie within 1.25×, *differs* where one lies wholly outside it, and is
+//! *unresolved* otherwise (an interval across the margin, one round, or one figure only). A
+//! difference is priced (`cause`): a figure the cells measured is named only where what it
+//! predicts lies between half the gap and twice it. CPU per request is shown beside, as the
+//! implementations' cost.
 //!
 //! The pairs and the verdict (`pairs`), the interval and the answer (`answer`), a row as the
 //! table and the text say it (`row`), a side's rounds and E[S] (`side`), and the pricing of a

@@ -46,7 +46,9 @@ fn load_said(x: &Experiment, peer: Peer, model: &str, call_us: f64) -> (String, 
         return (
             "a closed loop".to_string(),
             None,
-            "a closed loop keeps both saturated: their latency is their connections over their throughput".into(),
+            "a closed loop: each side's load is what its connections make of it (its latency is its connections over its \
+             throughput), not an equal one"
+                .into(),
         );
     };
     let said = format!("one rate, {} req/s", thousands(rate.round() as u64));
@@ -302,9 +304,9 @@ pub(super) fn models_for(x: &Experiment, peer: Peer) -> Vec<&String> {
 pub fn rows(experiments: &[Experiment], cells: &[Cell]) -> Vec<Row> {
     let mut out = Vec::new();
     // A capacity search measures each target at its own rate: no cells to set side by side.
-    // An experiment a later one's `busy_of` names, at one rate of its own, measures the costs
-    // that set their rates: not a load the pair is compared at. A rung of a ladder (`busy_of`
-    // itself, named by the next rung) is.
+    // An experiment a later one's `busy_of` names, with no `busy_of` of its own, measures the
+    // costs that set their rates: not a load the pair is compared at. A rung of a ladder
+    // (`busy_of` itself, named by the next rung) is.
     let sources: Vec<&str> = experiments
         .iter()
         .filter_map(|x| Some(rate_of(x.busy_of.as_deref()?).ok()?.1))
@@ -351,7 +353,8 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Said> {
     let count = |a: Answer| rows.iter().filter(|r| r.answer == Some(a)).count();
     let compared = rows.iter().filter(|r| r.answer.is_some()).count();
     let mut headline = format!(
-        "At equal load, each in its own service time E[S], {} of {compared} pairs stand for their product \
+        "Each in its own service time E[S] (at equal load where busy_of set it; each row says its load), {} of \
+         {compared} pairs stand for their product \
          (p50 and p99 within {MARGIN}× in the rounds' interval), {} differ and {} are unresolved",
         count(Answer::Stands),
         count(Answer::Differs),
@@ -386,7 +389,8 @@ pub fn verdict(experiments: &[Experiment], cells: &[Cell]) -> Option<Said> {
     }
     let mut text = format!(
         "{NAME}: each product beside the model that stands for it, at equal load, p50 and p99 past the round trip in \
-         each one's own E[S] (ratios are the model's over the product's, the median and the rounds' least and most); \
+         each one's own E[S] (ratios are the model's over the product's, the median and the median's interval over the \
+         rounds); \
          server CPU per request is the implementations' cost, shown beside."
     );
     for r in &rows {

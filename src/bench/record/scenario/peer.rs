@@ -1,6 +1,6 @@
 //! The production servers an experiment sets beside its models (`peers`): what an entry names,
 //! the protocol each speaks, how many threads serve (which decides its CPUs under
-//! `threaded_cpus`), and the model that stands for it (the fidelity verdict compares them).
+//! `threaded_cpus`), and the models that stand for it (the fidelity verdict compares them).
 //! Entries use the products' own flags and knobs: `"nginx"`, `"nginx deferred"`,
 //! `"redis-server"`, `"redis-server --io-threads 2"`, `"memcached"`, `"memcached -t 2"`; the
 //! runtimes' servers in `products/`: `"go"` (net/http, a blocking call as the nanosleep system
