@@ -192,22 +192,24 @@ fn an_interval_across_the_margin_or_a_single_round_is_unresolved() {
 #[test]
 fn a_gap_is_named_only_by_a_figure_that_covers_half_of_it() {
     let xs = keepalive();
-    let pair = |model_p99_es: f64| {
-        let mut cells = rounds(
+    // Node's row: p99 past the round trip in E[S] (10 µs each side) and the busy share of each.
+    let row_of = |(model_es, model_busy): (f64, f64), (product_es, product_busy): (f64, f64)| {
+        let mut cells = rounds("ka", "reactor", 70.0, 20.0 + 10.0 * model_es, 10.0, model_busy, EVEN);
+        cells.extend(rounds(
             "ka",
-            "reactor",
-            20.0 + 50.0,
-            20.0 + 10.0 * model_p99_es,
+            "node",
+            70.0,
+            20.0 + 10.0 * product_es,
             10.0,
-            0.9,
+            product_busy,
             EVEN,
-        );
-        cells.extend(rounds("ka", "node", 20.0 + 50.0, 20.0 + 200.0, 10.0, 0.5, EVEN));
+        ));
         super::rows(&xs, &cells)
             .into_iter()
             .find(|r| r.product == "node")
             .unwrap()
     };
+    let pair = |model_p99_es: f64| row_of((model_p99_es, 0.9), (20.0, 0.5));
     let near = pair(60.0);
     assert_eq!(near.answer, Some(Answer::Differs), "{near:?}");
     assert!(
@@ -227,12 +229,7 @@ fn a_gap_is_named_only_by_a_figure_that_covers_half_of_it() {
         far.cause
     );
     // A prediction far past the gap (36.84 E[S] against 10: 368 %) is not what made it.
-    let mut cells = rounds("ka", "reactor", 70.0, 20.0 + 300.0, 10.0, 0.9, EVEN);
-    cells.extend(rounds("ka", "node", 70.0, 20.0 + 200.0, 10.0, 0.5, EVEN));
-    let over = super::rows(&xs, &cells)
-        .into_iter()
-        .find(|r| r.product == "node")
-        .unwrap();
+    let over = row_of((30.0, 0.9), (20.0, 0.5));
     assert_eq!(over.answer, Some(Answer::Differs), "{over:?}");
     assert!(
         over.cause.starts_with(
@@ -242,12 +239,7 @@ fn a_gap_is_named_only_by_a_figure_that_covers_half_of_it() {
         over.cause
     );
     // In the other direction (the busier side the faster) it names nothing either.
-    let mut cells = rounds("ka", "reactor", 70.0, 20.0 + 600.0, 10.0, 0.5, EVEN);
-    cells.extend(rounds("ka", "node", 70.0, 20.0 + 200.0, 10.0, 0.9, EVEN));
-    let node = super::rows(&xs, &cells)
-        .into_iter()
-        .find(|r| r.product == "node")
-        .unwrap();
+    let node = row_of((60.0, 0.5), (20.0, 0.9));
     assert!(
         node.cause.starts_with("no measured figure covers half"),
         "{}",
