@@ -244,8 +244,8 @@ fn the_products_and_muxlab_read_a_querys_work_the_same_way() {
 
 /// bench builds and starts the products, runs them beside their models on the same cells,
 /// and its fidelity verdict sets each beside the model that stands for it: each side read in
-/// its own E[S], an answer for every pair, a cause or the want of one wherever a pair
-/// differs, CPU per request beside; under `busy_of` each target offered its own rate, the
+/// its own E[S], an answer for every pair or why it was not compared, a cause or the want of
+/// one wherever a pair differs, CPU per request beside; under `busy_of` each target offered its own rate, the
 /// share of its CPU over its own cost in the experiment named.
 #[test]
 fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
@@ -342,7 +342,14 @@ fn bench_sets_each_product_beside_its_model_in_the_fidelity_table() {
                 "{row}"
             ),
             Some("stands") | Some("unresolved") => {}
-            other => panic!("every pair answered (p50 at least is compared): {other:?} {row}"),
+            // Not compared: it says why. Beside the suite's busy loops the client was once the
+            // limit for node in ka30 ("the server was not the limit" on both figures), an
+            // honest answer of the judge's one rule, not a missing one.
+            None => assert!(
+                cause.contains("is not compared: ") || cause.contains("did not finish"),
+                "{row}"
+            ),
+            other => panic!("an answer the verdict does not give: {other:?} {row}"),
         }
     }
     let ka30 = rows.iter().find(|r| r["experiment"] == "ka30").unwrap();
