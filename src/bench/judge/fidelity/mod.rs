@@ -31,5 +31,9 @@ pub use answer::{ratio_said, Answer, Interval, MARGIN};
 pub use pairs::{rows, verdict, Said, NAME};
 pub use row::{Row, COLUMNS};
 
+// What the tests check of a part, through the facade.
+#[cfg(test)]
+use pairs::models_for;
+
 #[cfg(test)]
 mod tests;
