@@ -94,22 +94,22 @@ fn ratios(
     let (mut ratio, mut sm, mut sp) = (Vec::new(), Vec::new(), Vec::new());
     for mc in &ms.rounds {
         let Some(pc) = ps.round(mc.repeat) else { continue };
-        if mc.placed != pc.placed {
-            let at = |c: &Cell| c.placed.as_ref().map_or("where not recorded".into(), |p| p.said());
-            let said = format!(
-                "not compared: placements differ ({}: {}; {}: {})",
-                ms.label,
-                at(mc),
-                ps.label,
-                at(pc)
-            );
-            if !why.contains(&said) {
-                why.push(said);
-            }
-            continue;
-        }
         match (ms.shape(m, mc, beside), ps.shape(m, pc, beside)) {
-            (Ok(a), Ok(b)) => {
+            // Placed differently (the rule's `alike`): not compared.
+            (Ok((_, ra)), Ok((_, rb))) if !ra.alike(rb) => {
+                let at = |c: &Cell| c.placed.as_ref().map_or("where not recorded".into(), |p| p.said());
+                let said = format!(
+                    "not compared: placements differ ({}: {}; {}: {})",
+                    ms.label,
+                    at(mc),
+                    ps.label,
+                    at(pc)
+                );
+                if !why.contains(&said) {
+                    why.push(said);
+                }
+            }
+            (Ok((a, _)), Ok((b, _))) => {
                 ratio.push(a / b);
                 sm.push(a);
                 sp.push(b);

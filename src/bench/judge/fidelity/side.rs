@@ -4,7 +4,7 @@
 //! kept its CPUs, how long its threads waited for one).
 
 use super::super::card;
-use super::super::metric::{median, rankable, Metric, Rank, Unranked, CPU};
+use super::super::metric::{median, rankable, Metric, Rank, Ranked, Unranked, CPU};
 use crate::bench::record::{median as median_f64, Cell};
 use crate::units::fmt_us;
 
@@ -21,7 +21,8 @@ pub(super) struct Side<'a> {
 }
 
 /// A figure of one round, in the side's own E[S], or why it is not compared.
-pub(super) type Shape = Result<f64, NotCompared>;
+/// With the shape, the figure as the rule ranked it: whether two were placed alike is its to say.
+pub(super) type Shape = Result<(f64, Ranked), NotCompared>;
 
 /// Why a side's figure of a round is not compared (said after the side's name: "node's ...").
 #[derive(Debug, thiserror::Error)]
@@ -95,14 +96,15 @@ impl<'a> Side<'a> {
     pub(super) fn shape(&self, m: &'static Metric, c: &Cell, beside: &[&Cell]) -> Shape {
         let metric = m;
         let s = self.service_us.ok_or(NotCompared::NoService)?;
-        let v = match rankable(m, c, beside) {
-            Rank::Ranked(r) => r.get(),
+        let ranked = match rankable(m, c, beside) {
+            Rank::Ranked(r) => r,
             Rank::Unranked(_, u) => return Err(NotCompared::Unranked { metric, why: u }),
             Rank::NotMeasured => return Err(NotCompared::NotMeasured { metric }),
         };
+        let v = ranked.get();
         let rtt = c.figures.why.as_ref().and_then(|w| w.round_trip_us).unwrap_or(0.0);
         match v - rtt {
-            r if r > 0.0 => Ok(r / s),
+            r if r > 0.0 => Ok((r / s, ranked)),
             _ => Err(NotCompared::WithinRoundTrip { metric, value: v, rtt }),
         }
     }

@@ -203,3 +203,30 @@ fn a_ratio_under_a_tenth_keeps_its_digits() {
     assert_eq!(ratio_said(0.0036), "0.0036×");
     assert_eq!(ratio_said(428.6), "428.60×");
 }
+
+/// Two sides placed differently (a design on two CPUs against a product on one) are not
+/// compared, by the rule's own `alike`, and the row says where each ran.
+#[test]
+fn sides_placed_differently_are_not_compared_and_say_where_each_ran() {
+    let xs = keepalive();
+    let at = |cpus: &str| crate::bench::record::Placed {
+        server_cpus: cpus.into(),
+        client_cpus: "1".into(),
+    };
+    let mut cells = rounds("ka", "reactor", 60.0, 620.0, 10.0, 0.7, EVEN);
+    cells.iter_mut().for_each(|c| c.placed = Some(at("0,1")));
+    let mut theirs = rounds("ka", "node", 180.0, 2420.0, 40.0, 0.7, EVEN);
+    theirs.iter_mut().for_each(|c| c.placed = Some(at("0")));
+    cells.extend(theirs);
+    let node = super::rows(&xs, &cells)
+        .into_iter()
+        .find(|r| r.product == "node")
+        .unwrap();
+    assert_eq!((node.answer, node.p99_ratio), (None, None), "{node:?}");
+    assert!(
+        node.cause
+            .contains("not compared: placements differ (reactor: server on CPUs 0,1"),
+        "{}",
+        node.cause
+    );
+}
