@@ -10,6 +10,9 @@ pub use super::work::Work;
 use crate::proto::Proto;
 use crate::units::{parse_duration, parse_size, BadValue, CpuList};
 
+/// The most processes a group (`--procs`) may have.
+pub const MOST_PROCS: usize = 256;
+
 /// How often a waiting model wakes to check the stop flag and idle connections.
 pub const TICK: Duration = Duration::from_millis(100);
 
@@ -53,6 +56,12 @@ pub struct ServeArgs {
     /// of --cpus when given].
     #[arg(long, short = 'w')]
     pub workers: Option<usize>,
+    /// Run the design as a group of this many processes, each with its own descriptor table
+    /// and its own SO_REUSEPORT listener on the port (the kernel spreads connections over them
+    /// by address hash): past the descriptors one process may open. Event-loop designs, uring
+    /// and tokio only (see `muxlab models`); each process runs --workers workers.
+    #[arg(long, default_value_t = 1)]
+    pub procs: usize,
     /// listen() backlog.
     #[arg(long, default_value_t = 1024)]
     pub backlog: i32,
@@ -315,6 +324,9 @@ impl ServeArgs {
             (_, Some(0)) => return Err(Error::ZeroWorkers),
             (_, Some(n)) if n > 1024 => return Err(Error::TooManyWorkers { workers: n }),
             _ => {}
+        }
+        if !(1..=MOST_PROCS).contains(&self.procs) {
+            return Err(Error::ProcsOutOfRange { procs: self.procs });
         }
         self.check_model_flags(model, flags)?;
         if self.backlog < 1 {

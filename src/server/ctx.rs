@@ -49,6 +49,9 @@ pub struct Ctx {
     pub store: Option<crate::store::Store>,
     /// Where keyed commands go when they cross threads (`--store sharded`, io-threads).
     pub hops: super::crossing::hops::Slot,
+    /// In a process group, this process's first counter block (`p × workers` in process `p`);
+    /// 0 otherwise. Each process has its own copy: set once, in the member, after the fork.
+    pub first_block: std::sync::atomic::AtomicUsize,
 }
 
 impl Ctx {
@@ -70,11 +73,16 @@ impl Ctx {
         held >= self.process_conns && (self.stats.live().load(Ordering::Relaxed) as usize) < self.max_conns
     }
 
+    /// This process is member `p` of a group: its workers count in their own blocks.
+    pub fn join_group(&self, p: usize) {
+        self.first_block.store(p * self.workers, Ordering::Relaxed);
+    }
+
     /// The handle of worker `i` (`i < workers`).
     pub fn worker(&self, i: usize) -> Worker<'_> {
         Worker {
             ctx: self,
-            counters: self.stats.worker(i),
+            counters: self.stats.worker(self.first_block.load(Ordering::Relaxed) + i),
             index: i,
         }
     }
@@ -110,6 +118,7 @@ impl Ctx {
             offload: std::sync::OnceLock::new(),
             store: None,
             hops: std::sync::OnceLock::new(),
+            first_block: Default::default(),
         }))
     }
 }

@@ -23,6 +23,14 @@ pub enum Error {
     ZeroWorkers,
     #[error("--workers {workers} is more than 1024")]
     TooManyWorkers { workers: usize },
+    #[error("--procs {procs} is not from 1 to {}", super::config::MOST_PROCS)]
+    ProcsOutOfRange { procs: usize },
+    /// `--procs` for a design that does not form process groups.
+    #[error("model '{model}' does not run as a process group: {why}; drop --procs (see `muxlab models` for the designs that do)")]
+    NoGroup { model: &'static str, why: NoGroup },
+    /// `--procs` with a keyed protocol: each process would keep a keyspace of its own.
+    #[error("--procs {procs} with a keyed protocol would split one keyspace into {procs} unrelated ones (a key set through one process is missing in the others); drop --procs")]
+    GroupKeyspaces { procs: usize },
     /// A flag the model does not honour.
     #[error(
         "model '{model}' has no {} ({}); drop it, or see `muxlab models` for the models that do",
@@ -121,15 +129,30 @@ pub enum Error {
     /// A port under 1024 without the privilege.
     #[error("port {port} needs privileges: use a port above 1023 or --port 0")]
     PortNeedsPrivileges { port: u16 },
+    /// A member of a process group ended while the group ran (and stopped it).
+    #[error("process {index} of the group (pid {pid}) {}; the group stopped", ended(*exit))]
+    MemberEnded {
+        index: usize,
+        pid: i32,
+        exit: crate::sys::process::Exit,
+    },
     /// A system call failed.
     #[error(transparent)]
     Io(#[from] IoError),
 }
 
+/// How a process ended, in words.
+fn ended(exit: crate::sys::process::Exit) -> String {
+    match exit {
+        crate::sys::process::Exit::Code(c) => format!("exited with code {c}"),
+        crate::sys::process::Exit::Signal(s) => format!("was killed by signal {s}"),
+    }
+}
+
 impl Error {
     /// Errors the user caused (exit code 2) rather than the system.
     pub fn is_usage(&self) -> bool {
-        !matches!(self, Error::Io(_))
+        !matches!(self, Error::Io(_) | Error::MemberEnded { .. })
     }
 }
 
@@ -137,4 +160,27 @@ impl Error {
 pub fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
     let wrap = crate::sys::error::io_err(what);
     move |source| Error::Io(wrap(source))
+}
+
+/// Why a design does not form process groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoGroup {
+    /// A thread or process per connection: its ceiling is threads or memory, not descriptors.
+    Blocking,
+    /// It is made of processes already: `--workers` sets how many.
+    Processes,
+    /// A green thread per connection: its ceiling is `vm.max_map_count` (a stack each).
+    Green,
+}
+
+impl std::fmt::Display for NoGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoGroup::Blocking => {
+                "it serves a connection with a thread or a process of its own, so threads or memory bound it before descriptors do"
+            }
+            NoGroup::Processes => "its workers are processes already; --workers sets how many",
+            NoGroup::Green => "a green thread per connection holds a stack mapping, so vm.max_map_count bounds it before descriptors do",
+        })
+    }
 }

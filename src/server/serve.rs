@@ -47,6 +47,46 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
     Ok(fd)
 }
 
+/// `--procs` past 1: a design that forms groups, with no keyed store (it would be a keyspace
+/// per process).
+fn check_group(model: &Model, cfg: &Config) -> Result<(), Error> {
+    if cfg.procs == 1 {
+        return Ok(());
+    }
+    super::group::forms(model).map_err(|why| Error::NoGroup { model: model.name, why })?;
+    if cfg.proto.keyed() {
+        return Err(Error::GroupKeyspaces { procs: cfg.procs });
+    }
+    Ok(())
+}
+
+/// `--max-conns` (or its default) and the connections one process may hold before it leaves
+/// new ones to its siblings, for `workers` workers in each of `--procs` processes under a
+/// descriptor limit of `nofile`.
+fn connection_limits(model: &Model, cfg: &Config, workers: usize, nofile: u64) -> (usize, usize) {
+    if cfg.procs > 1 {
+        // A group's members cannot pass connections to each other (the port's hash picks the
+        // member): each holds what its own descriptor table allows, and sheds the rest.
+        let each = nofile.saturating_sub(super::group::reserve(cfg.procs, workers)).max(1) as usize;
+        return (cfg.max_conns.unwrap_or(each * cfg.procs), usize::MAX);
+    }
+    // Leave room for listeners, epoll, spares and the process's own files.
+    let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
+    // Each process has its own descriptor table: the server as a whole holds one share per
+    // worker process.
+    let processes = if model.workers == Workers::Processes {
+        workers
+    } else {
+        1
+    };
+    let max_conns = cfg.max_conns.unwrap_or_else(|| {
+        model
+            .default_max_conns
+            .map_or(fd_default * processes, |d| d.min(fd_default))
+    });
+    (max_conns, if processes > 1 { fd_default } else { usize::MAX })
+}
+
 /// The line a server prints once it can accept.
 fn listening(ctx: &Ctx, model: &Model) -> String {
     let line = Listening {
@@ -56,6 +96,7 @@ fn listening(ctx: &Ctx, model: &Model) -> String {
         model: model.name.into(),
         proto: ctx.cfg.proto.name().into(),
         workers: ctx.workers,
+        procs: ctx.cfg.procs,
         max_conns: ctx.max_conns,
         store: ctx.store.as_ref().map(|s| s.kind().to_string()),
     };
@@ -131,6 +172,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     // counters, a place at the start gate.
     let workers = model.worker_count(cfg.workers, cpus) + model.extra_threads;
     check_reserve(&cfg, workers)?;
+    check_group(model, &cfg)?;
     let store = keyed_store(model, &cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|source| Error::Pin {
@@ -141,24 +183,13 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     let nofile = apply_nofile(&cfg)?;
     // What an idle or stalled connection does not use leaves the process (see `sys::mem`).
     sys::mem::large_blocks_from_the_kernel();
-    // Leave room for listeners, epoll, spares and the process's own files.
-    let fd_default = (nofile as usize * 9 / 10).saturating_sub(32).max(1);
-    // Each process has its own descriptor table: the server as a whole holds one share per
-    // worker process.
-    let processes = if model.workers == Workers::Processes {
-        workers
-    } else {
-        1
-    };
-    let max_conns = cfg.max_conns.unwrap_or_else(|| {
-        model
-            .default_max_conns
-            .map_or(fd_default * processes, |d| d.min(fd_default))
-    });
-    let stats = Stats::new(workers).map_err(io_err("mapping the shared counters"))?;
+    let (max_conns, process_conns) = connection_limits(model, &cfg, workers, nofile);
+    // A group's counter blocks are mapped before it forks: `procs × workers`, process by process.
+    let stats = Stats::new(workers * cfg.procs).map_err(io_err("mapping the shared counters"))?;
     sys::signal::install_stop_handler(stats.stop_flag()).map_err(io_err("installing signal handlers"))?;
-    let listener = listen(&cfg, model.reuseport)?;
+    let listener = listen(&cfg, model.reuseport || cfg.procs > 1)?;
     let addr = sys::socket::local_addr(&listener).map_err(io_err("reading the listening address"))?;
+    let others = super::group::listeners(&cfg, addr)?;
     let gate = Gate::new(if model.workers == Workers::Threads {
         workers + 1
     } else {
@@ -172,7 +203,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         addr,
         workers,
         max_conns,
-        process_conns: if processes > 1 { fd_default } else { usize::MAX },
+        process_conns,
         stats,
         gate,
         classes: Classes::new().map_err(io_err("mapping the class table"))?,
@@ -180,6 +211,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         offload: std::sync::OnceLock::new(),
         hops: std::sync::OnceLock::new(),
         store,
+        first_block: Default::default(),
     }));
     sharded(ctx)?;
 
@@ -188,7 +220,11 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 
-    let result = (model.run)(ctx);
+    let result = if ctx.cfg.procs > 1 {
+        super::group::run(model, ctx, &others, out)
+    } else {
+        (model.run)(ctx)
+    };
     // Stop listening before the stats line: nothing is accepted after it (an io_uring accept
     // can outlive its ring's owner for a moment).
     let _ = sys::socket::shutdown(&ctx.listener);
@@ -233,6 +269,8 @@ fn stats_line(model: &Model, ctx: &Ctx, started: Instant, result: &Result<(), Er
         model: model.name.into(),
         pid: sys::process::pid(),
         workers: ctx.workers,
+        procs: ctx.cfg.procs,
+        held_peak: ctx.stats.held_peak(),
         uptime_s: started.elapsed().as_secs_f64(),
         ok: result.is_ok(),
         error: result.as_ref().err().map(|e| e.to_string()),

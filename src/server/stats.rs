@@ -264,6 +264,8 @@ const STOP: usize = 1;
 const ACCEPT_MUTEX: usize = 2;
 /// Word 3 of block 0: the ordinals handed to forked processes (their work's draws differ).
 const ORDINALS: usize = 3;
+/// Word 4 of block 0: the most connections open at once so far.
+const PEAK: usize = 4;
 
 impl Stats {
     /// Maps a region for `workers` workers (at least one).
@@ -301,6 +303,11 @@ impl Stats {
         &self.words[ACCEPT_MUTEX]
     }
 
+    /// The most connections open at once so far, across all workers and processes.
+    pub fn held_peak(&self) -> u64 {
+        self.words[PEAK].load(Ordering::Relaxed)
+    }
+
     /// A number no other process of this server got (from 1).
     pub fn next_ordinal(&self) -> u64 {
         self.words[ORDINALS].fetch_add(1, Ordering::Relaxed) + 1
@@ -316,6 +323,7 @@ impl Stats {
             return false;
         }
         c.add(Counter::Accepted, 1);
+        self.words[PEAK].fetch_max(live + 1, Ordering::Relaxed);
         true
     }
 
@@ -369,6 +377,9 @@ pub struct Listening {
     pub model: String,
     pub proto: String,
     pub workers: usize,
+    /// Processes of a group (`--procs`), each running `workers` workers; 1 for one process.
+    #[serde(default = "one")]
+    pub procs: usize,
     pub max_conns: usize,
     /// resp and memcache: the keyed store (`owned`, `locked`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -383,6 +394,14 @@ pub struct StatsLine {
     pub model: String,
     pub pid: i32,
     pub workers: usize,
+    /// Processes of a group (`--procs`): `per_worker` holds `procs × workers` blocks, process
+    /// by process.
+    #[serde(default = "one")]
+    pub procs: usize,
+    /// The most connections held open at once (accepted − closed, over every worker and
+    /// process).
+    #[serde(default)]
+    pub held_peak: u64,
     pub uptime_s: f64,
     pub ok: bool,
     pub error: Option<String>,
@@ -391,6 +410,36 @@ pub struct StatsLine {
     /// With `--work-from-request`: requests and busy time per class of work.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub classes: std::collections::BTreeMap<String, super::classes::ClassCount>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The line the parent of a process group prints while it runs, when the count has moved (at
+/// most once a second), and once more when it stops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    /// Always `held`.
+    pub event: String,
+    pub procs: usize,
+    /// Connections open now: accepted − closed, over every process.
+    pub held: u64,
+    /// The most open at once so far.
+    pub peak: u64,
+    /// The group's resident memory and CPU time (the parent and its members), where /proc
+    /// could be read.
+    pub rss_bytes: Option<u64>,
+    pub cpu_s: Option<f64>,
+}
+
+impl Held {
+    /// Reads a line a server printed, if it is a `held` line.
+    pub fn read(line: &str) -> Option<Held> {
+        serde_json::from_str::<Held>(line.trim())
+            .ok()
+            .filter(|l| l.event == "held")
+    }
 }
 
 impl Listening {

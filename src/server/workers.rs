@@ -109,10 +109,31 @@ fn spawn_process(ctx: &'static Ctx, i: usize, work: WorkerFn) -> Result<i32, Err
 /// that dies is replaced when `restart` (counted in `restarts`), otherwise the server stops.
 /// Returns after every worker has been reaped.
 pub fn processes(ctx: &'static Ctx, work: WorkerFn, restart: bool) -> Result<(), Error> {
-    let mut pids: Vec<Option<i32>> = vec![None; ctx.workers];
-    let mut result = Ok(());
+    let what = |i| format!("worker {i}");
+    supervise(ctx, ctx.workers, |i| spawn_process(ctx, i, work), restart, &what, || {}).map(|_| ())
+}
+
+/// A supervised process that ended while the server ran, and stopped it: its index, pid and
+/// how it ended.
+pub type Ended = (usize, i32, Exit);
+
+/// Starts `count` processes with `spawn(i)` (which forks and returns the pid) and supervises
+/// them until the server stops, calling `tick` every [`super::TICK`] meanwhile: one that ends
+/// is replaced when `restart` (counted in `restarts`), otherwise the server stops and it is
+/// returned. `what(i)` names process `i` in what is said on stderr. Returns after every
+/// process has been reaped.
+pub fn supervise(
+    ctx: &Ctx,
+    count: usize,
+    spawn: impl Fn(usize) -> Result<i32, Error>,
+    restart: bool,
+    what: &dyn Fn(usize) -> String,
+    mut tick: impl FnMut(),
+) -> Result<Option<Ended>, Error> {
+    let mut pids: Vec<Option<i32>> = vec![None; count];
+    let mut result = Ok(None);
     for (i, slot) in pids.iter_mut().enumerate() {
-        match spawn_process(ctx, i, work) {
+        match spawn(i) {
             Ok(pid) => *slot = Some(pid),
             Err(e) => {
                 ctx.request_stop();
@@ -122,9 +143,14 @@ pub fn processes(ctx: &'static Ctx, work: WorkerFn, restart: bool) -> Result<(),
         }
     }
     while !ctx.stopping() {
-        // Blocks until a worker ends; SIGTERM interrupts it (the master has one thread).
-        let (pid, exit) = match sys::process::wait(-1, false) {
+        // Looks every tick: a stop is seen within one (the master has one thread).
+        let (pid, exit) = match sys::process::wait(-1, true) {
             Ok(Some(ended)) => ended,
+            Ok(None) if pids.iter().any(Option::is_some) => {
+                tick();
+                thread::sleep(super::TICK);
+                continue;
+            }
             Ok(None) => break,
             Err(_) => continue,
         };
@@ -146,9 +172,9 @@ pub fn processes(ctx: &'static Ctx, work: WorkerFn, restart: bool) -> Result<(),
             Exit::Signal(s) => format!("was killed by signal {s}"),
         };
         if restart {
-            eprintln!("muxlab: worker {i} (pid {pid}) {how}; starting a replacement");
+            eprintln!("muxlab: {} (pid {pid}) {how}; starting a replacement", what(i));
             ctx.worker(i).count(Counter::Restarts, 1);
-            match spawn_process(ctx, i, work) {
+            match spawn(i) {
                 Ok(p) => pids[i] = Some(p),
                 Err(e) => {
                     ctx.request_stop();
@@ -156,10 +182,14 @@ pub fn processes(ctx: &'static Ctx, work: WorkerFn, restart: bool) -> Result<(),
                 }
             }
         } else {
-            eprintln!("muxlab: worker {i} (pid {pid}) {how}; stopping the server");
+            eprintln!("muxlab: {} (pid {pid}) {how}; stopping the server", what(i));
             ctx.request_stop();
+            if matches!(result, Ok(None)) {
+                result = Ok(Some((i, pid, exit)));
+            }
         }
     }
+    tick();
     // Stopping: every worker sees the shared flag within a tick and exits.
     loop {
         match sys::process::wait(-1, false) {

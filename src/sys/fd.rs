@@ -87,6 +87,16 @@ pub fn replace_with_null(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes `dst` refer to what `src` refers to (dup2): a forked process that serves through a
+/// descriptor its code already holds (`dst`, a listener) takes another socket (`src`) in its
+/// place. `dst` stays owned by its OwnedFd.
+pub fn dup_onto(src: &OwnedFd, dst: &OwnedFd) -> io::Result<()> {
+    // SAFETY: both descriptors are open and owned (borrowed for the call); dup2 closes what the
+    // number of dst referred to and makes it a copy of src, leaving both owned and open.
+    super::cvt(unsafe { libc::dup2(src.as_raw_fd(), dst.as_raw_fd()) })?;
+    Ok(())
+}
+
 /// Takes an exclusive advisory lock on an open file without waiting (`flock(LOCK_EX |
 /// LOCK_NB)`): `Ok(false)` when another open file description holds it. The lock goes with the
 /// descriptor: closed, or its process gone however it ended, the lock is released.

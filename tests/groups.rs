@@ -1,0 +1,208 @@
+//! Process groups (`serve --procs N`): a design run as N processes, each with its own
+//! descriptor table, holds more connections than one process may open; the parent counts what
+//! the group holds; designs that do not form groups refuse the flag and say why.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// A server started here with its stdout read line by line on a thread: `held` lines arrive
+/// while it runs.
+struct Group {
+    child: std::process::Child,
+    lines: mpsc::Receiver<Value>,
+    listening: Value,
+}
+
+impl Group {
+    fn start(model: &str, args: &[&str]) -> Group {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--model", model, "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&l) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let listening = lines.recv_timeout(IO_TIMEOUT).expect("a listening line");
+        assert_eq!(listening["event"], "listening", "{listening}");
+        Group {
+            child,
+            lines,
+            listening,
+        }
+    }
+
+    fn addr(&self) -> std::net::SocketAddr {
+        self.listening["addr"].as_str().unwrap().parse().unwrap()
+    }
+
+    /// The next line of `event` for which `want` holds, within 20 s.
+    fn line(&self, event: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + IO_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) if v["event"] == event && want(&v) => return v,
+                Ok(_) => {}
+                Err(e) => panic!("no {event} line as wanted within 20 s: {e}"),
+            }
+        }
+    }
+
+    /// SIGTERM, then its stats line and exit status.
+    fn stop(mut self) -> (Value, std::process::ExitStatus, String) {
+        let tree = muxlab::sys::procfs::tree(self.child.id() as i32);
+        muxlab::sys::process::kill(self.child.id() as i32, muxlab::sys::signal::SIGTERM).unwrap();
+        let stats = self.line("stats", |_| true);
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        for pid in tree.iter().skip(1) {
+            assert!(!alive(*pid), "member {pid} outlived the group");
+        }
+        (stats, status, err)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP request on `s`, answered.
+fn answered(s: &mut TcpStream) -> bool {
+    let mut pending = Vec::new();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").is_ok()
+        && matches!(read_response(s, &mut pending), Ok(Some(r)) if r.status == 200)
+}
+
+/// `--nofile 300` lets one process hold under 300 connections; four of them hold 600, each
+/// in its own descriptor table, and the parent's `held` lines and stats line count them all.
+#[test]
+fn a_group_holds_more_connections_than_one_process_may_open() {
+    for (model, args) in [
+        ("epoll", vec![]),
+        ("uring", vec!["--workers", "2"]),
+        ("tokio", vec!["--workers", "2"]),
+        ("multi-reactor", vec!["--workers", "2"]),
+    ] {
+        let srv = Group::start(model, &[&args[..], &["--procs", "4", "--nofile", "300"]].concat());
+        assert_eq!(srv.listening["procs"], 4, "{model}");
+        let mut conns: Vec<TcpStream> = (0..600)
+            .map(|_| {
+                let s = TcpStream::connect(srv.addr()).unwrap();
+                s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+                s
+            })
+            .collect();
+        let served = conns.iter_mut().map(answered).filter(|&ok| ok).count();
+        assert_eq!(served, 600, "{model}: every connection answered");
+        let held = srv.line("held", |v| v["held"] == 600);
+        assert_eq!(held["procs"], 4, "{model}: {held}");
+        assert!(
+            held["rss_bytes"].as_u64().unwrap() > 0,
+            "{model}: the group's memory: {held}"
+        );
+        let (stats, status, err) = srv.stop();
+        assert!(status.success(), "{model}: {status} {err}");
+        assert_eq!(stats["ok"], true, "{model}: {stats}");
+        assert_eq!(stats["held_peak"], 600, "{model}: {stats}");
+        assert_eq!(stats["totals"]["rejected_emfile"], 0, "{model}: {stats}");
+        assert_eq!(stats["totals"]["accepted"], 600, "{model}: {stats}");
+        // Each process counted in its own blocks, and each accepted some (the port's hash
+        // spreads 600 connections over four listeners).
+        let blocks = stats["per_worker"].as_array().unwrap();
+        let workers = stats["workers"].as_u64().unwrap() as usize;
+        assert_eq!(blocks.len(), 4 * workers, "{model}: {stats}");
+        for p in 0..4 {
+            let got: u64 = blocks[p * workers..(p + 1) * workers]
+                .iter()
+                .map(|b| b["accepted"].as_u64().unwrap())
+                .sum();
+            assert!(got > 0 && got < 300, "{model}: process {p} accepted {got}");
+        }
+        drop(conns);
+    }
+}
+
+#[test]
+fn designs_that_do_not_form_groups_refuse_procs_and_say_why() {
+    let refused = |args: &[&str], says: &str| {
+        let out = Command::new(BIN)
+            .arg("serve")
+            .args(args)
+            .args(["--port", "0"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    for model in ["iterative", "thread", "fork", "prefork", "prethread"] {
+        refused(&["--model", model, "--procs", "2"], "threads or memory bound it");
+    }
+    refused(
+        &["--model", "procs-accept", "--procs", "2"],
+        "its workers are processes already",
+    );
+    refused(&["--model", "green", "--procs", "2"], "vm.max_map_count");
+    refused(
+        &["--model", "epoll", "--procs", "2", "--proto", "resp"],
+        "unrelated ones",
+    );
+    refused(&["--model", "epoll", "--procs", "0"], "--procs 0 is not from 1 to 256");
+}
+
+/// A member that ends while the group runs stops the group: the stats line says which, and
+/// the server exits with an error, leaving no member behind.
+#[test]
+fn a_member_that_dies_stops_the_group_and_the_stats_line_says_so() {
+    let srv = Group::start("epoll", &["--procs", "3", "--crash-after-requests", "1"]);
+    let mut s = TcpStream::connect(srv.addr()).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    let _ = answered(&mut s);
+    let stats = srv.line("stats", |_| true);
+    assert_eq!(stats["ok"], false, "{stats}");
+    let error = stats["error"].as_str().unwrap();
+    assert!(
+        error.contains("of the group") && error.contains("killed by signal 6"),
+        "{error}"
+    );
+    let (_, status, _) = srv.stop_after_exit();
+    assert!(!status.success());
+}
+
+impl Group {
+    /// Its exit status, once it exits on its own (within 20 s).
+    fn stop_after_exit(mut self) -> (Value, std::process::ExitStatus, String) {
+        let deadline = Instant::now() + IO_TIMEOUT;
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "the group did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        (Value::Null, status, err)
+    }
+}
