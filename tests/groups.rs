@@ -206,3 +206,112 @@ impl Group {
         (Value::Null, status, err)
     }
 }
+
+/// `--active 5%`: 20 of 400 connections send, the rest hold; the document counts them apart
+/// and judges fairness over the senders only; the server held all 400.
+#[test]
+fn a_share_of_the_connections_sends_and_the_rest_hold_counted_apart() {
+    let srv = Group::start("epoll", &["--procs", "2"]);
+    let url = format!("http://{}/", srv.addr());
+    let (code, doc, err) = load(&[&url, "-c", "400", "--active", "5%", "--rate", "400", "--duration", "2s"]);
+    assert_eq!(code, 0, "{err}");
+    let c = &doc["connections"];
+    assert_eq!(
+        (c["established"].as_u64(), c["active"].as_u64(), c["held"].as_u64()),
+        (Some(400), Some(20), Some(380)),
+        "{c}"
+    );
+    assert_eq!(c["held_closed_by_server"], 0, "{c}");
+    assert_eq!(doc["fairness"]["connections"], 20, "{}", doc["fairness"]);
+    assert_eq!(doc["fairness"]["starved"], 0, "{}", doc["fairness"]);
+    assert_eq!(doc["error_total"], 0, "{doc}");
+    let requests = doc["requests"].as_u64().unwrap();
+    assert!(
+        (700..=800).contains(&requests),
+        "400 req/s for 2 s over the senders: {requests}"
+    );
+    let (stats, status, _) = srv.stop();
+    assert!(status.success());
+    assert!(stats["held_peak"].as_u64().unwrap() >= 400, "{}", stats["held_peak"]);
+    // Only the senders' requests reached the server (the warm-up sends none by default).
+    assert_eq!(
+        stats["totals"]["requests"].as_u64().unwrap(),
+        requests,
+        "{}",
+        stats["totals"]
+    );
+}
+
+/// A server whose idle timeout is shorter than the hold closes held connections: the load
+/// opens them again, counts it apart from errors, and says why.
+#[test]
+fn held_connections_closed_by_an_idle_timeout_are_counted_and_said() {
+    let srv = Group::start("epoll", &["--idle-timeout", "500ms"]);
+    let url = format!("http://{}/", srv.addr());
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            &url,
+            "-c",
+            "100",
+            "--active",
+            "10%",
+            "--rate",
+            "100",
+            "--duration",
+            "2s",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("(10 sending, 90 holding)"), "{text}");
+    assert!(
+        text.contains("the server closed held connections") && text.contains("--idle-timeout"),
+        "{text}"
+    );
+    let (code, doc, err) = load(&[
+        &url,
+        "-c",
+        "100",
+        "--active",
+        "10%",
+        "--rate",
+        "100",
+        "--duration",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        doc["connections"]["held_closed_by_server"].as_u64().unwrap() >= 90,
+        "{}",
+        doc["connections"]
+    );
+    assert_eq!(doc["error_total"], 0, "{doc}");
+    let _ = srv.stop();
+}
+
+#[test]
+fn an_active_share_that_ends_connections_or_leaves_none_sending_is_refused() {
+    for (args, says) in [
+        (
+            vec!["-c", "100", "--active", "10%", "-n", "100"],
+            "drop -n, --close and --requests-per-conn",
+        ),
+        (
+            vec!["-c", "100", "--active", "10%", "--close"],
+            "drop -n, --close and --requests-per-conn",
+        ),
+        (vec!["-c", "10", "--active", "1%"], "leaves none sending"),
+        (vec!["-c", "10", "--active", "0%"], "above 0% and at most 100%"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["load", "http://127.0.0.1:9/"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -83,8 +83,8 @@ pub use tls::client_config as tls_client;
 pub use unmergeable::{Difference, Unmergeable};
 pub use wall_clock::unix_ms;
 pub use workload::{
-    Arrivals, BadMixEntry, BadMixFile, BadSlo, Bound, Class, LineFault, MixEntry, MixEntryFault, Quantile, Rate, Slo,
-    SloFault, Workload, MAX_STREAMS,
+    Active, Arrivals, BadActive, BadMixEntry, BadMixFile, BadSlo, Bound, Class, LineFault, MixEntry, MixEntryFault,
+    Quantile, Rate, Slo, SloFault, Workload, MAX_STREAMS,
 };
 
 // The parts load's own folders share, named here for them (not beyond `load`).

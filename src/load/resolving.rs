@@ -207,6 +207,18 @@ fn check_connections(a: &LoadArgs, http: bool) -> Result<(), Error> {
     if w.connect_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
         return bad("connect_rate", Rule::ConnectRateNotPositive);
     }
+    if w.active.is_some() && (w.requests.is_some() || w.close || w.requests_per_conn.is_some()) {
+        return bad("active", Rule::ActiveEndsConnections);
+    }
+    if let Some(active) = w.active.filter(|act| act.of(a.connections) == 0) {
+        return Err(Error::invalid(
+            "active",
+            Rule::ActiveNone {
+                active,
+                connections: a.connections,
+            },
+        ));
+    }
     if let Some(Shard(_, n)) = a.shard {
         if n > a.connections {
             return Err(Error::invalid(

@@ -85,6 +85,16 @@ pub struct Connections {
     pub connecting_s: f64,
     #[serde(default)]
     pub unresolved_at_start: u64,
+    /// `--active`: of the established, those that sent and those that held (sent nothing by
+    /// design); absent where every connection sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<u64>,
+    /// `--active`: held connections the server closed while they were idle (its idle timeout
+    /// shorter than the hold), each opened again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_closed_by_server: Option<u64>,
 }
 
 /// How evenly the connections were served.
@@ -143,6 +153,9 @@ impl Results {
                 never_connected: t.never_connected,
                 connecting_s: o.connecting.as_secs_f64(),
                 unresolved_at_start: t.unresolved_at_start,
+                active: t.active,
+                held: t.held,
+                held_closed_by_server: t.held.map(|_| t.held_closed),
             },
             per_second: t.per_second.clone(),
             fairness: Fairness {

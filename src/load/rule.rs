@@ -13,6 +13,13 @@ use super::Rate;
 #[derive(Debug)]
 pub enum Rule {
     ConnectionsZero,
+    /// `--active` with a run that ends connections (-n, --close, --requests-per-conn).
+    ActiveEndsConnections,
+    /// `--active` that leaves no connection sending.
+    ActiveNone {
+        active: super::Active,
+        connections: usize,
+    },
     ThreadsZero,
     IntervalUnderOneMs,
     TooManyIntervals,
@@ -91,6 +98,10 @@ impl Rule {
     fn fixed(&self) -> Option<&'static str> {
         Some(match self {
             Rule::ConnectionsZero => "-c must be at least 1",
+            Rule::ActiveEndsConnections => {
+                "--active holds most connections open for the whole run: drop -n, --close and --requests-per-conn (run for a --duration)"
+            }
+
             Rule::ThreadsZero => "-t must be at least 1",
             Rule::IntervalUnderOneMs => "--interval must be at least 1ms",
             Rule::TooManyIntervals => "--interval makes over 100,000 intervals of the window: make it longer",
@@ -149,7 +160,8 @@ impl Rule {
             | Rule::ShardsOverConnections { .. }
             | Rule::NotAHeader { .. }
             | Rule::StartTooFar { .. }
-            | Rule::ClassTwice { .. } => return None,
+            | Rule::ClassTwice { .. }
+            | Rule::ActiveNone { .. } => return None,
         })
     }
 }
@@ -183,6 +195,10 @@ impl fmt::Display for Rule {
                 "--start-at {at} is {ahead} s away (more than an hour): give milliseconds since the epoch, e.g. $(date -d '+20 sec' +%s%3N)"
             ),
             Rule::ClassTwice { name } => write!(f, "the class name '{name}' is given twice"),
+            Rule::ActiveNone { active, connections } => write!(
+                f,
+                "--active {active} of {connections} connections leaves none sending: raise -c or --active"
+            ),
             _ => unreachable!("fixed() has the words of every other rule"),
         }
     }

@@ -50,6 +50,19 @@ pub struct Share {
     pub rate: Option<f64>,
     /// Its part of `--connect-rate`.
     pub connect_rate: Option<f64>,
+    /// `--active`: which of its slots send.
+    pub active: Option<super::Active>,
+}
+
+impl Share {
+    /// The weight of slots `first .. first + n` (global numbers) in a split of the rate: the
+    /// slots that send among them.
+    pub fn senders(active: Option<super::Active>, first: u64, n: usize) -> f64 {
+        match active {
+            Some(a) => a.among(first, n as u64) as f64,
+            None => n as f64,
+        }
+    }
 }
 
 impl Spec {
@@ -168,7 +181,8 @@ impl Spec {
             first += off;
             ways *= k;
         }
-        let part = |whole: f64| whole * conns as f64 / total as f64;
+        let active = self.args.workload.active;
+        let part = |whole: f64| whole * Share::senders(active, first as u64, conns) / Share::senders(active, 0, total);
         Share {
             connections: conns,
             first_slot: first as u64,
@@ -178,6 +192,7 @@ impl Spec {
                 _ => None,
             },
             connect_rate: self.args.workload.connect_rate.map(|r| r / ways as f64),
+            active,
         }
     }
 }

@@ -322,8 +322,21 @@ fn connection_lines(o: &Outcome) -> String {
         thousands(established),
         thousands(o.connections as u64)
     ));
+    if let (Some(active), Some(held)) = (t.active, t.held) {
+        s.push_str(&format!(
+            " ({} sending, {} holding)",
+            thousands(active),
+            thousands(held)
+        ));
+    }
     if t.never_connected > 0 {
         s.push_str(&format!(" -- {} could not connect", thousands(t.never_connected)));
+    }
+    if t.held_closed > 0 {
+        s.push_str(&format!(
+            "; the server closed held connections {} times while they were idle, each opened again (its idle timeout is shorter than the run: muxlab serve's --idle-timeout is 60s unless set)",
+            thousands(t.held_closed)
+        ));
     }
     s.push_str(&format!(", {} connects in the window", thousands(t.connects)));
     if o.connecting >= Duration::from_millis(500) {

@@ -43,6 +43,15 @@ pub struct Tally {
     pub connects: u64,
     /// Slots that never got a connection established.
     pub never_connected: u64,
+    /// `--active`: established connections that sent, and those that held (sent nothing by
+    /// design); `None` in a run where every connection sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<u64>,
+    /// `--active`: held connections the server closed (an idle timeout), opened again.
+    #[serde(default)]
+    pub held_closed: u64,
     /// Requests sent in the measured window.
     pub sent: u64,
     /// Open loop over a duration: requests the schedule called for inside the window, and
@@ -225,6 +234,9 @@ impl Tally {
         };
         self.scheduled = add(self.scheduled, other.scheduled);
         self.not_completed = add(self.not_completed, other.not_completed);
+        self.active = add(self.active, other.active);
+        self.held = add(self.held, other.held);
+        self.held_closed += other.held_closed;
         if self.classes.len() < other.classes.len() {
             self.classes.resize_with(other.classes.len(), ClassTally::default);
         }

@@ -38,7 +38,7 @@ impl Engine<'_> {
 
     /// Rate mode: connection `i` is offered to the schedule if it can take a request.
     pub(super) fn mark_free(&mut self, i: usize) {
-        let room = self.has_room(i) && self.batch_room(i) > 0;
+        let room = self.has_room(i) && self.batch_room(i) > 0 && !self.slots[i].holds();
         let slot = &mut self.slots[i];
         if let Some(s) = self.ledger.schedule.as_mut() {
             if room && slot.offer() {
@@ -77,8 +77,8 @@ impl Engine<'_> {
             let _ = self.flush(i);
             return;
         }
-        if !self.ramp.sending() {
-            // Connecting is not over: an HTTP/2 connection may read its server's SETTINGS
+        if !self.ramp.sending() || self.slots[i].holds() {
+            // Connecting is not over (or the connection holds, sending nothing): an HTTP/2 connection may read its server's SETTINGS
             // meanwhile, but no request goes before the others' (see `Engine::run`).
             let _ = self.flush(i);
             return;

@@ -38,6 +38,8 @@ pub(super) struct Pace {
     pub(super) ramp: Option<Rate>,
     /// The request classes' cumulative weights, ending at 1.0 (empty without `--mix`).
     pub(super) weights: Vec<f64>,
+    /// `--active`: which connection slots send (the rest hold).
+    pub(super) active: Option<crate::load::Active>,
 }
 
 /// Where connections go.
@@ -76,6 +78,7 @@ pub(super) fn of(spec: &Spec) -> (Pace, Reach, Limits) {
         poisson: spec.args().workload.arrivals == Arrivals::Poisson,
         ramp: spec.args().workload.rate.filter(|w| w.is_ramp()),
         weights: super::classes::cumulative(spec),
+        active: spec.args().workload.active,
     };
     let target = spec.target();
     let reach = Reach {

@@ -29,7 +29,18 @@ impl ThreadPlan {
             conns: n,
             first_slot: share.first_slot + off as u64,
             quota: share.quota.map(|q| crate::load::split_weighted(q, conns, off, n)),
-            rate: share.rate.map(|r| r * n as f64 / conns as f64),
+            rate: share.rate.map(|r| {
+                let first = share.first_slot;
+                let (mine, all) = (
+                    crate::load::Share::senders(share.active, first + off as u64, n),
+                    crate::load::Share::senders(share.active, first, conns),
+                );
+                if all > 0.0 {
+                    r * mine / all
+                } else {
+                    0.0
+                }
+            }),
             connect_rate: share.connect_rate.map(|r| r / threads as f64),
             t0,
         }

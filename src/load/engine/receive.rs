@@ -95,8 +95,14 @@ impl Engine<'_> {
         let (conn, books) = self.split(i);
         match conn.closed(now, books) {
             Err(class) => self.fail(i, class, now),
-            // The server closed an idle keep-alive connection: open a new one.
-            Ok(()) => self.recycle(i, now),
+            // The server closed an idle keep-alive connection: open a new one (a held one
+            // counted: what held it open was the server's idle timeout, not the run).
+            Ok(()) => {
+                if self.slots[i].holds() {
+                    self.ledger.tally.held_closed += 1;
+                }
+                self.recycle(i, now)
+            }
         }
     }
 }

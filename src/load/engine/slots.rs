@@ -27,11 +27,13 @@ pub(super) struct Slot {
     tried: bool,
     /// Offered to the open loop's schedule as free.
     in_free: bool,
+    /// Sends nothing: it connects and holds (`--active`).
+    holds: bool,
 }
 
 impl Slot {
-    /// A slot for `conn`, down.
-    pub(super) fn new(conn: Connection) -> Slot {
+    /// A slot for `conn`, down; one that `holds` connects and sends nothing.
+    pub(super) fn new(conn: Connection, holds: bool) -> Slot {
         Slot {
             fd: None,
             tls: None,
@@ -41,7 +43,13 @@ impl Slot {
             counted_up: false,
             tried: false,
             in_free: false,
+            holds,
         }
+    }
+
+    /// It connects and sends nothing (`--active`).
+    pub(super) fn holds(&self) -> bool {
+        self.holds
     }
 
     pub(super) fn conn(&self) -> &Connection {

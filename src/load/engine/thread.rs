@@ -53,16 +53,25 @@ impl<'a> Engine<'a> {
     pub fn new(spec: &'a Spec, plan: ThreadPlan, start: &'a Start) -> io::Result<Engine<'a>> {
         let setup = Setup::of(spec);
         let (pace, reach, limits) = parts::of(spec);
+        // A thread whose slots all hold (`--active`) has no share of the rate.
+        let rate = plan.rate.filter(|r| *r > 0.0);
         let reuse = Reuse {
             per_socket: pace.per_socket,
-            open_loop: plan.rate.is_some(),
+            open_loop: rate.is_some(),
         };
+        let active = pace.active;
         let slots = (0..plan.conns)
-            .map(|i| Slot::new(setup.connection(plan.first_slot + i as u64, i, plan.t0, reuse)))
+            .map(|i| {
+                let g = plan.first_slot + i as u64;
+                Slot::new(
+                    setup.connection(g, i, plan.t0, reuse),
+                    active.is_some_and(|a| !a.sends(g)),
+                )
+            })
             .collect();
         let seed = pace.seed;
         let poisson = pace.poisson.then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
-        let schedule = plan.rate.map(|r| {
+        let schedule = rate.map(|r| {
             // A ramp's rates, scaled to this thread's share of the run's mean.
             let ramp = pace.ramp.map(|w| w.scaled(r / w.per_s()));
             Schedule::new(r, pace.batch, plan.t0, poisson).ramped(ramp)
@@ -261,7 +270,29 @@ impl<'a> Engine<'a> {
             self.start.thread_done(Instant::now());
         }
         self.ledger.tally.never_connected = self.slots.iter().filter(|s| !s.conn().connected_once()).count() as u64;
+        self.count_holding();
         (self.ledger.tally, cpu)
+    }
+
+    /// `--active`: the established connections that sent and those that held, and fairness
+    /// over the senders only (a held connection completes nothing by design, and is not starved).
+    fn count_holding(&mut self) {
+        if self.pace.active.is_none() {
+            return;
+        }
+        let t = &mut self.ledger.tally;
+        let up = |s: &&Slot| s.conn().connected_once();
+        t.held = Some(self.slots.iter().filter(|s| s.holds()).filter(up).count() as u64);
+        t.active = Some(self.slots.iter().filter(|s| !s.holds()).filter(up).count() as u64);
+        let keep: Vec<bool> = self.slots.iter().map(|s| !s.holds()).collect();
+        let only_senders = |v: &mut Vec<u64>| {
+            if v.len() == keep.len() {
+                let mut k = keep.iter();
+                v.retain(|_| *k.next().expect("as long"));
+            }
+        };
+        only_senders(&mut t.per_conn);
+        only_senders(&mut t.per_conn_events);
     }
 
     /// The connections still to open are opened (as the ramp allows), those connecting

@@ -100,6 +100,13 @@ pub struct Workload {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_rate: Option<f64>,
+    /// The share of the connections that send, e.g. 1% (the rest hold: they connect and stay
+    /// open sending nothing); the rate, or the closed loop, is spread over the senders. The
+    /// document counts active and held connections apart. Not with -n, --close or
+    /// --requests-per-conn (a held connection ends with the run).
+    #[arg(long, value_name = "P%")]
+    #[serde(default, with = "serde_as::opt_text", skip_serializing_if = "Option::is_none")]
+    pub active: Option<super::Active>,
     /// Send nothing until every connection is up (or --timeout has passed): the server accepts
     /// all of them before it serves any (tcpkali's way; a thread-per-connection server on few
     /// cores cannot accept while thousands of its threads are busy).
@@ -294,6 +301,7 @@ impl Default for Workload {
             requests_per_conn: None,
             timeout: five_seconds(),
             connect_rate: None,
+            active: None,
             connect_first: false,
             bind: None,
             size: message_size(),
@@ -356,6 +364,7 @@ impl Workload {
             (self.timeout != d.timeout).then(|| exact_duration(self.timeout)),
         );
         put("connect-rate", self.connect_rate.map(|r| r.to_string()));
+        put("active", self.active.map(|a| a.to_string()));
         put("bind", self.bind.as_ref().map(|b| b.to_string()));
         put("size", (self.size != d.size).then(|| self.size.to_string()));
         put("method", (!self.method.is_empty()).then(|| self.method.clone()));

@@ -2,12 +2,14 @@
 //! experiment keys (serde) are one struct, [`Workload`]; a key has the flag's name, default,
 //! meaning and check. [`Workload::to_args`] writes it back as flags.
 
+mod active;
 mod bad_mix_file;
 mod class;
 mod flags;
 mod rate;
 mod slo;
 
+pub use active::{Active, BadActive};
 pub use bad_mix_file::{BadMixFile, LineFault};
 pub(super) use class::read_mix_file;
 pub use class::{BadMixEntry, Class, MixEntry, MixEntryFault};

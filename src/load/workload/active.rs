@@ -1,0 +1,116 @@
+//! `--active P%`: the share of the connections that send; the rest hold (connect and stay
+//! open, sending nothing), as most of a million connections to a push or chat server do. The
+//! run's rate (or its closed loop) is spread over the active ones. Which slots send is a rule
+//! of the slot's global number, so shards, child processes and engine threads agree without
+//! talking: slot `g` sends when `⌊(g + 1)·p⌋ > ⌊g·p⌋`, which spreads the senders evenly and
+//! makes `⌊c·p⌋` of `c` connections send.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The share of connections that send, in (0, 1].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Active {
+    /// As written, in percent (`1` for `1%`).
+    percent: f64,
+}
+
+impl Active {
+    /// Whether connection slot `g` (its number over the whole run) sends.
+    pub fn sends(&self, g: u64) -> bool {
+        let p = self.percent / 100.0;
+        ((g + 1) as f64 * p).floor() > (g as f64 * p).floor()
+    }
+
+    /// How many of `connections` slots send.
+    pub fn of(&self, connections: usize) -> u64 {
+        self.among(0, connections as u64)
+    }
+
+    /// How many of slots `first .. first + n` send: the increments of `⌊g·p⌋` over the range,
+    /// which add up to its ends' difference.
+    pub fn among(&self, first: u64, n: u64) -> u64 {
+        let p = self.percent / 100.0;
+        ((first + n) as f64 * p).floor() as u64 - (first as f64 * p).floor() as u64
+    }
+}
+
+/// An `--active` value refused: as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadActive {
+    pub given: String,
+}
+
+impl fmt::Display for BadActive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "--active '{}' must be a share of the connections above 0% and at most 100%, e.g. 1% or 0.5%",
+            self.given
+        )
+    }
+}
+
+impl std::error::Error for BadActive {}
+
+impl FromStr for Active {
+    type Err = BadActive;
+    fn from_str(s: &str) -> Result<Active, BadActive> {
+        let bad = || BadActive { given: s.to_string() };
+        let percent: f64 = s
+            .trim()
+            .strip_suffix('%')
+            .ok_or_else(bad)?
+            .trim()
+            .parse()
+            .map_err(|_| bad())?;
+        if !(percent > 0.0 && percent <= 100.0) {
+            return Err(bad());
+        }
+        Ok(Active { percent })
+    }
+}
+
+impl fmt::Display for Active {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.percent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_of_the_slots_sends_spread_evenly_and_exactly() {
+        let one: Active = "1%".parse().unwrap();
+        assert_eq!(one.of(300_000), 3_000);
+        // Every 100th slot: no run of senders, no long gap.
+        let senders: Vec<u64> = (0..1000).filter(|&g| one.sends(g)).collect();
+        assert_eq!(senders, (0..10).map(|k| 99 + 100 * k).collect::<Vec<_>>());
+        let all: Active = "100%".parse().unwrap();
+        assert!((0..1000).all(|g| all.sends(g)));
+        let half: Active = "0.5%".parse().unwrap();
+        assert_eq!(half.of(1000), 5);
+        // Any split into pieces finds the same senders: a rule of the slot's number.
+        for &(first, n) in &[(0, 333), (333, 333), (666, 334), (12_345, 98_765)] {
+            let counted = (first..first + n).filter(|&g| one.sends(g)).count() as u64;
+            assert_eq!(one.among(first, n), counted, "{first}+{n}");
+        }
+        let pieces: u64 = [(0, 333), (333, 333), (666, 334)]
+            .iter()
+            .map(|&(f, n)| one.among(f, n))
+            .sum();
+        assert_eq!(pieces, one.of(1000));
+    }
+
+    #[test]
+    fn an_active_share_outside_0_to_100_percent_is_refused() {
+        for bad in ["0%", "-1%", "101%", "1", "abc%", "nan%", ""] {
+            let e = bad.parse::<Active>().unwrap_err();
+            assert_eq!(e.given, bad);
+            assert!(e.to_string().contains("above 0% and at most 100%"), "{e}");
+        }
+        assert_eq!("2.5%".parse::<Active>().unwrap().to_string(), "2.5%");
+    }
+}
