@@ -87,6 +87,19 @@ impl Drop for Group {
     }
 }
 
+/// `n` with a comma every three digits, as muxlab writes counts.
+fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// One HTTP request on `s`, answered.
 fn answered(s: &mut TcpStream) -> bool {
     let mut pending = Vec::new();
@@ -314,4 +327,103 @@ fn an_active_share_that_ends_connections_or_leaves_none_sending_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+/// `--max-conns` past what the machine's settings hold for the design is refused, naming the
+/// setting read now; nothing is changed. Within the ceiling it starts.
+#[test]
+fn a_count_past_the_designs_ceiling_is_refused_naming_the_setting() {
+    let read = |path: &str| -> u64 { std::fs::read_to_string(path).unwrap().trim().parse().unwrap() };
+    let maps = read("/proc/sys/vm/max_map_count");
+    let (_, hard) = muxlab::sys::rlimit::nofile().unwrap();
+    let refused = |args: &[&str], says: &[String]| {
+        let out = Command::new(BIN)
+            .arg("serve")
+            .args(args)
+            .args(["--port", "0"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for s in says {
+            assert!(err.contains(s.as_str()), "{args:?}: {err}");
+        }
+    };
+    let thread_most = (maps / 4 + 1).to_string();
+    refused(
+        &["--model", "thread", "--max-conns", &thread_most],
+        &["vm.max_map_count".into(), thousands(maps)],
+    );
+    let over = (2 * hard).to_string();
+    refused(
+        &["--model", "epoll", "--max-conns", &over],
+        &[
+            "descriptors: 1 process of".into(),
+            "RLIMIT_NOFILE".into(),
+            "--procs".into(),
+        ],
+    );
+    refused(&["--model", "select", "--max-conns", "2000"], &["FD_SETSIZE".into()]);
+    // Three processes hold twice one's descriptors.
+    let srv = Group::start("epoll", &["--procs", "3", "--max-conns", &over]);
+    assert_eq!(srv.listening["max_conns"].as_u64(), Some(2 * hard));
+    let (_, status, _) = srv.stop();
+    assert!(status.success());
+}
+
+/// `load` refuses a count its source addresses' ports cannot reach, naming the setting,
+/// before opening anything.
+#[test]
+fn a_load_past_its_source_ports_is_refused_naming_the_setting() {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+    let mut w = range.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+    let ports = w.next().map(|lo| w.next().unwrap() - lo + 1).unwrap();
+    let c = (ports + 1).to_string();
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "http://127.0.0.1:9/",
+            "-c",
+            &c,
+            "--bind",
+            "127.0.0.2",
+            "-d",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("net.ipv4.ip_local_port_range") && err.contains("need 2 source addresses"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was changed"), "{err}");
+}
+
+/// `muxlab models` gives each design's ceiling on this machine, from its settings.
+#[test]
+fn models_says_each_designs_ceiling_on_this_machine() {
+    let out = Command::new(BIN).arg("models").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let maps: u64 = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let line = |model: &str| {
+        text.lines()
+            .skip_while(|l| !l.starts_with("CONNECTIONS ONE SERVER HOLDS"))
+            .find(|l| l.split_whitespace().next() == Some(model))
+            .unwrap_or_else(|| panic!("no ceiling for {model}: {text}"))
+            .to_string()
+    };
+    assert!(line("thread").contains(&thousands(maps / 4)), "{}", line("thread"));
+    assert!(line("green").contains("descriptors") || line("green").contains("vm.max_map_count"));
+    assert!(line("select").contains("1,024"));
+    assert!(line("prefork").contains("one connection at a time per worker"));
+    let epoll = text.lines().find(|l| l.starts_with("epoll ")).unwrap();
+    assert!(epoll.contains("forms process groups: --procs"), "{epoll}");
+    let thread = text.lines().find(|l| l.starts_with("thread ")).unwrap();
+    assert!(!thread.contains("forms process groups"), "{thread}");
 }

@@ -100,6 +100,17 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let plan = plan(&sc, opts);
     let mut env = environment(&place);
     let mut notes = sc.notes.clone();
+    for x in sc.experiments.iter() {
+        if let Some(t) = x.idle_timeout() {
+            notes.push(format!(
+                "{}: connections are held for {}, past muxlab serve's --idle-timeout of {}: its servers run with --idle-timeout {} (a model's own wins)",
+                x.name,
+                crate::units::format_duration(x.hold()),
+                crate::units::format_duration(crate::server::DEFAULT_IDLE_TIMEOUT),
+                crate::units::format_duration(t)
+            ));
+        }
+    }
     let _held = hold(&sc, opts, &place, &mut env, &mut notes)?;
     place.round_trip = env.round_trip;
     let dir = record::results::new_dir(&opts.out, &sc.name)

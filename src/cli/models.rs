@@ -32,6 +32,9 @@ pub(super) fn print_models(json: bool) {
         if m.streams != crate::server::Streams::Timers {
             notes.push(m.streams.says().into());
         }
+        if crate::server::forms_group(m).is_ok() {
+            notes.push("forms process groups: --procs".into());
+        }
         notes.push(match (m.shards, m.extra_threads > 0) {
             (true, _) => format!("store: {}; or sharded (a table per worker loop)", m.data.says()),
             (_, true) => "store: owned by the executor thread (it runs every command)".into(),
@@ -52,4 +55,30 @@ pub(super) fn print_models(json: bool) {
             m.mechanism
         );
     }
+    print_ceilings(&mut out);
+}
+
+/// Each design's ceiling of held connections on this machine, from its settings as read now.
+fn print_ceilings(out: &mut impl Write) {
+    let settings = crate::sys::settings::Settings::read();
+    let cpus = crate::sys::affinity::get().map(|c| c.len()).unwrap_or(1);
+    let _ = writeln!(
+        out,
+        "\nCONNECTIONS ONE SERVER HOLDS ON THIS MACHINE (default workers, one process; settings as read now)"
+    );
+    for m in models::ALL {
+        let workers = m.worker_count(None, cpus) + m.extra_threads;
+        let line = match crate::server::ceiling(m, 1, workers, &settings) {
+            Some((most, bound)) => format!("{:>10}  {bound}", crate::units::thousands(most)),
+            None => format!(
+                "{:>10}  one connection at a time per worker (the backlog holds the rest)",
+                "-"
+            ),
+        };
+        let _ = writeln!(out, "{:<15} {line}", m.name);
+    }
+    let _ = writeln!(
+        out,
+        "A group of N processes (--procs N) holds N times one process's descriptors, up to memory."
+    );
 }

@@ -30,6 +30,7 @@ pub mod limit;
 pub(crate) mod merge;
 mod outcome;
 mod pacing;
+mod preflight;
 mod processes;
 mod progress;
 mod request;
@@ -83,8 +84,8 @@ pub use tls::client_config as tls_client;
 pub use unmergeable::{Difference, Unmergeable};
 pub use wall_clock::unix_ms;
 pub use workload::{
-    Active, Arrivals, BadActive, BadMixEntry, BadMixFile, BadSlo, Bound, Class, LineFault, MixEntry, MixEntryFault,
-    Quantile, Rate, Slo, SloFault, Workload, MAX_STREAMS,
+    Active, ActiveFault, Arrivals, BadActive, BadMixEntry, BadMixFile, BadSlo, Bound, Class, LineFault, MixEntry,
+    MixEntryFault, Quantile, Rate, Slo, SloFault, Workload, MAX_STREAMS,
 };
 
 // The parts load's own folders share, named here for them (not beyond `load`).

@@ -13,6 +13,8 @@ use super::Rate;
 #[derive(Debug)]
 pub enum Rule {
     ConnectionsZero,
+    /// A count of connections the machine's settings cannot hold.
+    Settings(super::preflight::Need),
     /// `--active` with a run that ends connections (-n, --close, --requests-per-conn).
     ActiveEndsConnections,
     /// `--active` that leaves no connection sending.
@@ -161,7 +163,8 @@ impl Rule {
             | Rule::NotAHeader { .. }
             | Rule::StartTooFar { .. }
             | Rule::ClassTwice { .. }
-            | Rule::ActiveNone { .. } => return None,
+            | Rule::ActiveNone { .. }
+            | Rule::Settings(_) => return None,
         })
     }
 }
@@ -195,6 +198,7 @@ impl fmt::Display for Rule {
                 "--start-at {at} is {ahead} s away (more than an hour): give milliseconds since the epoch, e.g. $(date -d '+20 sec' +%s%3N)"
             ),
             Rule::ClassTwice { name } => write!(f, "the class name '{name}' is given twice"),
+            Rule::Settings(need) => write!(f, "{need}; nothing was changed"),
             Rule::ActiveNone { active, connections } => write!(
                 f,
                 "--active {active} of {connections} connections leaves none sending: raise -c or --active"

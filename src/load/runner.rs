@@ -25,6 +25,9 @@ pub fn run_here(spec: &Spec, show: Show, say: bool) -> Result<Outcome, Error> {
     if shards == 1 {
         return run(spec, show);
     }
+    // The sources are chosen once, for every part: parts choosing their own would each pick
+    // the same least-used addresses and run out of ports together.
+    let spec = &*sources::with_room(spec, spec.share().connections);
     if say {
         eprintln!(
             "muxlab: {} connections need more descriptors than one process may open ({}): running {shards} processes",

@@ -349,11 +349,16 @@ fn connection_lines(o: &Outcome) -> String {
     if t.unresolved_at_start > 0 {
         s.push_str(&format!(
             "  connecting   had not finished: {} connections were still connecting when the connect timeout \
-             passed and the window began\n",
-            thousands(t.unresolved_at_start)
+             passed and the window began{}\n",
+            thousands(t.unresolved_at_start),
+            if t.never_connected == 0 {
+                " (every one came up later)"
+            } else {
+                ""
+            }
         ));
     }
-    if t.never_connected > 0 || t.unresolved_at_start > 0 {
+    if t.never_connected > 0 {
         if let Some(h) = connect_hint(t) {
             s.push_str(&format!("  hint         {h}\n"));
         }

@@ -10,6 +10,9 @@ pub use super::work::Work;
 use crate::proto::Proto;
 use crate::units::{parse_duration, parse_size, BadValue, CpuList};
 
+/// `--idle-timeout`'s default (its flag says "60s": a test holds them equal).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The most processes a group (`--procs`) may have.
 pub const MOST_PROCS: usize = 256;
 
@@ -62,9 +65,10 @@ pub struct ServeArgs {
     /// and tokio only (see `muxlab models`); each process runs --workers workers.
     #[arg(long, default_value_t = 1)]
     pub procs: usize,
-    /// listen() backlog.
-    #[arg(long, default_value_t = 1024)]
-    pub backlog: i32,
+    /// listen() backlog, each listener's [default: 1024; a group's (--procs), net.core.somaxconn:
+    /// its members close and take back many connections at once].
+    #[arg(long)]
+    pub backlog: Option<i32>,
     /// Most connections open at once; more are accepted and closed at once (counted as
     /// rejected) [default: 90 % of the descriptor limit; 1,000 for fork].
     #[arg(long)]
@@ -234,6 +238,18 @@ impl std::ops::Deref for Config {
 }
 
 impl ServeArgs {
+    /// The listen() backlog: `--backlog`, else 1,024, else for a group `net.core.somaxconn`
+    /// (the most the kernel grants).
+    pub fn backlog(&self) -> i32 {
+        match (self.backlog, self.procs) {
+            (Some(b), _) => b,
+            (None, 1) => 1024,
+            (None, _) => crate::sys::settings::Settings::read()
+                .somaxconn
+                .map_or(1024, |s| s.min(i32::MAX as u64) as i32),
+        }
+    }
+
     /// The address to listen on.
     pub fn listen_addr(&self) -> SocketAddr {
         SocketAddr::new(self.addr, self.port)
@@ -329,8 +345,8 @@ impl ServeArgs {
             return Err(Error::ProcsOutOfRange { procs: self.procs });
         }
         self.check_model_flags(model, flags)?;
-        if self.backlog < 1 {
-            return Err(Error::BacklogUnderOne { backlog: self.backlog });
+        if let Some(backlog) = self.backlog.filter(|&b| b < 1) {
+            return Err(Error::BacklogUnderOne { backlog });
         }
         if self.max_output == 0 {
             return Err(Error::ZeroMaxOutput);

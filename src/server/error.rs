@@ -129,6 +129,14 @@ pub enum Error {
     /// A port under 1024 without the privilege.
     #[error("port {port} needs privileges: use a port above 1023 or --port 0")]
     PortNeedsPrivileges { port: u16 },
+    /// `--max-conns` past what the machine's settings hold for the design.
+    #[error("--max-conns {asked} is more than model '{model}' holds on this machine ({most}); what stops it: {bound}. `muxlab models` gives each design's ceiling; --procs N runs an event-loop design as N processes")]
+    OverCeiling {
+        model: &'static str,
+        asked: usize,
+        most: u64,
+        bound: super::bound::Bound,
+    },
     /// A member of a process group ended while the group ran (and stopped it).
     #[error("process {index} of the group (pid {pid}) {}; the group stopped", ended(*exit))]
     MemberEnded {

@@ -56,7 +56,7 @@ pub fn name(model: &Model, procs: usize) -> String {
 pub fn listeners(cfg: &Config, addr: std::net::SocketAddr) -> Result<Vec<OwnedFd>, Error> {
     (1..cfg.procs)
         .map(|p| {
-            let fd = sys::socket::listen(addr, cfg.backlog, true)
+            let fd = sys::socket::listen(addr, cfg.backlog(), true)
                 .map_err(io_err(format!("binding the listener of process {p} on {addr}")))?;
             super::drivers::accept::defer_accept(cfg, &fd)?;
             Ok(fd)

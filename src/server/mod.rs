@@ -17,6 +17,8 @@
 //! - [`request`]: each request's work on its thread or a pool's, the per-request hook, event
 //!   streams.
 
+pub(crate) mod bound;
+pub(crate) mod ceiling;
 pub(crate) mod classes;
 pub(crate) mod config;
 pub(crate) mod connection;
@@ -37,15 +39,17 @@ pub(crate) mod waits;
 pub(crate) mod work;
 pub(crate) mod workers;
 
+pub use ceiling::of as ceiling;
 pub use classes::ROWS;
 pub use config::{
     AcceptGuard, BadReserve, Config, ProtoName, Reserve, ReserveFault, ServeArgs, Trigger, Work, Workers,
 };
-pub use config::{READ_BUF, TICK};
+pub use config::{DEFAULT_IDLE_TIMEOUT, READ_BUF, TICK};
 pub use ctx::{Ctx, Worker};
 pub use ctx::{Job, Offloader};
 pub use error::{io_err, Error};
 pub use flag::Flag;
+pub use group::forms as forms_group;
 pub use registry::{Assign, Discipline, Family, Model, Streams};
 pub use request::{query_work, RefusedWork};
 pub use serve::serve;

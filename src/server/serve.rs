@@ -37,7 +37,7 @@ fn check_reserve(cfg: &Config, workers: usize) -> Result<(), Error> {
 /// Binds the listener, turning the usual failures into what the user should do.
 fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> {
     let addr = cfg.listen_addr();
-    let fd = sys::socket::listen(addr, cfg.backlog, reuseport).map_err(|e| match e.raw_os_error() {
+    let fd = sys::socket::listen(addr, cfg.backlog(), reuseport).map_err(|e| match e.raw_os_error() {
         Some(libc::EADDRINUSE) => Error::AddrInUse { addr },
         Some(libc::EADDRNOTAVAIL) => Error::NotOurAddress { addr: cfg.addr },
         Some(libc::EACCES) => Error::PortNeedsPrivileges { port: cfg.port },
@@ -173,6 +173,7 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     let workers = model.worker_count(cfg.workers, cpus) + model.extra_threads;
     check_reserve(&cfg, workers)?;
     check_group(model, &cfg)?;
+    super::ceiling::check(model, &cfg, workers)?;
     let store = keyed_store(model, &cfg, workers)?;
     if let Some(cpus) = &cfg.cpus {
         sys::affinity::set(&cpus.0).map_err(|source| Error::Pin {

@@ -22,6 +22,7 @@ pub mod process;
 pub mod procfs;
 pub mod rlimit;
 pub(crate) mod select;
+pub mod settings;
 pub(crate) mod shm;
 pub mod signal;
 pub mod socket;

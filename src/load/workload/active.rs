@@ -35,10 +35,20 @@ impl Active {
     }
 }
 
-/// An `--active` value refused: as given.
+/// An `--active` value refused: as given, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadActive {
     pub given: String,
+    pub fault: ActiveFault,
+}
+
+/// Why an `--active` value is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActiveFault {
+    /// Not a number followed by `%`.
+    NotPercent,
+    /// Not above 0 % and at most 100 %.
+    OutOfRange,
 }
 
 impl fmt::Display for BadActive {
@@ -56,16 +66,19 @@ impl std::error::Error for BadActive {}
 impl FromStr for Active {
     type Err = BadActive;
     fn from_str(s: &str) -> Result<Active, BadActive> {
-        let bad = || BadActive { given: s.to_string() };
+        let bad = |fault| BadActive {
+            given: s.to_string(),
+            fault,
+        };
         let percent: f64 = s
             .trim()
             .strip_suffix('%')
-            .ok_or_else(bad)?
+            .ok_or(bad(ActiveFault::NotPercent))?
             .trim()
             .parse()
-            .map_err(|_| bad())?;
+            .map_err(|_| bad(ActiveFault::NotPercent))?;
         if !(percent > 0.0 && percent <= 100.0) {
-            return Err(bad());
+            return Err(bad(ActiveFault::OutOfRange));
         }
         Ok(Active { percent })
     }
@@ -106,9 +119,17 @@ mod tests {
 
     #[test]
     fn an_active_share_outside_0_to_100_percent_is_refused() {
-        for bad in ["0%", "-1%", "101%", "1", "abc%", "nan%", ""] {
+        for (bad, fault) in [
+            ("0%", ActiveFault::OutOfRange),
+            ("-1%", ActiveFault::OutOfRange),
+            ("101%", ActiveFault::OutOfRange),
+            ("nan%", ActiveFault::OutOfRange),
+            ("1", ActiveFault::NotPercent),
+            ("abc%", ActiveFault::NotPercent),
+            ("", ActiveFault::NotPercent),
+        ] {
             let e = bad.parse::<Active>().unwrap_err();
-            assert_eq!(e.given, bad);
+            assert_eq!((e.given.as_str(), e.fault), (bad, fault));
             assert!(e.to_string().contains("above 0% and at most 100%"), "{e}");
         }
         assert_eq!("2.5%".parse::<Active>().unwrap().to_string(), "2.5%");

@@ -9,7 +9,7 @@ mod flags;
 mod rate;
 mod slo;
 
-pub use active::{Active, BadActive};
+pub use active::{Active, ActiveFault, BadActive};
 pub use bad_mix_file::{BadMixFile, LineFault};
 pub(super) use class::read_mix_file;
 pub use class::{BadMixEntry, Class, MixEntry, MixEntryFault};

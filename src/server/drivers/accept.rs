@@ -147,7 +147,7 @@ pub fn own_listener(w: Worker<'_>) -> Result<Option<OwnedFd>, Error> {
     if w.index == 0 {
         return Ok(None);
     }
-    let fd = sys::socket::listen(w.ctx.addr, w.ctx.cfg.backlog, true)
+    let fd = sys::socket::listen(w.ctx.addr, w.ctx.cfg.backlog(), true)
         .map_err(io_err(format!("worker {}: listen", w.index)))?;
     defer_accept(&w.ctx.cfg, &fd)?;
     sys::fd::set_nonblocking(&fd, true).map_err(io_err("making a listener non-blocking"))?;

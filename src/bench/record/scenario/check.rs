@@ -29,12 +29,19 @@ struct ServeLine {
 /// any cell runs, as `muxlab serve --model poll --trigger edge` is).
 fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), BadEntry> {
     let (model, args) = serve_line(entry, x, addr, "0")?;
+    let idle = args.idle_timeout;
     args.validate(model.name, model.workers, model.flags)
-        .map(drop)
         .map_err(|e| BadEntry {
             entry: entry.to_string(),
             fault: EntryFault::Refused(e),
-        })
+        })?;
+    if x.load.active.is_some() && !idle.is_zero() && idle < x.hold() {
+        return Err(BadEntry {
+            entry: entry.to_string(),
+            fault: EntryFault::IdleUnderHold { idle, hold: x.hold() },
+        });
+    }
+    Ok(())
 }
 
 /// The model a model entry serves and its `muxlab serve` flags, as the command line reads them

@@ -330,3 +330,49 @@ fn entries_name_a_metric_known_targets_and_known_classes() {
         assert!(e.contains(says) && e.contains("field 'expect'"), "{bad}: {e}");
     }
 }
+
+/// Connections held (`active`) past serve's idle timeout: bench raises the servers' timeout
+/// to the hold and a minute more, says so in the command line, and refuses a model entry's
+/// own timeout that would close them before the hold ends.
+#[test]
+fn a_hold_past_the_idle_timeout_raises_it_and_an_entrys_shorter_one_is_refused() {
+    let experiment_of = |models: &str, connections: &str, keys: &str| {
+        let text = format!(
+            "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+             models = [{models}]\nconnections = [{connections}]\n{keys}"
+        );
+        parse(&text, "test").map(|mut s| s.experiments.remove(0))
+    };
+    let x = experiment_of("\"epoll\"", "1000", "active = \"1%\"\nduration = \"90s\"\n").unwrap();
+    // 5 s to connect, no warm-up, 90 s: held 95 s.
+    assert_eq!(x.hold(), std::time::Duration::from_secs(95));
+    let args = x.serve_args("epoll", "127.0.0.1", "0").unwrap();
+    let idle = args.windows(2).find(|w| w[0] == "--idle-timeout").map(|w| w[1].clone());
+    let idle = idle.and_then(|t| crate::units::parse_duration(&t).ok());
+    assert_eq!(idle, Some(std::time::Duration::from_secs(155)), "{args:?}");
+    // Short runs keep serve's default; so do runs where every connection sends.
+    let short = experiment_of("\"epoll\"", "1000", "active = \"1%\"\nduration = \"10s\"\n").unwrap();
+    assert_eq!(short.idle_timeout(), None);
+    let all = experiment_of("\"epoll\"", "1000", "duration = \"90s\"\n").unwrap();
+    assert_eq!(all.idle_timeout(), None);
+    // A model's own, long enough, wins; one too short is refused.
+    let own = experiment_of(
+        "\"epoll --idle-timeout 200s\"",
+        "1000",
+        "active = \"1%\"\nduration = \"90s\"\n",
+    )
+    .unwrap();
+    let args = own.serve_args("epoll --idle-timeout 200s", "127.0.0.1", "0").unwrap();
+    assert_eq!(args.iter().filter(|a| *a == "--idle-timeout").count(), 1, "{args:?}");
+    let e = experiment_of(
+        "\"epoll --idle-timeout 30s\"",
+        "1000",
+        "active = \"1%\"\nduration = \"90s\"\n",
+    )
+    .unwrap_err();
+    let e = e.to_string();
+    assert!(
+        e.contains("closes held connections before the experiment's hold of 95s"),
+        "{e}"
+    );
+}

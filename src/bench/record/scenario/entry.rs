@@ -20,6 +20,12 @@ pub enum EntryFault {
     Flags(clap::Error),
     /// serve refuses the flags for the model (serve's check's words).
     Refused(crate::server::Error),
+    /// Its own `--idle-timeout` closes connections the experiment holds (`active`) before
+    /// the hold ends.
+    IdleUnderHold {
+        idle: std::time::Duration,
+        hold: std::time::Duration,
+    },
 }
 
 /// The first line of what clap or a flag check said, its usage and help hints dropped.
@@ -37,6 +43,11 @@ impl BadEntry {
             EntryFault::UnknownModel { model } => format!("unknown model '{model}'"),
             EntryFault::Flags(e) => first_line(e),
             EntryFault::Refused(e) => first_line(e),
+            EntryFault::IdleUnderHold { idle, hold } => format!(
+                "--idle-timeout {} closes held connections before the experiment's hold of {} ends (timeout, warm-up and duration): give at least that, or leave it out and bench raises it",
+                crate::units::format_duration(*idle),
+                crate::units::format_duration(*hold)
+            ),
         }
     }
 }

@@ -309,7 +309,25 @@ impl Experiment {
             // The frames the load sends: one size for both.
             args.extend(["--packet-size".into(), x.load.size.to_string()]);
         }
+        if let Some(t) = x.idle_timeout().filter(|_| !entry.contains("--idle-timeout")) {
+            args.extend(["--idle-timeout".into(), crate::units::exact_duration(t)]);
+        }
         Ok(args)
+    }
+
+    /// How long the experiment's connections are held open: the connect allowance (`timeout`),
+    /// the warm-up and the window.
+    pub fn hold(&self) -> Duration {
+        self.load.timeout + self.load.warmup + self.load.duration.unwrap_or(Duration::from_secs(10))
+    }
+
+    /// The `--idle-timeout` bench gives the experiment's servers where connections hold
+    /// (`active`) longer than serve's default would keep them: the hold and a minute more.
+    /// `None` where the default covers it (or nothing holds). A model entry's own
+    /// `--idle-timeout` wins, and `check` refuses one shorter than the hold.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        let default = crate::server::DEFAULT_IDLE_TIMEOUT;
+        (self.load.active.is_some() && self.hold() >= default).then(|| self.hold() + default)
     }
 
     /// `--max-work` of the experiment's models: the first model entry's that sets it, else

@@ -1,0 +1,143 @@
+//! How many connections a design holds on this machine, and which setting stops it there:
+//! descriptors per process (RLIMIT_NOFILE's hard limit, times the processes), a mapping per
+//! thread stack (`vm.max_map_count`), a process or thread each (`kernel.pid_max`), memory.
+//! `serve --max-conns N` past the ceiling is refused naming the setting; `muxlab models` prints
+//! each design's. Nothing here changes a setting.
+
+use super::bound::{Bound, BYTES_PER_CONNECTION};
+use super::config::Config;
+use super::error::Error;
+use super::registry::{Model, Streams};
+use crate::sys::settings::Settings;
+
+/// The most connections `model` holds at once with `workers` workers in each of `procs`
+/// processes on a machine with `settings`, and what stops it there (`None`: one connection at
+/// a time per worker, or nothing could be read).
+pub fn of(model: &Model, procs: usize, workers: usize, s: &Settings) -> Option<(u64, Bound)> {
+    if model.one_conn_per_worker {
+        return None;
+    }
+    let mut bounds: Vec<(u64, Bound)> = Vec::new();
+    let processes = match model.workers {
+        super::Workers::Processes => workers as u64,
+        _ => procs as u64,
+    };
+    if let Some(hard) = s.nofile_hard {
+        let per_process = hard.saturating_sub(super::group::reserve(procs, workers));
+        if model.streams != Streams::ProcessEach {
+            bounds.push((
+                processes * per_process,
+                Bound::Descriptors {
+                    processes,
+                    per_process,
+                    hard,
+                },
+            ));
+        }
+    }
+    let mappings = match model.streams {
+        Streams::ThreadEach => Some(4),
+        Streams::GreenEach => Some(2),
+        _ => None,
+    };
+    if let (Some(per_connection), Some(max_map_count)) = (mappings, s.max_map_count) {
+        bounds.push((
+            max_map_count / per_connection,
+            Bound::Mappings {
+                max_map_count,
+                per_connection,
+            },
+        ));
+    }
+    if let (Streams::ThreadEach | Streams::ProcessEach, Some(pid_max)) = (model.streams, s.pid_max) {
+        bounds.push((pid_max, Bound::Pids { pid_max }));
+    }
+    if model.streams == Streams::UnderFdSetSize {
+        bounds.push((1024, Bound::FdSetSize));
+    }
+    if let Some(available) = s.mem_available {
+        bounds.push((available / BYTES_PER_CONNECTION, Bound::Memory { available }));
+    }
+    bounds.into_iter().min_by_key(|(n, _)| *n)
+}
+
+/// `--max-conns` past what this machine's settings hold for the design: refused, naming the
+/// setting that stops it (a lowered `--nofile` is the user's own limit, not checked here).
+pub fn check(model: &'static Model, cfg: &Config, workers: usize) -> Result<(), Error> {
+    let Some(asked) = cfg.max_conns else {
+        return Ok(());
+    };
+    match of(model, cfg.procs, workers, &Settings::read()) {
+        Some((most, bound)) if asked as u64 > most => Err(Error::OverCeiling {
+            model: model.name,
+            asked,
+            most,
+            bound,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// serve's flags with none given: the idle timeout bench reasons from is the flag's own,
+    /// and a group's backlog is the kernel's most.
+    #[test]
+    fn the_defaults_bench_reasons_from_are_the_flags_own() {
+        let ctx = crate::server::Ctx::for_tests(&[]);
+        assert_eq!(ctx.cfg.idle_timeout, crate::server::DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(ctx.cfg.backlog(), 1024);
+        let group = crate::server::Ctx::for_tests(&["--procs", "4"]);
+        let somaxconn = Settings::read().somaxconn.unwrap() as i32;
+        assert_eq!(group.cfg.backlog(), somaxconn);
+    }
+
+    /// Each design's ceiling on a machine with issue 80's settings, and what stops it.
+    #[test]
+    fn each_designs_ceiling_is_the_least_of_its_bounds() {
+        let here = Settings {
+            nofile_hard: Some(20_000),
+            file_max: Some(2_466_177),
+            files_open: Some(304),
+            ports: Some(28_232),
+            tcp_mem: Some([287_901, 383_868, 575_802]),
+            pid_max: Some(32_768),
+            max_map_count: Some(65_530),
+            mem_available: Some(22 << 30),
+            somaxconn: Some(4096),
+        };
+        let model = |n| crate::models::find(n).unwrap();
+        let (most, bound) = of(model("thread"), 1, 2, &here).unwrap();
+        assert_eq!(
+            (most, bound),
+            (
+                16_382,
+                Bound::Mappings {
+                    max_map_count: 65_530,
+                    per_connection: 4
+                }
+            )
+        );
+        assert!(matches!(
+            of(model("fork"), 1, 1, &here),
+            Some((32_768, Bound::Pids { .. }))
+        ));
+        assert!(matches!(
+            of(model("select"), 1, 1, &here),
+            Some((1024, Bound::FdSetSize))
+        ));
+        assert_eq!(of(model("prefork"), 1, 2, &here), None);
+        // One epoll process: its descriptors less what it keeps; sixteen: sixteen times theirs.
+        let reserve = crate::server::group::reserve(1, 1);
+        assert_eq!(of(model("epoll"), 1, 1, &here).unwrap().0, 20_000 - reserve);
+        let each = 20_000 - crate::server::group::reserve(16, 1);
+        assert_eq!(of(model("epoll"), 16, 1, &here).unwrap().0, 16 * each);
+        // Memory binds a big enough group: 22 GiB at 6 KiB a connection.
+        let (most, bound) = of(model("epoll"), 256, 1, &here).unwrap();
+        assert_eq!(most, (22u64 << 30) / BYTES_PER_CONNECTION);
+        assert!(matches!(bound, Bound::Memory { .. }), "{bound}");
+        assert!(bound.to_string().contains("22528 MiB available"), "{bound}");
+    }
+}
