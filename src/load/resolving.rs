@@ -68,28 +68,7 @@ pub fn resolve(args: LoadArgs) -> Result<Spec, Error> {
     if h2 && !super::h2::fits_one_frame(&super::h2::H2Plan::of(&spec).classes) {
         return Err(Error::invalid("header", Rule::HeadersOverOneFrame));
     }
-    preflight(&spec)?;
     Ok(spec)
-}
-
-/// What this piece's count of connections needs of the machine (a part a parent split off was
-/// checked with the whole).
-fn preflight(spec: &Spec) -> Result<(), Error> {
-    if spec.subshard().is_some() {
-        return Ok(());
-    }
-    let share = spec.share();
-    let conns = share.connections as u64;
-    let senders = share.active.map_or(conns, |a| a.among(share.first_slot, conns));
-    let settings = crate::sys::settings::Settings::read();
-    super::preflight::check(
-        spec.target().addr,
-        conns,
-        senders,
-        spec.sources().len() as u64,
-        &settings,
-    )
-    .map_err(|need| Error::invalid("connections", Rule::Settings(need)))
 }
 
 /// The pacing `--rate` or `--think` asks for (a closed loop without either).

@@ -85,7 +85,7 @@ pub struct Connections {
     pub connecting_s: f64,
     #[serde(default)]
     pub unresolved_at_start: u64,
-    /// `--active`: of the established, those that sent and those that held (sent nothing by
+    /// `--active`: connections open at the end that sent, and those that held (sent nothing by
     /// design); absent where every connection sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<u64>,

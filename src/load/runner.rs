@@ -17,6 +17,7 @@ use crate::sys;
 /// Runs `spec` from here: on this process's engine threads, or split over processes where its
 /// connections need more descriptors than one process may open (said on stderr when `say`).
 pub fn run_here(spec: &Spec, show: Show, say: bool) -> Result<Outcome, Error> {
+    preflight(spec)?;
     // A part started by a parent runs its piece as it is.
     let shards = match spec.subshard() {
         Some(_) => 1,
@@ -185,4 +186,24 @@ fn watch<T>(
     w.cpu = from.map_or(Duration::ZERO, |f| sys::process::thread_cpu_time().saturating_sub(f));
     ticker.finish();
     w
+}
+
+/// What this piece's count of connections needs of the machine (a part a parent split off was
+/// checked with the whole), on the machine it runs on: before anything opens.
+fn preflight(spec: &Spec) -> Result<(), Error> {
+    if spec.subshard().is_some() {
+        return Ok(());
+    }
+    let share = spec.share();
+    let conns = share.connections as u64;
+    let senders = share.active.map_or(conns, |a| a.among(share.first_slot, conns));
+    let settings = crate::sys::settings::Settings::read();
+    super::preflight::check(
+        spec.target().addr,
+        conns,
+        senders,
+        spec.sources().len() as u64,
+        &settings,
+    )
+    .map_err(|need| Error::invalid("connections", super::rule::Rule::Settings(need)))
 }

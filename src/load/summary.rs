@@ -334,8 +334,9 @@ fn connection_lines(o: &Outcome) -> String {
     }
     if t.held_closed > 0 {
         s.push_str(&format!(
-            "; the server closed held connections {} times while they were idle, each opened again (its idle timeout is shorter than the run: muxlab serve's --idle-timeout is 60s unless set)",
-            thousands(t.held_closed)
+            "; the server closed held connections {} times while they were idle, each opened again (its idle timeout is shorter than the run: muxlab serve's --idle-timeout is {} unless set)",
+            thousands(t.held_closed),
+            crate::units::format_duration(crate::server::DEFAULT_IDLE_TIMEOUT)
         ));
     }
     s.push_str(&format!(", {} connects in the window", thousands(t.connects)));

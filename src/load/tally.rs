@@ -43,7 +43,7 @@ pub struct Tally {
     pub connects: u64,
     /// Slots that never got a connection established.
     pub never_connected: u64,
-    /// `--active`: established connections that sent, and those that held (sent nothing by
+    /// `--active`: connections open at the end that sent, and those that held (sent nothing by
     /// design); `None` in a run where every connection sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<u64>,

@@ -488,3 +488,32 @@ pub enum AcceptGuard {
     /// An accept mutex in shared memory (nginx's accept_mutex).
     Mutex,
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        cfg: super::ServeArgs,
+    }
+
+    /// serve's flags with none given: the idle timeout bench reasons from is the flag's own,
+    /// and a group's backlog is the kernel's most (one process's stays 1,024).
+    #[test]
+    fn the_defaults_bench_reasons_from_are_the_flags_own() {
+        let plain = Flags::parse_from(["t"]).cfg;
+        assert_eq!(plain.idle_timeout, super::DEFAULT_IDLE_TIMEOUT);
+        assert_eq!(plain.backlog(), 1024);
+        let group = Flags::parse_from(["t", "--procs", "4"]).cfg;
+        let somaxconn: i32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(group.backlog(), somaxconn);
+        let given = Flags::parse_from(["t", "--procs", "4", "--backlog", "77"]).cfg;
+        assert_eq!(given.backlog(), 77);
+    }
+}

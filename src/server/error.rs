@@ -185,7 +185,7 @@ impl std::fmt::Display for NoGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             NoGroup::Blocking => {
-                "it serves a connection with a thread or a process of its own, so threads or memory bound it before descriptors do"
+                "it serves a connection with a thread or a process of its own, or one at a time per worker, so threads, memory or its workers bound it before descriptors do"
             }
             NoGroup::Processes => "its workers are processes already; --workers sets how many",
             NoGroup::Green => "a green thread per connection holds a stack mapping, so vm.max_map_count bounds it before descriptors do",

@@ -52,7 +52,7 @@ pub use flag::Flag;
 pub use group::forms as forms_group;
 pub use registry::{Assign, Discipline, Family, Model, Streams};
 pub use request::{query_work, RefusedWork};
-pub use serve::serve;
+pub use serve::{check_group, serve};
 pub use stats::{Counter, Counters, Held, Stats};
 pub use stream_spec::{BadStreamBounds, BadStreamSpec, PairFault, StreamBounds, StreamOver, StreamSpec};
 pub use waits::{Kernel, Waits};

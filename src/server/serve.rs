@@ -49,7 +49,7 @@ fn listen(cfg: &Config, reuseport: bool) -> Result<std::os::fd::OwnedFd, Error> 
 
 /// `--procs` past 1: a design that forms groups, with no keyed store (it would be a keyspace
 /// per process).
-fn check_group(model: &Model, cfg: &Config) -> Result<(), Error> {
+pub fn check_group(model: &Model, cfg: &Config) -> Result<(), Error> {
     if cfg.procs == 1 {
         return Ok(());
     }
@@ -79,10 +79,21 @@ fn connection_limits(model: &Model, cfg: &Config, workers: usize, nofile: u64) -
     } else {
         1
     };
+    // A thread or process per connection: no more by default than the machine's mappings or
+    // pids hold (an explicit --max-conns past them is refused, see `ceiling`).
+    let design_most = super::ceiling::of(model, 1, workers, &crate::sys::settings::Settings::read())
+        .filter(|(_, b)| {
+            matches!(
+                b,
+                super::bound::Bound::Mappings { .. } | super::bound::Bound::Pids { .. }
+            )
+        })
+        .map_or(usize::MAX, |(n, _)| n as usize);
     let max_conns = cfg.max_conns.unwrap_or_else(|| {
         model
             .default_max_conns
             .map_or(fd_default * processes, |d| d.min(fd_default))
+            .min(design_most)
     });
     (max_conns, if processes > 1 { fd_default } else { usize::MAX })
 }
@@ -271,7 +282,7 @@ fn stats_line(model: &Model, ctx: &Ctx, started: Instant, result: &Result<(), Er
         pid: sys::process::pid(),
         workers: ctx.workers,
         procs: ctx.cfg.procs,
-        held_peak: ctx.stats.held_peak(),
+        held_peak: Some(ctx.stats.held_peak()),
         uptime_s: started.elapsed().as_secs_f64(),
         ok: result.is_ok(),
         error: result.as_ref().err().map(|e| e.to_string()),

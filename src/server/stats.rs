@@ -399,9 +399,9 @@ pub struct StatsLine {
     #[serde(default = "one")]
     pub procs: usize,
     /// The most connections held open at once (accepted − closed, over every worker and
-    /// process).
+    /// process); `None` in lines from before servers counted it.
     #[serde(default)]
-    pub held_peak: u64,
+    pub held_peak: Option<u64>,
     pub uptime_s: f64,
     pub ok: bool,
     pub error: Option<String>,

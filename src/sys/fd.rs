@@ -87,13 +87,14 @@ pub fn replace_with_null(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Makes `dst` refer to what `src` refers to (dup2): a forked process that serves through a
-/// descriptor its code already holds (`dst`, a listener) takes another socket (`src`) in its
-/// place. `dst` stays owned by its OwnedFd.
+/// Makes `dst` refer to what `src` refers to (dup3, close-on-exec kept): a forked process that
+/// serves through a descriptor its code already holds (`dst`, a listener) takes another socket
+/// (`src`) in its place. `dst` stays owned by its OwnedFd.
 pub fn dup_onto(src: &OwnedFd, dst: &OwnedFd) -> io::Result<()> {
-    // SAFETY: both descriptors are open and owned (borrowed for the call); dup2 closes what the
-    // number of dst referred to and makes it a copy of src, leaving both owned and open.
-    super::cvt(unsafe { libc::dup2(src.as_raw_fd(), dst.as_raw_fd()) })?;
+    // SAFETY: both descriptors are open and owned (borrowed for the call) and differ (dup3
+    // refuses equal ones); dup3 closes what the number of dst referred to and makes it a copy
+    // of src, leaving both owned and open.
+    super::cvt(unsafe { libc::dup3(src.as_raw_fd(), dst.as_raw_fd(), libc::O_CLOEXEC) })?;
     Ok(())
 }
 

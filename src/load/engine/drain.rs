@@ -79,6 +79,7 @@ impl Engine<'_> {
             true => now,
             false => now + self.limits.timeout,
         };
+        self.count_open();
         self.ledger.drain = Some(Drain::new(closed, until));
         self.close_idle();
     }

@@ -109,8 +109,7 @@ impl Engine<'_> {
             Ok(()) if self.slots[i].holds() => {
                 self.ledger.tally.held_closed += 1;
                 self.close_socket(i);
-                let holding = self.slots.iter().filter(|s| s.holds()).count() as f64;
-                let spread = (holding / REOPENS_PER_S).max(0.001);
+                let spread = (self.holding as f64 / REOPENS_PER_S).max(0.001);
                 let at = now + Duration::from_secs_f64(self.rng.uniform() * spread);
                 self.set_timer(i, at);
             }

@@ -43,6 +43,8 @@ pub struct Engine<'a> {
     pub(super) rng: crate::rng::Rng,
     pub(super) ramp: Ramp,
     pub(super) start: &'a Start,
+    /// Slots that hold (`--active`): the spread of their reopening grows with it.
+    pub(super) holding: usize,
     /// Connections that stopped reading at
     /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
     /// turn, which does not wait.
@@ -60,7 +62,7 @@ impl<'a> Engine<'a> {
             open_loop: rate.is_some(),
         };
         let active = pace.active;
-        let slots = (0..plan.conns)
+        let slots: Vec<Slot> = (0..plan.conns)
             .map(|i| {
                 let g = plan.first_slot + i as u64;
                 Slot::new(
@@ -69,6 +71,7 @@ impl<'a> Engine<'a> {
                 )
             })
             .collect();
+        let holding = slots.iter().filter(|s| s.holds()).count();
         let seed = pace.seed;
         let poisson = pace.poisson.then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         let schedule = rate.map(|r| {
@@ -96,6 +99,7 @@ impl<'a> Engine<'a> {
             rng: crate::rng::Rng::new(&[seed, plan.first_slot]),
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
+            holding,
             again: Vec::new(),
             pace,
             reach,
@@ -274,16 +278,25 @@ impl<'a> Engine<'a> {
         (self.ledger.tally, cpu)
     }
 
-    /// `--active`: the established connections that sent and those that held, and fairness
-    /// over the senders only (a held connection completes nothing by design, and is not starved).
+    /// `--active`: the connections open when the window closed that sent and those that held
+    /// (counted then: the drain closes idle ones).
+    pub(super) fn count_open(&mut self) {
+        if self.pace.active.is_none() {
+            return;
+        }
+        let t = &mut self.ledger.tally;
+        let up = |s: &&Slot| s.conn().is_up();
+        t.held = Some(self.slots.iter().filter(|s| s.holds()).filter(up).count() as u64);
+        t.active = Some(self.slots.iter().filter(|s| !s.holds()).filter(up).count() as u64);
+    }
+
+    /// `--active`: fairness over the senders only (a held connection completes nothing by
+    /// design, and is not starved).
     fn count_holding(&mut self) {
         if self.pace.active.is_none() {
             return;
         }
         let t = &mut self.ledger.tally;
-        let up = |s: &&Slot| s.conn().connected_once();
-        t.held = Some(self.slots.iter().filter(|s| s.holds()).filter(up).count() as u64);
-        t.active = Some(self.slots.iter().filter(|s| !s.holds()).filter(up).count() as u64);
         let keep: Vec<bool> = self.slots.iter().map(|s| !s.holds()).collect();
         let only_senders = |v: &mut Vec<u64>| {
             if v.len() == keep.len() {

@@ -90,7 +90,8 @@ fn verdict(slo: &Slo, offered: f64, doc: &Document) -> (Option<bool>, Option<Not
     // Connections that completed nothing while the schedule gave each of them requests (a
     // design that serves a few connections and leaves the rest waiting): their requests, sent
     // before the window, never count in its latency, so the target cannot be said to hold.
-    let per_conn = offered * r.duration_s / doc.config.connections.max(1) as f64;
+    // Over the connections that send (`--active` holds the rest, which complete nothing by design).
+    let per_conn = offered * r.duration_s / r.fairness.connections.max(1) as f64;
     if r.fairness.starved > 0 && per_conn >= 2.0 {
         return fail(format!(
             "{} connections starved: their requests never completed",

@@ -3,23 +3,31 @@
 //! run's rate (or its closed loop) is spread over the active ones. Which slots send is a rule
 //! of the slot's global number, so shards, child processes and engine threads agree without
 //! talking: slot `g` sends when `⌊(g + 1)·p⌋ > ⌊g·p⌋`, which spreads the senders evenly and
-//! makes `⌊c·p⌋` of `c` connections send.
+//! makes `⌊c·p⌋` of `c` connections send. `p` is kept in parts per million, and the floors are
+//! taken in integers (in floating point, 29% of 100 gave 28).
 
 use std::fmt;
 use std::str::FromStr;
 
 /// The share of connections that send, in (0, 1].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Active {
-    /// As written, in percent (`1` for `1%`).
-    percent: f64,
+    /// In parts per million (`10_000` for `1%`): percent to four decimals.
+    ppm: u64,
 }
 
+/// A million: the whole, in parts per million.
+const WHOLE: u64 = 1_000_000;
+
 impl Active {
+    /// `⌊g·p⌋`: the senders among slots `0 .. g`.
+    fn below(&self, g: u64) -> u64 {
+        (g as u128 * self.ppm as u128 / WHOLE as u128) as u64
+    }
+
     /// Whether connection slot `g` (its number over the whole run) sends.
     pub fn sends(&self, g: u64) -> bool {
-        let p = self.percent / 100.0;
-        ((g + 1) as f64 * p).floor() > (g as f64 * p).floor()
+        self.below(g + 1) > self.below(g)
     }
 
     /// How many of `connections` slots send.
@@ -30,8 +38,7 @@ impl Active {
     /// How many of slots `first .. first + n` send: the increments of `⌊g·p⌋` over the range,
     /// which add up to its ends' difference.
     pub fn among(&self, first: u64, n: u64) -> u64 {
-        let p = self.percent / 100.0;
-        ((first + n) as f64 * p).floor() as u64 - (first as f64 * p).floor() as u64
+        self.below(first + n) - self.below(first)
     }
 }
 
@@ -77,16 +84,17 @@ impl FromStr for Active {
             .trim()
             .parse()
             .map_err(|_| bad(ActiveFault::NotPercent))?;
-        if !(percent > 0.0 && percent <= 100.0) {
+        let ppm = (percent * 10_000.0).round();
+        if !(ppm >= 1.0 && ppm <= WHOLE as f64) {
             return Err(bad(ActiveFault::OutOfRange));
         }
-        Ok(Active { percent })
+        Ok(Active { ppm: ppm as u64 })
     }
 }
 
 impl fmt::Display for Active {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}%", self.percent)
+        write!(f, "{}%", self.ppm as f64 / 10_000.0)
     }
 }
 
@@ -105,6 +113,21 @@ mod tests {
         assert!((0..1000).all(|g| all.sends(g)));
         let half: Active = "0.5%".parse().unwrap();
         assert_eq!(half.of(1000), 5);
+        // Exact where floating point is not: 29% of 100 is 29, 41% of 300,000 is 123,000.
+        for (share, c, n) in [
+            ("29%", 100, 29),
+            ("57%", 100, 57),
+            ("58%", 100, 58),
+            ("41%", 300_000, 123_000),
+        ] {
+            let a: Active = share.parse().unwrap();
+            assert_eq!(a.of(c), n, "{share} of {c}");
+            assert_eq!(
+                (0..c as u64).filter(|&g| a.sends(g)).count() as u64,
+                n,
+                "{share} of {c}"
+            );
+        }
         // Any split into pieces finds the same senders: a rule of the slot's number.
         for &(first, n) in &[(0, 333), (333, 333), (666, 334), (12_345, 98_765)] {
             let counted = (first..first + n).filter(|&g| one.sends(g)).count() as u64;

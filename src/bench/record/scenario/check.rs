@@ -30,11 +30,12 @@ struct ServeLine {
 fn check_model_entry(entry: &str, x: &Experiment, addr: &str) -> Result<(), BadEntry> {
     let (model, args) = serve_line(entry, x, addr, "0")?;
     let idle = args.idle_timeout;
-    args.validate(model.name, model.workers, model.flags)
-        .map_err(|e| BadEntry {
-            entry: entry.to_string(),
-            fault: EntryFault::Refused(e),
-        })?;
+    let refused = |e| BadEntry {
+        entry: entry.to_string(),
+        fault: EntryFault::Refused(e),
+    };
+    let cfg = args.validate(model.name, model.workers, model.flags).map_err(refused)?;
+    crate::server::check_group(model, &cfg).map_err(refused)?;
     if x.load.active.is_some() && !idle.is_zero() && idle < x.hold() {
         return Err(BadEntry {
             entry: entry.to_string(),
