@@ -37,5 +37,5 @@ pub use options::{Options, Which};
 pub use peers::{nginx, runtimes};
 pub use record::{results, scenario, Error};
 pub use run::{read, run, Finished, Results};
-pub use setup::{default_server_cpus, default_split, steer};
+pub use setup::{default_server_cpus, default_split, settings, steer};
 pub(crate) use target::{At, Target, BASELINE};

@@ -97,9 +97,11 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let _ = sys::signal::install_stop_handler(&STOP);
     // CPU groups an earlier bench made and could not remove (it was killed).
     sys::cgroup::remove_stale();
+    let mut notes = sc.notes.clone();
+    // Settings the run needs, raised before anything starts (put back when this is dropped).
+    let _settings = setup::settings::hold(&sc, &mut notes)?;
     let plan = plan(&sc, opts);
     let mut env = environment(&place);
-    let mut notes = sc.notes.clone();
     for x in sc.experiments.iter() {
         if let Some(t) = x.idle_timeout() {
             notes.push(format!(

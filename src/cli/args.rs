@@ -26,6 +26,14 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// What a scenario needs of this machine, run nothing: each kernel setting it needs (and
+    /// whether it falls short now: bench raises those as root for the run and puts them back),
+    /// and each model's ceiling of connections against the counts it is asked to hold.
+    #[command(after_help = super::exit::EXIT_CODES)]
+    Limits {
+        /// Scenario name (see `bench --list`) or a TOML file.
+        scenario: String,
+    },
     /// List every server model: name, family, mechanism, product, seed.
     #[command(after_help = super::exit::EXIT_CODES)]
     Models {

@@ -10,8 +10,21 @@ use crate::server;
 
 /// Runs the command line.
 pub fn main(cli: Cli) -> anyhow::Result<()> {
+    // Settings a killed bench left raised go back first, whatever this command is.
+    match crate::sys::raised::recover() {
+        Ok(put) if !put.is_empty() => eprintln!(
+            "muxlab: a run that was killed left settings raised; put back: {}",
+            put.iter()
+                .map(|(n, v)| format!("{n} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("muxlab: could not put back the settings a killed run left raised: {e}"),
+    }
     match cli.command {
         Command::Models { json } => print_models(json),
+        Command::Limits { scenario } => print!("{}", super::limits::text(&scenario)?),
         Command::Serve(args) => {
             // clap has checked the name against the registry already.
             let model = models::find(&args.model).expect("clap checks model names");

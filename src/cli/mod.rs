@@ -8,6 +8,7 @@ mod bench;
 mod dispatch;
 mod docs;
 mod exit;
+mod limits;
 mod load_run;
 mod models;
 

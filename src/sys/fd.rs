@@ -98,6 +98,18 @@ pub fn dup_onto(src: &OwnedFd, dst: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Takes an exclusive advisory lock on an open file, waiting for it (`flock(LOCK_EX)`): the
+/// lock goes with the descriptor, so a process that dies however it ends releases it.
+pub fn lock_exclusive(fd: impl AsFd) -> io::Result<()> {
+    loop {
+        // SAFETY: flock takes a descriptor (borrowed, so open for the call) and plain flags.
+        match super::cvt(unsafe { libc::flock(fd.as_fd().as_raw_fd(), libc::LOCK_EX) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r.map(drop),
+        }
+    }
+}
+
 /// Takes an exclusive advisory lock on an open file without waiting (`flock(LOCK_EX |
 /// LOCK_NB)`): `Ok(false)` when another open file description holds it. The lock goes with the
 /// descriptor: closed, or its process gone however it ended, the lock is released.

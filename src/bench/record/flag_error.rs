@@ -25,6 +25,16 @@ pub enum FlagError {
     /// `--steer-rx` where the scenario's loopback cannot be steered.
     #[error("--steer-rx {0}")]
     SteerRx(Unsteerable),
+    /// Settings the run needs raised, without the rights to raise them: each, as `sysctl -w`
+    /// would set it.
+    #[error(
+        "this run needs kernel settings raised, which takes root: {}; run bench as root (it raises them for the run and puts them back) or set them yourself (`muxlab limits SCENARIO` says why each)",
+        wants.iter().map(|(n, v)| format!("sysctl -w {n}='{v}'")).collect::<Vec<_>>().join(", ")
+    )]
+    NeedsRoot { wants: Vec<(String, String)> },
+    /// A setting the run needs that bench cannot raise for it.
+    #[error("{}", setting_refused(name, *fault))]
+    Setting { name: String, fault: SettingFault },
     /// A run estimated longer than `longest` without `--yes-long`.
     #[error(
         "{scenario}: {} cells of about {} in all (each cell's duration + warm-up + set-up), over the {} a run may take \
@@ -39,6 +49,33 @@ pub enum FlagError {
         estimate: Duration,
         longest: Duration,
     },
+}
+
+/// Why bench cannot raise a setting for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingFault {
+    /// Not one of the settings bench raises (`sys::sysctl::PER_NAMESPACE` and `GLOBAL`).
+    Unknown,
+    /// Each network namespace's own, for a run on other hosts: bench raises those only in a
+    /// namespace of this machine's.
+    NamespacedOnHosts,
+}
+
+fn setting_refused(name: &str, fault: SettingFault) -> String {
+    match fault {
+        SettingFault::Unknown => format!(
+            "settings: '{name}' is not one bench raises (it raises {})",
+            crate::sys::sysctl::PER_NAMESPACE
+                .iter()
+                .chain(crate::sys::sysctl::GLOBAL)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        SettingFault::NamespacedOnHosts => format!(
+            "{name} is each network namespace's own: bench raises it for runs on this machine only; set it on the hosts"
+        ),
+    }
 }
 
 #[cfg(test)]

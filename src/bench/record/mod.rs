@@ -40,7 +40,7 @@ pub use cell_error::CellError;
 pub use environment::{Environment, HostsEnvironment};
 pub use error::Error;
 pub(in crate::bench) use figures::{counters, figures, Samples};
-pub use flag_error::FlagError;
+pub use flag_error::{FlagError, SettingFault};
 pub use host_error::HostError;
 pub use peer_error::PeerError;
 pub use placed::Placed;

@@ -2,11 +2,13 @@
 //! (`placement`), the other hosts over ssh and the sampling of the server's tree there or here
 //! (`hosts`), loopback steered (`steer`), idle CPUs polling and the machine as the results
 //! record it (`hold`), and the unit costs of a syscall and a switch measured on the server's
-//! CPU (`unit_costs`).
+//! CPU (`unit_costs`), and the kernel settings a run needs, raised for it and put back
+//! (`settings`).
 
 mod hold;
 mod hosts;
 mod placement;
+pub mod settings;
 pub mod steer;
 mod unit_costs;
 

@@ -107,6 +107,11 @@ pub struct Scenario {
     /// behind a NIC (see `bench::steer`). This machine only, server on 127.x.
     #[serde(default)]
     pub steer_rx: bool,
+    /// Kernel settings the run needs at least, by name (`"vm.max_map_count" = "70000"`), beside
+    /// those its counts of connections make it need: raised for the run as root and put back
+    /// after (see `bench::setup::settings`), refused without root, naming each.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, String>,
     #[serde(rename = "experiment")]
     pub experiments: Vec<Experiment>,
     /// What reading the file noted (an old key read the new way): the run shows them.
@@ -140,6 +145,7 @@ impl Scenario {
             client_hosts: Vec::new(),
             server_addr: None,
             steer_rx: false,
+            settings: Default::default(),
             experiments,
             notes: Vec::new(),
         }

@@ -1,0 +1,36 @@
+//! A private network namespace for a run: settings each namespace keeps its own of (the port
+//! range, `somaxconn`, ...) are raised inside it and vanish with it, whatever ends the run.
+
+use std::io;
+
+use super::cvt;
+
+/// Moves the calling thread (and the processes it starts from now on) into a new network
+/// namespace with its loopback up. Root only. A multi-threaded process's other threads stay
+/// where they were: call it from the thread that starts the run's processes.
+pub fn enter_private() -> io::Result<()> {
+    // SAFETY: unshare takes plain flags and touches no memory of ours.
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+    loopback_up()
+}
+
+/// Brings `lo` up in the current namespace (a new namespace starts with it down).
+fn loopback_up() -> io::Result<()> {
+    // SAFETY: a plain datagram socket, owned below.
+    let s = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: s was just returned by socket and is not owned elsewhere.
+    let s = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(s) };
+    use std::os::fd::AsRawFd;
+    // SAFETY: ifreq is plain data; zeroed is valid.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (i, b) in b"lo".iter().enumerate() {
+        req.ifr_name[i] = *b as libc::c_char;
+    }
+    // SAFETY: req is a valid ifreq naming `lo`, read and written by the kernel for the call.
+    cvt(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) })?;
+    // SAFETY: the flags member of the union was just filled by SIOCGIFFLAGS.
+    unsafe { req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
+    // SAFETY: as above; SIOCSIFFLAGS reads the name and the flags.
+    cvt(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) })?;
+    Ok(())
+}
