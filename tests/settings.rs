@@ -216,3 +216,30 @@ fn limits_says_what_a_scenario_needs_and_runs_nothing() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// The settings bench raises inside a private network namespace are that namespace's own on
+/// this kernel: written inside one, the machine's stay as they were.
+#[test]
+fn a_private_network_namespace_keeps_its_own_settings() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !muxlab::sys::process::is_root() || !have("unshare", "util-linux") {
+        return skip("a network namespace takes root and util-linux's unshare");
+    }
+    for name in muxlab::sys::sysctl::PER_NAMESPACE {
+        let before = read(name);
+        let value = match *name {
+            "net.ipv4.ip_local_port_range" => "20000 60000".to_string(),
+            _ => (before.parse::<u64>().unwrap() + 3).to_string(),
+        };
+        let file = muxlab::sys::sysctl::path(name).unwrap();
+        let script = format!("echo '{value}' > {0} && cat {0}", file.display());
+        let out = Command::new("unshare")
+            .args(["-n", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let inside = muxlab::sys::sysctl::normal(&String::from_utf8_lossy(&out.stdout));
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(inside, value, "{name} written inside the namespace");
+        assert_eq!(read(name), before, "{name} changed outside the namespace");
+    }
+}
