@@ -19,12 +19,14 @@ fn read(name: &str) -> String {
     muxlab::sys::sysctl::read(name).unwrap()
 }
 
-/// Puts `vm.max_map_count` back if a failing test leaves it raised.
-struct Restore(String);
+/// Puts the settings the test raises back if a failing test leaves them raised.
+struct Restore(Vec<(&'static str, String)>);
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let _ = muxlab::sys::sysctl::write("vm.max_map_count", &self.0);
+        for (name, value) in &self.0 {
+            let _ = muxlab::sys::sysctl::write(name, value);
+        }
     }
 }
 
@@ -32,12 +34,22 @@ impl Drop for Restore {
 /// while its settings are raised) and declares `maps` mappings and a backlog above the host's.
 fn scenario(dir: &std::path::Path, name: &str, maps: u64) -> std::path::PathBuf {
     let somaxconn: u64 = read("net.core.somaxconn").parse().unwrap();
+    // A machine-wide net setting too (read and put back from the machine's namespace, not the
+    // run's, where it does not exist): tcp_mem's pressure mark, one page up.
+    let tcp: Vec<u64> = read("net.ipv4.tcp_mem")
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
     let text = format!(
         "name = \"{name}\"\ndescription = \"settings raised for a run\"\nrepeats = 1\n\
          [settings]\n\"vm.max_map_count\" = \"{maps}\"\n\"net.core.somaxconn\" = \"{}\"\n\
+         \"net.ipv4.tcp_mem\" = \"{} {} {}\"\n\
          [[experiment]]\nname = \"hold\"\nproto = \"http\"\nmodels = [\"epoll\"]\nconnections = [4]\n\
          duration = \"60s\"\nrate = 100.0\n",
-        somaxconn + 1
+        somaxconn + 1,
+        tcp[0],
+        tcp[1] + 1,
+        tcp[2]
     );
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
@@ -69,6 +81,17 @@ fn until_maps(want: &str) {
     }
 }
 
+/// SIGTERM, then the run ends as an interrupted run does (exit 130), having put back what it
+/// could without a word of failure.
+fn stopped(child: &mut Child) {
+    signal_group(child, muxlab::sys::signal::SIGTERM);
+    let st = exits(child);
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(st.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted") && !err.contains("could not"), "{err}");
+}
+
 fn signal_group(child: &Child, sig: i32) {
     muxlab::sys::process::kill(-(child.id() as i32), sig).unwrap();
 }
@@ -95,7 +118,11 @@ fn raised_settings_are_put_back_after_sigterm_after_sigkill_and_after_overlappin
     std::fs::create_dir_all(&state).unwrap();
     let original = read("vm.max_map_count");
     let somaxconn = read("net.core.somaxconn");
-    let _restore = Restore(original.clone());
+    let tcp_mem = read("net.ipv4.tcp_mem");
+    let _restore = Restore(vec![
+        ("vm.max_map_count", original.clone()),
+        ("net.ipv4.tcp_mem", tcp_mem.clone()),
+    ]);
     let base: u64 = original.parse().unwrap();
     let a = scenario(&tmp, "raise-a", base + 7);
     let b = scenario(&tmp, "raise-b", base + 9);
@@ -108,9 +135,14 @@ fn raised_settings_are_put_back_after_sigterm_after_sigkill_and_after_overlappin
         somaxconn,
         "the namespace's own setting shows outside it"
     );
-    signal_group(&run, muxlab::sys::signal::SIGTERM);
-    exits(&mut run);
+    assert_ne!(
+        read("net.ipv4.tcp_mem"),
+        tcp_mem,
+        "tcp_mem raised from the machine's namespace"
+    );
+    stopped(&mut run);
     assert_eq!(read("vm.max_map_count"), original, "after SIGTERM");
+    assert_eq!(read("net.ipv4.tcp_mem"), tcp_mem, "tcp_mem after SIGTERM");
     assert!(!state.join("raised.json").exists());
 
     // SIGKILL: nothing of the run can put it back; the next muxlab command does.
@@ -130,24 +162,51 @@ fn raised_settings_are_put_back_after_sigterm_after_sigkill_and_after_overlappin
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("put back: vm.max_map_count = "), "{err}");
+    assert!(
+        err.contains("put back: ") && err.contains("vm.max_map_count = "),
+        "{err}"
+    );
     assert_eq!(read("vm.max_map_count"), original, "after SIGKILL and `muxlab models`");
+    assert_eq!(
+        read("net.ipv4.tcp_mem"),
+        tcp_mem,
+        "tcp_mem after SIGKILL and `muxlab models`"
+    );
 
     // Two runs overlap: the first out leaves the second's value; the last out puts it back.
     let mut first = bench(&a, &state, &tmp);
     until_maps(&(base + 7).to_string());
     let mut second = bench(&b, &state, &tmp);
     until_maps(&(base + 9).to_string());
-    signal_group(&first, muxlab::sys::signal::SIGTERM);
-    exits(&mut first);
+    stopped(&mut first);
     assert_eq!(
         read("vm.max_map_count"),
         (base + 9).to_string(),
         "the second run still holds it"
     );
-    signal_group(&second, muxlab::sys::signal::SIGTERM);
-    exits(&mut second);
+    stopped(&mut second);
     assert_eq!(read("vm.max_map_count"), original, "after both runs");
+    // The other way round: a run that finds its value raised further by another already
+    // depends on it, and holds it until it ends.
+    let mut higher = bench(&b, &state, &tmp);
+    until_maps(&(base + 9).to_string());
+    let mut lower = bench(&a, &state, &tmp);
+    let lower_pid = lower.id().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(state.join("raised.json")).is_ok_and(|t| t.contains(&lower_pid)) {
+        assert!(Instant::now() < deadline, "the second run never joined the holders");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stopped(&mut higher);
+    let left: u64 = read("vm.max_map_count").parse().unwrap();
+    assert!(left >= base + 7, "the first out put it back under the second: {left}");
+    stopped(&mut lower);
+    assert_eq!(
+        read("vm.max_map_count"),
+        original,
+        "after both runs, the other way round"
+    );
+    assert_eq!(read("net.ipv4.tcp_mem"), tcp_mem);
     assert_eq!(read("net.core.somaxconn"), somaxconn);
     let _ = std::fs::remove_dir_all(&tmp);
 }
@@ -157,7 +216,7 @@ fn raised_settings_are_put_back_after_sigterm_after_sigkill_and_after_overlappin
 fn without_root_a_run_that_needs_settings_is_refused_naming_them() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     if !have("setpriv", "util-linux") {
-        return;
+        return skip("setpriv (util-linux) runs bench as another user");
     }
     let tmp = std::env::temp_dir().join(format!("muxlab-noroot-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();

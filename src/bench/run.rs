@@ -92,14 +92,15 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         }
         .into());
     }
+    let _ = sys::signal::install_stop_handler(&STOP);
+    let mut notes = sc.notes.clone();
+    // Settings the run needs, raised (or refused) before anything starts, hosts included; put
+    // back when this is dropped, after everything the run started.
+    let _settings = setup::settings::hold(&sc, &mut notes)?;
     let hosts = setup::Hosts::prepare(&sc, opts.ssh_config.clone(), opts.push, &opts.remote_bin)?;
     let mut place = placement(&sc, hosts);
-    let _ = sys::signal::install_stop_handler(&STOP);
     // CPU groups an earlier bench made and could not remove (it was killed).
     sys::cgroup::remove_stale();
-    let mut notes = sc.notes.clone();
-    // Settings the run needs, raised before anything starts (put back when this is dropped).
-    let _settings = setup::settings::hold(&sc, &mut notes)?;
     let plan = plan(&sc, opts);
     let mut env = environment(&place);
     for x in sc.experiments.iter() {

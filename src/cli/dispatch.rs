@@ -10,8 +10,12 @@ use crate::server;
 
 /// Runs the command line.
 pub fn main(cli: Cli) -> anyhow::Result<()> {
-    // Settings a killed bench left raised go back first, whatever this command is.
-    match crate::sys::raised::recover() {
+    // Settings a killed bench left raised go back first, whatever this command is (root only:
+    // no one else could have raised them, nor put them back).
+    match crate::sys::process::is_root()
+        .then(crate::sys::raised::recover)
+        .unwrap_or(Ok(Vec::new()))
+    {
         Ok(put) if !put.is_empty() => eprintln!(
             "muxlab: a run that was killed left settings raised; put back: {}",
             put.iter()

@@ -93,11 +93,17 @@ fn put_back(saved: &BTreeMap<String, String>) -> io::Result<()> {
 pub struct Raised {
     /// Each setting raised by this run: its name, the value before, the value set.
     pub changed: Vec<(String, String, String)>,
+    /// Among the holders: it needs a value above what the machine had before any run raised
+    /// it (raised by this run or by another still running).
+    joined: bool,
     pid: i32,
 }
 
 /// Raises each `(name, wanted)` that is below it (see [`sysctl::raised`]), saving first the
-/// value before any run raised it, and joins the holders. Root only.
+/// value before any run raised it. The run joins the holders when any want is above that
+/// original value, whoever raised it: a run that finds a value already raised by another still
+/// depends on it, and the other's end must not put it back under it. Root only. A failure
+/// half-way leaves the holders at once (what it raised goes back if no one else holds).
 pub fn raise(wants: &[(String, String)]) -> io::Result<Raised> {
     let lock = Locked::take()?;
     let mut state = lock.read()?.unwrap_or_default();
@@ -106,28 +112,53 @@ pub fn raise(wants: &[(String, String)]) -> io::Result<Raised> {
         // Left by runs that were killed: theirs go back first.
         put_back(&state.saved)?;
         state.saved.clear();
+        lock.remove()?;
     }
     let pid = super::process::pid();
-    state.holders.push(pid);
-    let mut changed = Vec::new();
+    let mut raised = Raised {
+        changed: Vec::new(),
+        joined: false,
+        pid,
+    };
+    let mut depends = Vec::new();
     for (name, want) in wants {
         let now = sysctl::read(name)?;
-        let Some(new) = sysctl::raised(name, &now, want) else {
-            continue;
-        };
-        state.saved.entry(name.clone()).or_insert_with(|| now.clone());
-        // Saved before the write: a run killed between the two leaves a file that restores.
-        lock.write(&state)?;
-        sysctl::write(name, &new)?;
-        changed.push((name.clone(), now, new));
+        let original = state.saved.get(name).cloned().unwrap_or_else(|| now.clone());
+        if sysctl::raised(name, &original, want).is_some() {
+            depends.push((name, want, now));
+        }
     }
+    if depends.is_empty() {
+        return Ok(raised);
+    }
+    state.holders.push(pid);
     lock.write(&state)?;
-    Ok(Raised { changed, pid })
+    // From here an error drops `raised`, which leaves the holders (once this lock is let go).
+    raised.joined = true;
+    let mut apply = || -> io::Result<()> {
+        for (name, want, now) in &depends {
+            let Some(new) = sysctl::raised(name, now, want) else {
+                continue;
+            };
+            state.saved.entry(name.to_string()).or_insert_with(|| now.clone());
+            // Saved before the write: a run killed between the two leaves a file that restores.
+            lock.write(&state)?;
+            sysctl::write(name, &new)?;
+            raised.changed.push((name.to_string(), now.clone(), new));
+        }
+        Ok(())
+    };
+    let applied = apply();
+    drop(lock);
+    applied.map(|()| raised)
 }
 
 impl Raised {
     /// Leaves the holders now; the last one out puts every saved value back.
     pub fn release(&self) -> io::Result<()> {
+        if !self.joined {
+            return Ok(());
+        }
         let lock = Locked::take()?;
         let Some(mut state) = lock.read()? else { return Ok(()) };
         let me = self.pid;

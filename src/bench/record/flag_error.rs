@@ -59,6 +59,14 @@ pub enum SettingFault {
     /// Each network namespace's own, for a run on other hosts: bench raises those only in a
     /// namespace of this machine's.
     NamespacedOnHosts,
+    /// Each network namespace's own, for a run whose server address is not loopback: it
+    /// would be gone inside the run's namespace.
+    NotLoopback,
+    /// Each network namespace's own, for a run that steers loopback: `/sys` inside the run's
+    /// namespace is still the machine's, so steering would miss the run's loopback.
+    Steered,
+    /// Not numbers, or not as many as the setting has.
+    BadValue,
 }
 
 fn setting_refused(name: &str, fault: SettingFault) -> String {
@@ -74,6 +82,15 @@ fn setting_refused(name: &str, fault: SettingFault) -> String {
         ),
         SettingFault::NamespacedOnHosts => format!(
             "{name} is each network namespace's own: bench raises it for runs on this machine only; set it on the hosts"
+        ),
+        SettingFault::NotLoopback => format!(
+            "{name} is each network namespace's own: bench raises it in a namespace of the run's, where only loopback exists; use a 127.x server_addr or set it yourself"
+        ),
+        SettingFault::Steered => format!(
+            "{name} is each network namespace's own, raised in a namespace of the run's, where steering loopback (steer_rx) would steer the machine's instead: drop one"
+        ),
+        SettingFault::BadValue => format!(
+            "settings: '{name}' takes as many whole numbers as the machine's value has (e.g. \"32768 60999\" for a port range)"
         ),
     }
 }

@@ -25,40 +25,81 @@ const MANY: usize = 200_000;
 /// Descriptors a machine keeps beyond a run's sockets.
 const SPARE_FILES: u64 = 65_536;
 
+/// Mappings and tasks a machine keeps beyond a run's threads.
+const SPARE: u64 = 1_024;
+
+/// The settings of a namespace's own copied from the machine into the run's namespace (which
+/// starts with the kernel's defaults), so that only what the run raises differs.
+const COPIED: &[&str] = &[
+    "net.ipv4.tcp_tw_reuse",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_fin_timeout",
+];
+
+/// Tasks on the machine now (`/proc/loadavg`'s fourth field, after the slash).
+fn tasks_now() -> u64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A declared setting: one bench raises, with as many numbers as the machine's value.
+fn declared(name: &str, value: &str) -> Result<Want, FlagError> {
+    let bad = |fault| FlagError::Setting {
+        name: name.to_string(),
+        fault,
+    };
+    if !sysctl::PER_NAMESPACE.contains(&name) && !sysctl::GLOBAL.contains(&name) {
+        return Err(bad(SettingFault::Unknown));
+    }
+    let value = sysctl::normal(value);
+    let fields = |v: &str| v.split_whitespace().filter(|x| x.parse::<u64>().is_ok()).count();
+    let now = sysctl::read(name).unwrap_or_default();
+    let count = value.split_whitespace().count();
+    if count == 0 || fields(&value) != count || (!now.is_empty() && count != now.split_whitespace().count()) {
+        return Err(bad(SettingFault::BadValue));
+    }
+    Ok(Want {
+        name: name.to_string(),
+        value,
+        why: "the scenario declares it".into(),
+    })
+}
+
 /// What `sc` needs of this machine's settings, each with why (whether it falls short now or
-/// not: [`short`] says which do).
+/// not: [`short`] says which do). Only what binds on this machine: a server on another host
+/// brings its own settings.
 pub fn needs(sc: &Scenario) -> Result<Vec<Want>, FlagError> {
-    let mut wants = Vec::new();
-    for (name, value) in &sc.settings {
-        if !sysctl::PER_NAMESPACE.contains(&name.as_str()) && !sysctl::GLOBAL.contains(&name.as_str()) {
-            return Err(FlagError::Setting {
-                name: name.clone(),
-                fault: SettingFault::Unknown,
+    let mut wants = sc
+        .settings
+        .iter()
+        .map(|(n, v)| declared(n, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let server_here = sc.server_host.is_none();
+    let ends = u64::from(server_here) + u64::from(sc.client_hosts.is_empty());
+    let files_open = sys::settings::Settings::read().files_open.unwrap_or(0);
+    for x in &sc.experiments {
+        let most = x.connections.iter().copied().max().unwrap_or(0) as u64;
+        if ends > 0 {
+            wants.push(Want {
+                name: "fs.file-max".into(),
+                value: (files_open + ends * most + SPARE_FILES).to_string(),
+                why: format!("{}: {most} connections, {ends} socket(s) each on this machine", x.name),
             });
         }
-        wants.push(Want {
-            name: name.clone(),
-            value: sysctl::normal(value),
-            why: "the scenario declares it".into(),
-        });
-    }
-    let local = sc.server_host.is_none() && sc.client_hosts.is_empty();
-    for x in &sc.experiments {
-        let most = x.connections.iter().copied().max().unwrap_or(0);
-        let ends = if local { 2 } else { 1 };
-        let files_open = sys::settings::Settings::read().files_open.unwrap_or(0);
-        wants.push(Want {
-            name: "fs.file-max".into(),
-            value: (files_open + ends * most as u64 + SPARE_FILES).to_string(),
-            why: format!("{}: {most} connections, {ends} socket(s) each on this machine", x.name),
-        });
-        if most >= MANY {
+        if !server_here {
+            continue;
+        }
+        if most >= MANY as u64 {
             for name in ["net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog"] {
                 wants.push(Want {
                     name: name.into(),
                     value: "65535".into(),
                     why: format!(
-                        "{}: {most} connections open at once overflow a backlog of thousands",
+                        "{}: {most} connections opened at once overflow a backlog of thousands",
                         x.name
                     ),
                 });
@@ -69,23 +110,25 @@ pub fn needs(sc: &Scenario) -> Result<Vec<Want>, FlagError> {
                 continue;
             };
             let mappings = match model.streams {
-                crate::server::Streams::ThreadEach => 4,
-                crate::server::Streams::GreenEach => 2,
-                _ => continue,
+                crate::server::Streams::ThreadEach => Some(4),
+                crate::server::Streams::GreenEach => Some(2),
+                _ => None,
             };
-            wants.push(Want {
-                name: "vm.max_map_count".into(),
-                value: (mappings * most as u64 + SPARE_FILES).to_string(),
-                why: format!(
-                    "{}: {} at {most} connections, {mappings} mappings each",
-                    x.name, model.name
-                ),
-            });
-            if mappings == 4 {
+            if let Some(m) = mappings {
+                wants.push(Want {
+                    name: "vm.max_map_count".into(),
+                    value: (m * most + SPARE).to_string(),
+                    why: format!("{}: {} at {most} connections, {m} mappings each", x.name, model.name),
+                });
+            }
+            if matches!(
+                model.streams,
+                crate::server::Streams::ThreadEach | crate::server::Streams::ProcessEach
+            ) {
                 wants.push(Want {
                     name: "kernel.pid_max".into(),
-                    value: (most as u64 + SPARE_FILES).min(4_194_304).to_string(),
-                    why: format!("{}: {} at {most} connections, a thread each", x.name, model.name),
+                    value: (tasks_now() + most + SPARE).min(4_194_304).to_string(),
+                    why: format!("{}: {} at {most} connections, a task each", x.name, model.name),
                 });
             }
         }
@@ -93,57 +136,111 @@ pub fn needs(sc: &Scenario) -> Result<Vec<Want>, FlagError> {
     Ok(wants)
 }
 
-/// Of `wants`, those the machine falls short of now: `(name, value to set)`, one per setting
-/// (the largest asked).
-pub fn short(wants: &[Want]) -> Vec<(String, String)> {
+/// Of `wants`, the largest asked of each setting: `(name, value)`, never compared with the
+/// machine's.
+pub fn asked(wants: &[Want]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for w in wants {
-        let Ok(now) = sysctl::read(&w.name) else { continue };
-        let base = out
-            .iter()
-            .find(|(n, _)| *n == w.name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or(now);
-        if let Some(v) = sysctl::raised(&w.name, &base, &w.value) {
-            out.retain(|(n, _)| *n != w.name);
-            out.push((w.name.clone(), v));
+        match out.iter_mut().find(|(n, _)| *n == w.name) {
+            Some((_, v)) => {
+                if let Some(more) = sysctl::raised(&w.name, v, &w.value) {
+                    *v = more;
+                }
+            }
+            None => out.push((w.name.clone(), w.value.clone())),
         }
     }
     out
 }
 
-/// What a run holds of raised settings; dropping it puts the machine's back (the namespace's
-/// go with the namespace).
+/// Of `wants`, those the machine falls short of now: `(name, value to set)`, one per setting.
+pub fn short(wants: &[Want]) -> Vec<(String, String)> {
+    asked(wants)
+        .into_iter()
+        .filter_map(|(name, want)| {
+            let now = sysctl::read(&name).ok()?;
+            sysctl::raised(&name, &now, &want).map(|v| (name, v))
+        })
+        .collect()
+}
+
+/// What a run holds of raised settings: the namespace it entered (left first) and the
+/// machine's settings it holds (put back when the last run holding them ends).
 pub(in crate::bench) struct Holding {
-    _raised: Option<sys::raised::Raised>,
+    ns: Option<sys::netns::Private>,
+    raised: Option<sys::raised::Raised>,
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        // Back in the machine's namespace first: its net settings (tcp_mem) are not readable
+        // from the run's.
+        if let Some(ns) = self.ns.take() {
+            if let Err(e) = ns.leave() {
+                eprintln!("muxlab: could not leave the run's network namespace: {e}");
+            }
+        }
+        drop(self.raised.take());
+    }
 }
 
 /// Raises what `sc` needs for the run and says so in `notes`; refuses without root, or where a
-/// namespace's own setting is needed on other hosts.
+/// namespace's own setting is needed where a namespace of this machine's cannot give it.
 pub(in crate::bench) fn hold(sc: &Scenario, notes: &mut Vec<String>) -> Result<Holding, crate::bench::record::Error> {
-    let wants = short(&needs(sc)?);
-    if wants.is_empty() {
-        return Ok(Holding { _raised: None });
-    }
+    let wants = needs(sc)?;
+    let short = short(&wants);
     if !sys::process::is_root() {
-        return Err(FlagError::NeedsRoot { wants }.into());
-    }
-    let (spaced, global): (Vec<_>, Vec<_>) = wants
-        .into_iter()
-        .partition(|(n, _)| sysctl::PER_NAMESPACE.contains(&n.as_str()));
-    if !spaced.is_empty() {
-        if let Some((name, _)) = spaced
-            .iter()
-            .find(|_| sc.server_host.is_some() || !sc.client_hosts.is_empty())
-        {
-            return Err(FlagError::Setting {
-                name: name.clone(),
-                fault: SettingFault::NamespacedOnHosts,
-            }
-            .into());
+        if !short.is_empty() {
+            return Err(FlagError::NeedsRoot { wants: short }.into());
         }
-        let io = crate::bench::record::error::io_err;
-        sys::netns::enter_private().map_err(io("entering a private network namespace for the run"))?;
+        return Ok(Holding { ns: None, raised: None });
+    }
+    let io = crate::bench::record::error::io_err;
+    // The machine's first, from its own namespace; the run holds them even where another run
+    // raised them already (see `sys::raised::raise`).
+    let global: Vec<_> = asked(&wants)
+        .into_iter()
+        .filter(|(n, _)| sysctl::GLOBAL.contains(&n.as_str()))
+        .collect();
+    let raised = sys::raised::raise(&global).map_err(io("raising the machine's settings for the run"))?;
+    for (name, before, now) in &raised.changed {
+        notes.push(format!(
+            "{name} raised from {before} to {now} for the run (put back after it)"
+        ));
+    }
+    let mut holding = Holding {
+        ns: None,
+        raised: Some(raised),
+    };
+    let spaced: Vec<_> = short
+        .into_iter()
+        .filter(|(n, _)| sysctl::PER_NAMESPACE.contains(&n.as_str()))
+        .collect();
+    if let Some((name, _)) = spaced.first() {
+        let refuse = |fault| FlagError::Setting {
+            name: name.clone(),
+            fault,
+        };
+        if sc.server_host.is_some() || !sc.client_hosts.is_empty() {
+            return Err(refuse(SettingFault::NamespacedOnHosts).into());
+        }
+        if sc.server_addr.as_deref().is_some_and(|a| !a.starts_with("127.")) {
+            return Err(refuse(SettingFault::NotLoopback).into());
+        }
+        if sc.steer_rx {
+            return Err(refuse(SettingFault::Steered).into());
+        }
+        // The machine's values of a namespace's own settings, for the run's namespace (which
+        // starts with the kernel's defaults).
+        let host: Vec<(&str, String)> = sysctl::PER_NAMESPACE
+            .iter()
+            .chain(COPIED)
+            .filter_map(|n| Some((*n, sysctl::read(n).ok()?)))
+            .collect();
+        holding.ns = Some(sys::netns::enter_private().map_err(io("entering a private network namespace for the run"))?);
+        for (name, value) in &host {
+            let _ = sysctl::write(name, value);
+        }
         for (name, value) in &spaced {
             sysctl::write(name, value).map_err(|e| {
                 let named = std::io::Error::new(e.kind(), format!("{name}: {e}"));
@@ -154,13 +251,61 @@ pub(in crate::bench) fn hold(sc: &Scenario, notes: &mut Vec<String>) -> Result<H
             ));
         }
     }
-    let raised = sys::raised::raise(&global).map_err(crate::bench::record::error::io_err(
-        "raising the machine's settings for the run",
-    ))?;
-    for (name, before, now) in &raised.changed {
-        notes.push(format!(
-            "{name} raised from {before} to {now} for the run (put back after it)"
-        ));
+    Ok(holding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No built-in scenario needs a setting raised on a machine of ours: a run of them as root
+    /// changes nothing, and without root none is refused (a spare of 65,536 mappings once made
+    /// every scenario with `thread` in it "short").
+    #[test]
+    fn no_builtin_scenario_needs_a_setting_raised_here() {
+        for (name, _) in crate::bench::scenario::BUILTIN {
+            let sc = crate::bench::scenario::load(name).unwrap();
+            assert_eq!(short(&needs(&sc).unwrap()), Vec::<(String, String)>::new(), "{name}");
+        }
     }
-    Ok(Holding { _raised: Some(raised) })
+
+    /// What a thread per connection needs grows with the count, and the largest ask of a
+    /// setting is the one kept.
+    #[test]
+    fn a_thread_per_connection_needs_mappings_and_tasks_by_its_count() {
+        let sc = |conns: usize| {
+            let text = format!(
+                "name = \"s\"\ndescription = \"d\"\n[[experiment]]\nname = \"e\"\nproto = \"http\"\n\
+                 models = [\"thread\", \"green\"]\nconnections = [10, {conns}]\nduration = \"1s\"\n"
+            );
+            crate::bench::record::scenario::parse(&text, "t").unwrap()
+        };
+        let wants = needs(&sc(20_000)).unwrap();
+        let maps = asked(&wants)
+            .into_iter()
+            .find(|(n, _)| n == "vm.max_map_count")
+            .unwrap();
+        assert_eq!(maps.1, (4 * 20_000 + SPARE).to_string());
+        assert!(
+            short(&wants).iter().any(|(n, _)| n == "vm.max_map_count"),
+            "80,000 mappings pass 65,530"
+        );
+        assert!(short(&needs(&sc(1_000)).unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_declared_setting_must_be_one_bench_raises_with_numbers_like_the_machines() {
+        let fault = |name: &str, value: &str| match declared(name, value) {
+            Err(FlagError::Setting { fault, .. }) => Some(fault),
+            _ => None,
+        };
+        assert_eq!(fault("kernel.hostname", "x"), Some(SettingFault::Unknown));
+        assert_eq!(
+            fault("net.ipv4.ip_local_port_range", "1024-65535"),
+            Some(SettingFault::BadValue)
+        );
+        assert_eq!(fault("net.ipv4.tcp_mem", "500000"), Some(SettingFault::BadValue));
+        assert_eq!(fault("vm.max_map_count", "70000"), None);
+        assert_eq!(fault("net.ipv4.ip_local_port_range", " 1024   65535 "), None);
+    }
 }
