@@ -80,6 +80,10 @@ fn a_group_holds_200000_connections_from_a_split_load_and_no_setting_changes() {
     let listening = lines.recv_timeout(IO_TIMEOUT).unwrap();
     let url = format!("http://{}/", listening["addr"].as_str().unwrap());
     let started = Instant::now();
+    // The window is long enough for the group to accept all of them: the client's connect is
+    // done once the kernel queues a connection, and on a busy machine (the suite's, beside two
+    // busy loops) the debug build's members had accepted 141,000 of 200,000 when a 5 s window
+    // ended.
     let (code, doc, err) = load(&[
         &url,
         "-c",
@@ -89,7 +93,7 @@ fn a_group_holds_200000_connections_from_a_split_load_and_no_setting_changes() {
         "--rate",
         "2000",
         "-d",
-        "5s",
+        "20s",
         "--bind",
         "127.0.9.1-127.0.9.16",
         "--timeout",
@@ -131,5 +135,5 @@ fn a_group_holds_200000_connections_from_a_split_load_and_no_setting_changes() {
     assert_eq!(stats["held_peak"], 200_000, "{}", stats["held_peak"]);
     assert_eq!(stats["totals"]["rejected_emfile"], 0);
     assert_eq!(settings(), before, "a setting changed");
-    eprintln!("200,000 connections opened, held 5 s and closed in {took:?}");
+    eprintln!("200,000 connections opened, held 20 s and closed in {took:?}");
 }
