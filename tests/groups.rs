@@ -156,19 +156,24 @@ fn a_group_holds_more_connections_than_one_process_may_open() {
     }
 }
 
+/// `muxlab serve ARGS` exits 2 with every one of `says` in its words.
+fn serve_refused(args: &[&str], says: &[String]) {
+    let out = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .args(["--port", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    for s in says {
+        assert!(err.contains(s.as_str()), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn designs_that_do_not_form_groups_refuse_procs_and_say_why() {
-    let refused = |args: &[&str], says: &str| {
-        let out = Command::new(BIN)
-            .arg("serve")
-            .args(args)
-            .args(["--port", "0"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-    };
+    let refused = |args: &[&str], says: &str| serve_refused(args, &[says.to_string()]);
     for model in ["iterative", "thread", "fork", "prefork", "prethread"] {
         refused(
             &["--model", model, "--procs", "2"],
@@ -262,30 +267,8 @@ fn a_share_of_the_connections_sends_and_the_rest_hold_counted_apart() {
 fn held_connections_closed_by_an_idle_timeout_are_counted_and_said() {
     let srv = Group::start("epoll", &["--idle-timeout", "500ms"]);
     let url = format!("http://{}/", srv.addr());
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            &url,
-            "-c",
-            "100",
-            "--active",
-            "10%",
-            "--rate",
-            "100",
-            "--duration",
-            "2s",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("(10 sending, 90 holding)"), "{text}");
-    assert!(
-        text.contains("the server closed held connections") && text.contains("--idle-timeout"),
-        "{text}"
-    );
-    let (code, doc, err) = load(&[
-        &url,
+    let run = [
+        url.as_str(),
         "-c",
         "100",
         "--active",
@@ -294,7 +277,16 @@ fn held_connections_closed_by_an_idle_timeout_are_counted_and_said() {
         "100",
         "--duration",
         "2s",
-    ]);
+    ];
+    let out = Command::new(BIN).arg("load").args(run).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("(10 sending, 90 holding)"), "{text}");
+    assert!(
+        text.contains("the server closed held connections") && text.contains("--idle-timeout"),
+        "{text}"
+    );
+    let (code, doc, err) = load(&run);
     assert_eq!(code, 0, "{err}");
     assert!(
         doc["connections"]["held_closed_by_server"].as_u64().unwrap() >= 90,
@@ -337,19 +329,7 @@ fn a_count_past_the_designs_ceiling_is_refused_naming_the_setting() {
     let read = |path: &str| -> u64 { std::fs::read_to_string(path).unwrap().trim().parse().unwrap() };
     let maps = read("/proc/sys/vm/max_map_count");
     let (_, hard) = muxlab::sys::rlimit::nofile().unwrap();
-    let refused = |args: &[&str], says: &[String]| {
-        let out = Command::new(BIN)
-            .arg("serve")
-            .args(args)
-            .args(["--port", "0"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        for s in says {
-            assert!(err.contains(s.as_str()), "{args:?}: {err}");
-        }
-    };
+    let refused = serve_refused;
     let thread_most = (maps / 4 + 1).to_string();
     refused(
         &["--model", "thread", "--max-conns", &thread_most],

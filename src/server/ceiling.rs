@@ -86,17 +86,7 @@ mod tests {
     /// Each design's ceiling on a machine with issue 80's settings, and what stops it.
     #[test]
     fn each_designs_ceiling_is_the_least_of_its_bounds() {
-        let here = Settings {
-            nofile_hard: Some(20_000),
-            file_max: Some(2_466_177),
-            files_open: Some(304),
-            ports: Some(28_232),
-            tcp_mem: Some([287_901, 383_868, 575_802]),
-            pid_max: Some(32_768),
-            max_map_count: Some(65_530),
-            mem_available: Some(22 << 30),
-            somaxconn: Some(4096),
-        };
+        let here = Settings::issue_80();
         let thread = Model {
             streams: Streams::ThreadEach,
             ..Model::BASE

@@ -60,6 +60,24 @@ impl Settings {
 }
 
 #[cfg(test)]
+impl Settings {
+    /// This machine's settings as read for issue 80 (what the tests of the checks reason from).
+    pub(crate) fn issue_80() -> Settings {
+        Settings {
+            nofile_hard: Some(20_000),
+            file_max: Some(2_466_177),
+            files_open: Some(304),
+            ports: Some(28_232),
+            tcp_mem: Some([287_901, 383_868, 575_802]),
+            pid_max: Some(32_768),
+            max_map_count: Some(65_530),
+            mem_available: Some(22 << 30),
+            somaxconn: Some(4096),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
