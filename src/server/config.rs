@@ -101,7 +101,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub max_body: usize,
     /// Close connections silent for this long, or whose output makes no progress for this long
-    /// (a client that stops reading); 0 disables.
+    /// (a client that stops reading); 0 disables. Connections a load holds open without sending
+    /// (`load --active`) are closed at it: for a longer hold give a longer one, or 0.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub idle_timeout: Duration,
     /// Answer 408 and close when a request head is not complete this long after its first byte
