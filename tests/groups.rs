@@ -408,4 +408,23 @@ fn models_says_each_designs_ceiling_on_this_machine() {
     assert!(epoll.contains("forms process groups: --procs"), "{epoll}");
     let thread = text.lines().find(|l| l.starts_with("thread ")).unwrap();
     assert!(!thread.contains("forms process groups"), "{thread}");
+    // The same in JSON.
+    let out = Command::new(BIN).args(["models", "--json"]).output().unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model = |name: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(model("epoll")["groups"], true);
+    assert_eq!(model("thread")["groups"], false);
+    assert_eq!(model("thread")["ceiling"]["connections"], maps / 4);
+    assert!(model("thread")["ceiling"]["bound"]
+        .as_str()
+        .unwrap()
+        .contains("vm.max_map_count"));
+    assert_eq!(model("prefork")["ceiling"], Value::Null);
 }

@@ -7,13 +7,21 @@ use crate::models;
 pub(super) fn print_models(json: bool) {
     let mut out = std::io::stdout().lock();
     if json {
+        let settings = crate::sys::settings::Settings::read();
+        let cpus = crate::sys::affinity::get().map(|c| c.len()).unwrap_or(1);
         let list: Vec<_> = models::ALL
             .iter()
             .map(|m| {
+                // What one process of it holds here with its default workers, and what stops it
+                // (null: one connection at a time per worker).
+                let workers = m.worker_count(None, cpus) + m.extra_threads;
+                let ceiling = crate::server::ceiling(m, 1, workers, &settings)
+                    .map(|(n, bound)| serde_json::json!({"connections": n, "bound": bound.to_string()}));
                 serde_json::json!({"name": m.name, "family": m.family.name(), "mechanism": m.mechanism,
                     "product": m.product, "seed": m.seed, "one_conn_per_worker": m.one_conn_per_worker,
                     "streams": m.streams.says(), "store": m.data.says(), "sharded": m.shards,
-                    "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>()})
+                    "flags": m.flags.iter().map(|f| f.name()).collect::<Vec<_>>(),
+                    "groups": crate::server::forms_group(m).is_ok(), "ceiling": ceiling})
             })
             .collect();
         let _ = writeln!(out, "{}", serde_json::Value::Array(list));

@@ -26,7 +26,32 @@ fn dir() -> PathBuf {
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct State {
     pub saved: BTreeMap<String, String>,
-    pub holders: Vec<i32>,
+    pub holders: Vec<Holder>,
+}
+
+/// A run holding raised settings: its pid and the start time the kernel gives that process
+/// (clock ticks since boot), so that a pid the kernel has since given to another process is
+/// not taken for the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Holder {
+    pub pid: i32,
+    pub start: Option<u64>,
+}
+
+impl Holder {
+    /// This process.
+    fn me() -> Holder {
+        let pid = super::process::pid();
+        Holder {
+            pid,
+            start: super::procfs::start_time(pid),
+        }
+    }
+
+    /// Whether the run still runs: its pid alive and started when it did.
+    fn running(&self) -> bool {
+        super::procfs::is_running(self.pid) && super::procfs::start_time(self.pid) == self.start
+    }
 }
 
 /// The exclusive lock over the state, held while this value lives.
@@ -107,7 +132,7 @@ pub struct Raised {
 pub fn raise(wants: &[(String, String)]) -> io::Result<Raised> {
     let lock = Locked::take()?;
     let mut state = lock.read()?.unwrap_or_default();
-    state.holders.retain(|&p| super::procfs::is_running(p));
+    state.holders.retain(Holder::running);
     if state.holders.is_empty() && !state.saved.is_empty() {
         // Left by runs that were killed: theirs go back first.
         put_back(&state.saved)?;
@@ -131,7 +156,7 @@ pub fn raise(wants: &[(String, String)]) -> io::Result<Raised> {
     if depends.is_empty() {
         return Ok(raised);
     }
-    state.holders.push(pid);
+    state.holders.push(Holder::me());
     lock.write(&state)?;
     // From here an error drops `raised`, which leaves the holders (once this lock is let go).
     raised.joined = true;
@@ -162,7 +187,7 @@ impl Raised {
         let lock = Locked::take()?;
         let Some(mut state) = lock.read()? else { return Ok(()) };
         let me = self.pid;
-        state.holders.retain(|&p| p != me && super::procfs::is_running(p));
+        state.holders.retain(|h| h.pid != me && h.running());
         if state.holders.is_empty() {
             put_back(&state.saved)?;
             lock.remove()
@@ -193,10 +218,33 @@ pub fn recover() -> io::Result<Vec<(String, String)>> {
     let Some(state) = lock.read()? else {
         return Ok(Vec::new());
     };
-    if state.holders.iter().any(|&p| super::procfs::is_running(p)) {
+    if state.holders.iter().any(Holder::running) {
         return Ok(Vec::new());
     }
     put_back(&state.saved)?;
     lock.remove()?;
     Ok(state.saved.into_iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A holder is the process that joined, not whichever process has its pid now.
+    #[test]
+    fn a_holder_whose_pid_was_given_to_another_process_is_gone() {
+        let me = Holder::me();
+        assert!(me.start.is_some() && me.running());
+        let reused = Holder {
+            start: me.start.map(|s| s + 1),
+            ..me
+        };
+        assert!(!reused.running(), "the same pid, started at another time");
+        let state = State {
+            saved: BTreeMap::new(),
+            holders: vec![me],
+        };
+        let text = serde_json::to_string(&state).unwrap();
+        assert_eq!(serde_json::from_str::<State>(&text).unwrap(), state);
+    }
 }
