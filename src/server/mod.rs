@@ -32,6 +32,7 @@ pub mod green;
 pub(crate) mod group;
 pub(crate) mod registry;
 pub(crate) mod request;
+pub(crate) mod reserve;
 pub(crate) mod serve;
 pub(crate) mod stats;
 pub(crate) mod stream_spec;
