@@ -1,5 +1,10 @@
 use clap::Parser;
 
+/// Small over-aligned blocks (tokio's tasks and registrations) from size classes, the rest
+/// from the system's allocator: see `sys::classes`.
+#[global_allocator]
+static ALLOCATOR: muxlab::sys::classes::Classes = muxlab::sys::classes::Classes;
+
 fn main() {
     quiet_on_a_closed_stdout();
     let cli = muxlab::cli::Cli::parse();

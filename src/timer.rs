@@ -14,15 +14,54 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::num::NonZeroU64;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// An instant in 8 bytes (an `Instant` takes 16): nanoseconds from the process's epoch, the
+/// first instant a stamp was taken of, less an hour. What a connection and a timer entry keep:
+/// a million connections keep millions. `Option<Stamp>` is 8 bytes too. An instant before the
+/// epoch is kept as the epoch; every later one comes back exactly ([`Stamp::instant`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Stamp(NonZeroU64);
+
+/// The epoch stamps count from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(|| {
+        let now = Instant::now();
+        now.checked_sub(Duration::from_secs(3600)).unwrap_or(now)
+    })
+}
+
+impl Stamp {
+    /// The epoch itself (the earliest stamp).
+    pub const EPOCH: Stamp = Stamp(NonZeroU64::MIN);
+
+    /// `t`, kept in 8 bytes.
+    #[inline]
+    pub fn of(t: Instant) -> Stamp {
+        let ns = t
+            .saturating_duration_since(epoch())
+            .as_nanos()
+            .min(u64::MAX as u128 - 1) as u64;
+        Stamp(NonZeroU64::MIN.saturating_add(ns))
+    }
+
+    /// The instant kept.
+    #[inline]
+    pub fn instant(self) -> Instant {
+        epoch() + Duration::from_nanos(self.0.get() - 1)
+    }
+}
 
 /// Due times by key, earliest first (a stale entry stays until it comes up or is
 /// [`Timers::retain`]ed away).
 #[derive(Debug)]
 pub struct Timers<K> {
-    heap: BinaryHeap<Reverse<(Instant, K)>>,
+    heap: BinaryHeap<Reverse<(Stamp, K)>>,
     /// Entries armed in time order, earliest at the front.
-    queue: VecDeque<(Instant, K)>,
+    queue: VecDeque<(Stamp, K)>,
 }
 
 impl<K: Ord> Default for Timers<K> {
@@ -86,8 +125,8 @@ impl<K: Ord + Copy> Timers<K> {
 
     /// Keeps the entries `keep` says are live (the others: owners gone or armed again).
     pub fn retain(&mut self, mut keep: impl FnMut(Instant, K) -> bool) {
-        self.heap.retain(|Reverse((at, key))| keep(*at, *key));
-        self.queue.retain(|(at, key)| keep(*at, *key));
+        self.heap.retain(|Reverse((at, key))| keep(at.instant(), *key));
+        self.queue.retain(|(at, key)| keep(at.instant(), *key));
     }
 }
 
@@ -108,6 +147,7 @@ impl<K: Ord> Timers<K> {
     /// Wakes `key` at `at` (its [`Armed`] says whether this entry is still live when it
     /// comes up).
     pub fn arm(&mut self, at: Instant, key: K) {
+        let at = Stamp::of(at);
         match self.queue.back() {
             Some((last, _)) if at < *last => self.heap.push(Reverse((at, key))),
             _ => self.queue.push_back((at, key)),
@@ -119,7 +159,7 @@ impl<K: Ord> Timers<K> {
     pub fn rebuild(&mut self, mut keep: impl FnMut(Instant, &K) -> bool) {
         let mut all = std::mem::take(&mut self.heap).into_vec();
         all.extend(self.queue.drain(..).map(Reverse));
-        all.retain(|Reverse((at, key))| keep(*at, key));
+        all.retain(|Reverse((at, key))| keep(at.instant(), key));
         all.sort_unstable();
         all.dedup();
         self.heap = BinaryHeap::from(all);
@@ -133,6 +173,7 @@ impl<K: Ord> Timers<K> {
             (Some(h), Some(q)) => Some(h.min(q)),
             (h, q) => h.or(q),
         }
+        .map(Stamp::instant)
     }
 
     /// Entries held (live and stale).
@@ -151,6 +192,7 @@ impl<K: Ord> Timers<K> {
 
     /// The earliest entry, if it is due at `now` (taken out).
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, K)> {
+        let now = Stamp::of(now);
         let heap = self.heap.peek().map(|Reverse((at, _))| *at);
         let queue = self.queue.front().map(|(at, _)| *at);
         match (heap, queue) {
@@ -158,6 +200,7 @@ impl<K: Ord> Timers<K> {
             (_, Some(q)) if q <= now => self.queue.pop_front(),
             _ => None,
         }
+        .map(|(at, key)| (at.instant(), key))
     }
 
     /// Takes the entries due at `now`, earliest first, into `out` (their time and key).

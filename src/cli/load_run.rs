@@ -76,14 +76,23 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if outcome.interrupted {
         return Err(interrupted(&spec, &outcome).into());
     }
-    if outcome.tally.error_total() > 0 || (outcome.tally.requests == 0 && events == 0) {
+    // A run that holds every connection (`--active 0%`) measured holding: it fails where a
+    // connection never came up or was closed under it, not for sending nothing.
+    let holds_all = spec.args().workload.active.is_some_and(|a| a.holds_all());
+    let t = &outcome.tally;
+    let unheld = t.never_connected + t.held_closed;
+    if t.error_total() > 0 || (t.requests == 0 && events == 0 && !holds_all) || (holds_all && unheld > 0) {
         return Err(Failure {
             exit: Exit::Failed,
-            message: format!(
-                "{} errors, {} requests completed",
-                outcome.tally.error_total(),
-                outcome.tally.requests
-            ),
+            message: match holds_all {
+                true => format!(
+                    "{} errors, {} connections never up and {} closed by the server while held",
+                    t.error_total(),
+                    t.never_connected,
+                    t.held_closed
+                ),
+                false => format!("{} errors, {} requests completed", t.error_total(), t.requests),
+            },
         }
         .into());
     }

@@ -210,7 +210,10 @@ fn check_connections(a: &LoadArgs, http: bool) -> Result<(), Error> {
     if w.active.is_some() && (w.requests.is_some() || w.close || w.requests_per_conn.is_some()) {
         return bad("active", Rule::ActiveEndsConnections);
     }
-    if let Some(active) = w.active.filter(|act| act.of(a.connections) == 0) {
+    if w.active.is_some_and(|act| act.holds_all()) && w.rate.is_some() {
+        return bad("active", Rule::ActiveHoldsAllAtRate);
+    }
+    if let Some(active) = w.active.filter(|act| !act.holds_all() && act.of(a.connections) == 0) {
         return Err(Error::invalid(
             "active",
             Rule::ActiveNone {

@@ -17,6 +17,8 @@ pub enum Rule {
     Settings(super::preflight::Need),
     /// `--active` with a run that ends connections (-n, --close, --requests-per-conn).
     ActiveEndsConnections,
+    /// `--active 0%` (every connection holds) with a rate: nothing would be sent at it.
+    ActiveHoldsAllAtRate,
     /// `--active` that leaves no connection sending.
     ActiveNone {
         active: super::Active,
@@ -104,6 +106,9 @@ impl Rule {
                 "--active holds most connections open for the whole run: drop -n, --close and --requests-per-conn (run for a --duration)"
             }
 
+            Rule::ActiveHoldsAllAtRate => {
+                "--active 0% holds every connection and sends nothing: drop --rate (or give a share that sends)"
+            }
             Rule::ThreadsZero => "-t must be at least 1",
             Rule::IntervalUnderOneMs => "--interval must be at least 1ms",
             Rule::TooManyIntervals => "--interval makes over 100,000 intervals of the window: make it longer",

@@ -14,10 +14,13 @@
 //!
 //! **Seed** (docs/seeds.md). Not in the seeds: the baseline the hand-written loops are measured against.
 
+use std::cell::RefCell;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::time::timeout;
+use tokio::time::{timeout, Sleep};
 
 use crate::server::connection::{wire, Connection, Next};
 use crate::server::drivers::accept::Acceptor;
@@ -53,7 +56,6 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
     let std_listener = std::net::TcpListener::from(ctx.listener.try_clone().map_err(io_err("dup of the listener"))?);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(std_listener).map_err(io_err("registering the listener"))?;
-        let mut tasks = tokio::task::JoinSet::new();
         let mut spare = Acceptor::new(true);
         let mut next = 0;
         let mut ticker = crate::server::drivers::conn::Ticker::default();
@@ -65,7 +67,7 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
                     w.count(Counter::Loops, 1);
                     if let Some(stream) = w.admit(stream) {
                         next = (next + 1) % ctx.workers;
-                        tasks.spawn(serve(w, stream));
+                        tokio::spawn(serve(w, stream));
                     }
                 }
                 Ok(Err(e)) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
@@ -78,7 +80,6 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
                 }
                 Ok(Err(_)) | Err(_) => {}
             }
-            while tasks.try_join_next().is_some() {}
             // The accept loop's tick: expired keys go on an idle server too (with one worker
             // this is the runtime's one thread, whose table it is), and pages connections gave
             // back return to the kernel once enough were (the connections' own calls come
@@ -88,81 +89,191 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
                 sys::mem::give_back();
             }
         }
-        // Every task notices the stop within a tick and closes its connection.
-        while tasks.join_next().await.is_some() {}
         Ok(())
     })
+    // The runtime drops with its tasks: each connection's parting words are said as its task
+    // is dropped ([`Task`]), so no task wakes to look for the stop (a million idle
+    // connections would wake for nothing).
 }
 
-/// A task's read buffer between bursts: a read that fills it grows it to [`READ_BUF`], and a
-/// connection idle for a tick shrinks it back.
-const SMALL_READ: usize = 4 * 1024;
+thread_local! {
+    /// The runtime thread's read buffer, the one every connection it runs reads into: a task
+    /// reads when its socket is ready and hands what came to its connection before it waits
+    /// again, so no connection keeps a buffer of its own (tokio-tungstenite's 10,000 sockets
+    /// took 908 MB with one each).
+    static READ: RefCell<Box<[u8]>> = RefCell::new(vec![0u8; READ_BUF].into_boxed_slice());
+}
 
-/// One connection's task: it steps the connection, its reads and writes async, its one
-/// timer tokio's: each wait ends at the connection's earliest timeout (or a tick, to see the
-/// stop flag), which it hands back.
-async fn serve(w: Worker<'static>, mut stream: tokio::net::TcpStream) {
+/// What a task waits for next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Read,
+    Write,
+    /// Its timer only (a response owed later, input waiting behind it in TCP).
+    Nothing,
+}
+
+/// What ended a task's wait.
+enum Woke {
+    /// The socket is ready for what it wanted (or has an error, which the read or write says).
+    Ready,
+    Timer,
+}
+
+/// A connection's task's own: its connection and socket. Dropped (at its end, or with the
+/// runtime when the server stops: tokio drops the tasks it still holds), it says the
+/// connection's parting words (a stopping server's farewell) and gives back its slot.
+struct Task {
+    /// Its worker, by server and index (half a [`Worker`]'s size: kept by every connection).
+    ctx: &'static Ctx,
+    index: usize,
+    conn: Connection,
+    stream: tokio::net::TcpStream,
+}
+
+impl Task {
+    fn w(&self) -> Worker<'static> {
+        self.ctx.worker(self.index)
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        let w = self.w();
+        wire::end(w, &mut self.conn, &self.stream);
+        w.release();
+    }
+}
+
+/// Polls for the socket to be ready for `want`, or for the timer (where `armed`).
+fn ready(
+    cx: &mut Context<'_>,
+    stream: &tokio::net::TcpStream,
+    want: Want,
+    timer: Pin<&mut Sleep>,
+    armed: bool,
+) -> Poll<Woke> {
+    let ready = match want {
+        Want::Read => stream.poll_read_ready(cx).is_ready(),
+        Want::Write => stream.poll_write_ready(cx).is_ready(),
+        Want::Nothing => false,
+    };
+    if ready {
+        Poll::Ready(Woke::Ready)
+    } else if armed && timer.poll(cx).is_ready() {
+        Poll::Ready(Woke::Timer)
+    } else {
+        Poll::Pending
+    }
+}
+
+/// One connection's task: it steps the connection, reads when its socket is ready (into its
+/// thread's buffer) and writes what the socket takes; its one timer tokio's, re-armed to the
+/// connection's earliest timeout when that changes, which it hands back.
+/// Its future holds the [`Task`], its timer and the wait's state only (the size test says how
+/// much).
+fn serve(w: Worker<'static>, stream: tokio::net::TcpStream) -> impl Future<Output = ()> + Send + 'static {
     let token = std::os::fd::AsRawFd::as_raw_fd(&stream) as u64;
-    let mut conn = Connection::new(w, token, Instant::now());
-    let mut buf = vec![0u8; SMALL_READ];
-    let mut timer = None;
-    while !w.stopping() {
-        let now = Instant::now();
-        // Its timer, looked at each step (a peer whose bytes always wait never lets a read
-        // time out): what has come due is done, and a deadline passed closes it now; idle, it
-        // gives back what it is not using.
-        if timer.is_some_and(|at| at <= now) {
-            conn.handle_timeout(w, timer.take(), now);
-        }
-        if wire::perform(w, &mut conn) && buf.len() > SMALL_READ {
-            sys::mem::released(buf.len() - SMALL_READ);
-            buf.truncate(SMALL_READ);
-            buf.shrink_to_fit();
-            sys::mem::give_back();
-        }
-        let next = conn.next(w, now, &mut wire::early(w, &stream));
-        if matches!(next, Next::Read | Next::Pending) {
-            conn.settle(w, now);
-        }
-        timer = conn.timer(w, now).or(timer);
-        let wait = crate::timer::wait(timer, now, TICK);
-        // A later response owed (an event stream): the wait ends at its next piece, which the
-        // next step writes. Input behind it waits in TCP: while the session is paused there is
-        // no read, only the timer.
-        let r = match next {
-            Next::Send => match timeout(wait, stream.write(conn.output())).await {
-                Ok(Ok(n)) if n > 0 => {
-                    conn.wrote(w, n, Instant::now());
-                    continue;
-                }
-                Ok(_) => break,
-                Err(_) => {
-                    conn.blocked();
-                    continue;
-                }
-            },
-            Next::Close | Next::Sending => break,
-            Next::Pending => {
-                tokio::time::sleep(wait).await;
-                None
+    let conn = Connection::new(w, token, Instant::now());
+    let mut t = Task {
+        ctx: w.ctx,
+        index: w.index,
+        conn,
+        stream,
+    };
+    // An async block, not an async fn: its captures are kept once (an async fn's arguments
+    // are moved into locals: twice).
+    async move {
+        // Its timer: armed for the deadline the sleep holds.
+        let mut sleep = pin!(tokio::time::sleep(std::time::Duration::ZERO));
+        let mut armed = false;
+        while !t.ctx.stopping() {
+            let w = t.w();
+            let Task { conn, stream, .. } = &mut t;
+            let now = Instant::now();
+            // Its timer, looked at each step (a peer whose bytes always wait never lets a read
+            // time out): what has come due is done, and a deadline passed closes it now; idle, it
+            // gives back what it is not using.
+            let due = sleep.deadline().into_std();
+            if armed && due <= now {
+                armed = false;
+                conn.handle_timeout(w, Some(due), now);
             }
-            Next::Read => timeout(wait, stream.read(&mut buf)).await.ok(),
-        };
-        w.count(Counter::Loops, 1);
-        w.count(Counter::Events, 1);
-        match r {
-            None => {}
-            Some(Ok(0)) | Some(Err(_)) => break,
-            Some(Ok(n)) => {
-                conn.input(w, &buf[..n], Instant::now(), None, &mut wire::early(w, &stream));
-                if n == buf.len() && n < READ_BUF {
-                    // A burst: read in large pieces until the connection is idle again.
-                    buf.resize(READ_BUF, 0);
-                }
+            wire::perform(w, conn);
+            let next = conn.next(w, now, &mut wire::early(w, &*stream));
+            if matches!(next, Next::Read | Next::Pending) {
+                conn.settle(w, now);
+            }
+            if let Some(at) = conn.timer(w, now) {
+                armed = true;
+                sleep.as_mut().reset(at.into());
+            }
+            // A later response owed (an event stream): the wait ends at its next piece, which the
+            // next step writes. Input behind it waits in TCP: while the session is paused there is
+            // no read, only the timer.
+            let want = match next {
+                Next::Send => Want::Write,
+                Next::Read => Want::Read,
+                Next::Pending => Want::Nothing,
+                Next::Close | Next::Sending => break,
+            };
+            if let Woke::Timer = poll_fn(|cx| ready(cx, &t.stream, want, sleep.as_mut(), armed)).await {
+                continue;
+            }
+            // Borrowed again after the wait: the future keeps nothing of the step across it.
+            let w = t.w();
+            let Task { conn, stream, .. } = &mut t;
+            w.count(Counter::Loops, 1);
+            w.count(Counter::Events, 1);
+            let open = match want {
+                Want::Write => match stream.try_write(conn.output()) {
+                    Ok(n) if n > 0 => {
+                        conn.wrote(w, n, Instant::now());
+                        true
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        conn.blocked();
+                        true
+                    }
+                    _ => false,
+                },
+                Want::Read => READ.with_borrow_mut(|buf| match stream.try_read(buf) {
+                    Ok(0) => false,
+                    Ok(n) => {
+                        conn.input(w, &buf[..n], Instant::now(), None, &mut wire::early(w, &*stream));
+                        true
+                    }
+                    Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+                }),
+                Want::Nothing => true,
+            };
+            if !open {
+                break;
             }
         }
     }
-    wire::end(w, &mut conn, &stream);
-    drop(stream);
-    w.release();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_future_size() {
+        let ctx = Ctx::for_tests(&[]);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _c = tokio::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+            let (s, _) = l.accept().await.unwrap();
+            let f = serve(ctx.worker(0), s);
+            eprintln!("FUTURE {}", std::mem::size_of_val(&f));
+            eprintln!("SLEEP {}", std::mem::size_of::<Sleep>());
+            eprintln!("STREAM {}", std::mem::size_of::<tokio::net::TcpStream>());
+            eprintln!("CONN {}", std::mem::size_of::<Connection>());
+        });
+    }
 }

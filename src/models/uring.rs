@@ -60,7 +60,7 @@ pub const MODEL: Model = Model {
 fn run(ctx: &'static Ctx) -> Result<(), Error> {
     sys::fd::set_nonblocking(&ctx.listener, true).map_err(io_err("making the listener non-blocking"))?;
     workers::threads(ctx, |w| {
-        let ring = Ring::new(4096, 256, 16 * 1024)
+        let ring = Ring::new(4096, ring_buffers(w.ctx.cfg.procs), RECV_BUF)
             .map_err(io_err("the uring model cannot run on this kernel (use --model epoll)"))?;
         // Each ring accepts from its own listener in the server's SO_REUSEPORT group: one
         // multishot accept on a shared listener would take every connection into one ring.
@@ -79,6 +79,17 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
         w.ready();
         rl.run()
     })
+}
+
+/// A provided buffer's size: one receive's most.
+const RECV_BUF: usize = 16 * 1024;
+
+/// Provided buffers in a server's ring (each worker's): 256 (4 MiB), shared out over a
+/// group's processes (`--procs`), at least 32 in each (512 KiB): a group of 60 holds 30 MiB
+/// of them, not 240. A receive that finds none free is submitted again (counted:
+/// `recv_no_buffers`).
+fn ring_buffers(procs: usize) -> u16 {
+    (256 / procs.max(1)).clamp(32, 256) as u16
 }
 
 /// How much longer a turn may wait for a batch of completions (`--batch-wait`).
@@ -327,7 +338,10 @@ impl RingLoop<'_> {
                 self.step(tag);
             }
             // Every provided buffer was in use: receive again.
-            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => self.step(tag),
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                self.w.count(Counter::RecvNoBuffers, 1);
+                self.step(tag)
+            }
             // The peer finished sending; let the last replies go out, then close.
             Ok(None) => {
                 c.conn.peer_finished();

@@ -25,11 +25,14 @@ pub enum Speaks {
     Packet(packet::PacketSession),
     /// HTTP/2, after its preface.
     H2(Box<h2::H2Session>),
-    Resp(resp::RespSession),
-    Memcache(memcache::McSession),
+    /// Boxed, as are HTTP/2 and [`Detect`]: each is larger than HTTP/1.1's session, and a
+    /// held connection of any protocol would pay the largest variant's size
+    /// (`server::connection`'s size test).
+    Resp(Box<resp::RespSession>),
+    Memcache(Box<memcache::McSession>),
     /// A cleartext `--proto h2` connection before its first bytes chose: it steps aside for
     /// the protocol chosen ([`Speaks::settle`]).
-    Detect(Detect),
+    Detect(Box<Detect>),
 }
 
 /// Forwards every [`Protocol`] call to the variant's own session: the one dispatch, written
@@ -135,9 +138,9 @@ impl Speaks {
             Proto::Http => Speaks::Http(http::HttpSession::new(limits.max_body)),
             Proto::Echo => Speaks::Echo(echo::EchoSession::default()),
             Proto::Packet(size) => Speaks::Packet(packet::PacketSession::new(size)),
-            Proto::H2 => Speaks::Detect(Detect::new(limits)),
-            Proto::Resp => Speaks::Resp(resp::RespSession::new(limits.max_value)),
-            Proto::Memcache => Speaks::Memcache(memcache::McSession::new(limits.max_value)),
+            Proto::H2 => Speaks::Detect(Box::new(Detect::new(limits))),
+            Proto::Resp => Speaks::Resp(Box::new(resp::RespSession::new(limits.max_value))),
+            Proto::Memcache => Speaks::Memcache(Box::new(memcache::McSession::new(limits.max_value))),
         }
     }
 

@@ -78,6 +78,9 @@ counters! {
     ClosedHeaderTimeout => "closed_header_timeout",
     /// A loop stopped accepting: it held its process's share of connections.
     AcceptPaused => "accept_paused",
+    /// uring: a receive found every provided buffer of its ring in use (ENOBUFS) and was
+    /// submitted again: a stall a ring too small for its connections shows.
+    RecvNoBuffers => "recv_no_buffers",
     /// HTTP/2 streams opened.
     StreamsOpened => "streams_opened",
     /// HTTP/2 streams refused: over `--max-streams`.

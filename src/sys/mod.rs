@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod alloc;
 pub(crate) mod cgroup;
+pub mod classes;
 pub mod clock;
 pub mod cpuidle;
 pub(crate) mod epoll;

@@ -153,7 +153,8 @@ impl Standing {
                 return cell;
             }
         };
-        cell.status = status_after(&w.doc, x.duration(), stop_flag.load(Ordering::Relaxed) != 0);
+        let holds = x.load.active.is_some_and(|a| a.holds_all());
+        cell.status = status_after(&w.doc, x.duration(), stop_flag.load(Ordering::Relaxed) != 0, holds);
         let samples = Samples {
             base: &base,
             peak: &peak,
@@ -213,11 +214,25 @@ impl Standing {
 
 /// How a measured cell ended: interrupted, a window too short to be the planned run, nothing
 /// completed (nothing measured), or ok.
-pub(super) fn status_after(doc: &Document, planned: Option<Duration>, interrupted: bool) -> CellStatus {
+/// `holds`: the load sends nothing by design (`active = "0%"`): it measured holding, and fails
+/// where a connection was not held to the window's end instead.
+pub(super) fn status_after(doc: &Document, planned: Option<Duration>, interrupted: bool, holds: bool) -> CellStatus {
+    let c = &doc.results.connections;
+    let unheld = c.never_connected + c.held_closed_by_server.unwrap_or(0);
     if interrupted {
         CellStatus::Interrupted
     } else if let Some(short) = short_window(doc, planned) {
         CellStatus::Failed(short)
+    } else if holds && unheld > 0 {
+        CellStatus::Failed(format!(
+            "{} of {} connections were not held through the run ({} never came up, {} the server closed)",
+            unheld,
+            c.requested,
+            c.never_connected,
+            c.held_closed_by_server.unwrap_or(0)
+        ))
+    } else if holds {
+        CellStatus::Ok
     } else if doc.results.requests == 0 && doc.results.sse.as_ref().is_none_or(|s| s.events == 0) {
         CellStatus::Failed("no request completed in the measured window: nothing was measured".into())
     } else {
@@ -266,12 +281,36 @@ mod tests {
     #[test]
     fn a_cell_that_completed_nothing_fails_and_an_interrupted_one_says_so() {
         let planned = Some(Duration::from_secs(1));
-        assert_eq!(status_after(&doc(1.0, 5), planned, false), CellStatus::Ok);
-        let nothing = status_after(&doc(1.0, 0), planned, false);
+        assert_eq!(status_after(&doc(1.0, 5), planned, false, false), CellStatus::Ok);
+        let nothing = status_after(&doc(1.0, 0), planned, false, false);
         assert!(
             matches!(&nothing, CellStatus::Failed(why) if why.contains("no request completed")),
             "{nothing:?}"
         );
-        assert_eq!(status_after(&doc(0.1, 0), planned, true), CellStatus::Interrupted);
+        assert_eq!(
+            status_after(&doc(0.1, 0), planned, true, false),
+            CellStatus::Interrupted
+        );
+    }
+
+    /// A load that holds every connection (`active = "0%"`) completes nothing by design: its
+    /// cell is a measurement of holding, and fails where a connection was not held.
+    #[test]
+    fn a_hold_only_cell_passes_with_nothing_sent_and_fails_for_a_connection_not_held() {
+        let planned = Some(Duration::from_secs(1));
+        assert_eq!(status_after(&doc(1.0, 0), planned, false, true), CellStatus::Ok);
+        let mut closed = doc(1.0, 0);
+        closed.results.connections.held_closed_by_server = Some(3);
+        let why = status_after(&closed, planned, false, true);
+        assert!(
+            matches!(&why, CellStatus::Failed(w) if w.contains("3 of 1 connections were not held") && w.contains("3 the server closed")),
+            "{why:?}"
+        );
+        let mut never = doc(1.0, 0);
+        never.results.connections.never_connected = 1;
+        assert!(matches!(
+            status_after(&never, planned, false, true),
+            CellStatus::Failed(_)
+        ));
     }
 }

@@ -9,7 +9,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The share of connections that send, in (0, 1].
+/// The share of connections that send, in [0, 1]: `0%` holds them all (a run that measures
+/// holding alone: nothing is sent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Active {
     /// In parts per million (`10_000` for `1%`): percent to four decimals.
@@ -28,6 +29,11 @@ impl Active {
     /// Whether connection slot `g` (its number over the whole run) sends.
     pub fn sends(&self, g: u64) -> bool {
         self.below(g + 1) > self.below(g)
+    }
+
+    /// No connection sends: every one holds.
+    pub fn holds_all(&self) -> bool {
+        self.ppm == 0
     }
 
     /// How many of `connections` slots send.
@@ -54,7 +60,7 @@ pub struct BadActive {
 pub enum ActiveFault {
     /// Not a number followed by `%`.
     NotPercent,
-    /// Not above 0 % and at most 100 %.
+    /// Not 0 %, nor above 0 % (at least 0.0001 %) and at most 100 %.
     OutOfRange,
 }
 
@@ -62,7 +68,7 @@ impl fmt::Display for BadActive {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "--active '{}' must be a share of the connections above 0% and at most 100%, e.g. 1% or 0.5%",
+            "--active '{}' must be a share of the connections from 0.0001% to 100%, e.g. 1% or 0.5%, or 0% (every connection holds: nothing is sent)",
             self.given
         )
     }
@@ -85,7 +91,7 @@ impl FromStr for Active {
             .parse()
             .map_err(|_| bad(ActiveFault::NotPercent))?;
         let ppm = (percent * 10_000.0).round();
-        if !(ppm >= 1.0 && ppm <= WHOLE as f64) {
+        if !(percent == 0.0 || (ppm >= 1.0 && ppm <= WHOLE as f64)) {
             return Err(bad(ActiveFault::OutOfRange));
         }
         Ok(Active { ppm: ppm as u64 })
@@ -143,7 +149,7 @@ mod tests {
     #[test]
     fn an_active_share_outside_0_to_100_percent_is_refused() {
         for (bad, fault) in [
-            ("0%", ActiveFault::OutOfRange),
+            ("0.00001%", ActiveFault::OutOfRange),
             ("-1%", ActiveFault::OutOfRange),
             ("101%", ActiveFault::OutOfRange),
             ("nan%", ActiveFault::OutOfRange),
@@ -153,8 +159,12 @@ mod tests {
         ] {
             let e = bad.parse::<Active>().unwrap_err();
             assert_eq!((e.given.as_str(), e.fault), (bad, fault));
-            assert!(e.to_string().contains("above 0% and at most 100%"), "{e}");
+            assert!(e.to_string().contains("from 0.0001% to 100%"), "{e}");
         }
         assert_eq!("2.5%".parse::<Active>().unwrap().to_string(), "2.5%");
+        // 0% holds every connection: none sends.
+        let none: Active = "0%".parse().unwrap();
+        assert!(none.holds_all() && none.of(1_000_000) == 0 && !none.sends(0));
+        assert!(!"0.0001%".parse::<Active>().unwrap().holds_all());
     }
 }

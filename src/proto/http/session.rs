@@ -25,15 +25,17 @@ enum State {
     #[default]
     Head,
     /// Inside a `Content-Length` body: `left` bytes to go; echoed or skipped. `announce`: the
-    /// echo's head (for a body of that length) goes out with the first body byte.
+    /// echo's head (for a body of `left` bytes: none has gone yet) goes out with the first
+    /// body byte.
     Body {
         left: usize,
         echo: bool,
         keep: bool,
-        announce: Option<usize>,
+        announce: bool,
     },
-    /// Inside a chunked body.
-    Chunked(Chunked),
+    /// Inside a chunked body (boxed: the state is 16 bytes in every connection, held ones
+    /// too, where a chunked body's would make it 56).
+    Chunked(Box<Chunked>),
     /// An event stream is going out ([`crate::proto::later`]): input waits in the buffer until it
     /// ends (the connection reads no more meanwhile: [`Protocol::paused`]). `chunked`: HTTP/1.1's framing (HTTP/1.0's ends with the connection).
     Streaming {
@@ -111,8 +113,8 @@ impl HttpSession {
                         self.held = n == 0;
                     }
                     if *echo && n > 0 {
-                        if let Some(len) = announce.take() {
-                            echo_head(len, *keep, out);
+                        if std::mem::take(announce) {
+                            echo_head(*left, *keep, out);
                         }
                         out.extend_from_slice(&data[pos..pos + n]);
                     }
@@ -147,7 +149,7 @@ impl HttpSession {
                     let State::Chunked(c) = std::mem::take(&mut self.state) else {
                         unreachable!()
                     };
-                    if let Some(body) = c.body {
+                    if let Some(body) = &c.body {
                         echo_head(body.len(), c.keep, out);
                         out.extend_from_slice(&body);
                     }
@@ -259,12 +261,12 @@ impl HttpSession {
             }
         }
         self.state = if h.chunked {
-            State::Chunked(Chunked {
+            State::Chunked(Box::new(Chunked {
                 phase: Phase::Size,
                 body: echo.then(Vec::new),
                 size: 0,
                 keep: h.keep,
-            })
+            }))
         } else {
             match h.content_length.unwrap_or(0) {
                 0 => {
@@ -275,7 +277,7 @@ impl HttpSession {
                     left,
                     echo,
                     keep: h.keep,
-                    announce: Some(left),
+                    announce: true,
                 },
             }
         };

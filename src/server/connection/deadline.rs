@@ -10,14 +10,16 @@ use std::time::Instant;
 use crate::proto::Session;
 use crate::server::Config;
 use crate::server::Counter;
+use crate::timer::Stamp;
 
-/// When a connection last moved, and since when it has been inside a request head.
+/// When a connection last moved, and since when it has been inside a request head (kept as
+/// [`Stamp`]s: 16 bytes where two `Instant`s took 32).
 #[derive(Debug, Clone, Copy)]
 pub struct Deadlines {
     /// Last time input arrived or output made progress.
-    last: Instant,
+    last: Stamp,
     /// When the request head being received began; `None` between requests.
-    head_since: Option<Instant>,
+    head_since: Option<Stamp>,
 }
 
 /// Why a connection must be closed.
@@ -65,7 +67,7 @@ pub fn part(session: &mut Session, stopping: bool, send: impl FnOnce(&[u8])) {
 impl Deadlines {
     pub fn new(now: Instant) -> Deadlines {
         Deadlines {
-            last: now,
+            last: Stamp::of(now),
             head_since: None,
         }
     }
@@ -78,6 +80,7 @@ impl Deadlines {
     /// begun in this input (a pipelining client that always sends the start of its next
     /// request with the end of the last is not timed from its first request).
     pub fn input(&mut self, session: &Session, answered: bool, quiet: bool, now: Instant) {
+        let now = Stamp::of(now);
         if !quiet {
             self.last = now;
         }
@@ -90,13 +93,14 @@ impl Deadlines {
 
     /// When input last arrived or output last moved.
     pub fn last(&self) -> Instant {
-        self.last
+        self.last.instant()
     }
 
     /// Output made progress. A head pending meanwhile is timed from now: while replies were
     /// going out (a blocking write, or output past `--max-output`) the server was not reading,
     /// so the time the head took is not the client's.
     pub fn output(&mut self, now: Instant) {
+        let now = Stamp::of(now);
         self.last = now;
         if self.head_since.is_some() {
             self.head_since = Some(now);
@@ -115,15 +119,16 @@ impl Deadlines {
     /// HTTP/2 client's window ([`Session::window_held`]: a flow-control stall, nginx's
     /// send_timeout applied there too).
     pub fn next(&self, cfg: &Config, session: &Session, pending: bool) -> Option<(Instant, Expired)> {
+        let last = self.last.instant();
         let quiet = match (cfg.idle(), pending) {
             (None, _) => None,
-            (Some(idle), true) => Some((self.last + idle, Expired::Send)),
-            (Some(_), false) if session.window_held() => Some((self.last + cfg.idle_timeout, Expired::WindowStall)),
+            (Some(idle), true) => Some((last + idle, Expired::Send)),
+            (Some(_), false) if session.window_held() => Some((last + cfg.idle_timeout, Expired::WindowStall)),
             (Some(_), false) if session.owes() => None,
-            (Some(idle), false) => Some((self.last + idle, Expired::Idle)),
+            (Some(idle), false) => Some((last + idle, Expired::Idle)),
         };
         let head = match (self.head_since, pending) {
-            (Some(since), false) => cfg.header_deadline().map(|t| (since + t, Expired::Header)),
+            (Some(since), false) => cfg.header_deadline().map(|t| (since.instant() + t, Expired::Header)),
             _ => None,
         };
         match (head, quiet) {

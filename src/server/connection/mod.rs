@@ -107,7 +107,7 @@ pub struct Connection {
     in_flight: usize,
     /// The most output gathered before the wire must take it (a blocking wiring writes in
     /// chunks); `--max-output` bounds it too.
-    chunk: usize,
+    chunk: u32,
     /// The session asked to close: close once the output has gone.
     closing: bool,
     /// The peer finished sending: close once the output has gone and nothing is held.
@@ -140,14 +140,14 @@ impl Connection {
             out: Vec::new(),
             sent: 0,
             in_flight: 0,
-            chunk: usize::MAX,
+            chunk: u32::MAX,
             closing: false,
             peer_finished: false,
             stopping: false,
             deadlines: Deadlines::new(now),
             shed: Shed::default(),
             expired: None,
-            held: Held::new(now),
+            held: Held::new(),
             asks: Asks::new(w.ctx.offload.get().is_some()),
             parted: false,
             moved: Moved::default(),
@@ -158,14 +158,14 @@ impl Connection {
     /// The wire takes output in chunks of at most `chunk` bytes (a blocking write waits for
     /// the client either way, and a connection's own process holds less).
     pub fn in_chunks(mut self, chunk: usize) -> Connection {
-        self.chunk = chunk.max(1);
+        self.chunk = chunk.clamp(1, u32::MAX as usize) as u32;
         self
     }
 
     /// The output a session may add now: `--max-output` (or the chunk), less what a send in
     /// flight holds.
     fn bound(&self, w: Worker<'_>) -> usize {
-        w.max_output().min(self.chunk).saturating_sub(self.in_flight)
+        w.max_output().min(self.chunk as usize).saturating_sub(self.in_flight)
     }
 
     // What happened.

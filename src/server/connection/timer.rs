@@ -12,47 +12,50 @@
 
 use std::time::{Duration, Instant};
 
-/// The timer held for a connection.
+use crate::timer::Stamp;
+
+/// The timer held for a connection (its times kept as [`Stamp`]s: 16 bytes in all).
 #[derive(Debug, Clone, Copy)]
 pub struct Held {
     /// The time its wiring holds a timer for.
-    at: Option<Instant>,
-    /// From when on that time is within the floor of a new timeout (its time less the floor).
-    from: Instant,
-    /// Nothing has moved since the connection was made, and its first timer is to be armed.
-    fresh: bool,
+    at: Option<Stamp>,
+    /// From when on that time is within the floor of a new timeout (its time less the floor);
+    /// `None` while nothing has moved since the connection was made and its first timer is
+    /// still to be armed (it means nothing until a timer is held).
+    from: Option<Stamp>,
 }
+
+/// A `from` for a connection no longer fresh whose timer is not armed yet: any time does (it
+/// is read only while a timer is held, and arming sets it).
+const MOVED: Stamp = Stamp::EPOCH;
 
 impl Held {
     /// A connection made at `now`: no timer yet.
-    pub fn new(now: Instant) -> Held {
-        Held {
-            at: None,
-            from: now,
-            fresh: true,
-        }
+    pub fn new() -> Held {
+        Held { at: None, from: None }
     }
 
     /// The connection moved: its first timer, if still to come, is reckoned as any other.
     pub fn moved(&mut self) {
-        self.fresh = false;
+        self.from.get_or_insert(MOVED);
     }
 
     /// The held timer will do at `now` (still ahead, within the floor, and no later piece,
     /// `due()`, falls due before it): no timeout need be worked out.
     pub fn will_do(&self, now: Instant, due: impl FnOnce() -> Option<Instant>) -> bool {
-        self.at
-            .is_some_and(|held| held > now && now >= self.from && due().is_none_or(|d| d >= held))
+        let held = self.at.map(Stamp::instant);
+        held.is_some_and(|held| {
+            held > now && self.from.is_some_and(|from| now >= from.instant()) && due().is_none_or(|d| d >= held)
+        })
     }
 
     /// Its first timer, once, for a connection made at `made` where nothing has moved
     /// (`moving`: something is moving in this very step): every timeout runs from then, none
     /// sooner than `floor` (a connection answered and closed at once costs no reckoning).
     pub fn first(&mut self, moving: bool, made: Instant, floor: Duration) -> Option<Instant> {
-        if !self.fresh || moving || self.at.is_some() {
+        if self.from.is_some() || moving || self.at.is_some() {
             return None;
         }
-        self.fresh = false;
         self.hold(made + floor, made)
     }
 
@@ -60,25 +63,29 @@ impl Held {
     /// while the held one comes no later (it comes early, finds nothing due, and the next is
     /// armed: a deadline that moves later with every request costs no new timer).
     pub fn arm(&mut self, due: Instant, now: Instant, floor: Duration) -> Option<Instant> {
-        if self.at.is_some_and(|held| held > now && held <= due) {
+        if self
+            .at
+            .map(Stamp::instant)
+            .is_some_and(|held| held > now && held <= due)
+        {
             return None;
         }
         self.hold(due, due.checked_sub(floor).unwrap_or(due))
     }
 
     fn hold(&mut self, at: Instant, from: Instant) -> Option<Instant> {
-        self.at = Some(at);
-        self.from = from;
+        self.at = Some(Stamp::of(at));
+        self.from = Some(Stamp::of(from));
         Some(at)
     }
 
     /// The wiring's timer for `at` came up at `now` (`None`: a timer that carries no time):
     /// `false` when it is not the one held (stale). One whose time has come is spent.
     pub fn came(&mut self, at: Option<Instant>, now: Instant) -> bool {
-        if at.is_some_and(|at| self.at != Some(at)) {
+        if at.is_some_and(|at| self.at != Some(Stamp::of(at))) {
             return false;
         }
-        if self.at.is_some_and(|held| held <= now) {
+        if self.at.map(Stamp::instant).is_some_and(|held| held <= now) {
             self.at = None;
         }
         true
@@ -86,6 +93,6 @@ impl Held {
 
     /// The wiring's timer for `at` is the one held.
     pub fn is(&self, at: Instant) -> bool {
-        self.at == Some(at)
+        self.at == Some(Stamp::of(at))
     }
 }
