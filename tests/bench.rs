@@ -1594,3 +1594,41 @@ fn predictions_take_their_costs_from_calibration_cells_never_ranked() {
     assert_eq!(f["best_value"].as_f64().unwrap(), cpu_of(false), "{f}");
     assert_ne!(f["best_value"].as_f64().unwrap(), cpu_of(true), "{f}");
 }
+
+/// A cell that holds every connection (`active = "0%"`) is a measurement of holding: it passes
+/// with nothing sent, and says what each connection costs in user memory (PSS) and in the
+/// kernel's slab, with no latency or CPU per request ("–", not 0); a pool asked to hold more
+/// connections than it has workers is skipped with why, before any load (issue 82).
+#[test]
+fn a_hold_only_cell_reports_memory_apart_and_a_pool_past_its_workers_is_skipped() {
+    let _quiet = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tmpdir("hold");
+    let p = scenario(
+        &d,
+        "repeats = 1\n[[experiment]]\nname = \"e\"\nproto = \"echo\"\nmodels = [\"epoll\", \"prethread --workers 2\"]\ntwin = false\nconnections = [400]\nactive = \"0%\"\nduration = \"2s\"\n",
+    );
+    let out = bench(&[p.to_str().unwrap(), "--out", d.to_str().unwrap()]);
+    let r = results(&results_dir(&d));
+    let cells = r["cells"].as_array().unwrap();
+    let (held, pool) = (&cells[0], &cells[1]);
+    assert_eq!(held["status"], "ok", "{}", String::from_utf8_lossy(&out.stderr));
+    let f = &held["figures"];
+    assert_eq!(
+        (f["established"].as_u64(), f["requests"].as_u64()),
+        (Some(400), Some(0))
+    );
+    assert!(f["mem_per_conn_kib"].as_f64().is_some(), "{f}");
+    assert!(f["kernel_slab_kib_per_conn"].as_f64().is_some_and(|k| k > 0.0), "{f}");
+    assert!(f["p99_us"].is_null() && f["server_cpu_us_per_req"].is_null(), "{f}");
+    let why = pool["status"].as_str().unwrap();
+    assert!(
+        why.starts_with("skipped: prethread serves one connection at a time per worker: 400 held connections"),
+        "{why}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a skipped cell is not a failure: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -36,6 +36,11 @@ pub struct LoadArgs {
     /// descriptors than one process may open (set by the parent process).
     #[arg(long, hide = true)]
     pub subshard: Option<Shard>,
+    /// Internal: once connected, say so (a `connected` line on stdout) and start the warm-up
+    /// when a line comes on stdin (or stdin closes): the parent starts its parts' windows
+    /// together once every part has connected.
+    #[arg(long, hide = true)]
+    pub start_gate: bool,
     /// Start at this wall-clock instant, in milliseconds since the Unix epoch (e.g.
     /// $(date -d '+20 sec' +%s%3N)), so that pieces started apart (--shard by a scheduler)
     /// measure the same window; --hosts sets it itself.
@@ -59,6 +64,7 @@ impl LoadArgs {
             cpus: None,
             shard: None,
             subshard: None,
+            start_gate: false,
             start_at: None,
             interval: None,
             workload,
@@ -79,6 +85,9 @@ impl LoadArgs {
         }
         if let Some(Shard(i, n)) = self.subshard {
             a.push(format!("--subshard={i}/{n}"));
+        }
+        if self.start_gate {
+            a.push("--start-gate".into());
         }
         if let Some(at) = self.start_at {
             a.push(format!("--start-at={at}"));

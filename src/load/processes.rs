@@ -34,21 +34,28 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
     let lines = show == Show::JsonLines;
     let mut children = Vec::new();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
+    // Each part says when it has connected (or ends): once all have, the gate opens every
+    // part's window at once.
+    let (connected_tx, connected) = std::sync::mpsc::channel::<usize>();
+    let mut gates = Vec::new();
     let mut readers = Vec::new();
     for i in 0..k {
         let mut part = spec.args().clone();
         part.subshard = Some(Shard(i, k));
+        part.start_gate = true;
         let mut child = Command::new(&exe)
             .arg("load")
             .args(part.to_args())
             .arg("--json")
             .args(lines.then_some("--progress-json"))
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(io_err(format!("starting shard {i}")))?;
+        gates.push(child.stdin.take().expect("piped"));
         let out = child.stdout.take().expect("piped");
-        let tx = tx.clone();
+        let (tx, connected_tx) = (tx.clone(), connected_tx.clone());
         readers.push(std::thread::spawn(move || {
             use std::io::BufRead;
             let mut doc = None;
@@ -57,15 +64,20 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
                     Said::Event(Line::Started) => {
                         let _ = tx.send(());
                     }
+                    Said::Event(Line::Connected) => {
+                        let _ = connected_tx.send(i);
+                    }
                     Said::Event(_) | Said::Other(_) => {}
                     Said::Document(d) => doc = Some(d),
                 }
             }
+            let _ = connected_tx.send(i);
             doc
         }));
         children.push(child);
     }
-    drop(tx);
+    drop((tx, connected_tx));
+    std::thread::spawn(move || open_together(gates, connected));
     let forward = Forward::start(&children);
     if lines {
         // Every part up (or gone: its reader ends), then the window is theirs.
@@ -91,6 +103,22 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         return Err(Error::ShardsSilent { silent });
     }
     merge::outcomes(&parts, merge::Machines::Same).ok_or(Error::NoShardRan)
+}
+
+/// Opens the parts' windows together: once every part has said it connected (or ended), a
+/// line to each one's stdin starts its warm-up.
+fn open_together(gates: Vec<std::process::ChildStdin>, connected: std::sync::mpsc::Receiver<usize>) {
+    use std::io::Write;
+    let mut seen = vec![false; gates.len()];
+    while seen.iter().any(|s| !s) {
+        match connected.recv() {
+            Ok(i) => seen[i] = true,
+            Err(_) => break,
+        }
+    }
+    for mut g in gates {
+        let _ = g.write_all(b"go\n");
+    }
 }
 
 /// A signal to this process is the parts' too (a SIGTERM sent to this pid alone must not leave

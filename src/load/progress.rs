@@ -33,6 +33,8 @@ pub enum Line {
     Progress(Tick),
     /// Connecting is over: the warm-up and the window run from now.
     Started,
+    /// A gated part (`--start-gate`) has connected, and waits for its parent's word to start.
+    Connected,
 }
 
 /// One progress line's figures.

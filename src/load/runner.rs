@@ -86,7 +86,17 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     }
     // Connections open first; the warm-up and the window start once they are (see `Start`).
     let launched = Instant::now();
-    let start = Start::new(threads);
+    let gated = spec.args().start_gate;
+    let start = Start::new(threads, gated);
+    // A gated part's word to start: a line on stdin, or stdin's end (its parent gone).
+    let go = gated.then(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let _ = std::io::stdin().read_line(&mut String::new());
+            let _ = tx.send(());
+        });
+        rx
+    });
     let warmup = spec.warmup();
     let (tallies, watched) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -104,7 +114,7 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
                 })
             })
             .collect();
-        let watched = watch(&handles, &start, &progress, show, warmup, launched);
+        let watched = watch(&handles, &start, go, &progress, show, warmup, launched);
         let tallies: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(Error::EnginePanicked)))
@@ -154,6 +164,7 @@ struct Watched {
 fn watch<T>(
     handles: &[std::thread::ScopedJoinHandle<'_, T>],
     start: &Start,
+    mut go: Option<std::sync::mpsc::Receiver<()>>,
     progress: &[Progress],
     show: Show,
     warmup: Duration,
@@ -167,8 +178,19 @@ fn watch<T>(
     let mut ticker = progress::Ticker::new(warmup, show, launched);
     let mut from = None;
     let mut started = false;
+    let mut said_connected = false;
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(5));
+        // A gated part: connected, it says so and starts when its parent says (or is gone).
+        if let Some(rx) = go.as_ref().filter(|_| start.connected()) {
+            if !started && start.t0().is_none() && !std::mem::replace(&mut said_connected, true) {
+                Line::Connected.print();
+            }
+            if !matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)) {
+                start.open(Instant::now());
+                go = None;
+            }
+        }
         if let (false, Some(t)) = (started, start.t0()) {
             started = true;
             w.t0 = t;

@@ -1,9 +1,13 @@
 //! # tokio — the tokio runtime, the reference a Rust user would pick
 //!
 //! **Mechanism.** A tokio runtime (current-thread for `--workers 1`, multi-threaded work
-//! stealing otherwise) accepts in one task and spawns a task per connection; each task drives
-//! the same protocol session with async reads and writes. Under the hood: mio's epoll, edge-
-//! triggered, and a scheduler that moves tasks between worker threads.
+//! stealing otherwise) accepts in one task and spawns a task per connection; each task waits
+//! for its socket's readiness (or its one timer), reads into its runtime thread's buffer and
+//! hands the bytes to the same protocol session before it waits again, so a held connection
+//! keeps no buffer: its task and tokio's registration of its socket, 821 B at 100,000 idle
+//! (issue 82; 5.3 KiB with a buffer of its own). Under the hood: mio's epoll, edge-triggered,
+//! and a scheduler that moves tasks between worker threads. The binary's allocator serves
+//! tokio's 128-byte-aligned blocks from size classes (`sys::classes`).
 //!
 //! **Product.** tokio (axum, hyper, tonic, ...).
 //!
@@ -258,8 +262,12 @@ fn serve(w: Worker<'static>, stream: tokio::net::TcpStream) -> impl Future<Outpu
 mod tests {
     use super::*;
 
+    /// A held connection costs tokio its task (this future, with tokio's header and trailer,
+    /// in one 128-byte-aligned block) and its socket's registration (256 bytes): at 416 bytes
+    /// the task takes the allocator's 512-byte class, and a held connection 821 B at 100,000
+    /// (measured); at 456 it took the 640-byte class and 959 B. Issue 82's bound is 1 KiB.
     #[test]
-    fn probe_future_size() {
+    fn a_connection_task_future_takes_at_most_416_bytes() {
         let ctx = Ctx::for_tests(&[]);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -269,11 +277,9 @@ mod tests {
             let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let _c = tokio::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
             let (s, _) = l.accept().await.unwrap();
-            let f = serve(ctx.worker(0), s);
-            eprintln!("FUTURE {}", std::mem::size_of_val(&f));
-            eprintln!("SLEEP {}", std::mem::size_of::<Sleep>());
-            eprintln!("STREAM {}", std::mem::size_of::<tokio::net::TcpStream>());
-            eprintln!("CONN {}", std::mem::size_of::<Connection>());
+            let task = serve(ctx.worker(0), s);
+            let size = std::mem::size_of_val(&task);
+            assert!(size <= 416, "a connection's task future takes {size} bytes");
         });
     }
 }

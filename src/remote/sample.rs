@@ -30,6 +30,9 @@ pub struct SampleLine {
     pub thread_set: Option<u64>,
     /// The host's kernel TCP memory in pages.
     pub tcp_pages: Option<u64>,
+    /// The host's kernel slab in KiB (absent from an older muxlab's lines).
+    #[serde(default)]
+    pub slab_kib: Option<u64>,
 }
 
 impl SampleLine {
@@ -45,6 +48,7 @@ impl SampleLine {
             reaped_children_ns: s.reaped_children.as_nanos() as u64,
             thread_set: s.thread_set,
             tcp_pages: sys::machine::tcp_mem_pages(),
+            slab_kib: sys::machine::slab_kib(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! `serve --max-conns N` past the ceiling is refused naming the setting; `muxlab models` prints
 //! each design's. Nothing here changes a setting.
 
-use super::bound::{Bound, BYTES_PER_CONNECTION};
+use super::bound::{task_bytes, Bound, BYTES_PER_CONNECTION};
 use super::config::Config;
 use super::error::Error;
 use super::registry::{Model, Streams};
@@ -56,7 +56,14 @@ pub fn of(model: &Model, procs: usize, workers: usize, s: &Settings) -> Option<(
         bounds.push((1024, Bound::FdSetSize));
     }
     if let Some(available) = s.mem_available {
-        bounds.push((available / BYTES_PER_CONNECTION, Bound::Memory { available }));
+        let per_connection = BYTES_PER_CONNECTION + task_bytes(model.streams);
+        bounds.push((
+            available / per_connection,
+            Bound::Memory {
+                available,
+                per_connection,
+            },
+        ));
     }
     bounds.into_iter().min_by_key(|(n, _)| *n)
 }
@@ -129,5 +136,22 @@ mod tests {
         assert_eq!(most, (22u64 << 30) / BYTES_PER_CONNECTION);
         assert!(matches!(bound, Bound::Memory { .. }), "{bound}");
         assert!(bound.to_string().contains("22528 MiB available"), "{bound}");
+        // With its mappings and tasks raised, a thread per connection is bounded by memory, at
+        // its stack and the kernel's task besides a socket's cost: 50 KiB each.
+        let raised = Settings {
+            max_map_count: Some(8_000_000),
+            pid_max: Some(4_194_304),
+            ..here
+        };
+        // (thread is one process: its descriptors bind first.)
+        let (most, bound) = of(&thread, 1, 2, &raised).unwrap();
+        assert!(matches!(bound, Bound::Descriptors { .. }), "{bound}");
+        assert_eq!(most, 20_000 - super::super::group::reserve(1, 2));
+        let (most, bound) = of(&fork, 1, 1, &raised).unwrap();
+        assert_eq!(most, (22u64 << 30) / (43 * 1024), "{bound}");
+        assert!(
+            bound.to_string().contains("about 43 KiB per held connection"),
+            "{bound}"
+        );
     }
 }

@@ -22,6 +22,37 @@ pub fn machine() -> (String, String) {
     (kernel, cpu)
 }
 
+/// The kernel's memory a run of many connections grows: TCP's buffers and the slab.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelMem {
+    /// [`tcp_mem_pages`].
+    pub tcp_pages: Option<u64>,
+    /// [`slab_kib`].
+    pub slab_kib: Option<u64>,
+}
+
+impl KernelMem {
+    pub fn now() -> KernelMem {
+        KernelMem {
+            tcp_pages: tcp_mem_pages(),
+            slab_kib: slab_kib(),
+        }
+    }
+}
+
+/// The kernel's slab in KiB (`Slab:` of /proc/meminfo): its objects of every kind on the
+/// machine — a socket's (both ends of a loopback connection), its file, inode and dentry, its
+/// epoll entry, a task's structures — the reclaimable caches included.
+pub fn slab_kib() -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Slab:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The kernel's TCP memory in pages (`mem` of the `TCP:` line of /proc/net/sockstat): the
 /// buffers of every TCP socket of the machine (of this network namespace).
 pub fn tcp_mem_pages() -> Option<u64> {

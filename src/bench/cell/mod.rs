@@ -3,6 +3,7 @@
 //! capacity search, a burst per probe (`capacity`).
 
 mod capacity;
+mod ceiling;
 mod runner;
 mod standing;
 mod window;

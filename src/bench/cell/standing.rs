@@ -128,14 +128,24 @@ impl Standing {
                 return cell;
             }
         };
+        let cpus = local_server_cpus(place);
+        let over = match (&self.entry, &cpus) {
+            (Some(entry), Some(cpus)) => super::ceiling::over(entry, x, at.conns, cpus.len()),
+            _ => None,
+        };
+        if let Some(why) = over {
+            cell.status = CellStatus::from(&crate::bench::record::Error::Skipped(why));
+            return cell;
+        }
         let base = up.base;
         let mut peak = base;
         let cpu_source = up.sampler.cpu_source();
-        let tcp_base = up.sampler.tcp_pages().unwrap_or(0);
+        let kernel_base = up.sampler.kernel_mem();
+        let tcp_base = kernel_base.tcp_pages.unwrap_or(0);
         let mut tcp_peak = tcp_base;
+        let mut slab_peak = kernel_base.slab_kib;
         let args = load_args(x, up.server.addr, at.conns, place, at.number);
         let harness = harness_cpus(place);
-        let cpus = local_server_cpus(place);
         let on = Cpus {
             harness: harness.as_deref(),
             server: cpus.as_deref(),
@@ -143,7 +153,8 @@ impl Standing {
         let measured = run_load(x, args, on, stop_flag, &mut up.sampler, |s, tcp| {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
-            tcp_peak = tcp_peak.max(tcp.unwrap_or(0));
+            tcp_peak = tcp_peak.max(tcp.tcp_pages.unwrap_or(0));
+            slab_peak = slab_peak.max(tcp.slab_kib);
         });
         cell.seconds = started.elapsed().as_secs_f64();
         let w = match measured {
@@ -182,6 +193,12 @@ impl Standing {
         }
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
+        cell.figures.kernel_slab_kib_per_conn = match (kernel_base.slab_kib, slab_peak) {
+            (Some(b), Some(p)) if cell.figures.established > 0 => {
+                Some(p.saturating_sub(b) as f64 / cell.figures.established as f64)
+            }
+            _ => None,
+        };
         let mut doc = w.doc;
         // The experiment's gates (`fail_if`), judged on this cell's load: the report shows them.
         if let Some(gates) = &x.load.fail_if {

@@ -87,7 +87,7 @@ pub(super) fn run_load(
     on: Cpus,
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
-    mut on_sample: impl FnMut(&ProcSample, Option<u64>),
+    mut on_sample: impl FnMut(&ProcSample, crate::sys::machine::KernelMem),
 ) -> Measured {
     let mut child = Owned(
         Command::new(exe()?)
@@ -112,7 +112,7 @@ pub(super) fn run_load(
             Ok(Said::Document(d)) => doc = Some(d),
             Ok(_) | Err(RecvTimeoutError::Timeout) => {}
         }
-        on_sample(&sampler.tree()?, sampler.tcp_pages());
+        on_sample(&sampler.tree()?, sampler.kernel_mem());
         if stop_flag.load(Ordering::Relaxed) != 0 {
             let _ = sys::process::kill(child.id() as i32, sys::signal::SIGINT);
         }
@@ -171,7 +171,7 @@ fn sample_window(
     stop_flag: &AtomicU64,
     sampler: &mut Sampler,
     server: Option<&[usize]>,
-    on_sample: &mut impl FnMut(&ProcSample, Option<u64>),
+    on_sample: &mut impl FnMut(&ProcSample, crate::sys::machine::KernelMem),
 ) -> Result<(Mark, Mark), Error> {
     let warm_end = Instant::now() + x.warmup();
     let mut begin = if x.warmup().is_zero() {
@@ -191,7 +191,7 @@ fn sample_window(
     {
         std::thread::sleep(Duration::from_millis(50));
         let s = sampler.tree()?;
-        on_sample(&s, sampler.tcp_pages());
+        on_sample(&s, sampler.kernel_mem());
         if begin.is_none() && Instant::now() >= warm_end {
             let b = mark(sampler, server)?;
             // The end's scan must finish before the connections close: start it earlier by

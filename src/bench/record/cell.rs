@@ -79,6 +79,12 @@ pub struct Figures {
     /// socket of the machine) while loaded, per connection, in KiB.
     #[serde(default)]
     pub kernel_tcp_kib_per_conn: f64,
+    /// Growth of the kernel's slab (/proc/meminfo's `Slab`: its objects of every kind on the
+    /// machine — both ends' sockets on loopback, their files, inodes, dentries and epoll
+    /// entries, a task's structures) from before the load to its peak while loaded, per
+    /// connection, in KiB; `None`: not read (or nothing connected).
+    #[serde(default)]
+    pub kernel_slab_kib_per_conn: Option<f64>,
     /// The server tree's largest RSS and thread count while loaded (`None`: not sampled).
     pub peak_rss_mib: Option<f64>,
     pub peak_threads: Option<u64>,

@@ -68,6 +68,7 @@ pub(in crate::bench) fn figures(doc: &Document, s: &Samples, cpu: Option<CpuSour
         client_bound: r.client_saturated,
         mem_per_conn_kib: pss_growth,
         kernel_tcp_kib_per_conn: 0.0,
+        kernel_slab_kib_per_conn: None,
         peak_rss_mib: watched.then_some(s.peak.rss as f64 / (1 << 20) as f64),
         peak_threads: watched.then_some(s.peak.threads),
         context_switches: (watched && same_threads).then_some((switches as f64 * scale) as u64),

@@ -18,6 +18,21 @@ pub enum SkipReason {
         binary: &'static str,
         package: &'static str,
     },
+    /// A model past its ceiling on this machine: it holds at most `most` connections, and
+    /// `bound` stops it there.
+    OverCeiling {
+        model: &'static str,
+        connections: usize,
+        most: u64,
+        bound: crate::server::bound::Bound,
+    },
+    /// A pool that serves one connection at a time per worker, asked to hold more connections
+    /// than it has workers (the rest would wait in the backlog, never served).
+    OneAtATime {
+        model: &'static str,
+        connections: usize,
+        workers: usize,
+    },
 }
 
 impl std::fmt::Display for SkipReason {
@@ -33,6 +48,26 @@ impl std::fmt::Display for SkipReason {
             SkipReason::NotInstalled { binary, package } => {
                 write!(f, "{binary} is not installed (apt-get install {package})")
             }
+            SkipReason::OverCeiling {
+                model,
+                connections,
+                most,
+                bound,
+            } => write!(
+                f,
+                "{model} holds at most {} connections on this machine, not {}: {bound}",
+                crate::units::thousands(*most),
+                crate::units::thousands(*connections as u64)
+            ),
+            SkipReason::OneAtATime {
+                model,
+                connections,
+                workers,
+            } => write!(
+                f,
+                "{model} serves one connection at a time per worker: {} held connections would need as many workers, not {workers} (the rest wait in the backlog, unserved)",
+                crate::units::thousands(*connections as u64)
+            ),
         }
     }
 }

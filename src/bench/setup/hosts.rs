@@ -126,7 +126,7 @@ impl Hosts {
         Ok(Sampler::Remote {
             session: s,
             pid,
-            tcp: None,
+            kernel: sys::machine::KernelMem::default(),
         })
     }
 
@@ -152,7 +152,7 @@ pub enum Sampler {
         session: Session,
         pid: i32,
         /// The host's kernel TCP memory in the last answer.
-        tcp: Option<u64>,
+        kernel: sys::machine::KernelMem,
     },
 }
 
@@ -223,7 +223,7 @@ impl Sampler {
                 }
                 Ok(s)
             }
-            Sampler::Remote { session, pid, tcp } => {
+            Sampler::Remote { session, pid, kernel } => {
                 session
                     .send(&format!("{question} {pid}\n"))
                     .map_err(|source| SampleError::Send { source })?;
@@ -236,7 +236,10 @@ impl Sampler {
                     Ok(l) => l,
                     Err(source) => return Err(SampleError::Answer { answer, source }),
                 };
-                *tcp = line.tcp_pages;
+                *kernel = sys::machine::KernelMem {
+                    tcp_pages: line.tcp_pages,
+                    slab_kib: line.slab_kib,
+                };
                 Ok(line.sample())
             }
         }
@@ -253,11 +256,12 @@ impl Sampler {
         Ok(self.ask("all")?)
     }
 
-    /// The kernel's TCP memory in pages on the server's host.
-    pub fn tcp_pages(&mut self) -> Option<u64> {
+    /// The kernel's TCP memory and slab on the server's host (a remote host's as of its last
+    /// sample).
+    pub fn kernel_mem(&mut self) -> sys::machine::KernelMem {
         match self {
-            Sampler::Remote { tcp, .. } => *tcp,
-            _ => sys::machine::tcp_mem_pages(),
+            Sampler::Remote { kernel, .. } => *kernel,
+            _ => sys::machine::KernelMem::now(),
         }
     }
 }

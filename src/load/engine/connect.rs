@@ -181,9 +181,17 @@ impl Engine<'_> {
         }
     }
 
+    /// Fails the connections whose connect or oldest request took longer than the timeout:
+    /// the senders at each scan, every slot once a [`super::thread::SCAN_HELD`].
     pub(super) fn scan_timeouts(&mut self, now: Instant) {
         let limit = self.limits.timeout;
-        for i in 0..self.slots.len() {
+        let all = self.holding == 0 || now >= self.held_scan;
+        if all {
+            self.held_scan = now + super::thread::SCAN_HELD;
+        }
+        let count = if all { self.slots.len() } else { self.senders.len() };
+        for k in 0..count {
+            let i = if all { k } else { self.senders[k] };
             if self.slots[i].conn().late(now, limit) {
                 self.fail(i, ErrorClass::Timeout, now);
             }

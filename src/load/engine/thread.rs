@@ -22,6 +22,12 @@ use crate::timer::Timers;
 /// How often in-flight requests are checked against `--timeout`.
 pub(super) const SCAN: Duration = Duration::from_millis(50);
 
+/// How often the timeout scan looks at the slots that hold (`--active`) too: they have nothing
+/// in flight, only a connect (the first, or one reopening) that may take too long. Looking at
+/// 20,000 held slots every [`SCAN`] in each of 51 processes took 80 % of the client's CPU
+/// at a million connections (issue 82), where the senders need it.
+pub(super) const SCAN_HELD: Duration = Duration::from_secs(1);
+
 /// One engine thread.
 pub struct Engine<'a> {
     /// The run's parts this thread needs: schedule, pacing and window; where it connects; its
@@ -45,6 +51,10 @@ pub struct Engine<'a> {
     pub(super) start: &'a Start,
     /// Slots that hold (`--active`): the spread of their reopening grows with it.
     pub(super) holding: usize,
+    /// Where some slots hold: those that send, which the timeout scan looks at every
+    /// [`SCAN`], and when it next looks at every slot ([`SCAN_HELD`]).
+    pub(super) senders: Vec<usize>,
+    pub(super) held_scan: Instant,
     /// Connections that stopped reading at
     /// [`READS_PER_TURN`](super::receive::READS_PER_TURN) with more to read: read again next
     /// turn, which does not wait.
@@ -72,6 +82,10 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let holding = slots.iter().filter(|s| s.holds()).count();
+        let senders: Vec<usize> = match holding {
+            0 => Vec::new(),
+            _ => (0..slots.len()).filter(|&i| !slots[i].holds()).collect(),
+        };
         let seed = pace.seed;
         let poisson = pace.poisson.then(|| crate::rng::Rng::new(&[seed, plan.first_slot, 1]));
         let schedule = rate.map(|r| {
@@ -100,6 +114,8 @@ impl<'a> Engine<'a> {
             ramp: Ramp::new(plan.conns, plan.connect_rate, plan.t0, plan.first_slot as usize),
             start,
             holding,
+            senders,
+            held_scan: plan.t0,
             again: Vec::new(),
             pace,
             reach,

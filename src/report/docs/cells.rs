@@ -58,7 +58,32 @@ pub(super) struct Counter {
 }
 
 /// The counters a table may show.
-const COUNTERS: [Counter; 4] = [
+const COUNTERS: [Counter; 9] = [
+    Counter {
+        head: "held",
+        read: |c| Some(c.figures.established as f64),
+        show: |v| crate::units::thousands(v as u64),
+    },
+    Counter {
+        head: "user B/conn",
+        read: |c| c.figures.mem_per_conn_kib.map(|k| k * 1024.0),
+        show: |v| format!("{v:.0} B"),
+    },
+    Counter {
+        head: "kernel KiB/conn",
+        read: |c| c.figures.kernel_slab_kib_per_conn,
+        show: |v| format!("{v:.2} KiB"),
+    },
+    Counter {
+        head: "time to open",
+        read: |c| c.load.as_ref().map(|d| d.results.connections.connecting_s),
+        show: |v| format!("{v:.1} s"),
+    },
+    Counter {
+        head: "errors",
+        read: |c| c.ok().then_some(c.figures.errors as f64),
+        show: |v| crate::units::thousands(v as u64),
+    },
     Counter {
         head: "Jain workers",
         read: |c| c.figures.jain_workers,

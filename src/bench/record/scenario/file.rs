@@ -35,6 +35,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("uploads", include_str!("../../../../scenarios/uploads.toml")),
     ("c100k", include_str!("../../../../scenarios/c100k.toml")),
+    ("c1m", include_str!("../../../../scenarios/c1m.toml")),
+    ("hold-100k", include_str!("../../../../scenarios/hold-100k.toml")),
     (
         "tls-handshakes",
         include_str!("../../../../scenarios/tls-handshakes.toml"),
