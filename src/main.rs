@@ -6,6 +6,7 @@ use clap::Parser;
 static ALLOCATOR: muxlab::sys::classes::Classes = muxlab::sys::classes::Classes;
 
 fn main() {
+    muxlab::sys::classes::Classes::prepare();
     quiet_on_a_closed_stdout();
     let cli = muxlab::cli::Cli::parse();
     if let Err(e) = muxlab::cli::main(cli) {

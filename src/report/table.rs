@@ -41,6 +41,10 @@ pub fn notes(c: &Cell) -> Vec<String> {
     if !c.ok() {
         notes.push(c.status.text().to_string());
     }
+    // A cell not run has no figures to note (its server may have stood, idle).
+    if c.skipped() {
+        return notes;
+    }
     if f.errors > 0 {
         notes.push(format!("{} errors", thousands(f.errors)));
     }

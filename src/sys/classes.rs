@@ -65,12 +65,18 @@ impl Locked {
     }
 
     fn lock(&self) {
+        let mut spins = 0u32;
         while self
             .held
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            std::hint::spin_loop();
+            // The holder may have been preempted (two cores): let it run.
+            spins = spins.wrapping_add(1);
+            match spins % 64 {
+                0 => std::thread::yield_now(),
+                _ => std::hint::spin_loop(),
+            }
         }
     }
 
@@ -111,9 +117,9 @@ fn class_of(layout: Layout) -> Option<usize> {
 pub struct Classes;
 
 impl Classes {
-    /// A block of class `c`: a freed one, or the next of the class's chunk (a new chunk when
-    /// the current one is spent). Null when the system has no memory for a chunk.
-    fn take(c: usize) -> *mut u8 {
+    /// Registers the fork handlers; `main` calls it first, before any thread or fork (else the
+    /// first class block does, while another thread might fork).
+    pub fn prepare() {
         AT_FORK.call_once(|| {
             // SAFETY: the handlers only take and let go of the classes' locks; registering
             // them cannot fail in a way that matters (without them a fork is as it was).
@@ -121,6 +127,12 @@ impl Classes {
                 libc::pthread_atfork(Some(lock_all), Some(unlock_all), Some(unlock_all));
             }
         });
+    }
+
+    /// A block of class `c`: a freed one, or the next of the class's chunk (a new chunk when
+    /// the current one is spent). Null when the system has no memory for a chunk.
+    fn take(c: usize) -> *mut u8 {
+        Classes::prepare();
         let size = (c + 1) * STEP;
         TABLE[c].with(|k| {
             if k.free != 0 {
@@ -157,6 +169,21 @@ unsafe impl GlobalAlloc for Classes {
             Some(c) => Classes::take(c),
             // SAFETY: forwarded as given (the caller guarantees a non-zero-size layout).
             None => unsafe { System.alloc(layout) },
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match class_of(layout) {
+            Some(c) => {
+                let p = Classes::take(c);
+                if !p.is_null() {
+                    // SAFETY: a block of class `c` holds at least `layout.size()` bytes.
+                    unsafe { std::ptr::write_bytes(p, 0, layout.size()) };
+                }
+                p
+            }
+            // SAFETY: forwarded as given (calloc: pages the kernel zeroes are not touched).
+            None => unsafe { System.alloc_zeroed(layout) },
         }
     }
 
@@ -219,10 +246,12 @@ mod tests {
         );
         let blocks: Vec<(*mut u8, Layout)> = (0..1000)
             .flat_map(|_| [task, io])
+            // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
             .map(|l| (unsafe { a.alloc(l) }, l))
             .collect();
         for (i, (p, l)) in blocks.iter().enumerate() {
             assert!(!p.is_null() && (*p as usize) % 128 == 0, "block {i} at {p:?}");
+            // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
             unsafe { std::ptr::write_bytes(*p, i as u8, l.size()) };
         }
         let mut spans: Vec<(usize, usize)> = blocks.iter().map(|(p, l)| (*p as usize, l.size())).collect();
@@ -231,6 +260,7 @@ mod tests {
             assert!(w[0].0 + w[0].1 <= w[1].0, "blocks overlap: {w:?}");
         }
         for (i, (p, l)) in blocks.iter().enumerate() {
+            // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
             let bytes = unsafe { std::slice::from_raw_parts(*p, l.size()) };
             assert!(bytes.iter().all(|b| *b == i as u8), "block {i} was written over");
         }
@@ -243,12 +273,16 @@ mod tests {
         let apart = tasks.windows(2).filter(|w| w[1] - w[0] == 640).count();
         assert!(apart >= 900, "{apart} of 999 task blocks right after the last");
         let (last, l) = *blocks.last().unwrap();
+        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
         unsafe { a.dealloc(last, l) };
+        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
         assert_eq!(unsafe { a.alloc(l) }, last, "a freed block is the next handed out");
         for (p, l) in blocks {
+            // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
             unsafe { a.dealloc(p, l) };
         }
         // Grown past its class, a block keeps its bytes.
+        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
         unsafe {
             let p = a.alloc(io);
             std::ptr::write_bytes(p, 7, 256);
@@ -266,15 +300,19 @@ mod tests {
             .map(|t| {
                 std::thread::spawn(move || {
                     for round in 0..2000u32 {
+                        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
                         let p = unsafe { Classes.alloc(l) };
                         let mark = t.wrapping_mul(31).wrapping_add(round as u8);
+                        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
                         unsafe { std::ptr::write_bytes(p, mark, 640) };
                         std::thread::yield_now();
+                        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
                         let bytes = unsafe { std::slice::from_raw_parts(p, 640) };
                         assert!(
                             bytes.iter().all(|b| *b == mark),
                             "thread {t}: another thread wrote into its block"
                         );
+                        // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
                         unsafe { Classes.dealloc(p, l) };
                     }
                 })

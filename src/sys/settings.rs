@@ -33,6 +33,16 @@ fn number(path: &str) -> Option<u64> {
 }
 
 impl Settings {
+    /// These settings less those bench raises for a run (`vm.max_map_count`,
+    /// `kernel.pid_max`): what bounds a design whatever is raised.
+    pub fn unraisable(&self) -> Settings {
+        Settings {
+            max_map_count: None,
+            pid_max: None,
+            ..*self
+        }
+    }
+
     /// Reads every setting now.
     pub fn read() -> Settings {
         let tcp_mem = fs::read_to_string("/proc/sys/net/ipv4/tcp_mem").ok().and_then(|t| {

@@ -143,7 +143,7 @@ impl Standing {
         let kernel_base = up.sampler.kernel_mem();
         let tcp_base = kernel_base.tcp_pages.unwrap_or(0);
         let mut tcp_peak = tcp_base;
-        let mut slab_peak = kernel_base.slab_kib;
+
         let args = load_args(x, up.server.addr, at.conns, place, at.number);
         let harness = harness_cpus(place);
         let on = Cpus {
@@ -154,7 +154,6 @@ impl Standing {
             peak.rss = peak.rss.max(s.rss);
             peak.threads = peak.threads.max(s.threads);
             tcp_peak = tcp_peak.max(tcp.tcp_pages.unwrap_or(0));
-            slab_peak = slab_peak.max(tcp.slab_kib);
         });
         cell.seconds = started.elapsed().as_secs_f64();
         let w = match measured {
@@ -193,9 +192,11 @@ impl Standing {
         }
         cell.figures.kernel_tcp_kib_per_conn =
             tcp_peak.saturating_sub(tcp_base) as f64 * 4.0 / cell.figures.established.max(1) as f64;
-        cell.figures.kernel_slab_kib_per_conn = match (kernel_base.slab_kib, slab_peak) {
-            (Some(b), Some(p)) if cell.figures.established > 0 => {
-                Some(p.saturating_sub(b) as f64 / cell.figures.established as f64)
+        // The slab's growth from before the load to the window's end (the connections all
+        // open), as PSS's; `None` where either end was not read or it shrank.
+        cell.figures.kernel_slab_kib_per_conn = match (kernel_base.slab_kib, w.kernel_end.slab_kib) {
+            (Some(b), Some(e)) if e >= b && cell.figures.established > 0 => {
+                Some((e - b) as f64 / cell.figures.established as f64)
             }
             _ => None,
         };

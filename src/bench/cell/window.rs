@@ -29,6 +29,9 @@ pub(super) struct Window {
     pub(super) cpus: Option<(CpuTimes, CpuTimes)>,
     /// The harness's own CPU time on the server's CPUs between them (`None`: not there).
     pub(super) harness: Option<Duration>,
+    /// The kernel's memory on the server's host at the window's end (its connections all
+    /// still open), as PSS is read then.
+    pub(super) kernel_end: crate::sys::machine::KernelMem,
 }
 
 /// Where the harness samples from, and the server's CPUs whose times it reads at the window's
@@ -54,6 +57,8 @@ struct Mark {
     cpus: Option<CpuTimes>,
     /// This (sampling) thread's CPU time then: on the server's CPUs where it is pinned there.
     harness: Duration,
+    /// The kernel's memory then.
+    kernel: crate::sys::machine::KernelMem,
 }
 
 /// How long before the window closes its end is sampled (a quarter of the window at most).
@@ -143,6 +148,7 @@ pub(super) fn run_load(
         steal_pct: steal,
         cpus: begin.cpus.zip(end.cpus),
         harness: on.harness.map(|_| end.harness.saturating_sub(begin.harness)),
+        kernel_end: end.kernel,
     })
 }
 
@@ -158,6 +164,7 @@ fn mark(sampler: &mut Sampler, server: Option<&[usize]>) -> Result<Mark, Error> 
         steal,
         cpus,
         harness: sys::process::thread_cpu_time(),
+        kernel: sampler.kernel_mem(),
     })
 }
 

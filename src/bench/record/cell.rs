@@ -81,8 +81,8 @@ pub struct Figures {
     pub kernel_tcp_kib_per_conn: f64,
     /// Growth of the kernel's slab (/proc/meminfo's `Slab`: its objects of every kind on the
     /// machine — both ends' sockets on loopback, their files, inodes, dentries and epoll
-    /// entries, a task's structures) from before the load to its peak while loaded, per
-    /// connection, in KiB; `None`: not read (or nothing connected).
+    /// entries, a task's structures; its reclaimable caches too) from before the load to the
+    /// window's end, per connection, in KiB; `None`: not read, it shrank, or nothing connected.
     #[serde(default)]
     pub kernel_slab_kib_per_conn: Option<f64>,
     /// The server tree's largest RSS and thread count while loaded (`None`: not sampled).

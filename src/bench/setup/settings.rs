@@ -113,12 +113,7 @@ pub fn needs(sc: &Scenario) -> Result<Vec<Want>, FlagError> {
             // A design held below `most` by what no setting here raises (one process's
             // descriptors, memory) raises nothing: its cells are skipped at that ceiling
             // (`bench::cell::ceiling`).
-            let unraised = sys::settings::Settings {
-                max_map_count: None,
-                pid_max: None,
-                ..now
-            };
-            if crate::server::ceiling(model, 1, 1, &unraised).is_some_and(|(n, _)| n < most) {
+            if crate::server::ceiling(model, 1, 1, &now.unraisable()).is_some_and(|(n, _)| n < most) {
                 continue;
             }
             let mappings = match model.streams {

@@ -48,6 +48,13 @@ pub enum DocsError {
     },
     /// A part of a verdict that is not one.
     NoPart { part: String, parts: Vec<&'static str> },
+    /// A glance row's metric that the experiment's verdict does not rank.
+    NoMetric {
+        result: String,
+        experiment: String,
+        metric: String,
+        ranked: Vec<String>,
+    },
     /// A file a block names (relative to the repository) that does not exist.
     Missing { path: PathBuf },
     /// A script that does not make its picture from the result it is said to (the kept
@@ -72,6 +79,16 @@ impl fmt::Display for DocsError {
             DocsError::Kept { error } => write!(f, "{error}"),
             DocsError::Json { path, error } => write!(f, "{}: {error}", path.display()),
             DocsError::Spec(e) => write!(f, "{e}"),
+            DocsError::NoMetric {
+                result,
+                experiment,
+                metric,
+                ranked,
+            } => write!(
+                f,
+                "{result}'s verdict on {experiment} ranks no `{metric}` (it ranks: {})",
+                ranked.join(", ")
+            ),
             DocsError::Blocks(e) => write!(f, "{e}"),
             DocsError::UnknownKind { kind, kinds } => write!(f, "no kind of block '{kind}': {}", kinds.join(", ")),
             DocsError::ResultIsAPath { name } => {

@@ -101,6 +101,10 @@ struct GlanceRow {
     question: String,
     result: String,
     experiment: String,
+    /// The metric whose figures the row shows (`memory per connection`); by default those of
+    /// the finding the headline leads with.
+    #[serde(default)]
+    metric: Option<String>,
 }
 
 /// `glance`: a row per question: the experiment's headline as the current judge says it, the
@@ -118,7 +122,7 @@ pub fn glance(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
         out.push_str(&table_row(&[
             r.question.clone(),
             says,
-            figures_of(&k, v),
+            figures_of(&k, v, r.metric.as_deref())?,
             format!("[{}]({})", k.name, ctx.result_link(&k.name, "json")),
         ]));
     }
@@ -128,21 +132,35 @@ pub fn glance(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
 /// The figures behind the finding a verdict's headline leads with (the first clear one, else
 /// the first with a design at least 1.5× behind, else the first): the best's, the runner-up's
 /// and the last's value at the connection count compared, from their cells (the median of
-/// repeats).
-fn figures_of(k: &Kept, v: &Verdict) -> String {
+/// repeats); `metric`: those of that metric's finding instead (an error where the verdict has
+/// none).
+fn figures_of(k: &Kept, v: &Verdict, metric: Option<&str>) -> Result<String, DocsError> {
     let behind = |f: &&crate::bench::judge::Finding| {
         f.last
             .as_ref()
             .is_some_and(|l| l.1 >= crate::bench::judge::headline::BEHIND)
     };
-    let Some(f) = v
-        .findings
-        .iter()
-        .find(|f| f.clear)
-        .or_else(|| v.findings.iter().find(behind))
-        .or_else(|| v.findings.first())
-    else {
-        return "–".into();
+    let chosen = match metric {
+        Some(m) => Some(
+            v.findings
+                .iter()
+                .find(|f| f.metric == m && f.class.is_none())
+                .ok_or_else(|| DocsError::NoMetric {
+                    result: k.name.clone(),
+                    experiment: v.experiment.clone(),
+                    metric: m.to_string(),
+                    ranked: v.findings.iter().map(|f| f.metric.clone()).collect(),
+                })?,
+        ),
+        None => v
+            .findings
+            .iter()
+            .find(|f| f.clear)
+            .or_else(|| v.findings.iter().find(behind))
+            .or_else(|| v.findings.first()),
+    };
+    let Some(f) = chosen else {
+        return Ok("–".into());
     };
     let m = f.metric();
     let figure = Figure {
@@ -176,7 +194,11 @@ fn figures_of(k: &Kept, v: &Verdict) -> String {
         Some(c) => format!("{} of {c}", f.metric),
         None => f.metric.clone(),
     };
-    format!("{what} at {}: {}", connections(f.connections), parts.join(", "))
+    Ok(format!(
+        "{what} at {}: {}",
+        connections(f.connections),
+        parts.join(", ")
+    ))
 }
 
 /// "1 connection", "1,000 connections".
