@@ -46,7 +46,16 @@ pub fn notes(c: &Cell) -> Vec<String> {
         return notes;
     }
     if f.errors > 0 {
-        notes.push(format!("{} errors", thousands(f.errors)));
+        // By cause, where the load says: "3 errors (timeout 2, reset 1)".
+        let causes: Vec<String> = c
+            .load
+            .as_ref()
+            .map(|d| d.results.errors.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {}", thousands(*n))).collect())
+            .unwrap_or_default();
+        notes.push(match causes.is_empty() {
+            true => format!("{} errors", thousands(f.errors)),
+            false => format!("{} errors ({})", thousands(f.errors), causes.join(", ")),
+        });
     }
     if crate::bench::judge::bound::client_limit(c).is_some() {
         notes.push("client-bound".into());

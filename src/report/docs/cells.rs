@@ -58,11 +58,21 @@ pub(super) struct Counter {
 }
 
 /// The counters a table may show.
-const COUNTERS: [Counter; 9] = [
+const COUNTERS: [Counter; 11] = [
     Counter {
         head: "held",
         read: |c| Some(c.figures.established as f64),
         show: |v| crate::units::thousands(v as u64),
+    },
+    Counter {
+        head: "server held",
+        read: |c| c.server_stats.as_ref().and_then(|s| s.held_peak).map(|n| n as f64),
+        show: |v| crate::units::thousands(v as u64),
+    },
+    Counter {
+        head: "TCP KiB/conn",
+        read: |c| c.ok().then_some(c.figures.kernel_tcp_kib_per_conn),
+        show: |v| format!("{v:.2} KiB"),
     },
     Counter {
         head: "user B/conn",
