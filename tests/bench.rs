@@ -1621,7 +1621,9 @@ fn a_hold_only_cell_reports_memory_apart_and_a_pool_past_its_workers_is_skipped(
     // Both ends' sockets, files and epoll entries: about 10 KiB a connection at a million here;
     // at 400 the machine's other slab traffic moves it a little.
     assert!(
-        f["kernel_slab_kib_per_conn"].as_f64().is_some_and(|k| (1.0..=60.0).contains(&k)),
+        f["kernel_slab_kib_per_conn"]
+            .as_f64()
+            .is_some_and(|k| (1.0..=60.0).contains(&k)),
         "{f}"
     );
     assert!(f["p99_us"].is_null() && f["server_cpu_us_per_req"].is_null(), "{f}");

@@ -86,17 +86,8 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     }
     // Connections open first; the warm-up and the window start once they are (see `Start`).
     let launched = Instant::now();
-    let gated = spec.args().start_gate;
-    let start = Start::new(threads, gated);
-    // A gated part's word to start: a line on stdin, or stdin's end (its parent gone).
-    let go = gated.then(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        std::thread::spawn(move || {
-            let _ = std::io::stdin().read_line(&mut String::new());
-            let _ = tx.send(());
-        });
-        rx
-    });
+    let start = Start::new(threads, spec.args().start_gate);
+    let go = spec.args().start_gate.then(word_to_start);
     let warmup = spec.warmup();
     let (tallies, watched) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -149,6 +140,17 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         shards: 1,
         interrupted: STOP.load(Ordering::Relaxed) != 0,
     })
+}
+
+/// A gated part's word to start (`--start-gate`): a line on stdin, or stdin's end (its parent
+/// gone), read by a thread of its own.
+fn word_to_start() -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().read_line(&mut String::new());
+        let _ = tx.send(());
+    });
+    rx
 }
 
 /// What the main thread saw while the engines ran: when connecting ended (`t0`, and the wall

@@ -50,7 +50,14 @@ pub fn notes(c: &Cell) -> Vec<String> {
         let causes: Vec<String> = c
             .load
             .as_ref()
-            .map(|d| d.results.errors.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{k} {}", thousands(*n))).collect())
+            .map(|d| {
+                d.results
+                    .errors
+                    .iter()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(k, n)| format!("{k} {}", thousands(*n)))
+                    .collect()
+            })
             .unwrap_or_default();
         notes.push(match causes.is_empty() {
             true => format!("{} errors", thousands(f.errors)),

@@ -9,21 +9,6 @@
 /// group took 1.75 GB (5.8 KiB a connection): a runtime's task and buffers are more.
 pub const BYTES_PER_CONNECTION: u64 = 6 * 1024;
 
-/// Bytes a held connection costs beyond [`BYTES_PER_CONNECTION`] where it has a thread, a
-/// green thread or a process of its own (its stack, the kernel's task and the task's kernel
-/// stack). Measured (issue 82): the machine's `MemAvailable` before and while `load -c N
-/// --active 0%` held N connections (both ends), less what the same N cost `epoll` (3.6 KB
-/// each): thread 47.8 KB at 10,000, green 37.6 KB at 10,000, fork 40.5 KB at 3,000.
-pub fn task_bytes(streams: super::registry::Streams) -> u64 {
-    use super::registry::Streams;
-    match streams {
-        Streams::ThreadEach => 44 * 1024,
-        Streams::GreenEach => 34 * 1024,
-        Streams::ProcessEach => 37 * 1024,
-        _ => 0,
-    }
-}
-
 /// What stops a design at its ceiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -41,8 +26,8 @@ pub enum Bound {
     Pids { pid_max: u64 },
     /// Select's bit sets: descriptors under 1,024.
     FdSetSize,
-    /// `per_connection` bytes each ([`BYTES_PER_CONNECTION`], and [`task_bytes`] for a design
-    /// with a task per connection), of the memory available now.
+    /// `per_connection` bytes each ([`BYTES_PER_CONNECTION`], and a task's for a design with a
+    /// task per connection: `ceiling::task_bytes`), of the memory available now.
     Memory { available: u64, per_connection: u64 },
 }
 

@@ -4,11 +4,25 @@
 //! `serve --max-conns N` past the ceiling is refused naming the setting; `muxlab models` prints
 //! each design's. Nothing here changes a setting.
 
-use super::bound::{task_bytes, Bound, BYTES_PER_CONNECTION};
+use super::bound::{Bound, BYTES_PER_CONNECTION};
 use super::config::Config;
 use super::error::Error;
 use super::registry::{Model, Streams};
 use crate::sys::settings::Settings;
+
+/// Bytes a held connection costs beyond [`BYTES_PER_CONNECTION`] where it has a thread, a
+/// green thread or a process of its own (its stack, the kernel's task and the task's kernel
+/// stack). Measured (issue 82): the machine's `MemAvailable` before and while `load -c N
+/// --active 0%` held N connections (both ends), less what the same N cost `epoll` (3.6 KB
+/// each): thread 47.8 KB at 10,000, green 37.6 KB at 10,000, fork 40.5 KB at 3,000.
+pub fn task_bytes(streams: super::registry::Streams) -> u64 {
+    match streams {
+        Streams::ThreadEach => 44 * 1024,
+        Streams::GreenEach => 34 * 1024,
+        Streams::ProcessEach => 37 * 1024,
+        _ => 0,
+    }
+}
 
 /// The most connections `model` holds at once with `workers` workers in each of `procs`
 /// processes on a machine with `settings`, and what stops it there (`None`: one connection at

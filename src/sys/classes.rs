@@ -250,7 +250,7 @@ mod tests {
             .map(|l| (unsafe { a.alloc(l) }, l))
             .collect();
         for (i, (p, l)) in blocks.iter().enumerate() {
-            assert!(!p.is_null() && (*p as usize) % 128 == 0, "block {i} at {p:?}");
+            assert!(!p.is_null() && (*p as usize).is_multiple_of(128), "block {i} at {p:?}");
             // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
             unsafe { std::ptr::write_bytes(*p, i as u8, l.size()) };
         }
@@ -295,7 +295,8 @@ mod tests {
     /// Threads allocating and freeing at once never get one block twice.
     #[test]
     fn threads_sharing_a_class_never_share_a_block() {
-        let l = Layout::from_size_align(640, 128).unwrap();
+        // A class no other test here uses (384 bytes): the first test counts on its own.
+        let l = Layout::from_size_align(384, 128).unwrap();
         let threads: Vec<_> = (0..4u8)
             .map(|t| {
                 std::thread::spawn(move || {
@@ -304,10 +305,10 @@ mod tests {
                         let p = unsafe { Classes.alloc(l) };
                         let mark = t.wrapping_mul(31).wrapping_add(round as u8);
                         // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
-                        unsafe { std::ptr::write_bytes(p, mark, 640) };
+                        unsafe { std::ptr::write_bytes(p, mark, 384) };
                         std::thread::yield_now();
                         // SAFETY: non-zero layouts; each block is used within its layout while held and freed once, with that layout.
-                        let bytes = unsafe { std::slice::from_raw_parts(p, 640) };
+                        let bytes = unsafe { std::slice::from_raw_parts(p, 384) };
                         assert!(
                             bytes.iter().all(|b| *b == mark),
                             "thread {t}: another thread wrote into its block"

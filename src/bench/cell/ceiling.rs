@@ -29,7 +29,16 @@ pub(super) fn over(entry: &str, x: &Experiment, conns: usize, cpus: usize) -> Op
         _ => None,
     };
     let held = x.load.active.is_some();
-    over(&now.unraisable()).or_else(|| over(&now)).or_else(|| {
+    // Past its --max-conns (given, or the design's default: fork's 1,000 children) a server
+    // closes what it accepts: held connections would be closed and opened again.
+    let cap = cfg.max_conns.or(model.default_max_conns);
+    let capped = cap.filter(|&m| held && conns > m).map(|most| SkipReason::MaxConns {
+        model: model.name,
+        connections: conns,
+        most,
+        given: cfg.max_conns.is_some(),
+    });
+    over(&now.unraisable()).or_else(|| over(&now)).or(capped).or_else(|| {
         match model.one_conn_per_worker && held && conns > workers * cfg.procs {
             true => Some(SkipReason::OneAtATime {
                 model: model.name,
@@ -85,6 +94,13 @@ mod tests {
             .experiments
             .remove(0);
         assert!(over("iterative", &short, 10, 1).is_none());
+        // fork keeps 1,000 children by default: held past them, it would close the rest.
+        let why = over("fork", &x("fork", 2_000), 2_000, 1).unwrap().to_string();
+        assert!(
+            why.contains("fork keeps at most 1,000 connections open (its --max-conns default)"),
+            "{why}"
+        );
+        assert!(over("fork --max-conns 2000", &x("fork --max-conns 2000", 2_000), 2_000, 1).is_none());
         // The group's ceiling here (52 × 19,927 on a machine of ours): held, and one more not.
         let group = x("epoll --procs 52", 1_000_000);
         let epoll = crate::models::find("epoll").unwrap();

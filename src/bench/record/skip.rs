@@ -26,6 +26,14 @@ pub enum SkipReason {
         most: u64,
         bound: crate::server::bound::Bound,
     },
+    /// A server whose `--max-conns` (given, or its design's default) is under the connections
+    /// the experiment holds: it would close the rest as they come.
+    MaxConns {
+        model: &'static str,
+        connections: usize,
+        most: usize,
+        given: bool,
+    },
     /// A pool that serves one connection at a time per worker, asked to hold more connections
     /// than it has workers (the rest would wait in the backlog, never served).
     OneAtATime {
@@ -57,6 +65,18 @@ impl std::fmt::Display for SkipReason {
                 f,
                 "{model} holds at most {} connections on this machine, not {}: {bound}",
                 crate::units::thousands(*most),
+                crate::units::thousands(*connections as u64)
+            ),
+            SkipReason::MaxConns {
+                model,
+                connections,
+                most,
+                given,
+            } => write!(
+                f,
+                "{model} keeps at most {} connections open ({}), not {}: give a larger --max-conns to hold them",
+                crate::units::thousands(*most as u64),
+                if *given { "--max-conns" } else { "its --max-conns default" },
                 crate::units::thousands(*connections as u64)
             ),
             SkipReason::OneAtATime {

@@ -290,7 +290,10 @@ mod tests {
             assert!(at_least("net.ipv4.tcp_max_syn_backlog", 65_535), "{asked:?}");
             assert!(at_least("net.ipv4.tcp_mem", 1_572_864), "{asked:?}");
             for n in ["vm.max_map_count", "kernel.pid_max"] {
-                assert!(!asked.iter().any(|(name, _)| name == n), "c1m raises {n} for a design it skips: {asked:?}");
+                assert!(
+                    !asked.iter().any(|(name, _)| name == n),
+                    "c1m raises {n} for a design it skips: {asked:?}"
+                );
             }
         }
     }

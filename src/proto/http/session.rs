@@ -151,7 +151,7 @@ impl HttpSession {
                     };
                     if let Some(body) = &c.body {
                         echo_head(body.len(), c.keep, out);
-                        out.extend_from_slice(&body);
+                        out.extend_from_slice(body);
                     }
                     finish(c.keep, fed);
                 }

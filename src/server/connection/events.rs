@@ -8,7 +8,8 @@ pub struct Asks {
     /// Its server hands work to a pool: what it cancels is worth telling.
     pooled: bool,
     /// Boxed: 8 bytes in every connection where a `Vec` took 24, for what a pooled server's
-    /// cancelled work alone gathers.
+    /// cancelled work alone gathers (the extra allocation is made only then).
+    #[allow(clippy::box_collection)]
     cancelled: Option<Box<Vec<u64>>>,
     shed: bool,
 }
