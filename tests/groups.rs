@@ -309,7 +309,9 @@ fn an_active_share_that_ends_connections_or_leaves_none_sending_is_refused() {
             "drop -n, --close and --requests-per-conn",
         ),
         (vec!["-c", "10", "--active", "1%"], "leaves none sending"),
-        (vec!["-c", "10", "--active", "0%"], "above 0% and at most 100%"),
+        (vec!["-c", "10", "--active", "0.00001%"], "from 0.0001% to 100%"),
+        // 0% holds every connection: a rate would send nothing.
+        (vec!["-c", "10", "--active", "0%", "--rate", "10"], "drop --rate"),
     ] {
         let out = Command::new(BIN)
             .args(["load", "http://127.0.0.1:9/"])

@@ -273,6 +273,15 @@ fn limits_says_what_a_scenario_needs_and_runs_nothing() {
         text.contains("procs-accept --workers 6") && text.contains("100000"),
         "{text}"
     );
+    // What bench skips a cell for: thread at a million is one process's descriptors, whatever
+    // the mappings (which bench could raise).
+    let out = Command::new(BIN).args(["limits", "c1m"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let thread = text
+        .lines()
+        .find(|l| l.contains("c1m-1pct") && l.split_whitespace().nth(1) == Some("thread"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(thread.contains("< 1000000: REFUSED (descriptors"), "{thread}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
