@@ -4,7 +4,7 @@
 //! it, and `docs/code.md` maps every folder):
 //!
 //! - [`sys`]: syscall wrappers, the only layer with unchecked code; beside it the helpers every
-//!   layer may use: [`hist`] (latency histograms), [`timer`] ("wake me at T", the one timer heap), `rng`,
+//!   layer may use: [`hist`] (latency histograms), [`metrics`] (what a scraper reads), [`timer`] ("wake me at T", the one timer heap), `rng`,
 //!   `units`, `sync`, [`origin`] (the commit the binary was built from);
 //! - [`proto`]: sans-I/O sessions (HTTP/1.1, HTTP/2, echo, packet, TLS, RESP, memcache), and
 //!   beside it `peer`: the client's side of them for tests, fuzz targets and tools;
@@ -24,6 +24,7 @@
 //! - [`cli`]: the command line.
 
 pub mod hist;
+pub mod metrics;
 pub mod origin;
 pub(crate) mod rng;
 pub(crate) mod sync;

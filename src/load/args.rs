@@ -50,6 +50,23 @@ pub struct LoadArgs {
     /// `--hosts`) keep their series in it, for the merge.
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub interval: Option<std::time::Duration>,
+    /// Serve the client's view live at http://ADDR/metrics (Prometheus text, or OpenMetrics
+    /// where the scraper asks): requests completed and sent in the window, errors by class,
+    /// connections open, the offered rate, and the duration histogram
+    /// (http_client_request_duration_seconds; muxlab_client_request_duration_seconds for echo,
+    /// packet, resp and memcache), from the intended send time in an open loop (labelled
+    /// measured_from="intended": coordinated-omission corrected). A run split over processes
+    /// serves them merged. E.g. 127.0.0.1:9465.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// With --metrics: after the run, wait until a scrape has read the final figures, at most
+    /// this long [default: 5s].
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
+    pub metrics_linger: Option<std::time::Duration>,
+    /// Internal: print the live figures as `metrics` lines on stdout (a part of a split run,
+    /// for its parent's --metrics).
+    #[arg(long, hide = true)]
+    pub metrics_lines: bool,
     #[command(flatten)]
     pub workload: Workload,
 }
@@ -67,6 +84,9 @@ impl LoadArgs {
             start_gate: false,
             start_at: None,
             interval: None,
+            metrics: None,
+            metrics_linger: None,
+            metrics_lines: false,
             workload,
         }
     }
@@ -94,6 +114,15 @@ impl LoadArgs {
         }
         if let Some(d) = self.interval {
             a.push(format!("--interval={}", crate::units::exact_duration(d)));
+        }
+        if let Some(m) = self.metrics {
+            a.push(format!("--metrics={m}"));
+        }
+        if let Some(d) = self.metrics_linger {
+            a.push(format!("--metrics-linger={}", crate::units::exact_duration(d)));
+        }
+        if self.metrics_lines {
+            a.push("--metrics-lines".into());
         }
         a.extend(self.workload.to_args());
         a

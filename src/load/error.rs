@@ -99,6 +99,14 @@ pub enum Error {
     /// An engine thread panicked.
     #[error("an engine thread panicked")]
     EnginePanicked,
+    /// `--metrics` could not be bound.
+    #[error(
+        "--metrics {addr}: cannot serve metrics there: {source} (pick another address, or port 0 for any free one)"
+    )]
+    MetricsAddr {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     /// Shard processes that ended without a document: each its number and how it ended.
     #[error("{}", silent_shards(silent))]
     ShardsSilent { silent: Vec<(usize, ExitStatus)> },
@@ -125,7 +133,7 @@ impl Error {
             Error::UnknownClass(_) | Error::SloWithOneRunOutputs | Error::SloWithHosts => true,
             Error::NoSlo | Error::SloTimeTooShort { .. } => true,
             Error::CacertNotPem { .. } | Error::CacertEmpty { .. } | Error::CacertRefused { .. } => true,
-            Error::NoTrustedRoots | Error::NotH2 { .. } | Error::Pin { .. } => true,
+            Error::NoTrustedRoots | Error::NotH2 { .. } | Error::Pin { .. } | Error::MetricsAddr { .. } => true,
             Error::Tls(_) | Error::Verifier(_) | Error::Io(_) | Error::Prefill(_) => false,
             Error::EnginePanicked | Error::ShardsSilent { .. } | Error::NoShardRan => false,
         }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::progress::{Line, Said};
 use super::stop::STOP;
-use super::{io_err, merge, Error, Outcome, Shard, Show, Spec};
+use super::{io_err, live, merge, Error, Outcome, Shard, Show, Spec};
 use crate::sys;
 
 /// Descriptors kept free in each process for epoll, stdio and the like.
@@ -39,10 +39,21 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
     let (connected_tx, connected) = std::sync::mpsc::channel::<usize>();
     let mut gates = Vec::new();
     let mut readers = Vec::new();
+    // --metrics: the parts say their figures, which this process's scrapes sum.
+    let board = live::Board::new(k);
+    let endpoint = match spec.args().metrics {
+        Some(addr) => {
+            let read = board.clone();
+            Some(live::serve(addr, live::Meta::of(spec), move || read.sum())?)
+        }
+        None => None,
+    };
     for i in 0..k {
         let mut part = spec.args().clone();
         part.subshard = Some(Shard(i, k));
         part.start_gate = true;
+        part.metrics_lines = endpoint.is_some();
+        (part.metrics, part.metrics_linger) = (None, None);
         let mut child = Command::new(&exe)
             .arg("load")
             .args(part.to_args())
@@ -55,7 +66,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
             .map_err(io_err(format!("starting shard {i}")))?;
         gates.push(child.stdin.take().expect("piped"));
         let out = child.stdout.take().expect("piped");
-        let (tx, connected_tx) = (tx.clone(), connected_tx.clone());
+        let (tx, connected_tx, board) = (tx.clone(), connected_tx.clone(), board.clone());
         readers.push(std::thread::spawn(move || {
             use std::io::BufRead;
             let mut doc = None;
@@ -67,6 +78,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
                     Said::Event(Line::Connected) => {
                         let _ = connected_tx.send(i);
                     }
+                    Said::Event(Line::Metrics(s)) => board.set(i, s),
                     Said::Event(_) | Said::Other(_) => {}
                     Said::Document(d) => doc = Some(d),
                 }
@@ -99,6 +111,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         }
     }
     forward.end();
+    live::linger(endpoint, spec, show);
     if !silent.is_empty() {
         return Err(Error::ShardsSilent { silent });
     }

@@ -35,6 +35,8 @@ pub enum Line {
     Started,
     /// A gated part (`--start-gate`) has connected, and waits for its parent's word to start.
     Connected,
+    /// A part's live figures (`--metrics-lines`), for its parent's `--metrics`.
+    Metrics(super::live::Snapshot),
 }
 
 /// One progress line's figures.

@@ -10,7 +10,7 @@ use super::engine::{Engine, Progress, Start, ThreadPlan};
 use super::progress::{self, Line, Show};
 use super::stop::STOP;
 use super::{
-    io_err, keyed, per_process, run_shards, shard_processes, sources, tls, unix_ms, Error, Outcome, Spec, Tally,
+    io_err, keyed, live, per_process, run_shards, shard_processes, sources, tls, unix_ms, Error, Outcome, Spec, Tally,
 };
 use crate::sys;
 
@@ -65,7 +65,16 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     let conns = share.connections;
     let spec = &*sources::with_room(spec, conns);
     let threads = spec.threads().min(conns).max(1);
-    let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+    let progress: std::sync::Arc<[Progress]> = (0..threads).map(|_| Progress::default()).collect();
+    let endpoint = match spec.args().metrics {
+        Some(addr) => {
+            let read = progress.clone();
+            Some(live::serve(addr, live::Meta::of(spec), move || {
+                live::Snapshot::read(&read)
+            })?)
+        }
+        None => None,
+    };
     // The keyspace is written before the start (and before a shared start time: every piece's
     // keys are in place when any piece's window opens).
     let prefilled = match spec.keyed.as_ref().filter(|p| p.prefill) {
@@ -105,7 +114,8 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
                 })
             })
             .collect();
-        let watched = watch(&handles, &start, go, &progress, show, warmup, launched);
+        let lines = spec.args().metrics_lines;
+        let watched = watch(&handles, &start, go, (&progress, lines), show, warmup, launched);
         let tallies: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(Error::EnginePanicked)))
@@ -113,6 +123,10 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         (tallies, watched)
     });
     let end = Instant::now();
+    if spec.args().metrics_lines {
+        Line::Metrics(live::Snapshot::read(&progress)).print();
+    }
+    live::linger(endpoint, spec, show);
     let mut tally = Tally::default();
     let mut client_cpu = watched.cpu;
     for t in tallies {
@@ -167,7 +181,7 @@ fn watch<T>(
     handles: &[std::thread::ScopedJoinHandle<'_, T>],
     start: &Start,
     mut go: Option<std::sync::mpsc::Receiver<()>>,
-    progress: &[Progress],
+    (progress, lines): (&[Progress], bool),
     show: Show,
     warmup: Duration,
     launched: Instant,
@@ -181,6 +195,7 @@ fn watch<T>(
     let mut from = None;
     let mut started = false;
     let mut said_connected = false;
+    let mut next_lines = Instant::now();
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(5));
         // A gated part: connected, it says so and starts when its parent says (or is gone).
@@ -206,6 +221,11 @@ fn watch<T>(
             from = Some(sys::process::thread_cpu_time());
         }
         ticker.tick(progress);
+        // A part of a split run: its live figures, for its parent's --metrics.
+        if lines && Instant::now() >= next_lines {
+            Line::Metrics(live::Snapshot::read(progress)).print();
+            next_lines = Instant::now() + Duration::from_millis(500);
+        }
     }
     w.cpu = from.map_or(Duration::ZERO, |f| sys::process::thread_cpu_time().saturating_sub(f));
     ticker.finish();

@@ -320,7 +320,7 @@ fn follow(running: &mut [Running], timeout: Duration, start_at: u64, show: Show)
                         match Line::read(&line) {
                             Said::Event(Line::Progress(t)) => r.progress = (t.requests, t.errors),
                             Said::Document(d) => r.doc = Some(d),
-                            Said::Event(Line::Started | Line::Connected) | Said::Other(_) => {}
+                            Said::Event(Line::Started | Line::Connected | Line::Metrics(_)) | Said::Other(_) => {}
                         }
                     }
                     Err(TryRecvError::Empty) => break,

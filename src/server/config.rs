@@ -209,6 +209,16 @@ pub struct ServeArgs {
     /// Fault injection for testing harnesses: abort (SIGABRT) once this many requests were served.
     #[arg(long, hide = true)]
     pub crash_after_requests: Option<u64>,
+    /// Serve live metrics at http://ADDR/metrics (Prometheus text, or OpenMetrics where the
+    /// scraper's Accept names it), from a thread of their own: every counter of the stats line
+    /// by worker, connections held, requests in the server, and the request duration histogram
+    /// (http_server_request_duration_seconds; muxlab_request_duration_seconds for echo, packet,
+    /// resp and memcache; buckets 1 µs .. 10 s at most 1.5x apart). With it every request a read
+    /// answers is timed, one clock read per read: from when its loop learned of the input to
+    /// when its response was ready for the kernel. Requests answered later (a pool's, a
+    /// stream's events) are counted, not timed. E.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
     /// TCP_DEFER_ACCEPT on the listener: a connection is accepted only once its request has
     /// arrived (nginx's `listen ... deferred`), so the first read after accept finds it.
     #[arg(long)]

@@ -123,6 +123,11 @@ pub enum Error {
     Pin { cpus: CpuList, source: io::Error },
     #[error("{addr} is already in use: pick another port with --port, or use --port 0 for any free port")]
     AddrInUse { addr: SocketAddr },
+    /// `--metrics` could not be bound.
+    #[error(
+        "--metrics {addr}: cannot serve metrics there: {source} (pick another address, or port 0 for any free one)"
+    )]
+    MetricsAddr { addr: SocketAddr, source: io::Error },
     /// `--addr` that is not one of this machine's.
     #[error("{addr} is not an address of this machine: pick another with --addr")]
     NotOurAddress { addr: IpAddr },

@@ -30,6 +30,7 @@ pub(crate) mod flag;
 pub(crate) mod gate;
 pub mod green;
 pub(crate) mod group;
+pub(crate) mod metrics;
 pub(crate) mod registry;
 pub(crate) mod request;
 pub(crate) mod reserve;

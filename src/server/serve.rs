@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
 use super::registry::Model;
-use super::stats::{Counter, Listening, Stats, StatsLine};
+use super::stats::{Counter, DurationSummary, Listening, Stats, StatsLine};
 use crate::sys;
 
 /// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.
@@ -99,7 +99,7 @@ fn connection_limits(model: &Model, cfg: &Config, workers: usize, nofile: u64) -
 }
 
 /// The line a server prints once it can accept.
-fn listening(ctx: &Ctx, model: &Model) -> String {
+fn listening(ctx: &Ctx, model: &Model, metrics: Option<std::net::SocketAddr>) -> String {
     let line = Listening {
         event: "listening".into(),
         addr: ctx.addr,
@@ -110,6 +110,7 @@ fn listening(ctx: &Ctx, model: &Model) -> String {
         procs: ctx.cfg.procs,
         max_conns: ctx.max_conns,
         store: ctx.store.as_ref().map(|s| s.kind().to_string()),
+        metrics,
     };
     serde_json::to_string(&line).expect("a line serialises")
 }
@@ -226,9 +227,13 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         first_block: Default::default(),
     }));
     sharded(ctx)?;
+    let metrics = super::metrics::start(model, ctx).map_err(|source| Error::MetricsAddr {
+        addr: ctx.cfg.metrics.expect("started only with --metrics"),
+        source,
+    })?;
 
     let started = Instant::now();
-    writeln!(out, "{}", listening(ctx, model))
+    writeln!(out, "{}", listening(ctx, model, metrics))
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 
@@ -289,5 +294,6 @@ fn stats_line(model: &Model, ctx: &Ctx, started: Instant, result: &Result<(), Er
         totals,
         per_worker,
         classes: ctx.classes.counts(),
+        request_duration: ctx.cfg.metrics.map(|_| DurationSummary::of(&ctx.stats)),
     }
 }

@@ -213,9 +213,14 @@ impl Counter {
     };
 }
 
-/// Words per block: 128 x 8 bytes = sixteen cache lines, so neighbours never share a line.
-const BLOCK: usize = 128;
-const _: () = assert!(Counter::ALL.len() <= BLOCK);
+/// Words per block: 192 x 8 bytes = 24 cache lines, so neighbours never share a line: the
+/// counters, then from [`HIST`] the request duration histogram's buckets and its sum.
+const BLOCK: usize = 192;
+/// Where a block's duration histogram begins: its buckets ([`crate::metrics::SLOTS`]), then
+/// the nanoseconds it counted, summed.
+const HIST: usize = 128;
+const HIST_SUM: usize = HIST + crate::metrics::SLOTS;
+const _: () = assert!(Counter::ALL.len() <= HIST && HIST_SUM < BLOCK);
 
 /// One worker's counters.
 #[derive(Clone, Copy)]
@@ -236,6 +241,20 @@ impl Counters {
     #[inline]
     pub fn get(&self, c: Counter) -> u64 {
         self.block[c as usize].load(Ordering::Relaxed)
+    }
+    /// `n` requests of `ns` nanoseconds each, into the duration histogram.
+    #[inline]
+    pub fn observe(&self, ns: u64, n: u64) {
+        self.block[HIST + crate::metrics::slot(ns)].fetch_add(n, Ordering::Relaxed);
+        self.block[HIST_SUM].fetch_add(ns.saturating_mul(n), Ordering::Relaxed);
+    }
+    /// The duration histogram: its buckets' counts and the nanoseconds it counted.
+    pub fn durations(&self) -> ([u64; crate::metrics::SLOTS], u64) {
+        let mut counts = [0u64; crate::metrics::SLOTS];
+        for (i, c) in counts.iter_mut().enumerate() {
+            *c = self.block[HIST + i].load(Ordering::Relaxed);
+        }
+        (counts, self.block[HIST_SUM].load(Ordering::Relaxed))
     }
     /// Adds the syscalls this thread issued since the last flush.
     #[inline]
@@ -387,6 +406,9 @@ pub struct Listening {
     /// resp and memcache: the keyed store (`owned`, `locked`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// `--metrics`: where scrapes are answered (the port resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// The line a server prints on stdout when it stops: every counter, in total and per worker.
@@ -413,6 +435,42 @@ pub struct StatsLine {
     /// With `--work-from-request`: requests and busy time per class of work.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub classes: std::collections::BTreeMap<String, super::classes::ClassCount>,
+    /// `--metrics`: the request duration histogram over every worker, as a scraper's
+    /// `histogram_quantile` reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_duration: Option<DurationSummary>,
+}
+
+/// The request duration histogram (`--metrics`) in sum: requests timed, their mean, and
+/// quantiles read from the buckets as Prometheus's `histogram_quantile` reads them
+/// (microseconds; `None` where nothing was timed or the quantile is past 10 s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DurationSummary {
+    pub count: u64,
+    pub sum_s: f64,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+}
+
+impl DurationSummary {
+    pub fn of(stats: &Stats) -> DurationSummary {
+        let mut counts = [0u64; crate::metrics::SLOTS];
+        let mut sum_ns = 0u64;
+        for w in 0..stats.workers() {
+            let (c, s) = stats.worker(w).durations();
+            for (a, b) in counts.iter_mut().zip(c) {
+                *a += b;
+            }
+            sum_ns += s;
+        }
+        let q = |p| crate::metrics::quantile_ns(&counts, p).map(|ns| ns / 1e3);
+        DurationSummary {
+            count: counts.iter().sum(),
+            sum_s: sum_ns as f64 / 1e9,
+            p50_us: q(0.5),
+            p99_us: q(0.99),
+        }
+    }
 }
 
 fn one() -> usize {

@@ -44,7 +44,7 @@ fn code(path: &Path) -> String {
 /// bottom beside `sys`.
 fn layer(module: &str) -> Option<usize> {
     Some(match module {
-        "sys" | "rng" | "units" | "sync" | "hist" | "timer" | "testing" | "origin" => 0,
+        "sys" | "rng" | "units" | "sync" | "hist" | "metrics" | "timer" | "testing" | "origin" => 0,
         "proto" | "peer" => 1,
         "store" => 2,
         "server" => 3,

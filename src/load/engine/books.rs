@@ -26,6 +26,8 @@ pub(super) struct Ledger {
     pub(super) open_streams: usize,
     /// The thread's connections.
     slots: usize,
+    /// `--metrics`: the window's durations, bucketed for a scrape.
+    pub(super) live: Option<crate::load::Live>,
 }
 
 impl Ledger {
@@ -46,6 +48,7 @@ impl Ledger {
             spill: None,
             open_streams: 0,
             slots,
+            live: None,
         }
     }
 
@@ -99,6 +102,9 @@ impl Books for Ledger {
         t.per_second[sec] += 1;
         let ns = now.duration_since(intended).as_nanos() as u64;
         t.latency.record_ns(ns);
+        if let Some(live) = &mut self.live {
+            live.observe(ns, 1);
+        }
         if let Some(iv) = t.interval(now) {
             iv.completed += 1;
             iv.latency.record_ns(ns);

@@ -35,6 +35,9 @@ impl Engine<'_> {
         for &(d, class, n) in &lost {
             let ns = d.as_nanos() as u64;
             self.ledger.tally.latency.record_n_ns(ns, n);
+            if let Some(live) = &mut self.ledger.live {
+                live.observe(ns, n);
+            }
             if let Some(c) = self.ledger.tally.classes.get_mut(class as usize) {
                 c.latency.record_n_ns(ns, n);
             }

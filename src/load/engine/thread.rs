@@ -95,13 +95,15 @@ impl<'a> Engine<'a> {
         });
         // Until connecting is over, nothing is measured: the window is set by `begin_window`.
         let window = Window::new(plan.t0, pace.warmup.is_zero());
-        let ledger = Ledger::new(
+        let mut ledger = Ledger::new(
             setup.tally(plan.conns),
             window,
             Budget::new(plan.quota),
             schedule,
             plan.conns,
         );
+        let args = spec.args();
+        ledger.live = (args.metrics.is_some() || args.metrics_lines).then(crate::load::Live::default);
         Ok(Engine {
             t0: plan.t0,
             ep: Epoll::new()?,
@@ -173,6 +175,14 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// `--metrics`: stores this thread's live figures for a scrape.
+    fn publish(&self, progress: &Progress) {
+        if let Some(live) = &self.ledger.live {
+            let open = self.slots.iter().filter(|s| s.conn().is_up()).count() as u64;
+            super::progress::publish(progress, &self.ledger.tally, live, open);
+        }
+    }
+
     /// Once an interval of the series: the connections and event streams open now.
     fn look_at_interval(&mut self, now: Instant, last: &mut Option<usize>) {
         let Some(i) = self.ledger.tally.series_clock.and_then(|c| c.index(now)) else {
@@ -206,6 +216,7 @@ impl<'a> Engine<'a> {
         let mut cpu = Duration::ZERO;
         // The loop could not wait: it ends as a stopped run does (the window closed first).
         let mut broken = false;
+        let mut next_publish = Instant::now();
         loop {
             let now = Instant::now();
             let stopped = broken || stop.load(Ordering::Relaxed) != 0;
@@ -284,8 +295,13 @@ impl<'a> Engine<'a> {
                     .store(self.ledger.open_streams as u64, Ordering::Relaxed);
                 progress.events.store(t.events, Ordering::Relaxed);
             }
+            if self.ledger.live.is_some() && now >= next_publish {
+                self.publish(progress);
+                next_publish = now + super::progress::PUBLISH;
+            }
         }
         self.end_drain();
+        self.publish(progress);
         if self.ramp.leaving() {
             self.start.thread_done(Instant::now());
         }

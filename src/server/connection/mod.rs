@@ -189,6 +189,7 @@ impl Connection {
             Origin {
                 conn: self.token,
                 learned,
+                now,
             },
         );
         let mut early = self.guarded(early);

@@ -36,7 +36,7 @@ pub fn on_input(
     from: Origin,
     send: &mut impl FnMut(&mut Vec<u8>),
 ) -> Fed {
-    let Origin { conn, learned } = from;
+    let Origin { conn, learned, now } = from;
     w.counters.add(Counter::BytesIn, data.len() as u64);
     let cfg = &w.ctx.cfg;
     let was_holding = session.holding();
@@ -56,21 +56,8 @@ pub fn on_input(
     };
     let fed = session.feed_each(data, out, &mut hook);
     w.counters.add(Counter::Requests, fed.requests);
-    if let (Some(entered), true) = (entered, fed.requests > 0) {
-        // Each request of this feed resided from when its input was known (the wait's
-        // return in an event loop, else the read's) to the feed's end at most, and waited
-        // from then to the feed's start (behind the wake-up's earlier connections) and
-        // before its own work (behind this read's earlier requests' work).
-        let n = fed.requests;
-        let learned = learned.filter(|l| *l <= entered).unwrap_or(entered);
-        let resided = entered.elapsed() + (entered - learned);
-        let before = entered - learned;
-        w.counters.add(Counter::TimedRequests, n);
-        w.counters.add(Counter::ResidenceNs, resided.as_nanos() as u64 * n);
-        w.counters.add(
-            Counter::WaitInsideNs,
-            before.as_nanos() as u64 * n + hook.waited.as_nanos() as u64,
-        );
+    if fed.requests > 0 && (entered.is_some() || cfg.metrics.is_some()) {
+        time_feed(w, fed.requests, (learned, now), entered, hook.waited);
     }
     if session.holding() && !was_holding {
         w.counters.add(Counter::OutputPaused, 1);
@@ -88,6 +75,40 @@ pub fn on_input(
         crash_if_reached(&w.ctx.stats, n);
     }
     fed
+}
+
+/// The `n` requests a feed answered: with `--metrics`, each one's duration from when its
+/// input was known (`learned`, else the read's `now`) to the feed's end, into the histogram;
+/// where the feed was one of those timed (`entered`: its start), their residence.
+#[inline(never)]
+fn time_feed(
+    w: Worker<'_>,
+    n: u64,
+    (learned, now): (Option<Instant>, Instant),
+    entered: Option<Instant>,
+    waited: Duration,
+) {
+    let end = Instant::now();
+    if w.ctx.cfg.metrics.is_some() {
+        let from = learned.filter(|l| *l <= now).unwrap_or(now);
+        w.counters
+            .observe(end.saturating_duration_since(from).as_nanos() as u64, n);
+    }
+    if let Some(entered) = entered {
+        // Each request of this feed resided from when its input was known (the wait's
+        // return in an event loop, else the read's) to the feed's end at most, and waited
+        // from then to the feed's start (behind the wake-up's earlier connections) and
+        // before its own work (behind this read's earlier requests' work).
+        let learned = learned.filter(|l| *l <= entered).unwrap_or(entered);
+        let resided = (end - entered) + (entered - learned);
+        let before = entered - learned;
+        w.counters.add(Counter::TimedRequests, n);
+        w.counters.add(Counter::ResidenceNs, resided.as_nanos() as u64 * n);
+        w.counters.add(
+            Counter::WaitInsideNs,
+            before.as_nanos() as u64 * n + waited.as_nanos() as u64,
+        );
+    }
 }
 
 /// The per-request hook of a call that is not a read's feed (no time is taken).
@@ -167,11 +188,13 @@ fn count_calm(w: Worker<'_>, cause: crate::proto::Cause) {
 
 /// Where input came from: the connection's token in its wiring (what a pooled job's
 /// completion names), and when its wiring learned of it (its wait's return; `None`: the
-/// read's own return is that moment) — what the requests' time in the server counts from.
+/// read's own return is that moment) — what the requests' time in the server counts from —
+/// and the wiring's clock at the read (`now`: its turn's, or the read's return).
 #[derive(Debug, Clone, Copy)]
 pub struct Origin {
     pub conn: u64,
     pub learned: Option<Instant>,
+    pub now: Instant,
 }
 
 /// One feed in this many is timed.

@@ -1,0 +1,153 @@
+//! `serve --metrics`: what a scrape of a running server reads. Rendered from the counter blocks
+//! every worker (thread or process) counts into (`stats`), summed or by worker at scrape time,
+//! so the request path adds to its own block only.
+
+use std::sync::atomic::Ordering;
+
+use super::registry::Model;
+use super::stats::{Counter, Counters};
+use super::{Ctx, Discipline};
+use crate::metrics::{Exposition, Format, Labels, SLOTS};
+
+/// The keyed commands' counters, by the kind a label gives them.
+const KEYED_KINDS: [(Counter, &str); 5] = [
+    (Counter::KeyedGets, "get"),
+    (Counter::KeyedSets, "set"),
+    (Counter::KeyedDels, "del"),
+    (Counter::KeyedIncrs, "incr"),
+    (Counter::KeyedOther, "other"),
+];
+
+/// Starts the scrape endpoint of `--metrics`, where it was given: the address bound.
+pub fn start(model: &'static Model, ctx: &'static Ctx) -> std::io::Result<Option<std::net::SocketAddr>> {
+    let Some(addr) = ctx.cfg.metrics else { return Ok(None) };
+    crate::metrics::start(addr, move |format| render(model, ctx, format)).map(|e| Some(e.addr))
+}
+
+/// The request duration histogram's name: OpenTelemetry's for HTTP, muxlab's for the rest.
+fn duration_name(ctx: &Ctx) -> &'static str {
+    use crate::proto::Proto;
+    match ctx.cfg.proto {
+        Proto::Http | Proto::H2 => "http_server_request_duration_seconds",
+        _ => "muxlab_request_duration_seconds",
+    }
+}
+
+/// A scrape's body.
+pub fn render(model: &Model, ctx: &Ctx, format: Format) -> String {
+    let stats = &ctx.stats;
+    let blocks: Vec<Counters> = (0..stats.workers()).map(|i| stats.worker(i)).collect();
+    // A design with more than one block (workers, or a group's processes) labels them.
+    let label = |i: usize| -> Labels {
+        match blocks.len() {
+            1 => Labels::new(),
+            _ => vec![("worker", i.to_string())],
+        }
+    };
+    let mut e = Exposition::new(format);
+    let mut info: Labels = vec![("model", model.name.into()), ("proto", ctx.cfg.proto.name().into())];
+    if let Some(s) = &ctx.store {
+        info.push(("store", s.kind().to_string()));
+    }
+    e.gauge(
+        "muxlab_server_info",
+        "The server's design and protocol (always 1).",
+        [(info, 1.0)],
+    );
+    e.gauge(
+        "muxlab_connections_held",
+        "Connections open now (accepted - closed), over every worker and process.",
+        [(Labels::new(), stats.live().load(Ordering::Relaxed) as f64)],
+    );
+    e.gauge(
+        "muxlab_connections_held_peak",
+        "The most connections open at once so far.",
+        [(Labels::new(), stats.held_peak() as f64)],
+    );
+    e.gauge(
+        &format!("{}_active_requests", active_prefix(ctx)),
+        "Requests in the server now that outlive a read: pool jobs queued or running, event streams open. A request a read answers is in and out within that read.",
+        [(Labels::new(), active(stats) as f64)],
+    );
+    let series: Vec<(Labels, [u64; SLOTS], f64)> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let (counts, sum_ns) = b.durations();
+            (label(i), counts, sum_ns as f64 / 1e9)
+        })
+        .collect();
+    e.histogram(
+        duration_name(ctx),
+        "Time in the server of each request a read answered: from when its loop learned of the input (the wait's return, else the read's) to when its response was ready for the kernel. Requests answered later (a pool's, a stream's events) are in muxlab_requests_total only.",
+        series.iter().map(|(l, c, s)| (l.clone(), c, *s)),
+    );
+    counters(&mut e, model, ctx, &blocks, &label);
+    e.finish()
+}
+
+/// HTTP's gauge by OpenTelemetry's name, the others' by muxlab's.
+fn active_prefix(ctx: &Ctx) -> &'static str {
+    match duration_name(ctx) {
+        "http_server_request_duration_seconds" => "http_server",
+        _ => "muxlab",
+    }
+}
+
+/// Requests that outlive a read, now: pool jobs not done nor dropped, streams not ended.
+fn active(stats: &super::Stats) -> u64 {
+    let t = |c| stats.total(c);
+    let jobs = t(Counter::OffloadQueued).saturating_sub(t(Counter::OffloadDone) + t(Counter::OffloadCancelled));
+    let streams = t(Counter::SseStarted).saturating_sub(t(Counter::SseFinished) + t(Counter::SseCut));
+    jobs + streams
+}
+
+/// Every counter of the stats line, by worker: nanoseconds as seconds, keyed commands by
+/// kind, green's marks as gauges; what the design does not measure is absent.
+fn counters(e: &mut Exposition, model: &Model, ctx: &Ctx, blocks: &[Counters], label: &dyn Fn(usize) -> Labels) {
+    let green = model.queueing == Discipline::Green;
+    let by_worker = |c: Counter, scale: f64| -> Vec<(Labels, f64)> {
+        blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (label(i), b.get(c) as f64 * scale))
+            .collect()
+    };
+    for &c in Counter::ALL {
+        let name = c.name();
+        if KEYED_KINDS.iter().any(|(k, _)| *k == c)
+            || (c == Counter::Syscalls && !model.counts_syscalls)
+            || (Counter::GREEN.contains(&c) && !green)
+        {
+            continue;
+        }
+        let help = format!("The stats line's {name}, by worker.");
+        if Counter::GREEN_MARKS.contains(&c) {
+            // Kept in worker 0's block: the mark of the whole server.
+            let unit = if c == Counter::GreenStackPeak { "_bytes" } else { "" };
+            e.gauge(
+                &format!("muxlab_{name}{unit}"),
+                &help,
+                [(Labels::new(), blocks[0].get(c) as f64)],
+            );
+        } else if let Some(stem) = name.strip_suffix("_ns") {
+            e.counter(&format!("muxlab_{stem}_seconds"), &help, by_worker(c, 1e-9));
+        } else {
+            e.counter(&format!("muxlab_{name}"), &help, by_worker(c, 1.0));
+        }
+    }
+    if ctx.cfg.proto.keyed() {
+        let samples = KEYED_KINDS.iter().flat_map(|&(c, kind)| {
+            blocks.iter().enumerate().map(move |(i, b)| {
+                let mut l = label(i);
+                l.insert(0, ("kind", kind.to_string()));
+                (l, b.get(c) as f64)
+            })
+        });
+        e.counter(
+            "muxlab_keyed_commands",
+            "Keyed commands run against the store, by kind (get: GET, MGET, get, gets; set: SET, MSET, set, add, replace; del; incr: INCR, DECR; other) and worker.",
+            samples.collect::<Vec<_>>(),
+        );
+    }
+}
