@@ -57,6 +57,11 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(name: &str, targets: &[SocketAddr]) -> Prometheus {
+        Prometheus::over(name, targets, None)
+    }
+
+    /// One over data another Prometheus stored (`data`), kept whatever its age.
+    fn over(name: &str, targets: &[SocketAddr], data: Option<&std::path::Path>) -> Prometheus {
         let dir = std::env::temp_dir().join(format!("muxlab-prom-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -67,9 +72,11 @@ impl Prometheus {
         );
         std::fs::write(dir.join("prometheus.yml"), config).unwrap();
         let addr = free_addr();
+        let data = data.map_or(dir.join("data"), |d| d.to_path_buf());
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!("--storage.tsdb.path={}", data.display()))
+            .arg("--storage.tsdb.retention.time=100y")
             .arg(format!("--web.listen-address={addr}"))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.join("log")).unwrap())
@@ -187,6 +194,11 @@ fn scraped_run_agrees_with_what_each_side_says(model: &str, flags: &[&str]) {
     assert!(status.contains("200"), "{status}");
     let (ok, said) = promtool(&text);
     assert!(ok, "{model}: promtool check metrics: {said}");
+    assert_eq!(
+        text.contains("muxlab_requests_total{worker=\"1\"}"),
+        flags.contains(&"--workers"),
+        "a design with workers labels them\n{text}"
+    );
     let stopped = server.stop();
     assert_eq!(
         served as u64,
@@ -349,4 +361,36 @@ fn a_split_load_serves_its_parts_figures_summed() {
         .unwrap();
     assert_eq!(open, "muxlab_load_connections 300");
     server.stop();
+}
+
+/// `prometheus = true`: bench runs a Prometheus beside the run, scraping each model (labelled
+/// by experiment and target) and each load into the run's directory, where a Prometheus opened
+/// on it afterwards finds both.
+#[test]
+fn a_bench_run_with_prometheus_keeps_every_model_and_load_scraped_in_its_directory() {
+    if !(have("prometheus", "prometheus") && have("curl", "curl")) {
+        return;
+    }
+    let d = common::bench_files::tmpdir("bench-prometheus");
+    let p = common::bench_files::scenario(
+        &d,
+        "repeats = 1\nprometheus = true\n[[experiment]]\nname = \"x\"\nproto = \"http\"\nmodels = [\"epoll\", \"thread\"]\n\
+         connections = [2]\nduration = \"1s\"\nwarmup = \"100ms\"\n",
+    );
+    let (r, out) = common::bench_files::bench_ok(&p, &d);
+    let run = common::bench_files::results_dir(&d);
+    assert!(out.contains("prometheus: scraping"), "{out}");
+    assert!(r["cells"].as_array().unwrap().len() >= 2);
+    let config = std::fs::read_to_string(run.join("prometheus/prometheus.yml")).unwrap();
+    assert!(config.contains("target: 'thread'"), "{config}");
+    let prom = Prometheus::over("bench-look", &[], Some(&run.join("prometheus/data")));
+    for target in ["epoll", "thread"] {
+        let served = prom.value(&format!(
+            "max(max_over_time(muxlab_requests_total{{experiment=\"x\",target=\"{target}\"}}[1y]))"
+        ));
+        assert!(served.is_some_and(|n| n > 0.0), "{target}: {served:?}\n{}", prom.log());
+    }
+    let loaded = prom.value("max(max_over_time(muxlab_load_requests_total[1y]))");
+    assert!(loaded.is_some_and(|n| n > 0.0), "{loaded:?}");
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -118,6 +118,15 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     place.round_trip = env.round_trip;
     let dir = record::results::new_dir(&opts.out, &sc.name)
         .map_err(record::error::io_err(format!("creating {}", opts.out.display())))?;
+    if sc.prometheus {
+        let watch = watch(&sc, opts, &dir)?;
+        notes.push(format!(
+            "prometheus: scraping every model and load each second into {} (http://{} while the run goes)",
+            watch.dir.display(),
+            watch.addr
+        ));
+        place.metrics = Some(std::sync::Arc::new(watch));
+    }
     on_event(Event::Started {
         scenario: &sc,
         cells: plan.len(),
@@ -151,6 +160,21 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         failed,
         interrupted,
     })
+}
+
+/// The run's Prometheus (`prometheus = true`), in `dir`, scraping each experiment's models.
+fn watch(sc: &Scenario, opts: &Options, dir: &Path) -> Result<setup::Watch, Error> {
+    let served: Vec<(String, String)> = sc
+        .experiments
+        .iter()
+        .flat_map(|x| {
+            targets(x, opts.target, opts.baseline.as_ref())
+                .into_iter()
+                .filter(|t| t.model_entry().is_some())
+                .map(|t| (x.name.clone(), t.name()))
+        })
+        .collect();
+    setup::Watch::start(dir, &served)
 }
 
 /// The prediction of `cell` (of experiment `x`, whose rate is worked out), its design's cost

@@ -148,10 +148,11 @@ where
 
 /// After the run: a scrape is waited for (`--metrics-linger`, 5 s by default), so the last
 /// figures are read.
-pub fn linger(endpoint: Option<crate::metrics::Endpoint>, spec: &super::Spec, show: super::Show) {
+/// Says so on stderr when `say`.
+pub fn linger(endpoint: Option<crate::metrics::Endpoint>, spec: &super::Spec, say: bool) {
     let Some(e) = endpoint else { return };
     let most = spec.args().metrics_linger.unwrap_or(std::time::Duration::from_secs(5));
-    if show == super::Show::Terminal && !most.is_zero() {
+    if say && !most.is_zero() {
         eprintln!(
             "muxlab: --metrics: waiting up to {} for a scrape of the final figures at http://{}/metrics",
             crate::units::exact_duration(most),

@@ -111,7 +111,7 @@ pub fn run(spec: &Spec, k: usize, show: Show) -> Result<Outcome, Error> {
         }
     }
     forward.end();
-    live::linger(endpoint, spec, show);
+    live::linger(endpoint, spec, show == Show::Terminal);
     if !silent.is_empty() {
         return Err(Error::ShardsSilent { silent });
     }

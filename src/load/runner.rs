@@ -75,21 +75,7 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         }
         None => None,
     };
-    // The keyspace is written before the start (and before a shared start time: every piece's
-    // keys are in place when any piece's window opens).
-    let prefilled = match spec.keyed.as_ref().filter(|p| p.prefill) {
-        Some(plan) => {
-            if show == Show::Terminal {
-                eprintln!("muxlab: --prefill: writing this process's share of {} keys", plan.keys);
-            }
-            let (n, secs) = keyed::prefill(spec, plan, share.first_slot, conns as u64, threads)?;
-            if show == Show::Terminal {
-                eprintln!("muxlab: --prefill wrote {n} keys in {secs:.2} s");
-            }
-            Some(n)
-        }
-        None => None,
-    };
+    let prefilled = prefill(spec, threads, show)?;
     if let Some(at) = spec.start_at() {
         progress::wait_until(at, show);
     }
@@ -126,7 +112,7 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
     if spec.args().metrics_lines {
         Line::Metrics(live::Snapshot::read(&progress)).print();
     }
-    live::linger(endpoint, spec, show);
+    live::linger(endpoint, spec, show == Show::Terminal);
     let mut tally = Tally::default();
     let mut client_cpu = watched.cpu;
     for t in tallies {
@@ -154,6 +140,23 @@ pub fn run(spec: &Spec, show: Show) -> Result<Outcome, Error> {
         shards: 1,
         interrupted: STOP.load(Ordering::Relaxed) != 0,
     })
+}
+
+/// The keyspace is written before the start (and before a shared start time: every piece's
+/// keys are in place when any piece's window opens): the keys written, where asked for.
+fn prefill(spec: &Spec, threads: usize, show: Show) -> Result<Option<u64>, Error> {
+    let Some(plan) = spec.keyed.as_ref().filter(|p| p.prefill) else {
+        return Ok(None);
+    };
+    let share = spec.share();
+    if show == Show::Terminal {
+        eprintln!("muxlab: --prefill: writing this process's share of {} keys", plan.keys);
+    }
+    let (n, secs) = keyed::prefill(spec, plan, share.first_slot, share.connections as u64, threads)?;
+    if show == Show::Terminal {
+        eprintln!("muxlab: --prefill wrote {n} keys in {secs:.2} s");
+    }
+    Ok(Some(n))
 }
 
 /// A gated part's word to start (`--start-gate`): a line on stdin, or stdin's end (its parent

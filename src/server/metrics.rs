@@ -151,3 +151,91 @@ fn counters(e: &mut Exposition, model: &Model, ctx: &Ctx, blocks: &[Counters], l
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(counts_syscalls: bool) -> Model {
+        Model {
+            name: "t",
+            counts_syscalls,
+            ..Model::BASE
+        }
+    }
+
+    #[test]
+    fn every_counter_of_the_stats_line_is_exposed_and_what_the_design_does_not_measure_is_absent() {
+        let ctx = Ctx::for_tests(&["--metrics", "127.0.0.1:0"]);
+        let w = ctx.worker(0);
+        w.count(Counter::Requests, 3);
+        w.count(Counter::ResidenceNs, 1_500_000_000);
+        w.counters.observe(50_000, 3);
+        let text = render(&model(false), ctx, Format::Text);
+        assert!(text.contains("\nmuxlab_requests_total 3\n"), "{text}");
+        assert!(text.contains("\nmuxlab_residence_seconds_total 1.5\n"), "{text}");
+        assert!(
+            text.contains("\nhttp_server_request_duration_seconds_count 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nhttp_server_request_duration_seconds_sum 0.00015\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("muxlab_syscalls_total"),
+            "not counted by this design: absent\n{text}"
+        );
+        assert!(!text.contains("green"), "green's counters are that model's\n{text}");
+        assert!(!text.contains("keyed_commands"), "no keyed protocol\n{text}");
+        for &c in Counter::ALL {
+            let kept =
+                !(KEYED_KINDS.iter().any(|(k, _)| *k == c) || c == Counter::Syscalls || Counter::GREEN.contains(&c));
+            let stem = c
+                .name()
+                .strip_suffix("_ns")
+                .map_or(c.name().to_string(), |s| format!("{s}_seconds"));
+            assert_eq!(text.contains(&format!("\nmuxlab_{stem}_total ")), kept, "{}", c.name());
+        }
+        let counted = render(&model(true), ctx, Format::Text);
+        assert!(counted.contains("\nmuxlab_syscalls_total "), "{counted}");
+    }
+
+    #[test]
+    fn keyed_commands_are_one_family_labelled_by_kind_and_the_histogram_is_muxlabs() {
+        let ctx = Ctx::for_tests(&["--proto", "resp", "--metrics", "127.0.0.1:0"]);
+        let w = ctx.worker(0);
+        w.count(Counter::KeyedGets, 4);
+        w.count(Counter::KeyedSets, 2);
+        let text = render(&model(true), ctx, Format::OpenMetrics);
+        assert!(text.contains("# TYPE muxlab_keyed_commands counter\n"), "{text}");
+        assert!(
+            text.contains("\nmuxlab_keyed_commands_total{kind=\"get\"} 4\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nmuxlab_keyed_commands_total{kind=\"set\"} 2\n"),
+            "{text}"
+        );
+        assert!(!text.contains("muxlab_keyed_gets"), "{text}");
+        assert!(
+            text.contains("# TYPE muxlab_request_duration_seconds histogram\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nmuxlab_active_requests 0\n"), "{text}");
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn requests_that_outlive_a_read_are_the_active_ones() {
+        let ctx = Ctx::for_tests(&["--metrics", "127.0.0.1:0"]);
+        let w = ctx.worker(0);
+        w.count(Counter::OffloadQueued, 5);
+        w.count(Counter::OffloadDone, 2);
+        w.count(Counter::OffloadCancelled, 1);
+        w.count(Counter::SseStarted, 3);
+        w.count(Counter::SseFinished, 1);
+        let text = render(&model(true), ctx, Format::Text);
+        assert!(text.contains("\nhttp_server_active_requests 4\n"), "{text}");
+    }
+}

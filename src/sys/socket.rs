@@ -299,3 +299,12 @@ pub fn shutdown(fd: impl AsFd) -> io::Result<()> {
     cvt(unsafe { libc::shutdown(fd.as_fd().as_raw_fd(), libc::SHUT_RDWR) })?;
     Ok(())
 }
+
+/// `n` loopback ports free now and distinct from each other: each is held until all are
+/// picked (a port freed at once may be handed out again).
+pub fn free_ports(n: usize) -> io::Result<Vec<u16>> {
+    let held = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<io::Result<Vec<_>>>()?;
+    held.iter().map(|l| l.local_addr().map(|a| a.port())).collect()
+}

@@ -28,6 +28,10 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
         // 127.0.0.10 .. 127.0.0.249, a new one per cell.
         load.workload.bind = Some(AddrRange(vec![Ipv4Addr::new(127, 0, 0, 10 + (cell % 240) as u8)]));
     }
+    if let Some(w) = &place.metrics {
+        load.metrics = Some(w.load());
+        load.metrics_linger = Some(crate::bench::setup::prometheus::LINGER);
+    }
     let hosts = place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty());
     if hosts.is_none() {
         load.threads = Some(place.client_threads);
@@ -68,9 +72,11 @@ impl Standing {
     /// Starts the target's server and the sampling of its process tree.
     pub fn start(x: &Experiment, target: &Target, place: &Placement) -> Standing {
         let place = &place.of_target(x, target);
+        // The run's Prometheus scrapes it there (`prometheus = true`).
+        let metrics = place.metrics.as_ref().and_then(|w| w.server(&x.name, &target.name()));
         let server = match target {
-            Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place)),
-            Target::Baseline(m, bin) => start_model(bin, m, x, place),
+            Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place, metrics)),
+            Target::Baseline(m, bin) => start_model(bin, m, x, place, metrics),
             Target::Peer(p) => crate::bench::peers::start(p, x, place),
             Target::External(a) => Ok(Server {
                 child: None,

@@ -251,6 +251,7 @@ mod tests {
             server_addr: "127.0.0.1:0".into(),
             hosts: None,
             round_trip: None,
+            metrics: None,
         };
         assert_eq!(harness_cpus(&place("0", "1")), Some(vec![0]));
         assert_eq!(harness_cpus(&place("0-3", "4,5")), Some(vec![0, 1, 2, 3]));

@@ -128,6 +128,7 @@ mod tests {
             server_addr: "127.0.0.1".into(),
             hosts: None,
             round_trip: None,
+            metrics: None,
         }
     }
 

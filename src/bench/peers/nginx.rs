@@ -16,17 +16,10 @@ pub fn free_port() -> Result<u16, Error> {
     Ok(l.local_addr().map_err(free)?.port())
 }
 
-/// `n` ports free now and distinct from each other: each is held until all are picked (a port
-/// freed at once may be handed out again, and two `listen` lines on one port are one listener
-/// to nginx, with the options of both: TLS without `http2` would then pick h2).
+/// `n` ports free now and distinct from each other (two `listen` lines on one port are one
+/// listener to nginx, with the options of both: TLS without `http2` would then pick h2).
 fn distinct_free_ports(n: usize) -> Result<Vec<u16>, Error> {
-    let free = |source| PeerError::FreePort { source };
-    let held = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(free)?;
-    let ports = held.iter().map(|l| l.local_addr().map(|a| a.port()));
-    Ok(ports.collect::<Result<Vec<u16>, _>>().map_err(free)?)
+    Ok(crate::sys::socket::free_ports(n).map_err(|source| PeerError::FreePort { source })?)
 }
 
 /// Debian's nginx binary, if installed.

@@ -69,8 +69,12 @@ pub(in crate::bench) fn start_model(
     entry: &str,
     x: &Experiment,
     place: &Placement,
+    metrics: Option<SocketAddr>,
 ) -> Result<Server, Error> {
-    let args = x.serve_args(entry, &place.server_addr, &place.server_cpus)?;
+    let mut args = x.serve_args(entry, &place.server_addr, &place.server_cpus)?;
+    if let Some(m) = metrics {
+        args.extend(["--metrics".into(), m.to_string()]);
+    }
     if let Some(h) = place.hosts.as_ref().filter(|h| h.server.is_some()) {
         return start_remote(h, &args);
     }

@@ -24,6 +24,9 @@ pub struct Placement {
     /// The loopback round trip between the server's and the client's CPUs, measured once the
     /// run holds what it holds (idle CPUs polling or not); each cell's card reads it.
     pub round_trip: Option<crate::bench::record::costs::RoundTrip>,
+    /// The run's Prometheus (`prometheus = true`): where each model and the load serve their
+    /// metrics for it.
+    pub metrics: Option<std::sync::Arc<super::Watch>>,
 }
 
 impl Placement {
@@ -102,6 +105,7 @@ pub(in crate::bench) fn placement(sc: &Scenario, hosts: Option<Hosts>) -> Placem
         server_addr,
         hosts: hosts.map(std::sync::Arc::new),
         round_trip: None,
+        metrics: None,
     }
 }
 

@@ -47,9 +47,9 @@ impl Default for Progress {
     }
 }
 
-/// Stores a thread's live figures (`--metrics`): its tally's requests, sends and errors, the
-/// connections open now and its duration histogram.
-pub(super) fn publish(p: &Progress, tally: &crate::load::Tally, live: &crate::load::Live, open: u64) {
+/// Stores a thread's live figures (`--metrics`) but its histogram: its tally's requests,
+/// sends and errors, and the connections open now.
+pub(super) fn publish(p: &Progress, tally: &crate::load::Tally, open: u64) {
     use std::sync::atomic::Ordering::Relaxed;
     p.done.store(tally.requests, Relaxed);
     p.sent.store(tally.sent, Relaxed);
@@ -57,5 +57,4 @@ pub(super) fn publish(p: &Progress, tally: &crate::load::Tally, live: &crate::lo
     for (w, &n) in p.by_class.iter().zip(&tally.errors) {
         w.store(n, Relaxed);
     }
-    live.publish(p);
 }

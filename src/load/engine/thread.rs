@@ -175,11 +175,31 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Once a turn: the progress words; with `--metrics`, every [`super::progress::PUBLISH`],
+    /// the live figures too.
+    fn report(&self, progress: &Progress, now: Instant, next_publish: &mut Instant) {
+        progress.requests.store(self.ledger.tally.requests, Ordering::Relaxed);
+        progress
+            .errors
+            .store(self.ledger.tally.error_total(), Ordering::Relaxed);
+        if let Some(t) = &self.ledger.tally.sse {
+            progress
+                .streams
+                .store(self.ledger.open_streams as u64, Ordering::Relaxed);
+            progress.events.store(t.events, Ordering::Relaxed);
+        }
+        if self.ledger.live.is_some() && now >= *next_publish {
+            self.publish(progress);
+            *next_publish = now + super::progress::PUBLISH;
+        }
+    }
+
     /// `--metrics`: stores this thread's live figures for a scrape.
     fn publish(&self, progress: &Progress) {
         if let Some(live) = &self.ledger.live {
             let open = self.slots.iter().filter(|s| s.conn().is_up()).count() as u64;
-            super::progress::publish(progress, &self.ledger.tally, live, open);
+            super::progress::publish(progress, &self.ledger.tally, open);
+            live.publish(progress);
         }
     }
 
@@ -285,20 +305,7 @@ impl<'a> Engine<'a> {
             debug_assert!(n == events.len());
             self.dispatch(&events, now);
             self.look_at_interval(now, &mut looked);
-            progress.requests.store(self.ledger.tally.requests, Ordering::Relaxed);
-            progress
-                .errors
-                .store(self.ledger.tally.error_total(), Ordering::Relaxed);
-            if let Some(t) = &self.ledger.tally.sse {
-                progress
-                    .streams
-                    .store(self.ledger.open_streams as u64, Ordering::Relaxed);
-                progress.events.store(t.events, Ordering::Relaxed);
-            }
-            if self.ledger.live.is_some() && now >= next_publish {
-                self.publish(progress);
-                next_publish = now + super::progress::PUBLISH;
-            }
+            self.report(progress, now, &mut next_publish);
         }
         self.end_drain();
         self.publish(progress);

@@ -193,6 +193,9 @@ fn check_scenario(s: &Scenario, o: &Origin) -> Result<(), ScenarioError> {
             return Err(o.at(&format!("\"{h}\""), field, None, F::NotAHost { given: h.clone() }));
         }
     }
+    if s.prometheus && (s.server_host.is_some() || !s.client_hosts.is_empty()) {
+        return Err(o.at("prometheus", "prometheus", None, F::PrometheusWithHosts));
+    }
     if s.steer_rx {
         s.steerable()
             .map_err(|why| o.at("steer_rx", "steer_rx", None, F::Steer(why)))?;

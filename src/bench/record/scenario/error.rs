@@ -113,6 +113,8 @@ pub enum ScenarioFault {
     NotAHost { given: String },
     /// `steer_rx` where it cannot steer.
     Steer(Unsteerable),
+    /// `prometheus = true` with servers or clients on other hosts.
+    PrometheusWithHosts,
     /// `server_cpus` or `client_cpus` that is not a CPU list.
     Cpus(crate::units::BadValue),
     /// `threaded_cpus` that is neither a CPU list nor "all".
@@ -208,6 +210,10 @@ impl std::fmt::Display for ScenarioFault {
                  (this machine's address as they reach it)",
             ),
             F::ZeroRepeats => f.write_str("must be at least 1"),
+            F::PrometheusWithHosts => f.write_str(
+                "the run's Prometheus scrapes this machine's servers and loads only: drop server_host and \
+                 client_hosts, or prometheus",
+            ),
             F::NotAHost { given } => write!(
                 f,
                 "'{given}' is not a host name (a name must not be empty, start with '-', or hold spaces)"

@@ -114,6 +114,11 @@ pub struct Scenario {
     /// after (see `bench::setup::settings`), refused without root, naming each.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub settings: std::collections::BTreeMap<String, String>,
+    /// Start a Prometheus (Debian's package) for the run, scraping every model's
+    /// `serve --metrics` and every load's `load --metrics` each second into the run's directory
+    /// (`prometheus/`), labelled by experiment and target. This machine only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prometheus: bool,
     #[serde(rename = "experiment")]
     pub experiments: Vec<Experiment>,
     /// What reading the file noted (an old key read the new way): the run shows them.
@@ -148,6 +153,7 @@ impl Scenario {
             server_addr: None,
             steer_rx: false,
             settings: Default::default(),
+            prometheus: false,
             experiments,
             notes: Vec::new(),
         }
