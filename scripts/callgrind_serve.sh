@@ -7,7 +7,9 @@
 # MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_PROTO=resp: redis's protocol,
 # the load generator's default keyed plan (GET and SET over its keys); MUXLAB_CLOSE=1: one request per
 # connection (ab's way: accepting and closing counted in); MUXLAB_BIN=PATH: that binary (not
-# built: an older build for a before/after).
+# built: an older build for a before/after); MUXLAB_METRICS=1: the server runs with
+# `--metrics 127.0.0.1:0` and is scraped every second while it serves (what live metrics cost;
+# MUXLAB_METRICS=quiet: not scraped, the request path's cost alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install valgrind"; exit 2; }
@@ -28,14 +30,24 @@ models=("$@")
 instructions() {
   local model=$1 requests=$2 out log pid port
   out=$(mktemp); log=$(mktemp)
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --model "$model" --proto "$proto" --port 0 >"$log" 2>/dev/null &
+  local metrics=() scraper=
+  [ -z "${MUXLAB_METRICS:-}" ] || metrics=(--metrics 127.0.0.1:0)
+  # One file per process (%p): a forked child's (a connection's, a worker's, the metrics
+  # endpoint's) instructions are counted too, summed below.
+  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" "$bin" serve --model "$model" --proto "$proto" --port 0 ${metrics[@]+"${metrics[@]}"} >"$log" 2>/dev/null &
   pid=$!
   for _ in $(seq 1 200); do grep -q listening "$log" && break; sleep 0.1; done
   port=$(sed -n 's/.*"addr":"[^"]*:\([0-9]*\)".*/\1/p' "$log" | head -n 1)
+  if [ -n "${MUXLAB_METRICS:-}" ] && [ "$MUXLAB_METRICS" != quiet ]; then
+    local at; at=$(sed -n 's/.*"metrics":"\([^"]*\)".*/\1/p' "$log" | head -n 1)
+    (while curl -s -o /dev/null "http://$at/metrics"; do sleep 1; done) &
+    scraper=$!
+  fi
   target/release/muxlab load "$scheme://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 ${more[@]+"${more[@]}"} >/dev/null
+  [ -z "$scraper" ] || kill "$scraper" 2>/dev/null || true
   kill -TERM "$pid"; wait "$pid" || true
-  callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}'
-  rm -f "$out" "$log"
+  for f in "$out".*; do callgrind_annotate "$f" 2>/dev/null; done | awk '/PROGRAM TOTALS/ {gsub(",","",$1); s += $1} END {print s}'
+  rm -f "$out" "$out".* "$log"
 }
 for m in "${models[@]}"; do
   a=$(instructions "$m" "$n"); b=$(instructions "$m" $((2 * n)))

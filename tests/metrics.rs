@@ -187,6 +187,7 @@ fn scraped_run_agrees_with_what_each_side_says(model: &str, flags: &[&str]) {
     // Prometheus read the server after the load ended (nothing was served since).
     prom.scraped_after("muxlab_requests_total", ended);
     let served = prom.value("sum(muxlab_requests_total)").unwrap();
+    let sampled = prom.value("sum(http_server_request_duration_seconds_count)").unwrap();
     let server_p99 = prom
         .value("histogram_quantile(0.99, sum by (le) (http_server_request_duration_seconds_bucket))")
         .unwrap();
@@ -206,10 +207,17 @@ fn scraped_run_agrees_with_what_each_side_says(model: &str, flags: &[&str]) {
         "{model}: the server's count as scraped"
     );
     let own = &stopped.stats["request_duration"];
+    // Sampled: the requests of the timed reads, each counted once.
     assert_eq!(
         own["count"].as_u64(),
-        Some(served as u64),
-        "{model}: every request a read answered is timed: {own}"
+        Some(stopped.total("timed_requests")),
+        "{model}: {own}"
+    );
+    assert!(own["count"].as_u64().unwrap() > 0, "{model}: {own}");
+    assert_eq!(
+        own["count"].as_u64(),
+        Some(sampled as u64),
+        "{model}: the histogram as scraped"
     );
     let own_p99 = own["p99_us"].as_f64().unwrap() / 1e6;
     assert!(
@@ -248,6 +256,16 @@ fn prometheus_scraping_epoll_and_its_load_stores_the_counts_each_side_reports() 
         return;
     }
     scraped_run_agrees_with_what_each_side_says("epoll", &[]);
+}
+
+/// A design that forks a process per connection (it may fork only with one thread: the
+/// endpoint is a process of its own) counts in the shared blocks its children write.
+#[test]
+fn prometheus_scraping_fork_counts_what_its_children_served() {
+    if !(have("prometheus", "prometheus") && have("promtool", "prometheus") && have("curl", "curl")) {
+        return;
+    }
+    scraped_run_agrees_with_what_each_side_says("fork", &[]);
 }
 
 #[test]

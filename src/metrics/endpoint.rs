@@ -58,7 +58,7 @@ pub fn start<R>(addr: SocketAddr, render: R) -> std::io::Result<Endpoint>
 where
     R: Fn(Format) -> String + Send + 'static,
 {
-    let listener = TcpListener::bind(addr)?;
+    let listener = bind(addr)?;
     let bound = listener.local_addr()?;
     let scrapes = Arc::new(Scrapes::default());
     let counted = scrapes.clone();
@@ -76,6 +76,26 @@ where
         }
     })?;
     Ok(Endpoint { addr: bound, scrapes })
+}
+
+/// The endpoint's socket, bound (an error here is the caller's to report: the address taken).
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr)
+}
+
+/// Answers scrapes on `listener` from this thread, looking at `stop` at least every tenth of a
+/// second, until it says so: a process of its own (a server's, which keeps its own process
+/// to its loops' threads) serves this way.
+pub fn serve_until(listener: TcpListener, render: impl Fn(Format) -> String, stop: impl Fn() -> bool) {
+    use std::os::fd::AsFd;
+    // accept() honours SO_RCVTIMEO: it returns EAGAIN when it passes.
+    let _ = crate::sys::socket::set_read_timeout(listener.as_fd(), Duration::from_millis(100));
+    let begun = AtomicU64::new(0);
+    while !stop() {
+        if let Ok((c, _)) = listener.accept() {
+            answer(c, &render, &begun);
+        }
+    }
 }
 
 /// Reads one request and answers it (`true`: with the metrics); the connection closes after.

@@ -2,6 +2,7 @@
 //! 1.0 (what Prometheus asks for first). One writer for both: a family at a time, its help,
 //! type (and, in OpenMetrics, unit), then its samples.
 
+use std::borrow::Borrow;
 use std::fmt::Write;
 
 use super::buckets::{le, SLOTS};
@@ -51,42 +52,45 @@ impl Exposition {
     }
 
     /// A counter family `name` (without `_total`, which its samples get).
-    pub fn counter(&mut self, name: &str, help: &str, samples: impl IntoIterator<Item = (Labels, f64)>) {
+    pub fn counter<L: Borrow<Labels>>(&mut self, name: &str, help: &str, samples: impl IntoIterator<Item = (L, f64)>) {
+        let total = format!("{name}_total");
         let family = match self.format {
-            Format::Text => format!("{name}_total"),
-            Format::OpenMetrics => name.to_string(),
+            Format::Text => &total,
+            Format::OpenMetrics => name,
         };
-        self.head(&family, "counter", help);
+        self.head(family, "counter", help);
         for (labels, v) in samples {
-            self.sample(&format!("{name}_total"), &labels, None, v);
+            self.sample(&total, labels.borrow(), None, v);
         }
     }
 
     /// A gauge family: a value now.
-    pub fn gauge(&mut self, name: &str, help: &str, samples: impl IntoIterator<Item = (Labels, f64)>) {
+    pub fn gauge<L: Borrow<Labels>>(&mut self, name: &str, help: &str, samples: impl IntoIterator<Item = (L, f64)>) {
         self.head(name, "gauge", help);
         for (labels, v) in samples {
-            self.sample(name, &labels, None, v);
+            self.sample(name, labels.borrow(), None, v);
         }
     }
 
     /// A histogram family: each series' counts per bucket (not cumulative; see
     /// [`super::buckets`]) and the sum of what it counted, in seconds.
-    pub fn histogram<'a>(
+    pub fn histogram<'a, L: Borrow<Labels>>(
         &mut self,
         name: &str,
         help: &str,
-        series: impl IntoIterator<Item = (Labels, &'a [u64; SLOTS], f64)>,
+        series: impl IntoIterator<Item = (L, &'a [u64; SLOTS], f64)>,
     ) {
         self.head(name, "histogram", help);
+        let (bucket, count, total) = (format!("{name}_bucket"), format!("{name}_count"), format!("{name}_sum"));
+        let les = les();
         for (labels, counts, sum) in series {
             let mut cumulative = 0u64;
-            for (i, c) in counts.iter().enumerate() {
+            for (c, le) in counts.iter().zip(les) {
                 cumulative += c;
-                self.sample(&format!("{name}_bucket"), &labels, Some(&le(i)), cumulative as f64);
+                self.sample(&bucket, labels.borrow(), Some(le), cumulative as f64);
             }
-            self.sample(&format!("{name}_count"), &labels, None, cumulative as f64);
-            self.sample(&format!("{name}_sum"), &labels, None, sum);
+            self.sample(&count, labels.borrow(), None, cumulative as f64);
+            self.sample(&total, labels.borrow(), None, sum);
         }
     }
 
@@ -99,7 +103,10 @@ impl Exposition {
     }
 
     fn head(&mut self, family: &str, kind: &str, help: &str) {
-        let help = help.replace('\\', "\\\\").replace('\n', "\\n");
+        let help: std::borrow::Cow<str> = match help.contains(['\\', '\n']) {
+            true => help.replace('\\', "\\\\").replace('\n', "\\n").into(),
+            false => help.into(),
+        };
         match self.format {
             Format::Text => {
                 let _ = writeln!(self.out, "# HELP {family} {help}\n# TYPE {family} {kind}");
@@ -114,33 +121,60 @@ impl Exposition {
         }
     }
 
+    /// One sample's line, written in place (a scrape writes thousands).
     fn sample(&mut self, name: &str, labels: &Labels, le: Option<&str>, v: f64) {
-        self.out.push_str(name);
-        let le = le.map(|l| ("le", l.to_string()));
-        let all: Vec<&(&str, String)> = labels.iter().chain(le.as_ref()).collect();
-        if !all.is_empty() {
-            self.out.push('{');
-            for (i, (k, v)) in all.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                let v = v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-                let _ = write!(self.out, "{k}=\"{v}\"");
-            }
-            self.out.push('}');
+        let out = &mut self.out;
+        out.push_str(name);
+        let all = labels
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .chain(le.map(|l| ("le", l)));
+        for (i, (k, v)) in all.enumerate() {
+            out.push(if i == 0 { '{' } else { ',' });
+            out.push_str(k);
+            out.push_str("=\"");
+            escaped(out, v);
+            out.push('"');
         }
-        let _ = writeln!(self.out, " {}", number(v));
+        if !labels.is_empty() || le.is_some() {
+            out.push('}');
+        }
+        out.push(' ');
+        number(out, v);
+        out.push('\n');
     }
 }
 
+/// A label's value, escaped as both formats read it.
+fn escaped(out: &mut String, v: &str) {
+    if !v.contains(['\\', '"', '\n']) {
+        out.push_str(v);
+        return;
+    }
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The buckets' `le` labels, made once.
+fn les() -> &'static [String] {
+    static LES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    LES.get_or_init(|| (0..SLOTS).map(le).collect())
+}
+
 /// A value as both formats read it: whole numbers without a fraction.
-fn number(v: f64) -> String {
+fn number(out: &mut String, v: f64) {
     if v.is_nan() {
-        "NaN".into()
+        out.push_str("NaN");
     } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
-        format!("{}", v as i64)
+        let _ = write!(out, "{}", v as i64);
     } else {
-        format!("{v}")
+        let _ = write!(out, "{v}");
     }
 }
 

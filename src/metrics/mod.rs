@@ -8,5 +8,5 @@ pub mod endpoint;
 pub mod exposition;
 
 pub use buckets::{quantile_ns, slot, BOUNDS_NS, SLOTS};
-pub use endpoint::{start, Endpoint};
+pub use endpoint::{bind, serve_until, start, Endpoint};
 pub use exposition::{Exposition, Format, Labels};

@@ -213,9 +213,12 @@ pub struct ServeArgs {
     /// scraper's Accept names it), from a thread of their own: every counter of the stats line
     /// by worker, connections held, requests in the server, and the request duration histogram
     /// (http_server_request_duration_seconds; muxlab_request_duration_seconds for echo, packet,
-    /// resp and memcache; buckets 1 µs .. 10 s at most 1.5x apart). With it every request a read
-    /// answers is timed, one clock read per read: from when its loop learned of the input to
-    /// when its response was ready for the kernel. Requests answered later (a pool's, a
+    /// resp and memcache; buckets 1 µs .. 10 s at most 1.5x apart). The histogram is sampled:
+    /// it holds the requests of one read in eight on each thread (the reads timed for the
+    /// stats line's residence, whose clock reads it shares: timing every read would cost a
+    /// clock read more per request), each from when its loop learned of the input to when its
+    /// response was ready for the kernel; muxlab_timed_requests_total is its count,
+    /// muxlab_requests_total counts every request. Requests answered later (a pool's, a
     /// stream's events) are counted, not timed. E.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,

@@ -18,10 +18,37 @@ const KEYED_KINDS: [(Counter, &str); 5] = [
     (Counter::KeyedOther, "other"),
 ];
 
-/// Starts the scrape endpoint of `--metrics`, where it was given: the address bound.
-pub fn start(model: &'static Model, ctx: &'static Ctx) -> std::io::Result<Option<std::net::SocketAddr>> {
-    let Some(addr) = ctx.cfg.metrics else { return Ok(None) };
-    crate::metrics::start(addr, move |format| render(model, ctx, format)).map(|e| Some(e.addr))
+/// The scrape endpoint of `--metrics`: a process of its own, forked before the model starts,
+/// so a single-threaded design stays single-threaded (a second thread in its process made
+/// epoll's requests dearer: glibc's allocator locks once a process has two) and the designs
+/// that fork go on forking (a process with more than one thread may not). It reads the shared
+/// counters, and ends when the server stops.
+pub struct Scraper {
+    pub addr: std::net::SocketAddr,
+    pid: i32,
+}
+
+impl Scraper {
+    /// Starts it where `--metrics` says; `None` without the flag.
+    pub fn start(model: &'static Model, ctx: &'static Ctx) -> Result<Option<Scraper>, super::Error> {
+        let Some(addr) = ctx.cfg.metrics else { return Ok(None) };
+        let bind_err = |source| super::Error::MetricsAddr { addr, source };
+        let listener = crate::metrics::bind(addr).map_err(bind_err)?;
+        let bound = listener.local_addr().map_err(bind_err)?;
+        let pid = super::workers::fork_child("the metrics endpoint", move || {
+            // It must not hold the server's listener: that stops listening with the server.
+            let _ = crate::sys::fd::replace_with_null(&ctx.listener);
+            crate::metrics::serve_until(listener, |f| render(model, ctx, f), || ctx.stopping());
+            Ok(())
+        })?;
+        Ok(Some(Scraper { addr: bound, pid }))
+    }
+
+    /// The server has stopped: so has it (it saw the stop flag), or it is made to; reaped.
+    pub fn end(self) {
+        let _ = crate::sys::process::kill(self.pid, crate::sys::signal::SIGTERM);
+        let _ = crate::sys::process::wait(self.pid, false);
+    }
 }
 
 /// The request duration histogram's name: OpenTelemetry's for HTTP, muxlab's for the rest.
@@ -38,11 +65,9 @@ pub fn render(model: &Model, ctx: &Ctx, format: Format) -> String {
     let stats = &ctx.stats;
     let blocks: Vec<Counters> = (0..stats.workers()).map(|i| stats.worker(i)).collect();
     // A design with more than one block (workers, or a group's processes) labels them.
-    let label = |i: usize| -> Labels {
-        match blocks.len() {
-            1 => Labels::new(),
-            _ => vec![("worker", i.to_string())],
-        }
+    let labels: Vec<Labels> = match blocks.len() {
+        1 => vec![Labels::new()],
+        n => (0..n).map(|i| vec![("worker", i.to_string())]).collect(),
     };
     let mut e = Exposition::new(format);
     let mut info: Labels = vec![("model", model.name.into()), ("proto", ctx.cfg.proto.name().into())];
@@ -69,20 +94,19 @@ pub fn render(model: &Model, ctx: &Ctx, format: Format) -> String {
         "Requests in the server now that outlive a read: pool jobs queued or running, event streams open. A request a read answers is in and out within that read.",
         [(Labels::new(), active(stats) as f64)],
     );
-    let series: Vec<(Labels, [u64; SLOTS], f64)> = blocks
+    let series: Vec<([u64; SLOTS], f64)> = blocks
         .iter()
-        .enumerate()
-        .map(|(i, b)| {
+        .map(|b| {
             let (counts, sum_ns) = b.durations();
-            (label(i), counts, sum_ns as f64 / 1e9)
+            (counts, sum_ns as f64 / 1e9)
         })
         .collect();
     e.histogram(
         duration_name(ctx),
-        "Time in the server of each request a read answered: from when its loop learned of the input (the wait's return, else the read's) to when its response was ready for the kernel. Requests answered later (a pool's, a stream's events) are in muxlab_requests_total only.",
-        series.iter().map(|(l, c, s)| (l.clone(), c, *s)),
+        "Time in the server of the requests of one read in eight per thread (sampled; muxlab_requests_total counts every request): from when its loop learned of the input (the wait's return, else the read's) to when its response was ready for the kernel. Requests answered later (a pool's, a stream's events) are not in it.",
+        series.iter().zip(&labels).map(|((c, s), l)| (l, c, *s)),
     );
-    counters(&mut e, model, ctx, &blocks, &label);
+    counters(&mut e, model, ctx, &blocks, &labels);
     e.finish()
 }
 
@@ -102,52 +126,77 @@ fn active(stats: &super::Stats) -> u64 {
     jobs + streams
 }
 
-/// Every counter of the stats line, by worker: nanoseconds as seconds, keyed commands by
-/// kind, green's marks as gauges; what the design does not measure is absent.
-fn counters(e: &mut Exposition, model: &Model, ctx: &Ctx, blocks: &[Counters], label: &dyn Fn(usize) -> Labels) {
-    let green = model.queueing == Discipline::Green;
-    let by_worker = |c: Counter, scale: f64| -> Vec<(Labels, f64)> {
-        blocks
+/// How a counter of the stats line is exposed: its family's name and help, and its scale.
+struct Family {
+    counter: Counter,
+    name: String,
+    help: String,
+    /// Nanoseconds exposed as seconds.
+    scale: f64,
+    /// green's marks (kept in worker 0's block) are gauges.
+    gauge: bool,
+}
+
+/// The stats line's counters as families, made once (a scrape writes them all).
+fn families() -> &'static [Family] {
+    static FAMILIES: std::sync::OnceLock<Vec<Family>> = std::sync::OnceLock::new();
+    FAMILIES.get_or_init(|| {
+        Counter::ALL
             .iter()
-            .enumerate()
-            .map(|(i, b)| (label(i), b.get(c) as f64 * scale))
+            .filter(|c| !KEYED_KINDS.iter().any(|(k, _)| k == *c))
+            .map(|&c| {
+                let key = c.name();
+                let (name, scale) = match key.strip_suffix("_ns") {
+                    Some(stem) => (format!("muxlab_{stem}_seconds"), 1e-9),
+                    None if c == Counter::GreenStackPeak => (format!("muxlab_{key}_bytes"), 1.0),
+                    None => (format!("muxlab_{key}"), 1.0),
+                };
+                Family {
+                    counter: c,
+                    name,
+                    help: format!("The stats line's {key}, by worker."),
+                    scale,
+                    gauge: Counter::GREEN_MARKS.contains(&c),
+                }
+            })
             .collect()
-    };
-    for &c in Counter::ALL {
-        let name = c.name();
-        if KEYED_KINDS.iter().any(|(k, _)| *k == c)
-            || (c == Counter::Syscalls && !model.counts_syscalls)
-            || (Counter::GREEN.contains(&c) && !green)
-        {
+    })
+}
+
+/// Every counter of the stats line, by worker (`labels`, one per block): nanoseconds as
+/// seconds, keyed commands by kind, green's marks as gauges; what the design does not measure
+/// is absent.
+fn counters(e: &mut Exposition, model: &Model, ctx: &Ctx, blocks: &[Counters], labels: &[Labels]) {
+    let green = model.queueing == Discipline::Green;
+    let none = Labels::new();
+    for f in families() {
+        let c = f.counter;
+        if (c == Counter::Syscalls && !model.counts_syscalls) || (Counter::GREEN.contains(&c) && !green) {
             continue;
         }
-        let help = format!("The stats line's {name}, by worker.");
-        if Counter::GREEN_MARKS.contains(&c) {
+        if f.gauge {
             // Kept in worker 0's block: the mark of the whole server.
-            let unit = if c == Counter::GreenStackPeak { "_bytes" } else { "" };
-            e.gauge(
-                &format!("muxlab_{name}{unit}"),
-                &help,
-                [(Labels::new(), blocks[0].get(c) as f64)],
-            );
-        } else if let Some(stem) = name.strip_suffix("_ns") {
-            e.counter(&format!("muxlab_{stem}_seconds"), &help, by_worker(c, 1e-9));
+            e.gauge(&f.name, &f.help, [(&none, blocks[0].get(c) as f64)]);
         } else {
-            e.counter(&format!("muxlab_{name}"), &help, by_worker(c, 1.0));
+            let samples = blocks.iter().zip(labels).map(|(b, l)| (l, b.get(c) as f64 * f.scale));
+            e.counter(&f.name, &f.help, samples);
         }
     }
     if ctx.cfg.proto.keyed() {
-        let samples = KEYED_KINDS.iter().flat_map(|&(c, kind)| {
-            blocks.iter().enumerate().map(move |(i, b)| {
-                let mut l = label(i);
-                l.insert(0, ("kind", kind.to_string()));
-                (l, b.get(c) as f64)
+        let samples: Vec<(Labels, f64)> = KEYED_KINDS
+            .iter()
+            .flat_map(|&(c, kind)| {
+                blocks.iter().zip(labels).map(move |(b, l)| {
+                    let mut l = l.clone();
+                    l.insert(0, ("kind", kind.to_string()));
+                    (l, b.get(c) as f64)
+                })
             })
-        });
+            .collect();
         e.counter(
             "muxlab_keyed_commands",
             "Keyed commands run against the store, by kind (get: GET, MGET, get, gets; set: SET, MSET, set, add, replace; del; incr: INCR, DECR; other) and worker.",
-            samples.collect::<Vec<_>>(),
+            samples,
         );
     }
 }

@@ -227,13 +227,10 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         first_block: Default::default(),
     }));
     sharded(ctx)?;
-    let metrics = super::metrics::start(model, ctx).map_err(|source| Error::MetricsAddr {
-        addr: ctx.cfg.metrics.expect("started only with --metrics"),
-        source,
-    })?;
+    let scraper = super::metrics::Scraper::start(model, ctx)?;
 
     let started = Instant::now();
-    writeln!(out, "{}", listening(ctx, model, metrics))
+    writeln!(out, "{}", listening(ctx, model, scraper.as_ref().map(|s| s.addr)))
         .and_then(|_| out.flush())
         .map_err(io_err("writing the listening line"))?;
 
@@ -242,6 +239,10 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
     } else {
         (model.run)(ctx)
     };
+    if let Some(s) = scraper {
+        ctx.request_stop();
+        s.end();
+    }
     // Stop listening before the stats line: nothing is accepted after it (an io_uring accept
     // can outlive its ring's owner for a moment).
     let _ = sys::socket::shutdown(&ctx.listener);

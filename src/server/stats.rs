@@ -435,8 +435,9 @@ pub struct StatsLine {
     /// With `--work-from-request`: requests and busy time per class of work.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub classes: std::collections::BTreeMap<String, super::classes::ClassCount>,
-    /// `--metrics`: the request duration histogram over every worker, as a scraper's
-    /// `histogram_quantile` reads it.
+    /// `--metrics`: the request duration histogram over every worker (sampled: the requests
+    /// of the timed reads, `timed_requests` of them), as a scraper's `histogram_quantile`
+    /// reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_duration: Option<DurationSummary>,
 }

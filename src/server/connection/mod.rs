@@ -189,7 +189,6 @@ impl Connection {
             Origin {
                 conn: self.token,
                 learned,
-                now,
             },
         );
         let mut early = self.guarded(early);

@@ -288,23 +288,33 @@ fn pooled_work_names_its_connection_and_its_completion_writes_the_response() {
 }
 
 #[test]
-fn with_metrics_every_request_a_read_answers_is_timed_from_when_its_input_was_learned() {
-    for (flags, timed) in [(&["--metrics", "127.0.0.1:0"][..], 5), (&[][..], 0)] {
-        let w = Ctx::for_tests(flags).worker(0);
-        let t0 = Instant::now();
-        let mut c = Connection::new(w, 7, t0);
-        // Learned of 2 ms before the read: each request's time counts from then.
-        let learned = t0 - Duration::from_millis(2);
-        c.input(w, &GET.repeat(3), t0, Some(learned), &mut keep());
-        take_all(w, &mut c, t0);
-        c.input(w, &GET.repeat(2), t0, None, &mut keep());
-        let (counts, sum_ns) = w.counters.durations();
-        assert_eq!(counts.iter().sum::<u64>(), timed, "{flags:?}");
-        if timed > 0 {
-            assert!(
-                sum_ns >= 3 * 2_000_000,
-                "the three learned early count from then: {sum_ns} ns"
-            );
-        }
+fn with_metrics_the_requests_of_the_timed_reads_fill_the_histogram_from_when_their_input_was_learned() {
+    for metrics in [true, false] {
+        let flags: &[&str] = if metrics { &["--metrics", "127.0.0.1:0"] } else { &[] };
+        // A thread of its own: its first read is a timed one.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let w = Ctx::for_tests(flags).worker(0);
+                let t0 = Instant::now();
+                let mut c = Connection::new(w, 7, t0);
+                // Learned of 2 ms before the read: each request's time counts from then.
+                let learned = t0 - Duration::from_millis(2);
+                c.input(w, &GET.repeat(3), t0, Some(learned), &mut keep());
+                for _ in 0..15 {
+                    take_all(w, &mut c, t0);
+                    c.input(w, GET, t0, None, &mut keep());
+                }
+                let (counts, sum_ns) = w.counters.durations();
+                let timed = w.counters.get(Counter::TimedRequests);
+                assert_eq!(timed, 3 + 1, "the first read's three and the ninth read's one");
+                assert_eq!(counts.iter().sum::<u64>(), if metrics { timed } else { 0 }, "{flags:?}");
+                if metrics {
+                    assert!(
+                        sum_ns >= 3 * 2_000_000,
+                        "the three learned early count from then: {sum_ns} ns"
+                    );
+                }
+            });
+        });
     }
 }
