@@ -221,6 +221,10 @@ impl Standing {
     pub fn stop(self, cells: &mut [&mut Cell]) {
         let Ok(up) = self.up else { return };
         drop(up.sampler);
+        if self.place.metrics.is_some() && self.entry.is_some() {
+            // The run's Prometheus scrapes it once more: its final counts are kept.
+            std::thread::sleep(crate::bench::setup::prometheus::SCRAPE + Duration::from_millis(200));
+        }
         let (stats, verdict) = stop(up.server);
         for cell in cells.iter_mut() {
             if let Some(st) = &stats {

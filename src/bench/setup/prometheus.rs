@@ -71,11 +71,12 @@ impl Watch {
         Ok(w)
     }
 
-    /// Waits until its web interface answers (it has read its configuration and storage).
+    /// Waits until it scrapes every target (its discovery hands them over up to 5 s after it
+    /// starts: a run's first cells would go unseen).
     fn ready(&self) -> Result<(), Error> {
         let until = Instant::now() + Duration::from_secs(30);
         while Instant::now() < until {
-            if std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+            if self.active_targets().is_some_and(|n| n > self.servers.len()) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -85,6 +86,18 @@ impl Watch {
             addr: self.addr,
         }
         .into())
+    }
+
+    /// The targets it scrapes now, as its API says (`None`: it does not answer yet).
+    fn active_targets(&self) -> Option<usize> {
+        use std::io::{Read, Write};
+        let mut c = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        c.write_all(b"GET /api/v1/targets?state=active HTTP/1.0\r\n\r\n").ok()?;
+        let mut s = String::new();
+        c.read_to_string(&mut s).ok()?;
+        let body: serde_json::Value = serde_json::from_str(s.split_once("\r\n\r\n")?.1).ok()?;
+        Some(body["data"]["activeTargets"].as_array()?.len())
     }
 
     /// The address experiment `x`'s target `target` serves its metrics on.
