@@ -168,10 +168,11 @@ fn watch(sc: &Scenario, opts: &Options, dir: &Path) -> Result<setup::Watch, Erro
         .experiments
         .iter()
         .flat_map(|x| {
+            // The baseline binary may predate --metrics: not scraped.
             targets(x, opts.target, opts.baseline.as_ref())
                 .into_iter()
-                .filter(|t| t.model_entry().is_some())
-                .map(|t| (x.name.clone(), t.name()))
+                .filter(|t| matches!(t, Target::Model(_) | Target::Twin(_)))
+                .map(|t| (x.name.clone(), t.label()))
         })
         .collect();
     setup::Watch::start(dir, &served)

@@ -29,6 +29,9 @@ pub(super) fn run_load(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
         (false, false) if spec.subshard().is_some() => load::Show::Nothing,
         (false, false) => load::Show::Terminal,
     };
+    if !cmd.remote.hosts.is_empty() && cmd.args.metrics.is_some() {
+        return Err(load::Error::MetricsWithHosts.into());
+    }
     if !cmd.remote.hosts.is_empty() {
         let mut fanned = crate::remote::fanout::run(&spec, &cmd.remote, show)?;
         let gated = gate(cmd, &mut fanned.doc);
@@ -186,6 +189,9 @@ fn gate(cmd: &LoadCommand, doc: &mut Document) -> Option<Result<(), anyhow::Erro
 pub(super) fn run_slo(cmd: &LoadCommand) -> Result<(), anyhow::Error> {
     if !cmd.remote.hosts.is_empty() {
         return Err(load::Error::SloWithHosts.into());
+    }
+    if cmd.args.metrics.is_some() {
+        return Err(load::Error::MetricsWithSlo.into());
     }
     let quiet = cmd.json || cmd.progress_json;
     let doc = load::slo::run(&cmd.args, |p| {

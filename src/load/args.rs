@@ -54,8 +54,8 @@ pub struct LoadArgs {
     /// where the scraper asks): requests completed and sent in the window, errors by class,
     /// connections open, the offered rate, and the duration histogram
     /// (http_client_request_duration_seconds; muxlab_client_request_duration_seconds for echo,
-    /// packet, resp and memcache), from the intended send time in an open loop (labelled
-    /// measured_from="intended": coordinated-omission corrected). A run split over processes
+    /// packet, resp and memcache), from each request's intended send time (labelled
+    /// schedule="open": coordinated-omission corrected). A run split over processes
     /// serves them merged. E.g. 127.0.0.1:9465.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,

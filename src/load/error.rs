@@ -49,6 +49,12 @@ pub enum Error {
     /// `--fail-if` or `--timeseries` with `--slo`.
     #[error("--fail-if and --timeseries are of one run, --slo searches for a capacity over many: drop one")]
     SloWithOneRunOutputs,
+    /// `--metrics` with `--slo`: each probe is a run of its own.
+    #[error("--metrics with --slo: the search runs a load per probe, each its own run; scrape the server's --metrics instead")]
+    MetricsWithSlo,
+    /// `--metrics` with `--hosts`: each host would serve its own, there.
+    #[error("--metrics with --hosts: each host would serve its own figures on its own loopback; run `muxlab load --metrics` on each host, or --shard, instead")]
+    MetricsWithHosts,
     /// `--slo` with `--hosts`.
     #[error("--slo with --hosts: the probes cannot be coordinated across hosts yet; run the search from one host")]
     SloWithHosts,
@@ -131,6 +137,7 @@ impl Error {
             Error::Invalid { .. } | Error::Keyed { .. } | Error::MixFile(_) | Error::Value(_) => true,
             Error::Document(_) | Error::Unreadable { .. } | Error::Merge(_) | Error::Unwritable { .. } => true,
             Error::UnknownClass(_) | Error::SloWithOneRunOutputs | Error::SloWithHosts => true,
+            Error::MetricsWithSlo | Error::MetricsWithHosts => true,
             Error::NoSlo | Error::SloTimeTooShort { .. } => true,
             Error::CacertNotPem { .. } | Error::CacertEmpty { .. } | Error::CacertRefused { .. } => true,
             Error::NoTrustedRoots | Error::NotH2 { .. } | Error::Pin { .. } | Error::MetricsAddr { .. } => true,

@@ -151,6 +151,10 @@ where
 /// Says so on stderr when `say`.
 pub fn linger(endpoint: Option<crate::metrics::Endpoint>, spec: &super::Spec, say: bool) {
     let Some(e) = endpoint else { return };
+    // Stopped (Ctrl-C): no waiting.
+    if super::stop::STOP.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        return;
+    }
     let most = spec.args().metrics_linger.unwrap_or(std::time::Duration::from_secs(5));
     if say && !most.is_zero() {
         eprintln!(
@@ -192,17 +196,17 @@ pub fn render(meta: Meta, s: &Snapshot, format: Format) -> String {
         true => "http_client_request_duration_seconds",
         false => "muxlab_client_request_duration_seconds",
     };
-    // Open loop: from the intended send time, corrected for coordinated omission; closed
-    // loop: from the send.
+    // From the intended send time: the schedule's in an open loop (corrected for coordinated
+    // omission), when the request was due in a closed one (its send; its connect with --close).
     let labels: Labels = match meta.offered {
         Some(_) => vec![("schedule", "open".into()), ("measured_from", "intended".into())],
-        None => vec![("schedule", "closed".into()), ("measured_from", "sent".into())],
+        None => vec![("schedule", "closed".into()), ("measured_from", "intended".into())],
     };
     let mut counts = [0u64; SLOTS];
     counts.copy_from_slice(&s.counts);
     e.histogram(
         name,
-        "What each request of the window took, as the client saw it: from its intended send time in an open loop (coordinated-omission corrected: what the schedule called for and the close found unanswered counts too), from its send in a closed loop.",
+        "What each request of the window took, as the client saw it, from its intended send time: the schedule's in an open loop (coordinated-omission corrected: what it called for and the close found unanswered counts too), when it was due in a closed loop (its send; its connect with --close).",
         [(labels, &counts, s.sum_ns as f64 / 1e9)],
     );
     let one = |v: u64| [(Labels::new(), v as f64)];
@@ -293,8 +297,9 @@ mod tests {
             Format::Text,
         );
         assert!(
-            closed
-                .contains("muxlab_client_request_duration_seconds_count{schedule=\"closed\",measured_from=\"sent\"} 0"),
+            closed.contains(
+                "muxlab_client_request_duration_seconds_count{schedule=\"closed\",measured_from=\"intended\"} 0"
+            ),
             "{closed}"
         );
         assert!(!closed.contains("offered_rate"), "{closed}");

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use super::exposition::Format;
 
-/// How long a scrape's request may take to arrive, and its response to leave.
+/// How long a scrape's request may take to arrive (all of it: a client trickling its head
+/// holds the endpoint this long at most), and its response to leave.
 const PATIENCE: Duration = Duration::from_secs(2);
 
 /// The most a request's head may hold.
@@ -100,7 +101,6 @@ pub fn serve_until(listener: TcpListener, render: impl Fn(Format) -> String, sto
 
 /// Reads one request and answers it (`true`: with the metrics); the connection closes after.
 fn answer(mut c: TcpStream, render: &impl Fn(Format) -> String, begun: &AtomicU64) -> bool {
-    let _ = c.set_read_timeout(Some(PATIENCE));
     let _ = c.set_write_timeout(Some(PATIENCE));
     let Some(head) = read_head(&mut c) else {
         respond(
@@ -167,12 +167,15 @@ fn route(head: &str) -> Route {
     }
 }
 
-/// The request's head, up to its blank line: `None` when it does not come whole in time.
+/// The request's head, up to its blank line: `None` when it does not come whole within
+/// [`PATIENCE`] of the connection's start.
 fn read_head(c: &mut TcpStream) -> Option<String> {
+    let until = std::time::Instant::now() + PATIENCE;
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        if buf.len() >= HEAD {
+        let left = until.checked_duration_since(std::time::Instant::now())?;
+        if buf.len() >= HEAD || left.is_zero() || c.set_read_timeout(Some(left)).is_err() {
             return None;
         }
         match c.read(&mut chunk) {
@@ -244,13 +247,45 @@ mod tests {
     fn lingering_ends_once_a_scrape_begun_after_the_end_is_answered_or_the_time_is_up() {
         let e = start("127.0.0.1:0".parse().unwrap(), |_| "ok\n".into()).unwrap();
         assert!(!e.linger(Duration::from_millis(50)), "no scrape came: the time is up");
-        let addr = e.addr;
+        // A scraper that goes on scraping: one of its scrapes begins after the call.
+        let (addr, stop) = (e.addr, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)));
+        let going = stop.clone();
         let scraper = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(100));
-            get(addr, "GET /metrics HTTP/1.1\r\n\r\n")
+            while !going.load(Ordering::Relaxed) {
+                assert!(get(addr, "GET /metrics HTTP/1.1\r\n\r\n").ends_with("ok\n"));
+                std::thread::sleep(Duration::from_millis(20));
+            }
         });
-        assert!(e.linger(Duration::from_secs(30)), "the scrape after the end was seen");
-        assert!(scraper.join().unwrap().ends_with("ok\n"));
+        let before = e.scrapes();
+        assert!(e.linger(Duration::from_secs(60)), "the scrape after the end was seen");
+        assert!(e.scrapes() > before);
+        stop.store(true, Ordering::Relaxed);
+        scraper.join().unwrap();
+    }
+
+    #[test]
+    fn a_client_trickling_its_head_holds_the_endpoint_only_until_its_patience_ends() {
+        let addr = start("127.0.0.1:0".parse().unwrap(), |_| "ok\n".into()).unwrap().addr;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let going = stop.clone();
+        let trickler = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            // A byte every 300 ms: each read is well within the patience, the head never ends.
+            while !going.load(Ordering::Relaxed) && c.write_all(b"G").is_ok() {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        // Before the endpoint gave each request a deadline of its own, this scrape waited
+        // behind the trickle for an hour (8 KiB at 300 ms a byte): the read times out here.
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+        let mut s = String::new();
+        let read = c.read_to_string(&mut s);
+        stop.store(true, Ordering::Relaxed);
+        trickler.join().unwrap();
+        assert!(read.is_ok() && s.ends_with("ok\n"), "{read:?} {s}");
     }
 
     #[test]

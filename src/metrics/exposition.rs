@@ -103,8 +103,16 @@ impl Exposition {
     }
 
     fn head(&mut self, family: &str, kind: &str, help: &str) {
-        let help: std::borrow::Cow<str> = match help.contains(['\\', '\n']) {
-            true => help.replace('\\', "\\\\").replace('\n', "\\n").into(),
+        // OpenMetrics escapes a double quote in help too.
+        let quote = self.format == Format::OpenMetrics;
+        let help: std::borrow::Cow<str> = match help.contains(['\\', '\n']) || (quote && help.contains('"')) {
+            true => {
+                let h = help.replace('\\', "\\\\").replace('\n', "\\n");
+                match quote {
+                    true => h.replace('"', "\\\"").into(),
+                    false => h.into(),
+                }
+            }
             false => help.into(),
         };
         match self.format {
@@ -171,6 +179,8 @@ fn les() -> &'static [String] {
 fn number(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "+Inf" } else { "-Inf" });
     } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
         let _ = write!(out, "{}", v as i64);
     } else {
@@ -226,6 +236,22 @@ mod tests {
         let e = e.finish();
         assert!(e.contains("# HELP g a\\\\b\\nc\n"), "{e}");
         assert!(e.contains("g{k=\"q\\\"\\\\\\n\"} 1.25\n"), "{e}");
+    }
+
+    #[test]
+    fn infinities_are_written_as_both_formats_read_them_and_openmetrics_help_escapes_quotes() {
+        let mut e = Exposition::new(Format::OpenMetrics);
+        e.gauge(
+            "g",
+            "say \"x\"",
+            [
+                (Labels::new(), f64::INFINITY),
+                (vec![("k", "n".into())], f64::NEG_INFINITY),
+            ],
+        );
+        let e = e.finish();
+        assert!(e.contains("\ng +Inf\n") && e.contains("\ng{k=\"n\"} -Inf\n"), "{e}");
+        assert!(e.contains("# HELP g say \\\"x\\\"\n"), "{e}");
     }
 
     #[test]

@@ -51,15 +51,16 @@ fn run(ctx: &'static Ctx) -> Result<(), Error> {
                 w.release();
             }
         }
-        // Reap whoever has finished, without blocking.
-        while let Ok(Some(_)) = sys::process::wait(-1, true) {
-            children -= 1;
+        // Reap whoever has finished, without blocking (the metrics endpoint is not a
+        // connection's).
+        while let Ok(Some((pid, _))) = sys::process::wait(-1, true) {
+            children -= usize::from(!ctx.not_the_designs(pid));
         }
     }
     // Stopping: children see the shared stop flag within a tick, close and exit.
     while children > 0 {
         match sys::process::wait(-1, false) {
-            Ok(Some(_)) => children -= 1,
+            Ok(Some((pid, _))) => children -= usize::from(!ctx.not_the_designs(pid)),
             Ok(None) => break,
             Err(_) => {}
         }

@@ -210,7 +210,7 @@ pub struct ServeArgs {
     #[arg(long, hide = true)]
     pub crash_after_requests: Option<u64>,
     /// Serve live metrics at http://ADDR/metrics (Prometheus text, or OpenMetrics where the
-    /// scraper's Accept names it), from a thread of their own: every counter of the stats line
+    /// scraper's Accept names it), from a process of its own: every counter of the stats line
     /// by worker, connections held, requests in the server, and the request duration histogram
     /// (http_server_request_duration_seconds; muxlab_request_duration_seconds for echo, packet,
     /// resp and memcache; buckets 1 µs .. 10 s at most 1.5x apart). The histogram is sampled:

@@ -52,6 +52,9 @@ pub struct Ctx {
     /// In a process group, this process's first counter block (`p × workers` in process `p`);
     /// 0 otherwise. Each process has its own copy: set once, in the member, after the fork.
     pub first_block: std::sync::atomic::AtomicUsize,
+    /// `--metrics`: the endpoint's process, a child the design did not fork (0: none, or
+    /// reaped).
+    pub metrics_pid: std::sync::atomic::AtomicI32,
 }
 
 impl Ctx {
@@ -71,6 +74,17 @@ impl Ctx {
     /// gives a counted refusal instead).
     pub fn share_full(&self, held: usize) -> bool {
         held >= self.process_conns && (self.stats.live().load(Ordering::Relaxed) as usize) < self.max_conns
+    }
+
+    /// A design reaping its children (`wait(-1)`) reaped `pid`: `true` when it is not one of
+    /// its own but the metrics endpoint's process (which is then forgotten, its pid free for
+    /// another process).
+    pub fn not_the_designs(&self, pid: i32) -> bool {
+        pid != 0
+            && self
+                .metrics_pid
+                .compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
     }
 
     /// This process is member `p` of a group: its workers count in their own blocks.
@@ -119,6 +133,7 @@ impl Ctx {
             store: None,
             hops: std::sync::OnceLock::new(),
             first_block: Default::default(),
+            metrics_pid: Default::default(),
         }))
     }
 }

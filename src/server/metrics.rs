@@ -25,29 +25,41 @@ const KEYED_KINDS: [(Counter, &str); 5] = [
 /// counters, and ends when the server stops.
 pub struct Scraper {
     pub addr: std::net::SocketAddr,
-    pid: i32,
+    ctx: &'static Ctx,
 }
 
 impl Scraper {
     /// Starts it where `--metrics` says; `None` without the flag.
-    pub fn start(model: &'static Model, ctx: &'static Ctx) -> Result<Option<Scraper>, super::Error> {
+    /// `others`: a group's other listeners, which it must not hold either.
+    pub fn start(
+        model: &'static Model,
+        ctx: &'static Ctx,
+        others: &[std::os::fd::OwnedFd],
+    ) -> Result<Option<Scraper>, super::Error> {
         let Some(addr) = ctx.cfg.metrics else { return Ok(None) };
         let bind_err = |source| super::Error::MetricsAddr { addr, source };
         let listener = crate::metrics::bind(addr).map_err(bind_err)?;
         let bound = listener.local_addr().map_err(bind_err)?;
         let pid = super::workers::fork_child("the metrics endpoint", move || {
-            // It must not hold the server's listener: that stops listening with the server.
-            let _ = crate::sys::fd::replace_with_null(&ctx.listener);
+            // It must not hold the server's listeners: they stop listening with the server.
+            for l in std::iter::once(&ctx.listener).chain(others) {
+                crate::sys::fd::replace_with_null(l).map_err(super::io_err("closing the inherited listeners"))?;
+            }
             crate::metrics::serve_until(listener, |f| render(model, ctx, f), || ctx.stopping());
             Ok(())
         })?;
-        Ok(Some(Scraper { addr: bound, pid }))
+        ctx.metrics_pid.store(pid, Ordering::Release);
+        Ok(Some(Scraper { addr: bound, ctx }))
     }
 
-    /// The server has stopped: so has it (it saw the stop flag), or it is made to; reaped.
+    /// The server has stopped: so has it (it saw the stop flag), or it is made to; reaped,
+    /// unless the design's own reaping took it already.
     pub fn end(self) {
-        let _ = crate::sys::process::kill(self.pid, crate::sys::signal::SIGTERM);
-        let _ = crate::sys::process::wait(self.pid, false);
+        let pid = self.ctx.metrics_pid.swap(0, Ordering::AcqRel);
+        if pid != 0 {
+            let _ = crate::sys::process::kill(pid, crate::sys::signal::SIGTERM);
+            let _ = crate::sys::process::wait(pid, false);
+        }
     }
 }
 

@@ -225,9 +225,10 @@ pub fn serve(model: &'static Model, args: ServeArgs, out: &mut dyn Write) -> Res
         hops: std::sync::OnceLock::new(),
         store,
         first_block: Default::default(),
+        metrics_pid: Default::default(),
     }));
     sharded(ctx)?;
-    let scraper = super::metrics::Scraper::start(model, ctx)?;
+    let scraper = super::metrics::Scraper::start(model, ctx, &others)?;
 
     let started = Instant::now();
     writeln!(out, "{}", listening(ctx, model, scraper.as_ref().map(|s| s.addr)))

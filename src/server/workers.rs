@@ -155,6 +155,8 @@ pub fn supervise(
             Err(_) => continue,
         };
         let Some(i) = pids.iter().position(|p| *p == Some(pid)) else {
+            // Not a worker: the metrics endpoint's process, gone.
+            ctx.not_the_designs(pid);
             continue;
         };
         pids[i] = None;
@@ -190,10 +192,13 @@ pub fn supervise(
         }
     }
     tick();
-    // Stopping: every worker sees the shared flag within a tick and exits.
+    // Stopping: every worker sees the shared flag within a tick and exits (so does the metrics
+    // endpoint's process).
     loop {
         match sys::process::wait(-1, false) {
-            Ok(Some(_)) => {}
+            Ok(Some((pid, _))) => {
+                ctx.not_the_designs(pid);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             _ => break,
         }

@@ -30,7 +30,9 @@ fn load_args(x: &Experiment, addr: SocketAddr, conns: usize, place: &Placement, 
     }
     if let Some(w) = &place.metrics {
         load.metrics = Some(w.load());
-        load.metrics_linger = Some(crate::bench::setup::prometheus::LINGER);
+        // No waiting for a last scrape: the cell's window would take it in. The document
+        // holds the final figures; the server's are scraped once more before it stops.
+        load.metrics_linger = Some(Duration::ZERO);
     }
     let hosts = place.hosts.as_ref().map(|h| h.load_flags()).filter(|f| !f.is_empty());
     if hosts.is_none() {
@@ -73,7 +75,7 @@ impl Standing {
     pub fn start(x: &Experiment, target: &Target, place: &Placement) -> Standing {
         let place = &place.of_target(x, target);
         // The run's Prometheus scrapes it there (`prometheus = true`).
-        let metrics = place.metrics.as_ref().and_then(|w| w.server(&x.name, &target.name()));
+        let metrics = place.metrics.as_ref().and_then(|w| w.server(&x.name, &target.label()));
         let server = match target {
             Target::Model(m) | Target::Twin(m) => exe().and_then(|bin| start_model(&bin, m, x, place, metrics)),
             Target::Baseline(m, bin) => start_model(bin, m, x, place, metrics),

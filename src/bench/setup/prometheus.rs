@@ -1,8 +1,10 @@
 //! A run's Prometheus (`prometheus = true`): Debian's binary, started with a configuration of
 //! the run's own in its directory (`prometheus/`), scraping each second every model's
-//! `serve --metrics` (a port per experiment and target, so a paired group's servers, up at
-//! once, are told apart) and the load's `load --metrics` (one port: loads run one at a time),
-//! its data kept there. Stopped (SIGTERM: it writes its head block) when the run ends.
+//! `serve --metrics` (a port per experiment and target, the A/A twin a target of its own, so a
+//! paired group's servers, up at once, are told apart; a `--baseline` binary's are not scraped:
+//! it may predate the flag) and the load's `load --metrics` (one port: loads run one at a
+//! time), its data kept there. Stopped (SIGTERM) when the run ends. The ports are picked below
+//! the ephemeral range (where the loads' own connections take theirs) when it leaves room.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,9 +17,6 @@ use crate::sys;
 
 /// How often it scrapes.
 pub const SCRAPE: Duration = Duration::from_secs(1);
-
-/// A load waits after its run until it was scraped, at most this long (`--metrics-linger`).
-pub const LINGER: Duration = Duration::from_secs(3);
 
 /// The run's Prometheus and the addresses it scrapes.
 pub struct Watch {
@@ -40,7 +39,7 @@ impl Watch {
             move |source| PeerError::File { path, source }
         };
         std::fs::create_dir_all(&dir).map_err(file(&dir))?;
-        let ports = sys::socket::free_ports(targets.len() + 2).map_err(|source| PeerError::FreePort { source })?;
+        let ports = ports(targets.len() + 2).map_err(|source| PeerError::FreePort { source })?;
         let at = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
         let servers: BTreeMap<_, _> = targets.iter().cloned().zip(ports.iter().map(|&p| at(p))).collect();
         let load = at(ports[targets.len()]);
@@ -121,6 +120,28 @@ impl Drop for Watch {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `n` ports free now, below the ephemeral range where it leaves room (a load's connections
+/// take theirs from it and could hold a port a server is started on later), else any.
+fn ports(n: usize) -> std::io::Result<Vec<u16>> {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let mut held = Vec::new();
+    for port in (low.saturating_sub(8192).max(1024)..low).rev() {
+        if held.len() == n {
+            break;
+        }
+        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push(l);
+        }
+    }
+    if held.len() < n {
+        return sys::socket::free_ports(n);
+    }
+    held.iter().map(|l| l.local_addr().map(|a| a.port())).collect()
 }
 
 /// The configuration: a job for the servers, each target labelled with its experiment and

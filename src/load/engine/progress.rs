@@ -19,7 +19,8 @@ pub struct Progress {
     /// Event streams open now, and events received so far.
     pub streams: AtomicU64,
     pub events: AtomicU64,
-    /// `--metrics`, all stored together (a scrape's figures agree with each other): requests
+    /// `--metrics`, stored together every [`PUBLISH`] (a scrape reads them one by one: a store
+    /// of the same moment may be half in it; each only grows): requests
     /// completed and sent in the window, connections open, errors by class (in
     /// [`ERROR_CLASSES`]' order), and the duration histogram's buckets and sum (ns).
     pub done: AtomicU64,

@@ -189,18 +189,29 @@ pub struct Origin {
 const TIMED: u32 = 8;
 
 thread_local! {
-    /// Feeds this thread has begun, for [`TIMED`].
-    static FEEDS: Cell<u32> = const { Cell::new(0) };
+    /// The draw of the feeds this thread has begun (xorshift; 0 before its first), for
+    /// [`TIMED`].
+    static FEEDS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Whether the feed beginning now is one of those timed: a thread's first (a connection's
-/// thread or process that serves one request is timed), then one in [`TIMED`].
+/// thread or process that serves one request is timed), then one in [`TIMED`] drawn at
+/// random. Every eighth by count would be the same place of every wake-up that finds eight
+/// (or 16, 32) connections ready in a steady order: the first after the wait, say, which has
+/// waited least, and the residence and duration histogram would read low.
 #[inline(never)]
 fn next_is_timed() -> bool {
     FEEDS.with(|f| {
-        let n = f.get();
-        f.set(n.wrapping_add(1));
-        n % TIMED == 0
+        let mut x = f.get();
+        let first = x == 0;
+        if first {
+            x = 0x9E37_79B9_7F4A_7C15;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        f.set(x);
+        first || x % u64::from(TIMED) == 0
     })
 }
 
@@ -352,5 +363,35 @@ fn crash_if_reached(stats: &Stats, n: u64) {
     if stats.total(Counter::Requests) >= n {
         eprintln!("muxlab: --crash-after-requests {n} reached: aborting");
         std::process::abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_feed_in_eight_is_timed_and_every_place_of_a_steady_wake_up_gets_its_share() {
+        // A thread of its own: its first feed is timed, then the draw.
+        std::thread::spawn(|| {
+            assert!(next_is_timed(), "a thread's first feed");
+            // 8 connections ready every wake-up, in the same order, 10,000 wake-ups.
+            let mut by_place = [0u32; 8];
+            for _ in 0..10_000 {
+                for p in &mut by_place {
+                    *p += u32::from(next_is_timed());
+                }
+            }
+            let all: u32 = by_place.iter().sum();
+            assert!((9_000..11_000).contains(&all), "one in eight of 80,000: {all}");
+            for (place, n) in by_place.iter().enumerate() {
+                assert!(
+                    (1_000..1_500).contains(n),
+                    "place {place} timed {n} times of 10,000: {by_place:?}"
+                );
+            }
+        })
+        .join()
+        .unwrap();
     }
 }
