@@ -37,6 +37,21 @@ pub(super) fn targets(x: &Experiment, external: Option<SocketAddr>, baseline: Op
 }
 
 /// The order of `n` targets in round `r`: rotated by `r`, and reversed in every odd round.
+/// The targets the run's Prometheus scrapes (`prometheus = true`): each experiment's models and
+/// their A/A twins, by experiment and label. The baseline binary may predate `--metrics`: not
+/// scraped.
+pub(super) fn scraped(sc: &Scenario, opts: &Options) -> Vec<(String, String)> {
+    sc.experiments
+        .iter()
+        .flat_map(|x| {
+            targets(x, opts.target, opts.baseline.as_ref())
+                .into_iter()
+                .filter(|t| matches!(t, Target::Model(_) | Target::Twin(_)))
+                .map(|t| (x.name.clone(), t.label()))
+        })
+        .collect()
+}
+
 pub(super) fn round_order(n: usize, r: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).map(|i| (i + r) % n.max(1)).collect();
     if r % 2 == 1 {

@@ -11,7 +11,7 @@ use super::cell::{run_cell, Standing};
 use super::event::Event;
 use super::judge;
 use super::options::{Options, Which};
-use super::plan::{estimate, guess, plan, targets, Step, LONGEST};
+use super::plan::{estimate, guess, plan, scraped, targets, Step, LONGEST};
 use super::predict::{calibration, keyed_prediction, predicted};
 use super::record::scenario::{self, Experiment, Scenario};
 use super::record::{self, Cell, Error, FlagError};
@@ -119,7 +119,7 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
     let dir = record::results::new_dir(&opts.out, &sc.name)
         .map_err(record::error::io_err(format!("creating {}", opts.out.display())))?;
     if sc.prometheus {
-        let watch = watch(&sc, opts, &dir)?;
+        let watch = setup::Watch::start(&dir, &scraped(&sc, opts))?;
         notes.push(format!(
             "prometheus: scraping every model and load each second into {} (http://{} while the run goes)",
             watch.dir.display(),
@@ -160,22 +160,6 @@ pub fn run(opts: &Options, on_event: &mut dyn FnMut(Event)) -> Result<Finished, 
         failed,
         interrupted,
     })
-}
-
-/// The run's Prometheus (`prometheus = true`), in `dir`, scraping each experiment's models.
-fn watch(sc: &Scenario, opts: &Options, dir: &Path) -> Result<setup::Watch, Error> {
-    let served: Vec<(String, String)> = sc
-        .experiments
-        .iter()
-        .flat_map(|x| {
-            // The baseline binary may predate --metrics: not scraped.
-            targets(x, opts.target, opts.baseline.as_ref())
-                .into_iter()
-                .filter(|t| matches!(t, Target::Model(_) | Target::Twin(_)))
-                .map(|t| (x.name.clone(), t.label()))
-        })
-        .collect();
-    setup::Watch::start(dir, &served)
 }
 
 /// The prediction of `cell` (of experiment `x`, whose rate is worked out), its design's cost

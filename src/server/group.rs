@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use super::config::Config;
 use super::ctx::Ctx;
 use super::error::{io_err, Error, NoGroup};
+use super::lines::Held;
 use super::registry::{Family, Model};
-use super::stats::Held;
 use super::workers::{fork_child, supervise};
 use crate::sys;
 

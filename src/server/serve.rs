@@ -10,8 +10,9 @@ use super::config::{Config, ServeArgs, Workers};
 use super::ctx::Ctx;
 use super::error::{io_err, Error};
 use super::gate::Gate;
+use super::lines::{DurationSummary, Listening, StatsLine};
 use super::registry::Model;
-use super::stats::{Counter, DurationSummary, Listening, Stats, StatsLine};
+use super::stats::{Counter, Stats};
 use crate::sys;
 
 /// Raises the descriptor limit (or lowers it to `--nofile`) and returns the soft limit.

@@ -14,7 +14,7 @@ use super::own::{descendants, kill_all, snapshot};
 use crate::bench::record::scenario::Experiment;
 use crate::bench::record::{CellError, Error};
 use crate::bench::setup::{Hosts, Placement};
-use crate::server::stats::{Listening, StatsLine};
+use crate::server::lines::{Listening, StatsLine};
 use crate::sys;
 
 /// A started server.

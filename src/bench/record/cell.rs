@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::error::Error;
 use super::placed::Placed;
 use crate::load::Document;
-use crate::server::stats::StatsLine;
+use crate::server::lines::StatsLine;
 
 /// What a cell's event streams did: the client's side (time to first event, gaps, loss) and
 /// the server's (its events and the late ones, from its stats line).

@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::cell::{ClassFigure, CpuSource, Figures, LockFigures, StreamFigures};
 use super::why::Why;
 use crate::load::{jain, Document};
-use crate::server::stats::{Counter, StatsLine};
+use crate::server::lines::StatsLine;
+use crate::server::stats::Counter;
 use crate::sys::machine::CpuTimes;
 use crate::sys::procfs::ProcSample;
 
