@@ -14,7 +14,8 @@ thread per connection; build it from github.com/haraldh/rust_echo_bench and pass
     scripts/paired_cost.py --proto echo -c 500 epoll uring "uring --batch-wait 0" \\
         "old uring=@/tmp/muxlab-old uring"
 
-A target is a model with its flags, `nginx`, `nginx deferred`, or `NAME=@BINARY MODEL [FLAGS]`
+A target is a model with its flags, `nginx`, `nginx deferred`, `floor` (the frozen floor
+server of scripts/floor/floor.c, HTTP keep-alive only), or `NAME=@BINARY MODEL [FLAGS]`
 to run a model from another muxlab binary (a before/after). Needs 2 CPUs (server on the first,
 client on the second; --server-cpu / --client-cpu to change) and taskset.
 """
@@ -71,6 +72,13 @@ def start(target, port, a, tmp):
                 f'  server {{ listen 127.0.0.1:{port} backlog=1024 reuseport{deferred}; location / {{ default_type text/html; return 200 "<html>hello</html>"; }} }} }}\n'
             )
         cmd = pin + ["nginx", "-c", f"{d}/nginx.conf", "-p", d]
+    elif words[0] == "floor":
+        if a.proto != "http" or a.close:
+            sys.exit("floor serves HTTP keep-alive only")
+        built = subprocess.run([os.path.join(HERE, "floor", "build.sh")], capture_output=True, text=True)
+        if built.returncode != 0:
+            sys.exit(f"building the floor server failed: {built.stderr.strip()}")
+        cmd = pin + [os.path.join(HERE, "..", built.stdout.strip()), str(port)]
     else:
         binary = a.bin
         if words[0].startswith("@"):

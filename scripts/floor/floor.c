@@ -5,10 +5,12 @@
  * limits: not a server to run, a baseline. It counts its system calls and epoll_wait returns
  * and prints them, with the requests it answered, on SIGTERM / SIGINT:
  *   {"event":"stats","requests":N,"syscalls":N,"wakeups":N}
- * Build: scripts/floor/build.sh (cc -O2). Run: target/floor PORT (prints a listening line). */
+ * Build: scripts/floor/build.sh (cc -O2). Run: target/floor PORT [ADDR] (ADDR: an IPv4 address
+ * to listen on, 127.0.0.1 by default; prints a listening line). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,11 +58,17 @@ int main(int argc, char **argv) {
     int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(0x7f000001)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    if (inet_pton(AF_INET, argc > 2 ? argv[2] : "127.0.0.1", &a.sin_addr) != 1) {
+        fprintf(stderr, "floor: not an IPv4 address: %s\n", argv[2]);
+        return 2;
+    }
     if (bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1024)) { perror("floor: listen"); return 1; }
     socklen_t alen = sizeof a;
     getsockname(l, (struct sockaddr *)&a, &alen);
-    printf("{\"event\":\"listening\",\"addr\":\"127.0.0.1:%d\"}\n", ntohs(a.sin_port));
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+    printf("{\"event\":\"listening\",\"addr\":\"%s:%d\"}\n", ip, ntohs(a.sin_port));
     fflush(stdout);
     int ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = l};

@@ -56,10 +56,12 @@ macro_rules! dispatch {
                 match self { $($ty::$v(s) => s.complete_each(ticket, out, each),)+ }
             }
 
+            #[inline]
             fn head_pending(&self) -> bool {
                 match self { $($ty::$v(s) => s.head_pending(),)+ }
             }
 
+            #[inline]
             fn holding(&self) -> bool {
                 match self { $($ty::$v(s) => s.holding(),)+ }
             }
@@ -68,22 +70,27 @@ macro_rules! dispatch {
                 match self { $($ty::$v(s) => s.trim(),)+ }
             }
 
+            #[inline]
             fn due(&self) -> Option<Instant> {
                 match self { $($ty::$v(s) => s.due(),)+ }
             }
 
+            #[inline]
             fn owes(&self) -> bool {
                 match self { $($ty::$v(s) => s.owes(),)+ }
             }
 
+            #[inline]
             fn answers_owed(&self) -> bool {
                 match self { $($ty::$v(s) => s.answers_owed(),)+ }
             }
 
+            #[inline]
             fn output_gone(&mut self, bound: usize) {
                 match self { $($ty::$v(s) => s.output_gone(bound),)+ }
             }
 
+            #[inline]
             fn paused(&self) -> bool {
                 match self { $($ty::$v(s) => s.paused(),)+ }
             }
