@@ -5,36 +5,11 @@ use super::response::Refusal;
 
 /// The bytes a `Host` value may hold: a reg-name's (RFC 3986: unreserved, sub-delims,
 /// percent-encoding), an IP literal's brackets and the port's colon.
-const HOST_BYTE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = (b as u8).is_ascii_alphanumeric()
-            || matches!(
-                b as u8,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-                    | b'%'
-            );
-        b += 1;
-    }
-    t
-};
+const HOST_BYTE: [bool; 256] = byte_table!(b => b.is_ascii_alphanumeric()
+|| matches!(
+    b,
+    b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'[' | b']' | b'%'
+));
 
 /// What a request head says about the connection and the body.
 pub(super) struct Head {
@@ -48,8 +23,7 @@ pub(super) struct Head {
 
 impl Head {
     /// Applies RFC 9112's rules on `Host`, `Content-Length`, `Transfer-Encoding` and `Expect`.
-    pub(super) fn read(req: &httparse::Request<'_, '_>) -> Result<Head, Refusal> {
-        let http10 = req.version == Some(0);
+    pub(super) fn read<'a>(http10: bool, headers: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Result<Head, Refusal> {
         let mut h = Head {
             keep: !http10,
             content_length: None,
@@ -58,14 +32,13 @@ impl Head {
             http10,
         };
         let (mut hosts, mut te) = (0, false);
-        for header in req.headers.iter() {
-            let name = header.name;
+        for (name, value) in headers {
             // Only these names matter here; their lengths tell most others apart at once.
             if !matches!(name.len(), 4 | 6 | 10 | 14 | 17) {
                 continue;
             }
-            let value = header.value.trim_ascii();
-            if name.eq_ignore_ascii_case("connection") {
+            let value = value.trim_ascii();
+            if name.eq_ignore_ascii_case(b"connection") {
                 for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
                     if token.eq_ignore_ascii_case(b"close") {
                         h.keep = false;
@@ -73,12 +46,12 @@ impl Head {
                         h.keep = true;
                     }
                 }
-            } else if name.eq_ignore_ascii_case("host") {
+            } else if name.eq_ignore_ascii_case(b"host") {
                 hosts += 1;
                 if !value.iter().all(|&b| HOST_BYTE[usize::from(b)]) {
                     return Err(Refusal::BadRequest);
                 }
-            } else if name.eq_ignore_ascii_case("content-length") {
+            } else if name.eq_ignore_ascii_case(b"content-length") {
                 // Digits only (no sign, no list); repeated values must agree.
                 if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
                     return Err(Refusal::BadRequest);
@@ -89,7 +62,7 @@ impl Head {
                     return Err(Refusal::BadRequest);
                 }
                 h.content_length = Some(n);
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
                 if te || !value.eq_ignore_ascii_case(b"chunked") {
                     // One coding we can decode, and nothing layered on it.
                     let known = value
@@ -102,7 +75,7 @@ impl Head {
                     });
                 }
                 te = true;
-            } else if name.eq_ignore_ascii_case("expect") {
+            } else if name.eq_ignore_ascii_case(b"expect") {
                 if !value.eq_ignore_ascii_case(b"100-continue") {
                     return Err(Refusal::ExpectationFailed);
                 }

@@ -14,12 +14,28 @@
 //! 8 KiB or too many headers -> 431; a body over `max_body` -> 413; a `Transfer-Encoding` other
 //! than `chunked` -> 501; an `Expect` other than `100-continue` -> 417. `Expect: 100-continue`
 //! gets `100 Continue` before the body. Other methods -> 405 (their body, if any, is skipped).
-//! Parsing of heads is `httparse`. A head line may end in a bare LF (RFC 9112 §2.2 lets a
+//! Parsing of heads is `httparse`, behind a one-pass read of the common head (`scan`: a strict
+//! subset of what httparse accepts, read alike; anything else goes to httparse). A head line may end in a bare LF (RFC 9112 §2.2 lets a
 //! recipient accept one), alike in the request line, the fields and the trailers; a bare CR, a
 //! folded line (obs-fold) or whitespace before a field's colon is 400.
 
+/// A table of the 256 bytes: `true` where `$keep` holds of byte `$b`.
+macro_rules! byte_table {
+    ($b:ident => $keep:expr) => {{
+        let mut t = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            let $b = i as u8;
+            t[i] = $keep;
+            i += 1;
+        }
+        t
+    }};
+}
+
 mod head;
 mod response;
+mod scan;
 mod session;
 #[cfg(test)]
 mod tests;

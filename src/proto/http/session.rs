@@ -16,6 +16,7 @@ const MAX_HEADERS: usize = 64;
 
 use super::head::Head;
 use super::response::*;
+use super::scan;
 use crate::proto::MAX_BODY;
 
 /// Where the session is in the request stream.
@@ -204,6 +205,14 @@ impl HttpSession {
 
     /// Parses a request head at the start of `data` and answers or starts its body.
     fn head<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
+        let mut common = [(&b""[..], &b""[..]); scan::MOST];
+        if let Some(line) = scan::scan(data, &mut common) {
+            if line.len > MAX_HEAD {
+                return refuse(Refusal::HeadTooLarge, out, fed);
+            }
+            let head = Head::read(line.http10, common[..line.headers].iter().copied());
+            return self.request(line.method, line.target, head, line.len, out, fed, each);
+        }
         // Left uninitialised: the parse writes the headers it finds (64 empty ones written
         // first cost more than the parse of a small request).
         let mut headers = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -216,20 +225,38 @@ impl HttpSession {
             Err(httparse::Error::TooManyHeaders) => return refuse(Refusal::HeadTooLarge, out, fed),
             Err(_) => return refuse(Refusal::BadRequest, out, fed),
         };
-        let h = match Head::read(&req) {
+        let head = Head::read(
+            req.version == Some(0),
+            req.headers.iter().map(|h| (h.name.as_bytes(), h.value)),
+        );
+        let (method, target) = (req.method.unwrap_or("").as_bytes(), req.path.unwrap_or("").as_bytes());
+        self.request(method, target, head, n, out, fed, each)
+    }
+
+    /// Answers the request whose head (`n` bytes) was read, or starts its body.
+    #[allow(clippy::too_many_arguments)]
+    fn request<F: Each + ?Sized>(
+        &mut self,
+        method: &[u8],
+        target: &[u8],
+        head: Result<Head, Refusal>,
+        n: usize,
+        out: &mut Vec<u8>,
+        fed: &mut Fed,
+        each: &mut F,
+    ) -> Step {
+        let h = match head {
             Ok(h) => h,
             Err(r) => return refuse(r, out, fed),
         };
-        let method = req.method.unwrap_or("");
-        let echo = matches!(method, "POST" | "PUT");
+        let echo = matches!(method, b"POST" | b"PUT");
         if h.content_length.is_some_and(|n| n > self.max_body) {
             return refuse(Refusal::TooLarge, out, fed);
         }
         // The request's own work, before its response is written.
-        let served = matches!(method, "GET" | "HEAD" | "POST" | "PUT");
-        let target = req.path.unwrap_or("").as_bytes();
+        let served = matches!(method, b"GET" | b"HEAD" | b"POST" | b"PUT");
         let bodiless = !h.chunked && h.content_length.unwrap_or(0) == 0;
-        let deferrable = bodiless && matches!(method, "GET" | "HEAD");
+        let deferrable = bodiless && matches!(method, b"GET" | b"HEAD");
         let answer = match served {
             true => each.request(Request { target, deferrable }, out),
             false => Answer::Serve,
@@ -237,10 +264,10 @@ impl HttpSession {
         match answer {
             Answer::Refuse => return refuse(Refusal::BadRequest, out, fed),
             Answer::Later(Later::Stream(stream)) if deferrable => {
-                return self.stream(stream, method == "GET", &h, out, fed, n);
+                return self.stream(stream, method == b"GET", &h, out, fed, n);
             }
             Answer::Later(Later::Pending(ticket)) if deferrable => {
-                let (get, keep) = (method == "GET", h.keep);
+                let (get, keep) = (method == b"GET", h.keep);
                 self.state = State::Waiting { ticket, get, keep };
                 return Step::Used(n);
             }
@@ -251,10 +278,10 @@ impl HttpSession {
         }
         let conn_line = if h.keep { KEEP } else { CLOSE };
         match method {
-            "GET" | "HEAD" => ok_response(method == "GET", h.keep, out),
+            b"GET" | b"HEAD" => ok_response(method == b"GET", h.keep, out),
             // The echo's head goes out with the first body byte (or now, for an empty body).
-            "POST" | "PUT" if !h.chunked && h.content_length.unwrap_or(0) == 0 => echo_head(0, h.keep, out),
-            "POST" | "PUT" => {}
+            b"POST" | b"PUT" if !h.chunked && h.content_length.unwrap_or(0) == 0 => echo_head(0, h.keep, out),
+            b"POST" | b"PUT" => {}
             _ => {
                 out.extend_from_slice(NOT_ALLOWED_HEAD);
                 out.extend_from_slice(conn_line);
