@@ -129,8 +129,11 @@ pub(super) fn scan<'a>(data: &'a [u8], headers: &mut [Header<'a>; MOST]) -> Opti
 mod tests {
     use super::*;
 
+    /// A head's method, target, whether HTTP/1.0, length and headers.
+    type Read = (Vec<u8>, Vec<u8>, bool, usize, Vec<(Vec<u8>, Vec<u8>)>);
+
     /// What httparse makes of `data`: the head's parts, or `None` where it is not complete.
-    fn httparse_reads(data: &[u8]) -> Option<(Vec<u8>, Vec<u8>, bool, usize, Vec<(Vec<u8>, Vec<u8>)>)> {
+    fn httparse_reads(data: &[u8]) -> Option<Read> {
         let mut h = [httparse::EMPTY_HEADER; 64];
         let mut req = httparse::Request::new(&mut h);
         match req.parse(data) {
