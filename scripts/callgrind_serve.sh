@@ -4,7 +4,8 @@
 # callgrind twice, serving N and then 2N keep-alive requests from `muxlab load`, and the
 # difference divided by N leaves out start-up, accepting and shutdown.
 # Usage: scripts/callgrind_serve.sh [MODEL...]   (default: epoll reactor; `floor`: the frozen
-# floor server of scripts/floor/floor.c, built here, HTTP only)
+# floor server of scripts/floor/floor.c, built here, HTTP only; `redis-server`: Debian's, with
+# MUXLAB_PROTO=resp)
 # MUXLAB_PROTO=h2: HTTP/2, 10 connections x 10 streams; MUXLAB_PROTO=resp: redis's protocol,
 # the load generator's default keyed plan (GET and SET over its keys); MUXLAB_CLOSE=1: one request per
 # connection (ab's way: accepting and closing counted in); MUXLAB_BIN=PATH: that binary (not
@@ -27,7 +28,7 @@ kind=keep-alive
 if [ -n "${MUXLAB_CLOSE:-}" ]; then more+=(--close); kind=close; fi
 n=${MUXLAB_BENCH_REQUESTS:-20000}
 models=("$@")
-for m in "${models[@]}"; do [ "$m" != floor ] || scripts/floor/build.sh >/dev/null; done
+. scripts/peer_server.sh
 [ ${#models[@]} -gt 0 ] || models=(epoll reactor)
 instructions() {
   local model=$1 requests=$2 out log pid port
@@ -37,11 +38,10 @@ instructions() {
   # One file per process (%p): a forked child's (a connection's, a worker's, the metrics
   # endpoint's) instructions are counted too, summed below.
   local server=("$bin" serve --model "$model" --proto "$proto" --port 0 ${metrics[@]+"${metrics[@]}"})
-  [ "$model" != floor ] || server=(target/floor 0)
+  peer_command "$model" || true
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" "${server[@]}" >"$log" 2>/dev/null &
   pid=$!
-  for _ in $(seq 1 200); do grep -q listening "$log" && break; sleep 0.1; done
-  port=$(sed -n 's/.*"addr":"[^"]*:\([0-9]*\)".*/\1/p' "$log" | head -n 1)
+  port=$(peer_listening "$log")
   if [ -n "${MUXLAB_METRICS:-}" ] && [ "$MUXLAB_METRICS" != quiet ]; then
     local at; at=$(sed -n 's/.*"metrics":"\([^"]*\)".*/\1/p' "$log" | head -n 1)
     (while curl -s -o /dev/null "http://$at/metrics"; do sleep 1; done) &

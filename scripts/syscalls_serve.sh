@@ -6,7 +6,8 @@
 # returns (epoll_wait, epoll_pwait, io_uring_enter, poll, select, futex). strace slows every
 # system call, so a server batches more under it than without: read the counts as what a
 # request asks of the kernel, beside the floor's measured the same way.
-# Usage: scripts/syscalls_serve.sh [MODEL...]   (default: floor epoll)
+# Usage: scripts/syscalls_serve.sh [MODEL...]   (default: floor epoll; `redis-server`: Debian's)
+# MUXLAB_PROTO=resp: redis's protocol, the load generator's default keyed plan (GET and SET).
 # MUXLAB_BIN=PATH: that binary (default target/release/muxlab, built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,18 +17,23 @@ bin=${MUXLAB_BIN:-target/release/muxlab}
 n=${MUXLAB_BENCH_REQUESTS:-20000}
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(floor epoll)
-for m in "${models[@]}"; do [ "$m" != floor ] || scripts/floor/build.sh >/dev/null; done
+. scripts/peer_server.sh
+proto=${MUXLAB_PROTO:-http}
+case "$proto" in
+  http) url=http://127.0.0.1 ;;
+  resp) url=resp://127.0.0.1 ;;
+  *) echo "MUXLAB_PROTO is http or resp"; exit 2 ;;
+esac
 # Prints "TOTAL WAITS" for a run of `requests` against `model`.
 counts() {
   local model=$1 requests=$2 out log pid port
   out=$(mktemp); log=$(mktemp)
-  local server=("$bin" serve --model "$model" --port 0)
-  [ "$model" != floor ] || server=(target/floor 0)
+  local server=("$bin" serve --model "$model" --proto "$proto" --port 0)
+  peer_command "$model" || true
   strace -f -c -o "$out" "${server[@]}" >"$log" 2>/dev/null &
   pid=$!
-  for _ in $(seq 1 200); do grep -q listening "$log" && break; sleep 0.1; done
-  port=$(sed -n 's/.*"addr":"[^"]*:\([0-9]*\)".*/\1/p' "$log" | head -n 1)
-  target/release/muxlab load "http://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 >/dev/null
+  port=$(peer_listening "$log")
+  target/release/muxlab load "$url:$port/" -c 10 -n "$requests" -t 1 >/dev/null
   # The server, not strace (which outlives a SIGTERM of its own): strace ends with it.
   kill -TERM "$(pgrep -P "$pid" | head -n 1)"; wait "$pid" || true
   awk '$NF == "total" {t = $4} $NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|io_uring_enter|poll|ppoll|select|pselect6|futex)$/ {w += $4} END {print t + 0, w + 0}' "$out"
