@@ -29,6 +29,7 @@ if [ -n "${MUXLAB_CLOSE:-}" ]; then more+=(--close); kind=close; fi
 n=${MUXLAB_BENCH_REQUESTS:-20000}
 models=("$@")
 . scripts/peer_server.sh
+for m in "${models[@]}"; do peer_check "$m" "$proto" "${MUXLAB_CLOSE:-}"; done
 [ ${#models[@]} -gt 0 ] || models=(epoll reactor)
 instructions() {
   local model=$1 requests=$2 out log pid port
@@ -41,13 +42,14 @@ instructions() {
   peer_command "$model" || true
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" "${server[@]}" >"$log" 2>/dev/null &
   pid=$!
-  port=$(peer_listening "$log")
+  port=$(peer_listening "$log" "$pid")
   if [ -n "${MUXLAB_METRICS:-}" ] && [ "$MUXLAB_METRICS" != quiet ]; then
     local at; at=$(sed -n 's/.*"metrics":"\([^"]*\)".*/\1/p' "$log" | head -n 1)
     (while curl -s -o /dev/null "http://$at/metrics"; do sleep 1; done) &
     scraper=$!
   fi
-  target/release/muxlab load "$scheme://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 ${more[@]+"${more[@]}"} >/dev/null
+  target/release/muxlab load "$scheme://127.0.0.1:$port/" -c 10 -n "$requests" -t 1 ${more[@]+"${more[@]}"} >/dev/null \
+    || { kill -TERM "$pid"; wait "$pid" || true; rm -f "$out" "$out".* "$log"; echo "the load against $model failed" >&2; exit 1; }
   [ -z "$scraper" ] || kill "$scraper" 2>/dev/null || true
   kill -TERM "$pid"; wait "$pid" || true
   for f in "$out".*; do callgrind_annotate "$f" 2>/dev/null; done | awk '/PROGRAM TOTALS/ {gsub(",","",$1); s += $1} END {print s}'

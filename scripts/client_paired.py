@@ -13,9 +13,10 @@ Cells (the product in brackets):
   close  one request per connection, 10 at once, against nginx (ab -c10)
   h2     HTTP/2, 10 connections x 10 streams, against nginx's http2 listener (h2load -c10 -m10)
   resp   GET and SET over 50 connections, against redis-server (redis-benchmark -c50 -t set,get)
+  resp16 the same, 16 commands in flight per connection (redis-benchmark -P 16; load --pipeline 16)
 
     scripts/client_paired.py --before /tmp/muxlab-old [--after target/release/muxlab]
-                             [--rounds 12] [--cells http,close,h2,resp] [--json FILE]
+                             [--rounds 12] [--cells http,close,h2,resp,resp16] [--json FILE]
 """
 import argparse, itertools, json, math, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -62,6 +63,7 @@ def muxlab(binary, cell, n):
         "close": [f"http://127.0.0.1:{NGINX_PORT}/", "-c", "10", "--close"],
         "h2": [f"h2c://127.0.0.1:{H2_PORT}/", "-c", "10", "--streams", "10"],
         "resp": [f"resp://127.0.0.1:{REDIS_PORT}", "-c", "50"],
+        "resp16": [f"resp://127.0.0.1:{REDIS_PORT}", "-c", "50", "--pipeline", "16"],
     }[cell]
     out, cpu = run([binary, "load", *args, "-n", str(n), "-t", "1", "--json"])
     doc = json.loads(out)
@@ -80,7 +82,8 @@ def product(cell, n, seconds):
     if cell == "h2":
         out, cpu = run(["h2load", "-n", str(n), "-c", "10", "-m", "10", f"http://127.0.0.1:{H2_PORT}/"])
         return int(re.search(r"(\d+) succeeded", out).group(1)), cpu
-    out, cpu = run(["redis-benchmark", "-p", str(REDIS_PORT), "-c", "50", "-n", str(n // 2), "-t", "set,get", "-q"])
+    pipeline = ["-P", "16"] if cell == "resp16" else []
+    out, cpu = run(["redis-benchmark", "-p", str(REDIS_PORT), "-c", "50", "-n", str(n // 2), "-t", "set,get", "-q"] + pipeline)
     return n // 2 * 2, cpu
 
 
@@ -100,8 +103,8 @@ def median_interval(xs):
 
 ORDERS = list(itertools.permutations(["before", "after", "product"]))
 
-PRODUCT = {"http": "wrk", "close": "ab", "h2": "h2load", "resp": "redis-benchmark"}
-REQUESTS = {"http": 300000, "close": 30000, "h2": 300000, "resp": 200000}
+PRODUCT = {"http": "wrk", "close": "ab", "h2": "h2load", "resp": "redis-benchmark", "resp16": "redis-benchmark"}
+REQUESTS = {"http": 300000, "close": 30000, "h2": 300000, "resp": 200000, "resp16": 1000000}
 
 
 def main():
@@ -109,7 +112,7 @@ def main():
     ap.add_argument("--before", required=True)
     ap.add_argument("--after", default=os.path.join(HERE, "..", "target", "release", "muxlab"))
     ap.add_argument("--rounds", type=int, default=12, help="a multiple of 6 keeps the orders balanced")
-    ap.add_argument("--cells", default="http,close,h2,resp")
+    ap.add_argument("--cells", default="http,close,h2,resp,resp16")
     ap.add_argument("--json")
     a = ap.parse_args()
     servers = [start_nginx(), start_redis()]
@@ -131,11 +134,14 @@ def main():
                     per[who].append(cpu / done * 1e6)
             ratios = [x / y for x, y in zip(per["after"], per["before"])]
             med, lo, hi = median_interval(ratios)
+            against = [x / y for x, y in zip(per["after"], per["product"])]
+            pmed, plo, phi = median_interval(against)
             row = {
                 "cpu_per_request_us": {k: round(statistics.median(v), 3) for k, v in per.items()},
                 "after_over_before": {"median": round(med, 4), "low": round(lo, 4), "high": round(hi, 4),
                                       "ratios": [round(r, 4) for r in ratios]},
-                "after_over_product": round(statistics.median(per["after"]) / statistics.median(per["product"]), 3),
+                "after_over_product": {"median": round(pmed, 4), "low": round(plo, 4), "high": round(phi, 4),
+                                       "ratios": [round(r, 4) for r in against]},
                 "product": PRODUCT[cell],
                 "rounds": a.rounds,
             }
@@ -144,7 +150,7 @@ def main():
                   f"{row['cpu_per_request_us']['after']:.3f} us  {PRODUCT[cell]} "
                   f"{row['cpu_per_request_us']['product']:.3f} us  after/before median "
                   f"{row['after_over_before']['median']:.3f} [{row['after_over_before']['low']:.3f}, "
-                  f"{row['after_over_before']['high']:.3f}]  after/{PRODUCT[cell]} {row['after_over_product']:.2f}",
+                  f"{row['after_over_before']['high']:.3f}]  after/{PRODUCT[cell]} median {pmed:.3f} [{plo:.3f}, {phi:.3f}]",
                   flush=True)
     finally:
         for s in servers:

@@ -124,7 +124,7 @@ def quartiles(v):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="targets: " + __doc__.split("\n\n")[-1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("targets", nargs="+", help="models (with flags), nginx, 'nginx deferred', NAME=@BIN MODEL")
+    p.add_argument("targets", nargs="+", help="models (with flags), nginx, 'nginx deferred', floor, NAME=@BIN MODEL")
     p.add_argument("--proto", choices=["http", "echo"], default="http")
     p.add_argument("-c", type=int, default=100, help="connections (default 100)")
     p.add_argument("--close", action="store_true", help="HTTP, one request per connection")

@@ -6,7 +6,8 @@
 # returns (epoll_wait, epoll_pwait, io_uring_enter, poll, select, futex). strace slows every
 # system call, so a server batches more under it than without: read the counts as what a
 # request asks of the kernel, beside the floor's measured the same way.
-# Usage: scripts/syscalls_serve.sh [MODEL...]   (default: floor epoll; `redis-server`: Debian's)
+# Usage: scripts/syscalls_serve.sh [MODEL...]   (default: floor epoll; with MUXLAB_PROTO=resp,
+# redis-server reactor)
 # MUXLAB_PROTO=resp: redis's protocol, the load generator's default keyed plan (GET and SET).
 # MUXLAB_BIN=PATH: that binary (default target/release/muxlab, built).
 set -euo pipefail
@@ -16,7 +17,6 @@ bin=${MUXLAB_BIN:-target/release/muxlab}
 [ -n "${MUXLAB_BIN:-}" ] || cargo build --release 2>&1 | tail -n 1
 n=${MUXLAB_BENCH_REQUESTS:-20000}
 models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(floor epoll)
 . scripts/peer_server.sh
 proto=${MUXLAB_PROTO:-http}
 case "$proto" in
@@ -24,6 +24,10 @@ case "$proto" in
   resp) url=resp://127.0.0.1 ;;
   *) echo "MUXLAB_PROTO is http or resp"; exit 2 ;;
 esac
+if [ ${#models[@]} -eq 0 ]; then
+  if [ "$proto" = resp ]; then models=(redis-server reactor); else models=(floor epoll); fi
+fi
+for m in "${models[@]}"; do peer_check "$m" "$proto"; done
 # Prints "TOTAL WAITS" for a run of `requests` against `model`.
 counts() {
   local model=$1 requests=$2 out log pid port
@@ -32,8 +36,11 @@ counts() {
   peer_command "$model" || true
   strace -f -c -o "$out" "${server[@]}" >"$log" 2>/dev/null &
   pid=$!
-  port=$(peer_listening "$log")
-  target/release/muxlab load "$url:$port/" -c 10 -n "$requests" -t 1 >/dev/null
+  port=$(peer_listening "$log" "$pid")
+  if ! target/release/muxlab load "$url:$port/" -c 10 -n "$requests" -t 1 >/dev/null; then
+    kill -TERM "$(pgrep -P "$pid" | head -n 1)"; wait "$pid" || true; rm -f "$out" "$log"
+    echo "the load against $model failed" >&2; exit 1
+  fi
   # The server, not strace (which outlives a SIGTERM of its own): strace ends with it.
   kill -TERM "$(pgrep -P "$pid" | head -n 1)"; wait "$pid" || true
   awk '$NF == "total" {t = $4} $NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|io_uring_enter|poll|ppoll|select|pselect6|futex)$/ {w += $4} END {print t + 0, w + 0}' "$out"

@@ -40,24 +40,9 @@ pub fn compare_runs(a: &Path, b: &Path) -> Result<(PathBuf, String), Error> {
 /// After `bench --baseline`: this binary's cells (B) against the baseline's (A), as
 /// `report A B` shows two runs; writes `DIR/compare.html`. None without baseline cells.
 pub fn against_baseline(dir: &Path, results: &Results) -> Result<Option<(PathBuf, String)>, Error> {
-    let suffix = format!(" {}", crate::bench::BASELINE);
-    if !results.cells.iter().any(|c| c.target.ends_with(&suffix)) {
+    let Some(rows) = super::compare::baseline_rows(results) else {
         return Ok(None);
-    }
-    let side = |baseline: bool| Results {
-        cells: results
-            .cells
-            .iter()
-            .filter(|c| c.target.ends_with(&suffix) == baseline)
-            .map(|c| {
-                let mut c = c.clone();
-                c.target = c.target.trim_end_matches(&suffix).to_string();
-                c
-            })
-            .collect(),
-        ..results.clone()
     };
-    let rows = super::compare::rows(&side(true), &side(false), true);
     let out = crate::bench::record::results::beside(dir, "compare.html");
     std::fs::write(&out, super::compare::html("--baseline", "this binary", &rows)).map_err(Error::write(&out))?;
     Ok(Some((out, super::compare::table("--baseline", "this binary", &rows))))

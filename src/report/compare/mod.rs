@@ -4,15 +4,16 @@
 //! the two sides' logs lies past 5 %; one round a side is not judged). The before/after view
 //! around a change: a terminal table and `B/compare.html`.
 //!
-//! The rows compared (`rows`), read as a headline, a terminal table and HTML (`render`), and
-//! each target against an experiment's reference (`reference`).
+//! The rows compared (`rows`), read as a headline, a terminal table and HTML (`render`), each
+//! target against an experiment's reference (`reference`), and a `bench --baseline` run's
+//! binary against its baseline (`baseline`).
 
+mod baseline;
 mod reference;
 mod render;
 mod rows;
 
+pub use baseline::baseline_rows;
 pub use reference::against_reference;
-#[cfg(test)]
-pub(crate) use render::headline;
-pub use render::{html, html_table, table, CLASSES};
-pub use rows::rows;
+pub use render::{cell_text, headline, html, html_table, summary, table, CLASSES};
+pub use rows::{rows, Row};

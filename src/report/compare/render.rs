@@ -3,7 +3,9 @@
 
 use super::rows::{Change, Row, METRICS};
 
-fn cell_text(c: &Option<Change>) -> String {
+/// One metric's change as a table cell: the ratio, its spread, and better / WORSE beyond the
+/// noise.
+pub fn cell_text(c: &Option<Change>) -> String {
     match c {
         None => "-".into(),
         Some(c) => format!(
@@ -76,7 +78,7 @@ pub(super) fn grid(rows: &[Row]) -> String {
 }
 
 /// Per metric: geometric mean of the ratios and the count of changes beyond the noise.
-fn summary(rows: &[Row]) -> String {
+pub fn summary(rows: &[Row]) -> String {
     let mut s = String::new();
     for (i, name) in METRICS.iter().map(|m| m.short).enumerate() {
         let cs: Vec<&Change> = rows.iter().filter_map(|r| r.changes[i].as_ref()).collect();

@@ -6,17 +6,18 @@ use std::path::{Path, PathBuf};
 
 use super::ctx::Ctx;
 use super::error::DocsError;
-use super::{blocks, cells, kept, lint, scripts, verdicts};
+use super::{against, blocks, cells, kept, lint, scripts, verdicts};
 
 /// What renders a kind of block: its spec in, its text out (or why not).
 type Renderer = fn(&Ctx, &str) -> Result<String, DocsError>;
 
 /// The kinds of block, and what renders each.
-const KINDS: [(&str, Renderer); 9] = [
+const KINDS: [(&str, Renderer); 10] = [
     ("run", kept::run),
     ("cells", cells::cells),
     ("verdict", verdicts::verdict),
     ("glance", verdicts::glance),
+    ("against", against::against),
     ("screen", kept::screen),
     ("peers", scripts::peers),
     ("advise", scripts::advise),

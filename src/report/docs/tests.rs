@@ -82,3 +82,46 @@ fn a_screen_names_its_missing_file_and_a_script_not_from_its_result() {
         "scripts/first_screen.sh does not make its picture from docs/results/capacity.json"
     );
 }
+
+/// `against` on a `bench --baseline` run compares this binary with its baseline, cell by cell
+/// (a row per model the baseline also served); on a run without one, each experiment's targets
+/// with its reference, under that experiment's sentence; an experiment the run lacks is refused.
+#[test]
+fn against_compares_a_baseline_run_with_its_baseline_and_other_runs_with_their_reference() {
+    let ba = block(
+        "against",
+        "result = \"before-after\"\nexperiments = [\"http-keepalive\"]\n",
+    )
+    .unwrap();
+    assert!(ba.contains("B = this binary, A = its baseline"), "{ba}");
+    assert!(ba.contains("| http-keepalive | epoll | 100 |"), "{ba}");
+    assert!(
+        !ba.contains("@baseline"),
+        "baseline cells are the other side, not rows: {ba}"
+    );
+    assert!(!ba.contains("http-close"), "only the experiments named: {ba}");
+    assert!(ba.contains("geometric mean B/A"), "{ba}");
+    let sc = block(
+        "against",
+        "result = \"server-cost\"\nexperiments = [\"http-keepalive\"]\n",
+    )
+    .unwrap();
+    assert!(
+        sc.contains("http-keepalive: server CPU per request against nginx"),
+        "{sc}"
+    );
+    assert!(
+        sc.contains("CPU/request / nginx") && sc.contains("| http-keepalive | epoll | 100 |"),
+        "{sc}"
+    );
+    assert!(
+        !sc.contains("| http-keepalive | nginx |"),
+        "the reference is not a row of its own: {sc}"
+    );
+    assert!(!sc.contains("/ epoll"), "echo-128 (against epoll) is not named: {sc}");
+    let e = block("against", "result = \"before-after\"\nexperiments = [\"nope\"]\n").unwrap_err();
+    assert!(
+        matches!(&e, DocsError::NoExperiment { experiment, .. } if experiment == "nope"),
+        "{e:?}"
+    );
+}
