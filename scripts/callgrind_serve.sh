@@ -42,7 +42,9 @@ instructions() {
   peer_command "$model" || true
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p" "${server[@]}" >"$log" 2>/dev/null &
   pid=$!
-  port=$(peer_listening "$log" "$pid")
+  # (Inside this function's $(...), bash does not stop at a failure: the empty port is checked.)
+  port=$(peer_listening "$log" "$pid") || true
+  [ -n "$port" ] || { rm -f "$out" "$out".* "$log"; echo "the server for $model did not listen" >&2; exit 1; }
   if [ -n "${MUXLAB_METRICS:-}" ] && [ "$MUXLAB_METRICS" != quiet ]; then
     local at; at=$(sed -n 's/.*"metrics":"\([^"]*\)".*/\1/p' "$log" | head -n 1)
     (while curl -s -o /dev/null "http://$at/metrics"; do sleep 1; done) &

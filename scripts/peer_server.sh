@@ -43,6 +43,7 @@ peer_listening() {
     fi
     sleep 0.1
   done
-  kill "$pid" 2>/dev/null
+  # Its children first: under strace the server is strace's child, and strace outlives a TERM.
+  pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null
   echo "the server did not listen within 20 s" >&2; exit 1
 }

@@ -38,7 +38,7 @@ counts() {
   pid=$!
   port=$(peer_listening "$log" "$pid")
   if ! target/release/muxlab load "$url:$port/" -c 10 -n "$requests" -t 1 >/dev/null; then
-    kill -TERM "$(pgrep -P "$pid" | head -n 1)"; wait "$pid" || true; rm -f "$out" "$log"
+    pkill -TERM -P "$pid" || true; wait "$pid" || true; rm -f "$out" "$log"
     echo "the load against $model failed" >&2; exit 1
   fi
   # The server, not strace (which outlives a SIGTERM of its own): strace ends with it.

@@ -299,6 +299,10 @@ fn parse_figure(s: &str) -> Option<f64> {
 /// Every figure a cell of `x` for `target` keeps, in the file's units.
 fn kept_figures(cells: &[Value], x: &str, target: &str, conns: u64) -> Vec<f64> {
     let mut out = Vec::new();
+    // Each figure's median over the repeats too: a glance shows the median, which over an even
+    // number of repeats (server-cost's 8) is the mean of the middle two, no cell's own value
+    // (server-cost's poll: 5.4 µs of cells at 4.9 and 5.8 to 6.1).
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); 6];
     for c in cells.iter().filter(|c| {
         c["experiment"] == x
             && c["target"] == target
@@ -306,15 +310,22 @@ fn kept_figures(cells: &[Value], x: &str, target: &str, conns: u64) -> Vec<f64> 
             && c.get("calibration").is_none_or(Value::is_null)
     }) {
         let f = &c["figures"];
-        for k in [
+        for (i, k) in [
             "throughput_rps",
             "p50_us",
             "p99_us",
             "p999_us",
             "server_cpu_us_per_req",
             "mem_per_conn_kib",
-        ] {
+        ]
+        .iter()
+        .enumerate()
+        {
             out.extend(f[k].as_f64());
+            // The median is of the compared cells: an A/A twin's are the machine's noise.
+            if c["twin"] != true {
+                per[i].extend(f[k].as_f64());
+            }
         }
         for k in f["classes"].as_array().into_iter().flatten() {
             out.extend(["p50_us", "p99_us", "p999_us"].iter().filter_map(|q| k[q].as_f64()));
@@ -334,6 +345,15 @@ fn kept_figures(cells: &[Value], x: &str, target: &str, conns: u64) -> Vec<f64> 
                 out.push(cores * w * 1e6 / ev);
             }
         }
+    }
+    for mut v in per.into_iter().filter(|v| !v.is_empty()) {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        out.push(if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        });
     }
     out
 }

@@ -31,6 +31,9 @@ pub fn against(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
     let wanted = |e: &str| s.experiments.is_empty() || s.experiments.iter().any(|x| x == e);
     if let Some(rows) = compare::baseline_rows(&k.results) {
         let rows: Vec<Row> = rows.into_iter().filter(|r| wanted(&r.experiment)).collect();
+        if rows.is_empty() {
+            return Err(nothing(&s));
+        }
         let mut out = format!(
             "B = this binary, A = its baseline (`bench --baseline`). {}\n\n",
             compare::headline(&rows)
@@ -49,7 +52,18 @@ pub fn against(ctx: &Ctx, spec: &str) -> Result<String, DocsError> {
         out.push_str(&format!("{}\n\n", a.sentence()));
         out.push_str(&table(&a.rows, &format!("/ {}", a.reference)));
     }
-    Ok(out)
+    match out.is_empty() {
+        true => Err(nothing(&s)),
+        false => Ok(out),
+    }
+}
+
+/// The block's run has no rows to show.
+fn nothing(s: &AgainstSpec) -> DocsError {
+    DocsError::NothingToCompare {
+        result: s.result.clone(),
+        experiments: s.experiments.clone(),
+    }
 }
 
 /// The rows as a Markdown table, each cell the median of the paired rounds' ratios (`ratio`
@@ -77,7 +91,9 @@ fn table(rows: &[Row], ratio: &str) -> String {
         ]));
     }
     out.push_str(
-        "\nEach cell: the median of the rounds' ratios [lowest–highest round]; better / WORSE beyond the noise.\n\n",
+        "\nEach cell: the median of the paired rounds' ratios [lowest–highest round] (an unpaired experiment: \
+         the ratio of medians [the range its repeats allow]); better / WORSE where the interval lies past 5 %; \
+         - where either side has no figure to rank.\n\n",
     );
     out
 }

@@ -40,6 +40,9 @@ pub enum DocsError {
         experiment: String,
         has: Vec<String>,
     },
+    /// An `against` block with nothing to compare: no baseline cells, and no experiment named
+    /// (or none at all) with a reference.
+    NothingToCompare { result: String, experiments: Vec<String> },
     /// A kept result with no such target in those experiments.
     NoTarget {
         result: String,
@@ -107,6 +110,14 @@ impl fmt::Display for DocsError {
                     figures.join(", ")
                 )
             }
+            DocsError::NothingToCompare { result, experiments } => write!(
+                f,
+                "{result} has nothing to compare{}: no --baseline cells, and no experiment with a reference",
+                match experiments.is_empty() {
+                    true => String::new(),
+                    false => format!(" in {}", experiments.join(", ")),
+                }
+            ),
             DocsError::NoExperiment {
                 result,
                 experiment,

@@ -101,6 +101,22 @@ fn against_compares_a_baseline_run_with_its_baseline_and_other_runs_with_their_r
     );
     assert!(!ba.contains("http-close"), "only the experiments named: {ba}");
     assert!(ba.contains("geometric mean B/A"), "{ba}");
+    // B is this binary: in the kept run fork's short connections cost it less, thread's more.
+    let close = block("against", "result = \"before-after\"\nexperiments = [\"http-close\"]\n").unwrap();
+    assert!(
+        close.contains("| http-close | fork | 50 |") && close.contains("0.91× [0.89–0.93] better"),
+        "{close}"
+    );
+    assert!(close.contains("1.15× [1.11–1.18] WORSE"), "{close}");
+    let calibrated = block(
+        "against",
+        "result = \"before-after\"\nexperiments = [\"offload-sleep\"]\n",
+    )
+    .unwrap();
+    assert!(
+        !calibrated.contains("calibration"),
+        "calibration cells are not rows: {calibrated}"
+    );
     let sc = block(
         "against",
         "result = \"server-cost\"\nexperiments = [\"http-keepalive\"]\n",
@@ -118,7 +134,12 @@ fn against_compares_a_baseline_run_with_its_baseline_and_other_runs_with_their_r
         !sc.contains("| http-keepalive | nginx |"),
         "the reference is not a row of its own: {sc}"
     );
-    assert!(!sc.contains("/ epoll"), "echo-128 (against epoll) is not named: {sc}");
+    assert!(
+        !sc.contains("/ epoll") && !sc.contains("http-close"),
+        "only http-keepalive: {sc}"
+    );
+    let e = block("against", "result = \"quick\"\n").unwrap_err();
+    assert!(matches!(&e, DocsError::NothingToCompare { .. }), "{e:?}");
     let e = block("against", "result = \"before-after\"\nexperiments = [\"nope\"]\n").unwrap_err();
     assert!(
         matches!(&e, DocsError::NoExperiment { experiment, .. } if experiment == "nope"),
