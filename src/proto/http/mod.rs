@@ -34,11 +34,13 @@ macro_rules! byte_table {
 }
 
 mod head;
+mod parse;
 mod response;
 mod scan;
 mod session;
 #[cfg(test)]
 mod tests;
 
+pub use parse::MAX_HEAD;
 pub use response::BODY;
-pub use session::{HttpSession, MAX_HEAD};
+pub use session::HttpSession;

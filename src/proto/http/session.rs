@@ -7,16 +7,12 @@ use crate::proto::{Answer, Each, Fed, Protocol, Request};
 use crate::proto::{ChunkError, Chunked, Phase};
 use crate::proto::{EventStream, Later};
 
-/// The largest request head (request line + headers) accepted, and of a trailer section.
-pub const MAX_HEAD: usize = 8 * 1024;
 /// The capacity of the input buffer kept once it is empty: what one small request needs.
 const SPARE: usize = 4 * 1024;
-/// The most headers one request may carry.
-const MAX_HEADERS: usize = 64;
 
 use super::head::Head;
+use super::parse::{self, Parsed, Read};
 use super::response::*;
-use super::scan;
 use crate::proto::MAX_BODY;
 
 /// Where the session is in the request stream.
@@ -205,50 +201,21 @@ impl HttpSession {
 
     /// Parses a request head at the start of `data` and answers or starts its body.
     fn head<F: Each + ?Sized>(&mut self, data: &[u8], out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
-        let mut common = [(&b""[..], &b""[..]); scan::MOST];
-        if let Some(line) = scan::scan(data, &mut common) {
-            if line.len > MAX_HEAD {
-                return refuse(Refusal::HeadTooLarge, out, fed);
-            }
-            let head = Head::read(line.http10, common[..line.headers].iter().copied());
-            return self.request(line.method, line.target, head, line.len, out, fed, each);
+        match parse::parse(data) {
+            Parsed::More => Step::More,
+            Parsed::Refused(r) => refuse(r, out, fed),
+            Parsed::Read(read) => self.request(read, out, fed, each),
         }
-        // Left uninitialised: the parse writes the headers it finds (64 empty ones written
-        // first cost more than the parse of a small request).
-        let mut headers = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
-        let mut req = httparse::Request::new(&mut []);
-        let n = match req.parse_with_uninit_headers(data, &mut headers) {
-            Ok(httparse::Status::Complete(n)) if n > MAX_HEAD => return refuse(Refusal::HeadTooLarge, out, fed),
-            Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) if data.len() > MAX_HEAD => return refuse(Refusal::HeadTooLarge, out, fed),
-            Ok(httparse::Status::Partial) => return Step::More,
-            Err(httparse::Error::TooManyHeaders) => return refuse(Refusal::HeadTooLarge, out, fed),
-            Err(_) => return refuse(Refusal::BadRequest, out, fed),
-        };
-        let head = Head::read(
-            req.version == Some(0),
-            req.headers.iter().map(|h| (h.name.as_bytes(), h.value)),
-        );
-        let (method, target) = (req.method.unwrap_or("").as_bytes(), req.path.unwrap_or("").as_bytes());
-        self.request(method, target, head, n, out, fed, each)
     }
 
-    /// Answers the request whose head (`n` bytes) was read, or starts its body.
-    #[allow(clippy::too_many_arguments)]
-    fn request<F: Each + ?Sized>(
-        &mut self,
-        method: &[u8],
-        target: &[u8],
-        head: Result<Head, Refusal>,
-        n: usize,
-        out: &mut Vec<u8>,
-        fed: &mut Fed,
-        each: &mut F,
-    ) -> Step {
-        let h = match head {
-            Ok(h) => h,
-            Err(r) => return refuse(r, out, fed),
-        };
+    /// Answers the request whose head was read, or starts its body.
+    fn request<F: Each + ?Sized>(&mut self, read: Read<'_>, out: &mut Vec<u8>, fed: &mut Fed, each: &mut F) -> Step {
+        let Read {
+            method,
+            target,
+            head: h,
+            len: n,
+        } = read;
         let echo = matches!(method, b"POST" | b"PUT");
         if h.content_length.is_some_and(|n| n > self.max_body) {
             return refuse(Refusal::TooLarge, out, fed);
