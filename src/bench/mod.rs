@@ -26,6 +26,7 @@ mod peers;
 mod plan;
 mod predict;
 mod process;
+mod rates;
 pub mod record;
 mod run;
 mod setup;
